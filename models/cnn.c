@@ -1,0 +1,169 @@
+/* cnn.c: a small convolutional network in the LeNet pattern:
+ *   conv1 (k x k, same padding) -> ReLU -> 2x2 max pool -> conv2 -> ReLU -> 2x2 max pool -> fc.
+ * Activations are NHWC; convolutions are im2col + sgemm (layers.c). With the defaults on
+ * 28x28 inputs: conv1 1->16, conv2 16->32 (3x3), fc 7*7*32 -> 10: 20,490 parameters. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers.h"
+#include "model.h"
+
+typedef struct {
+    int cap;
+    ConvShape s1, s2; /* shapes for the current batch */
+    float *col1, *a1, *p1, *col2, *a2, *p2, *logits;
+    int32_t *arg1, *arg2;
+    float *dp2, *da2, *dcol2, *dp1, *da1;
+} Cnn;
+
+enum { L_C1W, L_C1B, L_C2W, L_C2B, L_FCW, L_FCB };
+
+static ConvShape cnn_shape(const Model *m, int block, int n)
+{
+    const ModelConfig *c = &m->cfg;
+    ConvShape s = {.n = n, .k = c->kernel, .pad = c->kernel / 2};
+    if (block == 0) {
+        s.h = c->in_rows;
+        s.w = c->in_cols;
+        s.cin = c->in_channels;
+        s.cout = c->channels[0];
+    } else {
+        s.h = c->in_rows / 2;
+        s.w = c->in_cols / 2;
+        s.cin = c->channels[0];
+        s.cout = c->channels[1];
+    }
+    return s;
+}
+
+static int cnn_fc_in(const Model *m)
+{
+    return (m->cfg.in_rows / 4) * (m->cfg.in_cols / 4) * m->cfg.channels[1];
+}
+
+static int cnn_setup(Model *m, BwError *err)
+{
+    const ModelConfig *c = &m->cfg;
+    if (c->kernel < 1 || c->kernel % 2 == 0 || c->kernel > 11)
+        return bw_fail(err, BW_EUSAGE, "--kernel: expected an odd size in [1, 11], got %d",
+                       c->kernel);
+    for (int i = 0; i < 2; i++)
+        if (c->channels[i] <= 0 || c->channels[i] > 1024)
+            return bw_fail(err, BW_EUSAGE, "--channels: expected two counts in [1, 1024]");
+    if (c->in_rows < 4 || c->in_cols < 4 || c->in_rows % 4 || c->in_cols % 4)
+        return bw_fail(err, BW_EUSAGE, "cnn: input sides must be multiples of 4, got %dx%d",
+                       c->in_rows, c->in_cols);
+    int k2 = c->kernel * c->kernel;
+    model_add_layer(m, "conv1.weight", c->channels[0], k2 * c->in_channels, 2);
+    model_add_layer(m, "conv1.bias", c->channels[0], 1, 1);
+    model_add_layer(m, "conv2.weight", c->channels[1], k2 * c->channels[0], 2);
+    model_add_layer(m, "conv2.bias", c->channels[1], 1, 1);
+    model_add_layer(m, "fc.weight", c->classes, cnn_fc_in(m), 2);
+    model_add_layer(m, "fc.bias", c->classes, 1, 1);
+    m->impl = calloc(1, sizeof(Cnn));
+    return m->impl ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory");
+}
+
+static void cnn_free_impl(Model *m)
+{
+    Cnn *s = m->impl;
+    if (!s) return;
+    float *bufs[] = {s->col1, s->a1, s->p1, s->col2, s->a2, s->p2,
+                     s->logits, s->dp2, s->da2, s->dcol2, s->dp1, s->da1};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+    free(s->arg1);
+    free(s->arg2);
+    free(s);
+    m->impl = NULL;
+}
+
+static int grow(void *pp, size_t bytes)
+{
+    void **p = pp;
+    void *q = realloc(*p, bytes);
+    if (!q) return 0;
+    *p = q;
+    return 1;
+}
+
+static int cnn_reserve(Model *m, int n)
+{
+    Cnn *s = m->impl;
+    if (n > s->cap) {
+        ConvShape a = cnn_shape(m, 0, n), b = cnn_shape(m, 1, n);
+        size_t f = sizeof(float);
+        size_t a1 = (size_t)n * a.h * a.w * a.cout, p1 = a1 / 4;
+        size_t a2 = (size_t)n * b.h * b.w * b.cout, p2 = a2 / 4;
+        int ok = grow(&s->col1, conv_col_size(&a) * f) && grow(&s->a1, a1 * f) &&
+                 grow(&s->p1, p1 * f) && grow(&s->arg1, p1 * sizeof(int32_t)) &&
+                 grow(&s->col2, conv_col_size(&b) * f) && grow(&s->a2, a2 * f) &&
+                 grow(&s->p2, p2 * f) && grow(&s->arg2, p2 * sizeof(int32_t)) &&
+                 grow(&s->logits, (size_t)n * m->cfg.classes * f) && grow(&s->dp2, p2 * f) &&
+                 grow(&s->da2, a2 * f) && grow(&s->dcol2, conv_col_size(&b) * f) &&
+                 grow(&s->dp1, p1 * f) && grow(&s->da1, a1 * f);
+        if (!ok) return 0;
+        s->cap = n;
+    }
+    s->s1 = cnn_shape(m, 0, n);
+    s->s2 = cnn_shape(m, 1, n);
+    return 1;
+}
+
+static const float *cnn_forward(Model *m, const float *x, int n)
+{
+    if (!cnn_reserve(m, n)) return NULL;
+    Cnn *s = m->impl;
+    const float *P = m->params;
+    const LayerView *L = m->layers;
+    const ConvShape *s1 = &s->s1, *s2 = &s->s2;
+    conv2d_forward(s->a1, s->col1, x, P + L[L_C1W].offset, P + L[L_C1B].offset, s1);
+    relu_forward(s->a1, (size_t)n * s1->h * s1->w * s1->cout);
+    maxpool2_forward(s->p1, s->arg1, s->a1, n, s1->h, s1->w, s1->cout);
+    conv2d_forward(s->a2, s->col2, s->p1, P + L[L_C2W].offset, P + L[L_C2B].offset, s2);
+    relu_forward(s->a2, (size_t)n * s2->h * s2->w * s2->cout);
+    maxpool2_forward(s->p2, s->arg2, s->a2, n, s2->h, s2->w, s2->cout);
+    linear_forward(s->logits, s->p2, P + L[L_FCW].offset, P + L[L_FCB].offset, n, cnn_fc_in(m),
+                   m->cfg.classes);
+    return s->logits;
+}
+
+static void cnn_backward(Model *m, const float *x, const float *dlogits, int n)
+{
+    (void)x; /* conv1's patches (col1) already hold what the weight gradient needs */
+    Cnn *s = m->impl;
+    const float *P = m->params;
+    float *G = m->grads;
+    const LayerView *L = m->layers;
+    const ConvShape *s1 = &s->s1, *s2 = &s->s2;
+    linear_backward(s->dp2, G + L[L_FCW].offset, G + L[L_FCB].offset, dlogits, s->p2,
+                    P + L[L_FCW].offset, n, cnn_fc_in(m), m->cfg.classes);
+    maxpool2_backward(s->da2, s->dp2, s->arg2, n, s2->h, s2->w, s2->cout);
+    relu_backward(s->da2, s->a2, (size_t)n * s2->h * s2->w * s2->cout);
+    conv2d_backward(s->dp1, G + L[L_C2W].offset, G + L[L_C2B].offset, s->dcol2, s->da2, s->col2,
+                    P + L[L_C2W].offset, s2);
+    maxpool2_backward(s->da1, s->dp1, s->arg1, n, s1->h, s1->w, s1->cout);
+    relu_backward(s->da1, s->a1, (size_t)n * s1->h * s1->w * s1->cout);
+    conv2d_backward(NULL, G + L[L_C1W].offset, G + L[L_C1B].offset, NULL, s->da1, s->col1,
+                    P + L[L_C1W].offset, s1);
+}
+
+static double cnn_flops_per_sample(const Model *m)
+{
+    ConvShape a = cnn_shape(m, 0, 1), b = cnn_shape(m, 1, 1);
+    double c1 = (double)a.h * a.w * a.cout * a.k * a.k * a.cin; /* multiply-adds */
+    double c2 = (double)b.h * b.w * b.cout * b.k * b.k * b.cin;
+    double fc = (double)cnn_fc_in(m) * m->cfg.classes;
+    /* forward + weight gradient for all three; input gradient for conv2 and fc only */
+    return 2.0 * (2.0 * c1 + 3.0 * c2 + 3.0 * fc);
+}
+
+const ModelOps model_cnn_ops = {
+    .name = "cnn",
+    .help = "two conv+ReLU+maxpool blocks and a linear layer (--channels, --kernel)",
+    .setup = cnn_setup,
+    .forward = cnn_forward,
+    .backward = cnn_backward,
+    .flops_per_sample = cnn_flops_per_sample,
+    .free_impl = cnn_free_impl,
+};

@@ -1,0 +1,289 @@
+/* dataset.c: IDX reading (through zlib, which reads gzip and plain files alike), the synthetic
+ * test set, standardisation, the per-epoch sampling order and batch gathering.
+ * IDX format: 0x00 0x00 <type> <ndims>, then ndims big-endian uint32 sizes, then the data;
+ * type 0x08 is unsigned byte. Images have 3 dims (n, rows, cols), labels 1 (n). */
+#include "dataset.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <zlib.h>
+
+/* Generous bounds that still keep n * rows * cols far from overflow. */
+#define IDX_MAX_SIDE 4096
+#define IDX_MAX_COUNT 100000000
+
+typedef struct {
+    gzFile f;
+    const char *path;
+} IdxFile;
+
+static int idx_open(IdxFile *f, const char *path, BwError *err)
+{
+    f->path = path;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bw_fail(err, BW_EUSAGE, "%s: is a folder, expected an IDX file", path);
+    errno = 0;
+    f->f = gzopen(path, "rb");
+    if (!f->f)
+        return bw_fail(err, BW_EUSAGE, "%s: cannot open: %s", path,
+                       errno ? strerror(errno) : "out of memory");
+    return BW_OK;
+}
+
+/* Reads exactly len bytes; a short read is a truncated or corrupt file. */
+static int idx_read(IdxFile *f, void *buf, size_t len, const char *what, BwError *err)
+{
+    unsigned char *p = buf;
+    while (len > 0) {
+        unsigned chunk = len > (1u << 30) ? (1u << 30) : (unsigned)len;
+        int got = gzread(f->f, p, chunk);
+        if (got < 0) {
+            int zerr;
+            const char *msg = gzerror(f->f, &zerr);
+            return bw_fail(err, BW_EUSAGE, "%s: corrupt file while reading %s: %s", f->path, what,
+                           msg);
+        }
+        if (got == 0)
+            return bw_fail(err, BW_EUSAGE, "%s: file is truncated (ended while reading %s)",
+                           f->path, what);
+        p += got;
+        len -= (size_t)got;
+    }
+    return BW_OK;
+}
+
+static uint32_t be32(const unsigned char *b)
+{
+    return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | (uint32_t)b[3];
+}
+
+/* Reads the magic and the sizes; checks that the type is unsigned byte and ndims matches. */
+static int idx_header(IdxFile *f, int ndims, uint32_t *dims, BwError *err)
+{
+    unsigned char b[4];
+    int rc = idx_read(f, b, 4, "the header", err);
+    if (rc) return rc;
+    if (b[0] != 0 || b[1] != 0 || b[2] != 0x08 || b[3] != ndims)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: not an IDX %s file (magic %02x%02x%02x%02x, expected 000008%02x)",
+                       f->path, ndims == 3 ? "image" : "label", b[0], b[1], b[2], b[3], ndims);
+    for (int i = 0; i < ndims; i++) {
+        if ((rc = idx_read(f, b, 4, "the header", err))) return rc;
+        dims[i] = be32(b);
+    }
+    return BW_OK;
+}
+
+/* After the declared data, the file must end. */
+static int idx_expect_end(IdxFile *f, BwError *err)
+{
+    unsigned char extra;
+    int got = gzread(f->f, &extra, 1);
+    if (got < 0) {
+        int zerr;
+        return bw_fail(err, BW_EUSAGE, "%s: corrupt file: %s", f->path, gzerror(f->f, &zerr));
+    }
+    if (got > 0)
+        return bw_fail(err, BW_EUSAGE, "%s: trailing data after the declared samples", f->path);
+    return BW_OK;
+}
+
+int dataset_load_idx(const char *images_path, const char *labels_path, int classes, int limit,
+                     Dataset *out, BwError *err)
+{
+    memset(out, 0, sizeof *out);
+    IdxFile fi = {0}, fl = {0};
+    unsigned char *raw = NULL;
+    uint32_t idims[3], ldims[1];
+    int rc;
+
+    if ((rc = idx_open(&fi, images_path, err))) goto done;
+    if ((rc = idx_header(&fi, 3, idims, err))) goto done;
+    if (idims[0] == 0 || idims[0] > IDX_MAX_COUNT || idims[1] == 0 || idims[1] > IDX_MAX_SIDE ||
+        idims[2] == 0 || idims[2] > IDX_MAX_SIDE) {
+        rc = bw_fail(err, BW_EUSAGE, "%s: implausible dimensions %u x %u x %u", images_path,
+                     idims[0], idims[1], idims[2]);
+        goto done;
+    }
+    if ((rc = idx_open(&fl, labels_path, err))) goto done;
+    if ((rc = idx_header(&fl, 1, ldims, err))) goto done;
+    if (ldims[0] != idims[0]) {
+        rc = bw_fail(err, BW_EUSAGE, "%s: %u labels, but %s has %u images", labels_path, ldims[0],
+                     images_path, idims[0]);
+        goto done;
+    }
+
+    int n = (int)idims[0];
+    int keep = (limit > 0 && limit < n) ? limit : n;
+    size_t dim = (size_t)idims[1] * idims[2];
+    out->n = keep;
+    out->channels = 1;
+    out->rows = (int)idims[1];
+    out->cols = (int)idims[2];
+    out->dim = (int)dim;
+    out->classes = classes;
+    raw = malloc((size_t)n * dim > (size_t)n ? (size_t)n * dim : (size_t)n);
+    out->x = malloc((size_t)keep * dim * sizeof(float));
+    out->y = malloc((size_t)keep);
+    if (!raw || !out->x || !out->y) {
+        rc = bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", images_path, n);
+        goto done;
+    }
+    /* The whole file is read even when only a prefix is kept, so a truncated or corrupt file
+     * is caught whatever the limit. */
+    if ((rc = idx_read(&fi, raw, (size_t)n * dim, "the pixels", err))) goto done;
+    if ((rc = idx_expect_end(&fi, err))) goto done;
+    for (size_t i = 0; i < (size_t)keep * dim; i++) out->x[i] = (float)raw[i] / 255.0f;
+    if ((rc = idx_read(&fl, raw, (size_t)n, "the labels", err))) goto done;
+    if ((rc = idx_expect_end(&fl, err))) goto done;
+    for (int i = 0; i < n; i++) {
+        if (raw[i] >= classes) {
+            rc = bw_fail(err, BW_EUSAGE, "%s: label %u of sample %d is outside [0, %d)",
+                         labels_path, raw[i], i, classes);
+            goto done;
+        }
+    }
+    memcpy(out->y, raw, (size_t)keep);
+    rc = BW_OK;
+done:
+    free(raw);
+    if (fi.f) gzclose(fi.f);
+    if (fl.f) gzclose(fl.f);
+    if (rc) dataset_free(out);
+    return rc;
+}
+
+int dataset_load_fashion_mnist(const char *dir, int train_limit, int test_limit, Dataset *train,
+                               Dataset *test, BwError *err)
+{
+    static const char *files[4] = {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                   "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"};
+    char path[4][4096];
+    for (int i = 0; i < 4; i++) {
+        int len = snprintf(path[i], sizeof path[i], "%s/%s", dir, files[i]);
+        if (len < 0 || (size_t)len >= sizeof path[i])
+            return bw_fail(err, BW_EUSAGE, "--data-dir: path too long");
+    }
+    memset(test, 0, sizeof *test);
+    int rc = dataset_load_idx(path[0], path[1], 10, train_limit, train, err);
+    if (rc) return rc;
+    rc = dataset_load_idx(path[2], path[3], 10, test_limit, test, err);
+    if (rc) {
+        dataset_free(train);
+        return rc;
+    }
+    if (train->rows != test->rows || train->cols != test->cols) {
+        dataset_free(train);
+        dataset_free(test);
+        return bw_fail(err, BW_EUSAGE, "%s: images are not the same size as the training set's",
+                       path[2]);
+    }
+    double mean, sd;
+    dataset_pixel_stats(train, &mean, &sd);
+    dataset_standardize(train, mean, sd);
+    dataset_standardize(test, mean, sd);
+    return BW_OK;
+}
+
+int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, double noise,
+                      unsigned long seed, BwError *err)
+{
+    if (n <= 0 || rows <= 0 || cols <= 0 || classes <= 1 || classes > 256)
+        return bw_fail(err, BW_EUSAGE, "synthetic dataset: bad shape");
+    memset(out, 0, sizeof *out);
+    int dim = rows * cols;
+    out->n = n;
+    out->channels = 1;
+    out->rows = rows;
+    out->cols = cols;
+    out->dim = dim;
+    out->classes = classes;
+    out->x = malloc((size_t)n * (size_t)dim * sizeof(float));
+    out->y = malloc((size_t)n);
+    float *templ = malloc((size_t)classes * (size_t)dim * sizeof(float));
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!out->x || !out->y || !templ || !rng) {
+        free(templ);
+        if (rng) gsl_rng_free(rng);
+        dataset_free(out);
+        return bw_fail(err, BW_ERUNTIME, "synthetic dataset: out of memory");
+    }
+    gsl_rng_set(rng, seed);
+    /* Templates have spatial structure, as images do: a 4x4 grid of Gaussian values, each
+     * covering a block of pixels (white-noise templates defeat pooling layers). */
+    double coarse[16];
+    for (int c = 0; c < classes; c++) {
+        for (int k = 0; k < 16; k++) coarse[k] = gsl_ran_gaussian(rng, 1.0);
+        for (int r = 0; r < rows; r++)
+            for (int q = 0; q < cols; q++)
+                templ[(size_t)c * dim + (size_t)r * cols + q] =
+                    (float)coarse[(r * 4 / rows) * 4 + q * 4 / cols];
+    }
+    for (int i = 0; i < n; i++) {
+        int c = (int)gsl_rng_uniform_int(rng, (unsigned long)classes);
+        out->y[i] = (uint8_t)c;
+        for (int j = 0; j < dim; j++)
+            out->x[(size_t)i * dim + j] =
+                templ[(size_t)c * dim + j] + (float)gsl_ran_gaussian(rng, noise);
+    }
+    free(templ);
+    gsl_rng_free(rng);
+    return BW_OK;
+}
+
+void dataset_pixel_stats(const Dataset *d, double *mean, double *sd)
+{
+    size_t count = (size_t)d->n * (size_t)d->dim;
+    double s = 0, ss = 0;
+    for (size_t i = 0; i < count; i++) s += d->x[i];
+    double m = count ? s / (double)count : 0.0;
+    for (size_t i = 0; i < count; i++) ss += (d->x[i] - m) * (d->x[i] - m);
+    *mean = m;
+    *sd = count > 1 ? sqrt(ss / (double)count) : 1.0;
+    if (*sd <= 0) *sd = 1.0;
+}
+
+void dataset_standardize(Dataset *d, double mean, double sd)
+{
+    size_t count = (size_t)d->n * (size_t)d->dim;
+    float fm = (float)mean, inv = (float)(1.0 / sd);
+    for (size_t i = 0; i < count; i++) d->x[i] = (d->x[i] - fm) * inv;
+}
+
+void dataset_free(Dataset *d)
+{
+    if (!d) return;
+    free(d->x);
+    free(d->y);
+    d->x = NULL;
+    d->y = NULL;
+    d->n = 0;
+}
+
+void dataset_epoch_order(int n, unsigned long seed, int epoch, int *perm)
+{
+    for (int i = 0; i < n; i++) perm[i] = i;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    /* One stream per (seed, epoch); the multiplier keeps nearby seeds' epochs apart. */
+    gsl_rng_set(rng, seed * 1000003UL + (unsigned long)epoch + 1UL);
+    gsl_ran_shuffle(rng, perm, (size_t)n, sizeof *perm);
+    gsl_rng_free(rng);
+}
+
+int dataset_shard_size(int n, int workers) { return n / workers; }
+
+void dataset_gather(const Dataset *d, const int *idx, int count, float *x, uint8_t *y)
+{
+    size_t dim = (size_t)d->dim;
+    for (int i = 0; i < count; i++) {
+        memcpy(x + (size_t)i * dim, d->x + (size_t)idx[i] * dim, dim * sizeof(float));
+        y[i] = d->y[idx[i]];
+    }
+}

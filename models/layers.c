@@ -1,0 +1,242 @@
+/* layers.c: the kernels. Fast paths call OpenBLAS's cblas_sgemm; the _naive twins are plain
+ * loops written for obviousness, used only by the tests. Convolution is lowered to a matrix
+ * product with im2col (Chellapilla, Puri, Simard, "High performance convolutional neural
+ * networks for document processing", 2006). */
+#include "layers.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+void linear_forward(float *out, const float *inp, const float *w, const float *b, int n, int i,
+                    int o)
+{
+    /* Seed each row with the bias, then accumulate the product into it (beta = 1). */
+    for (int r = 0; r < n; r++) memcpy(out + (size_t)r * o, b, (size_t)o * sizeof(float));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, o, i, 1.0f, inp, i, w, i, 1.0f, out,
+                o);
+}
+
+void linear_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                     const float *w, int n, int i, int o)
+{
+    /* dw [o, i] = dout^T [o, n] inp [n, i] */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, o, i, n, 1.0f, dout, o, inp, i, 0.0f, dw,
+                i);
+    memset(db, 0, (size_t)o * sizeof(float));
+    for (int r = 0; r < n; r++) {
+        const float *d = dout + (size_t)r * o;
+        for (int j = 0; j < o; j++) db[j] += d[j];
+    }
+    /* dinp [n, i] = dout [n, o] w [o, i] */
+    if (dinp)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, i, o, 1.0f, dout, o, w, i, 0.0f,
+                    dinp, i);
+}
+
+void linear_forward_naive(float *out, const float *inp, const float *w, const float *b, int n,
+                          int i, int o)
+{
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < o; j++) {
+            double s = b[j];
+            for (int k = 0; k < i; k++) s += (double)inp[(size_t)r * i + k] * w[(size_t)j * i + k];
+            out[(size_t)r * o + j] = (float)s;
+        }
+}
+
+void linear_backward_naive(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                           const float *w, int n, int i, int o)
+{
+    for (int j = 0; j < o; j++) {
+        double sb = 0;
+        for (int r = 0; r < n; r++) sb += dout[(size_t)r * o + j];
+        db[j] = (float)sb;
+        for (int k = 0; k < i; k++) {
+            double s = 0;
+            for (int r = 0; r < n; r++) s += (double)dout[(size_t)r * o + j] * inp[(size_t)r * i + k];
+            dw[(size_t)j * i + k] = (float)s;
+        }
+    }
+    if (!dinp) return;
+    for (int r = 0; r < n; r++)
+        for (int k = 0; k < i; k++) {
+            double s = 0;
+            for (int j = 0; j < o; j++) s += (double)dout[(size_t)r * o + j] * w[(size_t)j * i + k];
+            dinp[(size_t)r * i + k] = (float)s;
+        }
+}
+
+void relu_forward(float *x, size_t count)
+{
+    for (size_t i = 0; i < count; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void relu_backward(float *dx, const float *out, size_t count)
+{
+    for (size_t i = 0; i < count; i++) dx[i] = out[i] > 0.0f ? dx[i] : 0.0f;
+}
+
+void im2col(float *col, const float *inp, const ConvShape *s)
+{
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
+    const size_t patch = (size_t)k * k * c;
+    for (int b = 0; b < s->n; b++)
+        for (int y = 0; y < oh; y++)
+            for (int x = 0; x < ow; x++) {
+                float *dst = col + (((size_t)b * oh + y) * ow + x) * patch;
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = y + ky - s->pad;
+                    for (int kx = 0; kx < k; kx++) {
+                        int ix = x + kx - s->pad;
+                        float *d = dst + ((size_t)ky * k + kx) * c;
+                        if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
+                            memset(d, 0, (size_t)c * sizeof(float));
+                        else
+                            memcpy(d, inp + (((size_t)b * s->h + iy) * s->w + ix) * c,
+                                   (size_t)c * sizeof(float));
+                    }
+                }
+            }
+}
+
+void col2im(float *dinp, const float *dcol, const ConvShape *s)
+{
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
+    const size_t patch = (size_t)k * k * c;
+    memset(dinp, 0, (size_t)s->n * s->h * s->w * c * sizeof(float));
+    for (int b = 0; b < s->n; b++)
+        for (int y = 0; y < oh; y++)
+            for (int x = 0; x < ow; x++) {
+                const float *src = dcol + (((size_t)b * oh + y) * ow + x) * patch;
+                for (int ky = 0; ky < k; ky++) {
+                    int iy = y + ky - s->pad;
+                    if (iy < 0 || iy >= s->h) continue;
+                    for (int kx = 0; kx < k; kx++) {
+                        int ix = x + kx - s->pad;
+                        if (ix < 0 || ix >= s->w) continue;
+                        const float *sp = src + ((size_t)ky * k + kx) * c;
+                        float *d = dinp + (((size_t)b * s->h + iy) * s->w + ix) * c;
+                        for (int ci = 0; ci < c; ci++) d[ci] += sp[ci];
+                    }
+                }
+            }
+}
+
+void conv2d_forward(float *out, float *col, const float *inp, const float *w, const float *b,
+                    const ConvShape *s)
+{
+    im2col(col, inp, s);
+    int rows = s->n * conv_out_h(s) * conv_out_w(s);
+    linear_forward(out, col, w, b, rows, s->k * s->k * s->cin, s->cout);
+}
+
+void conv2d_backward(float *dinp, float *dw, float *db, float *dcol, const float *dout,
+                     const float *col, const float *w, const ConvShape *s)
+{
+    int rows = s->n * conv_out_h(s) * conv_out_w(s);
+    linear_backward(dinp ? dcol : NULL, dw, db, dout, col, w, rows, s->k * s->k * s->cin, s->cout);
+    if (dinp) col2im(dinp, dcol, s);
+}
+
+void conv2d_forward_naive(float *out, const float *inp, const float *w, const float *b,
+                          const ConvShape *s)
+{
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k;
+    for (int n = 0; n < s->n; n++)
+        for (int y = 0; y < oh; y++)
+            for (int x = 0; x < ow; x++)
+                for (int co = 0; co < s->cout; co++) {
+                    double acc = b[co];
+                    for (int ky = 0; ky < k; ky++)
+                        for (int kx = 0; kx < k; kx++)
+                            for (int ci = 0; ci < s->cin; ci++) {
+                                int iy = y + ky - s->pad, ix = x + kx - s->pad;
+                                if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
+                                acc += (double)inp[(((size_t)n * s->h + iy) * s->w + ix) * s->cin +
+                                                   ci] *
+                                       w[(size_t)co * k * k * s->cin + ((size_t)ky * k + kx) * s->cin +
+                                         ci];
+                            }
+                    out[(((size_t)n * oh + y) * ow + x) * s->cout + co] = (float)acc;
+                }
+}
+
+void conv2d_backward_naive(float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                           const float *w, const ConvShape *s)
+{
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, cin = s->cin;
+    const size_t wsize = (size_t)s->cout * k * k * cin;
+    memset(dw, 0, wsize * sizeof(float));
+    memset(db, 0, (size_t)s->cout * sizeof(float));
+    if (dinp) memset(dinp, 0, (size_t)s->n * s->h * s->w * cin * sizeof(float));
+    for (int n = 0; n < s->n; n++)
+        for (int y = 0; y < oh; y++)
+            for (int x = 0; x < ow; x++)
+                for (int co = 0; co < s->cout; co++) {
+                    float g = dout[(((size_t)n * oh + y) * ow + x) * s->cout + co];
+                    db[co] += g;
+                    for (int ky = 0; ky < k; ky++)
+                        for (int kx = 0; kx < k; kx++) {
+                            int iy = y + ky - s->pad, ix = x + kx - s->pad;
+                            if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
+                            for (int ci = 0; ci < cin; ci++) {
+                                size_t ii = (((size_t)n * s->h + iy) * s->w + ix) * cin + ci;
+                                size_t wi = (size_t)co * k * k * cin + ((size_t)ky * k + kx) * cin + ci;
+                                dw[wi] += g * inp[ii];
+                                if (dinp) dinp[ii] += g * w[wi];
+                            }
+                        }
+                }
+}
+
+void maxpool2_forward(float *out, int32_t *argmax, const float *inp, int n, int h, int w, int c)
+{
+    const int oh = h / 2, ow = w / 2;
+    for (int b = 0; b < n; b++)
+        for (int y = 0; y < oh; y++)
+            for (int x = 0; x < ow; x++)
+                for (int ch = 0; ch < c; ch++) {
+                    float best = -FLT_MAX;
+                    int32_t at = 0;
+                    for (int dy = 0; dy < 2; dy++)
+                        for (int dx = 0; dx < 2; dx++) {
+                            int32_t i = (int32_t)((((size_t)b * h + 2 * y + dy) * w + 2 * x + dx) * c + ch);
+                            if (inp[i] > best) {
+                                best = inp[i];
+                                at = i;
+                            }
+                        }
+                    size_t o = (((size_t)b * oh + y) * ow + x) * c + ch;
+                    out[o] = best;
+                    argmax[o] = at;
+                }
+}
+
+void maxpool2_backward(float *dinp, const float *dout, const int32_t *argmax, int n, int h, int w,
+                       int c)
+{
+    memset(dinp, 0, (size_t)n * h * w * c * sizeof(float));
+    size_t count = (size_t)n * (h / 2) * (w / 2) * c;
+    for (size_t o = 0; o < count; o++) dinp[argmax[o]] += dout[o];
+}
+
+double softmax_xent(float *dlogits, const float *logits, const uint8_t *labels, int n, int c)
+{
+    double loss = 0.0;
+    const float inv_n = 1.0f / (float)n;
+    for (int r = 0; r < n; r++) {
+        const float *z = logits + (size_t)r * c;
+        float *d = dlogits + (size_t)r * c;
+        float mx = z[0];
+        for (int j = 1; j < c; j++) mx = z[j] > mx ? z[j] : mx;
+        double sum = 0.0;
+        for (int j = 0; j < c; j++) sum += exp((double)(z[j] - mx));
+        double logsum = log(sum) + mx;
+        loss += logsum - z[labels[r]];
+        for (int j = 0; j < c; j++) d[j] = (float)exp((double)z[j] - logsum) * inv_n;
+        d[labels[r]] -= inv_n;
+    }
+    return loss / n;
+}

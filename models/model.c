@@ -1,0 +1,178 @@
+/* model.c: the model registry, creation and initialisation, and the pieces shared by every
+ * model (loss and its gradient, evaluation in chunks). */
+#include "model.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "layers.h"
+
+extern const ModelOps model_softmax_ops, model_mlp_ops, model_cnn_ops;
+
+static const ModelOps *const registry[] = {&model_softmax_ops, &model_mlp_ops, &model_cnn_ops,
+                                           NULL};
+
+const ModelOps *const *model_registry(void) { return registry; }
+
+const ModelOps *model_find(const char *name)
+{
+    for (int i = 0; registry[i]; i++)
+        if (strcmp(registry[i]->name, name) == 0) return registry[i];
+    return NULL;
+}
+
+const char *model_names(void) { return "softmax|mlp|cnn"; }
+
+ModelConfig model_config_default(void)
+{
+    ModelConfig c;
+    memset(&c, 0, sizeof c);
+    c.in_channels = 1;
+    c.in_rows = 28;
+    c.in_cols = 28;
+    c.classes = 10;
+    c.n_hidden = 1;
+    c.hidden[0] = 128;
+    c.channels[0] = 16;
+    c.channels[1] = 32;
+    c.kernel = 3;
+    return c;
+}
+
+void model_add_layer(Model *m, const char *name, int rows, int cols, int ndim)
+{
+    assert(m->n_layers < MODEL_MAX_LAYERS);
+    LayerView *v = &m->layers[m->n_layers++];
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->offset = m->n_params;
+    v->rows = rows;
+    v->cols = cols;
+    v->ndim = ndim;
+    m->n_params += layer_size(v);
+}
+
+int model_reserve(float **buf, size_t *cap, size_t count)
+{
+    if (count <= *cap) return 1;
+    float *p = realloc(*buf, count * sizeof(float));
+    if (!p) return 0;
+    *buf = p;
+    *cap = count;
+    return 1;
+}
+
+int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed, Model **out,
+                 BwError *err)
+{
+    *out = NULL;
+    if (cfg->in_channels <= 0 || cfg->in_rows <= 0 || cfg->in_cols <= 0 || cfg->classes < 2)
+        return bw_fail(err, BW_EUSAGE, "model %s: bad input shape", ops->name);
+    Model *m = calloc(1, sizeof *m);
+    if (!m) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    m->ops = ops;
+    m->cfg = *cfg;
+    int rc = ops->setup(m, err);
+    if (rc) {
+        model_free(m);
+        return rc;
+    }
+    m->params = calloc(m->n_params, sizeof(float));
+    m->grads = calloc(m->n_params, sizeof(float));
+    if (!m->params || !m->grads) {
+        model_free(m);
+        return bw_fail(err, BW_ERUNTIME, "model %s: out of memory for %zu parameters", ops->name,
+                       m->n_params);
+    }
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, seed);
+    int fan_in = 1;
+    for (int l = 0; l < m->n_layers; l++) {
+        const LayerView *v = &m->layers[l];
+        if (v->ndim == 2) fan_in = v->cols;
+        double bound = 1.0 / sqrt((double)fan_in);
+        float *p = m->params + v->offset;
+        for (size_t i = 0; i < layer_size(v); i++)
+            p[i] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
+    }
+    gsl_rng_free(rng);
+    *out = m;
+    return BW_OK;
+}
+
+void model_free(Model *m)
+{
+    if (!m) return;
+    if (m->ops && m->ops->free_impl) m->ops->free_impl(m);
+    free(m->params);
+    free(m->grads);
+    free(m->dlogits);
+    free(m);
+}
+
+static int count_correct(const float *logits, const uint8_t *y, int n, int c)
+{
+    int correct = 0;
+    for (int r = 0; r < n; r++) {
+        const float *z = logits + (size_t)r * c;
+        int best = 0;
+        for (int j = 1; j < c; j++)
+            if (z[j] > z[best]) best = j;
+        correct += best == y[r];
+    }
+    return correct;
+}
+
+double model_forward_backward_count(Model *m, const float *x, const uint8_t *y, int n,
+                                   int *correct)
+{
+    int c = m->cfg.classes;
+    if (n > m->dlogits_cap) {
+        float *p = realloc(m->dlogits, (size_t)n * c * sizeof(float));
+        if (!p) return NAN;
+        m->dlogits = p;
+        m->dlogits_cap = n;
+    }
+    const float *logits = m->ops->forward(m, x, n);
+    if (!logits) return NAN;
+    if (correct) *correct = count_correct(logits, y, n, c);
+    double loss = softmax_xent(m->dlogits, logits, y, n, c);
+    m->ops->backward(m, x, m->dlogits, n);
+    return loss;
+}
+
+double model_forward_backward(Model *m, const float *x, const uint8_t *y, int n)
+{
+    return model_forward_backward_count(m, x, y, n, NULL);
+}
+
+int model_evaluate(Model *m, const float *x, const uint8_t *y, int n, int dim, double *loss,
+                   double *accuracy, BwError *err)
+{
+    enum { CHUNK = 500 };
+    int c = m->cfg.classes;
+    double total = 0.0;
+    long correct = 0;
+    *loss = 0.0;
+    *accuracy = 0.0;
+    float *dl = malloc((size_t)CHUNK * c * sizeof(float));
+    if (!dl) return bw_fail(err, BW_ERUNTIME, "evaluation: out of memory");
+    for (int at = 0; at < n; at += CHUNK) {
+        int k = n - at < CHUNK ? n - at : CHUNK;
+        const float *logits = m->ops->forward(m, x + (size_t)at * dim, k);
+        if (!logits) {
+            free(dl);
+            return bw_fail(err, BW_ERUNTIME, "evaluation: out of memory");
+        }
+        correct += count_correct(logits, y + at, k, c);
+        total += softmax_xent(dl, logits, y + at, k, c) * k;
+    }
+    free(dl);
+    *loss = n ? total / n : 0.0;
+    *accuracy = n ? (double)correct / n : 0.0;
+    return BW_OK;
+}

@@ -1,0 +1,49 @@
+/* optim.h: SGD with momentum (heavy ball or Nesterov) and weight decay, with PyTorch's
+ * torch.optim.SGD semantics, and learning-rate schedules with linear warm-up. The schedules
+ * are functions of training progress measured in epochs (a fraction within an epoch), so they
+ * stay right when the batch size, and so the steps per epoch, changes during a run. */
+#ifndef BELLOWS_OPTIM_H
+#define BELLOWS_OPTIM_H
+
+#include <stddef.h>
+
+#include "../common/status.h"
+
+typedef struct {
+    double momentum;     /* 0 disables the velocity buffer */
+    double weight_decay; /* L2 coefficient added to the gradient */
+    int nesterov;
+} SgdConfig;
+
+typedef struct {
+    SgdConfig cfg;
+    size_t n;
+    float *velocity; /* [n], zero at start */
+} Sgd;
+
+int sgd_init(Sgd *opt, size_t n, SgdConfig cfg, BwError *err);
+void sgd_free(Sgd *opt); /* safe twice */
+/* One update of params [n] from grads [n] at learning rate lr:
+ *   g = grad + wd * p;  v = mu * v + g;  g = nesterov ? g + mu * v : v;  p -= lr * g */
+void sgd_step(Sgd *opt, float *params, const float *grads, double lr);
+
+typedef enum { LR_CONSTANT, LR_STEP, LR_COSINE } LrKind;
+#define LR_MAX_MILESTONES 16
+
+typedef struct {
+    LrKind kind;
+    double base_lr;
+    double warmup_epochs; /* linear ramp from base_lr / (warm-up steps) to base_lr */
+    /* step: multiply by decay_factor at each milestone epoch (sorted ascending) */
+    double decay_factor;
+    int n_milestones;
+    double milestones[LR_MAX_MILESTONES];
+    double total_epochs; /* cosine: reaches 0 at the end */
+} LrSchedule;
+
+/* The learning rate at training progress `epoch` (e.g. 2.5 = halfway through the third epoch),
+ * for a run with steps_per_epoch steps (used by the warm-up, which ramps per step). */
+double lr_at(const LrSchedule *s, double epoch, double steps_per_epoch);
+const char *lr_kind_name(LrKind k);
+
+#endif
