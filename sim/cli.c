@@ -1,0 +1,212 @@
+/* cli.c: the flag parser and help printer behind every bellows command (see cli.h). Numbers
+ * must be the whole token (no trailing junk), finite, and in range. */
+#include "cli.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse_double(const char *flag, const char *text, double min, double max, double *out,
+                     BwError *err)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return bw_fail(err, BW_EUSAGE, "--%s: expected a number, got '%s'", flag, text);
+    if (v < min || v > max)
+        return bw_fail(err, BW_EUSAGE, "--%s: expected a number in [%g, %g], got '%s'", flag, min,
+                       max, text);
+    *out = v;
+    return BW_OK;
+}
+
+static int parse_long(const char *flag, const char *text, double min, double max, long *out,
+                      BwError *err)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE)
+        return bw_fail(err, BW_EUSAGE, "--%s: expected an integer, got '%s'", flag, text);
+    if ((double)v < min || (double)v > max)
+        return bw_fail(err, BW_EUSAGE, "--%s: expected an integer in [%.0f, %.0f], got '%s'",
+                       flag, min, max, text);
+    *out = v;
+    return BW_OK;
+}
+
+int cli_parse_int(const char *flag, const char *text, double min, double max, int *out,
+                  BwError *err)
+{
+    long v;
+    int rc = parse_long(flag, text, min, max, &v, err);
+    if (rc == BW_OK) *out = (int)v;
+    return rc;
+}
+
+static int choice_ok(const char *choices, const char *v)
+{
+    size_t len = strlen(v);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == len && strncmp(p, v, n) == 0 && len > 0) return 1;
+        p += n + (bar ? 1 : 0);
+    }
+    return 0;
+}
+
+/* Splits a comma-separated list and parses each item. */
+static int parse_list(const CliOpt *o, const char *text, BwError *err)
+{
+    int max_items = o->max_items > 0 ? o->max_items : CLI_LIST_MAX;
+    int n = 0;
+    char item[128];
+    const char *p = text;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0 || len >= sizeof item)
+            return bw_fail(err, BW_EUSAGE, "--%s: expected a comma-separated list, got '%s'",
+                           o->name, text);
+        if (n == max_items)
+            return bw_fail(err, BW_EUSAGE, "--%s: at most %d items, got '%s'", o->name, max_items,
+                           text);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        int rc;
+        if (o->kind == CLI_INT_LIST)
+            rc = cli_parse_int(o->name, item, o->min, o->max, &((CliIntList *)o->dest)->v[n], err);
+        else
+            rc = cli_parse_double(o->name, item, o->min, o->max, &((CliDoubleList *)o->dest)->v[n],
+                                  err);
+        if (rc) return rc;
+        n++;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    if (o->kind == CLI_INT_LIST)
+        ((CliIntList *)o->dest)->n = n;
+    else
+        ((CliDoubleList *)o->dest)->n = n;
+    return BW_OK;
+}
+
+static int assign(const CliOpt *o, const char *text, BwError *err)
+{
+    switch (o->kind) {
+    case CLI_INT: return cli_parse_int(o->name, text, o->min, o->max, o->dest, err);
+    case CLI_LONG: return parse_long(o->name, text, o->min, o->max, o->dest, err);
+    case CLI_DOUBLE: return cli_parse_double(o->name, text, o->min, o->max, o->dest, err);
+    case CLI_STRING:
+        if (text[0] == '\0')
+            return bw_fail(err, BW_EUSAGE, "--%s: expected a value, got an empty string", o->name);
+        *(const char **)o->dest = text;
+        return BW_OK;
+    case CLI_CHOICE:
+        if (!choice_ok(o->choices, text))
+            return bw_fail(err, BW_EUSAGE, "--%s: expected one of %s, got '%s'", o->name,
+                           o->choices, text);
+        *(const char **)o->dest = text;
+        return BW_OK;
+    case CLI_FLAG: *(int *)o->dest = 1; return BW_OK;
+    case CLI_INT_LIST:
+    case CLI_DOUBLE_LIST: return parse_list(o, text, err);
+    }
+    return BW_EUSAGE;
+}
+
+int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv,
+              int *set, BwError *err)
+{
+    for (int i = 0; i < n_opts; i++) {
+        const CliOpt *o = &opts[i];
+        if (set) set[i] = 0;
+        if (o->kind == CLI_FLAG) *(int *)o->dest = 0;
+        if (o->kind == CLI_STRING || o->kind == CLI_CHOICE) *(const char **)o->dest = o->def;
+        if (o->kind == CLI_INT_LIST) ((CliIntList *)o->dest)->n = 0;
+        if (o->kind == CLI_DOUBLE_LIST) ((CliDoubleList *)o->dest)->n = 0;
+        if (o->def && o->kind != CLI_STRING && o->kind != CLI_FLAG) {
+            int rc = assign(o, o->def, err);
+            assert(rc == BW_OK && "a flag table's default does not parse");
+            (void)rc;
+        }
+    }
+    for (int a = 0; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return CLI_HELP;
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: unexpected argument '%s' (flags start with --; see %s --help)",
+                           command, arg, command);
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        int found = -1;
+        for (int i = 0; i < n_opts; i++)
+            if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0) found = i;
+        if (found < 0)
+            return bw_fail(err, BW_EUSAGE, "%s: unknown flag '--%.*s' (see %s --help)", command,
+                           (int)len, name, command);
+        const CliOpt *o = &opts[found];
+        if (set && set[found])
+            return bw_fail(err, BW_EUSAGE, "--%s: given twice", o->name);
+        const char *value = NULL;
+        if (o->kind == CLI_FLAG) {
+            if (eq) return bw_fail(err, BW_EUSAGE, "--%s: takes no value", o->name);
+        } else if (eq) {
+            value = eq + 1;
+        } else {
+            if (a + 1 >= argc)
+                return bw_fail(err, BW_EUSAGE, "--%s: missing value", o->name);
+            value = argv[++a];
+        }
+        int rc = assign(o, value, err);
+        if (rc) return rc;
+        if (set) set[found] = 1;
+    }
+    return BW_OK;
+}
+
+int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name)
+{
+    for (int i = 0; i < n_opts; i++)
+        if (strcmp(opts[i].name, name) == 0) return set[i];
+    assert(!"cli_given: no such flag in the table");
+    return 0;
+}
+
+static const char *kind_meta(const CliOpt *o)
+{
+    switch (o->kind) {
+    case CLI_INT:
+    case CLI_LONG: return "N";
+    case CLI_DOUBLE: return "X";
+    case CLI_STRING: return "TEXT";
+    case CLI_CHOICE: return o->choices;
+    case CLI_FLAG: return "";
+    case CLI_INT_LIST: return "N,N,...";
+    case CLI_DOUBLE_LIST: return "X,X,...";
+    }
+    return "";
+}
+
+void cli_print_help(FILE *out, const char *usage, const char *about, const CliOpt *opts,
+                    int n_opts)
+{
+    fprintf(out, "usage: %s\n\n%s\n\nflags:\n", usage, about);
+    for (int i = 0; i < n_opts; i++) {
+        const CliOpt *o = &opts[i];
+        char left[96];
+        const char *meta = kind_meta(o);
+        snprintf(left, sizeof left, "--%s%s%s", o->name, *meta ? " " : "", meta);
+        fprintf(out, "  %-28s %s", left, o->help);
+        if (o->unit) fprintf(out, " [%s]", o->unit);
+        if (o->def) fprintf(out, " (default: %s)", o->def);
+        fputc('\n', out);
+    }
+    fprintf(out, "  %-28s %s\n", "--help", "show this help and exit");
+}

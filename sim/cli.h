@@ -1,0 +1,67 @@
+/* cli.h: table-driven command-line flags. Each command describes its flags once, in a CliOpt
+ * table; the same table fills the destinations (defaults first), validates every value with
+ * its range, and prints --help with each flag's default and unit. Errors name the flag and what
+ * was expected, and are BW_EUSAGE (exit status 2). */
+#ifndef BELLOWS_CLI_H
+#define BELLOWS_CLI_H
+
+#include <stdio.h>
+
+#include "../common/status.h"
+
+typedef enum {
+    CLI_INT,         /* int; min..max */
+    CLI_LONG,        /* long (for seeds); min..max */
+    CLI_DOUBLE,      /* double; min..max, finite */
+    CLI_STRING,      /* const char * (points into argv or the default) */
+    CLI_CHOICE,      /* const char *, one of choices ("a|b|c") */
+    CLI_FLAG,        /* int set to 1, takes no value */
+    CLI_INT_LIST,    /* CliIntList, comma-separated; each in min..max */
+    CLI_DOUBLE_LIST, /* CliDoubleList, comma-separated; each in min..max */
+} CliKind;
+
+#define CLI_LIST_MAX 16
+typedef struct {
+    int n;
+    int v[CLI_LIST_MAX];
+} CliIntList;
+typedef struct {
+    int n;
+    double v[CLI_LIST_MAX];
+} CliDoubleList;
+
+typedef struct {
+    const char *name; /* without the leading "--" */
+    CliKind kind;
+    void *dest;
+    const char *def; /* default, as it would be typed; NULL: none (strings stay NULL) */
+    const char *unit; /* shown in --help after the value, e.g. "samples"; may be NULL */
+    const char *help;
+    double min, max; /* for numbers and list items */
+    const char *choices; /* for CLI_CHOICE */
+    int max_items;       /* for lists (0: CLI_LIST_MAX) */
+} CliOpt;
+
+/* Returned by cli_parse when --help or -h was given. */
+#define CLI_HELP (-1)
+
+/* Applies defaults, then parses argv[0..argc) (flags only; "--name value" or "--name=value").
+ * set[i] (may be NULL) receives 1 for every flag given explicitly. Returns BW_OK, CLI_HELP or
+ * BW_EUSAGE with err naming the command and the flag. */
+int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv,
+              int *set, BwError *err);
+
+/* Whether the flag called name was given explicitly, from the set[] that cli_parse filled. */
+int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name);
+
+/* Prints "usage" and "about", then every flag with its value type, unit, default and help. */
+void cli_print_help(FILE *out, const char *usage, const char *about, const CliOpt *opts,
+                    int n_opts);
+
+/* Parsers shared with other modules; they name `flag` in their errors. */
+int cli_parse_int(const char *flag, const char *text, double min, double max, int *out,
+                  BwError *err);
+int cli_parse_double(const char *flag, const char *text, double min, double max, double *out,
+                     BwError *err);
+
+#endif

@@ -1,0 +1,52 @@
+/* main.c: the bellows command line. main only dispatches to a subcommand and maps its status
+ * to the exit code: 0 success, 1 runtime failure (I/O, divergence), 2 bad usage. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/status.h"
+#include "commands.h"
+
+#define BELLOWS_VERSION "0.1.0"
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} Command;
+
+static const Command commands[] = {
+    {"train", cmd_train, "train one model on Fashion-MNIST in this process (reference trainer)"},
+    {"models", cmd_models, "list the models with their parameter and flop counts"},
+};
+#define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: bellows COMMAND [flags]   (bellows COMMAND --help for its flags)\n\n"
+                 "bellows simulates data-parallel training with gradient-communication "
+                 "policies.\n\ncommands:\n");
+    for (int i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nexit status: 0 success, 1 runtime failure, 2 bad usage\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return BW_EUSAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return BW_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("bellows %s\n", BELLOWS_VERSION);
+        return BW_OK;
+    }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, cmd) == 0) return commands[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "bellows: unknown command '%s' (see bellows --help)\n", cmd);
+    return BW_EUSAGE;
+}

@@ -1,0 +1,48 @@
+/* outfile.h: result files that are either complete or absent. A file is written under a
+ * temporary name in its destination folder, flushed, synced, closed (every step checked, so a
+ * full disk is an error and not a truncated file) and renamed over the final name. Also a tiny
+ * streaming JSON writer for summaries. */
+#ifndef BELLOWS_OUTFILE_H
+#define BELLOWS_OUTFILE_H
+
+#include <stdio.h>
+
+#include "../common/status.h"
+
+typedef struct {
+    FILE *f;
+    char tmp[4096];
+    char path[4096];
+} OutFile;
+
+/* Creates dir and its parents (like mkdir -p); names dir in the error (as --out). */
+int outdir_create(const char *dir, BwError *err);
+
+/* Opens dir/name for writing under a temporary name. */
+int outfile_open(OutFile *of, const char *dir, const char *name, BwError *err);
+/* Completes the file: checks for write errors, syncs, closes and renames it into place.
+ * On failure the temporary file is removed. */
+int outfile_commit(OutFile *of, BwError *err);
+/* Abandons the file (removes the temporary); safe on a closed or zeroed OutFile. */
+void outfile_abort(OutFile *of);
+
+/* JSON writer: keys and commas are tracked per nesting level. Numbers that are not finite
+ * are written as null. */
+typedef struct {
+    FILE *f;
+    int depth;
+    int first[16]; /* first[d]: nothing written yet at depth d */
+} JsonW;
+
+void jsonw_begin(JsonW *w, FILE *f);
+void jsonw_object(JsonW *w, const char *key); /* key NULL inside arrays or at top level */
+void jsonw_end_object(JsonW *w);
+void jsonw_array(JsonW *w, const char *key);
+void jsonw_end_array(JsonW *w);
+void jsonw_string(JsonW *w, const char *key, const char *v); /* v NULL writes null */
+void jsonw_double(JsonW *w, const char *key, double v);
+void jsonw_long(JsonW *w, const char *key, long long v);
+void jsonw_bool(JsonW *w, const char *key, int v);
+void jsonw_null(JsonW *w, const char *key);
+
+#endif
