@@ -1,0 +1,245 @@
+/* test_cli.c: the bellows binary end to end. Bad invocations: each must exit with the
+ * expected status (2 usage), print exactly one line on stderr that starts "bellows: " and
+ * names the flag or file, and leave no output folder or file behind. Good invocations: help,
+ * version, and a short real training run whose outputs are complete and byte-identical across
+ * two runs (but for the wall-clock field). */
+#include "testutil.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+static char TMP[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    make_tmpdir(TMP, sizeof TMP);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rm_tree(TMP);
+    return 0;
+}
+
+/* Runs `bellows ARGS` through the shell, with stdout and stderr to files in TMP. Returns the
+ * exit status; a death by signal fails the test. */
+static int run(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s >%s/stdout 2>%s/stderr </dev/null", BELLOWS_BIN, args, TMP,
+             TMP);
+    int st = system(cmd);
+    if (!WIFEXITED(st)) fail_msg("'%s' did not exit normally (status %d)", args, st);
+    return WEXITSTATUS(st);
+}
+
+static char *captured(const char *which)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", TMP, which);
+    return slurp(path, NULL);
+}
+
+typedef struct {
+    const char *args; /* "@" stands for the scratch folder TMP */
+    int status;
+    const char *needle; /* must appear in the one-line message */
+} BadCase;
+
+static const BadCase BAD[] = {
+    {"", 2, "usage"},
+    {"bogus", 2, "unknown command 'bogus'"},
+    {"train --model resnet", 2, "--model: expected one of softmax|mlp|cnn, got 'resnet'"},
+    {"train --model", 2, "--model: missing value"},
+    {"train --batch -3", 2, "--batch"},
+    {"train --batch 0", 2, "--batch"},
+    {"train --batch abc", 2, "--batch: expected an integer"},
+    {"train --batch 12x", 2, "--batch"},
+    {"train --batch 99999999999999999999", 2, "--batch"},
+    {"train --epochs 2.5", 2, "--epochs"},
+    {"train --epochs 0", 2, "--epochs"},
+    {"train --lr nan", 2, "--lr"},
+    {"train --lr inf", 2, "--lr"},
+    {"train --lr 1e999", 2, "--lr"},
+    {"train --lr -0.1", 2, "--lr"},
+    {"train --lr 0", 2, "--lr"},
+    {"train --lr ''", 2, "--lr"},
+    {"train --momentum 1", 2, "--momentum"},
+    {"train --momentum -0.5", 2, "--momentum"},
+    {"train --weight-decay -1", 2, "--weight-decay"},
+    {"train --seed -1", 2, "--seed"},
+    {"train --seed 1.5", 2, "--seed"},
+    {"train --threads -2", 2, "--threads"},
+    {"train --train-samples -5", 2, "--train-samples"},
+    {"train --frobnicate 3", 2, "unknown flag '--frobnicate'"},
+    {"train -x", 2, "unexpected argument '-x'"},
+    {"train mlp", 2, "unexpected argument 'mlp'"},
+    {"train --", 2, "unexpected argument"},
+    {"train --model=mlp --model=cnn", 2, "--model: given twice"},
+    {"train --quiet=1", 2, "--quiet: takes no value"},
+    {"train --hidden 64 --model cnn", 2, "--hidden: applies to --model mlp only"},
+    {"train --hidden 0", 2, "--hidden"},
+    {"train --hidden 64,,32", 2, "--hidden"},
+    {"train --hidden 1,2,3,4,5,6,7,8,9", 2, "--hidden: at most 8"},
+    {"train --channels 8,16 --model mlp", 2, "--channels: applies to --model cnn only"},
+    {"train --channels 8 --model cnn", 2, "--channels: expected two"},
+    {"train --channels 8,16,32 --model cnn", 2, "--channels: at most 2"},
+    {"train --kernel 4 --model cnn", 2, "--kernel"},
+    {"train --kernel 3", 2, "--kernel: applies to --model cnn only"},
+    {"train --nesterov --momentum 0", 2, "--nesterov"},
+    {"train --lr-schedule step", 2, "--lr-decay-epochs"},
+    {"train --lr-schedule linear", 2, "--lr-schedule"},
+    {"train --lr-decay-epochs 3", 2, "--lr-decay-epochs: needs --lr-schedule step"},
+    {"train --lr-schedule step --lr-decay-epochs 3,2", 2, "increasing"},
+    {"train --lr-decay-factor 2", 2, "--lr-decay-factor"},
+    {"train --warmup-epochs -1", 2, "--warmup-epochs"},
+    {"train --out ''", 2, "--out"},
+    {"train --data-dir /nonexistent --out @/o1", 2, "/nonexistent/train-images-idx3-ubyte.gz"},
+    {"train --data-dir @/corrupt --out @/o2", 2, "train-images-idx3-ubyte.gz: file is truncated"},
+    {"train --data-dir @/afile --out @/o3", 2, "afile/train-images-idx3-ubyte.gz"},
+    {"train --train-samples 50 --batch 100 --out @/o4", 2, "--batch: 100 is larger"},
+    {"train --train-samples 100 --test-samples 10 --epochs 1 --out @/afile", 2,
+     "is not a folder"},
+    {"train --train-samples 100 --test-samples 10 --epochs 1 --out @/afile/sub", 2, "--out"},
+};
+
+/* A data folder whose training images are cut short, with the real labels and test set. */
+static void make_corrupt_data_dir(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/corrupt && cd /usr/share/datasets/fashion-mnist && "
+             "cp train-labels-idx1-ubyte.gz t10k-* %s/corrupt/ && "
+             "gzip -dc train-images-idx3-ubyte.gz | head -c 1000000 | gzip -1 "
+             "> %s/corrupt/train-images-idx3-ubyte.gz && echo x > %s/afile",
+             TMP, TMP, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void expand(char *out, size_t len, const char *args)
+{
+    size_t o = 0;
+    for (const char *p = args; *p && o + 64 < len; p++) {
+        if (*p == '@')
+            o += (size_t)snprintf(out + o, len - o, "%s", TMP);
+        else
+            out[o++] = *p;
+    }
+    out[o] = '\0';
+}
+
+static void test_bad_invocations_fail_cleanly(void **state)
+{
+    (void)state;
+    make_corrupt_data_dir();
+    size_t n = sizeof BAD / sizeof *BAD;
+    for (size_t i = 0; i < n; i++) {
+        char args[1024];
+        expand(args, sizeof args, BAD[i].args);
+        int st = run(args);
+        char *err = captured("stderr");
+        char *out = captured("stdout");
+        size_t lines = 0;
+        for (char *p = err; *p; p++) lines += *p == '\n';
+        int ok = st == BAD[i].status && strstr(err, BAD[i].needle) &&
+                 (BAD[i].args[0] == '\0' || (lines == 1 && strncmp(err, "bellows: ", 9) == 0));
+        if (!ok)
+            fail_msg("bellows %s\n  exit %d (expected %d)\n  stderr: %s  expected to contain: %s",
+                     args, st, BAD[i].status, err, BAD[i].needle);
+        free(err);
+        free(out);
+    }
+    /* none of the failed runs left an output folder */
+    for (int k = 1; k <= 4; k++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/o%d", TMP, k);
+        struct stat st;
+        if (stat(path, &st) == 0) fail_msg("%s was created by a failed run", path);
+    }
+    print_message("%zu bad invocations checked\n", n);
+}
+
+static void test_help_and_version(void **state)
+{
+    (void)state;
+    assert_int_equal(run("--help"), 0);
+    char *out = captured("stdout");
+    assert_non_null(strstr(out, "train"));
+    free(out);
+    assert_int_equal(run("--version"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "bellows "));
+    free(out);
+    assert_int_equal(run("train --help"), 0);
+    out = captured("stdout");
+    /* every flag is documented with its default */
+    assert_non_null(strstr(out, "--batch N"));
+    assert_non_null(strstr(out, "(default: 64)"));
+    assert_non_null(strstr(out, "--data-dir"));
+    free(out);
+    assert_int_equal(run("models"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "cnn"));
+    free(out);
+}
+
+/* Drops the "wall_s" line, the one field that may differ between identical runs. */
+static void strip_wall(char *s)
+{
+    char *p = strstr(s, "\"wall_s\"");
+    assert_non_null(p);
+    char *eol = strchr(p, '\n');
+    memmove(p, eol, strlen(eol) + 1);
+}
+
+static void test_short_real_run_is_complete_and_reproducible(void **state)
+{
+    (void)state;
+    char args[512], path[256];
+    char *ev[2], *sum[2];
+    for (int r = 0; r < 2; r++) {
+        snprintf(args, sizeof args,
+                 "train --model mlp --train-samples 3000 --test-samples 1000 --epochs 2 --quiet "
+                 "--out %s/run%d",
+                 TMP, r);
+        assert_int_equal(run(args), 0);
+        snprintf(path, sizeof path, "%s/run%d/evals.csv", TMP, r);
+        ev[r] = slurp(path, NULL);
+        snprintf(path, sizeof path, "%s/run%d/summary.json", TMP, r);
+        sum[r] = slurp(path, NULL);
+        assert_non_null(ev[r]);
+        assert_non_null(sum[r]);
+    }
+    /* evals.csv: header + one row per epoch */
+    size_t lines = 0;
+    for (char *p = ev[0]; *p; p++) lines += *p == '\n';
+    assert_int_equal(lines, 3);
+    assert_non_null(strstr(ev[0], "epoch,step,lr,train_loss"));
+    const char *keys[] = {"\"model\": \"mlp\"", "\"epochs\": 2", "\"final_test_accuracy\"",
+                          "\"best_test_accuracy\"", "\"wall_s\"", "\"status\": \"completed\""};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (!strstr(sum[0], keys[k])) fail_msg("summary.json lacks %s", keys[k]);
+    assert_string_equal(ev[0], ev[1]);
+    strip_wall(sum[0]);
+    strip_wall(sum[1]);
+    assert_string_equal(sum[0], sum[1]);
+    /* nothing but the two result files in the folder (no temporaries left) */
+    snprintf(args, sizeof args, "test \"$(ls -A %s/run0 | tr '\\n' ' ')\" = 'evals.csv summary.json '",
+             TMP);
+    assert_int_equal(system(args), 0);
+    for (int r = 0; r < 2; r++) free(ev[r]), free(sum[r]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_invocations_fail_cleanly),
+        cmocka_unit_test(test_help_and_version),
+        cmocka_unit_test(test_short_real_run_is_complete_and_reproducible),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,267 @@
+/* test_dataset.c: the IDX reader on good and corrupted files (written here with zlib), the
+ * real Fashion-MNIST files, standardisation, synthetic data, and the sampling order: seeded,
+ * a permutation, disjoint shards whose t-th batches together equal a single process's t-th
+ * batch. */
+#include "testutil.h"
+
+#include <zlib.h>
+
+#include "../models/dataset.h"
+
+static char DIR_[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    make_tmpdir(DIR_, sizeof DIR_);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rm_tree(DIR_);
+    return 0;
+}
+
+static void put32(unsigned char *b, uint32_t v)
+{
+    b[0] = (unsigned char)(v >> 24), b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8), b[3] = (unsigned char)v;
+}
+
+/* Writes bytes to DIR_/name, gzip-compressed or plain; returns the path. */
+static const char *write_file(const char *name, const unsigned char *bytes, size_t len, int gz)
+{
+    static char path[8][128];
+    static int slot;
+    char *p = path[slot++ % 8];
+    snprintf(p, 128, "%s/%s", DIR_, name);
+    if (gz) {
+        gzFile f = gzopen(p, "wb");
+        assert_non_null(f);
+        assert_int_equal(gzwrite(f, bytes, (unsigned)len), (int)len);
+        gzclose(f);
+    } else {
+        FILE *f = fopen(p, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(bytes, 1, len, f), len);
+        fclose(f);
+    }
+    return p;
+}
+
+/* An IDX image file of n images rows x cols with pixel value (i*7 + j) % 256, and its labels
+ * i % 10. `cut` bytes are dropped from the end, `extra` appended. */
+static size_t idx_images(unsigned char *buf, int n, int rows, int cols, int cut, int extra)
+{
+    put32(buf, 0x00000803);
+    put32(buf + 4, (uint32_t)n);
+    put32(buf + 8, (uint32_t)rows);
+    put32(buf + 12, (uint32_t)cols);
+    size_t len = 16;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < rows * cols; j++) buf[len++] = (unsigned char)((i * 7 + j) % 256);
+    for (int e = 0; e < extra; e++) buf[len++] = 0;
+    return len - (size_t)cut;
+}
+
+static size_t idx_labels(unsigned char *buf, int n, int bad_at)
+{
+    put32(buf, 0x00000801);
+    put32(buf + 4, (uint32_t)n);
+    for (int i = 0; i < n; i++) buf[8 + i] = (unsigned char)(i == bad_at ? 10 : i % 10);
+    return 8 + (size_t)n;
+}
+
+static unsigned char IMG[16 + 20 * 16 + 8], LAB[8 + 20];
+
+static void test_reads_gzip_and_plain_idx(void **state)
+{
+    (void)state;
+    for (int gz = 0; gz <= 1; gz++) {
+        size_t li = idx_images(IMG, 20, 4, 4, 0, 0), ll = idx_labels(LAB, 20, -1);
+        const char *pi = write_file(gz ? "i.gz" : "i.raw", IMG, li, gz);
+        const char *pl = write_file(gz ? "l.gz" : "l.raw", LAB, ll, gz);
+        Dataset d;
+        BwError err;
+        assert_int_equal(dataset_load_idx(pi, pl, 10, 0, &d, &err), BW_OK);
+        assert_int_equal(d.n, 20);
+        assert_int_equal(d.rows, 4);
+        assert_int_equal(d.dim, 16);
+        assert_float_equal(d.x[3 * 16 + 5], (float)((3 * 7 + 5) % 256) / 255.0f, 1e-7);
+        assert_int_equal(d.y[13], 3);
+        dataset_free(&d);
+        /* a limit keeps a prefix */
+        assert_int_equal(dataset_load_idx(pi, pl, 10, 5, &d, &err), BW_OK);
+        assert_int_equal(d.n, 5);
+        assert_int_equal(d.y[4], 4);
+        dataset_free(&d);
+        dataset_free(&d); /* twice is safe */
+    }
+}
+
+/* Each corruption must be a usage error whose message names the bad file and says why. */
+static void expect_bad(const char *img, const char *lab, const char *name_in_msg,
+                       const char *why)
+{
+    Dataset d;
+    BwError err = {{0}};
+    assert_int_equal(dataset_load_idx(img, lab, 10, 0, &d, &err), BW_EUSAGE);
+    if (!strstr(err.msg, name_in_msg) || !strstr(err.msg, why))
+        fail_msg("message '%s' lacks '%s' or '%s'", err.msg, name_in_msg, why);
+    assert_null(d.x);
+    assert_null(d.y);
+}
+
+static void test_corrupt_files_are_clear_errors(void **state)
+{
+    (void)state;
+    size_t ll = idx_labels(LAB, 20, -1);
+    const char *good_l = write_file("good-l.gz", LAB, ll, 1);
+    size_t li = idx_images(IMG, 20, 4, 4, 0, 0);
+    const char *good_i = write_file("good-i.gz", IMG, li, 1);
+
+    expect_bad(write_file("trunc-i.gz", IMG, idx_images(IMG, 20, 4, 4, 9, 0), 1), good_l,
+               "trunc-i.gz", "truncated");
+    expect_bad(write_file("trail-i.gz", IMG, idx_images(IMG, 20, 4, 4, 0, 3), 1), good_l,
+               "trail-i.gz", "trailing");
+    expect_bad(write_file("short-hdr.gz", IMG, 6, 1), good_l, "short-hdr.gz", "truncated");
+    idx_images(IMG, 20, 4, 4, 0, 0);
+    IMG[2] = 0x0D; /* float type */
+    expect_bad(write_file("magic-i.gz", IMG, li, 1), good_l, "magic-i.gz", "not an IDX");
+    expect_bad(good_l, good_l, "good-l.gz", "not an IDX"); /* labels given as images */
+    idx_images(IMG, 20, 4, 4, 0, 0);
+    put32(IMG + 8, 0);
+    expect_bad(write_file("zero-rows.gz", IMG, li, 1), good_l, "zero-rows.gz", "implausible");
+    expect_bad(good_i, write_file("count-l.gz", LAB, idx_labels(LAB, 19, -1), 1), "count-l.gz",
+               "19 labels");
+    expect_bad(good_i, write_file("range-l.gz", LAB, idx_labels(LAB, 20, 7), 1), "range-l.gz",
+               "outside");
+    expect_bad("/nonexistent/x.gz", good_l, "/nonexistent/x.gz", "cannot open");
+    expect_bad(DIR_, good_l, DIR_, "is a folder"); /* a folder where a file is expected */
+    /* gzip stream damaged in the middle */
+    idx_images(IMG, 20, 4, 4, 0, 0);
+    const char *p = write_file("damaged.gz", IMG, li, 1);
+    FILE *f = fopen(p, "r+b");
+    fseek(f, 30, SEEK_SET);
+    fputs("garbagegarbage", f);
+    fclose(f);
+    expect_bad(p, good_l, "damaged.gz", "");
+}
+
+static void test_real_fashion_mnist_loads_and_is_standardised(void **state)
+{
+    (void)state;
+    Dataset tr, te;
+    BwError err;
+    assert_int_equal(dataset_load_fashion_mnist(DATASET_DEFAULT_DIR, 0, 0, &tr, &te, &err),
+                     BW_OK);
+    assert_int_equal(tr.n, 60000);
+    assert_int_equal(te.n, 10000);
+    assert_int_equal(tr.rows, 28);
+    assert_int_equal(tr.cols, 28);
+    /* the first training images are an ankle boot (9) and two T-shirts (0) */
+    assert_int_equal(tr.y[0], 9);
+    assert_int_equal(tr.y[1], 0);
+    long count[10] = {0};
+    for (int i = 0; i < tr.n; i++) count[tr.y[i]]++;
+    for (int c = 0; c < 10; c++) assert_int_equal(count[c], 6000); /* balanced classes */
+    double mean, sd;
+    dataset_pixel_stats(&tr, &mean, &sd);
+    assert_true(fabs(mean) < 1e-4 && fabs(sd - 1.0) < 1e-4);
+    dataset_free(&tr);
+    dataset_free(&te);
+    /* a missing folder names the file it looked for */
+    assert_int_equal(dataset_load_fashion_mnist("/nonexistent", 0, 0, &tr, &te, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "/nonexistent/train-images-idx3-ubyte.gz"));
+}
+
+static void test_synthetic_is_seeded(void **state)
+{
+    (void)state;
+    Dataset a, b, c;
+    assert_int_equal(dataset_synthetic(&a, 50, 8, 8, 4, 0.5, 3, NULL), BW_OK);
+    assert_int_equal(dataset_synthetic(&b, 50, 8, 8, 4, 0.5, 3, NULL), BW_OK);
+    assert_int_equal(dataset_synthetic(&c, 50, 8, 8, 4, 0.5, 4, NULL), BW_OK);
+    assert_memory_equal(a.x, b.x, 50 * 64 * sizeof(float));
+    assert_memory_equal(a.y, b.y, 50);
+    assert_true(memcmp(a.x, c.x, 50 * 64 * sizeof(float)) != 0);
+    for (int i = 0; i < 50; i++) assert_true(a.y[i] < 4);
+    dataset_free(&a), dataset_free(&b), dataset_free(&c);
+}
+
+static void test_epoch_order_is_a_seeded_permutation(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    int a[N], b[N], c[N], seen[N] = {0};
+    dataset_epoch_order(N, 5, 0, a);
+    dataset_epoch_order(N, 5, 0, b);
+    dataset_epoch_order(N, 5, 1, c);
+    assert_memory_equal(a, b, sizeof a);
+    assert_true(memcmp(a, c, sizeof a) != 0);
+    for (int i = 0; i < N; i++) seen[a[i]]++;
+    for (int i = 0; i < N; i++) assert_int_equal(seen[i], 1);
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+    return *(const int *)x - *(const int *)y;
+}
+
+static void test_shards_are_disjoint_and_match_single_process_batches(void **state)
+{
+    (void)state;
+    enum { N = 1003, W = 4, B = 8 };
+    int perm[N], owner[N];
+    dataset_epoch_order(N, 11, 2, perm);
+    int per = dataset_shard_size(N, W);
+    assert_int_equal(per, N / W);
+    for (int i = 0; i < N; i++) owner[i] = -1;
+    for (int w = 0; w < W; w++)
+        for (int i = 0; i < per; i++) {
+            int s = dataset_shard_index(perm, W, w, i);
+            assert_int_equal(owner[s], -1); /* disjoint */
+            owner[s] = w;
+        }
+    /* batch t of the W workers == batch t of size W*B of one process, as sets */
+    for (int t = 0; t < per / B; t++) {
+        int dist[W * B], single[W * B];
+        for (int w = 0; w < W; w++)
+            for (int i = 0; i < B; i++) dist[w * B + i] = dataset_shard_index(perm, W, w, t * B + i);
+        memcpy(single, perm + t * W * B, sizeof single);
+        qsort(dist, W * B, sizeof(int), cmp_int);
+        qsort(single, W * B, sizeof(int), cmp_int);
+        assert_memory_equal(dist, single, sizeof dist);
+    }
+}
+
+static void test_gather_copies_rows(void **state)
+{
+    (void)state;
+    Dataset d;
+    assert_int_equal(dataset_synthetic(&d, 10, 2, 3, 3, 1.0, 1, NULL), BW_OK);
+    int idx[3] = {7, 0, 7};
+    float x[3 * 6];
+    uint8_t y[3];
+    dataset_gather(&d, idx, 3, x, y);
+    assert_memory_equal(x, d.x + 7 * 6, 6 * sizeof(float));
+    assert_memory_equal(x + 6, d.x, 6 * sizeof(float));
+    assert_int_equal(y[2], d.y[7]);
+    dataset_free(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reads_gzip_and_plain_idx),
+        cmocka_unit_test(test_corrupt_files_are_clear_errors),
+        cmocka_unit_test(test_real_fashion_mnist_loads_and_is_standardised),
+        cmocka_unit_test(test_synthetic_is_seeded),
+        cmocka_unit_test(test_epoch_order_is_a_seeded_permutation),
+        cmocka_unit_test(test_shards_are_disjoint_and_match_single_process_batches),
+        cmocka_unit_test(test_gather_copies_rows),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,259 @@
+/* test_models.c: one table-driven suite over every registered model: layer tables, seeded
+ * initialisation, flop counts, and the whole model's gradient against central finite
+ * differences of its loss. ReLU and max pooling have kinks; a parameter whose perturbation
+ * crosses one shows up as disagreeing one-sided differences and is left out of the comparison
+ * (and the test fails if more than 3% are). */
+#include "testutil.h"
+
+#include "../models/layers.h"
+#include "../models/model.h"
+
+/* Tiny shapes so every parameter can be perturbed: 8x8 inputs, 4 classes. */
+static ModelConfig tiny_config(void)
+{
+    ModelConfig c = model_config_default();
+    c.in_rows = 8;
+    c.in_cols = 8;
+    c.classes = 4;
+    c.n_hidden = 2;
+    c.hidden[0] = 7;
+    c.hidden[1] = 5;
+    c.channels[0] = 3;
+    c.channels[1] = 4;
+    c.kernel = 3;
+    return c;
+}
+
+static Model *make(const char *name, ModelConfig c, unsigned long seed)
+{
+    Model *m = NULL;
+    BwError err;
+    assert_int_equal(model_create(model_find(name), &c, seed, &m, &err), BW_OK);
+    return m;
+}
+
+static const char *const NAMES[] = {"softmax", "mlp", "cnn"};
+#define N_NAMES 3
+
+static void test_every_registered_model_is_tested(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (const ModelOps *const *r = model_registry(); *r; r++, n++) {
+        int found = 0;
+        for (int i = 0; i < N_NAMES; i++) found |= strcmp(NAMES[i], (*r)->name) == 0;
+        assert_true(found);
+    }
+    assert_int_equal(n, N_NAMES);
+    assert_null(model_find("resnet"));
+}
+
+static void test_layer_tables_tile_the_buffer(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_NAMES; i++) {
+        Model *m = make(NAMES[i], model_config_default(), 1);
+        size_t at = 0;
+        for (int l = 0; l < m->n_layers; l++) {
+            const LayerView *v = &m->layers[l];
+            assert_int_equal(v->offset, at);
+            at += layer_size(v);
+            if (v->ndim == 1) {
+                assert_int_equal(v->cols, 1);
+                /* a bias follows its weight and has one entry per output row */
+                assert_true(l > 0 && m->layers[l - 1].ndim == 2);
+                assert_int_equal(v->rows, m->layers[l - 1].rows);
+            } else {
+                assert_true(v->rows > 0 && v->cols > 0);
+            }
+        }
+        assert_int_equal(at, m->n_params);
+        model_free(m);
+    }
+}
+
+static void test_parameter_counts_of_defaults(void **state)
+{
+    (void)state;
+    size_t expect[N_NAMES] = {784 * 10 + 10, 784 * 128 + 128 + 128 * 10 + 10,
+                              16 * 9 + 16 + 32 * 9 * 16 + 32 + 7 * 7 * 32 * 10 + 10};
+    for (int i = 0; i < N_NAMES; i++) {
+        Model *m = make(NAMES[i], model_config_default(), 1);
+        assert_int_equal(m->n_params, expect[i]);
+        model_free(m);
+    }
+}
+
+static void test_flops_per_sample_count_multiply_adds(void **state)
+{
+    (void)state;
+    /* 2 flops per multiply-add; forward + weight gradient everywhere, + input gradient except
+     * for the first layer */
+    double mlp = 2.0 * (2.0 * 784 * 128 + 3.0 * 128 * 10);
+    double c1 = 28.0 * 28 * 16 * 9 * 1, c2 = 14.0 * 14 * 32 * 9 * 16, fc = 7.0 * 7 * 32 * 10;
+    double cnn = 2.0 * (2 * c1 + 3 * c2 + 3 * fc);
+    double expect[N_NAMES] = {2.0 * 2 * 784 * 10, mlp, cnn};
+    for (int i = 0; i < N_NAMES; i++) {
+        Model *m = make(NAMES[i], model_config_default(), 1);
+        assert_float_equal(model_flops_per_sample(m), expect[i], 0.5);
+        model_free(m);
+    }
+}
+
+static void test_initialisation_is_seeded_and_bounded(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_NAMES; i++) {
+        Model *a = make(NAMES[i], model_config_default(), 7);
+        Model *b = make(NAMES[i], model_config_default(), 7);
+        Model *c = make(NAMES[i], model_config_default(), 8);
+        assert_memory_equal(a->params, b->params, a->n_params * sizeof(float));
+        assert_true(memcmp(a->params, c->params, a->n_params * sizeof(float)) != 0);
+        const LayerView *v = &a->layers[0];
+        float bound = 1.0f / sqrtf((float)v->cols);
+        for (size_t k = 0; k < layer_size(v); k++) assert_true(fabsf(a->params[k]) <= bound);
+        model_free(a), model_free(b), model_free(c);
+    }
+}
+
+static void test_bad_configs_are_usage_errors(void **state)
+{
+    (void)state;
+    Model *m = NULL;
+    BwError err;
+    ModelConfig c = model_config_default();
+    c.hidden[0] = 0;
+    assert_int_equal(model_create(model_find("mlp"), &c, 1, &m, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--hidden"));
+    c = model_config_default();
+    c.kernel = 4;
+    assert_int_equal(model_create(model_find("cnn"), &c, 1, &m, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--kernel"));
+    c = model_config_default();
+    c.in_rows = 30;
+    assert_int_equal(model_create(model_find("cnn"), &c, 1, &m, &err), BW_EUSAGE);
+    assert_null(m);
+}
+
+static double loss_at(Model *m, const float *x, const uint8_t *y, int n)
+{
+    return model_forward_backward(m, x, y, n);
+}
+
+static void check_gradient(const char *name)
+{
+    enum { N = 3 };
+    ModelConfig c = tiny_config();
+    Model *m = make(name, c, 3);
+    int dim = c.in_rows * c.in_cols;
+    float x[N * 64];
+    uint8_t y[N] = {0, 2, 3};
+    fill_uniform(x, (size_t)N * dim, -1, 1, 41);
+    /* scale weights up a little so the loss is not flat */
+    for (size_t k = 0; k < m->n_params; k++) m->params[k] *= 2.0f;
+    loss_at(m, x, y, N);
+    float *g = malloc(m->n_params * sizeof(float)), *fd = malloc(m->n_params * sizeof(float));
+    float *gk = malloc(m->n_params * sizeof(float));
+    memcpy(g, m->grads, m->n_params * sizeof(float));
+    const float eps = 1e-3f;
+    size_t kept = 0, skipped = 0;
+    for (size_t k = 0; k < m->n_params; k++) {
+        float keep = m->params[k];
+        double l0 = loss_at(m, x, y, N);
+        m->params[k] = keep + eps;
+        double lp = loss_at(m, x, y, N);
+        m->params[k] = keep - eps;
+        double lm = loss_at(m, x, y, N);
+        m->params[k] = keep;
+        double right = (lp - l0) / eps, left = (l0 - lm) / eps;
+        if (fabs(right - left) > 0.05 * (fabs(right) + fabs(left)) + 2e-3) {
+            skipped++; /* a kink lies within eps */
+            continue;
+        }
+        fd[kept] = (float)((lp - lm) / (2 * eps));
+        gk[kept] = g[k];
+        kept++;
+    }
+    double e = rel_err(gk, fd, kept);
+    print_message("%-8s %zu params, %zu compared, %zu at kinks, relative error %.2e\n", name,
+                  m->n_params, kept, skipped, e);
+    assert_true(skipped * 100 <= 3 * m->n_params);
+    assert_true(e < 1e-3);
+    free(g), free(fd), free(gk);
+    model_free(m);
+}
+
+static void test_softmax_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    check_gradient("softmax");
+}
+static void test_mlp_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    check_gradient("mlp");
+}
+static void test_cnn_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    check_gradient("cnn");
+}
+
+/* The gradient of a batch is the mean of its samples' gradients: what makes averaging the
+ * workers' gradients equal to one large batch. */
+static void test_batch_gradient_is_mean_of_sample_gradients(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_NAMES; i++) {
+        ModelConfig c = tiny_config();
+        Model *m = make(NAMES[i], c, 5);
+        enum { N = 4 };
+        float x[N * 64];
+        uint8_t y[N] = {1, 0, 3, 2};
+        fill_uniform(x, N * 64, -1, 1, 51);
+        float *mean = calloc(m->n_params, sizeof(float));
+        for (int s = 0; s < N; s++) {
+            model_forward_backward(m, x + s * 64, y + s, 1);
+            for (size_t k = 0; k < m->n_params; k++) mean[k] += m->grads[k] / N;
+        }
+        model_forward_backward(m, x, y, N);
+        assert_true(rel_err(m->grads, mean, m->n_params) < 1e-5);
+        free(mean);
+        model_free(m);
+    }
+}
+
+static void test_logits_do_not_depend_on_batch_neighbours(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_NAMES; i++) {
+        Model *m = make(NAMES[i], model_config_default(), 9);
+        enum { N = 5 };
+        float *x = malloc(sizeof(float) * N * 784);
+        fill_uniform(x, (size_t)N * 784, -1, 1, 61);
+        float one[10], all[N * 10];
+        memcpy(all, m->ops->forward(m, x, N), sizeof all);
+        memcpy(one, m->ops->forward(m, x + 2 * 784, 1), sizeof one);
+        assert_true(max_abs_diff(one, all + 2 * 10, 10) < 1e-5);
+        free(x);
+        model_free(m);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_registered_model_is_tested),
+        cmocka_unit_test(test_layer_tables_tile_the_buffer),
+        cmocka_unit_test(test_parameter_counts_of_defaults),
+        cmocka_unit_test(test_flops_per_sample_count_multiply_adds),
+        cmocka_unit_test(test_initialisation_is_seeded_and_bounded),
+        cmocka_unit_test(test_bad_configs_are_usage_errors),
+        cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
+        cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
+        cmocka_unit_test(test_cnn_gradient_matches_finite_differences),
+        cmocka_unit_test(test_batch_gradient_is_mean_of_sample_gradients),
+        cmocka_unit_test(test_logits_do_not_depend_on_batch_neighbours),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,101 @@
+/* test_optim.c: SGD against the update rule written out in double (torch.optim.SGD's), and the
+ * learning-rate schedules at their defining points. */
+#include "testutil.h"
+
+#include "../models/optim.h"
+
+/* Runs `steps` updates of SGD and of the reference rule on the same gradients. */
+static void check_sgd(SgdConfig cfg)
+{
+    enum { N = 6, STEPS = 5 };
+    float p[N], g[N];
+    double rp[N], rv[N] = {0};
+    fill_uniform(p, N, -1, 1, 71);
+    for (int i = 0; i < N; i++) rp[i] = p[i];
+    Sgd opt;
+    assert_int_equal(sgd_init(&opt, N, cfg, NULL), BW_OK);
+    const double lr = 0.1;
+    for (int s = 0; s < STEPS; s++) {
+        fill_uniform(g, N, -1, 1, 80 + (uint64_t)s);
+        sgd_step(&opt, p, g, lr);
+        for (int i = 0; i < N; i++) {
+            double d = g[i] + cfg.weight_decay * rp[i];
+            if (cfg.momentum != 0) {
+                rv[i] = cfg.momentum * rv[i] + d;
+                d = cfg.nesterov ? d + cfg.momentum * rv[i] : rv[i];
+            }
+            rp[i] -= lr * d;
+        }
+    }
+    for (int i = 0; i < N; i++) assert_true(fabs(p[i] - rp[i]) < 1e-6);
+    sgd_free(&opt);
+    sgd_free(&opt);
+}
+
+static void test_sgd_plain(void **state)
+{
+    (void)state;
+    check_sgd((SgdConfig){0});
+}
+static void test_sgd_momentum_and_weight_decay(void **state)
+{
+    (void)state;
+    check_sgd((SgdConfig){.momentum = 0.9, .weight_decay = 5e-4});
+}
+static void test_sgd_nesterov(void **state)
+{
+    (void)state;
+    check_sgd((SgdConfig){.momentum = 0.9, .weight_decay = 1e-4, .nesterov = 1});
+}
+
+static void test_lr_constant_and_step(void **state)
+{
+    (void)state;
+    LrSchedule s = {.kind = LR_CONSTANT, .base_lr = 0.1};
+    assert_float_equal(lr_at(&s, 0, 100), 0.1, 1e-15);
+    assert_float_equal(lr_at(&s, 57.3, 100), 0.1, 1e-15);
+    s = (LrSchedule){.kind = LR_STEP, .base_lr = 0.1, .decay_factor = 0.1, .n_milestones = 2,
+                     .milestones = {30, 60}};
+    assert_float_equal(lr_at(&s, 29.99, 100), 0.1, 1e-15);
+    assert_float_equal(lr_at(&s, 30.0, 100), 0.01, 1e-15);
+    assert_float_equal(lr_at(&s, 59.5, 100), 0.01, 1e-15);
+    assert_float_equal(lr_at(&s, 60.0, 100), 0.001, 1e-15);
+}
+
+static void test_lr_cosine_endpoints(void **state)
+{
+    (void)state;
+    LrSchedule s = {.kind = LR_COSINE, .base_lr = 0.2, .total_epochs = 10};
+    assert_float_equal(lr_at(&s, 0, 10), 0.2, 1e-12);
+    assert_float_equal(lr_at(&s, 5, 10), 0.1, 1e-12);
+    assert_float_equal(lr_at(&s, 10, 10), 0.0, 1e-12);
+}
+
+static void test_lr_warmup_ramps_per_step(void **state)
+{
+    (void)state;
+    /* 2 warm-up epochs of 50 steps: step k uses (k+1)/100 of the rate, then the schedule */
+    LrSchedule s = {.kind = LR_CONSTANT, .base_lr = 1.0, .warmup_epochs = 2};
+    assert_float_equal(lr_at(&s, 0.0, 50), 0.01, 1e-12);
+    assert_float_equal(lr_at(&s, 1.0, 50), 0.51, 1e-12);
+    assert_float_equal(lr_at(&s, 99.0 / 50, 50), 1.0, 1e-12);
+    assert_float_equal(lr_at(&s, 2.0, 50), 1.0, 1e-12);
+    /* cosine after warm-up starts from the full rate */
+    s.kind = LR_COSINE;
+    s.total_epochs = 12;
+    assert_float_equal(lr_at(&s, 2.0, 50), 1.0, 1e-12);
+    assert_float_equal(lr_at(&s, 7.0, 50), 0.5, 1e-12);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sgd_plain),
+        cmocka_unit_test(test_sgd_momentum_and_weight_decay),
+        cmocka_unit_test(test_sgd_nesterov),
+        cmocka_unit_test(test_lr_constant_and_step),
+        cmocka_unit_test(test_lr_cosine_endpoints),
+        cmocka_unit_test(test_lr_warmup_ramps_per_step),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
