@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# setup.sh: installs bellows' Debian dependencies (only those missing), then configures and
+# builds into build/. Idempotent: run it again after pulling. Needs root (or sudo) only when a
+# package is missing.
+#   scripts/setup.sh              release build in build/
+#   scripts/setup.sh --sanitize   AddressSanitizer + UBSan build in build-asan/
+#   scripts/setup.sh --werror     warnings are errors (CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libopenblas-dev
+          libcmocka-dev zlib1g-dev gnuplot-nox dataset-fashion-mnist)
+
+build_dir=build
+cmake_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) build_dir=build-asan; cmake_args+=(-DBELLOWS_SANITIZE=ON) ;;
+    --werror) cmake_args+=(-DBELLOWS_WERROR=ON) ;;
+    *) echo "setup.sh: unknown option '$arg' (expected --sanitize or --werror)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup.sh: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B "$build_dir" "${cmake_args[@]}" >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# test.sh: the test command (README, CI). Sets up and builds with warnings as errors, runs every
+# test with ctest, then builds with AddressSanitizer + UBSan and runs every test again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh --werror
+echo "== tests (build/) =="
+(cd build && ctest --output-on-failure -V)
+
+scripts/setup.sh --sanitize --werror
+echo "== tests under AddressSanitizer + UBSan (build-asan/) =="
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -V)
