@@ -101,7 +101,7 @@ int dataset_load_idx(const char *images_path, const char *labels_path, int class
     memset(out, 0, sizeof *out);
     IdxFile fi = {0}, fl = {0};
     unsigned char *raw = NULL;
-    uint32_t idims[3], ldims[1];
+    uint32_t idims[3] = {0}, ldims[1] = {0};
     int rc;
 
     if ((rc = idx_open(&fi, images_path, err))) goto done;

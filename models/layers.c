@@ -12,8 +12,12 @@
 void linear_forward(float *out, const float *inp, const float *w, const float *b, int n, int i,
                     int o)
 {
-    /* Seed each row with the bias, then accumulate the product into it (beta = 1). */
-    for (int r = 0; r < n; r++) memcpy(out + (size_t)r * o, b, (size_t)o * sizeof(float));
+    /* Seed each row with the bias, then accumulate the product into it (beta = 1). A plain
+     * loop, not memcpy: convolutions have many short rows. */
+    for (int r = 0; r < n; r++) {
+        float *row = out + (size_t)r * o;
+        for (int j = 0; j < o; j++) row[j] = b[j];
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, o, i, 1.0f, inp, i, w, i, 1.0f, out,
                 o);
 }
@@ -86,16 +90,28 @@ void im2col(float *col, const float *inp, const ConvShape *s)
         for (int y = 0; y < oh; y++)
             for (int x = 0; x < ow; x++) {
                 float *dst = col + (((size_t)b * oh + y) * ow + x) * patch;
+                int x0 = x - s->pad;
+                int interior_x = x0 >= 0 && x0 + k <= s->w;
                 for (int ky = 0; ky < k; ky++) {
                     int iy = y + ky - s->pad;
+                    if (interior_x && iy >= 0 && iy < s->h) {
+                        /* NHWC: the k taps of this kernel row are k*c contiguous floats */
+                        const float *src = inp + (((size_t)b * s->h + iy) * s->w + x0) * c;
+                        float *d = dst + (size_t)ky * k * c;
+                        for (int t = 0; t < k * c; t++) d[t] = src[t];
+                        continue;
+                    }
                     for (int kx = 0; kx < k; kx++) {
                         int ix = x + kx - s->pad;
                         float *d = dst + ((size_t)ky * k + kx) * c;
-                        if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w)
-                            memset(d, 0, (size_t)c * sizeof(float));
-                        else
-                            memcpy(d, inp + (((size_t)b * s->h + iy) * s->w + ix) * c,
-                                   (size_t)c * sizeof(float));
+                        /* plain loops: c is small (1 for the first layer), and a libc call
+                         * per tap cost more than the copy */
+                        if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) {
+                            for (int ci = 0; ci < c; ci++) d[ci] = 0.0f;
+                        } else {
+                            const float *src = inp + (((size_t)b * s->h + iy) * s->w + ix) * c;
+                            for (int ci = 0; ci < c; ci++) d[ci] = src[ci];
+                        }
                     }
                 }
             }
@@ -196,22 +212,21 @@ void maxpool2_forward(float *out, int32_t *argmax, const float *inp, int n, int 
     const int oh = h / 2, ow = w / 2;
     for (int b = 0; b < n; b++)
         for (int y = 0; y < oh; y++)
-            for (int x = 0; x < ow; x++)
+            for (int x = 0; x < ow; x++) {
+                /* the window's four pixels, channels contiguous in each (NHWC) */
+                int32_t i00 = (int32_t)((((size_t)b * h + 2 * y) * w + 2 * x) * c);
+                int32_t i01 = i00 + c, i10 = i00 + w * c, i11 = i10 + c;
+                size_t o = (((size_t)b * oh + y) * ow + x) * c;
                 for (int ch = 0; ch < c; ch++) {
-                    float best = -FLT_MAX;
-                    int32_t at = 0;
-                    for (int dy = 0; dy < 2; dy++)
-                        for (int dx = 0; dx < 2; dx++) {
-                            int32_t i = (int32_t)((((size_t)b * h + 2 * y + dy) * w + 2 * x + dx) * c + ch);
-                            if (inp[i] > best) {
-                                best = inp[i];
-                                at = i;
-                            }
-                        }
-                    size_t o = (((size_t)b * oh + y) * ow + x) * c + ch;
-                    out[o] = best;
-                    argmax[o] = at;
+                    float best = inp[i00 + ch];
+                    int32_t at = i00 + ch;
+                    if (inp[i01 + ch] > best) best = inp[i01 + ch], at = i01 + ch;
+                    if (inp[i10 + ch] > best) best = inp[i10 + ch], at = i10 + ch;
+                    if (inp[i11 + ch] > best) best = inp[i11 + ch], at = i11 + ch;
+                    out[o + ch] = best;
+                    argmax[o + ch] = at;
                 }
+            }
 }
 
 void maxpool2_backward(float *dinp, const float *dout, const int32_t *argmax, int n, int h, int w,

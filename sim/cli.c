@@ -41,7 +41,7 @@ static int parse_long(const char *flag, const char *text, double min, double max
 int cli_parse_int(const char *flag, const char *text, double min, double max, int *out,
                   BwError *err)
 {
-    long v;
+    long v = 0;
     int rc = parse_long(flag, text, min, max, &v, err);
     if (rc == BW_OK) *out = (int)v;
     return rc;

@@ -12,6 +12,7 @@
 #include "../models/dataset.h"
 #include "../models/model.h"
 #include "../models/trainer.h"
+#include "blas_cpu.h"
 #include "cli.h"
 #include "commands.h"
 #include "outfile.h"
@@ -262,9 +263,9 @@ int cmd_train(int argc, char **argv)
     if (A.out && (rc = outdir_create(A.out, &err))) goto fail;
 
     printf("# bellows train: %s (%zu parameters, %.3g MFLOP/sample fwd+bwd), %d train / %d test "
-           "samples, batch %d, lr %g, seed %ld\n",
+           "samples, batch %d, lr %g, seed %ld, OpenBLAS %s\n",
            A.model, m->n_params, model_flops_per_sample(m) / 1e6, train.n, test.n, A.batch, A.lr,
-           A.seed);
+           A.seed, blas_cpu_core());
     printf("epoch  train_loss  train_acc  test_loss  test_acc         lr   wall_s\n");
     fflush(stdout);
     LOG.n = 0;

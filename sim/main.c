@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../common/status.h"
+#include "blas_cpu.h"
 #include "commands.h"
 
 #define BELLOWS_VERSION "0.1.0"
@@ -32,6 +33,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    blas_cpu_fix_kernels(argv);
     if (argc < 2) {
         usage(stderr);
         return BW_EUSAGE;
