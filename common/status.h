@@ -20,7 +20,8 @@ typedef struct {
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static inline int bw_fail(BwError *err, int status, const char *fmt, ...)
+static inline int
+bw_fail(BwError *err, int status, const char *fmt, ...)
 {
     if (err) {
         va_list ap;

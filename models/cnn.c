@@ -69,7 +69,7 @@ static void cnn_free_impl(Model *m)
 {
     Cnn *s = m->impl;
     if (!s) return;
-    float *bufs[] = {s->col1, s->a1, s->p1, s->col2, s->a2, s->p2,
+    float *bufs[] = {s->col1,   s->a1,  s->p1,  s->col2,  s->a2,  s->p2,
                      s->logits, s->dp2, s->da2, s->dcol2, s->dp1, s->da1};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(s->arg1);

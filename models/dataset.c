@@ -15,7 +15,7 @@
 #include <zlib.h>
 
 /* Generous bounds that still keep n * rows * cols far from overflow. */
-#define IDX_MAX_SIDE 4096
+#define IDX_MAX_SIDE  4096
 #define IDX_MAX_COUNT 100000000
 
 typedef struct {
@@ -277,7 +277,10 @@ void dataset_epoch_order(int n, unsigned long seed, int epoch, int *perm)
     gsl_rng_free(rng);
 }
 
-int dataset_shard_size(int n, int workers) { return n / workers; }
+int dataset_shard_size(int n, int workers)
+{
+    return n / workers;
+}
 
 void dataset_gather(const Dataset *d, const int *idx, int count, float *x, uint8_t *y)
 {

@@ -17,10 +17,10 @@ typedef struct {
     int n;        /* samples */
     int channels; /* 1 for Fashion-MNIST */
     int rows, cols;
-    int dim;      /* channels * rows * cols */
+    int dim; /* channels * rows * cols */
     int classes;
-    float *x;     /* [n, dim] */
-    uint8_t *y;   /* [n] */
+    float *x;   /* [n, dim] */
+    uint8_t *y; /* [n] */
 } Dataset;
 
 /* Reads an IDX image file and its label file (gzip or plain). Every header field, the count
@@ -36,7 +36,8 @@ int dataset_load_fashion_mnist(const char *dir, int train_limit, int test_limit,
                                Dataset *test, BwError *err);
 
 /* A learnable synthetic set for tests: each class has a random blocky template image (a 4x4
- * grid of Gaussian values stretched over the image), samples are template + Gaussian noise. Deterministic from seed. Never the default for a real run. */
+ * grid of Gaussian values stretched over the image), samples are template + Gaussian noise.
+ * Deterministic from seed. Never the default for a real run. */
 int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, double noise,
                       unsigned long seed, BwError *err);
 

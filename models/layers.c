@@ -18,8 +18,7 @@ void linear_forward(float *out, const float *inp, const float *w, const float *b
         float *row = out + (size_t)r * o;
         for (int j = 0; j < o; j++) row[j] = b[j];
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, o, i, 1.0f, inp, i, w, i, 1.0f, out,
-                o);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, o, i, 1.0f, inp, i, w, i, 1.0f, out, o);
 }
 
 void linear_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp,
@@ -59,7 +58,8 @@ void linear_backward_naive(float *dinp, float *dw, float *db, const float *dout,
         db[j] = (float)sb;
         for (int k = 0; k < i; k++) {
             double s = 0;
-            for (int r = 0; r < n; r++) s += (double)dout[(size_t)r * o + j] * inp[(size_t)r * i + k];
+            for (int r = 0; r < n; r++)
+                s += (double)dout[(size_t)r * o + j] * inp[(size_t)r * i + k];
             dw[(size_t)j * i + k] = (float)s;
         }
     }
@@ -170,10 +170,11 @@ void conv2d_forward_naive(float *out, const float *inp, const float *w, const fl
                             for (int ci = 0; ci < s->cin; ci++) {
                                 int iy = y + ky - s->pad, ix = x + kx - s->pad;
                                 if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
-                                acc += (double)inp[(((size_t)n * s->h + iy) * s->w + ix) * s->cin +
-                                                   ci] *
-                                       w[(size_t)co * k * k * s->cin + ((size_t)ky * k + kx) * s->cin +
-                                         ci];
+                                acc +=
+                                    (double)
+                                        inp[(((size_t)n * s->h + iy) * s->w + ix) * s->cin + ci] *
+                                    w[(size_t)co * k * k * s->cin + ((size_t)ky * k + kx) * s->cin +
+                                      ci];
                             }
                     out[(((size_t)n * oh + y) * ow + x) * s->cout + co] = (float)acc;
                 }
@@ -199,7 +200,8 @@ void conv2d_backward_naive(float *dinp, float *dw, float *db, const float *dout,
                             if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
                             for (int ci = 0; ci < cin; ci++) {
                                 size_t ii = (((size_t)n * s->h + iy) * s->w + ix) * cin + ci;
-                                size_t wi = (size_t)co * k * k * cin + ((size_t)ky * k + kx) * cin + ci;
+                                size_t wi =
+                                    (size_t)co * k * k * cin + ((size_t)ky * k + kx) * cin + ci;
                                 dw[wi] += g * inp[ii];
                                 if (dinp) dinp[ii] += g * w[wi];
                             }

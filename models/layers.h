@@ -12,10 +12,9 @@
 /* Fully connected: out = inp W^T + b. */
 void linear_forward(float *out /* [n, o] */, const float *inp /* [n, i] */,
                     const float *w /* [o, i] */, const float *b /* [o] */, int n, int i, int o);
-void linear_backward(float *dinp /* [n, i] or NULL */, float *dw /* [o, i] */,
-                     float *db /* [o] */, const float *dout /* [n, o] */,
-                     const float *inp /* [n, i] */, const float *w /* [o, i] */, int n, int i,
-                     int o);
+void linear_backward(float *dinp /* [n, i] or NULL */, float *dw /* [o, i] */, float *db /* [o] */,
+                     const float *dout /* [n, o] */, const float *inp /* [n, i] */,
+                     const float *w /* [o, i] */, int n, int i, int o);
 void linear_forward_naive(float *out, const float *inp, const float *w, const float *b, int n,
                           int i, int o);
 void linear_backward_naive(float *dinp, float *dw, float *db, const float *dout, const float *inp,
@@ -31,8 +30,14 @@ void relu_backward(float *dx /* in: dout, out: dinp */, const float *out, size_t
 typedef struct {
     int n, h, w, cin, cout, k, pad; /* output is [n, oh, ow, cout] */
 } ConvShape;
-static inline int conv_out_h(const ConvShape *s) { return s->h + 2 * s->pad - s->k + 1; }
-static inline int conv_out_w(const ConvShape *s) { return s->w + 2 * s->pad - s->k + 1; }
+static inline int conv_out_h(const ConvShape *s)
+{
+    return s->h + 2 * s->pad - s->k + 1;
+}
+static inline int conv_out_w(const ConvShape *s)
+{
+    return s->w + 2 * s->pad - s->k + 1;
+}
 static inline size_t conv_col_size(const ConvShape *s)
 {
     return (size_t)s->n * (size_t)conv_out_h(s) * (size_t)conv_out_w(s) * (size_t)(s->k * s->k) *
@@ -54,14 +59,14 @@ void conv2d_backward_naive(float *dinp, float *dw, float *db, const float *dout,
 
 /* 2x2 max pooling with stride 2, NHWC; odd trailing rows/columns are dropped. argmax records,
  * per output, the flat input index of the maximum (first one on ties). */
-void maxpool2_forward(float *out /* [n, h/2, w/2, c] */, int32_t *argmax, const float *inp,
-                      int n, int h, int w, int c);
+void maxpool2_forward(float *out /* [n, h/2, w/2, c] */, int32_t *argmax, const float *inp, int n,
+                      int h, int w, int c);
 void maxpool2_backward(float *dinp /* [n, h, w, c], zeroed here */, const float *dout,
                        const int32_t *argmax, int n, int h, int w, int c);
 
 /* Mean softmax cross-entropy over n rows; writes dlogits = (softmax - onehot) / n.
  * The sum is kept and returned in double. */
 double softmax_xent(float *dlogits /* [n, c] */, const float *logits /* [n, c] */,
-                   const uint8_t *labels, int n, int c);
+                    const uint8_t *labels, int n, int c);
 
 #endif

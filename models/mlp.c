@@ -9,10 +9,10 @@
 #include "model.h"
 
 typedef struct {
-    int cap;                     /* batch capacity of the buffers */
+    int cap;                      /* batch capacity of the buffers */
     float *act[MODEL_MAX_HIDDEN]; /* post-ReLU output of hidden layer l [cap, hidden[l]] */
-    float *logits;               /* [cap, classes] */
-    float *dbuf[2];              /* ping-pong activation gradients [cap, widest] */
+    float *logits;                /* [cap, classes] */
+    float *dbuf[2];               /* ping-pong activation gradients [cap, widest] */
 } Mlp;
 
 static int mlp_in_dim(const Model *m)

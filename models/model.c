@@ -17,7 +17,10 @@ extern const ModelOps model_softmax_ops, model_mlp_ops, model_cnn_ops;
 static const ModelOps *const registry[] = {&model_softmax_ops, &model_mlp_ops, &model_cnn_ops,
                                            NULL};
 
-const ModelOps *const *model_registry(void) { return registry; }
+const ModelOps *const *model_registry(void)
+{
+    return registry;
+}
 
 const ModelOps *model_find(const char *name)
 {
@@ -26,7 +29,10 @@ const ModelOps *model_find(const char *name)
     return NULL;
 }
 
-const char *model_names(void) { return "softmax|mlp|cnn"; }
+const char *model_names(void)
+{
+    return "softmax|mlp|cnn";
+}
 
 ModelConfig model_config_default(void)
 {
@@ -127,8 +133,7 @@ static int count_correct(const float *logits, const uint8_t *y, int n, int c)
     return correct;
 }
 
-double model_forward_backward_count(Model *m, const float *x, const uint8_t *y, int n,
-                                   int *correct)
+double model_forward_backward_count(Model *m, const float *x, const uint8_t *y, int n, int *correct)
 {
     int c = m->cfg.classes;
     if (n > m->dlogits_cap) {

@@ -34,7 +34,10 @@ typedef struct {
     int ndim; /* 2: matrix, 1: vector (cols == 1) */
 } LayerView;
 
-static inline size_t layer_size(const LayerView *v) { return (size_t)v->rows * (size_t)v->cols; }
+static inline size_t layer_size(const LayerView *v)
+{
+    return (size_t)v->rows * (size_t)v->cols;
+}
 
 typedef struct Model Model;
 
@@ -61,8 +64,8 @@ struct Model {
     float *grads;  /* [n_params], same layout */
     int n_layers;
     LayerView layers[MODEL_MAX_LAYERS];
-    void *impl;       /* the model's activations and scratch */
-    float *dlogits;   /* [cap, classes] */
+    void *impl;     /* the model's activations and scratch */
+    float *dlogits; /* [cap, classes] */
     int dlogits_cap;
 };
 
@@ -83,7 +86,7 @@ void model_free(Model *m); /* NULL is a no-op */
 double model_forward_backward(Model *m, const float *x, const uint8_t *y, int n);
 /* Same, and also returns the number of correct predictions in *correct (may be NULL). */
 double model_forward_backward_count(Model *m, const float *x, const uint8_t *y, int n,
-                                   int *correct);
+                                    int *correct);
 static inline double model_flops_per_sample(const Model *m)
 {
     return m->ops->flops_per_sample(m);

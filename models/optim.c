@@ -80,9 +80,12 @@ double lr_at(const LrSchedule *s, double epoch, double steps_per_epoch)
 const char *lr_kind_name(LrKind k)
 {
     switch (k) {
-    case LR_CONSTANT: return "constant";
-    case LR_STEP: return "step";
-    case LR_COSINE: return "cosine";
+    case LR_CONSTANT:
+        return "constant";
+    case LR_STEP:
+        return "step";
+    case LR_COSINE:
+        return "cosine";
     }
     return "?";
 }

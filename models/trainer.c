@@ -28,9 +28,10 @@ int train_single(Model *m, const Dataset *train, const Dataset *test, const Trai
             int c = 0;
             double loss = model_forward_backward_count(m, x, y, cfg->batch, &c);
             if (!isfinite(loss)) {
-                rc = bw_fail(err, BW_ERUNTIME,
-                             "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
-                             epoch + 1, step, loss);
+                rc =
+                    bw_fail(err, BW_ERUNTIME,
+                            "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
+                            epoch + 1, step, loss);
                 break;
             }
             lr = lr_at(&cfg->lr, epoch + (double)s / steps_per_epoch, steps_per_epoch);
@@ -45,7 +46,8 @@ int train_single(Model *m, const Dataset *train, const Dataset *test, const Trai
                          .step = step,
                          .lr = lr,
                          .train_loss = loss_sum / steps_per_epoch,
-                         .train_accuracy = (double)correct / ((double)steps_per_epoch * cfg->batch)};
+                         .train_accuracy =
+                             (double)correct / ((double)steps_per_epoch * cfg->batch)};
         rc = model_evaluate(m, test->x, test->y, test->n, test->dim, &st.test_loss,
                             &st.test_accuracy, err);
         if (rc) break;

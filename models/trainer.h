@@ -10,17 +10,17 @@
 
 typedef struct {
     int epochs;
-    int batch; /* samples per step */
+    int batch;          /* samples per step */
     unsigned long seed; /* sampling order (the model's initialisation has its own seed) */
     SgdConfig sgd;
     LrSchedule lr;
 } TrainConfig;
 
 typedef struct {
-    int epoch;          /* 1-based, completed */
-    long step;          /* steps done so far */
-    double lr;          /* at the epoch's last step */
-    double train_loss;  /* mean over the epoch's steps */
+    int epoch;         /* 1-based, completed */
+    long step;         /* steps done so far */
+    double lr;         /* at the epoch's last step */
+    double train_loss; /* mean over the epoch's steps */
     double train_accuracy;
     double test_loss;
     double test_accuracy;

@@ -18,7 +18,7 @@ void blas_cpu_fix_kernels(char **argv)
     if (strcasecmp(blas_cpu_core(), "prescott") != 0) return;
     __builtin_cpu_init();
     const char *pick = __builtin_cpu_supports("avx512f") ? "SkylakeX"
-                       : __builtin_cpu_supports("avx2") ? "Haswell"
+                       : __builtin_cpu_supports("avx2")  ? "Haswell"
                                                          : NULL;
     if (!pick) return;
     setenv("OPENBLAS_CORETYPE", pick, 1);

@@ -32,8 +32,8 @@ static int parse_long(const char *flag, const char *text, double min, double max
     if (end == text || *end != '\0' || errno == ERANGE)
         return bw_fail(err, BW_EUSAGE, "--%s: expected an integer, got '%s'", flag, text);
     if ((double)v < min || (double)v > max)
-        return bw_fail(err, BW_EUSAGE, "--%s: expected an integer in [%.0f, %.0f], got '%s'",
-                       flag, min, max, text);
+        return bw_fail(err, BW_EUSAGE, "--%s: expected an integer in [%.0f, %.0f], got '%s'", flag,
+                       min, max, text);
     *out = v;
     return BW_OK;
 }
@@ -98,9 +98,12 @@ static int parse_list(const CliOpt *o, const char *text, BwError *err)
 static int assign(const CliOpt *o, const char *text, BwError *err)
 {
     switch (o->kind) {
-    case CLI_INT: return cli_parse_int(o->name, text, o->min, o->max, o->dest, err);
-    case CLI_LONG: return parse_long(o->name, text, o->min, o->max, o->dest, err);
-    case CLI_DOUBLE: return cli_parse_double(o->name, text, o->min, o->max, o->dest, err);
+    case CLI_INT:
+        return cli_parse_int(o->name, text, o->min, o->max, o->dest, err);
+    case CLI_LONG:
+        return parse_long(o->name, text, o->min, o->max, o->dest, err);
+    case CLI_DOUBLE:
+        return cli_parse_double(o->name, text, o->min, o->max, o->dest, err);
     case CLI_STRING:
         if (text[0] == '\0')
             return bw_fail(err, BW_EUSAGE, "--%s: expected a value, got an empty string", o->name);
@@ -112,15 +115,18 @@ static int assign(const CliOpt *o, const char *text, BwError *err)
                            o->choices, text);
         *(const char **)o->dest = text;
         return BW_OK;
-    case CLI_FLAG: *(int *)o->dest = 1; return BW_OK;
+    case CLI_FLAG:
+        *(int *)o->dest = 1;
+        return BW_OK;
     case CLI_INT_LIST:
-    case CLI_DOUBLE_LIST: return parse_list(o, text, err);
+    case CLI_DOUBLE_LIST:
+        return parse_list(o, text, err);
     }
     return BW_EUSAGE;
 }
 
-int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv,
-              int *set, BwError *err)
+int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv, int *set,
+              BwError *err)
 {
     for (int i = 0; i < n_opts; i++) {
         const CliOpt *o = &opts[i];
@@ -152,16 +158,14 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, cha
             return bw_fail(err, BW_EUSAGE, "%s: unknown flag '--%.*s' (see %s --help)", command,
                            (int)len, name, command);
         const CliOpt *o = &opts[found];
-        if (set && set[found])
-            return bw_fail(err, BW_EUSAGE, "--%s: given twice", o->name);
+        if (set && set[found]) return bw_fail(err, BW_EUSAGE, "--%s: given twice", o->name);
         const char *value = NULL;
         if (o->kind == CLI_FLAG) {
             if (eq) return bw_fail(err, BW_EUSAGE, "--%s: takes no value", o->name);
         } else if (eq) {
             value = eq + 1;
         } else {
-            if (a + 1 >= argc)
-                return bw_fail(err, BW_EUSAGE, "--%s: missing value", o->name);
+            if (a + 1 >= argc) return bw_fail(err, BW_EUSAGE, "--%s: missing value", o->name);
             value = argv[++a];
         }
         int rc = assign(o, value, err);
@@ -183,19 +187,25 @@ static const char *kind_meta(const CliOpt *o)
 {
     switch (o->kind) {
     case CLI_INT:
-    case CLI_LONG: return "N";
-    case CLI_DOUBLE: return "X";
-    case CLI_STRING: return "TEXT";
-    case CLI_CHOICE: return o->choices;
-    case CLI_FLAG: return "";
-    case CLI_INT_LIST: return "N,N,...";
-    case CLI_DOUBLE_LIST: return "X,X,...";
+    case CLI_LONG:
+        return "N";
+    case CLI_DOUBLE:
+        return "X";
+    case CLI_STRING:
+        return "TEXT";
+    case CLI_CHOICE:
+        return o->choices;
+    case CLI_FLAG:
+        return "";
+    case CLI_INT_LIST:
+        return "N,N,...";
+    case CLI_DOUBLE_LIST:
+        return "X,X,...";
     }
     return "";
 }
 
-void cli_print_help(FILE *out, const char *usage, const char *about, const CliOpt *opts,
-                    int n_opts)
+void cli_print_help(FILE *out, const char *usage, const char *about, const CliOpt *opts, int n_opts)
 {
     fprintf(out, "usage: %s\n\n%s\n\nflags:\n", usage, about);
     for (int i = 0; i < n_opts; i++) {

@@ -34,10 +34,10 @@ typedef struct {
     const char *name; /* without the leading "--" */
     CliKind kind;
     void *dest;
-    const char *def; /* default, as it would be typed; NULL: none (strings stay NULL) */
+    const char *def;  /* default, as it would be typed; NULL: none (strings stay NULL) */
     const char *unit; /* shown in --help after the value, e.g. "samples"; may be NULL */
     const char *help;
-    double min, max; /* for numbers and list items */
+    double min, max;     /* for numbers and list items */
     const char *choices; /* for CLI_CHOICE */
     int max_items;       /* for lists (0: CLI_LIST_MAX) */
 } CliOpt;
@@ -48,8 +48,8 @@ typedef struct {
 /* Applies defaults, then parses argv[0..argc) (flags only; "--name value" or "--name=value").
  * set[i] (may be NULL) receives 1 for every flag given explicitly. Returns BW_OK, CLI_HELP or
  * BW_EUSAGE with err naming the command and the flag. */
-int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv,
-              int *set, BwError *err);
+int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv, int *set,
+              BwError *err);
 
 /* Whether the flag called name was given explicitly, from the set[] that cli_parse filled. */
 int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name);

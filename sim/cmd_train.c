@@ -48,8 +48,8 @@ static const CliOpt train_opts[] = {
     {"lr-decay-epochs", CLI_DOUBLE_LIST, &A.decay_epochs, NULL, "epochs",
      "step schedule: epochs at which the rate is multiplied by --lr-decay-factor", 0, MAX_EPOCHS,
      NULL, 16},
-    {"lr-decay-factor", CLI_DOUBLE, &A.decay_factor, "0.1", NULL, "step schedule: multiplier",
-     1e-6, 1, NULL, 0},
+    {"lr-decay-factor", CLI_DOUBLE, &A.decay_factor, "0.1", NULL, "step schedule: multiplier", 1e-6,
+     1, NULL, 0},
     {"lr-schedule", CLI_CHOICE, &A.lr_schedule, "constant", NULL, "learning-rate schedule", 0, 0,
      "constant|step|cosine", 0},
     {"warmup-epochs", CLI_DOUBLE, &A.warmup_epochs, "0", "epochs",
@@ -62,8 +62,8 @@ static const CliOpt train_opts[] = {
      "use the first N training samples (0: all 60000)", 0, 100000000, NULL, 0},
     {"test-samples", CLI_INT, &A.test_samples, "0", "samples",
      "use the first N test samples (0: all 10000)", 0, 100000000, NULL, 0},
-    {"threads", CLI_INT, &A.threads, "0", "threads", "OpenBLAS threads (0: OpenBLAS's default)",
-     0, 1024, NULL, 0},
+    {"threads", CLI_INT, &A.threads, "0", "threads", "OpenBLAS threads (0: OpenBLAS's default)", 0,
+     1024, NULL, 0},
     {"out", CLI_STRING, &A.out, NULL, NULL,
      "folder for summary.json and evals.csv (none: print only)", 0, 0, NULL, 0},
     {"quiet", CLI_FLAG, &A.quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0},
@@ -114,15 +114,14 @@ static int write_evals(const char *dir, const TrainLog *log, BwError *err)
     fputs("epoch,step,lr,train_loss,train_accuracy,test_loss,test_accuracy\n", of.f);
     for (int i = 0; i < log->n; i++) {
         const EpochStats *s = &log->rows[i];
-        fprintf(of.f, "%d,%ld,%.9g,%.9g,%.9g,%.9g,%.9g\n", s->epoch, s->step, s->lr,
-                s->train_loss, s->train_accuracy, s->test_loss, s->test_accuracy);
+        fprintf(of.f, "%d,%ld,%.9g,%.9g,%.9g,%.9g,%.9g\n", s->epoch, s->step, s->lr, s->train_loss,
+                s->train_accuracy, s->test_loss, s->test_accuracy);
     }
     return outfile_commit(&of, err);
 }
 
-static int write_summary(const char *dir, const Model *m, const Dataset *train,
-                         const Dataset *test, const TrainLog *log, const char *status,
-                         double wall_s, BwError *err)
+static int write_summary(const char *dir, const Model *m, const Dataset *train, const Dataset *test,
+                         const TrainLog *log, const char *status, double wall_s, BwError *err)
 {
     OutFile of;
     int rc = outfile_open(&of, dir, "summary.json", err);
@@ -235,8 +234,8 @@ int cmd_train(int argc, char **argv)
     mc.kernel = A.kernel;
 
     TrainConfig tc = {.epochs = A.epochs, .batch = A.batch, .seed = (unsigned long)A.seed};
-    tc.sgd = (SgdConfig){.momentum = A.momentum, .weight_decay = A.weight_decay,
-                         .nesterov = A.nesterov};
+    tc.sgd =
+        (SgdConfig){.momentum = A.momentum, .weight_decay = A.weight_decay, .nesterov = A.nesterov};
     tc.lr.base_lr = A.lr;
     tc.lr.kind = strcmp(A.lr_schedule, "step") == 0     ? LR_STEP
                  : strcmp(A.lr_schedule, "cosine") == 0 ? LR_COSINE
@@ -250,8 +249,8 @@ int cmd_train(int argc, char **argv)
     Dataset train = {0}, test = {0};
     Model *m = NULL;
     double t0 = wall_now();
-    if ((rc = dataset_load_fashion_mnist(A.data_dir, A.train_samples, A.test_samples, &train,
-                                         &test, &err)))
+    if ((rc = dataset_load_fashion_mnist(A.data_dir, A.train_samples, A.test_samples, &train, &test,
+                                         &err)))
         goto fail;
     if (A.batch > train.n) {
         rc = bw_fail(&err, BW_EUSAGE, "--batch: %d is larger than the training set (%d samples)",
@@ -315,8 +314,8 @@ int cmd_models(int argc, char **argv)
         Model *m = NULL;
         BwError err;
         if (model_create(*r, &mc, 1, &m, &err) != BW_OK) continue;
-        printf("%-8s %10zu %14.3f  %s\n", (*r)->name, m->n_params,
-               model_flops_per_sample(m) / 1e6, (*r)->help);
+        printf("%-8s %10zu %14.3f  %s\n", (*r)->name, m->n_params, model_flops_per_sample(m) / 1e6,
+               (*r)->help);
         model_free(m);
     }
     return BW_OK;

@@ -99,11 +99,21 @@ static void jsonw_quoted(FILE *f, const char *s)
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
         default:
             if (*p < 0x20)
                 fprintf(f, "\\u%04x", *p);
@@ -151,10 +161,22 @@ static void jsonw_close(JsonW *w, char c)
     if (w->depth == 0) fputc('\n', w->f);
 }
 
-void jsonw_object(JsonW *w, const char *key) { jsonw_open(w, key, '{'); }
-void jsonw_end_object(JsonW *w) { jsonw_close(w, '}'); }
-void jsonw_array(JsonW *w, const char *key) { jsonw_open(w, key, '['); }
-void jsonw_end_array(JsonW *w) { jsonw_close(w, ']'); }
+void jsonw_object(JsonW *w, const char *key)
+{
+    jsonw_open(w, key, '{');
+}
+void jsonw_end_object(JsonW *w)
+{
+    jsonw_close(w, '}');
+}
+void jsonw_array(JsonW *w, const char *key)
+{
+    jsonw_open(w, key, '[');
+}
+void jsonw_end_array(JsonW *w)
+{
+    jsonw_close(w, ']');
+}
 
 void jsonw_string(JsonW *w, const char *key, const char *v)
 {

@@ -102,8 +102,7 @@ static const BadCase BAD[] = {
     {"train --data-dir @/corrupt --out @/o2", 2, "train-images-idx3-ubyte.gz: file is truncated"},
     {"train --data-dir @/afile --out @/o3", 2, "afile/train-images-idx3-ubyte.gz"},
     {"train --train-samples 50 --batch 100 --out @/o4", 2, "--batch: 100 is larger"},
-    {"train --train-samples 100 --test-samples 10 --epochs 1 --out @/afile", 2,
-     "is not a folder"},
+    {"train --train-samples 100 --test-samples 10 --epochs 1 --out @/afile", 2, "is not a folder"},
     {"train --train-samples 100 --test-samples 10 --epochs 1 --out @/afile/sub", 2, "--out"},
 };
 
@@ -219,8 +218,8 @@ static void test_short_real_run_is_complete_and_reproducible(void **state)
     for (char *p = ev[0]; *p; p++) lines += *p == '\n';
     assert_int_equal(lines, 3);
     assert_non_null(strstr(ev[0], "epoch,step,lr,train_loss"));
-    const char *keys[] = {"\"model\": \"mlp\"", "\"epochs\": 2", "\"final_test_accuracy\"",
-                          "\"best_test_accuracy\"", "\"wall_s\"", "\"status\": \"completed\""};
+    const char *keys[] = {"\"model\": \"mlp\"",     "\"epochs\": 2", "\"final_test_accuracy\"",
+                          "\"best_test_accuracy\"", "\"wall_s\"",    "\"status\": \"completed\""};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
         if (!strstr(sum[0], keys[k])) fail_msg("summary.json lacks %s", keys[k]);
     assert_string_equal(ev[0], ev[1]);
@@ -228,8 +227,8 @@ static void test_short_real_run_is_complete_and_reproducible(void **state)
     strip_wall(sum[1]);
     assert_string_equal(sum[0], sum[1]);
     /* nothing but the two result files in the folder (no temporaries left) */
-    snprintf(args, sizeof args, "test \"$(ls -A %s/run0 | tr '\\n' ' ')\" = 'evals.csv summary.json '",
-             TMP);
+    snprintf(args, sizeof args,
+             "test \"$(ls -A %s/run0 | tr '\\n' ' ')\" = 'evals.csv summary.json '", TMP);
     assert_int_equal(system(args), 0);
     for (int r = 0; r < 2; r++) free(ev[r]), free(sum[r]);
 }

@@ -102,8 +102,7 @@ static void test_reads_gzip_and_plain_idx(void **state)
 }
 
 /* Each corruption must be a usage error whose message names the bad file and says why. */
-static void expect_bad(const char *img, const char *lab, const char *name_in_msg,
-                       const char *why)
+static void expect_bad(const char *img, const char *lab, const char *name_in_msg, const char *why)
 {
     Dataset d;
     BwError err = {{0}};
@@ -155,8 +154,7 @@ static void test_real_fashion_mnist_loads_and_is_standardised(void **state)
     (void)state;
     Dataset tr, te;
     BwError err;
-    assert_int_equal(dataset_load_fashion_mnist(DATASET_DEFAULT_DIR, 0, 0, &tr, &te, &err),
-                     BW_OK);
+    assert_int_equal(dataset_load_fashion_mnist(DATASET_DEFAULT_DIR, 0, 0, &tr, &te, &err), BW_OK);
     assert_int_equal(tr.n, 60000);
     assert_int_equal(te.n, 10000);
     assert_int_equal(tr.rows, 28);
@@ -229,7 +227,8 @@ static void test_shards_are_disjoint_and_match_single_process_batches(void **sta
     for (int t = 0; t < per / B; t++) {
         int dist[W * B], single[W * B];
         for (int w = 0; w < W; w++)
-            for (int i = 0; i < B; i++) dist[w * B + i] = dataset_shard_index(perm, W, w, t * B + i);
+            for (int i = 0; i < B; i++)
+                dist[w * B + i] = dataset_shard_index(perm, W, w, t * B + i);
         memcpy(single, perm + t * W * B, sizeof single);
         qsort(dist, W * B, sizeof(int), cmp_int);
         qsort(single, W * B, sizeof(int), cmp_int);

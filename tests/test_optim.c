@@ -54,7 +54,10 @@ static void test_lr_constant_and_step(void **state)
     LrSchedule s = {.kind = LR_CONSTANT, .base_lr = 0.1};
     assert_float_equal(lr_at(&s, 0, 100), 0.1, 1e-15);
     assert_float_equal(lr_at(&s, 57.3, 100), 0.1, 1e-15);
-    s = (LrSchedule){.kind = LR_STEP, .base_lr = 0.1, .decay_factor = 0.1, .n_milestones = 2,
+    s = (LrSchedule){.kind = LR_STEP,
+                     .base_lr = 0.1,
+                     .decay_factor = 0.1,
+                     .n_milestones = 2,
                      .milestones = {30, 60}};
     assert_float_equal(lr_at(&s, 29.99, 100), 0.1, 1e-15);
     assert_float_equal(lr_at(&s, 30.0, 100), 0.01, 1e-15);

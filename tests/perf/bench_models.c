@@ -68,8 +68,8 @@ typedef struct {
 static void one_gemm(void *p)
 {
     GemmCtx *g = p;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n,
-                g->b, g->n, 0.0f, g->c, g->n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n, g->b,
+                g->n, 0.0f, g->c, g->n);
 }
 
 static int usage(void)
@@ -105,8 +105,8 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++) c.y[i] = (uint8_t)(rand() % 10);
         double t = median_time(one_step, &c, 10, seconds);
         double gflops = model_flops_per_sample(c.m) * batch / t / 1e9;
-        printf("bellows model=%s batch=%d threads=%d core=%s step_us=%.1f gflops=%.2f\n",
-               ops->name, batch, threads, blas_cpu_core(), t * 1e6, gflops);
+        printf("bellows model=%s batch=%d threads=%d core=%s step_us=%.1f gflops=%.2f\n", ops->name,
+               batch, threads, blas_cpu_core(), t * 1e6, gflops);
         free(c.x), free(c.y);
         sgd_free(&c.opt);
         model_free(c.m);
@@ -123,9 +123,8 @@ int main(int argc, char **argv)
         g.c = malloc(nn * sizeof(float));
         for (size_t i = 0; i < nn; i++) g.a[i] = g.b[i] = (float)(i % 7) * 0.1f;
         double t = median_time(one_gemm, &g, 1, seconds);
-        printf("sgemm n=%d threads=%d core=%s us=%.1f gflops=%.2f\n", g.n, threads,
-               blas_cpu_core(), t * 1e6,
-               2.0 * g.n * (double)g.n * g.n / t / 1e9);
+        printf("sgemm n=%d threads=%d core=%s us=%.1f gflops=%.2f\n", g.n, threads, blas_cpu_core(),
+               t * 1e6, 2.0 * g.n * (double)g.n * g.n / t / 1e9);
         free(g.a), free(g.b), free(g.c);
         return 0;
     }
