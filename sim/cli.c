@@ -2,6 +2,8 @@
  * must be the whole token (no trailing junk), finite, and in range. */
 #include "cli.h"
 
+#include "units.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
@@ -121,6 +123,12 @@ static int assign(const CliOpt *o, const char *text, BwError *err)
     case CLI_INT_LIST:
     case CLI_DOUBLE_LIST:
         return parse_list(o, text, err);
+    case CLI_BANDWIDTH:
+        return units_parse_bandwidth(o->name, text, o->dest, err);
+    case CLI_DURATION:
+        return units_parse_duration(o->name, text, o->dest, err);
+    case CLI_FLOPS:
+        return units_parse_flops(o->name, text, o->dest, err);
     }
     return BW_EUSAGE;
 }
@@ -175,6 +183,13 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, cha
     return BW_OK;
 }
 
+int cli_concat(CliOpt *dst, const CliOpt *a, int na, const CliOpt *b, int nb)
+{
+    memcpy(dst, a, sizeof *a * (size_t)na);
+    memcpy(dst + na, b, sizeof *b * (size_t)nb);
+    return na + nb;
+}
+
 int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name)
 {
     for (int i = 0; i < n_opts; i++)
@@ -201,6 +216,12 @@ static const char *kind_meta(const CliOpt *o)
         return "N,N,...";
     case CLI_DOUBLE_LIST:
         return "X,X,...";
+    case CLI_BANDWIDTH:
+        return "BW";
+    case CLI_DURATION:
+        return "TIME";
+    case CLI_FLOPS:
+        return "RATE";
     }
     return "";
 }

@@ -18,6 +18,9 @@ typedef enum {
     CLI_FLAG,        /* int set to 1, takes no value */
     CLI_INT_LIST,    /* CliIntList, comma-separated; each in min..max */
     CLI_DOUBLE_LIST, /* CliDoubleList, comma-separated; each in min..max */
+    CLI_BANDWIDTH,   /* double, bytes per second, from "10Gbps" etc. (units.h) */
+    CLI_DURATION,    /* double, seconds, from "5us" etc. */
+    CLI_FLOPS,       /* double, flop/s, from "15.7T" etc. */
 } CliKind;
 
 #define CLI_LIST_MAX 16
@@ -50,6 +53,9 @@ typedef struct {
  * BW_EUSAGE with err naming the command and the flag. */
 int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv, int *set,
               BwError *err);
+
+/* Copies table a then table b into dst (which holds na + nb entries); returns na + nb. */
+int cli_concat(CliOpt *dst, const CliOpt *a, int na, const CliOpt *b, int nb);
 
 /* Whether the flag called name was given explicitly, from the set[] that cli_parse filled. */
 int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name);

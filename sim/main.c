@@ -18,6 +18,7 @@ typedef struct {
 static const Command commands[] = {
     {"train", cmd_train, "train one model on Fashion-MNIST in this process (reference trainer)"},
     {"models", cmd_models, "list the models with their parameter and flop counts"},
+    {"platform", cmd_platform, "print the SimGrid platform XML a set of cluster flags generates"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
 

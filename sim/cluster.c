@@ -1,0 +1,221 @@
+/* cluster.c: GPU profiles, validation and SimGrid XML generation (see cluster.h). The routes
+ * are declared only between neighbours and SimGrid's Dijkstra routing finds the rest, so the
+ * file grows linearly with the cluster (but for the G^2 intra-node pairs of hierarchical nodes).
+ * Figures: NVIDIA V100 datasheet (SXM2: FP32 15.7 TFLOPS; no TF32/BF16), A100 datasheet (SXM:
+ * FP32 19.5, TF32 156, BF16 312 TFLOPS dense), H100 datasheet (SXM: FP32 67, TF32 494.7,
+ * BF16 989.4 TFLOPS dense; the datasheet's larger figures assume 2:4 sparsity). */
+#include "cluster.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const GpuProfile V100 = {"V100", 15.7e12, 0, 0, "NVIDIA V100 SXM2 datasheet"};
+static const GpuProfile A100 = {"A100", 19.5e12, 156e12, 312e12, "NVIDIA A100 SXM datasheet"};
+static const GpuProfile H100 = {"H100", 67e12, 494.7e12, 989.4e12, "NVIDIA H100 SXM datasheet"};
+static const GpuProfile *const PROFILES[] = {&V100, &A100, &H100, NULL};
+
+const GpuProfile *const *cluster_gpu_profiles(void)
+{
+    return PROFILES;
+}
+
+const GpuProfile *cluster_gpu_find(const char *name)
+{
+    for (int i = 0; PROFILES[i]; i++)
+        if (strcmp(PROFILES[i]->name, name) == 0) return PROFILES[i];
+    return NULL;
+}
+
+Cluster cluster_default(void)
+{
+    Cluster c = {0};
+    c.workers = 8;
+    c.gpus_per_node = 1;
+    c.topology = TOPO_STAR;
+    c.gpu = &A100;
+    c.precision = "fp32";
+    c.efficiency = CLUSTER_DEFAULT_EFFICIENCY;
+    c.bandwidth_Bps = 10e9 / 8;
+    c.latency_s = 5e-6;
+    c.intra_bandwidth_Bps = 300e9;
+    c.intra_latency_s = 1e-6;
+    c.leaf_size = 4;
+    c.oversubscription = 1.0;
+    return c;
+}
+
+const char *cluster_topology_name(Topology t)
+{
+    switch (t) {
+    case TOPO_STAR:
+        return "star";
+    case TOPO_FAT_TREE:
+        return "fat-tree";
+    case TOPO_HIERARCHICAL:
+        return "hierarchical";
+    }
+    return "?";
+}
+
+int cluster_resolve(Cluster *c, BwError *err)
+{
+    if (c->workers < 1 || c->workers > 65536)
+        return bw_fail(err, BW_EUSAGE, "--workers: expected 1 to 65536, got %d", c->workers);
+    if (c->gpus_per_node < 1 || c->workers % c->gpus_per_node != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--gpus-per-node: %d does not divide --workers %d into whole nodes",
+                       c->gpus_per_node, c->workers);
+    if (c->topology != TOPO_HIERARCHICAL && c->gpus_per_node > 1)
+        return bw_fail(err, BW_EUSAGE,
+                       "--gpus-per-node: needs --topology hierarchical (star and fat-tree give "
+                       "every GPU its own NIC)");
+    if (c->topology != TOPO_HIERARCHICAL && c->nic_per_gpu)
+        return bw_fail(err, BW_EUSAGE, "--nic-per-gpu: needs --topology hierarchical");
+    if (c->topology == TOPO_FAT_TREE && (c->leaf_size < 1 || c->oversubscription < 1))
+        return bw_fail(err, BW_EUSAGE, "--leaf-size and --oversubscription: expected >= 1");
+    if (!(c->bandwidth_Bps > 0) || !(c->intra_bandwidth_Bps > 0) || c->latency_s < 0 ||
+        c->intra_latency_s < 0)
+        return bw_fail(err, BW_EUSAGE, "bandwidths must be positive and latencies not negative");
+    if (c->gpu) {
+        if (!(c->efficiency > 0 && c->efficiency <= 1))
+            return bw_fail(err, BW_EUSAGE, "--gpu-efficiency: expected a fraction in (0, 1]");
+        double peak = strcmp(c->precision, "fp32") == 0   ? c->gpu->fp32_flops
+                      : strcmp(c->precision, "tf32") == 0 ? c->gpu->tf32_flops
+                      : strcmp(c->precision, "bf16") == 0 ? c->gpu->bf16_flops
+                                                          : -1;
+        if (peak < 0)
+            return bw_fail(err, BW_EUSAGE, "--precision: expected fp32, tf32 or bf16, got '%s'",
+                           c->precision);
+        if (peak == 0)
+            return bw_fail(err, BW_EUSAGE, "--precision: the %s has no %s rate", c->gpu->name,
+                           c->precision);
+        c->gpu_flops = peak * c->efficiency;
+    } else if (!(c->gpu_flops > 0)) {
+        return bw_fail(err, BW_EUSAGE, "--gpu-flops: expected a positive rate");
+    }
+    return BW_OK;
+}
+
+static void link_xml(FILE *out, const char *prefix, int id, double Bps, double lat_s)
+{
+    fprintf(out,
+            "    <link id=\"%s%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
+            "sharing_policy=\"SPLITDUPLEX\"/>\n",
+            prefix, id, Bps, lat_s);
+}
+
+/* A route from a to b over one or two links, each crossed in the given direction; the route
+ * back (symmetrical) crosses them the other way. */
+static void route_xml(FILE *out, const char *a, const char *b, const char *l1, const char *d1,
+                      const char *l2, const char *d2)
+{
+    fprintf(out, "    <route src=\"%s\" dst=\"%s\"><link_ctn id=\"%s\" direction=\"%s\"/>", a, b,
+            l1, d1);
+    if (l2) fprintf(out, "<link_ctn id=\"%s\" direction=\"%s\"/>", l2, d2);
+    fputs("</route>\n", out);
+}
+
+void cluster_write_xml(const Cluster *c, FILE *out)
+{
+    const int P = c->workers, G = c->gpus_per_node, nodes = P / G;
+    char a[32], b[32], l1[32], l2[32];
+    fprintf(out,
+            "<?xml version='1.0'?>\n"
+            "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            "<!-- generated by bellows: %d GPUs, %s topology -->\n"
+            "<platform version=\"4.1\">\n"
+            "  <zone id=\"cluster\" routing=\"Dijkstra\">\n",
+            P, cluster_topology_name(c->topology));
+    for (int r = 0; r < P; r++)
+        fprintf(out, "    <host id=\"gpu%d\" speed=\"%.17gf\"/>\n", r, c->gpu_flops);
+    fputs("    <router id=\"core\"/>\n", out);
+
+    switch (c->topology) {
+    case TOPO_STAR:
+        for (int r = 0; r < P; r++) {
+            link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
+            snprintf(a, sizeof a, "gpu%d", r);
+            snprintf(l1, sizeof l1, "nic%d", r);
+            route_xml(out, a, "core", l1, "UP", NULL, NULL);
+        }
+        break;
+    case TOPO_FAT_TREE: {
+        int leaves = (P + c->leaf_size - 1) / c->leaf_size;
+        for (int k = 0; k < leaves; k++) {
+            fprintf(out, "    <router id=\"leaf%d\"/>\n", k);
+            link_xml(out, "up", k, c->leaf_size * c->bandwidth_Bps / c->oversubscription,
+                     c->latency_s);
+            snprintf(a, sizeof a, "leaf%d", k);
+            snprintf(l1, sizeof l1, "up%d", k);
+            route_xml(out, a, "core", l1, "UP", NULL, NULL);
+        }
+        for (int r = 0; r < P; r++) {
+            link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
+            snprintf(a, sizeof a, "gpu%d", r);
+            snprintf(b, sizeof b, "leaf%d", r / c->leaf_size);
+            snprintf(l1, sizeof l1, "nic%d", r);
+            route_xml(out, a, b, l1, "UP", NULL, NULL);
+        }
+        break;
+    }
+    case TOPO_HIERARCHICAL:
+        for (int r = 0; r < P; r++)
+            if (G > 1) link_xml(out, "nvl", r, c->intra_bandwidth_Bps, c->intra_latency_s);
+        /* GPU pairs within a node: one hop over the two intra links */
+        for (int n = 0; n < nodes && G > 1; n++)
+            for (int i = 0; i < G; i++)
+                for (int j = i + 1; j < G; j++) {
+                    snprintf(a, sizeof a, "gpu%d", n * G + i);
+                    snprintf(b, sizeof b, "gpu%d", n * G + j);
+                    snprintf(l1, sizeof l1, "nvl%d", n * G + i);
+                    snprintf(l2, sizeof l2, "nvl%d", n * G + j);
+                    route_xml(out, a, b, l1, "UP", l2, "DOWN");
+                }
+        if (c->nic_per_gpu || G == 1) {
+            for (int r = 0; r < P; r++) {
+                link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
+                snprintf(a, sizeof a, "gpu%d", r);
+                snprintf(l1, sizeof l1, "nic%d", r);
+                route_xml(out, a, "core", l1, "UP", NULL, NULL);
+            }
+        } else {
+            /* one NIC per node, reached over the GPU's intra link */
+            for (int n = 0; n < nodes; n++) {
+                fprintf(out, "    <router id=\"node%d\"/>\n", n);
+                link_xml(out, "nic", n, c->bandwidth_Bps, c->latency_s);
+                snprintf(a, sizeof a, "node%d", n);
+                snprintf(l1, sizeof l1, "nic%d", n);
+                route_xml(out, a, "core", l1, "UP", NULL, NULL);
+                for (int i = 0; i < G; i++) {
+                    snprintf(b, sizeof b, "gpu%d", n * G + i);
+                    snprintf(l2, sizeof l2, "nvl%d", n * G + i);
+                    route_xml(out, b, a, l2, "UP", NULL, NULL);
+                }
+            }
+        }
+        break;
+    }
+    fputs("  </zone>\n</platform>\n", out);
+}
+
+int cluster_write_xml_file(const Cluster *c, char *path, size_t len, BwError *err)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, len, "%s/bellows-platform-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) return bw_fail(err, BW_ERUNTIME, "%s: cannot create: %s", path, strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(path);
+        return bw_fail(err, BW_ERUNTIME, "%s: cannot open: %s", path, strerror(errno));
+    }
+    cluster_write_xml(c, f);
+    if (ferror(f) | fclose(f)) {
+        unlink(path);
+        return bw_fail(err, BW_ERUNTIME, "%s: write failed", path);
+    }
+    return BW_OK;
+}

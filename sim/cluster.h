@@ -1,0 +1,70 @@
+/* cluster.h: the simulated GPU cluster and the SimGrid platform it becomes.
+ * P workers (GPUs), G per node, a GPU profile giving each host its sustained flop rate, and one
+ * of three topologies, each written as a SimGrid zone with Dijkstra routing and full-duplex
+ * (SPLITDUPLEX) links:
+ *   star          every GPU has its own NIC link to one non-blocking core switch;
+ *   fat-tree      every GPU has a NIC link to a leaf switch of leaf_size ports; each leaf has
+ *                 one uplink to the core of leaf_size * NIC bandwidth / oversubscription;
+ *   hierarchical  nodes of G GPUs joined pairwise by their intra-node links (NVLink or PCIe:
+ *                 a GPU-to-GPU route crosses the sender's and the receiver's intra link), and
+ *                 one NIC per node (behind the node's GPUs' intra links) or one per GPU, to a
+ *                 core switch.
+ * Hosts are named gpu0 .. gpu{P-1}; rank r runs on gpu{r}, and node n holds ranks nG..nG+G-1. */
+#ifndef BELLOWS_CLUSTER_H
+#define BELLOWS_CLUSTER_H
+
+#include <stdio.h>
+
+#include "../common/status.h"
+
+typedef enum { TOPO_STAR, TOPO_FAT_TREE, TOPO_HIERARCHICAL } Topology;
+
+typedef struct {
+    const char *name;
+    /* Peak dense rates in flop/s from the vendor's datasheet; 0 where unsupported. */
+    double fp32_flops, tf32_flops, bf16_flops;
+    const char *source;
+} GpuProfile;
+
+/* The shipped profiles, NULL-terminated. */
+const GpuProfile *const *cluster_gpu_profiles(void);
+const GpuProfile *cluster_gpu_find(const char *name);
+
+#define CLUSTER_DEFAULT_EFFICIENCY 0.5
+
+typedef struct {
+    int workers;       /* P */
+    int gpus_per_node; /* G, divides P */
+    Topology topology;
+    const GpuProfile *gpu;           /* NULL when the rate was given directly */
+    const char *precision;           /* fp32, tf32 or bf16 */
+    double efficiency;               /* sustained fraction of the peak */
+    double gpu_flops;                /* sustained flop/s of one GPU (resolved by cluster_resolve) */
+    double bandwidth_Bps, latency_s; /* NIC links */
+    double intra_bandwidth_Bps, intra_latency_s; /* intra-node links (hierarchical) */
+    int nic_per_gpu;         /* hierarchical: a NIC per GPU rather than per node */
+    int leaf_size;           /* fat-tree: GPUs per leaf switch */
+    double oversubscription; /* fat-tree: >= 1 */
+} Cluster;
+
+/* 8 A100s (fp32, efficiency 0.5), one per node, on a 10 Gbps / 5 us star; NVLink at
+ * 300 GBps / 1 us within nodes; fat-tree leaves of 4, not oversubscribed. */
+Cluster cluster_default(void);
+const char *cluster_topology_name(Topology t);
+
+/* Checks the description (naming the flag at fault) and fills gpu_flops from the profile,
+ * precision and efficiency unless gpu is NULL (then gpu_flops must already be set). */
+int cluster_resolve(Cluster *c, BwError *err);
+
+/* Writes the SimGrid platform XML. */
+void cluster_write_xml(const Cluster *c, FILE *out);
+/* Writes it to a new temporary file and returns its path in path (len >= 64). */
+int cluster_write_xml_file(const Cluster *c, char *path, size_t len, BwError *err);
+
+/* The node of a rank. */
+static inline int cluster_node_of(const Cluster *c, int rank)
+{
+    return rank / c->gpus_per_node;
+}
+
+#endif

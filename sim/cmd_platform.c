@@ -1,0 +1,35 @@
+/* cmd_platform.c: `bellows platform`, which prints the SimGrid platform XML that a set of
+ * cluster flags generates (the same file every simulating command loads). */
+#include <stdio.h>
+
+#include "cli.h"
+#include "cluster_args.h"
+#include "commands.h"
+
+int cmd_platform(int argc, char **argv)
+{
+    BwError err = {{0}};
+    int set[64];
+    int rc =
+        cli_parse("bellows platform", cluster_cli_opts, cluster_cli_n_opts, argc, argv, set, &err);
+    if (rc == CLI_HELP) {
+        cli_print_help(stdout, "bellows platform [cluster flags]",
+                       "Prints the SimGrid platform (XML) that the cluster flags describe. Hosts "
+                       "are gpu0..gpu{P-1};\nlinks are full-duplex; routing is Dijkstra over the "
+                       "declared neighbour routes.",
+                       cluster_cli_opts, cluster_cli_n_opts);
+        return BW_OK;
+    }
+    Cluster c;
+    if (rc == BW_OK) rc = cluster_from_cli(&c, set, &err);
+    if (rc) {
+        fprintf(stderr, "bellows: %s\n", err.msg);
+        return rc;
+    }
+    cluster_write_xml(&c, stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "bellows: platform: cannot write to standard output\n");
+        return BW_ERUNTIME;
+    }
+    return BW_OK;
+}
