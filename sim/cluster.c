@@ -120,6 +120,12 @@ static void route_xml(FILE *out, const char *a, const char *b, const char *l1, c
 void cluster_write_xml(const Cluster *c, FILE *out)
 {
     const int P = c->workers, G = c->gpus_per_node, nodes = P / G;
+    /* SimGrid's DTD wants every host, router and link declared before the first route: routes
+     * are collected in memory and written last. */
+    char *routes = NULL;
+    size_t routes_len = 0;
+    FILE *R = open_memstream(&routes, &routes_len);
+    if (!R) R = out; /* out of memory: the file would then be refused by SimGrid's parser */
     char a[32], b[32], l1[32], l2[32];
     fprintf(out,
             "<?xml version='1.0'?>\n"
@@ -138,7 +144,7 @@ void cluster_write_xml(const Cluster *c, FILE *out)
             link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
             snprintf(a, sizeof a, "gpu%d", r);
             snprintf(l1, sizeof l1, "nic%d", r);
-            route_xml(out, a, "core", l1, "UP", NULL, NULL);
+            route_xml(R, a, "core", l1, "UP", NULL, NULL);
         }
         break;
     case TOPO_FAT_TREE: {
@@ -149,14 +155,14 @@ void cluster_write_xml(const Cluster *c, FILE *out)
                      c->latency_s);
             snprintf(a, sizeof a, "leaf%d", k);
             snprintf(l1, sizeof l1, "up%d", k);
-            route_xml(out, a, "core", l1, "UP", NULL, NULL);
+            route_xml(R, a, "core", l1, "UP", NULL, NULL);
         }
         for (int r = 0; r < P; r++) {
             link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
             snprintf(a, sizeof a, "gpu%d", r);
             snprintf(b, sizeof b, "leaf%d", r / c->leaf_size);
             snprintf(l1, sizeof l1, "nic%d", r);
-            route_xml(out, a, b, l1, "UP", NULL, NULL);
+            route_xml(R, a, b, l1, "UP", NULL, NULL);
         }
         break;
     }
@@ -171,14 +177,14 @@ void cluster_write_xml(const Cluster *c, FILE *out)
                     snprintf(b, sizeof b, "gpu%d", n * G + j);
                     snprintf(l1, sizeof l1, "nvl%d", n * G + i);
                     snprintf(l2, sizeof l2, "nvl%d", n * G + j);
-                    route_xml(out, a, b, l1, "UP", l2, "DOWN");
+                    route_xml(R, a, b, l1, "UP", l2, "DOWN");
                 }
         if (c->nic_per_gpu || G == 1) {
             for (int r = 0; r < P; r++) {
                 link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
                 snprintf(a, sizeof a, "gpu%d", r);
                 snprintf(l1, sizeof l1, "nic%d", r);
-                route_xml(out, a, "core", l1, "UP", NULL, NULL);
+                route_xml(R, a, "core", l1, "UP", NULL, NULL);
             }
         } else {
             /* one NIC per node, reached over the GPU's intra link */
@@ -187,15 +193,20 @@ void cluster_write_xml(const Cluster *c, FILE *out)
                 link_xml(out, "nic", n, c->bandwidth_Bps, c->latency_s);
                 snprintf(a, sizeof a, "node%d", n);
                 snprintf(l1, sizeof l1, "nic%d", n);
-                route_xml(out, a, "core", l1, "UP", NULL, NULL);
+                route_xml(R, a, "core", l1, "UP", NULL, NULL);
                 for (int i = 0; i < G; i++) {
                     snprintf(b, sizeof b, "gpu%d", n * G + i);
                     snprintf(l2, sizeof l2, "nvl%d", n * G + i);
-                    route_xml(out, b, a, l2, "UP", NULL, NULL);
+                    route_xml(R, b, a, l2, "UP", NULL, NULL);
                 }
             }
         }
         break;
+    }
+    if (R != out) {
+        fclose(R);
+        fwrite(routes, 1, routes_len, out);
+        free(routes);
     }
     fputs("  </zone>\n</platform>\n", out);
 }

@@ -1,0 +1,483 @@
+/* coll.c: the collectives (see coll.h for the algorithms, sources and cost formulas).
+ * Messages: the sender allocates a Msg holding a copy of its data and puts it on the mailbox of
+ * the (receiver, sender) pair with the data's size as the simulated size; the receiver frees
+ * it. Actors run one at a time, so the lazily created mailbox table needs no lock. */
+#include "coll.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+
+typedef struct {
+    size_t bytes;
+    unsigned char data[];
+} Msg;
+
+struct Comm {
+    int P, G;
+    CollAlgo algo;
+    CollBackend backend;
+    sg_mailbox_t *mb; /* [P * P]: mb[dst * P + src] */
+    CollStats *stats; /* [P] */
+    /* analytic backend */
+    sg_bar_t bar;
+    const void **bufs; /* [P]: each rank's buffer during a call */
+    size_t *sizes;     /* [P] */
+    float *acc;
+    size_t acc_cap;
+    double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
+};
+
+static const char *const ALGO_NAMES[] = {"ring", "halving-doubling", "tree", "hierarchical"};
+
+int coll_algo_parse(const char *name)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, ALGO_NAMES[i]) == 0) return i;
+    return -1;
+}
+
+const char *coll_algo_name(CollAlgo a)
+{
+    return ALGO_NAMES[a];
+}
+
+/* Latency and inverse bandwidth of the routes an algorithm's transfers take, for the analytic
+ * backend: on a star a route crosses two NIC links; on a fat-tree a cross-leaf route crosses
+ * two uplinks too, whose share per flow is B / oversubscription when a whole leaf sends out at
+ * once (halving-doubling, tree) and B for a ring (one flow per uplink direction); on a
+ * hierarchical cluster the inter-node figures are the route through the NIC(s). */
+static void derive_costs(Comm *c, const Cluster *cl)
+{
+    double a = 2 * cl->latency_s, b = 1 / cl->bandwidth_Bps;
+    c->a_local_s = 2 * cl->intra_latency_s;
+    c->b_local = 1 / cl->intra_bandwidth_Bps;
+    if (cl->topology == TOPO_FAT_TREE && cl->workers > cl->leaf_size) {
+        a = 4 * cl->latency_s;
+        double share =
+            c->algo == COLL_RING ? cl->oversubscription / cl->leaf_size : cl->oversubscription;
+        b *= share > 1 ? share : 1;
+    }
+    if (cl->topology == TOPO_HIERARCHICAL && cl->gpus_per_node > 1 && !cl->nic_per_gpu) {
+        a += 2 * cl->intra_latency_s;
+        /* the G GPUs of a node share its NIC when they all talk to other nodes at once */
+        if (c->algo != COLL_RING) b *= cl->gpus_per_node;
+    }
+    c->a_s = a;
+    c->b = b;
+}
+
+Comm *coll_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
+{
+    Comm *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->P = cl->workers;
+    c->G = cl->gpus_per_node;
+    c->algo = algo;
+    c->backend = backend;
+    c->mb = calloc((size_t)c->P * c->P, sizeof *c->mb);
+    c->stats = calloc((size_t)c->P, sizeof *c->stats);
+    c->bufs = calloc((size_t)c->P, sizeof *c->bufs);
+    c->sizes = calloc((size_t)c->P, sizeof *c->sizes);
+    if (!c->mb || !c->stats || !c->bufs || !c->sizes) {
+        coll_comm_free(c);
+        return NULL;
+    }
+    c->bar = sg_barrier_init((unsigned)c->P);
+    derive_costs(c, cl);
+    return c;
+}
+
+void coll_comm_free(Comm *c)
+{
+    if (!c) return;
+    if (c->bar) sg_barrier_destroy(c->bar);
+    free(c->mb);
+    free(c->stats);
+    free(c->bufs);
+    free(c->sizes);
+    free(c->acc);
+    free(c);
+}
+
+const CollStats *coll_stats(const Comm *c, int rank)
+{
+    return &c->stats[rank];
+}
+
+static sg_mailbox_t mbox(Comm *c, int dst, int src)
+{
+    sg_mailbox_t *m = &c->mb[(size_t)dst * c->P + src];
+    if (!*m) {
+        char name[48];
+        snprintf(name, sizeof name, "coll:%d<-%d", dst, src);
+        *m = sg_mailbox_by_name(name);
+    }
+    return *m;
+}
+
+/* Sends send[0..bytes) to rank `to` (if to >= 0) while receiving from rank `from` (if
+ * from >= 0); returns the received message, which the caller frees. */
+static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, int from)
+{
+    sg_comm_t comms[2];
+    size_t n = 0;
+    void *got = NULL;
+    if (to >= 0) {
+        Msg *m = malloc(sizeof *m + bytes);
+        assert(m);
+        m->bytes = bytes;
+        if (bytes) memcpy(m->data, send, bytes);
+        comms[n++] = sg_mailbox_put_async(mbox(c, to, me), m, (long)bytes);
+        c->stats[me].bytes_sent += (double)bytes;
+    }
+    if (from >= 0) comms[n++] = sg_mailbox_get_async(mbox(c, me, from), &got);
+    sg_comm_wait_all(comms, n);
+    return got;
+}
+
+static void add_into(float *dst, const Msg *m)
+{
+    const float *src = (const float *)m->data;
+    size_t n = m->bytes / sizeof(float);
+    for (size_t i = 0; i < n; i++) dst[i] += src[i];
+}
+
+static int mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
+
+/* Chunk j of gn equal parts of [lo, hi). */
+static void chunk(size_t lo, size_t hi, int gn, int j, size_t *a, size_t *b)
+{
+    size_t len = hi - lo;
+    *a = lo + len * (size_t)j / (size_t)gn;
+    *b = lo + len * (size_t)(j + 1) / (size_t)gn;
+}
+
+/* Ring reduce-scatter of buf[lo, hi) over the ranks g[0..gn), this rank being g[i]; afterwards
+ * g[i] holds the sum of chunk (i + 1) mod gn. */
+static void ring_reduce_scatter(Comm *c, const int *g, int gn, int i, float *buf, size_t lo,
+                                size_t hi)
+{
+    int next = g[(i + 1) % gn], prev = g[mod(i - 1, gn)];
+    for (int s = 0; s < gn - 1; s++) {
+        size_t a, b;
+        chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
+        Msg *m = sendrecv(c, g[i], next, buf + a, (b - a) * sizeof(float), prev);
+        chunk(lo, hi, gn, mod(i - s - 1, gn), &a, &b);
+        add_into(buf + a, m);
+        free(m);
+    }
+}
+
+/* The matching allgather: g[i] starts with chunk (i + 1) mod gn and ends with all. */
+static void ring_allgather(Comm *c, const int *g, int gn, int i, float *buf, size_t lo, size_t hi)
+{
+    int next = g[(i + 1) % gn], prev = g[mod(i - 1, gn)];
+    for (int s = 0; s < gn - 1; s++) {
+        size_t a, b;
+        chunk(lo, hi, gn, mod(i + 1 - s, gn), &a, &b);
+        Msg *m = sendrecv(c, g[i], next, buf + a, (b - a) * sizeof(float), prev);
+        chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
+        memcpy(buf + a, m->data, m->bytes);
+        free(m);
+    }
+}
+
+static void ring_allreduce(Comm *c, int rank, float *buf, size_t n)
+{
+    int *all = malloc(sizeof(int) * (size_t)c->P);
+    for (int r = 0; r < c->P; r++) all[r] = r;
+    ring_reduce_scatter(c, all, c->P, rank, buf, 0, n);
+    ring_allgather(c, all, c->P, rank, buf, 0, n);
+    free(all);
+}
+
+static void hierarchical_allreduce(Comm *c, int rank, float *buf, size_t n)
+{
+    const int G = c->G, nodes = c->P / G, node = rank / G, li = rank % G;
+    int *local = malloc(sizeof(int) * (size_t)G), *peers = malloc(sizeof(int) * (size_t)nodes);
+    for (int j = 0; j < G; j++) local[j] = node * G + j;
+    for (int k = 0; k < nodes; k++) peers[k] = k * G + li;
+    ring_reduce_scatter(c, local, G, li, buf, 0, n);
+    size_t a, b;
+    chunk(0, n, G, (li + 1) % G, &a, &b);
+    ring_reduce_scatter(c, peers, nodes, node, buf, a, b);
+    ring_allgather(c, peers, nodes, node, buf, a, b);
+    ring_allgather(c, local, G, li, buf, 0, n);
+    free(local);
+    free(peers);
+}
+
+static void halving_doubling_allreduce(Comm *c, int rank, float *buf, size_t n)
+{
+    const int P = c->P;
+    int p2 = 1;
+    while (p2 * 2 <= P) p2 *= 2;
+    const int rem = P - p2;
+    const size_t fb = sizeof(float);
+    int nr; /* rank among the p2 that take part in the halving and doubling */
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            sendrecv(c, rank, rank + 1, buf, n * fb, -1);
+            nr = -1;
+        } else {
+            Msg *m = sendrecv(c, rank, -1, NULL, 0, rank - 1);
+            add_into(buf, m);
+            free(m);
+            nr = rank / 2;
+        }
+    } else {
+        nr = rank - rem;
+    }
+    if (nr >= 0) {
+        size_t lo = 0, hi = n, los[32], his[32];
+        int steps = 0;
+        for (int d = p2 / 2; d >= 1; d /= 2, steps++) {
+            int pn = nr ^ d, partner = pn < rem ? 2 * pn + 1 : pn + rem;
+            size_t mid = lo + (hi - lo) / 2;
+            los[steps] = lo;
+            his[steps] = hi;
+            Msg *m;
+            if (nr < pn) { /* keep the lower half */
+                m = sendrecv(c, rank, partner, buf + mid, (hi - mid) * fb, partner);
+                add_into(buf + lo, m);
+                hi = mid;
+            } else {
+                m = sendrecv(c, rank, partner, buf + lo, (mid - lo) * fb, partner);
+                add_into(buf + mid, m);
+                lo = mid;
+            }
+            free(m);
+        }
+        for (int k = steps - 1; k >= 0; k--) {
+            int d = p2 >> (k + 1), pn = nr ^ d, partner = pn < rem ? 2 * pn + 1 : pn + rem;
+            size_t mid = los[k] + (his[k] - los[k]) / 2;
+            Msg *m = sendrecv(c, rank, partner, buf + lo, (hi - lo) * fb, partner);
+            memcpy(buf + (nr < pn ? mid : los[k]), m->data, m->bytes);
+            free(m);
+            lo = los[k];
+            hi = his[k];
+        }
+    }
+    if (rank < 2 * rem) {
+        if (rank % 2 == 1) {
+            sendrecv(c, rank, rank - 1, buf, n * fb, -1);
+        } else {
+            Msg *m = sendrecv(c, rank, -1, NULL, 0, rank + 1);
+            memcpy(buf, m->data, m->bytes);
+            free(m);
+        }
+    }
+}
+
+static void tree_reduce(Comm *c, int rank, float *buf, size_t n)
+{
+    for (int mask = 1; mask < c->P; mask <<= 1) {
+        if (rank & mask) {
+            sendrecv(c, rank, rank - mask, buf, n * sizeof(float), -1);
+            return;
+        }
+        if (rank + mask < c->P) {
+            Msg *m = sendrecv(c, rank, -1, NULL, 0, rank + mask);
+            add_into(buf, m);
+            free(m);
+        }
+    }
+}
+
+static void tree_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
+{
+    const int P = c->P, vr = mod(rank - root, P);
+    int top = 1;
+    while (top < P) top <<= 1;
+    for (int mask = top / 2; mask >= 1; mask >>= 1) {
+        if ((vr & (2 * mask - 1)) == 0 && vr + mask < P) {
+            sendrecv(c, rank, (vr + mask + root) % P, buf, bytes, -1);
+        } else if ((vr & (2 * mask - 1)) == mask) {
+            Msg *m = sendrecv(c, rank, -1, NULL, 0, mod(vr - mask + root, P));
+            memcpy(buf, m->data, m->bytes);
+            free(m);
+        }
+    }
+}
+
+static int ceil_log2(int p)
+{
+    int k = 0;
+    while ((1 << k) < p) k++;
+    return k;
+}
+
+double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a, double b,
+                                double al, double bl)
+{
+    if (p <= 1) return 0.0;
+    switch (algo) {
+    case COLL_RING:
+        return 2.0 * (p - 1) * a + 2.0 * (p - 1) / p * n * b;
+    case COLL_HALVING_DOUBLING: {
+        int lg = 0;
+        while ((2 << lg) <= p) lg++;
+        int p2 = 1 << lg;
+        double t = 2.0 * lg * a + 2.0 * (p2 - 1) / p2 * n * b;
+        return p2 == p ? t : t + 2.0 * (a + n * b); /* fold in and out the extra ranks */
+    }
+    case COLL_TREE:
+        return 2.0 * ceil_log2(p) * (a + n * b);
+    case COLL_HIERARCHICAL: {
+        int m = p / g;
+        return 2.0 * (g - 1) * al + 2.0 * (g - 1) / g * n * bl + 2.0 * (m - 1) * a +
+               2.0 * (m - 1) / m * (n / g) * b;
+    }
+    }
+    return 0.0;
+}
+
+/* Bytes one rank sends in an allreduce of n bytes (what the analytic backend charges). */
+static double allreduce_bytes(const Comm *c, int rank, double n)
+{
+    int P = c->P;
+    switch (c->algo) {
+    case COLL_RING:
+        return 2.0 * (P - 1) / P * n;
+    case COLL_HIERARCHICAL: {
+        int G = c->G, m = P / G;
+        return 2.0 * (G - 1) / G * n + 2.0 * (m - 1) / m * n / G;
+    }
+    case COLL_HALVING_DOUBLING: {
+        int p2 = 1;
+        while (p2 * 2 <= P) p2 *= 2;
+        int rem = P - p2;
+        double core = 2.0 * (p2 - 1) / p2 * n;
+        if (rank >= 2 * rem) return core;
+        return rank % 2 == 0 ? n : n + core; /* even: folds in; odd: takes part, sends back */
+    }
+    case COLL_TREE:
+        return rank == 0 ? ceil_log2(P) * n : 2.0 * n;
+    }
+    return 0.0;
+}
+
+static void analytic_allreduce(Comm *c, int rank, float *buf, size_t n)
+{
+    c->bufs[rank] = buf;
+    sg_barrier_wait(c->bar);
+    if (rank == 0) { /* the sum, in rank order so it does not depend on arrival order */
+        if (n > c->acc_cap) {
+            free(c->acc);
+            c->acc = malloc(n * sizeof(float));
+            assert(c->acc);
+            c->acc_cap = n;
+        }
+        memcpy(c->acc, c->bufs[0], n * sizeof(float));
+        for (int r = 1; r < c->P; r++) {
+            const float *x = c->bufs[r];
+            for (size_t i = 0; i < n; i++) c->acc[i] += x[i];
+        }
+    }
+    sg_barrier_wait(c->bar);
+    memcpy(buf, c->acc, n * sizeof(float));
+    double bytes = (double)n * sizeof(float);
+    c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
+    sg_actor_sleep_for(coll_allreduce_formula_s(c->algo, c->P, c->G, bytes, c->a_s, c->b,
+                                                c->a_local_s, c->b_local));
+}
+
+void coll_allreduce(Comm *c, int rank, float *buf, size_t count)
+{
+    double t0 = simgrid_get_clock();
+    if (c->P > 1) {
+        if (c->backend == COLL_ANALYTIC)
+            analytic_allreduce(c, rank, buf, count);
+        else if (c->algo == COLL_RING)
+            ring_allreduce(c, rank, buf, count);
+        else if (c->algo == COLL_HALVING_DOUBLING)
+            halving_doubling_allreduce(c, rank, buf, count);
+        else if (c->algo == COLL_TREE) {
+            tree_reduce(c, rank, buf, count);
+            tree_broadcast(c, rank, 0, buf, count * sizeof(float));
+        } else
+            hierarchical_allreduce(c, rank, buf, count);
+    }
+    c->stats[rank].time_s += simgrid_get_clock() - t0;
+    c->stats[rank].calls++;
+}
+
+unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes, size_t *sizes)
+{
+    double t0 = simgrid_get_clock();
+    const int P = c->P;
+    Msg **blocks = calloc((size_t)P, sizeof *blocks);
+    assert(blocks);
+    blocks[rank] = malloc(sizeof(Msg) + bytes);
+    assert(blocks[rank]);
+    blocks[rank]->bytes = bytes;
+    if (bytes) memcpy(blocks[rank]->data, send, bytes);
+    if (c->backend == COLL_ANALYTIC && P > 1) {
+        c->bufs[rank] = send;
+        c->sizes[rank] = bytes;
+        sg_barrier_wait(c->bar);
+        double total = 0;
+        for (int r = 0; r < P; r++) {
+            total += (double)c->sizes[r];
+            if (r == rank) continue;
+            blocks[r] = malloc(sizeof(Msg) + c->sizes[r]);
+            assert(blocks[r]);
+            blocks[r]->bytes = c->sizes[r];
+            if (c->sizes[r]) memcpy(blocks[r]->data, c->bufs[r], c->sizes[r]);
+        }
+        sg_barrier_wait(c->bar);
+        c->stats[rank].bytes_sent += total - (double)bytes;
+        sg_actor_sleep_for((P - 1) * c->a_s + (double)(P - 1) / P * total * c->b);
+    } else {
+        for (int s = 0; s < P - 1; s++) {
+            const Msg *out = blocks[mod(rank - s, P)];
+            blocks[mod(rank - s - 1, P)] =
+                sendrecv(c, rank, (rank + 1) % P, out->data, out->bytes, mod(rank - 1, P));
+        }
+    }
+    size_t total = 0;
+    for (int r = 0; r < P; r++) total += blocks[r]->bytes;
+    unsigned char *all = malloc(total ? total : 1), *p = all;
+    assert(all);
+    for (int r = 0; r < P; r++) {
+        sizes[r] = blocks[r]->bytes;
+        memcpy(p, blocks[r]->data, blocks[r]->bytes);
+        p += blocks[r]->bytes;
+        free(blocks[r]);
+    }
+    free(blocks);
+    c->stats[rank].time_s += simgrid_get_clock() - t0;
+    c->stats[rank].calls++;
+    return all;
+}
+
+void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
+{
+    double t0 = simgrid_get_clock();
+    if (c->P > 1) {
+        if (c->backend == COLL_ANALYTIC) {
+            if (rank == root) c->bufs[0] = buf;
+            sg_barrier_wait(c->bar);
+            if (rank != root) memcpy(buf, c->bufs[0], bytes);
+            sg_barrier_wait(c->bar);
+            if (rank == root) c->stats[rank].bytes_sent += (double)bytes;
+            sg_actor_sleep_for(ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
+        } else {
+            tree_broadcast(c, rank, root, buf, bytes);
+        }
+    }
+    c->stats[rank].time_s += simgrid_get_clock() - t0;
+    c->stats[rank].calls++;
+}

@@ -1,0 +1,65 @@
+/* coll.h: collective operations between the worker actors of one simulation, with real
+ * payloads: the bytes put on the simulated wire are copies of the real buffers, and reductions
+ * add the real floats, so results equal the sum of the inputs. Every function is called by
+ * every rank of the communicator, from inside its SimGrid actor, with the same arguments but
+ * its own buffer.
+ *
+ * Algorithms (allreduce, sum):
+ *   ring              reduce-scatter then allgather around a ring (Patarasuk and Yuan, JPDC 2009):
+ *                     2(p-1) a + 2 (p-1)/p n b
+ *   halving-doubling  Rabenseifner's recursive halving reduce-scatter and doubling allgather
+ *                     (Thakur, Rabenseifner, Gropp, IJHPCA 2005); for p not a power of two the
+ *                     first 2r ranks pair up first (r = p - 2^floor(log2 p)) and the results go
+ *                     back at the end: 2 log2(p) a + 2 (p-1)/p n b for powers of two
+ *   tree              binomial-tree reduce to rank 0, then binomial broadcast:
+ *                     2 ceil(log2 p) (a + n b)
+ *   hierarchical      ring reduce-scatter inside each node, ring allreduce of each GPU's share
+ *                     between nodes, ring allgather inside each node:
+ *                     2(g-1) a_l + 2 (g-1)/g n b_l + 2(m-1) a_g + 2 (m-1)/m (n/g) b_g
+ * where a is the latency of a route and b its seconds per byte. The analytic backend does the
+ * reduction in memory (in rank order) and makes every rank wait the formula's time instead. */
+#ifndef BELLOWS_COLL_H
+#define BELLOWS_COLL_H
+
+#include <stddef.h>
+
+#include "cluster.h"
+
+typedef enum { COLL_RING, COLL_HALVING_DOUBLING, COLL_TREE, COLL_HIERARCHICAL } CollAlgo;
+typedef enum { COLL_TRANSFER, COLL_ANALYTIC } CollBackend;
+
+/* "ring" etc.; -1 if unknown. */
+int coll_algo_parse(const char *name);
+const char *coll_algo_name(CollAlgo a);
+
+typedef struct {
+    double
+        bytes_sent; /* payload bytes this rank put on the wire (analytic: as the algorithm would) */
+    double time_s;  /* simulated seconds spent inside collectives */
+    long calls;
+} CollStats;
+
+typedef struct Comm Comm;
+
+/* For the cluster's P ranks; call after the platform is loaded and before the actors run. */
+Comm *coll_comm_create(const Cluster *c, CollAlgo algo, CollBackend backend);
+void coll_comm_free(Comm *c); /* NULL is a no-op */
+const CollStats *coll_stats(const Comm *c, int rank);
+
+/* buf [count] is replaced by the sum over ranks. */
+void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
+
+/* Every rank contributes `bytes` bytes (the counts may differ). Returns a malloc'd buffer with
+ * all contributions concatenated in rank order, and their sizes in sizes[P]; the caller frees
+ * it. Ring algorithm. */
+unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes, size_t *sizes);
+
+/* Binomial-tree broadcast of root's buf [bytes] to every rank. */
+void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes);
+
+/* The closed-form time of an allreduce of n bytes with the given algorithm, with per-route
+ * latency a_s and seconds per byte b (and the intra-node pair for hierarchical). */
+double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n_bytes, double a_s, double b,
+                                double a_local_s, double b_local);
+
+#endif
