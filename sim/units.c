@@ -81,24 +81,21 @@ int units_parse_flops(const char *flag, const char *text, double *flops, BwError
 
 void units_format_bandwidth(double Bps, char *buf, size_t len)
 {
-    /* Prefer bits per second when the figure is a whole number of them, as NICs are sold. */
+    /* Bits per second with the largest prefix, as NICs are sold ("10Gbps", "2.4Tbps"), when
+     * that reads with at most two decimals; otherwise bytes per second. */
     static const char *bits[] = {"bps", "Kbps", "Mbps", "Gbps", "Tbps"};
     static const char *bytes[] = {"Bps", "KBps", "MBps", "GBps", "TBps"};
     double b = Bps * 8;
-    for (int i = 4; i >= 0; i--) {
-        double scale = pow(1e3, i);
-        if (b >= scale && fabs(b / scale - round(b / scale)) < 1e-9 * (b / scale)) {
-            snprintf(buf, len, "%g%s", b / scale, bits[i]);
-            return;
-        }
+    int i = 4;
+    while (i > 0 && b < pow(1e3, i)) i--;
+    double v = b / pow(1e3, i);
+    if (fabs(v * 100 - round(v * 100)) <= 1e-6 * v * 100) {
+        snprintf(buf, len, "%g%s", v, bits[i]);
+        return;
     }
-    for (int i = 4; i >= 0; i--) {
-        double scale = pow(1e3, i);
-        if (Bps >= scale || i == 0) {
-            snprintf(buf, len, "%g%s", Bps / scale, bytes[i]);
-            return;
-        }
-    }
+    i = 4;
+    while (i > 0 && Bps < pow(1e3, i)) i--;
+    snprintf(buf, len, "%g%s", Bps / pow(1e3, i), bytes[i]);
 }
 
 void units_format_duration(double s, char *buf, size_t len)

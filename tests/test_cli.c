@@ -104,6 +104,26 @@ static const BadCase BAD[] = {
     {"train --train-samples 50 --batch 100 --out @/o4", 2, "--batch: 100 is larger"},
     {"train --train-samples 100 --test-samples 10 --epochs 1 --out @/afile", 2, "is not a folder"},
     {"train --train-samples 100 --test-samples 10 --epochs 1 --out @/afile/sub", 2, "--out"},
+    {"platform --workers 0", 2, "--workers"},
+    {"platform --workers 6 --gpus-per-node 4 --topology hierarchical", 2, "--gpus-per-node"},
+    {"platform --gpus-per-node 2", 2, "--gpus-per-node: needs --topology hierarchical"},
+    {"platform --nic-per-gpu", 2, "--nic-per-gpu: needs --topology hierarchical"},
+    {"platform --topology ring", 2, "--topology"},
+    {"platform --bandwidth 10", 2, "--bandwidth: expected a bandwidth"},
+    {"platform --bandwidth 10gbps", 2, "--bandwidth"},
+    {"platform --bandwidth -1Gbps", 2, "--bandwidth"},
+    {"platform --latency 5", 2, "--latency: expected a duration"},
+    {"platform --latency -5us", 2, "--latency"},
+    {"platform --intra-bandwidth 300GBps", 2,
+     "--intra-bandwidth: applies to --topology hierarchical"},
+    {"platform --leaf-size 2", 2, "--leaf-size: applies to --topology fat-tree"},
+    {"platform --topology fat-tree --oversubscription 0.5", 2, "--oversubscription"},
+    {"platform --gpu B200", 2, "--gpu"},
+    {"platform --gpu V100 --precision bf16", 2, "--precision: the V100 has no bf16 rate"},
+    {"platform --gpu-flops 10T --gpu H100", 2, "--gpu-flops"},
+    {"platform --gpu-flops fast", 2, "--gpu-flops"},
+    {"platform --gpu-efficiency 1.5", 2, "--gpu-efficiency"},
+    {"platform extra", 2, "unexpected argument"},
 };
 
 /* A data folder whose training images are cut short, with the real labels and test set. */
@@ -180,6 +200,19 @@ static void test_help_and_version(void **state)
     assert_non_null(strstr(out, "(default: 64)"));
     assert_non_null(strstr(out, "--data-dir"));
     free(out);
+    /* the platform command prints a complete document for every topology */
+    const char *topologies[] = {"--topology star", "--topology fat-tree --oversubscription 2",
+                                "--topology hierarchical --gpus-per-node 4",
+                                "--topology hierarchical --gpus-per-node 2 --nic-per-gpu"};
+    for (int t = 0; t < 4; t++) {
+        char args[128];
+        snprintf(args, sizeof args, "platform --workers 8 %s", topologies[t]);
+        assert_int_equal(run(args), 0);
+        out = captured("stdout");
+        assert_non_null(strstr(out, "<host id=\"gpu7\""));
+        assert_non_null(strstr(out, "</platform>"));
+        free(out);
+    }
     assert_int_equal(run("models"), 0);
     out = captured("stdout");
     assert_non_null(strstr(out, "cnn"));
