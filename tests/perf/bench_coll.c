@@ -1,0 +1,94 @@
+/* bench_coll.c: wall-clock cost of simulating collectives. One measurement per process (one
+ * SimGrid engine per process); tests/perf/run_coll.sh runs them side by side.
+ *   bench_coll ring|analytic|bare WORKERS ITERATIONS FLOATS
+ * ring: coll_allreduce, transfer level; analytic: the analytic backend; bare: the same ring
+ * pattern with raw SimGrid transfers (no payload, no reduction), the engine's own cost.
+ * Prints wall seconds per allreduce and per simulated transfer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/mailbox.h>
+
+#include "../../sim/coll.h"
+#include "../../sim/engine.h"
+
+static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare */
+static size_t FLOATS;
+static Comm *COMM;
+static sg_mailbox_t *MB;
+
+static void worker(int argc, char **argv)
+{
+    (void)argc;
+    int rank = atoi(argv[1]);
+    if (MODE == 2) {
+        static char token;
+        for (int it = 0; it < ITERS; it++)
+            for (int s = 0; s < 2 * (P - 1); s++) {
+                void *got;
+                sg_comm_t c[2] = {sg_mailbox_put_async(MB[(rank + 1) % P], &token,
+                                                       (long)(FLOATS / P * sizeof(float))),
+                                  sg_mailbox_get_async(MB[rank], &got)};
+                sg_comm_wait_all(c, 2);
+            }
+        return;
+    }
+    float *buf = calloc(FLOATS, sizeof(float));
+    for (int it = 0; it < ITERS; it++) coll_allreduce(COMM, rank, buf, FLOATS);
+    free(buf);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: bench_coll ring|analytic|bare WORKERS ITERATIONS FLOATS\n");
+        return 2;
+    }
+    MODE = strcmp(argv[1], "ring") == 0 ? 0 : strcmp(argv[1], "analytic") == 0 ? 1 : 2;
+    P = atoi(argv[2]);
+    ITERS = atoi(argv[3]);
+    FLOATS = (size_t)atol(argv[4]);
+    Cluster cl = cluster_default();
+    cl.workers = P;
+    BwError err;
+    char *sg[] = {"--cfg=contexts/factory:raw", NULL};
+    if (cluster_resolve(&cl, &err) || engine_init(1, sg, "exact", &err) ||
+        engine_load_cluster(&cl, &err)) {
+        fprintf(stderr, "bench_coll: %s\n", err.msg);
+        return 1;
+    }
+    COMM = coll_comm_create(&cl, COLL_RING, MODE == 1 ? COLL_ANALYTIC : COLL_TRANSFER);
+    MB = calloc((size_t)P, sizeof *MB);
+    for (int r = 0; r < P; r++) {
+        char name[32];
+        snprintf(name, sizeof name, "bare%d", r);
+        MB[r] = sg_mailbox_by_name(name);
+        char arg[16];
+        snprintf(arg, sizeof arg, "%d", r);
+        char *av[] = {"worker", arg, NULL};
+        sg_actor_create("worker", engine_host(r), worker, 2, av);
+    }
+    double t0 = now();
+    simgrid_run();
+    double wall = now() - t0;
+    double transfers = (double)ITERS * P * 2.0 * (P - 1);
+    printf("%s workers=%d iterations=%d floats=%zu wall_s=%.4f per_allreduce_ms=%.4f "
+           "per_transfer_us=%.3f sim_s=%.6g\n",
+           argv[1], P, ITERS, FLOATS, wall, wall / ITERS * 1e3,
+           MODE == 1 ? 0.0 : wall / transfers * 1e6, simgrid_get_clock());
+    coll_comm_free(COMM);
+    free(MB);
+    return 0;
+}
