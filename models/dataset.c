@@ -129,7 +129,7 @@ int dataset_load_idx(const char *images_path, const char *labels_path, int class
     out->cols = (int)idims[2];
     out->dim = (int)dim;
     out->classes = classes;
-    raw = malloc((size_t)n * dim > (size_t)n ? (size_t)n * dim : (size_t)n);
+    raw = malloc((size_t)n * dim); /* dim >= 1: also holds the n labels */
     out->x = malloc((size_t)keep * dim * sizeof(float));
     out->y = malloc((size_t)keep);
     if (!raw || !out->x || !out->y) {

@@ -90,17 +90,8 @@ void im2col(float *col, const float *inp, const ConvShape *s)
         for (int y = 0; y < oh; y++)
             for (int x = 0; x < ow; x++) {
                 float *dst = col + (((size_t)b * oh + y) * ow + x) * patch;
-                int x0 = x - s->pad;
-                int interior_x = x0 >= 0 && x0 + k <= s->w;
                 for (int ky = 0; ky < k; ky++) {
                     int iy = y + ky - s->pad;
-                    if (interior_x && iy >= 0 && iy < s->h) {
-                        /* NHWC: the k taps of this kernel row are k*c contiguous floats */
-                        const float *src = inp + (((size_t)b * s->h + iy) * s->w + x0) * c;
-                        float *d = dst + (size_t)ky * k * c;
-                        for (int t = 0; t < k * c; t++) d[t] = src[t];
-                        continue;
-                    }
                     for (int kx = 0; kx < k; kx++) {
                         int ix = x + kx - s->pad;
                         float *d = dst + ((size_t)ky * k + kx) * c;

@@ -29,11 +29,6 @@ const ModelOps *model_find(const char *name)
     return NULL;
 }
 
-const char *model_names(void)
-{
-    return "softmax|mlp|cnn";
-}
-
 ModelConfig model_config_default(void)
 {
     ModelConfig c;

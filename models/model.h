@@ -70,8 +70,6 @@ struct Model {
 };
 
 const ModelOps *model_find(const char *name);
-/* "softmax|mlp|cnn", for help texts. */
-const char *model_names(void);
 /* The registered models, NULL-terminated. */
 const ModelOps *const *model_registry(void);
 

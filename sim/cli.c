@@ -183,13 +183,6 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, cha
     return BW_OK;
 }
 
-int cli_concat(CliOpt *dst, const CliOpt *a, int na, const CliOpt *b, int nb)
-{
-    memcpy(dst, a, sizeof *a * (size_t)na);
-    memcpy(dst + na, b, sizeof *b * (size_t)nb);
-    return na + nb;
-}
-
 int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name)
 {
     for (int i = 0; i < n_opts; i++)

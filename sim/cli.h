@@ -54,9 +54,6 @@ typedef struct {
 int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv, int *set,
               BwError *err);
 
-/* Copies table a then table b into dst (which holds na + nb entries); returns na + nb. */
-int cli_concat(CliOpt *dst, const CliOpt *a, int na, const CliOpt *b, int nb);
-
 /* Whether the flag called name was given explicitly, from the set[] that cli_parse filled. */
 int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name);
 

@@ -61,10 +61,4 @@ void cluster_write_xml(const Cluster *c, FILE *out);
 /* Writes it to a new temporary file and returns its path in path (len >= 64). */
 int cluster_write_xml_file(const Cluster *c, char *path, size_t len, BwError *err);
 
-/* The node of a rank. */
-static inline int cluster_node_of(const Cluster *c, int rank)
-{
-    return rank / c->gpus_per_node;
-}
-
 #endif

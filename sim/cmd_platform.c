@@ -1,5 +1,6 @@
 /* cmd_platform.c: `bellows platform`, which prints the SimGrid platform XML that a set of
  * cluster flags generates (the same file every simulating command loads). */
+#include <assert.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -10,6 +11,7 @@ int cmd_platform(int argc, char **argv)
 {
     BwError err = {{0}};
     int set[64];
+    assert(cluster_cli_n_opts <= (int)(sizeof set / sizeof *set));
     int rc =
         cli_parse("bellows platform", cluster_cli_opts, cluster_cli_n_opts, argc, argv, set, &err);
     if (rc == CLI_HELP) {

@@ -27,6 +27,8 @@ struct Comm {
     CollBackend backend;
     sg_mailbox_t *mb; /* [P * P]: mb[dst * P + src] */
     CollStats *stats; /* [P] */
+    int *ranks;       /* [P]: 0..P-1, the ring of all ranks; node n's GPUs are ranks + n*G */
+    int *peers;       /* [G * P/G]: peers[i * nodes + k] = k*G + i, GPU i of every node */
     /* analytic backend */
     sg_bar_t bar;
     const void **bufs; /* [P]: each rank's buffer during a call */
@@ -87,9 +89,16 @@ Comm *coll_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
     c->stats = calloc((size_t)c->P, sizeof *c->stats);
     c->bufs = calloc((size_t)c->P, sizeof *c->bufs);
     c->sizes = calloc((size_t)c->P, sizeof *c->sizes);
-    if (!c->mb || !c->stats || !c->bufs || !c->sizes) {
+    c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
+    c->peers = malloc(sizeof *c->peers * (size_t)c->P);
+    if (!c->mb || !c->stats || !c->bufs || !c->sizes || !c->ranks || !c->peers) {
         coll_comm_free(c);
         return NULL;
+    }
+    const int nodes = c->P / c->G;
+    for (int r = 0; r < c->P; r++) {
+        c->ranks[r] = r;
+        c->peers[(r % c->G) * nodes + r / c->G] = r;
     }
     c->bar = sg_barrier_init((unsigned)c->P);
     derive_costs(c, cl);
@@ -104,6 +113,8 @@ void coll_comm_free(Comm *c)
     free(c->stats);
     free(c->bufs);
     free(c->sizes);
+    free(c->ranks);
+    free(c->peers);
     free(c->acc);
     free(c);
 }
@@ -196,27 +207,20 @@ static void ring_allgather(Comm *c, const int *g, int gn, int i, float *buf, siz
 
 static void ring_allreduce(Comm *c, int rank, float *buf, size_t n)
 {
-    int *all = malloc(sizeof(int) * (size_t)c->P);
-    for (int r = 0; r < c->P; r++) all[r] = r;
-    ring_reduce_scatter(c, all, c->P, rank, buf, 0, n);
-    ring_allgather(c, all, c->P, rank, buf, 0, n);
-    free(all);
+    ring_reduce_scatter(c, c->ranks, c->P, rank, buf, 0, n);
+    ring_allgather(c, c->ranks, c->P, rank, buf, 0, n);
 }
 
 static void hierarchical_allreduce(Comm *c, int rank, float *buf, size_t n)
 {
     const int G = c->G, nodes = c->P / G, node = rank / G, li = rank % G;
-    int *local = malloc(sizeof(int) * (size_t)G), *peers = malloc(sizeof(int) * (size_t)nodes);
-    for (int j = 0; j < G; j++) local[j] = node * G + j;
-    for (int k = 0; k < nodes; k++) peers[k] = k * G + li;
+    const int *local = c->ranks + node * G, *peers = c->peers + li * nodes;
     ring_reduce_scatter(c, local, G, li, buf, 0, n);
     size_t a, b;
     chunk(0, n, G, (li + 1) % G, &a, &b);
     ring_reduce_scatter(c, peers, nodes, node, buf, a, b);
     ring_allgather(c, peers, nodes, node, buf, a, b);
     ring_allgather(c, local, G, li, buf, 0, n);
-    free(local);
-    free(peers);
 }
 
 static void halving_doubling_allreduce(Comm *c, int rank, float *buf, size_t n)
