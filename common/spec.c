@@ -1,0 +1,191 @@
+/* spec.c: parsing and checking NAME[:key=value,...] plug-in specifications (see spec.h). */
+#include "spec.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int valid_word(const char *s, size_t len)
+{
+    if (len == 0) return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(islower(c) || isdigit(c) || c == '_' || c == '-')) return 0;
+    }
+    return 1;
+}
+
+int spec_parse(const char *text, const char *flag, Spec *out, BwError *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->flag, sizeof out->flag, "%s", flag);
+    const char *colon = strchr(text, ':');
+    size_t name_len = colon ? (size_t)(colon - text) : strlen(text);
+    if (!valid_word(text, name_len) || name_len >= sizeof out->name)
+        return bw_fail(err, BW_EUSAGE, "%s '%s': expected NAME or NAME:key=value,...", flag, text);
+    memcpy(out->name, text, name_len);
+    if (!colon) return BW_OK;
+    const char *p = colon + 1;
+    if (*p == '\0')
+        return bw_fail(err, BW_EUSAGE, "%s '%s': expected key=value after ':'", flag, text);
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        if (!eq)
+            return bw_fail(err, BW_EUSAGE, "%s '%s': option '%.*s' is not key=value", flag, text,
+                           (int)len, p);
+        size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
+        if (!valid_word(p, klen) || klen >= sizeof out->key[0])
+            return bw_fail(err, BW_EUSAGE, "%s '%s': bad option name '%.*s'", flag, text,
+                           (int)klen, p);
+        if (vlen == 0 || vlen >= sizeof out->val[0])
+            return bw_fail(err, BW_EUSAGE, "%s '%s': option '%.*s' has %s value", flag, text,
+                           (int)klen, p, vlen == 0 ? "an empty" : "a too long");
+        if (out->n == SPEC_MAX_KV)
+            return bw_fail(err, BW_EUSAGE, "%s '%s': more than %d options", flag, text,
+                           SPEC_MAX_KV);
+        for (int i = 0; i < out->n; i++)
+            if (strlen(out->key[i]) == klen && memcmp(out->key[i], p, klen) == 0)
+                return bw_fail(err, BW_EUSAGE, "%s '%s': option '%s' given twice", flag, text,
+                               out->key[i]);
+        memcpy(out->key[out->n], p, klen);
+        memcpy(out->val[out->n], eq + 1, vlen);
+        out->n++;
+        if (!comma) break;
+        p = comma + 1;
+        if (*p == '\0')
+            return bw_fail(err, BW_EUSAGE, "%s '%s': trailing ','", flag, text);
+    }
+    return BW_OK;
+}
+
+int spec_split_list(const char *text, const char *flag, char items[][SPEC_MAX_TEXT], int max,
+                    int *n, BwError *err)
+{
+    *n = 0;
+    const char *p = text;
+    if (*p == '\0') return bw_fail(err, BW_EUSAGE, "%s: expected a list of specs", flag);
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0)
+            return bw_fail(err, BW_EUSAGE, "%s '%s': empty item in the list", flag, text);
+        const char *eq = memchr(p, '=', len), *colon = memchr(p, ':', len);
+        if (eq && !colon) { /* key=value continuing the previous spec */
+            if (*n == 0)
+                return bw_fail(err, BW_EUSAGE, "%s '%s': option '%.*s' before any name", flag,
+                               text, (int)len, p);
+            size_t have = strlen(items[*n - 1]);
+            if (have + 1 + len >= SPEC_MAX_TEXT)
+                return bw_fail(err, BW_EUSAGE, "%s: spec too long", flag);
+            items[*n - 1][have] = ',';
+            memcpy(items[*n - 1] + have + 1, p, len);
+            items[*n - 1][have + 1 + len] = '\0';
+        } else {
+            if (*n == max)
+                return bw_fail(err, BW_EUSAGE, "%s: more than %d specs", flag, max);
+            if (len >= SPEC_MAX_TEXT) return bw_fail(err, BW_EUSAGE, "%s: spec too long", flag);
+            memcpy(items[*n], p, len);
+            items[*n][len] = '\0';
+            (*n)++;
+        }
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return BW_OK;
+}
+
+/* index of word in "a|b|c", or -1 */
+static int choice_index(const char *choices, const char *word)
+{
+    size_t wl = strlen(word);
+    int i = 0;
+    for (const char *p = choices;; i++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == wl && memcmp(p, word, wl) == 0) return i;
+        if (!bar) return -1;
+        p = bar + 1;
+    }
+}
+
+static int convert(const Spec *s, const SpecOpt *o, const char *text, SpecVal *v, BwError *err)
+{
+    if (o->type == SPEC_CHOICE) {
+        int i = choice_index(o->choices, text);
+        if (i < 0)
+            return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected one of %s", s->flag, s->name,
+                           o->key, text, o->choices);
+        v->choice = i;
+        v->set = 1;
+        return BW_OK;
+    }
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(x))
+        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected %s", s->flag, s->name, o->key,
+                       text, o->type == SPEC_INT ? "an integer" : "a number");
+    if (o->type == SPEC_INT && x != floor(x))
+        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected an integer", s->flag, s->name,
+                       o->key, text);
+    if (x < o->lo || x > o->hi)
+        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected a value in [%g, %g]", s->flag,
+                       s->name, o->key, text, o->lo, o->hi);
+    v->num = x;
+    v->set = 1;
+    return BW_OK;
+}
+
+int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, BwError *err)
+{
+    for (int k = 0; k < s->n; k++) {
+        int found = 0;
+        for (int i = 0; i < n_opts; i++) found |= strcmp(opts[i].key, s->key[k]) == 0;
+        if (!found) {
+            char known[256] = "";
+            size_t used = 0;
+            for (int i = 0; i < n_opts && used < sizeof known; i++)
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                         i ? ", " : "", opts[i].key);
+            return bw_fail(err, BW_EUSAGE, "%s %s: unknown option '%s' (known: %s)", s->flag,
+                           s->name, s->key[k], n_opts ? known : "none");
+        }
+    }
+    for (int i = 0; i < n_opts; i++) {
+        const SpecOpt *o = &opts[i];
+        memset(&vals[i], 0, sizeof vals[i]);
+        const char *text = o->def;
+        for (int k = 0; k < s->n; k++)
+            if (strcmp(s->key[k], o->key) == 0) text = s->val[k];
+        if (text) {
+            int rc = convert(s, o, text, &vals[i], err);
+            if (rc) return rc;
+        }
+    }
+    return BW_OK;
+}
+
+void spec_print_opts(FILE *out, const SpecOpt *opts, int n_opts)
+{
+    for (int i = 0; i < n_opts; i++) {
+        char left[96];
+        if (opts[i].type == SPEC_CHOICE)
+            snprintf(left, sizeof left, "%s=%s (%s)", opts[i].key, opts[i].def ? opts[i].def : "-",
+                     opts[i].choices);
+        else
+            snprintf(left, sizeof left, "%s=%s", opts[i].key, opts[i].def ? opts[i].def : "-");
+        fprintf(out, "    %-28s %s\n", left, opts[i].help);
+    }
+}
+
+void spec_format(const Spec *s, char *buf, size_t n)
+{
+    size_t used = (size_t)snprintf(buf, n, "%s", s->name);
+    for (int k = 0; k < s->n && used < n; k++)
+        used += (size_t)snprintf(buf + used, n - used, "%c%s=%s", k ? ',' : ':', s->key[k],
+                                 s->val[k]);
+}

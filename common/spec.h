@@ -1,0 +1,59 @@
+/* spec.h: plug-in specifications written on the command line as NAME[:key=value,...]
+ * (`--policy accordion:eta=0.5,interval=2`, `--compressor topk:ef=0`). A plug-in declares its
+ * options in a table of SpecOpt; spec_resolve checks a parsed Spec against that table (unknown
+ * keys, bad numbers, out-of-range values and unknown choices are usage errors naming the flag,
+ * the key and what was expected), and the same table prints the `bellows policies` listing. */
+#ifndef BELLOWS_SPEC_H
+#define BELLOWS_SPEC_H
+
+#include <stdio.h>
+
+#include "status.h"
+
+#define SPEC_MAX_KV 16
+#define SPEC_MAX_TEXT 256
+
+typedef struct {
+    char flag[32]; /* the flag it came from, for messages: "--policy" */
+    char name[32];
+    int n;
+    char key[SPEC_MAX_KV][32];
+    char val[SPEC_MAX_KV][64];
+} Spec;
+
+/* Parses "name" or "name:k=v,k=v". Names and keys are [a-z0-9_-]+; a key may appear once. */
+int spec_parse(const char *text, const char *flag, Spec *out, BwError *err);
+
+/* Splits a list of specs separated by commas, where an item holding '=' and no ':' continues
+ * the previous spec's options: "sync,static:level=4,accordion:critical=2,normal=1" gives
+ * "sync", "static:level=4", "accordion:critical=2,normal=1". Returns the count in *n. */
+int spec_split_list(const char *text, const char *flag, char items[][SPEC_MAX_TEXT], int max,
+                    int *n, BwError *err);
+
+typedef enum { SPEC_DOUBLE, SPEC_INT, SPEC_CHOICE } SpecType;
+
+typedef struct {
+    const char *key;
+    SpecType type;
+    const char *def;     /* default, as text; NULL: none (the plug-in decides, say so in help) */
+    double lo, hi;       /* inclusive range of numbers */
+    const char *choices; /* SPEC_CHOICE: "rank0|all" */
+    const char *help;
+} SpecOpt;
+
+typedef struct {
+    int set;    /* 1 if given or defaulted, 0 if no default and not given */
+    double num; /* SPEC_DOUBLE and SPEC_INT */
+    int choice; /* SPEC_CHOICE: index into choices */
+} SpecVal;
+
+/* Fills vals[n_opts] from the spec's keys and the table's defaults. */
+int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, BwError *err);
+
+/* "    key=default  help" lines, one per option. */
+void spec_print_opts(FILE *out, const SpecOpt *opts, int n_opts);
+
+/* Formats a spec back as text (name:k=v,... in the given order). */
+void spec_format(const Spec *s, char *buf, size_t n);
+
+#endif

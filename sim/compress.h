@@ -1,0 +1,57 @@
+/* compress.h: gradient compressors with error feedback. A compressor reduces a worker's whole
+ * gradient (the model's flat buffer, cut into layer views) across all workers through the
+ * collectives, at a level per layer that the policy may change at any step, and keeps its own
+ * per-worker error-feedback memory. Compressors are plug-ins (a const CompressorOps with a name,
+ * help, source, level description and an option table), registered in compress.c.
+ *
+ * compress_reduce, called by every rank from inside its actor with the same levels:
+ *   - vectors (ndim 1) and layers at level 0 go dense fp32, in one fused allreduce;
+ *   - the other layers go through the compressor, which may batch all layers' messages into
+ *     one collective per round (PowerSGD: one allreduce of every P, one of every Q);
+ *   - on return grads holds the decoded gradient averaged over the workers.
+ * It returns the payload bytes this worker handed to the collectives (the encoded sizes, bit
+ * packing included), which equals the growth of coll_stats(..)->payload_bytes. */
+#ifndef BELLOWS_COMPRESS_H
+#define BELLOWS_COMPRESS_H
+
+#include <stdio.h>
+
+#include "../common/spec.h"
+#include "../common/status.h"
+#include "../models/model.h"
+#include "coll.h"
+
+typedef struct Compressor Compressor;
+
+typedef struct {
+    const char *name;
+    const char *help;
+    const char *source;
+    const char *level_name; /* "rank", "fraction kept", "levels"; NULL: takes no level */
+    double level_default, level_min, level_max;
+    int level_integer;
+    const SpecOpt *opts;
+    int n_opts;
+    /* The implementation's hooks are private to compress.c and its plug-in files. */
+    const void *impl;
+} CompressorOps;
+
+const CompressorOps *compress_find(const char *name);
+const CompressorOps *const *compress_registry(void); /* NULL-terminated */
+
+/* One compressor for one worker (rank of world). seed is the run's seed: streams shared by all
+ * workers (PowerSGD's first Q, RandomK's indices) derive from it alone, private ones (QSGD's
+ * rounding) from it and the rank. spec is "name[:k=v,...]"; flag names the CLI flag. */
+int compress_create(const char *spec, const char *flag, const LayerView *layers, int n_layers,
+                    int world, int rank, unsigned long seed, Compressor **out, BwError *err);
+void compress_free(Compressor *c); /* NULL is a no-op */
+
+/* Checks a level for this compressor: usage error naming what was expected. */
+int compress_check_level(const CompressorOps *ops, double level, const char *what, BwError *err);
+
+double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels);
+
+/* The `bellows compressors` listing. */
+void compress_print_list(FILE *out);
+
+#endif
