@@ -39,8 +39,8 @@ int spec_parse(const char *text, const char *flag, Spec *out, BwError *err)
                            (int)len, p);
         size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
         if (!valid_word(p, klen) || klen >= sizeof out->key[0])
-            return bw_fail(err, BW_EUSAGE, "%s '%s': bad option name '%.*s'", flag, text,
-                           (int)klen, p);
+            return bw_fail(err, BW_EUSAGE, "%s '%s': bad option name '%.*s'", flag, text, (int)klen,
+                           p);
         if (vlen == 0 || vlen >= sizeof out->val[0])
             return bw_fail(err, BW_EUSAGE, "%s '%s': option '%.*s' has %s value", flag, text,
                            (int)klen, p, vlen == 0 ? "an empty" : "a too long");
@@ -56,8 +56,7 @@ int spec_parse(const char *text, const char *flag, Spec *out, BwError *err)
         out->n++;
         if (!comma) break;
         p = comma + 1;
-        if (*p == '\0')
-            return bw_fail(err, BW_EUSAGE, "%s '%s': trailing ','", flag, text);
+        if (*p == '\0') return bw_fail(err, BW_EUSAGE, "%s '%s': trailing ','", flag, text);
     }
     return BW_OK;
 }
@@ -71,13 +70,12 @@ int spec_split_list(const char *text, const char *flag, char items[][SPEC_MAX_TE
     for (;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        if (len == 0)
-            return bw_fail(err, BW_EUSAGE, "%s '%s': empty item in the list", flag, text);
+        if (len == 0) return bw_fail(err, BW_EUSAGE, "%s '%s': empty item in the list", flag, text);
         const char *eq = memchr(p, '=', len), *colon = memchr(p, ':', len);
         if (eq && !colon) { /* key=value continuing the previous spec */
             if (*n == 0)
-                return bw_fail(err, BW_EUSAGE, "%s '%s': option '%.*s' before any name", flag,
-                               text, (int)len, p);
+                return bw_fail(err, BW_EUSAGE, "%s '%s': option '%.*s' before any name", flag, text,
+                               (int)len, p);
             size_t have = strlen(items[*n - 1]);
             if (have + 1 + len >= SPEC_MAX_TEXT)
                 return bw_fail(err, BW_EUSAGE, "%s: spec too long", flag);
@@ -85,8 +83,7 @@ int spec_split_list(const char *text, const char *flag, char items[][SPEC_MAX_TE
             memcpy(items[*n - 1] + have + 1, p, len);
             items[*n - 1][have + 1 + len] = '\0';
         } else {
-            if (*n == max)
-                return bw_fail(err, BW_EUSAGE, "%s: more than %d specs", flag, max);
+            if (*n == max) return bw_fail(err, BW_EUSAGE, "%s: more than %d specs", flag, max);
             if (len >= SPEC_MAX_TEXT) return bw_fail(err, BW_EUSAGE, "%s: spec too long", flag);
             memcpy(items[*n], p, len);
             items[*n][len] = '\0';
@@ -127,8 +124,8 @@ static int convert(const Spec *s, const SpecOpt *o, const char *text, SpecVal *v
     errno = 0;
     double x = strtod(text, &end);
     if (end == text || *end != '\0' || errno == ERANGE || !isfinite(x))
-        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected %s", s->flag, s->name, o->key,
-                       text, o->type == SPEC_INT ? "an integer" : "a number");
+        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected %s", s->flag, s->name, o->key, text,
+                       o->type == SPEC_INT ? "an integer" : "a number");
     if (o->type == SPEC_INT && x != floor(x))
         return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected an integer", s->flag, s->name,
                        o->key, text);
@@ -149,8 +146,8 @@ int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, 
             char known[256] = "";
             size_t used = 0;
             for (int i = 0; i < n_opts && used < sizeof known; i++)
-                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
-                                         i ? ", " : "", opts[i].key);
+                used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                         opts[i].key);
             return bw_fail(err, BW_EUSAGE, "%s %s: unknown option '%s' (known: %s)", s->flag,
                            s->name, s->key[k], n_opts ? known : "none");
         }
@@ -186,6 +183,6 @@ void spec_format(const Spec *s, char *buf, size_t n)
 {
     size_t used = (size_t)snprintf(buf, n, "%s", s->name);
     for (int k = 0; k < s->n && used < n; k++)
-        used += (size_t)snprintf(buf + used, n - used, "%c%s=%s", k ? ',' : ':', s->key[k],
-                                 s->val[k]);
+        used +=
+            (size_t)snprintf(buf + used, n - used, "%c%s=%s", k ? ',' : ':', s->key[k], s->val[k]);
 }

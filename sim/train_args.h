@@ -1,0 +1,31 @@
+/* train_args.h: the flags that describe the model, the data and the optimiser, shared by every
+ * command that trains (train, run, compare). Like cluster_args.h: one table, one resolver. */
+#ifndef BELLOWS_TRAIN_ARGS_H
+#define BELLOWS_TRAIN_ARGS_H
+
+#include "../models/model.h"
+#include "../models/trainer.h"
+#include "cli.h"
+
+#define TRAIN_MAX_EPOCHS 10000
+
+extern const CliOpt train_cli_opts[];
+extern const int train_cli_n_opts;
+
+typedef struct {
+    const char *model;    /* registered model name */
+    ModelConfig mc;
+    TrainConfig tc;       /* epochs, batch, seed, optimiser, schedule */
+    const char *data_dir; /* Fashion-MNIST folder */
+    int train_samples, test_samples; /* 0: all */
+    int threads;                     /* OpenBLAS threads, 0: default */
+} TrainArgs;
+
+/* Fills a from the parsed flags (`set` is the part of cli_parse's set[] that belongs to
+ * train_cli_opts) and checks the combinations cli_parse cannot see. */
+int train_args_resolve(TrainArgs *a, const int *set, BwError *err);
+
+/* Copies n tables into one (out must hold them all); returns the total. */
+int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts, int n);
+
+#endif
