@@ -67,7 +67,7 @@ int cluster_resolve(Cluster *c, BwError *err)
         return bw_fail(err, BW_EUSAGE,
                        "--gpus-per-node: %d does not divide --workers %d into whole nodes",
                        c->gpus_per_node, c->workers);
-    if (c->topology != TOPO_HIERARCHICAL && c->gpus_per_node > 1)
+    if (c->topology != TOPO_HIERARCHICAL && c->gpus_per_node > 1 && !c->platform_file)
         return bw_fail(err, BW_EUSAGE,
                        "--gpus-per-node: needs --topology hierarchical (star and fat-tree give "
                        "every GPU its own NIC)");

@@ -45,6 +45,11 @@ typedef struct {
     int nic_per_gpu;         /* hierarchical: a NIC per GPU rather than per node */
     int leaf_size;           /* fat-tree: GPUs per leaf switch */
     double oversubscription; /* fat-tree: >= 1 */
+    /* A user's own SimGrid platform instead of a generated one (--platform): rank r runs on
+     * host hosts[r]. engine_load_cluster then sets latency_s, bandwidth_Bps and gpu_flops to
+     * what the platform's routes and hosts give (for the analytic backend and the reports). */
+    const char *platform_file;
+    char **hosts; /* [workers] */
 } Cluster;
 
 /* 8 A100s (fp32, efficiency 0.5), one per node, on a 10 Gbps / 5 us star; NVLink at

@@ -1,11 +1,14 @@
 /* cluster_args.c: the cluster flags (see cluster_args.h). */
 #include "cluster_args.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "engine.h"
 
 static struct {
     int workers, gpus_per_node, nic_per_gpu, leaf_size;
-    const char *topology, *gpu, *precision;
+    const char *topology, *gpu, *precision, *platform, *hosts;
     double efficiency, gpu_flops, bandwidth, latency, intra_bandwidth, intra_latency, oversub;
 } CA;
 
@@ -38,6 +41,12 @@ const CliOpt cluster_cli_opts[] = {
      "hierarchical: one NIC per GPU instead of one per node", 0, 0, NULL, 0},
     {"leaf-size", CLI_INT, &CA.leaf_size, "4", "GPUs", "fat-tree: GPUs per leaf switch", 1, 65536,
      NULL, 0},
+    {"platform", CLI_STRING, &CA.platform, NULL, "FILE.xml",
+     "a SimGrid platform of your own instead of a generated one; ranks go on its hosts in "
+     "natural name order (gpu2 before gpu10), or on --hosts",
+     0, 0, NULL, 0},
+    {"hosts", CLI_STRING, &CA.hosts, NULL, "h0,h1,...",
+     "with --platform: the hosts of ranks 0,1,... in this order", 0, 0, NULL, 0},
     {"oversubscription", CLI_DOUBLE, &CA.oversub, "1", NULL,
      "fat-tree: leaf downlink capacity / uplink capacity", 1, 1e6, NULL, 0},
 };
@@ -46,6 +55,61 @@ const int cluster_cli_n_opts = (int)(sizeof cluster_cli_opts / sizeof *cluster_c
 static int given(const int *set, const char *name)
 {
     return cli_given(cluster_cli_opts, cluster_cli_n_opts, set, name);
+}
+
+/* Kept for the life of the process (clusters are copied around by value). */
+static char **probed_names, *hosts_text, **hosts_list;
+
+/* --platform: the file's hosts, in natural order or as --hosts lists them. */
+static int user_platform(Cluster *c, const int *set, BwError *err)
+{
+    static const char *const generated_only[] = {
+        "topology",      "gpu",         "precision", "gpu-efficiency",
+        "gpu-flops",     "bandwidth",   "latency",   "intra-bandwidth",
+        "intra-latency", "nic-per-gpu", "leaf-size", "oversubscription"};
+    for (size_t i = 0; i < sizeof generated_only / sizeof *generated_only; i++)
+        if (given(set, generated_only[i]))
+            return bw_fail(err, BW_EUSAGE,
+                           "--%s: describes a generated cluster; with --platform the file "
+                           "sets the hosts and links",
+                           generated_only[i]);
+    char **names;
+    int n;
+    int rc = engine_probe_platform(CA.platform, &names, &n, err);
+    probed_names = names;
+    if (rc) return rc;
+    c->platform_file = CA.platform;
+    c->topology = TOPO_STAR;
+    if (CA.hosts) {
+        char *list = hosts_text = strdup(CA.hosts);
+        char **hosts = hosts_list = malloc(sizeof *hosts * (size_t)(strlen(list) + 1));
+        int k = 0;
+        for (char *h = strtok(list, ","); h; h = strtok(NULL, ",")) {
+            int found = 0;
+            for (int i = 0; i < n; i++) found |= strcmp(names[i], h) == 0;
+            if (!found)
+                return bw_fail(err, BW_EUSAGE, "--hosts: '%s' is not a host of %s", h, CA.platform);
+            for (int i = 0; i < k; i++)
+                if (strcmp(hosts[i], h) == 0)
+                    return bw_fail(err, BW_EUSAGE, "--hosts: '%s' is listed twice", h);
+            hosts[k++] = h;
+        }
+        if (k == 0) return bw_fail(err, BW_EUSAGE, "--hosts: expected host names");
+        if (given(set, "workers") && CA.workers != k)
+            return bw_fail(err, BW_EUSAGE, "--workers: %d, but --hosts lists %d hosts", CA.workers,
+                           k);
+        c->hosts = hosts;
+        c->workers = k;
+    } else {
+        if (given(set, "workers") && CA.workers > n)
+            return bw_fail(err, BW_EUSAGE, "--workers: %d, but %s has only %d hosts", CA.workers,
+                           CA.platform, n);
+        c->hosts = names;
+        c->workers = given(set, "workers") ? CA.workers : n;
+    }
+    c->gpu = NULL;
+    c->gpu_flops = 1; /* replaced by host 0's speed when the platform is loaded */
+    return cluster_resolve(c, err);
 }
 
 int cluster_from_cli(Cluster *c, const int *set, BwError *err)
@@ -65,6 +129,9 @@ int cluster_from_cli(Cluster *c, const int *set, BwError *err)
     c->nic_per_gpu = CA.nic_per_gpu;
     c->leaf_size = CA.leaf_size;
     c->oversubscription = CA.oversub;
+    if (given(set, "hosts") && !CA.platform)
+        return bw_fail(err, BW_EUSAGE, "--hosts: needs --platform");
+    if (CA.platform) return user_platform(c, set, err);
     if (given(set, "gpu-flops")) {
         if (given(set, "gpu") || given(set, "precision") || given(set, "gpu-efficiency"))
             return bw_fail(err, BW_EUSAGE,

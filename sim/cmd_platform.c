@@ -23,6 +23,10 @@ int cmd_platform(int argc, char **argv)
         return BW_OK;
     }
     Cluster c;
+    if (rc == BW_OK && cli_given(cluster_cli_opts, cluster_cli_n_opts, set, "platform"))
+        rc = bw_fail(&err, BW_EUSAGE,
+                     "--platform: bellows platform prints generated platforms; a file of your own "
+                     "is already XML");
     if (rc == BW_OK) rc = cluster_from_cli(&c, set, &err);
     if (rc) {
         fprintf(stderr, "bellows: %s\n", err.msg);

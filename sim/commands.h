@@ -7,5 +7,7 @@
 int cmd_train(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

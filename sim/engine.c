@@ -2,7 +2,12 @@
  * cannot build a platform in memory, hence the temporary XML file. */
 #include "engine.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,22 +45,149 @@ int engine_init(int argc, char **argv, const char *network_model, BwError *err)
     return BW_OK;
 }
 
-int engine_load_cluster(const Cluster *c, BwError *err)
+static sg_host_t *rank_hosts; /* [workers] */
+
+/* The platform's routes between ring neighbours, as one latency and bandwidth at their worst. */
+static void measure_user_routes(Cluster *c)
+{
+    double lat = 0, bw = INFINITY;
+    for (int r = 0; r < c->workers && c->workers > 1; r++) {
+        sg_host_t a = rank_hosts[r], b = rank_hosts[(r + 1) % c->workers];
+        double l = sg_host_get_route_latency(a, b), w = sg_host_get_route_bandwidth(a, b);
+        if (l > lat) lat = l;
+        if (w < bw) bw = w;
+    }
+    c->latency_s = lat / 2;
+    c->bandwidth_Bps = isfinite(bw) ? bw : 1e30;
+    c->gpu_flops = sg_host_get_speed(rank_hosts[0]);
+}
+
+int engine_load_cluster(Cluster *c, BwError *err)
 {
     char path[4096];
-    int rc = cluster_write_xml_file(c, path, sizeof path, err);
-    if (rc) return rc;
-    simgrid_load_platform(path);
-    unlink(path);
-    if (sg_host_count() != (size_t)c->workers)
-        return bw_fail(err, BW_ERUNTIME, "platform has %zu hosts, expected %d", sg_host_count(),
-                       c->workers);
+    if (c->platform_file) {
+        simgrid_load_platform(c->platform_file);
+    } else {
+        int rc = cluster_write_xml_file(c, path, sizeof path, err);
+        if (rc) return rc;
+        simgrid_load_platform(path);
+        unlink(path);
+        if (sg_host_count() != (size_t)c->workers)
+            return bw_fail(err, BW_ERUNTIME, "platform has %zu hosts, expected %d", sg_host_count(),
+                           c->workers);
+    }
+    free(rank_hosts);
+    rank_hosts = malloc(sizeof *rank_hosts * (size_t)c->workers);
+    if (!rank_hosts) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    for (int r = 0; r < c->workers; r++) {
+        char name[32];
+        snprintf(name, sizeof name, "gpu%d", r);
+        rank_hosts[r] = sg_host_by_name(c->platform_file ? c->hosts[r] : name);
+        if (!rank_hosts[r])
+            return bw_fail(err, BW_EUSAGE, "--platform %s: no host '%s'",
+                           c->platform_file ? c->platform_file : "(generated)",
+                           c->platform_file ? c->hosts[r] : name);
+    }
+    if (c->platform_file) measure_user_routes(c);
     return BW_OK;
 }
 
 sg_host_t engine_host(int rank)
 {
-    char name[32];
-    snprintf(name, sizeof name, "gpu%d", rank);
-    return sg_host_by_name(name);
+    return rank_hosts[rank];
+}
+
+/* Natural order: digit runs compare as numbers, so gpu2 < gpu10. */
+static int natural_cmp(const void *pa, const void *pb)
+{
+    const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            while (*a == '0') a++;
+            while (*b == '0') b++;
+            size_t la = strspn(a, "0123456789"), lb = strspn(b, "0123456789");
+            if (la != lb) return la < lb ? -1 : 1;
+            int d = strncmp(a, b, la);
+            if (d) return d;
+            a += la;
+            b += lb;
+        } else {
+            if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+            a++;
+            b++;
+        }
+    }
+    return (*a != 0) - (*b != 0);
+}
+
+static size_t read_all(int fd, char **buf)
+{
+    size_t cap = 4096, len = 0;
+    *buf = malloc(cap);
+    for (;;) {
+        if (len + 1 == cap) *buf = realloc(*buf, cap *= 2);
+        ssize_t got = read(fd, *buf + len, cap - len - 1);
+        if (got <= 0) break;
+        len += (size_t)got;
+    }
+    (*buf)[len] = '\0';
+    return len;
+}
+
+int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
+{
+    *names = NULL;
+    *n = 0;
+    if (access(path, R_OK) != 0)
+        return bw_fail(err, BW_EUSAGE, "--platform %s: %s", path, strerror(errno));
+    int out[2], errp[2];
+    if (pipe(out) || pipe(errp)) return bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return bw_fail(err, BW_ERUNTIME, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(out[0]);
+        close(errp[0]);
+        dup2(errp[1], STDERR_FILENO);
+        BwError e;
+        if (engine_init(0, NULL, "exact", &e)) _exit(3);
+        simgrid_load_platform(path); /* aborts on a bad file */
+        size_t count = sg_host_count();
+        sg_host_t *hosts = sg_host_list();
+        FILE *f = fdopen(out[1], "w");
+        for (size_t i = 0; i < count; i++) fprintf(f, "%s\n", sg_host_get_name(hosts[i]));
+        fclose(f);
+        _exit(0);
+    }
+    close(out[1]);
+    close(errp[1]);
+    char *text, *errtext;
+    read_all(out[0], &text);
+    read_all(errp[0], &errtext);
+    close(out[0]);
+    close(errp[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    int rc = BW_OK;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        /* SimGrid's last non-empty line says what was wrong */
+        char *last = errtext, *p = errtext;
+        for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n"))
+            if (strspn(line, " \t") < strlen(line) && !strstr(line, "Backtrace")) last = line;
+        rc = bw_fail(err, BW_EUSAGE, "--platform %s: SimGrid cannot load it: %.300s", path,
+                     *last ? last : "(no message)");
+    } else {
+        int cap = 16;
+        char **list = malloc(sizeof *list * (size_t)cap);
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+            if (*n == cap) list = realloc(list, sizeof *list * (size_t)(cap *= 2));
+            list[(*n)++] = strdup(line);
+        }
+        qsort(list, (size_t)*n, sizeof *list, natural_cmp);
+        *names = list;
+        if (*n == 0) rc = bw_fail(err, BW_EUSAGE, "--platform %s: has no hosts", path);
+    }
+    free(text);
+    free(errtext);
+    return rc;
 }

@@ -15,10 +15,19 @@
  * network_model is "exact" or "tcp". Only the first call in a process does anything. */
 int engine_init(int argc, char **argv, const char *network_model, BwError *err);
 
-/* Generates the cluster's platform into a temporary file, loads it and removes the file. */
-int engine_load_cluster(const Cluster *c, BwError *err);
+/* Loads the cluster's platform: generated into a temporary file (removed after loading), or
+ * the user's c->platform_file with rank r on host c->hosts[r]; for the latter, sets
+ * c->latency_s and c->bandwidth_Bps so that a route between ring neighbours costs
+ * 2 latency_s + bytes / bandwidth_Bps at its worst, and gpu_flops to host 0's speed. */
+int engine_load_cluster(Cluster *c, BwError *err);
 
-/* The host of rank r (gpu{r}). */
+/* Loads a user's platform file in a child process, so that a file SimGrid cannot read is a
+ * usage error (naming the file and quoting SimGrid) rather than an abort. Returns its host
+ * names in natural order (gpu2 before gpu10) in a malloc'd array of malloc'd strings. Call it
+ * before engine_init. */
+int engine_probe_platform(const char *path, char ***names, int *n, BwError *err);
+
+/* The host of rank r. */
 sg_host_t engine_host(int rank);
 
 #endif

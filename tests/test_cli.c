@@ -124,7 +124,77 @@ static const BadCase BAD[] = {
     {"platform --gpu-flops fast", 2, "--gpu-flops"},
     {"platform --gpu-efficiency 1.5", 2, "--gpu-efficiency"},
     {"platform extra", 2, "unexpected argument"},
+    {"platform --platform @/good.xml", 2, "--platform: bellows platform prints generated"},
+    /* simulated runs: the data is small so that the checks come after loading it */
+    {"run --policy nosuch --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--policy"},
+    {"run --policy 'static:level=1.5' --train-samples 256 --test-samples 64 --batch 8 --out @/o1",
+     2, "--policy"},
+    {"run --policy 'accordion:eta=abc' --train-samples 256 --test-samples 64 --batch 8 --out @/o1",
+     2, "eta"},
+    {"run --policy 'cpsgd:period=0' --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "period"},
+    {"run --policy 'sync:' --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--policy"},
+    {"run --compressor nosuch --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--compressor"},
+    {"run --compressor 'topk:bogus=1' --train-samples 256 --test-samples 64 --batch 8 --out @/o1",
+     2, "--compressor"},
+    {"run --allreduce hierarchical --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--allreduce hierarchical"},
+    {"run --collectives fast", 2, "--collectives"},
+    {"run --network-model lv08", 2, "--network-model"},
+    {"run --slowdown 1,2,3 --workers 2", 2, "--slowdown: 3 values for 2 workers"},
+    {"run --slowdown 0", 2, "--slowdown"},
+    {"run --compute-jitter -1", 2, "--compute-jitter"},
+    {"run --target-accuracy 1.5", 2, "--target-accuracy"},
+    {"run --stop-at-target --target-accuracy 0", 2, "--stop-at-target"},
+    {"run --train-samples 100 --batch 64 --workers 4 --out @/o1", 2, "--batch: 64 per worker"},
+    {"run --cfg=network/model:Bogus --train-samples 100 --batch 4 --epochs 1", 2, "--cfg"},
+    {"run --platform @/nonexistent.xml --out @/o1", 2, "--platform"},
+    {"run --platform @/bad.xml --out @/o1", 2, "SimGrid cannot load it"},
+    {"run --platform @/good.xml --hosts a,zz --out @/o1", 2, "--hosts: 'zz' is not a host"},
+    {"run --platform @/good.xml --hosts a,a --out @/o1", 2, "listed twice"},
+    {"run --platform @/good.xml --workers 9 --out @/o1", 2, "--workers: 9, but"},
+    {"run --platform @/good.xml --bandwidth 1Gbps --out @/o1", 2, "--bandwidth: describes"},
+    {"run --hosts a,b", 2, "--hosts: needs --platform"},
+    {"compare --policies '' --out @/o1", 2, "--policies"},
+    {"compare --policies 'eta=1,sync' --out @/o1", 2, "--policies"},
+    {"compare --policies 'sync,nosuch' --train-samples 256 --test-samples 64 --batch 8 --out @/o1",
+     2, "--policy"},
+    {"compare --policy sync", 2, "unknown flag '--policy'"},
+    {"compare --jobs 0", 2, "--jobs"},
 };
+
+/* A user platform of three hosts (a, b, c on one shared switch) and a broken one. */
+static void write_platforms(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/good.xml", TMP);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("<?xml version='1.0'?>\n"
+          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+          "<platform version=\"4.1\">\n"
+          "  <zone id=\"z\" routing=\"Full\">\n"
+          "    <host id=\"c\" speed=\"1Tf\"/><host id=\"a\" speed=\"1Tf\"/>"
+          "<host id=\"b\" speed=\"1Tf\"/>\n"
+          "    <link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\" "
+          "sharing_policy=\"FATPIPE\"/>\n"
+          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"
+          "    <route src=\"b\" dst=\"c\"><link_ctn id=\"l\"/></route>\n"
+          "    <route src=\"a\" dst=\"c\"><link_ctn id=\"l\"/></route>\n"
+          "  </zone>\n</platform>\n",
+          f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/bad.xml", TMP);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <zone id=\"z\" "
+          "routing=\"Full\">\n    <host id=\"a\" speed=\"fast\"/>\n",
+          f);
+    fclose(f);
+}
 
 /* A data folder whose training images are cut short, with the real labels and test set. */
 static void make_corrupt_data_dir(void)
@@ -137,6 +207,7 @@ static void make_corrupt_data_dir(void)
              "> %s/corrupt/train-images-idx3-ubyte.gz && echo x > %s/afile",
              TMP, TMP, TMP, TMP);
     assert_int_equal(system(cmd), 0);
+    write_platforms();
 }
 
 static void expand(char *out, size_t len, const char *args)
@@ -213,6 +284,15 @@ static void test_help_and_version(void **state)
         assert_non_null(strstr(out, "</platform>"));
         free(out);
     }
+    assert_int_equal(run("run --help"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "--policy"));
+    assert_non_null(strstr(out, "--compute-jitter"));
+    free(out);
+    assert_int_equal(run("compare --help"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "--policies"));
+    free(out);
     assert_int_equal(run("models"), 0);
     out = captured("stdout");
     assert_non_null(strstr(out, "cnn"));
@@ -266,12 +346,119 @@ static void test_short_real_run_is_complete_and_reproducible(void **state)
     for (int r = 0; r < 2; r++) free(ev[r]), free(sum[r]);
 }
 
+static void count_lines(const char *s, size_t *n)
+{
+    *n = 0;
+    for (; *s; s++) *n += *s == '\n';
+}
+
+static void test_simulated_run_is_complete_and_reproducible(void **state)
+{
+    (void)state;
+    char args[512], path[256];
+    char *files[2][3];
+    const char *names[] = {"evals.csv", "steps.csv", "summary.json"};
+    for (int r = 0; r < 2; r++) {
+        snprintf(args, sizeof args,
+                 "run --train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 16 "
+                 "--policy accordion:interval=1 --compute-jitter 0.2 --quiet --out %s/sim%d",
+                 TMP, r);
+        assert_int_equal(run(args), 0);
+        for (int k = 0; k < 3; k++) {
+            snprintf(path, sizeof path, "%s/sim%d/%s", TMP, r, names[k]);
+            files[r][k] = slurp(path, NULL);
+            if (!files[r][k]) fail_msg("%s missing", path);
+        }
+    }
+    size_t lines;
+    count_lines(files[0][1], &lines);
+    assert_int_equal(lines, 1 + 2 * (2048 / 4 / 16)); /* header + steps */
+    count_lines(files[0][0], &lines);
+    assert_int_equal(lines, 1 + 1 + 2); /* header, the untrained model, two epochs */
+    const char *keys[] = {"\"time_to_accuracy_s\"",    "\"bytes_per_worker\"", "\"compute_s\"",
+                          "\"communication_s\"",       "\"wait_s\"",           "\"sim_time_s\"",
+                          "\"status\": \"completed\"", "\"steps\": 64"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+        if (!strstr(files[0][2], keys[k])) fail_msg("summary.json lacks %s", keys[k]);
+    assert_string_equal(files[0][0], files[1][0]);
+    assert_string_equal(files[0][1], files[1][1]);
+    strip_wall(files[0][2]);
+    strip_wall(files[1][2]);
+    assert_string_equal(files[0][2], files[1][2]);
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 3; k++) free(files[r][k]);
+}
+
+static void test_run_on_a_platform_file_of_ones_own(void **state)
+{
+    (void)state;
+    char args[512], path[256];
+    snprintf(args, sizeof args,
+             "run --platform %s/good.xml --hosts b,a --train-samples 512 --test-samples 100 "
+             "--epochs 1 --batch 16 --quiet --out %s/own",
+             TMP, TMP);
+    assert_int_equal(run(args), 0);
+    snprintf(path, sizeof path, "%s/own/summary.json", TMP);
+    char *sum = slurp(path, NULL);
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, "\"hosts\": [\"b\", \"a\"]"));
+    assert_non_null(strstr(sum, "\"workers\": 2"));
+    free(sum);
+    /* without --hosts: all three hosts, in natural order */
+    snprintf(args, sizeof args,
+             "run --platform %s/good.xml --train-samples 512 --test-samples 100 --epochs 1 "
+             "--batch 16 --quiet --out %s/own3",
+             TMP, TMP);
+    assert_int_equal(run(args), 0);
+    snprintf(path, sizeof path, "%s/own3/summary.json", TMP);
+    sum = slurp(path, NULL);
+    assert_non_null(sum);
+    assert_non_null(strstr(sum, "\"hosts\": [\"a\", \"b\", \"c\"]"));
+    free(sum);
+}
+
+static void test_compare_writes_its_table_folders_and_plots(void **state)
+{
+    (void)state;
+    char args[512], path[256];
+    snprintf(args, sizeof args,
+             "compare --policies sync,static:level=1,cpsgd:period=4 --train-samples 2048 "
+             "--test-samples 500 --epochs 2 --workers 4 --batch 16 --target-accuracy 0.5 "
+             "--quiet --out %s/cmp",
+             TMP);
+    assert_int_equal(run(args), 0);
+    char *out = captured("stdout");
+    assert_non_null(strstr(out, "speedup"));
+    assert_non_null(strstr(out, "cpsgd:period=4"));
+    free(out);
+    snprintf(path, sizeof path, "%s/cmp/compare.csv", TMP);
+    char *csv = slurp(path, NULL);
+    assert_non_null(csv);
+    size_t lines;
+    count_lines(csv, &lines);
+    assert_int_equal(lines, 4);
+    assert_non_null(strstr(csv, "policy,folder,status,final_test_accuracy"));
+    /* the baseline's speedup and byte ratio against itself are 1 */
+    assert_non_null(strstr(csv, "\"sync\",1-sync,completed,"));
+    free(csv);
+    const char *must[] = {"1-sync/summary.json", "2-static-level-1/steps.csv",
+                          "3-cpsgd-period-4/evals.csv", "accuracy_vs_time.png",
+                          "time_breakdown.png"};
+    for (int k = 0; k < 5; k++) {
+        snprintf(path, sizeof path, "%s/cmp/%s", TMP, must[k]);
+        if (!file_exists(path)) fail_msg("%s missing", path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_invocations_fail_cleanly),
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_short_real_run_is_complete_and_reproducible),
+        cmocka_unit_test(test_simulated_run_is_complete_and_reproducible),
+        cmocka_unit_test(test_run_on_a_platform_file_of_ones_own),
+        cmocka_unit_test(test_compare_writes_its_table_folders_and_plots),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

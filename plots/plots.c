@@ -1,0 +1,68 @@
+/* plots.c: runs gnuplot on a compare folder (see plots.h). The scripts are found in
+ * $BELLOWS_PLOTS_DIR or, by default, in the source tree's plots/ folder. */
+#include "plots.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef BELLOWS_PLOTS_DIR
+#define BELLOWS_PLOTS_DIR "plots"
+#endif
+
+static const char *scripts_dir(void)
+{
+    const char *env = getenv("BELLOWS_PLOTS_DIR");
+    return env && *env ? env : BELLOWS_PLOTS_DIR;
+}
+
+int plots_available(void)
+{
+    return system("gnuplot --version >/dev/null 2>&1") == 0;
+}
+
+/* Appends s to buf, refusing characters that would end a gnuplot string. */
+static int append(char *buf, size_t cap, const char *s)
+{
+    if (strpbrk(s, "'\"\\\n")) return -1;
+    size_t have = strlen(buf), add = strlen(s);
+    if (have + add + 1 > cap) return -1;
+    memcpy(buf + have, s, add + 1);
+    return 0;
+}
+
+int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
+                  BwError *err)
+{
+    static char expr[16384];
+    expr[0] = '\0';
+    int bad = append(expr, sizeof expr, "dir='") || append(expr, sizeof expr, dir) ||
+              append(expr, sizeof expr, "'; runs='");
+    for (int i = 0; i < n && !bad; i++)
+        bad = (i && append(expr, sizeof expr, " ")) || append(expr, sizeof expr, runs[i]);
+    bad = bad || append(expr, sizeof expr, "'; labels='");
+    for (int i = 0; i < n && !bad; i++)
+        bad = (i && append(expr, sizeof expr, " ")) || append(expr, sizeof expr, labels[i]);
+    bad = bad || append(expr, sizeof expr, "'");
+    if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
+    char script[4096];
+    snprintf(script, sizeof script, "%s/compare.gp", scripts_dir());
+    if (access(script, R_OK) != 0)
+        return bw_fail(err, BW_ERUNTIME,
+                       "plots: %s not found (set BELLOWS_PLOTS_DIR to bellows' plots folder)",
+                       script);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return bw_fail(err, BW_ERUNTIME, "plots: cannot fork");
+    if (pid == 0) {
+        execlp("gnuplot", "gnuplot", "-e", expr, script, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return bw_fail(err, BW_ERUNTIME, "plots: gnuplot failed on %s (status %d)", dir,
+                       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    return BW_OK;
+}

@@ -1,0 +1,650 @@
+/* driver.c: the simulated training loop (see driver.h). Invariants:
+ *  - every worker draws its step-t batch from the same epoch order (DistributedSampler
+ *    sharding), so with `sync` the workers' batches together are one process's global batch;
+ *  - the step's shared state (epoch, position in the shard, batch, lr) is fixed by the last
+ *    worker to reach the previous step's rendezvous, before anyone is released;
+ *  - in gradient mode every replica applies the same decoded gradient, so replicas stay
+ *    bit-identical (rank 0's parameters are the model); in periodic mode the evaluated model
+ *    is the mean of the replicas (computed in memory, not charged).
+ * Actors run one at a time on one thread (SimGrid's contexts), so the shared state needs no
+ * locks; only simulated time orders them. */
+#include "driver.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+
+#include "../models/optim.h"
+#include "../policies/policy.h"
+#include "compress.h"
+#include "engine.h"
+
+enum { STOP_NO, STOP_DONE, STOP_DIVERGED, STOP_TARGET, STOP_ERROR };
+
+typedef struct {
+    Model *model;
+    Sgd opt;
+    Compressor *comp;
+    gsl_rng *rng; /* compute-time jitter */
+    float *x;
+    uint8_t *y;
+    int *idx;
+    int cap;       /* samples x, y and idx hold */
+    float *before; /* periodic: parameters before averaging */
+    double loss;
+    double norms[MODEL_MAX_LAYERS];
+    double compute_s, comm_s, wait_s;
+    double step_compute_s, step_comm_s, step_wait_s;
+    double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
+} Worker;
+
+/* What a step is: fixed at the previous step's rendezvous, copied by each worker at its start. */
+typedef struct {
+    long step;
+    int epoch, pos, b; /* pos: samples of the shard already used this epoch; b: per worker */
+    int epoch_start;
+    double lr;
+} StepState;
+
+/* The state shared by all workers of the one simulation in this process. */
+static struct {
+    const RunConfig *cfg;
+    RunResult *res;
+    int P;
+    Worker *w;
+    Comm *comm;
+    Policy *pol;
+    const CompressorOps *cops;
+    int periodic;
+    sg_bar_t bar;
+    Model *eval_model;
+    double *eval_acc;  /* periodic: sum of the replicas' parameters */
+    int eval_deposits; /* periodic: replicas added to eval_acc this step */
+    int avg_deposits;  /* periodic: replicas that measured their distance this step */
+    int *perm;
+    int shard; /* samples per worker per epoch */
+    int b0;    /* starting per-worker batch */
+    StepState cur;
+    /* set at a step's rendezvous, valid until the next one */
+    int arrived;
+    int stop;
+    int eval_due, epoch_end;
+    PolicyDecision dec;
+    double loss_mean;
+    char state[64];
+    double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
+    /* periodic: the last averaging */
+    int averaged_prev;
+    double variance_prev;
+    int target_hit;
+    BwError err;
+    int err_status;
+    long cap_steps;
+    int cap_evals;
+} S;
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void fill_context(PolicyContext *ctx, const RunConfig *cfg, const Model *m, int shard)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->n_layers = m->n_layers;
+    for (int l = 0; l < m->n_layers; l++) {
+        snprintf(ctx->layers[l].name, sizeof ctx->layers[l].name, "%s", m->layers[l].name);
+        ctx->layers[l].rows = m->layers[l].rows;
+        ctx->layers[l].cols = m->layers[l].cols;
+        ctx->layers[l].ndim = m->layers[l].ndim;
+    }
+    int P = cfg->cluster.workers;
+    ctx->workers = P;
+    ctx->epochs = cfg->tc.epochs;
+    ctx->batch = cfg->tc.batch * P;
+    ctx->steps_per_epoch = shard / cfg->tc.batch;
+    ctx->lr0 = cfg->tc.lr.base_lr;
+    if (cfg->tc.lr.kind == LR_STEP)
+        for (int i = 0; i < cfg->tc.lr.n_milestones && i < POLICY_MAX_DECAYS; i++)
+            ctx->decay_epochs[ctx->n_decays++] = (int)ceil(cfg->tc.lr.milestones[i]);
+    Spec s;
+    BwError ignore;
+    if (spec_parse(cfg->compressor, "--compressor", &s, &ignore) == BW_OK) {
+        snprintf(ctx->compressor, sizeof ctx->compressor, "%s", s.name);
+        const CompressorOps *ops = compress_find(s.name);
+        ctx->compressor_level = ops ? ops->level_default : 0;
+    }
+}
+
+/* A decision's levels and batch must suit the compressor and the cluster. */
+static int check_decision(const RunConfig *cfg, const Model *m, const CompressorOps *cops,
+                          const PolicyDecision *d, int periodic, BwError *err)
+{
+    int P = cfg->cluster.workers;
+    if (d->batch < P || d->batch % P != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--policy %s: global batch %d is not a positive multiple of the %d workers",
+                       cfg->policy, d->batch, P);
+    if (d->batch / P > dataset_shard_size(cfg->train->n, P))
+        return bw_fail(err, BW_EUSAGE,
+                       "--policy %s: global batch %d is larger than the training set allows "
+                       "(%d samples per worker)",
+                       cfg->policy, d->batch, dataset_shard_size(cfg->train->n, P));
+    if (periodic) return BW_OK;
+    for (int l = 0; l < m->n_layers; l++) {
+        if (m->layers[l].ndim != 2 || d->level[l] == 0) continue;
+        char what[128];
+        snprintf(what, sizeof what, "--policy %s: layer %s", cfg->policy, m->layers[l].name);
+        int rc = compress_check_level(cops, d->level[l], what, err);
+        if (rc) return rc;
+    }
+    return BW_OK;
+}
+
+int driver_check(const RunConfig *cfg, BwError *err)
+{
+    const int P = cfg->cluster.workers;
+    if (P > DRIVER_MAX_WORKERS)
+        return bw_fail(err, BW_EUSAGE, "--workers: at most %d", DRIVER_MAX_WORKERS);
+    int shard = dataset_shard_size(cfg->train->n, P);
+    if (cfg->tc.batch > shard)
+        return bw_fail(err, BW_EUSAGE,
+                       "--batch: %d per worker, but each of the %d workers has only %d training "
+                       "samples",
+                       cfg->tc.batch, P, shard);
+    if (cfg->slowdown)
+        for (int w = 0; w < P; w++) assert(cfg->slowdown[w] > 0);
+    Model *m = NULL;
+    Policy *p = NULL;
+    Compressor *c = NULL;
+    int rc = model_create(cfg->model, &cfg->mc, cfg->tc.seed, &m, err);
+    if (rc) return rc;
+    PolicyContext ctx;
+    fill_context(&ctx, cfg, m, shard);
+    if ((rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers, P, 0,
+                              cfg->tc.seed, &c, err)))
+        goto done;
+    if ((rc = policy_create(cfg->policy, "--policy", &ctx, &p, err))) goto done;
+    /* one step on an empty observation: the first decision must already be valid */
+    double zeros[MODEL_MAX_LAYERS] = {0};
+    PolicyObs obs = {.epoch_start = 1,
+                     .lr = cfg->tc.lr.base_lr,
+                     .loss = 1,
+                     .grad_norm_rank0 = zeros,
+                     .grad_norm_mean = zeros};
+    PolicyDecision d;
+    memset(&d, 0, sizeof d);
+    d.batch = ctx.batch;
+    policy_step(p, &obs, &d);
+    rc = check_decision(cfg, m, compress_find(ctx.compressor), &d, p->ops->mode == POLICY_PERIODIC,
+                        err);
+done:
+    policy_free(p);
+    compress_free(c);
+    model_free(m);
+    return rc;
+}
+
+/* ---- per-step pieces ---- */
+
+static void layer_norms(const Model *m, double *norms)
+{
+    for (int l = 0; l < m->n_layers; l++) {
+        const float *g = m->grads + m->layers[l].offset;
+        size_t n = layer_size(&m->layers[l]);
+        double s = 0;
+        for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
+        norms[l] = sqrt(s);
+    }
+}
+
+/* The step's learning rate: the schedule at the epoch progress, scaled linearly with the global
+ * batch when a policy changes it (Goyal et al. 2017, "Accurate, Large Minibatch SGD"). */
+static double lr_for(int epoch, int pos, int b)
+{
+    const RunConfig *cfg = S.cfg;
+    double lr = lr_at(&cfg->tc.lr, epoch + (double)pos / S.shard, (double)S.shard / b);
+    return lr * (double)b / S.b0;
+}
+
+static void record_eval(Model *m, const StepState *st, double now)
+{
+    RunResult *res = S.res;
+    if (res->n_evals == S.cap_evals) {
+        S.cap_evals = S.cap_evals ? 2 * S.cap_evals : 64;
+        res->evals = realloc(res->evals, sizeof *res->evals * (size_t)S.cap_evals);
+        assert(res->evals);
+    }
+    EvalRow *e = &res->evals[res->n_evals++];
+    memset(e, 0, sizeof *e);
+    e->sim_time_s = now;
+    e->epoch = st ? st->epoch + S.epoch_end : 0;
+    e->step = st ? st->step + 1 : 0;
+    e->train_loss = st ? S.loss_mean : NAN;
+    e->bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent;
+    snprintf(e->state, sizeof e->state, "%s", st ? S.state : "start");
+    BwError err;
+    double w0 = wall_now();
+    int eval_rc = model_evaluate(m, S.cfg->test->x, S.cfg->test->y, S.cfg->test->n,
+                                 S.cfg->test->dim, &e->test_loss, &e->test_accuracy, &err);
+    res->wall_model_s += wall_now() - w0;
+    if (eval_rc != BW_OK) {
+        e->test_accuracy = NAN;
+        e->test_loss = NAN;
+    }
+    if (!(e->test_accuracy <= res->best_accuracy)) res->best_accuracy = e->test_accuracy;
+    res->final_accuracy = e->test_accuracy;
+    if (S.cfg->target_accuracy > 0 && isnan(res->time_to_accuracy_s) &&
+        e->test_accuracy >= S.cfg->target_accuracy) {
+        res->time_to_accuracy_s = now;
+        S.target_hit = 1;
+    }
+}
+
+/* Run by the last worker to reach the current step's rendezvous, before anyone is released:
+ * the observation, the policy's decision, and the next step's shared state. */
+static void rendezvous_leader(void)
+{
+    const RunConfig *cfg = S.cfg;
+    const int P = S.P;
+    const Model *m0 = S.w[0].model;
+    const StepState *st = &S.cur;
+    double loss = 0;
+    int finite = 1;
+    for (int w = 0; w < P; w++) {
+        loss += S.w[w].loss;
+        finite &= isfinite(S.w[w].loss);
+    }
+    S.loss_mean = loss / P;
+    if (!finite) {
+        S.stop = STOP_DIVERGED;
+        snprintf(S.res->message, sizeof S.res->message,
+                 "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
+                 st->epoch + 1, st->step, S.loss_mean);
+        return;
+    }
+    if (S.target_hit && cfg->stop_at_target) {
+        S.stop = STOP_TARGET;
+        return;
+    }
+    for (int l = 0; l < m0->n_layers; l++) {
+        double s = 0;
+        for (int w = 0; w < P; w++) s += S.w[w].norms[l];
+        S.grad_norm_rank0[l] = S.w[0].norms[l];
+        S.grad_norm_mean[l] = s / P;
+    }
+    S.epoch_end = st->pos + 2 * st->b > S.shard;
+    int lr_decayed = 0;
+    if (st->epoch_start && st->epoch > 0 && cfg->tc.lr.kind == LR_STEP)
+        for (int i = 0; i < cfg->tc.lr.n_milestones; i++)
+            lr_decayed |=
+                cfg->tc.lr.milestones[i] > st->epoch - 1 && cfg->tc.lr.milestones[i] <= st->epoch;
+    PolicyObs obs = {.step = st->step,
+                     .epoch = st->epoch,
+                     .epoch_start = st->epoch_start,
+                     .epoch_end = S.epoch_end,
+                     .lr_decayed = lr_decayed,
+                     .lr = st->lr,
+                     .loss = S.loss_mean,
+                     .grad_norm_rank0 = S.grad_norm_rank0,
+                     .grad_norm_mean = S.grad_norm_mean,
+                     .averaged = S.averaged_prev,
+                     .param_variance = S.averaged_prev ? S.variance_prev : 0,
+                     .sim_time_s = simgrid_get_clock(),
+                     .bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent};
+    if (S.averaged_prev) S.res->steps[S.res->n_steps - 1].variance = S.variance_prev;
+    S.averaged_prev = 0;
+    PolicyDecision d;
+    memset(&d, 0, sizeof d);
+    d.batch = st->b * P;
+    policy_step(S.pol, &obs, &d);
+    policy_describe(S.pol, S.state, sizeof S.state);
+    int rc = check_decision(cfg, m0, S.cops, &d, S.periodic, &S.err);
+    if (rc) {
+        S.stop = STOP_ERROR;
+        S.err_status = rc;
+        return;
+    }
+    S.dec = d;
+    /* the next step (every worker has gathered this step's batch already) */
+    StepState next = {
+        .step = st->step + 1, .epoch = st->epoch, .pos = st->pos + st->b, .b = d.batch / P};
+    if (S.epoch_end || next.pos + next.b > S.shard) {
+        S.epoch_end = 1;
+        next.epoch++;
+        next.pos = 0;
+        next.epoch_start = 1;
+    }
+    int last = next.epoch == cfg->tc.epochs;
+    S.eval_due = last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : S.epoch_end);
+    if (next.epoch_start && !last)
+        dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, S.perm);
+    next.lr = lr_for(next.epoch, next.pos, next.b);
+    S.cur = next;
+    S.stop = last ? STOP_DONE : STOP_NO; /* STOP_DONE: this step is the last one */
+}
+
+static void add_step_row(const StepState *st, const Worker *w0, int averaged)
+{
+    RunResult *res = S.res;
+    if (res->n_steps == S.cap_steps) {
+        S.cap_steps = S.cap_steps ? 2 * S.cap_steps : 1024;
+        res->steps = realloc(res->steps, sizeof *res->steps * (size_t)S.cap_steps);
+        assert(res->steps);
+    }
+    StepRow *r = &res->steps[res->n_steps++];
+    memset(r, 0, sizeof *r);
+    r->step = st->step;
+    r->epoch = st->epoch;
+    r->batch = st->b * S.P;
+    r->lr = st->lr;
+    r->loss = S.loss_mean;
+    r->end_s = simgrid_get_clock();
+    r->compute_s = w0->step_compute_s;
+    r->comm_s = w0->step_comm_s;
+    r->wait_s = w0->step_wait_s;
+    r->bytes = coll_stats(S.comm, 0)->bytes_sent;
+    r->averaged = averaged; /* the variance is filled in at the next rendezvous */
+    snprintf(r->state, sizeof r->state, "%s", S.state);
+}
+
+/* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
+ * variance mean_w of it is handed to the policy at the next step). */
+static void average_parameters(int rank, Worker *me)
+{
+    Model *m = me->model;
+    const size_t n = m->n_params;
+    memcpy(me->before, m->params, n * sizeof(float));
+    coll_allreduce(S.comm, rank, m->params, n);
+    const float inv = 1.0f / (float)S.P;
+    double d2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        m->params[i] *= inv;
+        double d = (double)me->before[i] - m->params[i];
+        d2 += d * d;
+    }
+    me->sq_dist = d2;
+}
+
+static void progress_line(const StepState *st)
+{
+    const RunResult *res = S.res;
+    double acc = res->n_evals ? res->evals[res->n_evals - 1].test_accuracy : NAN;
+    fprintf(stderr, "\r\033[K[%s] epoch %d/%d  step %ld  sim %.3fs  acc %.4f", S.cfg->label,
+            st->epoch + 1, S.cfg->tc.epochs, st->step + 1, simgrid_get_clock(), acc);
+    fflush(stderr);
+}
+
+static void worker_main(int argc, char **argv)
+{
+    assert(argc == 2);
+    const int rank = atoi(argv[1]), P = S.P;
+    const RunConfig *cfg = S.cfg;
+    Worker *me = &S.w[rank];
+    Model *m = me->model;
+    const double flops_per_sample = model_flops_per_sample(m);
+    double levels[MODEL_MAX_LAYERS];
+    for (;;) {
+        const StepState st = S.cur;
+        /* real forward and backward on this worker's part of the global batch */
+        if (st.b > me->cap) {
+            me->cap = st.b;
+            me->x = realloc(me->x, sizeof(float) * (size_t)st.b * (size_t)cfg->train->dim);
+            me->y = realloc(me->y, (size_t)st.b);
+            me->idx = realloc(me->idx, sizeof(int) * (size_t)st.b);
+            assert(me->x && me->y && me->idx);
+        }
+        for (int j = 0; j < st.b; j++)
+            me->idx[j] = dataset_shard_index(S.perm, P, rank, st.pos + j);
+        double w0 = wall_now();
+        dataset_gather(cfg->train, me->idx, st.b, me->x, me->y);
+        me->loss = model_forward_backward(m, me->x, me->y, st.b);
+        S.res->wall_model_s += wall_now() - w0;
+        layer_norms(m, me->norms);
+
+        /* simulated compute */
+        double t0 = simgrid_get_clock();
+        double flops = flops_per_sample * st.b;
+        if (cfg->slowdown) flops *= cfg->slowdown[rank];
+        if (cfg->jitter_sigma > 0) {
+            double s = cfg->jitter_sigma;
+            flops *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);
+        }
+        sg_actor_execute(flops);
+        double t1 = simgrid_get_clock();
+        me->step_compute_s = t1 - t0;
+
+        /* rendezvous: the last to arrive runs the policy for everyone */
+        if (++S.arrived == P) {
+            S.arrived = 0;
+            rendezvous_leader();
+        }
+        sg_barrier_wait(S.bar);
+        double t2 = simgrid_get_clock();
+        me->step_wait_s = t2 - t1;
+        me->compute_s += me->step_compute_s;
+        me->wait_s += me->step_wait_s;
+        if (S.stop == STOP_DIVERGED || S.stop == STOP_TARGET || S.stop == STOP_ERROR) break;
+        const int last = S.stop == STOP_DONE;
+
+        /* communication and the update */
+        int averaged = 0;
+        if (!S.periodic) {
+            for (int l = 0; l < m->n_layers; l++) levels[l] = S.dec.level[l];
+            compress_reduce(me->comp, S.comm, m->grads, levels);
+            double w1 = wall_now();
+            sgd_step(&me->opt, m->params, m->grads, st.lr);
+            S.res->wall_model_s += wall_now() - w1;
+        } else {
+            double w1 = wall_now();
+            sgd_step(&me->opt, m->params, m->grads, st.lr);
+            S.res->wall_model_s += wall_now() - w1;
+            if (S.dec.average) {
+                average_parameters(rank, me);
+                averaged = 1;
+            }
+        }
+        double t3 = simgrid_get_clock();
+        me->step_comm_s = t3 - t2;
+        me->comm_s += me->step_comm_s;
+
+        /* the variance at this averaging, for the policy at the next step */
+        if (averaged && ++S.avg_deposits == P) {
+            double v = 0;
+            for (int w = 0; w < P; w++) v += S.w[w].sq_dist;
+            S.variance_prev = v / P;
+            S.averaged_prev = 1;
+            S.avg_deposits = 0;
+            S.res->averagings++;
+        }
+        if (rank == 0) add_step_row(&st, me, averaged);
+
+        /* evaluation, free in simulated time */
+        if (S.eval_due) {
+            if (!S.periodic) {
+                if (rank == 0) record_eval(m, &st, t3);
+            } else {
+                for (size_t i = 0; i < m->n_params; i++) S.eval_acc[i] += m->params[i];
+                if (++S.eval_deposits == P) {
+                    Model *e = S.eval_model;
+                    for (size_t i = 0; i < m->n_params; i++) {
+                        e->params[i] = (float)(S.eval_acc[i] / P);
+                        S.eval_acc[i] = 0;
+                    }
+                    S.eval_deposits = 0;
+                    record_eval(e, &st, simgrid_get_clock());
+                }
+            }
+        }
+        if (rank == 0 && cfg->progress && (st.step % 10 == 0 || last)) progress_line(&st);
+        if (last) break;
+    }
+}
+
+static void free_workers(void)
+{
+    if (!S.w) return;
+    for (int w = 0; w < S.P; w++) {
+        Worker *me = &S.w[w];
+        model_free(me->model);
+        sgd_free(&me->opt);
+        compress_free(me->comp);
+        if (me->rng) gsl_rng_free(me->rng);
+        free(me->x);
+        free(me->y);
+        free(me->idx);
+        free(me->before);
+    }
+    free(S.w);
+    S.w = NULL;
+}
+
+int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
+{
+    int rc = driver_check(cfg, err);
+    if (rc) return rc;
+    memset(res, 0, sizeof *res);
+    memset(&S, 0, sizeof S);
+    res->time_to_accuracy_s = NAN;
+    res->best_accuracy = NAN;
+    res->final_accuracy = NAN;
+    snprintf(res->policy_spec, sizeof res->policy_spec, "%s", cfg->policy);
+    snprintf(res->compressor_spec, sizeof res->compressor_spec, "%s", cfg->compressor);
+    const int P = cfg->cluster.workers;
+    S.cfg = cfg;
+    S.res = res;
+    S.P = P;
+    S.shard = dataset_shard_size(cfg->train->n, P);
+    S.b0 = cfg->tc.batch;
+
+    res->cluster = cfg->cluster;
+    if ((rc = engine_load_cluster(&res->cluster, err))) return rc;
+    S.comm = coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    S.w = calloc((size_t)P, sizeof *S.w);
+    S.perm = malloc(sizeof(int) * (size_t)cfg->train->n);
+    if (!S.comm || !S.w || !S.perm) {
+        rc = bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", P);
+        goto done;
+    }
+    for (int w = 0; w < P && rc == BW_OK; w++) {
+        Worker *me = &S.w[w];
+        if ((rc = model_create(cfg->model, &cfg->mc, cfg->tc.seed, &me->model, err)) ||
+            (rc = sgd_init(&me->opt, me->model->n_params, cfg->tc.sgd, err)) ||
+            (rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
+                                  me->model->n_layers, P, w, cfg->tc.seed, &me->comp, err)))
+            break;
+        me->rng = gsl_rng_alloc(gsl_rng_mt19937);
+        me->before = malloc(sizeof(float) * me->model->n_params);
+        if (!me->rng || !me->before)
+            rc = bw_fail(err, BW_ERUNTIME, "out of memory");
+        else
+            gsl_rng_set(me->rng, (unsigned long)mix64(cfg->tc.seed * 4099 + (uint64_t)w + 1));
+    }
+    if (rc) goto done;
+    const Model *m0 = S.w[0].model;
+    PolicyContext ctx;
+    fill_context(&ctx, cfg, m0, S.shard);
+    if ((rc = policy_create(cfg->policy, "--policy", &ctx, &S.pol, err))) goto done;
+    S.cops = compress_find(ctx.compressor);
+    S.periodic = S.pol->ops->mode == POLICY_PERIODIC;
+    res->policy_mode = S.pol->ops->mode;
+    res->n_params = m0->n_params;
+    res->flops_per_sample = model_flops_per_sample(m0);
+    if ((rc = model_create(cfg->model, &cfg->mc, cfg->tc.seed, &S.eval_model, err))) goto done;
+    S.eval_acc = calloc(m0->n_params, sizeof(double));
+    if (!S.eval_acc) {
+        rc = bw_fail(err, BW_ERUNTIME, "out of memory");
+        goto done;
+    }
+    S.bar = sg_barrier_init((unsigned)P);
+
+    /* the untrained model at time 0, then the first step */
+    snprintf(S.state, sizeof S.state, "start");
+    record_eval(S.eval_model, NULL, 0.0);
+    dataset_epoch_order(cfg->train->n, cfg->tc.seed, 0, S.perm);
+    S.cur = (StepState){.b = S.b0, .epoch_start = 1};
+    S.cur.lr = lr_for(0, 0, S.b0);
+
+    for (int w = 0; w < P; w++) {
+        char name[32], arg[16];
+        snprintf(name, sizeof name, "worker%d", w);
+        snprintf(arg, sizeof arg, "%d", w);
+        char *argv[] = {name, arg, NULL};
+        sg_actor_create(name, engine_host(w), worker_main, 2, argv);
+    }
+    simgrid_run();
+    if (cfg->progress) fputs("\r\033[K", stderr);
+
+    if (S.stop == STOP_ERROR) {
+        rc = S.err_status;
+        *err = S.err;
+        goto done;
+    }
+    res->status = S.stop == STOP_DIVERGED ? "diverged"
+                  : S.stop == STOP_TARGET ? "reached_target"
+                                          : "completed";
+    res->epochs_done = S.cur.epoch;
+    for (int w = 0; w < P; w++) {
+        const CollStats *cs = coll_stats(S.comm, w);
+        res->compute_s += S.w[w].compute_s / P;
+        res->wait_s += S.w[w].wait_s / P;
+        res->communication_s += S.w[w].comm_s / P;
+        res->bytes_per_worker += cs->bytes_sent / P;
+        res->payload_bytes_per_worker += cs->payload_bytes / P;
+    }
+    res->sim_time_s = simgrid_get_clock();
+    const Model *m = S.w[0].model;
+    for (int w = 1; w < P; w++)
+        for (size_t i = 0; i < m->n_params; i++) {
+            double d = fabs((double)S.w[w].model->params[i] - m->params[i]);
+            if (!(d <= res->replica_max_diff)) res->replica_max_diff = d;
+        }
+    if (cfg->params_out) {
+        if (S.periodic) /* the mean of the replicas, as evaluated */
+            for (size_t i = 0; i < m->n_params; i++) {
+                double s = 0;
+                for (int w = 0; w < P; w++) s += S.w[w].model->params[i];
+                cfg->params_out[i] = (float)(s / P);
+            }
+        else
+            memcpy(cfg->params_out, m->params, sizeof(float) * m->n_params);
+    }
+done:
+    if (S.bar) sg_barrier_destroy(S.bar);
+    policy_free(S.pol);
+    free_workers();
+    coll_comm_free(S.comm);
+    model_free(S.eval_model);
+    free(S.eval_acc);
+    free(S.perm);
+    memset(&S, 0, sizeof S);
+    return rc;
+}
+
+void driver_result_free(RunResult *res)
+{
+    free(res->evals);
+    free(res->steps);
+    res->evals = NULL;
+    res->steps = NULL;
+}

@@ -1,0 +1,99 @@
+/* driver.h: simulated data-parallel training. One SimGrid actor per simulated GPU trains its
+ * own replica of the model on its own shard with real floats; each step it is charged
+ * flops/rate of simulated compute on its host, the policy decides (once, for all workers), and
+ * the gradient goes through the compressor and the collectives at the decided levels (gradient
+ * mode), or the workers step locally and average their parameters when the policy says so
+ * (periodic mode). Evaluations on the real test set are free in simulated time.
+ *
+ * Where the time goes, per worker: compute (sg_actor_execute), waiting at the step's
+ * rendezvous for the slowest worker (stragglers), and communication (inside collectives).
+ * The three add up to the simulated time. */
+#ifndef BELLOWS_DRIVER_H
+#define BELLOWS_DRIVER_H
+
+#include "../models/dataset.h"
+#include "../models/model.h"
+#include "../models/trainer.h"
+#include "cluster.h"
+#include "coll.h"
+
+#define DRIVER_MAX_WORKERS 4096
+
+typedef struct {
+    const ModelOps *model;
+    ModelConfig mc;
+    const Dataset *train, *test;
+    TrainConfig tc; /* epochs, per-worker batch, seed, optimiser, schedule */
+    Cluster cluster;
+    CollAlgo algo;
+    CollBackend backend;
+    const char *compressor; /* spec, "name[:k=v,...]" */
+    const char *policy;     /* spec */
+    int eval_every;         /* steps between evaluations; 0: at the end of every epoch */
+    double target_accuracy; /* time-to-accuracy threshold; 0: none */
+    int stop_at_target;     /* stop once the target is reached */
+    double jitter_sigma;    /* lognormal compute-time noise (mean 1); 0: none */
+    const double *slowdown; /* [cluster.workers] compute-time multipliers, or NULL */
+    int progress;           /* progress line on stderr */
+    const char *label;      /* for the progress line */
+    float *params_out;      /* [n_params] or NULL: the final model (tests) */
+} RunConfig;
+
+typedef struct {
+    double sim_time_s;
+    int epoch; /* completed epochs (fractional progress not shown) */
+    long step; /* steps done */
+    double train_loss, test_loss, test_accuracy;
+    double bytes_per_worker;
+    char state[64]; /* the policy's describe() */
+} EvalRow;
+
+typedef struct {
+    long step;
+    int epoch;
+    int batch; /* global */
+    double lr, loss;
+    double end_s;                     /* simulated time at the end of the step (rank 0) */
+    double compute_s, comm_s, wait_s; /* rank 0's, this step */
+    double bytes;                     /* rank 0's bytes on the wire so far */
+    int averaged;
+    double variance; /* parameter variance at this step's averaging */
+    char state[64];
+} StepRow;
+
+typedef struct {
+    const char *status; /* "completed", "diverged", "reached_target" */
+    char message[512];  /* why it diverged */
+    EvalRow *evals;
+    int n_evals;
+    StepRow *steps;
+    long n_steps;
+    /* means over workers */
+    double sim_time_s, compute_s, communication_s, wait_s;
+    double bytes_per_worker;         /* sent on the wire, as the collective algorithms move them */
+    double payload_bytes_per_worker; /* handed to the collectives (encoded sizes) */
+    double final_accuracy, best_accuracy;
+    double time_to_accuracy_s; /* NAN when never reached */
+    int epochs_done;
+    long averagings;
+    size_t n_params;
+    double flops_per_sample;
+    int policy_mode; /* PolicyMode */
+    Cluster cluster;         /* as loaded: a --platform file's measured routes filled in */
+    double replica_max_diff;
+    double wall_model_s; /* wall seconds inside the models' own math (forward, backward,
+                            optimiser, evaluation); for benchmarks, not written out */ /* largest |x_w - x_0| over workers and parameters at the end */
+    char policy_spec[256], compressor_spec[256];
+} RunResult;
+
+/* Checks the policy and compressor specs against the model and cluster (usage errors), without
+ * simulating anything. Run it before creating any output. */
+int driver_check(const RunConfig *cfg, BwError *err);
+
+/* Runs the simulation. SimGrid must be initialised (engine_init) and nothing loaded yet: once
+ * per process. BW_OK also when training diverged (res->status says so); BW_ERUNTIME or
+ * BW_EUSAGE on failures, with err set. */
+int driver_run(const RunConfig *cfg, RunResult *res, BwError *err);
+void driver_result_free(RunResult *res);
+
+#endif

@@ -1,0 +1,183 @@
+/* results.c: writers for a run's summary.json, evals.csv and steps.csv (see results.h).
+ * Every figure that is simulated says so in its name (_s: simulated seconds), wall_s is the
+ * only wall-clock figure, and bytes are per worker. */
+#include "results.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../policies/policy.h"
+#include "outfile.h"
+#include "units.h"
+
+static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *meta,
+                         const RunResult *res, BwError *err)
+{
+    OutFile of;
+    int rc = outfile_open(&of, dir, "summary.json", err);
+    if (rc) return rc;
+    const Cluster *c = &res->cluster;
+    JsonW w;
+    jsonw_begin(&w, of.f);
+    jsonw_object(&w, NULL);
+    jsonw_string(&w, "command", meta->command);
+    jsonw_string(&w, "status", res->status);
+    jsonw_string(&w, "policy", res->policy_spec);
+    jsonw_string(&w, "policy_mode", res->policy_mode == POLICY_PERIODIC ? "periodic" : "gradient");
+    jsonw_string(&w, "compressor", res->compressor_spec);
+    jsonw_object(&w, "scenario");
+    jsonw_string(&w, "model", meta->model);
+    jsonw_long(&w, "n_params", (long long)res->n_params);
+    jsonw_double(&w, "flops_per_sample", res->flops_per_sample);
+    jsonw_string(&w, "dataset", "fashion-mnist");
+    jsonw_long(&w, "train_samples", cfg->train->n);
+    jsonw_long(&w, "test_samples", cfg->test->n);
+    jsonw_long(&w, "epochs", cfg->tc.epochs);
+    jsonw_long(&w, "batch_per_worker", cfg->tc.batch);
+    jsonw_long(&w, "global_batch", (long long)cfg->tc.batch * c->workers);
+    jsonw_double(&w, "lr", cfg->tc.lr.base_lr);
+    jsonw_string(&w, "lr_schedule", lr_kind_name(cfg->tc.lr.kind));
+    jsonw_double(&w, "momentum", cfg->tc.sgd.momentum);
+    jsonw_double(&w, "weight_decay", cfg->tc.sgd.weight_decay);
+    jsonw_long(&w, "seed", (long long)cfg->tc.seed);
+    jsonw_long(&w, "workers", c->workers);
+    jsonw_long(&w, "gpus_per_node", c->gpus_per_node);
+    if (c->platform_file) {
+        jsonw_string(&w, "platform_file", c->platform_file);
+        jsonw_array(&w, "hosts");
+        for (int i = 0; i < c->workers; i++) jsonw_string(&w, NULL, c->hosts[i]);
+        jsonw_end_array(&w);
+    } else {
+        jsonw_string(&w, "topology", cluster_topology_name(c->topology));
+    }
+    jsonw_string(&w, "gpu", c->gpu ? c->gpu->name : "custom");
+    jsonw_double(&w, "gpu_flops", c->gpu_flops);
+    jsonw_double(&w, "bandwidth_bps", c->bandwidth_Bps * 8);
+    jsonw_double(&w, "latency_s", c->latency_s);
+    if (c->topology == TOPO_HIERARCHICAL && !c->platform_file) {
+        jsonw_double(&w, "intra_bandwidth_bps", c->intra_bandwidth_Bps * 8);
+        jsonw_double(&w, "intra_latency_s", c->intra_latency_s);
+    }
+    if (c->topology == TOPO_FAT_TREE && !c->platform_file) {
+        jsonw_long(&w, "leaf_size", c->leaf_size);
+        jsonw_double(&w, "oversubscription", c->oversubscription);
+    }
+    jsonw_string(&w, "allreduce", coll_algo_name(cfg->algo));
+    jsonw_string(&w, "collectives", meta->collectives);
+    jsonw_string(&w, "network_model", meta->network_model);
+    jsonw_double(&w, "compute_jitter", cfg->jitter_sigma);
+    jsonw_double(&w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
+    jsonw_end_object(&w);
+    jsonw_double(&w, "final_test_accuracy", res->final_accuracy);
+    jsonw_double(&w, "best_test_accuracy", res->best_accuracy);
+    jsonw_double(&w, "time_to_accuracy_s", res->time_to_accuracy_s);
+    jsonw_double(&w, "sim_time_s", res->sim_time_s);
+    jsonw_double(&w, "bytes_per_worker", res->bytes_per_worker);
+    jsonw_double(&w, "payload_bytes_per_worker", res->payload_bytes_per_worker);
+    jsonw_double(&w, "compute_s", res->compute_s);
+    jsonw_double(&w, "communication_s", res->communication_s);
+    jsonw_double(&w, "wait_s", res->wait_s);
+    jsonw_long(&w, "steps", res->n_steps);
+    jsonw_long(&w, "epochs_done", res->epochs_done);
+    jsonw_long(&w, "averagings", res->averagings);
+    if (res->message[0]) jsonw_string(&w, "message", res->message);
+    jsonw_double(&w, "wall_s", meta->wall_s);
+    jsonw_end_object(&w);
+    return outfile_commit(&of, err);
+}
+
+/* Policy states are short words without commas or quotes, but quote them anyway. */
+static void csv_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int write_evals(const char *dir, const RunResult *res, BwError *err)
+{
+    OutFile of;
+    int rc = outfile_open(&of, dir, "evals.csv", err);
+    if (rc) return rc;
+    fputs("sim_time_s,epoch,step,train_loss,test_loss,test_accuracy,bytes_per_worker,"
+          "policy_state\n",
+          of.f);
+    for (int i = 0; i < res->n_evals; i++) {
+        const EvalRow *e = &res->evals[i];
+        fprintf(of.f, "%.9g,%d,%ld,%.9g,%.9g,%.9g,%.17g,", e->sim_time_s, e->epoch, e->step,
+                e->train_loss, e->test_loss, e->test_accuracy, e->bytes_per_worker);
+        csv_string(of.f, e->state);
+        fputc('\n', of.f);
+    }
+    return outfile_commit(&of, err);
+}
+
+static int write_steps(const char *dir, const RunResult *res, BwError *err)
+{
+    OutFile of;
+    int rc = outfile_open(&of, dir, "steps.csv", err);
+    if (rc) return rc;
+    fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,communication_s,wait_s,"
+          "bytes_per_worker,averaged,param_variance,policy_state\n",
+          of.f);
+    for (long i = 0; i < res->n_steps; i++) {
+        const StepRow *r = &res->steps[i];
+        fprintf(of.f, "%ld,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%d,%.9g,", r->step, r->epoch,
+                r->batch, r->lr, r->loss, r->end_s, r->compute_s, r->comm_s, r->wait_s, r->bytes,
+                r->averaged, r->variance);
+        csv_string(of.f, r->state);
+        fputc('\n', of.f);
+    }
+    return outfile_commit(&of, err);
+}
+
+int results_write(const char *dir, const RunConfig *cfg, const RunMeta *meta, const RunResult *res,
+                  BwError *err)
+{
+    int rc = write_evals(dir, res, err);
+    if (!rc) rc = write_steps(dir, res, err);
+    if (!rc) rc = write_summary(dir, cfg, meta, res, err); /* last: its presence means done */
+    return rc;
+}
+
+static void fmt_bytes(double b, char *buf, size_t n)
+{
+    const char *u[] = {"B", "kB", "MB", "GB", "TB"};
+    int i = 0;
+    while (b >= 1000 && i < 4) {
+        b /= 1000;
+        i++;
+    }
+    snprintf(buf, n, "%.3g %s", b, u[i]);
+}
+
+void results_print(FILE *out, const RunConfig *cfg, const RunResult *res)
+{
+    char bytes[32], payload[32];
+    fmt_bytes(res->bytes_per_worker, bytes, sizeof bytes);
+    fmt_bytes(res->payload_bytes_per_worker, payload, sizeof payload);
+    double t = res->sim_time_s > 0 ? res->sim_time_s : 1;
+    fprintf(out, "status                 %s\n", res->status);
+    fprintf(out, "final test accuracy    %.4f   (best %.4f)\n", res->final_accuracy,
+            res->best_accuracy);
+    if (cfg->target_accuracy > 0) {
+        if (isnan(res->time_to_accuracy_s))
+            fprintf(out, "time to %.4f          not reached\n", cfg->target_accuracy);
+        else
+            fprintf(out, "time to %.4f          %.4f simulated s\n", cfg->target_accuracy,
+                    res->time_to_accuracy_s);
+    }
+    fprintf(out, "simulated time         %.4f s over %ld steps, %d epochs\n", res->sim_time_s,
+            res->n_steps, res->epochs_done);
+    fprintf(out, "  compute              %.4f s (%.1f%%)\n", res->compute_s,
+            100 * res->compute_s / t);
+    fprintf(out, "  communication        %.4f s (%.1f%%)\n", res->communication_s,
+            100 * res->communication_s / t);
+    fprintf(out, "  waiting              %.4f s (%.1f%%)\n", res->wait_s, 100 * res->wait_s / t);
+    fprintf(out, "bytes per worker       %s on the wire (%s of encoded payload)\n", bytes, payload);
+    if (res->policy_mode == POLICY_PERIODIC)
+        fprintf(out, "parameter averagings   %ld\n", res->averagings);
+}

@@ -1,0 +1,298 @@
+/* test_driver.c: simulated training end to end, on synthetic data (one simulation per forked
+ * child, since SimGrid allows one engine per process). Checked: `sync` with P workers of batch b
+ * ends at the same model as single-process training with batch P*b; replicas stay identical;
+ * a sync step's simulated time is compute plus the ring formula on a contention-free star; the
+ * same seed gives identical results; periodic averaging happens every period steps with the
+ * variance measured; stragglers show up as waiting; divergence is reported. */
+#include "testutil.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../sim/driver.h"
+#include "../sim/engine.h"
+
+#define MAX_PARAMS 200000
+#define MAX_STEPS  512
+
+typedef struct {
+    int rc;
+    char status[32];
+    double sim_time_s, compute_s, comm_s, wait_s, bytes, final_acc, tta, replica_diff;
+    long n_steps, averagings;
+    int n_evals;
+    double step_end[MAX_STEPS];
+    double step_variance[MAX_STEPS];
+    int step_averaged[MAX_STEPS];
+    double eval_acc[64];
+    float params[MAX_PARAMS];
+} Shared;
+
+static Dataset TRAIN, TEST;
+
+static void make_data(void)
+{
+    BwError err;
+    if (TRAIN.n) return;
+    assert_int_equal(dataset_synthetic(&TRAIN, 512, 28, 28, 10, 0.5, 11, &err), BW_OK);
+    assert_int_equal(dataset_synthetic(&TEST, 200, 28, 28, 10, 0.5, 11, &err), BW_OK);
+}
+
+static RunConfig base_config(int P, int batch, int epochs)
+{
+    make_data();
+    RunConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.model = model_find("mlp");
+    cfg.mc = model_config_default();
+    cfg.mc.n_hidden = 1;
+    cfg.mc.hidden[0] = 32;
+    cfg.train = &TRAIN;
+    cfg.test = &TEST;
+    cfg.tc.epochs = epochs;
+    cfg.tc.batch = batch;
+    cfg.tc.seed = 5;
+    cfg.tc.sgd.momentum = 0.9;
+    cfg.tc.lr.kind = LR_CONSTANT;
+    cfg.tc.lr.base_lr = 0.05;
+    cfg.cluster = cluster_default();
+    cfg.cluster.workers = P;
+    BwError err;
+    assert_int_equal(cluster_resolve(&cfg.cluster, &err), BW_OK);
+    cfg.algo = COLL_RING;
+    cfg.backend = COLL_TRANSFER;
+    cfg.compressor = "none";
+    cfg.policy = "sync";
+    cfg.label = "test";
+    return cfg;
+}
+
+/* Runs cfg in a child; the result lands in shared memory. */
+static Shared *simulate(RunConfig cfg)
+{
+    Shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(sh != MAP_FAILED);
+    memset(sh, 0, sizeof *sh);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        BwError err = {{0}};
+        RunResult res;
+        cfg.params_out = sh->params;
+        int rc = engine_init(0, NULL, "exact", &err);
+        if (!rc) rc = driver_run(&cfg, &res, &err);
+        sh->rc = rc;
+        if (rc) {
+            fprintf(stderr, "child: %s\n", err.msg);
+            _exit(0);
+        }
+        snprintf(sh->status, sizeof sh->status, "%s", res.status);
+        sh->sim_time_s = res.sim_time_s;
+        sh->compute_s = res.compute_s;
+        sh->comm_s = res.communication_s;
+        sh->wait_s = res.wait_s;
+        sh->bytes = res.bytes_per_worker;
+        sh->final_acc = res.final_accuracy;
+        sh->tta = res.time_to_accuracy_s;
+        sh->replica_diff = res.replica_max_diff;
+        sh->n_steps = res.n_steps;
+        sh->averagings = res.averagings;
+        sh->n_evals = res.n_evals;
+        for (long i = 0; i < res.n_steps && i < MAX_STEPS; i++) {
+            sh->step_end[i] = res.steps[i].end_s;
+            sh->step_variance[i] = res.steps[i].variance;
+            sh->step_averaged[i] = res.steps[i].averaged;
+        }
+        for (int i = 0; i < res.n_evals && i < 64; i++)
+            sh->eval_acc[i] = res.evals[i].test_accuracy;
+        driver_result_free(&res);
+        _exit(0);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("simulation child failed (status %d)", st);
+    return sh;
+}
+
+static void release(Shared *sh)
+{
+    munmap(sh, sizeof *sh);
+}
+
+static void test_sync_matches_single_process_training_with_the_global_batch(void **state)
+{
+    (void)state;
+    const int P = 4, b = 16, epochs = 2;
+    RunConfig cfg = base_config(P, b, epochs);
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_string_equal(sh->status, "completed");
+    assert_int_equal(sh->n_steps, epochs * (512 / (P * b)));
+
+    Model *m = NULL;
+    BwError err;
+    assert_int_equal(model_create(cfg.model, &cfg.mc, cfg.tc.seed, &m, &err), BW_OK);
+    TrainConfig tc = cfg.tc;
+    tc.batch = P * b;
+    assert_int_equal(train_single(m, &TRAIN, &TEST, &tc, NULL, &err), BW_OK);
+    double e = rel_err(sh->params, m->params, m->n_params);
+    if (e > 1e-4) fail_msg("simulated sync vs single process: relative error %.3g", e);
+    /* and the training did something */
+    assert_true(max_abs_diff(sh->params, m->params, m->n_params) < 1e-3);
+    model_free(m);
+    release(sh);
+}
+
+static void test_sync_replicas_stay_bit_identical(void **state)
+{
+    (void)state;
+    const char *compressors[] = {"none", "powersgd", "topk"};
+    const char *policies[] = {"sync", "static", "static"};
+    for (int i = 0; i < 3; i++) {
+        RunConfig cfg = base_config(3, 16, 1);
+        cfg.compressor = compressors[i];
+        cfg.policy = policies[i];
+        Shared *sh = simulate(cfg);
+        assert_int_equal(sh->rc, BW_OK);
+        if (sh->replica_diff != 0)
+            fail_msg("%s: replicas differ by %g", compressors[i], sh->replica_diff);
+        release(sh);
+    }
+}
+
+/* On a star without contention the dense allreduce of n floats takes the ring formula
+ * 2(p-1) (2 l) + 2 (p-1)/p (4 n) / B, and compute flops * b / rate; a step is their sum. */
+static void test_sync_step_time_is_compute_plus_ring_formula(void **state)
+{
+    (void)state;
+    int Ps[] = {2, 3, 5};
+    for (int k = 0; k < 3; k++) {
+        int P = Ps[k];
+        RunConfig cfg = base_config(P, 8, 1);
+        cfg.cluster.bandwidth_Bps = 1.25e9;
+        cfg.cluster.latency_s = 7e-6;
+        Shared *sh = simulate(cfg);
+        assert_int_equal(sh->rc, BW_OK);
+        Model *m = NULL;
+        BwError err;
+        assert_int_equal(model_create(cfg.model, &cfg.mc, 1, &m, &err), BW_OK);
+        double compute = model_flops_per_sample(m) * 8 / cfg.cluster.gpu_flops;
+        double n_bytes = 4.0 * (double)m->n_params;
+        double ring = 2.0 * (P - 1) * 2 * 7e-6 + 2.0 * (P - 1) / P * n_bytes / 1.25e9;
+        double step = sh->step_end[1] - sh->step_end[0];
+        if (fabs(step - (compute + ring)) > 1e-6 * (compute + ring))
+            fail_msg("P=%d: step %.12g s, compute %.12g + ring %.12g = %.12g", P, step, compute,
+                     ring, compute + ring);
+        assert_true(fabs(sh->compute_s - compute * sh->n_steps) < 1e-9 * sh->sim_time_s + 1e-12);
+        assert_true(sh->wait_s < 1e-12);
+        model_free(m);
+        release(sh);
+    }
+}
+
+static void test_same_seed_gives_identical_results(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(4, 16, 2);
+    cfg.compressor = "powersgd";
+    cfg.policy = "accordion:interval=1";
+    cfg.jitter_sigma = 0.3;
+    Shared *a = simulate(cfg), *b = simulate(cfg);
+    assert_int_equal(a->rc, BW_OK);
+    assert_int_equal(a->n_steps, b->n_steps);
+    assert_memory_equal(a->params, b->params, sizeof a->params);
+    assert_memory_equal(a->step_end, b->step_end, sizeof a->step_end);
+    assert_true(a->sim_time_s == b->sim_time_s && a->bytes == b->bytes);
+    release(a);
+    release(b);
+}
+
+static void test_cpsgd_averages_every_period_steps_and_measures_variance(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(4, 8, 1);
+    cfg.policy = "cpsgd:period=4";
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_int_equal(sh->n_steps, 16);
+    long count = 0;
+    for (long s = 0; s < sh->n_steps; s++) {
+        assert_int_equal(sh->step_averaged[s], (s + 1) % 4 == 0);
+        count += sh->step_averaged[s];
+        /* the variance of an averaging is filled in at the next step (not after the last) */
+        if (sh->step_averaged[s] && s + 1 < sh->n_steps) assert_true(sh->step_variance[s] > 0);
+    }
+    assert_int_equal(sh->averagings, count);
+    release(sh);
+}
+
+static void test_a_slow_gpu_makes_the_others_wait(void **state)
+{
+    (void)state;
+    static const double slow[3] = {1, 3, 1};
+    RunConfig cfg = base_config(3, 8, 1);
+    Shared *fast = simulate(cfg);
+    cfg.slowdown = slow;
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    /* workers 0 and 2 wait 2 compute-times per step, worker 1 none: mean 4/3 */
+    double per_step = fast->compute_s / fast->n_steps;
+    double want_wait = 4.0 / 3.0 * per_step * sh->n_steps;
+    assert_true(fabs(sh->wait_s - want_wait) < 1e-6 * want_wait);
+    assert_true(sh->sim_time_s > fast->sim_time_s);
+    release(fast);
+    release(sh);
+}
+
+static void test_divergence_is_reported(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(2, 16, 2);
+    cfg.tc.lr.base_lr = 1e6;
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_string_equal(sh->status, "diverged");
+    release(sh);
+}
+
+static void test_bad_policy_specs_are_usage_errors(void **state)
+{
+    (void)state;
+    BwError err;
+    RunConfig cfg = base_config(2, 16, 1);
+    const char *bad[] = {"nosuch", "static:level=0.5", "cpsgd:period=0", "sync:x=1"};
+    cfg.compressor = "powersgd";
+    for (int i = 0; i < 4; i++) {
+        cfg.policy = bad[i];
+        err.msg[0] = 0;
+        assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+        assert_true(strstr(err.msg, "--policy") != NULL);
+    }
+    cfg.policy = "sync";
+    cfg.compressor = "topk:nosuch=1";
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    cfg.compressor = "none";
+    cfg.tc.batch = 1000; /* more than the 256 samples each of 2 workers has */
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    assert_true(strstr(err.msg, "--batch") != NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sync_matches_single_process_training_with_the_global_batch),
+        cmocka_unit_test(test_sync_replicas_stay_bit_identical),
+        cmocka_unit_test(test_sync_step_time_is_compute_plus_ring_formula),
+        cmocka_unit_test(test_same_seed_gives_identical_results),
+        cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),
+        cmocka_unit_test(test_a_slow_gpu_makes_the_others_wait),
+        cmocka_unit_test(test_divergence_is_reported),
+        cmocka_unit_test(test_bad_policy_specs_are_usage_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    dataset_free(&TRAIN);
+    dataset_free(&TEST);
+    return rc;
+}
