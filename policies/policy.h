@@ -45,6 +45,11 @@ typedef struct {
     int decay_epochs[POLICY_MAX_DECAYS];
     char compressor[32];     /* the run's compressor ("none", "powersgd", "topk", ...) */
     double compressor_level; /* that compressor's default level */
+    /* Optional: checks a level (> 0) for the run's compressor; the driver wraps
+     * compress_check_level. Policies call it at init on every level they may decide, so a level
+     * the compressor refuses is a usage error before the run starts. NULL: not checked here. */
+    int (*check_level)(const void *arg, double level, const char *what, BwError *err);
+    const void *check_level_arg;
 } PolicyContext;
 
 typedef struct {
@@ -87,6 +92,7 @@ typedef struct {
     void (*decide)(Policy *p, const PolicyObs *obs, PolicyDecision *d);
     void (*describe)(const Policy *p, char *buf, size_t n); /* short state for logs and plots */
     void (*free_impl)(Policy *p);                           /* optional */
+    int reconstruction; /* 1: the rule was not published; ours is a documented reconstruction */
 } PolicyOps;
 
 struct Policy {
