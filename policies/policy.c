@@ -14,6 +14,7 @@
 static const PolicyOps *const policy_table[] = {
     &policy_sync_ops,
     &policy_static_ops,
+    &policy_accordion_ops,
     NULL,
 };
 
