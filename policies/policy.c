@@ -12,10 +12,8 @@
 #define POLICY_MAX_OPTS 16
 
 static const PolicyOps *const policy_table[] = {
-    &policy_sync_ops,
-    &policy_static_ops,
-    &policy_accordion_ops,
-    NULL,
+    &policy_sync_ops,      &policy_static_ops,  &policy_accordion_ops, &policy_cpsgd_ops,
+    &policy_postlocal_ops, &policy_adacomm_ops, &policy_adpsgd_ops,    NULL,
 };
 
 const PolicyOps *const *policy_registry(void)
