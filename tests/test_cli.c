@@ -124,6 +124,7 @@ static const BadCase BAD[] = {
     {"platform --gpu-flops fast", 2, "--gpu-flops"},
     {"platform --gpu-efficiency 1.5", 2, "--gpu-efficiency"},
     {"platform extra", 2, "unexpected argument"},
+    {"policies extra", 2, "policies: takes no arguments"},
 };
 
 /* A data folder whose training images are cut short, with the real labels and test set. */
@@ -216,6 +217,15 @@ static void test_help_and_version(void **state)
     assert_int_equal(run("models"), 0);
     out = captured("stdout");
     assert_non_null(strstr(out, "cnn"));
+    free(out);
+    assert_int_equal(run("policies"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "accordion"));
+    assert_non_null(strstr(out, "[reconstruction]"));
+    free(out);
+    assert_int_equal(run("policies --help"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "usage: bellows policies"));
     free(out);
 }
 
