@@ -1,5 +1,5 @@
 /* adpsgd.c: ADPSGD, adaptive periodic parameter averaging (Jiang & Agrawal, arXiv 2007.06134):
- * a RECONSTRUCTION. The paper's principle is ours: the signal is the variance of the parameters
+ * a RECONSTRUCTION. The principle is the paper's: the signal is the variance of the parameters
  * across workers, V = mean_i ||x_i - xbar||^2, measured at each averaging; synchronise often
  * early (large variance) and less often later, so the period grows. Its period-update rule, its
  * constants and its code were not published; the rule below is our own.
