@@ -38,18 +38,23 @@ typedef struct {
     PolicyLayer layers[POLICY_MAX_LAYERS];
     int workers;
     int epochs;
-    int batch;                /* global batch size at the start (per worker: batch / workers) */
-    long steps_per_epoch;     /* at that batch size */
-    double lr0;               /* base learning rate */
-    int n_decays;             /* epochs at which a step schedule divides the lr, ascending */
+    int batch;            /* global batch size at the start (per worker: batch / workers) */
+    long steps_per_epoch; /* at that batch size */
+    double lr0;           /* base learning rate */
+    int n_decays;         /* epochs at which a step schedule divides the lr, ascending */
     int decay_epochs[POLICY_MAX_DECAYS];
-    char compressor[32];      /* the run's compressor ("none", "powersgd", "topk", ...) */
-    double compressor_level;  /* that compressor's default level */
+    char compressor[32];     /* the run's compressor ("none", "powersgd", "topk", ...) */
+    double compressor_level; /* that compressor's default level */
+    /* Optional: checks a level (> 0) for the run's compressor; the driver wraps
+     * compress_check_level. Policies call it at init on every level they may decide, so a level
+     * the compressor refuses is a usage error before the run starts. NULL: not checked here. */
+    int (*check_level)(const void *arg, double level, const char *what, BwError *err);
+    const void *check_level_arg;
 } PolicyContext;
 
 typedef struct {
-    long step;      /* 0-based, counted over the whole run */
-    int epoch;      /* 0-based */
+    long step;       /* 0-based, counted over the whole run */
+    int epoch;       /* 0-based */
     int epoch_start; /* 1 on the first step of an epoch */
     int epoch_end;   /* 1 on the last step of an epoch */
     int lr_decayed;  /* 1 on the first step of an epoch at which the step schedule lowered the lr */
@@ -57,10 +62,16 @@ typedef struct {
     double loss;     /* this step's training loss, mean over workers */
     const double *grad_norm_rank0; /* [n_layers] L2 norm of rank 0's local uncompressed gradient */
     const double *grad_norm_mean;  /* [n_layers] the mean over workers of those norms */
-    int averaged;          /* periodic: parameters were averaged after the previous step */
-    double param_variance; /* mean_i ||x_i - xbar||^2 measured at that averaging, else 0 */
-    double sim_time_s;     /* simulated seconds since the start */
-    double bytes_per_worker; /* bytes each worker has put on the wire so far */
+    int averaged;                  /* periodic: parameters were averaged after the previous step */
+    double param_variance;         /* mean_i ||x_i - xbar||^2 measured at that averaging, else 0 */
+    double sim_time_s;             /* simulated seconds since the start */
+    double bytes_per_worker;       /* bytes each worker has put on the wire so far */
+    /* On epoch_end (else NULL): per layer, the norm of the epoch's mean local uncompressed
+     * gradient, ||(1/T) sum_t g_t|| over the epoch's T steps, of rank 0 and the mean over
+     * workers. Accordion's signal (the published code accumulates the gradient over the epoch
+     * and takes the norm of the sum; dividing by T leaves its ratios unchanged). */
+    const double *epoch_norm_rank0;
+    const double *epoch_norm_mean;
 } PolicyObs;
 
 typedef struct {
@@ -86,7 +97,8 @@ typedef struct {
     void (*observe)(Policy *p, const PolicyObs *obs);
     void (*decide)(Policy *p, const PolicyObs *obs, PolicyDecision *d);
     void (*describe)(const Policy *p, char *buf, size_t n); /* short state for logs and plots */
-    void (*free_impl)(Policy *p);                             /* optional */
+    void (*free_impl)(Policy *p);                           /* optional */
+    int reconstruction; /* 1: the rule was not published; ours is a documented reconstruction */
 } PolicyOps;
 
 struct Policy {

@@ -9,5 +9,6 @@ int cmd_models(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_policies(int argc, char **argv);
 
 #endif

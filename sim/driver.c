@@ -41,6 +41,7 @@ typedef struct {
     int *idx;
     int cap;       /* samples x, y and idx hold */
     float *before; /* periodic: parameters before averaging */
+    float *gsum;   /* the local gradients summed over the epoch so far (Accordion's signal) */
     double loss;
     double norms[MODEL_MAX_LAYERS];
     double compute_s, comm_s, wait_s;
@@ -83,6 +84,8 @@ static struct {
     double loss_mean;
     char state[64];
     double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
+    double epoch_norm_rank0[MODEL_MAX_LAYERS], epoch_norm_mean[MODEL_MAX_LAYERS];
+    long epoch_steps; /* steps summed into the workers' gsum */
     /* periodic: the last averaging */
     int averaged_prev;
     double variance_prev;
@@ -106,6 +109,11 @@ static uint64_t mix64(uint64_t z)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+static int check_level(const void *arg, double level, const char *what, BwError *err)
+{
+    return compress_check_level(arg, level, what, err);
 }
 
 static void fill_context(PolicyContext *ctx, const RunConfig *cfg, const Model *m, int shard)
@@ -133,6 +141,10 @@ static void fill_context(PolicyContext *ctx, const RunConfig *cfg, const Model *
         snprintf(ctx->compressor, sizeof ctx->compressor, "%s", s.name);
         const CompressorOps *ops = compress_find(s.name);
         ctx->compressor_level = ops ? ops->level_default : 0;
+        if (ops) {
+            ctx->check_level = check_level;
+            ctx->check_level_arg = ops;
+        }
     }
 }
 
@@ -261,6 +273,25 @@ static void record_eval(Model *m, const StepState *st, double now)
     }
 }
 
+/* Accordion's signal at an epoch's end: per layer, ||(1/T) sum_t g_t|| of every worker's
+ * local gradients over the epoch's T steps; rank 0's and the mean over workers. */
+static void epoch_norms(const Model *m0)
+{
+    for (int l = 0; l < m0->n_layers; l++) {
+        const LayerView *v = &m0->layers[l];
+        double mean = 0;
+        for (int w = 0; w < S.P; w++) {
+            const float *g = S.w[w].gsum + v->offset;
+            double s = 0;
+            for (size_t i = 0; i < layer_size(v); i++) s += (double)g[i] * g[i];
+            double norm = sqrt(s) / (double)S.epoch_steps;
+            if (w == 0) S.epoch_norm_rank0[l] = norm;
+            mean += norm / S.P;
+        }
+        S.epoch_norm_mean[l] = mean;
+    }
+}
+
 /* Run by the last worker to reach the current step's rendezvous, before anyone is released:
  * the observation, the policy's decision, and the next step's shared state. */
 static void rendezvous_leader(void)
@@ -294,6 +325,8 @@ static void rendezvous_leader(void)
         S.grad_norm_mean[l] = s / P;
     }
     S.epoch_end = st->pos + 2 * st->b > S.shard;
+    S.epoch_steps++;
+    if (S.epoch_end) epoch_norms(m0);
     int lr_decayed = 0;
     if (st->epoch_start && st->epoch > 0 && cfg->tc.lr.kind == LR_STEP)
         for (int i = 0; i < cfg->tc.lr.n_milestones; i++)
@@ -311,7 +344,9 @@ static void rendezvous_leader(void)
                      .averaged = S.averaged_prev,
                      .param_variance = S.averaged_prev ? S.variance_prev : 0,
                      .sim_time_s = simgrid_get_clock(),
-                     .bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent};
+                     .bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent,
+                     .epoch_norm_rank0 = S.epoch_end ? S.epoch_norm_rank0 : NULL,
+                     .epoch_norm_mean = S.epoch_end ? S.epoch_norm_mean : NULL};
     if (S.averaged_prev) S.res->steps[S.res->n_steps - 1].variance = S.variance_prev;
     S.averaged_prev = 0;
     PolicyDecision d;
@@ -337,8 +372,11 @@ static void rendezvous_leader(void)
     }
     int last = next.epoch == cfg->tc.epochs;
     S.eval_due = last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : S.epoch_end);
-    if (next.epoch_start && !last)
-        dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, S.perm);
+    if (next.epoch_start) {
+        if (!last) dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, S.perm);
+        for (int w = 0; w < P; w++) memset(S.w[w].gsum, 0, sizeof(float) * m0->n_params);
+        S.epoch_steps = 0;
+    }
     next.lr = lr_for(next.epoch, next.pos, next.b);
     S.cur = next;
     S.stop = last ? STOP_DONE : STOP_NO; /* STOP_DONE: this step is the last one */
@@ -421,6 +459,7 @@ static void worker_main(int argc, char **argv)
         me->loss = model_forward_backward(m, me->x, me->y, st.b);
         S.res->wall_model_s += wall_now() - w0;
         layer_norms(m, me->norms);
+        for (size_t i = 0; i < m->n_params; i++) me->gsum[i] += m->grads[i];
 
         /* simulated compute */
         double t0 = simgrid_get_clock();
@@ -514,6 +553,7 @@ static void free_workers(void)
         free(me->y);
         free(me->idx);
         free(me->before);
+        free(me->gsum);
     }
     free(S.w);
     S.w = NULL;
@@ -555,7 +595,8 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
             break;
         me->rng = gsl_rng_alloc(gsl_rng_mt19937);
         me->before = malloc(sizeof(float) * me->model->n_params);
-        if (!me->rng || !me->before)
+        me->gsum = calloc(me->model->n_params, sizeof(float));
+        if (!me->rng || !me->before || !me->gsum)
             rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         else
             gsl_rng_set(me->rng, (unsigned long)mix64(cfg->tc.seed * 4099 + (uint64_t)w + 1));

@@ -21,6 +21,7 @@ static const Command commands[] = {
     {"train", cmd_train, "train one model on Fashion-MNIST in this process (reference trainer)"},
     {"models", cmd_models, "list the models with their parameter and flop counts"},
     {"platform", cmd_platform, "print the SimGrid platform XML a set of cluster flags generates"},
+    {"policies", cmd_policies, "list the scheduling policies with their sources and options"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
 

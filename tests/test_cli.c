@@ -164,6 +164,7 @@ static const BadCase BAD[] = {
      2, "--policy"},
     {"compare --policy sync", 2, "unknown flag '--policy'"},
     {"compare --jobs 0", 2, "--jobs"},
+    {"policies extra", 2, "policies: takes no arguments"},
 };
 
 /* A user platform of three hosts (a, b, c on one shared switch) and a broken one. */
@@ -296,6 +297,15 @@ static void test_help_and_version(void **state)
     assert_int_equal(run("models"), 0);
     out = captured("stdout");
     assert_non_null(strstr(out, "cnn"));
+    free(out);
+    assert_int_equal(run("policies"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "accordion"));
+    assert_non_null(strstr(out, "[reconstruction]"));
+    free(out);
+    assert_int_equal(run("policies --help"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "usage: bellows policies"));
     free(out);
 }
 

@@ -1,0 +1,49 @@
+/* cpsgd.c: local SGD with a constant averaging period (Stich, "Local SGD converges fast and
+ * communicates little", ICLR 2019; CPSGD in Jiang & Agrawal, arXiv 2007.06134): each worker
+ * steps on its own gradient and momentum, and every `period` steps the parameters are averaged
+ * with one full-model allreduce. */
+#include "policy_impl.h"
+
+typedef struct {
+    PolicyClock clock;
+} CpsgdState;
+
+static const SpecOpt cpsgd_opts[] = {
+    {"period", SPEC_INT, "8", 1, 1e6, NULL, "local steps between parameter averagings"},
+};
+
+static int cpsgd_init(Policy *p, const SpecVal *vals, BwError *err)
+{
+    (void)err;
+    CpsgdState *s = p->state;
+    s->clock.period = (int)vals[0].num;
+    return BW_OK;
+}
+
+static void cpsgd_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+{
+    (void)obs;
+    CpsgdState *s = p->state;
+    d->period = s->clock.period;
+    d->average = policy_clock_tick(&s->clock);
+}
+
+static void cpsgd_describe(const Policy *p, char *buf, size_t n)
+{
+    const CpsgdState *s = p->state;
+    snprintf(buf, n, "period=%d", s->clock.period);
+}
+
+const PolicyOps policy_cpsgd_ops = {
+    .name = "cpsgd",
+    .help = "local SGD: average the parameters every `period` steps",
+    .source = "Stich, Local SGD converges fast and communicates little, ICLR 2019 (CPSGD in "
+              "Jiang & Agrawal, arXiv 2007.06134)",
+    .mode = POLICY_PERIODIC,
+    .opts = cpsgd_opts,
+    .n_opts = (int)(sizeof cpsgd_opts / sizeof *cpsgd_opts),
+    .state_size = sizeof(CpsgdState),
+    .init = cpsgd_init,
+    .decide = cpsgd_decide,
+    .describe = cpsgd_describe,
+};

@@ -1,0 +1,750 @@
+/* test_policies.c: the scheduling policies. A contract suite runs every registered policy
+ * through the same synthetic run (several epochs, an lr decay, falling norms, loss and variance);
+ * then each adaptive rule meets hand-made observation sequences whose right decisions are worked
+ * out by hand in the comments; then bad specs, each a usage error that says what was wrong. */
+#include "testutil.h"
+
+#include "../policies/policy.h"
+
+/* ---- contexts and a level check standing in for the compressors' ---- */
+
+/* Layers: 0 "a.w" matrix, 1 "a.b" vector, 2 "b.w" matrix, 3 "c.w" matrix. */
+static PolicyContext make_ctx(const char *compressor, double level)
+{
+    PolicyContext c;
+    memset(&c, 0, sizeof c);
+    static const struct {
+        const char *name;
+        int rows, cols, ndim;
+    } layers[] = {{"a.w", 64, 784, 2}, {"a.b", 64, 1, 1}, {"b.w", 32, 64, 2}, {"c.w", 10, 32, 2}};
+    c.n_layers = 4;
+    for (int l = 0; l < 4; l++) {
+        snprintf(c.layers[l].name, sizeof c.layers[l].name, "%s", layers[l].name);
+        c.layers[l].rows = layers[l].rows;
+        c.layers[l].cols = layers[l].cols;
+        c.layers[l].ndim = layers[l].ndim;
+    }
+    c.workers = 4;
+    c.epochs = 6;
+    c.batch = 64;
+    c.steps_per_epoch = 10;
+    c.lr0 = 0.1;
+    c.n_decays = 1;
+    c.decay_epochs[0] = 4;
+    snprintf(c.compressor, sizeof c.compressor, "%s", compressor);
+    c.compressor_level = level;
+    return c;
+}
+
+/* What the driver would wire to compress_check_level: PowerSGD takes an integer rank >= 1,
+ * TopK a fraction in (0, 1]. arg is the compressor's name. */
+static int fake_check_level(const void *arg, double level, const char *what, BwError *err)
+{
+    const char *comp = arg;
+    if (strcmp(comp, "powersgd") == 0 && (level < 1 || level != floor(level)))
+        return bw_fail(err, BW_EUSAGE, "%s=%g: powersgd takes an integer rank >= 1", what, level);
+    if (strcmp(comp, "topk") == 0 && !(level > 0 && level <= 1))
+        return bw_fail(err, BW_EUSAGE, "%s=%g: topk takes a fraction in (0, 1]", what, level);
+    return BW_OK;
+}
+
+static PolicyContext make_checked_ctx(const char *compressor, double level)
+{
+    PolicyContext c = make_ctx(compressor, level);
+    c.check_level = fake_check_level;
+    c.check_level_arg = compressor; /* a string literal: outlives every copy of c */
+    return c;
+}
+
+static Policy *create_ok(const char *spec, const PolicyContext *ctx)
+{
+    Policy *p = NULL;
+    BwError err = {{0}};
+    int rc = policy_create(spec, "--policy", ctx, &p, &err);
+    if (rc != BW_OK) fail_msg("policy_create(\"%s\") failed: %s", spec, err.msg);
+    assert_non_null(p);
+    return p;
+}
+
+/* ---- the contract: every policy through one synthetic run ---- */
+
+#define CONTRACT_STEPS 60 /* 6 epochs of 10 steps; the lr drops 10x at epoch 4 */
+
+typedef struct {
+    PolicyDecision d[CONTRACT_STEPS];
+    char describe[CONTRACT_STEPS][64];
+} ContractRun;
+
+/* Feeds the run, answering each averaging with a variance that falls over time and grows with
+ * the interval (as local SGD's would). */
+static void contract_run(Policy *p, ContractRun *out)
+{
+    double rank0[4], mean[4];
+    long since_avg = 0, last_len = 0;
+    int averaged = 0;
+    for (long t = 0; t < CONTRACT_STEPS; t++) {
+        int epoch = (int)(t / 10);
+        double lr = epoch >= 4 ? 0.01 : 0.1;
+        for (int l = 0; l < 4; l++) {
+            rank0[l] = (l + 1) * exp(-t / 25.0) * (1 + 0.3 * sin((double)t + l));
+            mean[l] = (l + 1) * exp(-t / 25.0) * (1 + 0.1 * cos((double)t * 0.7 + l));
+        }
+        PolicyObs obs = {
+            .step = t,
+            .epoch = epoch,
+            .epoch_start = t % 10 == 0,
+            .epoch_end = t % 10 == 9,
+            .lr_decayed = t == 40,
+            .lr = lr,
+            .loss = 0.2 + 2.1 * exp(-t / 20.0),
+            .grad_norm_rank0 = rank0,
+            .grad_norm_mean = mean,
+            .averaged = averaged,
+            .param_variance = averaged ? 0.5 * exp(-t / 15.0) * (lr / 0.1) * last_len : 0,
+            .sim_time_s = 0.01 * (double)t,
+            .bytes_per_worker = 1e5 * (double)t,
+        };
+        policy_step(p, &obs, &out->d[t]);
+        policy_describe(p, out->describe[t], sizeof out->describe[t]);
+        since_avg++;
+        averaged = out->d[t].average;
+        if (averaged) {
+            last_len = since_avg;
+            since_avg = 0;
+        }
+    }
+}
+
+static void test_every_policy_meets_the_contract(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *compressor;
+        double level;
+    } comps[] = {{"powersgd", 2}, {"topk", 0.01}};
+    int n_policies = 0;
+    for (const PolicyOps *const *r = policy_registry(); *r; r++, n_policies++) {
+        const PolicyOps *ops = *r;
+        assert_ptr_equal(policy_find(ops->name), ops);
+        assert_true(ops->help && *ops->help && ops->source && *ops->source);
+        for (size_t c = 0; c < sizeof comps / sizeof *comps; c++) {
+            PolicyContext ctx = make_checked_ctx(comps[c].compressor, comps[c].level);
+            Policy *p = create_ok(ops->name, &ctx);
+            Policy *q = create_ok(ops->name, &ctx);
+            assert_string_equal(p->spec, ops->name);
+            static ContractRun a, b;
+            contract_run(p, &a);
+            contract_run(q, &b);
+            int averagings = 0;
+            for (int t = 0; t < CONTRACT_STEPS; t++) {
+                const PolicyDecision *d = &a.d[t];
+                if (!a.describe[t][0]) fail_msg("%s: empty describe at step %d", ops->name, t);
+                assert_true(d->batch > 0);
+                for (int l = 0; l < ctx.n_layers; l++) {
+                    assert_true(d->level[l] >= 0);
+                    if (ctx.layers[l].ndim == 1) assert_true(d->level[l] == 0);
+                    /* every level is one the compressor accepts (0 is dense) */
+                    BwError err;
+                    if (d->level[l] > 0 &&
+                        fake_check_level(ctx.compressor, d->level[l], "level", &err) != BW_OK)
+                        fail_msg("%s with %s: %s", ops->name, ctx.compressor, err.msg);
+                }
+                if (ops->mode == POLICY_PERIODIC) {
+                    assert_true(d->period >= 1);
+                    averagings += d->average;
+                } else {
+                    assert_int_equal(d->average, 0);
+                }
+                /* deterministic: the same observations give the same decisions */
+                assert_memory_equal(d->level, b.d[t].level, sizeof d->level);
+                assert_int_equal(d->batch, b.d[t].batch);
+                assert_int_equal(d->average, b.d[t].average);
+                assert_int_equal(d->period, b.d[t].period);
+                assert_string_equal(a.describe[t], b.describe[t]);
+            }
+            if (ops->mode == POLICY_PERIODIC && averagings == 0)
+                fail_msg("%s never averaged in %d steps", ops->name, CONTRACT_STEPS);
+            policy_free(p);
+            policy_free(q);
+        }
+    }
+    assert_int_equal(n_policies, 7);
+    policy_free(NULL); /* a no-op */
+}
+
+/* ---- Accordion on hand-made sequences (2 steps per epoch) ---- */
+
+typedef struct {
+    Policy *p;
+    long step;
+} Feed;
+
+/* One epoch of two steps; rank0[s][l] and mean[s][l] are step s's norms (mean NULL: the same
+ * as rank0). decayed: the lr dropped at this epoch. d[0], d[1] receive the two decisions. */
+static void feed_epoch(Feed *f, int epoch, double rank0[2][4], double mean[2][4], int decayed,
+                       PolicyDecision d[2])
+{
+    for (int s = 0; s < 2; s++) {
+        PolicyObs obs = {
+            .step = f->step++,
+            .epoch = epoch,
+            .epoch_start = s == 0,
+            .epoch_end = s == 1,
+            .lr_decayed = decayed && s == 0,
+            .lr = 0.1,
+            .loss = 1,
+            .grad_norm_rank0 = rank0[s],
+            .grad_norm_mean = mean ? mean[s] : rank0[s],
+        };
+        policy_step(f->p, &obs, &d[s]);
+    }
+}
+
+/* An epoch whose two steps both have norms (a, b, c, e) for layers 0..3. */
+static void feed_const(Feed *f, int epoch, double a, double b, double c, double e, int decayed,
+                       PolicyDecision d[2])
+{
+    double n[2][4] = {{a, b, c, e}, {a, b, c, e}};
+    feed_epoch(f, epoch, n, NULL, decayed, d);
+}
+
+/* Both steps of the epoch decided levels (l0, 0, l2, l3): the vector layer 1 is always dense. */
+static void assert_levels(const PolicyDecision d[2], double l0, double l2, double l3)
+{
+    for (int s = 0; s < 2; s++) {
+        assert_float_equal(d[s].level[0], l0, 0);
+        assert_float_equal(d[s].level[1], 0, 0);
+        assert_float_equal(d[s].level[2], l2, 0);
+        assert_float_equal(d[s].level[3], l3, 0);
+    }
+}
+
+static void assert_describe(const Policy *p, const char *want)
+{
+    char buf[64];
+    policy_describe(p, buf, sizeof buf);
+    assert_string_equal(buf, want);
+}
+
+static void test_accordion_detects_critical_regimes_per_layer(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("powersgd", 2); /* defaults: critical rank 2, normal rank 1 */
+    Feed f = {create_ok("accordion:interval=2,eta=0.5", &ctx), 0};
+    PolicyDecision d[2];
+    /* epoch 0 starts critical. Epoch sums n[0] = (2, -, 2, 2) (1 per step). Check at its end:
+     * no reference, so every layer stays critical for epochs 1-2. */
+    feed_const(&f, 0, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 2, 2, 2);
+    assert_describe(f.p, "C.CC");
+    /* epoch 1: 1 % 2 != 0, no check; huge norms change nothing */
+    feed_const(&f, 1, 50, 50, 50, 50, 0, d);
+    assert_levels(d, 2, 2, 2);
+    /* epoch 2 (check): layer 0 steps 0.2 and 0.6, sum 0.8: |2 - 0.8| / 2 = 0.6 >= 0.5 critical;
+     * layer 2 sum 1.2: |2 - 1.2| / 2 = 0.4 < 0.5 normal; layer 3 sum 3: |2 - 3| / 2 = 0.5, on
+     * the threshold: critical. The decisions of epoch 2 itself are still the old ones. */
+    double n2[2][4] = {{0.2, 9, 0.6, 1.5}, {0.6, 9, 0.6, 1.5}};
+    feed_epoch(&f, 2, n2, NULL, 0, d);
+    assert_levels(d, 2, 2, 2);
+    assert_describe(f.p, "C.NC");
+    /* epoch 3 runs on the check's result; its own norms (no check) do not matter */
+    feed_const(&f, 3, 100, 100, 100, 100, 0, d);
+    assert_levels(d, 2, 1, 2);
+    /* epoch 4 (check) against n[2] = (0.8, -, 1.2, 3): layer 0 sum 0.8, ratio 0 -> normal;
+     * layer 2 sum 0.6: 0.6 / 1.2 = 0.5 -> critical; layer 3 sum 3, ratio 0 -> normal */
+    feed_const(&f, 4, 0.4, 9, 0.3, 1.5, 0, d);
+    assert_levels(d, 2, 1, 2);
+    feed_const(&f, 5, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 1, 2, 1);
+    assert_describe(f.p, "N.CN");
+    policy_free(f.p);
+}
+
+static void test_accordion_compares_with_the_norm_interval_epochs_before(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("topk", 0.01); /* defaults: critical 0.99, normal 0.1 */
+    Feed f = {create_ok("accordion:interval=3", &ctx), 0};
+    PolicyDecision d[2];
+    /* checks at the ends of epochs 0 and 3 only. Epochs 1 and 2 swing 10x, which would be
+     * critical against the previous epoch, but epoch 3 equals epoch 0: ratio 0 -> normal. */
+    feed_const(&f, 0, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 0.99, 0.99, 0.99);
+    feed_const(&f, 1, 10, 10, 10, 10, 0, d);
+    assert_levels(d, 0.99, 0.99, 0.99);
+    feed_const(&f, 2, 0.1, 0.1, 0.1, 0.1, 0, d);
+    assert_levels(d, 0.99, 0.99, 0.99);
+    feed_const(&f, 3, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 0.99, 0.99, 0.99);
+    /* epochs 4, 5 and 6 hold the epoch-3 result whatever their norms */
+    feed_const(&f, 4, 7, 7, 7, 7, 0, d);
+    assert_levels(d, 0.1, 0.1, 0.1);
+    feed_const(&f, 5, 0, 0, 0, 0, 0, d);
+    assert_levels(d, 0.1, 0.1, 0.1);
+    /* epoch 6 (check) against n[3] = 2: layer 0 sum 2 (ratio 0) normal, layer 2 sum 0.4
+     * (ratio 0.8) critical, layer 3 sum 3.2 (ratio 0.6) critical */
+    feed_const(&f, 6, 1, 1, 0.2, 1.6, 0, d);
+    assert_levels(d, 0.1, 0.1, 0.1);
+    feed_const(&f, 7, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 0.1, 0.99, 0.99);
+    policy_free(f.p);
+}
+
+static void test_accordion_zero_reference_counts_as_critical(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("powersgd", 2);
+    Feed f = {create_ok("accordion:interval=1", &ctx), 0};
+    PolicyDecision d[2];
+    /* layer 0 has a zero norm at epoch 0: the ratio is "large" (the code's 9) -> critical even
+     * when the norm stays 0; layers 2 and 3 are steady -> normal */
+    feed_const(&f, 0, 0, 1, 1, 1, 0, d);
+    feed_const(&f, 1, 0, 1, 1, 1, 0, d);
+    feed_const(&f, 2, 0, 1, 1, 1, 0, d);
+    assert_levels(d, 2, 1, 1);
+    policy_free(f.p);
+}
+
+static void test_accordion_lr_decay_turns_every_layer_critical_until_the_next_check(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("powersgd", 2);
+    Feed f = {create_ok("accordion:critical=4,normal=1", &ctx), 0};
+    PolicyDecision d[2];
+    /* steady norms: the check at the end of epoch 2 finds ratio 0 -> normal from epoch 3 */
+    feed_const(&f, 0, 1, 1, 1, 1, 0, d);
+    feed_const(&f, 1, 1, 1, 1, 1, 0, d);
+    feed_const(&f, 2, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 4, 4, 4);
+    /* the lr drops at epoch 3 (not a check epoch): critical from its first step, held through
+     * epoch 4 until the check at the end of epoch 4 (ratio 0 again) */
+    feed_const(&f, 3, 1, 1, 1, 1, 1, d);
+    assert_levels(d, 4, 4, 4);
+    assert_describe(f.p, "C.CC");
+    feed_const(&f, 4, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 4, 4, 4);
+    feed_const(&f, 5, 1, 1, 1, 1, 0, d);
+    assert_levels(d, 1, 1, 1);
+    /* a drop right after a check overrides that check's result for the epoch */
+    feed_const(&f, 6, 1, 1, 1, 1, 1, d);
+    assert_levels(d, 4, 4, 4);
+    policy_free(f.p);
+}
+
+static void test_accordion_decider_rank0_or_all(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("powersgd", 2);
+    /* rank 0's norms stay at 1; the mean over workers drops to 0.2 at epoch 2 (ratio 0.8) */
+    double r[2][4] = {{1, 1, 1, 1}, {1, 1, 1, 1}};
+    double m_steady[2][4] = {{1, 1, 1, 1}, {1, 1, 1, 1}};
+    double m_drop[2][4] = {{0.2, 0.2, 0.2, 0.2}, {0.2, 0.2, 0.2, 0.2}};
+    const char *specs[] = {"accordion", "accordion:decider=rank0"};
+    const double want[] = {2, 1}; /* epoch 3: all -> critical (rank 2); rank0 -> normal (1) */
+    for (int k = 0; k < 2; k++) {
+        Feed f = {create_ok(specs[k], &ctx), 0};
+        PolicyDecision d[2];
+        feed_epoch(&f, 0, r, m_steady, 0, d);
+        feed_epoch(&f, 1, r, m_steady, 0, d);
+        feed_epoch(&f, 2, r, m_drop, 0, d);
+        feed_epoch(&f, 3, r, m_steady, 0, d);
+        assert_levels(d, want[k], want[k], want[k]);
+        policy_free(f.p);
+    }
+}
+
+static void test_accordion_batch_mode(void **state)
+{
+    (void)state;
+    /* compressor none: matrices stay dense, only the global batch adapts, on the whole-model
+     * norm sqrt(sum_l n_l^2) per step. Defaults: critical --batch (64), normal 8x (512). */
+    PolicyContext ctx = make_ctx("none", 0);
+    Feed f = {create_ok("accordion:mode=batch", &ctx), 0};
+    PolicyDecision d[2];
+    /* epoch 0: norms (3, 0, 4, 0), whole 5 per step; critical: batch 64 */
+    feed_const(&f, 0, 3, 0, 4, 0, 0, d);
+    assert_int_equal(d[0].batch, 64);
+    assert_int_equal(d[1].batch, 64);
+    assert_levels(d, 0, 0, 0);
+    feed_const(&f, 1, 30, 0, 40, 0, 0, d);
+    assert_int_equal(d[1].batch, 64);
+    /* epoch 2 (check): whole norm 3.5 per step, |5 - 3.5| / 5 = 0.3 < 0.5 -> normal from
+     * epoch 3 (squared norms would give 0.51: critical) */
+    feed_const(&f, 2, 0, 0, 3.5, 0, 0, d);
+    assert_int_equal(d[1].batch, 64);
+    assert_describe(f.p, "N batch=512");
+    feed_const(&f, 3, 1, 1, 1, 1, 0, d);
+    assert_int_equal(d[0].batch, 512);
+    assert_int_equal(d[1].batch, 512);
+    assert_levels(d, 0, 0, 0);
+    /* epoch 4 (check): whole 12 vs 3.5, ratio 2.4 -> critical: small batch again from epoch 5 */
+    feed_const(&f, 4, 0, 0, 12, 0, 0, d);
+    assert_int_equal(d[1].batch, 512);
+    feed_const(&f, 5, 1, 1, 1, 1, 0, d);
+    assert_int_equal(d[0].batch, 64);
+    assert_describe(f.p, "C batch=64");
+    policy_free(f.p);
+
+    /* explicit batches, and a compressor: every matrix at the compressor's default level */
+    ctx = make_ctx("powersgd", 4);
+    f = (Feed){create_ok("accordion:mode=batch,critical=128,normal=1024", &ctx), 0};
+    feed_const(&f, 0, 1, 1, 1, 1, 0, d);
+    feed_const(&f, 1, 1, 1, 1, 1, 0, d);
+    feed_const(&f, 2, 1, 1, 1, 1, 0, d);
+    assert_int_equal(d[1].batch, 128);
+    assert_levels(d, 4, 4, 4);
+    feed_const(&f, 3, 1, 1, 1, 1, 0, d);
+    assert_int_equal(d[0].batch, 1024);
+    assert_levels(d, 4, 4, 4);
+    /* the lr-decay rule applies to the batch too */
+    feed_const(&f, 4, 1, 1, 1, 1, 1, d);
+    assert_int_equal(d[0].batch, 128);
+    policy_free(f.p);
+}
+
+/* ---- the periodic policies ---- */
+
+/* Runs n steps of a periodic policy with steps_per_epoch from ctx, constant lr and loss, and
+ * records the steps it averaged after (returns how many) and the reported periods. */
+static int run_periodic(Policy *p, int n, long *avg_steps, int *periods)
+{
+    double norms[4] = {1, 1, 1, 1};
+    int k = 0;
+    long spe = p->ctx.steps_per_epoch;
+    for (long t = 0; t < n; t++) {
+        PolicyObs obs = {.step = t,
+                         .epoch = (int)(t / spe),
+                         .epoch_start = t % spe == 0,
+                         .epoch_end = t % spe == spe - 1,
+                         .lr = 0.1,
+                         .loss = 1,
+                         .grad_norm_rank0 = norms,
+                         .grad_norm_mean = norms};
+        PolicyDecision d;
+        policy_step(p, &obs, &d);
+        if (periods) periods[t] = d.period;
+        if (d.average) avg_steps[k++] = t;
+    }
+    return k;
+}
+
+static void test_cpsgd_averages_exactly_every_period_steps(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("none", 0);
+    const int periods[] = {1, 5, 8};
+    const char *specs[] = {"cpsgd:period=1", "cpsgd:period=5", "cpsgd"};
+    for (int k = 0; k < 3; k++) {
+        Policy *p = create_ok(specs[k], &ctx);
+        long avg[100];
+        int per[100];
+        int n = run_periodic(p, 100, avg, per);
+        assert_int_equal(n, 100 / periods[k]);
+        for (int i = 0; i < n; i++) assert_int_equal(avg[i], (long)(i + 1) * periods[k] - 1);
+        for (int t = 0; t < 100; t++) assert_int_equal(per[t], periods[k]);
+        char buf[32];
+        snprintf(buf, sizeof buf, "period=%d", periods[k]);
+        assert_describe(p, buf);
+        policy_free(p);
+    }
+}
+
+static void test_postlocal_switches_at_switch_epoch(void **state)
+{
+    (void)state;
+    long avg[100];
+    int per[100];
+    /* steps_per_epoch 10; default switch = the first decay epoch (4) -> step 40; period 16 */
+    PolicyContext ctx = make_ctx("none", 0);
+    Policy *p = create_ok("postlocal", &ctx);
+    int n = run_periodic(p, 100, avg, per);
+    /* every step 0..39 (40 averagings), then after steps 55, 71, 87 */
+    assert_int_equal(n, 43);
+    for (int i = 0; i < 40; i++) assert_int_equal(avg[i], i);
+    assert_int_equal(avg[40], 55);
+    assert_int_equal(avg[41], 71);
+    assert_int_equal(avg[42], 87);
+    assert_int_equal(per[39], 1);
+    assert_int_equal(per[40], 16);
+    assert_describe(p, "period=16");
+    policy_free(p);
+
+    /* explicit switch_epoch=2, period=3: every step to 19, then after 22, 25, 28 */
+    p = create_ok("postlocal:switch_epoch=2,period=3", &ctx);
+    n = run_periodic(p, 30, avg, per);
+    assert_int_equal(n, 23);
+    assert_int_equal(avg[19], 19);
+    assert_int_equal(avg[20], 22);
+    assert_int_equal(avg[22], 28);
+    policy_free(p);
+
+    /* no step schedule: the switch falls at epochs / 2 = 3 (step 30): first local average 45 */
+    ctx.n_decays = 0;
+    p = create_ok("postlocal", &ctx);
+    n = run_periodic(p, 50, avg, per);
+    assert_int_equal(n, 31);
+    assert_int_equal(avg[29], 29);
+    assert_int_equal(avg[30], 45);
+    policy_free(p);
+}
+
+static void test_adacomm_periods_follow_loss_and_lr(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("none", 0); /* lr0 = 0.1 */
+    Policy *p = create_ok("adacomm:tau0=4,max=16", &ctx);
+    double norms[4] = {1, 1, 1, 1};
+    /* tau = ceil(sqrt((0.1 / lr) * F / F0) * 4), clamped to [1, 16]:
+     *  steps 0-3   loss 2, lr 0.1: the first period; F0 = mean 2; tau = ceil(1 * 4) = 4
+     *  steps 4-7   losses .25 .75 .25 .75 (mean 0.5): tau = ceil(sqrt(0.25) * 4) = 2
+     *  steps 8-9   loss 0.125: tau = ceil(sqrt(1/16) * 4) = 1
+     *  step  10    loss 0.125, lr 0.01: tau = ceil(sqrt(10 / 16) * 4) = ceil(3.16) = 4
+     *  steps 11-14 loss 2, lr 0.001: tau = ceil(sqrt(100) * 4) = 40 -> clamped to 16
+     *  steps 15-30 loss 1e-6, lr 0.1: tau = ceil(sqrt(5e-7) * 4) = 1 */
+    static const struct {
+        double loss, lr;
+        int period, average;
+    } seq[] = {
+        {2, 0.1, 4, 0},     {2, 0.1, 4, 0},     {2, 0.1, 4, 0},      {2, 0.1, 4, 1},
+        {0.25, 0.1, 4, 0},  {0.75, 0.1, 4, 0},  {0.25, 0.1, 4, 0},   {0.75, 0.1, 4, 1},
+        {0.125, 0.1, 2, 0}, {0.125, 0.1, 2, 1}, {0.125, 0.01, 1, 1}, {2, 0.001, 4, 0},
+        {2, 0.001, 4, 0},   {2, 0.001, 4, 0},   {2, 0.001, 4, 1},
+    };
+    long t = 0;
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++, t++) {
+        PolicyObs obs = {.step = t,
+                         .lr = seq[i].lr,
+                         .loss = seq[i].loss,
+                         .grad_norm_rank0 = norms,
+                         .grad_norm_mean = norms};
+        PolicyDecision d;
+        policy_step(p, &obs, &d);
+        if (d.period != seq[i].period || d.average != seq[i].average)
+            fail_msg("step %ld: period %d average %d, expected %d %d", t, d.period, d.average,
+                     seq[i].period, seq[i].average);
+    }
+    assert_describe(p, "period=16");
+    for (; t <= 31; t++) {
+        PolicyObs obs = {
+            .step = t, .lr = 0.1, .loss = 1e-6, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
+        PolicyDecision d;
+        policy_step(p, &obs, &d);
+        assert_int_equal(d.period, t <= 30 ? 16 : 1);
+        assert_int_equal(d.average, t == 30 || t == 31);
+    }
+    assert_describe(p, "period=1");
+    policy_free(p);
+
+    /* rounding: F0 = 0.9, then F = 0.81 at lr 0.04: sqrt(2.5 * 0.9) * 4 is 6 exactly, but
+     * computes as 6.000000000000001; the period must be 6, not 7 */
+    p = create_ok("adacomm:tau0=4", &ctx);
+    for (t = 0; t < 8; t++) {
+        PolicyObs obs = {.step = t,
+                         .lr = t < 4 ? 0.1 : 0.04,
+                         .loss = t < 4 ? 0.9 : 0.81,
+                         .grad_norm_rank0 = norms,
+                         .grad_norm_mean = norms};
+        PolicyDecision d;
+        policy_step(p, &obs, &d);
+        assert_int_equal(d.average, t == 3 || t == 7);
+    }
+    assert_describe(p, "period=6");
+    policy_free(p);
+}
+
+static void test_adpsgd_period_grows_as_the_variance_falls(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("none", 0);
+    Policy *p = create_ok("adpsgd:calib=2,slack=1,grow=2,max=16", &ctx);
+    double norms[4] = {1, 1, 1, 1};
+    /* The per-step divergence rate of the k-th measured interval; each measurement reports
+     * V = rate x interval length, one step after its averaging. By hand:
+     *  avg after 0, 1 (period 1): V = 1, 1 -> calibrated target V* = 1
+     *    2nd measurement (step 2): r = 1, floor(1/1) = 1 -> period 1, average after 2
+     *  step 3: V = 0.25 (len 1): floor(4) = 4, capped at 2 x 1 -> period 2: average after 4
+     *  step 5: V = 0.5 (len 2, r 0.25): 4, cap 4 -> period 4: average after 8
+     *  step 9: V = 0.25 (len 4, r 0.0625): 16, cap 8 -> period 8: average after 16
+     *  step 17: V = 0.08 (len 8, r 0.01): 100, cap 16 -> 16: average after 32
+     *  step 33: V = 8 (len 16, r 0.5): the variance rose: floor(2) = 2: average after 34 */
+    const double rate[] = {1, 1, 0.25, 0.25, 0.0625, 0.01, 0.5, 0.5};
+    const long want_avg[] = {0, 1, 2, 4, 8, 16, 32, 34};
+    const int want_period[35] = {1,  1,  1,  2,  2,  4,  4,  4,  4,  8,  8,  8,
+                                 8,  8,  8,  8,  8,  16, 16, 16, 16, 16, 16, 16,
+                                 16, 16, 16, 16, 16, 16, 16, 16, 16, 2,  2};
+    int k = 0, averaged = 0;
+    long len = 0, since = 0;
+    for (long t = 0; t < 35; t++) {
+        PolicyObs obs = {.step = t,
+                         .lr = 0.1,
+                         .loss = 1,
+                         .grad_norm_rank0 = norms,
+                         .grad_norm_mean = norms,
+                         .averaged = averaged,
+                         .param_variance = averaged ? rate[k - 1] * (double)len : 0};
+        PolicyDecision d;
+        policy_step(p, &obs, &d);
+        if (t == 1) assert_describe(p, "period=1 calib=1/2");
+        assert_int_equal(d.period, want_period[t]);
+        since++;
+        averaged = d.average;
+        if (averaged) {
+            if (k >= 8 || want_avg[k] != t) fail_msg("unexpected averaging after step %ld", t);
+            k++;
+            len = since;
+            since = 0;
+        }
+    }
+    assert_int_equal(k, 8);
+    assert_describe(p, "period=2");
+    policy_free(p);
+}
+
+static void test_adpsgd_without_measurements_stays_synchronous(void **state)
+{
+    (void)state;
+    PolicyContext ctx = make_ctx("none", 0);
+    Policy *p = create_ok("adpsgd", &ctx);
+    long avg[40];
+    assert_int_equal(run_periodic(p, 40, avg, NULL), 40);
+    assert_describe(p, "period=1 calib=0/8");
+    policy_free(p);
+}
+
+/* ---- static and sync ---- */
+
+static void test_static_and_sync_levels(void **state)
+{
+    (void)state;
+    double norms[4] = {1, 1, 1, 1};
+    PolicyObs obs = {.lr = 0.1, .loss = 1, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
+    PolicyDecision d;
+    struct {
+        const char *compressor, *spec;
+        double ctx_level, want;
+        const char *describe;
+    } cases[] = {
+        {"powersgd", "static", 2, 2, "level=2"}, /* the compressor's default */
+        {"powersgd", "static:level=4", 2, 4, "level=4"},
+        {"topk", "static:level=0.25", 0.01, 0.25, "level=0.25"},
+        {"powersgd", "static:level=0", 2, 0, "level=0"}, /* 0: dense */
+        {"none", "static", 0, 0, "level=0"},             /* nothing to choose: dense */
+        {"none", "static:level=0", 0, 0, "level=0"},
+        {"powersgd", "sync", 2, 0, "dense"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        PolicyContext ctx = make_checked_ctx(cases[i].compressor, cases[i].ctx_level);
+        Policy *p = create_ok(cases[i].spec, &ctx);
+        policy_step(p, &obs, &d);
+        assert_float_equal(d.level[0], cases[i].want, 0);
+        assert_float_equal(d.level[1], 0, 0);
+        assert_float_equal(d.level[2], cases[i].want, 0);
+        assert_int_equal(d.batch, 64);
+        assert_describe(p, cases[i].describe);
+        policy_free(p);
+    }
+}
+
+/* ---- bad specs ---- */
+
+static void test_bad_specs_are_usage_errors(void **state)
+{
+    (void)state;
+    struct {
+        const char *compressor;
+        double level;
+        const char *spec;
+        const char *needle[3];
+    } bad[] = {
+        {"powersgd", 2, "bogus", {"--policy 'bogus': unknown policy", "accordion, cpsgd", ""}},
+        {"powersgd", 2, "accordion:foo=1", {"--policy accordion: unknown option 'foo'", "eta", ""}},
+        {"powersgd", 2, "accordion:eta=-1", {"eta=-1", "expected a value in [0,", ""}},
+        {"powersgd", 2, "accordion:interval=0", {"interval=0", "[1,", ""}},
+        {"powersgd", 2, "accordion:mode=fast", {"mode=fast", "compression|batch", ""}},
+        {"powersgd", 2, "accordion:decider=rank1", {"decider=rank1", "all|rank0", ""}},
+        {"powersgd", 2, "cpsgd:period=0", {"--policy cpsgd: period=0", "[1,", ""}},
+        {"powersgd", 2, "cpsgd:period=2.5", {"period=2.5", "an integer", ""}},
+        {"powersgd", 2, "accordion:", {"--policy", "key=value", ""}},
+        {"powersgd", 2, "Accordion", {"--policy", "NAME", ""}},
+        {"qsgd", 8, "accordion", {"--policy accordion:", "compressor 'qsgd'", "critical= "}},
+        {"qsgd", 8, "accordion:critical=8", {"compressor 'qsgd'", "normal=", ""}},
+        {"none", 0, "accordion", {"--policy accordion:", "'none'", "mode=batch"}},
+        {"none", 0, "static:level=2", {"--policy static: level=2", "'none' takes no level", ""}},
+        {"powersgd", 2, "static:level=1.5", {"--policy static: level=1.5", "integer rank", ""}},
+        {"topk", 0.01, "static:level=2", {"--policy static: level=2", "fraction", ""}},
+        {"powersgd", 2, "accordion:critical=0.5", {"--policy accordion: critical=0.5", "", ""}},
+        {"topk", 0.01, "accordion:normal=10", {"--policy accordion: normal=10", "fraction", ""}},
+        {"none",
+         0,
+         "accordion:mode=batch,normal=1002",
+         {"--policy accordion: normal=1002", "multiple of the 4 workers", ""}},
+        {"none", 0, "accordion:mode=batch,critical=0", {"critical=0", "global batch", ""}},
+        {"none", 0, "adacomm:tau0=32", {"--policy adacomm: tau0=32 is above max=16", "", ""}},
+        {"none", 0, "adpsgd:slack=0", {"--policy adpsgd: slack=0", "", ""}},
+        {"none", 0, "postlocal:switch_epoch=-1", {"switch_epoch=-1", "", ""}},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        PolicyContext ctx = make_checked_ctx(bad[i].compressor, bad[i].level);
+        static Policy sentinel;
+        Policy *p = &sentinel; /* must come back NULL */
+        BwError err = {{0}};
+        int rc = policy_create(bad[i].spec, "--policy", &ctx, &p, &err);
+        if (rc != BW_EUSAGE) fail_msg("'%s' with %s: status %d", bad[i].spec, ctx.compressor, rc);
+        assert_null(p);
+        for (int k = 0; k < 3; k++)
+            if (!strstr(err.msg, bad[i].needle[k]))
+                fail_msg("'%s': message '%s' lacks '%s'", bad[i].spec, err.msg, bad[i].needle[k]);
+    }
+    /* and the good neighbours of some of them */
+    PolicyContext ctx = make_checked_ctx("qsgd", 8);
+    Policy *p = create_ok("accordion:critical=8,normal=2", &ctx);
+    assert_string_equal(p->spec, "accordion:critical=8,normal=2");
+    policy_free(p);
+}
+
+static void test_listing_names_every_policy_and_marks_reconstructions(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    policy_print_list(f);
+    fclose(f);
+    for (const PolicyOps *const *r = policy_registry(); *r; r++) {
+        char head[64];
+        snprintf(head, sizeof head, "\n%-10s %s", (*r)->name,
+                 (*r)->reconstruction ? "[reconstruction]" : "");
+        if (!strstr(text, head)) fail_msg("the listing lacks '%s'", head);
+        assert_non_null(strstr(text, (*r)->source));
+    }
+    assert_non_null(strstr(text, "\nadpsgd     [reconstruction]"));
+    /* only ADPSGD is a reconstruction */
+    const char *first = strstr(text, "[reconstruction]");
+    assert_null(strstr(first + 1, "[reconstruction]"));
+    assert_non_null(strstr(text, "eta=0.5"));
+    assert_non_null(strstr(text, "decider=all (all|rank0)"));
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_policy_meets_the_contract),
+        cmocka_unit_test(test_accordion_detects_critical_regimes_per_layer),
+        cmocka_unit_test(test_accordion_compares_with_the_norm_interval_epochs_before),
+        cmocka_unit_test(test_accordion_zero_reference_counts_as_critical),
+        cmocka_unit_test(test_accordion_lr_decay_turns_every_layer_critical_until_the_next_check),
+        cmocka_unit_test(test_accordion_decider_rank0_or_all),
+        cmocka_unit_test(test_accordion_batch_mode),
+        cmocka_unit_test(test_cpsgd_averages_exactly_every_period_steps),
+        cmocka_unit_test(test_postlocal_switches_at_switch_epoch),
+        cmocka_unit_test(test_adacomm_periods_follow_loss_and_lr),
+        cmocka_unit_test(test_adpsgd_period_grows_as_the_variance_falls),
+        cmocka_unit_test(test_adpsgd_without_measurements_stays_synchronous),
+        cmocka_unit_test(test_static_and_sync_levels),
+        cmocka_unit_test(test_bad_specs_are_usage_errors),
+        cmocka_unit_test(test_listing_names_every_policy_and_marks_reconstructions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
