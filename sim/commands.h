@@ -7,5 +7,6 @@
 int cmd_train(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
+int cmd_compressors(int argc, char **argv);
 
 #endif
