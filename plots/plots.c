@@ -23,10 +23,10 @@ int plots_available(void)
     return system("gnuplot --version >/dev/null 2>&1") == 0;
 }
 
-/* Appends s to buf, refusing characters that would end a gnuplot string. */
-static int append(char *buf, size_t cap, const char *s)
+/* Appends s to buf; a name (not gnuplot syntax) may not hold what would end a string. */
+static int append_text(char *buf, size_t cap, const char *s, int is_name)
 {
-    if (strpbrk(s, "'\"\\\n")) return -1;
+    if (is_name && strpbrk(s, "'\"\\\n")) return -1;
     size_t have = strlen(buf), add = strlen(s);
     if (have + add + 1 > cap) return -1;
     memcpy(buf + have, s, add + 1);
@@ -38,14 +38,15 @@ int plots_compare(const char *dir, const char *const *runs, const char *const *l
 {
     static char expr[16384];
     expr[0] = '\0';
-    int bad = append(expr, sizeof expr, "dir='") || append(expr, sizeof expr, dir) ||
-              append(expr, sizeof expr, "'; runs='");
-    for (int i = 0; i < n && !bad; i++)
-        bad = (i && append(expr, sizeof expr, " ")) || append(expr, sizeof expr, runs[i]);
-    bad = bad || append(expr, sizeof expr, "'; labels='");
-    for (int i = 0; i < n && !bad; i++)
-        bad = (i && append(expr, sizeof expr, " ")) || append(expr, sizeof expr, labels[i]);
-    bad = bad || append(expr, sizeof expr, "'");
+#define SYNTAX(s) append_text(expr, sizeof expr, s, 0)
+#define NAME(s)   append_text(expr, sizeof expr, s, 1)
+    int bad = SYNTAX("dir='") || NAME(dir) || SYNTAX("'; runs='");
+    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(runs[i]);
+    bad = bad || SYNTAX("'; labels='");
+    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(labels[i]);
+    bad = bad || SYNTAX("'");
+#undef SYNTAX
+#undef NAME
     if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
     char script[4096];
     snprintf(script, sizeof script, "%s/compare.gp", scripts_dir());

@@ -187,6 +187,12 @@ static void print_scenario(const RunConfig *cfg, const TrainArgs *ta)
            "global), lr %g, seed %lu\n",
            ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
            cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, cfg->tc.seed);
+    if (c->platform_file) {
+        printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
+               "(%s), %s network model\n",
+               c->workers, c->platform_file, R.algorithm, R.collectives, R.network_model);
+        return;
+    }
     printf("# %d x %s (%.3g TFLOP/s sustained), %d per node, %s, %s / %s, %s allreduce (%s), "
            "%s network model\n",
            c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12, c->gpus_per_node,
@@ -213,6 +219,7 @@ int cmd_run(int argc, char **argv)
     double t0 = wall_now();
     if (rc == BW_OK) rc = setup("run", &f, &ta, &cfg, &train, &test, slowdown, &err);
     if (rc == BW_OK) rc = driver_check(&cfg, &err);
+    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, &err);
     if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, R.network_model, &err);
     if (rc == BW_OK && R.out) rc = outdir_create(R.out, &err);
     if (rc) goto fail;
@@ -403,6 +410,7 @@ int cmd_compare(int argc, char **argv)
         cfg.policy = specs[i];
         rc = driver_check(&cfg, &err);
     }
+    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, &err);
     const char *out = R.out ? R.out : "runs/compare";
     if (rc == BW_OK) rc = outdir_create(out, &err);
     if (rc) goto fail;

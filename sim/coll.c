@@ -16,10 +16,37 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
+#include "half.h"
+
 typedef struct {
     size_t bytes;
     unsigned char data[];
 } Msg;
+
+/* The element types an allreduce sums: fp32, or IEEE binary16 (halves on the wire; each
+ * addition converts to float, adds and rounds back to half, as a GPU's half-precision sum does:
+ * the float sum of two halves is exact enough that rounding it to half equals the correctly
+ * rounded half sum). */
+typedef enum { DT_F32, DT_F16 } Dtype;
+
+static size_t dt_size(Dtype dt)
+{
+    return dt == DT_F32 ? sizeof(float) : sizeof(uint16_t);
+}
+
+static void dt_add(Dtype dt, void *dst, const void *src, size_t n)
+{
+    if (dt == DT_F32) {
+        float *d = dst;
+        const float *s = src;
+        for (size_t i = 0; i < n; i++) d[i] += s[i];
+    } else {
+        uint16_t *d = dst;
+        const uint16_t *s = src;
+        for (size_t i = 0; i < n; i++)
+            d[i] = half_from_float(half_to_float(d[i]) + half_to_float(s[i]));
+    }
+}
 
 struct Comm {
     int P, G;
@@ -33,8 +60,8 @@ struct Comm {
     sg_bar_t bar;
     const void **bufs; /* [P]: each rank's buffer during a call */
     size_t *sizes;     /* [P] */
-    float *acc;
-    size_t acc_cap;
+    unsigned char *acc;
+    size_t acc_cap;                    /* bytes */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
 };
 
@@ -155,11 +182,9 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
     return got;
 }
 
-static void add_into(float *dst, const Msg *m)
+static void add_into(Dtype dt, unsigned char *dst, const Msg *m)
 {
-    const float *src = (const float *)m->data;
-    size_t n = m->bytes / sizeof(float);
-    for (size_t i = 0; i < n; i++) dst[i] += src[i];
+    dt_add(dt, dst, m->data, m->bytes / dt_size(dt));
 }
 
 static int mod(int a, int n)
@@ -175,69 +200,74 @@ static void chunk(size_t lo, size_t hi, int gn, int j, size_t *a, size_t *b)
     *b = lo + len * (size_t)(j + 1) / (size_t)gn;
 }
 
+/* The algorithms below work on buf as count elements of type dt; lo, hi, a, b count elements. */
+
 /* Ring reduce-scatter of buf[lo, hi) over the ranks g[0..gn), this rank being g[i]; afterwards
  * g[i] holds the sum of chunk (i + 1) mod gn. */
-static void ring_reduce_scatter(Comm *c, const int *g, int gn, int i, float *buf, size_t lo,
-                                size_t hi)
+static void ring_reduce_scatter(Comm *c, const int *g, int gn, int i, unsigned char *buf, size_t lo,
+                                size_t hi, Dtype dt)
 {
+    const size_t es = dt_size(dt);
     int next = g[(i + 1) % gn], prev = g[mod(i - 1, gn)];
     for (int s = 0; s < gn - 1; s++) {
         size_t a, b;
         chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
-        Msg *m = sendrecv(c, g[i], next, buf + a, (b - a) * sizeof(float), prev);
+        Msg *m = sendrecv(c, g[i], next, buf + a * es, (b - a) * es, prev);
         chunk(lo, hi, gn, mod(i - s - 1, gn), &a, &b);
-        add_into(buf + a, m);
+        add_into(dt, buf + a * es, m);
         free(m);
     }
 }
 
 /* The matching allgather: g[i] starts with chunk (i + 1) mod gn and ends with all. */
-static void ring_allgather(Comm *c, const int *g, int gn, int i, float *buf, size_t lo, size_t hi)
+static void ring_allgather(Comm *c, const int *g, int gn, int i, unsigned char *buf, size_t lo,
+                           size_t hi, Dtype dt)
 {
+    const size_t es = dt_size(dt);
     int next = g[(i + 1) % gn], prev = g[mod(i - 1, gn)];
     for (int s = 0; s < gn - 1; s++) {
         size_t a, b;
         chunk(lo, hi, gn, mod(i + 1 - s, gn), &a, &b);
-        Msg *m = sendrecv(c, g[i], next, buf + a, (b - a) * sizeof(float), prev);
+        Msg *m = sendrecv(c, g[i], next, buf + a * es, (b - a) * es, prev);
         chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
-        memcpy(buf + a, m->data, m->bytes);
+        memcpy(buf + a * es, m->data, m->bytes);
         free(m);
     }
 }
 
-static void ring_allreduce(Comm *c, int rank, float *buf, size_t n)
+static void ring_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
 {
-    ring_reduce_scatter(c, c->ranks, c->P, rank, buf, 0, n);
-    ring_allgather(c, c->ranks, c->P, rank, buf, 0, n);
+    ring_reduce_scatter(c, c->ranks, c->P, rank, buf, 0, n, dt);
+    ring_allgather(c, c->ranks, c->P, rank, buf, 0, n, dt);
 }
 
-static void hierarchical_allreduce(Comm *c, int rank, float *buf, size_t n)
+static void hierarchical_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
 {
     const int G = c->G, nodes = c->P / G, node = rank / G, li = rank % G;
     const int *local = c->ranks + node * G, *peers = c->peers + li * nodes;
-    ring_reduce_scatter(c, local, G, li, buf, 0, n);
+    ring_reduce_scatter(c, local, G, li, buf, 0, n, dt);
     size_t a, b;
     chunk(0, n, G, (li + 1) % G, &a, &b);
-    ring_reduce_scatter(c, peers, nodes, node, buf, a, b);
-    ring_allgather(c, peers, nodes, node, buf, a, b);
-    ring_allgather(c, local, G, li, buf, 0, n);
+    ring_reduce_scatter(c, peers, nodes, node, buf, a, b, dt);
+    ring_allgather(c, peers, nodes, node, buf, a, b, dt);
+    ring_allgather(c, local, G, li, buf, 0, n, dt);
 }
 
-static void halving_doubling_allreduce(Comm *c, int rank, float *buf, size_t n)
+static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
 {
     const int P = c->P;
     int p2 = 1;
     while (p2 * 2 <= P) p2 *= 2;
     const int rem = P - p2;
-    const size_t fb = sizeof(float);
+    const size_t es = dt_size(dt);
     int nr; /* rank among the p2 that take part in the halving and doubling */
     if (rank < 2 * rem) {
         if (rank % 2 == 0) {
-            sendrecv(c, rank, rank + 1, buf, n * fb, -1);
+            sendrecv(c, rank, rank + 1, buf, n * es, -1);
             nr = -1;
         } else {
             Msg *m = sendrecv(c, rank, -1, NULL, 0, rank - 1);
-            add_into(buf, m);
+            add_into(dt, buf, m);
             free(m);
             nr = rank / 2;
         }
@@ -254,12 +284,12 @@ static void halving_doubling_allreduce(Comm *c, int rank, float *buf, size_t n)
             his[steps] = hi;
             Msg *m;
             if (nr < pn) { /* keep the lower half */
-                m = sendrecv(c, rank, partner, buf + mid, (hi - mid) * fb, partner);
-                add_into(buf + lo, m);
+                m = sendrecv(c, rank, partner, buf + mid * es, (hi - mid) * es, partner);
+                add_into(dt, buf + lo * es, m);
                 hi = mid;
             } else {
-                m = sendrecv(c, rank, partner, buf + lo, (mid - lo) * fb, partner);
-                add_into(buf + mid, m);
+                m = sendrecv(c, rank, partner, buf + lo * es, (mid - lo) * es, partner);
+                add_into(dt, buf + mid * es, m);
                 lo = mid;
             }
             free(m);
@@ -267,8 +297,8 @@ static void halving_doubling_allreduce(Comm *c, int rank, float *buf, size_t n)
         for (int k = steps - 1; k >= 0; k--) {
             int d = p2 >> (k + 1), pn = nr ^ d, partner = pn < rem ? 2 * pn + 1 : pn + rem;
             size_t mid = los[k] + (his[k] - los[k]) / 2;
-            Msg *m = sendrecv(c, rank, partner, buf + lo, (hi - lo) * fb, partner);
-            memcpy(buf + (nr < pn ? mid : los[k]), m->data, m->bytes);
+            Msg *m = sendrecv(c, rank, partner, buf + lo * es, (hi - lo) * es, partner);
+            memcpy(buf + (nr < pn ? mid : los[k]) * es, m->data, m->bytes);
             free(m);
             lo = los[k];
             hi = his[k];
@@ -276,7 +306,7 @@ static void halving_doubling_allreduce(Comm *c, int rank, float *buf, size_t n)
     }
     if (rank < 2 * rem) {
         if (rank % 2 == 1) {
-            sendrecv(c, rank, rank - 1, buf, n * fb, -1);
+            sendrecv(c, rank, rank - 1, buf, n * es, -1);
         } else {
             Msg *m = sendrecv(c, rank, -1, NULL, 0, rank + 1);
             memcpy(buf, m->data, m->bytes);
@@ -285,16 +315,16 @@ static void halving_doubling_allreduce(Comm *c, int rank, float *buf, size_t n)
     }
 }
 
-static void tree_reduce(Comm *c, int rank, float *buf, size_t n)
+static void tree_reduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
 {
     for (int mask = 1; mask < c->P; mask <<= 1) {
         if (rank & mask) {
-            sendrecv(c, rank, rank - mask, buf, n * sizeof(float), -1);
+            sendrecv(c, rank, rank - mask, buf, n * dt_size(dt), -1);
             return;
         }
         if (rank + mask < c->P) {
             Msg *m = sendrecv(c, rank, -1, NULL, 0, rank + mask);
-            add_into(buf, m);
+            add_into(dt, buf, m);
             free(m);
         }
     }
@@ -373,49 +403,58 @@ static double allreduce_bytes(const Comm *c, int rank, double n)
     return 0.0;
 }
 
-static void analytic_allreduce(Comm *c, int rank, float *buf, size_t n)
+static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
 {
+    const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
     sg_barrier_wait(c->bar);
     if (rank == 0) { /* the sum, in rank order so it does not depend on arrival order */
-        if (n > c->acc_cap) {
+        if (n * es > c->acc_cap) {
             free(c->acc);
-            c->acc = malloc(n * sizeof(float));
+            c->acc = malloc(n * es);
             assert(c->acc);
-            c->acc_cap = n;
+            c->acc_cap = n * es;
         }
-        memcpy(c->acc, c->bufs[0], n * sizeof(float));
-        for (int r = 1; r < c->P; r++) {
-            const float *x = c->bufs[r];
-            for (size_t i = 0; i < n; i++) c->acc[i] += x[i];
-        }
+        memcpy(c->acc, c->bufs[0], n * es);
+        for (int r = 1; r < c->P; r++) dt_add(dt, c->acc, c->bufs[r], n);
     }
     sg_barrier_wait(c->bar);
-    memcpy(buf, c->acc, n * sizeof(float));
-    double bytes = (double)n * sizeof(float);
+    memcpy(buf, c->acc, n * es);
+    double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
     sg_actor_sleep_for(coll_allreduce_formula_s(c->algo, c->P, c->G, bytes, c->a_s, c->b,
                                                 c->a_local_s, c->b_local));
 }
 
-void coll_allreduce(Comm *c, int rank, float *buf, size_t count)
+static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt)
 {
     double t0 = simgrid_get_clock();
     if (c->P > 1) {
         if (c->backend == COLL_ANALYTIC)
-            analytic_allreduce(c, rank, buf, count);
+            analytic_allreduce(c, rank, buf, count, dt);
         else if (c->algo == COLL_RING)
-            ring_allreduce(c, rank, buf, count);
+            ring_allreduce(c, rank, buf, count, dt);
         else if (c->algo == COLL_HALVING_DOUBLING)
-            halving_doubling_allreduce(c, rank, buf, count);
+            halving_doubling_allreduce(c, rank, buf, count, dt);
         else if (c->algo == COLL_TREE) {
-            tree_reduce(c, rank, buf, count);
-            tree_broadcast(c, rank, 0, buf, count * sizeof(float));
+            tree_reduce(c, rank, buf, count, dt);
+            tree_broadcast(c, rank, 0, buf, count * dt_size(dt));
         } else
-            hierarchical_allreduce(c, rank, buf, count);
+            hierarchical_allreduce(c, rank, buf, count, dt);
     }
+    c->stats[rank].payload_bytes += (double)count * (double)dt_size(dt);
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
+}
+
+void coll_allreduce(Comm *c, int rank, float *buf, size_t count)
+{
+    allreduce(c, rank, (unsigned char *)buf, count, DT_F32);
+}
+
+void coll_allreduce_f16(Comm *c, int rank, uint16_t *buf, size_t count)
+{
+    allreduce(c, rank, (unsigned char *)buf, count, DT_F16);
 }
 
 unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes, size_t *sizes)
@@ -462,6 +501,7 @@ unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes,
         free(blocks[r]);
     }
     free(blocks);
+    c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
     return all;
@@ -482,6 +522,7 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
             tree_broadcast(c, rank, root, buf, bytes);
         }
     }
+    c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
 }

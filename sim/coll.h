@@ -22,6 +22,7 @@
 #define BELLOWS_COLL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cluster.h"
 
@@ -37,6 +38,10 @@ typedef struct {
         bytes_sent; /* payload bytes this rank put on the wire (analytic: as the algorithm would) */
     double time_s;  /* simulated seconds spent inside collectives */
     long calls;
+    /* bytes this rank handed to the collectives: count * element size for an allreduce, the
+     * bytes argument of an allgather or a broadcast (every rank, root or not); the size of the
+     * message, independent of the algorithm (compressors report this) */
+    double payload_bytes;
 } CollStats;
 
 typedef struct Comm Comm;
@@ -48,6 +53,11 @@ const CollStats *coll_stats(const Comm *c, int rank);
 
 /* buf [count] is replaced by the sum over ranks. */
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
+
+/* The same for IEEE binary16 elements (see half.h): 2 bytes per element on the wire; every
+ * addition converts both halves to float, adds, and rounds the sum to half (nearest, ties to
+ * even), as a GPU's half-precision allreduce does. Same algorithms and costs as above. */
+void coll_allreduce_f16(Comm *c, int rank, uint16_t *buf, size_t count);
 
 /* Every rank contributes `bytes` bytes (the counts may differ). Returns a malloc'd buffer with
  * all contributions concatenated in rank order, and their sizes in sizes[P]; the caller frees

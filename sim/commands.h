@@ -10,5 +10,6 @@ int cmd_platform(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_policies(int argc, char **argv);
+int cmd_compressors(int argc, char **argv);
 
 #endif

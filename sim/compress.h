@@ -27,12 +27,14 @@ typedef struct {
     const char *name;
     const char *help;
     const char *source;
-    const char *level_name; /* "rank", "fraction kept", "levels"; NULL: takes no level */
+    const char *wire;       /* what goes on the wire, with which collective */
+    const char *level_name; /* "rank", "fraction" (kept), "levels"; NULL: no level */
     double level_default, level_min, level_max;
     int level_integer;
     const SpecOpt *opts;
     int n_opts;
-    /* The implementation's hooks are private to compress.c and its plug-in files. */
+    /* The implementation's hooks (a CompressorImpl, compress_impl.h), private to compress.c and
+     * its plug-in files. */
     const void *impl;
 } CompressorOps;
 
@@ -46,10 +48,20 @@ int compress_create(const char *spec, const char *flag, const LayerView *layers,
                     int world, int rank, unsigned long seed, Compressor **out, BwError *err);
 void compress_free(Compressor *c); /* NULL is a no-op */
 
-/* Checks a level for this compressor: usage error naming what was expected. */
+/* Checks a level for this compressor: usage error naming what was expected, prefixed by
+ * `what` (a flag or a layer; may be NULL). 0 (dense) is valid for every compressor; a
+ * compressor without a level_name takes 1 (compress) or 0. */
 int compress_check_level(const CompressorOps *ops, double level, const char *what, BwError *err);
 
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels);
+
+/* The worker's error-feedback memory [n_params], laid out like grads (the residual each layer
+ * carries into the next step; zero for vectors and for layers last sent dense); NULL when the
+ * compressor keeps none (none, fp16 and qsgd by default, topk:ef=0). Owned by c. */
+const float *compress_memory(const Compressor *c);
+
+/* The spec as given ("topk:ef=0"). */
+const char *compress_spec(const Compressor *c);
 
 /* The `bellows compressors` listing. */
 void compress_print_list(FILE *out);

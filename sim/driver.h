@@ -79,7 +79,7 @@ typedef struct {
     size_t n_params;
     double flops_per_sample;
     int policy_mode; /* PolicyMode */
-    Cluster cluster;         /* as loaded: a --platform file's measured routes filled in */
+    Cluster cluster; /* as loaded: a --platform file's measured routes filled in */
     double replica_max_diff;
     double wall_model_s; /* wall seconds inside the models' own math (forward, backward,
                             optimiser, evaluation); for benchmarks, not written out */ /* largest |x_w - x_0| over workers and parameters at the end */

@@ -134,6 +134,72 @@ static size_t read_all(int fd, char **buf)
     return len;
 }
 
+/* What SimGrid said was wrong: its first CRITICAL message (without the location prefix), or
+ * else its last meaningful line. */
+static const char *simgrid_complaint(char *text)
+{
+    static const char *const marks[] = {"CRITICAL] ", "ERROR] "};
+    for (int k = 0; k < 2; k++) {
+        const char *at = strstr(text, marks[k]);
+        if (at) {
+            char *msg = (char *)at + strlen(marks[k]);
+            msg[strcspn(msg, "\n")] = '\0';
+            return msg;
+        }
+    }
+    const char *last = "";
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        if (strspn(line, " \t") < strlen(line) && !strstr(line, "Backtrace") &&
+            strcmp(line, "Aborted") != 0 && !strstr(line, "->"))
+            last = line;
+    return *last ? last : "(no message)";
+}
+
+#define MAX_PROBE_ARGS 64
+
+int engine_check_options(int argc, char **argv, const char *network_model, BwError *err)
+{
+    if (argc == 0) return BW_OK;
+    int errp[2];
+    if (pipe(errp)) return bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return bw_fail(err, BW_ERUNTIME, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(errp[0]);
+        dup2(errp[1], STDERR_FILENO);
+        BwError e;
+        Cluster c = cluster_default();
+        c.workers = 1;
+        char *args[MAX_PROBE_ARGS + 2];
+        int n = 0;
+        args[n++] = "--log=root.thres:error";
+        for (int i = 0; i < argc && i < MAX_PROBE_ARGS; i++) args[n++] = argv[i];
+        args[n] = NULL;
+        if (engine_init(n, args, network_model, &e) || cluster_resolve(&c, &e) ||
+            engine_load_cluster(&c, &e))
+            _exit(3);
+        _exit(0);
+    }
+    close(errp[1]);
+    char *errtext;
+    read_all(errp[0], &errtext);
+    close(errp[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    int rc = BW_OK;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char opts[256] = "";
+        for (int i = 0, used = 0; i < argc && used < (int)sizeof opts; i++)
+            used +=
+                snprintf(opts + used, sizeof opts - (size_t)used, "%s%s", i ? " " : "", argv[i]);
+        rc = bw_fail(err, BW_EUSAGE, "%s: SimGrid refused it: %.300s", opts,
+                     simgrid_complaint(errtext));
+    }
+    free(errtext);
+    return rc;
+}
+
 int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
 {
     *names = NULL;
@@ -150,7 +216,8 @@ int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
         close(errp[0]);
         dup2(errp[1], STDERR_FILENO);
         BwError e;
-        if (engine_init(0, NULL, "exact", &e)) _exit(3);
+        char *loud[] = {"--log=root.thres:error", NULL}; /* parse errors are ERROR messages */
+        if (engine_init(1, loud, "exact", &e)) _exit(3);
         simgrid_load_platform(path); /* aborts on a bad file */
         size_t count = sg_host_count();
         sg_host_t *hosts = sg_host_list();
@@ -170,12 +237,8 @@ int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
     waitpid(pid, &status, 0);
     int rc = BW_OK;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        /* SimGrid's last non-empty line says what was wrong */
-        char *last = errtext, *p = errtext;
-        for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n"))
-            if (strspn(line, " \t") < strlen(line) && !strstr(line, "Backtrace")) last = line;
         rc = bw_fail(err, BW_EUSAGE, "--platform %s: SimGrid cannot load it: %.300s", path,
-                     *last ? last : "(no message)");
+                     simgrid_complaint(errtext));
     } else {
         int cap = 16;
         char **list = malloc(sizeof *list * (size_t)cap);

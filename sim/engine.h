@@ -27,6 +27,11 @@ int engine_load_cluster(Cluster *c, BwError *err);
  * before engine_init. */
 int engine_probe_platform(const char *path, char ***names, int *n, BwError *err);
 
+/* Tries the SimGrid options (--cfg=/--log=) and the network model in a child process on a
+ * one-host platform, so that an option SimGrid refuses is a usage error quoting SimGrid rather
+ * than an abort. Call it before engine_init. */
+int engine_check_options(int argc, char **argv, const char *network_model, BwError *err);
+
 /* The host of rank r. */
 sg_host_t engine_host(int rank);
 

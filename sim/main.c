@@ -22,6 +22,8 @@ static const Command commands[] = {
     {"models", cmd_models, "list the models with their parameter and flop counts"},
     {"platform", cmd_platform, "print the SimGrid platform XML a set of cluster flags generates"},
     {"policies", cmd_policies, "list the scheduling policies with their sources and options"},
+    {"compressors", cmd_compressors,
+     "list the gradient compressors with their levels, options and sources"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
 
@@ -31,7 +33,7 @@ static void usage(FILE *out)
                  "bellows simulates data-parallel training with gradient-communication "
                  "policies.\n\ncommands:\n");
     for (int i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nexit status: 0 success, 1 runtime failure, 2 bad usage\n");
 }
 

@@ -16,8 +16,8 @@ typedef struct {
     double wall_s;
 } RunMeta;
 
-int results_write(const char *dir, const RunConfig *cfg, const RunMeta *meta,
-                  const RunResult *res, BwError *err);
+int results_write(const char *dir, const RunConfig *cfg, const RunMeta *meta, const RunResult *res,
+                  BwError *err);
 
 /* The one-screen summary printed by `bellows run`. */
 void results_print(FILE *out, const RunConfig *cfg, const RunResult *res);

@@ -13,10 +13,10 @@ extern const CliOpt train_cli_opts[];
 extern const int train_cli_n_opts;
 
 typedef struct {
-    const char *model;    /* registered model name */
+    const char *model; /* registered model name */
     ModelConfig mc;
-    TrainConfig tc;       /* epochs, batch, seed, optimiser, schedule */
-    const char *data_dir; /* Fashion-MNIST folder */
+    TrainConfig tc;                  /* epochs, batch, seed, optimiser, schedule */
+    const char *data_dir;            /* Fashion-MNIST folder */
     int train_samples, test_samples; /* 0: all */
     int threads;                     /* OpenBLAS threads, 0: default */
 } TrainArgs;

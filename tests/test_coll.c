@@ -4,7 +4,9 @@
  * floats, so bit-for-bit whatever the order); times equal the closed-form costs of
  * REFERENCES.md to 1e-6 on contention-free platforms; the analytic backend agrees with the
  * transfer-level one; an oversubscribed fat-tree and a node-shared NIC are slower by exactly
- * the bottleneck the test states. */
+ * the bottleneck the test states. The fp16 allreduce moves real halves (2 bytes each) and rounds
+ * every addition to half; half conversion is checked against the IEEE rules exhaustively. Every
+ * collective counts the payload it was handed (payload_bytes). */
 #include "testutil.h"
 
 #include <sys/mman.h>
@@ -16,8 +18,9 @@
 
 #include "../sim/coll.h"
 #include "../sim/engine.h"
+#include "../sim/half.h"
 
-enum { OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST };
+enum { OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16 };
 
 typedef struct {
     Cluster cl;
@@ -31,6 +34,7 @@ typedef struct {
 typedef struct {
     double time_s;      /* latest finish over ranks */
     double bytes0;      /* bytes rank 0 sent */
+    double payload[16]; /* payload_bytes of each rank (the first 16) */
     int wrong;          /* elements that differ from the expected result */
     double max_rel_err; /* random_values */
     int done;           /* ranks that finished */
@@ -91,6 +95,17 @@ static void worker(int argc, char **argv)
                 if (*got++ != r * 100000 + (int)i) RES->wrong++;
         }
         free(all), free(sizes), free(send);
+    } else if (SC.op == OP_ALLREDUCE_F16) {
+        /* small integers: every partial sum is exact in half, so the result is exact */
+        uint16_t *buf = malloc(SC.count * sizeof(uint16_t) + 1);
+        for (size_t i = 0; i < SC.count; i++) buf[i] = half_from_float(value(rank, i) - 5);
+        coll_allreduce_f16(COMM, rank, buf, SC.count);
+        for (size_t i = 0; i < SC.count; i++) {
+            double want = 0;
+            for (int r = 0; r < P; r++) want += value(r, i) - 5;
+            if (half_to_float(buf[i]) != (float)want) RES->wrong++;
+        }
+        free(buf);
     } else {
         int root = 2 % P;
         float *buf = malloc(SC.count * sizeof(float));
@@ -103,6 +118,7 @@ static void worker(int argc, char **argv)
     double t = simgrid_get_clock();
     if (t > RES->time_s) RES->time_s = t;
     if (rank == 0) RES->bytes0 = coll_stats(COMM, 0)->bytes_sent;
+    if (rank < 16) RES->payload[rank] = coll_stats(COMM, rank)->payload_bytes;
     RES->done++;
 }
 
@@ -216,6 +232,113 @@ static void test_analytic_backend_reduces_exactly(void **state)
             .cl = star(5, 1.25e9, 5e-6), .algo = algo, .count = 999, .backend = COLL_ANALYTIC};
         if (algo == COLL_HIERARCHICAL) SC.cl.topology = TOPO_HIERARCHICAL;
         assert_int_equal(simulate().wrong, 0);
+    }
+}
+
+static void test_f16_allreduce_sums_halves_for_every_algorithm_and_backend(void **state)
+{
+    (void)state;
+    for (int algo = 0; algo < 4; algo++)
+        for (int backend = 0; backend < 2; backend++)
+            for (int P = 1; P <= 6; P += 5) {
+                SC = (Scenario){.cl = star(P, 1.25e9, 5e-6),
+                                .algo = algo,
+                                .backend = backend,
+                                .count = 1001,
+                                .op = OP_ALLREDUCE_F16};
+                if (algo == COLL_HIERARCHICAL) {
+                    SC.cl.topology = TOPO_HIERARCHICAL;
+                    SC.cl.gpus_per_node = P % 2 == 0 ? 2 : 1;
+                }
+                Result r = simulate();
+                if (r.wrong)
+                    fail_msg("%s, %s, %d workers: %d wrong elements", coll_algo_name(algo),
+                             backend ? "analytic" : "transfer", P, r.wrong);
+                for (int k = 0; k < P; k++) assert_true(r.payload[k] == 1001 * 2);
+            }
+    /* the wire carries half the bytes of the fp32 allreduce, and takes less time */
+    SC = (Scenario){.cl = star(4, 1.25e9, 5e-6), .count = 100000, .op = OP_ALLREDUCE_F16};
+    Result h = simulate();
+    SC.op = OP_ALLREDUCE;
+    Result f = simulate();
+    expect_close(h.bytes0, f.bytes0 / 2, 1e-12, "fp16 bytes sent by rank 0");
+    assert_true(h.time_s < 0.6 * f.time_s);
+}
+
+static void test_payload_bytes_count_what_each_call_was_handed(void **state)
+{
+    (void)state;
+    SC = (Scenario){.cl = star(5, 1.25e9, 5e-6), .algo = COLL_TREE, .count = 77};
+    Result r = simulate();
+    for (int k = 0; k < 5; k++) assert_true(r.payload[k] == 77 * 4);
+    SC.op = OP_ALLGATHER; /* rank r sends 77 + r ints */
+    r = simulate();
+    for (int k = 0; k < 5; k++) assert_true(r.payload[k] == (77 + k) * 4);
+    SC.op = OP_BROADCAST;
+    SC.backend = COLL_ANALYTIC;
+    r = simulate();
+    for (int k = 0; k < 5; k++) assert_true(r.payload[k] == 77 * 4);
+}
+
+/* ---- binary16 ---- */
+
+/* The half nearest to x (ties to even), by looking at the neighbours of a first guess. */
+static uint16_t nearest_half(double x)
+{
+    uint16_t g = half_from_float((float)x), best = g;
+    double bd = fabs((double)half_to_float(g) - x);
+    for (int d = -1; d <= 1; d += 2) {
+        uint16_t h = (uint16_t)(g + d);
+        if ((h & 0x7c00) == 0x7c00 || ((h ^ g) & 0x8000)) continue; /* inf/NaN, sign change */
+        double hd = fabs((double)half_to_float(h) - x);
+        if (hd < bd || (hd == bd && (h & 1) == 0)) best = h, bd = hd;
+    }
+    return best;
+}
+
+static void test_half_conversion_is_exact_and_rounds_to_nearest_even(void **state)
+{
+    (void)state;
+    /* every finite half survives the round trip; NaNs stay NaNs */
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = half_to_float((uint16_t)h);
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) {
+            assert_true(isnan(f));
+            assert_true((half_from_float(f) & 0x7c00) == 0x7c00 && (half_from_float(f) & 0x3ff));
+        } else {
+            assert_int_equal(half_from_float(f), h);
+        }
+    }
+    /* known values: 1, the largest half, the smallest subnormal, overflow, -0 */
+    assert_int_equal(half_from_float(1.0f), 0x3c00);
+    assert_int_equal(half_from_float(65504.0f), 0x7bff);
+    assert_int_equal(half_from_float(65519.0f), 0x7bff);
+    assert_int_equal(half_from_float(65520.0f), 0x7c00);
+    assert_int_equal(half_from_float(0x1p-24f), 0x0001);
+    assert_int_equal(half_from_float(0x1p-25f), 0x0000);      /* tie: to even (zero) */
+    assert_int_equal(half_from_float(0x1.8p-24f), 0x0002);    /* tie: to even (2) */
+    assert_int_equal(half_from_float(0x1.0p-25f * 1.01f), 1); /* above the tie */
+    assert_int_equal(half_from_float(-0.0f), 0x8000);
+    assert_int_equal(half_from_float(1.0f + 0x1p-11f), 0x3c00); /* tie to even */
+    assert_int_equal(half_from_float(1.0f + 3 * 0x1p-11f), 0x3c02);
+    assert_int_equal(half_from_float(-INFINITY), 0xfc00);
+    /* random floats over the whole half range round to the nearest half */
+    TestRng r = {12345};
+    for (int i = 0; i < 200000; i++) {
+        double x = ldexp(trng_uniform(&r) * 2 - 1, (int)(trng_uniform(&r) * 42) - 26);
+        float f = (float)x;
+        if (fabs(f) >= 65504) continue;
+        assert_int_equal(half_from_float(f), nearest_half((double)f));
+    }
+    /* the sum of two halves computed in float and rounded to half is the correctly rounded
+     * half sum (the double sum is exact), which is what the fp16 allreduce relies on */
+    for (int i = 0; i < 200000; i++) {
+        uint16_t a = (uint16_t)(trng_uniform(&r) * 0x7bff),
+                 b = (uint16_t)(trng_uniform(&r) * 0x7bff);
+        if (trng_uniform(&r) < 0.5) b |= 0x8000;
+        double exact = (double)half_to_float(a) + (double)half_to_float(b);
+        if (fabs(exact) >= 65504) continue;
+        assert_int_equal(half_from_float(half_to_float(a) + half_to_float(b)), nearest_half(exact));
     }
 }
 
@@ -353,6 +476,9 @@ int main(void)
         cmocka_unit_test(test_allreduce_of_random_floats_matches_double_sum),
         cmocka_unit_test(test_allgather_concatenates_variable_sizes_and_broadcast_copies),
         cmocka_unit_test(test_analytic_backend_reduces_exactly),
+        cmocka_unit_test(test_f16_allreduce_sums_halves_for_every_algorithm_and_backend),
+        cmocka_unit_test(test_payload_bytes_count_what_each_call_was_handed),
+        cmocka_unit_test(test_half_conversion_is_exact_and_rounds_to_nearest_even),
         cmocka_unit_test(test_ring_time_equals_formula_on_star),
         cmocka_unit_test(test_halving_doubling_time_equals_formula_on_star),
         cmocka_unit_test(test_tree_time_equals_formula_on_star),

@@ -1,0 +1,214 @@
+/* comp_powersgd.c: PowerSGD, rank-r compression by one step of subspace (power) iteration with a
+ * warm-started query (Vogels, Karimireddy, Jaggi, "PowerSGD: Practical Low-Rank Gradient
+ * Compression for Distributed Optimization", NeurIPS 2019, Algorithm 1 and Section 3), as in
+ * epfml/powersgd gradient_reducers.py RankKReducer (reuse_query=True). For each matrix M (n x m,
+ * after error feedback M = g + e) at rank r = min(level, n, m):
+ *   P = M Q; allreduce-sum every P in one buffer; orthogonalise P's columns (Gram-Schmidt);
+ *   Q = M^T P; allreduce every Q in one buffer and divide by the workers; M' = P Q^T (the
+ *   decoded mean); e = M - M'; the averaged Q is the next step's query (warm start).
+ * Shapes here: Q is kept transposed, Qt [r x m], and P as Pt [r x n], so that a column of either
+ * is a contiguous row and changing r keeps the other columns in place. */
+#include "compress_impl.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    float *qt;  /* [rank x m] the warm-start query, transposed */
+    size_t cap; /* floats allocated in qt */
+    int rank;   /* columns of qt in use; 0: never drawn */
+} Query;
+
+typedef struct {
+    int reset; /* rank_change=reset: redraw Q when a layer's rank changes (Accordion's code) */
+    Query *q;  /* [n_layers] */
+    float *pbuf, *qbuf; /* every layer's Pt, then every Qt, one allreduce each */
+    size_t pcap, qcap;
+    size_t *poff, *qoff; /* [n_layers] offsets into pbuf and qbuf this step */
+    int *rank;           /* [n_layers] this step's rank */
+    gsl_rng *rng;        /* the shared stream, reseeded per (layer, step) */
+} PowerSgd;
+
+static const SpecOpt OPTS[] = {
+    {"ef", SPEC_INT, "1", 0, 1, NULL, "1: error feedback (e = M - P Q^T), as the paper"},
+    {"rank_change", SPEC_CHOICE, "warm", 0, 0, "warm|reset",
+     "when a layer's rank changes: warm keeps Q's first columns (new ones drawn N(0,1));"
+     " reset redraws all of Q, as the Accordion code did (both keep the EF memory)"},
+};
+
+static int psgd_init(Compressor *c, const SpecVal *vals, BwError *err)
+{
+    PowerSgd *s = calloc(1, sizeof *s);
+    if (!s) return bw_fail(err, BW_ERUNTIME, "powersgd: out of memory");
+    c->state = s;
+    size_t nl = (size_t)(c->n_layers ? c->n_layers : 1);
+    s->reset = vals[1].choice == 1;
+    s->q = calloc(nl, sizeof *s->q);
+    s->poff = malloc(nl * sizeof *s->poff);
+    s->qoff = malloc(nl * sizeof *s->qoff);
+    s->rank = malloc(nl * sizeof *s->rank);
+    s->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!s->q || !s->poff || !s->qoff || !s->rank || !s->rng)
+        return bw_fail(err, BW_ERUNTIME, "powersgd: out of memory");
+    return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
+}
+
+static void psgd_free(Compressor *c)
+{
+    PowerSgd *s = c->state;
+    if (!s) return;
+    if (s->q)
+        for (int l = 0; l < c->n_layers; l++) free(s->q[l].qt);
+    free(s->q);
+    free(s->pbuf);
+    free(s->qbuf);
+    free(s->poff);
+    free(s->qoff);
+    free(s->rank);
+    if (s->rng) gsl_rng_free(s->rng);
+    free(s);
+}
+
+/* Grows *buf to hold n floats (only when the ranks grow: no allocation at a steady rank). */
+static void reserve(float **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap) return;
+    float *p = realloc(*buf, n * sizeof(float));
+    if (!p) abort(); /* out of memory in the middle of a collective: nothing sane to return */
+    *buf = p;
+    *cap = n;
+}
+
+/* Makes the query of layer l ready for rank r. Columns to draw get N(0,1) entries from the
+ * stream shared by every worker, seeded from (seed, layer, step), column after column in
+ * ascending order; which columns: all of them the first time, or (rank_change=reset) when the
+ * rank changed; the new ones when the rank grew; and any column that became exactly zero (a
+ * zero gradient makes Q = M^T P = 0, which would otherwise stay zero for ever). */
+static void prepare_query(Compressor *c, PowerSgd *s, int l, int r)
+{
+    Query *q = &s->q[l];
+    const size_t m = (size_t)c->layers[l].cols;
+    reserve(&q->qt, &q->cap, (size_t)r * m);
+    int keep = q->rank == 0 || (s->reset && q->rank != r) ? 0 : (q->rank < r ? q->rank : r);
+    int seeded = 0;
+    for (int j = 0; j < r; j++) {
+        float *col = q->qt + (size_t)j * m;
+        int draw = j >= keep;
+        if (!draw) {
+            draw = 1;
+            for (size_t i = 0; i < m && draw; i++) draw = col[i] == 0;
+        }
+        if (!draw) continue;
+        if (!seeded) gsl_rng_set(s->rng, comp_seed(c->seed, COMP_STREAM_POWERSGD, l, c->step));
+        seeded = 1;
+        comp_gaussian_fill(s->rng, col, m);
+    }
+    q->rank = r;
+}
+
+/* Orthonormalises the r rows of pt [r x n] (the columns of P): modified Gram-Schmidt as in
+ * epfml/powersgd's orthogonalize(), with a second projection pass for a column that lost more
+ * than half its norm to the first (Kahan's "twice is enough", Giraud et al., Numer. Math. 2005),
+ * so that P stays orthonormal to float precision even when it is nearly rank-deficient (M of
+ * rank < r); and 1e-8 added to the norm, as the current epfml code does, so that a zero column
+ * stays zero instead of becoming NaN. Sums in double. */
+static void orthogonalise(float *pt, int r, size_t n)
+{
+    for (int i = 0; i < r; i++) {
+        float *v = pt + (size_t)i * n;
+        double before = 0;
+        for (size_t k = 0; k < n; k++) before += (double)v[k] * v[k];
+        double after = before;
+        for (int pass = 0; pass < 2 && i > 0; pass++) {
+            for (int j = 0; j < i; j++) {
+                const float *u = pt + (size_t)j * n;
+                double dot = 0;
+                for (size_t k = 0; k < n; k++) dot += (double)u[k] * v[k];
+                for (size_t k = 0; k < n; k++) v[k] -= (float)dot * u[k];
+            }
+            double prev = after;
+            after = 0;
+            for (size_t k = 0; k < n; k++) after += (double)v[k] * v[k];
+            if (after >= 0.25 * prev) break; /* kept more than half its norm */
+        }
+        float inv = (float)(1.0 / (sqrt(after) + 1e-8));
+        for (size_t k = 0; k < n; k++) v[k] *= inv;
+    }
+}
+
+static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int nt,
+                          const double *levels)
+{
+    PowerSgd *s = c->state;
+    size_t ptot = 0, qtot = 0;
+    for (int t = 0; t < nt; t++) {
+        int l = todo[t];
+        const LayerView *v = &c->layers[l];
+        int r = (int)levels[l];
+        if (r > v->rows) r = v->rows;
+        if (r > v->cols) r = v->cols;
+        s->rank[l] = r;
+        s->poff[l] = ptot;
+        s->qoff[l] = qtot;
+        ptot += (size_t)r * (size_t)v->rows;
+        qtot += (size_t)r * (size_t)v->cols;
+        prepare_query(c, s, l, r);
+    }
+    reserve(&s->pbuf, &s->pcap, ptot);
+    reserve(&s->qbuf, &s->qcap, qtot);
+
+    /* P = M Q, i.e. Pt [r x n] = Qt [r x m] M^T */
+    for (int t = 0; t < nt; t++) {
+        int l = todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
+        const float *M = comp_feedback(c, grads, l);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, m, 1.0f, s->q[l].qt, m, M, m,
+                    0.0f, s->pbuf + s->poff[l], n);
+    }
+    coll_allreduce(comm, c->rank, s->pbuf, ptot);
+
+    /* orthogonalise; Q = M^T P, i.e. Qt [r x m] = Pt M */
+    for (int t = 0; t < nt; t++) {
+        int l = todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
+        const float *M = (c->memory ? c->memory : grads) + c->layers[l].offset;
+        orthogonalise(s->pbuf + s->poff[l], r, (size_t)n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, m, n, 1.0f, s->pbuf + s->poff[l],
+                    n, M, m, 0.0f, s->qbuf + s->qoff[l], m);
+    }
+    coll_allreduce(comm, c->rank, s->qbuf, qtot);
+    const float w = (float)c->world;
+    for (size_t i = 0; i < qtot; i++) s->qbuf[i] /= w;
+
+    /* M' = P Q^T = Pt^T Qt [n x m] into grads; e = M - M'; keep Q for the next step */
+    for (int t = 0; t < nt; t++) {
+        int l = todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
+        size_t off = c->layers[l].offset, len = (size_t)n * (size_t)m;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, m, r, 1.0f, s->pbuf + s->poff[l], n,
+                    s->qbuf + s->qoff[l], m, 0.0f, grads + off, m);
+        if (c->memory)
+            for (size_t i = 0; i < len; i++) c->memory[off + i] -= grads[off + i];
+        memcpy(s->q[l].qt, s->qbuf + s->qoff[l], (size_t)r * (size_t)m * sizeof(float));
+    }
+    return (double)(ptot + qtot) * sizeof(float);
+}
+
+static const CompressorImpl IMPL = {psgd_init, psgd_reduce, psgd_free};
+
+const CompressorOps comp_powersgd_ops = {
+    .name = "powersgd",
+    .help = "rank-r low-rank approximation by one warm-started power iteration, error feedback",
+    .source = "Vogels, Karimireddy, Jaggi, NeurIPS 2019, Algorithm 1; epfml/powersgd "
+              "gradient_reducers.py RankKReducer; Accordion (uw-mad-dash/Accordion) for "
+              "rank_change=reset",
+    .wire = "two allreduces (every P, then every Q): r (n + m) fp32 per n x m matrix, "
+            "r = min(rank, n, m)",
+    .level_name = "rank",
+    .level_default = 2,
+    .level_min = 1,
+    .level_max = 4096,
+    .level_integer = 1,
+    .opts = OPTS,
+    .n_opts = 2,
+    .impl = &IMPL,
+};

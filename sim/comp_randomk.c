@@ -1,0 +1,121 @@
+/* comp_randomk.c: RandomK sparsification with error feedback (Stich, Cordonnier, Jaggi,
+ * "Sparsified SGD with Memory", NeurIPS 2018, rand_k; as epfml/powersgd gradient_reducers.py
+ * UniformRandomSparseReducer): every worker keeps the same k = max(1, ceil(f n)) random entries
+ * of M = g + e, because the indices come from a stream shared by all workers (seeded from the
+ * run's seed, the layer and the step), so only the values travel, in one fp32 allreduce over
+ * all layers, divided by the workers. e keeps the entries not sent. No rescaling by n / k: with
+ * error feedback the dropped mass comes back later, as in the epfml reducer. */
+#include "compress_impl.h"
+
+#include <gsl/gsl_rng.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    gsl_rng *rng;
+    uint32_t *perm; /* [max_layer] the identity permutation between calls */
+    uint32_t *swap; /* [max_layer] the partial Fisher-Yates swaps, to undo them */
+    uint32_t *idx;  /* [matrix_params] this step's indices, layer after layer */
+    float *val;     /* [matrix_params] their values */
+} RandomK;
+
+static const SpecOpt OPTS[] = {
+    {"ef", SPEC_INT, "1", 0, 1, NULL, "1: error feedback (entries not sent stay in memory)"},
+};
+
+static int randomk_init(Compressor *c, const SpecVal *vals, BwError *err)
+{
+    RandomK *s = calloc(1, sizeof *s);
+    if (!s) return bw_fail(err, BW_ERUNTIME, "randomk: out of memory");
+    c->state = s;
+    size_t big = c->max_layer ? c->max_layer : 1, all = c->matrix_params ? c->matrix_params : 1;
+    s->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    s->perm = malloc(big * sizeof *s->perm);
+    s->swap = malloc(big * sizeof *s->swap);
+    s->idx = malloc(all * sizeof *s->idx);
+    s->val = malloc(all * sizeof *s->val);
+    if (!s->rng || !s->perm || !s->swap || !s->idx || !s->val)
+        return bw_fail(err, BW_ERUNTIME, "randomk: out of memory");
+    for (size_t i = 0; i < big; i++) s->perm[i] = (uint32_t)i;
+    return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
+}
+
+static void randomk_free(Compressor *c)
+{
+    RandomK *s = c->state;
+    if (!s) return;
+    if (s->rng) gsl_rng_free(s->rng);
+    free(s->perm);
+    free(s->swap);
+    free(s->idx);
+    free(s->val);
+    free(s);
+}
+
+/* k distinct indices of [0, n), uniformly, from the stream of (seed, layer, step): the first k
+ * steps of a Fisher-Yates shuffle of the identity (O(k) draws), undone afterwards. */
+static void choose(Compressor *c, RandomK *s, int layer, size_t n, size_t k, uint32_t *out)
+{
+    gsl_rng_set(s->rng, comp_seed(c->seed, COMP_STREAM_RANDOMK, layer, c->step));
+    for (size_t j = 0; j < k; j++) {
+        size_t r = j + gsl_rng_uniform_int(s->rng, n - j);
+        uint32_t t = s->perm[j];
+        s->perm[j] = s->perm[r];
+        s->perm[r] = t;
+        s->swap[j] = (uint32_t)r;
+    }
+    memcpy(out, s->perm, k * sizeof *out);
+    for (size_t j = k; j-- > 0;) {
+        uint32_t r = s->swap[j], t = s->perm[j];
+        s->perm[j] = s->perm[r];
+        s->perm[r] = t;
+    }
+}
+
+static double randomk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                             const double *levels)
+{
+    RandomK *s = c->state;
+    size_t at = 0;
+    for (int t = 0; t < n; t++) {
+        const LayerView *v = &c->layers[todo[t]];
+        size_t len = layer_size(v), k = comp_keep_count(levels[todo[t]], len);
+        float *m = comp_feedback(c, grads, todo[t]);
+        choose(c, s, todo[t], len, k, s->idx + at);
+        for (size_t j = 0; j < k; j++) {
+            s->val[at + j] = m[s->idx[at + j]];
+            if (c->memory) m[s->idx[at + j]] = 0;
+        }
+        at += k;
+    }
+    coll_allreduce(comm, c->rank, s->val, at);
+    const float w = (float)c->world;
+    at = 0;
+    for (int t = 0; t < n; t++) {
+        const LayerView *v = &c->layers[todo[t]];
+        size_t len = layer_size(v), k = comp_keep_count(levels[todo[t]], len);
+        float *g = grads + v->offset;
+        memset(g, 0, len * sizeof(float));
+        for (size_t j = 0; j < k; j++) g[s->idx[at + j]] = s->val[at + j] / w;
+        at += k;
+    }
+    return (double)at * sizeof(float);
+}
+
+static const CompressorImpl IMPL = {randomk_init, randomk_reduce, randomk_free};
+
+const CompressorOps comp_randomk_ops = {
+    .name = "randomk",
+    .help = "keep k = max(1, ceil(fraction n)) random entries, the same on every worker, "
+            "error feedback",
+    .source = "Stich, Cordonnier, Jaggi, NeurIPS 2018 (rand_k); epfml/powersgd "
+              "gradient_reducers.py UniformRandomSparseReducer",
+    .wire = "allreduce of k fp32 values per matrix (indices from the shared seed, not sent)",
+    .level_name = "fraction",
+    .level_default = 0.1,
+    .level_min = 0,
+    .level_max = 1,
+    .opts = OPTS,
+    .n_opts = 1,
+    .impl = &IMPL,
+};

@@ -1,0 +1,112 @@
+/* comp_signsgd.c: EF-signSGD (Karimireddy, Rebjock, Stich, Jaggi, "Error Feedback Fixes SignSGD
+ * and other Gradient Compression Schemes", ICML 2019, Algorithm 1 with the scaled sign
+ * compressor C(p) = ||p||_1 / d sign(p) of Section 3; as epfml/powersgd gradient_reducers.py
+ * SignAndNormReducer): per layer, p = g + e, the fp32 scale ||p||_1 / d and one sign bit per
+ * element packed 8 to a byte; every worker's message is allgathered, and each decodes every
+ * scale * sign and averages them; e = p - scale sign(p). Zero counts as positive (GRACE). */
+#include "compress_impl.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    unsigned char *msg; /* [sum over matrices of 4 + ceil(n / 8)] */
+} SignSgd;
+
+static const SpecOpt OPTS[] = {
+    {"ef", SPEC_INT, "1", 0, 1, NULL, "1: error feedback, EF-signSGD (0: scaled signSGD alone)"},
+};
+
+size_t comp_sign_pack(const float *p, size_t n, uint8_t *out)
+{
+    size_t bytes = (n + 7) / 8;
+    memset(out, 0, bytes);
+    for (size_t i = 0; i < n; i++)
+        if (p[i] >= 0) out[i >> 3] |= (uint8_t)(1u << (i & 7));
+    return bytes;
+}
+
+static int sign_init(Compressor *c, const SpecVal *vals, BwError *err)
+{
+    SignSgd *s = calloc(1, sizeof *s);
+    if (!s) return bw_fail(err, BW_ERUNTIME, "signsgd: out of memory");
+    c->state = s;
+    size_t cap = 1;
+    for (int l = 0; l < c->n_layers; l++)
+        if (c->layers[l].ndim == 2) cap += sizeof(float) + (layer_size(&c->layers[l]) + 7) / 8;
+    s->msg = malloc(cap);
+    if (!s->msg) return bw_fail(err, BW_ERUNTIME, "signsgd: out of memory");
+    return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
+}
+
+static void sign_free(Compressor *c)
+{
+    SignSgd *s = c->state;
+    if (s) free(s->msg);
+    free(s);
+}
+
+static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                          const double *levels)
+{
+    (void)levels;
+    SignSgd *s = c->state;
+    size_t bytes = 0;
+    for (int t = 0; t < n; t++) {
+        size_t len = layer_size(&c->layers[todo[t]]);
+        float *p = comp_feedback(c, grads, todo[t]);
+        double l1 = 0;
+        for (size_t i = 0; i < len; i++) l1 += fabs((double)p[i]);
+        const float scale = (float)(l1 / (double)len);
+        memcpy(s->msg + bytes, &scale, sizeof scale);
+        bytes += sizeof scale;
+        bytes += comp_sign_pack(p, len, s->msg + bytes);
+        if (c->memory)
+            for (size_t i = 0; i < len; i++) p[i] -= p[i] >= 0 ? scale : -scale;
+    }
+    unsigned char *all = coll_allgather(comm, c->rank, s->msg, bytes, c->sizes);
+    const unsigned char *q = all;
+    for (int w = 0; w < c->world; w++) {
+        assert(c->sizes[w] == bytes);
+        for (int t = 0; t < n; t++) {
+            const LayerView *v = &c->layers[todo[t]];
+            size_t len = layer_size(v);
+            float *g = grads + v->offset, scale;
+            memcpy(&scale, q, sizeof scale);
+            q += sizeof scale;
+            for (size_t i = 0; i < len; i++) {
+                float d = q[i >> 3] >> (i & 7) & 1 ? scale : -scale;
+                g[i] = w ? g[i] + d : d;
+            }
+            q += (len + 7) / 8;
+        }
+    }
+    free(all);
+    const float wf = (float)c->world;
+    for (int t = 0; t < n; t++) {
+        const LayerView *v = &c->layers[todo[t]];
+        float *g = grads + v->offset;
+        for (size_t i = 0, len = layer_size(v); i < len; i++) g[i] /= wf;
+    }
+    return (double)bytes;
+}
+
+static const CompressorImpl IMPL = {sign_init, sign_reduce, sign_free};
+
+const CompressorOps comp_signsgd_ops = {
+    .name = "signsgd",
+    .help = "EF-signSGD: the sign of each element (1 bit) times the layer's mean |value|, "
+            "error feedback",
+    .source = "Karimireddy et al., ICML 2019, Algorithm 1 and Section 3; epfml/powersgd "
+              "gradient_reducers.py SignAndNormReducer",
+    .wire = "allgather of an fp32 scale + ceil(n / 8) bytes of sign bits per matrix",
+    .level_name = NULL,
+    .level_default = 1,
+    .level_min = 0,
+    .level_max = 1,
+    .opts = OPTS,
+    .n_opts = 1,
+    .impl = &IMPL,
+};

@@ -1,0 +1,154 @@
+/* comp_topk.c: TopK sparsification with error feedback (Stich, Cordonnier, Jaggi, "Sparsified
+ * SGD with Memory", NeurIPS 2018; as epfml/powersgd gradient_reducers.py TopKReducer): keep the
+ * k = max(1, ceil(f n)) largest-magnitude entries of M = g + e, ties to the lower index; e keeps
+ * the rest. Each worker's indices (int32) and values (fp32) are allgathered, and every worker
+ * adds them up and divides by the workers. ef=0,divide=0 is the Accordion code's variant
+ * (uw-mad-dash/Accordion powersgd_grad.py TopKReducer): no memory, and the sum not divided.
+ * Selection is a two-pass radix select on the magnitudes' bit patterns: O(n), deterministic. */
+#include "compress_impl.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int divide;
+    uint32_t *hist;     /* [65536] */
+    unsigned char *msg; /* [8 * matrix_params] */
+} TopK;
+
+static const SpecOpt OPTS[] = {
+    {"ef", SPEC_INT, "1", 0, 1, NULL,
+     "1: error feedback (the paper); 0: dropped entries are lost (ef=0,divide=0: Accordion's "
+     "code)"},
+    {"divide", SPEC_INT, "1", 0, 1, NULL,
+     "1: average the gathered sum over the workers; 0: use the sum (Accordion's code)"},
+};
+
+static int topk_init(Compressor *c, const SpecVal *vals, BwError *err)
+{
+    TopK *s = calloc(1, sizeof *s);
+    if (!s) return bw_fail(err, BW_ERUNTIME, "topk: out of memory");
+    c->state = s;
+    s->divide = vals[1].num != 0;
+    s->hist = malloc(65536 * sizeof *s->hist);
+    s->msg = malloc(8 * (c->matrix_params ? c->matrix_params : 1));
+    if (!s->hist || !s->msg) return bw_fail(err, BW_ERUNTIME, "topk: out of memory");
+    return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
+}
+
+static void topk_free(Compressor *c)
+{
+    TopK *s = c->state;
+    if (s) free(s->hist), free(s->msg);
+    free(s);
+}
+
+/* The magnitude's bit pattern: for floats without their sign bit, integer order is numeric
+ * order (a NaN sorts above infinity, deterministically). */
+static uint32_t mag_key(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u & 0x7fffffffu;
+}
+
+/* Writes the indices (ascending) of the k largest |x[i]|, ties to the lower index, into idx. */
+static void select_top(const float *x, size_t n, size_t k, uint32_t *hist, int32_t *idx)
+{
+    /* the k-th largest key T: its high 16 bits from a histogram of every key, then its low 16
+     * bits from a histogram of the keys in that bucket; `above` counts keys greater than T */
+    memset(hist, 0, 65536 * sizeof *hist);
+    for (size_t i = 0; i < n; i++) hist[mag_key(x[i]) >> 16]++;
+    size_t above = 0;
+    uint32_t hi = 65535;
+    while (above + hist[hi] < k) above += hist[hi--];
+    memset(hist, 0, 65536 * sizeof *hist);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t key = mag_key(x[i]);
+        if (key >> 16 == hi) hist[key & 0xffff]++;
+    }
+    uint32_t lo = 65535;
+    while (above + hist[lo] < k) above += hist[lo--];
+    const uint32_t T = hi << 16 | lo;
+    size_t ties = k - above, got = 0; /* keys equal to T to take, lowest indices first */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t key = mag_key(x[i]);
+        if (key > T || (key == T && ties > 0)) {
+            if (key == T) ties--;
+            idx[got++] = (int32_t)i;
+        }
+    }
+}
+
+static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                          const double *levels)
+{
+    TopK *s = c->state;
+    /* message: for each layer in todo order, k int32 indices (ascending) then k fp32 values */
+    size_t bytes = 0;
+    for (int t = 0; t < n; t++) {
+        const LayerView *v = &c->layers[todo[t]];
+        size_t len = layer_size(v), k = comp_keep_count(levels[todo[t]], len);
+        float *m = comp_feedback(c, grads, todo[t]);
+        int32_t *idx = (int32_t *)(s->msg + bytes);
+        float *val = (float *)(s->msg + bytes + k * sizeof(int32_t));
+        select_top(m, len, k, s->hist, idx);
+        for (size_t j = 0; j < k; j++) {
+            val[j] = m[idx[j]];
+            if (c->memory) m[idx[j]] = 0; /* e = M minus what was sent */
+        }
+        bytes += k * (sizeof(int32_t) + sizeof(float));
+    }
+    unsigned char *all = coll_allgather(comm, c->rank, s->msg, bytes, c->sizes);
+    for (int t = 0; t < n; t++) {
+        const LayerView *v = &c->layers[todo[t]];
+        memset(grads + v->offset, 0, layer_size(v) * sizeof(float));
+    }
+    /* sum in rank order, so that every worker gets the same floats */
+    const unsigned char *p = all;
+    for (int w = 0; w < c->world; w++) {
+        assert(c->sizes[w] == bytes); /* same levels everywhere, so the same k */
+        for (int t = 0; t < n; t++) {
+            const LayerView *v = &c->layers[todo[t]];
+            size_t k = comp_keep_count(levels[todo[t]], layer_size(v));
+            float *g = grads + v->offset;
+            for (size_t j = 0; j < k; j++) {
+                int32_t i;
+                float val;
+                memcpy(&i, p + j * sizeof i, sizeof i);
+                memcpy(&val, p + k * sizeof i + j * sizeof val, sizeof val);
+                g[i] += val;
+            }
+            p += k * (sizeof(int32_t) + sizeof(float));
+        }
+    }
+    free(all);
+    if (s->divide) {
+        const float wf = (float)c->world;
+        for (int t = 0; t < n; t++) {
+            const LayerView *v = &c->layers[todo[t]];
+            float *g = grads + v->offset;
+            for (size_t i = 0, len = layer_size(v); i < len; i++) g[i] /= wf;
+        }
+    }
+    return (double)bytes;
+}
+
+static const CompressorImpl IMPL = {topk_init, topk_reduce, topk_free};
+
+const CompressorOps comp_topk_ops = {
+    .name = "topk",
+    .help = "keep the k = max(1, ceil(fraction n)) largest magnitudes of each matrix, error "
+            "feedback",
+    .source = "Stich, Cordonnier, Jaggi, NeurIPS 2018; epfml/powersgd gradient_reducers.py "
+              "TopKReducer; uw-mad-dash/Accordion powersgd_grad.py TopKReducer (ef=0,divide=0)",
+    .wire = "allgather of k int32 indices + k fp32 values per matrix (8 k bytes)",
+    .level_name = "fraction",
+    .level_default = 0.1,
+    .level_min = 0,
+    .level_max = 1,
+    .opts = OPTS,
+    .n_opts = 2,
+    .impl = &IMPL,
+};

@@ -1,0 +1,255 @@
+/* compress.c: the compressor core (see compress.h): the registry, spec parsing, level checks,
+ * the fused dense allreduce of vectors and level-0 layers, error-feedback helpers and the
+ * `bellows compressors` listing. Error feedback follows Karimireddy et al., "Error Feedback
+ * Fixes SignSGD and other Gradient Compression Schemes", ICML 2019, Algorithm 2 (EF-SGD) in
+ * gradient space, as epfml/powersgd's reducers do (gradient_reducers.py): M = g + e is
+ * compressed and e' = M - C(M). A layer sent dense has C(M) = M, so its memory empties. */
+#include "compress_impl.h"
+
+#include <assert.h>
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const CompressorOps *const REGISTRY[] = {
+    &comp_none_ops,    &comp_fp16_ops, &comp_powersgd_ops, &comp_topk_ops,
+    &comp_randomk_ops, &comp_qsgd_ops, &comp_signsgd_ops,  NULL,
+};
+
+const CompressorOps *const *compress_registry(void)
+{
+    return REGISTRY;
+}
+
+const CompressorOps *compress_find(const char *name)
+{
+    for (const CompressorOps *const *r = REGISTRY; *r; r++)
+        if (strcmp((*r)->name, name) == 0) return *r;
+    return NULL;
+}
+
+/* "a fraction in (0, 1]", "an integer in [1, 4096]", "1 (compress)": what a level may be. */
+static void level_expected(const CompressorOps *ops, char *buf, size_t n)
+{
+    if (!ops->level_name)
+        snprintf(buf, n, "1 (compress) or 0 (dense fp32); %s takes no level", ops->name);
+    else if (ops->level_integer)
+        snprintf(buf, n, "an integer %s in [%g, %g], or 0 (dense fp32)", ops->level_name,
+                 ops->level_min, ops->level_max);
+    else if (ops->level_min == 0)
+        snprintf(buf, n, "a %s in (0, %g], or 0 (dense fp32)", ops->level_name, ops->level_max);
+    else
+        snprintf(buf, n, "a %s in [%g, %g], or 0 (dense fp32)", ops->level_name, ops->level_min,
+                 ops->level_max);
+}
+
+int compress_check_level(const CompressorOps *ops, double level, const char *what, BwError *err)
+{
+    int ok;
+    if (!isfinite(level) || level < 0)
+        ok = 0;
+    else if (level == 0)
+        ok = 1;
+    else if (!ops->level_name)
+        ok = level == 1;
+    else
+        ok = level >= ops->level_min && level <= ops->level_max &&
+             (!ops->level_integer || level == floor(level));
+    if (ok) return BW_OK;
+    char expected[160];
+    level_expected(ops, expected, sizeof expected);
+    return bw_fail(err, BW_EUSAGE, "%s%s%s level %g: expected %s", what ? what : "",
+                   what && *what ? ": " : "", ops->name, level, expected);
+}
+
+int comp_enable_memory(Compressor *c, BwError *err)
+{
+    c->memory = calloc(c->n_params ? c->n_params : 1, sizeof(float));
+    if (!c->memory) return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
+    return BW_OK;
+}
+
+float *comp_feedback(Compressor *c, float *grads, int layer)
+{
+    const LayerView *v = &c->layers[layer];
+    float *g = grads + v->offset;
+    if (!c->memory) return g;
+    float *m = c->memory + v->offset;
+    size_t n = layer_size(v);
+    for (size_t i = 0; i < n; i++) m[i] += g[i];
+    return m;
+}
+
+unsigned long comp_seed(unsigned long seed, int tag, long a, long b)
+{
+    uint64_t z = (uint64_t)seed;
+    const uint64_t parts[3] = {(uint64_t)tag, (uint64_t)a, (uint64_t)b};
+    for (int i = 0; i < 3; i++) {
+        z += 0x9E3779B97F4A7C15ULL + parts[i];
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+    }
+    return (unsigned long)z;
+}
+
+void comp_gaussian_fill(gsl_rng *rng, float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = (float)gsl_ran_gaussian_ziggurat(rng, 1.0);
+}
+
+size_t comp_keep_count(double fraction, size_t n)
+{
+    double k = ceil(fraction * (double)n - 1e-9);
+    if (k < 1) return 1;
+    return k > (double)n ? n : (size_t)k;
+}
+
+int compress_create(const char *spec, const char *flag, const LayerView *layers, int n_layers,
+                    int world, int rank, unsigned long seed, Compressor **out, BwError *err)
+{
+    assert(world >= 1 && rank >= 0 && rank < world && n_layers >= 0);
+    *out = NULL;
+    Spec s;
+    int rc = spec_parse(spec, flag, &s, err);
+    if (rc) return rc;
+    const CompressorOps *ops = compress_find(s.name);
+    if (!ops) {
+        char known[256] = "";
+        size_t used = 0;
+        for (const CompressorOps *const *r = REGISTRY; *r && used < sizeof known; r++)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                     r == REGISTRY ? "" : ", ", (*r)->name);
+        return bw_fail(err, BW_EUSAGE, "%s: unknown compressor '%s' (known: %s)", flag, s.name,
+                       known);
+    }
+    SpecVal vals[SPEC_MAX_KV];
+    assert(ops->n_opts <= SPEC_MAX_KV);
+    rc = spec_resolve(&s, ops->opts, ops->n_opts, vals, err);
+    if (rc) return rc;
+
+    Compressor *c = calloc(1, sizeof *c);
+    if (!c) return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
+    c->ops = ops;
+    c->impl = ops->impl;
+    snprintf(c->spec, sizeof c->spec, "%s", spec);
+    c->world = world;
+    c->rank = rank;
+    c->seed = seed;
+    c->n_layers = n_layers;
+    c->layers = malloc(sizeof *c->layers * (size_t)(n_layers ? n_layers : 1));
+    c->todo = malloc(sizeof *c->todo * (size_t)(n_layers ? n_layers : 1));
+    c->sizes = malloc(sizeof *c->sizes * (size_t)world);
+    if (!c->layers || !c->todo || !c->sizes) goto oom;
+    for (int l = 0; l < n_layers; l++) {
+        const LayerView *v = &layers[l];
+        assert(v->ndim == 1 || v->ndim == 2);
+        c->layers[l] = *v;
+        size_t n = layer_size(v);
+        if (v->offset + n > c->n_params) c->n_params = v->offset + n;
+        if (n > c->max_layer) c->max_layer = n;
+        if (v->ndim == 2) c->matrix_params += n;
+    }
+    c->dense = malloc(sizeof(float) * (c->n_params ? c->n_params : 1));
+    if (!c->dense) goto oom;
+    if (c->impl && c->impl->init) {
+        rc = c->impl->init(c, vals, err);
+        if (rc) {
+            compress_free(c);
+            return rc;
+        }
+    }
+    *out = c;
+    return BW_OK;
+oom:
+    compress_free(c);
+    return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
+}
+
+void compress_free(Compressor *c)
+{
+    if (!c) return;
+    if (c->impl && c->impl->free_state)
+        c->impl->free_state(c);
+    else
+        free(c->state);
+    free(c->layers);
+    free(c->todo);
+    free(c->sizes);
+    free(c->dense);
+    free(c->memory);
+    free(c);
+}
+
+const float *compress_memory(const Compressor *c)
+{
+    return c->memory;
+}
+
+const char *compress_spec(const Compressor *c)
+{
+    return c->spec;
+}
+
+double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
+{
+    const int compresses = c->impl && c->impl->reduce;
+    int n_todo = 0;
+    size_t n_dense = 0;
+    /* vectors and level-0 layers: M = g + e into one buffer, e = 0 */
+    for (int l = 0; l < c->n_layers; l++) {
+        const LayerView *v = &c->layers[l];
+        if (compresses && v->ndim == 2 && levels[l] != 0) {
+            assert(compress_check_level(c->ops, levels[l], "", NULL) == BW_OK);
+            c->todo[n_todo++] = l;
+            continue;
+        }
+        size_t n = layer_size(v);
+        const float *m = comp_feedback(c, grads, l);
+        memcpy(c->dense + n_dense, m, n * sizeof(float));
+        if (c->memory) memset(c->memory + v->offset, 0, n * sizeof(float));
+        n_dense += n;
+    }
+    double bytes = 0;
+    if (n_dense) {
+        coll_allreduce(comm, c->rank, c->dense, n_dense);
+        bytes += (double)n_dense * sizeof(float);
+        const float w = (float)c->world;
+        size_t at = 0;
+        for (int l = 0; l < c->n_layers; l++) {
+            const LayerView *v = &c->layers[l];
+            if (compresses && v->ndim == 2 && levels[l] != 0) continue;
+            float *g = grads + v->offset;
+            for (size_t i = 0, n = layer_size(v); i < n; i++) g[i] = c->dense[at++] / w;
+        }
+    }
+    if (n_todo) bytes += c->impl->reduce(c, comm, grads, c->todo, n_todo, levels);
+    c->step++;
+    return bytes;
+}
+
+void compress_print_list(FILE *out)
+{
+    fprintf(out,
+            "compressors (--compressor NAME[:key=value,...]). A policy gives every matrix a level "
+            "at every\nstep; level 0 sends it dense. Vectors (biases) and level-0 layers go dense "
+            "fp32 in one fused\nallreduce. Bytes are what each worker hands to the collectives, "
+            "bit packing included.\n");
+    for (const CompressorOps *const *r = REGISTRY; *r; r++) {
+        const CompressorOps *o = *r;
+        fprintf(out, "\n%-9s %s\n", o->name, o->help);
+        if (o->level_name)
+            fprintf(out, "  level    %s, %s in %s%g, %g], default %g\n", o->level_name,
+                    o->level_integer ? "integer" : "number", o->level_min == 0 ? "(" : "[",
+                    o->level_min, o->level_max, o->level_default);
+        else
+            fprintf(out, "  level    none (1: compress, 0: dense), default %g\n", o->level_default);
+        fprintf(out, "  wire     %s\n", o->wire);
+        if (o->n_opts) {
+            fprintf(out, "  options\n");
+            spec_print_opts(out, o->opts, o->n_opts);
+        }
+        fprintf(out, "  source   %s\n", o->source);
+    }
+}

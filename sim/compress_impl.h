@@ -1,0 +1,83 @@
+/* compress_impl.h: what the compressor core (compress.c) shares with its plug-in files
+ * (comp_*.c) and with tests/test_compress.c; nothing else includes it.
+ * A plug-in is a const CompressorOps whose impl points to a CompressorImpl. The core parses the
+ * spec, allocates the Compressor, reduces the vectors and the level-0 layers dense in one fused
+ * fp32 allreduce, and hands the other layers to impl->reduce. */
+#ifndef BELLOWS_COMPRESS_IMPL_H
+#define BELLOWS_COMPRESS_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "compress.h"
+
+typedef struct {
+    /* Reads the resolved options (in the order of ops->opts), allocates c->state and the
+     * per-worker scratch, and calls comp_enable_memory if it keeps error feedback. NULL: none. */
+    int (*init)(Compressor *c, const SpecVal *vals, BwError *err);
+    /* Reduces the layers todo[0..n) (matrices at nonzero levels, ascending) across the workers:
+     * on return grads holds their decoded mean (or what the variant defines) and the memory
+     * their new error. Every rank calls it with the same todo and levels. Returns the payload
+     * bytes handed to the collectives. NULL: the compressor sends every layer dense. */
+    double (*reduce)(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                     const double *levels);
+    void (*free_state)(Compressor *c); /* NULL: free(c->state) is enough */
+} CompressorImpl;
+
+struct Compressor {
+    const CompressorOps *ops;
+    const CompressorImpl *impl;
+    char spec[SPEC_MAX_TEXT]; /* name:k=v,... as given */
+    int world, rank;
+    unsigned long seed;
+    long step; /* completed calls to compress_reduce */
+    int n_layers;
+    LayerView *layers;    /* [n_layers], a copy */
+    size_t n_params;      /* floats spanned by the layers: max(offset + size) */
+    size_t max_layer;     /* largest layer, in floats */
+    size_t matrix_params; /* floats in the matrix (ndim 2) layers */
+    float *memory;        /* [n_params] error feedback, same layout as grads; NULL without */
+    float *dense;         /* [n_params] the fused dense allreduce */
+    int *todo;            /* [n_layers] */
+    size_t *sizes;        /* [world] scratch for coll_allgather */
+    void *state;          /* the plug-in's */
+};
+
+/* Allocates the error-feedback memory (zeros). BW_ERUNTIME when out of memory. */
+int comp_enable_memory(Compressor *c, BwError *err);
+
+/* Error feedback for one layer: with memory, memory[layer] += grads[layer] and returns the
+ * memory's slice, which now holds M = g + e; without, returns the grads' slice (M = g). */
+float *comp_feedback(Compressor *c, float *grads, int layer);
+
+/* Seeds for GSL generators: a 64-bit mix (splitmix64's finaliser) of the run's seed, a stream
+ * tag and two numbers. Streams shared by all workers use (seed, tag, layer, step); private ones
+ * put the rank in. MT19937 uses the low 32 bits. */
+enum { COMP_STREAM_POWERSGD = 1, COMP_STREAM_RANDOMK = 2, COMP_STREAM_QSGD = 3 };
+unsigned long comp_seed(unsigned long seed, int tag, long a, long b);
+
+/* x[i] = N(0, 1) draws (GSL's ziggurat, gsl_ran_gaussian_ziggurat), i ascending. Lives in
+ * compress.c because gsl_randist.h and OpenBLAS's cblas.h cannot share a file. */
+void comp_gaussian_fill(gsl_rng *rng, float *x, size_t n);
+
+/* Elements kept at fraction f of n (TopK, RandomK): k = max(1, ceil(f n)), computed as
+ * ceil(f n - 1e-9) so that binary round-off (0.07 * 100 = 7.000000000000001) does not add one. */
+size_t comp_keep_count(double fraction, size_t n);
+
+/* signSGD's packing: bit (i mod 8) of byte i / 8, least significant first, is set when
+ * p[i] >= 0 (a positive or zero sign, as GRACE's efsignsgd.py encodes it); the unused high
+ * bits of the last byte are zero. Returns the bytes written, ceil(n / 8). */
+size_t comp_sign_pack(const float *p, size_t n, uint8_t *out);
+
+/* QSGD's level width: the smallest b with 2^b >= s + 1 (levels 0..s). */
+int comp_qsgd_level_bits(int s);
+
+/* Bytes of one layer's QSGD message: the fp32 norm, then sign + level bits per element. */
+size_t comp_qsgd_layer_bytes(size_t n, int s);
+
+extern const CompressorOps comp_none_ops, comp_fp16_ops, comp_powersgd_ops, comp_topk_ops,
+    comp_randomk_ops, comp_qsgd_ops, comp_signsgd_ops;
+
+#endif
