@@ -57,8 +57,20 @@ static int given(const int *set, const char *name)
     return cli_given(cluster_cli_opts, cluster_cli_n_opts, set, name);
 }
 
-/* Kept for the life of the process (clusters are copied around by value). */
+/* Kept until cluster_args_release (clusters are copied around by value). */
 static char **probed_names, *hosts_text, **hosts_list;
+static int n_probed;
+
+void cluster_args_release(void)
+{
+    for (int i = 0; i < n_probed; i++) free(probed_names[i]);
+    free(probed_names);
+    free(hosts_text);
+    free(hosts_list);
+    probed_names = hosts_list = NULL;
+    hosts_text = NULL;
+    n_probed = 0;
+}
 
 /* --platform: the file's hosts, in natural order or as --hosts lists them. */
 static int user_platform(Cluster *c, const int *set, BwError *err)
@@ -75,8 +87,10 @@ static int user_platform(Cluster *c, const int *set, BwError *err)
                            generated_only[i]);
     char **names;
     int n;
+    cluster_args_release();
     int rc = engine_probe_platform(CA.platform, &names, &n, err);
     probed_names = names;
+    n_probed = n;
     if (rc) return rc;
     c->platform_file = CA.platform;
     c->topology = TOPO_STAR;

@@ -13,4 +13,7 @@ extern const int cluster_cli_n_opts;
  * belongs to cluster_cli_opts. Checks every combination (cluster_resolve). */
 int cluster_from_cli(Cluster *c, const int *set, BwError *err);
 
+/* Frees what a --platform's host list holds; the clusters made from it are then invalid. */
+void cluster_args_release(void);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include "../common/status.h"
 #include "blas_cpu.h"
+#include "cluster_args.h"
 #include "commands.h"
 
 #define BELLOWS_VERSION "0.1.0"
@@ -54,7 +55,11 @@ int main(int argc, char **argv)
         return BW_OK;
     }
     for (int i = 0; i < N_COMMANDS; i++)
-        if (strcmp(commands[i].name, cmd) == 0) return commands[i].run(argc - 2, argv + 2);
+        if (strcmp(commands[i].name, cmd) == 0) {
+            int rc = commands[i].run(argc - 2, argv + 2);
+            cluster_args_release();
+            return rc;
+        }
     fprintf(stderr, "bellows: unknown command '%s' (see bellows --help)\n", cmd);
     return BW_EUSAGE;
 }
