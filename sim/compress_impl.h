@@ -62,6 +62,11 @@ unsigned long comp_seed(unsigned long seed, int tag, long a, long b);
  * compress.c because gsl_randist.h and OpenBLAS's cblas.h cannot share a file. */
 void comp_gaussian_fill(gsl_rng *rng, float *x, size_t n);
 
+/* sum of x[i]^2 and of |x[i]|, in double, over 8 interleaved partial sums added in a fixed
+ * order (deterministic, and not bound by the latency of one chain of additions). */
+double comp_sum_squares(const float *x, size_t n);
+double comp_sum_abs(const float *x, size_t n);
+
 /* Elements kept at fraction f of n (TopK, RandomK): k = max(1, ceil(f n)), computed as
  * ceil(f n - 1e-9) so that binary round-off (0.07 * 100 = 7.000000000000001) does not add one. */
 size_t comp_keep_count(double fraction, size_t n);
