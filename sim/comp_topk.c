@@ -3,7 +3,8 @@
  * k = max(1, ceil(f n)) largest-magnitude entries of M = g + e, ties to the lower index; e keeps
  * the rest. Each worker's indices (int32) and values (fp32) are allgathered, and every worker
  * adds them up and divides by the workers. ef=0,divide=0 is the Accordion code's variant
- * (uw-mad-dash/Accordion powersgd_grad.py TopKReducer): no memory, and the sum not divided.
+ * (uw-mad-dash/Accordion powersgd_grad.py TopKReducer): no memory, and the sum not divided
+ * (its k was int(f n), truncated, so 0 for tiny layers; k here keeps the rule above).
  * Selection is a two-pass radix select on the magnitudes' bit patterns: O(n), deterministic. */
 #include "compress_impl.h"
 

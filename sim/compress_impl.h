@@ -54,7 +54,8 @@ float *comp_feedback(Compressor *c, float *grads, int layer);
 
 /* Seeds for GSL generators: a 64-bit mix (splitmix64's finaliser) of the run's seed, a stream
  * tag and two numbers. Streams shared by all workers use (seed, tag, layer, step); private ones
- * put the rank in. MT19937 uses the low 32 bits. */
+ * put the rank in. PowerSGD draws from MT19937, RandomK and QSGD (a draw per element) from the
+ * faster taus2; both take the low 32 bits of the seed. */
 enum { COMP_STREAM_POWERSGD = 1, COMP_STREAM_RANDOMK = 2, COMP_STREAM_QSGD = 3 };
 unsigned long comp_seed(unsigned long seed, int tag, long a, long b);
 
