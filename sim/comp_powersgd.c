@@ -109,11 +109,12 @@ static void prepare_query(Compressor *c, PowerSgd *s, int l, int r)
 }
 
 /* Orthonormalises the r rows of pt [r x n] (the columns of P): modified Gram-Schmidt as in
- * epfml/powersgd's orthogonalize(), with a second projection pass for a column that lost more
- * than half its norm to the first (Kahan's "twice is enough", Giraud et al., Numer. Math. 2005),
- * so that P stays orthonormal to float precision even when it is nearly rank-deficient (M of
- * rank < r); and 1e-8 added to the norm, as the current epfml code does, so that a zero column
- * stays zero instead of becoming NaN. Sums in double. */
+ * epfml/powersgd gradient_reducers.py orthogonalize(), with a second projection pass for a
+ * column that lost more than half its norm to the first (Kahan's "twice is enough", Giraud et
+ * al., Numer. Math. 2005), so that P stays orthonormal to float precision even when it is
+ * nearly rank-deficient (M of rank < r). Columns are divided by their bare norm, as epfml does
+ * (no epsilon, which would shrink the columns of a layer whose gradients are tiny), except that
+ * an exactly zero column stays zero instead of becoming NaN. Sums and the division in double. */
 static void orthogonalise(float *pt, int r, size_t n)
 {
     for (int i = 0; i < r; i++) {
@@ -133,8 +134,9 @@ static void orthogonalise(float *pt, int r, size_t n)
             for (size_t k = 0; k < n; k++) after += (double)v[k] * v[k];
             if (after >= 0.25 * prev) break; /* kept more than half its norm */
         }
-        float inv = (float)(1.0 / (sqrt(after) + 1e-8));
-        for (size_t k = 0; k < n; k++) v[k] *= inv;
+        if (after == 0) continue;
+        const double norm = sqrt(after);
+        for (size_t k = 0; k < n; k++) v[k] = (float)(v[k] / norm);
     }
 }
 

@@ -7,7 +7,6 @@
 #include "compress_impl.h"
 
 #include <assert.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +20,18 @@ static const SpecOpt OPTS[] = {
 
 size_t comp_sign_pack(const float *p, size_t n, uint8_t *out)
 {
-    size_t bytes = (n + 7) / 8;
-    memset(out, 0, bytes);
-    for (size_t i = 0; i < n; i++)
-        if (p[i] >= 0) out[i >> 3] |= (uint8_t)(1u << (i & 7));
-    return bytes;
+    size_t i = 0, o = 0;
+    for (; i + 8 <= n; i += 8) { /* branch-free: random signs would defeat a branch predictor */
+        unsigned b = 0;
+        for (unsigned j = 0; j < 8; j++) b |= (unsigned)(p[i + j] >= 0) << j;
+        out[o++] = (uint8_t)b;
+    }
+    if (i < n) {
+        unsigned b = 0;
+        for (unsigned j = 0; i + j < n; j++) b |= (unsigned)(p[i + j] >= 0) << j;
+        out[o++] = (uint8_t)b;
+    }
+    return o;
 }
 
 static int sign_init(Compressor *c, const SpecVal *vals, BwError *err)
@@ -57,14 +63,13 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     for (int t = 0; t < n; t++) {
         size_t len = layer_size(&c->layers[todo[t]]);
         float *p = comp_feedback(c, grads, todo[t]);
-        double l1 = 0;
-        for (size_t i = 0; i < len; i++) l1 += fabs((double)p[i]);
-        const float scale = (float)(l1 / (double)len);
+        const float scale = (float)(comp_sum_abs(p, len) / (double)len);
         memcpy(s->msg + bytes, &scale, sizeof scale);
         bytes += sizeof scale;
         bytes += comp_sign_pack(p, len, s->msg + bytes);
+        const float pm[2] = {-scale, scale};
         if (c->memory)
-            for (size_t i = 0; i < len; i++) p[i] -= p[i] >= 0 ? scale : -scale;
+            for (size_t i = 0; i < len; i++) p[i] -= pm[p[i] >= 0];
     }
     unsigned char *all = coll_allgather(comm, c->rank, s->msg, bytes, c->sizes);
     const unsigned char *q = all;
@@ -76,10 +81,11 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
             float *g = grads + v->offset, scale;
             memcpy(&scale, q, sizeof scale);
             q += sizeof scale;
-            for (size_t i = 0; i < len; i++) {
-                float d = q[i >> 3] >> (i & 7) & 1 ? scale : -scale;
-                g[i] = w ? g[i] + d : d;
-            }
+            const float pm[2] = {-scale, scale}; /* a bit picks its value without a branch */
+            if (w == 0)
+                for (size_t i = 0; i < len; i++) g[i] = pm[q[i >> 3] >> (i & 7) & 1];
+            else
+                for (size_t i = 0; i < len; i++) g[i] += pm[q[i >> 3] >> (i & 7) & 1];
             q += (len + 7) / 8;
         }
     }

@@ -3,7 +3,8 @@
  * k = max(1, ceil(f n)) largest-magnitude entries of M = g + e, ties to the lower index; e keeps
  * the rest. Each worker's indices (int32) and values (fp32) are allgathered, and every worker
  * adds them up and divides by the workers. ef=0,divide=0 is the Accordion code's variant
- * (uw-mad-dash/Accordion powersgd_grad.py TopKReducer): no memory, and the sum not divided.
+ * (uw-mad-dash/Accordion powersgd_grad.py TopKReducer): no memory, and the sum not divided
+ * (its k was int(f n), truncated, so 0 for tiny layers; k here keeps the rule above).
  * Selection is a two-pass radix select on the magnitudes' bit patterns: O(n), deterministic. */
 #include "compress_impl.h"
 
@@ -53,7 +54,9 @@ static uint32_t mag_key(float x)
     return u & 0x7fffffffu;
 }
 
-/* Writes the indices (ascending) of the k largest |x[i]|, ties to the lower index, into idx. */
+/* Writes the indices (ascending) of the k largest |x[i]|, ties to the lower index, into idx
+ * [k + 1]: the last slot is scratch (the branch-free emit loop stores every index at idx[got]
+ * and advances got only for a kept one). */
 static void select_top(const float *x, size_t n, size_t k, uint32_t *hist, int32_t *idx)
 {
     /* the k-th largest key T: its high 16 bits from a histogram of every key, then its low 16
@@ -74,10 +77,10 @@ static void select_top(const float *x, size_t n, size_t k, uint32_t *hist, int32
     size_t ties = k - above, got = 0; /* keys equal to T to take, lowest indices first */
     for (size_t i = 0; i < n; i++) {
         uint32_t key = mag_key(x[i]);
-        if (key > T || (key == T && ties > 0)) {
-            if (key == T) ties--;
-            idx[got++] = (int32_t)i;
-        }
+        idx[got] = (int32_t)i; /* kept if key > T: a store and an add, no branch to mispredict */
+        got += key > T;
+        if (key == T && ties > 0) /* rare: an exact tie with the k-th largest */
+            idx[got++] = (int32_t)i, ties--;
     }
 }
 
@@ -93,7 +96,7 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         float *m = comp_feedback(c, grads, todo[t]);
         int32_t *idx = (int32_t *)(s->msg + bytes);
         float *val = (float *)(s->msg + bytes + k * sizeof(int32_t));
-        select_top(m, len, k, s->hist, idx);
+        select_top(m, len, k, s->hist, idx); /* idx[k], its scratch slot, is val[0] */
         for (size_t j = 0; j < k; j++) {
             val[j] = m[idx[j]];
             if (c->memory) m[idx[j]] = 0; /* e = M minus what was sent */

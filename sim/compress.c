@@ -94,6 +94,26 @@ unsigned long comp_seed(unsigned long seed, int tag, long a, long b)
     return (unsigned long)z;
 }
 
+double comp_sum_squares(const float *x, size_t n)
+{
+    double acc[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += (double)x[i + j] * x[i + j];
+    for (; i < n; i++) acc[0] += (double)x[i] * x[i];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+double comp_sum_abs(const float *x, size_t n)
+{
+    double acc[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) acc[j] += fabs((double)x[i + j]);
+    for (; i < n; i++) acc[0] += fabs((double)x[i]);
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
 void comp_gaussian_fill(gsl_rng *rng, float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++) x[i] = (float)gsl_ran_gaussian_ziggurat(rng, 1.0);

@@ -8,7 +8,8 @@
  *   - vectors (ndim 1) and layers at level 0 go dense fp32, in one fused allreduce;
  *   - the other layers go through the compressor, which may batch all layers' messages into
  *     one collective per round (PowerSGD: one allreduce of every P, one of every Q);
- *   - on return grads holds the decoded gradient averaged over the workers.
+ *   - on return grads holds the decoded gradient averaged over the workers (except for the
+ *     option that reproduces Accordion's TopK code, topk:divide=0, which leaves the sum).
  * It returns the payload bytes this worker handed to the collectives (the encoded sizes, bit
  * packing included), which equals the growth of coll_stats(..)->payload_bytes. */
 #ifndef BELLOWS_COMPRESS_H

@@ -54,13 +54,19 @@ float *comp_feedback(Compressor *c, float *grads, int layer);
 
 /* Seeds for GSL generators: a 64-bit mix (splitmix64's finaliser) of the run's seed, a stream
  * tag and two numbers. Streams shared by all workers use (seed, tag, layer, step); private ones
- * put the rank in. MT19937 uses the low 32 bits. */
+ * put the rank in. PowerSGD draws from MT19937, RandomK and QSGD (a draw per element) from the
+ * faster taus2; both take the low 32 bits of the seed. */
 enum { COMP_STREAM_POWERSGD = 1, COMP_STREAM_RANDOMK = 2, COMP_STREAM_QSGD = 3 };
 unsigned long comp_seed(unsigned long seed, int tag, long a, long b);
 
 /* x[i] = N(0, 1) draws (GSL's ziggurat, gsl_ran_gaussian_ziggurat), i ascending. Lives in
  * compress.c because gsl_randist.h and OpenBLAS's cblas.h cannot share a file. */
 void comp_gaussian_fill(gsl_rng *rng, float *x, size_t n);
+
+/* sum of x[i]^2 and of |x[i]|, in double, over 8 interleaved partial sums added in a fixed
+ * order (deterministic, and not bound by the latency of one chain of additions). */
+double comp_sum_squares(const float *x, size_t n);
+double comp_sum_abs(const float *x, size_t n);
 
 /* Elements kept at fraction f of n (TopK, RandomK): k = max(1, ceil(f n)), computed as
  * ceil(f n - 1e-9) so that binary round-off (0.07 * 100 = 7.000000000000001) does not add one. */

@@ -490,6 +490,33 @@ static void test_powersgd_recovers_low_rank_matrices_in_one_step(void **state)
     release(s);
 }
 
+/* step 0: a zero gradient; step 1: the low-rank matrices scaled by 1e-12 */
+static void fill_zero_then_tiny(int rank, int step, float *g, size_t np)
+{
+    fill_low_rank(rank, step, g, np);
+    for (size_t i = 0; i < np; i++) g[i] *= step == 0 ? 0.0f : 1e-12f;
+}
+
+static void test_powersgd_survives_a_zero_gradient_and_keeps_tiny_ones_exact(void **state)
+{
+    (void)state;
+    /* a zero gradient makes P and then Q zero: the output must be zero (not NaN), and the next
+     * step must redraw Q and recover the (tiny) low-rank matrices exactly: no epsilon in the
+     * normalisation may shrink them */
+    Run r = base_run("powersgd", 2, 2);
+    r.input = IN_FUNC;
+    r.fill = fill_zero_then_tiny;
+    set_levels(&r, 2, 3, 1, 3);
+    Shared *s = simulate(&r);
+    for (size_t i = 0; i < NP; i++) assert_true(OUT(s, 0, 0)[i] == 0);
+    for (int l = 0; l < NL; l++) {
+        const LayerView *v = &LAYERS[l];
+        double e = rel_err(OUT(s, 1, 0) + v->offset, IN(s, 1, 0) + v->offset, layer_size(v));
+        if (e > 1e-5) fail_msg("layer %s: relative error %g at 1e-12 scale", v->name, e);
+    }
+    release(s);
+}
+
 static void test_powersgd_wire_size_is_r_n_plus_m_floats_plus_vectors(void **state)
 {
     (void)state;
@@ -526,7 +553,8 @@ static void naive_orthogonalise(double *pt, int r, size_t n)
             for (size_t k = 0; k < n; k++) after += v[k] * v[k];
             if (after >= 0.25 * prev) break;
         }
-        for (size_t k = 0; k < n; k++) v[k] /= sqrt(after) + 1e-8;
+        if (after > 0)
+            for (size_t k = 0; k < n; k++) v[k] /= sqrt(after);
     }
 }
 
@@ -930,6 +958,7 @@ int main(void)
         cmocka_unit_test(test_create_rejects_unknown_names_and_bad_options),
         cmocka_unit_test(test_bellows_compressors_lists_every_compressor),
         cmocka_unit_test(test_powersgd_recovers_low_rank_matrices_in_one_step),
+        cmocka_unit_test(test_powersgd_survives_a_zero_gradient_and_keeps_tiny_ones_exact),
         cmocka_unit_test(test_powersgd_wire_size_is_r_n_plus_m_floats_plus_vectors),
         cmocka_unit_test(test_powersgd_matches_plain_loops_through_rank_changes),
         cmocka_unit_test(test_topk_keeps_exactly_the_k_largest_ties_to_lower_index),
