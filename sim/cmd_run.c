@@ -104,9 +104,13 @@ static int parse_flags(const char *cmd, int compare, int argc, char **argv, Flag
     f->train_at = 0;
     f->cluster_at = train_cli_n_opts;
     f->run_at = f->cluster_at + cluster_cli_n_opts;
-    if (compare) /* compare runs long enough by default for Accordion to decide twice */
-        for (int i = 0; i < f->n; i++)
-            if (strcmp(f->opts[i].name, "epochs") == 0) f->opts[i].def = "10";
+    /* compare's defaults: long enough for Accordion to check its regimes several times, and
+     * evaluations every 30 steps (about a quarter of an epoch) so time-to-accuracy is precise */
+    if (compare)
+        for (int i = 0; i < f->n; i++) {
+            if (strcmp(f->opts[i].name, "epochs") == 0) f->opts[i].def = "20";
+            if (strcmp(f->opts[i].name, "eval-every") == 0) f->opts[i].def = "30";
+        }
     static char *rest[512];
     int n_rest = 0;
     f->n_simgrid = 0;
