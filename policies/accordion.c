@@ -219,4 +219,5 @@ const PolicyOps policy_accordion_ops = {
     .observe = accordion_observe,
     .decide = accordion_decide,
     .describe = accordion_describe,
+    .needs_grad_norms = 1,
 };

@@ -99,6 +99,9 @@ typedef struct {
     void (*describe)(const Policy *p, char *buf, size_t n); /* short state for logs and plots */
     void (*free_impl)(Policy *p);                           /* optional */
     int reconstruction; /* 1: the rule was not published; ours is a documented reconstruction */
+    /* 1: reads the gradient norms (grad_norm_*, epoch_norm_*); the driver computes them only
+     * for such policies (they cost a pass over every gradient at every step) */
+    int needs_grad_norms;
 } PolicyOps;
 
 struct Policy {

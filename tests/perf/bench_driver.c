@@ -1,12 +1,14 @@
 /* bench_driver.c: the share of wall time a simulated run spends outside the models' own math
  * (SimGrid, collectives, compressors, policies, bookkeeping), and the step rate, for the default
  * scenario (Fashion-MNIST mlp on a 10Gbps star, PowerSGD) at a given worker count.
- *   bench_driver POLICY WORKERS EPOCHS   prints one key=value line */
+ *   bench_driver POLICY WORKERS EPOCHS [transfer|analytic]   prints one key=value line */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "../../sim/blas_cpu.h"
 #include "../../sim/driver.h"
 #include "../../sim/engine.h"
 
@@ -19,10 +21,11 @@ static double wall_now(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: bench_driver POLICY WORKERS EPOCHS\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: bench_driver POLICY WORKERS EPOCHS [transfer|analytic]\n");
         return 2;
     }
+    blas_cpu_fix_kernels(argv);
     openblas_set_num_threads(1);
     BwError err;
     Dataset train = {0}, test = {0};
@@ -44,6 +47,7 @@ int main(int argc, char **argv)
     cfg.cluster.workers = atoi(argv[2]);
     if (cluster_resolve(&cfg.cluster, &err)) return 2;
     cfg.algo = COLL_RING;
+    cfg.backend = argc == 5 && strcmp(argv[4], "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
     cfg.compressor = "powersgd";
     cfg.policy = argv[1];
     cfg.label = "bench";
@@ -54,10 +58,11 @@ int main(int argc, char **argv)
         return 1;
     }
     double wall = wall_now() - t0;
-    printf("policy=%s workers=%d steps=%ld wall_s=%.3f model_s=%.3f outside_share=%.4f "
+    printf("backend=%s policy=%s workers=%d steps=%ld wall_s=%.3f model_s=%.3f outside_share=%.4f "
            "steps_per_s=%.1f accuracy=%.4f\n",
-           argv[1], cfg.cluster.workers, res.n_steps, wall, res.wall_model_s,
-           1 - res.wall_model_s / wall, res.n_steps / wall, res.final_accuracy);
+           cfg.backend == COLL_ANALYTIC ? "analytic" : "transfer", argv[1], cfg.cluster.workers,
+           res.n_steps, wall, res.wall_model_s, 1 - res.wall_model_s / wall, res.n_steps / wall,
+           res.final_accuracy);
     driver_result_free(&res);
     dataset_free(&train);
     dataset_free(&test);
