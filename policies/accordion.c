@@ -180,13 +180,15 @@ static void accordion_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
                                                    : s->normal_value;
     } else {
         policy_set_levels(ctx, s->batch_mode_level, d);
-        d->batch = (int)(s->critical[n] ? s->critical_value : s->normal_value);
     }
     /* decided at the end of this step's epoch, in effect from the next step */
     if (obs->epoch_end && s->steps > 0 && obs->epoch % s->interval == 0)
         accordion_check(s, n, obs->epoch,
                         s->decider == ACCORDION_RANK0 ? obs->epoch_norm_rank0
                                                       : obs->epoch_norm_mean);
+    /* the batch is the next step's (this step's batch was drawn already) */
+    if (s->mode == ACCORDION_BATCH)
+        d->batch = (int)(s->critical[n] ? s->critical_value : s->normal_value);
 }
 
 static void accordion_describe(const Policy *p, char *buf, size_t n)

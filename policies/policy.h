@@ -78,7 +78,8 @@ typedef struct {
     /* Compression level per layer, meaningful to the compressor (PowerSGD rank, TopK fraction);
      * 0 means dense fp32 (no compression). Ignored for vectors and in periodic mode. */
     double level[POLICY_MAX_LAYERS];
-    int batch;   /* global batch size for this step (the driver scales the lr linearly) */
+    int batch;   /* global batch size from the next step on (this step's batch is already drawn);
+                    the driver scales the lr linearly with it */
     int average; /* periodic: average the parameters after this step */
     int period;  /* periodic: the current averaging period in steps (reported) */
 } PolicyDecision;

@@ -25,6 +25,8 @@ typedef struct {
     double step_end[MAX_STEPS];
     double step_variance[MAX_STEPS];
     int step_averaged[MAX_STEPS];
+    int step_batch[MAX_STEPS];
+    double step_lr[MAX_STEPS];
     double eval_acc[64];
     float params[MAX_PARAMS];
 } Shared;
@@ -69,6 +71,8 @@ static RunConfig base_config(int P, int batch, int epochs)
 }
 
 /* Runs cfg in a child; the result lands in shared memory. */
+static const char *NETWORK_MODEL = "exact";
+
 static Shared *simulate(RunConfig cfg)
 {
     Shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -81,7 +85,7 @@ static Shared *simulate(RunConfig cfg)
         BwError err = {{0}};
         RunResult res;
         cfg.params_out = sh->params;
-        int rc = engine_init(0, NULL, "exact", &err);
+        int rc = engine_init(0, NULL, NETWORK_MODEL, &err);
         if (!rc) rc = driver_run(&cfg, &res, &err);
         sh->rc = rc;
         if (rc) {
@@ -104,6 +108,8 @@ static Shared *simulate(RunConfig cfg)
             sh->step_end[i] = res.steps[i].end_s;
             sh->step_variance[i] = res.steps[i].variance;
             sh->step_averaged[i] = res.steps[i].averaged;
+            sh->step_batch[i] = res.steps[i].batch;
+            sh->step_lr[i] = res.steps[i].lr;
         }
         for (int i = 0; i < res.n_evals && i < 64; i++)
             sh->eval_acc[i] = res.evals[i].test_accuracy;
@@ -252,6 +258,46 @@ static void test_a_slow_gpu_makes_the_others_wait(void **state)
     release(sh);
 }
 
+/* SimGrid's TCP-like model (latency x13.01, bandwidth x0.97, window cap) is slower than the
+ * formula that the exact model matches. */
+static void test_tcp_network_model_is_slower_than_the_formula(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(4, 8, 1);
+    cfg.mc.hidden[0] = 30;
+    Shared *exact = simulate(cfg);
+    NETWORK_MODEL = "tcp";
+    Shared *tcp = simulate(cfg);
+    NETWORK_MODEL = "exact";
+    assert_int_equal(tcp->rc, BW_OK);
+    double e = exact->step_end[1] - exact->step_end[0], t = tcp->step_end[1] - tcp->step_end[0];
+    if (!(t > 1.03 * e)) fail_msg("tcp step %.9g s, exact %.9g s", t, e);
+    /* the training itself does not depend on the network model */
+    assert_memory_equal(exact->params, tcp->params, sizeof exact->params);
+    release(exact);
+    release(tcp);
+}
+
+/* Accordion's batch mode with interval=1 and an eta no change reaches: epoch 0 is critical
+ * (small batch, 16 global: 32 steps of 8 per worker over the 256 samples each holds), the check
+ * at its end has no reference and keeps it critical (32 more steps), the check after epoch 1
+ * finds the change below eta and turns normal: epochs 2 and 3 at the large batch (64 global,
+ * 8 steps each). The learning rate follows the batch linearly. */
+static void test_accordion_batch_mode_changes_the_batch_at_epoch_starts(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(2, 8, 4);
+    cfg.policy = "accordion:mode=batch,interval=1,critical=16,normal=64,eta=1000000";
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_string_equal(sh->status, "completed");
+    assert_int_equal(sh->n_steps, 32 + 32 + 8 + 8);
+    for (long s = 0; s < sh->n_steps; s++) assert_int_equal(sh->step_batch[s], s < 64 ? 16 : 64);
+    for (long s = 0; s < sh->n_steps; s++)
+        assert_true(fabs(sh->step_lr[s] - (s < 64 ? 0.05 : 0.2)) < 1e-12);
+    release(sh);
+}
+
 static void test_divergence_is_reported(void **state)
 {
     (void)state;
@@ -294,6 +340,8 @@ int main(void)
         cmocka_unit_test(test_same_seed_gives_identical_results),
         cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),
         cmocka_unit_test(test_a_slow_gpu_makes_the_others_wait),
+        cmocka_unit_test(test_tcp_network_model_is_slower_than_the_formula),
+        cmocka_unit_test(test_accordion_batch_mode_changes_the_batch_at_epoch_starts),
         cmocka_unit_test(test_divergence_is_reported),
         cmocka_unit_test(test_bad_policy_specs_are_usage_errors),
     };

@@ -371,7 +371,8 @@ static void test_accordion_batch_mode(void **state)
     /* epoch 2 (check): whole norm 3.5 per step, |5 - 3.5| / 5 = 0.3 < 0.5 -> normal from
      * epoch 3 (squared norms would give 0.51: critical) */
     feed_const(&f, 2, 0, 0, 3.5, 0, 0, d);
-    assert_int_equal(d[1].batch, 64);
+    assert_int_equal(d[0].batch, 64);
+    assert_int_equal(d[1].batch, 512); /* a decision's batch is the next step's */
     assert_describe(f.p, "N batch=512");
     feed_const(&f, 3, 1, 1, 1, 1, 0, d);
     assert_int_equal(d[0].batch, 512);
@@ -379,7 +380,8 @@ static void test_accordion_batch_mode(void **state)
     assert_levels(d, 0, 0, 0);
     /* epoch 4 (check): whole 12 vs 3.5, ratio 2.4 -> critical: small batch again from epoch 5 */
     feed_const(&f, 4, 0, 0, 12, 0, 0, d);
-    assert_int_equal(d[1].batch, 512);
+    assert_int_equal(d[0].batch, 512);
+    assert_int_equal(d[1].batch, 64);
     feed_const(&f, 5, 1, 1, 1, 1, 0, d);
     assert_int_equal(d[0].batch, 64);
     assert_describe(f.p, "C batch=64");
@@ -391,7 +393,8 @@ static void test_accordion_batch_mode(void **state)
     feed_const(&f, 0, 1, 1, 1, 1, 0, d);
     feed_const(&f, 1, 1, 1, 1, 1, 0, d);
     feed_const(&f, 2, 1, 1, 1, 1, 0, d);
-    assert_int_equal(d[1].batch, 128);
+    assert_int_equal(d[0].batch, 128);
+    assert_int_equal(d[1].batch, 1024);
     assert_levels(d, 4, 4, 4);
     feed_const(&f, 3, 1, 1, 1, 1, 0, d);
     assert_int_equal(d[0].batch, 1024);
