@@ -1,0 +1,193 @@
+/* run_args.c: the flags of the simulating commands (run, compare, sweep) and the scenario
+ * they describe (see run_args.h). */
+#include "run_args.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cluster_args.h"
+#include "units.h"
+
+RunOpts R;
+
+static const CliOpt run_opts[] = {
+    {"compressor", CLI_STRING, &R.compressor, "powersgd", NULL,
+     "gradient compressor NAME[:key=value,...] (bellows compressors)", 0, 0, NULL, 0},
+    {"allreduce", CLI_CHOICE, &R.algorithm, "ring", NULL, "allreduce algorithm", 0, 0,
+     "ring|halving-doubling|tree|hierarchical", 0},
+    {"collectives", CLI_CHOICE, &R.collectives, "transfer", NULL,
+     "transfer: every message simulated; analytic: closed-form time on the bottleneck link", 0, 0,
+     "transfer|analytic", 0},
+    {"network-model", CLI_CHOICE, &R.network_model, "exact", NULL,
+     "exact: contention-aware flows (CM02) that match the cost formulas; tcp: SimGrid's "
+     "TCP-like default (LV08)",
+     0, 0, "exact|tcp", 0},
+    {"target-accuracy", CLI_DOUBLE, &R.target, "0.85", NULL,
+     "test accuracy for time-to-accuracy (0: none)", 0, 1, NULL, 0},
+    {"stop-at-target", CLI_FLAG, &R.stop_at_target, NULL, NULL,
+     "stop a run once it reaches --target-accuracy", 0, 0, NULL, 0},
+    {"eval-every", CLI_INT, &R.eval_every, "0", "steps",
+     "evaluate every N steps (0: at the end of every epoch); not charged simulated time", 0,
+     100000000, NULL, 0},
+    {"compute-jitter", CLI_DOUBLE, &R.jitter, "0", NULL,
+     "sigma of lognormal per-step compute-time noise per worker (mean 1; 0: none)", 0, 5, NULL, 0},
+    {"slowdown", CLI_DOUBLE_LIST, &R.slowdown, NULL, "x",
+     "compute-time multipliers of GPUs 0,1,2,... (stragglers; GPUs not listed: 1)", 0.01, 1000,
+     NULL, 16},
+    {"out", CLI_STRING, &R.out, NULL, NULL, "output folder (none: print only)", 0, 0, NULL, 0},
+    {"quiet", CLI_FLAG, &R.quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0},
+};
+#define N_RUN_OPTS ((int)(sizeof run_opts / sizeof *run_opts))
+
+static const CliOpt policy_opts[] = {
+    {"policy", CLI_STRING, &R.policy, "sync", NULL,
+     "policy NAME[:key=value,...] (bellows policies)", 0, 0, NULL, 0},
+};
+
+static const CliOpt sweep_opts[] = {
+    {"seeds", CLI_INT_LIST, &R.seeds, NULL, "seeds",
+     "repeat every point with each of these seeds (default: --seed); the table gives mean and "
+     "standard deviation",
+     0, 2147483647.0, NULL, 16},
+    {"resume", CLI_FLAG, &R.resume, NULL, NULL,
+     "skip the runs already in DIR/sweep.csv (after an interruption)", 0, 0, NULL, 0},
+    {"shard", CLI_STRING, &R.shard, NULL, "K/N",
+     "run only the K-th of N deterministic slices of the runs (K from 1); bellows merge joins "
+     "the shards",
+     0, 0, NULL, 0},
+};
+#define N_SWEEP_OPTS ((int)(sizeof sweep_opts / sizeof *sweep_opts))
+
+static const CliOpt compare_opts[] = {
+    {"policies", CLI_STRING, &R.policies, "sync,static:level=1,static:level=2,accordion", NULL,
+     "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline", 0, 0,
+     NULL, 0},
+    {"jobs", CLI_INT, &R.jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0},
+    {"no-plots", CLI_FLAG, &R.no_plots, NULL, NULL, "skip the gnuplot plots", 0, 0, NULL, 0},
+};
+#define N_COMPARE_OPTS ((int)(sizeof compare_opts / sizeof *compare_opts))
+
+double run_wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Separates SimGrid's --cfg=/--log= options from bellows' flags, then parses the latter. */
+int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err)
+{
+    const int compare = mode != RUN_MODE_RUN;
+    const CliOpt *tables[] = {train_cli_opts, cluster_cli_opts, run_opts,
+                              compare ? compare_opts : policy_opts, sweep_opts};
+    const int counts[] = {train_cli_n_opts, cluster_cli_n_opts, N_RUN_OPTS,
+                          compare ? N_COMPARE_OPTS : 1, N_SWEEP_OPTS};
+    f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, mode == RUN_MODE_SWEEP ? 5 : 4);
+    f->train_at = 0;
+    f->cluster_at = train_cli_n_opts;
+    f->run_at = f->cluster_at + cluster_cli_n_opts;
+    /* compare's defaults: long enough for Accordion to check its regimes several times, and
+     * evaluations every 30 steps (about a quarter of an epoch) so time-to-accuracy is precise */
+    if (compare)
+        for (int i = 0; i < f->n; i++) {
+            if (strcmp(f->opts[i].name, "epochs") == 0) f->opts[i].def = "20";
+            if (strcmp(f->opts[i].name, "eval-every") == 0) f->opts[i].def = "30";
+        }
+    static char *rest[512];
+    int n_rest = 0;
+    f->n_simgrid = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) {
+            if (f->n_simgrid == RUN_MAX_SIMGRID_ARGS)
+                return bw_fail(err, BW_EUSAGE, "%s: more than %d --cfg/--log options", cmd,
+                               RUN_MAX_SIMGRID_ARGS);
+            f->simgrid_args[f->n_simgrid++] = argv[i];
+        } else if (n_rest < 512) {
+            rest[n_rest++] = argv[i];
+        }
+    }
+    return cli_parse(cmd, f->opts, f->n, n_rest, rest, f->set, err);
+}
+
+const char *const RUN_ABOUT =
+    "Simulates data-parallel training of a model on Fashion-MNIST: one SimGrid actor per GPU\n"
+    "computes real gradients on its shard, the policy decides each step, the gradients go\n"
+    "through the compressor and the collectives on the simulated network. Reports the\n"
+    "simulated time to reach --target-accuracy, bytes per worker and where the time went.\n"
+    "SimGrid options --cfg=... and --log=... are passed to SimGrid unchanged.";
+
+int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
+              BwError *err)
+{
+    int rc = train_args_resolve(ta, f->set + f->train_at, err);
+    if (rc) return rc;
+    memset(cfg, 0, sizeof *cfg);
+    if ((rc = cluster_from_cli(&cfg->cluster, f->set + f->cluster_at, err))) return rc;
+    if (R.slowdown.n > cfg->cluster.workers)
+        return bw_fail(err, BW_EUSAGE, "--slowdown: %d values for %d workers", R.slowdown.n,
+                       cfg->cluster.workers);
+    if (cfg->cluster.workers > DRIVER_MAX_WORKERS)
+        return bw_fail(err, BW_EUSAGE, "--workers: at most %d", DRIVER_MAX_WORKERS);
+    if (R.stop_at_target && R.target <= 0)
+        return bw_fail(err, BW_EUSAGE, "--stop-at-target: needs a --target-accuracy above 0");
+    int hier = strcmp(R.algorithm, "hierarchical") == 0;
+    if (hier && cfg->cluster.gpus_per_node < 2)
+        return bw_fail(err, BW_EUSAGE,
+                       "--allreduce hierarchical: needs --gpus-per-node of 2 or more");
+    cfg->model = model_find(ta->model);
+    cfg->mc = ta->mc;
+    cfg->tc = ta->tc;
+    cfg->algo = (CollAlgo)coll_algo_parse(R.algorithm);
+    cfg->backend = strcmp(R.collectives, "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
+    cfg->compressor = R.compressor;
+    cfg->policy = R.policy;
+    cfg->eval_every = R.eval_every;
+    cfg->target_accuracy = R.target;
+    cfg->stop_at_target = R.stop_at_target;
+    cfg->jitter_sigma = R.jitter;
+    if (R.slowdown.n) {
+        for (int w = 0; w < cfg->cluster.workers; w++)
+            slowdown[w] = w < R.slowdown.n ? R.slowdown.v[w] : 1.0;
+        cfg->slowdown = slowdown;
+    }
+    cfg->progress = !R.quiet && isatty(STDERR_FILENO);
+    cfg->label = cmd;
+    /* One OpenBLAS thread unless asked: the models are small, and compare runs in parallel. */
+    openblas_set_num_threads(ta->threads > 0 ? ta->threads : 1);
+    return BW_OK;
+}
+
+void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta)
+{
+    const Cluster *c = &cfg->cluster;
+    char bw[32], lat[32];
+    units_format_bandwidth(c->bandwidth_Bps, bw, sizeof bw);
+    units_format_duration(c->latency_s, lat, sizeof lat);
+    printf("# %s on Fashion-MNIST (%d train / %d test), %d epochs, batch %d per worker (%d "
+           "global), lr %g, seed %lu\n",
+           ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
+           cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, cfg->tc.seed);
+    if (c->platform_file) {
+        printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
+               "(%s), %s network model\n",
+               c->workers, c->platform_file, R.algorithm, R.collectives, R.network_model);
+        return;
+    }
+    printf("# %d x %s (%.3g TFLOP/s sustained), %d per node, %s, %s / %s, %s allreduce (%s), "
+           "%s network model\n",
+           c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12, c->gpus_per_node,
+           cluster_topology_name(c->topology), bw, lat, R.algorithm, R.collectives,
+           R.network_model);
+}
+
+int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *test, BwError *err)
+{
+    int rc = dataset_load_fashion_mnist(ta->data_dir, ta->train_samples, ta->test_samples, train,
+                                        test, err);
+    cfg->train = train;
+    cfg->test = test;
+    return rc;
+}

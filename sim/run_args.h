@@ -1,0 +1,53 @@
+/* run_args.h: the flags shared by the simulating commands (run, compare, sweep): the model,
+ * data and optimiser flags (train_args.h), the cluster flags (cluster_args.h), the run's own
+ * (compressor, policy, collectives, network model, target, stragglers, output), and SimGrid's
+ * --cfg=/--log= options passed through. One parser, one scenario builder. */
+#ifndef BELLOWS_RUN_ARGS_H
+#define BELLOWS_RUN_ARGS_H
+
+#include "../models/dataset.h"
+#include "cli.h"
+#include "driver.h"
+#include "train_args.h"
+
+#define RUN_MAX_OPTS         128
+#define RUN_MAX_SIMGRID_ARGS 32
+
+typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP } RunMode;
+
+/* The values of the run's own flags, filled by run_parse_flags. */
+typedef struct {
+    const char *compressor, *policy, *policies, *algorithm, *collectives, *network_model, *out;
+    const char *shard;
+    double target, jitter;
+    CliDoubleList slowdown;
+    CliIntList seeds;
+    int eval_every, stop_at_target, quiet, jobs, no_plots, resume;
+} RunOpts;
+
+extern RunOpts R;
+extern const char *const RUN_ABOUT;
+
+typedef struct {
+    CliOpt opts[RUN_MAX_OPTS];
+    int n, set[RUN_MAX_OPTS];
+    int train_at, cluster_at, run_at;
+    char *simgrid_args[RUN_MAX_SIMGRID_ARGS];
+    int n_simgrid;
+} Flags;
+
+/* Separates --cfg=/--log= from bellows' flags and parses the latter with the mode's table
+ * (run: --policy; compare: --policies, --jobs, --no-plots; sweep: those and --seeds, --resume,
+ * --shard). Returns BW_OK, CLI_HELP or BW_EUSAGE. */
+int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err);
+
+/* The scenario from the parsed flags (everything but the data). slowdown holds
+ * DRIVER_MAX_WORKERS values. */
+int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
+              BwError *err);
+int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *test, BwError *err);
+
+void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta);
+double run_wall_now(void);
+
+#endif

@@ -1,0 +1,129 @@
+/* runner.c: child processes for simulations (see runner.h). */
+#include "runner.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "outfile.h"
+#include "results.h"
+
+void runner_folder_name(int i, const char *spec, char *buf, size_t n)
+{
+    int used = snprintf(buf, n, "%d-", i + 1);
+    for (const char *p = spec; *p && (size_t)used + 1 < n; p++)
+        buf[used++] = (*p == ':' || *p == ',' || *p == '=') ? '-' : *p;
+    buf[used] = '\0';
+}
+
+void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
+                  const char *dir, int fd)
+{
+    RunRow row;
+    memset(&row, 0, sizeof row);
+    BwError err = {{0}};
+    RunResult res;
+    memset(&res, 0, sizeof res);
+    double t0 = run_wall_now();
+    int rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, R.network_model, &err);
+    if (!rc) rc = outdir_create(dir, &err);
+    if (!rc) rc = driver_run(cfg, &res, &err);
+    if (!rc) {
+        RunMeta meta = {command, model, R.network_model, R.collectives, run_wall_now() - t0};
+        rc = results_write(dir, cfg, &meta, &res, &err);
+    }
+    row.rc = rc;
+    if (rc) {
+        snprintf(row.error, sizeof row.error, "%s", err.msg);
+        snprintf(row.status, sizeof row.status, "failed");
+    } else {
+        snprintf(row.status, sizeof row.status, "%s", res.status);
+        row.final = res.final_accuracy;
+        row.best = res.best_accuracy;
+        row.tta = res.time_to_accuracy_s;
+        row.sim_time = res.sim_time_s;
+        row.bytes = res.bytes_per_worker;
+        row.compute = res.compute_s;
+        row.comm = res.communication_s;
+        row.wait = res.wait_s;
+        row.steps = res.n_steps;
+    }
+    ssize_t w = write(fd, &row, sizeof row);
+    _exit(w == (ssize_t)sizeof row ? 0 : 1);
+}
+
+int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
+                void (*done)(int job, RunRow *row, void *ctx), void *ctx, BwError *err)
+{
+    pid_t *pids = calloc((size_t)(n ? n : 1), sizeof *pids);
+    int *fds = calloc((size_t)(n ? n : 1), sizeof *fds);
+    if (!pids || !fds) {
+        free(pids);
+        free(fds);
+        return bw_fail(err, BW_ERUNTIME, "out of memory");
+    }
+    int next = 0, running = 0, rc = BW_OK;
+    while (next < n || running > 0) {
+        while (rc == BW_OK && next < n && running < jobs) {
+            int p[2];
+            if (pipe(p) != 0) {
+                rc = bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
+                break;
+            }
+            fflush(NULL);
+            pid_t pid = fork();
+            if (pid < 0) {
+                close(p[0]);
+                close(p[1]);
+                rc = bw_fail(err, BW_ERUNTIME, "fork: %s", strerror(errno));
+                break;
+            }
+            if (pid == 0) {
+                close(p[0]);
+                start(next, p[1], ctx);
+                _exit(1);
+            }
+            close(p[1]);
+            pids[next] = pid;
+            fds[next] = p[0];
+            next++;
+            running++;
+        }
+        if (running == 0) break;
+        int status;
+        pid_t ended = wait(&status);
+        if (ended < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int i = 0; i < next; i++) {
+            if (pids[i] != ended) continue;
+            running--;
+            RunRow row;
+            memset(&row, 0, sizeof row);
+            ssize_t got = read(fds[i], &row, sizeof row);
+            close(fds[i]);
+            pids[i] = 0;
+            if (got != (ssize_t)sizeof row) {
+                memset(&row, 0, sizeof row);
+                row.rc = BW_ERUNTIME;
+                snprintf(row.status, sizeof row.status, "failed");
+                if (WIFSIGNALED(status))
+                    snprintf(row.error, sizeof row.error, "the run process died of signal %d",
+                             WTERMSIG(status));
+                else
+                    snprintf(row.error, sizeof row.error, "the run process exited with %d",
+                             WEXITSTATUS(status));
+            }
+            done(i, &row, ctx);
+        }
+    }
+    free(pids);
+    free(fds);
+    return rc;
+}

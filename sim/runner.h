@@ -1,0 +1,32 @@
+/* runner.h: simulations in child processes (SimGrid allows one engine per process). A child
+ * runs one scenario into its own folder and sends its headline figures back through a pipe;
+ * the pool keeps up to `jobs` children running and hands each row to the parent as it ends.
+ * Used by compare and sweep. */
+#ifndef BELLOWS_RUNNER_H
+#define BELLOWS_RUNNER_H
+
+#include "run_args.h"
+
+typedef struct {
+    int rc; /* BW_OK, or the failure's status */
+    char status[32];
+    char error[512];
+    double final, best, tta, sim_time, bytes, compute, comm, wait;
+    long steps;
+} RunRow;
+
+/* In a child: runs cfg (SimGrid options from f, the network model from R) into dir, writes
+ * the row to fd and exits. */
+void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
+                  const char *dir, int fd);
+
+/* Runs jobs 0..n-1, at most `jobs` at a time. start(job, fd, ctx) runs in the child and must
+ * end in runner_child (or _exit); done(job, row, ctx) runs in the parent when a job ends (a
+ * child that died yields rc BW_ERUNTIME). Returns BW_OK, or BW_ERUNTIME if it could not fork. */
+int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
+                void (*done)(int job, RunRow *row, void *ctx), void *ctx, BwError *err);
+
+/* "3-static-level-1" from 2 and "static:level=1": a folder name for a policy spec. */
+void runner_folder_name(int i, const char *spec, char *buf, size_t n);
+
+#endif
