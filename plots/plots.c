@@ -33,23 +33,11 @@ static int append_text(char *buf, size_t cap, const char *s, int is_name)
     return 0;
 }
 
-int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
-                  BwError *err)
+/* Runs gnuplot on plots/NAME with -e expr. */
+static int run_script(const char *name, const char *expr, const char *dir, BwError *err)
 {
-    static char expr[16384];
-    expr[0] = '\0';
-#define SYNTAX(s) append_text(expr, sizeof expr, s, 0)
-#define NAME(s)   append_text(expr, sizeof expr, s, 1)
-    int bad = SYNTAX("dir='") || NAME(dir) || SYNTAX("'; runs='");
-    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(runs[i]);
-    bad = bad || SYNTAX("'; labels='");
-    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(labels[i]);
-    bad = bad || SYNTAX("'");
-#undef SYNTAX
-#undef NAME
-    if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
     char script[4096];
-    snprintf(script, sizeof script, "%s/compare.gp", scripts_dir());
+    snprintf(script, sizeof script, "%s/%s", scripts_dir(), name);
     if (access(script, R_OK) != 0)
         return bw_fail(err, BW_ERUNTIME,
                        "plots: %s not found (set BELLOWS_PLOTS_DIR to bellows' plots folder)",
@@ -66,4 +54,37 @@ int plots_compare(const char *dir, const char *const *runs, const char *const *l
         return bw_fail(err, BW_ERUNTIME, "plots: gnuplot failed on %s (status %d)", dir,
                        WIFEXITED(st) ? WEXITSTATUS(st) : -1);
     return BW_OK;
+}
+
+int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
+                  BwError *err)
+{
+    static char expr[16384];
+    expr[0] = '\0';
+#define SYNTAX(s) append_text(expr, sizeof expr, s, 0)
+#define NAME(s)   append_text(expr, sizeof expr, s, 1)
+    int bad = SYNTAX("dir='") || NAME(dir) || SYNTAX("'; runs='");
+    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(runs[i]);
+    bad = bad || SYNTAX("'; labels='");
+    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(labels[i]);
+    bad = bad || SYNTAX("'");
+#undef SYNTAX
+#undef NAME
+    if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
+    return run_script("compare.gp", expr, dir, err);
+}
+
+int plots_sweep(const char *dir, const char *const *labels, int n, BwError *err)
+{
+    static char expr[16384];
+    expr[0] = '\0';
+#define SYNTAX(s) append_text(expr, sizeof expr, s, 0)
+#define NAME(s)   append_text(expr, sizeof expr, s, 1)
+    int bad = SYNTAX("dir='") || NAME(dir) || SYNTAX("'; labels='");
+    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(labels[i]);
+    bad = bad || SYNTAX("'");
+#undef SYNTAX
+#undef NAME
+    if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
+    return run_script("sweep.gp", expr, dir, err);
 }

@@ -12,4 +12,7 @@ int plots_available(void);
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   BwError *err);
 
+/* The speedup heatmap of a sweep folder (from its speedup_grid.dat), one panel per policy. */
+int plots_sweep(const char *dir, const char *const *labels, int n, BwError *err);
+
 #endif

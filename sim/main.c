@@ -19,6 +19,8 @@ typedef struct {
 static const Command commands[] = {
     {"run", cmd_run, "simulate data-parallel training of one policy on a GPU cluster"},
     {"compare", cmd_compare, "run several policies on the same scenario; one table"},
+    {"sweep", cmd_sweep, "run the cross product of scenario flags given as lists, and policies"},
+    {"merge", cmd_merge, "join the sweep.csv files of a sweep's shards"},
     {"train", cmd_train, "train one model on Fashion-MNIST in this process (reference trainer)"},
     {"models", cmd_models, "list the models with their parameter and flop counts"},
     {"platform", cmd_platform, "print the SimGrid platform XML a set of cluster flags generates"},
