@@ -1,36 +1,73 @@
 # compare.gp: the plots of a `bellows compare` folder, from its compare.csv and each run's
-# evals.csv. Called by bellows (plots/plots.c) as
-#   gnuplot -e "dir='DIR'; runs='1-sync 2-static...'; labels='sync static:level=1 ...'" compare.gp
-# Writes DIR/accuracy_vs_time.png, DIR/accuracy_vs_bytes.png and DIR/time_breakdown.png.
-set datafile separator ","
-set terminal pngcairo size 900,560 noenhanced font "sans,10"
-set key bottom right
-set grid
+# evals.csv and steps.csv. Called by bellows (plots/plots.c) as
+#   gnuplot -e "dir='DIR'; runs='1-sync 2-static...'; labels='sync static:level=1 ...';
+#               target=0.85" compare.gp
+# Writes, as PNG and SVG: accuracy_vs_time (the target marked), accuracy_vs_bytes,
+# bytes_vs_time, time_breakdown (compute / communication / waiting per policy) and schedule
+# (each step's mean compression level, averaging period and global batch).
+load scriptdir."/common.gp"
 n = words(runs)
+ev(i) = dir."/".word(runs,i)."/evals.csv"
+st(i) = dir."/".word(runs,i)."/steps.csv"
+do for [t=1:2] {
+  if (t == 1) { set terminal pngcairo size 900,560 noenhanced font "sans,10" } \
+  else { set terminal svg size 900,560 noenhanced font "sans,10" }
 
-set output dir."/accuracy_vs_time.png"
-set title "Test accuracy against simulated time"
-set xlabel "simulated time (s)"
-set ylabel "test accuracy"
-plot for [i=1:n] dir."/".word(runs,i)."/evals.csv" every ::1 using 1:6 \
-     with linespoints pointsize 0.6 title word(labels,i)
+  set output out("accuracy_vs_time", t)
+  set title "Test accuracy against simulated time"
+  set xlabel "simulated time (s)"
+  set ylabel "test accuracy"
+  set key bottom right
+  if (target > 0) { set arrow 1 from graph 0, first target to graph 1, first target nohead dt 2 lc rgb "#555555"
+                    set label 1 sprintf("target %.3f", target) at graph 0.02, first target offset 0,0.7 }
+  plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints pointsize 0.5 title word(labels,i)
+  unset arrow 1
+  unset label 1
 
-set output dir."/accuracy_vs_bytes.png"
-set title "Test accuracy against bytes sent per worker"
-set xlabel "MB sent per worker"
-plot for [i=1:n] dir."/".word(runs,i)."/evals.csv" every ::1 using ($7/1e6):6 \
-     with linespoints pointsize 0.6 title word(labels,i)
+  set output out("accuracy_vs_bytes", t)
+  set title "Test accuracy against bytes sent per worker"
+  set xlabel "bytes sent per worker (MB)"
+  set logscale x
+  plot for [i=1:n] ev(i) every ::2 using ($7/1e6):6 with linespoints pointsize 0.5 title word(labels,i)
+  unset logscale x
 
-set output dir."/time_breakdown.png"
-set title "Where the simulated time went (mean over workers)"
-set style data histograms
-set style histogram rowstacked
-set style fill solid 0.8 border -1
-set boxwidth 0.6
-set key top right
-set ylabel "simulated seconds"
-unset xlabel
-set xtics rotate by -20
-plot dir."/compare.csv" every ::1 using 11:xtic(1) title "compute", \
-     "" every ::1 using 12 title "communication", \
-     "" every ::1 using 13 title "waiting"
+  set output out("bytes_vs_time", t)
+  set title "Cumulative bytes sent per worker against simulated time"
+  set xlabel "simulated time (s)"
+  set ylabel "bytes sent per worker (MB)"
+  set key top left
+  plot for [i=1:n] st(i) every ::1 using 6:($10/1e6) with lines lw 1.5 title word(labels,i)
+
+  set output out("time_breakdown", t)
+  set title "Where the simulated time went (mean over workers)"
+  set style data histograms
+  set style histogram rowstacked
+  set style fill solid 0.8 border -1
+  set boxwidth 0.6
+  set key top right
+  set ylabel "simulated time (s)"
+  unset xlabel
+  set xtics rotate by -20
+  plot dir."/compare.csv" every ::1 using 11:xtic(1) title "compute", \
+       "" every ::1 using 12 title "communication", \
+       "" every ::1 using 13 title "waiting"
+  unset xtics
+  set xtics
+  set style data lines
+
+  set output out("schedule", t)
+  set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame
+  set multiplot layout 3,1 title "The schedule each policy chose"
+  set key top right
+  unset title
+  set xlabel ""
+  set ylabel "mean level (0: dense)"
+  plot for [i=1:n] st(i) every ::1 using 1:13 with steps title word(labels,i)
+  set ylabel "averaging period"
+  plot for [i=1:n] st(i) every ::1 using 1:14 with steps title word(labels,i)
+  set xlabel "step"
+  set ylabel "global batch"
+  plot for [i=1:n] st(i) every ::1 using 1:3 with steps title word(labels,i)
+  unset multiplot
+  set offsets 0, 0, 0, 0
+}

@@ -33,31 +33,49 @@ static int append_text(char *buf, size_t cap, const char *s, int is_name)
     return 0;
 }
 
-/* Runs gnuplot on plots/NAME with -e expr. */
-static int run_script(const char *name, const char *expr, const char *dir, BwError *err)
+/* Runs gnuplot on plots/NAME with -e "scriptdir='...'; " expr. */
+static int run_script(const char *name, const char *expr_in, const char *dir, BwError *err)
 {
+    static char expr[20000];
+    if (strpbrk(scripts_dir(), "'\"\\\n"))
+        return bw_fail(err, BW_ERUNTIME, "plots: the scripts' folder name is unfit for gnuplot");
+    snprintf(expr, sizeof expr, "scriptdir='%s'; %s", scripts_dir(), expr_in);
     char script[4096];
     snprintf(script, sizeof script, "%s/%s", scripts_dir(), name);
     if (access(script, R_OK) != 0)
         return bw_fail(err, BW_ERUNTIME,
                        "plots: %s not found (set BELLOWS_PLOTS_DIR to bellows' plots folder)",
                        script);
+    /* gnuplot's chatter (warnings about flat ranges) is kept and shown only if it fails */
+    FILE *log = tmpfile();
+    if (!log) return bw_fail(err, BW_ERUNTIME, "plots: cannot create a temporary file");
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) return bw_fail(err, BW_ERUNTIME, "plots: cannot fork");
+    if (pid < 0) {
+        fclose(log);
+        return bw_fail(err, BW_ERUNTIME, "plots: cannot fork");
+    }
     if (pid == 0) {
+        dup2(fileno(log), STDERR_FILENO);
         execlp("gnuplot", "gnuplot", "-e", expr, script, (char *)NULL);
         _exit(127);
     }
     int st;
-    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return bw_fail(err, BW_ERUNTIME, "plots: gnuplot failed on %s (status %d)", dir,
-                       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    int failed = waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+    char last[512] = "", line[512];
+    rewind(log);
+    while (fgets(line, sizeof line, log))
+        if (strspn(line, " \t\n") < strlen(line)) snprintf(last, sizeof last, "%s", line);
+    fclose(log);
+    last[strcspn(last, "\n")] = '\0';
+    if (failed)
+        return bw_fail(err, BW_ERUNTIME, "plots: gnuplot failed on %s: %s", dir,
+                       last[0] ? last : "(no message)");
     return BW_OK;
 }
 
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
-                  BwError *err)
+                  double target, BwError *err)
 {
     static char expr[16384];
     expr[0] = '\0';
@@ -67,7 +85,9 @@ int plots_compare(const char *dir, const char *const *runs, const char *const *l
     for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(runs[i]);
     bad = bad || SYNTAX("'; labels='");
     for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(labels[i]);
-    bad = bad || SYNTAX("'");
+    char tail[64];
+    snprintf(tail, sizeof tail, "'; target=%.6g", target > 0 ? target : 0.0);
+    bad = bad || SYNTAX(tail);
 #undef SYNTAX
 #undef NAME
     if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
@@ -87,4 +107,16 @@ int plots_sweep(const char *dir, const char *const *labels, int n, BwError *err)
 #undef NAME
     if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
     return run_script("sweep.gp", expr, dir, err);
+}
+
+int plots_run(const char *dir, double target, BwError *err)
+{
+    static char expr[8192];
+    expr[0] = '\0';
+    char tail[64];
+    snprintf(tail, sizeof tail, "'; target=%.6g", target > 0 ? target : 0.0);
+    if (append_text(expr, sizeof expr, "dir='", 0) || append_text(expr, sizeof expr, dir, 1) ||
+        append_text(expr, sizeof expr, tail, 0))
+        return bw_fail(err, BW_ERUNTIME, "plots: folder name unfit for gnuplot");
+    return run_script("run.gp", expr, dir, err);
 }

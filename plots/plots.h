@@ -8,9 +8,13 @@
 /* Whether gnuplot can be run. */
 int plots_available(void);
 
-/* The plots of a compare folder: runs[i] is the folder of the run labelled labels[i]. */
+/* The plots of a compare folder (PNG and SVG): runs[i] is the folder of the run labelled
+ * labels[i]; target (0: none) is marked on the accuracy plot. */
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
-                  BwError *err);
+                  double target, BwError *err);
+
+/* The plots of one run folder (PNG and SVG). */
+int plots_run(const char *dir, double target, BwError *err);
 
 /* The speedup heatmap of a sweep folder (from its speedup_grid.dat), one panel per policy. */
 int plots_sweep(const char *dir, const char *const *labels, int n, BwError *err);

@@ -4,10 +4,14 @@
 # labelled "-" is a run that never reached the target). Called as
 #   gnuplot -e "dir='DIR'; labels='sync static:level=1 ...'" sweep.gp
 # Writes DIR/speedup_heatmap.png and DIR/speedup_heatmap.svg.
+load scriptdir."/common.gp"
+set datafile separator whitespace
+set key off
 n = words(labels)
 cols = (n < 3) ? n : 3
 rows = int((n + cols - 1) / cols)
 f = dir."/speedup_grid.dat"
+set grid noxtics noytics
 set palette defined (0 "#b2182b", 1 "#f7f7f7", 2 "#2166ac")
 set cbrange [0:2]
 set cblabel "speedup over the baseline (time to target)"

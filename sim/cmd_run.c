@@ -152,10 +152,11 @@ static void make_plots(const char *out, char specs[][SPEC_MAX_TEXT], int n)
         labels[i] = specs[i];
     }
     BwError err;
-    if (plots_compare(out, runs, labels, n, &err) != BW_OK)
+    if (plots_compare(out, runs, labels, n, R.target, &err) != BW_OK)
         fprintf(stderr, "bellows: %s\n", err.msg);
     else
-        printf("# plots: %s/accuracy_vs_time.png, accuracy_vs_bytes.png, time_breakdown.png\n",
+        printf("# plots in %s: accuracy_vs_time, accuracy_vs_bytes, bytes_vs_time, "
+               "time_breakdown, schedule (.png and .svg)\n",
                out);
 }
 

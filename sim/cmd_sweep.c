@@ -612,7 +612,8 @@ static int write_grid(int ax, int ay, BwError *err)
     return outfile_commit(&of, err);
 }
 
-static void sweep_plots(void)
+/* The heatmap's data (whenever bandwidth and latency are both swept), then its plot. */
+static void sweep_plots(int draw)
 {
     int ax = -1, ay = -1;
     for (int a = 0; a < W.n_axes; a++) {
@@ -620,17 +621,22 @@ static void sweep_plots(void)
         if (strcmp(W.axes[a].name, "latency") == 0) ay = a;
     }
     if (ax < 0 || ay < 0) {
-        printf("# plots: a heatmap needs both --bandwidth and --latency swept\n");
+        if (draw) printf("# plots: a heatmap needs both --bandwidth and --latency swept\n");
         return;
     }
+    BwError err;
+    if (write_grid(ax, ay, &err)) {
+        fprintf(stderr, "bellows: %s\n", err.msg);
+        return;
+    }
+    if (!draw) return;
     if (!plots_available()) {
         printf("# gnuplot not found: no plots\n");
         return;
     }
-    BwError err;
     const char *labels[MAX_POLICIES];
     for (int k = 0; k < W.n_policies; k++) labels[k] = W.policies[k];
-    if (write_grid(ax, ay, &err) || plots_sweep(W.out, labels, W.n_policies, &err))
+    if (plots_sweep(W.out, labels, W.n_policies, &err))
         fprintf(stderr, "bellows: %s\n", err.msg);
     else
         printf("# plots: %s/speedup_heatmap.png (and .svg)\n", W.out);
@@ -648,7 +654,8 @@ int cmd_sweep(int argc, char **argv_in)
     }
     for (int i = 0; i < argc; i++) {
         argv[i] = argv_in[i];
-        if (strcmp(argv_in[i], "-j") == 0) argv[i] = "--jobs";
+        if (strcmp(argv_in[i], "-j") == 0)
+            argv[i] = "--jobs";
         else if (strncmp(argv_in[i], "-j", 2) == 0) {
             snprintf(jobs_arg, sizeof jobs_arg, "--jobs=%s", argv_in[i] + 2);
             argv[i] = jobs_arg;
@@ -824,7 +831,7 @@ int cmd_sweep(int argc, char **argv_in)
     if (W.progress) fputs("\r\033[K", stderr);
     print_table();
     printf("# wrote %s/sweep.csv (%.1f wall s)\n", W.out, run_wall_now() - W.t0);
-    if (!W.no_plots) sweep_plots();
+    sweep_plots(!W.no_plots);
     free(W.runs);
     free(TODO);
     dataset_free(&W.train);

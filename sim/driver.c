@@ -418,6 +418,17 @@ static void add_step_row(const StepState *st, const Worker *w0, int averaged)
     r->wait_s = w0->step_wait_s;
     r->bytes = coll_stats(S.comm, 0)->bytes_sent;
     r->averaged = averaged; /* the variance is filled in at the next rendezvous */
+    r->period = S.dec.period;
+    int matrices = 0;
+    for (int l = 0; l < w0->model->n_layers; l++)
+        if (w0->model->layers[l].ndim == 2) {
+            r->level_mean += S.dec.level[l];
+            matrices++;
+        }
+    if (matrices && !S.periodic)
+        r->level_mean /= matrices;
+    else
+        r->level_mean = 0;
     snprintf(r->state, sizeof r->state, "%s", S.state);
 }
 

@@ -57,7 +57,9 @@ typedef struct {
     double compute_s, comm_s, wait_s; /* rank 0's, this step */
     double bytes;                     /* rank 0's bytes on the wire so far */
     int averaged;
-    double variance; /* parameter variance at this step's averaging */
+    double variance;   /* parameter variance at this step's averaging */
+    double level_mean; /* gradient mode: the mean decided level over matrix layers (0 dense) */
+    int period;        /* periodic mode: the averaging period in force */
     char state[64];
 } StepRow;
 

@@ -21,6 +21,7 @@ static const Command commands[] = {
     {"compare", cmd_compare, "run several policies on the same scenario; one table"},
     {"sweep", cmd_sweep, "run the cross product of scenario flags given as lists, and policies"},
     {"merge", cmd_merge, "join the sweep.csv files of a sweep's shards"},
+    {"plot", cmd_plot, "draw the plots of a run, compare or sweep folder (gnuplot)"},
     {"train", cmd_train, "train one model on Fashion-MNIST in this process (reference trainer)"},
     {"models", cmd_models, "list the models with their parameter and flop counts"},
     {"platform", cmd_platform, "print the SimGrid platform XML a set of cluster flags generates"},

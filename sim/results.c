@@ -121,13 +121,13 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
     int rc = outfile_open(&of, dir, "steps.csv", err);
     if (rc) return rc;
     fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,communication_s,wait_s,"
-          "bytes_per_worker,averaged,param_variance,policy_state\n",
+          "bytes_per_worker,averaged,param_variance,level_mean,period,policy_state\n",
           of.f);
     for (long i = 0; i < res->n_steps; i++) {
         const StepRow *r = &res->steps[i];
-        fprintf(of.f, "%ld,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%d,%.9g,", r->step, r->epoch,
-                r->batch, r->lr, r->loss, r->end_s, r->compute_s, r->comm_s, r->wait_s, r->bytes,
-                r->averaged, r->variance);
+        fprintf(of.f, "%ld,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%d,%.9g,%.6g,%d,", r->step,
+                r->epoch, r->batch, r->lr, r->loss, r->end_s, r->compute_s, r->comm_s, r->wait_s,
+                r->bytes, r->averaged, r->variance, r->level_mean, r->period);
         csv_string(of.f, r->state);
         fputc('\n', of.f);
     }

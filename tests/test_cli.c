@@ -164,6 +164,22 @@ static const BadCase BAD[] = {
      2, "--policy"},
     {"compare --policy sync", 2, "unknown flag '--policy'"},
     {"compare --jobs 0", 2, "--jobs"},
+    {"plot", 2, "plot: expected one result folder"},
+    {"plot @", 2, "holds no results"},
+    {"plot @/nonexistent", 2, "holds no results"},
+    {"merge --out @/o1", 2, "expected the sweep folders"},
+    {"merge @", 2, "--out"},
+    {"merge --out @/o1 @", 2, "not a sweep folder"},
+    {"sweep --bandwidth 1Gbps,10Gbps --train-samples 256 --test-samples 64 --batch 8", 2,
+     "--out: a sweep needs an output folder"},
+    {"sweep --bandwidth 1Gbps,fast --out @/o1", 2, "--bandwidth"},
+    {"sweep --workers 8..4 --out @/o1", 2, "--workers 8..4: an empty or endless range"},
+    {"sweep --workers 2..8:x1 --out @/o1", 2, "an empty or endless range"},
+    {"sweep --shard 3/2 --out @/o1", 2, "--shard 3/2"},
+    {"sweep --seed 3 --seeds 1,2 --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--seed: a sweep takes --seeds"},
+    {"sweep --policies sync,nosuch --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--policy"},
     {"policies extra", 2, "policies: takes no arguments"},
 };
 
@@ -427,6 +443,17 @@ static void test_run_on_a_platform_file_of_ones_own(void **state)
     free(sum);
 }
 
+/* A PNG file of some substance: the signature and more than a few kilobytes. */
+static void expect_png(const char *path)
+{
+    size_t len = 0;
+    char *data = slurp(path, &len);
+    if (!data) fail_msg("%s missing", path);
+    if (len < 4000 || memcmp(data, "\x89PNG\r\n\x1a\n", 8) != 0)
+        fail_msg("%s is not a PNG of substance (%zu bytes)", path, len);
+    free(data);
+}
+
 static void test_compare_writes_its_table_folders_and_plots(void **state)
 {
     (void)state;
@@ -452,11 +479,24 @@ static void test_compare_writes_its_table_folders_and_plots(void **state)
     assert_non_null(strstr(csv, "\"sync\",1-sync,completed,"));
     free(csv);
     const char *must[] = {"1-sync/summary.json", "2-static-level-1/steps.csv",
-                          "3-cpsgd-period-4/evals.csv", "accuracy_vs_time.png",
-                          "time_breakdown.png"};
-    for (int k = 0; k < 5; k++) {
+                          "3-cpsgd-period-4/evals.csv", "schedule.svg"};
+    for (int k = 0; k < 4; k++) {
         snprintf(path, sizeof path, "%s/cmp/%s", TMP, must[k]);
         if (!file_exists(path)) fail_msg("%s missing", path);
+    }
+    const char *pngs[] = {"accuracy_vs_time", "accuracy_vs_bytes", "bytes_vs_time",
+                          "time_breakdown", "schedule"};
+    for (int k = 0; k < 5; k++) {
+        snprintf(path, sizeof path, "%s/cmp/%s.png", TMP, pngs[k]);
+        expect_png(path);
+    }
+    /* bellows plot on one run of it */
+    snprintf(args, sizeof args, "plot %s/cmp/2-static-level-1", TMP);
+    assert_int_equal(run(args), 0);
+    const char *run_pngs[] = {"accuracy_vs_time", "bytes_vs_time", "time_per_step", "schedule"};
+    for (int k = 0; k < 4; k++) {
+        snprintf(path, sizeof path, "%s/cmp/2-static-level-1/%s.png", TMP, run_pngs[k]);
+        expect_png(path);
     }
 }
 

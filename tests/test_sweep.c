@@ -53,6 +53,16 @@ static void test_sweep_is_the_same_with_one_or_two_jobs(void **state)
     assert_string_equal(a, b);
     free(a);
     free(b);
+    /* its heatmap renders */
+    snprintf(dir, sizeof dir, "%s/j2", TMP);
+    assert_int_equal(sh(BELLOWS_BIN " plot %s >/dev/null%s", dir, ""), 0);
+    char path[256];
+    snprintf(path, sizeof path, "%s/j2/speedup_heatmap.png", TMP);
+    size_t len = 0;
+    char *png = slurp(path, &len);
+    assert_non_null(png);
+    assert_true(len > 4000 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
+    free(png);
     /* a finished sweep is not overwritten by accident */
     snprintf(dir, sizeof dir, "%s/j1", TMP);
     assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " --out %s >/dev/null 2>&1%s", dir, ""), 2);

@@ -1,0 +1,53 @@
+# run.gp: the plots of one run folder (bellows run), from its evals.csv and steps.csv. Called as
+#   gnuplot -e "dir='DIR'; target=0.85" run.gp
+# Writes, as PNG and SVG: accuracy_vs_time (the target marked), bytes_vs_time, time_per_step
+# (compute / communication / waiting of each step) and schedule (the decided mean compression
+# level, averaging period and global batch of every step).
+load scriptdir."/common.gp"
+ev = dir."/evals.csv"
+st = dir."/steps.csv"
+do for [t=1:2] {
+  if (t == 1) { set terminal pngcairo size 900,560 noenhanced font "sans,10" } \
+  else { set terminal svg size 900,560 noenhanced font "sans,10" }
+
+  set output out("accuracy_vs_time", t)
+  set title "Test accuracy against simulated time"
+  set xlabel "simulated time (s)"
+  set ylabel "test accuracy"
+  set key bottom right
+  if (target > 0) { set arrow 1 from graph 0, first target to graph 1, first target nohead dt 2 lc rgb "#555555"
+                    set label 1 sprintf("target %.3f", target) at graph 0.02, first target offset 0,0.7 }
+  plot ev every ::1 using 1:6 with linespoints pointsize 0.5 title "test accuracy"
+  unset arrow 1
+  unset label 1
+
+  set output out("bytes_vs_time", t)
+  set title "Cumulative bytes sent per worker against simulated time"
+  set ylabel "bytes sent per worker (MB)"
+  set key top left
+  plot st every ::1 using 6:($10/1e6) with lines lw 1.5 title "bytes"
+
+  set output out("time_per_step", t)
+  set title "Simulated time of each step (rank 0)"
+  set xlabel "step"
+  set ylabel "simulated time (ms)"
+  set key top right
+  plot st every ::1 using 1:($7*1e3) with lines title "compute", \
+       "" every ::1 using 1:($8*1e3) with lines title "communication", \
+       "" every ::1 using 1:($9*1e3) with lines title "waiting"
+
+  set output out("schedule", t)
+  set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame
+  set multiplot layout 3,1 title "The schedule the policy chose"
+  unset title
+  set xlabel ""
+  set ylabel "mean level (0: dense)"
+  plot st every ::1 using 1:13 with steps notitle
+  set ylabel "averaging period"
+  plot st every ::1 using 1:14 with steps notitle
+  set xlabel "step"
+  set ylabel "global batch"
+  plot st every ::1 using 1:3 with steps notitle
+  unset multiplot
+  set offsets 0, 0, 0, 0
+}
