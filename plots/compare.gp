@@ -2,41 +2,22 @@
 # evals.csv and steps.csv. Called by bellows (plots/plots.c) as
 #   gnuplot -e "dir='DIR'; runs='1-sync 2-static...'; labels='sync static:level=1 ...';
 #               target=0.85" compare.gp
-# Writes, as PNG and SVG: accuracy_vs_time (the target marked), accuracy_vs_bytes,
-# bytes_vs_time, time_breakdown (compute / communication / waiting per policy) and schedule
-# (each step's mean compression level, averaging period and global batch).
-load scriptdir."/common.gp"
-n = words(runs)
-ev(i) = dir."/".word(runs,i)."/evals.csv"
-st(i) = dir."/".word(runs,i)."/steps.csv"
+# Writes, as PNG and SVG: the curves of curves.gp (accuracy_vs_time with the target marked,
+# bytes_vs_time), accuracy_vs_bytes, time_breakdown (compute / communication / waiting per
+# policy) and schedule (each step's mean compression level, averaging period and global batch).
+load scriptdir."/curves.gp"   # also defines n, ev(i), st(i)
 do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 900,560 noenhanced font "sans,10" } \
   else { set terminal svg size 900,560 noenhanced font "sans,10" }
 
-  set output out("accuracy_vs_time", t)
-  set title "Test accuracy against simulated time"
-  set xlabel "simulated time (s)"
-  set ylabel "test accuracy"
-  set key bottom right
-  if (target > 0) { set arrow 1 from graph 0, first target to graph 1, first target nohead dt 2 lc rgb "#555555"
-                    set label 1 sprintf("target %.3f", target) at graph 0.02, first target offset 0,0.7 }
-  plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints pointsize 0.5 title word(labels,i)
-  unset arrow 1
-  unset label 1
-
   set output out("accuracy_vs_bytes", t)
   set title "Test accuracy against bytes sent per worker"
   set xlabel "bytes sent per worker (MB)"
+  set ylabel "test accuracy"
+  set key bottom right
   set logscale x
   plot for [i=1:n] ev(i) every ::2 using ($7/1e6):6 with linespoints pointsize 0.5 title word(labels,i)
   unset logscale x
-
-  set output out("bytes_vs_time", t)
-  set title "Cumulative bytes sent per worker against simulated time"
-  set xlabel "simulated time (s)"
-  set ylabel "bytes sent per worker (MB)"
-  set key top left
-  plot for [i=1:n] st(i) every ::1 using 6:($10/1e6) with lines lw 1.5 title word(labels,i)
 
   set output out("time_breakdown", t)
   set title "Where the simulated time went (mean over workers)"

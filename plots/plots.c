@@ -74,8 +74,24 @@ static int run_script(const char *name, const char *expr_in, const char *dir, Bw
     return BW_OK;
 }
 
+static int runs_script(const char *script, const char *dir, const char *const *runs,
+                       const char *const *labels, int n, double target, BwError *err);
+
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err)
+{
+    return runs_script("compare.gp", dir, runs, labels, n, target, err);
+}
+
+int plots_curves(const char *dir, const char *const *runs, const char *const *labels, int n,
+                 double target, BwError *err)
+{
+    return runs_script("curves.gp", dir, runs, labels, n, target, err);
+}
+
+/* A script over several run folders of dir, labelled. */
+static int runs_script(const char *script, const char *dir, const char *const *runs,
+                       const char *const *labels, int n, double target, BwError *err)
 {
     static char expr[16384];
     expr[0] = '\0';
@@ -91,7 +107,7 @@ int plots_compare(const char *dir, const char *const *runs, const char *const *l
 #undef SYNTAX
 #undef NAME
     if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
-    return run_script("compare.gp", expr, dir, err);
+    return run_script(script, expr, dir, err);
 }
 
 int plots_sweep(const char *dir, const char *const *labels, int n, BwError *err)

@@ -13,6 +13,10 @@ int plots_available(void);
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err);
 
+/* Accuracy and bytes against simulated time for several run folders of dir (a sweep point). */
+int plots_curves(const char *dir, const char *const *runs, const char *const *labels, int n,
+                 double target, BwError *err);
+
 /* The plots of one run folder (PNG and SVG). */
 int plots_run(const char *dir, double target, BwError *err);
 

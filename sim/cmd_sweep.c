@@ -612,6 +612,37 @@ static int write_grid(int ax, int ay, BwError *err)
     return outfile_commit(&of, err);
 }
 
+/* Each point's curves (first seed): accuracy and bytes against time, one line per policy, in
+ * the point's folder runs/<point>/seed-S/. */
+static void point_curves(void)
+{
+    int drawn = 0;
+    for (long p = 0; p < W.n_points; p++) {
+        char first[4096], dir[8192];
+        run_folder(p * W.n_seeds * W.n_policies, first, sizeof first);
+        *strrchr(first, '/') = '\0';
+        snprintf(dir, sizeof dir, "%s/%s", W.out, first);
+        static char folders[MAX_POLICIES][SPEC_MAX_TEXT + 8];
+        const char *runs[MAX_POLICIES], *labels[MAX_POLICIES];
+        int n = 0;
+        for (int k = 0; k < W.n_policies; k++) {
+            if (!W.runs[p * W.n_seeds * W.n_policies + k].done) continue;
+            runner_folder_name(k, W.policies[k], folders[n], sizeof folders[n]);
+            runs[n] = folders[n];
+            labels[n++] = W.policies[k];
+        }
+        BwError err;
+        if (n && plots_curves(dir, runs, labels, n, R.target, &err)) {
+            fprintf(stderr, "bellows: %s\n", err.msg);
+            return;
+        }
+        drawn += n > 0;
+    }
+    printf(
+        "# plots: accuracy_vs_time and bytes_vs_time of each of %d points, in %s/runs/*/seed-%d/\n",
+        drawn, W.out, W.seeds[0]);
+}
+
 /* The heatmap's data (whenever bandwidth and latency are both swept), then its plot. */
 static void sweep_plots(int draw)
 {
@@ -832,6 +863,7 @@ int cmd_sweep(int argc, char **argv_in)
     print_table();
     printf("# wrote %s/sweep.csv (%.1f wall s)\n", W.out, run_wall_now() - W.t0);
     sweep_plots(!W.no_plots);
+    if (!W.no_plots && plots_available()) point_curves();
     free(W.runs);
     free(TODO);
     dataset_free(&W.train);
