@@ -2,10 +2,13 @@
 #   gnuplot -e "dir='DIR'; target=0.85" run.gp
 # Writes, as PNG and SVG: accuracy_vs_time (the target marked), bytes_vs_time, time_per_step
 # (compute / communication / waiting of each step) and schedule (the decided mean compression
-# level, averaging period and global batch of every step).
+# level, averaging period and global batch of every step, and, for policies that read gradient
+# norms, epochs.csv's relative change of the epoch gradient norm that Accordion decides on).
 load scriptdir."/common.gp"
 ev = dir."/evals.csv"
 st = dir."/steps.csv"
+ep = dir."/epochs.csv"
+has_epochs = int(system("test -s '".ep."' && echo 1 || echo 0"))
 do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 900,560 noenhanced font "sans,10" } \
   else { set terminal svg size 900,560 noenhanced font "sans,10" }
@@ -38,16 +41,26 @@ do for [t=1:2] {
 
   set output out("schedule", t)
   set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame
-  set multiplot layout 3,1 title "The schedule the policy chose"
+  stats st every ::1 using 1 nooutput
+  set xrange [0:STATS_max]   # the same steps on every panel
+  set multiplot layout (has_epochs ? 4 : 3),1 title "The schedule the policy chose"
   unset title
   set xlabel ""
   set ylabel "mean level (0: dense)"
   plot st every ::1 using 1:13 with steps notitle
   set ylabel "averaging period"
   plot st every ::1 using 1:14 with steps notitle
-  set xlabel "step"
+  set xlabel has_epochs ? "" : "step"
   set ylabel "global batch"
   plot st every ::1 using 1:3 with steps notitle
+  if (has_epochs) {
+    # the signal: relative change of the epoch's gradient norm from the epoch before, at the
+    # step that ended the epoch (where Accordion decides)
+    set xlabel "step"
+    set ylabel "norm change"
+    plot ep every ::2 using 2:4 with impulses lw 4 notitle, "" every ::2 using 2:4 with points pt 7 notitle
+  }
   unset multiplot
+  set autoscale x
   set offsets 0, 0, 0, 0
 }

@@ -340,7 +340,19 @@ static void rendezvous_leader(void)
     }
     S.epoch_end = st->pos + 2 * st->b > S.shard;
     S.epoch_steps++;
-    if (S.epoch_end && S.pol->ops->needs_grad_norms) epoch_norms(m0);
+    if (S.epoch_end && S.pol->ops->needs_grad_norms) {
+        epoch_norms(m0);
+        double sq = 0;
+        for (int l = 0; l < m0->n_layers; l++) sq += S.epoch_norm_mean[l] * S.epoch_norm_mean[l];
+        RunResult *res = S.res;
+        res->epoch_norm =
+            realloc(res->epoch_norm, sizeof(double) * (size_t)(res->n_epoch_norms + 1));
+        res->epoch_last_step =
+            realloc(res->epoch_last_step, sizeof(long) * (size_t)(res->n_epoch_norms + 1));
+        assert(res->epoch_norm && res->epoch_last_step);
+        res->epoch_last_step[res->n_epoch_norms] = st->step;
+        res->epoch_norm[res->n_epoch_norms++] = sqrt(sq);
+    }
     int lr_decayed = 0;
     if (st->epoch_start && st->epoch > 0 && cfg->tc.lr.kind == LR_STEP)
         for (int i = 0; i < cfg->tc.lr.n_milestones; i++)
@@ -711,6 +723,10 @@ void driver_result_free(RunResult *res)
 {
     free(res->evals);
     free(res->steps);
+    free(res->epoch_norm);
+    free(res->epoch_last_step);
+    res->epoch_norm = NULL;
+    res->epoch_last_step = NULL;
     res->evals = NULL;
     res->steps = NULL;
 }

@@ -82,6 +82,12 @@ typedef struct {
     double flops_per_sample;
     int policy_mode; /* PolicyMode */
     Cluster cluster; /* as loaded: a --platform file's measured routes filled in */
+    /* Accordion's signal, for policies that read gradient norms: per epoch, the whole model's
+     * norm of the epoch's mean gradient, sqrt(sum over layers of the workers' mean of
+     * ||(1/T) sum_t g_t||^2); NULL otherwise */
+    double *epoch_norm;
+    long *epoch_last_step; /* the step that ended each of those epochs */
+    int n_epoch_norms;
     double replica_max_diff;
     double wall_model_s; /* wall seconds inside the models' own math (forward, backward,
                             optimiser, evaluation); for benchmarks, not written out */ /* largest |x_w - x_0| over workers and parameters at the end */

@@ -134,11 +134,29 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
     return outfile_commit(&of, err);
 }
 
+/* epochs.csv, for policies that read gradient norms: the signal Accordion decides on. */
+static int write_epochs(const char *dir, const RunResult *res, BwError *err)
+{
+    OutFile of;
+    int rc = outfile_open(&of, dir, "epochs.csv", err);
+    if (rc) return rc;
+    fputs("epoch,last_step,grad_norm,norm_change\n", of.f);
+    for (int e = 0; e < res->n_epoch_norms; e++) {
+        fprintf(of.f, "%d,%ld,%.9g,", e, res->epoch_last_step[e], res->epoch_norm[e]);
+        if (e > 0 && res->epoch_norm[e - 1] > 0)
+            fprintf(of.f, "%.9g",
+                    fabs(res->epoch_norm[e - 1] - res->epoch_norm[e]) / res->epoch_norm[e - 1]);
+        fputc('\n', of.f);
+    }
+    return outfile_commit(&of, err);
+}
+
 int results_write(const char *dir, const RunConfig *cfg, const RunMeta *meta, const RunResult *res,
                   BwError *err)
 {
     int rc = write_evals(dir, res, err);
     if (!rc) rc = write_steps(dir, res, err);
+    if (!rc && res->n_epoch_norms) rc = write_epochs(dir, res, err);
     if (!rc) rc = write_summary(dir, cfg, meta, res, err); /* last: its presence means done */
     return rc;
 }
