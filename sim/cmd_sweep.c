@@ -5,6 +5,7 @@
  * each time a run ends, with rows in the sweep's own order, so a sweep killed at any moment
  * leaves a complete file holding exactly the finished runs, and --resume runs the rest. */
 #include <ctype.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -455,6 +456,22 @@ static int write_sweep_json(BwError *err)
     return outfile_commit(&of, err);
 }
 
+/* A sweep killed with SIGKILL while rewriting sweep.csv leaves its temporary file behind. */
+static void remove_stale_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, ".sweep.csv.tmp.", 15) == 0 ||
+            strncmp(e->d_name, ".sweep.json.tmp.", 16) == 0) {
+            char path[8192];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+        }
+    closedir(d);
+}
+
 /* ---- running ---- */
 
 static long *TODO; /* run indices of this invocation, in order */
@@ -836,7 +853,10 @@ int cmd_sweep(int argc, char **argv_in)
         }
     }
     if ((rc = outdir_create(W.out, &err))) goto fail;
-    if (resume && (rc = read_finished(&err))) goto fail;
+    if (resume) {
+        remove_stale_temporaries(W.out);
+        if ((rc = read_finished(&err))) goto fail;
+    }
     long n_todo = 0, already = 0;
     for (long r = 0; r < W.n_runs; r++) {
         if (r % W.shard_n != W.shard_k - 1) continue;

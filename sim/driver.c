@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -191,6 +192,20 @@ int driver_check(const RunConfig *cfg, BwError *err)
     Compressor *c = NULL;
     int rc = model_create(cfg->model, &cfg->mc, cfg->tc.seed, &m, err);
     if (rc) return rc;
+    /* Memory: every worker holds about 8 copies of the parameters (params, grads, velocity,
+     * the epoch sum, the compressor's memory and buffers, the pre-averaging copy) and its
+     * activations (bounded by batch x flops / 16 bytes for these models). */
+    double need = (double)P * (32.0 * (double)m->n_params +
+                               (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0);
+    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
+    if (phys > 0 && need > 0.8 * phys) {
+        model_free(m);
+        return bw_fail(err, BW_EUSAGE,
+                       "--workers %d: the %d replicas of this %zu-parameter model need about "
+                       "%.1f GiB, more than this machine's %.1f GiB allow; use fewer workers or a "
+                       "smaller model",
+                       P, P, m->n_params, need / (1 << 30), phys / (1 << 30));
+    }
     PolicyContext ctx;
     fill_context(&ctx, cfg, m, shard);
     if ((rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers, P, 0,

@@ -7,6 +7,7 @@
 #include "blas_cpu.h"
 #include "cluster_args.h"
 #include "commands.h"
+#include "outfile.h"
 
 #define BELLOWS_VERSION "0.1.0"
 
@@ -44,6 +45,7 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     blas_cpu_fix_kernels(argv);
+    outfile_cleanup_on_signals();
     if (argc < 2) {
         usage(stderr);
         return BW_EUSAGE;

@@ -2,6 +2,7 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,42 @@ int outdir_create(const char *dir, BwError *err)
     return BW_OK;
 }
 
+/* The temporary files being written, so that a signal handler can remove them. */
+#define MAX_LIVE 8
+static char *volatile live[MAX_LIVE];
+
+static void live_add(char *tmp)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (!live[i]) {
+            live[i] = tmp;
+            return;
+        }
+}
+
+static void live_remove(const char *tmp)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i] == tmp) live[i] = NULL;
+}
+
+static void on_fatal_signal(int sig)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i]) unlink(live[i]); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void outfile_cleanup_on_signals(void)
+{
+    signal(SIGINT, on_fatal_signal);
+    signal(SIGTERM, on_fatal_signal);
+    signal(SIGHUP, on_fatal_signal);
+    /* past a file-size limit, writes fail with EFBIG (a reported error) instead of a kill */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
 int outfile_open(OutFile *of, const char *dir, const char *name, BwError *err)
 {
     memset(of, 0, sizeof *of);
@@ -47,10 +84,12 @@ int outfile_open(OutFile *of, const char *dir, const char *name, BwError *err)
         of->tmp[0] = '\0';
         return bw_fail(err, BW_ERUNTIME, "%s: cannot create: %s", of->path, strerror(errno));
     }
+    live_add(of->tmp);
     fchmod(fd, 0644);
     of->f = fdopen(fd, "w");
     if (!of->f) {
         close(fd);
+        live_remove(of->tmp);
         unlink(of->tmp);
         of->tmp[0] = '\0';
         return bw_fail(err, BW_ERUNTIME, "%s: cannot open: %s", of->path, strerror(errno));
@@ -68,11 +107,13 @@ int outfile_commit(OutFile *of, BwError *err)
     }
     of->f = NULL;
     if (!failed && rename(of->tmp, of->path) == 0) {
+        live_remove(of->tmp);
         of->tmp[0] = '\0';
         return BW_OK;
     }
     if (!failed) saved = errno;
     unlink(of->tmp);
+    live_remove(of->tmp);
     of->tmp[0] = '\0';
     return bw_fail(err, BW_ERUNTIME, "%s: write failed: %s", of->path,
                    saved ? strerror(saved) : "I/O error");
@@ -83,6 +124,7 @@ void outfile_abort(OutFile *of)
     if (of->f) fclose(of->f);
     of->f = NULL;
     if (of->tmp[0]) unlink(of->tmp);
+    live_remove(of->tmp);
     of->tmp[0] = '\0';
 }
 

@@ -26,6 +26,10 @@ int outfile_commit(OutFile *of, BwError *err);
 /* Abandons the file (removes the temporary); safe on a closed or zeroed OutFile. */
 void outfile_abort(OutFile *of);
 
+/* On SIGINT, SIGTERM or SIGHUP, removes the temporary files being written, then dies of the
+ * signal as usual; ignores SIGXFSZ so that a file-size limit is a write error. Call once. */
+void outfile_cleanup_on_signals(void);
+
 /* JSON writer: keys and commas are tracked per nesting level. Numbers that are not finite
  * are written as null. */
 typedef struct {

@@ -164,6 +164,9 @@ static const BadCase BAD[] = {
      2, "--policy"},
     {"compare --policy sync", 2, "unknown flag '--policy'"},
     {"compare --jobs 0", 2, "--jobs"},
+    {"run --hidden 4096,4096 --workers 64 --train-samples 2048 --test-samples 64 --batch 8 "
+     "--out @/o1",
+     2, "GiB"},
     {"plot", 2, "plot: expected one result folder"},
     {"plot @", 2, "holds no results"},
     {"plot @/nonexistent", 2, "holds no results"},
@@ -454,6 +457,29 @@ static void expect_png(const char *path)
     free(data);
 }
 
+/* A file-size limit (as a full disk would) makes a write fail: exit 1 with one line naming the
+ * file, and no partial or temporary file left; summary.json, written last, is absent. */
+static void test_a_write_failure_is_reported_and_leaves_no_partial_file(void **state)
+{
+    (void)state;
+    char cmd[1024], path[256];
+    snprintf(cmd, sizeof cmd,
+             "ulimit -f 8; %s run --train-samples 2048 --test-samples 200 --epochs 2 --workers 2 "
+             "--batch 16 --quiet --out %s/full >/dev/null 2>%s/stderr",
+             BELLOWS_BIN, TMP, TMP);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    char *err = captured("stderr");
+    assert_non_null(strstr(err, "write failed: File too large"));
+    assert_true(strncmp(err, "bellows: ", 9) == 0 && strchr(err, '\n') == err + strlen(err) - 1);
+    free(err);
+    snprintf(path, sizeof path, "%s/full/summary.json", TMP);
+    assert_false(file_exists(path));
+    snprintf(cmd, sizeof cmd, "ls -a %s/full | grep -q '\\.tmp\\.'", TMP);
+    assert_int_not_equal(system(cmd), 0);
+}
+
 static void test_compare_writes_its_table_folders_and_plots(void **state)
 {
     (void)state;
@@ -508,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_short_real_run_is_complete_and_reproducible),
         cmocka_unit_test(test_simulated_run_is_complete_and_reproducible),
         cmocka_unit_test(test_run_on_a_platform_file_of_ones_own),
+        cmocka_unit_test(test_a_write_failure_is_reported_and_leaves_no_partial_file),
         cmocka_unit_test(test_compare_writes_its_table_folders_and_plots),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

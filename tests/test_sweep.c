@@ -39,6 +39,14 @@ static int count_lines(const char *s)
     return n;
 }
 
+/* No temporary file is left in dir (".NAME.tmp.XXXXXX"). */
+static void expect_no_temporaries(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls -a %s | grep -q '\\.tmp\\.'", dir);
+    if (system(cmd) == 0) fail_msg("%s holds temporary files", dir);
+}
+
 static void test_sweep_is_the_same_with_one_or_two_jobs(void **state)
 {
     (void)state;
@@ -106,8 +114,47 @@ static void test_a_killed_sweep_resumes_without_losing_or_repeating_rows(void **
                      0);
     char *resumed = csv_of("killed"), *whole = csv_of("j2");
     assert_string_equal(resumed, whole);
+    expect_no_temporaries(dir);
     free(resumed);
     free(whole);
+}
+
+/* SIGTERM (or Ctrl-C) while sweep.csv is being rewritten and runs are writing their files:
+ * only complete files remain. */
+static void test_a_terminated_sweep_leaves_only_complete_files(void **state)
+{
+    (void)state;
+    char dir[128], path[256];
+    snprintf(dir, sizeof dir, "%s/terminated", TMP);
+    snprintf(path, sizeof path, "%s/sweep.csv", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "exec %s " SWEEP_ARGS " -j 2 --out %s >/dev/null", BELLOWS_BIN,
+                 dir);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    int rows = 0;
+    for (int tries = 0; tries < 6000 && rows < 2; tries++) {
+        usleep(5000);
+        char *s = slurp(path, NULL);
+        rows = s ? count_lines(s) : 0;
+        free(s);
+    }
+    kill(-pid, SIGTERM);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    usleep(100000); /* the runs in flight die of the same signal */
+    expect_no_temporaries(dir);
+    char *partial = csv_of("terminated");
+    assert_true(partial[strlen(partial) - 1] == '\n');
+    free(partial);
 }
 
 static void test_two_shards_merge_into_the_whole_sweep(void **state)
@@ -143,6 +190,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_is_the_same_with_one_or_two_jobs),
         cmocka_unit_test(test_a_killed_sweep_resumes_without_losing_or_repeating_rows),
+        cmocka_unit_test(test_a_terminated_sweep_leaves_only_complete_files),
         cmocka_unit_test(test_two_shards_merge_into_the_whole_sweep),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
