@@ -95,6 +95,13 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
         for (int i = 0; i < f->n; i++) {
             if (strcmp(f->opts[i].name, "epochs") == 0) f->opts[i].def = "20";
             if (strcmp(f->opts[i].name, "eval-every") == 0) f->opts[i].def = "30";
+            if (mode == RUN_MODE_SWEEP && strcmp(f->opts[i].name, "jobs") == 0) {
+                /* a sweep runs as many runs at a time as there are cores */
+                static char cores[16];
+                long n = sysconf(_SC_NPROCESSORS_ONLN);
+                snprintf(cores, sizeof cores, "%ld", n > 0 ? (n < 64 ? n : 64) : 1);
+                f->opts[i].def = cores;
+            }
         }
     static char *rest[512];
     int n_rest = 0;
