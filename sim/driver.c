@@ -27,6 +27,7 @@
 
 #include "../models/optim.h"
 #include "../policies/policy.h"
+#include "../traces/trace.h"
 #include "compress.h"
 #include "engine.h"
 
@@ -93,6 +94,14 @@ static struct {
     int target_hit;
     BwError err;
     int err_status;
+    /* --record-trace: a step's record waits for the next rendezvous, which knows the variance
+     * measured at its averaging */
+    TraceWriter *trace;
+    TraceStep pending;
+    int has_pending;
+    TraceEval queued_eval;
+    int has_queued_eval;
+    int want_norms;
     long cap_steps;
     int cap_evals;
 } S;
@@ -294,6 +303,14 @@ static void record_eval(Model *m, const StepState *st, double now)
         e->test_loss = NAN;
     }
     if (!(e->test_accuracy <= res->best_accuracy)) res->best_accuracy = e->test_accuracy;
+    if (S.trace && isfinite(e->test_accuracy)) {
+        TraceEval te = {
+            .step = e->step, .test_accuracy = e->test_accuracy, .test_loss = e->test_loss};
+        if (S.has_pending) /* written after the step it follows */
+            S.queued_eval = te, S.has_queued_eval = 1;
+        else
+            trace_write_eval(S.trace, &te);
+    }
     res->final_accuracy = e->test_accuracy;
     if (S.cfg->target_accuracy > 0 && isnan(res->time_to_accuracy_s) &&
         e->test_accuracy >= S.cfg->target_accuracy) {
@@ -319,6 +336,42 @@ static void epoch_norms(const Model *m0)
         }
         S.epoch_norm_mean[l] = mean;
     }
+}
+
+/* Writes the step record held back, and the evaluation that followed it. */
+static void flush_trace(void)
+{
+    if (S.has_pending) trace_write_step(S.trace, &S.pending);
+    if (S.has_queued_eval) trace_write_eval(S.trace, &S.queued_eval);
+    S.has_pending = S.has_queued_eval = 0;
+}
+
+/* The trace's record of this step; the previous one is written now that its averaging's
+ * variance (if any) is known. */
+static void record_trace_step(const PolicyObs *obs, const StepState *st)
+{
+    if (S.has_pending && obs->averaged) {
+        S.pending.has_variance = 1;
+        S.pending.param_variance = obs->param_variance;
+    }
+    flush_trace();
+    TraceStep *t = &S.pending;
+    memset(t, 0, sizeof *t);
+    int n = S.w[0].model->n_layers;
+    t->step = st->step;
+    t->epoch = st->epoch;
+    t->epoch_end = obs->epoch_end;
+    t->batch = st->b * S.P;
+    t->lr = st->lr;
+    t->loss = obs->loss;
+    memcpy(t->grad_norms, obs->grad_norm_mean, sizeof(double) * (size_t)n);
+    memcpy(t->grad_norms_rank0, obs->grad_norm_rank0, sizeof(double) * (size_t)n);
+    t->has_rank0 = 1;
+    if (obs->epoch_norm_mean) {
+        memcpy(t->epoch_norms, obs->epoch_norm_mean, sizeof(double) * (size_t)n);
+        t->has_epoch_norms = 1;
+    }
+    S.has_pending = 1;
 }
 
 /* Run by the last worker to reach the current step's rendezvous, before anyone is released:
@@ -355,7 +408,7 @@ static void rendezvous_leader(void)
     }
     S.epoch_end = st->pos + 2 * st->b > S.shard;
     S.epoch_steps++;
-    if (S.epoch_end && S.pol->ops->needs_grad_norms) {
+    if (S.epoch_end && S.want_norms) {
         epoch_norms(m0);
         double sq = 0;
         for (int l = 0; l < m0->n_layers; l++) sq += S.epoch_norm_mean[l] * S.epoch_norm_mean[l];
@@ -389,6 +442,7 @@ static void rendezvous_leader(void)
                      .epoch_norm_rank0 = S.epoch_end ? S.epoch_norm_rank0 : NULL,
                      .epoch_norm_mean = S.epoch_end ? S.epoch_norm_mean : NULL};
     if (S.averaged_prev) S.res->steps[S.res->n_steps - 1].variance = S.variance_prev;
+    if (S.trace) record_trace_step(&obs, st);
     S.averaged_prev = 0;
     PolicyDecision d;
     memset(&d, 0, sizeof d);
@@ -415,7 +469,7 @@ static void rendezvous_leader(void)
     S.eval_due = last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : S.epoch_end);
     if (next.epoch_start) {
         if (!last) dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, S.perm);
-        if (S.pol->ops->needs_grad_norms)
+        if (S.want_norms)
             for (int w = 0; w < P; w++) memset(S.w[w].gsum, 0, sizeof(float) * m0->n_params);
         S.epoch_steps = 0;
     }
@@ -511,7 +565,7 @@ static void worker_main(int argc, char **argv)
         dataset_gather(cfg->train, me->idx, st.b, me->x, me->y);
         me->loss = model_forward_backward(m, me->x, me->y, st.b);
         S.res->wall_model_s += wall_now() - w0;
-        if (S.pol->ops->needs_grad_norms) layer_norms_and_sum(m, me->norms, me->gsum);
+        if (S.want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
 
         /* simulated compute */
         double t0 = simgrid_get_clock();
@@ -670,6 +724,29 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         goto done;
     }
     S.bar = sg_barrier_init((unsigned)P);
+    S.want_norms = S.pol->ops->needs_grad_norms || cfg->record_trace;
+    if (cfg->record_trace) {
+        TraceHeader h;
+        memset(&h, 0, sizeof h);
+        snprintf(h.source, sizeof h.source, "bellows run (policy %s, compressor %s, seed %lu)",
+                 cfg->policy, cfg->compressor, cfg->tc.seed);
+        snprintf(h.model, sizeof h.model, "%s", cfg->model_name ? cfg->model_name : "?");
+        snprintf(h.dataset, sizeof h.dataset, "fashion-mnist");
+        h.workers = P;
+        h.batch = cfg->tc.batch;
+        h.flops_per_sample = model_flops_per_sample(m0);
+        h.epochs = cfg->tc.epochs;
+        h.steps_per_epoch = S.shard / cfg->tc.batch;
+        snprintf(h.lr_schedule, sizeof h.lr_schedule, "%s", lr_kind_name(cfg->tc.lr.kind));
+        h.lr_base = cfg->tc.lr.base_lr;
+        h.n_layers = m0->n_layers;
+        for (int l = 0; l < m0->n_layers; l++) {
+            snprintf(h.layers[l].name, sizeof h.layers[l].name, "%s", m0->layers[l].name);
+            h.layers[l].rows = m0->layers[l].rows;
+            h.layers[l].cols = m0->layers[l].cols;
+        }
+        if ((rc = trace_writer_open(cfg->record_trace, &h, &S.trace, err))) goto done;
+    }
 
     /* the untrained model at time 0, then the first step */
     snprintf(S.state, sizeof S.state, "start");
@@ -692,6 +769,12 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         rc = S.err_status;
         *err = S.err;
         goto done;
+    }
+    if (S.trace) {
+        flush_trace();
+        rc = trace_writer_close(S.trace, err);
+        S.trace = NULL;
+        if (rc) goto done;
     }
     res->status = S.stop == STOP_DIVERGED ? "diverged"
                   : S.stop == STOP_TARGET ? "reached_target"
@@ -723,6 +806,7 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
             memcpy(cfg->params_out, m->params, sizeof(float) * m->n_params);
     }
 done:
+    trace_writer_abort(S.trace);
     if (S.bar) sg_barrier_destroy(S.bar);
     policy_free(S.pol);
     free_workers();

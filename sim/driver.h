@@ -37,6 +37,8 @@ typedef struct {
     int progress;           /* progress line on stderr */
     const char *label;      /* for the progress line */
     float *params_out;      /* [n_params] or NULL: the final model (tests) */
+    const char *record_trace; /* write the run's gradient trace here (traces/trace.h), or NULL */
+    const char *model_name;   /* for the trace's header */
 } RunConfig;
 
 typedef struct {

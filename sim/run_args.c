@@ -45,6 +45,9 @@ static const CliOpt run_opts[] = {
 static const CliOpt policy_opts[] = {
     {"policy", CLI_STRING, &R.policy, "sync", NULL,
      "policy NAME[:key=value,...] (bellows policies)", 0, 0, NULL, 0},
+    {"record-trace", CLI_STRING, &R.record_trace, NULL, "FILE",
+     "write the run's gradient trace (JSON Lines; gzip if FILE ends in .gz; traces/README.md)", 0,
+     0, NULL, 0},
 };
 
 static const CliOpt sweep_opts[] = {
@@ -84,7 +87,7 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     const CliOpt *tables[] = {train_cli_opts, cluster_cli_opts, run_opts,
                               compare ? compare_opts : policy_opts, sweep_opts};
     const int counts[] = {train_cli_n_opts, cluster_cli_n_opts, N_RUN_OPTS,
-                          compare ? N_COMPARE_OPTS : 1, N_SWEEP_OPTS};
+                          compare ? N_COMPARE_OPTS : 2, N_SWEEP_OPTS};
     f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, mode == RUN_MODE_SWEEP ? 5 : 4);
     f->train_at = 0;
     f->cluster_at = train_cli_n_opts;
@@ -151,6 +154,21 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->backend = strcmp(R.collectives, "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
     cfg->compressor = R.compressor;
     cfg->policy = R.policy;
+    cfg->model_name = ta->model;
+    if (R.record_trace) {
+        /* the trace is written beside its final name: that folder must take new files */
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", R.record_trace);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+        if (!R.record_trace[0] || access(dir, W_OK) != 0)
+            return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot write into %s",
+                           R.record_trace, dir);
+        cfg->record_trace = R.record_trace;
+    }
     cfg->eval_every = R.eval_every;
     cfg->target_accuracy = R.target;
     cfg->stop_at_target = R.stop_at_target;

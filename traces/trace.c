@@ -1,0 +1,432 @@
+/* trace.c: the gradient-trace reader and writer (see trace.h). Lines are parsed by jansson, one
+ * JSON document per line; every field is checked for presence, type and range, and the first
+ * problem is reported as FILE:LINE:COLUMN with what was expected. */
+#include "trace.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* ---- reading ---- */
+
+typedef struct {
+    const char *path;
+    long line;
+    BwError *err;
+} Where;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static int
+bad(const Where *w, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return bw_fail(w->err, BW_EUSAGE, "%s:%ld: %s", w->path, w->line, msg);
+}
+
+static int get_num(const Where *w, json_t *o, const char *key, int required, double lo, double hi,
+                   double *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) {
+        if (required) return bad(w, "missing \"%s\"", key);
+        return BW_OK;
+    }
+    if (!json_is_number(v)) return bad(w, "\"%s\": expected a number", key);
+    double x = json_number_value(v);
+    if (!isfinite(x) || x < lo || x > hi)
+        return bad(w, "\"%s\": %g is outside [%g, %g]", key, x, lo, hi);
+    *out = x;
+    return BW_OK;
+}
+
+static int get_int(const Where *w, json_t *o, const char *key, int required, double lo, double hi,
+                   long *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) {
+        if (required) return bad(w, "missing \"%s\"", key);
+        return BW_OK;
+    }
+    if (!json_is_integer(v)) return bad(w, "\"%s\": expected an integer", key);
+    json_int_t x = json_integer_value(v);
+    if ((double)x < lo || (double)x > hi)
+        return bad(w, "\"%s\": %lld is outside [%g, %g]", key, (long long)x, lo, hi);
+    *out = (long)x;
+    return BW_OK;
+}
+
+static int get_str(const Where *w, json_t *o, const char *key, int required, char *out, size_t n)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v || json_is_null(v)) {
+        if (required) return bad(w, "missing \"%s\"", key);
+        return BW_OK;
+    }
+    if (!json_is_string(v)) return bad(w, "\"%s\": expected a string", key);
+    if (strlen(json_string_value(v)) >= n)
+        return bad(w, "\"%s\": longer than %zu characters", key, n - 1);
+    snprintf(out, n, "%s", json_string_value(v));
+    return BW_OK;
+}
+
+/* An array of n finite, non-negative numbers; *present tells whether it was there. */
+static int get_norms(const Where *w, json_t *o, const char *key, int required, int n, double *out,
+                     int *present)
+{
+    json_t *v = json_object_get(o, key);
+    if (present) *present = 0;
+    if (!v || json_is_null(v)) {
+        if (required) return bad(w, "missing \"%s\"", key);
+        return BW_OK;
+    }
+    if (!json_is_array(v) || (int)json_array_size(v) != n)
+        return bad(w, "\"%s\": expected an array of %d numbers (one per layer)", key, n);
+    for (int i = 0; i < n; i++) {
+        json_t *x = json_array_get(v, (size_t)i);
+        if (!json_is_number(x) || !isfinite(json_number_value(x)) || json_number_value(x) < 0)
+            return bad(w, "\"%s\"[%d]: expected a finite number >= 0", key, i);
+        out[i] = json_number_value(x);
+    }
+    if (present) *present = 1;
+    return BW_OK;
+}
+
+static int read_header(const Where *w, json_t *o, TraceHeader *h)
+{
+    char format[64] = "";
+    long version = 0, workers = 0, batch = 0, epochs = 0, spe = 0;
+    int rc;
+    if ((rc = get_str(w, o, "format", 1, format, sizeof format))) return rc;
+    if (strcmp(format, TRACE_FORMAT) != 0)
+        return bad(w, "\"format\": expected \"%s\", got \"%s\"", TRACE_FORMAT, format);
+    if ((rc = get_int(w, o, "version", 1, 1, 1e9, &version))) return rc;
+    if (version != TRACE_VERSION)
+        return bad(w, "\"version\": this bellows reads version %d, not %ld", TRACE_VERSION,
+                   version);
+    if ((rc = get_str(w, o, "source", 0, h->source, sizeof h->source)) ||
+        (rc = get_str(w, o, "model", 1, h->model, sizeof h->model)) ||
+        (rc = get_str(w, o, "dataset", 0, h->dataset, sizeof h->dataset)) ||
+        (rc = get_int(w, o, "workers", 1, 1, 1e6, &workers)) ||
+        (rc = get_int(w, o, "batch", 1, 1, 1e9, &batch)) ||
+        (rc = get_num(w, o, "flops_per_sample", 0, 0, 1e18, &h->flops_per_sample)) ||
+        (rc = get_num(w, o, "compute_s_per_step", 0, 0, 1e6, &h->compute_s_per_step)) ||
+        (rc = get_int(w, o, "epochs", 0, 0, 1e9, &epochs)) ||
+        (rc = get_int(w, o, "steps_per_epoch", 0, 0, 1e12, &spe)))
+        return rc;
+    if (h->flops_per_sample <= 0 && h->compute_s_per_step <= 0)
+        return bad(w, "expected \"flops_per_sample\" or \"compute_s_per_step\" above 0");
+    h->workers = (int)workers;
+    h->batch = (int)batch;
+    h->epochs = (int)epochs;
+    h->steps_per_epoch = spe;
+    json_t *lr = json_object_get(o, "lr");
+    if (lr && !json_is_object(lr)) return bad(w, "\"lr\": expected an object");
+    if (lr && ((rc = get_str(w, lr, "schedule", 0, h->lr_schedule, sizeof h->lr_schedule)) ||
+               (rc = get_num(w, lr, "base", 0, 0, 1e6, &h->lr_base))))
+        return rc;
+    json_t *layers = json_object_get(o, "layers");
+    if (!json_is_array(layers) || json_array_size(layers) == 0)
+        return bad(w, "\"layers\": expected a non-empty array of {name, rows, cols}");
+    if (json_array_size(layers) > TRACE_MAX_LAYERS)
+        return bad(w, "\"layers\": at most %d layers", TRACE_MAX_LAYERS);
+    h->n_layers = (int)json_array_size(layers);
+    for (int l = 0; l < h->n_layers; l++) {
+        json_t *L = json_array_get(layers, (size_t)l);
+        long rows = 0, cols = 0;
+        if (!json_is_object(L)) return bad(w, "\"layers\"[%d]: expected an object", l);
+        if ((rc = get_str(w, L, "name", 1, h->layers[l].name, sizeof h->layers[l].name)) ||
+            (rc = get_int(w, L, "rows", 1, 1, 1e9, &rows)) ||
+            (rc = get_int(w, L, "cols", 1, 1, 1e9, &cols)))
+            return rc;
+        h->layers[l].rows = (int)rows;
+        h->layers[l].cols = (int)cols;
+    }
+    return BW_OK;
+}
+
+static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s)
+{
+    long step = -1, epoch = -1, batch = 0;
+    int rc;
+    memset(s, 0, sizeof *s);
+    if ((rc = get_int(w, o, "step", 1, 0, 1e15, &step)) ||
+        (rc = get_int(w, o, "epoch", 1, 0, 1e9, &epoch)) ||
+        (rc = get_int(w, o, "batch", 0, 1, 1e12, &batch)) ||
+        (rc = get_num(w, o, "lr", 1, 0, 1e6, &s->lr)) ||
+        (rc = get_num(w, o, "loss", 1, -1e300, 1e300, &s->loss)))
+        return rc;
+    json_t *end = json_object_get(o, "epoch_end");
+    if (end && !json_is_boolean(end)) return bad(w, "\"epoch_end\": expected true or false");
+    s->epoch_end = end && json_is_true(end);
+    int n = t->h.n_layers;
+    if ((rc = get_norms(w, o, "grad_norms", 1, n, s->grad_norms, NULL)) ||
+        (rc = get_norms(w, o, "grad_norms_rank0", 0, n, s->grad_norms_rank0, &s->has_rank0)) ||
+        (rc = get_norms(w, o, "epoch_norms", 0, n, s->epoch_norms, &s->has_epoch_norms)))
+        return rc;
+    s->has_variance = json_object_get(o, "param_variance") != NULL &&
+                      !json_is_null(json_object_get(o, "param_variance"));
+    if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance))) return rc;
+    s->step = step;
+    s->epoch = (int)epoch;
+    s->batch = batch ? (int)batch : t->h.batch * t->h.workers;
+    if (step != t->n_steps)
+        return bad(w,
+                   "\"step\": expected %ld (steps are numbered 0, 1, 2, ... without gaps), "
+                   "got %ld",
+                   t->n_steps, step);
+    if (t->n_steps && epoch < t->steps[t->n_steps - 1].epoch)
+        return bad(w, "\"epoch\": %ld goes back from %d", epoch, t->steps[t->n_steps - 1].epoch);
+    return BW_OK;
+}
+
+static int read_eval(const Where *w, json_t *o, const Trace *t, TraceEval *e)
+{
+    long step = -1;
+    int rc;
+    e->test_loss = NAN;
+    if ((rc = get_int(w, o, "step", 1, 0, 1e15, &step)) ||
+        (rc = get_num(w, o, "test_accuracy", 1, 0, 1, &e->test_accuracy)) ||
+        (rc = get_num(w, o, "test_loss", 0, 0, 1e300, &e->test_loss)))
+        return rc;
+    if (step > t->n_steps)
+        return bad(w, "\"step\": an evaluation after step %ld comes before that step's record",
+                   step);
+    if (t->n_evals && step < t->evals[t->n_evals - 1].step)
+        return bad(w, "\"step\": evaluations go back from step %ld to %ld",
+                   t->evals[t->n_evals - 1].step, step);
+    e->step = step;
+    return BW_OK;
+}
+
+/* One line of any length from a gz stream (plain files read through gz too). */
+static char *read_line(gzFile f, char **buf, size_t *cap)
+{
+    size_t len = 0;
+    for (;;) {
+        if (len + 2 >= *cap) {
+            *cap = *cap ? 2 * *cap : 65536;
+            *buf = realloc(*buf, *cap);
+            if (!*buf) return NULL;
+        }
+        if (!gzgets(f, *buf + len, (int)(*cap - len))) return len ? *buf : NULL;
+        len += strlen(*buf + len);
+        if (len && (*buf)[len - 1] == '\n') return *buf;
+    }
+}
+
+int trace_read(const char *path, Trace *t, BwError *err)
+{
+    memset(t, 0, sizeof *t);
+    gzFile f = gzopen(path, "rb");
+    if (!f)
+        return bw_fail(err, BW_EUSAGE, "--trace %s: %s", path, strerror(errno ? errno : ENOENT));
+    Where w = {path, 0, err};
+    char *buf = NULL;
+    size_t cap = 0;
+    long steps_cap = 0, evals_cap = 0;
+    int rc = BW_OK, have_header = 0;
+    while (rc == BW_OK && read_line(f, &buf, &cap)) {
+        w.line++;
+        if (strspn(buf, " \t\r\n") == strlen(buf)) continue; /* blank lines are allowed */
+        json_error_t jerr;
+        json_t *o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
+        if (!o) {
+            rc = bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line, jerr.column, jerr.text);
+            break;
+        }
+        if (!json_is_object(o)) {
+            rc = bad(&w, "expected a JSON object");
+        } else if (!have_header) {
+            rc = read_header(&w, o, &t->h);
+            have_header = 1;
+        } else {
+            char type[16] = "";
+            rc = get_str(&w, o, "type", 1, type, sizeof type);
+            if (rc == BW_OK && strcmp(type, "step") == 0) {
+                if (t->n_steps == steps_cap) {
+                    steps_cap = steps_cap ? 2 * steps_cap : 1024;
+                    t->steps = realloc(t->steps, sizeof *t->steps * (size_t)steps_cap);
+                }
+                rc = t->steps ? read_step(&w, o, t, &t->steps[t->n_steps])
+                              : bw_fail(err, BW_ERUNTIME, "out of memory");
+                if (rc == BW_OK) t->n_steps++;
+            } else if (rc == BW_OK && strcmp(type, "eval") == 0) {
+                if (t->n_evals == evals_cap) {
+                    evals_cap = evals_cap ? 2 * evals_cap : 64;
+                    t->evals = realloc(t->evals, sizeof *t->evals * (size_t)evals_cap);
+                }
+                rc = t->evals ? read_eval(&w, o, t, &t->evals[t->n_evals])
+                              : bw_fail(err, BW_ERUNTIME, "out of memory");
+                if (rc == BW_OK) t->n_evals++;
+            } else if (rc == BW_OK) {
+                rc = bad(&w, "\"type\": expected \"step\" or \"eval\", got \"%s\"", type);
+            }
+        }
+        json_decref(o);
+    }
+    int zerr = 0;
+    const char *zmsg = gzerror(f, &zerr);
+    if (rc == BW_OK && zerr != Z_OK && zerr != Z_STREAM_END)
+        rc = bw_fail(err, BW_EUSAGE, "%s: cannot read it: %s", path, zmsg);
+    gzclose(f);
+    free(buf);
+    if (rc == BW_OK && !have_header) rc = bw_fail(err, BW_EUSAGE, "%s: empty trace", path);
+    if (rc == BW_OK && t->n_steps == 0)
+        rc = bw_fail(err, BW_EUSAGE, "%s: the trace has no step records", path);
+    if (rc) trace_free(t);
+    return rc;
+}
+
+void trace_free(Trace *t)
+{
+    free(t->steps);
+    free(t->evals);
+    t->steps = NULL;
+    t->evals = NULL;
+    t->n_steps = t->n_evals = 0;
+}
+
+/* ---- writing ---- */
+
+struct TraceWriter {
+    gzFile f;
+    char tmp[4096], path[4096];
+    int n_layers;
+    int failed;
+};
+
+static void put_line(TraceWriter *w, json_t *o)
+{
+    char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (!text || gzputs(w->f, text) < 0 || gzputc(w->f, '\n') < 0) w->failed = 1;
+    free(text);
+}
+
+static json_t *norms_array(const double *x, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(a, json_real(x[i]));
+    return a;
+}
+
+int trace_writer_open(const char *path, const TraceHeader *h, TraceWriter **out, BwError *err)
+{
+    *out = NULL;
+    TraceWriter *w = calloc(1, sizeof *w);
+    if (!w) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    snprintf(w->path, sizeof w->path, "%s", path);
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 1;
+    snprintf(w->tmp, sizeof w->tmp, "%.*s/.%s.tmp.XXXXXX", dir_len, slash ? path : ".",
+             slash ? slash + 1 : path);
+    int fd = mkstemp(w->tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(w);
+        return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot create: %s", path, strerror(e));
+    }
+    fchmod(fd, 0644);
+    size_t len = strlen(path);
+    int gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
+    w->f = gzdopen(fd, gz ? "wb6" : "wbT");
+    if (!w->f) {
+        close(fd);
+        unlink(w->tmp);
+        free(w);
+        return bw_fail(err, BW_ERUNTIME, "--record-trace %s: cannot open", path);
+    }
+    w->n_layers = h->n_layers;
+    json_t *o = json_object();
+    json_object_set_new(o, "format", json_string(TRACE_FORMAT));
+    json_object_set_new(o, "version", json_integer(TRACE_VERSION));
+    json_object_set_new(o, "source", json_string(h->source));
+    json_object_set_new(o, "model", json_string(h->model));
+    json_object_set_new(o, "dataset", json_string(h->dataset));
+    json_object_set_new(o, "workers", json_integer(h->workers));
+    json_object_set_new(o, "batch", json_integer(h->batch));
+    if (h->flops_per_sample > 0)
+        json_object_set_new(o, "flops_per_sample", json_real(h->flops_per_sample));
+    if (h->compute_s_per_step > 0)
+        json_object_set_new(o, "compute_s_per_step", json_real(h->compute_s_per_step));
+    json_object_set_new(o, "epochs", json_integer(h->epochs));
+    json_object_set_new(o, "steps_per_epoch", json_integer(h->steps_per_epoch));
+    json_t *lr = json_object();
+    json_object_set_new(lr, "schedule", json_string(h->lr_schedule));
+    json_object_set_new(lr, "base", json_real(h->lr_base));
+    json_object_set_new(o, "lr", lr);
+    json_t *layers = json_array();
+    for (int l = 0; l < h->n_layers; l++) {
+        json_t *L = json_object();
+        json_object_set_new(L, "name", json_string(h->layers[l].name));
+        json_object_set_new(L, "rows", json_integer(h->layers[l].rows));
+        json_object_set_new(L, "cols", json_integer(h->layers[l].cols));
+        json_array_append_new(layers, L);
+    }
+    json_object_set_new(o, "layers", layers);
+    put_line(w, o);
+    *out = w;
+    return BW_OK;
+}
+
+void trace_write_step(TraceWriter *w, const TraceStep *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "type", json_string("step"));
+    json_object_set_new(o, "step", json_integer(s->step));
+    json_object_set_new(o, "epoch", json_integer(s->epoch));
+    json_object_set_new(o, "epoch_end", json_boolean(s->epoch_end));
+    json_object_set_new(o, "batch", json_integer(s->batch));
+    json_object_set_new(o, "lr", json_real(s->lr));
+    json_object_set_new(o, "loss", json_real(s->loss));
+    json_object_set_new(o, "grad_norms", norms_array(s->grad_norms, w->n_layers));
+    if (s->has_rank0)
+        json_object_set_new(o, "grad_norms_rank0", norms_array(s->grad_norms_rank0, w->n_layers));
+    if (s->has_epoch_norms)
+        json_object_set_new(o, "epoch_norms", norms_array(s->epoch_norms, w->n_layers));
+    if (s->has_variance) json_object_set_new(o, "param_variance", json_real(s->param_variance));
+    put_line(w, o);
+}
+
+void trace_write_eval(TraceWriter *w, const TraceEval *e)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "type", json_string("eval"));
+    json_object_set_new(o, "step", json_integer(e->step));
+    json_object_set_new(o, "test_accuracy", json_real(e->test_accuracy));
+    if (isfinite(e->test_loss)) json_object_set_new(o, "test_loss", json_real(e->test_loss));
+    put_line(w, o);
+}
+
+int trace_writer_close(TraceWriter *w, BwError *err)
+{
+    int failed = w->failed;
+    if (gzclose(w->f) != Z_OK) failed = 1;
+    int rc = BW_OK;
+    if (failed || rename(w->tmp, w->path) != 0) {
+        unlink(w->tmp);
+        rc = bw_fail(err, BW_ERUNTIME, "%s: write failed", w->path);
+    }
+    free(w);
+    return rc;
+}
+
+void trace_writer_abort(TraceWriter *w)
+{
+    if (!w) return;
+    gzclose(w->f);
+    unlink(w->tmp);
+    free(w);
+}
