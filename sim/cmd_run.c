@@ -93,7 +93,14 @@ static int write_compare_csv(const char *dir, char specs[][SPEC_MAX_TEXT], const
         const RunRow *r = &rows[i];
         char folder[SPEC_MAX_TEXT + 8];
         runner_folder_name(i, specs[i], folder, sizeof folder);
-        double speedup = rows[0].tta / r->tta, ratio = r->bytes / rows[0].bytes;
+        if (r->rc || rows[0].rc) { /* a failed run has no figures; nor a ratio to a failed base */
+            if (r->rc) {
+                fprintf(of.f, "\"%s\",%s,failed,,,,,,,,,,,\n", specs[i], folder);
+                continue;
+            }
+        }
+        double speedup = rows[0].rc ? NAN : rows[0].tta / r->tta;
+        double ratio = rows[0].rc ? NAN : r->bytes / rows[0].bytes;
         fprintf(of.f, "\"%s\",%s,%s,%.9g,%.9g,", specs[i], folder, r->status, r->final, r->best);
         if (isnan(r->tta))
             fputs(",", of.f);
@@ -103,8 +110,10 @@ static int write_compare_csv(const char *dir, char specs[][SPEC_MAX_TEXT], const
             fprintf(of.f, "%.6g,", speedup);
         else
             fputs(",", of.f);
-        fprintf(of.f, "%.17g,%.6g,%.9g,%.9g,%.9g,%.9g,%ld\n", r->bytes, ratio, r->sim_time,
-                r->compute, r->comm, r->wait, r->steps);
+        fprintf(of.f, "%.17g,", r->bytes);
+        if (isfinite(ratio)) fprintf(of.f, "%.6g", ratio);
+        fprintf(of.f, ",%.9g,%.9g,%.9g,%.9g,%ld\n", r->sim_time, r->compute, r->comm, r->wait,
+                r->steps);
     }
     return outfile_commit(&of, err);
 }
@@ -117,17 +126,24 @@ static void print_compare_table(char specs[][SPEC_MAX_TEXT], const RunRow *rows,
     for (int i = 0; i < n; i++) {
         const RunRow *r = &rows[i];
         char tta[32], sp[32];
+        if (r->rc) {
+            printf("%-34s %8s %8s %12s %8s %12s %8s %10s  FAILED\n", specs[i], "-", "-", "-", "-",
+                   "-", "-", "-");
+            continue;
+        }
         if (isnan(r->tta))
             snprintf(tta, sizeof tta, "not reached");
         else
             snprintf(tta, sizeof tta, "%.4f", r->tta);
-        double speedup = rows[0].tta / r->tta;
+        double speedup = rows[0].rc ? NAN : rows[0].tta / r->tta;
         if (isfinite(speedup))
             snprintf(sp, sizeof sp, "%.2fx", speedup);
         else
             snprintf(sp, sizeof sp, "-");
-        printf("%-34s %8.4f %8.4f %12s %8s %12.3f %7.3fx %10.4f%s%s\n", specs[i], r->final, r->best,
-               tta, sp, r->bytes / 1e6, r->bytes / rows[0].bytes, r->sim_time,
+        char ratio[32] = "-";
+        if (!rows[0].rc) snprintf(ratio, sizeof ratio, "%.3fx", r->bytes / rows[0].bytes);
+        printf("%-34s %8.4f %8.4f %12s %8s %12.3f %8s %10.4f%s%s\n", specs[i], r->final, r->best,
+               tta, sp, r->bytes / 1e6, ratio, r->sim_time,
                strcmp(r->status, "diverged") == 0 ? "  DIVERGED" : "",
                strcmp(r->status, "reached_target") == 0 ? "  (stopped at target)" : "");
     }

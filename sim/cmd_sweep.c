@@ -62,6 +62,7 @@ static struct {
     Run *runs;
     const char *out;
     int jobs, shard_k, shard_n, progress, no_plots;
+    double target; /* --target-accuracy, or its first value when swept */
     long done_now, total_now;
     double t0;
     Dataset train, test;
@@ -206,6 +207,15 @@ static void point_label(long point, char *buf, size_t n)
     if (W.n_axes == 0) snprintf(buf, n, "(one point)");
 }
 
+/* A value as it appears in a folder name. */
+static void folder_value(const char *v, char *buf, size_t n)
+{
+    size_t used = 0;
+    for (const char *p = v; *p && used + 1 < n; p++)
+        buf[used++] = isalnum((unsigned char)*p) || *p == '.' ? *p : '-';
+    buf[used] = '\0';
+}
+
 static void run_folder(long r, char *buf, size_t n)
 {
     const Run *run = &W.runs[r];
@@ -213,10 +223,9 @@ static void run_folder(long r, char *buf, size_t n)
     runner_folder_name(run->policy_i, W.policies[run->policy_i], pol, sizeof pol);
     size_t used = (size_t)snprintf(buf, n, "runs/");
     for (int a = 0; a < W.n_axes && used < n; a++) {
-        used += (size_t)snprintf(buf + used, n - used, "%s%s-", a ? "_" : "", W.axes[a].name);
-        for (const char *p = point_value(run->point, a); *p && used + 1 < n; p++)
-            buf[used++] = isalnum((unsigned char)*p) || *p == '.' ? *p : '-';
-        buf[used] = '\0';
+        char v[SPEC_MAX_TEXT];
+        folder_value(point_value(run->point, a), v, sizeof v);
+        used += (size_t)snprintf(buf + used, n - used, "%s%s-%s", a ? "_" : "", W.axes[a].name, v);
     }
     snprintf(buf + used, n - used, "%sseed-%d/%s", W.n_axes ? "/" : "", W.seeds[run->seed_i], pol);
 }
@@ -370,29 +379,23 @@ static int read_finished(BwError *err)
             return bw_fail(err, BW_EUSAGE, "--resume: %s line %d: expected %d fields, got %d", path,
                            lineno, W.n_axes + 16, n);
         }
-        /* find the run with these values, seed and policy */
-        long point = 0;
-        int ok = 1;
-        for (int a = 0; a < W.n_axes && ok; a++) {
-            int v = -1;
-            for (int k = 0; k < W.axes[a].n; k++)
-                if (strcmp(W.axes[a].value[k], fld[a]) == 0) v = k;
-            ok = v >= 0;
-            point = point * W.axes[a].n + v;
-        }
-        int seed = atoi(fld[W.n_axes]), si = -1, pi = -1;
-        for (int k = 0; k < W.n_seeds; k++)
-            if (W.seeds[k] == seed) si = k;
-        for (int k = 0; k < W.n_policies; k++)
-            if (strcmp(W.policies[k], fld[W.n_axes + 1]) == 0) pi = k;
-        if (!ok || si < 0 || pi < 0) {
+        /* the run of that index must have these values, seed and policy */
+        char *end;
+        long r = strtol(fld[W.n_axes + 15], &end, 10);
+        int ok = *end == '\0' && r >= 0 && r < W.n_runs;
+        const Run *want = ok ? &W.runs[r] : NULL;
+        for (int a = 0; a < W.n_axes && ok; a++)
+            ok = strcmp(point_value(want->point, a), fld[a]) == 0;
+        ok = ok && atoi(fld[W.n_axes]) == W.seeds[want->seed_i] &&
+             strcmp(W.policies[want->policy_i], fld[W.n_axes + 1]) == 0;
+        if (!ok) {
             fclose(f);
             return bw_fail(err, BW_EUSAGE,
                            "--resume: %s line %d is not a run of this sweep (other values, seeds "
                            "or policies?)",
                            path, lineno);
         }
-        Run *run = &W.runs[(point * W.n_seeds + si) * W.n_policies + pi];
+        Run *run = &W.runs[r];
         if (run->done) {
             fclose(f);
             return bw_fail(err, BW_EUSAGE, "--resume: %s line %d repeats a run", path, lineno);
@@ -415,19 +418,16 @@ static int read_finished(BwError *err)
     return BW_OK;
 }
 
-/* sweep.json: what the sweep is, for bellows merge to refuse shards of different sweeps. */
-static int write_sweep_json(BwError *err)
+/* sweep.json: what the sweep is, for --resume and bellows merge to refuse a different sweep. */
+static void sweep_json(FILE *f)
 {
-    OutFile of;
-    int rc = outfile_open(&of, W.out, "sweep.json", err);
-    if (rc) return rc;
     char base[8192];
     size_t used = 0;
     base[0] = '\0';
     for (int i = 0; i < W.n_base && used < sizeof base; i++)
         used += (size_t)snprintf(base + used, sizeof base - used, "%s%s", i ? " " : "", W.base[i]);
     JsonW w;
-    jsonw_begin(&w, of.f);
+    jsonw_begin(&w, f);
     jsonw_object(&w, NULL);
     jsonw_string(&w, "command", "sweep");
     jsonw_string(&w, "base_args", base);
@@ -453,7 +453,62 @@ static int write_sweep_json(BwError *err)
     snprintf(shard, sizeof shard, "%d/%d", W.shard_k, W.shard_n);
     jsonw_string(&w, "shard", shard);
     jsonw_end_object(&w);
+}
+
+static int write_sweep_json(BwError *err)
+{
+    OutFile of;
+    int rc = outfile_open(&of, W.out, "sweep.json", err);
+    if (rc) return rc;
+    sweep_json(of.f);
     return outfile_commit(&of, err);
+}
+
+/* Text without its "shard" line: equal for the shards and resumptions of one sweep. */
+static char *without_shard(const char *text)
+{
+    char *out = malloc(strlen(text) + 1), *o = out;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
+        memcpy(o, p, len);
+        o[len] = '\0';
+        if (!strstr(o, "\"shard\"")) o += len; /* keep the line */
+        p += len;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* --resume: the folder must hold this very sweep (same flags, axes, seeds and policies). */
+static int check_same_sweep(BwError *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweep.json", W.out);
+    size_t len = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return BW_OK; /* interrupted before it was written */
+    char *old = malloc(1 << 20);
+    len = fread(old, 1, (1 << 20) - 1, f);
+    old[len] = '\0';
+    fclose(f);
+    char *now = NULL;
+    size_t now_len = 0;
+    FILE *mem = open_memstream(&now, &now_len);
+    sweep_json(mem);
+    fclose(mem);
+    char *a = without_shard(old), *b = without_shard(now);
+    int same = strcmp(a, b) == 0;
+    free(old);
+    free(now);
+    free(a);
+    free(b);
+    if (!same)
+        return bw_fail(err, BW_EUSAGE,
+                       "--resume: %s holds a different sweep (other flags, values, seeds or "
+                       "policies; see its sweep.json)",
+                       W.out);
+    return BW_OK;
 }
 
 /* A sweep killed with SIGKILL while rewriting sweep.csv leaves its temporary file behind. */
@@ -588,9 +643,15 @@ static void print_table(void)
                    sd, sp, br, fn, k == best ? "  <- fastest" : "");
         }
     }
-    printf("\ntta_s: mean simulated seconds to accuracy %.4f over %d seed(s); speedup and bytes "
-           "against %s\n",
-           R.target, W.n_seeds, W.policies[W.baseline]);
+    char target[64];
+    int swept = 0;
+    for (int a = 0; a < W.n_axes; a++) swept |= strcmp(W.axes[a].name, "target-accuracy") == 0;
+    if (swept)
+        snprintf(target, sizeof target, "each point's --target-accuracy");
+    else
+        snprintf(target, sizeof target, "accuracy %.4f", W.target);
+    printf("\ntta_s: mean simulated seconds to %s over %d seed(s); speedup and bytes against %s\n",
+           target, W.n_seeds, W.policies[W.baseline]);
 }
 
 /* speedup_grid.dat for the heatmap: one block per policy, rows "x y speedup xlabel ylabel text"
@@ -629,6 +690,15 @@ static int write_grid(int ax, int ay, BwError *err)
     return outfile_commit(&of, err);
 }
 
+/* The target accuracy at a point (it may be swept). */
+static double point_target(long point)
+{
+    for (int a = 0; a < W.n_axes; a++)
+        if (strcmp(W.axes[a].name, "target-accuracy") == 0)
+            return strtod(point_value(point, a), NULL);
+    return W.target;
+}
+
 /* Each point's curves (first seed): accuracy and bytes against time, one line per policy, in
  * the point's folder runs/<point>/seed-S/. */
 static void point_curves(void)
@@ -649,7 +719,7 @@ static void point_curves(void)
             labels[n++] = W.policies[k];
         }
         BwError err;
-        if (n && plots_curves(dir, runs, labels, n, R.target, &err)) {
+        if (n && plots_curves(dir, runs, labels, n, point_target(p), &err)) {
             fprintf(stderr, "bellows: %s\n", err.msg);
             return;
         }
@@ -758,6 +828,7 @@ int cmd_sweep(int argc, char **argv_in)
     }
     if (rc) goto fail;
     W.out = R.out;
+    W.target = R.target;
     W.jobs = R.jobs;
     W.no_plots = R.no_plots;
     W.progress = !R.quiet && isatty(STDERR_FILENO);
@@ -799,6 +870,27 @@ int cmd_sweep(int argc, char **argv_in)
         rc = bw_fail(&err, BW_EUSAGE, "--seed: a sweep takes --seeds");
         goto fail;
     }
+    /* the same value twice would run the same run twice, into one folder */
+    for (int a = 0; a < W.n_axes; a++)
+        for (int i = 0; i < W.axes[a].n; i++)
+            for (int j = 0; j < i; j++)
+                if (strcmp(W.axes[a].value[i], W.axes[a].value[j]) == 0) {
+                    rc = bw_fail(&err, BW_EUSAGE, "--%s: %s is listed twice", W.axes[a].name,
+                                 W.axes[a].value[i]);
+                    goto fail;
+                }
+    for (int i = 0; i < W.n_seeds; i++)
+        for (int j = 0; j < i; j++)
+            if (W.seeds[i] == W.seeds[j]) {
+                rc = bw_fail(&err, BW_EUSAGE, "--seeds: %d is listed twice", W.seeds[i]);
+                goto fail;
+            }
+    for (int i = 0; i < W.n_policies; i++)
+        for (int j = 0; j < i; j++)
+            if (strcmp(W.policies[i], W.policies[j]) == 0) {
+                rc = bw_fail(&err, BW_EUSAGE, "--policies: %s is listed twice", W.policies[i]);
+                goto fail;
+            }
     W.n_points = 1;
     for (int a = 0; a < W.n_axes; a++) W.n_points *= W.axes[a].n;
     W.n_runs = W.n_points * W.n_seeds * W.n_policies;
@@ -817,6 +909,21 @@ int cmd_sweep(int argc, char **argv_in)
         W.runs[r].seed_i = (int)(r / W.n_policies % W.n_seeds);
         W.runs[r].point = r / W.n_policies / W.n_seeds;
     }
+    /* distinct values must give distinct folders (1e-3 and 1e+3 would not) */
+    for (int a = 0; a < W.n_axes; a++)
+        for (int i = 0; i < W.axes[a].n; i++)
+            for (int j = 0; j < i; j++) {
+                char x[SPEC_MAX_TEXT], y[SPEC_MAX_TEXT];
+                folder_value(W.axes[a].value[i], x, sizeof x);
+                folder_value(W.axes[a].value[j], y, sizeof y);
+                if (strcmp(x, y) == 0) {
+                    rc = bw_fail(&err, BW_EUSAGE,
+                                 "--%s: %s and %s would share a folder name; write them "
+                                 "differently",
+                                 W.axes[a].name, W.axes[a].value[j], W.axes[a].value[i]);
+                    goto fail;
+                }
+            }
     /* every run checked before anything is written: a bad value is a usage error now */
     for (long p = 0; p < W.n_points; p++)
         for (int k = 0; k < W.n_policies; k++) {
@@ -855,7 +962,7 @@ int cmd_sweep(int argc, char **argv_in)
     if ((rc = outdir_create(W.out, &err))) goto fail;
     if (resume) {
         remove_stale_temporaries(W.out);
-        if ((rc = read_finished(&err))) goto fail;
+        if ((rc = check_same_sweep(&err)) || (rc = read_finished(&err))) goto fail;
     }
     long n_todo = 0, already = 0;
     for (long r = 0; r < W.n_runs; r++) {
@@ -1067,8 +1174,9 @@ int cmd_merge(int argc, char **argv)
             double tta = field_num(r->fields[n_axes + 6]), bytes = field_num(r->fields[n_axes + 8]);
             double speed = b ? field_num(b->fields[n_axes + 6]) / tta : NAN;
             double ratio = b ? bytes / field_num(b->fields[n_axes + 8]) : NAN;
-            char folder[2048];
-            snprintf(folder, sizeof folder, "%s/%s", r->dir, r->fields[n_axes + 2]);
+            char folder[8192], abs_dir[4096];
+            if (!realpath(r->dir, abs_dir)) snprintf(abs_dir, sizeof abs_dir, "%s", r->dir);
+            snprintf(folder, sizeof folder, "%s/%s", abs_dir, r->fields[n_axes + 2]);
             for (int k = 0; k < r->n; k++) {
                 if (k) fputc(',', of.f);
                 if (k == n_axes + 2)

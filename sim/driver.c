@@ -88,6 +88,7 @@ static struct {
     double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
     double epoch_norm_rank0[MODEL_MAX_LAYERS], epoch_norm_mean[MODEL_MAX_LAYERS];
     long epoch_steps; /* steps summed into the workers' gsum */
+    int batch_wanted; /* the policy's last per-worker batch */
     /* periodic: the last averaging */
     int averaged_prev;
     double variance_prev;
@@ -418,6 +419,10 @@ static void rendezvous_leader(void)
         res->epoch_last_step =
             realloc(res->epoch_last_step, sizeof(long) * (size_t)(res->n_epoch_norms + 1));
         assert(res->epoch_norm && res->epoch_last_step);
+        res->epoch_index =
+            realloc(res->epoch_index, sizeof(int) * (size_t)(res->n_epoch_norms + 1));
+        assert(res->epoch_index);
+        res->epoch_index[res->n_epoch_norms] = st->epoch;
         res->epoch_last_step[res->n_epoch_norms] = st->step;
         res->epoch_norm[res->n_epoch_norms++] = sqrt(sq);
     }
@@ -457,13 +462,17 @@ static void rendezvous_leader(void)
     }
     S.dec = d;
     /* the next step (every worker has gathered this step's batch already) */
+    /* A new batch that no longer fits in what is left of this epoch waits for the next one, so
+     * an epoch ends only where the policy was told it would (obs.epoch_end). */
+    S.batch_wanted = d.batch / P;
     StepState next = {
-        .step = st->step + 1, .epoch = st->epoch, .pos = st->pos + st->b, .b = d.batch / P};
-    if (S.epoch_end || next.pos + next.b > S.shard) {
-        S.epoch_end = 1;
+        .step = st->step + 1, .epoch = st->epoch, .pos = st->pos + st->b, .b = S.batch_wanted};
+    if (!S.epoch_end && next.pos + next.b > S.shard) next.b = st->b;
+    if (S.epoch_end) {
         next.epoch++;
         next.pos = 0;
         next.epoch_start = 1;
+        next.b = S.batch_wanted;
     }
     int last = next.epoch == cfg->tc.epochs;
     S.eval_due = last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : S.epoch_end);
@@ -780,6 +789,8 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
                   : S.stop == STOP_TARGET ? "reached_target"
                                           : "completed";
     res->epochs_done = S.cur.epoch;
+    if (S.averaged_prev && res->n_steps) /* the last averaging had no next step to report it */
+        res->steps[res->n_steps - 1].variance = S.variance_prev;
     for (int w = 0; w < P; w++) {
         const CollStats *cs = coll_stats(S.comm, w);
         res->compute_s += S.w[w].compute_s / P;
@@ -824,6 +835,8 @@ void driver_result_free(RunResult *res)
     free(res->steps);
     free(res->epoch_norm);
     free(res->epoch_last_step);
+    free(res->epoch_index);
+    res->epoch_index = NULL;
     res->epoch_norm = NULL;
     res->epoch_last_step = NULL;
     res->evals = NULL;

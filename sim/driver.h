@@ -89,6 +89,7 @@ typedef struct {
      * ||(1/T) sum_t g_t||^2); NULL otherwise */
     double *epoch_norm;
     long *epoch_last_step; /* the step that ended each of those epochs */
+    int *epoch_index;      /* and its number */
     int n_epoch_norms;
     double replica_max_diff;
     double wall_model_s; /* wall seconds inside the models' own math (forward, backward,

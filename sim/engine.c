@@ -88,7 +88,12 @@ int engine_load_cluster(Cluster *c, BwError *err)
                            c->platform_file ? c->platform_file : "(generated)",
                            c->platform_file ? c->hosts[r] : name);
     }
-    if (c->platform_file) measure_user_routes(c);
+    if (c->platform_file) {
+        /* SimGrid builds a file's Dijkstra or Floyd route tables when the simulation starts:
+         * an empty run seals the platform (the actors come later) */
+        simgrid_run();
+        measure_user_routes(c);
+    }
     return BW_OK;
 }
 

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../policies/policy.h"
 #include "outfile.h"
@@ -66,6 +67,24 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     jsonw_string(&w, "collectives", meta->collectives);
     jsonw_string(&w, "network_model", meta->network_model);
     jsonw_double(&w, "compute_jitter", cfg->jitter_sigma);
+    jsonw_array(&w, "slowdown");
+    for (int i = 0; cfg->slowdown && i < c->workers; i++) jsonw_double(&w, NULL, cfg->slowdown[i]);
+    jsonw_end_array(&w);
+    jsonw_long(&w, "eval_every", cfg->eval_every);
+    jsonw_bool(&w, "stop_at_target", cfg->stop_at_target);
+    jsonw_bool(&w, "nesterov", cfg->tc.sgd.nesterov);
+    jsonw_double(&w, "lr_warmup_epochs", cfg->tc.lr.warmup_epochs);
+    jsonw_array(&w, "lr_decay_epochs");
+    for (int i = 0; cfg->tc.lr.kind == LR_STEP && i < cfg->tc.lr.n_milestones; i++)
+        jsonw_double(&w, NULL, cfg->tc.lr.milestones[i]);
+    jsonw_end_array(&w);
+    jsonw_double(&w, "lr_decay_factor", cfg->tc.lr.decay_factor);
+    jsonw_array(&w, "hidden");
+    for (int i = 0; i < cfg->mc.n_hidden; i++) jsonw_long(&w, NULL, cfg->mc.hidden[i]);
+    jsonw_end_array(&w);
+    jsonw_array(&w, "channels");
+    for (int i = 0; i < 2; i++) jsonw_long(&w, NULL, cfg->mc.channels[i]);
+    jsonw_end_array(&w);
     jsonw_double(&w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
     jsonw_end_object(&w);
     jsonw_double(&w, "final_test_accuracy", res->final_accuracy);
@@ -142,7 +161,8 @@ static int write_epochs(const char *dir, const RunResult *res, BwError *err)
     if (rc) return rc;
     fputs("epoch,last_step,grad_norm,norm_change\n", of.f);
     for (int e = 0; e < res->n_epoch_norms; e++) {
-        fprintf(of.f, "%d,%ld,%.9g,", e, res->epoch_last_step[e], res->epoch_norm[e]);
+        fprintf(of.f, "%d,%ld,%.9g,", res->epoch_index[e], res->epoch_last_step[e],
+                res->epoch_norm[e]);
         if (e > 0 && res->epoch_norm[e - 1] > 0)
             fprintf(of.f, "%.9g",
                     fabs(res->epoch_norm[e - 1] - res->epoch_norm[e]) / res->epoch_norm[e - 1]);
@@ -157,6 +177,11 @@ int results_write(const char *dir, const RunConfig *cfg, const RunMeta *meta, co
     int rc = write_evals(dir, res, err);
     if (!rc) rc = write_steps(dir, res, err);
     if (!rc && res->n_epoch_norms) rc = write_epochs(dir, res, err);
+    if (!rc && !res->n_epoch_norms) { /* no stale signal from an earlier run in this folder */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/epochs.csv", dir);
+        unlink(path);
+    }
     if (!rc) rc = write_summary(dir, cfg, meta, res, err); /* last: its presence means done */
     return rc;
 }

@@ -160,7 +160,9 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", R.record_trace);
         char *slash = strrchr(dir, '/');
-        if (slash)
+        if (slash == dir) /* a file in / */
+            dir[1] = '\0';
+        else if (slash)
             *slash = '\0';
         else
             snprintf(dir, sizeof dir, ".");

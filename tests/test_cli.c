@@ -179,6 +179,14 @@ static const BadCase BAD[] = {
     {"sweep --workers 8..4 --out @/o1", 2, "--workers 8..4: an empty or endless range"},
     {"sweep --workers 2..8:x1 --out @/o1", 2, "an empty or endless range"},
     {"sweep --shard 3/2 --out @/o1", 2, "--shard 3/2"},
+    {"sweep --workers 2,2 --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--workers: 2 is listed twice"},
+    {"sweep --lr 1e-3,1e+3 --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "would share a folder name"},
+    {"sweep --policies sync,sync --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--policies: sync is listed twice"},
+    {"run --record-trace @/nodir/t.jsonl --train-samples 256 --test-samples 64 --batch 8", 2,
+     "--record-trace"},
     {"sweep --seed 3 --seeds 1,2 --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
      "--seed: a sweep takes --seeds"},
     {"sweep --policies sync,nosuch --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
@@ -433,6 +441,16 @@ static void test_run_on_a_platform_file_of_ones_own(void **state)
     assert_non_null(strstr(sum, "\"hosts\": [\n      \"b\",\n      \"a\"\n    ]"));
     assert_non_null(strstr(sum, "\"workers\": 2"));
     free(sum);
+    /* a platform that bellows platform printed (Dijkstra routing, sealed when the run starts) */
+    assert_int_equal(run("platform --workers 3"), 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cp %s/stdout %s/p3.xml", TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(args, sizeof args,
+             "run --platform %s/p3.xml --train-samples 512 --test-samples 100 --epochs 1 "
+             "--batch 16 --quiet --out %s/own-dijkstra",
+             TMP, TMP);
+    assert_int_equal(run(args), 0);
     /* without --hosts: all three hosts, in natural order */
     snprintf(args, sizeof args,
              "run --platform %s/good.xml --train-samples 512 --test-samples 100 --epochs 1 "

@@ -71,6 +71,11 @@ static void test_sweep_is_the_same_with_one_or_two_jobs(void **state)
     assert_non_null(png);
     assert_true(len > 4000 && memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
     free(png);
+    /* resuming with other flags is refused: it would mix two sweeps in one table */
+    snprintf(dir, sizeof dir, "%s/j1", TMP);
+    assert_int_equal(
+        sh(BELLOWS_BIN " " SWEEP_ARGS " --epochs 3 --resume --out %s >/dev/null 2>&1%s", dir, ""),
+        2);
     /* a finished sweep is not overwritten by accident */
     snprintf(dir, sizeof dir, "%s/j1", TMP);
     assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " --out %s >/dev/null 2>&1%s", dir, ""), 2);
