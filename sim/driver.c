@@ -209,12 +209,13 @@ int driver_check(const RunConfig *cfg, BwError *err)
                                (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0);
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
     if (phys > 0 && need > 0.8 * phys) {
+        size_t n_params = m->n_params;
         model_free(m);
         return bw_fail(err, BW_EUSAGE,
                        "--workers %d: the %d replicas of this %zu-parameter model need about "
                        "%.1f GiB, more than this machine's %.1f GiB allow; use fewer workers or a "
                        "smaller model",
-                       P, P, m->n_params, need / (1 << 30), phys / (1 << 30));
+                       P, P, n_params, need / (1 << 30), phys / (1 << 30));
     }
     PolicyContext ctx;
     fill_context(&ctx, cfg, m, shard);

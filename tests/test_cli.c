@@ -490,7 +490,11 @@ static void test_a_write_failure_is_reported_and_leaves_no_partial_file(void **s
     assert_int_equal(WEXITSTATUS(st), 1);
     char *err = captured("stderr");
     assert_non_null(strstr(err, "write failed: File too large"));
-    assert_true(strncmp(err, "bellows: ", 9) == 0 && strchr(err, '\n') == err + strlen(err) - 1);
+    /* one line of ours (a sanitizer build may add its own warnings about SimGrid's stacks) */
+    int ours = 0;
+    for (char *p = err; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        ours += strncmp(p, "bellows: ", 9) == 0;
+    assert_int_equal(ours, 1);
     free(err);
     snprintf(path, sizeof path, "%s/full/summary.json", TMP);
     assert_false(file_exists(path));
