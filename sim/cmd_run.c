@@ -212,11 +212,52 @@ static void compare_done(int i, RunRow *row, void *ctx)
     }
 }
 
+/* --trace: the model, data and schedule are the trace's; flags that would set them are refused. */
+static int setup_replay(const Flags *f, RunConfig *cfg, Trace *trace, BwError *err)
+{
+    for (int i = f->train_at; i < f->cluster_at; i++)
+        if (f->set[i] && strcmp(f->opts[i].name, "seed") != 0 &&
+            strcmp(f->opts[i].name, "threads") != 0)
+            return bw_fail(err, BW_EUSAGE,
+                           "--%s: a replay takes the model, data and schedule "
+                           "from --trace",
+                           f->opts[i].name);
+    int rc = trace_read(R.trace, trace, err);
+    if (rc) return rc;
+    int P = cfg->cluster.workers;
+    int global = trace->steps[0].batch;
+    if (global % P != 0) {
+        trace_free(trace);
+        return bw_fail(err, BW_EUSAGE,
+                       "--workers: %d does not divide the trace's global batch of %d", P, global);
+    }
+    cfg->replay = trace;
+    cfg->tc.batch = global / P;
+    cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
+    cfg->tc.lr.base_lr = trace->steps[0].lr;
+    cfg->model_name = trace->h.model;
+    return BW_OK;
+}
+
+static int compare_or_replay(int argc, char **argv, int replay);
+
 int cmd_compare(int argc, char **argv)
 {
+    return compare_or_replay(argc, argv, 0);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    return compare_or_replay(argc, argv, 1);
+}
+
+static int compare_or_replay(int argc, char **argv, int replay)
+{
     BwError err = {{0}};
+    Trace trace = {0};
     Flags f;
-    int rc = run_parse_flags("bellows compare", RUN_MODE_COMPARE, argc, argv, &f, &err);
+    int rc = run_parse_flags(replay ? "bellows replay" : "bellows compare", RUN_MODE_COMPARE, argc,
+                             argv, &f, &err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
                        "Runs every policy of --policies on the identical scenario and seed (the "
@@ -238,7 +279,12 @@ int cmd_compare(int argc, char **argv)
     memset(rows, 0, sizeof rows);
     if (rc == BW_OK) rc = spec_split_list(R.policies, "--policies", specs, MAX_POLICIES, &n, &err);
     if (rc == BW_OK) rc = run_setup("compare", &f, &ta, &cfg, slowdown, &err);
-    if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, &err);
+    if (rc == BW_OK && replay && !R.trace)
+        rc = bw_fail(&err, BW_EUSAGE, "--trace: replay needs the trace to replay");
+    if (rc == BW_OK && R.trace)
+        rc = setup_replay(&f, &cfg, &trace, &err);
+    else if (rc == BW_OK)
+        rc = run_load_data(&ta, &cfg, &train, &test, &err);
     for (int i = 0; rc == BW_OK && i < n; i++) {
         cfg.policy = specs[i];
         rc = driver_check(&cfg, &err);
@@ -254,6 +300,7 @@ int cmd_compare(int argc, char **argv)
     fflush(stderr);
 
     CompareJob job = {&cfg, &ta, &f, out, specs, rows, run_wall_now(), cfg.progress, 0};
+    if (cfg.replay) ta.model = cfg.replay->h.model;
     cfg.progress = cfg.progress && R.jobs == 1;
     if ((rc = runner_pool(n, R.jobs, compare_start, compare_done, &job, &err))) goto fail;
     int failed = job.failed;
@@ -264,10 +311,12 @@ int cmd_compare(int argc, char **argv)
     if (!R.no_plots) make_plots(out, specs, n);
     dataset_free(&train);
     dataset_free(&test);
+    trace_free(&trace);
     return failed ? BW_ERUNTIME : BW_OK;
 fail:
     fprintf(stderr, "bellows: %s\n", err.msg);
     dataset_free(&train);
     dataset_free(&test);
+    trace_free(&trace);
     return rc;
 }

@@ -9,6 +9,7 @@ int cmd_models(int argc, char **argv);
 int cmd_platform(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_plot(int argc, char **argv);

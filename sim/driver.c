@@ -41,9 +41,10 @@ typedef struct {
     float *x;
     uint8_t *y;
     int *idx;
-    int cap;       /* samples x, y and idx hold */
-    float *before; /* periodic: parameters before averaging */
-    float *gsum;   /* the local gradients summed over the epoch so far (Accordion's signal) */
+    int cap;          /* samples x, y and idx hold */
+    float *before;    /* periodic: parameters before averaging */
+    float *gsum;      /* the local gradients summed over the epoch so far (Accordion's signal) */
+    float *gtemplate; /* replay: a fixed random gradient, each layer of norm 1 */
     double loss;
     double norms[MODEL_MAX_LAYERS];
     double compute_s, comm_s, wait_s;
@@ -87,8 +88,10 @@ static struct {
     char state[64];
     double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
     double epoch_norm_rank0[MODEL_MAX_LAYERS], epoch_norm_mean[MODEL_MAX_LAYERS];
-    long epoch_steps; /* steps summed into the workers' gsum */
-    int batch_wanted; /* the policy's last per-worker batch */
+    long epoch_steps;      /* steps summed into the workers' gsum */
+    int batch_wanted;      /* the policy's last per-worker batch */
+    double epoch_first_lr; /* the lr at the current epoch's first step */
+    double trace_variance; /* replay: the trace's latest parameter variance */
     /* periodic: the last averaging */
     int averaged_prev;
     double variance_prev;
@@ -106,6 +109,58 @@ static struct {
     long cap_steps;
     int cap_evals;
 } S;
+
+/* ---- replay: a model that is only the trace's layer table ---- */
+
+static const TraceHeader *REPLAY_HEADER;
+
+static int replay_setup(Model *m, BwError *err)
+{
+    const TraceHeader *h = REPLAY_HEADER;
+    if (h->n_layers > MODEL_MAX_LAYERS)
+        return bw_fail(err, BW_EUSAGE, "--trace: %d layers, at most %d", h->n_layers,
+                       MODEL_MAX_LAYERS);
+    size_t at = 0;
+    for (int l = 0; l < h->n_layers; l++) {
+        LayerView *v = &m->layers[l];
+        snprintf(v->name, sizeof v->name, "%s", h->layers[l].name);
+        v->offset = at;
+        v->rows = h->layers[l].rows;
+        v->cols = h->layers[l].cols;
+        v->ndim = v->cols == 1 ? 1 : 2;
+        at += layer_size(v);
+    }
+    m->n_layers = h->n_layers;
+    m->n_params = at;
+    return BW_OK;
+}
+
+static double replay_flops(const Model *m)
+{
+    (void)m;
+    return REPLAY_HEADER->flops_per_sample;
+}
+
+static const ModelOps REPLAY_MODEL = {.name = "trace",
+                                      .help = "the layer table of a replayed trace",
+                                      .setup = replay_setup,
+                                      .flops_per_sample = replay_flops};
+
+static int make_model(const RunConfig *cfg, Model **out, BwError *err)
+{
+    if (!cfg->replay) return model_create(cfg->model, &cfg->mc, cfg->tc.seed, out, err);
+    REPLAY_HEADER = &cfg->replay->h;
+    ModelConfig mc = model_config_default();
+    return model_create(&REPLAY_MODEL, &mc, cfg->tc.seed, out, err);
+}
+
+/* Samples per worker per epoch: the data's shard, or what the trace's epochs held. */
+static int shard_of(const RunConfig *cfg)
+{
+    if (!cfg->replay) return dataset_shard_size(cfg->train->n, cfg->cluster.workers);
+    long spe = cfg->replay->h.steps_per_epoch ? cfg->replay->h.steps_per_epoch : 1;
+    return (int)(spe * cfg->tc.batch);
+}
 
 static double wall_now(void)
 {
@@ -164,11 +219,16 @@ static int check_decision(const RunConfig *cfg, const Model *m, const Compressor
                           const PolicyDecision *d, int periodic, BwError *err)
 {
     int P = cfg->cluster.workers;
-    if (d->batch < P || d->batch % P != 0)
+    if (cfg->replay && d->batch != cfg->tc.batch * P)
+        return bw_fail(err, BW_EUSAGE,
+                       "--policy %s: a replay follows the trace's batches; a policy that changes "
+                       "the batch cannot be replayed",
+                       cfg->policy);
+    if (!cfg->replay && (d->batch < P || d->batch % P != 0))
         return bw_fail(err, BW_EUSAGE,
                        "--policy %s: global batch %d is not a positive multiple of the %d workers",
                        cfg->policy, d->batch, P);
-    if (d->batch / P > dataset_shard_size(cfg->train->n, P))
+    if (!cfg->replay && d->batch / P > dataset_shard_size(cfg->train->n, P))
         return bw_fail(err, BW_EUSAGE,
                        "--policy %s: global batch %d is larger than the training set allows "
                        "(%d samples per worker)",
@@ -189,8 +249,8 @@ int driver_check(const RunConfig *cfg, BwError *err)
     const int P = cfg->cluster.workers;
     if (P > DRIVER_MAX_WORKERS)
         return bw_fail(err, BW_EUSAGE, "--workers: at most %d", DRIVER_MAX_WORKERS);
-    int shard = dataset_shard_size(cfg->train->n, P);
-    if (cfg->tc.batch > shard)
+    int shard = shard_of(cfg);
+    if (!cfg->replay && cfg->tc.batch > shard)
         return bw_fail(err, BW_EUSAGE,
                        "--batch: %d per worker, but each of the %d workers has only %d training "
                        "samples",
@@ -200,7 +260,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
     Model *m = NULL;
     Policy *p = NULL;
     Compressor *c = NULL;
-    int rc = model_create(cfg->model, &cfg->mc, cfg->tc.seed, &m, err);
+    int rc = make_model(cfg, &m, err);
     if (rc) return rc;
     /* Memory: every worker holds about 8 copies of the parameters (params, grads, velocity,
      * the epoch sum, the compressor's memory and buffers, the pre-averaging copy) and its
@@ -279,9 +339,20 @@ static double lr_for(int epoch, int pos, int b)
     return lr * (double)b / S.b0;
 }
 
+/* Replay: the trace's evaluation after `steps` steps, or NULL. */
+static const TraceEval *trace_eval_at(long steps)
+{
+    const Trace *t = S.cfg->replay;
+    for (long i = 0; i < t->n_evals; i++)
+        if (t->evals[i].step == steps) return &t->evals[i];
+    return NULL;
+}
+
 static void record_eval(Model *m, const StepState *st, double now)
 {
     RunResult *res = S.res;
+    const TraceEval *te_replay = NULL;
+    if (S.cfg->replay && !(te_replay = trace_eval_at(st ? st->step + 1 : 0))) return;
     if (res->n_evals == S.cap_evals) {
         S.cap_evals = S.cap_evals ? 2 * S.cap_evals : 64;
         res->evals = realloc(res->evals, sizeof *res->evals * (size_t)S.cap_evals);
@@ -297,8 +368,14 @@ static void record_eval(Model *m, const StepState *st, double now)
     snprintf(e->state, sizeof e->state, "%s", st ? S.state : "start");
     BwError err;
     double w0 = wall_now();
-    int eval_rc = model_evaluate(m, S.cfg->test->x, S.cfg->test->y, S.cfg->test->n,
+    int eval_rc = BW_OK;
+    if (te_replay) { /* the trace's accuracy: a replay does not re-simulate it */
+        e->test_accuracy = te_replay->test_accuracy;
+        e->test_loss = te_replay->test_loss;
+    } else {
+        eval_rc = model_evaluate(m, S.cfg->test->x, S.cfg->test->y, S.cfg->test->n,
                                  S.cfg->test->dim, &e->test_loss, &e->test_accuracy, &err);
+    }
     res->wall_model_s += wall_now() - w0;
     if (eval_rc != BW_OK) {
         e->test_accuracy = NAN;
@@ -408,7 +485,13 @@ static void rendezvous_leader(void)
         S.grad_norm_rank0[l] = S.w[0].norms[l];
         S.grad_norm_mean[l] = s / P;
     }
-    S.epoch_end = st->pos + 2 * st->b > S.shard;
+    const Trace *tr = cfg->replay;
+    const TraceStep *ts = tr ? &tr->steps[st->step] : NULL;
+    if (tr)
+        S.epoch_end = ts->epoch_end || st->step + 1 == tr->n_steps ||
+                      tr->steps[st->step + 1].epoch != ts->epoch;
+    else
+        S.epoch_end = st->pos + 2 * st->b > S.shard;
     S.epoch_steps++;
     if (S.epoch_end && S.want_norms) {
         epoch_norms(m0);
@@ -428,7 +511,11 @@ static void rendezvous_leader(void)
         res->epoch_norm[res->n_epoch_norms++] = sqrt(sq);
     }
     int lr_decayed = 0;
-    if (st->epoch_start && st->epoch > 0 && cfg->tc.lr.kind == LR_STEP)
+    if (tr && st->epoch_start && st->epoch > 0) /* a replay: an lr at least halved since the
+                                                    previous epoch's start counts as a decay */
+        lr_decayed = st->lr <= 0.5 * S.epoch_first_lr;
+    if (st->epoch_start) S.epoch_first_lr = st->lr;
+    if (!tr && st->epoch_start && st->epoch > 0 && cfg->tc.lr.kind == LR_STEP)
         for (int i = 0; i < cfg->tc.lr.n_milestones; i++)
             lr_decayed |=
                 cfg->tc.lr.milestones[i] > st->epoch - 1 && cfg->tc.lr.milestones[i] <= st->epoch;
@@ -447,6 +534,13 @@ static void rendezvous_leader(void)
                      .bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent,
                      .epoch_norm_rank0 = S.epoch_end ? S.epoch_norm_rank0 : NULL,
                      .epoch_norm_mean = S.epoch_end ? S.epoch_norm_mean : NULL};
+    if (tr) { /* the trace's signals; its last variance stands in when this replay averages
+                 where the recorded run did not */
+        obs.epoch_norm_rank0 = obs.epoch_norm_mean = ts->has_epoch_norms ? ts->epoch_norms : NULL;
+        if (st->step > 0 && tr->steps[st->step - 1].has_variance)
+            S.trace_variance = tr->steps[st->step - 1].param_variance;
+        obs.param_variance = S.averaged_prev ? S.trace_variance : 0;
+    }
     if (S.averaged_prev) S.res->steps[S.res->n_steps - 1].variance = S.variance_prev;
     if (S.trace) record_trace_step(&obs, st);
     S.averaged_prev = 0;
@@ -463,6 +557,21 @@ static void rendezvous_leader(void)
     }
     S.dec = d;
     /* the next step (every worker has gathered this step's batch already) */
+    if (tr) { /* the next step is the trace's */
+        int last = st->step + 1 == tr->n_steps;
+        StepState next = {.step = st->step + 1, .epoch = st->epoch, .b = st->b, .lr = st->lr};
+        if (!last) {
+            const TraceStep *nx = &tr->steps[st->step + 1];
+            next.epoch = nx->epoch;
+            next.epoch_start = nx->epoch != ts->epoch;
+            next.b = nx->batch / P > 0 ? nx->batch / P : 1;
+            next.lr = nx->lr;
+        }
+        S.eval_due = trace_eval_at(st->step + 1) != NULL;
+        S.cur = next;
+        S.stop = last ? STOP_DONE : STOP_NO;
+        return;
+    }
     /* A new batch that no longer fits in what is left of this epoch waits for the next one, so
      * an epoch ends only where the policy was told it would (obs.epoch_end). */
     S.batch_wanted = d.batch / P;
@@ -550,6 +659,23 @@ static void progress_line(const StepState *st)
     fflush(stderr);
 }
 
+/* Replay: this step's gradient is the worker's fixed random tensor, each layer scaled to the
+ * trace's norm (rank 0 takes rank 0's norms when the trace has them), so compressors select,
+ * factor and quantise realistic data and every collective moves what it would. */
+static void replay_gradient(Model *m, Worker *me, const TraceStep *ts, int rank)
+{
+    const double *norms = rank == 0 && ts->has_rank0 ? ts->grad_norms_rank0 : ts->grad_norms;
+    for (int l = 0; l < m->n_layers; l++) {
+        const LayerView *v = &m->layers[l];
+        float scale = (float)ts->grad_norms[l];
+        const float *t = me->gtemplate + v->offset;
+        float *g = m->grads + v->offset;
+        for (size_t i = 0; i < layer_size(v); i++) g[i] = scale * t[i];
+        me->norms[l] = norms[l];
+    }
+    me->loss = ts->loss;
+}
+
 static void worker_main(int argc, char **argv)
 {
     assert(argc == 2);
@@ -562,24 +688,31 @@ static void worker_main(int argc, char **argv)
     for (;;) {
         const StepState st = S.cur;
         /* real forward and backward on this worker's part of the global batch */
-        if (st.b > me->cap) {
+        if (!cfg->replay && st.b > me->cap) {
             me->cap = st.b;
             me->x = realloc(me->x, sizeof(float) * (size_t)st.b * (size_t)cfg->train->dim);
             me->y = realloc(me->y, (size_t)st.b);
             me->idx = realloc(me->idx, sizeof(int) * (size_t)st.b);
             assert(me->x && me->y && me->idx);
         }
-        for (int j = 0; j < st.b; j++)
-            me->idx[j] = dataset_shard_index(S.perm, P, rank, st.pos + j);
-        double w0 = wall_now();
-        dataset_gather(cfg->train, me->idx, st.b, me->x, me->y);
-        me->loss = model_forward_backward(m, me->x, me->y, st.b);
-        S.res->wall_model_s += wall_now() - w0;
-        if (S.want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
+        if (cfg->replay) {
+            replay_gradient(m, me, &cfg->replay->steps[st.step], rank);
+        } else {
+            for (int j = 0; j < st.b; j++)
+                me->idx[j] = dataset_shard_index(S.perm, P, rank, st.pos + j);
+            double w0 = wall_now();
+            dataset_gather(cfg->train, me->idx, st.b, me->x, me->y);
+            me->loss = model_forward_backward(m, me->x, me->y, st.b);
+            S.res->wall_model_s += wall_now() - w0;
+            if (S.want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
+        }
 
         /* simulated compute */
         double t0 = simgrid_get_clock();
         double flops = flops_per_sample * st.b;
+        if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
+            flops = cfg->replay->h.compute_s_per_step * sg_host_get_speed(sg_host_self()) * st.b /
+                    cfg->replay->h.batch;
         if (cfg->slowdown) flops *= cfg->slowdown[rank];
         if (cfg->jitter_sigma > 0) {
             double s = cfg->jitter_sigma;
@@ -608,11 +741,11 @@ static void worker_main(int argc, char **argv)
             for (int l = 0; l < m->n_layers; l++) levels[l] = S.dec.level[l];
             compress_reduce(me->comp, S.comm, m->grads, levels);
             double w1 = wall_now();
-            sgd_step(&me->opt, m->params, m->grads, st.lr);
+            if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
             S.res->wall_model_s += wall_now() - w1;
         } else {
             double w1 = wall_now();
-            sgd_step(&me->opt, m->params, m->grads, st.lr);
+            if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
             S.res->wall_model_s += wall_now() - w1;
             if (S.dec.average) {
                 average_parameters(rank, me);
@@ -670,6 +803,7 @@ static void free_workers(void)
         free(me->idx);
         free(me->before);
         free(me->gsum);
+        free(me->gtemplate);
     }
     free(S.w);
     S.w = NULL;
@@ -690,21 +824,21 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     S.cfg = cfg;
     S.res = res;
     S.P = P;
-    S.shard = dataset_shard_size(cfg->train->n, P);
+    S.shard = shard_of(cfg);
     S.b0 = cfg->tc.batch;
 
     res->cluster = cfg->cluster;
     if ((rc = engine_load_cluster(&res->cluster, err))) return rc;
     S.comm = coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
     S.w = calloc((size_t)P, sizeof *S.w);
-    S.perm = malloc(sizeof(int) * (size_t)cfg->train->n);
+    S.perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
     if (!S.comm || !S.w || !S.perm) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", P);
         goto done;
     }
     for (int w = 0; w < P && rc == BW_OK; w++) {
         Worker *me = &S.w[w];
-        if ((rc = model_create(cfg->model, &cfg->mc, cfg->tc.seed, &me->model, err)) ||
+        if ((rc = make_model(cfg, &me->model, err)) ||
             (rc = sgd_init(&me->opt, me->model->n_params, cfg->tc.sgd, err)) ||
             (rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
                                   me->model->n_layers, P, w, cfg->tc.seed, &me->comp, err)))
@@ -712,7 +846,21 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         me->rng = gsl_rng_alloc(gsl_rng_mt19937);
         me->before = malloc(sizeof(float) * me->model->n_params);
         me->gsum = calloc(me->model->n_params, sizeof(float));
-        if (!me->rng || !me->before || !me->gsum)
+        if (cfg->replay && me->rng &&
+            (me->gtemplate = malloc(sizeof(float) * me->model->n_params))) {
+            gsl_rng_set(me->rng, (unsigned long)mix64(cfg->tc.seed * 7919 + (uint64_t)w + 1));
+            for (int l = 0; l < me->model->n_layers; l++) {
+                const LayerView *v = &me->model->layers[l];
+                float *t = me->gtemplate + v->offset;
+                double sq = 0;
+                for (size_t i = 0; i < layer_size(v); i++) {
+                    t[i] = (float)gsl_ran_gaussian(me->rng, 1.0);
+                    sq += (double)t[i] * t[i];
+                }
+                for (size_t i = 0; i < layer_size(v); i++) t[i] = (float)(t[i] / sqrt(sq));
+            }
+        }
+        if (!me->rng || !me->before || !me->gsum || (cfg->replay && !me->gtemplate))
             rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         else
             gsl_rng_set(me->rng, (unsigned long)mix64(cfg->tc.seed * 4099 + (uint64_t)w + 1));
@@ -727,14 +875,15 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     res->policy_mode = S.pol->ops->mode;
     res->n_params = m0->n_params;
     res->flops_per_sample = model_flops_per_sample(m0);
-    if ((rc = model_create(cfg->model, &cfg->mc, cfg->tc.seed, &S.eval_model, err))) goto done;
+    if ((rc = make_model(cfg, &S.eval_model, err))) goto done;
     S.eval_acc = calloc(m0->n_params, sizeof(double));
     if (!S.eval_acc) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         goto done;
     }
     S.bar = sg_barrier_init((unsigned)P);
-    S.want_norms = S.pol->ops->needs_grad_norms || cfg->record_trace;
+    /* a replay takes its norms from the trace */
+    S.want_norms = !cfg->replay && (S.pol->ops->needs_grad_norms || cfg->record_trace);
     if (cfg->record_trace) {
         TraceHeader h;
         memset(&h, 0, sizeof h);
@@ -761,9 +910,18 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     /* the untrained model at time 0, then the first step */
     snprintf(S.state, sizeof S.state, "start");
     record_eval(S.eval_model, NULL, 0.0);
-    dataset_epoch_order(cfg->train->n, cfg->tc.seed, 0, S.perm);
-    S.cur = (StepState){.b = S.b0, .epoch_start = 1};
-    S.cur.lr = lr_for(0, 0, S.b0);
+    if (cfg->replay) {
+        const TraceStep *t0 = &cfg->replay->steps[0];
+        S.cur = (StepState){.epoch = t0->epoch,
+                            .b = t0->batch / P > 0 ? t0->batch / P : 1,
+                            .epoch_start = 1,
+                            .lr = t0->lr};
+        res->accuracy_from_trace = 1;
+    } else {
+        dataset_epoch_order(cfg->train->n, cfg->tc.seed, 0, S.perm);
+        S.cur = (StepState){.b = S.b0, .epoch_start = 1};
+        S.cur.lr = lr_for(0, 0, S.b0);
+    }
 
     for (int w = 0; w < P; w++) {
         char name[32], arg[16];

@@ -15,6 +15,7 @@
 #include "../models/model.h"
 #include "../models/trainer.h"
 #include "cluster.h"
+#include "../traces/trace.h"
 #include "coll.h"
 
 #define DRIVER_MAX_WORKERS 4096
@@ -27,18 +28,23 @@ typedef struct {
     Cluster cluster;
     CollAlgo algo;
     CollBackend backend;
-    const char *compressor; /* spec, "name[:k=v,...]" */
-    const char *policy;     /* spec */
-    int eval_every;         /* steps between evaluations; 0: at the end of every epoch */
-    double target_accuracy; /* time-to-accuracy threshold; 0: none */
-    int stop_at_target;     /* stop once the target is reached */
-    double jitter_sigma;    /* lognormal compute-time noise (mean 1); 0: none */
-    const double *slowdown; /* [cluster.workers] compute-time multipliers, or NULL */
-    int progress;           /* progress line on stderr */
-    const char *label;      /* for the progress line */
-    float *params_out;      /* [n_params] or NULL: the final model (tests) */
+    const char *compressor;   /* spec, "name[:k=v,...]" */
+    const char *policy;       /* spec */
+    int eval_every;           /* steps between evaluations; 0: at the end of every epoch */
+    double target_accuracy;   /* time-to-accuracy threshold; 0: none */
+    int stop_at_target;       /* stop once the target is reached */
+    double jitter_sigma;      /* lognormal compute-time noise (mean 1); 0: none */
+    const double *slowdown;   /* [cluster.workers] compute-time multipliers, or NULL */
+    int progress;             /* progress line on stderr */
+    const char *label;        /* for the progress line */
+    float *params_out;        /* [n_params] or NULL: the final model (tests) */
     const char *record_trace; /* write the run's gradient trace here (traces/trace.h), or NULL */
     const char *model_name;   /* for the trace's header */
+    /* Replay: the trace's steps, losses, norms and evaluations stand in for training; the model
+     * is the trace's layer table, gradients are fixed random tensors scaled to the trace's norms
+     * (so compressors and collectives move what they would), and accuracy comes from the trace.
+     * model, mc, train and test are then unused. */
+    const Trace *replay;
 } RunConfig;
 
 typedef struct {
@@ -82,8 +88,9 @@ typedef struct {
     long averagings;
     size_t n_params;
     double flops_per_sample;
-    int policy_mode; /* PolicyMode */
-    Cluster cluster; /* as loaded: a --platform file's measured routes filled in */
+    int policy_mode;         /* PolicyMode */
+    int accuracy_from_trace; /* replay: accuracies are the trace's, not re-simulated */
+    Cluster cluster;         /* as loaded: a --platform file's measured routes filled in */
     /* Accordion's signal, for policies that read gradient norms: per epoch, the whole model's
      * norm of the epoch's mean gradient, sqrt(sum over layers of the workers' mean of
      * ||(1/T) sum_t g_t||^2); NULL otherwise */

@@ -20,6 +20,7 @@ typedef struct {
 static const Command commands[] = {
     {"run", cmd_run, "simulate data-parallel training of one policy on a GPU cluster"},
     {"compare", cmd_compare, "run several policies on the same scenario; one table"},
+    {"replay", cmd_replay, "replay a gradient trace under several policies on any cluster"},
     {"sweep", cmd_sweep, "run the cross product of scenario flags given as lists, and policies"},
     {"merge", cmd_merge, "join the sweep.csv files of a sweep's shards"},
     {"plot", cmd_plot, "draw the plots of a run, compare or sweep folder (gnuplot)"},

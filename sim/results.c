@@ -30,9 +30,15 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     jsonw_string(&w, "model", meta->model);
     jsonw_long(&w, "n_params", (long long)res->n_params);
     jsonw_double(&w, "flops_per_sample", res->flops_per_sample);
-    jsonw_string(&w, "dataset", "fashion-mnist");
-    jsonw_long(&w, "train_samples", cfg->train->n);
-    jsonw_long(&w, "test_samples", cfg->test->n);
+    if (cfg->replay) {
+        jsonw_string(&w, "trace_source", cfg->replay->h.source);
+        jsonw_string(&w, "dataset", cfg->replay->h.dataset);
+        jsonw_long(&w, "trace_steps", cfg->replay->n_steps);
+    } else {
+        jsonw_string(&w, "dataset", "fashion-mnist");
+        jsonw_long(&w, "train_samples", cfg->train->n);
+        jsonw_long(&w, "test_samples", cfg->test->n);
+    }
     jsonw_long(&w, "epochs", cfg->tc.epochs);
     jsonw_long(&w, "batch_per_worker", cfg->tc.batch);
     jsonw_long(&w, "global_batch", (long long)cfg->tc.batch * c->workers);
@@ -87,6 +93,7 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     jsonw_end_array(&w);
     jsonw_double(&w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
     jsonw_end_object(&w);
+    jsonw_string(&w, "accuracy_source", res->accuracy_from_trace ? "trace" : "simulated training");
     jsonw_double(&w, "final_test_accuracy", res->final_accuracy);
     jsonw_double(&w, "best_test_accuracy", res->best_accuracy);
     jsonw_double(&w, "time_to_accuracy_s", res->time_to_accuracy_s);

@@ -69,6 +69,9 @@ static const CliOpt compare_opts[] = {
      "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline", 0, 0,
      NULL, 0},
     {"jobs", CLI_INT, &R.jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0},
+    {"trace", CLI_STRING, &R.trace, NULL, "FILE",
+     "replay this gradient trace instead of training (bellows replay; accuracy from the trace)", 0,
+     0, NULL, 0},
     {"no-plots", CLI_FLAG, &R.no_plots, NULL, NULL, "skip the gnuplot plots", 0, 0, NULL, 0},
 };
 #define N_COMPARE_OPTS ((int)(sizeof compare_opts / sizeof *compare_opts))
@@ -193,10 +196,18 @@ void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta)
     char bw[32], lat[32];
     units_format_bandwidth(c->bandwidth_Bps, bw, sizeof bw);
     units_format_duration(c->latency_s, lat, sizeof lat);
-    printf("# %s on Fashion-MNIST (%d train / %d test), %d epochs, batch %d per worker (%d "
-           "global), lr %g, seed %lu\n",
-           ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
-           cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, cfg->tc.seed);
+    if (cfg->replay) {
+        const Trace *t = cfg->replay;
+        printf("# replay of a trace: %s, %ld steps recorded on %d workers (%s); batch %d per "
+               "worker here (%d global)\n",
+               t->h.model, t->n_steps, t->h.workers, t->h.source, cfg->tc.batch,
+               cfg->tc.batch * c->workers);
+    } else {
+        printf("# %s on Fashion-MNIST (%d train / %d test), %d epochs, batch %d per worker (%d "
+               "global), lr %g, seed %lu\n",
+               ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
+               cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, cfg->tc.seed);
+    }
     if (c->platform_file) {
         printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
                "(%s), %s network model\n",

@@ -18,7 +18,7 @@ typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP } RunMode;
 /* The values of the run's own flags, filled by run_parse_flags. */
 typedef struct {
     const char *compressor, *policy, *policies, *algorithm, *collectives, *network_model, *out;
-    const char *shard, *record_trace;
+    const char *shard, *record_trace, *trace;
     double target, jitter;
     CliDoubleList slowdown;
     CliIntList seeds;

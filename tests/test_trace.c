@@ -212,6 +212,68 @@ static void test_a_recorded_run_holds_every_step_and_evaluation(void **state)
     trace_free(&t);
 }
 
+static double json_number(const char *text, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(text, pat);
+    if (!p) fail_msg("no %s in summary.json", key);
+    return strtod(p + strlen(pat), NULL);
+}
+
+/* Replaying the trace of a live sync or static run, on the same cluster, gives that run's
+ * simulated time and bytes (to 1e-6): the replay charges the same compute and moves the same
+ * messages, without training. */
+static void test_replaying_a_recorded_run_reproduces_its_time_and_bytes(void **state)
+{
+    (void)state;
+    const char *policies[] = {"sync", "static:level=2"};
+    const char *folders[] = {"1-sync", "1-static-level-2"};
+    for (int k = 0; k < 2; k++) {
+        char cmd[2048], path[256];
+        snprintf(cmd, sizeof cmd,
+                 "%s run --train-samples 2048 --test-samples 300 --epochs 2 --workers 4 "
+                 "--batch 16 --bandwidth 25Gbps --latency 3us --policy %s --quiet --out %s/live%d "
+                 "--record-trace %s/live%d.jsonl >/dev/null && "
+                 "%s replay --trace %s/live%d.jsonl --workers 4 --bandwidth 25Gbps --latency 3us "
+                 "--policies %s --no-plots --quiet --out %s/replay%d >/dev/null",
+                 BELLOWS_BIN, policies[k], TMP, k, TMP, k, BELLOWS_BIN, TMP, k, policies[k], TMP,
+                 k);
+        assert_int_equal(system(cmd), 0);
+        snprintf(path, sizeof path, "%s/live%d/summary.json", TMP, k);
+        char *live = slurp(path, NULL);
+        snprintf(path, sizeof path, "%s/replay%d/%s/summary.json", TMP, k, folders[k]);
+        char *rep = slurp(path, NULL);
+        assert_non_null(live);
+        assert_non_null(rep);
+        const char *keys[] = {"sim_time_s", "bytes_per_worker", "communication_s", "compute_s"};
+        for (int i = 0; i < 4; i++) {
+            double a = json_number(live, keys[i]), b = json_number(rep, keys[i]);
+            if (fabs(a - b) > 1e-6 * fabs(a))
+                fail_msg("%s: %s live %.12g, replayed %.12g", policies[k], keys[i], a, b);
+        }
+        assert_non_null(strstr(rep, "\"accuracy_source\": \"trace\""));
+        /* and the accuracy is the trace's */
+        assert_true(json_number(live, "final_test_accuracy") ==
+                    json_number(rep, "final_test_accuracy"));
+        free(live);
+        free(rep);
+    }
+    /* usage errors: no trace, model flags with a trace, a policy that changes the batch */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s replay --out %s/r 2>/dev/null", BELLOWS_BIN, TMP);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "%s replay --trace %s/live0.jsonl --epochs 3 --out %s/r 2>/dev/null",
+             BELLOWS_BIN, TMP, TMP);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+    snprintf(
+        cmd, sizeof cmd,
+        "%s replay --trace %s/live0.jsonl --workers 4 --policies accordion:mode=batch,critical=128 "
+        "--compressor none --out %s/r 2>/dev/null",
+        BELLOWS_BIN, TMP, TMP);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+}
+
 int main(void)
 {
     make_tmpdir(TMP, sizeof TMP);
@@ -219,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_written_traces_read_back_identically),
         cmocka_unit_test(test_broken_traces_are_refused_with_file_and_line),
         cmocka_unit_test(test_a_recorded_run_holds_every_step_and_evaluation),
+        cmocka_unit_test(test_replaying_a_recorded_run_reproduces_its_time_and_bytes),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rm_tree(TMP);
