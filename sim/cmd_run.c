@@ -212,33 +212,6 @@ static void compare_done(int i, RunRow *row, void *ctx)
     }
 }
 
-/* --trace: the model, data and schedule are the trace's; flags that would set them are refused. */
-static int setup_replay(const Flags *f, RunConfig *cfg, Trace *trace, BwError *err)
-{
-    for (int i = f->train_at; i < f->cluster_at; i++)
-        if (f->set[i] && strcmp(f->opts[i].name, "seed") != 0 &&
-            strcmp(f->opts[i].name, "threads") != 0)
-            return bw_fail(err, BW_EUSAGE,
-                           "--%s: a replay takes the model, data and schedule "
-                           "from --trace",
-                           f->opts[i].name);
-    int rc = trace_read(R.trace, trace, err);
-    if (rc) return rc;
-    int P = cfg->cluster.workers;
-    int global = trace->steps[0].batch;
-    if (global % P != 0) {
-        trace_free(trace);
-        return bw_fail(err, BW_EUSAGE,
-                       "--workers: %d does not divide the trace's global batch of %d", P, global);
-    }
-    cfg->replay = trace;
-    cfg->tc.batch = global / P;
-    cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
-    cfg->tc.lr.base_lr = trace->steps[0].lr;
-    cfg->model_name = trace->h.model;
-    return BW_OK;
-}
-
 static int compare_or_replay(int argc, char **argv, int replay);
 
 int cmd_compare(int argc, char **argv)
@@ -281,9 +254,9 @@ static int compare_or_replay(int argc, char **argv, int replay)
     if (rc == BW_OK) rc = run_setup("compare", &f, &ta, &cfg, slowdown, &err);
     if (rc == BW_OK && replay && !R.trace)
         rc = bw_fail(&err, BW_EUSAGE, "--trace: replay needs the trace to replay");
-    if (rc == BW_OK && R.trace)
-        rc = setup_replay(&f, &cfg, &trace, &err);
-    else if (rc == BW_OK)
+    if (rc == BW_OK && R.trace && (rc = trace_read(R.trace, &trace, &err)) == BW_OK)
+        rc = run_apply_trace(&f, &cfg, &trace, &err);
+    else if (rc == BW_OK && !R.trace)
         rc = run_load_data(&ta, &cfg, &train, &test, &err);
     for (int i = 0; rc == BW_OK && i < n; i++) {
         cfg.policy = specs[i];

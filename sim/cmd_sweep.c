@@ -34,8 +34,8 @@ static const char *const NOT_SWEPT[] = {
     "shard",  "platform", "hosts",         "policies",       "jobs",     "seeds",
     "resume", "quiet",    "no-plots",      "stop-at-target", "nesterov", "nic-per-gpu"};
 /* Flags of the sweep itself, dropped from the command line of each run. */
-static const char *const SWEEP_ONLY[] = {"policies", "jobs", "seeds",    "resume",
-                                         "shard",    "out",  "no-plots", "seed"};
+static const char *const SWEEP_ONLY[] = {"policies", "jobs",     "seeds", "resume", "shard",
+                                         "out",      "no-plots", "seed",  "trace"};
 
 typedef struct {
     char name[64];
@@ -66,6 +66,8 @@ static struct {
     long done_now, total_now;
     double t0;
     Dataset train, test;
+    Trace trace; /* --trace: every run replays it */
+    int replay;
     TrainArgs ta;
     RunConfig cfg;
     Flags f;
@@ -544,6 +546,7 @@ static void sweep_start(int job, int fd, void *ctx)
     RunConfig cfg;
     int rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, argc, argv, &f, &err);
     if (rc == BW_OK) rc = run_setup("sweep", &f, &ta, &cfg, W.slowdown, &err);
+    if (rc == BW_OK && W.replay) rc = run_apply_trace(&f, &cfg, &W.trace, &err);
     if (rc) {
         RunRow row = {.rc = rc};
         snprintf(row.error, sizeof row.error, "%s", err.msg);
@@ -556,7 +559,7 @@ static void sweep_start(int job, int fd, void *ctx)
     char dir[8192], folder[4096];
     run_folder(r, folder, sizeof folder);
     snprintf(dir, sizeof dir, "%s/%s", W.out, folder);
-    runner_child(&cfg, ta.model, "sweep", &f, dir, fd);
+    runner_child(&cfg, W.replay ? W.trace.h.model : ta.model, "sweep", &f, dir, fd);
 }
 
 static void sweep_done(int job, RunRow *row, void *ctx)
@@ -858,8 +861,11 @@ int cmd_sweep(int argc, char **argv_in)
     W.n_seeds = R.seeds.n;
     memcpy(W.seeds, R.seeds.v, sizeof(int) * (size_t)R.seeds.n);
     int resume = R.resume;
+    W.replay = R.trace != NULL;
     if ((rc = run_setup("sweep", &W.f, &W.ta, &W.cfg, W.slowdown, &err)) ||
-        (rc = run_load_data(&W.ta, &W.cfg, &W.train, &W.test, &err)) ||
+        (rc = W.replay ? trace_read(R.trace, &W.trace, &err)
+                       : run_load_data(&W.ta, &W.cfg, &W.train, &W.test, &err)) ||
+        (W.replay && (rc = run_apply_trace(&W.f, &W.cfg, &W.trace, &err))) ||
         (rc = engine_check_options(W.f.n_simgrid, W.f.simgrid_args, R.network_model, &err)))
         goto fail;
 
@@ -934,6 +940,7 @@ int cmd_sweep(int argc, char **argv_in)
             RunConfig cfg;
             rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, ac, av, &f, &err);
             if (!rc) rc = run_setup("sweep", &f, &ta, &cfg, W.slowdown, &err);
+            if (!rc && W.replay) rc = run_apply_trace(&f, &cfg, &W.trace, &err);
             if (!rc) {
                 cfg.train = &W.train;
                 cfg.test = &W.test;
@@ -995,6 +1002,7 @@ int cmd_sweep(int argc, char **argv_in)
     free(TODO);
     dataset_free(&W.train);
     dataset_free(&W.test);
+    trace_free(&W.trace);
     return failed ? BW_ERUNTIME : BW_OK;
 fail:
     fprintf(stderr, "bellows: %s\n", err.msg);
@@ -1004,6 +1012,7 @@ fail:
     TODO = NULL;
     dataset_free(&W.train);
     dataset_free(&W.test);
+    trace_free(&W.trace);
     return rc;
 }
 

@@ -229,3 +229,24 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
     cfg->test = test;
     return rc;
 }
+
+int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err)
+{
+    for (int i = f->train_at; i < f->cluster_at; i++)
+        if (f->set[i] && strcmp(f->opts[i].name, "seed") != 0 &&
+            strcmp(f->opts[i].name, "threads") != 0)
+            return bw_fail(err, BW_EUSAGE,
+                           "--%s: a replay takes the model, data and schedule from --trace",
+                           f->opts[i].name);
+    int P = cfg->cluster.workers;
+    int global = trace->steps[0].batch;
+    if (global % P != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--workers: %d does not divide the trace's global batch of %d", P, global);
+    cfg->replay = trace;
+    cfg->tc.batch = global / P;
+    cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
+    cfg->tc.lr.base_lr = trace->steps[0].lr;
+    cfg->model_name = trace->h.model;
+    return BW_OK;
+}

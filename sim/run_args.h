@@ -47,6 +47,10 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
               BwError *err);
 int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *test, BwError *err);
 
+/* --trace: the run replays trace (model, data and schedule flags are refused; the per-worker
+ * batch is the trace's global batch over the workers, which must divide it). */
+int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
+
 void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta);
 double run_wall_now(void);
 

@@ -259,6 +259,32 @@ static void test_replaying_a_recorded_run_reproduces_its_time_and_bytes(void **s
         free(live);
         free(rep);
     }
+    /* a sweep of replays: at the recorded scenario, sync's row has the live run's time */
+    {
+        char cmd2[2048], path[256];
+        snprintf(cmd2, sizeof cmd2,
+                 "%s sweep --trace %s/live0.jsonl --workers 4 --bandwidth 10Gbps,25Gbps "
+                 "--latency 3us --policies sync,static:level=1 --no-plots --quiet --out %s/sw "
+                 ">/dev/null",
+                 BELLOWS_BIN, TMP, TMP);
+        assert_int_equal(system(cmd2), 0);
+        snprintf(path, sizeof path, "%s/sw/sweep.csv", TMP);
+        char *csv = slurp(path, NULL);
+        snprintf(path, sizeof path, "%s/live0/summary.json", TMP);
+        char *live = slurp(path, NULL);
+        assert_non_null(csv);
+        assert_non_null(live);
+        char *row = strstr(csv, "\n25Gbps,1,sync,");
+        assert_non_null(row);
+        /* bandwidth,seed,policy,folder,status,final,best,tta,speedup,bytes,ratio,sim_time_s */
+        char *p = row + 1;
+        for (int k = 0; k < 11; k++) p = strchr(p, ',') + 1;
+        double sim = strtod(p, NULL), want = json_number(live, "sim_time_s");
+        if (fabs(sim - want) > 1e-6 * want)
+            fail_msg("swept replay %.12g s, live %.12g s", sim, want);
+        free(csv);
+        free(live);
+    }
     /* usage errors: no trace, model flags with a trace, a policy that changes the batch */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s replay --out %s/r 2>/dev/null", BELLOWS_BIN, TMP);
