@@ -5,6 +5,7 @@
 #   scripts/setup.sh              release build in build/
 #   scripts/setup.sh --sanitize   AddressSanitizer + UBSan build in build-asan/
 #   scripts/setup.sh --werror     warnings are errors (CI)
+#   scripts/setup.sh --tests      also what the tests need (python3-torch for the trace recorder)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +18,9 @@ for arg in "$@"; do
   case "$arg" in
     --sanitize) build_dir=build-asan; cmake_args+=(-DBELLOWS_SANITIZE=ON) ;;
     --werror) cmake_args+=(-DBELLOWS_WERROR=ON) ;;
-    *) echo "setup.sh: unknown option '$arg' (expected --sanitize or --werror)" >&2; exit 2 ;;
+    --tests) PACKAGES+=(python3-torch) ;;  # the PyTorch trace recorder's test
+    *) echo "setup.sh: unknown option '$arg' (expected --sanitize, --werror or --tests)" >&2
+       exit 2 ;;
   esac
 done
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/setup.sh --werror
+scripts/setup.sh --werror --tests
 echo "== tests (build/) =="
 (cd build && ctest --output-on-failure -V)
 
