@@ -81,11 +81,11 @@ static void test_sweep_is_the_same_with_one_or_two_jobs(void **state)
     assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " --out %s >/dev/null 2>&1%s", dir, ""), 2);
 }
 
-static void test_a_killed_sweep_resumes_without_losing_or_repeating_rows(void **state)
+/* Starts the sweep into dir with `jobs` at a time, in its own process group, waits until
+ * sweep.csv holds `lines` lines, sends sig to the whole group and returns the wait status. */
+static int interrupt_sweep(const char *dir, int jobs, int lines, int sig)
 {
-    (void)state;
-    char dir[128], path[256];
-    snprintf(dir, sizeof dir, "%s/killed", TMP);
+    char path[256];
     snprintf(path, sizeof path, "%s/sweep.csv", dir);
     fflush(NULL);
     pid_t pid = fork();
@@ -93,23 +93,32 @@ static void test_a_killed_sweep_resumes_without_losing_or_repeating_rows(void **
     if (pid == 0) {
         setpgid(0, 0);
         char cmd[2048];
-        snprintf(cmd, sizeof cmd, "exec %s " SWEEP_ARGS " -j 1 --out %s >/dev/null", BELLOWS_BIN,
-                 dir);
+        snprintf(cmd, sizeof cmd, "exec %s " SWEEP_ARGS " -j %d --out %s >/dev/null", BELLOWS_BIN,
+                 jobs, dir);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
     setpgid(pid, pid);
-    /* wait for two finished runs, then kill the sweep and its running child */
     int rows = 0;
-    for (int tries = 0; tries < 6000 && rows < 3; tries++) {
+    for (int tries = 0; tries < 6000 && rows < lines; tries++) {
         usleep(5000);
-        char *s = slurp(path, NULL);
-        rows = s ? count_lines(s) : 0;
-        free(s);
+        char *text = slurp(path, NULL);
+        rows = text ? count_lines(text) : 0;
+        free(text);
     }
-    kill(-pid, SIGKILL);
+    kill(-pid, sig);
     int st;
     waitpid(pid, &st, 0);
+    return st;
+}
+
+static void test_a_killed_sweep_resumes_without_losing_or_repeating_rows(void **state)
+{
+    (void)state;
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/killed", TMP);
+    /* two finished runs (header + 2 rows), then SIGKILL to the sweep and its running child */
+    interrupt_sweep(dir, 1, 3, SIGKILL);
     char *partial = csv_of("killed");
     int n = count_lines(partial);
     if (n < 3 || n >= 9) fail_msg("the sweep was killed with %d lines in sweep.csv", n);
@@ -129,31 +138,9 @@ static void test_a_killed_sweep_resumes_without_losing_or_repeating_rows(void **
 static void test_a_terminated_sweep_leaves_only_complete_files(void **state)
 {
     (void)state;
-    char dir[128], path[256];
+    char dir[128];
     snprintf(dir, sizeof dir, "%s/terminated", TMP);
-    snprintf(path, sizeof path, "%s/sweep.csv", dir);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        char cmd[2048];
-        snprintf(cmd, sizeof cmd, "exec %s " SWEEP_ARGS " -j 2 --out %s >/dev/null", BELLOWS_BIN,
-                 dir);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    int rows = 0;
-    for (int tries = 0; tries < 6000 && rows < 2; tries++) {
-        usleep(5000);
-        char *s = slurp(path, NULL);
-        rows = s ? count_lines(s) : 0;
-        free(s);
-    }
-    kill(-pid, SIGTERM);
-    int st;
-    waitpid(pid, &st, 0);
+    int st = interrupt_sweep(dir, 2, 2, SIGTERM);
     assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
     usleep(100000); /* the runs in flight die of the same signal */
     expect_no_temporaries(dir);
