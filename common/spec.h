@@ -10,7 +10,7 @@
 
 #include "status.h"
 
-#define SPEC_MAX_KV 16
+#define SPEC_MAX_KV   16
 #define SPEC_MAX_TEXT 256
 
 typedef struct {

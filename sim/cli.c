@@ -234,3 +234,14 @@ void cli_print_help(FILE *out, const char *usage, const char *about, const CliOp
     }
     fprintf(out, "  %-28s %s\n", "--help", "show this help and exit");
 }
+
+int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts, int n)
+{
+    int total = 0;
+    for (int t = 0; t < n; t++) {
+        assert(total + counts[t] <= cap);
+        memcpy(out + total, tables[t], sizeof(CliOpt) * (size_t)counts[t]);
+        total += counts[t];
+    }
+    return total;
+}

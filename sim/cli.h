@@ -61,6 +61,10 @@ int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name);
 void cli_print_help(FILE *out, const char *usage, const char *about, const CliOpt *opts,
                     int n_opts);
 
+/* Copies n tables into one, for commands that combine shared flag tables (out must hold them
+ * all); returns the total. */
+int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts, int n);
+
 /* Parsers shared with other modules; they name `flag` in their errors. */
 int cli_parse_int(const char *flag, const char *text, double min, double max, int *out,
                   BwError *err);

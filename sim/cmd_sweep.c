@@ -533,28 +533,37 @@ static void remove_stale_temporaries(const char *dir)
 
 static long *TODO; /* run indices of this invocation, in order */
 
+/* A run's configuration: its command line (run_argv) parsed as bellows run would, with the
+ * sweep's data or trace. R is overwritten: the sweep keeps its own flags in W. */
+static int run_config(long point, int seed_i, int policy_i, Flags *f, TrainArgs *ta, RunConfig *cfg,
+                      BwError *err)
+{
+    char *argv[MAX_ARGS + 16], store[2 * MAX_AXES + 8][SPEC_MAX_TEXT];
+    int argc = run_argv(point, seed_i, policy_i, argv, store);
+    int rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, argc, argv, f, err);
+    if (rc == BW_OK) rc = run_setup("sweep", f, ta, cfg, W.slowdown, err);
+    if (rc == BW_OK && W.replay) rc = run_apply_trace(f, cfg, &W.trace, err);
+    cfg->train = &W.train;
+    cfg->test = &W.test;
+    return rc;
+}
+
 static void sweep_start(int job, int fd, void *ctx)
 {
     (void)ctx;
     long r = TODO[job];
     const Run *run = &W.runs[r];
-    char *argv[MAX_ARGS + 16], store[2 * MAX_AXES + 8][SPEC_MAX_TEXT];
-    int argc = run_argv(run->point, run->seed_i, run->policy_i, argv, store);
     BwError err = {{0}};
     Flags f;
     TrainArgs ta;
     RunConfig cfg;
-    int rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, argc, argv, &f, &err);
-    if (rc == BW_OK) rc = run_setup("sweep", &f, &ta, &cfg, W.slowdown, &err);
-    if (rc == BW_OK && W.replay) rc = run_apply_trace(&f, &cfg, &W.trace, &err);
+    int rc = run_config(run->point, run->seed_i, run->policy_i, &f, &ta, &cfg, &err);
     if (rc) {
         RunRow row = {.rc = rc};
         snprintf(row.error, sizeof row.error, "%s", err.msg);
         ssize_t w = write(fd, &row, sizeof row);
         _exit(w == (ssize_t)sizeof row ? 0 : 1);
     }
-    cfg.train = &W.train;
-    cfg.test = &W.test;
     cfg.progress = 0;
     char dir[8192], folder[4096];
     run_folder(r, folder, sizeof folder);
@@ -933,19 +942,11 @@ int cmd_sweep(int argc, char **argv_in)
     /* every run checked before anything is written: a bad value is a usage error now */
     for (long p = 0; p < W.n_points; p++)
         for (int k = 0; k < W.n_policies; k++) {
-            char *av[MAX_ARGS + 16], store[2 * MAX_AXES + 8][SPEC_MAX_TEXT];
-            int ac = run_argv(p, 0, k, av, store);
             Flags f;
             TrainArgs ta;
             RunConfig cfg;
-            rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, ac, av, &f, &err);
-            if (!rc) rc = run_setup("sweep", &f, &ta, &cfg, W.slowdown, &err);
-            if (!rc && W.replay) rc = run_apply_trace(&f, &cfg, &W.trace, &err);
-            if (!rc) {
-                cfg.train = &W.train;
-                cfg.test = &W.test;
-                rc = driver_check(&cfg, &err);
-            }
+            rc = run_config(p, 0, k, &f, &ta, &cfg, &err);
+            if (!rc) rc = driver_check(&cfg, &err);
             if (rc) {
                 char label[1024], msg[512];
                 point_label(p, label, sizeof label);
@@ -954,7 +955,7 @@ int cmd_sweep(int argc, char **argv_in)
                 goto fail;
             }
         }
-    /* the sweep's own flags again (the checks above parsed the runs' flags) */
+    /* an existing sweep is finished with --resume, never overwritten */
     {
         char path[4096];
         snprintf(path, sizeof path, "%s/sweep.csv", W.out);

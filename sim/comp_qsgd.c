@@ -170,12 +170,7 @@ static double qsgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         }
     }
     free(all);
-    const float wf = (float)c->world;
-    for (int t = 0; t < n; t++) {
-        const LayerView *v = &c->layers[todo[t]];
-        float *g = grads + v->offset;
-        for (size_t i = 0, len = layer_size(v); i < len; i++) g[i] /= wf;
-    }
+    comp_divide_layers(c, grads, todo, n);
     return (double)bytes;
 }
 

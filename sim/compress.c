@@ -104,6 +104,16 @@ double comp_sum_squares(const float *x, size_t n)
     return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
 }
 
+void comp_divide_layers(const Compressor *c, float *grads, const int *todo, int n)
+{
+    const float wf = (float)c->world;
+    for (int t = 0; t < n; t++) {
+        const LayerView *v = &c->layers[todo[t]];
+        float *g = grads + v->offset;
+        for (size_t i = 0, len = layer_size(v); i < len; i++) g[i] /= wf;
+    }
+}
+
 double comp_sum_abs(const float *x, size_t n)
 {
     double acc[8] = {0};

@@ -68,6 +68,9 @@ void comp_gaussian_fill(gsl_rng *rng, float *x, size_t n);
 double comp_sum_squares(const float *x, size_t n);
 double comp_sum_abs(const float *x, size_t n);
 
+/* The allgather compressors' last step: the summed layers todo[0..n) divided by the workers. */
+void comp_divide_layers(const Compressor *c, float *grads, const int *todo, int n);
+
 /* Elements kept at fraction f of n (TopK, RandomK): k = max(1, ceil(f n)), computed as
  * ceil(f n - 1e-9) so that binary round-off (0.07 * 100 = 7.000000000000001) does not add one. */
 size_t comp_keep_count(double fraction, size_t n);

@@ -92,6 +92,7 @@ static struct {
     int batch_wanted;      /* the policy's last per-worker batch */
     double epoch_first_lr; /* the lr at the current epoch's first step */
     double trace_variance; /* replay: the trace's latest parameter variance */
+    long eval_cursor;      /* replay: the first trace evaluation not yet passed */
     /* periodic: the last averaging */
     int averaged_prev;
     double variance_prev;
@@ -339,12 +340,14 @@ static double lr_for(int epoch, int pos, int b)
     return lr * (double)b / S.b0;
 }
 
-/* Replay: the trace's evaluation after `steps` steps, or NULL. */
+/* Replay: the trace's evaluation after `steps` steps, or NULL. Asked with steps that never
+ * decrease, so a cursor walks the (ordered) evaluations once over the whole replay. */
 static const TraceEval *trace_eval_at(long steps)
 {
     const Trace *t = S.cfg->replay;
-    for (long i = 0; i < t->n_evals; i++)
-        if (t->evals[i].step == steps) return &t->evals[i];
+    while (S.eval_cursor < t->n_evals && t->evals[S.eval_cursor].step < steps) S.eval_cursor++;
+    if (S.eval_cursor < t->n_evals && t->evals[S.eval_cursor].step == steps)
+        return &t->evals[S.eval_cursor];
     return NULL;
 }
 

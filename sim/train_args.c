@@ -1,7 +1,6 @@
 /* train_args.c: the model, data and optimiser flags (see train_args.h). */
 #include "train_args.h"
 
-#include <assert.h>
 #include <string.h>
 
 #include "../models/dataset.h"
@@ -109,15 +108,4 @@ int train_args_resolve(TrainArgs *a, const int *set, BwError *err)
     a->test_samples = TA.test_samples;
     a->threads = TA.threads;
     return BW_OK;
-}
-
-int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts, int n)
-{
-    int total = 0;
-    for (int t = 0; t < n; t++) {
-        assert(total + counts[t] <= cap);
-        memcpy(out + total, tables[t], sizeof(CliOpt) * (size_t)counts[t]);
-        total += counts[t];
-    }
-    return total;
 }

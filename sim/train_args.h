@@ -25,7 +25,4 @@ typedef struct {
  * train_cli_opts) and checks the combinations cli_parse cannot see. */
 int train_args_resolve(TrainArgs *a, const int *set, BwError *err);
 
-/* Copies n tables into one (out must hold them all); returns the total. */
-int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts, int n);
-
 #endif

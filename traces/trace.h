@@ -18,8 +18,8 @@
 
 #include "../common/status.h"
 
-#define TRACE_FORMAT "bellows-trace"
-#define TRACE_VERSION 1
+#define TRACE_FORMAT     "bellows-trace"
+#define TRACE_VERSION    1
 #define TRACE_MAX_LAYERS 32
 
 typedef struct {
@@ -29,7 +29,7 @@ typedef struct {
 
 typedef struct {
     char source[128], model[64], dataset[64];
-    int workers, batch; /* batch: per worker */
+    int workers, batch;        /* batch: per worker */
     double flops_per_sample;   /* 0 when compute_s_per_step is given instead */
     double compute_s_per_step; /* measured seconds of one worker's step; 0 if not given */
     int epochs;
@@ -53,7 +53,7 @@ typedef struct {
 } TraceStep;
 
 typedef struct {
-    long step; /* steps done when evaluated */
+    long step;                       /* steps done when evaluated */
     double test_accuracy, test_loss; /* test_loss NAN if absent */
 } TraceEval;
 
