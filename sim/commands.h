@@ -12,6 +12,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_reproduce(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_policies(int argc, char **argv);
 int cmd_compressors(int argc, char **argv);

@@ -23,6 +23,7 @@ static const Command commands[] = {
     {"replay", cmd_replay, "replay a gradient trace under several policies on any cluster"},
     {"sweep", cmd_sweep, "run the cross product of scenario flags given as lists, and policies"},
     {"merge", cmd_merge, "join the sweep.csv files of a sweep's shards"},
+    {"reproduce", cmd_reproduce, "run the Accordion or ADPSGD paper's headline experiments; a report"},
     {"plot", cmd_plot, "draw the plots of a run, compare or sweep folder (gnuplot)"},
     {"train", cmd_train, "train one model on Fashion-MNIST in this process (reference trainer)"},
     {"models", cmd_models, "list the models with their parameter and flop counts"},
