@@ -30,12 +30,14 @@
 
 /* Flags a sweep may not vary: the data is loaded once, and these shape the sweep itself. */
 static const char *const NOT_SWEPT[] = {
-    "seed",   "data-dir", "train-samples", "test-samples",   "out",      "threads",
-    "shard",  "platform", "hosts",         "policies",       "jobs",     "seeds",
-    "resume", "quiet",    "no-plots",      "stop-at-target", "nesterov", "nic-per-gpu"};
+    "seed",           "data-dir", "train-samples", "test-samples", "out",
+    "threads",        "shard",    "platform",      "hosts",        "policies",
+    "jobs",           "seeds",    "resume",        "quiet",        "no-plots",
+    "stop-at-target", "nesterov", "nic-per-gpu",   "replay-engine"};
 /* Flags of the sweep itself, dropped from the command line of each run. */
-static const char *const SWEEP_ONLY[] = {"policies", "jobs",     "seeds", "resume", "shard",
-                                         "out",      "no-plots", "seed",  "trace"};
+static const char *const SWEEP_ONLY[] = {"policies", "jobs",         "seeds",    "resume",
+                                         "shard",    "out",          "no-plots", "seed",
+                                         "trace",    "replay-engine"};
 
 typedef struct {
     char name[64];
@@ -68,6 +70,7 @@ static struct {
     Dataset train, test;
     Trace trace; /* --trace: every run replays it */
     int replay;
+    ReplayEngine replay_engine;
     TrainArgs ta;
     RunConfig cfg;
     Flags f;
@@ -543,6 +546,7 @@ static int run_config(long point, int seed_i, int policy_i, Flags *f, TrainArgs 
     int rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, argc, argv, f, err);
     if (rc == BW_OK) rc = run_setup("sweep", f, ta, cfg, W.slowdown, err);
     if (rc == BW_OK && W.replay) rc = run_apply_trace(f, cfg, &W.trace, err);
+    cfg->replay_engine = W.replay_engine;
     cfg->train = &W.train;
     cfg->test = &W.test;
     return rc;
@@ -877,6 +881,7 @@ int cmd_sweep(int argc, char **argv_in)
         (W.replay && (rc = run_apply_trace(&W.f, &W.cfg, &W.trace, &err))) ||
         (rc = engine_check_options(W.f.n_simgrid, W.f.simgrid_args, R.network_model, &err)))
         goto fail;
+    W.replay_engine = W.cfg.replay_engine; /* every run's (R is overwritten by each run's flags) */
 
     if (W.n_seeds == 0) {
         W.n_seeds = 1;

@@ -94,6 +94,11 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     jsonw_double(&w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
     jsonw_end_object(&w);
     jsonw_string(&w, "accuracy_source", res->accuracy_from_trace ? "trace" : "simulated training");
+    if (res->replay_engine) { /* how the replay was simulated, and why not fast if it was not */
+        jsonw_string(&w, "replay_engine", res->replay_engine);
+        if (res->replay_engine_why[0])
+            jsonw_string(&w, "replay_engine_fallback", res->replay_engine_why);
+    }
     jsonw_double(&w, "final_test_accuracy", res->final_accuracy);
     jsonw_double(&w, "best_test_accuracy", res->best_accuracy);
     jsonw_double(&w, "time_to_accuracy_s", res->time_to_accuracy_s);
