@@ -195,8 +195,12 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->label = cmd;
     for (int i = 0; i < f->n_simgrid; i++)
         cfg->simgrid_cfg += strncmp(f->simgrid_args[i], "--cfg=", 6) == 0;
-    /* One OpenBLAS thread unless asked: the models are small, and compare runs in parallel. */
-    openblas_set_num_threads(ta->threads > 0 ? ta->threads : 1);
+    /* One OpenBLAS thread unless asked: the models are small, and compare runs in parallel.
+     * Set only when it changes: OpenBLAS stops its thread pool before a fork, and setting the
+     * count (even to the same value) starts it again in the child, where its threads spin on
+     * sched_yield for a while before they sleep; in a sweep, every forked run paid that. */
+    int threads = ta->threads > 0 ? ta->threads : 1;
+    if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
     return BW_OK;
 }
 
