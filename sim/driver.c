@@ -279,11 +279,12 @@ int driver_check(const RunConfig *cfg, BwError *err)
     if (rc) return rc;
     /* Memory: every worker holds about 8 copies of the parameters (params, grads, velocity,
      * the epoch sum, the compressor's memory and buffers, the pre-averaging copy) and its
-     * activations (bounded by batch x flops / 16 bytes for these models). */
+     * activations (bounded by batch x flops / 16 bytes for these models). A fast replay holds
+     * one worker's layer table and compressor. */
     double need = (double)P * (32.0 * (double)m->n_params +
                                (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0);
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
-    if (phys > 0 && need > 0.8 * phys) {
+    if (phys > 0 && need > 0.8 * phys && !driver_replay_fast(cfg, NULL, 0)) {
         size_t n_params = m->n_params;
         model_free(m);
         return bw_fail(err, BW_EUSAGE,
