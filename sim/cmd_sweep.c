@@ -945,6 +945,7 @@ int cmd_sweep(int argc, char **argv_in)
                 }
             }
     /* every run checked before anything is written: a bad value is a usage error now */
+    long fast_points = 0;
     for (long p = 0; p < W.n_points; p++)
         for (int k = 0; k < W.n_policies; k++) {
             Flags f;
@@ -952,6 +953,7 @@ int cmd_sweep(int argc, char **argv_in)
             RunConfig cfg;
             rc = run_config(p, 0, k, &f, &ta, &cfg, &err);
             if (!rc) rc = driver_check(&cfg, &err);
+            if (!rc && k == 0) fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (rc) {
                 char label[1024], msg[512];
                 point_label(p, label, sizeof label);
@@ -988,6 +990,7 @@ int cmd_sweep(int argc, char **argv_in)
     if ((rc = write_sweep_csv(&err)) || (rc = write_sweep_json(&err)))
         goto fail; /* the header, at least */
     run_print_scenario(&W.cfg, &W.ta);
+    if (W.replay) run_print_replay_engine(&W.cfg, fast_points, W.n_points);
     printf("# sweep: %ld points x %d seeds x %d policies = %ld runs", W.n_points, W.n_seeds,
            W.n_policies, W.n_runs);
     if (W.shard_n > 1) printf(", shard %d/%d", W.shard_k, W.shard_n);

@@ -204,6 +204,22 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     return BW_OK;
 }
 
+void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points)
+{
+    char why[160];
+    if (points > 1 && fast_points > 0 && fast_points < points)
+        printf("# replay engine: fast at %ld of %ld points, actors at the others (summary.json "
+               "says why)\n",
+               fast_points, points);
+    else if (points > 1 ? fast_points == points : driver_replay_fast(cfg, why, sizeof why))
+        printf("# replay engine: fast (identical workers, analytic collectives: no actors or "
+               "payloads)\n");
+    else if (points > 1)
+        printf("# replay engine: actors (summary.json says why)\n");
+    else
+        printf("# replay engine: actors (%s)\n", why);
+}
+
 void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;
@@ -216,12 +232,6 @@ void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta)
                "worker here (%d global)\n",
                t->h.model, t->n_steps, t->h.workers, t->h.source, cfg->tc.batch,
                cfg->tc.batch * c->workers);
-        char why[160];
-        if (driver_replay_fast(cfg, why, sizeof why))
-            printf("# replay engine: fast (identical workers, analytic collectives: no actors "
-                   "or payloads)\n");
-        else
-            printf("# replay engine: actors (%s)\n", why);
     } else {
         printf("# %s on Fashion-MNIST (%d train / %d test), %d epochs, batch %d per worker (%d "
                "global), lr %g, seed %lu\n",

@@ -53,6 +53,9 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
 
 void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta);
+/* "# replay engine: ..." for a replay: of cfg (points 1), or how many of a sweep's points
+ * replay fast. */
+void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points);
 double run_wall_now(void);
 
 #endif
