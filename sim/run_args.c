@@ -275,8 +275,8 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
                        "--workers: %d does not divide the trace's global batch of %d", P, global);
     cfg->replay = trace;
     cfg->replay_engine = !R.replay_engine || strcmp(R.replay_engine, "auto") == 0 ? REPLAY_AUTO
-                         : strcmp(R.replay_engine, "fast") == 0                 ? REPLAY_FAST
-                                                                                : REPLAY_ACTORS;
+                         : strcmp(R.replay_engine, "fast") == 0                   ? REPLAY_FAST
+                                                                                  : REPLAY_ACTORS;
     cfg->tc.batch = global / P;
     cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
     cfg->tc.lr.base_lr = trace->steps[0].lr;

@@ -1,12 +1,14 @@
 /* test_compress.c: the gradient compressors. Each scenario runs W workers in a forked child
  * (one SimGrid engine per process) on a star cluster; every worker records, per step, its
  * input, its error-feedback memory before and after, its decoded gradient, the bytes
- * compress_reduce reported and the growth of its collectives' payload_bytes, in shared memory.
- * A contract runs every registered compressor through the same checks (error-feedback identity,
- * bytes equal to the payload, identical results on every rank, levels changing between steps,
- * determinism, compress_plan's messages equal to the collectives reduce really called); then each compressor is checked against its definition: PowerSGD against a
- * plain-loop implementation and exact recovery of low-rank matrices, TopK's exact selection,
- * QSGD's unbiasedness over seeded draws, signSGD's and QSGD's bit packing, fp16's rounding. */
+ * compress_reduce reported and the growth of its collectives' books (payload, calls, bytes
+ * sent, simulated seconds), in shared memory. A contract runs every registered compressor
+ * through the same checks (error-feedback identity, bytes equal to the payload, identical
+ * results on every rank, levels changing between steps, determinism, compress_plan's messages
+ * equal to the collectives reduce really called); then each compressor is checked against its
+ * definition: PowerSGD against a plain-loop implementation and exact recovery of low-rank
+ * matrices, TopK's exact selection, QSGD's unbiasedness over seeded draws, signSGD's and QSGD's
+ * bit packing, fp16's rounding. */
 #include "testutil.h"
 
 #include <sys/mman.h>
