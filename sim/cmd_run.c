@@ -267,6 +267,7 @@ static int compare_or_replay(int argc, char **argv, int replay)
     if (rc == BW_OK) rc = outdir_create(out, &err);
     if (rc) goto fail;
     run_print_scenario(&cfg, &ta);
+    if (cfg.replay) run_print_replay_engine(&cfg, 0, 1);
     printf("# compressor %s; %d policies, %d at a time; run folders in %s/\n", cfg.compressor, n,
            R.jobs, out);
     fflush(stdout);

@@ -30,12 +30,14 @@
 
 /* Flags a sweep may not vary: the data is loaded once, and these shape the sweep itself. */
 static const char *const NOT_SWEPT[] = {
-    "seed",   "data-dir", "train-samples", "test-samples",   "out",      "threads",
-    "shard",  "platform", "hosts",         "policies",       "jobs",     "seeds",
-    "resume", "quiet",    "no-plots",      "stop-at-target", "nesterov", "nic-per-gpu"};
+    "seed",           "data-dir", "train-samples", "test-samples", "out",
+    "threads",        "shard",    "platform",      "hosts",        "policies",
+    "jobs",           "seeds",    "resume",        "quiet",        "no-plots",
+    "stop-at-target", "nesterov", "nic-per-gpu",   "replay-engine"};
 /* Flags of the sweep itself, dropped from the command line of each run. */
-static const char *const SWEEP_ONLY[] = {"policies", "jobs",     "seeds", "resume", "shard",
-                                         "out",      "no-plots", "seed",  "trace"};
+static const char *const SWEEP_ONLY[] = {"policies", "jobs",         "seeds",    "resume",
+                                         "shard",    "out",          "no-plots", "seed",
+                                         "trace",    "replay-engine"};
 
 typedef struct {
     char name[64];
@@ -68,6 +70,7 @@ static struct {
     Dataset train, test;
     Trace trace; /* --trace: every run replays it */
     int replay;
+    ReplayEngine replay_engine;
     TrainArgs ta;
     RunConfig cfg;
     Flags f;
@@ -543,6 +546,7 @@ static int run_config(long point, int seed_i, int policy_i, Flags *f, TrainArgs 
     int rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, argc, argv, f, err);
     if (rc == BW_OK) rc = run_setup("sweep", f, ta, cfg, W.slowdown, err);
     if (rc == BW_OK && W.replay) rc = run_apply_trace(f, cfg, &W.trace, err);
+    cfg->replay_engine = W.replay_engine;
     cfg->train = &W.train;
     cfg->test = &W.test;
     return rc;
@@ -877,6 +881,7 @@ int cmd_sweep(int argc, char **argv_in)
         (W.replay && (rc = run_apply_trace(&W.f, &W.cfg, &W.trace, &err))) ||
         (rc = engine_check_options(W.f.n_simgrid, W.f.simgrid_args, R.network_model, &err)))
         goto fail;
+    W.replay_engine = W.cfg.replay_engine; /* every run's (R is overwritten by each run's flags) */
 
     if (W.n_seeds == 0) {
         W.n_seeds = 1;
@@ -940,6 +945,7 @@ int cmd_sweep(int argc, char **argv_in)
                 }
             }
     /* every run checked before anything is written: a bad value is a usage error now */
+    long fast_points = 0;
     for (long p = 0; p < W.n_points; p++)
         for (int k = 0; k < W.n_policies; k++) {
             Flags f;
@@ -947,6 +953,7 @@ int cmd_sweep(int argc, char **argv_in)
             RunConfig cfg;
             rc = run_config(p, 0, k, &f, &ta, &cfg, &err);
             if (!rc) rc = driver_check(&cfg, &err);
+            if (!rc && k == 0) fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (rc) {
                 char label[1024], msg[512];
                 point_label(p, label, sizeof label);
@@ -983,6 +990,7 @@ int cmd_sweep(int argc, char **argv_in)
     if ((rc = write_sweep_csv(&err)) || (rc = write_sweep_json(&err)))
         goto fail; /* the header, at least */
     run_print_scenario(&W.cfg, &W.ta);
+    if (W.replay) run_print_replay_engine(&W.cfg, fast_points, W.n_points);
     printf("# sweep: %ld points x %d seeds x %d policies = %ld runs", W.n_points, W.n_seeds,
            W.n_policies, W.n_runs);
     if (W.shard_n > 1) printf(", shard %d/%d", W.shard_k, W.shard_n);

@@ -104,7 +104,9 @@ static void derive_costs(Comm *c, const Cluster *cl)
     c->b = b;
 }
 
-Comm *coll_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
+/* The communicator's tables; with_engine: also the mailboxes and the barrier, which need the
+ * SimGrid engine. */
+static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int with_engine)
 {
     Comm *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -112,13 +114,13 @@ Comm *coll_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
     c->G = cl->gpus_per_node;
     c->algo = algo;
     c->backend = backend;
-    c->mb = calloc((size_t)c->P * c->P, sizeof *c->mb);
+    if (with_engine) c->mb = calloc((size_t)c->P * c->P, sizeof *c->mb);
     c->stats = calloc((size_t)c->P, sizeof *c->stats);
     c->bufs = calloc((size_t)c->P, sizeof *c->bufs);
     c->sizes = calloc((size_t)c->P, sizeof *c->sizes);
     c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
     c->peers = malloc(sizeof *c->peers * (size_t)c->P);
-    if (!c->mb || !c->stats || !c->bufs || !c->sizes || !c->ranks || !c->peers) {
+    if ((with_engine && !c->mb) || !c->stats || !c->bufs || !c->sizes || !c->ranks || !c->peers) {
         coll_comm_free(c);
         return NULL;
     }
@@ -127,9 +129,19 @@ Comm *coll_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
         c->ranks[r] = r;
         c->peers[(r % c->G) * nodes + r / c->G] = r;
     }
-    c->bar = sg_barrier_init((unsigned)c->P);
+    if (with_engine) c->bar = sg_barrier_init((unsigned)c->P);
     derive_costs(c, cl);
     return c;
+}
+
+Comm *coll_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
+{
+    return comm_new(cl, algo, backend, 1);
+}
+
+Comm *coll_comm_create_offline(const Cluster *cl, CollAlgo algo)
+{
+    return comm_new(cl, algo, COLL_ANALYTIC, 0);
 }
 
 void coll_comm_free(Comm *c)
@@ -403,6 +415,21 @@ static double allreduce_bytes(const Comm *c, int rank, double n)
     return 0.0;
 }
 
+/* What the analytic backend charges: the duration of an allreduce of n bytes (every rank waits
+ * the same), and of a ring allgather of `total` bytes summed over the ranks (Thakur,
+ * Rabenseifner, Gropp, IJHPCA 2005: (p-1) a + (p-1)/p n b). The transfer-level collectives
+ * take these times on a contention-free platform (tests/test_coll.c). */
+static double allreduce_time_s(const Comm *c, double n)
+{
+    return coll_allreduce_formula_s(c->algo, c->P, c->G, n, c->a_s, c->b, c->a_local_s,
+                                    c->b_local);
+}
+
+static double allgather_time_s(const Comm *c, double total)
+{
+    return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
+}
+
 static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
 {
     const size_t es = dt_size(dt);
@@ -422,8 +449,7 @@ static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, 
     memcpy(buf, c->acc, n * es);
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
-    sg_actor_sleep_for(coll_allreduce_formula_s(c->algo, c->P, c->G, bytes, c->a_s, c->b,
-                                                c->a_local_s, c->b_local));
+    sg_actor_sleep_for(allreduce_time_s(c, bytes));
 }
 
 static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt)
@@ -482,7 +508,7 @@ unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes,
         }
         sg_barrier_wait(c->bar);
         c->stats[rank].bytes_sent += total - (double)bytes;
-        sg_actor_sleep_for((P - 1) * c->a_s + (double)(P - 1) / P * total * c->b);
+        sg_actor_sleep_for(allgather_time_s(c, total));
     } else {
         for (int s = 0; s < P - 1; s++) {
             const Msg *out = blocks[mod(rank - s, P)];
@@ -525,4 +551,37 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
+}
+
+/* ---- offline accounting: the analytic backend's books without SimGrid ---- */
+
+double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
+{
+    assert(!c->bar); /* an offline communicator */
+    const double bytes = (double)count * (double)elem_bytes;
+    const double t = c->P > 1 ? allreduce_time_s(c, bytes) : 0.0;
+    for (int r = 0; r < c->P; r++) {
+        CollStats *s = &c->stats[r];
+        if (c->P > 1) s->bytes_sent += allreduce_bytes(c, r, bytes);
+        s->payload_bytes += bytes;
+        s->time_s += t;
+        s->calls++;
+    }
+    return t;
+}
+
+double coll_charge_allgather(Comm *c, size_t bytes)
+{
+    assert(!c->bar);
+    double total = 0; /* summed as the analytic allgather sums the ranks' sizes */
+    for (int r = 0; r < c->P; r++) total += (double)bytes;
+    const double t = c->P > 1 ? allgather_time_s(c, total) : 0.0;
+    for (int r = 0; r < c->P; r++) {
+        CollStats *s = &c->stats[r];
+        if (c->P > 1) s->bytes_sent += total - (double)bytes;
+        s->payload_bytes += (double)bytes;
+        s->time_s += t;
+        s->calls++;
+    }
+    return t;
 }

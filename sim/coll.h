@@ -49,6 +49,17 @@ typedef struct Comm Comm;
 /* For the cluster's P ranks; call after the platform is loaded and before the actors run. */
 Comm *coll_comm_create(const Cluster *c, CollAlgo algo, CollBackend backend);
 void coll_comm_free(Comm *c); /* NULL is a no-op */
+
+/* A communicator that only keeps the analytic backend's books, without SimGrid (no engine, no
+ * actors): each coll_charge_* call stands for every rank making the same call at once and
+ * returns the simulated seconds it lasts. For the fast trace replay (driver.c), where the
+ * workers are identical; the collectives above must not be called on it. */
+Comm *coll_comm_create_offline(const Cluster *c, CollAlgo algo);
+/* An allreduce of count elements of elem_bytes each (4: fp32, 2: fp16): the same duration,
+ * bytes_sent and payload_bytes as the analytic backend charges each rank. */
+double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes);
+/* An allgather to which every rank contributes `bytes` bytes. */
+double coll_charge_allgather(Comm *c, size_t bytes);
 const CollStats *coll_stats(const Comm *c, int rank);
 
 /* buf [count] is replaced by the sum over ranks. */

@@ -65,7 +65,18 @@ static double fp16_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     return (double)at * sizeof(uint16_t);
 }
 
-static const CompressorImpl IMPL = {fp16_init, fp16_reduce, fp16_free};
+/* One fp16 allreduce of every layer's halves. */
+static int fp16_plan(const Compressor *c, const int *todo, int n, const double *levels,
+                     CompressMsg *msgs)
+{
+    (void)levels;
+    size_t halves = 0;
+    for (int t = 0; t < n; t++) halves += layer_size(&c->layers[todo[t]]);
+    msgs[0] = (CompressMsg){COMPRESS_ALLREDUCE_F16, halves};
+    return 1;
+}
+
+static const CompressorImpl IMPL = {fp16_init, fp16_reduce, fp16_free, fp16_plan};
 
 const CompressorOps comp_fp16_ops = {
     .name = "fp16",

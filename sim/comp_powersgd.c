@@ -140,6 +140,15 @@ static void orthogonalise(float *pt, int r, size_t n)
     }
 }
 
+/* The rank a layer is compressed at: r = min(level, n, m). */
+static int layer_rank(const LayerView *v, double level)
+{
+    int r = (int)level;
+    if (r > v->rows) r = v->rows;
+    if (r > v->cols) r = v->cols;
+    return r;
+}
+
 static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int nt,
                           const double *levels)
 {
@@ -148,9 +157,7 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     for (int t = 0; t < nt; t++) {
         int l = todo[t];
         const LayerView *v = &c->layers[l];
-        int r = (int)levels[l];
-        if (r > v->rows) r = v->rows;
-        if (r > v->cols) r = v->cols;
+        int r = layer_rank(v, levels[l]);
         s->rank[l] = r;
         s->poff[l] = ptot;
         s->qoff[l] = qtot;
@@ -195,7 +202,23 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     return (double)(ptot + qtot) * sizeof(float);
 }
 
-static const CompressorImpl IMPL = {psgd_init, psgd_reduce, psgd_free};
+/* Two allreduces: every layer's P (r x n floats), then every Q (r x m). */
+static int psgd_plan(const Compressor *c, const int *todo, int nt, const double *levels,
+                     CompressMsg *msgs)
+{
+    size_t ptot = 0, qtot = 0;
+    for (int t = 0; t < nt; t++) {
+        const LayerView *v = &c->layers[todo[t]];
+        size_t r = (size_t)layer_rank(v, levels[todo[t]]);
+        ptot += r * (size_t)v->rows;
+        qtot += r * (size_t)v->cols;
+    }
+    msgs[0] = (CompressMsg){COMPRESS_ALLREDUCE_F32, ptot};
+    msgs[1] = (CompressMsg){COMPRESS_ALLREDUCE_F32, qtot};
+    return 2;
+}
+
+static const CompressorImpl IMPL = {psgd_init, psgd_reduce, psgd_free, psgd_plan};
 
 const CompressorOps comp_powersgd_ops = {
     .name = "powersgd",

@@ -174,7 +174,18 @@ static double qsgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     return (double)bytes;
 }
 
-static const CompressorImpl IMPL = {qsgd_init, qsgd_reduce, qsgd_free};
+/* One allgather of every layer's norm and codes (encode writes comp_qsgd_layer_bytes). */
+static int qsgd_plan(const Compressor *c, const int *todo, int n, const double *levels,
+                     CompressMsg *msgs)
+{
+    size_t bytes = 0;
+    for (int t = 0; t < n; t++)
+        bytes += comp_qsgd_layer_bytes(layer_size(&c->layers[todo[t]]), (int)levels[todo[t]]);
+    msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
+    return 1;
+}
+
+static const CompressorImpl IMPL = {qsgd_init, qsgd_reduce, qsgd_free, qsgd_plan};
 
 const CompressorOps comp_qsgd_ops = {
     .name = "qsgd",

@@ -102,7 +102,18 @@ static double randomk_reduce(Compressor *c, Comm *comm, float *grads, const int 
     return (double)at * sizeof(float);
 }
 
-static const CompressorImpl IMPL = {randomk_init, randomk_reduce, randomk_free};
+/* One allreduce of every layer's k values. */
+static int randomk_plan(const Compressor *c, const int *todo, int n, const double *levels,
+                        CompressMsg *msgs)
+{
+    size_t values = 0;
+    for (int t = 0; t < n; t++)
+        values += comp_keep_count(levels[todo[t]], layer_size(&c->layers[todo[t]]));
+    msgs[0] = (CompressMsg){COMPRESS_ALLREDUCE_F32, values};
+    return 1;
+}
+
+static const CompressorImpl IMPL = {randomk_init, randomk_reduce, randomk_free, randomk_plan};
 
 const CompressorOps comp_randomk_ops = {
     .name = "randomk",

@@ -34,6 +34,12 @@ size_t comp_sign_pack(const float *p, size_t n, uint8_t *out)
     return o;
 }
 
+/* One layer's message: the fp32 scale, then ceil(n / 8) bytes of signs (comp_sign_pack). */
+static size_t layer_bytes(size_t n)
+{
+    return sizeof(float) + (n + 7) / 8;
+}
+
 static int sign_init(Compressor *c, const SpecVal *vals, BwError *err)
 {
     SignSgd *s = calloc(1, sizeof *s);
@@ -41,7 +47,7 @@ static int sign_init(Compressor *c, const SpecVal *vals, BwError *err)
     c->state = s;
     size_t cap = 1;
     for (int l = 0; l < c->n_layers; l++)
-        if (c->layers[l].ndim == 2) cap += sizeof(float) + (layer_size(&c->layers[l]) + 7) / 8;
+        if (c->layers[l].ndim == 2) cap += layer_bytes(layer_size(&c->layers[l]));
     s->msg = malloc(cap);
     if (!s->msg) return bw_fail(err, BW_ERUNTIME, "signsgd: out of memory");
     return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
@@ -94,7 +100,18 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     return (double)bytes;
 }
 
-static const CompressorImpl IMPL = {sign_init, sign_reduce, sign_free};
+/* One allgather of every layer's scale and signs. */
+static int sign_plan(const Compressor *c, const int *todo, int n, const double *levels,
+                     CompressMsg *msgs)
+{
+    (void)levels;
+    size_t bytes = 0;
+    for (int t = 0; t < n; t++) bytes += layer_bytes(layer_size(&c->layers[todo[t]]));
+    msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
+    return 1;
+}
+
+static const CompressorImpl IMPL = {sign_init, sign_reduce, sign_free, sign_plan};
 
 const CompressorOps comp_signsgd_ops = {
     .name = "signsgd",

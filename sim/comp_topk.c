@@ -84,6 +84,12 @@ static void select_top(const float *x, size_t n, size_t k, uint32_t *hist, int32
     }
 }
 
+/* One layer's message: k int32 indices then k fp32 values. */
+static size_t layer_bytes(size_t k)
+{
+    return k * (sizeof(int32_t) + sizeof(float));
+}
+
 static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                           const double *levels)
 {
@@ -101,7 +107,7 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
             val[j] = m[idx[j]];
             if (c->memory) m[idx[j]] = 0; /* e = M minus what was sent */
         }
-        bytes += k * (sizeof(int32_t) + sizeof(float));
+        bytes += layer_bytes(k);
     }
     unsigned char *all = coll_allgather(comm, c->rank, s->msg, bytes, c->sizes);
     for (int t = 0; t < n; t++) {
@@ -123,7 +129,7 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
                 memcpy(&val, p + k * sizeof i + j * sizeof val, sizeof val);
                 g[i] += val;
             }
-            p += k * (sizeof(int32_t) + sizeof(float));
+            p += layer_bytes(k);
         }
     }
     free(all);
@@ -131,7 +137,18 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     return (double)bytes;
 }
 
-static const CompressorImpl IMPL = {topk_init, topk_reduce, topk_free};
+/* One allgather of every layer's indices and values. */
+static int topk_plan(const Compressor *c, const int *todo, int n, const double *levels,
+                     CompressMsg *msgs)
+{
+    size_t bytes = 0;
+    for (int t = 0; t < n; t++)
+        bytes += layer_bytes(comp_keep_count(levels[todo[t]], layer_size(&c->layers[todo[t]])));
+    msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
+    return 1;
+}
+
+static const CompressorImpl IMPL = {topk_init, topk_reduce, topk_free, topk_plan};
 
 const CompressorOps comp_topk_ops = {
     .name = "topk",

@@ -222,15 +222,21 @@ const char *compress_spec(const Compressor *c)
     return c->spec;
 }
 
+/* Whether layer l goes through the compressor at these levels (else: the fused dense
+ * allreduce). */
+static int compressed(const Compressor *c, int l, const double *levels)
+{
+    return c->impl && c->impl->reduce && c->layers[l].ndim == 2 && levels[l] != 0;
+}
+
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
 {
-    const int compresses = c->impl && c->impl->reduce;
     int n_todo = 0;
     size_t n_dense = 0;
     /* vectors and level-0 layers: M = g + e into one buffer, e = 0 */
     for (int l = 0; l < c->n_layers; l++) {
         const LayerView *v = &c->layers[l];
-        if (compresses && v->ndim == 2 && levels[l] != 0) {
+        if (compressed(c, l, levels)) {
             assert(compress_check_level(c->ops, levels[l], "", NULL) == BW_OK);
             c->todo[n_todo++] = l;
             continue;
@@ -249,7 +255,7 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
         size_t at = 0;
         for (int l = 0; l < c->n_layers; l++) {
             const LayerView *v = &c->layers[l];
-            if (compresses && v->ndim == 2 && levels[l] != 0) continue;
+            if (compressed(c, l, levels)) continue;
             float *g = grads + v->offset;
             for (size_t i = 0, n = layer_size(v); i < n; i++) g[i] = c->dense[at++] / w;
         }
@@ -257,6 +263,26 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
     if (n_todo) bytes += c->impl->reduce(c, comm, grads, c->todo, n_todo, levels);
     c->step++;
     return bytes;
+}
+
+int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs)
+{
+    int todo[MODEL_MAX_LAYERS], n_todo = 0, n = 0;
+    size_t n_dense = 0;
+    assert(c->n_layers <= MODEL_MAX_LAYERS);
+    for (int l = 0; l < c->n_layers; l++) {
+        if (compressed(c, l, levels))
+            todo[n_todo++] = l;
+        else
+            n_dense += layer_size(&c->layers[l]);
+    }
+    if (n_dense) msgs[n++] = (CompressMsg){COMPRESS_ALLREDUCE_F32, n_dense};
+    if (n_todo) {
+        assert(c->impl->plan);
+        n += c->impl->plan(c, todo, n_todo, levels, msgs + n);
+    }
+    assert(n <= COMPRESS_MAX_MSGS);
+    return n;
 }
 
 void compress_print_list(FILE *out)

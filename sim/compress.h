@@ -56,6 +56,27 @@ int compress_check_level(const CompressorOps *ops, double level, const char *wha
 
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels);
 
+/* One collective call of compress_reduce: what it reduces and how big the message is. */
+typedef enum {
+    COMPRESS_ALLREDUCE_F32, /* coll_allreduce of count floats */
+    COMPRESS_ALLREDUCE_F16, /* coll_allreduce_f16 of count halves */
+    COMPRESS_ALLGATHER      /* coll_allgather of count bytes from every rank */
+} CompressCollective;
+
+typedef struct {
+    CompressCollective op;
+    size_t count; /* elements (allreduce) or bytes per rank (allgather) */
+} CompressMsg;
+
+#define COMPRESS_MAX_MSGS 8
+
+/* The collectives compress_reduce(c, ..., levels) calls, in its order, without touching any
+ * data: their sizes depend only on the layers' shapes, the levels, the worker count and the
+ * options. Writes at most COMPRESS_MAX_MSGS into msgs and returns how many; their payload
+ * bytes add up to what compress_reduce returns (tests/test_compress.c checks both against the
+ * collectives' own books). The fast trace replay charges these instead of reducing. */
+int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs);
+
 /* The worker's error-feedback memory [n_params], laid out like grads (the residual each layer
  * carries into the next step; zero for vectors and for layers last sent dense); NULL when the
  * compressor keeps none (none, fp16 and qsgd by default, topk:ef=0). Owned by c. */

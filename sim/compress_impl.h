@@ -24,6 +24,11 @@ typedef struct {
     double (*reduce)(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                      const double *levels);
     void (*free_state)(Compressor *c); /* NULL: free(c->state) is enough */
+    /* The collectives reduce calls for todo[0..n) at these levels, in its order, written into
+     * msgs (room for COMPRESS_MAX_MSGS); returns how many. Must be given with reduce, and
+     * derived from the same size helpers reduce uses. */
+    int (*plan)(const Compressor *c, const int *todo, int n, const double *levels,
+                CompressMsg *msgs);
 } CompressorImpl;
 
 struct Compressor {

@@ -1,4 +1,5 @@
-/* driver.c: the simulated training loop (see driver.h). Invariants:
+/* driver.c: the simulated training loop (see driver.h), and the fast trace replay that takes
+ * its place when every worker is the same (replay_fast). Invariants:
  *  - every worker draws its step-t batch from the same epoch order (DistributedSampler
  *    sharding), so with `sync` the workers' batches together are one process's global batch;
  *  - the step's shared state (epoch, position in the shard, batch, lr) is fixed by the last
@@ -109,7 +110,16 @@ static struct {
     int want_norms;
     long cap_steps;
     int cap_evals;
+    /* the fast replay: no SimGrid; the simulated clock is kept here */
+    int fast;
+    double now;
 } S;
+
+/* Simulated seconds since the start. */
+static double sim_now(void)
+{
+    return S.fast ? S.now : simgrid_get_clock();
+}
 
 /* ---- replay: a model that is only the trace's layer table ---- */
 
@@ -258,6 +268,10 @@ int driver_check(const RunConfig *cfg, BwError *err)
                        cfg->tc.batch, P, shard);
     if (cfg->slowdown)
         for (int w = 0; w < P; w++) assert(cfg->slowdown[w] > 0);
+    char why[160];
+    if (cfg->replay && cfg->replay_engine == REPLAY_FAST &&
+        !driver_replay_fast(cfg, why, sizeof why))
+        return bw_fail(err, BW_EUSAGE, "--replay-engine fast: %s; use auto or actors", why);
     Model *m = NULL;
     Policy *p = NULL;
     Compressor *c = NULL;
@@ -265,11 +279,12 @@ int driver_check(const RunConfig *cfg, BwError *err)
     if (rc) return rc;
     /* Memory: every worker holds about 8 copies of the parameters (params, grads, velocity,
      * the epoch sum, the compressor's memory and buffers, the pre-averaging copy) and its
-     * activations (bounded by batch x flops / 16 bytes for these models). */
+     * activations (bounded by batch x flops / 16 bytes for these models). A fast replay holds
+     * one worker's layer table and compressor. */
     double need = (double)P * (32.0 * (double)m->n_params +
                                (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0);
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
-    if (phys > 0 && need > 0.8 * phys) {
+    if (phys > 0 && need > 0.8 * phys && !driver_replay_fast(cfg, NULL, 0)) {
         size_t n_params = m->n_params;
         model_free(m);
         return bw_fail(err, BW_EUSAGE,
@@ -302,6 +317,34 @@ done:
     compress_free(c);
     model_free(m);
     return rc;
+}
+
+int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
+{
+    const char *no = NULL;
+    int same_slowdown = 1;
+    for (int w = 1; cfg->slowdown && w < cfg->cluster.workers; w++)
+        same_slowdown &= cfg->slowdown[w] == cfg->slowdown[0];
+    if (!cfg->replay)
+        no = "not a replay";
+    else if (cfg->replay_engine == REPLAY_ACTORS)
+        no = "--replay-engine actors";
+    else if (cfg->backend != COLL_ANALYTIC)
+        no = "--collectives transfer simulates every message";
+    else if (cfg->jitter_sigma > 0)
+        no = "--compute-jitter makes the workers differ";
+    else if (!same_slowdown)
+        no = "--slowdown makes the workers differ";
+    else if (cfg->cluster.platform_file)
+        no = "--platform: a platform file's hosts and routes may differ";
+    else if (cfg->simgrid_cfg)
+        no = "--cfg= options may change SimGrid's timings";
+    else if (cfg->record_trace)
+        no = "--record-trace";
+    else if (cfg->params_out)
+        no = "the final parameters are wanted";
+    if (why && n) snprintf(why, n, "%s", no ? no : "");
+    return no == NULL;
 }
 
 /* ---- per-step pieces ---- */
@@ -533,7 +576,7 @@ static void rendezvous_leader(void)
                      .grad_norm_mean = S.grad_norm_mean,
                      .averaged = S.averaged_prev,
                      .param_variance = S.averaged_prev ? S.variance_prev : 0,
-                     .sim_time_s = simgrid_get_clock(),
+                     .sim_time_s = sim_now(),
                      .bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent,
                      .epoch_norm_rank0 = S.epoch_end ? S.epoch_norm_rank0 : NULL,
                      .epoch_norm_mean = S.epoch_end ? S.epoch_norm_mean : NULL};
@@ -615,7 +658,7 @@ static void add_step_row(const StepState *st, const Worker *w0, int averaged)
     r->batch = st->b * S.P;
     r->lr = st->lr;
     r->loss = S.loss_mean;
-    r->end_s = simgrid_get_clock();
+    r->end_s = sim_now();
     r->compute_s = w0->step_compute_s;
     r->comm_s = w0->step_comm_s;
     r->wait_s = w0->step_wait_s;
@@ -658,25 +701,64 @@ static void progress_line(const StepState *st)
     const RunResult *res = S.res;
     double acc = res->n_evals ? res->evals[res->n_evals - 1].test_accuracy : NAN;
     fprintf(stderr, "\r\033[K[%s] epoch %d/%d  step %ld  sim %.3fs  acc %.4f", S.cfg->label,
-            st->epoch + 1, S.cfg->tc.epochs, st->step + 1, simgrid_get_clock(), acc);
+            st->epoch + 1, S.cfg->tc.epochs, st->step + 1, sim_now(), acc);
     fflush(stderr);
 }
 
-/* Replay: this step's gradient is the worker's fixed random tensor, each layer scaled to the
- * trace's norm (rank 0 takes rank 0's norms when the trace has them), so compressors select,
- * factor and quantise realistic data and every collective moves what it would. */
-static void replay_gradient(Model *m, Worker *me, const TraceStep *ts, int rank)
+/* Replay: what a worker reports at the rendezvous, from the trace: its loss, and its layers'
+ * gradient norms (rank 0 takes rank 0's norms when the trace has them). */
+static void replay_observation(Worker *me, const TraceStep *ts, int n_layers, int rank)
 {
     const double *norms = rank == 0 && ts->has_rank0 ? ts->grad_norms_rank0 : ts->grad_norms;
+    memcpy(me->norms, norms, sizeof(double) * (size_t)n_layers);
+    me->loss = ts->loss;
+}
+
+/* Replay: this step's gradient is the worker's fixed random tensor, each layer scaled to the
+ * trace's norm, so compressors select, factor and quantise realistic data and every collective
+ * moves what it would. */
+static void replay_gradient(Model *m, Worker *me, const TraceStep *ts, int rank)
+{
     for (int l = 0; l < m->n_layers; l++) {
         const LayerView *v = &m->layers[l];
         float scale = (float)ts->grad_norms[l];
         const float *t = me->gtemplate + v->offset;
         float *g = m->grads + v->offset;
         for (size_t i = 0; i < layer_size(v); i++) g[i] = scale * t[i];
-        me->norms[l] = norms[l];
     }
-    me->loss = ts->loss;
+    replay_observation(me, ts, m->n_layers, rank);
+}
+
+/* A worker's simulated work for a step of b samples on a host of the given speed: flops per
+ * sample x b, or (a trace with measured step times) the measured seconds scaled by the batch,
+ * as flops of this host; times its slowdown. Jitter comes on top (worker_main). */
+static double step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
+                         int rank)
+{
+    double flops = flops_per_sample * b;
+    if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
+        flops = cfg->replay->h.compute_s_per_step * speed_flops * b / cfg->replay->h.batch;
+    if (cfg->slowdown) flops *= cfg->slowdown[rank];
+    return flops;
+}
+
+/* Once every worker has averaged: the variance the policy sees at the next step and steps.csv
+ * reports. A replay trains no parameters, so its variance is the trace's latest measurement up
+ * to this step (what the policy is shown), not that of the stand-in replicas. */
+static void averaging_done(const StepState *st)
+{
+    const Trace *tr = S.cfg->replay;
+    if (tr) {
+        const TraceStep *ts = &tr->steps[st->step];
+        S.variance_prev = ts->has_variance ? ts->param_variance : S.trace_variance;
+    } else {
+        double v = 0;
+        for (int w = 0; w < S.P; w++) v += S.w[w].sq_dist;
+        S.variance_prev = v / S.P;
+    }
+    S.averaged_prev = 1;
+    S.avg_deposits = 0;
+    S.res->averagings++;
 }
 
 static void worker_main(int argc, char **argv)
@@ -712,11 +794,8 @@ static void worker_main(int argc, char **argv)
 
         /* simulated compute */
         double t0 = simgrid_get_clock();
-        double flops = flops_per_sample * st.b;
-        if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
-            flops = cfg->replay->h.compute_s_per_step * sg_host_get_speed(sg_host_self()) * st.b /
-                    cfg->replay->h.batch;
-        if (cfg->slowdown) flops *= cfg->slowdown[rank];
+        double flops =
+            step_flops(cfg, flops_per_sample, st.b, sg_host_get_speed(sg_host_self()), rank);
         if (cfg->jitter_sigma > 0) {
             double s = cfg->jitter_sigma;
             flops *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);
@@ -760,14 +839,7 @@ static void worker_main(int argc, char **argv)
         me->comm_s += me->step_comm_s;
 
         /* the variance at this averaging, for the policy at the next step */
-        if (averaged && ++S.avg_deposits == P) {
-            double v = 0;
-            for (int w = 0; w < P; w++) v += S.w[w].sq_dist;
-            S.variance_prev = v / P;
-            S.averaged_prev = 1;
-            S.avg_deposits = 0;
-            S.res->averagings++;
-        }
+        if (averaged && ++S.avg_deposits == P) averaging_done(&st);
         if (rank == 0) add_step_row(&st, me, averaged);
 
         /* evaluation, free in simulated time */
@@ -789,6 +861,72 @@ static void worker_main(int argc, char **argv)
         }
         if (rank == 0 && cfg->progress && (st.step % 10 == 0 || last)) progress_line(&st);
         if (last) break;
+    }
+}
+
+/* The collective a compressor's message goes through, charged to every rank at once. */
+static double charge(Comm *comm, const CompressMsg *msg)
+{
+    switch (msg->op) {
+    case COMPRESS_ALLREDUCE_F32:
+        return coll_charge_allreduce(comm, msg->count, sizeof(float));
+    case COMPRESS_ALLREDUCE_F16:
+        return coll_charge_allreduce(comm, msg->count, sizeof(uint16_t));
+    case COMPRESS_ALLGATHER:
+        return coll_charge_allgather(comm, msg->count);
+    }
+    return 0.0;
+}
+
+/* The fast replay (driver_replay_fast): the workers are identical, so one loop on rank 0's
+ * clock stands for them all. It follows worker_main step by step, with the same arithmetic:
+ * the compute time, the rendezvous (no waiting: everyone arrives at once), then the messages
+ * compress_plan lists for the decided levels (or the parameter averaging), each charged the
+ * analytic backend's own time and bytes (coll_charge_*), so every figure equals the actors'. */
+static void replay_fast(void)
+{
+    const RunConfig *cfg = S.cfg;
+    Worker *me = &S.w[0];
+    const Model *m = me->model;
+    const double speed_flops = cfg->cluster.gpu_flops; /* every generated host's speed */
+    const double flops_per_sample = model_flops_per_sample(m);
+    for (;;) {
+        const StepState st = S.cur;
+        const TraceStep *ts = &cfg->replay->steps[st.step];
+        for (int w = 0; w < S.P; w++) replay_observation(&S.w[w], ts, m->n_layers, w);
+        const double t0 = S.now;
+        S.now = t0 + step_flops(cfg, flops_per_sample, st.b, speed_flops, 0) / speed_flops;
+        const double t1 = S.now;
+        me->step_compute_s = t1 - t0;
+        rendezvous_leader();
+        me->step_wait_s = 0;
+        me->compute_s += me->step_compute_s;
+        me->wait_s += me->step_wait_s;
+        if (S.stop == STOP_DIVERGED || S.stop == STOP_TARGET || S.stop == STOP_ERROR) break;
+        const int last = S.stop == STOP_DONE;
+
+        int averaged = 0;
+        if (!S.periodic) {
+            CompressMsg msgs[COMPRESS_MAX_MSGS];
+            int n = compress_plan(me->comp, S.dec.level, msgs);
+            for (int i = 0; i < n; i++) S.now += charge(S.comm, &msgs[i]);
+        } else if (S.dec.average) {
+            S.now += coll_charge_allreduce(S.comm, m->n_params, sizeof(float));
+            averaged = 1;
+        }
+        const double t3 = S.now;
+        me->step_comm_s = t3 - t1;
+        me->comm_s += me->step_comm_s;
+        if (averaged) averaging_done(&st);
+        add_step_row(&st, me, averaged);
+        if (S.eval_due) record_eval(NULL, &st, t3);
+        if (cfg->progress && (st.step % 10 == 0 || last)) progress_line(&st);
+        if (last) break;
+    }
+    for (int w = 1; w < S.P; w++) { /* every worker's books are rank 0's */
+        S.w[w].compute_s = me->compute_s;
+        S.w[w].comm_s = me->comm_s;
+        S.w[w].wait_s = me->wait_s;
     }
 }
 
@@ -830,16 +968,24 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     S.shard = shard_of(cfg);
     S.b0 = cfg->tc.batch;
 
+    S.fast = driver_replay_fast(cfg, res->replay_engine_why, sizeof res->replay_engine_why);
+    if (cfg->replay) res->replay_engine = S.fast ? "fast" : "actors";
+
     res->cluster = cfg->cluster;
-    if ((rc = engine_load_cluster(&res->cluster, err))) return rc;
-    S.comm = coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    if (!S.fast && (rc = engine_load_cluster(&res->cluster, err))) return rc;
+    S.comm = S.fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
+                    : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
     S.w = calloc((size_t)P, sizeof *S.w);
     S.perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
     if (!S.comm || !S.w || !S.perm) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", P);
         goto done;
     }
-    for (int w = 0; w < P && rc == BW_OK; w++) {
+    if (S.fast && (rc = make_model(cfg, &S.w[0].model, err)) == BW_OK)
+        /* rank 0's layer table, and its compressor for the message plans */
+        rc = compress_create(cfg->compressor, "--compressor", S.w[0].model->layers,
+                             S.w[0].model->n_layers, P, 0, cfg->tc.seed, &S.w[0].comp, err);
+    for (int w = 0; w < P && rc == BW_OK && !S.fast; w++) {
         Worker *me = &S.w[w];
         if ((rc = make_model(cfg, &me->model, err)) ||
             (rc = sgd_init(&me->opt, me->model->n_params, cfg->tc.sgd, err)) ||
@@ -878,13 +1024,15 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     res->policy_mode = S.pol->ops->mode;
     res->n_params = m0->n_params;
     res->flops_per_sample = model_flops_per_sample(m0);
-    if ((rc = make_model(cfg, &S.eval_model, err))) goto done;
-    S.eval_acc = calloc(m0->n_params, sizeof(double));
-    if (!S.eval_acc) {
-        rc = bw_fail(err, BW_ERUNTIME, "out of memory");
-        goto done;
+    if (!S.fast) { /* the model evaluated (a replay's evaluations are the trace's) */
+        if ((rc = make_model(cfg, &S.eval_model, err))) goto done;
+        S.eval_acc = calloc(m0->n_params, sizeof(double));
+        if (!S.eval_acc) {
+            rc = bw_fail(err, BW_ERUNTIME, "out of memory");
+            goto done;
+        }
+        S.bar = sg_barrier_init((unsigned)P);
     }
-    S.bar = sg_barrier_init((unsigned)P);
     /* a replay takes its norms from the trace */
     S.want_norms = !cfg->replay && (S.pol->ops->needs_grad_norms || cfg->record_trace);
     if (cfg->record_trace) {
@@ -926,14 +1074,18 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         S.cur.lr = lr_for(0, 0, S.b0);
     }
 
-    for (int w = 0; w < P; w++) {
-        char name[32], arg[16];
-        snprintf(name, sizeof name, "worker%d", w);
-        snprintf(arg, sizeof arg, "%d", w);
-        char *argv[] = {name, arg, NULL};
-        sg_actor_create(name, engine_host(w), worker_main, 2, argv);
+    if (S.fast) {
+        replay_fast();
+    } else {
+        for (int w = 0; w < P; w++) {
+            char name[32], arg[16];
+            snprintf(name, sizeof name, "worker%d", w);
+            snprintf(arg, sizeof arg, "%d", w);
+            char *argv[] = {name, arg, NULL};
+            sg_actor_create(name, engine_host(w), worker_main, 2, argv);
+        }
+        simgrid_run();
     }
-    simgrid_run();
     if (cfg->progress) fputs("\r\033[K", stderr);
 
     if (S.stop == STOP_ERROR) {
@@ -961,14 +1113,15 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         res->bytes_per_worker += cs->bytes_sent / P;
         res->payload_bytes_per_worker += cs->payload_bytes / P;
     }
-    res->sim_time_s = simgrid_get_clock();
+    res->sim_time_s = sim_now();
     const Model *m = S.w[0].model;
-    for (int w = 1; w < P; w++)
+    for (int w = 1; w < P && !S.fast; w++)
         for (size_t i = 0; i < m->n_params; i++) {
             double d = fabs((double)S.w[w].model->params[i] - m->params[i]);
             if (!(d <= res->replica_max_diff)) res->replica_max_diff = d;
         }
     if (cfg->params_out) {
+        assert(!S.fast);
         if (S.periodic) /* the mean of the replicas, as evaluated */
             for (size_t i = 0; i < m->n_params; i++) {
                 double s = 0;

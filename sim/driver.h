@@ -20,6 +20,13 @@
 
 #define DRIVER_MAX_WORKERS 4096
 
+/* How a replay is simulated (--replay-engine). */
+typedef enum {
+    REPLAY_AUTO,   /* the fast path whenever it gives the actors' answer, else the actors */
+    REPLAY_ACTORS, /* one SimGrid actor per worker, payloads through the compressors */
+    REPLAY_FAST    /* the fast path, or a usage error saying why it cannot be taken */
+} ReplayEngine;
+
 typedef struct {
     const ModelOps *model;
     ModelConfig mc;
@@ -45,6 +52,8 @@ typedef struct {
      * (so compressors and collectives move what they would), and accuracy comes from the trace.
      * model, mc, train and test are then unused. */
     const Trace *replay;
+    ReplayEngine replay_engine;
+    int simgrid_cfg; /* --cfg= options given to SimGrid (they may change simulated times) */
 } RunConfig;
 
 typedef struct {
@@ -102,15 +111,26 @@ typedef struct {
     double wall_model_s; /* wall seconds inside the models' own math (forward, backward,
                             optimiser, evaluation); for benchmarks, not written out */ /* largest |x_w - x_0| over workers and parameters at the end */
     char policy_spec[256], compressor_spec[256];
+    const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
+    char replay_engine_why[160]; /* a replay with actors: why not the fast path */
 } RunResult;
 
 /* Checks the policy and compressor specs against the model and cluster (usage errors), without
  * simulating anything. Run it before creating any output. */
 int driver_check(const RunConfig *cfg, BwError *err);
 
+/* Replay: whether driver_run takes the fast path, which needs no SimGrid engine, no actors, no
+ * payloads and no compressor math: each step costs the trace's compute time plus the analytic
+ * collectives' closed-form times for the messages the compressor would send at the decided
+ * levels (compress_plan, coll_charge_*). It gives the actors' results (tests/test_trace.c)
+ * when every worker is the same: analytic collectives, no jitter, one slowdown for all, a
+ * generated platform, no --cfg= options for SimGrid. Returns 1 if so; else 0, with why (when
+ * not NULL) saying what prevents it. */
+int driver_replay_fast(const RunConfig *cfg, char *why, size_t n);
+
 /* Runs the simulation. SimGrid must be initialised (engine_init) and nothing loaded yet: once
- * per process. BW_OK also when training diverged (res->status says so); BW_ERUNTIME or
- * BW_EUSAGE on failures, with err set. */
+ * per process (not needed when driver_replay_fast says so). BW_OK also when training diverged
+ * (res->status says so); BW_ERUNTIME or BW_EUSAGE on failures, with err set. */
 int driver_run(const RunConfig *cfg, RunResult *res, BwError *err);
 void driver_result_free(RunResult *res);
 

@@ -94,6 +94,11 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     jsonw_double(&w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
     jsonw_end_object(&w);
     jsonw_string(&w, "accuracy_source", res->accuracy_from_trace ? "trace" : "simulated training");
+    if (res->replay_engine) { /* how the replay was simulated, and why not fast if it was not */
+        jsonw_string(&w, "replay_engine", res->replay_engine);
+        if (res->replay_engine_why[0])
+            jsonw_string(&w, "replay_engine_fallback", res->replay_engine_why);
+    }
     jsonw_double(&w, "final_test_accuracy", res->final_accuracy);
     jsonw_double(&w, "best_test_accuracy", res->best_accuracy);
     jsonw_double(&w, "time_to_accuracy_s", res->time_to_accuracy_s);
@@ -141,6 +146,25 @@ static int write_evals(const char *dir, const RunResult *res, BwError *err)
     return outfile_commit(&of, err);
 }
 
+/* A column's last number and its text: steps.csv repeats most figures from row to row (the lr,
+ * the compute, communication and waiting times, the levels), and formatting doubles was most of
+ * the time of writing it. The same bits give the same text, so the file is unchanged. */
+typedef struct {
+    double x;
+    int set;
+    char text[40];
+} NumText;
+
+static const char *num_text(NumText *c, const char *fmt, double x)
+{
+    if (!c->set || memcmp(&c->x, &x, sizeof x) != 0) {
+        snprintf(c->text, sizeof c->text, fmt, x);
+        c->x = x;
+        c->set = 1;
+    }
+    return c->text;
+}
+
 static int write_steps(const char *dir, const RunResult *res, BwError *err)
 {
     OutFile of;
@@ -149,11 +173,17 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
     fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,communication_s,wait_s,"
           "bytes_per_worker,averaged,param_variance,level_mean,period,policy_state\n",
           of.f);
+    enum { LR, LOSS, COMPUTE, COMM, WAIT, VARIANCE, LEVEL, N_CACHED };
+    NumText c[N_CACHED];
+    memset(c, 0, sizeof c);
     for (long i = 0; i < res->n_steps; i++) {
         const StepRow *r = &res->steps[i];
-        fprintf(of.f, "%ld,%d,%d,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.17g,%d,%.9g,%.6g,%d,", r->step,
-                r->epoch, r->batch, r->lr, r->loss, r->end_s, r->compute_s, r->comm_s, r->wait_s,
-                r->bytes, r->averaged, r->variance, r->level_mean, r->period);
+        fprintf(of.f, "%ld,%d,%d,%s,%s,%.9g,%s,%s,%s,%.17g,%d,%s,%s,%d,", r->step, r->epoch,
+                r->batch, num_text(&c[LR], "%.9g", r->lr), num_text(&c[LOSS], "%.9g", r->loss),
+                r->end_s, num_text(&c[COMPUTE], "%.9g", r->compute_s),
+                num_text(&c[COMM], "%.9g", r->comm_s), num_text(&c[WAIT], "%.9g", r->wait_s),
+                r->bytes, r->averaged, num_text(&c[VARIANCE], "%.9g", r->variance),
+                num_text(&c[LEVEL], "%.6g", r->level_mean), r->period);
         csv_string(of.f, r->state);
         fputc('\n', of.f);
     }

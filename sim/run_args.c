@@ -72,6 +72,12 @@ static const CliOpt compare_opts[] = {
     {"trace", CLI_STRING, &R.trace, NULL, "FILE",
      "replay this gradient trace instead of training (bellows replay; accuracy from the trace)", 0,
      0, NULL, 0},
+    {"replay-engine", CLI_CHOICE, &R.replay_engine, "auto", NULL,
+     "replay with: fast (no actors or payloads: the trace's compute plus the analytic "
+     "collectives' closed-form times; identical workers and --collectives analytic only), actors "
+     "(one SimGrid actor per worker, real payloads through the compressors), or auto (fast "
+     "whenever it gives the actors' results)",
+     0, 0, "auto|actors|fast", 0},
     {"no-plots", CLI_FLAG, &R.no_plots, NULL, NULL, "skip the gnuplot plots", 0, 0, NULL, 0},
 };
 #define N_COMPARE_OPTS ((int)(sizeof compare_opts / sizeof *compare_opts))
@@ -144,6 +150,8 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
                        cfg->cluster.workers);
     if (cfg->cluster.workers > DRIVER_MAX_WORKERS)
         return bw_fail(err, BW_EUSAGE, "--workers: at most %d", DRIVER_MAX_WORKERS);
+    if (R.replay_engine && strcmp(R.replay_engine, "auto") != 0 && !R.trace)
+        return bw_fail(err, BW_EUSAGE, "--replay-engine: only for a replay (--trace FILE)");
     if (R.stop_at_target && R.target <= 0)
         return bw_fail(err, BW_EUSAGE, "--stop-at-target: needs a --target-accuracy above 0");
     int hier = strcmp(R.algorithm, "hierarchical") == 0;
@@ -185,9 +193,31 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     }
     cfg->progress = !R.quiet && isatty(STDERR_FILENO);
     cfg->label = cmd;
-    /* One OpenBLAS thread unless asked: the models are small, and compare runs in parallel. */
-    openblas_set_num_threads(ta->threads > 0 ? ta->threads : 1);
+    for (int i = 0; i < f->n_simgrid; i++)
+        cfg->simgrid_cfg += strncmp(f->simgrid_args[i], "--cfg=", 6) == 0;
+    /* One OpenBLAS thread unless asked: the models are small, and compare runs in parallel.
+     * Set only when it changes: OpenBLAS stops its thread pool before a fork, and setting the
+     * count (even to the same value) starts it again in the child, where its threads spin on
+     * sched_yield for a while before they sleep; in a sweep, every forked run paid that. */
+    int threads = ta->threads > 0 ? ta->threads : 1;
+    if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
     return BW_OK;
+}
+
+void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points)
+{
+    char why[160];
+    if (points > 1 && fast_points > 0 && fast_points < points)
+        printf("# replay engine: fast at %ld of %ld points, actors at the others (summary.json "
+               "says why)\n",
+               fast_points, points);
+    else if (points > 1 ? fast_points == points : driver_replay_fast(cfg, why, sizeof why))
+        printf("# replay engine: fast (identical workers, analytic collectives: no actors or "
+               "payloads)\n");
+    else if (points > 1)
+        printf("# replay engine: actors (summary.json says why)\n");
+    else
+        printf("# replay engine: actors (%s)\n", why);
 }
 
 void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta)
@@ -244,6 +274,9 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
         return bw_fail(err, BW_EUSAGE,
                        "--workers: %d does not divide the trace's global batch of %d", P, global);
     cfg->replay = trace;
+    cfg->replay_engine = !R.replay_engine || strcmp(R.replay_engine, "auto") == 0 ? REPLAY_AUTO
+                         : strcmp(R.replay_engine, "fast") == 0                   ? REPLAY_FAST
+                                                                                  : REPLAY_ACTORS;
     cfg->tc.batch = global / P;
     cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
     cfg->tc.lr.base_lr = trace->steps[0].lr;

@@ -18,7 +18,7 @@ typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP } RunMode;
 /* The values of the run's own flags, filled by run_parse_flags. */
 typedef struct {
     const char *compressor, *policy, *policies, *algorithm, *collectives, *network_model, *out;
-    const char *shard, *record_trace, *trace;
+    const char *shard, *record_trace, *trace, *replay_engine;
     double target, jitter;
     CliDoubleList slowdown;
     CliIntList seeds;
@@ -48,10 +48,14 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
 int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *test, BwError *err);
 
 /* --trace: the run replays trace (model, data and schedule flags are refused; the per-worker
- * batch is the trace's global batch over the workers, which must divide it). */
+ * batch is the trace's global batch over the workers, which must divide it), with the replay
+ * engine of --replay-engine. */
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
 
 void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta);
+/* "# replay engine: ..." for a replay: of cfg (points 1), or how many of a sweep's points
+ * replay fast. */
+void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points);
 double run_wall_now(void);
 
 #endif

@@ -30,7 +30,9 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     RunResult res;
     memset(&res, 0, sizeof res);
     double t0 = run_wall_now();
-    int rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, R.network_model, &err);
+    int rc = BW_OK; /* a fast replay needs no SimGrid engine */
+    if (!driver_replay_fast(cfg, NULL, 0))
+        rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, R.network_model, &err);
     if (!rc) rc = outdir_create(dir, &err);
     if (!rc) rc = driver_run(cfg, &res, &err);
     if (!rc) {
