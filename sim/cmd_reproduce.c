@@ -621,6 +621,44 @@ static void fidelity_table(FILE *f, const PaperSetting *ps, const Setting *setti
             ps->source);
 }
 
+/* Accordion's regime in each epoch of a run, from the policy_state column of its steps.csv
+ * (the second step of each epoch, after the lr-decay rule and the last check took effect):
+ * "CC CC NN ..." (C critical, N normal; one letter per matrix layer, or one for the batch). */
+static void regimes(const char *run_dir, char *buf, size_t n)
+{
+    char path[4200], line[4096];
+    snprintf(path, sizeof path, "%s/%s/steps.csv", P.out, run_dir);
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char *fld[32];
+    int c_epoch = -1, c_state = -1, first = 1, epoch = -1, seen = 0;
+    size_t k = 0;
+    while (fgets(line, sizeof line, f)) {
+        int m = csv_split(line, fld, 32);
+        if (first) {
+            c_epoch = csv_column(fld, m, "epoch");
+            c_state = csv_column(fld, m, "policy_state");
+            first = 0;
+            if (c_epoch < 0 || c_state < 0) break;
+            continue;
+        }
+        if (m <= c_state) continue;
+        int e = atoi(fld[c_epoch]);
+        if (e != epoch) epoch = e, seen = 0;
+        if (++seen != 2) continue;
+        const char *st = fld[c_state];
+        int batch = strstr(st, "batch=") != NULL;
+        if (k + 2 < n && k) buf[k++] = ' ';
+        for (const char *q = st; *q && k + 1 < n; q++) {
+            if (*q == 'C' || *q == 'N') buf[k++] = *q;
+            if (batch) break;
+        }
+        buf[k] = '\0';
+    }
+    fclose(f);
+}
+
 static void accordion_section(FILE *f, FILE *csv)
 {
     char a[64], b[64], c[64], d[64], e[64];
@@ -702,6 +740,12 @@ static void accordion_section(FILE *f, FILE *csv)
                 ACC[s].paper_acc[2] - ACC[s].paper_acc[0],
                 100 * (mean_of(ac->final, NULL) - mean_of(x[1][0].final, NULL)),
                 ACC[s].paper_acc[2] - ACC[s].paper_acc[1]);
+        char reg[512];
+        regimes(ac->first_run, reg, sizeof reg);
+        if (reg[0])
+            fprintf(f, "Accordion's regime in each epoch (first seed; C critical, N normal; one "
+                       "letter per matrix layer%s): %s.\n\n",
+                    strstr(ACC[s].name, "-batch") ? ", here one for the batch" : "", reg);
         for (int r = 0; r < ACC[s].n_roles; r++)
             for (int bw = 0; bw < MAX_BWS; bw++)
                 if (x[r][bw].diverged)
