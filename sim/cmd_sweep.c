@@ -18,6 +18,7 @@
 #include "../common/spec.h"
 #include "../plots/plots.h"
 #include "commands.h"
+#include "csv.h"
 #include "engine.h"
 #include "outfile.h"
 #include "run_args.h"
@@ -237,20 +238,6 @@ static void run_folder(long r, char *buf, size_t n)
 
 /* ---- sweep.csv ---- */
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void write_header(FILE *f)
 {
     for (int a = 0; a < W.n_axes; a++) fprintf(f, "%s,", W.axes[a].name);
@@ -317,44 +304,6 @@ static int write_sweep_csv(BwError *err)
     return outfile_commit(&of, err);
 }
 
-/* Splits one CSV line into fields (quotes undone, in place). Returns the count. */
-static int csv_split(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        char *w = p, *start = p;
-        if (*p == '"') {
-            p++;
-            for (;;) {
-                if (*p == '\0') break;
-                if (*p == '"' && p[1] == '"') {
-                    *w++ = '"';
-                    p += 2;
-                } else if (*p == '"') {
-                    p++;
-                    break;
-                } else {
-                    *w++ = *p++;
-                }
-            }
-        } else {
-            while (*p && *p != ',') *w++ = *p++;
-        }
-        fields[n++] = start;
-        int more = *p == ',';
-        *w = '\0';
-        if (!more) break;
-        p++;
-    }
-    return n;
-}
-
-static double field_num(const char *s)
-{
-    return *s ? strtod(s, NULL) : NAN;
-}
-
 /* --resume: marks the runs already in sweep.csv as done, with their figures. */
 static int read_finished(BwError *err)
 {
@@ -409,14 +358,14 @@ static int read_finished(BwError *err)
         run->done = 1;
         RunRow *row = &run->row;
         snprintf(row->status, sizeof row->status, "%s", x[0]);
-        row->final = field_num(x[1]);
-        row->best = field_num(x[2]);
-        row->tta = field_num(x[3]);
-        row->bytes = field_num(x[5]);
-        row->sim_time = field_num(x[7]);
-        row->compute = field_num(x[8]);
-        row->comm = field_num(x[9]);
-        row->wait = field_num(x[10]);
+        row->final = csv_num(x[1]);
+        row->best = csv_num(x[2]);
+        row->tta = csv_num(x[3]);
+        row->bytes = csv_num(x[5]);
+        row->sim_time = csv_num(x[7]);
+        row->compute = csv_num(x[8]);
+        row->comm = csv_num(x[9]);
+        row->wait = csv_num(x[10]);
         row->steps = atol(x[11]);
     }
     fclose(f);
@@ -1189,9 +1138,9 @@ int cmd_merge(int argc, char **argv)
                     same = strcmp(rows[j].fields[a], r->fields[a]) == 0;
                 if (same) b = &rows[j];
             }
-            double tta = field_num(r->fields[n_axes + 6]), bytes = field_num(r->fields[n_axes + 8]);
-            double speed = b ? field_num(b->fields[n_axes + 6]) / tta : NAN;
-            double ratio = b ? bytes / field_num(b->fields[n_axes + 8]) : NAN;
+            double tta = csv_num(r->fields[n_axes + 6]), bytes = csv_num(r->fields[n_axes + 8]);
+            double speed = b ? csv_num(b->fields[n_axes + 6]) / tta : NAN;
+            double ratio = b ? bytes / csv_num(b->fields[n_axes + 8]) : NAN;
             char folder[8192], abs_dir[4096];
             if (!realpath(r->dir, abs_dir)) snprintf(abs_dir, sizeof abs_dir, "%s", r->dir);
             snprintf(folder, sizeof folder, "%s/%s", abs_dir, r->fields[n_axes + 2]);
