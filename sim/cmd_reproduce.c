@@ -783,11 +783,15 @@ static void adpsgd_section(FILE *f, FILE *csv)
                 if (!cc->n) continue;
                 int kr;
                 mean_of(cc->tta, &kr);
-                fprintf(f, "| `%s` | %s | %s | %s | %s | %.3f | %.3f | %.0f%% |\n", cc->policy,
+                double to_target = mean_of(cc->tta_bytes, NULL) / 1e6;
+                if (isfinite(to_target))
+                    snprintf(d, sizeof d, "%.3f", to_target);
+                else
+                    snprintf(d, sizeof d, "-");
+                fprintf(f, "| `%s` | %s | %s | %s | %s | %.3f | %s | %.0f%% |\n", cc->policy,
                         fmt_tta(cc, a, sizeof a), fmt_ratio(ratio(x[0][bw].tta, cc->tta), b, sizeof b),
                         r == 3 ? (bw == 0 ? "1.46x - 1.95x" : "1.14x - 1.27x") : "",
-                        fmt_acc(cc, c, sizeof c), mean_of(cc->bytes, NULL) / 1e6,
-                        mean_of(cc->tta_bytes, NULL) / 1e6,
+                        fmt_acc(cc, c, sizeof c), mean_of(cc->bytes, NULL) / 1e6, d,
                         100 * mean_of(cc->comm, NULL) / mean_of(cc->time, NULL));
                 fprintf(csv, "%s,%s,%s,%s,%d,%d,%.9g,%.9g,%.17g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
                         ADP[s].name, ADP[s].roles[r], cc->policy, BW[1][bw], cc->n, kr,
@@ -803,6 +807,20 @@ static void adpsgd_section(FILE *f, FILE *csv)
                        "reached in fewer steps.\n\n",
                     fmt_ratio(mean_of(sy->time, NULL) / mean_of(sy->compute, NULL), d, sizeof d));
         }
+        /* every averaging sends the same bytes, so sync's bytes to the target over a policy's
+         * is the policy's mean period until it reached the target */
+        fprintf(f, "Mean averaging period until the target (sync's bytes to the target / the "
+                   "policy's):");
+        for (int r = 1; r < ADP[s].n_roles; r++)
+            fprintf(f, " `%s` %s%s", x[r][0].policy,
+                    fmt_ratio(ratio(x[0][0].tta_bytes, x[r][0].tta_bytes), a, sizeof a),
+                    r + 1 < ADP[s].n_roles ? "," : "");
+        int d1, d2;
+        decay_epochs(sm->epochs[P.size], &d1, &d2);
+        fprintf(f, ". `sync` reached the target after %.0f steps (mean); the first lr decay is at "
+                   "epoch %d, step %d.\n\n",
+                mean_of(x[0][0].tta_step, NULL), d1,
+                d1 * sm->train_samples[P.size] / (sm->workers * sm->batch));
         const Cell *ad = &x[3][0];
         for (int r = 1; r <= 2; r++) {
             const Cell *cp = &x[r][0];
