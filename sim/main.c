@@ -66,6 +66,8 @@ int main(int argc, char **argv)
             cluster_args_release();
             return rc;
         }
-    fprintf(stderr, "bellows: unknown command '%s' (see bellows --help)\n", cmd);
+    BwError err; /* bw_fail keeps the message one line whatever the command holds */
+    fprintf(stderr, "bellows: %s\n",
+            (bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd), err.msg));
     return BW_EUSAGE;
 }

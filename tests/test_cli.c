@@ -54,6 +54,10 @@ typedef struct {
 static const BadCase BAD[] = {
     {"", 2, "usage"},
     {"bogus", 2, "unknown command 'bogus'"},
+    /* a newline in what was typed is quoted as '?': the message stays one line */
+    {"\"$(printf 'bo\\ngus')\"", 2, "unknown command 'bo?gus'"},
+    {"train --model \"$(printf 'a\\nb')\"", 2,
+     "--model: expected one of softmax|mlp|cnn, got 'a?b'"},
     {"train --model resnet", 2, "--model: expected one of softmax|mlp|cnn, got 'resnet'"},
     {"train --model", 2, "--model: missing value"},
     {"train --batch -3", 2, "--batch"},
@@ -231,13 +235,15 @@ static const BadCase BAD[] = {
      "idx-empty/train-images-idx3-ubyte.gz: file is truncated (ended while reading the header)"},
     {"train --data-dir @/idx-nolabels --out @/o1", 2,
      "idx-nolabels/train-labels-idx1-ubyte.gz: cannot open"},
-    {"train --data-dir @/idx-gzjunk --out @/o1", 2, "idx-gzjunk/t10k-images-idx3-ubyte.gz: corrupt"},
+    {"train --data-dir @/idx-gzjunk --out @/o1", 2,
+     "idx-gzjunk/t10k-images-idx3-ubyte.gz: corrupt"},
     {"train --data-dir @/idx-lying --out @/o1", 2,
      "idx-lying/train-images-idx3-ubyte.gz: file is truncated (ended while reading the pixels)"},
     {"run --data-dir @/idx-label --out @/o1", 2, "idx-label/t10k-labels-idx1-ubyte.gz"},
     /* ---- platform files ---- */
     {"run --platform @/notxml.xml --out @/o1", 2, "notxml.xml: SimGrid cannot load it"},
-    {"run --platform @/nohosts.xml --out @/o1", 2, "nohosts.xml: SimGrid cannot load it: There is no host"},
+    {"run --platform @/nohosts.xml --out @/o1", 2,
+     "nohosts.xml: SimGrid cannot load it: There is no host"},
     {"run --platform @/empty.xml --out @/o1", 2, "empty.xml"},
     {"run --platform @/noroute.xml --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
      "noroute.xml: no route from host 'a' to host 'b' (ranks 0 and 1)"},
@@ -442,8 +448,8 @@ static void write_text(const char *name, const char *text)
     fclose(f);
 }
 
-#define TRACE_HEADER                                                                             \
-    "{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"mlp\",\"workers\":2,\"batch\":4,"    \
+#define TRACE_HEADER                                                                               \
+    "{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"mlp\",\"workers\":2,\"batch\":4,"     \
     "\"flops_per_sample\":10,\"layers\":[{\"name\":\"w\",\"rows\":2,\"cols\":3}]}\n"
 
 /* Broken platforms and traces for the bad-invocation table. */
@@ -471,8 +477,9 @@ static void make_broken_inputs(void)
     assert_non_null(g);
     gzputs(g, TRACE_HEADER);
     for (int i = 0; i < 4000; i++)
-        gzprintf(g, "{\"type\":\"step\",\"step\":%d,\"epoch\":0,\"lr\":0.1,\"loss\":%.9f,"
-                    "\"grad_norms\":[%.9f]}\n",
+        gzprintf(g,
+                 "{\"type\":\"step\",\"step\":%d,\"epoch\":0,\"lr\":0.1,\"loss\":%.9f,"
+                 "\"grad_norms\":[%.9f]}\n",
                  i, 1.0 / (i + 1), 1.0 / (i + 2));
     gzclose(g);
     struct stat st;
@@ -546,8 +553,8 @@ static void test_bad_invocations_fail_cleanly(void **state)
         /* nothing created, nothing half-written, no temporary left in any folder */
         char *after = listing();
         if (strcmp(before, after) != 0) {
-            print_error("bellows %s\n  left files behind; before:\n%s\nafter:\n%s\n", args,
-                        before, after);
+            print_error("bellows %s\n  left files behind; before:\n%s\nafter:\n%s\n", args, before,
+                        after);
             failures++;
             free(before);
             before = listing(); /* judge the next cases on their own */
