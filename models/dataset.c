@@ -62,8 +62,7 @@ static int idx_read(IdxFile *f, void *buf, size_t len, const char *what, BwError
 /* Reads exactly len bytes into a buffer it allocates (*out, freed by the caller), growing it as
  * the data arrives: a header that promises more than the file holds fails as truncated after
  * allocating at most about twice what the file really has, never what the header promised. */
-static int idx_read_all(IdxFile *f, unsigned char **out, size_t len, const char *what,
-                        BwError *err)
+static int idx_read_all(IdxFile *f, unsigned char **out, size_t len, const char *what, BwError *err)
 {
     unsigned char *buf = NULL;
     size_t cap = 0;

@@ -45,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t cut = rest * (size_t)(data[0] >> 1) / 127;
     if (cut > rest) cut = rest;
     int classes = 1 + data[1] % 16;
-    if (write_file(images, data + 2, cut, gzip) || write_file(labels, data + 2 + cut, rest - cut, 0))
+    if (write_file(images, data + 2, cut, gzip) ||
+        write_file(labels, data + 2 + cut, rest - cut, 0))
         return 0;
     Dataset d;
     BwError err;

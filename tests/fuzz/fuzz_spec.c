@@ -27,9 +27,10 @@ static int check_level(const void *arg, double level, const char *what, BwError 
 }
 
 /* Layers of a small MLP: 784 -> 32 -> 10, weights and biases. */
-static const LayerView LAYERS[] = {
-    {"fc1.w", 0, 32, 784, 2}, {"fc1.b", 25088, 32, 1, 1},
-    {"fc2.w", 25120, 10, 32, 2}, {"fc2.b", 25440, 10, 1, 1}};
+static const LayerView LAYERS[] = {{"fc1.w", 0, 32, 784, 2},
+                                   {"fc1.b", 25088, 32, 1, 1},
+                                   {"fc2.w", 25120, 10, 32, 2},
+                                   {"fc2.b", 25440, 10, 1, 1}};
 #define N_LAYERS 4
 
 static PolicyContext context(const CompressorOps *ops)
