@@ -67,7 +67,7 @@ int main(int argc, char **argv)
             return rc;
         }
     BwError err; /* bw_fail keeps the message one line whatever the command holds */
-    fprintf(stderr, "bellows: %s\n",
-            (bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd), err.msg));
+    bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd);
+    fprintf(stderr, "bellows: %s\n", err.msg);
     return BW_EUSAGE;
 }
