@@ -16,7 +16,9 @@ typedef struct {
 } BwError;
 
 /* Formats the message into err (if err is not NULL) and returns status, so a failure site
- * reads `return bw_fail(err, BW_EUSAGE, "%s: expected ...", path);`. */
+ * reads `return bw_fail(err, BW_EUSAGE, "%s: expected ...", path);`. Messages quote what the
+ * user typed, which may hold a newline or other control byte ("--policy $'a\nb'"); those become
+ * '?', so the message stays one line whatever it quotes. */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -28,6 +30,8 @@ bw_fail(BwError *err, int status, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        for (char *c = err->msg; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     }
     return status;
 }

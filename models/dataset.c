@@ -59,6 +59,35 @@ static int idx_read(IdxFile *f, void *buf, size_t len, const char *what, BwError
     return BW_OK;
 }
 
+/* Reads exactly len bytes into a buffer it allocates (*out, freed by the caller), growing it as
+ * the data arrives: a header that promises more than the file holds fails as truncated after
+ * allocating at most about twice what the file really has, never what the header promised. */
+static int idx_read_all(IdxFile *f, unsigned char **out, size_t len, const char *what, BwError *err)
+{
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    *out = NULL;
+    while (cap < len) {
+        size_t want = cap ? cap * 2 : (size_t)1 << 20;
+        if (want > len) want = len;
+        unsigned char *grown = realloc(buf, want);
+        if (!grown) {
+            free(buf);
+            return bw_fail(err, BW_ERUNTIME, "%s: out of memory for %zu bytes of %s", f->path, len,
+                           what);
+        }
+        buf = grown;
+        int rc = idx_read(f, buf + cap, want - cap, what, err);
+        if (rc) {
+            free(buf);
+            return rc;
+        }
+        cap = want;
+    }
+    *out = buf;
+    return BW_OK;
+}
+
 static uint32_t be32(const unsigned char *b)
 {
     return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | (uint32_t)b[3];
@@ -100,7 +129,7 @@ int dataset_load_idx(const char *images_path, const char *labels_path, int class
 {
     memset(out, 0, sizeof *out);
     IdxFile fi = {0}, fl = {0};
-    unsigned char *raw = NULL;
+    unsigned char *raw = NULL, *lab = NULL;
     uint32_t idims[3] = {0}, ldims[1] = {0};
     int rc;
 
@@ -129,31 +158,32 @@ int dataset_load_idx(const char *images_path, const char *labels_path, int class
     out->cols = (int)idims[2];
     out->dim = (int)dim;
     out->classes = classes;
-    raw = malloc((size_t)n * dim); /* dim >= 1: also holds the n labels */
-    out->x = malloc((size_t)keep * dim * sizeof(float));
-    out->y = malloc((size_t)keep);
-    if (!raw || !out->x || !out->y) {
-        rc = bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", images_path, n);
-        goto done;
-    }
     /* The whole file is read even when only a prefix is kept, so a truncated or corrupt file
-     * is caught whatever the limit. */
-    if ((rc = idx_read(&fi, raw, (size_t)n * dim, "the pixels", err))) goto done;
+     * is caught whatever the limit; pixels and labels are read before the floats are
+     * allocated, so a lying header costs nothing. */
+    if ((rc = idx_read_all(&fi, &raw, (size_t)n * dim, "the pixels", err))) goto done;
     if ((rc = idx_expect_end(&fi, err))) goto done;
-    for (size_t i = 0; i < (size_t)keep * dim; i++) out->x[i] = (float)raw[i] / 255.0f;
-    if ((rc = idx_read(&fl, raw, (size_t)n, "the labels", err))) goto done;
+    if ((rc = idx_read_all(&fl, &lab, (size_t)n, "the labels", err))) goto done;
     if ((rc = idx_expect_end(&fl, err))) goto done;
     for (int i = 0; i < n; i++) {
-        if (raw[i] >= classes) {
+        if (lab[i] >= classes) {
             rc = bw_fail(err, BW_EUSAGE, "%s: label %u of sample %d is outside [0, %d)",
-                         labels_path, raw[i], i, classes);
+                         labels_path, lab[i], i, classes);
             goto done;
         }
     }
-    memcpy(out->y, raw, (size_t)keep);
+    out->x = malloc((size_t)keep * dim * sizeof(float));
+    out->y = malloc((size_t)keep);
+    if (!out->x || !out->y) {
+        rc = bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", images_path, keep);
+        goto done;
+    }
+    for (size_t i = 0; i < (size_t)keep * dim; i++) out->x[i] = (float)raw[i] / 255.0f;
+    memcpy(out->y, lab, (size_t)keep);
     rc = BW_OK;
 done:
     free(raw);
+    free(lab);
     if (fi.f) gzclose(fi.f);
     if (fl.f) gzclose(fl.f);
     if (rc) dataset_free(out);

@@ -5,7 +5,8 @@
 #   scripts/setup.sh              release build in build/
 #   scripts/setup.sh --sanitize   AddressSanitizer + UBSan build in build-asan/
 #   scripts/setup.sh --werror     warnings are errors (CI)
-#   scripts/setup.sh --tests      also what the tests need (python3-torch for the trace recorder)
+#   scripts/setup.sh --tests      also what the tests need (python3-torch for the trace recorder,
+#                                 valgrind for scripts/valgrind.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,7 @@ for arg in "$@"; do
   case "$arg" in
     --sanitize) build_dir=build-asan; cmake_args+=(-DBELLOWS_SANITIZE=ON) ;;
     --werror) cmake_args+=(-DBELLOWS_WERROR=ON) ;;
-    --tests) PACKAGES+=(python3-torch) ;;  # the PyTorch trace recorder's test
+    --tests) PACKAGES+=(python3-torch valgrind) ;;  # the PyTorch trace recorder's test, valgrind.sh
     *) echo "setup.sh: unknown option '$arg' (expected --sanitize, --werror or --tests)" >&2
        exit 2 ;;
   esac

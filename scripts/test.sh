@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # test.sh: the test command (README, CI). Sets up and builds with warnings as errors, runs every
-# test with ctest, then builds with AddressSanitizer + UBSan and runs every test again.
+# test with ctest, runs the unit-test binaries under valgrind (all but test_coll, the slowest:
+# scripts/valgrind.sh --fast), then builds with AddressSanitizer + UBSan and runs every test
+# again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh --werror --tests
 echo "== tests (build/) =="
 (cd build && ctest --output-on-failure -V)
+
+echo "== unit tests under valgrind (build/) =="
+scripts/valgrind.sh --fast
 
 scripts/setup.sh --sanitize --werror
 echo "== tests under AddressSanitizer + UBSan (build-asan/) =="

@@ -123,6 +123,7 @@ static int user_platform(Cluster *c, const int *set, BwError *err)
     }
     c->gpu = NULL;
     c->gpu_flops = 1; /* replaced by host 0's speed when the platform is loaded */
+    if ((rc = engine_check_routes(CA.platform, c->hosts, c->workers, err))) return rc;
     return cluster_resolve(c, err);
 }
 

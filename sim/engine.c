@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <xbt/dynar.h>
 
 static int initialised;
 
@@ -257,5 +259,77 @@ int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
     }
     free(text);
     free(errtext);
+    return rc;
+}
+
+/* Whether a route is missing between two of hosts[0..n) that the collectives may pair: every
+ * ordered pair of up to 64 hosts; beyond, each host and those 1, 2, 4, 8, ... ranks away in
+ * either direction (the partners of the ring, halving-doubling and binomial-tree algorithms).
+ * SimGrid gives an empty route, not an error, where the file has none. */
+static int missing_route(sg_host_t *hosts, int n, int *from, int *to)
+{
+    int found = 0;
+    xbt_dynar_t links = xbt_dynar_new(sizeof(void *), NULL);
+    for (int i = 0; i < n && !found; i++)
+        for (int d = 1; d < n && !found; d = n <= 64 ? d + 1 : 2 * d)
+            for (int dir = 0; dir < (n <= 64 ? 1 : 2) && !found; dir++) {
+                int j = dir ? (i + n - d) % n : (i + d) % n;
+                xbt_dynar_reset(links);
+                sg_host_get_route(hosts[i], hosts[j], links);
+                if (xbt_dynar_is_empty(links) &&
+                    sg_host_get_route_latency(hosts[i], hosts[j]) == 0) {
+                    *from = i;
+                    *to = j;
+                    found = 1;
+                }
+            }
+    xbt_dynar_free(&links);
+    return found;
+}
+
+int engine_check_routes(const char *path, char *const *names, int n, BwError *err)
+{
+    if (n < 2) return BW_OK;
+    int out[2];
+    if (pipe(out)) return bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return bw_fail(err, BW_ERUNTIME, "fork: %s", strerror(errno));
+    if (pid == 0) {
+        close(out[0]);
+        int null = open("/dev/null", O_WRONLY); /* the parent says what was wrong, in one line */
+        if (null >= 0) dup2(null, STDERR_FILENO);
+        BwError e;
+        if (engine_init(0, NULL, "exact", &e)) _exit(3);
+        simgrid_load_platform(path);
+        sg_host_t *hosts = malloc(sizeof *hosts * (size_t)n);
+        if (!hosts) _exit(3);
+        for (int i = 0; i < n; i++)
+            if (!(hosts[i] = sg_host_by_name(names[i]))) _exit(3);
+        simgrid_run(); /* seals the platform: Dijkstra and Floyd tables are built then */
+        int from = 0, to = 0;
+        if (missing_route(hosts, n, &from, &to)) {
+            FILE *f = fdopen(out[1], "w");
+            fprintf(f, "%d %d\n", from, to);
+            fclose(f);
+            _exit(4);
+        }
+        _exit(0);
+    }
+    close(out[1]);
+    char *text;
+    read_all(out[0], &text);
+    close(out[0]);
+    int status, from = -1, to = -1;
+    waitpid(pid, &status, 0);
+    int rc = BW_OK;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 4 && sscanf(text, "%d %d", &from, &to) == 2 &&
+        from >= 0 && from < n && to >= 0 && to < n)
+        rc = bw_fail(err, BW_EUSAGE,
+                     "--platform %s: no route from host '%s' to host '%s' (ranks %d and %d)", path,
+                     names[from], names[to], from, to);
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        rc = bw_fail(err, BW_ERUNTIME, "--platform %s: checking its routes failed", path);
+    free(text);
     return rc;
 }

@@ -27,6 +27,12 @@ int engine_load_cluster(Cluster *c, BwError *err);
  * before engine_init. */
 int engine_probe_platform(const char *path, char ***names, int *n, BwError *err);
 
+/* Checks, in a child process, that the platform file has a route between every two of the
+ * hosts names[0..n) (in rank order) that a collective may pair, so that a missing route is a
+ * usage error naming the two hosts before anything is written, rather than SimGrid's abort
+ * when the first message takes it. Call it before engine_init. */
+int engine_check_routes(const char *path, char *const *names, int n, BwError *err);
+
 /* Tries the SimGrid options (--cfg=/--log=) and the network model in a child process on a
  * one-host platform, so that an option SimGrid refuses is a usage error quoting SimGrid rather
  * than an abort. Call it before engine_init. */

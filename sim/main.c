@@ -67,6 +67,8 @@ int main(int argc, char **argv)
             cluster_args_release();
             return rc;
         }
-    fprintf(stderr, "bellows: unknown command '%s' (see bellows --help)\n", cmd);
+    BwError err; /* bw_fail keeps the message one line whatever the command holds */
+    bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd);
+    fprintf(stderr, "bellows: %s\n", err.msg);
     return BW_EUSAGE;
 }

@@ -79,12 +79,23 @@ int outfile_open(OutFile *of, const char *dir, const char *name, BwError *err)
     int n2 = snprintf(of->tmp, sizeof of->tmp, "%s/.%s.tmp.XXXXXX", dir, name);
     if (n1 < 0 || n2 < 0 || (size_t)n1 >= sizeof of->path || (size_t)n2 >= sizeof of->tmp)
         return bw_fail(err, BW_EUSAGE, "--out: path too long");
+    /* A signal between creating the temporary and registering it would leave it behind:
+     * hold the fatal signals off across the two (they are delivered right after). */
+    sigset_t fatal, saved;
+    sigemptyset(&fatal);
+    sigaddset(&fatal, SIGINT);
+    sigaddset(&fatal, SIGTERM);
+    sigaddset(&fatal, SIGHUP);
+    sigprocmask(SIG_BLOCK, &fatal, &saved);
     int fd = mkstemp(of->tmp);
+    int mkstemp_errno = errno;
+    if (fd >= 0) live_add(of->tmp);
+    sigprocmask(SIG_SETMASK, &saved, NULL);
     if (fd < 0) {
         of->tmp[0] = '\0';
-        return bw_fail(err, BW_ERUNTIME, "%s: cannot create: %s", of->path, strerror(errno));
+        return bw_fail(err, BW_ERUNTIME, "%s: cannot create: %s", of->path,
+                       strerror(mkstemp_errno));
     }
-    live_add(of->tmp);
     fchmod(fd, 0644);
     of->f = fdopen(fd, "w");
     if (!of->f) {

@@ -3,8 +3,10 @@
 #include "run_args.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,9 +179,26 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
             *slash = '\0';
         else
             snprintf(dir, sizeof dir, ".");
-        if (!R.record_trace[0] || access(dir, W_OK) != 0)
-            return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot write into %s",
-                           R.record_trace, dir);
+        struct stat st;
+        const char *why = NULL;
+        if (!R.record_trace[0])
+            why = "empty name";
+        else if (stat(dir, &st) != 0)
+            why = strerror(errno);
+        else if (!S_ISDIR(st.st_mode))
+            why = "not a folder";
+        else if (access(dir, W_OK) != 0)
+            why = strerror(errno);
+        if (why)
+            return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot write into %s: %s",
+                           R.record_trace, dir, why);
+        /* a folder there would only be found at the end of the run, when the trace is renamed
+         * onto it */
+        if (stat(R.record_trace, &st) == 0 && S_ISDIR(st.st_mode))
+            return bw_fail(err, BW_EUSAGE,
+                           "--record-trace %s: is a folder; expected a file name such as "
+                           "%s/trace.jsonl.gz",
+                           R.record_trace, R.record_trace);
         cfg->record_trace = R.record_trace;
     }
     cfg->eval_every = R.eval_every;

@@ -1,12 +1,14 @@
-/* test_cli.c: the bellows binary end to end. Bad invocations: each must exit with the
- * expected status (2 usage), print exactly one line on stderr that starts "bellows: " and
- * names the flag or file, and leave no output folder or file behind. Good invocations: help,
+/* test_cli.c: the bellows binary end to end. Bad invocations (fixtures: spoilt IDX folders,
+ * broken platforms and traces, written at run time): each must exit with the expected status
+ * (2 usage), print exactly one line on stderr that starts "bellows: " and names the flag or
+ * file, and leave the scratch folder as it was (no output, no temporary, nothing half-written). Good invocations: help,
  * version, and a short real training run whose outputs are complete and byte-identical across
  * two runs (but for the wall-clock field). */
 #include "testutil.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static char TMP[64];
@@ -53,6 +55,10 @@ typedef struct {
 static const BadCase BAD[] = {
     {"", 2, "usage"},
     {"bogus", 2, "unknown command 'bogus'"},
+    /* a newline in what was typed is quoted as '?': the message stays one line */
+    {"\"$(printf 'bo\\ngus')\"", 2, "unknown command 'bo?gus'"},
+    {"train --model \"$(printf 'a\\nb')\"", 2,
+     "--model: expected one of softmax|mlp|cnn, got 'a?b'"},
     {"train --model resnet", 2, "--model: expected one of softmax|mlp|cnn, got 'resnet'"},
     {"train --model", 2, "--model: missing value"},
     {"train --batch -3", 2, "--batch"},
@@ -192,6 +198,105 @@ static const BadCase BAD[] = {
     {"sweep --policies sync,nosuch --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
      "--policy"},
     {"policies extra", 2, "policies: takes no arguments"},
+    /* ---- a folder where a file is expected, and a file where a folder is ---- */
+    {"run --platform @ --out @/o1", 2, "--platform"},
+    {"replay --trace @ --out @/o1", 2, "--trace"},
+    {"compare --trace @ --out @/o1", 2, "--trace"},
+    {"train --data-dir @/idx-folder --out @/o1", 2,
+     "idx-folder/train-images-idx3-ubyte.gz: is a folder"},
+    {"run --record-trace @ --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "is a folder; expected a file name"},
+    {"run --record-trace @/afile/t.jsonl --train-samples 256 --test-samples 64 --batch 8 "
+     "--out @/o1",
+     2, "afile: not a folder"},
+    {"run --train-samples 256 --test-samples 64 --batch 8 --epochs 1 --out @/afile", 2,
+     "afile' is not a folder"},
+    {"compare --policies sync --train-samples 256 --test-samples 64 --batch 8 --out @/afile", 2,
+     "is not a folder"},
+    {"sweep --workers 2,4 --train-samples 256 --test-samples 64 --batch 8 --out @/afile", 2,
+     "--out"},
+    {"merge --out @/o1 @/afile", 2, "afile"},
+    {"plot @/afile", 2, "afile"},
+    /* ---- corrupt datasets (IDX files written by make_idx_dirs) ---- */
+    {"train --data-dir @/idx-magic --out @/o1", 2,
+     "idx-magic/train-images-idx3-ubyte.gz: not an IDX image file (magic 00000903"},
+    {"train --data-dir @/idx-swapped --out @/o1", 2,
+     "idx-swapped/train-labels-idx1-ubyte.gz: not an IDX label file"},
+    {"train --data-dir @/idx-count --out @/o1", 2,
+     "idx-count/train-labels-idx1-ubyte.gz: 63 labels, but"},
+    {"train --data-dir @/idx-dims --out @/o1", 2,
+     "idx-dims/train-images-idx3-ubyte.gz: implausible dimensions 64 x 0 x 28"},
+    {"train --data-dir @/idx-label --out @/o1", 2,
+     "idx-label/t10k-labels-idx1-ubyte.gz: label 10 of sample 5 is outside [0, 10)"},
+    {"train --data-dir @/idx-trailing --out @/o1", 2,
+     "idx-trailing/t10k-images-idx3-ubyte.gz: trailing data"},
+    {"train --data-dir @/idx-testsize --out @/o1", 2,
+     "idx-testsize/t10k-images-idx3-ubyte.gz: images are not the same size"},
+    {"train --data-dir @/idx-empty --out @/o1", 2,
+     "idx-empty/train-images-idx3-ubyte.gz: file is truncated (ended while reading the header)"},
+    {"train --data-dir @/idx-nolabels --out @/o1", 2,
+     "idx-nolabels/train-labels-idx1-ubyte.gz: cannot open"},
+    {"train --data-dir @/idx-gzjunk --out @/o1", 2,
+     "idx-gzjunk/t10k-images-idx3-ubyte.gz: corrupt"},
+    {"train --data-dir @/idx-lying --out @/o1", 2,
+     "idx-lying/train-images-idx3-ubyte.gz: file is truncated (ended while reading the pixels)"},
+    {"run --data-dir @/idx-label --out @/o1", 2, "idx-label/t10k-labels-idx1-ubyte.gz"},
+    /* ---- platform files ---- */
+    {"run --platform @/notxml.xml --out @/o1", 2, "notxml.xml: SimGrid cannot load it"},
+    {"run --platform @/nohosts.xml --out @/o1", 2,
+     "nohosts.xml: SimGrid cannot load it: There is no host"},
+    {"run --platform @/empty.xml --out @/o1", 2, "empty.xml"},
+    {"run --platform @/noroute.xml --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "noroute.xml: no route from host 'a' to host 'b' (ranks 0 and 1)"},
+    {"run --platform @/good.xml --hosts c,b,a,a --out @/o1", 2, "--hosts: 'a' is listed twice"},
+    {"run --platform @/good.xml --hosts , --out @/o1", 2, "--hosts: expected host names"},
+    {"run --platform @/good.xml --hosts a,b --workers 3 --out @/o1", 2,
+     "--workers: 3, but --hosts lists 2 hosts"},
+    {"run --platform @/good.xml --topology fat-tree --out @/o1", 2, "--topology: describes"},
+    {"run --platform @/good.xml --gpu V100 --out @/o1", 2, "--gpu: describes"},
+    /* ---- policy and compressor specs ---- */
+    {"run --policy 'accordion:bogus=1' --out @/o1", 2, "accordion: unknown option 'bogus'"},
+    {"run --policy 'cpsgd:period=' --out @/o1", 2, "option 'period' has an empty value"},
+    {"run --policy 'cpsgd:period=4,period=8' --out @/o1", 2, "option 'period' given twice"},
+    {"run --policy 'cpsgd:period' --out @/o1", 2, "option 'period' is not key=value"},
+    {"run --policy 'cpsgd:period=2.5' --out @/o1", 2, "period=2.5: expected an integer"},
+    {"run --policy 'accordion:decider=some' --out @/o1", 2, "decider=some: expected one of"},
+    {"run --policy 'Sync' --out @/o1", 2, "--policy 'Sync': expected NAME"},
+    {"run --policy 'static:level=1,' --out @/o1", 2, "trailing ','"},
+    {"run --compressor 'topk:ef=2' --out @/o1", 2, "ef=2: expected a value in [0, 1]"},
+    {"run --compressor 'powersgd:rank_change=maybe' --out @/o1", 2, "rank_change=maybe"},
+    {"run --compressor 'topk:ef=1,ef=0' --out @/o1", 2, "option 'ef' given twice"},
+    {"run --compressor ':ef=1' --out @/o1", 2, "--compressor ':ef=1'"},
+    {"compare --policies 'sync,,static' --out @/o1", 2, "--policies 'sync,,static': empty item"},
+    {"compare --policies 'sync,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z' --out @/o1", 2,
+     "--policies: more than"},
+    /* ---- traces (replay, compare --trace, sweep --trace) ---- */
+    {"replay --out @/o1", 2, "--trace: replay needs the trace"},
+    {"replay --trace @/nonexistent.jsonl --out @/o1", 2, "nonexistent.jsonl"},
+    {"replay --trace @/notjson.jsonl --out @/o1", 2, "notjson.jsonl:1:"},
+    {"replay --trace @/badstep.jsonl --out @/o1", 2, "badstep.jsonl:2: "},
+    {"replay --trace @/headonly.jsonl --out @/o1", 2, "headonly.jsonl: the trace has no step"},
+    {"replay --trace @/empty.jsonl --out @/o1", 2, "empty.jsonl: empty trace"},
+    {"replay --trace @/cut.jsonl.gz --out @/o1", 2, "cut.jsonl.gz"},
+    {"sweep --trace @/notjson.jsonl --bandwidth 1Gbps,10Gbps --out @/o1", 2, "notjson.jsonl:1:"},
+    /* ---- sweep, merge and plot ---- */
+    {"sweep --shard 0/2 --out @/o1", 2, "--shard 0/2"},
+    {"sweep --shard two --out @/o1", 2, "--shard two"},
+    {"sweep --bandwidth '' --out @/o1", 2, "--bandwidth"},
+    {"merge --out @/o1 @/nonexistent", 2, "nonexistent"},
+    {"plot @ @", 2, "plot: expected one result folder"},
+    /* ---- out-of-range values ---- */
+    {"run --workers 100000", 2, "--workers"},
+    {"run --eval-every -1", 2, "--eval-every"},
+    {"run --compute-jitter 6", 2, "--compute-jitter"},
+    {"run --slowdown 0.001", 2, "--slowdown"},
+    {"compare --jobs 65", 2, "--jobs"},
+    {"platform --bandwidth 0Gbps", 2, "--bandwidth: bandwidth must be positive"},
+    {"platform --bandwidth=", 2, "--bandwidth"},
+    {"platform --latency 1e400s", 2, "--latency: expected a duration"},
+    {"platform --gpu-flops 0", 2, "--gpu-flops"},
+    {"platform --topology fat-tree --leaf-size 0", 2, "--leaf-size"},
+    {"train --lr-decay-factor 0", 2, "--lr-decay-factor"},
 };
 
 /* A user platform of three hosts (a, b, c on one shared switch) and a broken one. */
@@ -224,6 +329,165 @@ static void write_platforms(void)
     fclose(f);
 }
 
+/* ---- corrupt datasets: small IDX folders, each with one thing wrong ---- */
+
+/* The four files of a data folder; each folder spoils one. */
+enum { TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS };
+static const char *const IDX_NAMES[4] = {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                                         "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"};
+
+typedef enum {
+    SPOIL_NONE,
+    SPOIL_MAGIC,    /* type byte 0x09 instead of 0x08 */
+    SPOIL_SWAPPED,  /* a label file where the images go and vice versa */
+    SPOIL_COUNT,    /* one label fewer than images */
+    SPOIL_DIMS,     /* rows 0 */
+    SPOIL_LABEL,    /* label 10 of 10 classes at sample 5 */
+    SPOIL_TRAILING, /* bytes after the declared samples */
+    SPOIL_SIZE,     /* test images 14 x 14, train 28 x 28 */
+    SPOIL_EMPTY,    /* zero bytes */
+    SPOIL_MISSING,  /* no file */
+    SPOIL_GZJUNK,   /* a gzip header, then garbage */
+    SPOIL_LYING,    /* the header promises 10^8 images; the file holds 64 */
+    SPOIL_FOLDER,   /* a folder where the file goes */
+} Spoil;
+
+static void put_be32(unsigned char *b, uint32_t v)
+{
+    b[0] = (unsigned char)(v >> 24);
+    b[1] = (unsigned char)(v >> 16);
+    b[2] = (unsigned char)(v >> 8);
+    b[3] = (unsigned char)v;
+}
+
+/* Writes file k of a 64-train / 16-test set of 28 x 28 images into dir, spoilt as asked. */
+static void write_idx(const char *dir, int k, Spoil spoil)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, IDX_NAMES[k]);
+    if (spoil == SPOIL_MISSING) return;
+    if (spoil == SPOIL_FOLDER) {
+        assert_int_equal(mkdir(path, 0777), 0);
+        return;
+    }
+    if (spoil == SPOIL_GZJUNK) {
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        static const char junk[] = "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03this is not deflate";
+        assert_int_equal(fwrite(junk, 1, sizeof junk - 1, f), sizeof junk - 1);
+        fclose(f);
+        return;
+    }
+    int images = k == TRAIN_IMAGES || k == TEST_IMAGES;
+    if (spoil == SPOIL_SWAPPED) images = !images;
+    uint32_t n = k < TEST_IMAGES ? 64 : 16, side = spoil == SPOIL_SIZE ? 14 : 28;
+    if (spoil == SPOIL_COUNT) n--;
+    size_t payload = images ? (size_t)n * side * side : n;
+    unsigned char *b = calloc(16 + payload + 8, 1);
+    assert_non_null(b);
+    b[2] = spoil == SPOIL_MAGIC ? 0x09 : 0x08;
+    b[3] = images ? 3 : 1;
+    put_be32(b + 4, spoil == SPOIL_LYING ? 100000000u : n);
+    size_t at = 8;
+    if (images) {
+        put_be32(b + 8, spoil == SPOIL_DIMS ? 0 : side);
+        put_be32(b + 12, side);
+        at = 16;
+    }
+    for (size_t i = 0; i < payload; i++) b[at + i] = (unsigned char)(images ? i * 7 : i % 10);
+    if (spoil == SPOIL_LABEL) b[at + 5] = 10;
+    size_t len = at + payload + (spoil == SPOIL_TRAILING ? 8 : 0);
+    gzFile g = gzopen(path, "wb1");
+    assert_non_null(g);
+    if (spoil != SPOIL_EMPTY) assert_int_equal(gzwrite(g, b, (unsigned)len), (int)len);
+    gzclose(g);
+    free(b);
+}
+
+/* A data folder TMP/name whose file `which` is spoilt; the other three are fine. */
+static void make_idx_dir(const char *name, int which, Spoil spoil)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", TMP, name);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    for (int k = 0; k < 4; k++) write_idx(dir, k, k == which ? spoil : SPOIL_NONE);
+    /* a lying image header needs a label file that agrees with it */
+    if (spoil == SPOIL_LYING) write_idx(dir, which + 1, SPOIL_LYING);
+}
+
+static void make_idx_dirs(void)
+{
+    make_idx_dir("idx-good", 0, SPOIL_NONE);
+    make_idx_dir("idx-magic", TRAIN_IMAGES, SPOIL_MAGIC);
+    make_idx_dir("idx-swapped", TRAIN_LABELS, SPOIL_SWAPPED);
+    make_idx_dir("idx-count", TRAIN_LABELS, SPOIL_COUNT);
+    make_idx_dir("idx-dims", TRAIN_IMAGES, SPOIL_DIMS);
+    make_idx_dir("idx-label", TEST_LABELS, SPOIL_LABEL);
+    make_idx_dir("idx-trailing", TEST_IMAGES, SPOIL_TRAILING);
+    make_idx_dir("idx-empty", TRAIN_IMAGES, SPOIL_EMPTY);
+    make_idx_dir("idx-nolabels", TRAIN_LABELS, SPOIL_MISSING);
+    make_idx_dir("idx-gzjunk", TEST_IMAGES, SPOIL_GZJUNK);
+    make_idx_dir("idx-lying", TRAIN_IMAGES, SPOIL_LYING);
+    make_idx_dir("idx-folder", TRAIN_IMAGES, SPOIL_FOLDER);
+    /* both test files 14 x 14: consistent with each other, not with the training set */
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/idx-testsize", TMP);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_idx(dir, TRAIN_IMAGES, SPOIL_NONE);
+    write_idx(dir, TRAIN_LABELS, SPOIL_NONE);
+    write_idx(dir, TEST_IMAGES, SPOIL_SIZE);
+    write_idx(dir, TEST_LABELS, SPOIL_NONE);
+}
+
+static void write_text(const char *name, const char *text)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", TMP, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+#define TRACE_HEADER                                                                               \
+    "{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"mlp\",\"workers\":2,\"batch\":4,"     \
+    "\"flops_per_sample\":10,\"layers\":[{\"name\":\"w\",\"rows\":2,\"cols\":3}]}\n"
+
+/* Broken platforms and traces for the bad-invocation table. */
+static void make_broken_inputs(void)
+{
+    write_text("notxml.xml", "hosts: a, b, c\n");
+    write_text("nohosts.xml", "<?xml version='1.0'?>\n"
+                              "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                              "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+                              "  </zone>\n</platform>\n");
+    write_text("empty.xml", "");
+    write_text("noroute.xml", "<?xml version='1.0'?>\n"
+                              "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                              "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+                              "    <host id=\"a\" speed=\"1Tf\"/><host id=\"b\" speed=\"1Tf\"/>\n"
+                              "  </zone>\n</platform>\n");
+    write_text("notjson.jsonl", "this is not JSON\n");
+    write_text("badstep.jsonl", TRACE_HEADER "{\"type\":\"step\",\"step\":0}\n");
+    write_text("headonly.jsonl", TRACE_HEADER);
+    write_text("empty.jsonl", "");
+    /* a gzip trace cut in the middle of its stream */
+    char path[128];
+    snprintf(path, sizeof path, "%s/cut.jsonl.gz", TMP);
+    gzFile g = gzopen(path, "wb1");
+    assert_non_null(g);
+    gzputs(g, TRACE_HEADER);
+    for (int i = 0; i < 4000; i++)
+        gzprintf(g,
+                 "{\"type\":\"step\",\"step\":%d,\"epoch\":0,\"lr\":0.1,\"loss\":%.9f,"
+                 "\"grad_norms\":[%.9f]}\n",
+                 i, 1.0 / (i + 1), 1.0 / (i + 2));
+    gzclose(g);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(truncate(path, st.st_size / 2), 0);
+}
+
 /* A data folder whose training images are cut short, with the real labels and test set. */
 static void make_corrupt_data_dir(void)
 {
@@ -236,6 +500,8 @@ static void make_corrupt_data_dir(void)
              TMP, TMP, TMP, TMP);
     assert_int_equal(system(cmd), 0);
     write_platforms();
+    make_idx_dirs();
+    make_broken_inputs();
 }
 
 static void expand(char *out, size_t len, const char *args)
@@ -250,11 +516,25 @@ static void expand(char *out, size_t len, const char *args)
     out[o] = '\0';
 }
 
+/* Every path under TMP but the captured stdout and stderr, sorted: what a run left behind. */
+static char *listing(void)
+{
+    char cmd[512], path[128];
+    snprintf(path, sizeof path, "%s/.listing", TMP);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && find . -mindepth 1 ! -name stdout ! -name stderr ! -name .listing | "
+             "LC_ALL=C sort >.listing",
+             TMP);
+    assert_int_equal(system(cmd), 0);
+    return slurp(path, NULL);
+}
+
 static void test_bad_invocations_fail_cleanly(void **state)
 {
     (void)state;
     make_corrupt_data_dir();
-    size_t n = sizeof BAD / sizeof *BAD;
+    char *before = listing();
+    size_t n = sizeof BAD / sizeof *BAD, failures = 0;
     for (size_t i = 0; i < n; i++) {
         char args[1024];
         expand(args, sizeof args, BAD[i].args);
@@ -265,19 +545,32 @@ static void test_bad_invocations_fail_cleanly(void **state)
         for (char *p = err; *p; p++) lines += *p == '\n';
         int ok = st == BAD[i].status && strstr(err, BAD[i].needle) &&
                  (BAD[i].args[0] == '\0' || (lines == 1 && strncmp(err, "bellows: ", 9) == 0));
-        if (!ok)
-            fail_msg("bellows %s\n  exit %d (expected %d)\n  stderr: %s  expected to contain: %s",
-                     args, st, BAD[i].status, err, BAD[i].needle);
+        if (!ok) {
+            print_error("bellows %s\n  exit %d (expected %d)\n  stderr: %s  expected to contain: "
+                        "%s\n",
+                        args, st, BAD[i].status, err, BAD[i].needle);
+            failures++;
+        }
+        /* nothing created, nothing half-written, no temporary left in any folder */
+        char *after = listing();
+        if (strcmp(before, after) != 0) {
+            print_error("bellows %s\n  left files behind; before:\n%s\nafter:\n%s\n", args, before,
+                        after);
+            failures++;
+            free(before);
+            before = listing(); /* judge the next cases on their own */
+        }
+        free(after);
         free(err);
         free(out);
     }
-    /* none of the failed runs left an output folder */
-    for (int k = 1; k <= 4; k++) {
-        char path[128];
-        snprintf(path, sizeof path, "%s/o%d", TMP, k);
-        struct stat st;
-        if (stat(path, &st) == 0) fail_msg("%s was created by a failed run", path);
-    }
+    free(before);
+    if (failures) fail_msg("%zu of %zu bad invocations were not handled as expected", failures, n);
+    /* the spoilt folders are spoilt by one thing only: the unspoilt one trains */
+    char args[512];
+    expand(args, sizeof args,
+           "train --data-dir @/idx-good --epochs 1 --batch 8 --quiet --out @/idx-good-run");
+    if (run(args) != 0) fail_msg("bellows %s failed on the unspoilt IDX folder", args);
     print_message("%zu bad invocations checked\n", n);
 }
 

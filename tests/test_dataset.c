@@ -149,6 +149,27 @@ static void test_corrupt_files_are_clear_errors(void **state)
     expect_bad(p, good_l, "damaged.gz", "");
 }
 
+/* Found by tests/fuzz/fuzz_idx.c (corpus_idx/lying-header): a 24-byte image file whose header
+ * promises 10^8 images of 4096 x 4096 pixels (1.6 PB), with a label file that agrees. The
+ * reader allocated what the header promised before reading, which failed as "out of memory"
+ * (a runtime error) or, under AddressSanitizer, aborted; it must be a truncated file. */
+static void test_a_lying_header_is_a_truncated_file(void **state)
+{
+    (void)state;
+    unsigned char img[24] = {0}, lab[8];
+    put32(img, 0x00000803);
+    put32(img + 4, 100000000u);
+    put32(img + 8, 4096);
+    put32(img + 12, 4096);
+    put32(lab, 0x00000801);
+    put32(lab + 4, 100000000u);
+    for (int gz = 0; gz <= 1; gz++) {
+        const char *pi = write_file(gz ? "lying-i.gz" : "lying-i", img, sizeof img, gz);
+        const char *pl = write_file(gz ? "lying-l.gz" : "lying-l", lab, sizeof lab, gz);
+        expect_bad(pi, pl, "lying-i", "truncated (ended while reading the pixels)");
+    }
+}
+
 static void test_real_fashion_mnist_loads_and_is_standardised(void **state)
 {
     (void)state;
@@ -256,6 +277,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reads_gzip_and_plain_idx),
         cmocka_unit_test(test_corrupt_files_are_clear_errors),
+        cmocka_unit_test(test_a_lying_header_is_a_truncated_file),
         cmocka_unit_test(test_real_fashion_mnist_loads_and_is_standardised),
         cmocka_unit_test(test_synthetic_is_seeded),
         cmocka_unit_test(test_epoch_order_is_a_seeded_permutation),

@@ -685,6 +685,12 @@ static void test_bad_specs_are_usage_errors(void **state)
         {"none", 0, "adacomm:tau0=32", {"--policy adacomm: tau0=32 is above max=16", "", ""}},
         {"none", 0, "adpsgd:slack=0", {"--policy adpsgd: slack=0", "", ""}},
         {"none", 0, "postlocal:switch_epoch=-1", {"switch_epoch=-1", "", ""}},
+        /* found by tests/fuzz/fuzz_spec.c (corpus_spec/newline-in-key): a newline in what the
+         * user typed is quoted as '?', so the message stays one line */
+        {"powersgd",
+         2,
+         "accordion:c\nitmal=1",
+         {"--policy 'accordion:c?itmal=1'", "bad option name 'c?itmal'", ""}},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         PolicyContext ctx = make_checked_ctx(bad[i].compressor, bad[i].level);
@@ -694,6 +700,7 @@ static void test_bad_specs_are_usage_errors(void **state)
         int rc = policy_create(bad[i].spec, "--policy", &ctx, &p, &err);
         if (rc != BW_EUSAGE) fail_msg("'%s' with %s: status %d", bad[i].spec, ctx.compressor, rc);
         assert_null(p);
+        if (strchr(err.msg, '\n')) fail_msg("'%s': message of two lines: %s", bad[i].spec, err.msg);
         for (int k = 0; k < 3; k++)
             if (!strstr(err.msg, bad[i].needle[k]))
                 fail_msg("'%s': message '%s' lacks '%s'", bad[i].spec, err.msg, bad[i].needle[k]);

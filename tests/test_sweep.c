@@ -81,6 +81,15 @@ static void test_sweep_is_the_same_with_one_or_two_jobs(void **state)
     assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " --out %s >/dev/null 2>&1%s", dir, ""), 2);
 }
 
+static pid_t last_group; /* the process group of the last interrupted sweep */
+
+/* Waits (up to 20 s) until no process of that group is left: a fixed pause was not always
+ * enough for the runs in flight to clean up on a loaded machine. */
+static void wait_group_gone(void)
+{
+    for (int tries = 0; tries < 4000 && kill(-last_group, 0) == 0; tries++) usleep(5000);
+}
+
 /* Starts the sweep into dir with `jobs` at a time, in its own process group, waits until
  * sweep.csv holds `lines` lines, sends sig to the whole group and returns the wait status. */
 static int interrupt_sweep(const char *dir, int jobs, int lines, int sig)
@@ -99,6 +108,7 @@ static int interrupt_sweep(const char *dir, int jobs, int lines, int sig)
         _exit(127);
     }
     setpgid(pid, pid);
+    last_group = pid;
     int rows = 0;
     for (int tries = 0; tries < 6000 && rows < lines; tries++) {
         usleep(5000);
@@ -142,7 +152,7 @@ static void test_a_terminated_sweep_leaves_only_complete_files(void **state)
     snprintf(dir, sizeof dir, "%s/terminated", TMP);
     int st = interrupt_sweep(dir, 2, 2, SIGTERM);
     assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
-    usleep(100000); /* the runs in flight die of the same signal */
+    wait_group_gone(); /* the runs in flight die of the same signal */
     expect_no_temporaries(dir);
     char *partial = csv_of("terminated");
     assert_true(partial[strlen(partial) - 1] == '\n');

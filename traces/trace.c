@@ -216,9 +216,11 @@ static char *read_line(gzFile f, char **buf, size_t *cap)
     size_t len = 0;
     for (;;) {
         if (len + 2 >= *cap) {
-            *cap = *cap ? 2 * *cap : 65536;
-            *buf = realloc(*buf, *cap);
-            if (!*buf) return NULL;
+            size_t grown = *cap ? 2 * *cap : 65536;
+            char *p = realloc(*buf, grown);
+            if (!p) return NULL; /* *buf stays valid for the caller to free */
+            *buf = p;
+            *cap = grown;
         }
         if (!gzgets(f, *buf + len, (int)(*cap - len))) return len ? *buf : NULL;
         len += strlen(*buf + len);
@@ -229,6 +231,9 @@ static char *read_line(gzFile f, char **buf, size_t *cap)
 int trace_read(const char *path, Trace *t, BwError *err)
 {
     memset(t, 0, sizeof *t);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bw_fail(err, BW_EUSAGE, "--trace %s: is a folder, expected a trace file", path);
     gzFile f = gzopen(path, "rb");
     if (!f)
         return bw_fail(err, BW_EUSAGE, "--trace %s: %s", path, strerror(errno ? errno : ENOENT));
@@ -415,9 +420,13 @@ int trace_writer_close(TraceWriter *w, BwError *err)
     int failed = w->failed;
     if (gzclose(w->f) != Z_OK) failed = 1;
     int rc = BW_OK;
-    if (failed || rename(w->tmp, w->path) != 0) {
+    if (failed) {
         unlink(w->tmp);
         rc = bw_fail(err, BW_ERUNTIME, "%s: write failed", w->path);
+    } else if (rename(w->tmp, w->path) != 0) {
+        int e = errno;
+        unlink(w->tmp);
+        rc = bw_fail(err, BW_ERUNTIME, "%s: cannot put the trace there: %s", w->path, strerror(e));
     }
     free(w);
     return rc;

@@ -1,16 +1,60 @@
 #!/usr/bin/env bash
-# run.sh: builds the libFuzzer harness of the trace reader with clang (AddressSanitizer and
-# UBSan) and runs it from the seed corpus for SECONDS (default 600).
-#   tests/fuzz/run.sh [SECONDS]
-# Crashing inputs are written to build-fuzz/ as crash-*; add them to corpus_trace/ once fixed.
+# run.sh: builds the libFuzzer harnesses with clang (AddressSanitizer and UBSan) and runs them
+# from their seed corpora, one after the other, for SECONDS each (default 600).
+#   tests/fuzz/run.sh [HARNESS] [SECONDS]     HARNESS: trace, idx, units, spec or all (default)
+#   tests/fuzz/run.sh --build [HARNESS]       only build (CI-free check that they compile)
+# Each harness grows its own working corpus in build-fuzz/corpus_NAME/ (seeded from
+# tests/fuzz/corpus_NAME/, which stays small and hand-picked). Crashing inputs are written to
+# build-fuzz/ as crash-*, leak-*, oom-*; once fixed, copy them into tests/fuzz/corpus_NAME/ and
+# into a CMocka test as a regression. The last lines of libFuzzer's report (executions, exec/s,
+# corpus units) are printed; the whole log is in build-fuzz/NAME.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds=${1:-600}
+
+build_only=0
+if [ "${1:-}" = "--build" ]; then build_only=1; shift; fi
+which=${1:-all}
+seconds=${2:-600}
+case "$which" in
+  [0-9]*) seconds=$which; which=all ;;  # the old form: run.sh SECONDS
+esac
+all=(trace idx units spec)
+if [ "$which" = all ]; then harnesses=("${all[@]}"); else harnesses=("$which"); fi
+
+cflags=(-g -O1 -std=c11 -D_DEFAULT_SOURCE -fsanitize=fuzzer,address,undefined
+        -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+cblas_inc=$(dirname "$(find /usr/include -name cblas.h -path '*openblas*' | head -1)")
+
+build() {
+  local name=$1 srcs libs
+  case "$name" in
+    trace) srcs=(traces/trace.c); libs="$(pkg-config --libs jansson) -lz -lm" ;;
+    idx)   srcs=(models/dataset.c); libs="$(pkg-config --libs gsl) -lz -lm" ;;
+    units) srcs=(sim/cli.c sim/units.c); libs="-lm" ;;
+    spec)  srcs=(common/spec.c policies/*.c sim/compress.c sim/comp_*.c sim/coll.c sim/half.c)
+           libs="$(pkg-config --libs simgrid gsl) -lopenblas -lm" ;;
+    *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec or all)" >&2
+       exit 2 ;;
+  esac
+  # shellcheck disable=SC2086
+  clang "${cflags[@]}" -I"$cblas_inc" $(pkg-config --cflags jansson simgrid) \
+    "tests/fuzz/fuzz_$name.c" "${srcs[@]}" $libs -o "build-fuzz/fuzz_$name"
+}
+
+command -v clang >/dev/null || { echo "run.sh: needs clang (apt-get install clang)" >&2; exit 2; }
 mkdir -p build-fuzz
-clang -g -O1 -std=c11 -D_DEFAULT_SOURCE -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined tests/fuzz/fuzz_trace.c traces/trace.c \
-  $(pkg-config --cflags --libs jansson) -lz -lm -o build-fuzz/fuzz_trace
-mkdir -p build-fuzz/corpus
-cp tests/fuzz/corpus_trace/* build-fuzz/corpus/
-cd build-fuzz
-./fuzz_trace -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 corpus 2>&1 | tail -25
+for name in "${harnesses[@]}"; do
+  echo "== fuzz_$name: building =="
+  build "$name"
+  [ "$build_only" = 1 ] && continue
+  mkdir -p "build-fuzz/corpus_$name"
+  cp tests/fuzz/"corpus_$name"/* "build-fuzz/corpus_$name/"
+  echo "== fuzz_$name: running for ${seconds}s =="
+  (cd build-fuzz && "./fuzz_$name" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 \
+     -print_final_stats=1 "corpus_$name" >"$name.log" 2>&1) || status=$?
+  tail -25 "build-fuzz/$name.log"
+  if [ "${status:-0}" != 0 ]; then
+    echo "run.sh: fuzz_$name found a failure (exit ${status}); see build-fuzz/$name.log" >&2
+    exit 1
+  fi
+done
