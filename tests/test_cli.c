@@ -676,12 +676,6 @@ static void test_short_real_run_is_complete_and_reproducible(void **state)
     for (int r = 0; r < 2; r++) free(ev[r]), free(sum[r]);
 }
 
-static void count_lines(const char *s, size_t *n)
-{
-    *n = 0;
-    for (; *s; s++) *n += *s == '\n';
-}
-
 static void test_simulated_run_is_complete_and_reproducible(void **state)
 {
     (void)state;
@@ -701,9 +695,9 @@ static void test_simulated_run_is_complete_and_reproducible(void **state)
         }
     }
     size_t lines;
-    count_lines(files[0][1], &lines);
+    lines = (size_t)count_lines(files[0][1]);
     assert_int_equal(lines, 1 + 2 * (2048 / 4 / 16)); /* header + steps */
-    count_lines(files[0][0], &lines);
+    lines = (size_t)count_lines(files[0][0]);
     assert_int_equal(lines, 1 + 1 + 2); /* header, the untrained model, two epochs */
     const char *keys[] = {"\"time_to_accuracy_s\"",    "\"bytes_per_worker\"", "\"compute_s\"",
                           "\"communication_s\"",       "\"wait_s\"",           "\"sim_time_s\"",
@@ -813,7 +807,7 @@ static void test_compare_writes_its_table_folders_and_plots(void **state)
     char *csv = slurp(path, NULL);
     assert_non_null(csv);
     size_t lines;
-    count_lines(csv, &lines);
+    lines = (size_t)count_lines(csv);
     assert_int_equal(lines, 4);
     assert_non_null(strstr(csv, "policy,folder,status,final_test_accuracy"));
     /* the baseline's speedup and byte ratio against itself are 1 */

@@ -81,13 +81,6 @@ static char *read_out(const char *name)
     return s;
 }
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 static void test_tables_summarise_the_sweeps(void **state)
 {
     (void)state;

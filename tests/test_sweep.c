@@ -32,13 +32,6 @@ static char *csv_of(const char *dir)
     return s;
 }
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 /* No temporary file is left in dir (".NAME.tmp.XXXXXX"). */
 static void expect_no_temporaries(const char *dir)
 {

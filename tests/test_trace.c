@@ -172,13 +172,6 @@ static void test_broken_traces_are_refused_with_file_and_line(void **state)
     print_message("%zu broken traces checked\n", sizeof BAD / sizeof *BAD + 2);
 }
 
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 static void test_a_recorded_run_holds_every_step_and_evaluation(void **state)
 {
     (void)state;

@@ -79,6 +79,14 @@ static inline int file_exists(const char *path)
     return f != NULL;
 }
 
+/* The number of newlines in s. */
+static inline int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
 /* Reads a whole file into a malloc'd NUL-terminated buffer (NULL if absent). */
 static inline char *slurp(const char *path, size_t *len_out)
 {
