@@ -103,13 +103,13 @@ typedef struct {
 /* Accordion's checks every 2 epochs need about 8 epochs before a run can leave the critical
  * regime between the lr decays (at 1/2 and 5/6 of the run): --quick keeps 8. */
 static const SimModel SIM_MLP = {"mlp", {60000, 30000, 2048}, {10000, 10000, 500}, 4, 4, 32,
-                                 0.02, {12, 8, 2}, {0.88, 0.86, 0.7}};
+                                 0.02,  {12, 8, 2},           {0.88, 0.86, 0.7}};
 /* the cnn costs ~15 times the mlp's math per sample: a 12,800-image training set keeps the full
  * reproduction within its hour (100 steps per epoch, as the paper's 98); not in --quick */
 static const SimModel SIM_CNN = {"cnn", {12800, 12800, 2048}, {2500, 2500, 500}, 2, 4, 32,
-                                 0.02, {12, 8, 2}, {0.88, 0.86, 0.7}};
+                                 0.02,  {12, 8, 2},           {0.88, 0.86, 0.7}};
 static const SimModel SIM_MLP8 = {"mlp", {60000, 30000, 2048}, {10000, 10000, 500}, 4, 8, 32,
-                                  0.02, {12, 8, 2}, {0.88, 0.86, 0.7}};
+                                  0.02,  {12, 8, 2},           {0.88, 0.86, 0.7}};
 
 /* The step's proportions in the paper, and the simulated GPU rate and latency that keep them. */
 typedef struct {
@@ -144,8 +144,8 @@ static int fidelity(const PaperSetting *ps, const SimModel *sm, Fidelity *fd, Bw
 
 /* One sweep of an experiment: its folder, its flags, and the role of each of its policies. */
 typedef struct {
-    int exp;        /* 0 accordion, 1 adpsgd */
-    int setting;    /* index into the experiment's settings */
+    int exp;     /* 0 accordion, 1 adpsgd */
+    int setting; /* index into the experiment's settings */
     char folder[64];
     char *argv[MAX_ARGV];
     int argc;
@@ -155,8 +155,8 @@ typedef struct {
 } Job;
 
 typedef struct {
-    const char *name;     /* "mlp-powersgd" */
-    const char *label;    /* "mlp, PowerSGD rank 2 / 1" */
+    const char *name;  /* "mlp-powersgd" */
+    const char *label; /* "mlp, PowerSGD rank 2 / 1" */
     const SimModel *sim;
     const char *roles[MAX_ROLES];
     int n_roles;
@@ -170,24 +170,51 @@ static const char *const SIZE_FLAG[3] = {"", " --quick", " --smoke"};
 
 /* Accordion: roles low (critical level everywhere), high (normal level), accordion. */
 static Setting ACC[] = {
-    {"mlp-powersgd", "mlp, PowerSGD rank 2 (low) / rank 1 (high)", &SIM_MLP,
-     {"low compression", "high compression", "accordion"}, 3, {94.49, 94.25, 94.72}},
-    {"mlp-topk", "mlp, TopK 99% (low) / 10% (high)", &SIM_MLP,
-     {"low compression", "high compression", "accordion"}, 3, {94.09, 93.08, 93.78}},
-    {"mlp-batch", "mlp, batch 128 (small) / 1024 (large), no compression", &SIM_MLP,
-     {"small batch", "large batch", "accordion"}, 3, {94.49, 93.21, 94.34}},
-    {"cnn-powersgd", "cnn, PowerSGD rank 2 (low) / rank 1 (high)", &SIM_CNN,
-     {"low compression", "high compression", "accordion"}, 3, {94.49, 94.25, 94.72}},
-    {"cnn-topk", "cnn, TopK 99% (low) / 10% (high)", &SIM_CNN,
-     {"low compression", "high compression", "accordion"}, 3, {94.09, 93.08, 93.78}},
-    {"cnn-batch", "cnn, batch 128 (small) / 1024 (large), no compression", &SIM_CNN,
-     {"small batch", "large batch", "accordion"}, 3, {94.49, 93.21, 94.34}},
+    {"mlp-powersgd",
+     "mlp, PowerSGD rank 2 (low) / rank 1 (high)",
+     &SIM_MLP,
+     {"low compression", "high compression", "accordion"},
+     3,
+     {94.49, 94.25, 94.72}},
+    {"mlp-topk",
+     "mlp, TopK 99% (low) / 10% (high)",
+     &SIM_MLP,
+     {"low compression", "high compression", "accordion"},
+     3,
+     {94.09, 93.08, 93.78}},
+    {"mlp-batch",
+     "mlp, batch 128 (small) / 1024 (large), no compression",
+     &SIM_MLP,
+     {"small batch", "large batch", "accordion"},
+     3,
+     {94.49, 93.21, 94.34}},
+    {"cnn-powersgd",
+     "cnn, PowerSGD rank 2 (low) / rank 1 (high)",
+     &SIM_CNN,
+     {"low compression", "high compression", "accordion"},
+     3,
+     {94.49, 94.25, 94.72}},
+    {"cnn-topk",
+     "cnn, TopK 99% (low) / 10% (high)",
+     &SIM_CNN,
+     {"low compression", "high compression", "accordion"},
+     3,
+     {94.09, 93.08, 93.78}},
+    {"cnn-batch",
+     "cnn, batch 128 (small) / 1024 (large), no compression",
+     &SIM_CNN,
+     {"small batch", "large batch", "accordion"},
+     3,
+     {94.49, 93.21, 94.34}},
 };
 #define N_ACC ((int)(sizeof ACC / sizeof *ACC))
 
 static Setting ADP[] = {
-    {"mlp-periodic", "mlp, 8 workers, periodic averaging", &SIM_MLP8,
-     {"sync", "cpsgd period 4", "cpsgd period 16", "adpsgd", "postlocal", "adacomm"}, 6,
+    {"mlp-periodic",
+     "mlp, 8 workers, periodic averaging",
+     &SIM_MLP8,
+     {"sync", "cpsgd period 4", "cpsgd period 16", "adpsgd", "postlocal", "adacomm"},
+     6,
      {NAN, NAN, NAN, NAN, NAN, NAN}},
 };
 #define N_ADP ((int)(sizeof ADP / sizeof *ADP))
@@ -570,12 +597,9 @@ static double ratio(const double *a, const double *b)
     return mean_of(a, NULL) / mean_of(b, NULL);
 }
 
-static void fidelity_table(FILE *f, const PaperSetting *ps, const Setting *settings, int n,
-                           int exp)
+static void fidelity_table(FILE *f, const PaperSetting *ps, const Setting *settings, int n, int exp)
 {
-    fprintf(f,
-            "| | paper: %s | %s |\n|---|---|---|\n", ps->what,
-            "bellows (per simulated model)");
+    fprintf(f, "| | paper: %s | %s |\n|---|---|---|\n", ps->what, "bellows (per simulated model)");
     const Fidelity *fd0 = &P.fid[exp][0];
     fprintf(f, "| parameters | %.4g M | ", ps->params / 1e6);
     for (int s = 0; s < n; s++)
@@ -603,21 +627,24 @@ static void fidelity_table(FILE *f, const PaperSetting *ps, const Setting *setti
     for (int s = 0; s < n; s++)
         if (s == 0 || settings[s].sim != settings[s - 1].sim)
             fprintf(f, "%s %.4g ms; ", settings[s].sim->model, 1e3 * P.fid[exp][s].s_comm);
-    fprintf(f, "|\n| **compute / communication at 10 Gbps** | **%.2f** | **%.2f** (same by "
-               "construction) |\n",
+    fprintf(f,
+            "|\n| **compute / communication at 10 Gbps** | **%.2f** | **%.2f** (same by "
+            "construction) |\n",
             fd0->p_compute / fd0->p_comm, fd0->p_compute / fd0->p_comm);
     fprintf(f, "| link latency | %.0f us, %s | ", ps->latency * 1e6, ps->latency_source);
     for (int s = 0; s < n; s++)
         if (s == 0 || settings[s].sim != settings[s - 1].sim)
             fprintf(f, "%s %.3g us; ", settings[s].sim->model, 1e6 * P.fid[exp][s].latency);
-    fprintf(f, "|\n| latency term / bandwidth term (dense, 10 Gbps) | %.4f | %.4f (same by "
-               "construction) |\n\n",
+    fprintf(f,
+            "|\n| latency term / bandwidth term (dense, 10 Gbps) | %.4f | %.4f (same by "
+            "construction) |\n\n",
             fd0->p_alpha / fd0->p_comm, fd0->p_alpha / fd0->p_comm);
-    fprintf(f, "Sources: %s. The simulated GPU rate and latency are derived, not tuned: "
-               "compute per step = (paper's compute / paper's bandwidth term) x the simulated "
-               "model's bandwidth term, and the latency keeps the latency-to-bandwidth-term "
-               "proportion. Compressed steps do not keep the paper's proportions: a small "
-               "model's layers compress by smaller factors than ResNet-18's.\n\n",
+    fprintf(f,
+            "Sources: %s. The simulated GPU rate and latency are derived, not tuned: "
+            "compute per step = (paper's compute / paper's bandwidth term) x the simulated "
+            "model's bandwidth term, and the latency keeps the latency-to-bandwidth-term "
+            "proportion. Compressed steps do not keep the paper's proportions: a small "
+            "model's layers compress by smaller factors than ResNet-18's.\n\n",
             ps->source);
 }
 
@@ -674,15 +701,17 @@ static void accordion_section(FILE *f, FILE *csv)
     fprintf(f, "### Setting and fidelity\n\n");
     fidelity_table(f, &ACCORDION_PAPER, ACC, N_ACC, 0);
     fprintf(f, "### Main table: Accordion against low compression (mean over seeds)\n\n");
-    fprintf(f, "| setting | final accuracy: low / high / Accordion | paper (ResNet-18): low / "
-               "high / Accordion | less communication (low / Accordion bytes) | speedup to "
-               "target at %s | at %s | paper (up to) |\n|---|---|---|---|---|---|---|\n",
+    fprintf(f,
+            "| setting | final accuracy: low / high / Accordion | paper (ResNet-18): low / "
+            "high / Accordion | less communication (low / Accordion bytes) | speedup to "
+            "target at %s | at %s | paper (up to) |\n|---|---|---|---|---|---|---|\n",
             BW[0][0], BW[0][1]);
     for (int s = 0; s < N_ACC; s++) {
         Cell(*x)[MAX_BWS] = CELLS[0][s];
         if (!x[0][0].n && !x[2][0].n) continue;
-        fprintf(f, "| %s | %.4f / %.4f / %.4f | %.2f / %.2f / %.2f | %s | %s | %s | 5.5x "
-                   "less communication, 4.1x speedup |\n",
+        fprintf(f,
+                "| %s | %.4f / %.4f / %.4f | %.2f / %.2f / %.2f | %s | %s | %s | 5.5x "
+                "less communication, 4.1x speedup |\n",
                 ACC[s].label, mean_of(x[0][0].final, NULL), mean_of(x[1][0].final, NULL),
                 mean_of(x[2][0].final, NULL), ACC[s].paper_acc[0], ACC[s].paper_acc[1],
                 ACC[s].paper_acc[2], fmt_ratio(ratio(x[0][0].bytes, x[2][0].bytes), a, sizeof a),
@@ -696,9 +725,10 @@ static void accordion_section(FILE *f, FILE *csv)
         if (!x[0][0].n && !x[1][0].n && !x[2][0].n) continue;
         const SimModel *sm = ACC[s].sim;
         fprintf(f, "### %s\n\nTarget test accuracy %.2f.\n\n", ACC[s].label, sm->target[P.size]);
-        fprintf(f, "| role | policy | final accuracy (mean ± sd) | MB per worker | steps to "
-                   "target | time to target at %s [s] | at %s [s] | communication share at "
-                   "%s |\n|---|---|---|---|---|---|---|---|\n",
+        fprintf(f,
+                "| role | policy | final accuracy (mean ± sd) | MB per worker | steps to "
+                "target | time to target at %s [s] | at %s [s] | communication share at "
+                "%s |\n|---|---|---|---|---|---|---|---|\n",
                 BW[0][0], BW[0][1], BW[0][0]);
         for (int r = 0; r < ACC[s].n_roles; r++) {
             const Cell *c0 = &x[r][0], *c1 = &x[r][1];
@@ -707,8 +737,8 @@ static void accordion_section(FILE *f, FILE *csv)
             double steps = mean_of(c0->tta_step, &k);
             fprintf(f, "| %s | `%s` | %s | %.3f | %s | %s | %s | %.0f%% |\n", ACC[s].roles[r],
                     c0->policy, fmt_acc(c0, a, sizeof a), mean_of(c0->bytes, NULL) / 1e6,
-                    k ? (snprintf(e, sizeof e, "%.0f", steps), e) : "-",
-                    fmt_tta(c0, b, sizeof b), fmt_tta(c1, c, sizeof c),
+                    k ? (snprintf(e, sizeof e, "%.0f", steps), e) : "-", fmt_tta(c0, b, sizeof b),
+                    fmt_tta(c1, c, sizeof c),
                     100 * mean_of(c0->comm, NULL) / mean_of(c0->time, NULL));
             for (int bw = 0; bw < MAX_BWS; bw++) {
                 const Cell *cc = &x[r][bw];
@@ -725,17 +755,19 @@ static void accordion_section(FILE *f, FILE *csv)
         /* the speedup split into fewer steps and cheaper steps (measured, per bandwidth) */
         const Cell *lo = &x[0][0], *ac = &x[2][0];
         double steps_ratio = ratio(lo->tta_step, ac->tta_step);
-        fprintf(f, "\nWhere Accordion's time to target comes from: low compression needs %s the "
-                   "steps Accordion needs to reach the target",
+        fprintf(f,
+                "\nWhere Accordion's time to target comes from: low compression needs %s the "
+                "steps Accordion needs to reach the target",
                 fmt_ratio(steps_ratio, a, sizeof a));
         for (int bw = 0; bw < MAX_BWS; bw++) {
             double spd = ratio(x[0][bw].tta, x[2][bw].tta);
             fprintf(f, "; at %s a step to the target costs low compression %s Accordion's",
                     BW[0][bw], fmt_ratio(spd / steps_ratio, d, sizeof d));
         }
-        fprintf(f, " (speedup = steps ratio x per-step cost ratio). Accordion's accuracy minus "
-                   "low compression's: %+.2f points (paper %+.2f); minus high compression's: "
-                   "%+.2f (paper %+.2f).\n\n",
+        fprintf(f,
+                " (speedup = steps ratio x per-step cost ratio). Accordion's accuracy minus "
+                "low compression's: %+.2f points (paper %+.2f); minus high compression's: "
+                "%+.2f (paper %+.2f).\n\n",
                 100 * (mean_of(ac->final, NULL) - mean_of(lo->final, NULL)),
                 ACC[s].paper_acc[2] - ACC[s].paper_acc[0],
                 100 * (mean_of(ac->final, NULL) - mean_of(x[1][0].final, NULL)),
@@ -743,8 +775,9 @@ static void accordion_section(FILE *f, FILE *csv)
         char reg[512];
         regimes(ac->first_run, reg, sizeof reg);
         if (reg[0])
-            fprintf(f, "Accordion's regime in each epoch (first seed; C critical, N normal; one "
-                       "letter per matrix layer%s): %s.\n\n",
+            fprintf(f,
+                    "Accordion's regime in each epoch (first seed; C critical, N normal; one "
+                    "letter per matrix layer%s): %s.\n\n",
                     strstr(ACC[s].name, "-batch") ? ", here one for the batch" : "", reg);
         for (int r = 0; r < ACC[s].n_roles; r++)
             for (int bw = 0; bw < MAX_BWS; bw++)
@@ -752,8 +785,9 @@ static void accordion_section(FILE *f, FILE *csv)
                     fprintf(f, "%s at %s: %d run(s) diverged.\n\n", ACC[s].roles[r], BW[0][bw],
                             x[r][bw].diverged);
         if (!P.no_plots && x[0][0].first_run[0])
-            fprintf(f, "Plots (first seed, %s): [accuracy against time](plots/%s/"
-                       "accuracy_vs_time.png), [bytes](plots/%s/bytes_vs_time.png).\n\n",
+            fprintf(f,
+                    "Plots (first seed, %s): [accuracy against time](plots/%s/"
+                    "accuracy_vs_time.png), [bytes](plots/%s/bytes_vs_time.png).\n\n",
                     BW[0][0], ACC[s].name, ACC[s].name);
     }
 }
@@ -774,9 +808,10 @@ static void adpsgd_section(FILE *f, FILE *csv)
         const SimModel *sm = ADP[s].sim;
         fprintf(f, "### %s\n\nTarget test accuracy %.2f.\n\n", ADP[s].label, sm->target[P.size]);
         for (int bw = 0; bw < MAX_BWS; bw++) {
-            fprintf(f, "**%s**\n\n| policy | time to target [s] | speedup over sync | paper "
-                       "(ADPSGD over sync) | final accuracy (mean ± sd) | MB per worker | MB "
-                       "to target | communication share |\n|---|---|---|---|---|---|---|---|\n",
+            fprintf(f,
+                    "**%s**\n\n| policy | time to target [s] | speedup over sync | paper "
+                    "(ADPSGD over sync) | final accuracy (mean ± sd) | MB per worker | MB "
+                    "to target | communication share |\n|---|---|---|---|---|---|---|---|\n",
                     BW[1][bw]);
             for (int r = 0; r < ADP[s].n_roles; r++) {
                 const Cell *cc = &x[r][bw];
@@ -789,7 +824,8 @@ static void adpsgd_section(FILE *f, FILE *csv)
                 else
                     snprintf(d, sizeof d, "-");
                 fprintf(f, "| `%s` | %s | %s | %s | %s | %.3f | %s | %.0f%% |\n", cc->policy,
-                        fmt_tta(cc, a, sizeof a), fmt_ratio(ratio(x[0][bw].tta, cc->tta), b, sizeof b),
+                        fmt_tta(cc, a, sizeof a),
+                        fmt_ratio(ratio(x[0][bw].tta, cc->tta), b, sizeof b),
                         r == 3 ? (bw == 0 ? "1.46x - 1.95x" : "1.14x - 1.27x") : "",
                         fmt_acc(cc, c, sizeof c), mean_of(cc->bytes, NULL) / 1e6, d,
                         100 * mean_of(cc->comm, NULL) / mean_of(cc->time, NULL));
@@ -802,9 +838,10 @@ static void adpsgd_section(FILE *f, FILE *csv)
                 if (cc->diverged) fprintf(f, "\n%d run(s) diverged.\n", cc->diverged);
             }
             const Cell *sy = &x[0][bw];
-            fprintf(f, "\nPer step, averaging less often can gain at most sync's time / its "
-                       "compute time = %s; a larger time-to-target speedup means the target was "
-                       "reached in fewer steps.\n\n",
+            fprintf(f,
+                    "\nPer step, averaging less often can gain at most sync's time / its "
+                    "compute time = %s; a larger time-to-target speedup means the target was "
+                    "reached in fewer steps.\n\n",
                     fmt_ratio(mean_of(sy->time, NULL) / mean_of(sy->compute, NULL), d, sizeof d));
         }
         /* every averaging sends the same bytes, so sync's bytes to the target over a policy's
@@ -817,21 +854,24 @@ static void adpsgd_section(FILE *f, FILE *csv)
                     r + 1 < ADP[s].n_roles ? "," : "");
         int d1, d2;
         decay_epochs(sm->epochs[P.size], &d1, &d2);
-        fprintf(f, ". `sync` reached the target after %.0f steps (mean); the first lr decay is at "
-                   "epoch %d, step %d.\n\n",
+        fprintf(f,
+                ". `sync` reached the target after %.0f steps (mean); the first lr decay is at "
+                "epoch %d, step %d.\n\n",
                 mean_of(x[0][0].tta_step, NULL), d1,
                 d1 * sm->train_samples[P.size] / (sm->workers * sm->batch));
         const Cell *ad = &x[3][0];
         for (int r = 1; r <= 2; r++) {
             const Cell *cp = &x[r][0];
-            fprintf(f, "ADPSGD against `%s`: bytes to the target %s of CPSGD's, final accuracy "
-                       "%+.2f points.\n\n",
+            fprintf(f,
+                    "ADPSGD against `%s`: bytes to the target %s of CPSGD's, final accuracy "
+                    "%+.2f points.\n\n",
                     cp->policy, fmt_ratio(ratio(ad->tta_bytes, cp->tta_bytes), a, sizeof a),
                     100 * (mean_of(ad->final, NULL) - mean_of(cp->final, NULL)));
         }
         if (!P.no_plots && x[0][0].first_run[0])
-            fprintf(f, "Plots (first seed, %s): [accuracy against time](plots/%s/"
-                       "accuracy_vs_time.png), [bytes](plots/%s/bytes_vs_time.png).\n\n",
+            fprintf(f,
+                    "Plots (first seed, %s): [accuracy against time](plots/%s/"
+                    "accuracy_vs_time.png), [bytes](plots/%s/bytes_vs_time.png).\n\n",
                     BW[1][0], ADP[s].name, ADP[s].name);
     }
 }
@@ -923,10 +963,11 @@ static int write_report(BwError *err)
             : P.exp_on[0]              ? "Accordion"
                                        : "ADPSGD",
             SIZE_NAME[P.size]);
-    fprintf(f, "The papers' headline experiments, simulated by bellows on Fashion-MNIST: %d runs "
-               "(seeds %s), %s version. Every figure below was measured by these runs; the "
-               "sweeps' own tables and every run's files are under `sweeps/`. Accuracy and its "
-               "standard deviation are over the seeds; times are simulated seconds.\n\n",
+    fprintf(f,
+            "The papers' headline experiments, simulated by bellows on Fashion-MNIST: %d runs "
+            "(seeds %s), %s version. Every figure below was measured by these runs; the "
+            "sweeps' own tables and every run's files are under `sweeps/`. Accuracy and its "
+            "standard deviation are over the seeds; times are simulated seconds.\n\n",
             runs, seeds, SIZE_LONG[P.size]);
     if (P.exp_on[0]) accordion_section(f, csv[0].f);
     if (P.exp_on[1]) adpsgd_section(f, csv[1].f);
@@ -976,16 +1017,17 @@ int cmd_reproduce(int argc, char **argv)
         "2 cores; --quick about 5.";
     CliOpt opts[] = {
         {"quick", CLI_FLAG, &P.quick, NULL, NULL,
-         "the short version: mlp only, 8 epochs on 30,000 samples, seeds 1,2 (unless --seeds)", 0, 0, NULL, 0},
+         "the short version: mlp only, 8 epochs on 30,000 samples, seeds 1,2 (unless --seeds)", 0,
+         0, NULL, 0},
         {"smoke", CLI_FLAG, &P.smoke, NULL, NULL,
-         "a check of the machinery, not of the papers: mlp, 2 epochs on 2,048 samples", 0, 0,
-         NULL, 0},
+         "a check of the machinery, not of the papers: mlp, 2 epochs on 2,048 samples", 0, 0, NULL,
+         0},
         {"seeds", CLI_INT_LIST, &P.seeds, NULL, NULL,
          "seeds of every scenario (default 1,2,3; --quick: 1,2)", 0, 2147483647, NULL, 0},
         {"jobs", CLI_INT, &P.jobs, "0", "runs", "runs at a time (0: one per core)", 0, 256, NULL,
          0},
-        {"out", CLI_STRING, &out, NULL, "DIR",
-         "report folder (default: runs/reproduce-WHAT)", 0, 0, NULL, 0},
+        {"out", CLI_STRING, &out, NULL, "DIR", "report folder (default: runs/reproduce-WHAT)", 0, 0,
+         NULL, 0},
         {"resume", CLI_FLAG, &P.resume, NULL, NULL,
          "finish an interrupted reproduction in --out (each sweep resumes)", 0, 0, NULL, 0},
         {"report-only", CLI_FLAG, &report_only, NULL, NULL,
@@ -1076,8 +1118,7 @@ int cmd_reproduce(int argc, char **argv)
     double t0 = run_wall_now();
     int failed = 0;
     if (!report_only) {
-        printf("# bellows reproduce %s%s: %d sweeps, seeds", what, SIZE_FLAG[P.size],
-               P.n_jobs);
+        printf("# bellows reproduce %s%s: %d sweeps, seeds", what, SIZE_FLAG[P.size], P.n_jobs);
         for (int k = 0; k < P.seeds.n; k++) printf("%s%d", k ? "," : " ", P.seeds.v[k]);
         printf(", %d runs at a time, into %s/\n", P.jobs, out);
         for (int i = 0; i < P.n_jobs; i++) {

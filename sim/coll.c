@@ -421,8 +421,7 @@ static double allreduce_bytes(const Comm *c, int rank, double n)
  * take these times on a contention-free platform (tests/test_coll.c). */
 static double allreduce_time_s(const Comm *c, double n)
 {
-    return coll_allreduce_formula_s(c->algo, c->P, c->G, n, c->a_s, c->b, c->a_local_s,
-                                    c->b_local);
+    return coll_allreduce_formula_s(c->algo, c->P, c->G, n, c->a_s, c->b, c->a_local_s, c->b_local);
 }
 
 static double allgather_time_s(const Comm *c, double total)

@@ -1,9 +1,9 @@
 /* test_cli.c: the bellows binary end to end. Bad invocations (fixtures: spoilt IDX folders,
  * broken platforms and traces, written at run time): each must exit with the expected status
  * (2 usage), print exactly one line on stderr that starts "bellows: " and names the flag or
- * file, and leave the scratch folder as it was (no output, no temporary, nothing half-written). Good invocations: help,
- * version, and a short real training run whose outputs are complete and byte-identical across
- * two runs (but for the wall-clock field). */
+ * file, and leave the scratch folder as it was (no output, no temporary, nothing half-written).
+ * Good invocations: help, version, and a short real training run whose outputs are complete and
+ * byte-identical across two runs (but for the wall-clock field). */
 #include "testutil.h"
 
 #include <sys/stat.h>

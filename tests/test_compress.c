@@ -332,8 +332,8 @@ static void check_plan_matches_reduce(const Run *r, Shared *s)
     assert_int_equal(cluster_resolve(&cl, &err), BW_OK);
     Comm *books = coll_comm_create_offline(&cl, r->algo);
     Compressor *c;
-    assert_int_equal(compress_create(r->spec, "--compressor", r->layers, r->n_layers, r->workers,
-                                     0, r->seed, &c, &err),
+    assert_int_equal(compress_create(r->spec, "--compressor", r->layers, r->n_layers, r->workers, 0,
+                                     r->seed, &c, &err),
                      BW_OK);
     assert_non_null(books);
     for (int t = 0; t < r->steps; t++) {

@@ -95,11 +95,12 @@ static void test_tables_summarise_the_sweeps(void **state)
     /* one seed: the table's mean is that run's figure in the sweep */
     char *sw = read_out("sweeps/mlp-powersgd/sweep.csv");
     double from_sweep = csv_value(sw, "1Gbps,1,static:level=1,", "final_test_accuracy");
-    double from_table =
-        csv_value(acc, "mlp-powersgd,high compression,static:level=1,1Gbps,", "final_accuracy_mean");
+    double from_table = csv_value(acc, "mlp-powersgd,high compression,static:level=1,1Gbps,",
+                                  "final_accuracy_mean");
     assert_true(fabs(from_sweep - from_table) < 1e-9);
     double bytes_sweep = csv_value(sw, "10Gbps,1,accordion,", "bytes_per_worker");
-    double bytes_table = csv_value(acc, "mlp-powersgd,accordion,accordion,10Gbps,", "bytes_per_worker_mean");
+    double bytes_table =
+        csv_value(acc, "mlp-powersgd,accordion,accordion,10Gbps,", "bytes_per_worker_mean");
     assert_true(fabs(bytes_sweep - bytes_table) <= 1e-9 * bytes_sweep);
     /* the large batch ran in its own sweep, with 8x the batch and the lr */
     char *large = read_out("sweeps/mlp-batch-large/sweep.json");
@@ -178,12 +179,12 @@ static void test_bad_invocations_exit_2(void **state)
 {
     (void)state;
     const char *bad[] = {
-        "reproduce",                                  /* nothing to reproduce */
-        "reproduce accordio",                         /* unknown paper */
-        "reproduce all --seeds 1,1",                  /* a seed twice */
-        "reproduce all --jobs -1",                    /* negative jobs */
+        "reproduce",                                                 /* nothing to reproduce */
+        "reproduce accordio",                                        /* unknown paper */
+        "reproduce all --seeds 1,1",                                 /* a seed twice */
+        "reproduce all --jobs -1",                                   /* negative jobs */
         "reproduce adpsgd --report-only --out /nonexistent-bellows", /* nothing to report */
-        "reproduce all --frobnicate",                 /* unknown flag */
+        "reproduce all --frobnicate",                                /* unknown flag */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int rc = sh(BELLOWS_BIN " %s >/dev/null 2>%s/err", bad[i], TMP);

@@ -408,10 +408,18 @@ static void check_summaries(const char *pa, const char *pb)
 {
     char *a = slurp(pa, NULL), *b = slurp(pb, NULL);
     if (!a || !b) fail_msg("missing %s or %s", pa, pb);
-    const char *keys[] = {"final_test_accuracy",      "best_test_accuracy", "time_to_accuracy_s",
-                          "sim_time_s",               "bytes_per_worker",   "compute_s",
-                          "payload_bytes_per_worker", "communication_s",    "wait_s",
-                          "steps",                    "epochs_done",        "averagings"};
+    const char *keys[] = {"final_test_accuracy",
+                          "best_test_accuracy",
+                          "time_to_accuracy_s",
+                          "sim_time_s",
+                          "bytes_per_worker",
+                          "compute_s",
+                          "payload_bytes_per_worker",
+                          "communication_s",
+                          "wait_s",
+                          "steps",
+                          "epochs_done",
+                          "averagings"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         int fa, fb;
         double x = summary_number(a, keys[i], &fa), y = summary_number(b, keys[i], &fb);
@@ -588,9 +596,13 @@ static void test_fast_replay_outputs_are_byte_identical_run_to_run(void **state)
                  BELLOWS_BIN, trace, TMP, k);
         assert_int_equal(system(cmd), 0);
     }
-    const char *files[] = {"compare.csv", "1-static/steps.csv", "1-static/evals.csv",
-                           "2-accordion-interval-1/steps.csv", "3-cpsgd-period-3/steps.csv",
-                           "3-cpsgd-period-3/evals.csv", "2-accordion-interval-1/summary.json"};
+    const char *files[] = {"compare.csv",
+                           "1-static/steps.csv",
+                           "1-static/evals.csv",
+                           "2-accordion-interval-1/steps.csv",
+                           "3-cpsgd-period-3/steps.csv",
+                           "3-cpsgd-period-3/evals.csv",
+                           "2-accordion-interval-1/summary.json"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char pa[512], pb[512];
         snprintf(pa, sizeof pa, "%s/same0/%s", TMP, files[i]);
@@ -601,8 +613,7 @@ static void test_fast_replay_outputs_are_byte_identical_run_to_run(void **state)
         char *wa = strstr(a, "\"wall_s\""), *wb = strstr(b, "\"wall_s\"");
         if (wa && wb) *wa = *wb = '\0'; /* the one wall-clock figure, last in summary.json */
         if (strcmp(a, b) != 0) fail_msg("%s differs between two identical runs", files[i]);
-        assert_non_null(strstr(files[i], "summary") ? strstr(a, "\"replay_engine\": \"fast\"")
-                                                    : a);
+        assert_non_null(strstr(files[i], "summary") ? strstr(a, "\"replay_engine\": \"fast\"") : a);
         free(a);
         free(b);
     }
