@@ -40,7 +40,6 @@
 #define MAX_BWS    2
 #define MAX_JOBS   16
 #define MAX_ARGV   64
-#define MAX_CELLS  128
 #define REF_BW_BPS 10e9 /* the reference bandwidth of both papers' ratios: 10 Gbps */
 
 /* A paper's setting, for its compute-to-communication ratio. */
@@ -226,7 +225,7 @@ static struct {
     int quick, smoke, size, jobs, resume, no_plots, exp_on[2];
     CliIntList seeds;
     Fidelity fid[2][8]; /* per experiment and setting */
-    Job jobs_[MAX_JOBS];
+    Job job[MAX_JOBS];
     int n_jobs;
     char pool[32768];
     size_t pool_used;
@@ -266,7 +265,7 @@ static Job *job_new(int exp, int setting, const char *folder, const char *const 
                     const int *roles, int n_pol, int batch_x)
 {
     if (P.n_jobs == MAX_JOBS) abort(); /* the experiment tables are fixed: a bug */
-    Job *j = &P.jobs_[P.n_jobs++];
+    Job *j = &P.job[P.n_jobs++];
     memset(j, 0, sizeof *j);
     j->exp = exp;
     j->setting = setting;
@@ -597,50 +596,103 @@ static double ratio(const double *a, const double *b)
     return mean_of(a, NULL) / mean_of(b, NULL);
 }
 
+/* One row of DIR/<paper>.csv: a setting's role at a bandwidth, summarised over the seeds. */
+static void csv_row(FILE *csv, int exp, int s, int r, int bw)
+{
+    const Setting *st = setting_of(exp, s);
+    const Cell *c = &CELLS[exp][s][r][bw];
+    int reached;
+    double tta = mean_of(c->tta, &reached);
+    fprintf(csv, "%s,%s,%s,%s,%d,%d,%.9g,%.9g,%.17g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n", st->name,
+            st->roles[r], c->policy, BW[exp][bw], c->n, reached, mean_of(c->final, NULL),
+            sd_of(c->final), mean_of(c->bytes, NULL), tta, sd_of(c->tta),
+            mean_of(c->tta_step, NULL), mean_of(c->tta_bytes, NULL), mean_of(c->compute, NULL),
+            mean_of(c->comm, NULL));
+}
+
+enum {
+    FID_PARAMS,
+    FID_FLOPS,
+    FID_SHAPE,
+    FID_GPU,
+    FID_COMPUTE,
+    FID_COMM,
+    FID_RATIO,
+    FID_LATENCY,
+    FID_ALPHA,
+    FID_ROWS
+};
+
+/* One cell of the fidelity table for row `row`: the paper's side (s < 0) or setting s's
+ * simulated model. */
+static void fidelity_cell(FILE *f, const PaperSetting *ps, const Setting *st, const Fidelity *fd,
+                          int row, int paper)
+{
+    const SimModel *sm = st->sim;
+    switch (row) {
+    case FID_PARAMS:
+        paper ? fprintf(f, "%.4g M", ps->params / 1e6) : fprintf(f, "%.0f", fd->s_params);
+        break;
+    case FID_FLOPS:
+        paper ? fprintf(f, "%.3g G", ps->flops_sample / 1e9)
+              : fprintf(f, "%.3g M", fd->s_flops / 1e6);
+        break;
+    case FID_SHAPE:
+        fprintf(f, "%d x %d", paper ? ps->workers : sm->workers, paper ? ps->batch : sm->batch);
+        break;
+    case FID_GPU:
+        paper ? fprintf(f, "%s", ps->gpu) : fprintf(f, "--gpu-flops %.4g", fd->gpu_flops);
+        break;
+    case FID_COMPUTE:
+        fprintf(f, paper ? "%.1f ms" : "%.4g ms", 1e3 * (paper ? fd->p_compute : fd->s_compute));
+        break;
+    case FID_COMM:
+        fprintf(f, paper ? "%.1f ms" : "%.4g ms", 1e3 * (paper ? fd->p_comm : fd->s_comm));
+        break;
+    case FID_RATIO: /* the same on both sides, by construction */
+        fprintf(f, "**%.2f**", fd->p_compute / fd->p_comm);
+        break;
+    case FID_LATENCY:
+        paper ? fprintf(f, "%.0f us, %s", ps->latency * 1e6, ps->latency_source)
+              : fprintf(f, "%.3g us", 1e6 * fd->latency);
+        break;
+    case FID_ALPHA:
+        fprintf(f, "%.4f", fd->p_alpha / fd->p_comm);
+        break;
+    }
+}
+
 static void fidelity_table(FILE *f, const PaperSetting *ps, const Setting *settings, int n, int exp)
 {
-    fprintf(f, "| | paper: %s | %s |\n|---|---|---|\n", ps->what, "bellows (per simulated model)");
-    const Fidelity *fd0 = &P.fid[exp][0];
-    fprintf(f, "| parameters | %.4g M | ", ps->params / 1e6);
-    for (int s = 0; s < n; s++)
-        if (s == 0 || settings[s].sim != settings[s - 1].sim)
-            fprintf(f, "%s %.0f; ", settings[s].sim->model, P.fid[exp][s].s_params);
-    fprintf(f, "|\n| flops per sample (forward + backward) | %.3g G | ", ps->flops_sample / 1e9);
-    for (int s = 0; s < n; s++)
-        if (s == 0 || settings[s].sim != settings[s - 1].sim)
-            fprintf(f, "%s %.3g M; ", settings[s].sim->model, P.fid[exp][s].s_flops / 1e6);
-    fprintf(f, "|\n| workers x batch per worker | %d x %d | ", ps->workers, ps->batch);
-    for (int s = 0; s < n; s++)
-        if (s == 0 || settings[s].sim != settings[s - 1].sim)
-            fprintf(f, "%s %d x %d; ", settings[s].sim->model, settings[s].sim->workers,
-                    settings[s].sim->batch);
-    fprintf(f, "|\n| GPU | %s | ", ps->gpu);
-    for (int s = 0; s < n; s++)
-        if (s == 0 || settings[s].sim != settings[s - 1].sim)
-            fprintf(f, "%s: --gpu-flops %.4g; ", settings[s].sim->model, P.fid[exp][s].gpu_flops);
-    fprintf(f, "|\n| compute per step | %.1f ms | ", 1e3 * fd0->p_compute);
-    for (int s = 0; s < n; s++)
-        if (s == 0 || settings[s].sim != settings[s - 1].sim)
-            fprintf(f, "%s %.4g ms; ", settings[s].sim->model, 1e3 * P.fid[exp][s].s_compute);
-    fprintf(f, "|\n| dense ring allreduce at 10 Gbps, bandwidth term | %.1f ms | ",
-            1e3 * fd0->p_comm);
-    for (int s = 0; s < n; s++)
-        if (s == 0 || settings[s].sim != settings[s - 1].sim)
-            fprintf(f, "%s %.4g ms; ", settings[s].sim->model, 1e3 * P.fid[exp][s].s_comm);
+    static const char *const ROW[FID_ROWS] = {"parameters",
+                                              "flops per sample (forward + backward)",
+                                              "workers x batch per worker",
+                                              "GPU",
+                                              "compute per step",
+                                              "dense ring allreduce at 10 Gbps, bandwidth term",
+                                              "**compute / communication at 10 Gbps**",
+                                              "link latency",
+                                              "latency term / bandwidth term (dense, 10 Gbps)"};
+    fprintf(f, "| | paper: %s | bellows (per simulated model) |\n|---|---|---|\n", ps->what);
+    for (int row = 0; row < FID_ROWS; row++) {
+        fprintf(f, "| %s | ", ROW[row]);
+        fidelity_cell(f, ps, &settings[0], &P.fid[exp][0], row, 1);
+        fputs(" | ", f);
+        if (row == FID_RATIO || row == FID_ALPHA) {
+            fidelity_cell(f, ps, &settings[0], &P.fid[exp][0], row, 0);
+            fputs(" (same by construction) |\n", f);
+            continue;
+        }
+        for (int s = 0; s < n; s++) /* each simulated model once */
+            if (s == 0 || settings[s].sim != settings[s - 1].sim) {
+                fprintf(f, "%s%s ", settings[s].sim->model, row == FID_GPU ? ":" : "");
+                fidelity_cell(f, ps, &settings[s], &P.fid[exp][s], row, 0);
+                fputs("; ", f);
+            }
+        fputs("|\n", f);
+    }
     fprintf(f,
-            "|\n| **compute / communication at 10 Gbps** | **%.2f** | **%.2f** (same by "
-            "construction) |\n",
-            fd0->p_compute / fd0->p_comm, fd0->p_compute / fd0->p_comm);
-    fprintf(f, "| link latency | %.0f us, %s | ", ps->latency * 1e6, ps->latency_source);
-    for (int s = 0; s < n; s++)
-        if (s == 0 || settings[s].sim != settings[s - 1].sim)
-            fprintf(f, "%s %.3g us; ", settings[s].sim->model, 1e6 * P.fid[exp][s].latency);
-    fprintf(f,
-            "|\n| latency term / bandwidth term (dense, 10 Gbps) | %.4f | %.4f (same by "
-            "construction) |\n\n",
-            fd0->p_alpha / fd0->p_comm, fd0->p_alpha / fd0->p_comm);
-    fprintf(f,
-            "Sources: %s. The simulated GPU rate and latency are derived, not tuned: "
+            "\nSources: %s. The simulated GPU rate and latency are derived, not tuned: "
             "compute per step = (paper's compute / paper's bandwidth term) x the simulated "
             "model's bandwidth term, and the latency keeps the latency-to-bandwidth-term "
             "proportion. Compressed steps do not keep the paper's proportions: a small "
@@ -740,17 +792,7 @@ static void accordion_section(FILE *f, FILE *csv)
                     k ? (snprintf(e, sizeof e, "%.0f", steps), e) : "-", fmt_tta(c0, b, sizeof b),
                     fmt_tta(c1, c, sizeof c),
                     100 * mean_of(c0->comm, NULL) / mean_of(c0->time, NULL));
-            for (int bw = 0; bw < MAX_BWS; bw++) {
-                const Cell *cc = &x[r][bw];
-                int kr;
-                mean_of(cc->tta, &kr);
-                fprintf(csv, "%s,%s,%s,%s,%d,%d,%.9g,%.9g,%.17g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-                        ACC[s].name, ACC[s].roles[r], cc->policy, BW[0][bw], cc->n, kr,
-                        mean_of(cc->final, NULL), sd_of(cc->final), mean_of(cc->bytes, NULL),
-                        mean_of(cc->tta, NULL), sd_of(cc->tta), mean_of(cc->tta_step, NULL),
-                        mean_of(cc->tta_bytes, NULL), mean_of(cc->compute, NULL),
-                        mean_of(cc->comm, NULL));
-            }
+            for (int bw = 0; bw < MAX_BWS; bw++) csv_row(csv, 0, s, r, bw);
         }
         /* the speedup split into fewer steps and cheaper steps (measured, per bandwidth) */
         const Cell *lo = &x[0][0], *ac = &x[2][0];
@@ -816,8 +858,6 @@ static void adpsgd_section(FILE *f, FILE *csv)
             for (int r = 0; r < ADP[s].n_roles; r++) {
                 const Cell *cc = &x[r][bw];
                 if (!cc->n) continue;
-                int kr;
-                mean_of(cc->tta, &kr);
                 double to_target = mean_of(cc->tta_bytes, NULL) / 1e6;
                 if (isfinite(to_target))
                     snprintf(d, sizeof d, "%.3f", to_target);
@@ -829,12 +869,7 @@ static void adpsgd_section(FILE *f, FILE *csv)
                         r == 3 ? (bw == 0 ? "1.46x - 1.95x" : "1.14x - 1.27x") : "",
                         fmt_acc(cc, c, sizeof c), mean_of(cc->bytes, NULL) / 1e6, d,
                         100 * mean_of(cc->comm, NULL) / mean_of(cc->time, NULL));
-                fprintf(csv, "%s,%s,%s,%s,%d,%d,%.9g,%.9g,%.17g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g\n",
-                        ADP[s].name, ADP[s].roles[r], cc->policy, BW[1][bw], cc->n, kr,
-                        mean_of(cc->final, NULL), sd_of(cc->final), mean_of(cc->bytes, NULL),
-                        mean_of(cc->tta, NULL), sd_of(cc->tta), mean_of(cc->tta_step, NULL),
-                        mean_of(cc->tta_bytes, NULL), mean_of(cc->compute, NULL),
-                        mean_of(cc->comm, NULL));
+                csv_row(csv, 1, s, r, bw);
                 if (cc->diverged) fprintf(f, "\n%d run(s) diverged.\n", cc->diverged);
             }
             const Cell *sy = &x[0][bw];
@@ -933,20 +968,17 @@ static int write_report(BwError *err)
 {
     init_cells();
     int runs = 0;
-    for (int i = 0; i < P.n_jobs; i++) runs += read_job(&P.jobs_[i]);
+    for (int i = 0; i < P.n_jobs; i++) runs += read_job(&P.job[i]);
     int rc;
-    OutFile rep, csv[2];
+    OutFile rep, csv[2]; /* zeroed: outfile_abort is then safe on any of them */
+    memset(&rep, 0, sizeof rep);
     memset(csv, 0, sizeof csv);
     if ((rc = outfile_open(&rep, P.out, "report.md", err))) return rc;
     for (int e = 0; e < 2; e++) {
         if (!P.exp_on[e]) continue;
         char name[32];
         snprintf(name, sizeof name, "%s.csv", EXP_NAME[e]);
-        if ((rc = outfile_open(&csv[e], P.out, name, err))) {
-            outfile_abort(&rep);
-            if (e) outfile_abort(&csv[0]);
-            return rc;
-        }
+        if ((rc = outfile_open(&csv[e], P.out, name, err))) goto abandon;
         fputs("setting,role,policy,bandwidth,seeds,seeds_reaching_target,final_accuracy_mean,"
               "final_accuracy_sd,bytes_per_worker_mean,time_to_accuracy_mean_s,"
               "time_to_accuracy_sd_s,steps_to_target_mean,bytes_to_target_mean,compute_mean_s,"
@@ -975,25 +1007,25 @@ static int write_report(BwError *err)
                "figure.\n\n");
     for (int i = 0; i < P.n_jobs; i++) {
         static char cmd[8192];
-        job_command(&P.jobs_[i], cmd, sizeof cmd);
+        job_command(&P.job[i], cmd, sizeof cmd);
         fprintf(f, "- `%s`\n", cmd);
     }
     fputc('\n', f);
     for (int e = 0; e < 2; e++)
-        if (P.exp_on[e] && (rc = outfile_commit(&csv[e], err))) {
-            outfile_abort(&rep);
-            if (e == 0 && P.exp_on[1]) outfile_abort(&csv[1]);
-            return rc;
-        }
+        if (P.exp_on[e] && (rc = outfile_commit(&csv[e], err))) goto abandon;
     if ((rc = outfile_commit(&rep, err))) return rc;
     if (!P.no_plots && plots_available())
         for (int e = 0; e < 2; e++)
             for (int s = 0; P.exp_on[e] && s < n_settings(e); s++)
                 if ((rc = setting_plots(e, s, err))) return rc;
     return BW_OK;
+abandon: /* nothing half-written: the files not yet committed are removed */
+    outfile_abort(&rep);
+    for (int e = 0; e < 2; e++) outfile_abort(&csv[e]);
+    return rc;
 }
 
-static int dir_nonempty(const char *dir)
+static int has_sweeps(const char *dir)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/sweeps", dir);
@@ -1013,8 +1045,8 @@ int cmd_reproduce(int argc, char **argv)
         "with PowerSGD, TopK and batch sizes, on mlp and cnn,\nat 1 and 10 Gbps), adpsgd (Jiang & "
         "Agrawal 2020: sync, CPSGD, ADPSGD, post-local SGD and\nAdaComm at 10 and 100 Gbps), or "
         "all. The simulated GPU rate and latency keep each paper's\ncompute-to-communication "
-        "ratio (see the report). The full version of both takes about 45 minutes\nwith -j 2 on "
-        "2 cores; --quick about 5.";
+        "ratio (see the report). The full version of both took 53 minutes with -j 2\non 2 shared "
+        "cores (3,139 CPU seconds); --quick took 4.";
     CliOpt opts[] = {
         {"quick", CLI_FLAG, &P.quick, NULL, NULL,
          "the short version: mlp only, 8 epochs on 30,000 samples, seeds 1,2 (unless --seeds)", 0,
@@ -1090,11 +1122,11 @@ int cmd_reproduce(int argc, char **argv)
         out = out_default;
     }
     P.out = out;
-    if (report_only && !dir_nonempty(out)) {
+    if (report_only && !has_sweeps(out)) {
         rc = bw_fail(&err, BW_EUSAGE, "--report-only: %s holds no sweeps (no %s/sweeps)", out, out);
         goto fail;
     }
-    if (!report_only && !P.resume && dir_nonempty(out)) {
+    if (!report_only && !P.resume && has_sweeps(out)) {
         rc = bw_fail(&err, BW_EUSAGE,
                      "--out %s already holds a reproduction: finish it with --resume, rebuild its "
                      "report with --report-only, or choose another folder",
@@ -1110,8 +1142,8 @@ int cmd_reproduce(int argc, char **argv)
     if (P.size) { /* drop the cnn's sweeps */
         int k = 0;
         for (int i = 0; i < P.n_jobs; i++)
-            if (strcmp(setting_of(P.jobs_[i].exp, P.jobs_[i].setting)->sim->model, "cnn") != 0)
-                P.jobs_[k++] = P.jobs_[i];
+            if (strcmp(setting_of(P.job[i].exp, P.job[i].setting)->sim->model, "cnn") != 0)
+                P.job[k++] = P.job[i];
         P.n_jobs = k;
     }
     if ((rc = outdir_create(out, &err))) goto fail;
@@ -1122,10 +1154,10 @@ int cmd_reproduce(int argc, char **argv)
         for (int k = 0; k < P.seeds.n; k++) printf("%s%d", k ? "," : " ", P.seeds.v[k]);
         printf(", %d runs at a time, into %s/\n", P.jobs, out);
         for (int i = 0; i < P.n_jobs; i++) {
-            int jrc = run_job(&P.jobs_[i], i);
+            int jrc = run_job(&P.job[i], i);
             if (jrc) {
                 fprintf(stderr, "bellows: reproduce: sweep %s failed (status %d); going on\n",
-                        P.jobs_[i].folder, jrc);
+                        P.job[i].folder, jrc);
                 failed++;
             }
         }

@@ -232,14 +232,26 @@ static int compare_or_replay(int argc, char **argv, int replay)
     int rc = run_parse_flags(replay ? "bellows replay" : "bellows compare", RUN_MODE_COMPARE, argc,
                              argv, &f, &err);
     if (rc == CLI_HELP) {
-        cli_print_help(stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
-                       "Runs every policy of --policies on the identical scenario and seed (the "
-                       "flags of bellows run),\nprints one table (accuracy, time to "
-                       "--target-accuracy, speedup and bytes against the first policy)\nand "
-                       "writes DIR/compare.csv and one run folder per policy. With no flags: "
-                       "mlp, 8 workers,\n10Gbps star, PowerSGD, policies sync, static rank 1, "
-                       "static rank 2 and accordion.",
-                       f.opts, f.n);
+        if (replay)
+            cli_print_help(stdout,
+                           "bellows replay --trace FILE --policies SPEC,... [cluster flags] "
+                           "[--cfg=SIMGRID_OPTION ...]",
+                           "Replays a gradient trace (traces/README.md) under every policy of "
+                           "--policies on the given cluster:\nthe trace's norms feed the "
+                           "policies, the compute and communication their decisions imply are\n"
+                           "simulated, and accuracy comes from the trace's evaluations "
+                           "(accuracy_source: trace). Writes\nwhat compare writes.",
+                           f.opts, f.n);
+        else
+            cli_print_help(
+                stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
+                "Runs every policy of --policies on the identical scenario and seed (the "
+                "flags of bellows run),\nprints one table (accuracy, time to "
+                "--target-accuracy, speedup and bytes against the first policy)\nand "
+                "writes DIR/compare.csv and one run folder per policy. With no flags: "
+                "mlp, 8 workers,\n10Gbps star, PowerSGD, policies sync, static rank 1, "
+                "static rank 2 and accordion.",
+                f.opts, f.n);
         return BW_OK;
     }
     char specs[MAX_POLICIES][SPEC_MAX_TEXT];
