@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 #define DATASET_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
 

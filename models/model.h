@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 #define MODEL_MAX_LAYERS 32
 #define MODEL_MAX_HIDDEN 8

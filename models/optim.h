@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 typedef struct {
     double momentum;     /* 0 disables the velocity buffer */

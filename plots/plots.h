@@ -3,7 +3,7 @@
 #ifndef BELLOWS_PLOTS_H
 #define BELLOWS_PLOTS_H
 
-#include "../common/status.h"
+#include "status.h"
 
 /* Whether gnuplot can be run. */
 int plots_available(void);

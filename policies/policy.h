@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../common/spec.h"
-#include "../common/status.h"
+#include "spec.h"
+#include "status.h"
 
 #define POLICY_MAX_LAYERS 32
 #define POLICY_MAX_DECAYS 16

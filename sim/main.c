@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/status.h"
+#include "status.h"
 #include "blas_cpu.h"
 #include "cluster_args.h"
 #include "commands.h"
+#include "reproduce.h"
+#include "sweep.h"
 #include "outfile.h"
 
 #define BELLOWS_VERSION "0.1.0"

@@ -16,9 +16,9 @@
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 
-#include "../sim/coll.h"
-#include "../sim/engine.h"
-#include "../sim/half.h"
+#include "coll.h"
+#include "engine.h"
+#include "half.h"
 
 enum { OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16 };
 

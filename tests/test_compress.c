@@ -19,9 +19,9 @@
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 
-#include "../sim/compress_impl.h"
-#include "../sim/engine.h"
-#include "../sim/half.h"
+#include "compress_impl.h"
+#include "engine.h"
+#include "half.h"
 
 #define MAXL     8
 #define MAXW     8

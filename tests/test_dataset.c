@@ -6,7 +6,7 @@
 
 #include <zlib.h>
 
-#include "../models/dataset.h"
+#include "dataset.h"
 
 static char DIR_[64];
 

@@ -10,8 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sim/driver.h"
-#include "../sim/engine.h"
+#include "driver.h"
+#include "engine.h"
 
 #define MAX_PARAMS 200000
 #define MAX_STEPS  512

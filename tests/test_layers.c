@@ -4,7 +4,7 @@
  * for rounding; max pooling is checked on inputs whose entries are well apart. */
 #include "testutil.h"
 
-#include "../models/layers.h"
+#include "layers.h"
 
 static double probe(const float *out, const float *r, size_t n)
 {

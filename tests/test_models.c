@@ -5,8 +5,8 @@
  * (and the test fails if more than 3% are). */
 #include "testutil.h"
 
-#include "../models/layers.h"
-#include "../models/model.h"
+#include "layers.h"
+#include "model.h"
 
 /* Tiny shapes so every parameter can be perturbed: 8x8 inputs, 4 classes. */
 static ModelConfig tiny_config(void)

@@ -2,7 +2,7 @@
  * learning-rate schedules at their defining points. */
 #include "testutil.h"
 
-#include "../models/optim.h"
+#include "optim.h"
 
 /* Runs `steps` updates of SGD and of the reference rule on the same gradients. */
 static void check_sgd(SgdConfig cfg)

@@ -4,7 +4,7 @@
  * out by hand in the comments; then bad specs, each a usage error that says what was wrong. */
 #include "testutil.h"
 
-#include "../policies/policy.h"
+#include "policy.h"
 
 /* ---- contexts and a level check standing in for the compressors' ---- */
 

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <sys/wait.h>
 
-#include "../traces/trace.h"
+#include "trace.h"
 
 static char TMP[64];
 

@@ -3,7 +3,7 @@
  * and an oversized batch are reported. */
 #include "testutil.h"
 
-#include "../models/trainer.h"
+#include "trainer.h"
 
 typedef struct {
     EpochStats first, last;

@@ -2,7 +2,7 @@
  * naming the flag), and printing. */
 #include "testutil.h"
 
-#include "../sim/units.h"
+#include "units.h"
 
 static void test_bandwidths_in_bits_and_bytes(void **state)
 {

@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 #define TRACE_FORMAT     "bellows-trace"
 #define TRACE_VERSION    1

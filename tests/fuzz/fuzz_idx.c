@@ -11,7 +11,7 @@
 
 #include <zlib.h>
 
-#include "../../models/dataset.h"
+#include "dataset.h"
 
 static char images[64], labels[64];
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/spec.h"
-#include "../../policies/policy.h"
-#include "../../sim/compress.h"
+#include "spec.h"
+#include "policy.h"
+#include "compress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../traces/trace.h"
+#include "trace.h"
 
 static char path[64];
 

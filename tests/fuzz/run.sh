@@ -30,14 +30,15 @@ build() {
   case "$name" in
     trace) srcs=(traces/trace.c); libs="$(pkg-config --libs jansson) -lz -lm" ;;
     idx)   srcs=(models/dataset.c); libs="$(pkg-config --libs gsl) -lz -lm" ;;
-    units) srcs=(sim/cli.c sim/units.c); libs="-lm" ;;
-    spec)  srcs=(common/spec.c policies/*.c sim/compress.c sim/comp_*.c sim/coll.c sim/half.c)
+    units) srcs=(sim/cli/cli.c common/units.c); libs="-lm" ;;
+    spec)  srcs=(common/spec.c policies/*.c sim/compress/*.c sim/net/coll.c common/half.c)
            libs="$(pkg-config --libs simgrid gsl) -lopenblas -lm" ;;
     *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec or all)" >&2
        exit 2 ;;
   esac
   # shellcheck disable=SC2086
-  clang "${cflags[@]}" -I"$cblas_inc" $(pkg-config --cflags jansson simgrid) \
+  local incs=(-Icommon -Imodels -Itraces -Ipolicies -Isim/cli -Isim/net -Isim/compress)
+  clang "${cflags[@]}" "${incs[@]}" -I"$cblas_inc" $(pkg-config --cflags jansson simgrid) \
     "tests/fuzz/fuzz_$name.c" "${srcs[@]}" $libs -o "build-fuzz/fuzz_$name"
 }
 

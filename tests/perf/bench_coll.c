@@ -14,8 +14,8 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-#include "../../sim/coll.h"
-#include "../../sim/engine.h"
+#include "coll.h"
+#include "engine.h"
 
 static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare */
 static size_t FLOATS;

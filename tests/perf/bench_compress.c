@@ -15,9 +15,9 @@
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 
-#include "../../sim/blas_cpu.h"
-#include "../../sim/compress.h"
-#include "../../sim/engine.h"
+#include "blas_cpu.h"
+#include "compress.h"
+#include "engine.h"
 
 typedef struct {
     const char *spec; /* NULL: a baseline */

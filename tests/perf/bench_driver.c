@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../sim/blas_cpu.h"
-#include "../../sim/driver.h"
-#include "../../sim/engine.h"
+#include "blas_cpu.h"
+#include "driver.h"
+#include "engine.h"
 
 static double wall_now(void)
 {

@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../models/model.h"
-#include "../../models/optim.h"
-#include "../../sim/blas_cpu.h"
+#include "model.h"
+#include "optim.h"
+#include "blas_cpu.h"
 
 static double now_s(void)
 {

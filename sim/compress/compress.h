@@ -17,9 +17,9 @@
 
 #include <stdio.h>
 
-#include "../common/spec.h"
-#include "../common/status.h"
-#include "../models/model.h"
+#include "spec.h"
+#include "status.h"
+#include "model.h"
 #include "coll.h"
 
 typedef struct Compressor Compressor;

@@ -5,7 +5,7 @@
 #ifndef BELLOWS_RUN_ARGS_H
 #define BELLOWS_RUN_ARGS_H
 
-#include "../models/dataset.h"
+#include "dataset.h"
 #include "cli.h"
 #include "driver.h"
 #include "train_args.h"

@@ -15,9 +15,9 @@
 
 #include <gsl/gsl_statistics_double.h>
 
-#include "../common/spec.h"
-#include "../plots/plots.h"
-#include "commands.h"
+#include "spec.h"
+#include "plots.h"
+#include "sweep.h"
 #include "csv.h"
 #include "engine.h"
 #include "outfile.h"

@@ -26,9 +26,9 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
-#include "../models/optim.h"
-#include "../policies/policy.h"
-#include "../traces/trace.h"
+#include "optim.h"
+#include "policy.h"
+#include "trace.h"
 #include "compress.h"
 #include "engine.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../policies/policy.h"
+#include "policy.h"
 #include "outfile.h"
 #include "units.h"
 

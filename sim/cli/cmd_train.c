@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../models/dataset.h"
-#include "../models/model.h"
-#include "../models/trainer.h"
+#include "dataset.h"
+#include "model.h"
+#include "trainer.h"
 #include "blas_cpu.h"
 #include "cli.h"
 #include "commands.h"

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../models/dataset.h"
+#include "dataset.h"
 
 static struct {
     const char *model, *lr_schedule, *data_dir;

@@ -3,8 +3,8 @@
 #ifndef BELLOWS_TRAIN_ARGS_H
 #define BELLOWS_TRAIN_ARGS_H
 
-#include "../models/model.h"
-#include "../models/trainer.h"
+#include "model.h"
+#include "trainer.h"
 #include "cli.h"
 
 #define TRAIN_MAX_EPOCHS 10000

@@ -27,10 +27,11 @@
 
 #include <gsl/gsl_statistics_double.h>
 
-#include "../models/model.h"
-#include "../plots/plots.h"
+#include "model.h"
+#include "plots.h"
 #include "cli.h"
-#include "commands.h"
+#include "reproduce.h"
+#include "sweep.h"
 #include "csv.h"
 #include "outfile.h"
 #include "run_args.h"

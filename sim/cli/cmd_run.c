@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/spec.h"
-#include "../models/dataset.h"
-#include "../plots/plots.h"
+#include "spec.h"
+#include "dataset.h"
+#include "plots.h"
 #include "cli.h"
 #include "cluster_args.h"
 #include "commands.h"

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/status.h"
-#include "../policies/policy.h"
+#include "status.h"
+#include "policy.h"
 #include "commands.h"
 
 int cmd_policies(int argc, char **argv)

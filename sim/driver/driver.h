@@ -11,11 +11,11 @@
 #ifndef BELLOWS_DRIVER_H
 #define BELLOWS_DRIVER_H
 
-#include "../models/dataset.h"
-#include "../models/model.h"
-#include "../models/trainer.h"
+#include "dataset.h"
+#include "model.h"
+#include "trainer.h"
 #include "cluster.h"
-#include "../traces/trace.h"
+#include "trace.h"
 #include "coll.h"
 
 #define DRIVER_MAX_WORKERS 4096

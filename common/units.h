@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 /* Bandwidth in bytes per second; must be > 0. */
 int units_parse_bandwidth(const char *flag, const char *text, double *Bps, BwError *err);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../plots/plots.h"
+#include "plots.h"
 #include "commands.h"
 
 #define MAX_RUNS 64

@@ -15,7 +15,7 @@
 
 #include <stdio.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 typedef enum { TOPO_STAR, TOPO_FAT_TREE, TOPO_HIERARCHICAL } Topology;
 

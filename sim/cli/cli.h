@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 typedef enum {
     CLI_INT,         /* int; min..max */

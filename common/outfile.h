@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "../common/status.h"
+#include "status.h"
 
 typedef struct {
     FILE *f;

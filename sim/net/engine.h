@@ -8,7 +8,7 @@
 
 #include <simgrid/forward.h>
 
-#include "../common/status.h"
+#include "status.h"
 #include "cluster.h"
 
 /* Initialises SimGrid. argv may hold --cfg=/--log= options for SimGrid (and nothing else);

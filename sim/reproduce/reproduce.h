@@ -1,0 +1,8 @@
+/* reproduce.h: `bellows reproduce accordion|adpsgd|all`, the source papers' headline
+ * experiments as fixed lists of sweeps, and the report that sets them beside the claims. */
+#ifndef BELLOWS_REPRODUCE_H
+#define BELLOWS_REPRODUCE_H
+
+int cmd_reproduce(int argc, char **argv);
+
+#endif
