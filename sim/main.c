@@ -15,7 +15,7 @@
 
 typedef struct {
     const char *name;
-    int (*run)(int argc, char **argv);
+    int (*run)(int argc, char **argv, BwError *err);
     const char *summary;
 } Command;
 
@@ -64,14 +64,18 @@ int main(int argc, char **argv)
         printf("bellows %s\n", BELLOWS_VERSION);
         return BW_OK;
     }
-    for (int i = 0; i < N_COMMANDS; i++)
-        if (strcmp(commands[i].name, cmd) == 0) {
-            int rc = commands[i].run(argc - 2, argv + 2);
-            cluster_args_release();
-            return rc;
-        }
-    BwError err; /* bw_fail keeps the message one line whatever the command holds */
-    bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd);
-    fprintf(stderr, "bellows: %s\n", err.msg);
-    return BW_EUSAGE;
+    BwError err = {{0}};
+    int rc = BW_EUSAGE;
+    const Command *c = NULL;
+    for (int i = 0; i < N_COMMANDS && !c; i++)
+        if (strcmp(commands[i].name, cmd) == 0) c = &commands[i];
+    if (c) {
+        rc = c->run(argc - 2, argv + 2, &err);
+        cluster_args_release();
+    } else { /* bw_fail keeps the message one line whatever the command holds */
+        bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd);
+    }
+    /* the one place an error is printed */
+    if (rc != BW_OK && err.msg[0]) fprintf(stderr, "bellows: %s\n", err.msg);
+    return rc == BW_OK ? 0 : rc == BW_EUSAGE ? 2 : 1;
 }

@@ -6,16 +6,12 @@
 #include "commands.h"
 #include "compress.h"
 
-int cmd_compressors(int argc, char **argv)
+int cmd_compressors(int argc, char **argv, BwError *err)
 {
-    if (argc > 0 && strcmp(argv[0], "--help") != 0 && strcmp(argv[0], "-h") != 0) {
-        fprintf(stderr, "bellows: compressors: takes no arguments\n");
-        return BW_EUSAGE;
-    }
+    if (argc > 0 && strcmp(argv[0], "--help") != 0 && strcmp(argv[0], "-h") != 0)
+        return bw_fail(err, BW_EUSAGE, "compressors: takes no arguments");
     compress_print_list(stdout);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "bellows: compressors: cannot write to standard output\n");
-        return BW_ERUNTIME;
-    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return bw_fail(err, BW_ERUNTIME, "compressors: cannot write to standard output");
     return BW_OK;
 }

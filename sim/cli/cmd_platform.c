@@ -7,13 +7,12 @@
 #include "cluster_args.h"
 #include "commands.h"
 
-int cmd_platform(int argc, char **argv)
+int cmd_platform(int argc, char **argv, BwError *err)
 {
-    BwError err = {{0}};
     int set[64];
     assert(cluster_cli_n_opts <= (int)(sizeof set / sizeof *set));
     int rc =
-        cli_parse("bellows platform", cluster_cli_opts, cluster_cli_n_opts, argc, argv, set, &err);
+        cli_parse("bellows platform", cluster_cli_opts, cluster_cli_n_opts, argc, argv, set, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, "bellows platform [cluster flags]",
                        "Prints the SimGrid platform (XML) that the cluster flags describe. Hosts "
@@ -24,18 +23,13 @@ int cmd_platform(int argc, char **argv)
     }
     Cluster c;
     if (rc == BW_OK && cli_given(cluster_cli_opts, cluster_cli_n_opts, set, "platform"))
-        rc = bw_fail(&err, BW_EUSAGE,
+        rc = bw_fail(err, BW_EUSAGE,
                      "--platform: bellows platform prints generated platforms; a file of your own "
                      "is already XML");
-    if (rc == BW_OK) rc = cluster_from_cli(&c, set, &err);
-    if (rc) {
-        fprintf(stderr, "bellows: %s\n", err.msg);
-        return rc;
-    }
+    if (rc == BW_OK) rc = cluster_from_cli(&c, set, err);
+    if (rc) return rc;
     cluster_write_xml(&c, stdout);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "bellows: platform: cannot write to standard output\n");
-        return BW_ERUNTIME;
-    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return bw_fail(err, BW_ERUNTIME, "platform: cannot write to standard output");
     return BW_OK;
 }

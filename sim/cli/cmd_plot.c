@@ -97,9 +97,8 @@ static int plot_sweep(const char *dir, BwError *err)
     return rc;
 }
 
-int cmd_plot(int argc, char **argv)
+int cmd_plot(int argc, char **argv, BwError *err)
 {
-    BwError err = {{0}};
     if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         printf("usage: bellows plot DIR\n\nDraws the plots of a result folder with gnuplot, as "
                "PNG and SVG beside the results:\n  a sweep (sweep.csv): the speedup heatmap "
@@ -112,27 +111,26 @@ int cmd_plot(int argc, char **argv)
     }
     int rc = BW_OK;
     if (argc != 1 || argv[0][0] == '-')
-        rc = bw_fail(&err, BW_EUSAGE, "plot: expected one result folder (bellows plot DIR)");
+        rc = bw_fail(err, BW_EUSAGE, "plot: expected one result folder (bellows plot DIR)");
     const char *dir = argc ? argv[0] : "";
     if (!rc && !plots_available())
-        rc = bw_fail(&err, BW_ERUNTIME, "plot: gnuplot not found (scripts/setup.sh installs it)");
+        rc = bw_fail(err, BW_ERUNTIME, "plot: gnuplot not found (scripts/setup.sh installs it)");
     if (!rc) {
         if (exists(dir, "sweep.csv"))
-            rc = plot_sweep(dir, &err);
+            rc = plot_sweep(dir, err);
         else if (exists(dir, "compare.csv"))
-            rc = plot_compare(dir, &err);
+            rc = plot_compare(dir, err);
         else if (exists(dir, "summary.json") && exists(dir, "steps.csv")) {
-            rc = plots_run(dir, target_of(dir), &err);
+            rc = plots_run(dir, target_of(dir), err);
             if (!rc)
                 printf("# plots in %s: accuracy_vs_time, bytes_vs_time, time_per_step, "
                        "schedule (.png and .svg)\n",
                        dir);
         } else
-            rc = bw_fail(&err, BW_EUSAGE,
+            rc = bw_fail(err, BW_EUSAGE,
                          "plot: %s holds no results (sweep.csv, compare.csv or a run's "
                          "summary.json and steps.csv)",
                          dir);
     }
-    if (rc) fprintf(stderr, "bellows: %s\n", err.msg);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include "policy.h"
 #include "commands.h"
 
-int cmd_policies(int argc, char **argv)
+int cmd_policies(int argc, char **argv, BwError *err)
 {
     if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         printf("usage: bellows policies\n\nLists the scheduling policies a run can use with "
@@ -15,14 +15,9 @@ int cmd_policies(int argc, char **argv)
                "their defaults.\n");
         return BW_OK;
     }
-    if (argc > 0) {
-        fprintf(stderr, "bellows: policies: takes no arguments (got '%s')\n", argv[0]);
-        return BW_EUSAGE;
-    }
+    if (argc > 0) return bw_fail(err, BW_EUSAGE, "policies: takes no arguments (got '%s')", argv[0]);
     policy_print_list(stdout);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "bellows: policies: cannot write to standard output\n");
-        return BW_ERUNTIME;
-    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return bw_fail(err, BW_ERUNTIME, "policies: cannot write to standard output");
     return BW_OK;
 }

@@ -29,11 +29,10 @@
 
 #define MAX_POLICIES 16
 
-int cmd_run(int argc, char **argv)
+int cmd_run(int argc, char **argv, BwError *err)
 {
-    BwError err = {{0}};
     Flags f;
-    int rc = run_parse_flags("bellows run", RUN_MODE_RUN, argc, argv, &f, &err);
+    int rc = run_parse_flags("bellows run", RUN_MODE_RUN, argc, argv, &f, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, "bellows run [flags] [--cfg=SIMGRID_OPTION ...]", RUN_ABOUT, f.opts,
                        f.n);
@@ -46,31 +45,29 @@ int cmd_run(int argc, char **argv)
     RunResult res;
     memset(&res, 0, sizeof res);
     double t0 = run_wall_now();
-    if (rc == BW_OK) rc = run_setup("run", &f, &ta, &cfg, slowdown, &err);
-    if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, &err);
-    if (rc == BW_OK) rc = driver_check(&cfg, &err);
-    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, &err);
-    if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, R.network_model, &err);
-    if (rc == BW_OK && R.out) rc = outdir_create(R.out, &err);
+    if (rc == BW_OK) rc = run_setup("run", &f, &ta, &cfg, slowdown, err);
+    if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
+    if (rc == BW_OK) rc = driver_check(&cfg, err);
+    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, err);
+    if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, R.network_model, err);
+    if (rc == BW_OK && R.out) rc = outdir_create(R.out, err);
     if (rc) goto fail;
     run_print_scenario(&cfg, &ta);
     printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
     fflush(stdout);
-    if ((rc = driver_run(&cfg, &res, &err))) goto fail;
+    if ((rc = driver_run(&cfg, &res, err))) goto fail;
     results_print(stdout, &cfg, &res);
-    if (strcmp(res.status, "diverged") == 0) fprintf(stderr, "bellows: %s\n", res.message);
     if (R.out) {
         RunMeta meta = {"run", ta.model, R.network_model, R.collectives, run_wall_now() - t0};
-        if ((rc = results_write(R.out, &cfg, &meta, &res, &err))) goto fail;
+        if ((rc = results_write(R.out, &cfg, &meta, &res, err))) goto fail;
         printf("# wrote %s/summary.json, evals.csv and steps.csv\n", R.out);
     }
-    rc = strcmp(res.status, "diverged") == 0 ? BW_ERUNTIME : BW_OK;
+    rc = strcmp(res.status, "diverged") == 0 ? bw_fail(err, BW_ERUNTIME, "%s", res.message) : BW_OK;
     driver_result_free(&res);
     dataset_free(&train);
     dataset_free(&test);
     return rc;
 fail:
-    fprintf(stderr, "bellows: %s\n", err.msg);
     driver_result_free(&res);
     dataset_free(&train);
     dataset_free(&test);
@@ -212,25 +209,24 @@ static void compare_done(int i, RunRow *row, void *ctx)
     }
 }
 
-static int compare_or_replay(int argc, char **argv, int replay);
+static int compare_or_replay(int argc, char **argv, int replay, BwError *err);
 
-int cmd_compare(int argc, char **argv)
+int cmd_compare(int argc, char **argv, BwError *err)
 {
-    return compare_or_replay(argc, argv, 0);
+    return compare_or_replay(argc, argv, 0, err);
 }
 
-int cmd_replay(int argc, char **argv)
+int cmd_replay(int argc, char **argv, BwError *err)
 {
-    return compare_or_replay(argc, argv, 1);
+    return compare_or_replay(argc, argv, 1, err);
 }
 
-static int compare_or_replay(int argc, char **argv, int replay)
+static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
 {
-    BwError err = {{0}};
     Trace trace = {0};
     Flags f;
     int rc = run_parse_flags(replay ? "bellows replay" : "bellows compare", RUN_MODE_COMPARE, argc,
-                             argv, &f, &err);
+                             argv, &f, err);
     if (rc == CLI_HELP) {
         if (replay)
             cli_print_help(stdout,
@@ -262,21 +258,21 @@ static int compare_or_replay(int argc, char **argv, int replay)
     static double slowdown[DRIVER_MAX_WORKERS];
     RunRow rows[MAX_POLICIES];
     memset(rows, 0, sizeof rows);
-    if (rc == BW_OK) rc = spec_split_list(R.policies, "--policies", specs, MAX_POLICIES, &n, &err);
-    if (rc == BW_OK) rc = run_setup("compare", &f, &ta, &cfg, slowdown, &err);
+    if (rc == BW_OK) rc = spec_split_list(R.policies, "--policies", specs, MAX_POLICIES, &n, err);
+    if (rc == BW_OK) rc = run_setup("compare", &f, &ta, &cfg, slowdown, err);
     if (rc == BW_OK && replay && !R.trace)
-        rc = bw_fail(&err, BW_EUSAGE, "--trace: replay needs the trace to replay");
-    if (rc == BW_OK && R.trace && (rc = trace_read(R.trace, &trace, &err)) == BW_OK)
-        rc = run_apply_trace(&f, &cfg, &trace, &err);
+        rc = bw_fail(err, BW_EUSAGE, "--trace: replay needs the trace to replay");
+    if (rc == BW_OK && R.trace && (rc = trace_read(R.trace, &trace, err)) == BW_OK)
+        rc = run_apply_trace(&f, &cfg, &trace, err);
     else if (rc == BW_OK && !R.trace)
-        rc = run_load_data(&ta, &cfg, &train, &test, &err);
+        rc = run_load_data(&ta, &cfg, &train, &test, err);
     for (int i = 0; rc == BW_OK && i < n; i++) {
         cfg.policy = specs[i];
-        rc = driver_check(&cfg, &err);
+        rc = driver_check(&cfg, err);
     }
-    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, &err);
+    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, err);
     const char *out = R.out ? R.out : "runs/compare";
-    if (rc == BW_OK) rc = outdir_create(out, &err);
+    if (rc == BW_OK) rc = outdir_create(out, err);
     if (rc) goto fail;
     run_print_scenario(&cfg, &ta);
     if (cfg.replay) run_print_replay_engine(&cfg, 0, 1);
@@ -288,19 +284,21 @@ static int compare_or_replay(int argc, char **argv, int replay)
     CompareJob job = {&cfg, &ta, &f, out, specs, rows, run_wall_now(), cfg.progress, 0};
     if (cfg.replay) ta.model = cfg.replay->h.model;
     cfg.progress = cfg.progress && R.jobs == 1;
-    if ((rc = runner_pool(n, R.jobs, compare_start, compare_done, &job, &err))) goto fail;
+    if ((rc = runner_pool(n, R.jobs, compare_start, compare_done, &job, err))) goto fail;
     int failed = job.failed;
     double t0 = job.t0;
     print_compare_table(specs, rows, n, R.target);
-    if ((rc = write_compare_csv(out, specs, rows, n, &err))) goto fail;
+    if ((rc = write_compare_csv(out, specs, rows, n, err))) goto fail;
     printf("# wrote %s/compare.csv (%.1f wall s)\n", out, run_wall_now() - t0);
     if (!R.no_plots) make_plots(out, specs, n);
     dataset_free(&train);
     dataset_free(&test);
     trace_free(&trace);
-    return failed ? BW_ERUNTIME : BW_OK;
+    if (failed)
+        return bw_fail(err, BW_ERUNTIME, "%s: %d of %d policies failed (see above)",
+                       replay ? "replay" : "compare", failed, n);
+    return BW_OK;
 fail:
-    fprintf(stderr, "bellows: %s\n", err.msg);
     dataset_free(&train);
     dataset_free(&test);
     trace_free(&trace);

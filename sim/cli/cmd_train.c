@@ -144,15 +144,14 @@ static int write_summary(const char *dir, const Model *m, const Dataset *train, 
     return outfile_commit(&of, err);
 }
 
-int cmd_train(int argc, char **argv)
+int cmd_train(int argc, char **argv, BwError *err)
 {
-    BwError err = {{0}};
     CliOpt opts[64];
     const CliOpt *tables[] = {train_cli_opts, own_opts};
     const int counts[] = {train_cli_n_opts, (int)(sizeof own_opts / sizeof *own_opts)};
     int n_opts = cli_concat(opts, 64, tables, counts, 2);
     int set[64];
-    int rc = cli_parse("bellows train", opts, n_opts, argc, argv, set, &err);
+    int rc = cli_parse("bellows train", opts, n_opts, argc, argv, set, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, "bellows train [flags]",
                        "Trains one model on Fashion-MNIST in this process (no network, no "
@@ -161,11 +160,8 @@ int cmd_train(int argc, char **argv)
                        opts, n_opts);
         return BW_OK;
     }
-    if (rc == BW_OK) rc = train_args_resolve(&A, set, &err);
-    if (rc) {
-        fprintf(stderr, "bellows: %s\n", err.msg);
-        return rc;
-    }
+    if (rc == BW_OK) rc = train_args_resolve(&A, set, err);
+    if (rc) return rc;
     if (A.threads > 0) openblas_set_num_threads(A.threads);
     const TrainConfig tc = A.tc;
 
@@ -173,16 +169,16 @@ int cmd_train(int argc, char **argv)
     Model *m = NULL;
     double t0 = wall_now();
     if ((rc = dataset_load_fashion_mnist(A.data_dir, A.train_samples, A.test_samples, &train, &test,
-                                         &err)))
+                                         err)))
         goto fail;
     if (tc.batch > train.n) {
-        rc = bw_fail(&err, BW_EUSAGE, "--batch: %d is larger than the training set (%d samples)",
+        rc = bw_fail(err, BW_EUSAGE, "--batch: %d is larger than the training set (%d samples)",
                      tc.batch, train.n);
         goto fail;
     }
-    if ((rc = model_create(model_find(A.model), &A.mc, tc.seed, &m, &err))) goto fail;
+    if ((rc = model_create(model_find(A.model), &A.mc, tc.seed, &m, err))) goto fail;
     /* Only now that the inputs are known good does the output folder appear. */
-    if (O.out && (rc = outdir_create(O.out, &err))) goto fail;
+    if (O.out && (rc = outdir_create(O.out, err))) goto fail;
 
     printf("# bellows train: %s (%zu parameters, %.3g MFLOP/sample fwd+bwd), %d train / %d test "
            "samples, batch %d, lr %g, seed %ld, OpenBLAS %s\n",
@@ -194,19 +190,18 @@ int cmd_train(int argc, char **argv)
     LOG.t0 = t0;
     LOG.progress = !O.quiet && isatty(STDERR_FILENO);
     TrainHooks hooks = {.on_epoch = on_epoch, .on_step = on_step, .ctx = &LOG};
-    int train_rc = train_single(m, &train, &test, &tc, &hooks, &err);
+    int train_rc = train_single(m, &train, &test, &tc, &hooks, err);
     if (LOG.progress) fputs("\r\033[K", stderr);
     const char *status = train_rc == BW_OK ? "completed" : "diverged";
     if (train_rc && train_rc != BW_ERUNTIME) {
         rc = train_rc;
         goto fail;
     }
-    if (train_rc) fprintf(stderr, "bellows: %s\n", err.msg);
     if (O.out) {
         BwError werr = {{0}};
         if ((rc = write_evals(O.out, &LOG, &werr)) ||
             (rc = write_summary(O.out, m, &train, &test, &LOG, status, wall_now() - t0, &werr))) {
-            err = werr;
+            *err = werr;
             goto fail;
         }
         printf("# wrote %s/summary.json and %s/evals.csv\n", O.out, O.out);
@@ -217,26 +212,21 @@ int cmd_train(int argc, char **argv)
     dataset_free(&test);
     return rc;
 fail:
-    fprintf(stderr, "bellows: %s\n", err.msg);
     model_free(m);
     dataset_free(&train);
     dataset_free(&test);
     return rc;
 }
 
-int cmd_models(int argc, char **argv)
+int cmd_models(int argc, char **argv, BwError *err)
 {
-    (void)argv;
-    if (argc > 0 && strcmp(argv[0], "--help") != 0) {
-        fprintf(stderr, "bellows: models: takes no arguments\n");
-        return BW_EUSAGE;
-    }
+    if (argc > 0 && strcmp(argv[0], "--help") != 0)
+        return bw_fail(err, BW_EUSAGE, "models: takes no arguments");
     ModelConfig mc = model_config_default();
     printf("%-8s %10s %14s  %s\n", "model", "params", "MFLOP/sample", "description");
     for (const ModelOps *const *r = model_registry(); *r; r++) {
         Model *m = NULL;
-        BwError err;
-        if (model_create(*r, &mc, 1, &m, &err) != BW_OK) continue;
+        if (model_create(*r, &mc, 1, &m, err) != BW_OK) continue;
         printf("%-8s %10zu %14.3f  %s\n", (*r)->name, m->n_params, model_flops_per_sample(m) / 1e6,
                (*r)->help);
         model_free(m);

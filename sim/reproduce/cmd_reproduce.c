@@ -388,7 +388,9 @@ static int run_job(Job *j, int index)
     pid_t pid = fork();
     if (pid < 0) return BW_ERUNTIME;
     if (pid == 0) {
-        int rc = cmd_sweep(argc, argv);
+        BwError err = {{0}};
+        int rc = cmd_sweep(argc, argv, &err);
+        if (rc) fprintf(stderr, "bellows: %s\n", err.msg);
         fflush(stdout);
         fflush(stderr);
         _exit(rc);
@@ -1033,9 +1035,8 @@ static int has_sweeps(const char *dir)
     return exists(path);
 }
 
-int cmd_reproduce(int argc, char **argv)
+int cmd_reproduce(int argc, char **argv, BwError *err)
 {
-    BwError err = {{0}};
     const char *out = NULL;
     int report_only = 0;
     static const char *const ABOUT =
@@ -1086,20 +1087,20 @@ int cmd_reproduce(int argc, char **argv)
             args[n++] = argv[i];
         }
     }
-    int rc = cli_parse("bellows reproduce", opts, n_opts, n, args, NULL, &err);
+    int rc = cli_parse("bellows reproduce", opts, n_opts, n, args, NULL, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, usage, ABOUT, opts, n_opts);
         return BW_OK;
     }
     if (rc) goto fail;
     if (!what) {
-        rc = bw_fail(&err, BW_EUSAGE, "reproduce: say what to reproduce: accordion, adpsgd or all");
+        rc = bw_fail(err, BW_EUSAGE, "reproduce: say what to reproduce: accordion, adpsgd or all");
         goto fail;
     }
     P.exp_on[0] = strcmp(what, "accordion") == 0 || strcmp(what, "all") == 0;
     P.exp_on[1] = strcmp(what, "adpsgd") == 0 || strcmp(what, "all") == 0;
     if (!P.exp_on[0] && !P.exp_on[1]) {
-        rc = bw_fail(&err, BW_EUSAGE, "reproduce: '%s': expected accordion, adpsgd or all", what);
+        rc = bw_fail(err, BW_EUSAGE, "reproduce: '%s': expected accordion, adpsgd or all", what);
         goto fail;
     }
     P.size = P.smoke ? 2 : P.quick ? 1 : 0;
@@ -1110,7 +1111,7 @@ int cmd_reproduce(int argc, char **argv)
     for (int i = 0; i < P.seeds.n; i++)
         for (int j = 0; j < i; j++)
             if (P.seeds.v[i] == P.seeds.v[j]) {
-                rc = bw_fail(&err, BW_EUSAGE, "--seeds: %d is listed twice", P.seeds.v[i]);
+                rc = bw_fail(err, BW_EUSAGE, "--seeds: %d is listed twice", P.seeds.v[i]);
                 goto fail;
             }
     if (P.jobs == 0) {
@@ -1124,11 +1125,11 @@ int cmd_reproduce(int argc, char **argv)
     }
     P.out = out;
     if (report_only && !has_sweeps(out)) {
-        rc = bw_fail(&err, BW_EUSAGE, "--report-only: %s holds no sweeps (no %s/sweeps)", out, out);
+        rc = bw_fail(err, BW_EUSAGE, "--report-only: %s holds no sweeps (no %s/sweeps)", out, out);
         goto fail;
     }
     if (!report_only && !P.resume && has_sweeps(out)) {
-        rc = bw_fail(&err, BW_EUSAGE,
+        rc = bw_fail(err, BW_EUSAGE,
                      "--out %s already holds a reproduction: finish it with --resume, rebuild its "
                      "report with --report-only, or choose another folder",
                      out);
@@ -1137,7 +1138,7 @@ int cmd_reproduce(int argc, char **argv)
     for (int e = 0; e < 2; e++)
         for (int s = 0; P.exp_on[e] && s < n_settings(e); s++)
             if ((rc = fidelity(e == 0 ? &ACCORDION_PAPER : &ADPSGD_PAPER, setting_of(e, s)->sim,
-                               &P.fid[e][s], &err)))
+                               &P.fid[e][s], err)))
                 goto fail;
     build_jobs();
     if (P.size) { /* drop the cnn's sweeps */
@@ -1147,7 +1148,7 @@ int cmd_reproduce(int argc, char **argv)
                 P.job[k++] = P.job[i];
         P.n_jobs = k;
     }
-    if ((rc = outdir_create(out, &err))) goto fail;
+    if ((rc = outdir_create(out, err))) goto fail;
     double t0 = run_wall_now();
     int failed = 0;
     if (!report_only) {
@@ -1163,15 +1164,12 @@ int cmd_reproduce(int argc, char **argv)
             }
         }
     }
-    if ((rc = write_report(&err))) goto fail;
+    if ((rc = write_report(err))) goto fail;
     printf("\n# wrote %s/report.md (%.1f wall min)\n", out, (run_wall_now() - t0) / 60);
-    if (failed) {
-        fprintf(stderr, "bellows: reproduce: %d sweep(s) failed; the report holds the rest\n",
-                failed);
-        return BW_ERUNTIME;
-    }
+    if (failed)
+        return bw_fail(err, BW_ERUNTIME, "reproduce: %d sweep(s) failed; the report holds the rest",
+                       failed);
     return BW_OK;
 fail:
-    fprintf(stderr, "bellows: %s\n", err.msg);
     return rc;
 }

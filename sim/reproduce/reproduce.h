@@ -3,6 +3,8 @@
 #ifndef BELLOWS_REPRODUCE_H
 #define BELLOWS_REPRODUCE_H
 
-int cmd_reproduce(int argc, char **argv);
+#include "status.h"
+
+int cmd_reproduce(int argc, char **argv, BwError *err);
 
 #endif

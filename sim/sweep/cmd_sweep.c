@@ -725,16 +725,12 @@ static void sweep_plots(int draw)
         printf("# plots: %s/speedup_heatmap.png (and .svg)\n", W.out);
 }
 
-int cmd_sweep(int argc, char **argv_in)
+int cmd_sweep(int argc, char **argv_in, BwError *err)
 {
-    BwError err = {{0}};
     int rc;
     /* -j N and -jN are --jobs */
     static char *argv[MAX_ARGS], jobs_arg[64];
-    if (argc > MAX_ARGS - 1) {
-        fprintf(stderr, "bellows: sweep: too many arguments\n");
-        return BW_EUSAGE;
-    }
+    if (argc > MAX_ARGS - 1) return bw_fail(err, BW_EUSAGE, "sweep: too many arguments");
     for (int i = 0; i < argc; i++) {
         argv[i] = argv_in[i];
         if (strcmp(argv_in[i], "-j") == 0)
@@ -746,8 +742,8 @@ int cmd_sweep(int argc, char **argv_in)
     }
     /* the flag table, to tell which arguments are lists */
     Flags *table = malloc(sizeof *table);
-    if (!table) return BW_ERUNTIME;
-    rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP, 0, NULL, table, &err);
+    if (!table) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP, 0, NULL, table, err);
     for (int i = 0; i < argc && rc == BW_OK; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             cli_print_help(
@@ -762,7 +758,7 @@ int cmd_sweep(int argc, char **argv_in)
             free(table);
             return BW_OK;
         }
-    if (rc == BW_OK) rc = find_axes(argc, argv, table, &err);
+    if (rc == BW_OK) rc = find_axes(argc, argv, table, err);
     free(table);
     if (rc) goto fail;
     /* the sweep's own flags, and the first point checked as a whole */
@@ -789,7 +785,7 @@ int cmd_sweep(int argc, char **argv_in)
                 first[n++] = argv[i];
             }
         }
-        rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP, n, first, &W.f, &err);
+        rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP, n, first, &W.f, err);
     }
     if (rc) goto fail;
     W.out = R.out;
@@ -798,7 +794,7 @@ int cmd_sweep(int argc, char **argv_in)
     W.no_plots = R.no_plots;
     W.progress = !R.quiet && isatty(STDERR_FILENO);
     if (!W.out) {
-        rc = bw_fail(&err, BW_EUSAGE, "--out: a sweep needs an output folder");
+        rc = bw_fail(err, BW_EUSAGE, "--out: a sweep needs an output folder");
         goto fail;
     }
     W.shard_k = 1;
@@ -807,12 +803,12 @@ int cmd_sweep(int argc, char **argv_in)
         char extra;
         if (sscanf(R.shard, "%d/%d%c", &W.shard_k, &W.shard_n, &extra) != 2 || W.shard_n < 1 ||
             W.shard_k < 1 || W.shard_k > W.shard_n) {
-            rc = bw_fail(&err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", R.shard);
+            rc = bw_fail(err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", R.shard);
             goto fail;
         }
     }
     if ((rc = spec_split_list(R.policies, "--policies", W.policies, MAX_POLICIES, &W.n_policies,
-                              &err)))
+                              err)))
         goto fail;
     W.baseline = 0;
     for (int k = 0; k < W.n_policies; k++)
@@ -824,11 +820,11 @@ int cmd_sweep(int argc, char **argv_in)
     memcpy(W.seeds, R.seeds.v, sizeof(int) * (size_t)R.seeds.n);
     int resume = R.resume;
     W.replay = R.trace != NULL;
-    if ((rc = run_setup("sweep", &W.f, &W.ta, &W.cfg, W.slowdown, &err)) ||
-        (rc = W.replay ? trace_read(R.trace, &W.trace, &err)
-                       : run_load_data(&W.ta, &W.cfg, &W.train, &W.test, &err)) ||
-        (W.replay && (rc = run_apply_trace(&W.f, &W.cfg, &W.trace, &err))) ||
-        (rc = engine_check_options(W.f.n_simgrid, W.f.simgrid_args, R.network_model, &err)))
+    if ((rc = run_setup("sweep", &W.f, &W.ta, &W.cfg, W.slowdown, err)) ||
+        (rc = W.replay ? trace_read(R.trace, &W.trace, err)
+                       : run_load_data(&W.ta, &W.cfg, &W.train, &W.test, err)) ||
+        (W.replay && (rc = run_apply_trace(&W.f, &W.cfg, &W.trace, err))) ||
+        (rc = engine_check_options(W.f.n_simgrid, W.f.simgrid_args, R.network_model, err)))
         goto fail;
     W.replay_engine = W.cfg.replay_engine; /* every run's (R is overwritten by each run's flags) */
 
@@ -836,7 +832,7 @@ int cmd_sweep(int argc, char **argv_in)
         W.n_seeds = 1;
         W.seeds[0] = (int)W.ta.tc.seed;
     } else if (cli_given(W.f.opts, W.f.n, W.f.set, "seed")) {
-        rc = bw_fail(&err, BW_EUSAGE, "--seed: a sweep takes --seeds");
+        rc = bw_fail(err, BW_EUSAGE, "--seed: a sweep takes --seeds");
         goto fail;
     }
     /* the same value twice would run the same run twice, into one folder */
@@ -844,33 +840,33 @@ int cmd_sweep(int argc, char **argv_in)
         for (int i = 0; i < W.axes[a].n; i++)
             for (int j = 0; j < i; j++)
                 if (strcmp(W.axes[a].value[i], W.axes[a].value[j]) == 0) {
-                    rc = bw_fail(&err, BW_EUSAGE, "--%s: %s is listed twice", W.axes[a].name,
+                    rc = bw_fail(err, BW_EUSAGE, "--%s: %s is listed twice", W.axes[a].name,
                                  W.axes[a].value[i]);
                     goto fail;
                 }
     for (int i = 0; i < W.n_seeds; i++)
         for (int j = 0; j < i; j++)
             if (W.seeds[i] == W.seeds[j]) {
-                rc = bw_fail(&err, BW_EUSAGE, "--seeds: %d is listed twice", W.seeds[i]);
+                rc = bw_fail(err, BW_EUSAGE, "--seeds: %d is listed twice", W.seeds[i]);
                 goto fail;
             }
     for (int i = 0; i < W.n_policies; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(W.policies[i], W.policies[j]) == 0) {
-                rc = bw_fail(&err, BW_EUSAGE, "--policies: %s is listed twice", W.policies[i]);
+                rc = bw_fail(err, BW_EUSAGE, "--policies: %s is listed twice", W.policies[i]);
                 goto fail;
             }
     W.n_points = 1;
     for (int a = 0; a < W.n_axes; a++) W.n_points *= W.axes[a].n;
     W.n_runs = W.n_points * W.n_seeds * W.n_policies;
     if (W.n_runs > 1000000) {
-        rc = bw_fail(&err, BW_EUSAGE, "sweep: %ld runs is too many", W.n_runs);
+        rc = bw_fail(err, BW_EUSAGE, "sweep: %ld runs is too many", W.n_runs);
         goto fail;
     }
     W.runs = calloc((size_t)W.n_runs, sizeof *W.runs);
     TODO = malloc(sizeof *TODO * (size_t)W.n_runs);
     if (!W.runs || !TODO) {
-        rc = bw_fail(&err, BW_ERUNTIME, "out of memory");
+        rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         goto fail;
     }
     for (long r = 0; r < W.n_runs; r++) {
@@ -886,7 +882,7 @@ int cmd_sweep(int argc, char **argv_in)
                 folder_value(W.axes[a].value[i], x, sizeof x);
                 folder_value(W.axes[a].value[j], y, sizeof y);
                 if (strcmp(x, y) == 0) {
-                    rc = bw_fail(&err, BW_EUSAGE,
+                    rc = bw_fail(err, BW_EUSAGE,
                                  "--%s: %s and %s would share a folder name; write them "
                                  "differently",
                                  W.axes[a].name, W.axes[a].value[j], W.axes[a].value[i]);
@@ -900,14 +896,14 @@ int cmd_sweep(int argc, char **argv_in)
             Flags f;
             TrainArgs ta;
             RunConfig cfg;
-            rc = run_config(p, 0, k, &f, &ta, &cfg, &err);
-            if (!rc) rc = driver_check(&cfg, &err);
+            rc = run_config(p, 0, k, &f, &ta, &cfg, err);
+            if (!rc) rc = driver_check(&cfg, err);
             if (!rc && k == 0) fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (rc) {
                 char label[1024], msg[512];
                 point_label(p, label, sizeof label);
-                snprintf(msg, sizeof msg, "%s", err.msg);
-                bw_fail(&err, rc, "sweep point %s: %s", label, msg);
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                bw_fail(err, rc, "sweep point %s: %s", label, msg);
                 goto fail;
             }
         }
@@ -916,17 +912,17 @@ int cmd_sweep(int argc, char **argv_in)
         char path[4096];
         snprintf(path, sizeof path, "%s/sweep.csv", W.out);
         if (!resume && access(path, F_OK) == 0) {
-            rc = bw_fail(&err, BW_EUSAGE,
+            rc = bw_fail(err, BW_EUSAGE,
                          "--out %s: holds a sweep already; add --resume to finish it, or choose "
                          "another folder",
                          W.out);
             goto fail;
         }
     }
-    if ((rc = outdir_create(W.out, &err))) goto fail;
+    if ((rc = outdir_create(W.out, err))) goto fail;
     if (resume) {
         remove_stale_temporaries(W.out);
-        if ((rc = check_same_sweep(&err)) || (rc = read_finished(&err))) goto fail;
+        if ((rc = check_same_sweep(err)) || (rc = read_finished(err))) goto fail;
     }
     long n_todo = 0, already = 0;
     for (long r = 0; r < W.n_runs; r++) {
@@ -936,7 +932,7 @@ int cmd_sweep(int argc, char **argv_in)
         else
             TODO[n_todo++] = r;
     }
-    if ((rc = write_sweep_csv(&err)) || (rc = write_sweep_json(&err)))
+    if ((rc = write_sweep_csv(err)) || (rc = write_sweep_json(err)))
         goto fail; /* the header, at least */
     run_print_scenario(&W.cfg, &W.ta);
     if (W.replay) run_print_replay_engine(&W.cfg, fast_points, W.n_points);
@@ -950,7 +946,7 @@ int cmd_sweep(int argc, char **argv_in)
     W.total_now = n_todo;
     int failed = 0;
     signal(SIGPIPE, SIG_IGN);
-    if ((rc = runner_pool((int)n_todo, W.jobs, sweep_start, sweep_done, &failed, &err))) goto fail;
+    if ((rc = runner_pool((int)n_todo, W.jobs, sweep_start, sweep_done, &failed, err))) goto fail;
     if (W.progress) fputs("\r\033[K", stderr);
     print_table();
     printf("# wrote %s/sweep.csv (%.1f wall s)\n", W.out, run_wall_now() - W.t0);
@@ -961,9 +957,11 @@ int cmd_sweep(int argc, char **argv_in)
     dataset_free(&W.train);
     dataset_free(&W.test);
     trace_free(&W.trace);
-    return failed ? BW_ERUNTIME : BW_OK;
+    if (failed)
+        return bw_fail(err, BW_ERUNTIME, "sweep: %d run(s) failed (see above); --resume runs them again",
+                       failed);
+    return BW_OK;
 fail:
-    fprintf(stderr, "bellows: %s\n", err.msg);
     free(W.runs);
     free(TODO);
     W.runs = NULL;
@@ -1026,9 +1024,8 @@ static const char *json_string_field(const char *json, const char *key, char *bu
     return buf;
 }
 
-int cmd_merge(int argc, char **argv)
+int cmd_merge(int argc, char **argv, BwError *err)
 {
-    BwError err = {{0}};
     const char *out = NULL, *dirs[256];
     int n_dirs = 0, rc = BW_OK;
     for (int i = 0; i < argc && rc == BW_OK; i++) {
@@ -1044,22 +1041,21 @@ int cmd_merge(int argc, char **argv)
         else if (strncmp(argv[i], "--out=", 6) == 0)
             out = argv[i] + 6;
         else if (strncmp(argv[i], "--", 2) == 0)
-            rc = bw_fail(&err, BW_EUSAGE, "merge: unknown flag '%s'", argv[i]);
+            rc = bw_fail(err, BW_EUSAGE, "merge: unknown flag '%s'", argv[i]);
         else if (n_dirs < 256)
             dirs[n_dirs++] = argv[i];
     }
-    if (rc == BW_OK && !out) rc = bw_fail(&err, BW_EUSAGE, "--out: merge needs an output folder");
+    if (rc == BW_OK && !out) rc = bw_fail(err, BW_EUSAGE, "--out: merge needs an output folder");
     if (rc == BW_OK && n_dirs == 0)
-        rc = bw_fail(&err, BW_EUSAGE, "merge: expected the sweep folders to merge");
+        rc = bw_fail(err, BW_EUSAGE, "merge: expected the sweep folders to merge");
     if (rc) {
-        fprintf(stderr, "bellows: %s\n", err.msg);
         return rc;
     }
     char *scenario = NULL, header[4096] = "", baseline[SPEC_MAX_TEXT] = "";
     MergeRow *rows = NULL;
     long n_rows = 0, cap = 0;
     for (int d = 0; d < n_dirs && rc == BW_OK; d++) {
-        char *sc = scenario_of(dirs[d], &err, &rc);
+        char *sc = scenario_of(dirs[d], err, &rc);
         if (rc) break;
         if (!scenario) {
             scenario = sc;
@@ -1068,7 +1064,7 @@ int cmd_merge(int argc, char **argv)
             int same = strcmp(scenario, sc) == 0;
             free(sc);
             if (!same) {
-                rc = bw_fail(&err, BW_EUSAGE,
+                rc = bw_fail(err, BW_EUSAGE,
                              "merge: %s is a different sweep from %s (sweep.json differs)", dirs[d],
                              dirs[0]);
                 break;
@@ -1080,14 +1076,14 @@ int cmd_merge(int argc, char **argv)
         char head[4096];
         if (!f || !fgets(head, sizeof head, f)) {
             if (f) fclose(f);
-            rc = bw_fail(&err, BW_EUSAGE, "merge: %s: missing or empty", path);
+            rc = bw_fail(err, BW_EUSAGE, "merge: %s: missing or empty", path);
             break;
         }
         if (!header[0])
             snprintf(header, sizeof header, "%s", head);
         else if (strcmp(header, head) != 0) {
             fclose(f);
-            rc = bw_fail(&err, BW_EUSAGE, "merge: %s has other columns than %s/sweep.csv", path,
+            rc = bw_fail(err, BW_EUSAGE, "merge: %s has other columns than %s/sweep.csv", path,
                          dirs[0]);
             break;
         }
@@ -1108,7 +1104,7 @@ int cmd_merge(int argc, char **argv)
             r->index = strtol(r->fields[r->n - 1], &end, 10);
             if (r->n < 16 || *end) {
                 free(r->line);
-                rc = bw_fail(&err, BW_EUSAGE, "merge: %s line %d: not a sweep row", path, lineno);
+                rc = bw_fail(err, BW_EUSAGE, "merge: %s line %d: not a sweep row", path, lineno);
                 break;
             }
             n_rows++;
@@ -1119,12 +1115,12 @@ int cmd_merge(int argc, char **argv)
         qsort(rows, (size_t)n_rows, sizeof *rows, cmp_rows);
         for (long i = 1; i < n_rows && rc == BW_OK; i++)
             if (rows[i].index == rows[i - 1].index)
-                rc = bw_fail(&err, BW_EUSAGE, "merge: run %ld is in both %s and %s", rows[i].index,
+                rc = bw_fail(err, BW_EUSAGE, "merge: run %ld is in both %s and %s", rows[i].index,
                              rows[i - 1].dir, rows[i].dir);
     }
-    if (rc == BW_OK) rc = outdir_create(out, &err);
+    if (rc == BW_OK) rc = outdir_create(out, err);
     OutFile of = {0};
-    if (rc == BW_OK) rc = outfile_open(&of, out, "sweep.csv", &err);
+    if (rc == BW_OK) rc = outfile_open(&of, out, "sweep.csv", err);
     if (rc == BW_OK) {
         fputs(header, of.f);
         int n_axes = rows && n_rows ? rows[0].n - 16 : 0;
@@ -1157,12 +1153,11 @@ int cmd_merge(int argc, char **argv)
             }
             fputc('\n', of.f);
         }
-        rc = outfile_commit(&of, &err);
+        rc = outfile_commit(&of, err);
     }
     if (rc == BW_OK)
         printf("# merged %ld runs from %d folders into %s/sweep.csv\n", n_rows, n_dirs, out);
     else
-        fprintf(stderr, "bellows: %s\n", err.msg);
     for (long i = 0; i < n_rows; i++) free(rows[i].line);
     free(rows);
     free(scenario);

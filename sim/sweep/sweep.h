@@ -4,7 +4,9 @@
 #ifndef BELLOWS_SWEEP_H
 #define BELLOWS_SWEEP_H
 
-int cmd_sweep(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
+#include "status.h"
+
+int cmd_sweep(int argc, char **argv, BwError *err);
+int cmd_merge(int argc, char **argv, BwError *err);
 
 #endif
