@@ -26,6 +26,7 @@
 #include "run_args.h"
 #include "runner.h"
 #include "units.h"
+#include "wallclock.h"
 
 #define MAX_POLICIES 16
 
@@ -44,7 +45,7 @@ int cmd_run(int argc, char **argv, BwError *err)
     static double slowdown[DRIVER_MAX_WORKERS];
     RunResult res;
     memset(&res, 0, sizeof res);
-    double t0 = run_wall_now();
+    double t0 = wallclock_s();
     if (rc == BW_OK) rc = run_setup("run", &f, &ta, &cfg, slowdown, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     if (rc == BW_OK) rc = driver_check(&cfg, err);
@@ -58,7 +59,7 @@ int cmd_run(int argc, char **argv, BwError *err)
     if ((rc = driver_run(&cfg, &res, err))) goto fail;
     results_print(stdout, &cfg, &res);
     if (R.out) {
-        RunMeta meta = {"run", ta.model, R.network_model, R.collectives, run_wall_now() - t0};
+        RunMeta meta = {"run", ta.model, R.network_model, R.collectives, wallclock_s() - t0};
         if ((rc = results_write(R.out, &cfg, &meta, &res, err))) goto fail;
         printf("# wrote %s/summary.json, evals.csv and steps.csv\n", R.out);
     }
@@ -205,7 +206,7 @@ static void compare_done(int i, RunRow *row, void *ctx)
         fprintf(stderr, "bellows: compare: %s: %s\n", job->specs[i], row->error);
     } else if (job->progress) {
         fprintf(stderr, "[compare] %s done: accuracy %.4f, %.1f wall s so far\n", job->specs[i],
-                row->final, run_wall_now() - job->t0);
+                row->final, wallclock_s() - job->t0);
     }
 }
 
@@ -281,7 +282,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     fflush(stdout);
     fflush(stderr);
 
-    CompareJob job = {&cfg, &ta, &f, out, specs, rows, run_wall_now(), cfg.progress, 0};
+    CompareJob job = {&cfg, &ta, &f, out, specs, rows, wallclock_s(), cfg.progress, 0};
     if (cfg.replay) ta.model = cfg.replay->h.model;
     cfg.progress = cfg.progress && R.jobs == 1;
     if ((rc = runner_pool(n, R.jobs, compare_start, compare_done, &job, err))) goto fail;
@@ -289,7 +290,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     double t0 = job.t0;
     print_compare_table(specs, rows, n, R.target);
     if ((rc = write_compare_csv(out, specs, rows, n, err))) goto fail;
-    printf("# wrote %s/compare.csv (%.1f wall s)\n", out, run_wall_now() - t0);
+    printf("# wrote %s/compare.csv (%.1f wall s)\n", out, wallclock_s() - t0);
     if (!R.no_plots) make_plots(out, specs, n);
     dataset_free(&train);
     dataset_free(&test);

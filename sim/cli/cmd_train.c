@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "outfile.h"
 #include "train_args.h"
+#include "wallclock.h"
 
 #define MAX_EPOCHS TRAIN_MAX_EPOCHS
 
@@ -33,12 +34,6 @@ static const CliOpt own_opts[] = {
 
 static TrainArgs A;
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct {
     EpochStats rows[MAX_EPOCHS];
@@ -54,7 +49,7 @@ static void on_step(int epoch, int step, int steps, double loss, void *ctx)
     TrainLog *log = ctx;
     if (!log->progress) return;
     fprintf(stderr, "\r\033[K[train] epoch %d/%d  step %d/%d  loss %.4f  %.0fs", epoch, A.tc.epochs,
-            step, steps, loss, wall_now() - log->t0);
+            step, steps, loss, wallclock_s() - log->t0);
     fflush(stderr);
 }
 
@@ -64,7 +59,7 @@ static int on_epoch(const EpochStats *s, void *ctx)
     if (log->progress) fputs("\r\033[K", stderr);
     log->rows[log->n++] = *s;
     printf("%5d  %10.4f  %9.4f  %9.4f  %8.4f  %9.4g  %7.1f\n", s->epoch, s->train_loss,
-           s->train_accuracy, s->test_loss, s->test_accuracy, s->lr, wall_now() - log->t0);
+           s->train_accuracy, s->test_loss, s->test_accuracy, s->lr, wallclock_s() - log->t0);
     fflush(stdout);
     return 0;
 }
@@ -167,7 +162,7 @@ int cmd_train(int argc, char **argv, BwError *err)
 
     Dataset train = {0}, test = {0};
     Model *m = NULL;
-    double t0 = wall_now();
+    double t0 = wallclock_s();
     if ((rc = dataset_load_fashion_mnist(A.data_dir, A.train_samples, A.test_samples, &train, &test,
                                          err)))
         goto fail;
@@ -200,7 +195,7 @@ int cmd_train(int argc, char **argv, BwError *err)
     if (O.out) {
         BwError werr = {{0}};
         if ((rc = write_evals(O.out, &LOG, &werr)) ||
-            (rc = write_summary(O.out, m, &train, &test, &LOG, status, wall_now() - t0, &werr))) {
+            (rc = write_summary(O.out, m, &train, &test, &LOG, status, wallclock_s() - t0, &werr))) {
             *err = werr;
             goto fail;
         }

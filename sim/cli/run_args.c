@@ -84,13 +84,6 @@ static const CliOpt compare_opts[] = {
 };
 #define N_COMPARE_OPTS ((int)(sizeof compare_opts / sizeof *compare_opts))
 
-double run_wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Separates SimGrid's --cfg=/--log= options from bellows' flags, then parses the latter. */
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err)
 {

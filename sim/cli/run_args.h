@@ -56,6 +56,5 @@ void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta);
 /* "# replay engine: ..." for a replay: of cfg (points 1), or how many of a sweep's points
  * replay fast. */
 void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points);
-double run_wall_now(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "engine.h"
 #include "outfile.h"
 #include "results.h"
+#include "wallclock.h"
 
 void runner_folder_name(int i, const char *spec, char *buf, size_t n)
 {
@@ -29,14 +30,14 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     BwError err = {{0}};
     RunResult res;
     memset(&res, 0, sizeof res);
-    double t0 = run_wall_now();
+    double t0 = wallclock_s();
     int rc = BW_OK; /* a fast replay needs no SimGrid engine */
     if (!driver_replay_fast(cfg, NULL, 0))
         rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, R.network_model, &err);
     if (!rc) rc = outdir_create(dir, &err);
     if (!rc) rc = driver_run(cfg, &res, &err);
     if (!rc) {
-        RunMeta meta = {command, model, R.network_model, R.collectives, run_wall_now() - t0};
+        RunMeta meta = {command, model, R.network_model, R.collectives, wallclock_s() - t0};
         rc = results_write(dir, cfg, &meta, &res, &err);
     }
     row.rc = rc;

@@ -5,6 +5,7 @@
  * gradient space, as epfml/powersgd's reducers do (gradient_reducers.py): M = g + e is
  * compressed and e' = M - C(M). A layer sent dense has C(M) = M, so its memory empties. */
 #include "compress_impl.h"
+#include "splitmix.h"
 
 #include <assert.h>
 #include <gsl/gsl_randist.h>
@@ -85,12 +86,7 @@ unsigned long comp_seed(unsigned long seed, int tag, long a, long b)
 {
     uint64_t z = (uint64_t)seed;
     const uint64_t parts[3] = {(uint64_t)tag, (uint64_t)a, (uint64_t)b};
-    for (int i = 0; i < 3; i++) {
-        z += 0x9E3779B97F4A7C15ULL + parts[i];
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        z ^= z >> 31;
-    }
+    for (int i = 0; i < 3; i++) z = splitmix64(z + parts[i]);
     return (unsigned long)z;
 }
 

@@ -31,6 +31,8 @@
 #include "trace.h"
 #include "compress.h"
 #include "engine.h"
+#include "wallclock.h"
+#include "splitmix.h"
 
 enum { STOP_NO, STOP_DONE, STOP_DIVERGED, STOP_TARGET, STOP_ERROR };
 
@@ -171,21 +173,6 @@ static int shard_of(const RunConfig *cfg)
     if (!cfg->replay) return dataset_shard_size(cfg->train->n, cfg->cluster.workers);
     long spe = cfg->replay->h.steps_per_epoch ? cfg->replay->h.steps_per_epoch : 1;
     return (int)(spe * cfg->tc.batch);
-}
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
 }
 
 static int check_level(const void *arg, double level, const char *what, BwError *err)
@@ -413,7 +400,7 @@ static void record_eval(Model *m, const StepState *st, double now)
     e->bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent;
     snprintf(e->state, sizeof e->state, "%s", st ? S.state : "start");
     BwError err;
-    double w0 = wall_now();
+    double w0 = wallclock_s();
     int eval_rc = BW_OK;
     if (te_replay) { /* the trace's accuracy: a replay does not re-simulate it */
         e->test_accuracy = te_replay->test_accuracy;
@@ -422,7 +409,7 @@ static void record_eval(Model *m, const StepState *st, double now)
         eval_rc = model_evaluate(m, S.cfg->test->x, S.cfg->test->y, S.cfg->test->n,
                                  S.cfg->test->dim, &e->test_loss, &e->test_accuracy, &err);
     }
-    res->wall_model_s += wall_now() - w0;
+    res->wall_model_s += wallclock_s() - w0;
     if (eval_rc != BW_OK) {
         e->test_accuracy = NAN;
         e->test_loss = NAN;
@@ -785,10 +772,10 @@ static void worker_main(int argc, char **argv)
         } else {
             for (int j = 0; j < st.b; j++)
                 me->idx[j] = dataset_shard_index(S.perm, P, rank, st.pos + j);
-            double w0 = wall_now();
+            double w0 = wallclock_s();
             dataset_gather(cfg->train, me->idx, st.b, me->x, me->y);
             me->loss = model_forward_backward(m, me->x, me->y, st.b);
-            S.res->wall_model_s += wall_now() - w0;
+            S.res->wall_model_s += wallclock_s() - w0;
             if (S.want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
         }
 
@@ -822,13 +809,13 @@ static void worker_main(int argc, char **argv)
         if (!S.periodic) {
             for (int l = 0; l < m->n_layers; l++) levels[l] = S.dec.level[l];
             compress_reduce(me->comp, S.comm, m->grads, levels);
-            double w1 = wall_now();
+            double w1 = wallclock_s();
             if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
-            S.res->wall_model_s += wall_now() - w1;
+            S.res->wall_model_s += wallclock_s() - w1;
         } else {
-            double w1 = wall_now();
+            double w1 = wallclock_s();
             if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
-            S.res->wall_model_s += wall_now() - w1;
+            S.res->wall_model_s += wallclock_s() - w1;
             if (S.dec.average) {
                 average_parameters(rank, me);
                 averaged = 1;
@@ -997,7 +984,7 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         me->gsum = calloc(me->model->n_params, sizeof(float));
         if (cfg->replay && me->rng &&
             (me->gtemplate = malloc(sizeof(float) * me->model->n_params))) {
-            gsl_rng_set(me->rng, (unsigned long)mix64(cfg->tc.seed * 7919 + (uint64_t)w + 1));
+            gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 7919 + (uint64_t)w + 1));
             for (int l = 0; l < me->model->n_layers; l++) {
                 const LayerView *v = &me->model->layers[l];
                 float *t = me->gtemplate + v->offset;
@@ -1012,7 +999,7 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         if (!me->rng || !me->before || !me->gsum || (cfg->replay && !me->gtemplate))
             rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         else
-            gsl_rng_set(me->rng, (unsigned long)mix64(cfg->tc.seed * 4099 + (uint64_t)w + 1));
+            gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 4099 + (uint64_t)w + 1));
     }
     if (rc) goto done;
     const Model *m0 = S.w[0].model;

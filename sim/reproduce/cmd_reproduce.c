@@ -35,6 +35,7 @@
 #include "csv.h"
 #include "outfile.h"
 #include "run_args.h"
+#include "wallclock.h"
 
 #define MAX_SEEDS  CLI_LIST_MAX
 #define MAX_ROLES  6
@@ -1149,7 +1150,7 @@ int cmd_reproduce(int argc, char **argv, BwError *err)
         P.n_jobs = k;
     }
     if ((rc = outdir_create(out, err))) goto fail;
-    double t0 = run_wall_now();
+    double t0 = wallclock_s();
     int failed = 0;
     if (!report_only) {
         printf("# bellows reproduce %s%s: %d sweeps, seeds", what, SIZE_FLAG[P.size], P.n_jobs);
@@ -1165,7 +1166,7 @@ int cmd_reproduce(int argc, char **argv, BwError *err)
         }
     }
     if ((rc = write_report(err))) goto fail;
-    printf("\n# wrote %s/report.md (%.1f wall min)\n", out, (run_wall_now() - t0) / 60);
+    printf("\n# wrote %s/report.md (%.1f wall min)\n", out, (wallclock_s() - t0) / 60);
     if (failed)
         return bw_fail(err, BW_ERUNTIME, "reproduce: %d sweep(s) failed; the report holds the rest",
                        failed);

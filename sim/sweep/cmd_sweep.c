@@ -23,6 +23,7 @@
 #include "outfile.h"
 #include "run_args.h"
 #include "runner.h"
+#include "wallclock.h"
 
 #define MAX_AXES     8
 #define MAX_VALUES   64
@@ -546,7 +547,7 @@ static void sweep_done(int job, RunRow *row, void *ctx)
         (*failed)++;
     }
     if (W.progress) {
-        double el = run_wall_now() - W.t0;
+        double el = wallclock_s() - W.t0;
         double left = el / (double)W.done_now * (double)(W.total_now - W.done_now);
         fprintf(stderr,
                 "\r\033[K[sweep] %ld/%ld runs done, %ld running, %.0fs elapsed, ~%.0fs left",
@@ -942,14 +943,14 @@ int cmd_sweep(int argc, char **argv_in, BwError *err)
     printf("; %ld to run, %ld done already; %d at a time; results in %s/sweep.csv\n", n_todo,
            already, W.jobs, W.out);
     fflush(stdout);
-    W.t0 = run_wall_now();
+    W.t0 = wallclock_s();
     W.total_now = n_todo;
     int failed = 0;
     signal(SIGPIPE, SIG_IGN);
     if ((rc = runner_pool((int)n_todo, W.jobs, sweep_start, sweep_done, &failed, err))) goto fail;
     if (W.progress) fputs("\r\033[K", stderr);
     print_table();
-    printf("# wrote %s/sweep.csv (%.1f wall s)\n", W.out, run_wall_now() - W.t0);
+    printf("# wrote %s/sweep.csv (%.1f wall s)\n", W.out, wallclock_s() - W.t0);
     sweep_plots(!W.no_plots);
     if (!W.no_plots && plots_available()) point_curves();
     free(W.runs);

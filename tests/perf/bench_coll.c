@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <simgrid/actor.h>
 #include <simgrid/comm.h>
@@ -16,6 +15,7 @@
 
 #include "coll.h"
 #include "engine.h"
+#include "wallclock.h"
 
 static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare */
 static size_t FLOATS;
@@ -41,13 +41,6 @@ static void worker(int argc, char **argv)
     float *buf = calloc(FLOATS, sizeof(float));
     for (int it = 0; it < ITERS; it++) coll_allreduce(COMM, rank, buf, FLOATS);
     free(buf);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -80,9 +73,9 @@ int main(int argc, char **argv)
         char *av[] = {"worker", arg, NULL};
         sg_actor_create("worker", engine_host(r), worker, 2, av);
     }
-    double t0 = now();
+    double t0 = wallclock_s();
     simgrid_run();
-    double wall = now() - t0;
+    double wall = wallclock_s() - t0;
     double transfers = (double)ITERS * P * 2.0 * (P - 1);
     printf("%s workers=%d iterations=%d floats=%zu wall_s=%.4f per_allreduce_ms=%.4f "
            "per_transfer_us=%.3f sim_s=%.6g\n",

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -18,6 +17,7 @@
 #include "blas_cpu.h"
 #include "compress.h"
 #include "engine.h"
+#include "wallclock.h"
 
 typedef struct {
     const char *spec; /* NULL: a baseline */
@@ -37,13 +37,6 @@ enum { NC = sizeof CANDIDATES / sizeof *CANDIDATES, MAX_SAMPLES = 100000 };
 static int ROWS = 1000, COLS = 1000, ROUNDS = 3, THREADS = 1;
 static double SECONDS = 0.3;
 static Comm *COMM;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -75,18 +68,18 @@ static void worker(int argc, char **argv)
     }
     for (int round = 0; round < ROUNDS; round++)
         for (int c = 0; c < NC; c++) {
-            double start = now_s();
+            double start = wallclock_s();
             int calls = 0;
-            while (calls < 3 || now_s() - start < SECONDS) {
+            while (calls < 3 || wallclock_s() - start < SECONDS) {
                 memcpy(g, src, n * sizeof(float)); /* a fresh gradient, outside the timing */
-                double t0 = now_s();
+                double t0 = wallclock_s();
                 if (c == 0)
                     memcpy(y, g, n * sizeof(float));
                 else if (c == 1)
                     for (size_t i = 0; i < n; i++) y[i] += g[i];
                 else
                     bytes[c] = compress_reduce(comp[c], COMM, g, &CANDIDATES[c].level);
-                double t = now_s() - t0;
+                double t = wallclock_s() - t0;
                 if (round > 0 || calls > 0) /* the first call warms caches and buffers */
                     if (count[c] < MAX_SAMPLES) samples[c][count[c]++] = t;
                 calls++;

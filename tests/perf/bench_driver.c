@@ -6,18 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "blas_cpu.h"
 #include "driver.h"
 #include "engine.h"
-
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "wallclock.h"
 
 int main(int argc, char **argv)
 {
@@ -52,12 +45,12 @@ int main(int argc, char **argv)
     cfg.policy = argv[1];
     cfg.label = "bench";
     RunResult res;
-    double t0 = wall_now();
+    double t0 = wallclock_s();
     if (engine_init(0, NULL, "exact", &err) || driver_run(&cfg, &res, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
-    double wall = wall_now() - t0;
+    double wall = wallclock_s() - t0;
     printf("backend=%s policy=%s workers=%d steps=%ld wall_s=%.3f model_s=%.3f outside_share=%.4f "
            "steps_per_s=%.1f accuracy=%.4f\n",
            cfg.backend == COLL_ANALYTIC ? "analytic" : "transfer", argv[1], cfg.cluster.workers,

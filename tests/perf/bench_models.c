@@ -7,18 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "model.h"
 #include "optim.h"
 #include "blas_cpu.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "wallclock.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -33,11 +26,11 @@ static double median_time(void (*fn)(void *), void *ctx, int per_block, double s
     static double blocks[MAX_BLOCKS];
     for (int i = 0; i < 3; i++) fn(ctx); /* warm-up */
     int n = 0;
-    double start = now_s();
-    while (n < MAX_BLOCKS && (n < 5 || now_s() - start < seconds)) {
-        double t0 = now_s();
+    double start = wallclock_s();
+    while (n < MAX_BLOCKS && (n < 5 || wallclock_s() - start < seconds)) {
+        double t0 = wallclock_s();
         for (int i = 0; i < per_block; i++) fn(ctx);
-        blocks[n++] = (now_s() - t0) / per_block;
+        blocks[n++] = (wallclock_s() - t0) / per_block;
     }
     qsort(blocks, (size_t)n, sizeof *blocks, cmp_double);
     return blocks[n / 2];
