@@ -5,7 +5,6 @@
 
 #include "status.h"
 #include "blas_cpu.h"
-#include "cluster_args.h"
 #include "commands.h"
 #include "reproduce.h"
 #include "sweep.h"
@@ -71,7 +70,6 @@ int main(int argc, char **argv)
         if (strcmp(commands[i].name, cmd) == 0) c = &commands[i];
     if (c) {
         rc = c->run(argc - 2, argv + 2, &err);
-        cluster_args_release();
     } else { /* bw_fail keeps the message one line whatever the command holds */
         bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd);
     }

@@ -62,7 +62,14 @@ static int choice_ok(const char *choices, const char *v)
 }
 
 /* Splits a comma-separated list and parses each item. */
-static int parse_list(const CliOpt *o, const char *text, BwError *err)
+/* Where an option's value goes: its own pointer, or its offset into the parse's values. */
+static void *dest_of(const CliOpt *o, void *values)
+{
+    assert(o->dest || values);
+    return o->dest ? o->dest : (char *)values + o->at;
+}
+
+static int parse_list(const CliOpt *o, void *dest, const char *text, BwError *err)
 {
     int max_items = o->max_items > 0 ? o->max_items : CLI_LIST_MAX;
     int n = 0;
@@ -81,9 +88,9 @@ static int parse_list(const CliOpt *o, const char *text, BwError *err)
         item[len] = '\0';
         int rc;
         if (o->kind == CLI_INT_LIST)
-            rc = cli_parse_int(o->name, item, o->min, o->max, &((CliIntList *)o->dest)->v[n], err);
+            rc = cli_parse_int(o->name, item, o->min, o->max, &((CliIntList *)dest)->v[n], err);
         else
-            rc = cli_parse_double(o->name, item, o->min, o->max, &((CliDoubleList *)o->dest)->v[n],
+            rc = cli_parse_double(o->name, item, o->min, o->max, &((CliDoubleList *)dest)->v[n],
                                   err);
         if (rc) return rc;
         n++;
@@ -91,60 +98,61 @@ static int parse_list(const CliOpt *o, const char *text, BwError *err)
         p = comma + 1;
     }
     if (o->kind == CLI_INT_LIST)
-        ((CliIntList *)o->dest)->n = n;
+        ((CliIntList *)dest)->n = n;
     else
-        ((CliDoubleList *)o->dest)->n = n;
+        ((CliDoubleList *)dest)->n = n;
     return BW_OK;
 }
 
-static int assign(const CliOpt *o, const char *text, BwError *err)
+static int assign(const CliOpt *o, void *dest, const char *text, BwError *err)
 {
     switch (o->kind) {
     case CLI_INT:
-        return cli_parse_int(o->name, text, o->min, o->max, o->dest, err);
+        return cli_parse_int(o->name, text, o->min, o->max, dest, err);
     case CLI_LONG:
-        return parse_long(o->name, text, o->min, o->max, o->dest, err);
+        return parse_long(o->name, text, o->min, o->max, dest, err);
     case CLI_DOUBLE:
-        return cli_parse_double(o->name, text, o->min, o->max, o->dest, err);
+        return cli_parse_double(o->name, text, o->min, o->max, dest, err);
     case CLI_STRING:
         if (text[0] == '\0')
             return bw_fail(err, BW_EUSAGE, "--%s: expected a value, got an empty string", o->name);
-        *(const char **)o->dest = text;
+        *(const char **)dest = text;
         return BW_OK;
     case CLI_CHOICE:
         if (!choice_ok(o->choices, text))
             return bw_fail(err, BW_EUSAGE, "--%s: expected one of %s, got '%s'", o->name,
                            o->choices, text);
-        *(const char **)o->dest = text;
+        *(const char **)dest = text;
         return BW_OK;
     case CLI_FLAG:
-        *(int *)o->dest = 1;
+        *(int *)dest = 1;
         return BW_OK;
     case CLI_INT_LIST:
     case CLI_DOUBLE_LIST:
-        return parse_list(o, text, err);
+        return parse_list(o, dest, text, err);
     case CLI_BANDWIDTH:
-        return units_parse_bandwidth(o->name, text, o->dest, err);
+        return units_parse_bandwidth(o->name, text, dest, err);
     case CLI_DURATION:
-        return units_parse_duration(o->name, text, o->dest, err);
+        return units_parse_duration(o->name, text, dest, err);
     case CLI_FLOPS:
-        return units_parse_flops(o->name, text, o->dest, err);
+        return units_parse_flops(o->name, text, dest, err);
     }
     return BW_EUSAGE;
 }
 
-int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv, int *set,
-              BwError *err)
+int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values, int argc,
+              char **argv, int *set, BwError *err)
 {
     for (int i = 0; i < n_opts; i++) {
         const CliOpt *o = &opts[i];
+        void *dest = dest_of(o, values);
         if (set) set[i] = 0;
-        if (o->kind == CLI_FLAG) *(int *)o->dest = 0;
-        if (o->kind == CLI_STRING || o->kind == CLI_CHOICE) *(const char **)o->dest = o->def;
-        if (o->kind == CLI_INT_LIST) ((CliIntList *)o->dest)->n = 0;
-        if (o->kind == CLI_DOUBLE_LIST) ((CliDoubleList *)o->dest)->n = 0;
+        if (o->kind == CLI_FLAG) *(int *)dest = 0;
+        if (o->kind == CLI_STRING || o->kind == CLI_CHOICE) *(const char **)dest = o->def;
+        if (o->kind == CLI_INT_LIST) ((CliIntList *)dest)->n = 0;
+        if (o->kind == CLI_DOUBLE_LIST) ((CliDoubleList *)dest)->n = 0;
         if (o->def && o->kind != CLI_STRING && o->kind != CLI_FLAG) {
-            int rc = assign(o, o->def, err);
+            int rc = assign(o, dest, o->def, err);
             assert(rc == BW_OK && "a flag table's default does not parse");
             (void)rc;
         }
@@ -176,7 +184,7 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, cha
             if (a + 1 >= argc) return bw_fail(err, BW_EUSAGE, "--%s: missing value", o->name);
             value = argv[++a];
         }
-        int rc = assign(o, value, err);
+        int rc = assign(o, dest_of(o, values), value, err);
         if (rc) return rc;
         if (set) set[found] = 1;
     }
@@ -235,12 +243,15 @@ void cli_print_help(FILE *out, const char *usage, const char *about, const CliOp
     fprintf(out, "  %-28s %s\n", "--help", "show this help and exit");
 }
 
-int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts, int n)
+int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts,
+               const size_t *bases, int n)
 {
     int total = 0;
     for (int t = 0; t < n; t++) {
         assert(total + counts[t] <= cap);
         memcpy(out + total, tables[t], sizeof(CliOpt) * (size_t)counts[t]);
+        for (int i = 0; bases && i < counts[t]; i++)
+            if (!out[total + i].dest) out[total + i].at += bases[t];
         total += counts[t];
     }
     return total;

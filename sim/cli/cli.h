@@ -5,6 +5,7 @@
 #ifndef BELLOWS_CLI_H
 #define BELLOWS_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "status.h"
@@ -33,6 +34,9 @@ typedef struct {
     double v[CLI_LIST_MAX];
 } CliDoubleList;
 
+/* An option's value goes to dest, or, when dest is NULL, to `at` bytes into the values struct
+ * handed to cli_parse: shared tables (train_args, cluster_args, run_args) use offsets, so one
+ * table serves any number of parses into state that the caller owns and passes. */
 typedef struct {
     const char *name; /* without the leading "--" */
     CliKind kind;
@@ -43,16 +47,18 @@ typedef struct {
     double min, max;     /* for numbers and list items */
     const char *choices; /* for CLI_CHOICE */
     int max_items;       /* for lists (0: CLI_LIST_MAX) */
+    size_t at;           /* with dest NULL: offset of the value in the values struct */
 } CliOpt;
 
 /* Returned by cli_parse when --help or -h was given. */
 #define CLI_HELP (-1)
 
-/* Applies defaults, then parses argv[0..argc) (flags only; "--name value" or "--name=value").
- * set[i] (may be NULL) receives 1 for every flag given explicitly. Returns BW_OK, CLI_HELP or
- * BW_EUSAGE with err naming the command and the flag. */
-int cli_parse(const char *command, const CliOpt *opts, int n_opts, int argc, char **argv, int *set,
-              BwError *err);
+/* Applies defaults, then parses argv[0..argc) (flags only; "--name value" or "--name=value")
+ * into each option's dest, or into values (offsets, see CliOpt.at; may be NULL when every
+ * option has a dest). set[i] (may be NULL) receives 1 for every flag given explicitly. Returns
+ * BW_OK, CLI_HELP or BW_EUSAGE with err naming the command and the flag. */
+int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values, int argc,
+              char **argv, int *set, BwError *err);
 
 /* Whether the flag called name was given explicitly, from the set[] that cli_parse filled. */
 int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name);
@@ -62,8 +68,10 @@ void cli_print_help(FILE *out, const char *usage, const char *about, const CliOp
                     int n_opts);
 
 /* Copies n tables into one, for commands that combine shared flag tables (out must hold them
- * all); returns the total. */
-int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts, int n);
+ * all); the offsets of table t move by bases[t] (bases may be NULL), so that the tables of
+ * several structs address one struct that holds them all. Returns the total. */
+int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *counts,
+               const size_t *bases, int n);
 
 /* Parsers shared with other modules; they name `flag` in their errors. */
 int cli_parse_int(const char *flag, const char *text, double min, double max, int *out,

@@ -1,19 +1,31 @@
 /* cluster_args.h: the command-line flags that describe a cluster, shared by every command that
- * simulates one (platform, and later run, compare, sweep, replay). */
+ * simulates one (platform, run, compare, replay, sweep). */
 #ifndef BELLOWS_CLUSTER_ARGS_H
 #define BELLOWS_CLUSTER_ARGS_H
 
 #include "cli.h"
 #include "cluster.h"
 
+/* The flags' values as parsed (cluster_cli_opts address them by offset, cli.h), and the host
+ * names a --platform file gave, which the clusters built from them point into. */
+typedef struct {
+    int workers, gpus_per_node, nic_per_gpu, leaf_size;
+    const char *topology, *gpu, *precision, *platform, *hosts;
+    double efficiency, gpu_flops, bandwidth, latency, intra_bandwidth, intra_latency, oversub;
+    char **probed_names, *hosts_text, **hosts_list; /* owned; cluster_flags_release */
+    int n_probed;
+} ClusterFlags;
+
 extern const CliOpt cluster_cli_opts[];
 extern const int cluster_cli_n_opts;
 
-/* Builds the Cluster from the parsed flags; `set` is the part of cli_parse's set[] that
- * belongs to cluster_cli_opts. Checks every combination (cluster_resolve). */
-int cluster_from_cli(Cluster *c, const int *set, BwError *err);
+/* Builds the Cluster from the parsed flags ca; `set` is the part of cli_parse's set[] that
+ * belongs to cluster_cli_opts. Checks every combination (cluster_resolve). With --platform,
+ * c's host names live in ca until cluster_flags_release. */
+int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err);
 
-/* Frees what a --platform's host list holds; the clusters made from it are then invalid. */
-void cluster_args_release(void);
+/* Frees what a --platform's host list holds; the clusters made from it are then invalid.
+ * A zeroed ClusterFlags is fine. */
+void cluster_flags_release(ClusterFlags *ca);
 
 #endif

@@ -11,8 +11,9 @@ int cmd_platform(int argc, char **argv, BwError *err)
 {
     int set[64];
     assert(cluster_cli_n_opts <= (int)(sizeof set / sizeof *set));
-    int rc =
-        cli_parse("bellows platform", cluster_cli_opts, cluster_cli_n_opts, argc, argv, set, err);
+    ClusterFlags ca = {0};
+    int rc = cli_parse("bellows platform", cluster_cli_opts, cluster_cli_n_opts, &ca, argc, argv,
+                       set, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, "bellows platform [cluster flags]",
                        "Prints the SimGrid platform (XML) that the cluster flags describe. Hosts "
@@ -26,10 +27,12 @@ int cmd_platform(int argc, char **argv, BwError *err)
         rc = bw_fail(err, BW_EUSAGE,
                      "--platform: bellows platform prints generated platforms; a file of your own "
                      "is already XML");
-    if (rc == BW_OK) rc = cluster_from_cli(&c, set, err);
-    if (rc) return rc;
-    cluster_write_xml(&c, stdout);
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return bw_fail(err, BW_ERUNTIME, "platform: cannot write to standard output");
-    return BW_OK;
+    if (rc == BW_OK) rc = cluster_from_cli(&c, &ca, set, err);
+    if (rc == BW_OK) {
+        cluster_write_xml(&c, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            rc = bw_fail(err, BW_ERUNTIME, "platform: cannot write to standard output");
+    }
+    cluster_flags_release(&ca);
+    return rc;
 }

@@ -15,7 +15,8 @@ int cmd_policies(int argc, char **argv, BwError *err)
                "their defaults.\n");
         return BW_OK;
     }
-    if (argc > 0) return bw_fail(err, BW_EUSAGE, "policies: takes no arguments (got '%s')", argv[0]);
+    if (argc > 0)
+        return bw_fail(err, BW_EUSAGE, "policies: takes no arguments (got '%s')", argv[0]);
     policy_print_list(stdout);
     if (fflush(stdout) != 0 || ferror(stdout))
         return bw_fail(err, BW_ERUNTIME, "policies: cannot write to standard output");

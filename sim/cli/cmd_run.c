@@ -49,29 +49,28 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc == BW_OK) rc = run_setup("run", &f, &ta, &cfg, slowdown, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     if (rc == BW_OK) rc = driver_check(&cfg, err);
-    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, err);
-    if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, R.network_model, err);
-    if (rc == BW_OK && R.out) rc = outdir_create(R.out, err);
+    if (rc == BW_OK)
+        rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
+    if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
+    if (rc == BW_OK && f.run.out) rc = outdir_create(f.run.out, err);
     if (rc) goto fail;
-    run_print_scenario(&cfg, &ta);
+    run_print_scenario(&f, &cfg, &ta);
     printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
     fflush(stdout);
     if ((rc = driver_run(&cfg, &res, err))) goto fail;
     results_print(stdout, &cfg, &res);
-    if (R.out) {
-        RunMeta meta = {"run", ta.model, R.network_model, R.collectives, wallclock_s() - t0};
-        if ((rc = results_write(R.out, &cfg, &meta, &res, err))) goto fail;
-        printf("# wrote %s/summary.json, evals.csv and steps.csv\n", R.out);
+    if (f.run.out) {
+        RunMeta meta = {"run", ta.model, f.run.network_model, f.run.collectives,
+                        wallclock_s() - t0};
+        if ((rc = results_write(f.run.out, &cfg, &meta, &res, err))) goto fail;
+        printf("# wrote %s/summary.json, evals.csv and steps.csv\n", f.run.out);
     }
-    rc = strcmp(res.status, "diverged") == 0 ? bw_fail(err, BW_ERUNTIME, "%s", res.message) : BW_OK;
-    driver_result_free(&res);
-    dataset_free(&train);
-    dataset_free(&test);
-    return rc;
+    if (strcmp(res.status, "diverged") == 0) rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
 fail:
     driver_result_free(&res);
     dataset_free(&train);
     dataset_free(&test);
+    run_flags_release(&f);
     return rc;
 }
 
@@ -152,7 +151,7 @@ static void print_compare_table(char specs[][SPEC_MAX_TEXT], const RunRow *rows,
 }
 
 /* Plots are a convenience: a failure is reported, and the results stand. */
-static void make_plots(const char *out, char specs[][SPEC_MAX_TEXT], int n)
+static void make_plots(const char *out, char specs[][SPEC_MAX_TEXT], int n, double target)
 {
     if (!plots_available()) {
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
@@ -166,7 +165,7 @@ static void make_plots(const char *out, char specs[][SPEC_MAX_TEXT], int n)
         labels[i] = specs[i];
     }
     BwError err;
-    if (plots_compare(out, runs, labels, n, R.target, &err) != BW_OK)
+    if (plots_compare(out, runs, labels, n, target, &err) != BW_OK)
         fprintf(stderr, "bellows: %s\n", err.msg);
     else
         printf("# plots in %s: accuracy_vs_time, accuracy_vs_bytes, bytes_vs_time, "
@@ -259,49 +258,48 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     static double slowdown[DRIVER_MAX_WORKERS];
     RunRow rows[MAX_POLICIES];
     memset(rows, 0, sizeof rows);
-    if (rc == BW_OK) rc = spec_split_list(R.policies, "--policies", specs, MAX_POLICIES, &n, err);
+    if (rc == BW_OK)
+        rc = spec_split_list(f.run.policies, "--policies", specs, MAX_POLICIES, &n, err);
     if (rc == BW_OK) rc = run_setup("compare", &f, &ta, &cfg, slowdown, err);
-    if (rc == BW_OK && replay && !R.trace)
+    if (rc == BW_OK && replay && !f.run.trace)
         rc = bw_fail(err, BW_EUSAGE, "--trace: replay needs the trace to replay");
-    if (rc == BW_OK && R.trace && (rc = trace_read(R.trace, &trace, err)) == BW_OK)
+    if (rc == BW_OK && f.run.trace && (rc = trace_read(f.run.trace, &trace, err)) == BW_OK)
         rc = run_apply_trace(&f, &cfg, &trace, err);
-    else if (rc == BW_OK && !R.trace)
+    else if (rc == BW_OK && !f.run.trace)
         rc = run_load_data(&ta, &cfg, &train, &test, err);
     for (int i = 0; rc == BW_OK && i < n; i++) {
         cfg.policy = specs[i];
         rc = driver_check(&cfg, err);
     }
-    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, R.network_model, err);
-    const char *out = R.out ? R.out : "runs/compare";
+    if (rc == BW_OK)
+        rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
+    const char *out = f.run.out ? f.run.out : "runs/compare";
     if (rc == BW_OK) rc = outdir_create(out, err);
     if (rc) goto fail;
-    run_print_scenario(&cfg, &ta);
+    run_print_scenario(&f, &cfg, &ta);
     if (cfg.replay) run_print_replay_engine(&cfg, 0, 1);
     printf("# compressor %s; %d policies, %d at a time; run folders in %s/\n", cfg.compressor, n,
-           R.jobs, out);
+           f.run.jobs, out);
     fflush(stdout);
     fflush(stderr);
 
     CompareJob job = {&cfg, &ta, &f, out, specs, rows, wallclock_s(), cfg.progress, 0};
     if (cfg.replay) ta.model = cfg.replay->h.model;
-    cfg.progress = cfg.progress && R.jobs == 1;
-    if ((rc = runner_pool(n, R.jobs, compare_start, compare_done, &job, err))) goto fail;
+    cfg.progress = cfg.progress && f.run.jobs == 1;
+    if ((rc = runner_pool(n, f.run.jobs, compare_start, compare_done, &job, err))) goto fail;
     int failed = job.failed;
     double t0 = job.t0;
-    print_compare_table(specs, rows, n, R.target);
+    print_compare_table(specs, rows, n, f.run.target);
     if ((rc = write_compare_csv(out, specs, rows, n, err))) goto fail;
     printf("# wrote %s/compare.csv (%.1f wall s)\n", out, wallclock_s() - t0);
-    if (!R.no_plots) make_plots(out, specs, n);
-    dataset_free(&train);
-    dataset_free(&test);
-    trace_free(&trace);
+    if (!f.run.no_plots) make_plots(out, specs, n, f.run.target);
     if (failed)
-        return bw_fail(err, BW_ERUNTIME, "%s: %d of %d policies failed (see above)",
-                       replay ? "replay" : "compare", failed, n);
-    return BW_OK;
+        rc = bw_fail(err, BW_ERUNTIME, "%s: %d of %d policies failed (see above)",
+                     replay ? "replay" : "compare", failed, n);
 fail:
     dataset_free(&train);
     dataset_free(&test);
     trace_free(&trace);
+    run_flags_release(&f);
     return rc;
 }

@@ -5,8 +5,8 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dataset.h"
@@ -21,34 +21,37 @@
 
 #define MAX_EPOCHS TRAIN_MAX_EPOCHS
 
-static struct {
+/* The command's flag values: the shared training flags and its own. */
+typedef struct {
+    TrainFlags train;
     const char *out;
     int quiet;
-} O;
+} TrainCmdFlags;
 
+#define OWN_OPT(name, kind, field, ...)                                                            \
+    {                                                                                              \
+        name, kind, NULL, __VA_ARGS__, offsetof(TrainCmdFlags, field)                              \
+    }
 static const CliOpt own_opts[] = {
-    {"out", CLI_STRING, &O.out, NULL, NULL,
-     "folder for summary.json and evals.csv (none: print only)", 0, 0, NULL, 0},
-    {"quiet", CLI_FLAG, &O.quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0},
+    OWN_OPT("out", CLI_STRING, out, NULL, NULL,
+            "folder for summary.json and evals.csv (none: print only)", 0, 0, NULL, 0),
+    OWN_OPT("quiet", CLI_FLAG, quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0),
 };
-
-static TrainArgs A;
-
+#undef OWN_OPT
 
 typedef struct {
     EpochStats rows[MAX_EPOCHS];
     int n;
     double t0;
+    int epochs;   /* of the run, for the progress line */
     int progress; /* stderr is a terminal and not --quiet */
 } TrainLog;
-
-static TrainLog LOG;
 
 static void on_step(int epoch, int step, int steps, double loss, void *ctx)
 {
     TrainLog *log = ctx;
     if (!log->progress) return;
-    fprintf(stderr, "\r\033[K[train] epoch %d/%d  step %d/%d  loss %.4f  %.0fs", epoch, A.tc.epochs,
+    fprintf(stderr, "\r\033[K[train] epoch %d/%d  step %d/%d  loss %.4f  %.0fs", epoch, log->epochs,
             step, steps, loss, wallclock_s() - log->t0);
     fflush(stderr);
 }
@@ -78,8 +81,9 @@ static int write_evals(const char *dir, const TrainLog *log, BwError *err)
     return outfile_commit(&of, err);
 }
 
-static int write_summary(const char *dir, const Model *m, const Dataset *train, const Dataset *test,
-                         const TrainLog *log, const char *status, double wall_s, BwError *err)
+static int write_summary(const char *dir, const TrainArgs *a, const Model *m, const Dataset *train,
+                         const Dataset *test, const TrainLog *log, const char *status,
+                         double wall_s, BwError *err)
 {
     OutFile of;
     int rc = outfile_open(&of, dir, "summary.json", err);
@@ -98,7 +102,7 @@ static int write_summary(const char *dir, const Model *m, const Dataset *train, 
     jsonw_object(&w, NULL);
     jsonw_string(&w, "command", "train");
     jsonw_string(&w, "status", status);
-    jsonw_string(&w, "model", A.model);
+    jsonw_string(&w, "model", a->model);
     jsonw_long(&w, "n_params", (long long)m->n_params);
     jsonw_double(&w, "flops_per_sample", model_flops_per_sample(m));
     jsonw_array(&w, "layers");
@@ -113,14 +117,14 @@ static int write_summary(const char *dir, const Model *m, const Dataset *train, 
     jsonw_string(&w, "dataset", "fashion-mnist");
     jsonw_long(&w, "train_samples", train->n);
     jsonw_long(&w, "test_samples", test->n);
-    jsonw_long(&w, "epochs", A.tc.epochs);
-    jsonw_long(&w, "batch", A.tc.batch);
-    jsonw_double(&w, "lr", A.tc.lr.base_lr);
-    jsonw_string(&w, "lr_schedule", lr_kind_name(A.tc.lr.kind));
-    jsonw_double(&w, "momentum", A.tc.sgd.momentum);
-    jsonw_bool(&w, "nesterov", A.tc.sgd.nesterov);
-    jsonw_double(&w, "weight_decay", A.tc.sgd.weight_decay);
-    jsonw_long(&w, "seed", (long long)A.tc.seed);
+    jsonw_long(&w, "epochs", a->tc.epochs);
+    jsonw_long(&w, "batch", a->tc.batch);
+    jsonw_double(&w, "lr", a->tc.lr.base_lr);
+    jsonw_string(&w, "lr_schedule", lr_kind_name(a->tc.lr.kind));
+    jsonw_double(&w, "momentum", a->tc.sgd.momentum);
+    jsonw_bool(&w, "nesterov", a->tc.sgd.nesterov);
+    jsonw_double(&w, "weight_decay", a->tc.sgd.weight_decay);
+    jsonw_long(&w, "seed", (long long)a->tc.seed);
     jsonw_long(&w, "epochs_done", log->n);
     jsonw_long(&w, "steps", log->n ? log->rows[log->n - 1].step : 0);
     if (log->n) {
@@ -139,14 +143,69 @@ static int write_summary(const char *dir, const Model *m, const Dataset *train, 
     return outfile_commit(&of, err);
 }
 
+/* Trains a's model on the data and reports each epoch; writes the files when out is set. */
+static int train_and_report(const TrainArgs *a, const char *out, int quiet, TrainLog *log,
+                            BwError *err)
+{
+    const TrainConfig tc = a->tc;
+    Dataset train = {0}, test = {0};
+    Model *m = NULL;
+    double t0 = wallclock_s();
+    int rc = dataset_load_fashion_mnist(a->data_dir, a->train_samples, a->test_samples, &train,
+                                        &test, err);
+    if (rc == BW_OK && tc.batch > train.n)
+        rc = bw_fail(err, BW_EUSAGE, "--batch: %d is larger than the training set (%d samples)",
+                     tc.batch, train.n);
+    if (rc == BW_OK) rc = model_create(model_find(a->model), &a->mc, tc.seed, &m, err);
+    /* Only now that the inputs are known good does the output folder appear. */
+    if (rc == BW_OK && out) rc = outdir_create(out, err);
+    if (rc) goto done;
+
+    printf("# bellows train: %s (%zu parameters, %.3g MFLOP/sample fwd+bwd), %d train / %d test "
+           "samples, batch %d, lr %g, seed %ld, OpenBLAS %s\n",
+           a->model, m->n_params, model_flops_per_sample(m) / 1e6, train.n, test.n, tc.batch,
+           tc.lr.base_lr, (long)tc.seed, blas_cpu_core());
+    printf("epoch  train_loss  train_acc  test_loss  test_acc         lr   wall_s\n");
+    fflush(stdout);
+    log->n = 0;
+    log->t0 = t0;
+    log->epochs = tc.epochs;
+    log->progress = !quiet && isatty(STDERR_FILENO);
+    TrainHooks hooks = {.on_epoch = on_epoch, .on_step = on_step, .ctx = log};
+    int train_rc = train_single(m, &train, &test, &tc, &hooks, err);
+    if (log->progress) fputs("\r\033[K", stderr);
+    const char *status = train_rc == BW_OK ? "completed" : "diverged";
+    rc = train_rc; /* a divergence (BW_ERUNTIME) still writes what was done */
+    if (train_rc && train_rc != BW_ERUNTIME) goto done;
+    if (out) {
+        BwError werr = {{0}};
+        int wrc = write_evals(out, log, &werr);
+        if (wrc == BW_OK)
+            wrc = write_summary(out, a, m, &train, &test, log, status, wallclock_s() - t0, &werr);
+        if (wrc) {
+            *err = werr;
+            rc = wrc;
+            goto done;
+        }
+        printf("# wrote %s/summary.json and %s/evals.csv\n", out, out);
+    }
+done:
+    model_free(m);
+    dataset_free(&train);
+    dataset_free(&test);
+    return rc;
+}
+
 int cmd_train(int argc, char **argv, BwError *err)
 {
     CliOpt opts[64];
     const CliOpt *tables[] = {train_cli_opts, own_opts};
     const int counts[] = {train_cli_n_opts, (int)(sizeof own_opts / sizeof *own_opts)};
-    int n_opts = cli_concat(opts, 64, tables, counts, 2);
+    const size_t bases[] = {offsetof(TrainCmdFlags, train), 0};
+    int n_opts = cli_concat(opts, 64, tables, counts, bases, 2);
     int set[64];
-    int rc = cli_parse("bellows train", opts, n_opts, argc, argv, set, err);
+    TrainCmdFlags v;
+    int rc = cli_parse("bellows train", opts, n_opts, &v, argc, argv, set, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, "bellows train [flags]",
                        "Trains one model on Fashion-MNIST in this process (no network, no "
@@ -155,61 +214,14 @@ int cmd_train(int argc, char **argv, BwError *err)
                        opts, n_opts);
         return BW_OK;
     }
-    if (rc == BW_OK) rc = train_args_resolve(&A, set, err);
+    TrainArgs a;
+    if (rc == BW_OK) rc = train_args_resolve(&a, &v.train, set, err);
     if (rc) return rc;
-    if (A.threads > 0) openblas_set_num_threads(A.threads);
-    const TrainConfig tc = A.tc;
-
-    Dataset train = {0}, test = {0};
-    Model *m = NULL;
-    double t0 = wallclock_s();
-    if ((rc = dataset_load_fashion_mnist(A.data_dir, A.train_samples, A.test_samples, &train, &test,
-                                         err)))
-        goto fail;
-    if (tc.batch > train.n) {
-        rc = bw_fail(err, BW_EUSAGE, "--batch: %d is larger than the training set (%d samples)",
-                     tc.batch, train.n);
-        goto fail;
-    }
-    if ((rc = model_create(model_find(A.model), &A.mc, tc.seed, &m, err))) goto fail;
-    /* Only now that the inputs are known good does the output folder appear. */
-    if (O.out && (rc = outdir_create(O.out, err))) goto fail;
-
-    printf("# bellows train: %s (%zu parameters, %.3g MFLOP/sample fwd+bwd), %d train / %d test "
-           "samples, batch %d, lr %g, seed %ld, OpenBLAS %s\n",
-           A.model, m->n_params, model_flops_per_sample(m) / 1e6, train.n, test.n, tc.batch,
-           tc.lr.base_lr, (long)tc.seed, blas_cpu_core());
-    printf("epoch  train_loss  train_acc  test_loss  test_acc         lr   wall_s\n");
-    fflush(stdout);
-    LOG.n = 0;
-    LOG.t0 = t0;
-    LOG.progress = !O.quiet && isatty(STDERR_FILENO);
-    TrainHooks hooks = {.on_epoch = on_epoch, .on_step = on_step, .ctx = &LOG};
-    int train_rc = train_single(m, &train, &test, &tc, &hooks, err);
-    if (LOG.progress) fputs("\r\033[K", stderr);
-    const char *status = train_rc == BW_OK ? "completed" : "diverged";
-    if (train_rc && train_rc != BW_ERUNTIME) {
-        rc = train_rc;
-        goto fail;
-    }
-    if (O.out) {
-        BwError werr = {{0}};
-        if ((rc = write_evals(O.out, &LOG, &werr)) ||
-            (rc = write_summary(O.out, m, &train, &test, &LOG, status, wallclock_s() - t0, &werr))) {
-            *err = werr;
-            goto fail;
-        }
-        printf("# wrote %s/summary.json and %s/evals.csv\n", O.out, O.out);
-    }
-    rc = train_rc;
-    model_free(m);
-    dataset_free(&train);
-    dataset_free(&test);
-    return rc;
-fail:
-    model_free(m);
-    dataset_free(&train);
-    dataset_free(&test);
+    if (a.threads > 0) openblas_set_num_threads(a.threads);
+    TrainLog *log = malloc(sizeof *log); /* an epoch's row for up to TRAIN_MAX_EPOCHS */
+    if (!log) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    rc = train_and_report(&a, v.out, v.quiet, log, err);
+    free(log);
     return rc;
 }
 

@@ -13,76 +13,86 @@
 #include "cluster_args.h"
 #include "units.h"
 
-RunOpts R;
+#define RUN_OPT(name, kind, field, ...)                                                            \
+    {                                                                                              \
+        name, kind, NULL, __VA_ARGS__, offsetof(RunOpts, field)                                    \
+    }
 
 static const CliOpt run_opts[] = {
-    {"compressor", CLI_STRING, &R.compressor, "powersgd", NULL,
-     "gradient compressor NAME[:key=value,...] (bellows compressors)", 0, 0, NULL, 0},
-    {"allreduce", CLI_CHOICE, &R.algorithm, "ring", NULL, "allreduce algorithm", 0, 0,
-     "ring|halving-doubling|tree|hierarchical", 0},
-    {"collectives", CLI_CHOICE, &R.collectives, "transfer", NULL,
-     "transfer: every message simulated; analytic: closed-form time on the bottleneck link", 0, 0,
-     "transfer|analytic", 0},
-    {"network-model", CLI_CHOICE, &R.network_model, "exact", NULL,
-     "exact: contention-aware flows (CM02) that match the cost formulas; tcp: SimGrid's "
-     "TCP-like default (LV08)",
-     0, 0, "exact|tcp", 0},
-    {"target-accuracy", CLI_DOUBLE, &R.target, "0.85", NULL,
-     "test accuracy for time-to-accuracy (0: none)", 0, 1, NULL, 0},
-    {"stop-at-target", CLI_FLAG, &R.stop_at_target, NULL, NULL,
-     "stop a run once it reaches --target-accuracy", 0, 0, NULL, 0},
-    {"eval-every", CLI_INT, &R.eval_every, "0", "steps",
-     "evaluate every N steps (0: at the end of every epoch); not charged simulated time", 0,
-     100000000, NULL, 0},
-    {"compute-jitter", CLI_DOUBLE, &R.jitter, "0", NULL,
-     "sigma of lognormal per-step compute-time noise per worker (mean 1; 0: none)", 0, 5, NULL, 0},
-    {"slowdown", CLI_DOUBLE_LIST, &R.slowdown, NULL, "x",
-     "compute-time multipliers of GPUs 0,1,2,... (stragglers; GPUs not listed: 1)", 0.01, 1000,
-     NULL, 16},
-    {"out", CLI_STRING, &R.out, NULL, NULL, "output folder (none: print only)", 0, 0, NULL, 0},
-    {"quiet", CLI_FLAG, &R.quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0},
+    RUN_OPT("compressor", CLI_STRING, compressor, "powersgd", NULL,
+            "gradient compressor NAME[:key=value,...] (bellows compressors)", 0, 0, NULL, 0),
+    RUN_OPT("allreduce", CLI_CHOICE, algorithm, "ring", NULL, "allreduce algorithm", 0, 0,
+            "ring|halving-doubling|tree|hierarchical", 0),
+    RUN_OPT("collectives", CLI_CHOICE, collectives, "transfer", NULL,
+            "transfer: every message simulated; analytic: closed-form time on the bottleneck link",
+            0, 0, "transfer|analytic", 0),
+    RUN_OPT("network-model", CLI_CHOICE, network_model, "exact", NULL,
+            "exact: contention-aware flows (CM02) that match the cost formulas; tcp: SimGrid's "
+            "TCP-like default (LV08)",
+            0, 0, "exact|tcp", 0),
+    RUN_OPT("target-accuracy", CLI_DOUBLE, target, "0.85", NULL,
+            "test accuracy for time-to-accuracy (0: none)", 0, 1, NULL, 0),
+    RUN_OPT("stop-at-target", CLI_FLAG, stop_at_target, NULL, NULL,
+            "stop a run once it reaches --target-accuracy", 0, 0, NULL, 0),
+    RUN_OPT("eval-every", CLI_INT, eval_every, "0", "steps",
+            "evaluate every N steps (0: at the end of every epoch); not charged simulated time", 0,
+            100000000, NULL, 0),
+    RUN_OPT("compute-jitter", CLI_DOUBLE, jitter, "0", NULL,
+            "sigma of lognormal per-step compute-time noise per worker (mean 1; 0: none)", 0, 5,
+            NULL, 0),
+    RUN_OPT("slowdown", CLI_DOUBLE_LIST, slowdown, NULL, "x",
+            "compute-time multipliers of GPUs 0,1,2,... (stragglers; GPUs not listed: 1)", 0.01,
+            1000, NULL, 16),
+    RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder (none: print only)", 0, 0, NULL, 0),
+    RUN_OPT("quiet", CLI_FLAG, quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0),
 };
 #define N_RUN_OPTS ((int)(sizeof run_opts / sizeof *run_opts))
 
 static const CliOpt policy_opts[] = {
-    {"policy", CLI_STRING, &R.policy, "sync", NULL,
-     "policy NAME[:key=value,...] (bellows policies)", 0, 0, NULL, 0},
-    {"record-trace", CLI_STRING, &R.record_trace, NULL, "FILE",
-     "write the run's gradient trace (JSON Lines; gzip if FILE ends in .gz; traces/README.md)", 0,
-     0, NULL, 0},
+    RUN_OPT("policy", CLI_STRING, policy, "sync", NULL,
+            "policy NAME[:key=value,...] (bellows policies)", 0, 0, NULL, 0),
+    RUN_OPT(
+        "record-trace", CLI_STRING, record_trace, NULL, "FILE",
+        "write the run's gradient trace (JSON Lines; gzip if FILE ends in .gz; traces/README.md)",
+        0, 0, NULL, 0),
 };
 
 static const CliOpt sweep_opts[] = {
-    {"seeds", CLI_INT_LIST, &R.seeds, NULL, "seeds",
-     "repeat every point with each of these seeds (default: --seed); the table gives mean and "
-     "standard deviation",
-     0, 2147483647.0, NULL, 16},
-    {"resume", CLI_FLAG, &R.resume, NULL, NULL,
-     "skip the runs already in DIR/sweep.csv (after an interruption)", 0, 0, NULL, 0},
-    {"shard", CLI_STRING, &R.shard, NULL, "K/N",
-     "run only the K-th of N deterministic slices of the runs (K from 1); bellows merge joins "
-     "the shards",
-     0, 0, NULL, 0},
+    RUN_OPT(
+        "seeds", CLI_INT_LIST, seeds, NULL, "seeds",
+        "repeat every point with each of these seeds (default: --seed); the table gives mean and "
+        "standard deviation",
+        0, 2147483647.0, NULL, 16),
+    RUN_OPT("resume", CLI_FLAG, resume, NULL, NULL,
+            "skip the runs already in DIR/sweep.csv (after an interruption)", 0, 0, NULL, 0),
+    RUN_OPT(
+        "shard", CLI_STRING, shard, NULL, "K/N",
+        "run only the K-th of N deterministic slices of the runs (K from 1); bellows merge joins "
+        "the shards",
+        0, 0, NULL, 0),
 };
 #define N_SWEEP_OPTS ((int)(sizeof sweep_opts / sizeof *sweep_opts))
 
 static const CliOpt compare_opts[] = {
-    {"policies", CLI_STRING, &R.policies, "sync,static:level=1,static:level=2,accordion", NULL,
-     "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline", 0, 0,
-     NULL, 0},
-    {"jobs", CLI_INT, &R.jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0},
-    {"trace", CLI_STRING, &R.trace, NULL, "FILE",
-     "replay this gradient trace instead of training (bellows replay; accuracy from the trace)", 0,
-     0, NULL, 0},
-    {"replay-engine", CLI_CHOICE, &R.replay_engine, "auto", NULL,
-     "replay with: fast (no actors or payloads: the trace's compute plus the analytic "
-     "collectives' closed-form times; identical workers and --collectives analytic only), actors "
-     "(one SimGrid actor per worker, real payloads through the compressors), or auto (fast "
-     "whenever it gives the actors' results)",
-     0, 0, "auto|actors|fast", 0},
-    {"no-plots", CLI_FLAG, &R.no_plots, NULL, NULL, "skip the gnuplot plots", 0, 0, NULL, 0},
+    RUN_OPT("policies", CLI_STRING, policies, "sync,static:level=1,static:level=2,accordion", NULL,
+            "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline", 0,
+            0, NULL, 0),
+    RUN_OPT("jobs", CLI_INT, jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0),
+    RUN_OPT(
+        "trace", CLI_STRING, trace, NULL, "FILE",
+        "replay this gradient trace instead of training (bellows replay; accuracy from the trace)",
+        0, 0, NULL, 0),
+    RUN_OPT("replay-engine", CLI_CHOICE, replay_engine, "auto", NULL,
+            "replay with: fast (no actors or payloads: the trace's compute plus the analytic "
+            "collectives' closed-form times; identical workers and --collectives analytic only), "
+            "actors "
+            "(one SimGrid actor per worker, real payloads through the compressors), or auto (fast "
+            "whenever it gives the actors' results)",
+            0, 0, "auto|actors|fast", 0),
+    RUN_OPT("no-plots", CLI_FLAG, no_plots, NULL, NULL, "skip the gnuplot plots", 0, 0, NULL, 0),
 };
 #define N_COMPARE_OPTS ((int)(sizeof compare_opts / sizeof *compare_opts))
+#undef RUN_OPT
 
 /* Separates SimGrid's --cfg=/--log= options from bellows' flags, then parses the latter. */
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err)
@@ -92,7 +102,10 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
                               compare ? compare_opts : policy_opts, sweep_opts};
     const int counts[] = {train_cli_n_opts, cluster_cli_n_opts, N_RUN_OPTS,
                           compare ? N_COMPARE_OPTS : 2, N_SWEEP_OPTS};
-    f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, mode == RUN_MODE_SWEEP ? 5 : 4);
+    const size_t bases[] = {offsetof(Flags, train), offsetof(Flags, cluster), offsetof(Flags, run),
+                            offsetof(Flags, run), offsetof(Flags, run)};
+    memset(f, 0, sizeof *f);
+    f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, bases, mode == RUN_MODE_SWEEP ? 5 : 4);
     f->train_at = 0;
     f->cluster_at = train_cli_n_opts;
     f->run_at = f->cluster_at + cluster_cli_n_opts;
@@ -110,7 +123,7 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
                 f->opts[i].def = cores;
             }
         }
-    static char *rest[512];
+    char *rest[512];
     int n_rest = 0;
     f->n_simgrid = 0;
     for (int i = 0; i < argc; i++) {
@@ -123,7 +136,12 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
             rest[n_rest++] = argv[i];
         }
     }
-    return cli_parse(cmd, f->opts, f->n, n_rest, rest, f->set, err);
+    return cli_parse(cmd, f->opts, f->n, f, n_rest, rest, f->set, err);
+}
+
+void run_flags_release(Flags *f)
+{
+    cluster_flags_release(&f->cluster);
 }
 
 const char *const RUN_ABOUT =
@@ -136,35 +154,35 @@ const char *const RUN_ABOUT =
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
               BwError *err)
 {
-    int rc = train_args_resolve(ta, f->set + f->train_at, err);
+    int rc = train_args_resolve(ta, &f->train, f->set + f->train_at, err);
     if (rc) return rc;
     memset(cfg, 0, sizeof *cfg);
-    if ((rc = cluster_from_cli(&cfg->cluster, f->set + f->cluster_at, err))) return rc;
-    if (R.slowdown.n > cfg->cluster.workers)
-        return bw_fail(err, BW_EUSAGE, "--slowdown: %d values for %d workers", R.slowdown.n,
+    if ((rc = cluster_from_cli(&cfg->cluster, &f->cluster, f->set + f->cluster_at, err))) return rc;
+    if (f->run.slowdown.n > cfg->cluster.workers)
+        return bw_fail(err, BW_EUSAGE, "--slowdown: %d values for %d workers", f->run.slowdown.n,
                        cfg->cluster.workers);
     if (cfg->cluster.workers > DRIVER_MAX_WORKERS)
         return bw_fail(err, BW_EUSAGE, "--workers: at most %d", DRIVER_MAX_WORKERS);
-    if (R.replay_engine && strcmp(R.replay_engine, "auto") != 0 && !R.trace)
+    if (f->run.replay_engine && strcmp(f->run.replay_engine, "auto") != 0 && !f->run.trace)
         return bw_fail(err, BW_EUSAGE, "--replay-engine: only for a replay (--trace FILE)");
-    if (R.stop_at_target && R.target <= 0)
+    if (f->run.stop_at_target && f->run.target <= 0)
         return bw_fail(err, BW_EUSAGE, "--stop-at-target: needs a --target-accuracy above 0");
-    int hier = strcmp(R.algorithm, "hierarchical") == 0;
+    int hier = strcmp(f->run.algorithm, "hierarchical") == 0;
     if (hier && cfg->cluster.gpus_per_node < 2)
         return bw_fail(err, BW_EUSAGE,
                        "--allreduce hierarchical: needs --gpus-per-node of 2 or more");
     cfg->model = model_find(ta->model);
     cfg->mc = ta->mc;
     cfg->tc = ta->tc;
-    cfg->algo = (CollAlgo)coll_algo_parse(R.algorithm);
-    cfg->backend = strcmp(R.collectives, "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
-    cfg->compressor = R.compressor;
-    cfg->policy = R.policy;
+    cfg->algo = (CollAlgo)coll_algo_parse(f->run.algorithm);
+    cfg->backend = strcmp(f->run.collectives, "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
+    cfg->compressor = f->run.compressor;
+    cfg->policy = f->run.policy;
     cfg->model_name = ta->model;
-    if (R.record_trace) {
+    if (f->run.record_trace) {
         /* the trace is written beside its final name: that folder must take new files */
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s", R.record_trace);
+        snprintf(dir, sizeof dir, "%s", f->run.record_trace);
         char *slash = strrchr(dir, '/');
         if (slash == dir) /* a file in / */
             dir[1] = '\0';
@@ -174,7 +192,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
             snprintf(dir, sizeof dir, ".");
         struct stat st;
         const char *why = NULL;
-        if (!R.record_trace[0])
+        if (!f->run.record_trace[0])
             why = "empty name";
         else if (stat(dir, &st) != 0)
             why = strerror(errno);
@@ -184,26 +202,26 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
             why = strerror(errno);
         if (why)
             return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot write into %s: %s",
-                           R.record_trace, dir, why);
+                           f->run.record_trace, dir, why);
         /* a folder there would only be found at the end of the run, when the trace is renamed
          * onto it */
-        if (stat(R.record_trace, &st) == 0 && S_ISDIR(st.st_mode))
+        if (stat(f->run.record_trace, &st) == 0 && S_ISDIR(st.st_mode))
             return bw_fail(err, BW_EUSAGE,
                            "--record-trace %s: is a folder; expected a file name such as "
                            "%s/trace.jsonl.gz",
-                           R.record_trace, R.record_trace);
-        cfg->record_trace = R.record_trace;
+                           f->run.record_trace, f->run.record_trace);
+        cfg->record_trace = f->run.record_trace;
     }
-    cfg->eval_every = R.eval_every;
-    cfg->target_accuracy = R.target;
-    cfg->stop_at_target = R.stop_at_target;
-    cfg->jitter_sigma = R.jitter;
-    if (R.slowdown.n) {
+    cfg->eval_every = f->run.eval_every;
+    cfg->target_accuracy = f->run.target;
+    cfg->stop_at_target = f->run.stop_at_target;
+    cfg->jitter_sigma = f->run.jitter;
+    if (f->run.slowdown.n) {
         for (int w = 0; w < cfg->cluster.workers; w++)
-            slowdown[w] = w < R.slowdown.n ? R.slowdown.v[w] : 1.0;
+            slowdown[w] = w < f->run.slowdown.n ? f->run.slowdown.v[w] : 1.0;
         cfg->slowdown = slowdown;
     }
-    cfg->progress = !R.quiet && isatty(STDERR_FILENO);
+    cfg->progress = !f->run.quiet && isatty(STDERR_FILENO);
     cfg->label = cmd;
     for (int i = 0; i < f->n_simgrid; i++)
         cfg->simgrid_cfg += strncmp(f->simgrid_args[i], "--cfg=", 6) == 0;
@@ -232,7 +250,7 @@ void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points
         printf("# replay engine: actors (%s)\n", why);
 }
 
-void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta)
+void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;
     char bw[32], lat[32];
@@ -253,14 +271,15 @@ void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta)
     if (c->platform_file) {
         printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
                "(%s), %s network model\n",
-               c->workers, c->platform_file, R.algorithm, R.collectives, R.network_model);
+               c->workers, c->platform_file, f->run.algorithm, f->run.collectives,
+               f->run.network_model);
         return;
     }
     printf("# %d x %s (%.3g TFLOP/s sustained), %d per node, %s, %s / %s, %s allreduce (%s), "
            "%s network model\n",
            c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12, c->gpus_per_node,
-           cluster_topology_name(c->topology), bw, lat, R.algorithm, R.collectives,
-           R.network_model);
+           cluster_topology_name(c->topology), bw, lat, f->run.algorithm, f->run.collectives,
+           f->run.network_model);
 }
 
 int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *test, BwError *err)
@@ -286,9 +305,10 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
         return bw_fail(err, BW_EUSAGE,
                        "--workers: %d does not divide the trace's global batch of %d", P, global);
     cfg->replay = trace;
-    cfg->replay_engine = !R.replay_engine || strcmp(R.replay_engine, "auto") == 0 ? REPLAY_AUTO
-                         : strcmp(R.replay_engine, "fast") == 0                   ? REPLAY_FAST
-                                                                                  : REPLAY_ACTORS;
+    cfg->replay_engine = !f->run.replay_engine || strcmp(f->run.replay_engine, "auto") == 0
+                             ? REPLAY_AUTO
+                         : strcmp(f->run.replay_engine, "fast") == 0 ? REPLAY_FAST
+                                                                     : REPLAY_ACTORS;
     cfg->tc.batch = global / P;
     cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
     cfg->tc.lr.base_lr = trace->steps[0].lr;

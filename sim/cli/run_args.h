@@ -7,6 +7,7 @@
 
 #include "dataset.h"
 #include "cli.h"
+#include "cluster_args.h"
 #include "driver.h"
 #include "train_args.h"
 
@@ -25,10 +26,15 @@ typedef struct {
     int eval_every, stop_at_target, quiet, jobs, no_plots, resume;
 } RunOpts;
 
-extern RunOpts R;
 extern const char *const RUN_ABOUT;
 
+/* A simulating command's flags: the values of the three groups (the tables address them by
+ * offset, so any number of Flags can be parsed and live at once), the table they were parsed
+ * with and which flags were given. */
 typedef struct {
+    TrainFlags train;
+    ClusterFlags cluster;
+    RunOpts run;
     CliOpt opts[RUN_MAX_OPTS];
     int n, set[RUN_MAX_OPTS];
     int train_at, cluster_at, run_at;
@@ -41,6 +47,10 @@ typedef struct {
  * --shard). Returns BW_OK, CLI_HELP or BW_EUSAGE. */
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err);
 
+/* Frees what the flags hold (a --platform's host names); the configurations made from them
+ * are then invalid. A Flags that run_parse_flags filled, or zeroed, is fine. */
+void run_flags_release(Flags *f);
+
 /* The scenario from the parsed flags (everything but the data). slowdown holds
  * DRIVER_MAX_WORKERS values. */
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
@@ -52,7 +62,7 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
  * engine of --replay-engine. */
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
 
-void run_print_scenario(const RunConfig *cfg, const TrainArgs *ta);
+void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta);
 /* "# replay engine: ..." for a replay: of cfg (points 1), or how many of a sweep's points
  * replay fast. */
 void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points);

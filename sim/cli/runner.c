@@ -33,11 +33,12 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     double t0 = wallclock_s();
     int rc = BW_OK; /* a fast replay needs no SimGrid engine */
     if (!driver_replay_fast(cfg, NULL, 0))
-        rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, R.network_model, &err);
+        rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, f->run.network_model, &err);
     if (!rc) rc = outdir_create(dir, &err);
     if (!rc) rc = driver_run(cfg, &res, &err);
     if (!rc) {
-        RunMeta meta = {command, model, R.network_model, R.collectives, wallclock_s() - t0};
+        RunMeta meta = {command, model, f->run.network_model, f->run.collectives,
+                        wallclock_s() - t0};
         rc = results_write(dir, cfg, &meta, &res, &err);
     }
     row.rc = rc;

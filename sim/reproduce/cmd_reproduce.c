@@ -1053,21 +1053,21 @@ int cmd_reproduce(int argc, char **argv, BwError *err)
     CliOpt opts[] = {
         {"quick", CLI_FLAG, &P.quick, NULL, NULL,
          "the short version: mlp only, 8 epochs on 30,000 samples, seeds 1,2 (unless --seeds)", 0,
-         0, NULL, 0},
+         0, NULL, 0, 0},
         {"smoke", CLI_FLAG, &P.smoke, NULL, NULL,
          "a check of the machinery, not of the papers: mlp, 2 epochs on 2,048 samples", 0, 0, NULL,
-         0},
+         0, 0},
         {"seeds", CLI_INT_LIST, &P.seeds, NULL, NULL,
-         "seeds of every scenario (default 1,2,3; --quick: 1,2)", 0, 2147483647, NULL, 0},
+         "seeds of every scenario (default 1,2,3; --quick: 1,2)", 0, 2147483647, NULL, 0, 0},
         {"jobs", CLI_INT, &P.jobs, "0", "runs", "runs at a time (0: one per core)", 0, 256, NULL,
-         0},
+         0, 0},
         {"out", CLI_STRING, &out, NULL, "DIR", "report folder (default: runs/reproduce-WHAT)", 0, 0,
-         NULL, 0},
+         NULL, 0, 0},
         {"resume", CLI_FLAG, &P.resume, NULL, NULL,
-         "finish an interrupted reproduction in --out (each sweep resumes)", 0, 0, NULL, 0},
+         "finish an interrupted reproduction in --out (each sweep resumes)", 0, 0, NULL, 0, 0},
         {"report-only", CLI_FLAG, &report_only, NULL, NULL,
-         "rebuild the report from the sweeps already in --out, running nothing", 0, 0, NULL, 0},
-        {"no-plots", CLI_FLAG, &P.no_plots, NULL, NULL, "no gnuplot plots", 0, 0, NULL, 0},
+         "rebuild the report from the sweeps already in --out, running nothing", 0, 0, NULL, 0, 0},
+        {"no-plots", CLI_FLAG, &P.no_plots, NULL, NULL, "no gnuplot plots", 0, 0, NULL, 0, 0},
     };
     const int n_opts = (int)(sizeof opts / sizeof *opts);
     const char *usage = "bellows reproduce accordion|adpsgd|all [flags]";
@@ -1088,7 +1088,7 @@ int cmd_reproduce(int argc, char **argv, BwError *err)
             args[n++] = argv[i];
         }
     }
-    int rc = cli_parse("bellows reproduce", opts, n_opts, n, args, NULL, err);
+    int rc = cli_parse("bellows reproduce", opts, n_opts, NULL, n, args, NULL, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, usage, ABOUT, opts, n_opts);
         return BW_OK;

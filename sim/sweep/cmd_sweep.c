@@ -487,7 +487,7 @@ static void remove_stale_temporaries(const char *dir)
 static long *TODO; /* run indices of this invocation, in order */
 
 /* A run's configuration: its command line (run_argv) parsed as bellows run would, with the
- * sweep's data or trace. R is overwritten: the sweep keeps its own flags in W. */
+ * sweep's data or trace. */
 static int run_config(long point, int seed_i, int policy_i, Flags *f, TrainArgs *ta, RunConfig *cfg,
                       BwError *err)
 {
@@ -789,26 +789,26 @@ int cmd_sweep(int argc, char **argv_in, BwError *err)
         rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP, n, first, &W.f, err);
     }
     if (rc) goto fail;
-    W.out = R.out;
-    W.target = R.target;
-    W.jobs = R.jobs;
-    W.no_plots = R.no_plots;
-    W.progress = !R.quiet && isatty(STDERR_FILENO);
+    W.out = W.f.run.out;
+    W.target = W.f.run.target;
+    W.jobs = W.f.run.jobs;
+    W.no_plots = W.f.run.no_plots;
+    W.progress = !W.f.run.quiet && isatty(STDERR_FILENO);
     if (!W.out) {
         rc = bw_fail(err, BW_EUSAGE, "--out: a sweep needs an output folder");
         goto fail;
     }
     W.shard_k = 1;
     W.shard_n = 1;
-    if (R.shard) {
+    if (W.f.run.shard) {
         char extra;
-        if (sscanf(R.shard, "%d/%d%c", &W.shard_k, &W.shard_n, &extra) != 2 || W.shard_n < 1 ||
+        if (sscanf(W.f.run.shard, "%d/%d%c", &W.shard_k, &W.shard_n, &extra) != 2 || W.shard_n < 1 ||
             W.shard_k < 1 || W.shard_k > W.shard_n) {
-            rc = bw_fail(err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", R.shard);
+            rc = bw_fail(err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", W.f.run.shard);
             goto fail;
         }
     }
-    if ((rc = spec_split_list(R.policies, "--policies", W.policies, MAX_POLICIES, &W.n_policies,
+    if ((rc = spec_split_list(W.f.run.policies, "--policies", W.policies, MAX_POLICIES, &W.n_policies,
                               err)))
         goto fail;
     W.baseline = 0;
@@ -817,17 +817,17 @@ int cmd_sweep(int argc, char **argv_in, BwError *err)
             W.baseline = k;
             break;
         }
-    W.n_seeds = R.seeds.n;
-    memcpy(W.seeds, R.seeds.v, sizeof(int) * (size_t)R.seeds.n);
-    int resume = R.resume;
-    W.replay = R.trace != NULL;
+    W.n_seeds = W.f.run.seeds.n;
+    memcpy(W.seeds, W.f.run.seeds.v, sizeof(int) * (size_t)W.f.run.seeds.n);
+    int resume = W.f.run.resume;
+    W.replay = W.f.run.trace != NULL;
     if ((rc = run_setup("sweep", &W.f, &W.ta, &W.cfg, W.slowdown, err)) ||
-        (rc = W.replay ? trace_read(R.trace, &W.trace, err)
+        (rc = W.replay ? trace_read(W.f.run.trace, &W.trace, err)
                        : run_load_data(&W.ta, &W.cfg, &W.train, &W.test, err)) ||
         (W.replay && (rc = run_apply_trace(&W.f, &W.cfg, &W.trace, err))) ||
-        (rc = engine_check_options(W.f.n_simgrid, W.f.simgrid_args, R.network_model, err)))
+        (rc = engine_check_options(W.f.n_simgrid, W.f.simgrid_args, W.f.run.network_model, err)))
         goto fail;
-    W.replay_engine = W.cfg.replay_engine; /* every run's (R is overwritten by each run's flags) */
+    W.replay_engine = W.cfg.replay_engine; /* every run's */
 
     if (W.n_seeds == 0) {
         W.n_seeds = 1;
@@ -900,6 +900,7 @@ int cmd_sweep(int argc, char **argv_in, BwError *err)
             rc = run_config(p, 0, k, &f, &ta, &cfg, err);
             if (!rc) rc = driver_check(&cfg, err);
             if (!rc && k == 0) fast_points += driver_replay_fast(&cfg, NULL, 0);
+            run_flags_release(&f);
             if (rc) {
                 char label[1024], msg[512];
                 point_label(p, label, sizeof label);
@@ -935,7 +936,7 @@ int cmd_sweep(int argc, char **argv_in, BwError *err)
     }
     if ((rc = write_sweep_csv(err)) || (rc = write_sweep_json(err)))
         goto fail; /* the header, at least */
-    run_print_scenario(&W.cfg, &W.ta);
+    run_print_scenario(&W.f, &W.cfg, &W.ta);
     if (W.replay) run_print_replay_engine(&W.cfg, fast_points, W.n_points);
     printf("# sweep: %ld points x %d seeds x %d policies = %ld runs", W.n_points, W.n_seeds,
            W.n_policies, W.n_runs);
@@ -958,6 +959,7 @@ int cmd_sweep(int argc, char **argv_in, BwError *err)
     dataset_free(&W.train);
     dataset_free(&W.test);
     trace_free(&W.trace);
+    run_flags_release(&W.f);
     if (failed)
         return bw_fail(err, BW_ERUNTIME, "sweep: %d run(s) failed (see above); --resume runs them again",
                        failed);
@@ -970,6 +972,7 @@ fail:
     dataset_free(&W.train);
     dataset_free(&W.test);
     trace_free(&W.trace);
+    run_flags_release(&W.f);
     return rc;
 }
 

@@ -46,21 +46,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CliIntList ints;
     CliDoubleList dbls;
     const CliOpt opts[] = {
-        {"int", CLI_INT, &i, "4", NULL, "", 1, 1024, NULL, 0},
-        {"long", CLI_LONG, &seed, "1", NULL, "", 0, 4294967295.0, NULL, 0},
-        {"x", CLI_DOUBLE, &x, "0.5", NULL, "", -1e6, 1e6, NULL, 0},
-        {"s", CLI_STRING, &s, NULL, NULL, "", 0, 0, NULL, 0},
-        {"choice", CLI_CHOICE, &choice, "ring", NULL, "", 0, 0, "ring|tree|analytic", 0},
-        {"flag", CLI_FLAG, &flag, NULL, NULL, "", 0, 0, NULL, 0},
-        {"ints", CLI_INT_LIST, &ints, "1,2", NULL, "", 1, 100, NULL, 4},
-        {"dbls", CLI_DOUBLE_LIST, &dbls, NULL, NULL, "", 0, 1, NULL, 0},
-        {"bw", CLI_BANDWIDTH, &bw, "10Gbps", NULL, "", 0, 0, NULL, 0},
-        {"dur", CLI_DURATION, &dur, "5us", NULL, "", 0, 0, NULL, 0},
-        {"flops", CLI_FLOPS, &flops, "15.7T", NULL, "", 0, 0, NULL, 0},
+        {"int", CLI_INT, &i, "4", NULL, "", 1, 1024, NULL, 0, 0},
+        {"long", CLI_LONG, &seed, "1", NULL, "", 0, 4294967295.0, NULL, 0, 0},
+        {"x", CLI_DOUBLE, &x, "0.5", NULL, "", -1e6, 1e6, NULL, 0, 0},
+        {"s", CLI_STRING, &s, NULL, NULL, "", 0, 0, NULL, 0, 0},
+        {"choice", CLI_CHOICE, &choice, "ring", NULL, "", 0, 0, "ring|tree|analytic", 0, 0},
+        {"flag", CLI_FLAG, &flag, NULL, NULL, "", 0, 0, NULL, 0, 0},
+        {"ints", CLI_INT_LIST, &ints, "1,2", NULL, "", 1, 100, NULL, 4, 0},
+        {"dbls", CLI_DOUBLE_LIST, &dbls, NULL, NULL, "", 0, 1, NULL, 0, 0},
+        {"bw", CLI_BANDWIDTH, &bw, "10Gbps", NULL, "", 0, 0, NULL, 0, 0},
+        {"dur", CLI_DURATION, &dur, "5us", NULL, "", 0, 0, NULL, 0, 0},
+        {"flops", CLI_FLOPS, &flops, "15.7T", NULL, "", 0, 0, NULL, 0, 0},
     };
     int set[sizeof opts / sizeof *opts];
     BwError err;
-    int rc = cli_parse("fuzz", opts, (int)(sizeof opts / sizeof *opts), argc, argv, set, &err);
+    int rc =
+        cli_parse("fuzz", opts, (int)(sizeof opts / sizeof *opts), NULL, argc, argv, set, &err);
     if (rc == BW_OK) {
         if (i < 1 || i > 1024 || seed < 0 || seed > 4294967295L || !(x >= -1e6 && x <= 1e6))
             abort();
