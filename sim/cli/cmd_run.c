@@ -42,7 +42,7 @@ int cmd_run(int argc, char **argv, BwError *err)
     TrainArgs ta;
     RunConfig cfg;
     Dataset train = {0}, test = {0};
-    static double slowdown[DRIVER_MAX_WORKERS];
+    double slowdown[DRIVER_MAX_WORKERS];
     RunResult res;
     memset(&res, 0, sizeof res);
     double t0 = wallclock_s();
@@ -221,6 +221,29 @@ int cmd_replay(int argc, char **argv, BwError *err)
     return compare_or_replay(argc, argv, 1, err);
 }
 
+static void print_compare_help(int replay, const Flags *f)
+{
+    if (replay)
+        cli_print_help(stdout,
+                       "bellows replay --trace FILE --policies SPEC,... [cluster flags] "
+                       "[--cfg=SIMGRID_OPTION ...]",
+                       "Replays a gradient trace (traces/README.md) under every policy of "
+                       "--policies on the given cluster:\nthe trace's norms feed the "
+                       "policies, the compute and communication their decisions imply are\n"
+                       "simulated, and accuracy comes from the trace's evaluations "
+                       "(accuracy_source: trace). Writes\nwhat compare writes.",
+                       f->opts, f->n);
+    else
+        cli_print_help(stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
+                       "Runs every policy of --policies on the identical scenario and seed (the "
+                       "flags of bellows run),\nprints one table (accuracy, time to "
+                       "--target-accuracy, speedup and bytes against the first policy)\nand "
+                       "writes DIR/compare.csv and one run folder per policy. With no flags: "
+                       "mlp, 8 workers,\n10Gbps star, PowerSGD, policies sync, static rank 1, "
+                       "static rank 2 and accordion.",
+                       f->opts, f->n);
+}
+
 static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
 {
     Trace trace = {0};
@@ -228,26 +251,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     int rc = run_parse_flags(replay ? "bellows replay" : "bellows compare", RUN_MODE_COMPARE, argc,
                              argv, &f, err);
     if (rc == CLI_HELP) {
-        if (replay)
-            cli_print_help(stdout,
-                           "bellows replay --trace FILE --policies SPEC,... [cluster flags] "
-                           "[--cfg=SIMGRID_OPTION ...]",
-                           "Replays a gradient trace (traces/README.md) under every policy of "
-                           "--policies on the given cluster:\nthe trace's norms feed the "
-                           "policies, the compute and communication their decisions imply are\n"
-                           "simulated, and accuracy comes from the trace's evaluations "
-                           "(accuracy_source: trace). Writes\nwhat compare writes.",
-                           f.opts, f.n);
-        else
-            cli_print_help(
-                stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
-                "Runs every policy of --policies on the identical scenario and seed (the "
-                "flags of bellows run),\nprints one table (accuracy, time to "
-                "--target-accuracy, speedup and bytes against the first policy)\nand "
-                "writes DIR/compare.csv and one run folder per policy. With no flags: "
-                "mlp, 8 workers,\n10Gbps star, PowerSGD, policies sync, static rank 1, "
-                "static rank 2 and accordion.",
-                f.opts, f.n);
+        print_compare_help(replay, &f);
         return BW_OK;
     }
     char specs[MAX_POLICIES][SPEC_MAX_TEXT];
@@ -255,7 +259,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     TrainArgs ta;
     RunConfig cfg;
     Dataset train = {0}, test = {0};
-    static double slowdown[DRIVER_MAX_WORKERS];
+    double slowdown[DRIVER_MAX_WORKERS];
     RunRow rows[MAX_POLICIES];
     memset(rows, 0, sizeof rows);
     if (rc == BW_OK)

@@ -151,6 +151,41 @@ const char *const RUN_ABOUT =
     "simulated time to reach --target-accuracy, bytes per worker and where the time went.\n"
     "SimGrid options --cfg=... and --log=... are passed to SimGrid unchanged.";
 
+/* --record-trace PATH: the trace is written beside its final name, so that folder must take
+ * new files, and PATH must not be a folder (found only at the end, when the trace is renamed
+ * onto it). */
+static int check_trace_path(const char *path, BwError *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) /* a file in / */
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    struct stat st;
+    const char *why = NULL;
+    if (!path[0])
+        why = "empty name";
+    else if (stat(dir, &st) != 0)
+        why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode))
+        why = "not a folder";
+    else if (access(dir, W_OK) != 0)
+        why = strerror(errno);
+    if (why)
+        return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot write into %s: %s", path, dir,
+                       why);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bw_fail(err, BW_EUSAGE,
+                       "--record-trace %s: is a folder; expected a file name such as "
+                       "%s/trace.jsonl.gz",
+                       path, path);
+    return BW_OK;
+}
+
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
               BwError *err)
 {
@@ -179,39 +214,8 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->compressor = f->run.compressor;
     cfg->policy = f->run.policy;
     cfg->model_name = ta->model;
-    if (f->run.record_trace) {
-        /* the trace is written beside its final name: that folder must take new files */
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", f->run.record_trace);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir) /* a file in / */
-            dir[1] = '\0';
-        else if (slash)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
-        struct stat st;
-        const char *why = NULL;
-        if (!f->run.record_trace[0])
-            why = "empty name";
-        else if (stat(dir, &st) != 0)
-            why = strerror(errno);
-        else if (!S_ISDIR(st.st_mode))
-            why = "not a folder";
-        else if (access(dir, W_OK) != 0)
-            why = strerror(errno);
-        if (why)
-            return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot write into %s: %s",
-                           f->run.record_trace, dir, why);
-        /* a folder there would only be found at the end of the run, when the trace is renamed
-         * onto it */
-        if (stat(f->run.record_trace, &st) == 0 && S_ISDIR(st.st_mode))
-            return bw_fail(err, BW_EUSAGE,
-                           "--record-trace %s: is a folder; expected a file name such as "
-                           "%s/trace.jsonl.gz",
-                           f->run.record_trace, f->run.record_trace);
-        cfg->record_trace = f->run.record_trace;
-    }
+    if (f->run.record_trace && (rc = check_trace_path(f->run.record_trace, err))) return rc;
+    cfg->record_trace = f->run.record_trace;
     cfg->eval_every = f->run.eval_every;
     cfg->target_accuracy = f->run.target;
     cfg->stop_at_target = f->run.stop_at_target;
