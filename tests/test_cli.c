@@ -541,8 +541,7 @@ static void test_bad_invocations_fail_cleanly(void **state)
         int st = run(args);
         char *err = captured("stderr");
         char *out = captured("stdout");
-        size_t lines = 0;
-        for (char *p = err; *p; p++) lines += *p == '\n';
+        int lines = count_lines(err);
         int ok = st == BAD[i].status && strstr(err, BAD[i].needle) &&
                  (BAD[i].args[0] == '\0' || (lines == 1 && strncmp(err, "bellows: ", 9) == 0));
         if (!ok) {
@@ -657,9 +656,7 @@ static void test_short_real_run_is_complete_and_reproducible(void **state)
         assert_non_null(sum[r]);
     }
     /* evals.csv: header + one row per epoch */
-    size_t lines = 0;
-    for (char *p = ev[0]; *p; p++) lines += *p == '\n';
-    assert_int_equal(lines, 3);
+    assert_int_equal(count_lines(ev[0]), 3);
     assert_non_null(strstr(ev[0], "epoch,step,lr,train_loss"));
     const char *keys[] = {"\"model\": \"mlp\"",     "\"epochs\": 2", "\"final_test_accuracy\"",
                           "\"best_test_accuracy\"", "\"wall_s\"",    "\"status\": \"completed\""};
