@@ -88,6 +88,6 @@ const CompressorOps comp_fp16_ops = {
     .level_min = 0,
     .level_max = 1,
     .opts = OPTS,
-    .n_opts = 1,
+    .n_opts = SPEC_N(OPTS),
     .impl = &IMPL,
 };

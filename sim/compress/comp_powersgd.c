@@ -234,6 +234,6 @@ const CompressorOps comp_powersgd_ops = {
     .level_max = 4096,
     .level_integer = 1,
     .opts = OPTS,
-    .n_opts = 2,
+    .n_opts = SPEC_N(OPTS),
     .impl = &IMPL,
 };

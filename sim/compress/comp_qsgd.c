@@ -199,6 +199,6 @@ const CompressorOps comp_qsgd_ops = {
     .level_max = QSGD_MAX_LEVELS,
     .level_integer = 1,
     .opts = OPTS,
-    .n_opts = 1,
+    .n_opts = SPEC_N(OPTS),
     .impl = &IMPL,
 };

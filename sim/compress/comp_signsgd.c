@@ -125,6 +125,6 @@ const CompressorOps comp_signsgd_ops = {
     .level_min = 0,
     .level_max = 1,
     .opts = OPTS,
-    .n_opts = 1,
+    .n_opts = SPEC_N(OPTS),
     .impl = &IMPL,
 };

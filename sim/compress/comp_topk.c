@@ -162,6 +162,6 @@ const CompressorOps comp_topk_ops = {
     .level_min = 0,
     .level_max = 1,
     .opts = OPTS,
-    .n_opts = 2,
+    .n_opts = SPEC_N(OPTS),
     .impl = &IMPL,
 };
