@@ -218,8 +218,6 @@ static int psgd_plan(const Compressor *c, const int *todo, int nt, const double 
     return 2;
 }
 
-static const CompressorImpl IMPL = {psgd_init, psgd_reduce, psgd_free, psgd_plan};
-
 const CompressorOps comp_powersgd_ops = {
     .name = "powersgd",
     .help = "rank-r low-rank approximation by one warm-started power iteration, error feedback",
@@ -235,5 +233,8 @@ const CompressorOps comp_powersgd_ops = {
     .level_integer = 1,
     .opts = OPTS,
     .n_opts = SPEC_N(OPTS),
-    .impl = &IMPL,
+    .init = psgd_init,
+    .reduce = psgd_reduce,
+    .plan = psgd_plan,
+    .free_state = psgd_free,
 };
