@@ -3,7 +3,16 @@
  * `bellows compressors` listing. Error feedback follows Karimireddy et al., "Error Feedback
  * Fixes SignSGD and other Gradient Compression Schemes", ICML 2019, Algorithm 2 (EF-SGD) in
  * gradient space, as epfml/powersgd's reducers do (gradient_reducers.py): M = g + e is
- * compressed and e' = M - C(M). A layer sent dense has C(M) = M, so its memory empties. */
+ * compressed and e' = M - C(M). A layer sent dense has C(M) = M, so its memory empties.
+ *
+ * Adding a compressor NAME takes one new file and one line:
+ *   1. sim/compress/comp_NAME.c, opening with what it is and the paper and code it follows,
+ *      defining `const CompressorOps comp_NAME_ops = {...}`: name, help, source, wire, level,
+ *      `.opts = OPTS, .n_opts = SPEC_N(OPTS)` if it has options, and its hooks (init, reduce,
+ *      plan, free_state; compress.h says what each must do, compress_impl.h what they share);
+ *   2. the line COMPRESSOR(NAME) in sim/compress/compressors.def, where it should be listed.
+ * CMake compiles every sim/compress/comp_*.c by itself, and tests/test_compress.c runs every
+ * registered compressor through its contract; add tests of the new one's own definition. */
 #include "compress_impl.h"
 #include "splitmix.h"
 
@@ -13,12 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const CompressorOps comp_none_ops, comp_fp16_ops, comp_powersgd_ops, comp_topk_ops,
-    comp_randomk_ops, comp_qsgd_ops, comp_signsgd_ops;
+/* Every compressor's ops, defined in its own comp_NAME.c, then the registry in the order of
+ * compressors.def. */
+#define COMPRESSOR(name) extern const CompressorOps comp_##name##_ops;
+#include "compressors.def"
+#undef COMPRESSOR
 
 static const CompressorOps *const REGISTRY[] = {
-    &comp_none_ops,    &comp_fp16_ops, &comp_powersgd_ops, &comp_topk_ops,
-    &comp_randomk_ops, &comp_qsgd_ops, &comp_signsgd_ops,  NULL,
+#define COMPRESSOR(name) &comp_##name##_ops,
+#include "compressors.def"
+#undef COMPRESSOR
+    NULL,
 };
 
 const CompressorOps *const *compress_registry(void)

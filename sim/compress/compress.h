@@ -2,7 +2,8 @@
  * gradient (the model's flat buffer, cut into layer views) across all workers through the
  * collectives, at a level per layer that the policy may change at any step, and keeps its own
  * per-worker error-feedback memory. Compressors are plug-ins: one const CompressorOps each, its
- * description and its typed hooks, registered in compress.c.
+ * description and its typed hooks, registered by one line in compressors.def (compress.c says
+ * how to add one).
  *
  * compress_reduce, called by every rank from inside its actor with the same levels:
  *   - vectors (ndim 1) and layers at level 0 go dense fp32, in one fused allreduce;
