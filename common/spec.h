@@ -41,6 +41,11 @@ typedef struct {
     const char *help;
 } SpecOpt;
 
+/* The number of entries of a SpecOpt table, from its size: a plug-in writes
+ * `.opts = OPTS, .n_opts = SPEC_N(OPTS)`, so a count cannot drift from its table. opts must be
+ * the array itself; given a pointer, gcc and clang warn (-Wsizeof-pointer-div, in -Wall). */
+#define SPEC_N(opts) ((int)(sizeof(opts) / sizeof *(opts)))
+
 typedef struct {
     int set;    /* 1 if given or defaulted, 0 if no default and not given */
     double num; /* SPEC_DOUBLE and SPEC_INT */

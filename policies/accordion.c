@@ -70,7 +70,6 @@ static const SpecOpt accordion_opts[] = {
                      "whose local norms decide: mean over workers, or rank 0 only (the published "
                      "code)"},
 };
-#define ACCORDION_N_OPTS ((int)(sizeof accordion_opts / sizeof *accordion_opts))
 
 static int accordion_batch_value(const PolicyContext *ctx, const char *key, double v, BwError *err)
 {
@@ -215,7 +214,7 @@ const PolicyOps policy_accordion_ops = {
               "(auto_scale.py, main.py)",
     .mode = POLICY_GRADIENT,
     .opts = accordion_opts,
-    .n_opts = ACCORDION_N_OPTS,
+    .n_opts = SPEC_N(accordion_opts),
     .state_size = sizeof(AccordionState),
     .init = accordion_init,
     .observe = accordion_observe,

@@ -103,7 +103,7 @@ const PolicyOps policy_adpsgd_ops = {
               "rule and constants are a bellows reconstruction)",
     .mode = POLICY_PERIODIC,
     .opts = adpsgd_opts,
-    .n_opts = (int)(sizeof adpsgd_opts / sizeof *adpsgd_opts),
+    .n_opts = SPEC_N(adpsgd_opts),
     .state_size = sizeof(AdpsgdState),
     .init = adpsgd_init,
     .observe = adpsgd_observe,

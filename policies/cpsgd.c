@@ -41,7 +41,7 @@ const PolicyOps policy_cpsgd_ops = {
               "Jiang & Agrawal, arXiv 2007.06134)",
     .mode = POLICY_PERIODIC,
     .opts = cpsgd_opts,
-    .n_opts = (int)(sizeof cpsgd_opts / sizeof *cpsgd_opts),
+    .n_opts = SPEC_N(cpsgd_opts),
     .state_size = sizeof(CpsgdState),
     .init = cpsgd_init,
     .decide = cpsgd_decide,

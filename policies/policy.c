@@ -1,7 +1,16 @@
 /* policy.c: the policy registry and the wrappers every caller goes through (SQLite VFS style:
  * the core parses and checks the spec, allocates the policy's zeroed state, supplies defaults
- * for the optional operations, and asserts that each decision is well formed). Adding a policy
- * is one new file and one line in policy_table. */
+ * for the optional operations, and asserts that each decision is well formed).
+ *
+ * Adding a policy NAME takes one new file and one line:
+ *   1. policies/NAME.c, opening with what the rule is and where it comes from, defining
+ *      `const PolicyOps policy_NAME_ops = {...}`: name, help, source, mode,
+ *      `.opts = OPTS, .n_opts = SPEC_N(OPTS)` if it has options, state_size, init and decide
+ *      (observe, describe, free_impl if needed; policy.h says what each must do);
+ *   2. the line POLICY(NAME) in policies/policies.def, where it should be listed.
+ * CMake compiles every .c file directly in policies/ by itself (not those of subfolders), and
+ * tests/test_policies.c runs every registered policy through its contract; policies/README.md
+ * has the details. */
 #include "policy_impl.h"
 
 #include <assert.h>
@@ -11,9 +20,17 @@
 
 #define POLICY_MAX_OPTS 16
 
+/* Every policy's ops, defined in its own policies/NAME.c, then the registry in the order of
+ * policies.def. */
+#define POLICY(name) extern const PolicyOps policy_##name##_ops;
+#include "policies.def"
+#undef POLICY
+
 static const PolicyOps *const policy_table[] = {
-    &policy_sync_ops,      &policy_static_ops,  &policy_accordion_ops, &policy_cpsgd_ops,
-    &policy_postlocal_ops, &policy_adacomm_ops, &policy_adpsgd_ops,    NULL,
+#define POLICY(name) &policy_##name##_ops,
+#include "policies.def"
+#undef POLICY
+    NULL,
 };
 
 const PolicyOps *const *policy_registry(void)

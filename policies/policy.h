@@ -1,8 +1,9 @@
 /* policy.h: the policy interface. A policy sees one observation per step and fills a decision:
  * the compression level of every layer, the global batch size, or (in periodic mode) whether to
  * average parameters after this step. Policies are plug-ins (a const PolicyOps with a name, a
- * help line, its source, and a table of options), registered in policy.c, and never see SimGrid
- * or compressor internals, so the same policy runs live and on a replayed trace.
+ * help line, its source, and a table of options), registered by one line in policies.def, and
+ * never see SimGrid or compressor internals, so the same policy runs live and on a replayed
+ * trace.
  *
  * Call order, per step t (the driver does it once, for all workers):
  *   policy_step(p, &obs_t, &d)   -> ops->observe(p, &obs_t); ops->decide(p, &obs_t, &d)
@@ -92,8 +93,8 @@ typedef struct {
     const char *source; /* paper and repository the rule comes from */
     PolicyMode mode;
     const SpecOpt *opts; /* its options, with defaults and help */
-    int n_opts;
-    size_t state_size; /* bytes of state the core allocates (zeroed) for p->state */
+    int n_opts;          /* SPEC_N(opts) */
+    size_t state_size;   /* bytes of state the core allocates (zeroed) for p->state */
     int (*init)(Policy *p, const SpecVal *vals, BwError *err);
     void (*observe)(Policy *p, const PolicyObs *obs);
     void (*decide)(Policy *p, const PolicyObs *obs, PolicyDecision *d);

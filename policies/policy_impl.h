@@ -1,18 +1,10 @@
-/* policy_impl.h: what the policy files share and the rest of bellows does not see: the
- * registered operation tables, level helpers, and the step clock of the periodic-averaging
- * policies. The public interface is policy.h. */
+/* policy_impl.h: what the policy files share and the rest of bellows does not see: level
+ * helpers and the step clock of the periodic-averaging policies. The public interface is
+ * policy.h; the registered policies are listed in policies.def. */
 #ifndef BELLOWS_POLICY_IMPL_H
 #define BELLOWS_POLICY_IMPL_H
 
 #include "policy.h"
-
-extern const PolicyOps policy_sync_ops;
-extern const PolicyOps policy_static_ops;
-extern const PolicyOps policy_accordion_ops;
-extern const PolicyOps policy_cpsgd_ops;
-extern const PolicyOps policy_postlocal_ops;
-extern const PolicyOps policy_adacomm_ops;
-extern const PolicyOps policy_adpsgd_ops;
 
 /* Sets every matrix layer to level and every vector to 0 (vectors always go dense). */
 void policy_set_levels(const PolicyContext *ctx, double level, PolicyDecision *d);

@@ -53,7 +53,7 @@ const PolicyOps policy_postlocal_ops = {
               "github.com/epfml/LocalSGD-Code (pcode/optim/local_sgd.py)",
     .mode = POLICY_PERIODIC,
     .opts = postlocal_opts,
-    .n_opts = (int)(sizeof postlocal_opts / sizeof *postlocal_opts),
+    .n_opts = SPEC_N(postlocal_opts),
     .state_size = sizeof(PostlocalState),
     .init = postlocal_init,
     .decide = postlocal_decide,

@@ -76,8 +76,6 @@ static int fp16_plan(const Compressor *c, const int *todo, int n, const double *
     return 1;
 }
 
-static const CompressorImpl IMPL = {fp16_init, fp16_reduce, fp16_free, fp16_plan};
-
 const CompressorOps comp_fp16_ops = {
     .name = "fp16",
     .help = "IEEE half precision on the wire: round each element to binary16, fp16 allreduce",
@@ -88,6 +86,9 @@ const CompressorOps comp_fp16_ops = {
     .level_min = 0,
     .level_max = 1,
     .opts = OPTS,
-    .n_opts = 1,
-    .impl = &IMPL,
+    .n_opts = SPEC_N(OPTS),
+    .init = fp16_init,
+    .reduce = fp16_reduce,
+    .plan = fp16_plan,
+    .free_state = fp16_free,
 };

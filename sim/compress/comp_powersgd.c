@@ -218,8 +218,6 @@ static int psgd_plan(const Compressor *c, const int *todo, int nt, const double 
     return 2;
 }
 
-static const CompressorImpl IMPL = {psgd_init, psgd_reduce, psgd_free, psgd_plan};
-
 const CompressorOps comp_powersgd_ops = {
     .name = "powersgd",
     .help = "rank-r low-rank approximation by one warm-started power iteration, error feedback",
@@ -234,6 +232,9 @@ const CompressorOps comp_powersgd_ops = {
     .level_max = 4096,
     .level_integer = 1,
     .opts = OPTS,
-    .n_opts = 2,
-    .impl = &IMPL,
+    .n_opts = SPEC_N(OPTS),
+    .init = psgd_init,
+    .reduce = psgd_reduce,
+    .plan = psgd_plan,
+    .free_state = psgd_free,
 };

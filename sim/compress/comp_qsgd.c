@@ -185,8 +185,6 @@ static int qsgd_plan(const Compressor *c, const int *todo, int n, const double *
     return 1;
 }
 
-static const CompressorImpl IMPL = {qsgd_init, qsgd_reduce, qsgd_free, qsgd_plan};
-
 const CompressorOps comp_qsgd_ops = {
     .name = "qsgd",
     .help = "stochastic quantisation to s levels of the layer's L2 norm, unbiased",
@@ -199,6 +197,9 @@ const CompressorOps comp_qsgd_ops = {
     .level_max = QSGD_MAX_LEVELS,
     .level_integer = 1,
     .opts = OPTS,
-    .n_opts = 1,
-    .impl = &IMPL,
+    .n_opts = SPEC_N(OPTS),
+    .init = qsgd_init,
+    .reduce = qsgd_reduce,
+    .plan = qsgd_plan,
+    .free_state = qsgd_free,
 };

@@ -113,8 +113,6 @@ static int randomk_plan(const Compressor *c, const int *todo, int n, const doubl
     return 1;
 }
 
-static const CompressorImpl IMPL = {randomk_init, randomk_reduce, randomk_free, randomk_plan};
-
 const CompressorOps comp_randomk_ops = {
     .name = "randomk",
     .help = "keep k = max(1, ceil(fraction n)) random entries, the same on every worker, "
@@ -127,6 +125,9 @@ const CompressorOps comp_randomk_ops = {
     .level_min = 0,
     .level_max = 1,
     .opts = OPTS,
-    .n_opts = 1,
-    .impl = &IMPL,
+    .n_opts = SPEC_N(OPTS),
+    .init = randomk_init,
+    .reduce = randomk_reduce,
+    .plan = randomk_plan,
+    .free_state = randomk_free,
 };

@@ -111,8 +111,6 @@ static int sign_plan(const Compressor *c, const int *todo, int n, const double *
     return 1;
 }
 
-static const CompressorImpl IMPL = {sign_init, sign_reduce, sign_free, sign_plan};
-
 const CompressorOps comp_signsgd_ops = {
     .name = "signsgd",
     .help = "EF-signSGD: the sign of each element (1 bit) times the layer's mean |value|, "
@@ -125,6 +123,9 @@ const CompressorOps comp_signsgd_ops = {
     .level_min = 0,
     .level_max = 1,
     .opts = OPTS,
-    .n_opts = 1,
-    .impl = &IMPL,
+    .n_opts = SPEC_N(OPTS),
+    .init = sign_init,
+    .reduce = sign_reduce,
+    .plan = sign_plan,
+    .free_state = sign_free,
 };

@@ -148,8 +148,6 @@ static int topk_plan(const Compressor *c, const int *todo, int n, const double *
     return 1;
 }
 
-static const CompressorImpl IMPL = {topk_init, topk_reduce, topk_free, topk_plan};
-
 const CompressorOps comp_topk_ops = {
     .name = "topk",
     .help = "keep the k = max(1, ceil(fraction n)) largest magnitudes of each matrix, error "
@@ -162,6 +160,9 @@ const CompressorOps comp_topk_ops = {
     .level_min = 0,
     .level_max = 1,
     .opts = OPTS,
-    .n_opts = 2,
-    .impl = &IMPL,
+    .n_opts = SPEC_N(OPTS),
+    .init = topk_init,
+    .reduce = topk_reduce,
+    .plan = topk_plan,
+    .free_state = topk_free,
 };

@@ -3,7 +3,16 @@
  * `bellows compressors` listing. Error feedback follows Karimireddy et al., "Error Feedback
  * Fixes SignSGD and other Gradient Compression Schemes", ICML 2019, Algorithm 2 (EF-SGD) in
  * gradient space, as epfml/powersgd's reducers do (gradient_reducers.py): M = g + e is
- * compressed and e' = M - C(M). A layer sent dense has C(M) = M, so its memory empties. */
+ * compressed and e' = M - C(M). A layer sent dense has C(M) = M, so its memory empties.
+ *
+ * Adding a compressor NAME takes one new file and one line:
+ *   1. sim/compress/comp_NAME.c, opening with what it is and the paper and code it follows,
+ *      defining `const CompressorOps comp_NAME_ops = {...}`: name, help, source, wire, level,
+ *      `.opts = OPTS, .n_opts = SPEC_N(OPTS)` if it has options, and its hooks (init, reduce,
+ *      plan, free_state; compress.h says what each must do, compress_impl.h what they share);
+ *   2. the line COMPRESSOR(NAME) in sim/compress/compressors.def, where it should be listed.
+ * CMake compiles every sim/compress/comp_*.c by itself, and tests/test_compress.c runs every
+ * registered compressor through its contract; add tests of the new one's own definition. */
 #include "compress_impl.h"
 #include "splitmix.h"
 
@@ -13,9 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every compressor's ops, defined in its own comp_NAME.c, then the registry in the order of
+ * compressors.def. */
+#define COMPRESSOR(name) extern const CompressorOps comp_##name##_ops;
+#include "compressors.def"
+#undef COMPRESSOR
+
 static const CompressorOps *const REGISTRY[] = {
-    &comp_none_ops,    &comp_fp16_ops, &comp_powersgd_ops, &comp_topk_ops,
-    &comp_randomk_ops, &comp_qsgd_ops, &comp_signsgd_ops,  NULL,
+#define COMPRESSOR(name) &comp_##name##_ops,
+#include "compressors.def"
+#undef COMPRESSOR
+    NULL,
 };
 
 const CompressorOps *const *compress_registry(void)
@@ -132,6 +149,62 @@ size_t comp_keep_count(double fraction, size_t n)
     return k > (double)n ? n : (size_t)k;
 }
 
+/* ---- the hooks: the core calls them only through these wrappers, which hold the asserts on
+ * what a plug-in declares and returns, and stand in for the optional hooks ---- */
+
+/* A plug-in's ops as the core relies on them; checked once per compress_create. */
+static void ops_assert_valid(const CompressorOps *ops)
+{
+    assert(ops->name && ops->help && ops->source && ops->wire);
+    assert(ops->n_opts >= 0 && ops->n_opts <= SPEC_MAX_KV && (ops->opts || !ops->n_opts));
+    assert(!ops->reduce == !ops->plan); /* the fast replay plans what reduce would send */
+    assert(compress_check_level(ops, ops->level_default, NULL, NULL) == BW_OK);
+    (void)ops; /* unused when NDEBUG */
+}
+
+/* Whether the plug-in compresses at all: without reduce every layer goes dense. */
+static int ops_compresses(const CompressorOps *ops)
+{
+    return ops->reduce != NULL;
+}
+
+static int ops_init(Compressor *c, const SpecVal *vals, BwError *err)
+{
+    if (!c->ops->init) return BW_OK; /* no options to read, no state */
+    int rc = c->ops->init(c, vals, err);
+    assert(rc == BW_OK || rc == BW_EUSAGE || rc == BW_ERUNTIME);
+    return rc;
+}
+
+static double ops_reduce(Compressor *c, Comm *comm, float *grads, int n, const double *levels)
+{
+    assert(ops_compresses(c->ops) && n >= 1);
+    double bytes = c->ops->reduce(c, comm, grads, c->todo, n, levels);
+    assert(isfinite(bytes) && bytes >= 0);
+    return bytes;
+}
+
+/* Plans into a buffer of its own, so a plug-in that writes too many messages trips the assert
+ * here instead of writing past the caller's room. */
+static int ops_plan(const Compressor *c, const int *todo, int n, const double *levels,
+                    CompressMsg *msgs, int room)
+{
+    assert(ops_compresses(c->ops) && n >= 1);
+    CompressMsg own[COMPRESS_MAX_MSGS];
+    int got = c->ops->plan(c, todo, n, levels, own);
+    assert(got >= 1 && got <= room);
+    memcpy(msgs, own, sizeof *own * (size_t)got);
+    return got;
+}
+
+static void ops_free_state(Compressor *c)
+{
+    if (c->ops->free_state)
+        c->ops->free_state(c);
+    else
+        free(c->state);
+}
+
 int compress_create(const char *spec, const char *flag, const LayerView *layers, int n_layers,
                     int world, int rank, unsigned long seed, Compressor **out, BwError *err)
 {
@@ -150,15 +223,14 @@ int compress_create(const char *spec, const char *flag, const LayerView *layers,
         return bw_fail(err, BW_EUSAGE, "%s: unknown compressor '%s' (known: %s)", flag, s.name,
                        known);
     }
+    ops_assert_valid(ops);
     SpecVal vals[SPEC_MAX_KV];
-    assert(ops->n_opts <= SPEC_MAX_KV);
     rc = spec_resolve(&s, ops->opts, ops->n_opts, vals, err);
     if (rc) return rc;
 
     Compressor *c = calloc(1, sizeof *c);
     if (!c) return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
     c->ops = ops;
-    c->impl = ops->impl;
     snprintf(c->spec, sizeof c->spec, "%s", spec);
     c->world = world;
     c->rank = rank;
@@ -179,12 +251,10 @@ int compress_create(const char *spec, const char *flag, const LayerView *layers,
     }
     c->dense = malloc(sizeof(float) * (c->n_params ? c->n_params : 1));
     if (!c->dense) goto oom;
-    if (c->impl && c->impl->init) {
-        rc = c->impl->init(c, vals, err);
-        if (rc) {
-            compress_free(c);
-            return rc;
-        }
+    rc = ops_init(c, vals, err);
+    if (rc) {
+        compress_free(c);
+        return rc;
     }
     *out = c;
     return BW_OK;
@@ -196,10 +266,7 @@ oom:
 void compress_free(Compressor *c)
 {
     if (!c) return;
-    if (c->impl && c->impl->free_state)
-        c->impl->free_state(c);
-    else
-        free(c->state);
+    ops_free_state(c);
     free(c->layers);
     free(c->todo);
     free(c->sizes);
@@ -222,7 +289,7 @@ const char *compress_spec(const Compressor *c)
  * allreduce). */
 static int compressed(const Compressor *c, int l, const double *levels)
 {
-    return c->impl && c->impl->reduce && c->layers[l].ndim == 2 && levels[l] != 0;
+    return ops_compresses(c->ops) && c->layers[l].ndim == 2 && levels[l] != 0;
 }
 
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
@@ -256,7 +323,7 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
             for (size_t i = 0, n = layer_size(v); i < n; i++) g[i] = c->dense[at++] / w;
         }
     }
-    if (n_todo) bytes += c->impl->reduce(c, comm, grads, c->todo, n_todo, levels);
+    if (n_todo) bytes += ops_reduce(c, comm, grads, n_todo, levels);
     c->step++;
     return bytes;
 }
@@ -273,10 +340,7 @@ int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs)
             n_dense += layer_size(&c->layers[l]);
     }
     if (n_dense) msgs[n++] = (CompressMsg){COMPRESS_ALLREDUCE_F32, n_dense};
-    if (n_todo) {
-        assert(c->impl->plan);
-        n += c->impl->plan(c, todo, n_todo, levels, msgs + n);
-    }
+    if (n_todo) n += ops_plan(c, todo, n_todo, levels, msgs + n, COMPRESS_MAX_MSGS - n);
     assert(n <= COMPRESS_MAX_MSGS);
     return n;
 }

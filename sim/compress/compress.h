@@ -1,8 +1,9 @@
 /* compress.h: gradient compressors with error feedback. A compressor reduces a worker's whole
  * gradient (the model's flat buffer, cut into layer views) across all workers through the
  * collectives, at a level per layer that the policy may change at any step, and keeps its own
- * per-worker error-feedback memory. Compressors are plug-ins (a const CompressorOps with a name,
- * help, source, level description and an option table), registered in compress.c.
+ * per-worker error-feedback memory. Compressors are plug-ins: one const CompressorOps each, its
+ * description and its typed hooks, registered by one line in compressors.def (compress.c says
+ * how to add one).
  *
  * compress_reduce, called by every rank from inside its actor with the same levels:
  *   - vectors (ndim 1) and layers at level 0 go dense fp32, in one fused allreduce;
@@ -24,6 +25,27 @@
 
 typedef struct Compressor Compressor;
 
+/* One collective call of compress_reduce: what it reduces and how big the message is. */
+typedef enum {
+    COMPRESS_ALLREDUCE_F32, /* coll_allreduce of count floats */
+    COMPRESS_ALLREDUCE_F16, /* coll_allreduce_f16 of count halves */
+    COMPRESS_ALLGATHER      /* coll_allgather of count bytes from every rank */
+} CompressCollective;
+
+typedef struct {
+    CompressCollective op;
+    size_t count; /* elements (allreduce) or bytes per rank (allgather) */
+} CompressMsg;
+
+#define COMPRESS_MAX_MSGS 8
+
+/* A compressor: its description (the listing, the level checks, the option table), then its
+ * hooks. The hooks are declared here because they are members of this one struct, but they are
+ * for the compressor's own file (comp_NAME.c): they work on struct Compressor and its helpers,
+ * which compress_impl.h keeps out of sight of everyone else, and only the wrappers in
+ * compress.c call them (asserting on what they return and standing in for the optional ones).
+ * Every other caller goes through compress_create, compress_reduce, compress_plan and
+ * compress_free. */
 typedef struct {
     const char *name;
     const char *help;
@@ -33,10 +55,24 @@ typedef struct {
     double level_default, level_min, level_max;
     int level_integer;
     const SpecOpt *opts;
-    int n_opts;
-    /* The implementation's hooks (a CompressorImpl, compress_impl.h), private to compress.c and
-     * its plug-in files. */
-    const void *impl;
+    int n_opts; /* SPEC_N(opts) */
+
+    /* Reads the resolved options (vals[i] for opts[i]), allocates c->state and the per-worker
+     * scratch, and calls comp_enable_memory if it keeps error feedback. On failure it returns
+     * the status, and free_state still runs on whatever it set up. NULL: nothing to set up. */
+    int (*init)(Compressor *c, const SpecVal *vals, BwError *err);
+    /* Reduces the layers todo[0..n) (matrices at nonzero levels, ascending, n >= 1) across the
+     * workers: on return grads holds their decoded mean (or what the variant defines) and the
+     * memory their new error. Every rank calls it with the same todo and levels. Returns the
+     * payload bytes handed to the collectives. NULL: the compressor sends every layer dense. */
+    double (*reduce)(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                     const double *levels);
+    /* The collectives reduce calls for todo[0..n) at these levels, in its order, written into
+     * msgs (room for COMPRESS_MAX_MSGS - 1: the dense allreduce may come first); returns how
+     * many. Given exactly when reduce is, and derived from the same size helpers. */
+    int (*plan)(const Compressor *c, const int *todo, int n, const double *levels,
+                CompressMsg *msgs);
+    void (*free_state)(Compressor *c); /* NULL: free(c->state) is enough */
 } CompressorOps;
 
 const CompressorOps *compress_find(const char *name);
@@ -55,20 +91,6 @@ void compress_free(Compressor *c); /* NULL is a no-op */
 int compress_check_level(const CompressorOps *ops, double level, const char *what, BwError *err);
 
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels);
-
-/* One collective call of compress_reduce: what it reduces and how big the message is. */
-typedef enum {
-    COMPRESS_ALLREDUCE_F32, /* coll_allreduce of count floats */
-    COMPRESS_ALLREDUCE_F16, /* coll_allreduce_f16 of count halves */
-    COMPRESS_ALLGATHER      /* coll_allgather of count bytes from every rank */
-} CompressCollective;
-
-typedef struct {
-    CompressCollective op;
-    size_t count; /* elements (allreduce) or bytes per rank (allgather) */
-} CompressMsg;
-
-#define COMPRESS_MAX_MSGS 8
 
 /* The collectives compress_reduce(c, ..., levels) calls, in its order, without touching any
  * data: their sizes depend only on the layers' shapes, the levels, the worker count and the

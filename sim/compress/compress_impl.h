@@ -1,8 +1,9 @@
 /* compress_impl.h: what the compressor core (compress.c) shares with its plug-in files
- * (comp_*.c) and with tests/test_compress.c; nothing else includes it.
- * A plug-in is a const CompressorOps whose impl points to a CompressorImpl. The core parses the
- * spec, allocates the Compressor, reduces the vectors and the level-0 layers dense in one fused
- * fp32 allreduce, and hands the other layers to impl->reduce. */
+ * (comp_*.c) and with tests/test_compress.c; nothing else includes it. A plug-in is one const
+ * CompressorOps whose hooks (declared there, in compress.h) work on the struct Compressor below
+ * with the helpers below. The core parses the spec, allocates the Compressor, reduces the
+ * vectors and the level-0 layers dense in one fused fp32 allreduce, and hands the other layers
+ * to the reduce hook. */
 #ifndef BELLOWS_COMPRESS_IMPL_H
 #define BELLOWS_COMPRESS_IMPL_H
 
@@ -13,27 +14,8 @@
 
 #include "compress.h"
 
-typedef struct {
-    /* Reads the resolved options (in the order of ops->opts), allocates c->state and the
-     * per-worker scratch, and calls comp_enable_memory if it keeps error feedback. NULL: none. */
-    int (*init)(Compressor *c, const SpecVal *vals, BwError *err);
-    /* Reduces the layers todo[0..n) (matrices at nonzero levels, ascending) across the workers:
-     * on return grads holds their decoded mean (or what the variant defines) and the memory
-     * their new error. Every rank calls it with the same todo and levels. Returns the payload
-     * bytes handed to the collectives. NULL: the compressor sends every layer dense. */
-    double (*reduce)(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
-                     const double *levels);
-    void (*free_state)(Compressor *c); /* NULL: free(c->state) is enough */
-    /* The collectives reduce calls for todo[0..n) at these levels, in its order, written into
-     * msgs (room for COMPRESS_MAX_MSGS); returns how many. Must be given with reduce, and
-     * derived from the same size helpers reduce uses. */
-    int (*plan)(const Compressor *c, const int *todo, int n, const double *levels,
-                CompressMsg *msgs);
-} CompressorImpl;
-
 struct Compressor {
     const CompressorOps *ops;
-    const CompressorImpl *impl;
     char spec[SPEC_MAX_TEXT]; /* name:k=v,... as given */
     int world, rank;
     unsigned long seed;
@@ -47,7 +29,7 @@ struct Compressor {
     float *dense;         /* [n_params] the fused dense allreduce */
     int *todo;            /* [n_layers] */
     size_t *sizes;        /* [world] scratch for coll_allgather */
-    void *state;          /* the plug-in's */
+    void *state;          /* the plug-in's: set by init, freed by free_state */
 };
 
 /* Allocates the error-feedback memory (zeros). BW_ERUNTIME when out of memory. */
@@ -90,8 +72,5 @@ int comp_qsgd_level_bits(int s);
 
 /* Bytes of one layer's QSGD message: the fp32 norm, then sign + level bits per element. */
 size_t comp_qsgd_layer_bytes(size_t n, int s);
-
-extern const CompressorOps comp_none_ops, comp_fp16_ops, comp_powersgd_ops, comp_topk_ops,
-    comp_randomk_ops, comp_qsgd_ops, comp_signsgd_ops;
 
 #endif
