@@ -401,7 +401,7 @@ static void role_label(const Repro *r, int exp, int s, int role, char *buf, size
         if (*p == ' ') *p = '-';
 }
 
-/* The roles of setting s whose first seed ran at the lower bandwidth: the plots' curves. */
+/* Whether a role's cell is drawn: its first seed ran at the lower bandwidth. */
 static int plotted(const Cell *c)
 {
     return c->first_run[0] && isfinite(c->time[0]);

@@ -76,7 +76,7 @@ static int run_job(Repro *r, int index)
     printf("\n## [%d/%d] %s %s: %s%s\n", index + 1, r->n_jobs, PAPERS_EXP_NAME[j->exp], j->folder,
            cmd, resume ? " --resume" : "");
     BwError err = {{0}};
-    int rc = sweep_in_child(argc, argv, &err);
+    int rc = sweep_in_child(argc, argv, &err); /* to become: cmd_sweep(argc, argv, &err) */
     if (rc && err.msg[0]) fprintf(stderr, "bellows: %s\n", err.msg);
     return rc;
 }
