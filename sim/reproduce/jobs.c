@@ -1,0 +1,156 @@
+/* jobs.c: the job lists of a reproduction. Each job is one `bellows sweep` command line over a
+ * paper's setting (its policies in their roles, both bandwidths, the seeds), with its folder
+ * under DIR/sweeps/; the flags every sweep shares follow from the setting's simulated model,
+ * the size (full, --quick, --smoke) and the fidelity rule's GPU rate and latency. */
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reproduce_internal.h"
+
+char *jobs_keep(Repro *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = r->pool + r->pool_used;
+    int n = vsnprintf(s, sizeof r->pool - r->pool_used, fmt, ap);
+    va_end(ap);
+    /* the job lists are fixed, so the pool's size is: running out is a bug */
+    assert(n >= 0 && (size_t)n + 1 <= sizeof r->pool - r->pool_used);
+    r->pool_used += (size_t)n + 1;
+    return s;
+}
+
+void jobs_seed_list(const Repro *r, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (int k = 0; k < r->seeds.n; k++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%d", k ? "," : "", r->seeds.v[k]);
+}
+
+/* The flags of a job of setting s: the simulated model, its schedule, the fidelity rule's GPU
+ * rate and latency, the bandwidths, the policies and seeds, and where it writes. */
+static void job_flags(Repro *r, Job *j, const Setting *s, int batch_x, const char *pol)
+{
+    const SimModel *sm = s->sim;
+    const Fidelity *fd = &r->fid[j->exp][j->setting];
+    int epochs = sm->epochs[r->size], d1, d2;
+    papers_decay_epochs(epochs, &d1, &d2);
+    char seeds[256];
+    jobs_seed_list(r, seeds, sizeof seeds);
+    char **a = j->argv;
+    int n = 0;
+    a[n++] = jobs_keep(r, "--model=%s", sm->model);
+    int samples = sm->train_samples[r->size];
+    if (samples < 60000) a[n++] = jobs_keep(r, "--train-samples=%d", samples);
+    if (sm->test_samples[r->size] < 10000)
+        a[n++] = jobs_keep(r, "--test-samples=%d", sm->test_samples[r->size]);
+    a[n++] = jobs_keep(r, "--workers=%d", sm->workers);
+    a[n++] = jobs_keep(r, "--batch=%d", batch_x * sm->batch);
+    a[n++] = jobs_keep(r, "--lr=%g", batch_x * sm->lr);
+    a[n++] = jobs_keep(r, "--epochs=%d", epochs);
+    a[n++] = jobs_keep(r, "--lr-schedule=step");
+    a[n++] = jobs_keep(r, "--lr-decay-epochs=%d,%d", d1, d2);
+    a[n++] = jobs_keep(r, "--target-accuracy=%g", sm->target[r->size]);
+    /* evaluations a few times an epoch, at the same sample counts for every policy of the
+     * sweep; a sweep whose batch changes (Accordion's batch mode) evaluates at epoch ends */
+    int steps_per_epoch = samples / (sm->workers * sm->batch * batch_x);
+    int batch_sweep = strstr(s->name, "-batch") != NULL;
+    a[n++] =
+        jobs_keep(r, "--eval-every=%d", batch_sweep ? 0 : steps_per_epoch / sm->evals_per_epoch);
+    a[n++] = jobs_keep(r, "--gpu-flops=%.6g", fd->gpu_flops);
+    a[n++] = jobs_keep(r, "--latency=%.6gs", fd->latency);
+    a[n++] = jobs_keep(r, "--bandwidth=%s,%s", PAPERS_BW[j->exp][0], PAPERS_BW[j->exp][1]);
+    a[n++] = jobs_keep(r, "--threads=1");
+    a[n++] = jobs_keep(r, "--policies=%s", pol);
+    a[n++] = jobs_keep(r, "--seeds=%s", seeds);
+    a[n++] = jobs_keep(r, "--jobs=%d", r->jobs);
+    a[n++] = jobs_keep(r, "--out=%s/sweeps/%s", r->out, j->folder);
+    if (r->no_plots) a[n++] = jobs_keep(r, "--no-plots");
+    j->argc = n;
+}
+
+/* A new job with the flags every sweep of (exp, setting) shares. */
+static Job *job_new(Repro *r, int exp, int setting, const char *folder, const char *const *policies,
+                    const int *roles, int n_pol, int batch_x)
+{
+    assert(r->n_jobs < MAX_JOBS && n_pol <= MAX_ROLES); /* the job lists are fixed */
+    Job *j = &r->job[r->n_jobs++];
+    memset(j, 0, sizeof *j);
+    j->exp = exp;
+    j->setting = setting;
+    snprintf(j->folder, sizeof j->folder, "%s", folder);
+    char pol[512] = "";
+    for (int k = 0; k < n_pol; k++) {
+        snprintf(j->policy[k], sizeof j->policy[k], "%s", policies[k]);
+        j->role[k] = roles[k];
+        snprintf(pol + strlen(pol), sizeof pol - strlen(pol), "%s%s", k ? "," : "", policies[k]);
+    }
+    j->n_pol = n_pol;
+    job_flags(r, j, papers_setting(exp, setting), batch_x, pol);
+    return j;
+}
+
+static void job_arg(Repro *r, Job *j, const char *arg)
+{
+    assert(j->argc < MAX_ARGV);
+    j->argv[j->argc++] = jobs_keep(r, "%s", arg);
+}
+
+/* Accordion's sweeps of setting s: roles low (critical level everywhere), high (normal level),
+ * accordion. */
+static void accordion_jobs(Repro *r, int s)
+{
+    const char *name = papers_setting(0, s)->name;
+    if (strstr(name, "-powersgd")) {
+        const char *pol[] = {"static:level=2", "static:level=1", "accordion"};
+        const int role[] = {0, 1, 2};
+        job_arg(r, job_new(r, 0, s, name, pol, role, 3, 1), "--compressor=powersgd");
+    } else if (strstr(name, "-topk")) {
+        const char *pol[] = {"static:level=0.99", "static:level=0.1", "accordion"};
+        const int role[] = {0, 1, 2};
+        job_arg(r, job_new(r, 0, s, name, pol, role, 3, 1), "--compressor=topk");
+    } else {
+        /* small batch and Accordion's batch mode share a sweep; the large batch (8x, the lr
+         * scaled linearly, as the driver scales it for Accordion) is its own */
+        const char *pol[] = {"sync", "accordion:mode=batch"};
+        const int role[] = {0, 2};
+        job_arg(r, job_new(r, 0, s, name, pol, role, 2, 1), "--compressor=none");
+        char folder[64];
+        snprintf(folder, sizeof folder, "%s-large", name);
+        const char *pol_l[] = {"sync"};
+        const int role_l[] = {1};
+        job_arg(r, job_new(r, 0, s, folder, pol_l, role_l, 1, 8), "--compressor=none");
+    }
+}
+
+void jobs_build(Repro *r)
+{
+    r->n_jobs = 0;
+    if (r->exp_on[0])
+        for (int s = 0; s < papers_n_settings(0); s++) accordion_jobs(r, s);
+    if (r->exp_on[1])
+        for (int s = 0; s < papers_n_settings(1); s++) {
+            const char *pol[] = {"sync",   "cpsgd:period=4", "cpsgd:period=16",
+                                 "adpsgd", "postlocal",      "adacomm"};
+            const int role[] = {0, 1, 2, 3, 4, 5};
+            job_arg(r, job_new(r, 1, s, papers_setting(1, s)->name, pol, role, 6, 1),
+                    "--compressor=none");
+        }
+    if (r->size) { /* --quick and --smoke: drop the cnn's sweeps */
+        int k = 0;
+        for (int i = 0; i < r->n_jobs; i++)
+            if (strcmp(papers_setting(r->job[i].exp, r->job[i].setting)->sim->model, "cnn") != 0)
+                r->job[k++] = r->job[i];
+        r->n_jobs = k;
+    }
+}
+
+/* The command line of a job, as a user would type it. */
+void jobs_command(const Job *j, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "bellows sweep");
+    for (int i = 0; i < j->argc && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, " %s", j->argv[i]);
+}

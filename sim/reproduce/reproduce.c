@@ -1,0 +1,246 @@
+/* reproduce.c: `bellows reproduce accordion|adpsgd|all`, the command: its flags, the checks on
+ * --out (a reproduction is never overwritten: --resume finishes one, --report-only rebuilds its
+ * report), running the jobs one after another, each a `bellows sweep` that resumes where it
+ * stopped, and the report at the end. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "outfile.h"
+#include "reproduce.h"
+#include "reproduce_internal.h"
+#include "sweep.h"
+#include "wallclock.h"
+
+static const char *const SIZE_FLAG[3] = {"", " --quick", " --smoke"};
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int has_sweeps(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweeps", dir);
+    return exists(path);
+}
+
+/* Runs `bellows sweep ARGV` in a child process and returns its status; the child prints its
+ * own error, so err stays empty. This exists only because cmd_sweep kept global state, which a
+ * second call in the same process would inherit: once cmd_sweep is re-entrant, run_job calls
+ * cmd_sweep(argc, argv, err) instead and this function goes. */
+static int sweep_in_child(int argc, char **argv, BwError *err)
+{
+    (void)err;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return BW_ERUNTIME;
+    if (pid == 0) {
+        BwError child_err = {{0}};
+        int rc = cmd_sweep(argc, argv, &child_err);
+        if (rc) fprintf(stderr, "bellows: %s\n", child_err.msg);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(rc);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return BW_ERUNTIME;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return BW_ERUNTIME;
+}
+
+/* Runs job `index`, resuming its sweep if --resume and it has started. Returns its status; a
+ * failed sweep's message is printed here, since the reproduction goes on without it. */
+static int run_job(Repro *r, int index)
+{
+    const Job *j = &r->job[index];
+    char sweep_json[4096];
+    snprintf(sweep_json, sizeof sweep_json, "%s/sweeps/%s/sweep.json", r->out, j->folder);
+    int resume = r->resume && exists(sweep_json);
+    char *argv[MAX_ARGV + 2];
+    int argc = 0;
+    for (int i = 0; i < j->argc; i++) argv[argc++] = j->argv[i];
+    if (resume) argv[argc++] = jobs_keep(r, "--resume");
+    argv[argc] = NULL;
+    char cmd[8192];
+    jobs_command(j, cmd, sizeof cmd);
+    printf("\n## [%d/%d] %s %s: %s%s\n", index + 1, r->n_jobs, PAPERS_EXP_NAME[j->exp], j->folder,
+           cmd, resume ? " --resume" : "");
+    BwError err = {{0}};
+    int rc = sweep_in_child(argc, argv, &err); /* to become: cmd_sweep(argc, argv, &err) */
+    if (rc && err.msg[0]) fprintf(stderr, "bellows: %s\n", err.msg);
+    return rc;
+}
+
+/* Runs every job, going on after a failed one. Returns the number that failed. */
+static int run_jobs(Repro *r)
+{
+    printf("# bellows reproduce %s%s: %d sweeps, seeds", r->what, SIZE_FLAG[r->size], r->n_jobs);
+    for (int k = 0; k < r->seeds.n; k++) printf("%s%d", k ? "," : " ", r->seeds.v[k]);
+    printf(", %d runs at a time, into %s/\n", r->jobs, r->out);
+    int failed = 0;
+    for (int i = 0; i < r->n_jobs; i++) {
+        int rc = run_job(r, i);
+        if (rc) {
+            fprintf(stderr, "bellows: reproduce: sweep %s failed (status %d); going on\n",
+                    r->job[i].folder, rc);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+/* The arguments without WHAT (the first one that is not a flag, into *what), with -j N and -jN
+ * spelled --jobs=N (in jobs_arg). Returns their number. */
+static int split_args(int argc, char **argv, char **args, int max, char *jobs_arg, size_t n,
+                      const char **what)
+{
+    int k = 0;
+    for (int i = 0; i < argc && k < max; i++) {
+        if (strcmp(argv[i], "-j") == 0 && i + 1 < argc) {
+            snprintf(jobs_arg, n, "--jobs=%s", argv[++i]);
+            args[k++] = jobs_arg;
+        } else if (strncmp(argv[i], "-j", 2) == 0 && argv[i][2]) {
+            snprintf(jobs_arg, n, "--jobs=%s", argv[i] + 2);
+            args[k++] = jobs_arg;
+        } else if (!*what && argv[i][0] != '-') {
+            *what = argv[i];
+        } else {
+            args[k++] = argv[i];
+        }
+    }
+    return k;
+}
+
+/* Parses the flags into r (WHAT into r->what). Returns BW_OK, CLI_HELP once --help is printed,
+ * or an error. */
+static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
+{
+    static const char *const ABOUT =
+        "Runs the headline experiments of a source paper as a fixed set of sweeps on "
+        "Fashion-MNIST and\nwrites DIR/report.md (the simulator's figures beside the paper's "
+        "claims, the scenario and the\nsweeps' command lines), DIR/<paper>.csv and DIR/plots/. "
+        "WHAT: accordion (Agarwal et al., MLSys 2021:\nstatic low/high compression and Accordion "
+        "with PowerSGD, TopK and batch sizes, on mlp and cnn,\nat 1 and 10 Gbps), adpsgd (Jiang & "
+        "Agrawal 2020: sync, CPSGD, ADPSGD, post-local SGD and\nAdaComm at 10 and 100 Gbps), or "
+        "all. The simulated GPU rate and latency keep each paper's\ncompute-to-communication "
+        "ratio (see the report). The full version trains 12 epochs (the mlp on\n60,000 samples, "
+        "the cnn on 12,800) with seeds 1,2,3; --quick trains the mlp only, 8 epochs on\n30,000 "
+        "samples, seeds 1,2; --smoke the mlp only, 2 epochs on 2,048 samples, seeds 1,2.";
+    CliOpt opts[] = {
+        {"quick", CLI_FLAG, &r->quick, NULL, NULL,
+         "the short version: mlp only, 8 epochs on 30,000 samples, seeds 1,2 (unless --seeds)", 0,
+         0, NULL, 0, 0},
+        {"smoke", CLI_FLAG, &r->smoke, NULL, NULL,
+         "a check of the machinery, not of the papers: mlp, 2 epochs on 2,048 samples", 0, 0, NULL,
+         0, 0},
+        {"seeds", CLI_INT_LIST, &r->seeds, NULL, NULL,
+         "seeds of every scenario (default 1,2,3; --quick: 1,2)", 0, 2147483647, NULL, 0, 0},
+        {"jobs", CLI_INT, &r->jobs, "0", "runs", "runs at a time (0: one per core)", 0, 256, NULL,
+         0, 0},
+        {"out", CLI_STRING, &r->out, NULL, "DIR", "report folder (default: runs/reproduce-WHAT)", 0,
+         0, NULL, 0, 0},
+        {"resume", CLI_FLAG, &r->resume, NULL, NULL,
+         "finish an interrupted reproduction in --out (each sweep resumes)", 0, 0, NULL, 0, 0},
+        {"report-only", CLI_FLAG, &r->report_only, NULL, NULL,
+         "rebuild the report from the sweeps already in --out, running nothing", 0, 0, NULL, 0, 0},
+        {"no-plots", CLI_FLAG, &r->no_plots, NULL, NULL, "no gnuplot plots", 0, 0, NULL, 0, 0},
+    };
+    const int n_opts = (int)(sizeof opts / sizeof *opts);
+    char *args[256], jobs_arg[64];
+    int n = split_args(argc, argv, args, 255, jobs_arg, sizeof jobs_arg, &r->what);
+    int rc = cli_parse("bellows reproduce", opts, n_opts, NULL, n, args, NULL, err);
+    if (rc == CLI_HELP)
+        cli_print_help(stdout, "bellows reproduce accordion|adpsgd|all [flags]", ABOUT, opts,
+                       n_opts);
+    return rc;
+}
+
+/* What the flags imply: the experiments, the size, the seeds, the runs at a time, the folder;
+ * and whether --out fits --resume and --report-only. */
+static int check_flags(Repro *r, BwError *err)
+{
+    if (!r->what)
+        return bw_fail(err, BW_EUSAGE,
+                       "reproduce: say what to reproduce: accordion, adpsgd or all");
+    int all = strcmp(r->what, "all") == 0;
+    r->exp_on[0] = all || strcmp(r->what, "accordion") == 0;
+    r->exp_on[1] = all || strcmp(r->what, "adpsgd") == 0;
+    if (!r->exp_on[0] && !r->exp_on[1])
+        return bw_fail(err, BW_EUSAGE, "reproduce: '%s': expected accordion, adpsgd or all",
+                       r->what);
+    r->size = r->smoke ? 2 : r->quick ? 1 : 0;
+    if (r->seeds.n == 0) {
+        r->seeds.n = r->size ? 2 : 3;
+        for (int k = 0; k < r->seeds.n; k++) r->seeds.v[k] = k + 1;
+    }
+    for (int i = 0; i < r->seeds.n; i++)
+        for (int j = 0; j < i; j++)
+            if (r->seeds.v[i] == r->seeds.v[j])
+                return bw_fail(err, BW_EUSAGE, "--seeds: %d is listed twice", r->seeds.v[i]);
+    if (r->jobs == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        r->jobs = cores > 0 ? (int)cores : 1;
+    }
+    if (!r->out) {
+        snprintf(r->out_default, sizeof r->out_default, "runs/reproduce-%s", r->what);
+        r->out = r->out_default;
+    }
+    if (r->report_only && !has_sweeps(r->out))
+        return bw_fail(err, BW_EUSAGE, "--report-only: %s holds no sweeps (no %s/sweeps)", r->out,
+                       r->out);
+    if (!r->report_only && !r->resume && has_sweeps(r->out))
+        return bw_fail(err, BW_EUSAGE,
+                       "--out %s already holds a reproduction: finish it with --resume, rebuild "
+                       "its report with --report-only, or choose another folder",
+                       r->out);
+    return BW_OK;
+}
+
+/* Derives each setting's simulated GPU rate and latency, then the jobs that use them. */
+static int plan_jobs(Repro *r, BwError *err)
+{
+    for (int e = 0; e < N_EXPS; e++)
+        for (int s = 0; r->exp_on[e] && s < papers_n_settings(e); s++) {
+            int rc =
+                papers_fidelity(papers_paper(e), papers_setting(e, s)->sim, &r->fid[e][s], err);
+            if (rc) return rc;
+        }
+    jobs_build(r);
+    return BW_OK;
+}
+
+static int reproduce(Repro *r, int argc, char **argv, BwError *err)
+{
+    int rc = parse_flags(r, argc, argv, err);
+    if (rc == CLI_HELP) return BW_OK;
+    if (rc || (rc = check_flags(r, err)) || (rc = plan_jobs(r, err)) ||
+        (rc = outdir_create(r->out, err)))
+        return rc;
+    double t0 = wallclock_s();
+    int failed = r->report_only ? 0 : run_jobs(r);
+    if ((rc = report_write(r, err))) return rc;
+    printf("\n# wrote %s/report.md (%.1f wall min)\n", r->out, (wallclock_s() - t0) / 60);
+    if (failed)
+        return bw_fail(err, BW_ERUNTIME, "reproduce: %d sweep(s) failed; the report holds the rest",
+                       failed);
+    return BW_OK;
+}
+
+int cmd_reproduce(int argc, char **argv, BwError *err)
+{
+    Repro *r = calloc(1, sizeof *r); /* large (the cells): not on the stack */
+    if (!r) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
+    int rc = reproduce(r, argc, argv, err);
+    free(r);
+    return rc;
+}

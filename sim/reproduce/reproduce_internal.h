@@ -1,0 +1,123 @@
+/* reproduce_internal.h: what the files of sim/reproduce/ share, and nothing else includes. A
+ * reproduction (Repro) is created by cmd_reproduce, filled by the flags, the papers' settings
+ * (papers.c) and the job lists (jobs.c), run, and read back into cells for the report (cells.c,
+ * report.c). Experiments are indexed 0 (Accordion) and 1 (ADPSGD). */
+#ifndef BELLOWS_REPRODUCE_INTERNAL_H
+#define BELLOWS_REPRODUCE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "status.h"
+
+#define MAX_SEEDS    CLI_LIST_MAX
+#define MAX_ROLES    6
+#define MAX_BWS      2
+#define MAX_SETTINGS 8
+#define MAX_JOBS     16
+#define MAX_ARGV     64
+#define N_EXPS       2
+
+/* A paper's setting, for its compute-to-communication ratio. */
+typedef struct {
+    const char *what, *source;
+    double params;       /* parameters (fp32 gradients) */
+    double flops_sample; /* flops of one sample's forward and backward pass */
+    double gpu_flops;    /* sustained flop/s of one GPU */
+    const char *gpu;
+    int workers, batch; /* per-worker batch */
+    double latency;     /* link latency [s] */
+    const char *latency_source;
+} PaperSetting;
+
+/* The simulated counterpart of a model: what bellows trains. Arrays: full, --quick, --smoke. */
+typedef struct {
+    const char *model;
+    int train_samples[3], test_samples[3]; /* 0: all */
+    int evals_per_epoch;
+    int workers, batch;
+    double lr;
+    int epochs[3];
+    double target[3];
+} SimModel;
+
+/* One row of an experiment: a simulated model, compared under the paper's roles. */
+typedef struct {
+    const char *name;  /* "mlp-powersgd" */
+    const char *label; /* "mlp, PowerSGD rank 2 / 1" */
+    const SimModel *sim;
+    const char *roles[MAX_ROLES];
+    int n_roles;
+    double paper_acc[MAX_ROLES]; /* the authors' logs, NaN when none */
+} Setting;
+
+/* The step's proportions in the paper, and the simulated GPU rate and latency that keep them. */
+typedef struct {
+    double p_compute, p_comm, p_alpha; /* paper: compute, dense ring bandwidth term, latency term */
+    double s_params, s_flops, s_compute, s_comm, gpu_flops, latency; /* simulated */
+} Fidelity;
+
+/* One sweep of an experiment: its folder, its flags, and the role of each of its policies. */
+typedef struct {
+    int exp;     /* 0 accordion, 1 adpsgd */
+    int setting; /* index into the experiment's settings */
+    char folder[64];
+    char *argv[MAX_ARGV]; /* strings in the reproduction's pool */
+    int argc;
+    int n_pol;
+    char policy[MAX_ROLES][64];
+    int role[MAX_ROLES];
+} Job;
+
+/* One (experiment, setting, role, bandwidth): a value per seed (NaN: missing or not reached). */
+typedef struct {
+    int n, diverged;
+    double final[MAX_SEEDS], tta[MAX_SEEDS], bytes[MAX_SEEDS], time[MAX_SEEDS];
+    double compute[MAX_SEEDS], comm[MAX_SEEDS], wait[MAX_SEEDS], steps[MAX_SEEDS];
+    double tta_step[MAX_SEEDS], tta_bytes[MAX_SEEDS];
+    char policy[64];
+    char first_run[512]; /* the first seed's run folder, from DIR */
+} Cell;
+
+/* A reproduction: the flags, what they imply, the jobs and, once read, the results. */
+typedef struct {
+    const char *what; /* accordion, adpsgd or all */
+    const char *out;  /* the report folder */
+    int quick, smoke, size, jobs, resume, report_only, no_plots, exp_on[N_EXPS];
+    CliIntList seeds;
+    Fidelity fid[N_EXPS][MAX_SETTINGS]; /* per experiment and setting */
+    Job job[MAX_JOBS];
+    int n_jobs;
+    char pool[32768]; /* the jobs' argument strings (jobs_keep) */
+    size_t pool_used;
+    char out_default[64];
+    Cell cells[N_EXPS][MAX_SETTINGS][MAX_ROLES][MAX_BWS];
+} Repro;
+
+/* papers.c */
+extern const char *const PAPERS_EXP_NAME[N_EXPS];    /* "accordion", "adpsgd" */
+extern const char *const PAPERS_BW[N_EXPS][MAX_BWS]; /* the bandwidths of each experiment */
+const PaperSetting *papers_paper(int exp);           /* the paper's own setting */
+const Setting *papers_setting(int exp, int s);       /* s < papers_n_settings(exp) */
+int papers_n_settings(int exp);
+void papers_decay_epochs(int epochs, int *a, int *b); /* --lr-decay-epochs of a run */
+int papers_fidelity(const PaperSetting *ps, const SimModel *sm, Fidelity *fd, BwError *err);
+
+/* jobs.c */
+char *jobs_keep(Repro *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void jobs_build(Repro *r);
+void jobs_command(const Job *j, char *buf, size_t n);
+void jobs_seed_list(const Repro *r, char *buf, size_t n);
+
+/* cells.c */
+int cells_read(Repro *r); /* every job's sweep.csv into r->cells; returns the runs read */
+double cells_mean(const Repro *r, const double *v, int *k);
+double cells_sd(const Repro *r, const double *v);
+double cells_ratio(const Repro *r, const double *a, const double *b);
+void cells_regimes(const Repro *r, const char *run_dir, char *buf, size_t n);
+
+/* report.c */
+int report_write(Repro *r, BwError *err);
+
+#endif
