@@ -123,48 +123,28 @@ static double sim_now(void)
     return S.fast ? S.now : simgrid_get_clock();
 }
 
-/* ---- replay: a model that is only the trace's layer table ---- */
-
-static const TraceHeader *REPLAY_HEADER;
-
-static int replay_setup(Model *m, BwError *err)
+/* Replay: the model is only the trace's layer table (a matrix per 2-D entry, a vector where
+ * cols is 1) at the trace's cost per sample; it is never trained. */
+static int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err)
 {
-    const TraceHeader *h = REPLAY_HEADER;
     if (h->n_layers > MODEL_MAX_LAYERS)
         return bw_fail(err, BW_EUSAGE, "--trace: %d layers, at most %d", h->n_layers,
                        MODEL_MAX_LAYERS);
-    size_t at = 0;
+    LayerView layers[MODEL_MAX_LAYERS];
     for (int l = 0; l < h->n_layers; l++) {
-        LayerView *v = &m->layers[l];
+        LayerView *v = &layers[l];
         snprintf(v->name, sizeof v->name, "%s", h->layers[l].name);
-        v->offset = at;
         v->rows = h->layers[l].rows;
         v->cols = h->layers[l].cols;
         v->ndim = v->cols == 1 ? 1 : 2;
-        at += layer_size(v);
     }
-    m->n_layers = h->n_layers;
-    m->n_params = at;
-    return BW_OK;
+    return model_create_from_layers(layers, h->n_layers, h->flops_per_sample, seed, out, err);
 }
-
-static double replay_flops(const Model *m)
-{
-    (void)m;
-    return REPLAY_HEADER->flops_per_sample;
-}
-
-static const ModelOps REPLAY_MODEL = {.name = "trace",
-                                      .help = "the layer table of a replayed trace",
-                                      .setup = replay_setup,
-                                      .flops_per_sample = replay_flops};
 
 static int make_model(const RunConfig *cfg, Model **out, BwError *err)
 {
     if (!cfg->replay) return model_create(cfg->model, &cfg->mc, cfg->tc.seed, out, err);
-    REPLAY_HEADER = &cfg->replay->h;
-    ModelConfig mc = model_config_default();
-    return model_create(&REPLAY_MODEL, &mc, cfg->tc.seed, out, err);
+    return replay_model_create(&cfg->replay->h, cfg->tc.seed, out, err);
 }
 
 /* Samples per worker per epoch: the data's shard, or what the trace's epochs held. */
