@@ -273,9 +273,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
                      .loss = 1,
                      .grad_norm_rank0 = zeros,
                      .grad_norm_mean = zeros};
-    PolicyDecision d;
-    memset(&d, 0, sizeof d);
-    d.batch = ctx.batch;
+    PolicyDecision d; /* policy_step resets it and sets its batch */
     policy_step(p, &obs, &d);
     rc = check_decision(cfg, m, compress_find(ctx.compressor), &d, p->ops->mode == POLICY_PERIODIC,
                         err);
@@ -557,9 +555,7 @@ static void rendezvous_leader(void)
     if (S.averaged_prev) S.res->steps[S.res->n_steps - 1].variance = S.variance_prev;
     if (S.trace) record_trace_step(&obs, st);
     S.averaged_prev = 0;
-    PolicyDecision d;
-    memset(&d, 0, sizeof d);
-    d.batch = st->b * P;
+    PolicyDecision d; /* policy_step resets it and sets its batch */
     policy_step(S.pol, &obs, &d);
     policy_describe(S.pol, S.state, sizeof S.state);
     int rc = check_decision(cfg, m0, S.cops, &d, S.periodic, &S.err);
