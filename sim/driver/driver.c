@@ -36,7 +36,11 @@
 
 enum { STOP_NO, STOP_DONE, STOP_DIVERGED, STOP_TARGET, STOP_ERROR };
 
+typedef struct DriverRun DriverRun;
+
 typedef struct {
+    DriverRun *run; /* the simulation it belongs to */
+    int rank;
     Model *model;
     Sgd opt;
     Compressor *comp;
@@ -63,8 +67,8 @@ typedef struct {
     double lr;
 } StepState;
 
-/* The state shared by all workers of the one simulation in this process. */
-static struct {
+/* One simulation: the state its workers share, passed by pointer to everything that runs it. */
+struct DriverRun {
     const RunConfig *cfg;
     RunResult *res;
     int P;
@@ -115,12 +119,12 @@ static struct {
     /* the fast replay: no SimGrid; the simulated clock is kept here */
     int fast;
     double now;
-} S;
+};
 
 /* Simulated seconds since the start. */
-static double sim_now(void)
+static double sim_now(const DriverRun *run)
 {
-    return S.fast ? S.now : simgrid_get_clock();
+    return run->fast ? run->now : simgrid_get_clock();
 }
 
 /* Replay: the model is only the trace's layer table (a matrix per 2-D entry, a vector where
@@ -341,42 +345,43 @@ static void layer_norms_and_sum(const Model *m, double *norms, float *gsum)
 
 /* The step's learning rate: the schedule at the epoch progress, scaled linearly with the global
  * batch when a policy changes it (Goyal et al. 2017, "Accurate, Large Minibatch SGD"). */
-static double lr_for(int epoch, int pos, int b)
+static double lr_for(const DriverRun *run, int epoch, int pos, int b)
 {
-    const RunConfig *cfg = S.cfg;
-    double lr = lr_at(&cfg->tc.lr, epoch + (double)pos / S.shard, (double)S.shard / b);
-    return lr * (double)b / S.b0;
+    const RunConfig *cfg = run->cfg;
+    double lr = lr_at(&cfg->tc.lr, epoch + (double)pos / run->shard, (double)run->shard / b);
+    return lr * (double)b / run->b0;
 }
 
 /* Replay: the trace's evaluation after `steps` steps, or NULL. Asked with steps that never
  * decrease, so a cursor walks the (ordered) evaluations once over the whole replay. */
-static const TraceEval *trace_eval_at(long steps)
+static const TraceEval *trace_eval_at(DriverRun *run, long steps)
 {
-    const Trace *t = S.cfg->replay;
-    while (S.eval_cursor < t->n_evals && t->evals[S.eval_cursor].step < steps) S.eval_cursor++;
-    if (S.eval_cursor < t->n_evals && t->evals[S.eval_cursor].step == steps)
-        return &t->evals[S.eval_cursor];
+    const Trace *t = run->cfg->replay;
+    while (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step < steps)
+        run->eval_cursor++;
+    if (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step == steps)
+        return &t->evals[run->eval_cursor];
     return NULL;
 }
 
-static void record_eval(Model *m, const StepState *st, double now)
+static void record_eval(DriverRun *run, Model *m, const StepState *st, double now)
 {
-    RunResult *res = S.res;
+    RunResult *res = run->res;
     const TraceEval *te_replay = NULL;
-    if (S.cfg->replay && !(te_replay = trace_eval_at(st ? st->step + 1 : 0))) return;
-    if (res->n_evals == S.cap_evals) {
-        S.cap_evals = S.cap_evals ? 2 * S.cap_evals : 64;
-        res->evals = realloc(res->evals, sizeof *res->evals * (size_t)S.cap_evals);
+    if (run->cfg->replay && !(te_replay = trace_eval_at(run, st ? st->step + 1 : 0))) return;
+    if (res->n_evals == run->cap_evals) {
+        run->cap_evals = run->cap_evals ? 2 * run->cap_evals : 64;
+        res->evals = realloc(res->evals, sizeof *res->evals * (size_t)run->cap_evals);
         assert(res->evals);
     }
     EvalRow *e = &res->evals[res->n_evals++];
     memset(e, 0, sizeof *e);
     e->sim_time_s = now;
-    e->epoch = st ? st->epoch + S.epoch_end : 0;
+    e->epoch = st ? st->epoch + run->epoch_end : 0;
     e->step = st ? st->step + 1 : 0;
-    e->train_loss = st ? S.loss_mean : NAN;
-    e->bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent;
-    snprintf(e->state, sizeof e->state, "%s", st ? S.state : "start");
+    e->train_loss = st ? run->loss_mean : NAN;
+    e->bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent;
+    snprintf(e->state, sizeof e->state, "%s", st ? run->state : "start");
     BwError err;
     double w0 = wallclock_s();
     int eval_rc = BW_OK;
@@ -384,8 +389,8 @@ static void record_eval(Model *m, const StepState *st, double now)
         e->test_accuracy = te_replay->test_accuracy;
         e->test_loss = te_replay->test_loss;
     } else {
-        eval_rc = model_evaluate(m, S.cfg->test->x, S.cfg->test->y, S.cfg->test->n,
-                                 S.cfg->test->dim, &e->test_loss, &e->test_accuracy, &err);
+        eval_rc = model_evaluate(m, run->cfg->test->x, run->cfg->test->y, run->cfg->test->n,
+                                 run->cfg->test->dim, &e->test_loss, &e->test_accuracy, &err);
     }
     res->wall_model_s += wallclock_s() - w0;
     if (eval_rc != BW_OK) {
@@ -393,65 +398,65 @@ static void record_eval(Model *m, const StepState *st, double now)
         e->test_loss = NAN;
     }
     if (!(e->test_accuracy <= res->best_accuracy)) res->best_accuracy = e->test_accuracy;
-    if (S.trace && isfinite(e->test_accuracy)) {
+    if (run->trace && isfinite(e->test_accuracy)) {
         TraceEval te = {
             .step = e->step, .test_accuracy = e->test_accuracy, .test_loss = e->test_loss};
-        if (S.has_pending) /* written after the step it follows */
-            S.queued_eval = te, S.has_queued_eval = 1;
+        if (run->has_pending) /* written after the step it follows */
+            run->queued_eval = te, run->has_queued_eval = 1;
         else
-            trace_write_eval(S.trace, &te);
+            trace_write_eval(run->trace, &te);
     }
     res->final_accuracy = e->test_accuracy;
-    if (S.cfg->target_accuracy > 0 && isnan(res->time_to_accuracy_s) &&
-        e->test_accuracy >= S.cfg->target_accuracy) {
+    if (run->cfg->target_accuracy > 0 && isnan(res->time_to_accuracy_s) &&
+        e->test_accuracy >= run->cfg->target_accuracy) {
         res->time_to_accuracy_s = now;
-        S.target_hit = 1;
+        run->target_hit = 1;
     }
 }
 
 /* Accordion's signal at an epoch's end: per layer, ||(1/T) sum_t g_t|| of every worker's
  * local gradients over the epoch's T steps; rank 0's and the mean over workers. */
-static void epoch_norms(const Model *m0)
+static void epoch_norms(DriverRun *run, const Model *m0)
 {
     for (int l = 0; l < m0->n_layers; l++) {
         const LayerView *v = &m0->layers[l];
         double mean = 0;
-        for (int w = 0; w < S.P; w++) {
-            const float *g = S.w[w].gsum + v->offset;
+        for (int w = 0; w < run->P; w++) {
+            const float *g = run->w[w].gsum + v->offset;
             double s = 0;
             for (size_t i = 0; i < layer_size(v); i++) s += (double)g[i] * g[i];
-            double norm = sqrt(s) / (double)S.epoch_steps;
-            if (w == 0) S.epoch_norm_rank0[l] = norm;
-            mean += norm / S.P;
+            double norm = sqrt(s) / (double)run->epoch_steps;
+            if (w == 0) run->epoch_norm_rank0[l] = norm;
+            mean += norm / run->P;
         }
-        S.epoch_norm_mean[l] = mean;
+        run->epoch_norm_mean[l] = mean;
     }
 }
 
 /* Writes the step record held back, and the evaluation that followed it. */
-static void flush_trace(void)
+static void flush_trace(DriverRun *run)
 {
-    if (S.has_pending) trace_write_step(S.trace, &S.pending);
-    if (S.has_queued_eval) trace_write_eval(S.trace, &S.queued_eval);
-    S.has_pending = S.has_queued_eval = 0;
+    if (run->has_pending) trace_write_step(run->trace, &run->pending);
+    if (run->has_queued_eval) trace_write_eval(run->trace, &run->queued_eval);
+    run->has_pending = run->has_queued_eval = 0;
 }
 
 /* The trace's record of this step; the previous one is written now that its averaging's
  * variance (if any) is known. */
-static void record_trace_step(const PolicyObs *obs, const StepState *st)
+static void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st)
 {
-    if (S.has_pending && obs->averaged) {
-        S.pending.has_variance = 1;
-        S.pending.param_variance = obs->param_variance;
+    if (run->has_pending && obs->averaged) {
+        run->pending.has_variance = 1;
+        run->pending.param_variance = obs->param_variance;
     }
-    flush_trace();
-    TraceStep *t = &S.pending;
+    flush_trace(run);
+    TraceStep *t = &run->pending;
     memset(t, 0, sizeof *t);
-    int n = S.w[0].model->n_layers;
+    int n = run->w[0].model->n_layers;
     t->step = st->step;
     t->epoch = st->epoch;
     t->epoch_end = obs->epoch_end;
-    t->batch = st->b * S.P;
+    t->batch = st->b * run->P;
     t->lr = st->lr;
     t->loss = obs->loss;
     memcpy(t->grad_norms, obs->grad_norm_mean, sizeof(double) * (size_t)n);
@@ -461,54 +466,55 @@ static void record_trace_step(const PolicyObs *obs, const StepState *st)
         memcpy(t->epoch_norms, obs->epoch_norm_mean, sizeof(double) * (size_t)n);
         t->has_epoch_norms = 1;
     }
-    S.has_pending = 1;
+    run->has_pending = 1;
 }
 
 /* Run by the last worker to reach the current step's rendezvous, before anyone is released:
  * the observation, the policy's decision, and the next step's shared state. */
-static void rendezvous_leader(void)
+static void rendezvous_leader(DriverRun *run)
 {
-    const RunConfig *cfg = S.cfg;
-    const int P = S.P;
-    const Model *m0 = S.w[0].model;
-    const StepState *st = &S.cur;
+    const RunConfig *cfg = run->cfg;
+    const int P = run->P;
+    const Model *m0 = run->w[0].model;
+    const StepState *st = &run->cur;
     double loss = 0;
     int finite = 1;
     for (int w = 0; w < P; w++) {
-        loss += S.w[w].loss;
-        finite &= isfinite(S.w[w].loss);
+        loss += run->w[w].loss;
+        finite &= isfinite(run->w[w].loss);
     }
-    S.loss_mean = loss / P;
+    run->loss_mean = loss / P;
     if (!finite) {
-        S.stop = STOP_DIVERGED;
-        snprintf(S.res->message, sizeof S.res->message,
+        run->stop = STOP_DIVERGED;
+        snprintf(run->res->message, sizeof run->res->message,
                  "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
-                 st->epoch + 1, st->step, S.loss_mean);
+                 st->epoch + 1, st->step, run->loss_mean);
         return;
     }
-    if (S.target_hit && cfg->stop_at_target) {
-        S.stop = STOP_TARGET;
+    if (run->target_hit && cfg->stop_at_target) {
+        run->stop = STOP_TARGET;
         return;
     }
     for (int l = 0; l < m0->n_layers; l++) {
         double s = 0;
-        for (int w = 0; w < P; w++) s += S.w[w].norms[l];
-        S.grad_norm_rank0[l] = S.w[0].norms[l];
-        S.grad_norm_mean[l] = s / P;
+        for (int w = 0; w < P; w++) s += run->w[w].norms[l];
+        run->grad_norm_rank0[l] = run->w[0].norms[l];
+        run->grad_norm_mean[l] = s / P;
     }
     const Trace *tr = cfg->replay;
     const TraceStep *ts = tr ? &tr->steps[st->step] : NULL;
     if (tr)
-        S.epoch_end = ts->epoch_end || st->step + 1 == tr->n_steps ||
-                      tr->steps[st->step + 1].epoch != ts->epoch;
+        run->epoch_end = ts->epoch_end || st->step + 1 == tr->n_steps ||
+                         tr->steps[st->step + 1].epoch != ts->epoch;
     else
-        S.epoch_end = st->pos + 2 * st->b > S.shard;
-    S.epoch_steps++;
-    if (S.epoch_end && S.want_norms) {
-        epoch_norms(m0);
+        run->epoch_end = st->pos + 2 * st->b > run->shard;
+    run->epoch_steps++;
+    if (run->epoch_end && run->want_norms) {
+        epoch_norms(run, m0);
         double sq = 0;
-        for (int l = 0; l < m0->n_layers; l++) sq += S.epoch_norm_mean[l] * S.epoch_norm_mean[l];
-        RunResult *res = S.res;
+        for (int l = 0; l < m0->n_layers; l++)
+            sq += run->epoch_norm_mean[l] * run->epoch_norm_mean[l];
+        RunResult *res = run->res;
         res->epoch_norm =
             realloc(res->epoch_norm, sizeof(double) * (size_t)(res->n_epoch_norms + 1));
         res->epoch_last_step =
@@ -524,8 +530,8 @@ static void rendezvous_leader(void)
     int lr_decayed = 0;
     if (tr && st->epoch_start && st->epoch > 0) /* a replay: an lr at least halved since the
                                                     previous epoch's start counts as a decay */
-        lr_decayed = st->lr <= 0.5 * S.epoch_first_lr;
-    if (st->epoch_start) S.epoch_first_lr = st->lr;
+        lr_decayed = st->lr <= 0.5 * run->epoch_first_lr;
+    if (st->epoch_start) run->epoch_first_lr = st->lr;
     if (!tr && st->epoch_start && st->epoch > 0 && cfg->tc.lr.kind == LR_STEP)
         for (int i = 0; i < cfg->tc.lr.n_milestones; i++)
             lr_decayed |=
@@ -533,38 +539,38 @@ static void rendezvous_leader(void)
     PolicyObs obs = {.step = st->step,
                      .epoch = st->epoch,
                      .epoch_start = st->epoch_start,
-                     .epoch_end = S.epoch_end,
+                     .epoch_end = run->epoch_end,
                      .lr_decayed = lr_decayed,
                      .lr = st->lr,
-                     .loss = S.loss_mean,
-                     .grad_norm_rank0 = S.grad_norm_rank0,
-                     .grad_norm_mean = S.grad_norm_mean,
-                     .averaged = S.averaged_prev,
-                     .param_variance = S.averaged_prev ? S.variance_prev : 0,
-                     .sim_time_s = sim_now(),
-                     .bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent,
-                     .epoch_norm_rank0 = S.epoch_end ? S.epoch_norm_rank0 : NULL,
-                     .epoch_norm_mean = S.epoch_end ? S.epoch_norm_mean : NULL};
+                     .loss = run->loss_mean,
+                     .grad_norm_rank0 = run->grad_norm_rank0,
+                     .grad_norm_mean = run->grad_norm_mean,
+                     .averaged = run->averaged_prev,
+                     .param_variance = run->averaged_prev ? run->variance_prev : 0,
+                     .sim_time_s = sim_now(run),
+                     .bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent,
+                     .epoch_norm_rank0 = run->epoch_end ? run->epoch_norm_rank0 : NULL,
+                     .epoch_norm_mean = run->epoch_end ? run->epoch_norm_mean : NULL};
     if (tr) { /* the trace's signals; its last variance stands in when this replay averages
                  where the recorded run did not */
         obs.epoch_norm_rank0 = obs.epoch_norm_mean = ts->has_epoch_norms ? ts->epoch_norms : NULL;
         if (st->step > 0 && tr->steps[st->step - 1].has_variance)
-            S.trace_variance = tr->steps[st->step - 1].param_variance;
-        obs.param_variance = S.averaged_prev ? S.trace_variance : 0;
+            run->trace_variance = tr->steps[st->step - 1].param_variance;
+        obs.param_variance = run->averaged_prev ? run->trace_variance : 0;
     }
-    if (S.averaged_prev) S.res->steps[S.res->n_steps - 1].variance = S.variance_prev;
-    if (S.trace) record_trace_step(&obs, st);
-    S.averaged_prev = 0;
+    if (run->averaged_prev) run->res->steps[run->res->n_steps - 1].variance = run->variance_prev;
+    if (run->trace) record_trace_step(run, &obs, st);
+    run->averaged_prev = 0;
     PolicyDecision d; /* policy_step resets it and sets its batch */
-    policy_step(S.pol, &obs, &d);
-    policy_describe(S.pol, S.state, sizeof S.state);
-    int rc = check_decision(cfg, m0, S.cops, &d, S.periodic, &S.err);
+    policy_step(run->pol, &obs, &d);
+    policy_describe(run->pol, run->state, sizeof run->state);
+    int rc = check_decision(cfg, m0, run->cops, &d, run->periodic, &run->err);
     if (rc) {
-        S.stop = STOP_ERROR;
-        S.err_status = rc;
+        run->stop = STOP_ERROR;
+        run->err_status = rc;
         return;
     }
-    S.dec = d;
+    run->dec = d;
     /* the next step (every worker has gathered this step's batch already) */
     if (tr) { /* the next step is the trace's */
         int last = st->step + 1 == tr->n_steps;
@@ -576,80 +582,81 @@ static void rendezvous_leader(void)
             next.b = nx->batch / P > 0 ? nx->batch / P : 1;
             next.lr = nx->lr;
         }
-        S.eval_due = trace_eval_at(st->step + 1) != NULL;
-        S.cur = next;
-        S.stop = last ? STOP_DONE : STOP_NO;
+        run->eval_due = trace_eval_at(run, st->step + 1) != NULL;
+        run->cur = next;
+        run->stop = last ? STOP_DONE : STOP_NO;
         return;
     }
     /* A new batch that no longer fits in what is left of this epoch waits for the next one, so
      * an epoch ends only where the policy was told it would (obs.epoch_end). */
-    S.batch_wanted = d.batch / P;
+    run->batch_wanted = d.batch / P;
     StepState next = {
-        .step = st->step + 1, .epoch = st->epoch, .pos = st->pos + st->b, .b = S.batch_wanted};
-    if (!S.epoch_end && next.pos + next.b > S.shard) next.b = st->b;
-    if (S.epoch_end) {
+        .step = st->step + 1, .epoch = st->epoch, .pos = st->pos + st->b, .b = run->batch_wanted};
+    if (!run->epoch_end && next.pos + next.b > run->shard) next.b = st->b;
+    if (run->epoch_end) {
         next.epoch++;
         next.pos = 0;
         next.epoch_start = 1;
-        next.b = S.batch_wanted;
+        next.b = run->batch_wanted;
     }
     int last = next.epoch == cfg->tc.epochs;
-    S.eval_due = last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : S.epoch_end);
+    run->eval_due =
+        last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : run->epoch_end);
     if (next.epoch_start) {
-        if (!last) dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, S.perm);
-        if (S.want_norms)
-            for (int w = 0; w < P; w++) memset(S.w[w].gsum, 0, sizeof(float) * m0->n_params);
-        S.epoch_steps = 0;
+        if (!last) dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, run->perm);
+        if (run->want_norms)
+            for (int w = 0; w < P; w++) memset(run->w[w].gsum, 0, sizeof(float) * m0->n_params);
+        run->epoch_steps = 0;
     }
-    next.lr = lr_for(next.epoch, next.pos, next.b);
-    S.cur = next;
-    S.stop = last ? STOP_DONE : STOP_NO; /* STOP_DONE: this step is the last one */
+    next.lr = lr_for(run, next.epoch, next.pos, next.b);
+    run->cur = next;
+    run->stop = last ? STOP_DONE : STOP_NO; /* STOP_DONE: this step is the last one */
 }
 
-static void add_step_row(const StepState *st, const Worker *w0, int averaged)
+static void add_step_row(DriverRun *run, const StepState *st, const Worker *w0, int averaged)
 {
-    RunResult *res = S.res;
-    if (res->n_steps == S.cap_steps) {
-        S.cap_steps = S.cap_steps ? 2 * S.cap_steps : 1024;
-        res->steps = realloc(res->steps, sizeof *res->steps * (size_t)S.cap_steps);
+    RunResult *res = run->res;
+    if (res->n_steps == run->cap_steps) {
+        run->cap_steps = run->cap_steps ? 2 * run->cap_steps : 1024;
+        res->steps = realloc(res->steps, sizeof *res->steps * (size_t)run->cap_steps);
         assert(res->steps);
     }
     StepRow *r = &res->steps[res->n_steps++];
     memset(r, 0, sizeof *r);
     r->step = st->step;
     r->epoch = st->epoch;
-    r->batch = st->b * S.P;
+    r->batch = st->b * run->P;
     r->lr = st->lr;
-    r->loss = S.loss_mean;
-    r->end_s = sim_now();
+    r->loss = run->loss_mean;
+    r->end_s = sim_now(run);
     r->compute_s = w0->step_compute_s;
     r->comm_s = w0->step_comm_s;
     r->wait_s = w0->step_wait_s;
-    r->bytes = coll_stats(S.comm, 0)->bytes_sent;
+    r->bytes = coll_stats(run->comm, 0)->bytes_sent;
     r->averaged = averaged; /* the variance is filled in at the next rendezvous */
-    r->period = S.dec.period;
+    r->period = run->dec.period;
     int matrices = 0;
     for (int l = 0; l < w0->model->n_layers; l++)
         if (w0->model->layers[l].ndim == 2) {
-            r->level_mean += S.dec.level[l];
+            r->level_mean += run->dec.level[l];
             matrices++;
         }
-    if (matrices && !S.periodic)
+    if (matrices && !run->periodic)
         r->level_mean /= matrices;
     else
         r->level_mean = 0;
-    snprintf(r->state, sizeof r->state, "%s", S.state);
+    snprintf(r->state, sizeof r->state, "%s", run->state);
 }
 
 /* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
  * variance mean_w of it is handed to the policy at the next step). */
-static void average_parameters(int rank, Worker *me)
+static void average_parameters(DriverRun *run, int rank, Worker *me)
 {
     Model *m = me->model;
     const size_t n = m->n_params;
     memcpy(me->before, m->params, n * sizeof(float));
-    coll_allreduce(S.comm, rank, m->params, n);
-    const float inv = 1.0f / (float)S.P;
+    coll_allreduce(run->comm, rank, m->params, n);
+    const float inv = 1.0f / (float)run->P;
     double d2 = 0;
     for (size_t i = 0; i < n; i++) {
         m->params[i] *= inv;
@@ -659,12 +666,12 @@ static void average_parameters(int rank, Worker *me)
     me->sq_dist = d2;
 }
 
-static void progress_line(const StepState *st)
+static void progress_line(const DriverRun *run, const StepState *st)
 {
-    const RunResult *res = S.res;
+    const RunResult *res = run->res;
     double acc = res->n_evals ? res->evals[res->n_evals - 1].test_accuracy : NAN;
-    fprintf(stderr, "\r\033[K[%s] epoch %d/%d  step %ld  sim %.3fs  acc %.4f", S.cfg->label,
-            st->epoch + 1, S.cfg->tc.epochs, st->step + 1, sim_now(), acc);
+    fprintf(stderr, "\r\033[K[%s] epoch %d/%d  step %ld  sim %.3fs  acc %.4f", run->cfg->label,
+            st->epoch + 1, run->cfg->tc.epochs, st->step + 1, sim_now(run), acc);
     fflush(stderr);
 }
 
@@ -708,33 +715,35 @@ static double step_flops(const RunConfig *cfg, double flops_per_sample, int b, d
 /* Once every worker has averaged: the variance the policy sees at the next step and steps.csv
  * reports. A replay trains no parameters, so its variance is the trace's latest measurement up
  * to this step (what the policy is shown), not that of the stand-in replicas. */
-static void averaging_done(const StepState *st)
+static void averaging_done(DriverRun *run, const StepState *st)
 {
-    const Trace *tr = S.cfg->replay;
+    const Trace *tr = run->cfg->replay;
     if (tr) {
         const TraceStep *ts = &tr->steps[st->step];
-        S.variance_prev = ts->has_variance ? ts->param_variance : S.trace_variance;
+        run->variance_prev = ts->has_variance ? ts->param_variance : run->trace_variance;
     } else {
         double v = 0;
-        for (int w = 0; w < S.P; w++) v += S.w[w].sq_dist;
-        S.variance_prev = v / S.P;
+        for (int w = 0; w < run->P; w++) v += run->w[w].sq_dist;
+        run->variance_prev = v / run->P;
     }
-    S.averaged_prev = 1;
-    S.avg_deposits = 0;
-    S.res->averagings++;
+    run->averaged_prev = 1;
+    run->avg_deposits = 0;
+    run->res->averagings++;
 }
 
 static void worker_main(int argc, char **argv)
 {
-    assert(argc == 2);
-    const int rank = atoi(argv[1]), P = S.P;
-    const RunConfig *cfg = S.cfg;
-    Worker *me = &S.w[rank];
+    (void)argc;
+    (void)argv;
+    Worker *me = sg_actor_self_get_data();
+    DriverRun *run = me->run;
+    const int rank = me->rank, P = run->P;
+    const RunConfig *cfg = run->cfg;
     Model *m = me->model;
     const double flops_per_sample = model_flops_per_sample(m);
     double levels[MODEL_MAX_LAYERS];
     for (;;) {
-        const StepState st = S.cur;
+        const StepState st = run->cur;
         /* real forward and backward on this worker's part of the global batch */
         if (!cfg->replay && st.b > me->cap) {
             me->cap = st.b;
@@ -747,12 +756,12 @@ static void worker_main(int argc, char **argv)
             replay_gradient(m, me, &cfg->replay->steps[st.step], rank);
         } else {
             for (int j = 0; j < st.b; j++)
-                me->idx[j] = dataset_shard_index(S.perm, P, rank, st.pos + j);
+                me->idx[j] = dataset_shard_index(run->perm, P, rank, st.pos + j);
             double w0 = wallclock_s();
             dataset_gather(cfg->train, me->idx, st.b, me->x, me->y);
             me->loss = model_forward_backward(m, me->x, me->y, st.b);
-            S.res->wall_model_s += wallclock_s() - w0;
-            if (S.want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
+            run->res->wall_model_s += wallclock_s() - w0;
+            if (run->want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
         }
 
         /* simulated compute */
@@ -768,32 +777,33 @@ static void worker_main(int argc, char **argv)
         me->step_compute_s = t1 - t0;
 
         /* rendezvous: the last to arrive runs the policy for everyone */
-        if (++S.arrived == P) {
-            S.arrived = 0;
-            rendezvous_leader();
+        if (++run->arrived == P) {
+            run->arrived = 0;
+            rendezvous_leader(run);
         }
-        sg_barrier_wait(S.bar);
+        sg_barrier_wait(run->bar);
         double t2 = simgrid_get_clock();
         me->step_wait_s = t2 - t1;
         me->compute_s += me->step_compute_s;
         me->wait_s += me->step_wait_s;
-        if (S.stop == STOP_DIVERGED || S.stop == STOP_TARGET || S.stop == STOP_ERROR) break;
-        const int last = S.stop == STOP_DONE;
+        if (run->stop == STOP_DIVERGED || run->stop == STOP_TARGET || run->stop == STOP_ERROR)
+            break;
+        const int last = run->stop == STOP_DONE;
 
         /* communication and the update */
         int averaged = 0;
-        if (!S.periodic) {
-            for (int l = 0; l < m->n_layers; l++) levels[l] = S.dec.level[l];
-            compress_reduce(me->comp, S.comm, m->grads, levels);
+        if (!run->periodic) {
+            for (int l = 0; l < m->n_layers; l++) levels[l] = run->dec.level[l];
+            compress_reduce(me->comp, run->comm, m->grads, levels);
             double w1 = wallclock_s();
             if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
-            S.res->wall_model_s += wallclock_s() - w1;
+            run->res->wall_model_s += wallclock_s() - w1;
         } else {
             double w1 = wallclock_s();
             if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
-            S.res->wall_model_s += wallclock_s() - w1;
-            if (S.dec.average) {
-                average_parameters(rank, me);
+            run->res->wall_model_s += wallclock_s() - w1;
+            if (run->dec.average) {
+                average_parameters(run, rank, me);
                 averaged = 1;
             }
         }
@@ -802,27 +812,27 @@ static void worker_main(int argc, char **argv)
         me->comm_s += me->step_comm_s;
 
         /* the variance at this averaging, for the policy at the next step */
-        if (averaged && ++S.avg_deposits == P) averaging_done(&st);
-        if (rank == 0) add_step_row(&st, me, averaged);
+        if (averaged && ++run->avg_deposits == P) averaging_done(run, &st);
+        if (rank == 0) add_step_row(run, &st, me, averaged);
 
         /* evaluation, free in simulated time */
-        if (S.eval_due) {
-            if (!S.periodic) {
-                if (rank == 0) record_eval(m, &st, t3);
+        if (run->eval_due) {
+            if (!run->periodic) {
+                if (rank == 0) record_eval(run, m, &st, t3);
             } else {
-                for (size_t i = 0; i < m->n_params; i++) S.eval_acc[i] += m->params[i];
-                if (++S.eval_deposits == P) {
-                    Model *e = S.eval_model;
+                for (size_t i = 0; i < m->n_params; i++) run->eval_acc[i] += m->params[i];
+                if (++run->eval_deposits == P) {
+                    Model *e = run->eval_model;
                     for (size_t i = 0; i < m->n_params; i++) {
-                        e->params[i] = (float)(S.eval_acc[i] / P);
-                        S.eval_acc[i] = 0;
+                        e->params[i] = (float)(run->eval_acc[i] / P);
+                        run->eval_acc[i] = 0;
                     }
-                    S.eval_deposits = 0;
-                    record_eval(e, &st, simgrid_get_clock());
+                    run->eval_deposits = 0;
+                    record_eval(run, e, &st, simgrid_get_clock());
                 }
             }
         }
-        if (rank == 0 && cfg->progress && (st.step % 10 == 0 || last)) progress_line(&st);
+        if (rank == 0 && cfg->progress && (st.step % 10 == 0 || last)) progress_line(run, &st);
         if (last) break;
     }
 }
@@ -846,58 +856,59 @@ static double charge(Comm *comm, const CompressMsg *msg)
  * the compute time, the rendezvous (no waiting: everyone arrives at once), then the messages
  * compress_plan lists for the decided levels (or the parameter averaging), each charged the
  * analytic backend's own time and bytes (coll_charge_*), so every figure equals the actors'. */
-static void replay_fast(void)
+static void replay_fast(DriverRun *run)
 {
-    const RunConfig *cfg = S.cfg;
-    Worker *me = &S.w[0];
+    const RunConfig *cfg = run->cfg;
+    Worker *me = &run->w[0];
     const Model *m = me->model;
     const double speed_flops = cfg->cluster.gpu_flops; /* every generated host's speed */
     const double flops_per_sample = model_flops_per_sample(m);
     for (;;) {
-        const StepState st = S.cur;
+        const StepState st = run->cur;
         const TraceStep *ts = &cfg->replay->steps[st.step];
-        for (int w = 0; w < S.P; w++) replay_observation(&S.w[w], ts, m->n_layers, w);
-        const double t0 = S.now;
-        S.now = t0 + step_flops(cfg, flops_per_sample, st.b, speed_flops, 0) / speed_flops;
-        const double t1 = S.now;
+        for (int w = 0; w < run->P; w++) replay_observation(&run->w[w], ts, m->n_layers, w);
+        const double t0 = run->now;
+        run->now = t0 + step_flops(cfg, flops_per_sample, st.b, speed_flops, 0) / speed_flops;
+        const double t1 = run->now;
         me->step_compute_s = t1 - t0;
-        rendezvous_leader();
+        rendezvous_leader(run);
         me->step_wait_s = 0;
         me->compute_s += me->step_compute_s;
         me->wait_s += me->step_wait_s;
-        if (S.stop == STOP_DIVERGED || S.stop == STOP_TARGET || S.stop == STOP_ERROR) break;
-        const int last = S.stop == STOP_DONE;
+        if (run->stop == STOP_DIVERGED || run->stop == STOP_TARGET || run->stop == STOP_ERROR)
+            break;
+        const int last = run->stop == STOP_DONE;
 
         int averaged = 0;
-        if (!S.periodic) {
+        if (!run->periodic) {
             CompressMsg msgs[COMPRESS_MAX_MSGS];
-            int n = compress_plan(me->comp, S.dec.level, msgs);
-            for (int i = 0; i < n; i++) S.now += charge(S.comm, &msgs[i]);
-        } else if (S.dec.average) {
-            S.now += coll_charge_allreduce(S.comm, m->n_params, sizeof(float));
+            int n = compress_plan(me->comp, run->dec.level, msgs);
+            for (int i = 0; i < n; i++) run->now += charge(run->comm, &msgs[i]);
+        } else if (run->dec.average) {
+            run->now += coll_charge_allreduce(run->comm, m->n_params, sizeof(float));
             averaged = 1;
         }
-        const double t3 = S.now;
+        const double t3 = run->now;
         me->step_comm_s = t3 - t1;
         me->comm_s += me->step_comm_s;
-        if (averaged) averaging_done(&st);
-        add_step_row(&st, me, averaged);
-        if (S.eval_due) record_eval(NULL, &st, t3);
-        if (cfg->progress && (st.step % 10 == 0 || last)) progress_line(&st);
+        if (averaged) averaging_done(run, &st);
+        add_step_row(run, &st, me, averaged);
+        if (run->eval_due) record_eval(run, NULL, &st, t3);
+        if (cfg->progress && (st.step % 10 == 0 || last)) progress_line(run, &st);
         if (last) break;
     }
-    for (int w = 1; w < S.P; w++) { /* every worker's books are rank 0's */
-        S.w[w].compute_s = me->compute_s;
-        S.w[w].comm_s = me->comm_s;
-        S.w[w].wait_s = me->wait_s;
+    for (int w = 1; w < run->P; w++) { /* every worker's books are rank 0's */
+        run->w[w].compute_s = me->compute_s;
+        run->w[w].comm_s = me->comm_s;
+        run->w[w].wait_s = me->wait_s;
     }
 }
 
-static void free_workers(void)
+static void free_workers(DriverRun *run)
 {
-    if (!S.w) return;
-    for (int w = 0; w < S.P; w++) {
-        Worker *me = &S.w[w];
+    if (!run->w) return;
+    for (int w = 0; w < run->P; w++) {
+        Worker *me = &run->w[w];
         model_free(me->model);
         sgd_free(&me->opt);
         compress_free(me->comp);
@@ -909,8 +920,8 @@ static void free_workers(void)
         free(me->gsum);
         free(me->gtemplate);
     }
-    free(S.w);
-    S.w = NULL;
+    free(run->w);
+    run->w = NULL;
 }
 
 int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
@@ -918,38 +929,43 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     int rc = driver_check(cfg, err);
     if (rc) return rc;
     memset(res, 0, sizeof *res);
-    memset(&S, 0, sizeof S);
     res->time_to_accuracy_s = NAN;
     res->best_accuracy = NAN;
     res->final_accuracy = NAN;
     snprintf(res->policy_spec, sizeof res->policy_spec, "%s", cfg->policy);
     snprintf(res->compressor_spec, sizeof res->compressor_spec, "%s", cfg->compressor);
     const int P = cfg->cluster.workers;
-    S.cfg = cfg;
-    S.res = res;
-    S.P = P;
-    S.shard = shard_of(cfg);
-    S.b0 = cfg->tc.batch;
+    DriverRun *run = calloc(1, sizeof *run);
+    if (!run) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    run->cfg = cfg;
+    run->res = res;
+    run->P = P;
+    run->shard = shard_of(cfg);
+    run->b0 = cfg->tc.batch;
 
-    S.fast = driver_replay_fast(cfg, res->replay_engine_why, sizeof res->replay_engine_why);
-    if (cfg->replay) res->replay_engine = S.fast ? "fast" : "actors";
+    run->fast = driver_replay_fast(cfg, res->replay_engine_why, sizeof res->replay_engine_why);
+    if (cfg->replay) res->replay_engine = run->fast ? "fast" : "actors";
 
     res->cluster = cfg->cluster;
-    if (!S.fast && (rc = engine_load_cluster(&res->cluster, err))) return rc;
-    S.comm = S.fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
-                    : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
-    S.w = calloc((size_t)P, sizeof *S.w);
-    S.perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
-    if (!S.comm || !S.w || !S.perm) {
+    if (!run->fast && (rc = engine_load_cluster(&res->cluster, err))) goto done;
+    run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
+                          : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    run->w = calloc((size_t)P, sizeof *run->w);
+    run->perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
+    for (int w = 0; run->w && w < P; w++) {
+        run->w[w].run = run;
+        run->w[w].rank = w;
+    }
+    if (!run->comm || !run->w || !run->perm) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", P);
         goto done;
     }
-    if (S.fast && (rc = make_model(cfg, &S.w[0].model, err)) == BW_OK)
+    if (run->fast && (rc = make_model(cfg, &run->w[0].model, err)) == BW_OK)
         /* rank 0's layer table, and its compressor for the message plans */
-        rc = compress_create(cfg->compressor, "--compressor", S.w[0].model->layers,
-                             S.w[0].model->n_layers, P, 0, cfg->tc.seed, &S.w[0].comp, err);
-    for (int w = 0; w < P && rc == BW_OK && !S.fast; w++) {
-        Worker *me = &S.w[w];
+        rc = compress_create(cfg->compressor, "--compressor", run->w[0].model->layers,
+                             run->w[0].model->n_layers, P, 0, cfg->tc.seed, &run->w[0].comp, err);
+    for (int w = 0; w < P && rc == BW_OK && !run->fast; w++) {
+        Worker *me = &run->w[w];
         if ((rc = make_model(cfg, &me->model, err)) ||
             (rc = sgd_init(&me->opt, me->model->n_params, cfg->tc.sgd, err)) ||
             (rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
@@ -978,26 +994,26 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
             gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 4099 + (uint64_t)w + 1));
     }
     if (rc) goto done;
-    const Model *m0 = S.w[0].model;
+    const Model *m0 = run->w[0].model;
     PolicyContext ctx;
-    fill_context(&ctx, cfg, m0, S.shard);
-    if ((rc = policy_create(cfg->policy, "--policy", &ctx, &S.pol, err))) goto done;
-    S.cops = compress_find(ctx.compressor);
-    S.periodic = S.pol->ops->mode == POLICY_PERIODIC;
-    res->policy_mode = S.pol->ops->mode;
+    fill_context(&ctx, cfg, m0, run->shard);
+    if ((rc = policy_create(cfg->policy, "--policy", &ctx, &run->pol, err))) goto done;
+    run->cops = compress_find(ctx.compressor);
+    run->periodic = run->pol->ops->mode == POLICY_PERIODIC;
+    res->policy_mode = run->pol->ops->mode;
     res->n_params = m0->n_params;
     res->flops_per_sample = model_flops_per_sample(m0);
-    if (!S.fast) { /* the model evaluated (a replay's evaluations are the trace's) */
-        if ((rc = make_model(cfg, &S.eval_model, err))) goto done;
-        S.eval_acc = calloc(m0->n_params, sizeof(double));
-        if (!S.eval_acc) {
+    if (!run->fast) { /* the model evaluated (a replay's evaluations are the trace's) */
+        if ((rc = make_model(cfg, &run->eval_model, err))) goto done;
+        run->eval_acc = calloc(m0->n_params, sizeof(double));
+        if (!run->eval_acc) {
             rc = bw_fail(err, BW_ERUNTIME, "out of memory");
             goto done;
         }
-        S.bar = sg_barrier_init((unsigned)P);
+        run->bar = sg_barrier_init((unsigned)P);
     }
     /* a replay takes its norms from the trace */
-    S.want_norms = !cfg->replay && (S.pol->ops->needs_grad_norms || cfg->record_trace);
+    run->want_norms = !cfg->replay && (run->pol->ops->needs_grad_norms || cfg->record_trace);
     if (cfg->record_trace) {
         TraceHeader h;
         memset(&h, 0, sizeof h);
@@ -1009,7 +1025,7 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         h.batch = cfg->tc.batch;
         h.flops_per_sample = model_flops_per_sample(m0);
         h.epochs = cfg->tc.epochs;
-        h.steps_per_epoch = S.shard / cfg->tc.batch;
+        h.steps_per_epoch = run->shard / cfg->tc.batch;
         snprintf(h.lr_schedule, sizeof h.lr_schedule, "%s", lr_kind_name(cfg->tc.lr.kind));
         h.lr_base = cfg->tc.lr.base_lr;
         h.n_layers = m0->n_layers;
@@ -1018,92 +1034,93 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
             h.layers[l].rows = m0->layers[l].rows;
             h.layers[l].cols = m0->layers[l].cols;
         }
-        if ((rc = trace_writer_open(cfg->record_trace, &h, &S.trace, err))) goto done;
+        if ((rc = trace_writer_open(cfg->record_trace, &h, &run->trace, err))) goto done;
     }
 
     /* the untrained model at time 0, then the first step */
-    snprintf(S.state, sizeof S.state, "start");
-    record_eval(S.eval_model, NULL, 0.0);
+    snprintf(run->state, sizeof run->state, "start");
+    record_eval(run, run->eval_model, NULL, 0.0);
     if (cfg->replay) {
         const TraceStep *t0 = &cfg->replay->steps[0];
-        S.cur = (StepState){.epoch = t0->epoch,
-                            .b = t0->batch / P > 0 ? t0->batch / P : 1,
-                            .epoch_start = 1,
-                            .lr = t0->lr};
+        run->cur = (StepState){.epoch = t0->epoch,
+                               .b = t0->batch / P > 0 ? t0->batch / P : 1,
+                               .epoch_start = 1,
+                               .lr = t0->lr};
         res->accuracy_from_trace = 1;
     } else {
-        dataset_epoch_order(cfg->train->n, cfg->tc.seed, 0, S.perm);
-        S.cur = (StepState){.b = S.b0, .epoch_start = 1};
-        S.cur.lr = lr_for(0, 0, S.b0);
+        dataset_epoch_order(cfg->train->n, cfg->tc.seed, 0, run->perm);
+        run->cur = (StepState){.b = run->b0, .epoch_start = 1};
+        run->cur.lr = lr_for(run, 0, 0, run->b0);
     }
 
-    if (S.fast) {
-        replay_fast();
+    if (run->fast) {
+        replay_fast(run);
     } else {
         for (int w = 0; w < P; w++) {
-            char name[32], arg[16];
+            char name[32];
             snprintf(name, sizeof name, "worker%d", w);
-            snprintf(arg, sizeof arg, "%d", w);
-            char *argv[] = {name, arg, NULL};
-            sg_actor_create(name, engine_host(w), worker_main, 2, argv);
+            char *argv[] = {name, NULL};
+            sg_actor_t actor = sg_actor_init(name, engine_host(w));
+            sg_actor_set_data(actor, &run->w[w]);
+            sg_actor_start(actor, worker_main, 1, argv);
         }
         simgrid_run();
     }
     if (cfg->progress) fputs("\r\033[K", stderr);
 
-    if (S.stop == STOP_ERROR) {
-        rc = S.err_status;
-        *err = S.err;
+    if (run->stop == STOP_ERROR) {
+        rc = run->err_status;
+        *err = run->err;
         goto done;
     }
-    if (S.trace) {
-        flush_trace();
-        rc = trace_writer_close(S.trace, err);
-        S.trace = NULL;
+    if (run->trace) {
+        flush_trace(run);
+        rc = trace_writer_close(run->trace, err);
+        run->trace = NULL;
         if (rc) goto done;
     }
-    res->status = S.stop == STOP_DIVERGED ? "diverged"
-                  : S.stop == STOP_TARGET ? "reached_target"
-                                          : "completed";
-    res->epochs_done = S.cur.epoch;
-    if (S.averaged_prev && res->n_steps) /* the last averaging had no next step to report it */
-        res->steps[res->n_steps - 1].variance = S.variance_prev;
+    res->status = run->stop == STOP_DIVERGED ? "diverged"
+                  : run->stop == STOP_TARGET ? "reached_target"
+                                             : "completed";
+    res->epochs_done = run->cur.epoch;
+    if (run->averaged_prev && res->n_steps) /* the last averaging had no next step to report it */
+        res->steps[res->n_steps - 1].variance = run->variance_prev;
     for (int w = 0; w < P; w++) {
-        const CollStats *cs = coll_stats(S.comm, w);
-        res->compute_s += S.w[w].compute_s / P;
-        res->wait_s += S.w[w].wait_s / P;
-        res->communication_s += S.w[w].comm_s / P;
+        const CollStats *cs = coll_stats(run->comm, w);
+        res->compute_s += run->w[w].compute_s / P;
+        res->wait_s += run->w[w].wait_s / P;
+        res->communication_s += run->w[w].comm_s / P;
         res->bytes_per_worker += cs->bytes_sent / P;
         res->payload_bytes_per_worker += cs->payload_bytes / P;
     }
-    res->sim_time_s = sim_now();
-    const Model *m = S.w[0].model;
-    for (int w = 1; w < P && !S.fast; w++)
+    res->sim_time_s = sim_now(run);
+    const Model *m = run->w[0].model;
+    for (int w = 1; w < P && !run->fast; w++)
         for (size_t i = 0; i < m->n_params; i++) {
-            double d = fabs((double)S.w[w].model->params[i] - m->params[i]);
+            double d = fabs((double)run->w[w].model->params[i] - m->params[i]);
             if (!(d <= res->replica_max_diff)) res->replica_max_diff = d;
         }
     if (cfg->params_out) {
-        assert(!S.fast);
-        if (S.periodic) /* the mean of the replicas, as evaluated */
+        assert(!run->fast);
+        if (run->periodic) /* the mean of the replicas, as evaluated */
             for (size_t i = 0; i < m->n_params; i++) {
                 double s = 0;
-                for (int w = 0; w < P; w++) s += S.w[w].model->params[i];
+                for (int w = 0; w < P; w++) s += run->w[w].model->params[i];
                 cfg->params_out[i] = (float)(s / P);
             }
         else
             memcpy(cfg->params_out, m->params, sizeof(float) * m->n_params);
     }
 done:
-    trace_writer_abort(S.trace);
-    if (S.bar) sg_barrier_destroy(S.bar);
-    policy_free(S.pol);
-    free_workers();
-    coll_comm_free(S.comm);
-    model_free(S.eval_model);
-    free(S.eval_acc);
-    free(S.perm);
-    memset(&S, 0, sizeof S);
+    trace_writer_abort(run->trace);
+    if (run->bar) sg_barrier_destroy(run->bar);
+    policy_free(run->pol);
+    free_workers(run);
+    coll_comm_free(run->comm);
+    model_free(run->eval_model);
+    free(run->eval_acc);
+    free(run->perm);
+    free(run);
     return rc;
 }
 
