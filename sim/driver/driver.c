@@ -212,7 +212,7 @@ static int run_alloc(DriverRun *run, BwError *err)
     run->perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
     if (!run->comm || !run->w || !run->perm)
         return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
-    for (int w = 0; w < run->P; w++) {
+    for (int w = 0; w < run->P; w++) { /* also the fast replay's, which only report the trace's */
         run->w[w].run = run;
         run->w[w].rank = w;
     }
@@ -222,8 +222,8 @@ static int run_alloc(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-/* The policy, and (with actors) the model evaluated: rank 0's replica's twin in gradient mode,
- * the mean of the replicas in periodic mode (a replay's evaluations are the trace's). */
+/* The policy, and (with actors) the model evaluated at time 0 and, in periodic mode, as the
+ * mean of the replicas. */
 static int run_policy_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;

@@ -102,7 +102,7 @@ static void gather_norms(DriverRun *run)
 }
 
 /* The observation both kinds of run fill alike. */
-static PolicyObs observation(DriverRun *run, const StepState *st, int lr_decayed)
+static PolicyObs observation(const DriverRun *run, const StepState *st, int lr_decayed)
 {
     return (PolicyObs){.step = st->step,
                        .epoch = st->epoch,

@@ -33,7 +33,7 @@ int worker_init(Worker *me, DriverRun *run, int rank, BwError *err)
     me->gsum = calloc(me->model->n_params, sizeof(float));
     if (!me->rng || !me->before || !me->gsum) return bw_fail(err, BW_ERUNTIME, "out of memory");
     if (cfg->replay && (rc = replay_template_create(me, cfg->tc.seed, err))) return rc;
-    /* the jitter's stream, after the template's (which drew from the same generator) */
+    /* reseeded for the jitter, so its stream is the same whether a template was drawn or not */
     gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 4099 + (uint64_t)rank + 1));
     return BW_OK;
 }
