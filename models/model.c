@@ -176,3 +176,68 @@ int model_evaluate(Model *m, const float *x, const uint8_t *y, int n, int dim, d
     *accuracy = n ? (double)correct / n : 0.0;
     return BW_OK;
 }
+
+/* ---- a model that is only a layer table (model_create_from_layers) ---- */
+
+static double layer_table_flops(const Model *m)
+{
+    return *(const double *)m->impl;
+}
+
+static void layer_table_free(Model *m)
+{
+    free(m->impl);
+    m->impl = NULL;
+}
+
+/* Not registered: its models come only from model_create_from_layers, never from model_create
+ * (it has no setup, forward or backward). */
+static const ModelOps layer_table_ops = {.name = "layers",
+                                         .help = "a layer table without forward or backward",
+                                         .flops_per_sample = layer_table_flops,
+                                         .free_impl = layer_table_free};
+
+int model_create_from_layers(const LayerView *layers, int n_layers, double flops_per_sample,
+                             unsigned long seed, Model **out, BwError *err)
+{
+    *out = NULL;
+    if (n_layers < 0 || n_layers > MODEL_MAX_LAYERS)
+        return bw_fail(err, BW_EUSAGE, "%d layers, at most %d", n_layers, MODEL_MAX_LAYERS);
+    Model *m = calloc(1, sizeof *m);
+    double *fps = malloc(sizeof *fps);
+    if (!m || !fps) {
+        free(m);
+        free(fps);
+        return bw_fail(err, BW_ERUNTIME, "out of memory");
+    }
+    *fps = flops_per_sample;
+    m->ops = &layer_table_ops;
+    m->impl = fps; /* where layer_table_flops finds it: the ops carry no data */
+    for (int l = 0; l < n_layers; l++)
+        model_add_layer(m, layers[l].name, layers[l].rows, layers[l].cols, layers[l].ndim);
+    m->params = calloc(m->n_params, sizeof(float));
+    m->grads = calloc(m->n_params, sizeof(float));
+    if (!m->params || !m->grads) {
+        model_free(m);
+        return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", m->n_params);
+    }
+    /* model_create's initialisation, so the same table and seed give the same parameters */
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) {
+        model_free(m);
+        return bw_fail(err, BW_ERUNTIME, "out of memory");
+    }
+    gsl_rng_set(rng, seed);
+    int fan_in = 1;
+    for (int l = 0; l < m->n_layers; l++) {
+        const LayerView *v = &m->layers[l];
+        if (v->ndim == 2) fan_in = v->cols;
+        double bound = 1.0 / sqrt((double)fan_in);
+        float *p = m->params + v->offset;
+        for (size_t i = 0; i < layer_size(v); i++)
+            p[i] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
+    }
+    gsl_rng_free(rng);
+    *out = m;
+    return BW_OK;
+}

@@ -100,4 +100,12 @@ void model_add_layer(Model *m, const char *name, int rows, int cols, int ndim);
 /* Grows a float buffer to at least count elements; returns 0 on out of memory. */
 int model_reserve(float **buf, size_t *cap, size_t count);
 
+/* A model that is only a layer table, for a run that knows a model by its tensors' shapes (a
+ * replayed trace): layers[0..n_layers) in order (name, rows, cols and ndim; offsets are laid out
+ * anew), flops_per_sample as its cost of one sample, and parameters initialised from seed as
+ * model_create does. It has no forward or backward pass: only its layer table, buffers,
+ * model_flops_per_sample and model_free apply. BW_EUSAGE beyond MODEL_MAX_LAYERS layers. */
+int model_create_from_layers(const LayerView *layers, int n_layers, double flops_per_sample,
+                             unsigned long seed, Model **out, BwError *err);
+
 #endif

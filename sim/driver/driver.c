@@ -1,170 +1,30 @@
-/* driver.c: the simulated training loop (see driver.h), and the fast trace replay that takes
- * its place when every worker is the same (replay_fast). Invariants:
- *  - every worker draws its step-t batch from the same epoch order (DistributedSampler
- *    sharding), so with `sync` the workers' batches together are one process's global batch;
- *  - the step's shared state (epoch, position in the shard, batch, lr) is fixed by the last
- *    worker to reach the previous step's rendezvous, before anyone is released;
- *  - in gradient mode every replica applies the same decoded gradient, so replicas stay
- *    bit-identical (rank 0's parameters are the model); in periodic mode the evaluated model
- *    is the mean of the replicas (computed in memory, not charged).
- * Actors run one at a time on one thread (SimGrid's contexts), so the shared state needs no
- * locks; only simulated time orders them. */
-#include "driver.h"
+/* driver.c: the public face of the training loop (driver.h): checking a run, choosing the fast
+ * replay, and creating, running and freeing one DriverRun. The run holds everything it
+ * allocates, and run_free releases it also after a failure part-way through run_create. The
+ * rooms of a run: worker.c, rendezvous.c, replay.c and record.c. */
+#include "driver_impl.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <simgrid/actor.h>
-#include <simgrid/barrier.h>
 #include <simgrid/engine.h>
-#include <simgrid/host.h>
 
-#include "optim.h"
-#include "policy.h"
-#include "trace.h"
-#include "compress.h"
 #include "engine.h"
-#include "wallclock.h"
-#include "splitmix.h"
 
-enum { STOP_NO, STOP_DONE, STOP_DIVERGED, STOP_TARGET, STOP_ERROR };
-
-typedef struct {
-    Model *model;
-    Sgd opt;
-    Compressor *comp;
-    gsl_rng *rng; /* compute-time jitter */
-    float *x;
-    uint8_t *y;
-    int *idx;
-    int cap;          /* samples x, y and idx hold */
-    float *before;    /* periodic: parameters before averaging */
-    float *gsum;      /* the local gradients summed over the epoch so far (Accordion's signal) */
-    float *gtemplate; /* replay: a fixed random gradient, each layer of norm 1 */
-    double loss;
-    double norms[MODEL_MAX_LAYERS];
-    double compute_s, comm_s, wait_s;
-    double step_compute_s, step_comm_s, step_wait_s;
-    double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
-} Worker;
-
-/* What a step is: fixed at the previous step's rendezvous, copied by each worker at its start. */
-typedef struct {
-    long step;
-    int epoch, pos, b; /* pos: samples of the shard already used this epoch; b: per worker */
-    int epoch_start;
-    double lr;
-} StepState;
-
-/* The state shared by all workers of the one simulation in this process. */
-static struct {
-    const RunConfig *cfg;
-    RunResult *res;
-    int P;
-    Worker *w;
-    Comm *comm;
-    Policy *pol;
-    const CompressorOps *cops;
-    int periodic;
-    sg_bar_t bar;
-    Model *eval_model;
-    double *eval_acc;  /* periodic: sum of the replicas' parameters */
-    int eval_deposits; /* periodic: replicas added to eval_acc this step */
-    int avg_deposits;  /* periodic: replicas that measured their distance this step */
-    int *perm;
-    int shard; /* samples per worker per epoch */
-    int b0;    /* starting per-worker batch */
-    StepState cur;
-    /* set at a step's rendezvous, valid until the next one */
-    int arrived;
-    int stop;
-    int eval_due, epoch_end;
-    PolicyDecision dec;
-    double loss_mean;
-    char state[64];
-    double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
-    double epoch_norm_rank0[MODEL_MAX_LAYERS], epoch_norm_mean[MODEL_MAX_LAYERS];
-    long epoch_steps;      /* steps summed into the workers' gsum */
-    int batch_wanted;      /* the policy's last per-worker batch */
-    double epoch_first_lr; /* the lr at the current epoch's first step */
-    double trace_variance; /* replay: the trace's latest parameter variance */
-    long eval_cursor;      /* replay: the first trace evaluation not yet passed */
-    /* periodic: the last averaging */
-    int averaged_prev;
-    double variance_prev;
-    int target_hit;
-    BwError err;
-    int err_status;
-    /* --record-trace: a step's record waits for the next rendezvous, which knows the variance
-     * measured at its averaging */
-    TraceWriter *trace;
-    TraceStep pending;
-    int has_pending;
-    TraceEval queued_eval;
-    int has_queued_eval;
-    int want_norms;
-    long cap_steps;
-    int cap_evals;
-    /* the fast replay: no SimGrid; the simulated clock is kept here */
-    int fast;
-    double now;
-} S;
-
-/* Simulated seconds since the start. */
-static double sim_now(void)
+double run_now(const DriverRun *run)
 {
-    return S.fast ? S.now : simgrid_get_clock();
+    return run->fast ? run->now : simgrid_get_clock();
 }
 
-/* ---- replay: a model that is only the trace's layer table ---- */
-
-static const TraceHeader *REPLAY_HEADER;
-
-static int replay_setup(Model *m, BwError *err)
-{
-    const TraceHeader *h = REPLAY_HEADER;
-    if (h->n_layers > MODEL_MAX_LAYERS)
-        return bw_fail(err, BW_EUSAGE, "--trace: %d layers, at most %d", h->n_layers,
-                       MODEL_MAX_LAYERS);
-    size_t at = 0;
-    for (int l = 0; l < h->n_layers; l++) {
-        LayerView *v = &m->layers[l];
-        snprintf(v->name, sizeof v->name, "%s", h->layers[l].name);
-        v->offset = at;
-        v->rows = h->layers[l].rows;
-        v->cols = h->layers[l].cols;
-        v->ndim = v->cols == 1 ? 1 : 2;
-        at += layer_size(v);
-    }
-    m->n_layers = h->n_layers;
-    m->n_params = at;
-    return BW_OK;
-}
-
-static double replay_flops(const Model *m)
-{
-    (void)m;
-    return REPLAY_HEADER->flops_per_sample;
-}
-
-static const ModelOps REPLAY_MODEL = {.name = "trace",
-                                      .help = "the layer table of a replayed trace",
-                                      .setup = replay_setup,
-                                      .flops_per_sample = replay_flops};
-
-static int make_model(const RunConfig *cfg, Model **out, BwError *err)
+int run_model_create(const RunConfig *cfg, Model **out, BwError *err)
 {
     if (!cfg->replay) return model_create(cfg->model, &cfg->mc, cfg->tc.seed, out, err);
-    REPLAY_HEADER = &cfg->replay->h;
-    ModelConfig mc = model_config_default();
-    return model_create(&REPLAY_MODEL, &mc, cfg->tc.seed, out, err);
+    return replay_model_create(&cfg->replay->h, cfg->tc.seed, out, err);
 }
 
 /* Samples per worker per epoch: the data's shard, or what the trace's epochs held. */
@@ -180,7 +40,8 @@ static int check_level(const void *arg, double level, const char *what, BwError 
     return compress_check_level(arg, level, what, err);
 }
 
-static void fill_context(PolicyContext *ctx, const RunConfig *cfg, const Model *m, int shard)
+/* What the policy is told of the run when it starts. */
+static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Model *m, int shard)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->n_layers = m->n_layers;
@@ -212,42 +73,12 @@ static void fill_context(PolicyContext *ctx, const RunConfig *cfg, const Model *
     }
 }
 
-/* A decision's levels and batch must suit the compressor and the cluster. */
-static int check_decision(const RunConfig *cfg, const Model *m, const CompressorOps *cops,
-                          const PolicyDecision *d, int periodic, BwError *err)
-{
-    int P = cfg->cluster.workers;
-    if (cfg->replay && d->batch != cfg->tc.batch * P)
-        return bw_fail(err, BW_EUSAGE,
-                       "--policy %s: a replay follows the trace's batches; a policy that changes "
-                       "the batch cannot be replayed",
-                       cfg->policy);
-    if (!cfg->replay && (d->batch < P || d->batch % P != 0))
-        return bw_fail(err, BW_EUSAGE,
-                       "--policy %s: global batch %d is not a positive multiple of the %d workers",
-                       cfg->policy, d->batch, P);
-    if (!cfg->replay && d->batch / P > dataset_shard_size(cfg->train->n, P))
-        return bw_fail(err, BW_EUSAGE,
-                       "--policy %s: global batch %d is larger than the training set allows "
-                       "(%d samples per worker)",
-                       cfg->policy, d->batch, dataset_shard_size(cfg->train->n, P));
-    if (periodic) return BW_OK;
-    for (int l = 0; l < m->n_layers; l++) {
-        if (m->layers[l].ndim != 2 || d->level[l] == 0) continue;
-        char what[128];
-        snprintf(what, sizeof what, "--policy %s: layer %s", cfg->policy, m->layers[l].name);
-        int rc = compress_check_level(cops, d->level[l], what, err);
-        if (rc) return rc;
-    }
-    return BW_OK;
-}
-
-int driver_check(const RunConfig *cfg, BwError *err)
+/* The checks that need no model: worker count, batch, slowdowns, the replay engine asked for. */
+static int check_config(const RunConfig *cfg, int shard, BwError *err)
 {
     const int P = cfg->cluster.workers;
     if (P > DRIVER_MAX_WORKERS)
         return bw_fail(err, BW_EUSAGE, "--workers: at most %d", DRIVER_MAX_WORKERS);
-    int shard = shard_of(cfg);
     if (!cfg->replay && cfg->tc.batch > shard)
         return bw_fail(err, BW_EUSAGE,
                        "--batch: %d per worker, but each of the %d workers has only %d training "
@@ -259,49 +90,64 @@ int driver_check(const RunConfig *cfg, BwError *err)
     if (cfg->replay && cfg->replay_engine == REPLAY_FAST &&
         !driver_replay_fast(cfg, why, sizeof why))
         return bw_fail(err, BW_EUSAGE, "--replay-engine fast: %s; use auto or actors", why);
-    Model *m = NULL;
-    Policy *p = NULL;
-    Compressor *c = NULL;
-    int rc = make_model(cfg, &m, err);
-    if (rc) return rc;
-    /* Memory: every worker holds about 8 copies of the parameters (params, grads, velocity,
-     * the epoch sum, the compressor's memory and buffers, the pre-averaging copy) and its
-     * activations (bounded by batch x flops / 16 bytes for these models). A fast replay holds
-     * one worker's layer table and compressor. */
+    return BW_OK;
+}
+
+/* Memory: every worker holds about 8 copies of the parameters (params, grads, velocity, the
+ * epoch sum, the compressor's memory and buffers, the pre-averaging copy) and its activations
+ * (bounded by batch x flops / 16 bytes for these models). A fast replay holds one worker's
+ * layer table and compressor. */
+static int check_memory(const RunConfig *cfg, const Model *m, BwError *err)
+{
+    const int P = cfg->cluster.workers;
     double need = (double)P * (32.0 * (double)m->n_params +
                                (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0);
     double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
-    if (phys > 0 && need > 0.8 * phys && !driver_replay_fast(cfg, NULL, 0)) {
-        size_t n_params = m->n_params;
-        model_free(m);
+    if (phys > 0 && need > 0.8 * phys && !driver_replay_fast(cfg, NULL, 0))
         return bw_fail(err, BW_EUSAGE,
                        "--workers %d: the %d replicas of this %zu-parameter model need about "
                        "%.1f GiB, more than this machine's %.1f GiB allow; use fewer workers or a "
                        "smaller model",
-                       P, P, n_params, need / (1 << 30), phys / (1 << 30));
-    }
+                       P, P, m->n_params, need / (1 << 30), phys / (1 << 30));
+    return BW_OK;
+}
+
+/* The compressor and the policy are created as the run would, and the policy's first decision,
+ * on an empty observation, must already be valid. */
+static int check_first_decision(const RunConfig *cfg, const Model *m, int shard, BwError *err)
+{
+    Policy *p = NULL;
+    Compressor *c = NULL;
     PolicyContext ctx;
-    fill_context(&ctx, cfg, m, shard);
-    if ((rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers, P, 0,
-                              cfg->tc.seed, &c, err)))
-        goto done;
-    if ((rc = policy_create(cfg->policy, "--policy", &ctx, &p, err))) goto done;
-    /* one step on an empty observation: the first decision must already be valid */
-    double zeros[MODEL_MAX_LAYERS] = {0};
-    PolicyObs obs = {.epoch_start = 1,
-                     .lr = cfg->tc.lr.base_lr,
-                     .loss = 1,
-                     .grad_norm_rank0 = zeros,
-                     .grad_norm_mean = zeros};
-    PolicyDecision d;
-    memset(&d, 0, sizeof d);
-    d.batch = ctx.batch;
-    policy_step(p, &obs, &d);
-    rc = check_decision(cfg, m, compress_find(ctx.compressor), &d, p->ops->mode == POLICY_PERIODIC,
-                        err);
-done:
+    policy_context(&ctx, cfg, m, shard);
+    int rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers,
+                             cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
+    if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
+    if (rc == BW_OK) {
+        double zeros[MODEL_MAX_LAYERS] = {0};
+        PolicyObs obs = {.epoch_start = 1,
+                         .lr = cfg->tc.lr.base_lr,
+                         .loss = 1,
+                         .grad_norm_rank0 = zeros,
+                         .grad_norm_mean = zeros};
+        PolicyDecision d; /* policy_step resets it and sets its batch */
+        policy_step(p, &obs, &d);
+        rc = rendezvous_check_decision(cfg, m, compress_find(ctx.compressor), &d,
+                                       p->ops->mode == POLICY_PERIODIC, err);
+    }
     policy_free(p);
     compress_free(c);
+    return rc;
+}
+
+int driver_check(const RunConfig *cfg, BwError *err)
+{
+    int shard = shard_of(cfg);
+    int rc = check_config(cfg, shard, err);
+    if (rc) return rc;
+    Model *m = NULL;
+    if ((rc = run_model_create(cfg, &m, err))) return rc;
+    if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
     model_free(m);
     return rc;
 }
@@ -334,607 +180,177 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
     return no == NULL;
 }
 
-/* ---- per-step pieces ---- */
+/* ---- one run ---- */
 
-/* Per layer, the L2 norm of the local gradient, and the epoch's running sum of gradients, in
- * one pass. Squares are summed in float lanes over blocks of 1024 and the blocks in double, so
- * the loop vectorises and the rounding stays at about 1e-7 relative. */
-static void layer_norms_and_sum(const Model *m, double *norms, float *gsum)
+static void run_free(DriverRun *run)
 {
-    enum { BLOCK = 1024 };
-    for (int l = 0; l < m->n_layers; l++) {
-        const LayerView *v = &m->layers[l];
-        const float *g = m->grads + v->offset;
-        float *acc = gsum + v->offset;
-        size_t n = layer_size(v);
-        double total = 0;
-        for (size_t lo = 0; lo < n; lo += BLOCK) {
-            size_t hi = lo + BLOCK < n ? lo + BLOCK : n;
-            float s = 0;
-            for (size_t i = lo; i < hi; i++) {
-                s += g[i] * g[i];
-                acc[i] += g[i];
-            }
-            total += s;
-        }
-        norms[l] = sqrt(total);
-    }
+    if (!run) return;
+    record_trace_abort(run);
+    if (run->bar) sg_barrier_destroy(run->bar);
+    policy_free(run->pol);
+    for (int w = 0; run->w && w < run->P; w++) worker_free(&run->w[w]);
+    free(run->w);
+    coll_comm_free(run->comm);
+    model_free(run->eval_model);
+    free(run->eval_acc);
+    free(run->perm);
+    free(run);
 }
 
-/* The step's learning rate: the schedule at the epoch progress, scaled linearly with the global
- * batch when a policy changes it (Goyal et al. 2017, "Accurate, Large Minibatch SGD"). */
-static double lr_for(int epoch, int pos, int b)
+/* The run's cluster (loaded into SimGrid unless the fast replay needs none), its collectives
+ * and its workers, each knowing its run and rank. */
+static int run_alloc(DriverRun *run, BwError *err)
 {
-    const RunConfig *cfg = S.cfg;
-    double lr = lr_at(&cfg->tc.lr, epoch + (double)pos / S.shard, (double)S.shard / b);
-    return lr * (double)b / S.b0;
+    const RunConfig *cfg = run->cfg;
+    RunResult *res = run->res;
+    int rc;
+    res->cluster = cfg->cluster;
+    if (!run->fast && (rc = engine_load_cluster(&res->cluster, err))) return rc;
+    run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
+                          : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    run->w = calloc((size_t)run->P, sizeof *run->w);
+    run->perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
+    if (!run->comm || !run->w || !run->perm)
+        return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
+    for (int w = 0; w < run->P; w++) { /* also the fast replay's, which only report the trace's */
+        run->w[w].run = run;
+        run->w[w].rank = w;
+    }
+    if (run->fast) return replay_fast_init(run, err);
+    for (int w = 0; w < run->P; w++)
+        if ((rc = worker_init(&run->w[w], run, w, err))) return rc;
+    return BW_OK;
 }
 
-/* Replay: the trace's evaluation after `steps` steps, or NULL. Asked with steps that never
- * decrease, so a cursor walks the (ordered) evaluations once over the whole replay. */
-static const TraceEval *trace_eval_at(long steps)
+/* The policy, and (with actors) the model evaluated at time 0 and, in periodic mode, as the
+ * mean of the replicas. */
+static int run_policy_create(DriverRun *run, BwError *err)
 {
-    const Trace *t = S.cfg->replay;
-    while (S.eval_cursor < t->n_evals && t->evals[S.eval_cursor].step < steps) S.eval_cursor++;
-    if (S.eval_cursor < t->n_evals && t->evals[S.eval_cursor].step == steps)
-        return &t->evals[S.eval_cursor];
-    return NULL;
+    const RunConfig *cfg = run->cfg;
+    RunResult *res = run->res;
+    const Model *m0 = run->w[0].model;
+    PolicyContext ctx;
+    policy_context(&ctx, cfg, m0, run->shard);
+    int rc = policy_create(cfg->policy, "--policy", &ctx, &run->pol, err);
+    if (rc) return rc;
+    run->cops = compress_find(ctx.compressor);
+    run->periodic = run->pol->ops->mode == POLICY_PERIODIC;
+    res->policy_mode = run->pol->ops->mode;
+    res->n_params = m0->n_params;
+    res->flops_per_sample = model_flops_per_sample(m0);
+    /* a replay takes its norms from the trace */
+    run->want_norms = !cfg->replay && (run->pol->ops->needs_grad_norms || cfg->record_trace);
+    if (run->fast) return BW_OK;
+    if ((rc = run_model_create(cfg, &run->eval_model, err))) return rc;
+    run->eval_acc = calloc(m0->n_params, sizeof(double));
+    if (!run->eval_acc) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    return BW_OK;
 }
 
-static void record_eval(Model *m, const StepState *st, double now)
+static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwError *err)
 {
-    RunResult *res = S.res;
-    const TraceEval *te_replay = NULL;
-    if (S.cfg->replay && !(te_replay = trace_eval_at(st ? st->step + 1 : 0))) return;
-    if (res->n_evals == S.cap_evals) {
-        S.cap_evals = S.cap_evals ? 2 * S.cap_evals : 64;
-        res->evals = realloc(res->evals, sizeof *res->evals * (size_t)S.cap_evals);
-        assert(res->evals);
-    }
-    EvalRow *e = &res->evals[res->n_evals++];
-    memset(e, 0, sizeof *e);
-    e->sim_time_s = now;
-    e->epoch = st ? st->epoch + S.epoch_end : 0;
-    e->step = st ? st->step + 1 : 0;
-    e->train_loss = st ? S.loss_mean : NAN;
-    e->bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent;
-    snprintf(e->state, sizeof e->state, "%s", st ? S.state : "start");
-    BwError err;
-    double w0 = wallclock_s();
-    int eval_rc = BW_OK;
-    if (te_replay) { /* the trace's accuracy: a replay does not re-simulate it */
-        e->test_accuracy = te_replay->test_accuracy;
-        e->test_loss = te_replay->test_loss;
-    } else {
-        eval_rc = model_evaluate(m, S.cfg->test->x, S.cfg->test->y, S.cfg->test->n,
-                                 S.cfg->test->dim, &e->test_loss, &e->test_accuracy, &err);
-    }
-    res->wall_model_s += wallclock_s() - w0;
-    if (eval_rc != BW_OK) {
-        e->test_accuracy = NAN;
-        e->test_loss = NAN;
-    }
-    if (!(e->test_accuracy <= res->best_accuracy)) res->best_accuracy = e->test_accuracy;
-    if (S.trace && isfinite(e->test_accuracy)) {
-        TraceEval te = {
-            .step = e->step, .test_accuracy = e->test_accuracy, .test_loss = e->test_loss};
-        if (S.has_pending) /* written after the step it follows */
-            S.queued_eval = te, S.has_queued_eval = 1;
-        else
-            trace_write_eval(S.trace, &te);
-    }
-    res->final_accuracy = e->test_accuracy;
-    if (S.cfg->target_accuracy > 0 && isnan(res->time_to_accuracy_s) &&
-        e->test_accuracy >= S.cfg->target_accuracy) {
-        res->time_to_accuracy_s = now;
-        S.target_hit = 1;
-    }
+    DriverRun *run = calloc(1, sizeof *run);
+    *out = run;
+    if (!run) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    run->cfg = cfg;
+    run->res = res;
+    run->P = cfg->cluster.workers;
+    run->shard = shard_of(cfg);
+    run->b0 = cfg->tc.batch;
+    run->fast = driver_replay_fast(cfg, res->replay_engine_why, sizeof res->replay_engine_why);
+    if (cfg->replay) res->replay_engine = run->fast ? "fast" : "actors";
+    int rc = run_alloc(run, err);
+    if (rc == BW_OK) rc = run_policy_create(run, err);
+    if (rc == BW_OK && cfg->record_trace) rc = record_trace_open(run, run->w[0].model, err);
+    return rc;
 }
 
-/* Accordion's signal at an epoch's end: per layer, ||(1/T) sum_t g_t|| of every worker's
- * local gradients over the epoch's T steps; rank 0's and the mean over workers. */
-static void epoch_norms(const Model *m0)
+/* One actor per worker, on its rank's host, handed its Worker. */
+static void run_actors(DriverRun *run)
 {
-    for (int l = 0; l < m0->n_layers; l++) {
-        const LayerView *v = &m0->layers[l];
-        double mean = 0;
-        for (int w = 0; w < S.P; w++) {
-            const float *g = S.w[w].gsum + v->offset;
-            double s = 0;
-            for (size_t i = 0; i < layer_size(v); i++) s += (double)g[i] * g[i];
-            double norm = sqrt(s) / (double)S.epoch_steps;
-            if (w == 0) S.epoch_norm_rank0[l] = norm;
-            mean += norm / S.P;
-        }
-        S.epoch_norm_mean[l] = mean;
+    run->bar = sg_barrier_init((unsigned)run->P);
+    for (int w = 0; w < run->P; w++) {
+        char name[32];
+        snprintf(name, sizeof name, "worker%d", w);
+        char *argv[] = {name, NULL};
+        sg_actor_t actor = sg_actor_init(name, engine_host(w));
+        sg_actor_set_data(actor, &run->w[w]);
+        sg_actor_start(actor, worker_actor, 1, argv);
     }
+    simgrid_run();
 }
 
-/* Writes the step record held back, and the evaluation that followed it. */
-static void flush_trace(void)
+/* The untrained model at time 0, then every step until the rendezvous says stop. */
+static void run_simulate(DriverRun *run)
 {
-    if (S.has_pending) trace_write_step(S.trace, &S.pending);
-    if (S.has_queued_eval) trace_write_eval(S.trace, &S.queued_eval);
-    S.has_pending = S.has_queued_eval = 0;
+    snprintf(run->state, sizeof run->state, "start");
+    record_eval(run, run->eval_model, NULL, 0.0);
+    rendezvous_first_step(run);
+    run->res->accuracy_from_trace = run->cfg->replay != NULL;
+    if (run->fast)
+        replay_fast(run);
+    else
+        run_actors(run);
+    if (run->cfg->progress) fputs("\r\033[K", stderr);
 }
 
-/* The trace's record of this step; the previous one is written now that its averaging's
- * variance (if any) is known. */
-static void record_trace_step(const PolicyObs *obs, const StepState *st)
+/* The means over workers of their books, and how far the replicas drifted apart. */
+static void run_totals(DriverRun *run)
 {
-    if (S.has_pending && obs->averaged) {
-        S.pending.has_variance = 1;
-        S.pending.param_variance = obs->param_variance;
-    }
-    flush_trace();
-    TraceStep *t = &S.pending;
-    memset(t, 0, sizeof *t);
-    int n = S.w[0].model->n_layers;
-    t->step = st->step;
-    t->epoch = st->epoch;
-    t->epoch_end = obs->epoch_end;
-    t->batch = st->b * S.P;
-    t->lr = st->lr;
-    t->loss = obs->loss;
-    memcpy(t->grad_norms, obs->grad_norm_mean, sizeof(double) * (size_t)n);
-    memcpy(t->grad_norms_rank0, obs->grad_norm_rank0, sizeof(double) * (size_t)n);
-    t->has_rank0 = 1;
-    if (obs->epoch_norm_mean) {
-        memcpy(t->epoch_norms, obs->epoch_norm_mean, sizeof(double) * (size_t)n);
-        t->has_epoch_norms = 1;
-    }
-    S.has_pending = 1;
-}
-
-/* Run by the last worker to reach the current step's rendezvous, before anyone is released:
- * the observation, the policy's decision, and the next step's shared state. */
-static void rendezvous_leader(void)
-{
-    const RunConfig *cfg = S.cfg;
-    const int P = S.P;
-    const Model *m0 = S.w[0].model;
-    const StepState *st = &S.cur;
-    double loss = 0;
-    int finite = 1;
+    RunResult *res = run->res;
+    const int P = run->P;
     for (int w = 0; w < P; w++) {
-        loss += S.w[w].loss;
-        finite &= isfinite(S.w[w].loss);
+        const CollStats *cs = coll_stats(run->comm, w);
+        res->compute_s += run->w[w].compute_s / P;
+        res->wait_s += run->w[w].wait_s / P;
+        res->communication_s += run->w[w].comm_s / P;
+        res->bytes_per_worker += cs->bytes_sent / P;
+        res->payload_bytes_per_worker += cs->payload_bytes / P;
     }
-    S.loss_mean = loss / P;
-    if (!finite) {
-        S.stop = STOP_DIVERGED;
-        snprintf(S.res->message, sizeof S.res->message,
-                 "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
-                 st->epoch + 1, st->step, S.loss_mean);
+    res->sim_time_s = run_now(run);
+    const Model *m = run->w[0].model;
+    for (int w = 1; w < P && !run->fast; w++)
+        for (size_t i = 0; i < m->n_params; i++) {
+            double d = fabs((double)run->w[w].model->params[i] - m->params[i]);
+            if (!(d <= res->replica_max_diff)) res->replica_max_diff = d;
+        }
+}
+
+/* The final model, for cfg->params_out: rank 0's replica, or in periodic mode the mean of the
+ * replicas, as evaluated. */
+static void run_params_out(const DriverRun *run)
+{
+    const RunConfig *cfg = run->cfg;
+    const Model *m = run->w[0].model;
+    assert(!run->fast);
+    if (!run->periodic) {
+        memcpy(cfg->params_out, m->params, sizeof(float) * m->n_params);
         return;
     }
-    if (S.target_hit && cfg->stop_at_target) {
-        S.stop = STOP_TARGET;
-        return;
-    }
-    for (int l = 0; l < m0->n_layers; l++) {
+    for (size_t i = 0; i < m->n_params; i++) {
         double s = 0;
-        for (int w = 0; w < P; w++) s += S.w[w].norms[l];
-        S.grad_norm_rank0[l] = S.w[0].norms[l];
-        S.grad_norm_mean[l] = s / P;
-    }
-    const Trace *tr = cfg->replay;
-    const TraceStep *ts = tr ? &tr->steps[st->step] : NULL;
-    if (tr)
-        S.epoch_end = ts->epoch_end || st->step + 1 == tr->n_steps ||
-                      tr->steps[st->step + 1].epoch != ts->epoch;
-    else
-        S.epoch_end = st->pos + 2 * st->b > S.shard;
-    S.epoch_steps++;
-    if (S.epoch_end && S.want_norms) {
-        epoch_norms(m0);
-        double sq = 0;
-        for (int l = 0; l < m0->n_layers; l++) sq += S.epoch_norm_mean[l] * S.epoch_norm_mean[l];
-        RunResult *res = S.res;
-        res->epoch_norm =
-            realloc(res->epoch_norm, sizeof(double) * (size_t)(res->n_epoch_norms + 1));
-        res->epoch_last_step =
-            realloc(res->epoch_last_step, sizeof(long) * (size_t)(res->n_epoch_norms + 1));
-        assert(res->epoch_norm && res->epoch_last_step);
-        res->epoch_index =
-            realloc(res->epoch_index, sizeof(int) * (size_t)(res->n_epoch_norms + 1));
-        assert(res->epoch_index);
-        res->epoch_index[res->n_epoch_norms] = st->epoch;
-        res->epoch_last_step[res->n_epoch_norms] = st->step;
-        res->epoch_norm[res->n_epoch_norms++] = sqrt(sq);
-    }
-    int lr_decayed = 0;
-    if (tr && st->epoch_start && st->epoch > 0) /* a replay: an lr at least halved since the
-                                                    previous epoch's start counts as a decay */
-        lr_decayed = st->lr <= 0.5 * S.epoch_first_lr;
-    if (st->epoch_start) S.epoch_first_lr = st->lr;
-    if (!tr && st->epoch_start && st->epoch > 0 && cfg->tc.lr.kind == LR_STEP)
-        for (int i = 0; i < cfg->tc.lr.n_milestones; i++)
-            lr_decayed |=
-                cfg->tc.lr.milestones[i] > st->epoch - 1 && cfg->tc.lr.milestones[i] <= st->epoch;
-    PolicyObs obs = {.step = st->step,
-                     .epoch = st->epoch,
-                     .epoch_start = st->epoch_start,
-                     .epoch_end = S.epoch_end,
-                     .lr_decayed = lr_decayed,
-                     .lr = st->lr,
-                     .loss = S.loss_mean,
-                     .grad_norm_rank0 = S.grad_norm_rank0,
-                     .grad_norm_mean = S.grad_norm_mean,
-                     .averaged = S.averaged_prev,
-                     .param_variance = S.averaged_prev ? S.variance_prev : 0,
-                     .sim_time_s = sim_now(),
-                     .bytes_per_worker = coll_stats(S.comm, 0)->bytes_sent,
-                     .epoch_norm_rank0 = S.epoch_end ? S.epoch_norm_rank0 : NULL,
-                     .epoch_norm_mean = S.epoch_end ? S.epoch_norm_mean : NULL};
-    if (tr) { /* the trace's signals; its last variance stands in when this replay averages
-                 where the recorded run did not */
-        obs.epoch_norm_rank0 = obs.epoch_norm_mean = ts->has_epoch_norms ? ts->epoch_norms : NULL;
-        if (st->step > 0 && tr->steps[st->step - 1].has_variance)
-            S.trace_variance = tr->steps[st->step - 1].param_variance;
-        obs.param_variance = S.averaged_prev ? S.trace_variance : 0;
-    }
-    if (S.averaged_prev) S.res->steps[S.res->n_steps - 1].variance = S.variance_prev;
-    if (S.trace) record_trace_step(&obs, st);
-    S.averaged_prev = 0;
-    PolicyDecision d;
-    memset(&d, 0, sizeof d);
-    d.batch = st->b * P;
-    policy_step(S.pol, &obs, &d);
-    policy_describe(S.pol, S.state, sizeof S.state);
-    int rc = check_decision(cfg, m0, S.cops, &d, S.periodic, &S.err);
-    if (rc) {
-        S.stop = STOP_ERROR;
-        S.err_status = rc;
-        return;
-    }
-    S.dec = d;
-    /* the next step (every worker has gathered this step's batch already) */
-    if (tr) { /* the next step is the trace's */
-        int last = st->step + 1 == tr->n_steps;
-        StepState next = {.step = st->step + 1, .epoch = st->epoch, .b = st->b, .lr = st->lr};
-        if (!last) {
-            const TraceStep *nx = &tr->steps[st->step + 1];
-            next.epoch = nx->epoch;
-            next.epoch_start = nx->epoch != ts->epoch;
-            next.b = nx->batch / P > 0 ? nx->batch / P : 1;
-            next.lr = nx->lr;
-        }
-        S.eval_due = trace_eval_at(st->step + 1) != NULL;
-        S.cur = next;
-        S.stop = last ? STOP_DONE : STOP_NO;
-        return;
-    }
-    /* A new batch that no longer fits in what is left of this epoch waits for the next one, so
-     * an epoch ends only where the policy was told it would (obs.epoch_end). */
-    S.batch_wanted = d.batch / P;
-    StepState next = {
-        .step = st->step + 1, .epoch = st->epoch, .pos = st->pos + st->b, .b = S.batch_wanted};
-    if (!S.epoch_end && next.pos + next.b > S.shard) next.b = st->b;
-    if (S.epoch_end) {
-        next.epoch++;
-        next.pos = 0;
-        next.epoch_start = 1;
-        next.b = S.batch_wanted;
-    }
-    int last = next.epoch == cfg->tc.epochs;
-    S.eval_due = last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : S.epoch_end);
-    if (next.epoch_start) {
-        if (!last) dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, S.perm);
-        if (S.want_norms)
-            for (int w = 0; w < P; w++) memset(S.w[w].gsum, 0, sizeof(float) * m0->n_params);
-        S.epoch_steps = 0;
-    }
-    next.lr = lr_for(next.epoch, next.pos, next.b);
-    S.cur = next;
-    S.stop = last ? STOP_DONE : STOP_NO; /* STOP_DONE: this step is the last one */
-}
-
-static void add_step_row(const StepState *st, const Worker *w0, int averaged)
-{
-    RunResult *res = S.res;
-    if (res->n_steps == S.cap_steps) {
-        S.cap_steps = S.cap_steps ? 2 * S.cap_steps : 1024;
-        res->steps = realloc(res->steps, sizeof *res->steps * (size_t)S.cap_steps);
-        assert(res->steps);
-    }
-    StepRow *r = &res->steps[res->n_steps++];
-    memset(r, 0, sizeof *r);
-    r->step = st->step;
-    r->epoch = st->epoch;
-    r->batch = st->b * S.P;
-    r->lr = st->lr;
-    r->loss = S.loss_mean;
-    r->end_s = sim_now();
-    r->compute_s = w0->step_compute_s;
-    r->comm_s = w0->step_comm_s;
-    r->wait_s = w0->step_wait_s;
-    r->bytes = coll_stats(S.comm, 0)->bytes_sent;
-    r->averaged = averaged; /* the variance is filled in at the next rendezvous */
-    r->period = S.dec.period;
-    int matrices = 0;
-    for (int l = 0; l < w0->model->n_layers; l++)
-        if (w0->model->layers[l].ndim == 2) {
-            r->level_mean += S.dec.level[l];
-            matrices++;
-        }
-    if (matrices && !S.periodic)
-        r->level_mean /= matrices;
-    else
-        r->level_mean = 0;
-    snprintf(r->state, sizeof r->state, "%s", S.state);
-}
-
-/* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
- * variance mean_w of it is handed to the policy at the next step). */
-static void average_parameters(int rank, Worker *me)
-{
-    Model *m = me->model;
-    const size_t n = m->n_params;
-    memcpy(me->before, m->params, n * sizeof(float));
-    coll_allreduce(S.comm, rank, m->params, n);
-    const float inv = 1.0f / (float)S.P;
-    double d2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        m->params[i] *= inv;
-        double d = (double)me->before[i] - m->params[i];
-        d2 += d * d;
-    }
-    me->sq_dist = d2;
-}
-
-static void progress_line(const StepState *st)
-{
-    const RunResult *res = S.res;
-    double acc = res->n_evals ? res->evals[res->n_evals - 1].test_accuracy : NAN;
-    fprintf(stderr, "\r\033[K[%s] epoch %d/%d  step %ld  sim %.3fs  acc %.4f", S.cfg->label,
-            st->epoch + 1, S.cfg->tc.epochs, st->step + 1, sim_now(), acc);
-    fflush(stderr);
-}
-
-/* Replay: what a worker reports at the rendezvous, from the trace: its loss, and its layers'
- * gradient norms (rank 0 takes rank 0's norms when the trace has them). */
-static void replay_observation(Worker *me, const TraceStep *ts, int n_layers, int rank)
-{
-    const double *norms = rank == 0 && ts->has_rank0 ? ts->grad_norms_rank0 : ts->grad_norms;
-    memcpy(me->norms, norms, sizeof(double) * (size_t)n_layers);
-    me->loss = ts->loss;
-}
-
-/* Replay: this step's gradient is the worker's fixed random tensor, each layer scaled to the
- * trace's norm, so compressors select, factor and quantise realistic data and every collective
- * moves what it would. */
-static void replay_gradient(Model *m, Worker *me, const TraceStep *ts, int rank)
-{
-    for (int l = 0; l < m->n_layers; l++) {
-        const LayerView *v = &m->layers[l];
-        float scale = (float)ts->grad_norms[l];
-        const float *t = me->gtemplate + v->offset;
-        float *g = m->grads + v->offset;
-        for (size_t i = 0; i < layer_size(v); i++) g[i] = scale * t[i];
-    }
-    replay_observation(me, ts, m->n_layers, rank);
-}
-
-/* A worker's simulated work for a step of b samples on a host of the given speed: flops per
- * sample x b, or (a trace with measured step times) the measured seconds scaled by the batch,
- * as flops of this host; times its slowdown. Jitter comes on top (worker_main). */
-static double step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
-                         int rank)
-{
-    double flops = flops_per_sample * b;
-    if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
-        flops = cfg->replay->h.compute_s_per_step * speed_flops * b / cfg->replay->h.batch;
-    if (cfg->slowdown) flops *= cfg->slowdown[rank];
-    return flops;
-}
-
-/* Once every worker has averaged: the variance the policy sees at the next step and steps.csv
- * reports. A replay trains no parameters, so its variance is the trace's latest measurement up
- * to this step (what the policy is shown), not that of the stand-in replicas. */
-static void averaging_done(const StepState *st)
-{
-    const Trace *tr = S.cfg->replay;
-    if (tr) {
-        const TraceStep *ts = &tr->steps[st->step];
-        S.variance_prev = ts->has_variance ? ts->param_variance : S.trace_variance;
-    } else {
-        double v = 0;
-        for (int w = 0; w < S.P; w++) v += S.w[w].sq_dist;
-        S.variance_prev = v / S.P;
-    }
-    S.averaged_prev = 1;
-    S.avg_deposits = 0;
-    S.res->averagings++;
-}
-
-static void worker_main(int argc, char **argv)
-{
-    assert(argc == 2);
-    const int rank = atoi(argv[1]), P = S.P;
-    const RunConfig *cfg = S.cfg;
-    Worker *me = &S.w[rank];
-    Model *m = me->model;
-    const double flops_per_sample = model_flops_per_sample(m);
-    double levels[MODEL_MAX_LAYERS];
-    for (;;) {
-        const StepState st = S.cur;
-        /* real forward and backward on this worker's part of the global batch */
-        if (!cfg->replay && st.b > me->cap) {
-            me->cap = st.b;
-            me->x = realloc(me->x, sizeof(float) * (size_t)st.b * (size_t)cfg->train->dim);
-            me->y = realloc(me->y, (size_t)st.b);
-            me->idx = realloc(me->idx, sizeof(int) * (size_t)st.b);
-            assert(me->x && me->y && me->idx);
-        }
-        if (cfg->replay) {
-            replay_gradient(m, me, &cfg->replay->steps[st.step], rank);
-        } else {
-            for (int j = 0; j < st.b; j++)
-                me->idx[j] = dataset_shard_index(S.perm, P, rank, st.pos + j);
-            double w0 = wallclock_s();
-            dataset_gather(cfg->train, me->idx, st.b, me->x, me->y);
-            me->loss = model_forward_backward(m, me->x, me->y, st.b);
-            S.res->wall_model_s += wallclock_s() - w0;
-            if (S.want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
-        }
-
-        /* simulated compute */
-        double t0 = simgrid_get_clock();
-        double flops =
-            step_flops(cfg, flops_per_sample, st.b, sg_host_get_speed(sg_host_self()), rank);
-        if (cfg->jitter_sigma > 0) {
-            double s = cfg->jitter_sigma;
-            flops *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);
-        }
-        sg_actor_execute(flops);
-        double t1 = simgrid_get_clock();
-        me->step_compute_s = t1 - t0;
-
-        /* rendezvous: the last to arrive runs the policy for everyone */
-        if (++S.arrived == P) {
-            S.arrived = 0;
-            rendezvous_leader();
-        }
-        sg_barrier_wait(S.bar);
-        double t2 = simgrid_get_clock();
-        me->step_wait_s = t2 - t1;
-        me->compute_s += me->step_compute_s;
-        me->wait_s += me->step_wait_s;
-        if (S.stop == STOP_DIVERGED || S.stop == STOP_TARGET || S.stop == STOP_ERROR) break;
-        const int last = S.stop == STOP_DONE;
-
-        /* communication and the update */
-        int averaged = 0;
-        if (!S.periodic) {
-            for (int l = 0; l < m->n_layers; l++) levels[l] = S.dec.level[l];
-            compress_reduce(me->comp, S.comm, m->grads, levels);
-            double w1 = wallclock_s();
-            if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
-            S.res->wall_model_s += wallclock_s() - w1;
-        } else {
-            double w1 = wallclock_s();
-            if (!cfg->replay) sgd_step(&me->opt, m->params, m->grads, st.lr);
-            S.res->wall_model_s += wallclock_s() - w1;
-            if (S.dec.average) {
-                average_parameters(rank, me);
-                averaged = 1;
-            }
-        }
-        double t3 = simgrid_get_clock();
-        me->step_comm_s = t3 - t2;
-        me->comm_s += me->step_comm_s;
-
-        /* the variance at this averaging, for the policy at the next step */
-        if (averaged && ++S.avg_deposits == P) averaging_done(&st);
-        if (rank == 0) add_step_row(&st, me, averaged);
-
-        /* evaluation, free in simulated time */
-        if (S.eval_due) {
-            if (!S.periodic) {
-                if (rank == 0) record_eval(m, &st, t3);
-            } else {
-                for (size_t i = 0; i < m->n_params; i++) S.eval_acc[i] += m->params[i];
-                if (++S.eval_deposits == P) {
-                    Model *e = S.eval_model;
-                    for (size_t i = 0; i < m->n_params; i++) {
-                        e->params[i] = (float)(S.eval_acc[i] / P);
-                        S.eval_acc[i] = 0;
-                    }
-                    S.eval_deposits = 0;
-                    record_eval(e, &st, simgrid_get_clock());
-                }
-            }
-        }
-        if (rank == 0 && cfg->progress && (st.step % 10 == 0 || last)) progress_line(&st);
-        if (last) break;
+        for (int w = 0; w < run->P; w++) s += run->w[w].model->params[i];
+        cfg->params_out[i] = (float)(s / run->P);
     }
 }
 
-/* The collective a compressor's message goes through, charged to every rank at once. */
-static double charge(Comm *comm, const CompressMsg *msg)
+static int run_finish(DriverRun *run, BwError *err)
 {
-    switch (msg->op) {
-    case COMPRESS_ALLREDUCE_F32:
-        return coll_charge_allreduce(comm, msg->count, sizeof(float));
-    case COMPRESS_ALLREDUCE_F16:
-        return coll_charge_allreduce(comm, msg->count, sizeof(uint16_t));
-    case COMPRESS_ALLGATHER:
-        return coll_charge_allgather(comm, msg->count);
+    RunResult *res = run->res;
+    if (run->stop == STOP_ERROR) {
+        *err = run->err;
+        return run->err_status;
     }
-    return 0.0;
-}
-
-/* The fast replay (driver_replay_fast): the workers are identical, so one loop on rank 0's
- * clock stands for them all. It follows worker_main step by step, with the same arithmetic:
- * the compute time, the rendezvous (no waiting: everyone arrives at once), then the messages
- * compress_plan lists for the decided levels (or the parameter averaging), each charged the
- * analytic backend's own time and bytes (coll_charge_*), so every figure equals the actors'. */
-static void replay_fast(void)
-{
-    const RunConfig *cfg = S.cfg;
-    Worker *me = &S.w[0];
-    const Model *m = me->model;
-    const double speed_flops = cfg->cluster.gpu_flops; /* every generated host's speed */
-    const double flops_per_sample = model_flops_per_sample(m);
-    for (;;) {
-        const StepState st = S.cur;
-        const TraceStep *ts = &cfg->replay->steps[st.step];
-        for (int w = 0; w < S.P; w++) replay_observation(&S.w[w], ts, m->n_layers, w);
-        const double t0 = S.now;
-        S.now = t0 + step_flops(cfg, flops_per_sample, st.b, speed_flops, 0) / speed_flops;
-        const double t1 = S.now;
-        me->step_compute_s = t1 - t0;
-        rendezvous_leader();
-        me->step_wait_s = 0;
-        me->compute_s += me->step_compute_s;
-        me->wait_s += me->step_wait_s;
-        if (S.stop == STOP_DIVERGED || S.stop == STOP_TARGET || S.stop == STOP_ERROR) break;
-        const int last = S.stop == STOP_DONE;
-
-        int averaged = 0;
-        if (!S.periodic) {
-            CompressMsg msgs[COMPRESS_MAX_MSGS];
-            int n = compress_plan(me->comp, S.dec.level, msgs);
-            for (int i = 0; i < n; i++) S.now += charge(S.comm, &msgs[i]);
-        } else if (S.dec.average) {
-            S.now += coll_charge_allreduce(S.comm, m->n_params, sizeof(float));
-            averaged = 1;
-        }
-        const double t3 = S.now;
-        me->step_comm_s = t3 - t1;
-        me->comm_s += me->step_comm_s;
-        if (averaged) averaging_done(&st);
-        add_step_row(&st, me, averaged);
-        if (S.eval_due) record_eval(NULL, &st, t3);
-        if (cfg->progress && (st.step % 10 == 0 || last)) progress_line(&st);
-        if (last) break;
-    }
-    for (int w = 1; w < S.P; w++) { /* every worker's books are rank 0's */
-        S.w[w].compute_s = me->compute_s;
-        S.w[w].comm_s = me->comm_s;
-        S.w[w].wait_s = me->wait_s;
-    }
-}
-
-static void free_workers(void)
-{
-    if (!S.w) return;
-    for (int w = 0; w < S.P; w++) {
-        Worker *me = &S.w[w];
-        model_free(me->model);
-        sgd_free(&me->opt);
-        compress_free(me->comp);
-        if (me->rng) gsl_rng_free(me->rng);
-        free(me->x);
-        free(me->y);
-        free(me->idx);
-        free(me->before);
-        free(me->gsum);
-        free(me->gtemplate);
-    }
-    free(S.w);
-    S.w = NULL;
+    int rc = record_trace_close(run, err);
+    if (rc) return rc;
+    res->status = run->stop == STOP_DIVERGED ? "diverged"
+                  : run->stop == STOP_TARGET ? "reached_target"
+                                             : "completed";
+    res->epochs_done = run->cur.epoch;
+    record_step_variance(run); /* the last averaging had no next step to report it */
+    run_totals(run);
+    if (run->cfg->params_out) run_params_out(run);
+    return BW_OK;
 }
 
 int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
@@ -942,192 +358,18 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     int rc = driver_check(cfg, err);
     if (rc) return rc;
     memset(res, 0, sizeof *res);
-    memset(&S, 0, sizeof S);
     res->time_to_accuracy_s = NAN;
     res->best_accuracy = NAN;
     res->final_accuracy = NAN;
     snprintf(res->policy_spec, sizeof res->policy_spec, "%s", cfg->policy);
     snprintf(res->compressor_spec, sizeof res->compressor_spec, "%s", cfg->compressor);
-    const int P = cfg->cluster.workers;
-    S.cfg = cfg;
-    S.res = res;
-    S.P = P;
-    S.shard = shard_of(cfg);
-    S.b0 = cfg->tc.batch;
-
-    S.fast = driver_replay_fast(cfg, res->replay_engine_why, sizeof res->replay_engine_why);
-    if (cfg->replay) res->replay_engine = S.fast ? "fast" : "actors";
-
-    res->cluster = cfg->cluster;
-    if (!S.fast && (rc = engine_load_cluster(&res->cluster, err))) return rc;
-    S.comm = S.fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
-                    : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
-    S.w = calloc((size_t)P, sizeof *S.w);
-    S.perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
-    if (!S.comm || !S.w || !S.perm) {
-        rc = bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", P);
-        goto done;
+    DriverRun *run = NULL;
+    rc = run_create(cfg, res, &run, err);
+    if (rc == BW_OK) {
+        run_simulate(run);
+        rc = run_finish(run, err);
     }
-    if (S.fast && (rc = make_model(cfg, &S.w[0].model, err)) == BW_OK)
-        /* rank 0's layer table, and its compressor for the message plans */
-        rc = compress_create(cfg->compressor, "--compressor", S.w[0].model->layers,
-                             S.w[0].model->n_layers, P, 0, cfg->tc.seed, &S.w[0].comp, err);
-    for (int w = 0; w < P && rc == BW_OK && !S.fast; w++) {
-        Worker *me = &S.w[w];
-        if ((rc = make_model(cfg, &me->model, err)) ||
-            (rc = sgd_init(&me->opt, me->model->n_params, cfg->tc.sgd, err)) ||
-            (rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
-                                  me->model->n_layers, P, w, cfg->tc.seed, &me->comp, err)))
-            break;
-        me->rng = gsl_rng_alloc(gsl_rng_mt19937);
-        me->before = malloc(sizeof(float) * me->model->n_params);
-        me->gsum = calloc(me->model->n_params, sizeof(float));
-        if (cfg->replay && me->rng &&
-            (me->gtemplate = malloc(sizeof(float) * me->model->n_params))) {
-            gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 7919 + (uint64_t)w + 1));
-            for (int l = 0; l < me->model->n_layers; l++) {
-                const LayerView *v = &me->model->layers[l];
-                float *t = me->gtemplate + v->offset;
-                double sq = 0;
-                for (size_t i = 0; i < layer_size(v); i++) {
-                    t[i] = (float)gsl_ran_gaussian(me->rng, 1.0);
-                    sq += (double)t[i] * t[i];
-                }
-                for (size_t i = 0; i < layer_size(v); i++) t[i] = (float)(t[i] / sqrt(sq));
-            }
-        }
-        if (!me->rng || !me->before || !me->gsum || (cfg->replay && !me->gtemplate))
-            rc = bw_fail(err, BW_ERUNTIME, "out of memory");
-        else
-            gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 4099 + (uint64_t)w + 1));
-    }
-    if (rc) goto done;
-    const Model *m0 = S.w[0].model;
-    PolicyContext ctx;
-    fill_context(&ctx, cfg, m0, S.shard);
-    if ((rc = policy_create(cfg->policy, "--policy", &ctx, &S.pol, err))) goto done;
-    S.cops = compress_find(ctx.compressor);
-    S.periodic = S.pol->ops->mode == POLICY_PERIODIC;
-    res->policy_mode = S.pol->ops->mode;
-    res->n_params = m0->n_params;
-    res->flops_per_sample = model_flops_per_sample(m0);
-    if (!S.fast) { /* the model evaluated (a replay's evaluations are the trace's) */
-        if ((rc = make_model(cfg, &S.eval_model, err))) goto done;
-        S.eval_acc = calloc(m0->n_params, sizeof(double));
-        if (!S.eval_acc) {
-            rc = bw_fail(err, BW_ERUNTIME, "out of memory");
-            goto done;
-        }
-        S.bar = sg_barrier_init((unsigned)P);
-    }
-    /* a replay takes its norms from the trace */
-    S.want_norms = !cfg->replay && (S.pol->ops->needs_grad_norms || cfg->record_trace);
-    if (cfg->record_trace) {
-        TraceHeader h;
-        memset(&h, 0, sizeof h);
-        snprintf(h.source, sizeof h.source, "bellows run (policy %s, compressor %s, seed %lu)",
-                 cfg->policy, cfg->compressor, cfg->tc.seed);
-        snprintf(h.model, sizeof h.model, "%s", cfg->model_name ? cfg->model_name : "?");
-        snprintf(h.dataset, sizeof h.dataset, "fashion-mnist");
-        h.workers = P;
-        h.batch = cfg->tc.batch;
-        h.flops_per_sample = model_flops_per_sample(m0);
-        h.epochs = cfg->tc.epochs;
-        h.steps_per_epoch = S.shard / cfg->tc.batch;
-        snprintf(h.lr_schedule, sizeof h.lr_schedule, "%s", lr_kind_name(cfg->tc.lr.kind));
-        h.lr_base = cfg->tc.lr.base_lr;
-        h.n_layers = m0->n_layers;
-        for (int l = 0; l < m0->n_layers; l++) {
-            snprintf(h.layers[l].name, sizeof h.layers[l].name, "%s", m0->layers[l].name);
-            h.layers[l].rows = m0->layers[l].rows;
-            h.layers[l].cols = m0->layers[l].cols;
-        }
-        if ((rc = trace_writer_open(cfg->record_trace, &h, &S.trace, err))) goto done;
-    }
-
-    /* the untrained model at time 0, then the first step */
-    snprintf(S.state, sizeof S.state, "start");
-    record_eval(S.eval_model, NULL, 0.0);
-    if (cfg->replay) {
-        const TraceStep *t0 = &cfg->replay->steps[0];
-        S.cur = (StepState){.epoch = t0->epoch,
-                            .b = t0->batch / P > 0 ? t0->batch / P : 1,
-                            .epoch_start = 1,
-                            .lr = t0->lr};
-        res->accuracy_from_trace = 1;
-    } else {
-        dataset_epoch_order(cfg->train->n, cfg->tc.seed, 0, S.perm);
-        S.cur = (StepState){.b = S.b0, .epoch_start = 1};
-        S.cur.lr = lr_for(0, 0, S.b0);
-    }
-
-    if (S.fast) {
-        replay_fast();
-    } else {
-        for (int w = 0; w < P; w++) {
-            char name[32], arg[16];
-            snprintf(name, sizeof name, "worker%d", w);
-            snprintf(arg, sizeof arg, "%d", w);
-            char *argv[] = {name, arg, NULL};
-            sg_actor_create(name, engine_host(w), worker_main, 2, argv);
-        }
-        simgrid_run();
-    }
-    if (cfg->progress) fputs("\r\033[K", stderr);
-
-    if (S.stop == STOP_ERROR) {
-        rc = S.err_status;
-        *err = S.err;
-        goto done;
-    }
-    if (S.trace) {
-        flush_trace();
-        rc = trace_writer_close(S.trace, err);
-        S.trace = NULL;
-        if (rc) goto done;
-    }
-    res->status = S.stop == STOP_DIVERGED ? "diverged"
-                  : S.stop == STOP_TARGET ? "reached_target"
-                                          : "completed";
-    res->epochs_done = S.cur.epoch;
-    if (S.averaged_prev && res->n_steps) /* the last averaging had no next step to report it */
-        res->steps[res->n_steps - 1].variance = S.variance_prev;
-    for (int w = 0; w < P; w++) {
-        const CollStats *cs = coll_stats(S.comm, w);
-        res->compute_s += S.w[w].compute_s / P;
-        res->wait_s += S.w[w].wait_s / P;
-        res->communication_s += S.w[w].comm_s / P;
-        res->bytes_per_worker += cs->bytes_sent / P;
-        res->payload_bytes_per_worker += cs->payload_bytes / P;
-    }
-    res->sim_time_s = sim_now();
-    const Model *m = S.w[0].model;
-    for (int w = 1; w < P && !S.fast; w++)
-        for (size_t i = 0; i < m->n_params; i++) {
-            double d = fabs((double)S.w[w].model->params[i] - m->params[i]);
-            if (!(d <= res->replica_max_diff)) res->replica_max_diff = d;
-        }
-    if (cfg->params_out) {
-        assert(!S.fast);
-        if (S.periodic) /* the mean of the replicas, as evaluated */
-            for (size_t i = 0; i < m->n_params; i++) {
-                double s = 0;
-                for (int w = 0; w < P; w++) s += S.w[w].model->params[i];
-                cfg->params_out[i] = (float)(s / P);
-            }
-        else
-            memcpy(cfg->params_out, m->params, sizeof(float) * m->n_params);
-    }
-done:
-    trace_writer_abort(S.trace);
-    if (S.bar) sg_barrier_destroy(S.bar);
-    policy_free(S.pol);
-    free_workers();
-    coll_comm_free(S.comm);
-    model_free(S.eval_model);
-    free(S.eval_acc);
-    free(S.perm);
-    memset(&S, 0, sizeof S);
+    run_free(run);
     return rc;
 }
 

@@ -107,9 +107,9 @@ typedef struct {
     long *epoch_last_step; /* the step that ended each of those epochs */
     int *epoch_index;      /* and its number */
     int n_epoch_norms;
-    double replica_max_diff;
-    double wall_model_s; /* wall seconds inside the models' own math (forward, backward,
-                            optimiser, evaluation); for benchmarks, not written out */ /* largest |x_w - x_0| over workers and parameters at the end */
+    double replica_max_diff; /* largest |x_w - x_0| over workers and parameters at the end */
+    double wall_model_s;     /* wall seconds inside the models' own math (forward, backward,
+                                optimiser, evaluation); for benchmarks, not written out */
     char policy_spec[256], compressor_spec[256];
     const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
     char replay_engine_why[160]; /* a replay with actors: why not the fast path */

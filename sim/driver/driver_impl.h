@@ -1,0 +1,168 @@
+/* driver_impl.h: what the files of sim/driver/ share, and nothing else includes: one run's state
+ * (DriverRun), its workers and step, and the files' functions. Nothing is global; everything
+ * hangs off the DriverRun. Actors run one at a time on one thread (SimGrid's contexts), so the
+ * shared state needs no locks: only simulated time orders the workers. */
+#ifndef BELLOWS_DRIVER_IMPL_H
+#define BELLOWS_DRIVER_IMPL_H
+
+#include <gsl/gsl_rng.h>
+#include <simgrid/barrier.h>
+
+#include "driver.h"
+#include "compress.h"
+#include "optim.h"
+#include "policy.h"
+#include "trace.h"
+
+/* How a step's rendezvous left the run: go on, or why it stops. STOP_DONE: the step just
+ * decided is the last one, so it still runs; the others stop the workers at once. */
+typedef enum { STOP_NO, STOP_DONE, STOP_DIVERGED, STOP_TARGET, STOP_ERROR } StopReason;
+
+static inline int stop_now(StopReason s)
+{
+    return s == STOP_DIVERGED || s == STOP_TARGET || s == STOP_ERROR;
+}
+
+typedef struct DriverRun DriverRun;
+
+/* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the
+ * rendezvous (loss, norms), and its own books of where its time went. */
+typedef struct {
+    DriverRun *run; /* the simulation it belongs to */
+    int rank;
+    Model *model;
+    Sgd opt;
+    Compressor *comp;
+    gsl_rng *rng; /* compute-time jitter */
+    float *x;
+    uint8_t *y;
+    int *idx;
+    int cap;          /* samples x, y and idx hold */
+    float *before;    /* periodic: parameters before averaging */
+    float *gsum;      /* the local gradients summed over the epoch so far (Accordion's signal) */
+    float *gtemplate; /* replay: a fixed random gradient, each layer of norm 1 */
+    double loss;
+    double norms[MODEL_MAX_LAYERS];
+    double compute_s, comm_s, wait_s;
+    double step_compute_s, step_comm_s, step_wait_s;
+    double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
+} Worker;
+
+/* What a step is: fixed at the previous step's rendezvous, copied by each worker at its start. */
+typedef struct {
+    long step;
+    int epoch, pos, b; /* pos: samples of the shard already used this epoch; b: per worker */
+    int epoch_start;
+    double lr;
+} StepState;
+
+/* --record-trace: a step's record waits for the next rendezvous, which knows the variance
+ * measured at its averaging; an evaluation that follows it waits with it. */
+typedef struct {
+    TraceWriter *writer; /* NULL: no trace is recorded */
+    TraceStep pending;
+    int has_pending;
+    TraceEval queued_eval;
+    int has_queued_eval;
+} TraceRecorder;
+
+/* One simulation. */
+struct DriverRun {
+    /* fixed for the run */
+    const RunConfig *cfg;
+    RunResult *res;
+    int P;
+    int shard;      /* samples per worker per epoch */
+    int b0;         /* starting per-worker batch */
+    int periodic;   /* the policy's mode is POLICY_PERIODIC */
+    int want_norms; /* the workers compute their gradient norms (live runs that need them) */
+    int fast;       /* the fast replay (driver_replay_fast): no SimGrid, no actors */
+    Worker *w;      /* [P] */
+    Comm *comm;
+    Policy *pol;
+    const CompressorOps *cops;
+    sg_bar_t bar;
+    int *perm; /* live: this epoch's sample order */
+
+    /* the step the workers take (fixed at the previous rendezvous), and what the last
+     * rendezvous set for them to read until the next one */
+    StepState cur;
+    int arrived;     /* workers at the rendezvous so far */
+    StopReason stop; /* what the last rendezvous decided */
+    int eval_due, epoch_end;
+    PolicyDecision dec;
+    double loss_mean;
+    char state[64]; /* the policy's describe() */
+    double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
+    double epoch_norm_rank0[MODEL_MAX_LAYERS], epoch_norm_mean[MODEL_MAX_LAYERS];
+    long epoch_steps;      /* live: steps summed into the workers' gsum */
+    double epoch_first_lr; /* replay: the lr at the current epoch's first step */
+    double trace_variance; /* replay: the trace's latest parameter variance */
+    long eval_cursor;      /* replay: the first trace evaluation not yet passed */
+    BwError err;           /* STOP_ERROR: why */
+    int err_status;
+
+    /* evaluations with actors: the untrained model at time 0; in periodic mode, the mean of
+     * the replicas (gradient mode evaluates rank 0's replica) */
+    Model *eval_model;
+
+    /* periodic mode */
+    double *eval_acc;  /* sum of the replicas' parameters */
+    int eval_deposits; /* replicas added to eval_acc this step */
+    int avg_deposits;  /* replicas that measured their distance this step */
+    int averaged_prev; /* the previous step averaged, with this variance */
+    double variance_prev;
+
+    /* results */
+    long cap_steps; /* rows res->steps and res->evals hold */
+    int cap_evals;
+    int target_hit;
+    TraceRecorder rec;
+
+    double now; /* the fast replay's simulated clock */
+};
+
+/* driver.c */
+double run_now(const DriverRun *run); /* simulated seconds since the start */
+/* The model of every replica: the configured one, or a replay's stand-in. */
+int run_model_create(const RunConfig *cfg, Model **out, BwError *err);
+
+/* worker.c */
+/* A worker's model, optimiser, compressor, buffers and random stream; worker_free undoes it,
+ * also a partial one, and is a no-op on a zeroed Worker. */
+int worker_init(Worker *me, DriverRun *run, int rank, BwError *err);
+void worker_free(Worker *me);
+void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
+/* A worker's simulated work for a step of b samples, as flops of a host of the given speed. */
+double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
+                         int rank);
+
+/* rendezvous.c */
+void rendezvous_first_step(DriverRun *run);
+void rendezvous_leader(DriverRun *run);
+void rendezvous_averaged(DriverRun *run, const StepState *st);
+int rendezvous_check_decision(const RunConfig *cfg, const Model *m, const CompressorOps *cops,
+                              const PolicyDecision *d, int periodic, BwError *err);
+
+/* replay.c */
+int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err);
+int replay_template_create(Worker *me, unsigned long seed, BwError *err);
+void replay_observation(Worker *me, const TraceStep *ts, int n_layers);
+void replay_gradient(Worker *me, const TraceStep *ts);
+const TraceEval *replay_eval_at(DriverRun *run, long steps);
+int replay_per_worker_batch(const TraceStep *ts, int P);
+int replay_fast_init(DriverRun *run, BwError *err);
+void replay_fast(DriverRun *run);
+
+/* record.c */
+void record_eval(DriverRun *run, Model *m, const StepState *st, double now);
+void record_step(DriverRun *run, const StepState *st, const Worker *w0, int averaged);
+void record_step_variance(DriverRun *run);
+void record_epoch_norm(DriverRun *run, const StepState *st);
+void record_progress(const DriverRun *run, const StepState *st);
+int record_trace_open(DriverRun *run, const Model *m0, BwError *err);
+void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st);
+int record_trace_close(DriverRun *run, BwError *err);
+void record_trace_abort(DriverRun *run);
+
+#endif

@@ -1,0 +1,239 @@
+/* record.c: the run's books: a StepRow per step and an EvalRow per evaluation (from rank 0 or
+ * the fast loop), the epoch norms, the progress line, and --record-trace, where a step's record
+ * waits for the next rendezvous (which knows its averaging's variance) and an evaluation that
+ * follows it waits with it, so the file keeps the trace's order. */
+#include "driver_impl.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wallclock.h"
+
+/* Writes the step record held back, and the evaluation that followed it. */
+static void flush_trace(TraceRecorder *rec)
+{
+    if (rec->has_pending) trace_write_step(rec->writer, &rec->pending);
+    if (rec->has_queued_eval) trace_write_eval(rec->writer, &rec->queued_eval);
+    rec->has_pending = rec->has_queued_eval = 0;
+}
+
+/* An evaluation goes to the trace after the step it follows. */
+static void trace_eval(TraceRecorder *rec, const EvalRow *e)
+{
+    TraceEval te = {.step = e->step, .test_accuracy = e->test_accuracy, .test_loss = e->test_loss};
+    if (rec->has_pending) {
+        rec->queued_eval = te;
+        rec->has_queued_eval = 1;
+    } else {
+        trace_write_eval(rec->writer, &te);
+    }
+}
+
+/* A new zeroed row at the end of res->evals. */
+static EvalRow *eval_row_add(DriverRun *run)
+{
+    RunResult *res = run->res;
+    if (res->n_evals == run->cap_evals) {
+        run->cap_evals = run->cap_evals ? 2 * run->cap_evals : 64;
+        res->evals = realloc(res->evals, sizeof *res->evals * (size_t)run->cap_evals);
+        assert(res->evals);
+    }
+    EvalRow *e = &res->evals[res->n_evals++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+/* The row's test loss and accuracy: the trace's (a replay does not re-simulate them), or m's
+ * on the test set (NAN when that fails). */
+static void eval_accuracy(DriverRun *run, Model *m, const TraceEval *te, EvalRow *e)
+{
+    const Dataset *test = run->cfg->test;
+    double w0 = wallclock_s();
+    int rc = BW_OK;
+    if (te) {
+        e->test_accuracy = te->test_accuracy;
+        e->test_loss = te->test_loss;
+    } else {
+        BwError ignore;
+        rc = model_evaluate(m, test->x, test->y, test->n, test->dim, &e->test_loss,
+                            &e->test_accuracy, &ignore);
+    }
+    run->res->wall_model_s += wallclock_s() - w0;
+    if (rc != BW_OK) {
+        e->test_accuracy = NAN;
+        e->test_loss = NAN;
+    }
+}
+
+/* An evaluation of m after step st (NULL: the untrained model at time 0); a replay records only
+ * the steps its trace evaluated, and needs no m. */
+void record_eval(DriverRun *run, Model *m, const StepState *st, double now)
+{
+    RunResult *res = run->res;
+    const RunConfig *cfg = run->cfg;
+    const TraceEval *te = NULL;
+    if (cfg->replay && !(te = replay_eval_at(run, st ? st->step + 1 : 0))) return;
+    EvalRow *e = eval_row_add(run);
+    e->sim_time_s = now;
+    e->epoch = st ? st->epoch + run->epoch_end : 0;
+    e->step = st ? st->step + 1 : 0;
+    e->train_loss = st ? run->loss_mean : NAN;
+    e->bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent;
+    snprintf(e->state, sizeof e->state, "%s", st ? run->state : "start");
+    eval_accuracy(run, m, te, e);
+    if (!(e->test_accuracy <= res->best_accuracy)) res->best_accuracy = e->test_accuracy;
+    if (run->rec.writer && isfinite(e->test_accuracy)) trace_eval(&run->rec, e);
+    res->final_accuracy = e->test_accuracy;
+    if (cfg->target_accuracy > 0 && isnan(res->time_to_accuracy_s) &&
+        e->test_accuracy >= cfg->target_accuracy) {
+        res->time_to_accuracy_s = now;
+        run->target_hit = 1;
+    }
+}
+
+/* The step's row, at its end; w0 is rank 0's worker, whose times the row reports. */
+void record_step(DriverRun *run, const StepState *st, const Worker *w0, int averaged)
+{
+    RunResult *res = run->res;
+    if (res->n_steps == run->cap_steps) {
+        run->cap_steps = run->cap_steps ? 2 * run->cap_steps : 1024;
+        res->steps = realloc(res->steps, sizeof *res->steps * (size_t)run->cap_steps);
+        assert(res->steps);
+    }
+    StepRow *r = &res->steps[res->n_steps++];
+    memset(r, 0, sizeof *r);
+    r->step = st->step;
+    r->epoch = st->epoch;
+    r->batch = st->b * run->P;
+    r->lr = st->lr;
+    r->loss = run->loss_mean;
+    r->end_s = run_now(run);
+    r->compute_s = w0->step_compute_s;
+    r->comm_s = w0->step_comm_s;
+    r->wait_s = w0->step_wait_s;
+    r->bytes = coll_stats(run->comm, 0)->bytes_sent;
+    r->averaged = averaged; /* the variance is filled in at the next rendezvous */
+    r->period = run->dec.period;
+    int matrices = 0;
+    for (int l = 0; l < w0->model->n_layers; l++)
+        if (w0->model->layers[l].ndim == 2) {
+            r->level_mean += run->dec.level[l];
+            matrices++;
+        }
+    if (matrices && !run->periodic)
+        r->level_mean /= matrices;
+    else
+        r->level_mean = 0;
+    snprintf(r->state, sizeof r->state, "%s", run->state);
+}
+
+/* The last row's variance, once its averaging has been measured. */
+void record_step_variance(DriverRun *run)
+{
+    RunResult *res = run->res;
+    if (run->averaged_prev && res->n_steps)
+        res->steps[res->n_steps - 1].variance = run->variance_prev;
+}
+
+/* The epoch that step st ended: the whole model's norm of its mean gradient, from the
+ * per-layer means run->epoch_norm_mean. */
+void record_epoch_norm(DriverRun *run, const StepState *st)
+{
+    RunResult *res = run->res;
+    const int n = run->w[0].model->n_layers;
+    double sq = 0;
+    for (int l = 0; l < n; l++) sq += run->epoch_norm_mean[l] * run->epoch_norm_mean[l];
+    size_t k = (size_t)res->n_epoch_norms + 1;
+    res->epoch_norm = realloc(res->epoch_norm, sizeof(double) * k);
+    res->epoch_last_step = realloc(res->epoch_last_step, sizeof(long) * k);
+    res->epoch_index = realloc(res->epoch_index, sizeof(int) * k);
+    assert(res->epoch_norm && res->epoch_last_step && res->epoch_index);
+    res->epoch_index[res->n_epoch_norms] = st->epoch;
+    res->epoch_last_step[res->n_epoch_norms] = st->step;
+    res->epoch_norm[res->n_epoch_norms++] = sqrt(sq);
+}
+
+void record_progress(const DriverRun *run, const StepState *st)
+{
+    const RunResult *res = run->res;
+    double acc = res->n_evals ? res->evals[res->n_evals - 1].test_accuracy : NAN;
+    fprintf(stderr, "\r\033[K[%s] epoch %d/%d  step %ld  sim %.3fs  acc %.4f", run->cfg->label,
+            st->epoch + 1, run->cfg->tc.epochs, st->step + 1, run_now(run), acc);
+    fflush(stderr);
+}
+
+/* --record-trace: the header says what was run, on which layer table (m0's). */
+int record_trace_open(DriverRun *run, const Model *m0, BwError *err)
+{
+    const RunConfig *cfg = run->cfg;
+    TraceHeader h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.source, sizeof h.source, "bellows run (policy %s, compressor %s, seed %lu)",
+             cfg->policy, cfg->compressor, cfg->tc.seed);
+    snprintf(h.model, sizeof h.model, "%s", cfg->model_name ? cfg->model_name : "?");
+    snprintf(h.dataset, sizeof h.dataset, "fashion-mnist");
+    h.workers = run->P;
+    h.batch = cfg->tc.batch;
+    h.flops_per_sample = model_flops_per_sample(m0);
+    h.epochs = cfg->tc.epochs;
+    h.steps_per_epoch = run->shard / cfg->tc.batch;
+    snprintf(h.lr_schedule, sizeof h.lr_schedule, "%s", lr_kind_name(cfg->tc.lr.kind));
+    h.lr_base = cfg->tc.lr.base_lr;
+    h.n_layers = m0->n_layers;
+    for (int l = 0; l < m0->n_layers; l++) {
+        snprintf(h.layers[l].name, sizeof h.layers[l].name, "%s", m0->layers[l].name);
+        h.layers[l].rows = m0->layers[l].rows;
+        h.layers[l].cols = m0->layers[l].cols;
+    }
+    return trace_writer_open(cfg->record_trace, &h, &run->rec.writer, err);
+}
+
+/* The trace's record of this step; the previous one is written now that its averaging's
+ * variance (if any) is known. */
+void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st)
+{
+    TraceRecorder *rec = &run->rec;
+    if (rec->has_pending && obs->averaged) {
+        rec->pending.has_variance = 1;
+        rec->pending.param_variance = obs->param_variance;
+    }
+    flush_trace(rec);
+    TraceStep *t = &rec->pending;
+    memset(t, 0, sizeof *t);
+    int n = run->w[0].model->n_layers;
+    t->step = st->step;
+    t->epoch = st->epoch;
+    t->epoch_end = obs->epoch_end;
+    t->batch = st->b * run->P;
+    t->lr = st->lr;
+    t->loss = obs->loss;
+    memcpy(t->grad_norms, obs->grad_norm_mean, sizeof(double) * (size_t)n);
+    memcpy(t->grad_norms_rank0, obs->grad_norm_rank0, sizeof(double) * (size_t)n);
+    t->has_rank0 = 1;
+    if (obs->epoch_norm_mean) {
+        memcpy(t->epoch_norms, obs->epoch_norm_mean, sizeof(double) * (size_t)n);
+        t->has_epoch_norms = 1;
+    }
+    rec->has_pending = 1;
+}
+
+/* Writes what is held back and completes the file (no-op without --record-trace). */
+int record_trace_close(DriverRun *run, BwError *err)
+{
+    TraceRecorder *rec = &run->rec;
+    if (!rec->writer) return BW_OK;
+    flush_trace(rec);
+    int rc = trace_writer_close(rec->writer, err);
+    rec->writer = NULL;
+    return rc;
+}
+
+/* A run that fails leaves no trace file behind. */
+void record_trace_abort(DriverRun *run)
+{
+    trace_writer_abort(run->rec.writer);
+    run->rec.writer = NULL;
+}

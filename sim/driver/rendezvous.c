@@ -1,0 +1,281 @@
+/* rendezvous.c: run by the last worker to arrive, before anyone is released: the observation,
+ * the policy's decision, and the next step's shared state (run->cur), which nothing else writes.
+ * Live runs take epochs and lrs from the data and the schedule, replays from the trace, each in
+ * its own observe and advance. Every worker draws step t's batch from the same epoch order. */
+#include "driver_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The step's learning rate: the schedule at the epoch progress, scaled linearly with the global
+ * batch when a policy changes it (Goyal et al. 2017, "Accurate, Large Minibatch SGD"). */
+static double lr_for(const DriverRun *run, int epoch, int pos, int b)
+{
+    const RunConfig *cfg = run->cfg;
+    double lr = lr_at(&cfg->tc.lr, epoch + (double)pos / run->shard, (double)run->shard / b);
+    return lr * (double)b / run->b0;
+}
+
+/* The first step: the trace's, or the first epoch's order at the starting batch. */
+void rendezvous_first_step(DriverRun *run)
+{
+    const RunConfig *cfg = run->cfg;
+    if (cfg->replay) {
+        const TraceStep *t0 = &cfg->replay->steps[0];
+        run->cur = (StepState){.epoch = t0->epoch,
+                               .b = replay_per_worker_batch(t0, run->P),
+                               .epoch_start = 1,
+                               .lr = t0->lr};
+        return;
+    }
+    dataset_epoch_order(cfg->train->n, cfg->tc.seed, 0, run->perm);
+    run->cur = (StepState){.b = run->b0, .epoch_start = 1};
+    run->cur.lr = lr_for(run, 0, 0, run->b0);
+}
+
+/* A decision's levels and batch must suit the compressor and the cluster. */
+int rendezvous_check_decision(const RunConfig *cfg, const Model *m, const CompressorOps *cops,
+                              const PolicyDecision *d, int periodic, BwError *err)
+{
+    int P = cfg->cluster.workers;
+    if (cfg->replay && d->batch != cfg->tc.batch * P)
+        return bw_fail(err, BW_EUSAGE,
+                       "--policy %s: a replay follows the trace's batches; a policy that changes "
+                       "the batch cannot be replayed",
+                       cfg->policy);
+    if (!cfg->replay && (d->batch < P || d->batch % P != 0))
+        return bw_fail(err, BW_EUSAGE,
+                       "--policy %s: global batch %d is not a positive multiple of the %d workers",
+                       cfg->policy, d->batch, P);
+    if (!cfg->replay && d->batch / P > dataset_shard_size(cfg->train->n, P))
+        return bw_fail(err, BW_EUSAGE,
+                       "--policy %s: global batch %d is larger than the training set allows "
+                       "(%d samples per worker)",
+                       cfg->policy, d->batch, dataset_shard_size(cfg->train->n, P));
+    if (periodic) return BW_OK;
+    for (int l = 0; l < m->n_layers; l++) {
+        if (m->layers[l].ndim != 2 || d->level[l] == 0) continue;
+        char what[128];
+        snprintf(what, sizeof what, "--policy %s: layer %s", cfg->policy, m->layers[l].name);
+        int rc = compress_check_level(cops, d->level[l], what, err);
+        if (rc) return rc;
+    }
+    return BW_OK;
+}
+
+/* The workers' mean loss. Returns 0 if the run stops here: a loss that is not finite (diverged),
+ * or a target reached by a run told to stop there. */
+static int gather_losses(DriverRun *run, const StepState *st)
+{
+    double loss = 0;
+    int finite = 1;
+    for (int w = 0; w < run->P; w++) {
+        loss += run->w[w].loss;
+        finite &= isfinite(run->w[w].loss);
+    }
+    run->loss_mean = loss / run->P;
+    if (!finite) {
+        run->stop = STOP_DIVERGED;
+        snprintf(run->res->message, sizeof run->res->message,
+                 "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
+                 st->epoch + 1, st->step, run->loss_mean);
+        return 0;
+    }
+    if (run->target_hit && run->cfg->stop_at_target) {
+        run->stop = STOP_TARGET;
+        return 0;
+    }
+    return 1;
+}
+
+/* Per layer, rank 0's gradient norm and the mean over workers. */
+static void gather_norms(DriverRun *run)
+{
+    const Model *m0 = run->w[0].model;
+    for (int l = 0; l < m0->n_layers; l++) {
+        double s = 0;
+        for (int w = 0; w < run->P; w++) s += run->w[w].norms[l];
+        run->grad_norm_rank0[l] = run->w[0].norms[l];
+        run->grad_norm_mean[l] = s / run->P;
+    }
+}
+
+/* The observation both kinds of run fill alike. */
+static PolicyObs observation(const DriverRun *run, const StepState *st, int lr_decayed)
+{
+    return (PolicyObs){.step = st->step,
+                       .epoch = st->epoch,
+                       .epoch_start = st->epoch_start,
+                       .epoch_end = run->epoch_end,
+                       .lr_decayed = lr_decayed,
+                       .lr = st->lr,
+                       .loss = run->loss_mean,
+                       .grad_norm_rank0 = run->grad_norm_rank0,
+                       .grad_norm_mean = run->grad_norm_mean,
+                       .averaged = run->averaged_prev,
+                       .param_variance = run->averaged_prev ? run->variance_prev : 0,
+                       .sim_time_s = run_now(run),
+                       .bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent,
+                       .epoch_norm_rank0 = run->epoch_end ? run->epoch_norm_rank0 : NULL,
+                       .epoch_norm_mean = run->epoch_end ? run->epoch_norm_mean : NULL};
+}
+
+/* Accordion's signal at an epoch's end: per layer, ||(1/T) sum_t g_t|| of every worker's
+ * local gradients over the epoch's T steps; rank 0's and the mean over workers. */
+static void epoch_norms(DriverRun *run)
+{
+    const Model *m0 = run->w[0].model;
+    for (int l = 0; l < m0->n_layers; l++) {
+        const LayerView *v = &m0->layers[l];
+        double mean = 0;
+        for (int w = 0; w < run->P; w++) {
+            const float *g = run->w[w].gsum + v->offset;
+            double s = 0;
+            for (size_t i = 0; i < layer_size(v); i++) s += (double)g[i] * g[i];
+            double norm = sqrt(s) / (double)run->epoch_steps;
+            if (w == 0) run->epoch_norm_rank0[l] = norm;
+            mean += norm / run->P;
+        }
+        run->epoch_norm_mean[l] = mean;
+    }
+}
+
+/* Live: an epoch ends where the next batch would no longer fit in the shard; the lr decayed
+ * where a step schedule's milestone fell in the epoch just ended. */
+static PolicyObs live_observe(DriverRun *run, const StepState *st)
+{
+    const LrSchedule *lr = &run->cfg->tc.lr;
+    run->epoch_end = st->pos + 2 * st->b > run->shard;
+    run->epoch_steps++;
+    if (run->epoch_end && run->want_norms) {
+        epoch_norms(run);
+        record_epoch_norm(run, st);
+    }
+    int lr_decayed = 0;
+    if (st->epoch_start && st->epoch > 0 && lr->kind == LR_STEP)
+        for (int i = 0; i < lr->n_milestones; i++)
+            lr_decayed |= lr->milestones[i] > st->epoch - 1 && lr->milestones[i] <= st->epoch;
+    return observation(run, st, lr_decayed);
+}
+
+/* Replay: epochs end where the trace's do; an lr at least halved since the previous epoch's
+ * start counts as a decay; the epoch norms are the trace's, and its last measured variance
+ * stands in when this replay averages where the recorded run did not. */
+static PolicyObs replay_observe(DriverRun *run, const StepState *st)
+{
+    const Trace *tr = run->cfg->replay;
+    const TraceStep *ts = &tr->steps[st->step];
+    run->epoch_end =
+        ts->epoch_end || st->step + 1 == tr->n_steps || tr->steps[st->step + 1].epoch != ts->epoch;
+    int lr_decayed = st->epoch_start && st->epoch > 0 && st->lr <= 0.5 * run->epoch_first_lr;
+    if (st->epoch_start) run->epoch_first_lr = st->lr;
+    PolicyObs obs = observation(run, st, lr_decayed);
+    obs.epoch_norm_rank0 = obs.epoch_norm_mean = ts->has_epoch_norms ? ts->epoch_norms : NULL;
+    if (st->step > 0 && tr->steps[st->step - 1].has_variance)
+        run->trace_variance = tr->steps[st->step - 1].param_variance;
+    obs.param_variance = run->averaged_prev ? run->trace_variance : 0;
+    return obs;
+}
+
+/* The policy's decision, checked; returns 0 (and stops the run) if it is not valid. */
+static int decide(DriverRun *run, const PolicyObs *obs)
+{
+    PolicyDecision d; /* policy_step resets it and sets its batch */
+    policy_step(run->pol, obs, &d);
+    policy_describe(run->pol, run->state, sizeof run->state);
+    int rc = rendezvous_check_decision(run->cfg, run->w[0].model, run->cops, &d, run->periodic,
+                                       &run->err);
+    if (rc) {
+        run->stop = STOP_ERROR;
+        run->err_status = rc;
+        return 0;
+    }
+    run->dec = d;
+    return 1;
+}
+
+/* Live: the next step, at the policy's batch. Every worker has gathered this step's batch
+ * already. A new batch that no longer fits in what is left of this epoch waits for the next
+ * one, so an epoch ends only where the policy was told it would (obs.epoch_end). */
+static void live_advance(DriverRun *run, const StepState *st)
+{
+    const RunConfig *cfg = run->cfg;
+    const int wanted = run->dec.batch / run->P;
+    StepState next = {
+        .step = st->step + 1, .epoch = st->epoch, .pos = st->pos + st->b, .b = wanted};
+    if (!run->epoch_end && next.pos + next.b > run->shard) next.b = st->b;
+    if (run->epoch_end) {
+        next.epoch++;
+        next.pos = 0;
+        next.epoch_start = 1;
+        next.b = wanted;
+    }
+    int last = next.epoch == cfg->tc.epochs;
+    run->eval_due =
+        last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : run->epoch_end);
+    if (next.epoch_start) {
+        if (!last) dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, run->perm);
+        if (run->want_norms)
+            for (int w = 0; w < run->P; w++)
+                memset(run->w[w].gsum, 0, sizeof(float) * run->w[w].model->n_params);
+        run->epoch_steps = 0;
+    }
+    next.lr = lr_for(run, next.epoch, next.pos, next.b);
+    run->cur = next;
+    run->stop = last ? STOP_DONE : STOP_NO;
+}
+
+/* Replay: the next step is the trace's. */
+static void replay_advance(DriverRun *run, const StepState *st)
+{
+    const Trace *tr = run->cfg->replay;
+    int last = st->step + 1 == tr->n_steps;
+    StepState next = {.step = st->step + 1, .epoch = st->epoch, .b = st->b, .lr = st->lr};
+    if (!last) {
+        const TraceStep *nx = &tr->steps[st->step + 1];
+        next.epoch = nx->epoch;
+        next.epoch_start = nx->epoch != tr->steps[st->step].epoch;
+        next.b = replay_per_worker_batch(nx, run->P);
+        next.lr = nx->lr;
+    }
+    run->eval_due = replay_eval_at(run, st->step + 1) != NULL;
+    run->cur = next;
+    run->stop = last ? STOP_DONE : STOP_NO;
+}
+
+/* The observation, the policy's decision, and the next step's shared state. */
+void rendezvous_leader(DriverRun *run)
+{
+    const StepState st = run->cur;
+    if (!gather_losses(run, &st)) return;
+    gather_norms(run);
+    PolicyObs obs = run->cfg->replay ? replay_observe(run, &st) : live_observe(run, &st);
+    record_step_variance(run); /* the previous step's averaging, measured since */
+    if (run->rec.writer) record_trace_step(run, &obs, &st);
+    run->averaged_prev = 0;
+    if (!decide(run, &obs)) return;
+    if (run->cfg->replay)
+        replay_advance(run, &st);
+    else
+        live_advance(run, &st);
+}
+
+/* Once every worker has averaged: the variance the policy sees at the next step and steps.csv
+ * reports. A replay trains no parameters, so its variance is the trace's latest measurement up
+ * to this step (what the policy is shown), not that of the stand-in replicas. */
+void rendezvous_averaged(DriverRun *run, const StepState *st)
+{
+    const Trace *tr = run->cfg->replay;
+    if (tr) {
+        const TraceStep *ts = &tr->steps[st->step];
+        run->variance_prev = ts->has_variance ? ts->param_variance : run->trace_variance;
+    } else {
+        double v = 0;
+        for (int w = 0; w < run->P; w++) v += run->w[w].sq_dist;
+        run->variance_prev = v / run->P;
+    }
+    run->averaged_prev = 1;
+    run->avg_deposits = 0;
+    run->res->averagings++;
+}

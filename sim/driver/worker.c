@@ -1,0 +1,258 @@
+/* worker.c: the worker actor, one per simulated GPU: its gradient, the step's flops on its host,
+ * the rendezvous, then the gradient through the compressor (gradient mode: every replica applies
+ * the same decoded gradient, so the replicas stay bit-identical) or a local step and, when
+ * decided, parameter averaging (periodic mode). It takes its step only from run->cur. */
+#include "driver_impl.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+
+#include "wallclock.h"
+#include "splitmix.h"
+
+int worker_init(Worker *me, DriverRun *run, int rank, BwError *err)
+{
+    const RunConfig *cfg = run->cfg;
+    me->run = run;
+    me->rank = rank;
+    int rc;
+    if ((rc = run_model_create(cfg, &me->model, err)) ||
+        (rc = sgd_init(&me->opt, me->model->n_params, cfg->tc.sgd, err)) ||
+        (rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
+                              me->model->n_layers, run->P, rank, cfg->tc.seed, &me->comp, err)))
+        return rc;
+    me->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    me->before = malloc(sizeof(float) * me->model->n_params);
+    me->gsum = calloc(me->model->n_params, sizeof(float));
+    if (!me->rng || !me->before || !me->gsum) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    if (cfg->replay && (rc = replay_template_create(me, cfg->tc.seed, err))) return rc;
+    /* reseeded for the jitter, so its stream is the same whether a template was drawn or not */
+    gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 4099 + (uint64_t)rank + 1));
+    return BW_OK;
+}
+
+void worker_free(Worker *me)
+{
+    model_free(me->model);
+    sgd_free(&me->opt);
+    compress_free(me->comp);
+    if (me->rng) gsl_rng_free(me->rng);
+    free(me->x);
+    free(me->y);
+    free(me->idx);
+    free(me->before);
+    free(me->gsum);
+    free(me->gtemplate);
+    memset(me, 0, sizeof *me);
+}
+
+/* Per layer, the L2 norm of the local gradient, and the epoch's running sum of gradients, in
+ * one pass. Squares are summed in float lanes over blocks of 1024 and the blocks in double, so
+ * the loop vectorises and the rounding stays at about 1e-7 relative. */
+static void layer_norms_and_sum(const Model *m, double *norms, float *gsum)
+{
+    enum { BLOCK = 1024 };
+    for (int l = 0; l < m->n_layers; l++) {
+        const LayerView *v = &m->layers[l];
+        const float *g = m->grads + v->offset;
+        float *acc = gsum + v->offset;
+        size_t n = layer_size(v);
+        double total = 0;
+        for (size_t lo = 0; lo < n; lo += BLOCK) {
+            size_t hi = lo + BLOCK < n ? lo + BLOCK : n;
+            float s = 0;
+            for (size_t i = lo; i < hi; i++) {
+                s += g[i] * g[i];
+                acc[i] += g[i];
+            }
+            total += s;
+        }
+        norms[l] = sqrt(total);
+    }
+}
+
+/* Room for a batch of b samples of dim features. */
+static void worker_reserve(Worker *me, int b, int dim)
+{
+    if (b <= me->cap) return;
+    me->cap = b;
+    me->x = realloc(me->x, sizeof(float) * (size_t)b * (size_t)dim);
+    me->y = realloc(me->y, (size_t)b);
+    me->idx = realloc(me->idx, sizeof(int) * (size_t)b);
+    assert(me->x && me->y && me->idx);
+}
+
+/* The worker's gradient and loss for the step: real forward and backward on its part of the
+ * global batch (drawn from the epoch order shared by all workers), or the replay's. */
+static void worker_gradient(Worker *me, const StepState *st)
+{
+    DriverRun *run = me->run;
+    const RunConfig *cfg = run->cfg;
+    Model *m = me->model;
+    if (cfg->replay) {
+        replay_gradient(me, &cfg->replay->steps[st->step]);
+        return;
+    }
+    worker_reserve(me, st->b, cfg->train->dim);
+    for (int j = 0; j < st->b; j++)
+        me->idx[j] = dataset_shard_index(run->perm, run->P, me->rank, st->pos + j);
+    double w0 = wallclock_s();
+    dataset_gather(cfg->train, me->idx, st->b, me->x, me->y);
+    me->loss = model_forward_backward(m, me->x, me->y, st->b);
+    run->res->wall_model_s += wallclock_s() - w0;
+    if (run->want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
+}
+
+/* Flops per sample x b, or (a trace with measured step times) the measured seconds scaled by
+ * the batch, as flops of this host; times the worker's slowdown. Jitter comes on top
+ * (worker_compute). */
+double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
+                         int rank)
+{
+    double flops = flops_per_sample * b;
+    if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
+        flops = cfg->replay->h.compute_s_per_step * speed_flops * b / cfg->replay->h.batch;
+    if (cfg->slowdown) flops *= cfg->slowdown[rank];
+    return flops;
+}
+
+/* The step's simulated compute on the worker's host; returns the clock after it. */
+static double worker_compute(Worker *me, const StepState *st)
+{
+    const RunConfig *cfg = me->run->cfg;
+    double t0 = simgrid_get_clock();
+    double flops = worker_step_flops(cfg, model_flops_per_sample(me->model), st->b,
+                                     sg_host_get_speed(sg_host_self()), me->rank);
+    if (cfg->jitter_sigma > 0) { /* lognormal of mean 1 */
+        double s = cfg->jitter_sigma;
+        flops *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);
+    }
+    sg_actor_execute(flops);
+    double t1 = simgrid_get_clock();
+    me->step_compute_s = t1 - t0;
+    return t1;
+}
+
+/* The rendezvous: the last to arrive runs the policy for everyone before anyone is released.
+ * Returns the clock on release; the time since t1 was spent waiting for the slowest. */
+static double worker_meet(Worker *me, double t1)
+{
+    DriverRun *run = me->run;
+    if (++run->arrived == run->P) {
+        run->arrived = 0;
+        rendezvous_leader(run);
+    }
+    sg_barrier_wait(run->bar);
+    double t2 = simgrid_get_clock();
+    me->step_wait_s = t2 - t1;
+    me->compute_s += me->step_compute_s;
+    me->wait_s += me->step_wait_s;
+    return t2;
+}
+
+/* The optimiser's step (none in a replay, which trains nothing), timed as the models' math. */
+static void worker_sgd(Worker *me, double lr)
+{
+    DriverRun *run = me->run;
+    Model *m = me->model;
+    double w0 = wallclock_s();
+    if (!run->cfg->replay) sgd_step(&me->opt, m->params, m->grads, lr);
+    run->res->wall_model_s += wallclock_s() - w0;
+}
+
+/* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
+ * variance mean_w of it is handed to the policy at the next step). */
+static void average_parameters(Worker *me)
+{
+    DriverRun *run = me->run;
+    Model *m = me->model;
+    const size_t n = m->n_params;
+    memcpy(me->before, m->params, n * sizeof(float));
+    coll_allreduce(run->comm, me->rank, m->params, n);
+    const float inv = 1.0f / (float)run->P;
+    double d2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        m->params[i] *= inv;
+        double d = (double)me->before[i] - m->params[i];
+        d2 += d * d;
+    }
+    me->sq_dist = d2;
+}
+
+/* Communication and the update, at the decided levels (they stay fixed until every worker has
+ * reached the next rendezvous). Returns whether the parameters were averaged. */
+static int worker_communicate(Worker *me, const StepState *st)
+{
+    DriverRun *run = me->run;
+    Model *m = me->model;
+    if (!run->periodic) {
+        compress_reduce(me->comp, run->comm, m->grads, run->dec.level);
+        worker_sgd(me, st->lr);
+        return 0;
+    }
+    worker_sgd(me, st->lr);
+    if (!run->dec.average) return 0;
+    average_parameters(me);
+    return 1;
+}
+
+/* An evaluation, free in simulated time: rank 0's replica in gradient mode (the replicas are
+ * identical), else the mean of the replicas once the last of them has deposited its share. */
+static void worker_evaluate(Worker *me, const StepState *st, double now)
+{
+    DriverRun *run = me->run;
+    Model *m = me->model;
+    if (!run->periodic) {
+        if (me->rank == 0) record_eval(run, m, st, now);
+        return;
+    }
+    for (size_t i = 0; i < m->n_params; i++) run->eval_acc[i] += m->params[i];
+    if (++run->eval_deposits < run->P) return;
+    Model *e = run->eval_model;
+    for (size_t i = 0; i < m->n_params; i++) {
+        e->params[i] = (float)(run->eval_acc[i] / run->P);
+        run->eval_acc[i] = 0;
+    }
+    run->eval_deposits = 0;
+    record_eval(run, e, st, simgrid_get_clock());
+}
+
+/* One step; returns 1 when the worker is done. */
+static int worker_step(Worker *me)
+{
+    DriverRun *run = me->run;
+    const StepState st = run->cur;
+    worker_gradient(me, &st);
+    double t1 = worker_compute(me, &st);
+    double t2 = worker_meet(me, t1);
+    if (stop_now(run->stop)) return 1;
+    const int last = run->stop == STOP_DONE;
+
+    int averaged = worker_communicate(me, &st);
+    double t3 = simgrid_get_clock();
+    me->step_comm_s = t3 - t2;
+    me->comm_s += me->step_comm_s;
+
+    /* the variance at this averaging, for the policy at the next step */
+    if (averaged && ++run->avg_deposits == run->P) rendezvous_averaged(run, &st);
+    if (me->rank == 0) record_step(run, &st, me, averaged);
+    if (run->eval_due) worker_evaluate(me, &st, t3);
+    if (me->rank == 0 && run->cfg->progress && (st.step % 10 == 0 || last))
+        record_progress(run, &st);
+    return last;
+}
+
+void worker_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    Worker *me = sg_actor_self_get_data();
+    while (!worker_step(me)) continue;
+}
