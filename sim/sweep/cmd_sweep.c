@@ -242,10 +242,9 @@ static void run_folder(long r, char *buf, size_t n)
 static void write_header(FILE *f)
 {
     for (int a = 0; a < W.n_axes; a++) fprintf(f, "%s,", W.axes[a].name);
-    fputs("seed,policy,folder,status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,"
-          "speedup,bytes_per_worker,bytes_ratio,sim_time_s,compute_s,communication_s,wait_s,"
-          "steps,run_index\n",
-          f);
+    fputs("seed,policy,folder,", f);
+    runner_csv_header(f);
+    fputs(",run_index\n", f);
 }
 
 static void num(FILE *f, double x, const char *fmt)
@@ -279,28 +278,11 @@ static int write_sweep_csv(BwError *err)
         csv_field(of.f, W.policies[run->policy_i]);
         fputc(',', of.f);
         csv_field(of.f, folder);
-        fprintf(of.f, ",%s,", x->status);
+        fputc(',', of.f);
         const Run *b = baseline_of(run);
-        num(of.f, x->final, "%.9g");
-        fputc(',', of.f);
-        num(of.f, x->best, "%.9g");
-        fputc(',', of.f);
-        num(of.f, x->tta, "%.9g");
-        fputc(',', of.f);
-        num(of.f, b ? b->row.tta / x->tta : NAN, "%.6g");
-        fputc(',', of.f);
-        num(of.f, x->bytes, "%.17g");
-        fputc(',', of.f);
-        num(of.f, b ? x->bytes / b->row.bytes : NAN, "%.6g");
-        fputc(',', of.f);
-        num(of.f, x->sim_time, "%.9g");
-        fputc(',', of.f);
-        num(of.f, x->compute, "%.9g");
-        fputc(',', of.f);
-        num(of.f, x->comm, "%.9g");
-        fputc(',', of.f);
-        num(of.f, x->wait, "%.9g");
-        fprintf(of.f, ",%ld,%ld\n", x->steps, r);
+        runner_csv_row(of.f, x, b ? b->row.tta / x->tta : NAN, b ? x->bytes / b->row.bytes : NAN,
+                       RUNNER_CSV_SWEEP);
+        fprintf(of.f, ",%ld\n", r);
     }
     return outfile_commit(&of, err);
 }
