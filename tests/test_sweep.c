@@ -1,7 +1,8 @@
 /* test_sweep.c: `bellows sweep` and `bellows merge` end to end, on a small slice of the real
  * Fashion-MNIST. A sweep gives the same sweep.csv with -j 1 and -j 2; a sweep killed with
  * SIGKILL in the middle leaves a complete sweep.csv and, resumed, ends with exactly the rows of
- * an uninterrupted sweep (none lost, none twice); two shards merged equal the whole. */
+ * an uninterrupted sweep (none lost, none twice); two shards merged equal the whole. Each test
+ * makes the folders it needs (whole_sweep), so any one runs alone: test_sweep [NAME-PATTERN]. */
 #include "testutil.h"
 
 #include <signal.h>
@@ -32,6 +33,14 @@ static char *csv_of(const char *dir)
     return s;
 }
 
+/* The whole sweep into TMP/name (-j 2), for a test to compare its own result against. */
+static void whole_sweep(const char *name)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/%s", TMP, name);
+    assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " -j 2 --out %s >/dev/null%s", dir, ""), 0);
+}
+
 /* No temporary file is left in dir (".NAME.tmp.XXXXXX"). */
 static void expect_no_temporaries(const char *dir)
 {
@@ -44,8 +53,7 @@ static void test_sweep_is_the_same_with_one_or_two_jobs(void **state)
 {
     (void)state;
     char dir[128];
-    snprintf(dir, sizeof dir, "%s/j2", TMP);
-    assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " -j 2 --out %s >/dev/null%s", dir, ""), 0);
+    whole_sweep("j2");
     snprintf(dir, sizeof dir, "%s/j1", TMP);
     assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " -j 1 --out %s >/dev/null%s", dir, ""), 0);
     char *a = csv_of("j2"), *b = csv_of("j1");
@@ -129,7 +137,8 @@ static void test_a_killed_sweep_resumes_without_losing_or_repeating_rows(void **
     free(partial);
     assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " -j 2 --resume --out %s >/dev/null%s", dir, ""),
                      0);
-    char *resumed = csv_of("killed"), *whole = csv_of("j2");
+    whole_sweep("killed-whole");
+    char *resumed = csv_of("killed"), *whole = csv_of("killed-whole");
     assert_string_equal(resumed, whole);
     expect_no_temporaries(dir);
     free(resumed);
@@ -156,6 +165,7 @@ static void test_two_shards_merge_into_the_whole_sweep(void **state)
 {
     (void)state;
     char dir[128];
+    whole_sweep("shards-whole");
     for (int k = 1; k <= 2; k++) {
         snprintf(dir, sizeof dir, "%s/shard%d", TMP, k);
         char args[64];
@@ -169,7 +179,7 @@ static void test_two_shards_merge_into_the_whole_sweep(void **state)
     /* the same rows as the whole sweep, but for the folder column (which names the shard) */
     snprintf(cmd, sizeof cmd,
              "cut -d, -f1-4,6- %s/merged/sweep.csv > %s/m.csv && "
-             "cut -d, -f1-4,6- %s/j2/sweep.csv > %s/w.csv && cmp -s %s/m.csv %s/w.csv",
+             "cut -d, -f1-4,6- %s/shards-whole/sweep.csv > %s/w.csv && cmp -s %s/m.csv %s/w.csv",
              TMP, TMP, TMP, TMP, TMP, TMP);
     assert_int_equal(system(cmd), 0);
     /* merging a shard twice is refused */
@@ -179,8 +189,9 @@ static void test_two_shards_merge_into_the_whole_sweep(void **state)
     assert_int_equal(WEXITSTATUS(st), 2);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     make_tmpdir(TMP, sizeof TMP);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep_is_the_same_with_one_or_two_jobs),

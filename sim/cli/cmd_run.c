@@ -82,35 +82,19 @@ static int write_compare_csv(const char *dir, char specs[][SPEC_MAX_TEXT], const
     OutFile of;
     int rc = outfile_open(&of, dir, "compare.csv", err);
     if (rc) return rc;
-    fputs("policy,folder,status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,"
-          "speedup,bytes_per_worker,bytes_ratio,sim_time_s,compute_s,communication_s,wait_s,"
-          "steps\n",
-          of.f);
+    fputs("policy,folder,", of.f);
+    runner_csv_header(of.f);
+    fputc('\n', of.f);
     for (int i = 0; i < n; i++) {
         const RunRow *r = &rows[i];
         char folder[SPEC_MAX_TEXT + 8];
         runner_folder_name(i, specs[i], folder, sizeof folder);
-        if (r->rc || rows[0].rc) { /* a failed run has no figures; nor a ratio to a failed base */
-            if (r->rc) {
-                fprintf(of.f, "\"%s\",%s,failed,,,,,,,,,,,\n", specs[i], folder);
-                continue;
-            }
-        }
+        /* no ratio to a failed baseline */
         double speedup = rows[0].rc ? NAN : rows[0].tta / r->tta;
         double ratio = rows[0].rc ? NAN : r->bytes / rows[0].bytes;
-        fprintf(of.f, "\"%s\",%s,%s,%.9g,%.9g,", specs[i], folder, r->status, r->final, r->best);
-        if (isnan(r->tta))
-            fputs(",", of.f);
-        else
-            fprintf(of.f, "%.9g,", r->tta);
-        if (isfinite(speedup))
-            fprintf(of.f, "%.6g,", speedup);
-        else
-            fputs(",", of.f);
-        fprintf(of.f, "%.17g,", r->bytes);
-        if (isfinite(ratio)) fprintf(of.f, "%.6g", ratio);
-        fprintf(of.f, ",%.9g,%.9g,%.9g,%.9g,%ld\n", r->sim_time, r->compute, r->comm, r->wait,
-                r->steps);
+        fprintf(of.f, "\"%s\",%s,", specs[i], folder);
+        runner_csv_row(of.f, r, speedup, ratio, RUNNER_CSV_COMPARE);
+        fputc('\n', of.f);
     }
     return outfile_commit(&of, err);
 }

@@ -2,6 +2,7 @@
 #include "runner.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,42 @@ void runner_folder_name(int i, const char *spec, char *buf, size_t n)
     for (const char *p = spec; *p && (size_t)used + 1 < n; p++)
         buf[used++] = (*p == ':' || *p == ',' || *p == '=') ? '-' : *p;
     buf[used] = '\0';
+}
+
+void runner_csv_header(FILE *f)
+{
+    fputs("status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,speedup,"
+          "bytes_per_worker,bytes_ratio,sim_time_s,compute_s,communication_s,wait_s,steps",
+          f);
+}
+
+/* One figure and the comma after it; blank: an empty field. */
+static void csv_figure(FILE *f, double x, const char *fmt, int blank)
+{
+    if (!blank) fprintf(f, fmt, x);
+    fputc(',', f);
+}
+
+void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_ratio,
+                    RunnerCsvStyle style)
+{
+    if (row->rc) { /* a failed run has no figures */
+        fputs("failed,,,,,,,,,,,", f);
+        return;
+    }
+    int sw = style == RUNNER_CSV_SWEEP; /* a figure that is not finite: empty */
+    fprintf(f, "%s,", row->status);
+    csv_figure(f, row->final, "%.9g", sw && !isfinite(row->final));
+    csv_figure(f, row->best, "%.9g", sw && !isfinite(row->best));
+    csv_figure(f, row->tta, "%.9g", (sw && !isfinite(row->tta)) || isnan(row->tta));
+    csv_figure(f, speedup, "%.6g", !isfinite(speedup));
+    csv_figure(f, row->bytes, "%.17g", sw && !isfinite(row->bytes));
+    csv_figure(f, bytes_ratio, "%.6g", !isfinite(bytes_ratio));
+    csv_figure(f, row->sim_time, "%.9g", sw && !isfinite(row->sim_time));
+    csv_figure(f, row->compute, "%.9g", sw && !isfinite(row->compute));
+    csv_figure(f, row->comm, "%.9g", sw && !isfinite(row->comm));
+    csv_figure(f, row->wait, "%.9g", sw && !isfinite(row->wait));
+    fprintf(f, "%ld", row->steps);
 }
 
 void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,

@@ -5,6 +5,8 @@
 #ifndef BELLOWS_RUNNER_H
 #define BELLOWS_RUNNER_H
 
+#include <stdio.h>
+
 #include "run_args.h"
 
 typedef struct {
@@ -25,6 +27,16 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
  * child that died yields rc BW_ERUNTIME). Returns BW_OK, or BW_ERUNTIME if it could not fork. */
 int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
                 void (*done)(int job, RunRow *row, void *ctx), void *ctx, BwError *err);
+
+/* The result columns compare.csv and sweep.csv share, "status,...,steps" (no newline), and one
+ * row's values for them. speedup and bytes_ratio are against the baseline (NaN: none). A
+ * failed row is "failed" and empty fields. The files differ in how they write a figure that is
+ * not finite: compare.csv as printf does ("nan"), but for an empty time to accuracy, speedup
+ * and ratio; sweep.csv as an empty field throughout. */
+typedef enum { RUNNER_CSV_COMPARE, RUNNER_CSV_SWEEP } RunnerCsvStyle;
+void runner_csv_header(FILE *f);
+void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_ratio,
+                    RunnerCsvStyle style);
 
 /* "3-static-level-1" from 2 and "static:level=1": a folder name for a policy spec. */
 void runner_folder_name(int i, const char *spec, char *buf, size_t n);

@@ -1,0 +1,307 @@
+/* sweep.c: `bellows sweep`: parses the command line into a Sweep, checks every run before
+ * anything is written, runs this invocation's runs (each in its own child process, --jobs at a
+ * time) while sweep.csv follows them, and reports. Everything the sweep holds is in the Sweep,
+ * freed at the end: cmd_sweep can be called again in the same process. */
+#include <assert.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "outfile.h"
+#include "sweep.h"
+#include "sweep_impl.h"
+#include "wallclock.h"
+
+static const char USAGE[] = "bellows sweep [flags, any scenario flag as a list] --out DIR";
+static const char ABOUT[] =
+    "Runs the cross product of every scenario flag given as a comma-separated list (or an "
+    "integer\nrange LO..HI[:xF|:+S]), times --seeds, times --policies; each run in its own "
+    "process\n(--jobs at a time) and folder under DIR/runs/. DIR/sweep.csv holds one row per "
+    "finished run\n(one column per swept flag, seed, policy, then compare.csv's columns) and is "
+    "always complete;\n--resume finishes an interrupted sweep; --shard K/N runs one slice (join "
+    "them with bellows merge).";
+
+/* A sweep of the command line argv (argc <= SWEEP_MAX_ARGS - 1), nothing parsed yet; NULL if
+ * out of memory. -j N and -jN become --jobs. */
+static Sweep *sweep_create(int argc, char **argv)
+{
+    assert(argc < SWEEP_MAX_ARGS);
+    Sweep *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->argc = argc;
+    for (int i = 0; i < argc; i++) {
+        s->argv[i] = argv[i];
+        if (strcmp(argv[i], "-j") == 0)
+            s->argv[i] = "--jobs";
+        else if (strncmp(argv[i], "-j", 2) == 0) {
+            snprintf(s->jobs_arg, sizeof s->jobs_arg, "--jobs=%s", argv[i] + 2);
+            s->argv[i] = s->jobs_arg;
+        }
+    }
+    return s;
+}
+
+static void sweep_free(Sweep *s)
+{
+    if (!s) return;
+    free(s->runs);
+    free(s->todo);
+    dataset_free(&s->train);
+    dataset_free(&s->test);
+    trace_free(&s->trace);
+    run_flags_release(&s->f);
+    free(s);
+}
+
+/* --help anywhere prints the help (with the flag table) and returns CLI_HELP. Otherwise the
+ * axes and the base command line. */
+static int parse_axes(Sweep *s, BwError *err)
+{
+    Flags *table = malloc(sizeof *table); /* the flag table, to tell which arguments are lists */
+    if (!table) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    int rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP, 0, NULL, table, err);
+    for (int i = 0; i < s->argc && rc == BW_OK; i++)
+        if (strcmp(s->argv[i], "--help") == 0 || strcmp(s->argv[i], "-h") == 0) {
+            cli_print_help(stdout, USAGE, ABOUT, table->opts, table->n);
+            rc = CLI_HELP;
+        }
+    if (rc == BW_OK) rc = sweep_find_axes(s, table, err);
+    free(table);
+    return rc;
+}
+
+/* The sweep's own flags (from the first point's parse): output, shard, policies, seeds. */
+static int own_flags(Sweep *s, BwError *err)
+{
+    const RunOpts *o = &s->f.run;
+    s->out = o->out;
+    s->target = o->target;
+    s->jobs = o->jobs;
+    s->no_plots = o->no_plots;
+    s->resume = o->resume;
+    s->progress = !o->quiet && isatty(STDERR_FILENO);
+    if (!s->out) return bw_fail(err, BW_EUSAGE, "--out: a sweep needs an output folder");
+    s->shard_k = 1;
+    s->shard_n = 1;
+    char extra;
+    if (o->shard && (sscanf(o->shard, "%d/%d%c", &s->shard_k, &s->shard_n, &extra) != 2 ||
+                     s->shard_n < 1 || s->shard_k < 1 || s->shard_k > s->shard_n))
+        return bw_fail(err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", o->shard);
+    int rc = spec_split_list(o->policies, "--policies", s->policies, SWEEP_MAX_POLICIES,
+                             &s->n_policies, err);
+    if (rc) return rc;
+    s->baseline = 0;
+    for (int k = s->n_policies - 1; k >= 0; k--)
+        if (strcmp(s->policies[k], "sync") == 0) s->baseline = k;
+    s->n_seeds = o->seeds.n;
+    memcpy(s->seeds, o->seeds.v, sizeof(int) * (size_t)o->seeds.n);
+    return BW_OK;
+}
+
+/* The scenario shared by every run, its data (or --trace) loaded once, and the seeds. */
+static int load_scenario(Sweep *s, BwError *err)
+{
+    s->replay = s->f.run.trace != NULL;
+    int rc = run_setup("sweep", &s->f, &s->ta, &s->cfg, s->slowdown, err);
+    if (rc == BW_OK)
+        rc = s->replay ? trace_read(s->f.run.trace, &s->trace, err)
+                       : run_load_data(&s->ta, &s->cfg, &s->train, &s->test, err);
+    if (rc == BW_OK && s->replay) rc = run_apply_trace(&s->f, &s->cfg, &s->trace, err);
+    if (rc == BW_OK)
+        rc = engine_check_options(s->f.n_simgrid, s->f.simgrid_args, s->f.run.network_model, err);
+    if (rc) return rc;
+    s->replay_engine = s->cfg.replay_engine; /* every run's */
+    if (s->n_seeds == 0) {
+        s->n_seeds = 1;
+        s->seeds[0] = (int)s->ta.tc.seed;
+    } else if (cli_given(s->f.opts, s->f.n, s->f.set, "seed")) {
+        return bw_fail(err, BW_EUSAGE, "--seed: a sweep takes --seeds");
+    }
+    return BW_OK;
+}
+
+/* A run's configuration: its command line (sweep_run_argv) parsed as bellows run would, with
+ * the sweep's data or trace. */
+static int run_config(Sweep *s, long point, int seed_i, int policy_i, Flags *f, TrainArgs *ta,
+                      RunConfig *cfg, BwError *err)
+{
+    char *argv[SWEEP_MAX_ARGS + 16], store[2 * SWEEP_MAX_AXES + 8][SPEC_MAX_TEXT];
+    int argc = sweep_run_argv(s, point, seed_i, policy_i, argv, store);
+    int rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, argc, argv, f, err);
+    if (rc == BW_OK) rc = run_setup("sweep", f, ta, cfg, s->slowdown, err);
+    if (rc == BW_OK && s->replay) rc = run_apply_trace(f, cfg, &s->trace, err);
+    cfg->replay_engine = s->replay_engine;
+    cfg->train = &s->train;
+    cfg->test = &s->test;
+    return rc;
+}
+
+/* Every point and policy checked before anything is written: a bad value is a usage error
+ * now, not a failed run later. Counts the points a replay runs fast. */
+static int check_points(Sweep *s, BwError *err)
+{
+    s->fast_points = 0;
+    for (long p = 0; p < s->n_points; p++)
+        for (int k = 0; k < s->n_policies; k++) {
+            Flags f;
+            TrainArgs ta;
+            RunConfig cfg;
+            int rc = run_config(s, p, 0, k, &f, &ta, &cfg, err);
+            if (!rc) rc = driver_check(&cfg, err);
+            if (!rc && k == 0) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
+            run_flags_release(&f);
+            if (rc) {
+                char label[1024], msg[512];
+                sweep_point_label(s, p, label, sizeof label);
+                snprintf(msg, sizeof msg, "%s", err->msg);
+                return bw_fail(err, rc, "sweep point %s: %s", label, msg);
+            }
+        }
+    return BW_OK;
+}
+
+/* The output folder: new, or (--resume) this sweep's with its finished runs read back. Lists
+ * this invocation's runs and writes sweep.csv's header and sweep.json. */
+static int prepare_out(Sweep *s, BwError *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweep.csv", s->out);
+    if (!s->resume && access(path, F_OK) == 0) /* finished with --resume, never overwritten */
+        return bw_fail(err, BW_EUSAGE,
+                       "--out %s: holds a sweep already; add --resume to finish it, or choose "
+                       "another folder",
+                       s->out);
+    int rc = outdir_create(s->out, err);
+    if (rc == BW_OK && s->resume) rc = sweep_resume(s, err);
+    if (rc) return rc;
+    s->n_todo = s->n_already = 0;
+    for (long r = 0; r < s->n_runs; r++) {
+        if (r % s->shard_n != s->shard_k - 1) continue;
+        if (s->runs[r].done)
+            s->n_already++;
+        else
+            s->todo[s->n_todo++] = r;
+    }
+    rc = sweep_write_csv(s, err); /* the header, at least */
+    if (rc == BW_OK) rc = sweep_write_json(s, err);
+    return rc;
+}
+
+/* In the child process of job: runs it into its folder (runner_child) and exits. */
+static void sweep_start(int job, int fd, void *ctx)
+{
+    Sweep *s = ctx;
+    long r = s->todo[job];
+    const Run *run = &s->runs[r];
+    BwError err = {{0}};
+    Flags f;
+    TrainArgs ta;
+    RunConfig cfg;
+    int rc = run_config(s, run->point, run->seed_i, run->policy_i, &f, &ta, &cfg, &err);
+    if (rc) {
+        RunRow row = {.rc = rc};
+        snprintf(row.error, sizeof row.error, "%s", err.msg);
+        ssize_t w = write(fd, &row, sizeof row);
+        _exit(w == (ssize_t)sizeof row ? 0 : 1);
+    }
+    cfg.progress = 0;
+    char dir[8192], folder[4096];
+    sweep_run_folder(s, r, folder, sizeof folder);
+    snprintf(dir, sizeof dir, "%s/%s", s->out, folder);
+    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, dir, fd);
+}
+
+static void print_progress(const Sweep *s)
+{
+    double el = wallclock_s() - s->t0;
+    long left_runs = s->n_todo - s->done_now;
+    double left = el / (double)s->done_now * (double)left_runs;
+    fprintf(stderr, "\r\033[K[sweep] %ld/%ld runs done, %ld running, %.0fs elapsed, ~%.0fs left",
+            s->done_now, s->n_todo, left_runs < s->jobs ? left_runs : s->jobs, el, left);
+    fflush(stderr);
+}
+
+/* In the parent, as job ends: a failed run is reported here and the sweep goes on (it is not
+ * recorded: --resume runs it again); a finished one goes into sweep.csv. */
+static void sweep_done(int job, RunRow *row, void *ctx)
+{
+    Sweep *s = ctx;
+    Run *run = &s->runs[s->todo[job]];
+    s->done_now++;
+    if (row->rc) {
+        char label[1024];
+        sweep_point_label(s, run->point, label, sizeof label);
+        fprintf(stderr, "%sbellows: sweep: %s seed %d %s: %s\n", s->progress ? "\r\033[K" : "",
+                label, s->seeds[run->seed_i], s->policies[run->policy_i], row->error);
+        s->failed++;
+        return;
+    }
+    run->row = *row;
+    run->done = 1;
+    BwError err;
+    if (sweep_write_csv(s, &err) != BW_OK) {
+        fprintf(stderr, "bellows: %s\n", err.msg);
+        s->failed++;
+    }
+    if (s->progress) print_progress(s);
+}
+
+static void print_plan(const Sweep *s)
+{
+    run_print_scenario(&s->f, &s->cfg, &s->ta);
+    if (s->replay) run_print_replay_engine(&s->cfg, s->fast_points, s->n_points);
+    printf("# sweep: %ld points x %d seeds x %d policies = %ld runs", s->n_points, s->n_seeds,
+           s->n_policies, s->n_runs);
+    if (s->shard_n > 1) printf(", shard %d/%d", s->shard_k, s->shard_n);
+    printf("; %ld to run, %ld done already; %d at a time; results in %s/sweep.csv\n", s->n_todo,
+           s->n_already, s->jobs, s->out);
+    fflush(stdout);
+}
+
+/* Runs this invocation's runs and reports. Each run is a child process forked by the runner:
+ * SimGrid allows one engine per process. SIGPIPE is ignored meanwhile (a run's pipe may close
+ * early) and restored before returning. */
+static int run_all(Sweep *s, BwError *err)
+{
+    print_plan(s);
+    s->t0 = wallclock_s();
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof ignore);
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &s->old_sigpipe);
+    int rc = runner_pool((int)s->n_todo, s->jobs, sweep_start, sweep_done, s, err);
+    if (rc == BW_OK) {
+        if (s->progress) fputs("\r\033[K", stderr);
+        sweep_print_table(s);
+        printf("# wrote %s/sweep.csv (%.1f wall s)\n", s->out, wallclock_s() - s->t0);
+        sweep_plots(s);
+    }
+    sigaction(SIGPIPE, &s->old_sigpipe, NULL);
+    if (rc == BW_OK && s->failed)
+        rc = bw_fail(err, BW_ERUNTIME,
+                     "sweep: %d run(s) failed (see above); --resume runs them again", s->failed);
+    return rc;
+}
+
+int cmd_sweep(int argc, char **argv, BwError *err)
+{
+    if (argc > SWEEP_MAX_ARGS - 1) return bw_fail(err, BW_EUSAGE, "sweep: too many arguments");
+    Sweep *s = sweep_create(argc, argv);
+    if (!s) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    int rc = parse_axes(s, err);
+    if (rc == BW_OK) rc = sweep_parse_first_point(s, err);
+    if (rc == BW_OK) rc = own_flags(s, err);
+    if (rc == BW_OK) rc = load_scenario(s, err);
+    if (rc == BW_OK) rc = sweep_check_values(s, err);
+    if (rc == BW_OK) rc = sweep_plan_runs(s, err);
+    if (rc == BW_OK) rc = sweep_check_folders(s, err);
+    if (rc == BW_OK) rc = check_points(s, err);
+    if (rc == BW_OK) rc = prepare_out(s, err);
+    if (rc == BW_OK) rc = run_all(s, err);
+    sweep_free(s);
+    return rc == CLI_HELP ? BW_OK : rc;
+}

@@ -1,0 +1,103 @@
+/* sweep_impl.h: what the files of sim/sweep/ share: the Sweep (one invocation of `bellows sweep`,
+ * created and freed by cmd_sweep and passed to every step), its axes and runs, and the steps
+ * each file provides. Not for use outside sim/sweep/; sweep.h is the public interface. */
+#ifndef BELLOWS_SWEEP_IMPL_H
+#define BELLOWS_SWEEP_IMPL_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "spec.h"
+#include "run_args.h"
+#include "runner.h"
+
+#define SWEEP_MAX_AXES     8
+#define SWEEP_MAX_VALUES   64
+#define SWEEP_MAX_ARGS     256
+#define SWEEP_MAX_POLICIES 16
+/* sweep.csv: the swept flags' columns, then these (seed ... run_index) */
+#define SWEEP_CSV_COLUMNS 16
+
+/* One swept flag and its values, in the order given. */
+typedef struct {
+    char name[64];
+    int n;
+    char value[SWEEP_MAX_VALUES][SPEC_MAX_TEXT];
+} Axis;
+
+/* One run: a point (an index into the cross product of the axes), a seed and a policy. Runs
+ * are numbered point-major, then seed, then policy; the number is sweep.csv's run_index. */
+typedef struct {
+    int done; /* finished, by this invocation or an earlier one (--resume) */
+    long point;
+    int seed_i, policy_i;
+    RunRow row;
+} Run;
+
+typedef struct {
+    /* the command line, with -j N and -jN spelt --jobs; base and the flags point into it */
+    char *argv[SWEEP_MAX_ARGS];
+    int argc;
+    char jobs_arg[64];
+
+    Axis axes[SWEEP_MAX_AXES];
+    int n_axes;
+    char *base[SWEEP_MAX_ARGS]; /* the command line of every run, without the swept flags */
+    int n_base;
+    int seeds[CLI_LIST_MAX], n_seeds;
+    char policies[SWEEP_MAX_POLICIES][SPEC_MAX_TEXT];
+    int n_policies, baseline;
+
+    long n_points, n_runs;
+    Run *runs;
+    long *todo; /* the run indices of this invocation (its shard, not done yet), in order */
+    long n_todo, n_already;
+    long fast_points; /* points a --trace replays with the fast engine */
+
+    const char *out;
+    int jobs, shard_k, shard_n, progress, no_plots, resume;
+    double target; /* --target-accuracy, or its first value when swept */
+
+    /* while the runs go on */
+    long done_now;
+    int failed;
+    double t0;
+    struct sigaction old_sigpipe;
+
+    Flags f; /* the first point's flags: the sweep's own and the shared scenario */
+    TrainArgs ta;
+    RunConfig cfg;
+    double slowdown[DRIVER_MAX_WORKERS];
+    Dataset train, test; /* loaded once; every run uses them */
+    Trace trace;         /* --trace: every run replays it */
+    int replay;
+    ReplayEngine replay_engine;
+} Sweep;
+
+/* axes.c */
+int sweep_find_axes(Sweep *s, const Flags *table, BwError *err);
+int sweep_parse_first_point(Sweep *s, BwError *err);
+int sweep_check_values(const Sweep *s, BwError *err);
+int sweep_check_folders(const Sweep *s, BwError *err);
+int sweep_plan_runs(Sweep *s, BwError *err);
+int sweep_run_argv(const Sweep *s, long point, int seed_i, int policy_i, char **out,
+                   char store[][SPEC_MAX_TEXT]);
+int sweep_axis_index(const Sweep *s, const char *name);
+const char *sweep_point_value(const Sweep *s, long point, int a);
+void sweep_point_label(const Sweep *s, long point, char *buf, size_t n);
+double sweep_point_target(const Sweep *s, long point);
+void sweep_run_folder(const Sweep *s, long r, char *buf, size_t n);
+const Run *sweep_baseline_of(const Sweep *s, const Run *run);
+
+/* sweep_csv.c */
+void sweep_csv_num(FILE *f, double x, const char *fmt);
+int sweep_write_csv(const Sweep *s, BwError *err);
+int sweep_write_json(const Sweep *s, BwError *err);
+int sweep_resume(Sweep *s, BwError *err);
+char *sweep_json_scenario(const char *dir);
+
+/* table.c */
+void sweep_print_table(const Sweep *s);
+void sweep_plots(const Sweep *s);
+
+#endif

@@ -1,0 +1,205 @@
+/* table.c: what a finished sweep shows: the table of every point and policy (mean time to
+ * accuracy over the seeds, speedup and bytes against the baseline), speedup_grid.dat and its
+ * heatmap when bandwidth and latency are both swept, and each point's curves. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_statistics_double.h>
+
+#include "outfile.h"
+#include "plots.h"
+#include "sweep_impl.h"
+
+/* One policy at one point, over the seeds that finished. */
+typedef struct {
+    int done; /* finished runs */
+    int n;    /* of which reached the target: tta[0..n-1] */
+    double tta[CLI_LIST_MAX];
+    double bytes, final; /* sums over the finished runs */
+} Cell;
+
+static Cell cell_of(const Sweep *s, long p, int k)
+{
+    Cell c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < s->n_seeds; i++) {
+        const Run *run = &s->runs[(p * s->n_seeds + i) * s->n_policies + k];
+        if (!run->done) continue;
+        c.done++;
+        c.bytes += run->row.bytes;
+        c.final += run->row.final;
+        if (isfinite(run->row.tta)) c.tta[c.n++] = run->row.tta;
+    }
+    return c;
+}
+
+/* Mean time to accuracy, if every seed reached it. */
+static double cell_mean_tta(const Sweep *s, const Cell *c)
+{
+    return c->n == s->n_seeds && c->n > 0 ? gsl_stats_mean(c->tta, 1, (size_t)c->n) : NAN;
+}
+
+static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, double mean_tta,
+                       double tta_base, double bytes_ratio, int fastest)
+{
+    char t[32] = "-", sd[32] = "", sp[32] = "-", br[32] = "-", fn[32] = "-";
+    if (!c->done)
+        snprintf(t, sizeof t, "(not run)");
+    else if (isfinite(mean_tta))
+        snprintf(t, sizeof t, "%.4f", mean_tta);
+    else
+        snprintf(t, sizeof t, "not reached");
+    if (c->n > 1) snprintf(sd, sizeof sd, "%.4f", gsl_stats_sd(c->tta, 1, (size_t)c->n));
+    double speed = tta_base / mean_tta;
+    if (isfinite(speed)) snprintf(sp, sizeof sp, "%.2fx", speed);
+    if (isfinite(bytes_ratio)) snprintf(br, sizeof br, "%.3fx", bytes_ratio);
+    if (c->done) snprintf(fn, sizeof fn, "%.4f", c->final / c->done);
+    printf("%-40s %-30s %12s %9s %8s %8s %8s%s\n", k == 0 ? label : "", s->policies[k], t, sd, sp,
+           br, fn, fastest ? "  <- fastest" : "");
+}
+
+/* The rows of one point, one per policy. */
+static void print_point(const Sweep *s, long p)
+{
+    char label[1024];
+    sweep_point_label(s, p, label, sizeof label);
+    Cell cells[SWEEP_MAX_POLICIES];
+    double mean_tta[SWEEP_MAX_POLICIES], mean_bytes[SWEEP_MAX_POLICIES];
+    int best = -1;
+    for (int k = 0; k < s->n_policies; k++) {
+        cells[k] = cell_of(s, p, k);
+        mean_tta[k] = cell_mean_tta(s, &cells[k]);
+        mean_bytes[k] = cells[k].done ? cells[k].bytes / cells[k].done : NAN;
+        if (isfinite(mean_tta[k]) && (best < 0 || mean_tta[k] < mean_tta[best])) best = k;
+    }
+    for (int k = 0; k < s->n_policies; k++)
+        print_cell(s, &cells[k], k, label, mean_tta[k], mean_tta[s->baseline],
+                   mean_bytes[k] / mean_bytes[s->baseline], k == best);
+}
+
+void sweep_print_table(const Sweep *s)
+{
+    printf("\n%-40s %-30s %12s %9s %8s %8s %8s\n", "scenario", "policy", "tta_s", "+-sd", "speedup",
+           "bytes", "final");
+    for (long p = 0; p < s->n_points; p++) print_point(s, p);
+    char target[64];
+    if (sweep_axis_index(s, "target-accuracy") >= 0)
+        snprintf(target, sizeof target, "each point's --target-accuracy");
+    else
+        snprintf(target, sizeof target, "accuracy %.4f", s->target);
+    printf("\ntta_s: mean simulated seconds to %s over %d seed(s); speedup and bytes against %s\n",
+           target, s->n_seeds, s->policies[s->baseline]);
+}
+
+/* The row of point p in the grid of axes ax (x) and ay (y), for one policy k; none for the
+ * points whose other axes are not at their first value. */
+static void grid_row(const Sweep *s, FILE *f, long p, int k, int ax, int ay)
+{
+    long rest = p;
+    int vi[SWEEP_MAX_AXES];
+    for (int a = s->n_axes - 1; a >= 0; a--) {
+        vi[a] = (int)(rest % s->axes[a].n);
+        rest /= s->axes[a].n;
+    }
+    for (int a = 0; a < s->n_axes; a++)
+        if (a != ax && a != ay && vi[a] != 0) return;
+    const Run *run = &s->runs[(p * s->n_seeds) * s->n_policies + k];
+    const Run *b = run->done ? sweep_baseline_of(s, run) : NULL;
+    double speed = b ? b->row.tta / run->row.tta : NAN;
+    const char *x = s->axes[ax].value[vi[ax]], *y = s->axes[ay].value[vi[ay]];
+    /* not reached (or not run): 0 on the colour scale, labelled "-" */
+    if (isfinite(speed))
+        fprintf(f, "%d %d %.4f %s %s %.2f\n", vi[ax], vi[ay], speed, x, y, speed);
+    else
+        fprintf(f, "%d %d 0 %s %s -\n", vi[ax], vi[ay], x, y);
+}
+
+/* speedup_grid.dat for the heatmap: one block per policy, rows "x y speedup xlabel ylabel text"
+ * over the bandwidth and latency axes (other axes at their first value, first seed). */
+static int write_grid(const Sweep *s, int ax, int ay, BwError *err)
+{
+    OutFile of;
+    int rc = outfile_open(&of, s->out, "speedup_grid.dat", err);
+    if (rc) return rc;
+    for (int k = 0; k < s->n_policies; k++) {
+        fprintf(of.f, "# policy %s\n", s->policies[k]);
+        for (long p = 0; p < s->n_points; p++) grid_row(s, of.f, p, k, ax, ay);
+        fputs("\n\n", of.f);
+    }
+    return outfile_commit(&of, err);
+}
+
+/* The curves of point p (first seed), one line per finished policy, in its folder
+ * runs/<point>/seed-S/. Returns 1 if drawn, 0 if nothing finished there, -1 on error. */
+static int point_curve(const Sweep *s, long p)
+{
+    char first[4096], dir[8192];
+    sweep_run_folder(s, p * s->n_seeds * s->n_policies, first, sizeof first);
+    *strrchr(first, '/') = '\0';
+    snprintf(dir, sizeof dir, "%s/%s", s->out, first);
+    char folders[SWEEP_MAX_POLICIES][SPEC_MAX_TEXT + 8];
+    const char *runs[SWEEP_MAX_POLICIES], *labels[SWEEP_MAX_POLICIES];
+    int n = 0;
+    for (int k = 0; k < s->n_policies; k++) {
+        if (!s->runs[p * s->n_seeds * s->n_policies + k].done) continue;
+        runner_folder_name(k, s->policies[k], folders[n], sizeof folders[n]);
+        runs[n] = folders[n];
+        labels[n++] = s->policies[k];
+    }
+    BwError err;
+    if (n && plots_curves(dir, runs, labels, n, sweep_point_target(s, p), &err)) {
+        fprintf(stderr, "bellows: %s\n", err.msg);
+        return -1;
+    }
+    return n > 0;
+}
+
+/* Each point's curves: accuracy and bytes against time. A plot that fails is reported and
+ * ends the plotting (the results are written already). */
+static void point_curves(const Sweep *s)
+{
+    int drawn = 0;
+    for (long p = 0; p < s->n_points; p++) {
+        int got = point_curve(s, p);
+        if (got < 0) return;
+        drawn += got;
+    }
+    printf(
+        "# plots: accuracy_vs_time and bytes_vs_time of each of %d points, in %s/runs/*/seed-%d/\n",
+        drawn, s->out, s->seeds[0]);
+}
+
+/* The heatmap's data (whenever bandwidth and latency are both swept), then its plot. */
+static void heatmap(const Sweep *s, int draw)
+{
+    int ax = sweep_axis_index(s, "bandwidth"), ay = sweep_axis_index(s, "latency");
+    if (ax < 0 || ay < 0) {
+        if (draw) printf("# plots: a heatmap needs both --bandwidth and --latency swept\n");
+        return;
+    }
+    BwError err;
+    if (write_grid(s, ax, ay, &err)) {
+        fprintf(stderr, "bellows: %s\n", err.msg);
+        return;
+    }
+    if (!draw) return;
+    if (!plots_available()) {
+        printf("# gnuplot not found: no plots\n");
+        return;
+    }
+    const char *labels[SWEEP_MAX_POLICIES];
+    for (int k = 0; k < s->n_policies; k++) labels[k] = s->policies[k];
+    if (plots_sweep(s->out, labels, s->n_policies, &err))
+        fprintf(stderr, "bellows: %s\n", err.msg);
+    else
+        printf("# plots: %s/speedup_heatmap.png (and .svg)\n", s->out);
+}
+
+/* The heatmap and curves (unless --no-plots; the grid's data even then). */
+void sweep_plots(const Sweep *s)
+{
+    heatmap(s, !s->no_plots);
+    if (!s->no_plots && plots_available()) point_curves(s);
+}
