@@ -2,12 +2,10 @@
  * --out (a reproduction is never overwritten: --resume finishes one, --report-only rebuilds its
  * report), running the jobs one after another, each a `bellows sweep` that resumes where it
  * stopped, and the report at the end. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -32,32 +30,6 @@ static int has_sweeps(const char *dir)
     return exists(path);
 }
 
-/* Runs `bellows sweep ARGV` in a child process and returns its status; the child prints its
- * own error, so err stays empty. This exists only because cmd_sweep kept global state, which a
- * second call in the same process would inherit: once cmd_sweep is re-entrant, run_job calls
- * cmd_sweep(argc, argv, err) instead and this function goes. */
-static int sweep_in_child(int argc, char **argv, BwError *err)
-{
-    (void)err;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) return BW_ERUNTIME;
-    if (pid == 0) {
-        BwError child_err = {{0}};
-        int rc = cmd_sweep(argc, argv, &child_err);
-        if (rc) fprintf(stderr, "bellows: %s\n", child_err.msg);
-        fflush(stdout);
-        fflush(stderr);
-        _exit(rc);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return BW_ERUNTIME;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    return BW_ERUNTIME;
-}
-
 /* Runs job `index`, resuming its sweep if --resume and it has started. Returns its status; a
  * failed sweep's message is printed here, since the reproduction goes on without it. */
 static int run_job(Repro *r, int index)
@@ -76,7 +48,10 @@ static int run_job(Repro *r, int index)
     printf("\n## [%d/%d] %s %s: %s%s\n", index + 1, r->n_jobs, PAPERS_EXP_NAME[j->exp], j->folder,
            cmd, resume ? " --resume" : "");
     BwError err = {{0}};
-    int rc = sweep_in_child(argc, argv, &err); /* to become: cmd_sweep(argc, argv, &err) */
+    /* in this process: the sweep keeps no state of its own between calls, and its runs are
+     * child processes (SimGrid's one engine per process lives there, not here) */
+    fflush(stdout);
+    int rc = cmd_sweep(argc, argv, &err);
     if (rc && err.msg[0]) fprintf(stderr, "bellows: %s\n", err.msg);
     return rc;
 }
