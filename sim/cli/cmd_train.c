@@ -142,6 +142,7 @@ static int write_summary(const char *dir, const Model *m, const Dataset *train, 
 int cmd_train(int argc, char **argv, BwError *err)
 {
     CliOpt opts[64];
+    train_cli_init();
     const CliOpt *tables[] = {train_cli_opts, own_opts};
     const int counts[] = {train_cli_n_opts, (int)(sizeof own_opts / sizeof *own_opts)};
     int n_opts = cli_concat(opts, 64, tables, counts, 2);

@@ -88,6 +88,7 @@ static const CliOpt compare_opts[] = {
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err)
 {
     const int compare = mode != RUN_MODE_RUN;
+    train_cli_init();
     const CliOpt *tables[] = {train_cli_opts, cluster_cli_opts, run_opts,
                               compare ? compare_opts : policy_opts, sweep_opts};
     const int counts[] = {train_cli_n_opts, cluster_cli_n_opts, N_RUN_OPTS,

@@ -1,26 +1,22 @@
 /* train_args.c: the model, data and optimiser flags (see train_args.h). */
 #include "train_args.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "dataset.h"
+#include "model_args.h"
 
 static struct {
-    const char *model, *lr_schedule, *data_dir;
-    CliIntList hidden, channels;
+    ModelArgs models; /* --model and the models' options */
+    const char *lr_schedule, *data_dir;
     CliDoubleList decay_epochs;
-    int kernel, epochs, batch, nesterov, train_samples, test_samples, threads;
+    int epochs, batch, nesterov, train_samples, test_samples, threads;
     long seed;
     double lr, momentum, weight_decay, decay_factor, warmup_epochs;
 } TA;
 
-const CliOpt train_cli_opts[] = {
-    {"model", CLI_CHOICE, &TA.model, "mlp", NULL, "model to train", 0, 0, "softmax|mlp|cnn", 0},
-    {"hidden", CLI_INT_LIST, &TA.hidden, "128", "units", "mlp: hidden layer widths", 1, 65536, NULL,
-     8},
-    {"channels", CLI_INT_LIST, &TA.channels, "16,32", "channels",
-     "cnn: output channels of the two conv blocks", 1, 1024, NULL, 2},
-    {"kernel", CLI_INT, &TA.kernel, "3", "pixels", "cnn: square kernel side (odd)", 1, 11, NULL, 0},
+static const CliOpt own_opts[] = {
     {"epochs", CLI_INT, &TA.epochs, "5", "epochs", "passes over the training set", 1,
      TRAIN_MAX_EPOCHS, NULL, 0},
     {"batch", CLI_INT, &TA.batch, "64", "samples",
@@ -52,21 +48,24 @@ const CliOpt train_cli_opts[] = {
     {"threads", CLI_INT, &TA.threads, "0", "threads", "OpenBLAS threads (0: OpenBLAS's default)", 0,
      1024, NULL, 0},
 };
-const int train_cli_n_opts = (int)(sizeof train_cli_opts / sizeof *train_cli_opts);
+CliOpt train_cli_opts[TRAIN_CLI_MAX_OPTS];
+int train_cli_n_opts;
+
+void train_cli_init(void)
+{
+    if (train_cli_n_opts) return;
+    int n = model_args_flags(&TA.models, train_cli_opts, TRAIN_CLI_MAX_OPTS);
+    assert(n + (int)(sizeof own_opts / sizeof *own_opts) <= TRAIN_CLI_MAX_OPTS);
+    memcpy(train_cli_opts + n, own_opts, sizeof own_opts);
+    train_cli_n_opts = n + (int)(sizeof own_opts / sizeof *own_opts);
+}
 
 int train_args_resolve(TrainArgs *a, const int *set, BwError *err)
 {
-#define GIVEN(name) cli_given(train_cli_opts, train_cli_n_opts, set, name)
-    int is_cnn = strcmp(TA.model, "cnn") == 0, is_mlp = strcmp(TA.model, "mlp") == 0;
-    if (GIVEN("hidden") && !is_mlp)
-        return bw_fail(err, BW_EUSAGE, "--hidden: applies to --model mlp only");
-    if (GIVEN("channels") && !is_cnn)
-        return bw_fail(err, BW_EUSAGE, "--channels: applies to --model cnn only");
-    if (GIVEN("kernel") && !is_cnn)
-        return bw_fail(err, BW_EUSAGE, "--kernel: applies to --model cnn only");
-#undef GIVEN
-    if (TA.channels.n != 2)
-        return bw_fail(err, BW_EUSAGE, "--channels: expected two counts (conv1,conv2)");
+    const char *model;
+    ModelConfig mc;
+    int rc = model_args_resolve(&TA.models, set, &model, &mc, err);
+    if (rc) return rc;
     if (TA.nesterov && TA.momentum == 0.0)
         return bw_fail(err, BW_EUSAGE, "--nesterov: needs a nonzero --momentum");
     int is_step = strcmp(TA.lr_schedule, "step") == 0;
@@ -79,13 +78,8 @@ int train_args_resolve(TrainArgs *a, const int *set, BwError *err)
             return bw_fail(err, BW_EUSAGE, "--lr-decay-epochs: must be increasing");
 
     memset(a, 0, sizeof *a);
-    a->model = TA.model;
-    a->mc = model_config_default();
-    a->mc.n_hidden = TA.hidden.n;
-    memcpy(a->mc.hidden, TA.hidden.v, sizeof(int) * (size_t)TA.hidden.n);
-    a->mc.channels[0] = TA.channels.v[0];
-    a->mc.channels[1] = TA.channels.v[1];
-    a->mc.kernel = TA.kernel;
+    a->model = model;
+    a->mc = mc;
 
     TrainConfig *tc = &a->tc;
     tc->epochs = TA.epochs;

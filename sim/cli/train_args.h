@@ -7,10 +7,14 @@
 #include "trainer.h"
 #include "cli.h"
 
-#define TRAIN_MAX_EPOCHS 10000
+#define TRAIN_MAX_EPOCHS   10000
+#define TRAIN_CLI_MAX_OPTS 48
 
-extern const CliOpt train_cli_opts[];
-extern const int train_cli_n_opts;
+/* The flags: --model and one per model option (from the model registry), then the data and
+ * optimiser flags. train_cli_init fills them; call it before using them. */
+extern CliOpt train_cli_opts[];
+extern int train_cli_n_opts;
+void train_cli_init(void);
 
 typedef struct {
     const char *model; /* registered model name */
