@@ -34,7 +34,6 @@ static const CliOpt own_opts[] = {
 
 static TrainArgs A;
 
-
 typedef struct {
     EpochStats rows[MAX_EPOCHS];
     int n;
@@ -196,7 +195,8 @@ int cmd_train(int argc, char **argv, BwError *err)
     if (O.out) {
         BwError werr = {{0}};
         if ((rc = write_evals(O.out, &LOG, &werr)) ||
-            (rc = write_summary(O.out, m, &train, &test, &LOG, status, wallclock_s() - t0, &werr))) {
+            (rc =
+                 write_summary(O.out, m, &train, &test, &LOG, status, wallclock_s() - t0, &werr))) {
             *err = werr;
             goto fail;
         }
