@@ -9,6 +9,29 @@
 #include "layers.h"
 #include "model.h"
 
+enum { OPT_CHANNELS, OPT_KERNEL };
+static const ModelOption CNN_OPTIONS[] = {
+    [OPT_CHANNELS] = {.name = "channels",
+                      .def = "16,32",
+                      .unit = "channels",
+                      .help = "output channels of the two conv blocks",
+                      .min = 1,
+                      .max = 1024,
+                      .min_count = 2,
+                      .max_count = 2,
+                      .summary = 1},
+    /* summary.json has never recorded the kernel side */
+    [OPT_KERNEL] = {.name = "kernel",
+                    .def = "3",
+                    .unit = "pixels",
+                    .help = "square kernel side (odd)",
+                    .min = 1,
+                    .max = 11,
+                    .min_count = 1,
+                    .max_count = 1,
+                    .summary = 0},
+};
+
 typedef struct {
     int cap;
     ConvShape s1, s2; /* shapes for the current batch */
@@ -19,46 +42,64 @@ typedef struct {
 
 enum { L_C1W, L_C1B, L_C2W, L_C2B, L_FCW, L_FCB };
 
+static int cnn_kernel(const Model *m)
+{
+    return m->cfg.opt[OPT_KERNEL].v[0];
+}
+
+/* Output channels of conv block 0 or 1. */
+static int cnn_channels(const Model *m, int block)
+{
+    return m->cfg.opt[OPT_CHANNELS].v[block];
+}
+
 static ConvShape cnn_shape(const Model *m, int block, int n)
 {
     const ModelConfig *c = &m->cfg;
-    ConvShape s = {.n = n, .k = c->kernel, .pad = c->kernel / 2};
+    int k = cnn_kernel(m);
+    ConvShape s = {.n = n, .k = k, .pad = k / 2};
     if (block == 0) {
         s.h = c->in_rows;
         s.w = c->in_cols;
         s.cin = c->in_channels;
-        s.cout = c->channels[0];
+        s.cout = cnn_channels(m, 0);
     } else {
         s.h = c->in_rows / 2;
         s.w = c->in_cols / 2;
-        s.cin = c->channels[0];
-        s.cout = c->channels[1];
+        s.cin = cnn_channels(m, 0);
+        s.cout = cnn_channels(m, 1);
     }
     return s;
 }
 
 static int cnn_fc_in(const Model *m)
 {
-    return (m->cfg.in_rows / 4) * (m->cfg.in_cols / 4) * m->cfg.channels[1];
+    return (m->cfg.in_rows / 4) * (m->cfg.in_cols / 4) * cnn_channels(m, 1);
+}
+
+/* What the option table cannot say: exactly one count per conv block (said first, as the CLI
+ * always has), an odd kernel for "same" padding, and inputs that two 2x2 pools divide. */
+static int cnn_check(const ModelConfig *c, BwError *err)
+{
+    if (c->opt[OPT_CHANNELS].n != 2)
+        return bw_fail(err, BW_EUSAGE, "--channels: expected two counts (conv1,conv2)");
+    int k = c->opt[OPT_KERNEL].v[0];
+    if (k < 1 || k % 2 == 0 || k > 11)
+        return bw_fail(err, BW_EUSAGE, "--kernel: expected an odd size in [1, 11], got %d", k);
+    if (c->in_rows < 4 || c->in_cols < 4 || c->in_rows % 4 || c->in_cols % 4)
+        return bw_fail(err, BW_EUSAGE, "cnn: input sides must be multiples of 4, got %dx%d",
+                       c->in_rows, c->in_cols);
+    return BW_OK;
 }
 
 static int cnn_setup(Model *m, BwError *err)
 {
     const ModelConfig *c = &m->cfg;
-    if (c->kernel < 1 || c->kernel % 2 == 0 || c->kernel > 11)
-        return bw_fail(err, BW_EUSAGE, "--kernel: expected an odd size in [1, 11], got %d",
-                       c->kernel);
-    for (int i = 0; i < 2; i++)
-        if (c->channels[i] <= 0 || c->channels[i] > 1024)
-            return bw_fail(err, BW_EUSAGE, "--channels: expected two counts in [1, 1024]");
-    if (c->in_rows < 4 || c->in_cols < 4 || c->in_rows % 4 || c->in_cols % 4)
-        return bw_fail(err, BW_EUSAGE, "cnn: input sides must be multiples of 4, got %dx%d",
-                       c->in_rows, c->in_cols);
-    int k2 = c->kernel * c->kernel;
-    model_add_layer(m, "conv1.weight", c->channels[0], k2 * c->in_channels, 2);
-    model_add_layer(m, "conv1.bias", c->channels[0], 1, 1);
-    model_add_layer(m, "conv2.weight", c->channels[1], k2 * c->channels[0], 2);
-    model_add_layer(m, "conv2.bias", c->channels[1], 1, 1);
+    int k2 = cnn_kernel(m) * cnn_kernel(m), c1 = cnn_channels(m, 0), c2 = cnn_channels(m, 1);
+    model_add_layer(m, "conv1.weight", c1, k2 * c->in_channels, 2);
+    model_add_layer(m, "conv1.bias", c1, 1, 1);
+    model_add_layer(m, "conv2.weight", c2, k2 * c1, 2);
+    model_add_layer(m, "conv2.bias", c2, 1, 1);
     model_add_layer(m, "fc.weight", c->classes, cnn_fc_in(m), 2);
     model_add_layer(m, "fc.bias", c->classes, 1, 1);
     m->impl = calloc(1, sizeof(Cnn));
@@ -161,6 +202,9 @@ static double cnn_flops_per_sample(const Model *m)
 const ModelOps model_cnn_ops = {
     .name = "cnn",
     .help = "two conv+ReLU+maxpool blocks and a linear layer (--channels, --kernel)",
+    .options = CNN_OPTIONS,
+    .n_options = (int)(sizeof CNN_OPTIONS / sizeof *CNN_OPTIONS),
+    .check = cnn_check,
     .setup = cnn_setup,
     .forward = cnn_forward,
     .backward = cnn_backward,

@@ -8,11 +8,28 @@
 #include "layers.h"
 #include "model.h"
 
+#define MLP_MAX_HIDDEN 8
+_Static_assert(MLP_MAX_HIDDEN <= MODEL_OPTION_MAX_INTS, "--hidden's widths fit a ModelInts");
+
+enum { OPT_HIDDEN };
+static const ModelOption MLP_OPTIONS[] = {
+    [OPT_HIDDEN] = {.name = "hidden",
+                    .def = "128",
+                    .unit = "units",
+                    .help = "hidden layer widths",
+                    .min = 1,
+                    .max = 65536,
+                    .min_count = 1,
+                    .max_count = MLP_MAX_HIDDEN,
+                    .summary = 1},
+};
+
 typedef struct {
-    int cap;                      /* batch capacity of the buffers */
-    float *act[MODEL_MAX_HIDDEN]; /* post-ReLU output of hidden layer l [cap, hidden[l]] */
-    float *logits;                /* [cap, classes] */
-    float *dbuf[2];               /* ping-pong activation gradients [cap, widest] */
+    ModelInts hidden;           /* the hidden layer widths (none for softmax) */
+    int cap;                    /* batch capacity of the buffers */
+    float *act[MLP_MAX_HIDDEN]; /* post-ReLU output of hidden layer l [cap, hidden[l]] */
+    float *logits;              /* [cap, classes] */
+    float *dbuf[2];             /* ping-pong activation gradients [cap, widest] */
 } Mlp;
 
 static int mlp_in_dim(const Model *m)
@@ -20,41 +37,43 @@ static int mlp_in_dim(const Model *m)
     return m->cfg.in_channels * m->cfg.in_rows * m->cfg.in_cols;
 }
 
-static int mlp_setup(Model *m, BwError *err)
+/* The layers for these hidden widths (checked: at most MLP_MAX_HIDDEN, each positive). */
+static int mlp_build(Model *m, const ModelInts *hidden, BwError *err)
 {
-    const ModelConfig *c = &m->cfg;
-    if (c->n_hidden < 0 || c->n_hidden > MODEL_MAX_HIDDEN)
-        return bw_fail(err, BW_EUSAGE, "--hidden: between 0 and %d layers", MODEL_MAX_HIDDEN);
-    for (int l = 0; l < c->n_hidden; l++)
-        if (c->hidden[l] <= 0 || c->hidden[l] > 65536)
-            return bw_fail(err, BW_EUSAGE, "--hidden: layer widths must be in [1, 65536], got %d",
-                           c->hidden[l]);
+    Mlp *s = calloc(1, sizeof(Mlp));
+    if (!s) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    m->impl = s;
+    s->hidden = *hidden;
     int in = mlp_in_dim(m);
     char name[32];
-    for (int l = 0; l < c->n_hidden; l++) {
+    for (int l = 0; l < hidden->n; l++) {
         snprintf(name, sizeof name, "fc%d.weight", l + 1);
-        model_add_layer(m, name, c->hidden[l], in, 2);
+        model_add_layer(m, name, hidden->v[l], in, 2);
         snprintf(name, sizeof name, "fc%d.bias", l + 1);
-        model_add_layer(m, name, c->hidden[l], 1, 1);
-        in = c->hidden[l];
+        model_add_layer(m, name, hidden->v[l], 1, 1);
+        in = hidden->v[l];
     }
-    model_add_layer(m, "out.weight", c->classes, in, 2);
-    model_add_layer(m, "out.bias", c->classes, 1, 1);
-    m->impl = calloc(1, sizeof(Mlp));
-    return m->impl ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory");
+    model_add_layer(m, "out.weight", m->cfg.classes, in, 2);
+    model_add_layer(m, "out.bias", m->cfg.classes, 1, 1);
+    return BW_OK;
+}
+
+static int mlp_setup(Model *m, BwError *err)
+{
+    return mlp_build(m, &m->cfg.opt[OPT_HIDDEN], err);
 }
 
 static int softmax_setup(Model *m, BwError *err)
 {
-    m->cfg.n_hidden = 0;
-    return mlp_setup(m, err);
+    const ModelInts none = {0};
+    return mlp_build(m, &none, err);
 }
 
 static void mlp_free_impl(Model *m)
 {
     Mlp *s = m->impl;
     if (!s) return;
-    for (int l = 0; l < MODEL_MAX_HIDDEN; l++) free(s->act[l]);
+    for (int l = 0; l < MLP_MAX_HIDDEN; l++) free(s->act[l]);
     free(s->logits);
     free(s->dbuf[0]);
     free(s->dbuf[1]);
@@ -67,10 +86,11 @@ static int mlp_reserve(Model *m, int n)
     Mlp *s = m->impl;
     if (n <= s->cap) return 1;
     const ModelConfig *c = &m->cfg;
+    const ModelInts *hidden = &s->hidden;
     int widest = c->classes;
-    for (int l = 0; l < c->n_hidden; l++) {
-        widest = c->hidden[l] > widest ? c->hidden[l] : widest;
-        float *p = realloc(s->act[l], (size_t)n * c->hidden[l] * sizeof(float));
+    for (int l = 0; l < hidden->n; l++) {
+        widest = hidden->v[l] > widest ? hidden->v[l] : widest;
+        float *p = realloc(s->act[l], (size_t)n * hidden->v[l] * sizeof(float));
         if (!p) return 0;
         s->act[l] = p;
     }
@@ -93,8 +113,8 @@ static const float *mlp_forward(Model *m, const float *x, int n)
     const float *in = x;
     int in_dim = mlp_in_dim(m);
     const LayerView *v = m->layers;
-    for (int l = 0; l < m->cfg.n_hidden; l++, v += 2) {
-        int h = m->cfg.hidden[l];
+    for (int l = 0; l < s->hidden.n; l++, v += 2) {
+        int h = s->hidden.v[l];
         linear_forward(s->act[l], in, m->params + v[0].offset, m->params + v[1].offset, n, in_dim,
                        h);
         relu_forward(s->act[l], (size_t)n * h);
@@ -109,13 +129,12 @@ static const float *mlp_forward(Model *m, const float *x, int n)
 static void mlp_backward(Model *m, const float *x, const float *dlogits, int n)
 {
     Mlp *s = m->impl;
-    const ModelConfig *c = &m->cfg;
     const float *dout = dlogits;
-    int out_dim = c->classes;
-    for (int l = c->n_hidden; l >= 0; l--) {
+    int out_dim = m->cfg.classes;
+    for (int l = s->hidden.n; l >= 0; l--) {
         const LayerView *v = &m->layers[2 * l];
         const float *in = l > 0 ? s->act[l - 1] : x;
-        int in_dim = l > 0 ? c->hidden[l - 1] : mlp_in_dim(m);
+        int in_dim = l > 0 ? s->hidden.v[l - 1] : mlp_in_dim(m);
         float *din = l > 0 ? s->dbuf[l & 1] : NULL;
         linear_backward(din, m->grads + v[0].offset, m->grads + v[1].offset, dout, in,
                         m->params + v[0].offset, n, in_dim, out_dim);
@@ -129,10 +148,11 @@ static double mlp_flops_per_sample(const Model *m)
 {
     /* Per linear layer: forward in*out multiply-adds, weight gradient the same, input gradient
      * the same except for the first layer. */
+    const ModelInts *hidden = &((const Mlp *)m->impl)->hidden;
     double flops = 0.0;
     int in = mlp_in_dim(m);
-    for (int l = 0; l <= m->cfg.n_hidden; l++) {
-        int out = l < m->cfg.n_hidden ? m->cfg.hidden[l] : m->cfg.classes;
+    for (int l = 0; l <= hidden->n; l++) {
+        int out = l < hidden->n ? hidden->v[l] : m->cfg.classes;
         double macs = (double)in * out;
         flops += 2.0 * macs * (l == 0 ? 2.0 : 3.0);
         in = out;
@@ -143,6 +163,8 @@ static double mlp_flops_per_sample(const Model *m)
 const ModelOps model_mlp_ops = {
     .name = "mlp",
     .help = "multilayer perceptron, ReLU hidden layers (--hidden, default 128)",
+    .options = MLP_OPTIONS,
+    .n_options = (int)(sizeof MLP_OPTIONS / sizeof *MLP_OPTIONS),
     .setup = mlp_setup,
     .forward = mlp_forward,
     .backward = mlp_backward,

@@ -1,5 +1,12 @@
-/* model.c: the model registry, creation and initialisation, and the pieces shared by every
- * model (loss and its gradient, evaluation in chunks). */
+/* model.c: the model registry, model options and configurations, creation and
+ * initialisation, and the pieces shared by every model (loss and its gradient, evaluation in
+ * chunks).
+ *
+ * Adding a model: write models/NAME.c defining `const ModelOps model_NAME_ops` (its name, help
+ * line, options table, optional check, setup, forward, backward, flops_per_sample, free_impl;
+ * mlp.c and cnn.c are examples), and add the line MODEL(NAME) to models/models.def. CMake
+ * compiles every .c in models/; --model, one --OPTION flag per option, the "applies to --model
+ * NAME only" refusal and summary.json's keys all come from the registry. */
 #include "model.h"
 
 #include <assert.h>
@@ -12,10 +19,19 @@
 
 #include "layers.h"
 
-extern const ModelOps model_softmax_ops, model_mlp_ops, model_cnn_ops;
+/* The registry is models.def: one MODEL(name) line per model declares its ModelOps and puts
+ * it in the table, so a new model touches no list here. */
+/* clang-format off */
+#define MODEL(name) extern const ModelOps model_##name##_ops;
+#include "models.def"
+#undef MODEL
 
-static const ModelOps *const registry[] = {&model_softmax_ops, &model_mlp_ops, &model_cnn_ops,
-                                           NULL};
+static const ModelOps *const registry[] = {
+#define MODEL(name) &model_##name##_ops,
+#include "models.def"
+#undef MODEL
+    NULL};
+/* clang-format on */
 
 const ModelOps *const *model_registry(void)
 {
@@ -29,6 +45,66 @@ const ModelOps *model_find(const char *name)
     return NULL;
 }
 
+int model_option_index(const ModelOps *ops, const char *name)
+{
+    assert(ops->n_options <= MODEL_MAX_OPTIONS);
+    for (int k = 0; k < ops->n_options; k++)
+        if (strcmp(ops->options[k].name, name) == 0) return k;
+    return -1;
+}
+
+/* The first declaration of name in the registry. */
+static const ModelOption *first_declaration(const char *name)
+{
+    for (const ModelOps *const *r = registry; *r; r++) {
+        int k = model_option_index(*r, name);
+        if (k >= 0) return &(*r)->options[k];
+    }
+    return NULL;
+}
+
+/* One flag serves every model that declares the name, so they must describe it alike. */
+static int same_option(const ModelOption *a, const ModelOption *b)
+{
+    return strcmp(a->def, b->def) == 0 && a->min == b->min && a->max == b->max &&
+           a->min_count == b->min_count && a->max_count == b->max_count && a->summary == b->summary;
+}
+
+const ModelOption *model_registry_option(int i)
+{
+    assert(i >= 0);
+    for (const ModelOps *const *r = registry; *r; r++)
+        for (int k = 0; k < (*r)->n_options; k++) {
+            const ModelOption *o = &(*r)->options[k], *first = first_declaration(o->name);
+            if (first != o) {
+                assert(same_option(first, o) && "models declare one option name differently");
+                continue;
+            }
+            if (i-- == 0) return o;
+        }
+    return NULL;
+}
+
+ModelInts model_option_default(const ModelOption *o)
+{
+    assert(o->min_count >= 1 && o->min_count <= o->max_count &&
+           o->max_count <= MODEL_OPTION_MAX_INTS);
+    ModelInts d = {0};
+    for (const char *p = o->def; d.n < MODEL_OPTION_MAX_INTS;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        assert(end != p && v >= o->min && v <= o->max && "a model option's default");
+        d.v[d.n++] = (int)v;
+        if (*end != ',') {
+            assert(*end == '\0' && "a model option's default");
+            break;
+        }
+        p = end + 1;
+    }
+    assert(d.n >= o->min_count && d.n <= o->max_count && "a model option's default");
+    return d;
+}
+
 ModelConfig model_config_default(void)
 {
     ModelConfig c;
@@ -37,12 +113,62 @@ ModelConfig model_config_default(void)
     c.in_rows = 28;
     c.in_cols = 28;
     c.classes = 10;
-    c.n_hidden = 1;
-    c.hidden[0] = 128;
-    c.channels[0] = 16;
-    c.channels[1] = 32;
-    c.kernel = 3;
     return c;
+}
+
+void model_config_set(ModelConfig *c, const ModelOps *ops, const char *name, int n, const int *v)
+{
+    int k = model_option_index(ops, name);
+    assert(k >= 0 && "the model has no such option");
+    assert(n >= 0 && n <= MODEL_OPTION_MAX_INTS);
+    assert((!c->ops || c->ops == ops) && "a configuration holds one model's options");
+    c->ops = ops;
+    c->opt[k].n = n;
+    if (n) memcpy(c->opt[k].v, v, sizeof(int) * (size_t)n);
+}
+
+int model_config_get(const ModelConfig *c, const ModelOps *ops, const char *name, ModelInts *out)
+{
+    int k = ops ? model_option_index(ops, name) : -1;
+    if (k < 0) return 0;
+    assert((!c->ops || c->ops == ops) && "a configuration holds one model's options");
+    *out = c->opt[k].n ? c->opt[k] : model_option_default(&ops->options[k]);
+    return 1;
+}
+
+/* cfg bound to ops with every option filled (defaults for the empty ones). */
+static ModelConfig config_filled(const ModelOps *ops, const ModelConfig *cfg)
+{
+    assert((!cfg->ops || cfg->ops == ops) && "a configuration holds one model's options");
+    ModelConfig c = *cfg;
+    c.ops = ops;
+    for (int k = 0; k < MODEL_MAX_OPTIONS; k++) {
+        assert((k < ops->n_options || c.opt[k].n == 0) && "a value for an undeclared option");
+        if (k < ops->n_options && c.opt[k].n == 0)
+            c.opt[k] = model_option_default(&ops->options[k]);
+    }
+    return c;
+}
+
+int model_check(const ModelOps *ops, const ModelConfig *cfg, BwError *err)
+{
+    ModelConfig c = config_filled(ops, cfg);
+    if (ops->check) {
+        int rc = ops->check(&c, err);
+        if (rc) return rc;
+    }
+    for (int k = 0; k < ops->n_options; k++) {
+        const ModelOption *o = &ops->options[k];
+        const ModelInts *v = &c.opt[k];
+        if (v->n < o->min_count || v->n > o->max_count)
+            return bw_fail(err, BW_EUSAGE, "--%s: expected from %d to %d integers, got %d", o->name,
+                           o->min_count, o->max_count, v->n);
+        for (int i = 0; i < v->n; i++)
+            if (v->v[i] < o->min || v->v[i] > o->max)
+                return bw_fail(err, BW_EUSAGE, "--%s: expected integers in [%d, %d], got %d",
+                               o->name, o->min, o->max, v->v[i]);
+    }
+    return BW_OK;
 }
 
 void model_add_layer(Model *m, const char *name, int rows, int cols, int ndim)
@@ -73,11 +199,13 @@ int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed
     *out = NULL;
     if (cfg->in_channels <= 0 || cfg->in_rows <= 0 || cfg->in_cols <= 0 || cfg->classes < 2)
         return bw_fail(err, BW_EUSAGE, "model %s: bad input shape", ops->name);
+    int rc = model_check(ops, cfg, err);
+    if (rc) return rc;
     Model *m = calloc(1, sizeof *m);
     if (!m) return bw_fail(err, BW_ERUNTIME, "out of memory");
     m->ops = ops;
-    m->cfg = *cfg;
-    int rc = ops->setup(m, err);
+    m->cfg = config_filled(ops, cfg);
+    rc = ops->setup(m, err);
     if (rc) {
         model_free(m);
         return rc;

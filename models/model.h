@@ -2,7 +2,8 @@
  * of the same layout (as llm.c does), and a table of layer views that name the tensors inside
  * it. Compressors and parameter averaging work on the views, never on model internals.
  * A weight is a rows x cols matrix (a conv kernel is [out, k*k*in]); a bias is 1-D (cols = 1).
- * Models are plug-ins: a const ModelOps with a name and a help line, registered in model.c. */
+ * Models are plug-ins: a const ModelOps with a name, a help line and its own options (the
+ * command line's flags and summary.json's keys come from them), listed in models.def. */
 #ifndef BELLOWS_MODEL_H
 #define BELLOWS_MODEL_H
 
@@ -11,20 +12,41 @@
 
 #include "status.h"
 
-#define MODEL_MAX_LAYERS 32
-#define MODEL_MAX_HIDDEN 8
+#define MODEL_MAX_LAYERS      32
+#define MODEL_MAX_OPTIONS     4 /* options per model */
+#define MODEL_OPTION_MAX_INTS 8 /* integers per option value */
+
+/* One option of a model: a list of integers, given on the command line as --NAME 1,2,3 (or
+ * --NAME 1 when it takes exactly one). Declared in the model's ModelOps; the CLI makes the flag,
+ * and the generic checks (count and range) hold before the model's setup runs. */
+typedef struct {
+    const char *name;         /* the flag without "--", and the key in summary.json */
+    const char *def;          /* the default as typed, e.g. "16,32" */
+    const char *unit;         /* shown in --help after the value; may be NULL */
+    const char *help;         /* one line for --help; the CLI puts the models' names before it */
+    int min, max;             /* range of every integer */
+    int min_count, max_count; /* how many integers, 1 <= min_count <= max_count */
+    /* 1: written to every run's summary.json (by its default when the run's model does not
+     * have the option); 0: not written. Kept per option so summaries stay as they were. */
+    int summary;
+} ModelOption;
+
+typedef struct {
+    int n; /* 0: the option's default */
+    int v[MODEL_OPTION_MAX_INTS];
+} ModelInts;
 
 typedef struct {
     int in_channels, in_rows, in_cols; /* input image shape */
     int classes;
-    int hidden[MODEL_MAX_HIDDEN]; /* mlp: hidden layer widths */
-    int n_hidden;
-    int channels[2]; /* cnn: output channels of the two conv blocks */
-    int kernel;      /* cnn: square kernel side (odd) */
+    /* The values of the options of the model in `ops`, in the order of its table; model_create
+     * fills the empty ones with their defaults. NULL ops: no option set yet. */
+    const struct ModelOps *ops;
+    ModelInts opt[MODEL_MAX_OPTIONS];
 } ModelConfig;
 
-/* The defaults for a Fashion-MNIST-shaped input: mlp 784-128-10, cnn 3x3 kernels, 16 and 32
- * channels. */
+/* A Fashion-MNIST-shaped input (1x28x28, 10 classes) and every option at its default, for any
+ * model. */
 ModelConfig model_config_default(void);
 
 typedef struct {
@@ -41,10 +63,17 @@ static inline size_t layer_size(const LayerView *v)
 
 typedef struct Model Model;
 
-typedef struct {
+typedef struct ModelOps {
     const char *name;
     const char *help;
-    /* Checks cfg, fills the layer table and n_params. Parameters are not yet allocated. */
+    const ModelOption *options; /* the model's own options; may be NULL */
+    int n_options;
+    /* Optional: the rules on cfg that only the model knows (an odd kernel, two channel counts),
+     * with errors that name the flag. Runs before the generic checks of the options' counts and
+     * ranges, so its messages win; cfg's options are all filled. Allocates nothing. */
+    int (*check)(const ModelConfig *cfg, BwError *err);
+    /* Fills the layer table and n_params from a checked m->cfg. Parameters are not yet
+     * allocated. */
     int (*setup)(Model *m, BwError *err);
     /* logits [n, classes] for inputs x [n, dim]; returns a pointer into the model's workspace,
      * valid until the next call. Keeps what the backward pass needs. */
@@ -70,8 +99,26 @@ struct Model {
 };
 
 const ModelOps *model_find(const char *name);
-/* The registered models, NULL-terminated. */
+/* The registered models (models.def), NULL-terminated. */
 const ModelOps *const *model_registry(void);
+/* The registry's options by name, each once, in registry order (NULL past the end). A name
+ * that several models declare is described by the first; the others must agree on its range,
+ * counts and default (asserted). */
+const ModelOption *model_registry_option(int i);
+
+/* ops's option called name: its index in ops->options, or -1. */
+int model_option_index(const ModelOps *ops, const char *name);
+/* o's default, parsed. */
+ModelInts model_option_default(const ModelOption *o);
+/* Sets ops's option called name (which ops must have) in c to v[0..n); binds c to ops. */
+void model_config_set(ModelConfig *c, const ModelOps *ops, const char *name, int n, const int *v);
+/* The values of ops's option called name in c (its default when c leaves it empty) into *out;
+ * returns 0, leaving *out alone, when ops (may be NULL) has no such option. */
+int model_config_get(const ModelConfig *c, const ModelOps *ops, const char *name, ModelInts *out);
+/* Checks cfg for ops: the model's own rules, then every option's count and range. BW_EUSAGE
+ * with a message naming the flag. model_create runs it; the CLI runs it as soon as the flags
+ * are parsed, so a bad value fails before any data is loaded. */
+int model_check(const ModelOps *ops, const ModelConfig *cfg, BwError *err);
 
 /* Builds a model and initialises its parameters deterministically from seed: every weight
  * matrix U(-1/sqrt(cols), 1/sqrt(cols)) and every bias with the fan-in of the matrix before

@@ -48,8 +48,7 @@ static RunConfig base_config(int P, int batch, int epochs)
     memset(&cfg, 0, sizeof cfg);
     cfg.model = model_find("mlp");
     cfg.mc = model_config_default();
-    cfg.mc.n_hidden = 1;
-    cfg.mc.hidden[0] = 32;
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){32});
     cfg.train = &TRAIN;
     cfg.test = &TEST;
     cfg.tc.epochs = epochs;
@@ -242,7 +241,8 @@ static void test_a_slow_gpu_makes_the_others_wait(void **state)
     (void)state;
     static const double slow[4] = {1, 3, 1, 1};
     RunConfig cfg = base_config(4, 8, 1);
-    cfg.mc.hidden[0] = 30; /* 23860 parameters: equal ring chunks, so ranks finish together */
+    /* 23860 parameters: equal ring chunks, so ranks finish together */
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
     Shared *fast = simulate(cfg);
     cfg.slowdown = slow;
     Shared *sh = simulate(cfg);
@@ -264,7 +264,7 @@ static void test_tcp_network_model_is_slower_than_the_formula(void **state)
 {
     (void)state;
     RunConfig cfg = base_config(4, 8, 1);
-    cfg.mc.hidden[0] = 30;
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
     Shared *exact = simulate(cfg);
     NETWORK_MODEL = "tcp";
     Shared *tcp = simulate(cfg);

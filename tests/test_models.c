@@ -8,19 +8,24 @@
 #include "layers.h"
 #include "model.h"
 
-/* Tiny shapes so every parameter can be perturbed: 8x8 inputs, 4 classes. */
-static ModelConfig tiny_config(void)
+/* Sets ops's option called name, if ops has it. */
+static void set_option(ModelConfig *c, const ModelOps *ops, const char *name, int n, const int *v)
 {
+    if (model_option_index(ops, name) >= 0) model_config_set(c, ops, name, n, v);
+}
+
+/* Tiny shapes so every parameter can be perturbed: 8x8 inputs, 4 classes; mlp 64-7-5-4, cnn 3
+ * and 4 channels. */
+static ModelConfig tiny_config(const char *name)
+{
+    const ModelOps *ops = model_find(name);
     ModelConfig c = model_config_default();
     c.in_rows = 8;
     c.in_cols = 8;
     c.classes = 4;
-    c.n_hidden = 2;
-    c.hidden[0] = 7;
-    c.hidden[1] = 5;
-    c.channels[0] = 3;
-    c.channels[1] = 4;
-    c.kernel = 3;
+    set_option(&c, ops, "hidden", 2, (const int[]){7, 5});
+    set_option(&c, ops, "channels", 2, (const int[]){3, 4});
+    set_option(&c, ops, "kernel", 1, (const int[]){3});
     return c;
 }
 
@@ -121,18 +126,67 @@ static void test_bad_configs_are_usage_errors(void **state)
     (void)state;
     Model *m = NULL;
     BwError err;
+    const ModelOps *mlp = model_find("mlp"), *cnn = model_find("cnn");
     ModelConfig c = model_config_default();
-    c.hidden[0] = 0;
-    assert_int_equal(model_create(model_find("mlp"), &c, 1, &m, &err), BW_EUSAGE);
+    model_config_set(&c, mlp, "hidden", 1, (const int[]){0});
+    assert_int_equal(model_create(mlp, &c, 1, &m, &err), BW_EUSAGE);
     assert_non_null(strstr(err.msg, "--hidden"));
     c = model_config_default();
-    c.kernel = 4;
-    assert_int_equal(model_create(model_find("cnn"), &c, 1, &m, &err), BW_EUSAGE);
+    model_config_set(&c, cnn, "kernel", 1, (const int[]){4});
+    assert_int_equal(model_create(cnn, &c, 1, &m, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--kernel"));
+    /* the model's own message comes before the generic count check's */
+    c = model_config_default();
+    model_config_set(&c, cnn, "channels", 1, (const int[]){8});
+    assert_int_equal(model_create(cnn, &c, 1, &m, &err), BW_EUSAGE);
+    assert_string_equal(err.msg, "--channels: expected two counts (conv1,conv2)");
+    c = model_config_default();
+    model_config_set(&c, cnn, "channels", 2, (const int[]){8, 1025});
+    assert_int_equal(model_check(cnn, &c, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--channels"));
+    c = model_config_default();
+    model_config_set(&c, cnn, "kernel", 2, (const int[]){3, 3});
+    assert_int_equal(model_check(cnn, &c, &err), BW_EUSAGE);
     assert_non_null(strstr(err.msg, "--kernel"));
     c = model_config_default();
     c.in_rows = 30;
     assert_int_equal(model_create(model_find("cnn"), &c, 1, &m, &err), BW_EUSAGE);
     assert_null(m);
+}
+
+/* The options come from the models' tables: each name once, in registry order, and a
+ * configuration that leaves an option empty gets its default. */
+static void test_options_come_from_the_registry(void **state)
+{
+    (void)state;
+    const char *names[] = {"hidden", "channels", "kernel"};
+    int n = 0;
+    for (const ModelOption *o; (o = model_registry_option(n)); n++) {
+        assert_true(n < 3);
+        assert_string_equal(o->name, names[n]);
+        ModelInts d = model_option_default(o);
+        assert_true(d.n >= o->min_count && d.n <= o->max_count);
+    }
+    assert_int_equal(n, 3);
+    const ModelOps *mlp = model_find("mlp"), *cnn = model_find("cnn");
+    assert_int_equal(model_option_index(model_find("softmax"), "hidden"), -1);
+    assert_int_equal(model_option_index(cnn, "kernel"), 1);
+    ModelConfig c = model_config_default();
+    ModelInts v;
+    assert_int_equal(model_config_get(&c, mlp, "channels", &v), 0);
+    assert_int_equal(model_config_get(&c, NULL, "hidden", &v), 0);
+    assert_int_equal(model_config_get(&c, cnn, "channels", &v), 1);
+    assert_int_equal(v.n, 2);
+    assert_int_equal(v.v[0], 16);
+    assert_int_equal(v.v[1], 32);
+    model_config_set(&c, mlp, "hidden", 3, (const int[]){9, 8, 7});
+    assert_int_equal(model_config_get(&c, mlp, "hidden", &v), 1);
+    assert_int_equal(v.n, 3);
+    assert_int_equal(v.v[2], 7);
+    Model *m = make("mlp", c, 1);
+    assert_int_equal(m->n_layers, 8);
+    assert_int_equal(m->layers[4].rows, 7);
+    model_free(m);
 }
 
 static double loss_at(Model *m, const float *x, const uint8_t *y, int n)
@@ -143,7 +197,7 @@ static double loss_at(Model *m, const float *x, const uint8_t *y, int n)
 static void check_gradient(const char *name)
 {
     enum { N = 3 };
-    ModelConfig c = tiny_config();
+    ModelConfig c = tiny_config(name);
     Model *m = make(name, c, 3);
     int dim = c.in_rows * c.in_cols;
     float x[N * 64];
@@ -205,7 +259,7 @@ static void test_batch_gradient_is_mean_of_sample_gradients(void **state)
 {
     (void)state;
     for (int i = 0; i < N_NAMES; i++) {
-        ModelConfig c = tiny_config();
+        ModelConfig c = tiny_config(NAMES[i]);
         Model *m = make(NAMES[i], c, 5);
         enum { N = 4 };
         float x[N * 64];
@@ -249,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_flops_per_sample_count_multiply_adds),
         cmocka_unit_test(test_initialisation_is_seeded_and_bounded),
         cmocka_unit_test(test_bad_configs_are_usage_errors),
+        cmocka_unit_test(test_options_come_from_the_registry),
         cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
         cmocka_unit_test(test_mlp_gradient_matches_finite_differences),
         cmocka_unit_test(test_cnn_gradient_matches_finite_differences),

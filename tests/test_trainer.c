@@ -44,14 +44,16 @@ static int teardown(void **state)
     return 0;
 }
 
-static ModelConfig small(void)
+/* 8x8 inputs, 4 classes; mlp 64-32-4, cnn 4 and 8 channels. */
+static ModelConfig small(const ModelOps *ops)
 {
     ModelConfig c = model_config_default();
     c.in_rows = c.in_cols = 8;
     c.classes = 4;
-    c.hidden[0] = 32;
-    c.channels[0] = 4;
-    c.channels[1] = 8;
+    if (model_option_index(ops, "hidden") >= 0)
+        model_config_set(&c, ops, "hidden", 1, (const int[]){32});
+    if (model_option_index(ops, "channels") >= 0)
+        model_config_set(&c, ops, "channels", 2, (const int[]){4, 8});
     return c;
 }
 
@@ -67,7 +69,7 @@ static void test_every_model_learns(void **state)
 {
     (void)state;
     for (const ModelOps *const *r = model_registry(); *r; r++) {
-        ModelConfig mc = small();
+        ModelConfig mc = small(*r);
         Model *m;
         assert_int_equal(model_create(*r, &mc, 1, &m, NULL), BW_OK);
         TrainConfig tc = config();
@@ -89,7 +91,7 @@ static void test_every_model_learns(void **state)
 static void test_same_seed_gives_identical_parameters(void **state)
 {
     (void)state;
-    ModelConfig mc = small();
+    ModelConfig mc = small(model_find("cnn"));
     Model *a, *b;
     assert_int_equal(model_create(model_find("cnn"), &mc, 2, &a, NULL), BW_OK);
     assert_int_equal(model_create(model_find("cnn"), &mc, 2, &b, NULL), BW_OK);
@@ -104,7 +106,7 @@ static void test_same_seed_gives_identical_parameters(void **state)
 static void test_divergence_is_a_runtime_error(void **state)
 {
     (void)state;
-    ModelConfig mc = small();
+    ModelConfig mc = small(model_find("mlp"));
     Model *m;
     assert_int_equal(model_create(model_find("mlp"), &mc, 1, &m, NULL), BW_OK);
     TrainConfig tc = config();
@@ -118,7 +120,7 @@ static void test_divergence_is_a_runtime_error(void **state)
 static void test_batch_larger_than_data_is_usage_error(void **state)
 {
     (void)state;
-    ModelConfig mc = small();
+    ModelConfig mc = small(model_find("softmax"));
     Model *m;
     assert_int_equal(model_create(model_find("softmax"), &mc, 1, &m, NULL), BW_OK);
     TrainConfig tc = config();

@@ -198,13 +198,15 @@ done:
 
 int cmd_train(int argc, char **argv, BwError *err)
 {
-    CliOpt opts[64];
-    const CliOpt *tables[] = {train_cli_opts, own_opts};
-    const int counts[] = {train_cli_n_opts, (int)(sizeof own_opts / sizeof *own_opts)};
-    const size_t bases[] = {offsetof(TrainCmdFlags, train), 0};
-    int n_opts = cli_concat(opts, 64, tables, counts, bases, 2);
-    int set[64];
     TrainCmdFlags v;
+    memset(&v, 0, sizeof v);
+    CliOpt train_opts[TRAIN_CLI_MAX_OPTS], opts[TRAIN_CLI_MAX_OPTS + 2];
+    const CliOpt *tables[] = {train_opts, own_opts};
+    const int counts[] = {train_cli_opts(&v.train, train_opts, TRAIN_CLI_MAX_OPTS),
+                          (int)(sizeof own_opts / sizeof *own_opts)};
+    const size_t bases[] = {offsetof(TrainCmdFlags, train), 0};
+    int n_opts = cli_concat(opts, TRAIN_CLI_MAX_OPTS + 2, tables, counts, bases, 2);
+    int set[TRAIN_CLI_MAX_OPTS + 2];
     int rc = cli_parse("bellows train", opts, n_opts, &v, argc, argv, set, err);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, "bellows train [flags]",

@@ -98,16 +98,18 @@ static const CliOpt compare_opts[] = {
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err)
 {
     const int compare = mode != RUN_MODE_RUN;
-    const CliOpt *tables[] = {train_cli_opts, cluster_cli_opts, run_opts,
+    memset(f, 0, sizeof *f);
+    CliOpt train_opts[TRAIN_CLI_MAX_OPTS];
+    const int n_train = train_cli_opts(&f->train, train_opts, TRAIN_CLI_MAX_OPTS);
+    const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts,
                               compare ? compare_opts : policy_opts, sweep_opts};
-    const int counts[] = {train_cli_n_opts, cluster_cli_n_opts, N_RUN_OPTS,
-                          compare ? N_COMPARE_OPTS : 2, N_SWEEP_OPTS};
+    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS, compare ? N_COMPARE_OPTS : 2,
+                          N_SWEEP_OPTS};
     const size_t bases[] = {offsetof(Flags, train), offsetof(Flags, cluster), offsetof(Flags, run),
                             offsetof(Flags, run), offsetof(Flags, run)};
-    memset(f, 0, sizeof *f);
     f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, bases, mode == RUN_MODE_SWEEP ? 5 : 4);
     f->train_at = 0;
-    f->cluster_at = train_cli_n_opts;
+    f->cluster_at = n_train;
     f->run_at = f->cluster_at + cluster_cli_n_opts;
     /* compare's defaults: long enough for Accordion to check its regimes several times, and
      * evaluations every 30 steps (about a quarter of an epoch) so time-to-accuracy is precise */

@@ -1,24 +1,18 @@
 /* train_args.c: the model, data and optimiser flags (see train_args.h). */
 #include "train_args.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "dataset.h"
+#include "model_args.h"
 
 #define TRAIN_OPT(name, kind, field, ...)                                                          \
     {                                                                                              \
         name, kind, NULL, __VA_ARGS__, offsetof(TrainFlags, field)                                 \
     }
 
-const CliOpt train_cli_opts[] = {
-    TRAIN_OPT("model", CLI_CHOICE, model, "mlp", NULL, "model to train", 0, 0, "softmax|mlp|cnn",
-              0),
-    TRAIN_OPT("hidden", CLI_INT_LIST, hidden, "128", "units", "mlp: hidden layer widths", 1, 65536,
-              NULL, 8),
-    TRAIN_OPT("channels", CLI_INT_LIST, channels, "16,32", "channels",
-              "cnn: output channels of the two conv blocks", 1, 1024, NULL, 2),
-    TRAIN_OPT("kernel", CLI_INT, kernel, "3", "pixels", "cnn: square kernel side (odd)", 1, 11,
-              NULL, 0),
+static const CliOpt own_opts[] = {
     TRAIN_OPT("epochs", CLI_INT, epochs, "5", "epochs", "passes over the training set", 1,
               TRAIN_MAX_EPOCHS, NULL, 0),
     TRAIN_OPT("batch", CLI_INT, batch, "64", "samples",
@@ -51,22 +45,23 @@ const CliOpt train_cli_opts[] = {
     TRAIN_OPT("threads", CLI_INT, threads, "0", "threads",
               "OpenBLAS threads (0: OpenBLAS's default)", 0, 1024, NULL, 0),
 };
-const int train_cli_n_opts = (int)(sizeof train_cli_opts / sizeof *train_cli_opts);
 #undef TRAIN_OPT
+
+int train_cli_opts(TrainFlags *ta, CliOpt *out, int cap)
+{
+    int n = model_args_flags(&ta->models, out, cap);
+    const int n_own = (int)(sizeof own_opts / sizeof *own_opts);
+    assert(n + n_own <= cap);
+    memcpy(out + n, own_opts, sizeof own_opts);
+    return n + n_own;
+}
 
 int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwError *err)
 {
-#define GIVEN(name) cli_given(train_cli_opts, train_cli_n_opts, set, name)
-    int is_cnn = strcmp(ta->model, "cnn") == 0, is_mlp = strcmp(ta->model, "mlp") == 0;
-    if (GIVEN("hidden") && !is_mlp)
-        return bw_fail(err, BW_EUSAGE, "--hidden: applies to --model mlp only");
-    if (GIVEN("channels") && !is_cnn)
-        return bw_fail(err, BW_EUSAGE, "--channels: applies to --model cnn only");
-    if (GIVEN("kernel") && !is_cnn)
-        return bw_fail(err, BW_EUSAGE, "--kernel: applies to --model cnn only");
-#undef GIVEN
-    if (ta->channels.n != 2)
-        return bw_fail(err, BW_EUSAGE, "--channels: expected two counts (conv1,conv2)");
+    const char *model;
+    ModelConfig mc;
+    int rc = model_args_resolve(&ta->models, set, &model, &mc, err);
+    if (rc) return rc;
     if (ta->nesterov && ta->momentum == 0.0)
         return bw_fail(err, BW_EUSAGE, "--nesterov: needs a nonzero --momentum");
     int is_step = strcmp(ta->lr_schedule, "step") == 0;
@@ -79,13 +74,8 @@ int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwErr
             return bw_fail(err, BW_EUSAGE, "--lr-decay-epochs: must be increasing");
 
     memset(a, 0, sizeof *a);
-    a->model = ta->model;
-    a->mc = model_config_default();
-    a->mc.n_hidden = ta->hidden.n;
-    memcpy(a->mc.hidden, ta->hidden.v, sizeof(int) * (size_t)ta->hidden.n);
-    a->mc.channels[0] = ta->channels.v[0];
-    a->mc.channels[1] = ta->channels.v[1];
-    a->mc.kernel = ta->kernel;
+    a->model = model;
+    a->mc = mc;
 
     TrainConfig *tc = &a->tc;
     tc->epochs = ta->epochs;

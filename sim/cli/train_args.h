@@ -6,21 +6,26 @@
 #include "model.h"
 #include "trainer.h"
 #include "cli.h"
+#include "model_args.h"
 
-#define TRAIN_MAX_EPOCHS 10000
+#define TRAIN_MAX_EPOCHS   10000
+#define TRAIN_CLI_MAX_OPTS 48
 
-/* The flags' values as parsed; train_cli_opts address them by offset (cli.h). */
+/* The flags' values as parsed. */
 typedef struct {
-    const char *model, *lr_schedule, *data_dir;
-    CliIntList hidden, channels;
+    ModelArgs models; /* --model and the models' options (and the text of their flag rows) */
+    const char *lr_schedule, *data_dir;
     CliDoubleList decay_epochs;
-    int kernel, epochs, batch, nesterov, train_samples, test_samples, threads;
+    int epochs, batch, nesterov, train_samples, test_samples, threads;
     long seed;
     double lr, momentum, weight_decay, decay_factor, warmup_epochs;
 } TrainFlags;
 
-extern const CliOpt train_cli_opts[];
-extern const int train_cli_n_opts;
+/* Writes the flag rows into out (room for cap, TRAIN_CLI_MAX_OPTS is enough) and returns how
+ * many: --model and one per model option (from the model registry), bound to ta's values, then
+ * the data and optimiser flags, which address a TrainFlags by offset (cli.h): give cli_concat
+ * the offset of ta in the struct parsed into. */
+int train_cli_opts(TrainFlags *ta, CliOpt *out, int cap);
 
 typedef struct {
     const char *model; /* registered model name */
@@ -32,7 +37,7 @@ typedef struct {
 } TrainArgs;
 
 /* Fills a from the parsed flags ta (`set` is the part of cli_parse's set[] that belongs to
- * train_cli_opts) and checks the combinations cli_parse cannot see. */
+ * the rows of train_cli_opts) and checks the combinations cli_parse cannot see. */
 int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwError *err);
 
 #endif

@@ -11,6 +11,21 @@
 #include "outfile.h"
 #include "units.h"
 
+/* Every model option marked for the summary, by its name: the run's value, or the default the
+ * flag had when the run's model does not have the option. */
+static void write_model_options(JsonW *w, const RunConfig *cfg)
+{
+    const ModelOption *o;
+    for (int k = 0; (o = model_registry_option(k)); k++) {
+        ModelInts v;
+        if (!o->summary) continue;
+        if (!model_config_get(&cfg->mc, cfg->model, o->name, &v)) v = model_option_default(o);
+        jsonw_array(w, o->name);
+        for (int i = 0; i < v.n; i++) jsonw_long(w, NULL, v.v[i]);
+        jsonw_end_array(w);
+    }
+}
+
 static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *meta,
                          const RunResult *res, BwError *err)
 {
@@ -85,12 +100,7 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
         jsonw_double(&w, NULL, cfg->tc.lr.milestones[i]);
     jsonw_end_array(&w);
     jsonw_double(&w, "lr_decay_factor", cfg->tc.lr.decay_factor);
-    jsonw_array(&w, "hidden");
-    for (int i = 0; i < cfg->mc.n_hidden; i++) jsonw_long(&w, NULL, cfg->mc.hidden[i]);
-    jsonw_end_array(&w);
-    jsonw_array(&w, "channels");
-    for (int i = 0; i < 2; i++) jsonw_long(&w, NULL, cfg->mc.channels[i]);
-    jsonw_end_array(&w);
+    write_model_options(&w, cfg);
     jsonw_double(&w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
     jsonw_end_object(&w);
     jsonw_string(&w, "accuracy_source", res->accuracy_from_trace ? "trace" : "simulated training");
