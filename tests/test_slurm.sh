@@ -273,10 +273,7 @@ same_as_unsharded runs/all/sweep.csv
 echo "slurm: up in $slurm_up s; 4-task array in $array_time s; GNU parallel: 4 shards in" \
      "$parallel_time s"
 
-# TODO(plot after merge): `bellows plot` refuses a merged folder today ("has no speedup_grid.dat
-# ... bellows merge does not make one yet": merge writes sweep.csv only, no sweep.json nor
-# speedup_grid.dat). A fix in merge is under way. This step is expected to work, so the test
-# fails here until then; do not work around it in this test.
+# a merged sweep plots as a whole one does (merge writes its sweep.json and heatmap grid)
 bellows plot "$tmp/slurm/runs/all"
 bellows plot "$tmp/gnu-parallel/runs/all"
 echo "ok"

@@ -182,6 +182,18 @@ static void test_two_shards_merge_into_the_whole_sweep(void **state)
              "cut -d, -f1-4,6- %s/shards-whole/sweep.csv > %s/w.csv && cmp -s %s/m.csv %s/w.csv",
              TMP, TMP, TMP, TMP, TMP, TMP);
     assert_int_equal(system(cmd), 0);
+    /* the merged folder is a sweep of its own: the whole sweep's heatmap grid, and sweep.json
+     * says it was merged, so bellows plot can draw it */
+    snprintf(cmd, sizeof cmd, "cmp -s %s/merged/speedup_grid.dat %s/shards-whole/speedup_grid.dat",
+             TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grep -q '\"shard\": \"merged\"' %s/merged/sweep.json", TMP);
+    assert_int_equal(system(cmd), 0);
+    /* one shard of two: merged, and the missing half said */
+    snprintf(cmd, sizeof cmd,
+             "%s merge --out %s/half %s/shard1 | grep -q '4 of the sweep.s 8 runs'", BELLOWS_BIN,
+             TMP, TMP);
+    assert_int_equal(system(cmd), 0);
     /* merging a shard twice is refused */
     snprintf(cmd, sizeof cmd, "%s merge --out %s/twice %s/shard1 %s/shard1 2>/dev/null",
              BELLOWS_BIN, TMP, TMP, TMP);

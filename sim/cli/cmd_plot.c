@@ -76,7 +76,7 @@ static int plot_sweep(const char *dir, BwError *err)
     if (!exists(dir, "speedup_grid.dat"))
         return bw_fail(err, BW_EUSAGE,
                        "plot: %s has no speedup_grid.dat: the heatmap needs --bandwidth and "
-                       "--latency both swept, and bellows merge does not make one yet",
+                       "--latency both swept",
                        dir);
     char path[4096], line[1024];
     snprintf(path, sizeof path, "%s/speedup_grid.dat", dir);

@@ -1,7 +1,8 @@
 /* merge.c: `bellows merge`: joins the sweep.csv files of the shards of one sweep into one, in
  * the sweep's order, with each folder made absolute and the speedups against the baseline
- * recomputed (a shard may not hold the baseline of its runs). Refuses folders of different
- * sweeps and runs present twice. */
+ * recomputed (a shard may not hold the baseline of its runs), then sweep.json and the heatmap's
+ * grid (merged.c), so the merged folder plots as a whole sweep does. Refuses folders of
+ * different sweeps and runs present twice, and says how many of the sweep's runs are missing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,6 +210,20 @@ static int write_merged(Merge *m, BwError *err)
     return outfile_commit(&of, err);
 }
 
+/* sweep.json and the heatmap's grid of the merged folder (merged.c); *n_runs: the whole
+ * sweep's runs. */
+static int write_sweep_files(const Merge *m, long *n_runs, BwError *err)
+{
+    MergedRun *runs = malloc(sizeof *runs * (size_t)(m->n_rows ? m->n_rows : 1));
+    if (!runs) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    int n_axes = m->n_rows ? m->rows[0].n - SWEEP_CSV_COLUMNS : 0;
+    for (long i = 0; i < m->n_rows; i++)
+        runs[i] = (MergedRun){m->rows[i].index, m->rows[i].fields + n_axes + 3, m->rows[i].dir};
+    int rc = sweep_write_merged(m->out, m->dirs[0], runs, m->n_rows, n_runs, err);
+    free(runs);
+    return rc;
+}
+
 int cmd_merge(int argc, char **argv, BwError *err)
 {
     Merge m;
@@ -219,8 +234,14 @@ int cmd_merge(int argc, char **argv, BwError *err)
         if (rc == BW_OK) rc = read_rows(&m, d, err);
     }
     if (rc == BW_OK) rc = write_merged(&m, err);
-    if (rc == BW_OK)
+    long n_runs = 0;
+    if (rc == BW_OK) rc = write_sweep_files(&m, &n_runs, err);
+    if (rc == BW_OK && m.n_rows == n_runs)
         printf("# merged %ld runs from %d folders into %s/sweep.csv\n", m.n_rows, m.n_dirs, m.out);
+    else if (rc == BW_OK)
+        printf("# merged %ld of the sweep's %ld runs from %d folders into %s/sweep.csv: %ld runs "
+               "missing (shards not given, or not finished)\n",
+               m.n_rows, n_runs, m.n_dirs, m.out, n_runs - m.n_rows);
     merge_free(&m);
     return rc == CLI_HELP ? BW_OK : rc;
 }

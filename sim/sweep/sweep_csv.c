@@ -95,6 +95,7 @@ static void sweep_json(const Sweep *s, FILE *f)
     jsonw_long(&w, "runs", s->n_runs);
     char shard[32];
     snprintf(shard, sizeof shard, "%d/%d", s->shard_k, s->shard_n);
+    if (s->merged) snprintf(shard, sizeof shard, "merged");
     jsonw_string(&w, "shard", shard);
     jsonw_end_object(&w);
 }
@@ -200,7 +201,7 @@ static long run_of_row(const Sweep *s, char **fld)
 }
 
 /* A row's figures, as write_row wrote them (x: the fields from status on). */
-static void read_figures(RunRow *row, char *const *x)
+void sweep_read_figures(RunRow *row, char *const *x)
 {
     snprintf(row->status, sizeof row->status, "%s", x[0]);
     row->final = csv_num(x[1]);
@@ -232,7 +233,7 @@ static int read_row(Sweep *s, char *line, const char *path, int lineno, BwError 
     if (run->done)
         return bw_fail(err, BW_EUSAGE, "--resume: %s line %d repeats a run", path, lineno);
     run->done = 1;
-    read_figures(&run->row, fld + s->n_axes + 3);
+    sweep_read_figures(&run->row, fld + s->n_axes + 3);
     return BW_OK;
 }
 

@@ -56,7 +56,9 @@ typedef struct {
 
     const char *out;
     int jobs, shard_k, shard_n, progress, no_plots, resume;
-    double target; /* --target-accuracy, or its first value when swept */
+    int merged;      /* made by bellows merge from shards (sweep.json says "merged") */
+    char *base_text; /* merge: the common flags read back from sweep.json (owned) */
+    double target;   /* --target-accuracy, or its first value when swept */
 
     /* while the runs go on */
     long done_now;
@@ -90,6 +92,7 @@ void sweep_run_folder(const Sweep *s, long r, char *buf, size_t n);
 const Run *sweep_baseline_of(const Sweep *s, const Run *run);
 
 /* sweep_csv.c */
+void sweep_read_figures(RunRow *row, char *const *figures);
 void sweep_csv_num(FILE *f, double x, const char *fmt);
 int sweep_write_csv(const Sweep *s, BwError *err);
 int sweep_write_json(const Sweep *s, BwError *err);
@@ -99,5 +102,19 @@ char *sweep_json_scenario(const char *dir);
 /* table.c */
 void sweep_print_table(const Sweep *s);
 void sweep_plots(const Sweep *s);
+/* speedup_grid.dat when bandwidth and latency are both swept (else nothing, BW_OK). */
+int sweep_write_grid(const Sweep *s, BwError *err);
+
+/* merged.c: a merged run, as merge read it: its run_index, its fields from status on, and the
+ * folder it came from. */
+typedef struct {
+    long index;
+    char *const *figures;
+    const char *dir;
+} MergedRun;
+/* Makes out (holding the merged sweep.csv) a sweep of its own: sweep.json with shard "merged",
+ * read from first_dir's, and the heatmap's grid. *n_runs: the runs of the whole sweep. */
+int sweep_write_merged(const char *out, const char *first_dir, const MergedRun *runs, long n,
+                       long *n_runs, BwError *err);
 
 #endif

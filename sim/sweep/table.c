@@ -171,6 +171,12 @@ static void point_curves(const Sweep *s)
         drawn, s->out, s->seeds[0]);
 }
 
+int sweep_write_grid(const Sweep *s, BwError *err)
+{
+    int ax = sweep_axis_index(s, "bandwidth"), ay = sweep_axis_index(s, "latency");
+    return ax < 0 || ay < 0 ? BW_OK : write_grid(s, ax, ay, err);
+}
+
 /* The heatmap's data (whenever bandwidth and latency are both swept), then its plot. */
 static void heatmap(const Sweep *s, int draw)
 {
