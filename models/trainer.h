@@ -11,7 +11,7 @@
 typedef struct {
     int epochs;
     int batch;          /* samples per step */
-    unsigned long seed; /* sampling order (the model's initialisation has its own seed) */
+    unsigned long seed; /* the sampling order (callers seed the model's initialisation with it too) */
     SgdConfig sgd;
     LrSchedule lr;
 } TrainConfig;

@@ -26,13 +26,113 @@ static void write_model_options(JsonW *w, const RunConfig *cfg)
     }
 }
 
+/* summary.json's scenario: the model, the data (or the trace) and the optimiser. */
+static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
+                             const RunResult *res)
+{
+    jsonw_string(w, "model", meta->model);
+    jsonw_long(w, "n_params", (long long)res->n_params);
+    jsonw_double(w, "flops_per_sample", res->flops_per_sample);
+    if (cfg->replay) {
+        jsonw_string(w, "trace_source", cfg->replay->h.source);
+        jsonw_string(w, "dataset", cfg->replay->h.dataset);
+        jsonw_long(w, "trace_steps", cfg->replay->n_steps);
+    } else {
+        jsonw_string(w, "dataset", "fashion-mnist");
+        jsonw_long(w, "train_samples", cfg->train->n);
+        jsonw_long(w, "test_samples", cfg->test->n);
+    }
+    jsonw_long(w, "epochs", cfg->tc.epochs);
+    jsonw_long(w, "batch_per_worker", cfg->tc.batch);
+    jsonw_long(w, "global_batch", (long long)cfg->tc.batch * res->cluster.workers);
+    jsonw_double(w, "lr", cfg->tc.lr.base_lr);
+    jsonw_string(w, "lr_schedule", lr_kind_name(cfg->tc.lr.kind));
+    jsonw_double(w, "momentum", cfg->tc.sgd.momentum);
+    jsonw_double(w, "weight_decay", cfg->tc.sgd.weight_decay);
+    jsonw_long(w, "seed", (long long)cfg->tc.seed);
+}
+
+/* summary.json's scenario: the cluster as loaded, the collectives, the stragglers. */
+static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta, const Cluster *c)
+{
+    jsonw_long(w, "workers", c->workers);
+    jsonw_long(w, "gpus_per_node", c->gpus_per_node);
+    if (c->platform_file) {
+        jsonw_string(w, "platform_file", c->platform_file);
+        jsonw_array(w, "hosts");
+        for (int i = 0; i < c->workers; i++) jsonw_string(w, NULL, c->hosts[i]);
+        jsonw_end_array(w);
+    } else {
+        jsonw_string(w, "topology", cluster_topology_name(c->topology));
+    }
+    jsonw_string(w, "gpu", c->gpu ? c->gpu->name : "custom");
+    jsonw_double(w, "gpu_flops", c->gpu_flops);
+    jsonw_double(w, "bandwidth_bps", c->bandwidth_Bps * 8);
+    jsonw_double(w, "latency_s", c->latency_s);
+    if (c->topology == TOPO_HIERARCHICAL && !c->platform_file) {
+        jsonw_double(w, "intra_bandwidth_bps", c->intra_bandwidth_Bps * 8);
+        jsonw_double(w, "intra_latency_s", c->intra_latency_s);
+    }
+    if (c->topology == TOPO_FAT_TREE && !c->platform_file) {
+        jsonw_long(w, "leaf_size", c->leaf_size);
+        jsonw_double(w, "oversubscription", c->oversubscription);
+    }
+    jsonw_string(w, "allreduce", coll_algo_name(cfg->algo));
+    jsonw_string(w, "collectives", meta->collectives);
+    jsonw_string(w, "network_model", meta->network_model);
+    jsonw_double(w, "compute_jitter", cfg->jitter_sigma);
+    jsonw_array(w, "slowdown");
+    for (int i = 0; cfg->slowdown && i < c->workers; i++) jsonw_double(w, NULL, cfg->slowdown[i]);
+    jsonw_end_array(w);
+}
+
+/* summary.json's scenario: evaluations, the lr schedule, the model's options, the target. */
+static void summary_schedule(JsonW *w, const RunConfig *cfg)
+{
+    jsonw_long(w, "eval_every", cfg->eval_every);
+    jsonw_bool(w, "stop_at_target", cfg->stop_at_target);
+    jsonw_bool(w, "nesterov", cfg->tc.sgd.nesterov);
+    jsonw_double(w, "lr_warmup_epochs", cfg->tc.lr.warmup_epochs);
+    jsonw_array(w, "lr_decay_epochs");
+    for (int i = 0; cfg->tc.lr.kind == LR_STEP && i < cfg->tc.lr.n_milestones; i++)
+        jsonw_double(w, NULL, cfg->tc.lr.milestones[i]);
+    jsonw_end_array(w);
+    jsonw_double(w, "lr_decay_factor", cfg->tc.lr.decay_factor);
+    write_model_options(w, cfg);
+    jsonw_double(w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
+}
+
+/* summary.json after the scenario: where accuracy comes from and what the run gave. */
+static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
+{
+    jsonw_string(w, "accuracy_source", res->accuracy_from_trace ? "trace" : "simulated training");
+    if (res->replay_engine) { /* how the replay was simulated, and why not fast if it was not */
+        jsonw_string(w, "replay_engine", res->replay_engine);
+        if (res->replay_engine_why[0])
+            jsonw_string(w, "replay_engine_fallback", res->replay_engine_why);
+    }
+    jsonw_double(w, "final_test_accuracy", res->final_accuracy);
+    jsonw_double(w, "best_test_accuracy", res->best_accuracy);
+    jsonw_double(w, "time_to_accuracy_s", res->time_to_accuracy_s);
+    jsonw_double(w, "sim_time_s", res->sim_time_s);
+    jsonw_double(w, "bytes_per_worker", res->bytes_per_worker);
+    jsonw_double(w, "payload_bytes_per_worker", res->payload_bytes_per_worker);
+    jsonw_double(w, "compute_s", res->compute_s);
+    jsonw_double(w, "communication_s", res->communication_s);
+    jsonw_double(w, "wait_s", res->wait_s);
+    jsonw_long(w, "steps", res->n_steps);
+    jsonw_long(w, "epochs_done", res->epochs_done);
+    jsonw_long(w, "averagings", res->averagings);
+    if (res->message[0]) jsonw_string(w, "message", res->message);
+    jsonw_double(w, "wall_s", meta->wall_s);
+}
+
 static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *meta,
                          const RunResult *res, BwError *err)
 {
     OutFile of;
     int rc = outfile_open(&of, dir, "summary.json", err);
     if (rc) return rc;
-    const Cluster *c = &res->cluster;
     JsonW w;
     jsonw_begin(&w, of.f);
     jsonw_object(&w, NULL);
@@ -42,87 +142,11 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     jsonw_string(&w, "policy_mode", res->policy_mode == POLICY_PERIODIC ? "periodic" : "gradient");
     jsonw_string(&w, "compressor", res->compressor_spec);
     jsonw_object(&w, "scenario");
-    jsonw_string(&w, "model", meta->model);
-    jsonw_long(&w, "n_params", (long long)res->n_params);
-    jsonw_double(&w, "flops_per_sample", res->flops_per_sample);
-    if (cfg->replay) {
-        jsonw_string(&w, "trace_source", cfg->replay->h.source);
-        jsonw_string(&w, "dataset", cfg->replay->h.dataset);
-        jsonw_long(&w, "trace_steps", cfg->replay->n_steps);
-    } else {
-        jsonw_string(&w, "dataset", "fashion-mnist");
-        jsonw_long(&w, "train_samples", cfg->train->n);
-        jsonw_long(&w, "test_samples", cfg->test->n);
-    }
-    jsonw_long(&w, "epochs", cfg->tc.epochs);
-    jsonw_long(&w, "batch_per_worker", cfg->tc.batch);
-    jsonw_long(&w, "global_batch", (long long)cfg->tc.batch * c->workers);
-    jsonw_double(&w, "lr", cfg->tc.lr.base_lr);
-    jsonw_string(&w, "lr_schedule", lr_kind_name(cfg->tc.lr.kind));
-    jsonw_double(&w, "momentum", cfg->tc.sgd.momentum);
-    jsonw_double(&w, "weight_decay", cfg->tc.sgd.weight_decay);
-    jsonw_long(&w, "seed", (long long)cfg->tc.seed);
-    jsonw_long(&w, "workers", c->workers);
-    jsonw_long(&w, "gpus_per_node", c->gpus_per_node);
-    if (c->platform_file) {
-        jsonw_string(&w, "platform_file", c->platform_file);
-        jsonw_array(&w, "hosts");
-        for (int i = 0; i < c->workers; i++) jsonw_string(&w, NULL, c->hosts[i]);
-        jsonw_end_array(&w);
-    } else {
-        jsonw_string(&w, "topology", cluster_topology_name(c->topology));
-    }
-    jsonw_string(&w, "gpu", c->gpu ? c->gpu->name : "custom");
-    jsonw_double(&w, "gpu_flops", c->gpu_flops);
-    jsonw_double(&w, "bandwidth_bps", c->bandwidth_Bps * 8);
-    jsonw_double(&w, "latency_s", c->latency_s);
-    if (c->topology == TOPO_HIERARCHICAL && !c->platform_file) {
-        jsonw_double(&w, "intra_bandwidth_bps", c->intra_bandwidth_Bps * 8);
-        jsonw_double(&w, "intra_latency_s", c->intra_latency_s);
-    }
-    if (c->topology == TOPO_FAT_TREE && !c->platform_file) {
-        jsonw_long(&w, "leaf_size", c->leaf_size);
-        jsonw_double(&w, "oversubscription", c->oversubscription);
-    }
-    jsonw_string(&w, "allreduce", coll_algo_name(cfg->algo));
-    jsonw_string(&w, "collectives", meta->collectives);
-    jsonw_string(&w, "network_model", meta->network_model);
-    jsonw_double(&w, "compute_jitter", cfg->jitter_sigma);
-    jsonw_array(&w, "slowdown");
-    for (int i = 0; cfg->slowdown && i < c->workers; i++) jsonw_double(&w, NULL, cfg->slowdown[i]);
-    jsonw_end_array(&w);
-    jsonw_long(&w, "eval_every", cfg->eval_every);
-    jsonw_bool(&w, "stop_at_target", cfg->stop_at_target);
-    jsonw_bool(&w, "nesterov", cfg->tc.sgd.nesterov);
-    jsonw_double(&w, "lr_warmup_epochs", cfg->tc.lr.warmup_epochs);
-    jsonw_array(&w, "lr_decay_epochs");
-    for (int i = 0; cfg->tc.lr.kind == LR_STEP && i < cfg->tc.lr.n_milestones; i++)
-        jsonw_double(&w, NULL, cfg->tc.lr.milestones[i]);
-    jsonw_end_array(&w);
-    jsonw_double(&w, "lr_decay_factor", cfg->tc.lr.decay_factor);
-    write_model_options(&w, cfg);
-    jsonw_double(&w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
+    summary_training(&w, cfg, meta, res);
+    summary_cluster(&w, cfg, meta, &res->cluster);
+    summary_schedule(&w, cfg);
     jsonw_end_object(&w);
-    jsonw_string(&w, "accuracy_source", res->accuracy_from_trace ? "trace" : "simulated training");
-    if (res->replay_engine) { /* how the replay was simulated, and why not fast if it was not */
-        jsonw_string(&w, "replay_engine", res->replay_engine);
-        if (res->replay_engine_why[0])
-            jsonw_string(&w, "replay_engine_fallback", res->replay_engine_why);
-    }
-    jsonw_double(&w, "final_test_accuracy", res->final_accuracy);
-    jsonw_double(&w, "best_test_accuracy", res->best_accuracy);
-    jsonw_double(&w, "time_to_accuracy_s", res->time_to_accuracy_s);
-    jsonw_double(&w, "sim_time_s", res->sim_time_s);
-    jsonw_double(&w, "bytes_per_worker", res->bytes_per_worker);
-    jsonw_double(&w, "payload_bytes_per_worker", res->payload_bytes_per_worker);
-    jsonw_double(&w, "compute_s", res->compute_s);
-    jsonw_double(&w, "communication_s", res->communication_s);
-    jsonw_double(&w, "wait_s", res->wait_s);
-    jsonw_long(&w, "steps", res->n_steps);
-    jsonw_long(&w, "epochs_done", res->epochs_done);
-    jsonw_long(&w, "averagings", res->averagings);
-    if (res->message[0]) jsonw_string(&w, "message", res->message);
-    jsonw_double(&w, "wall_s", meta->wall_s);
+    summary_outcome(&w, meta, res);
     jsonw_end_object(&w);
     return outfile_commit(&of, err);
 }
