@@ -26,7 +26,9 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
 int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
                 void (*done)(int job, RunRow *row, void *ctx), void *ctx, BwError *err);
 
-/* "3-static-level-1" from 2 and "static:level=1": a folder name for a policy spec. */
+/* "3-static-level-1" from 2 and "static:level=1": a folder name for a policy spec. A plugin's
+ * path stays inside the folder: '/' becomes '_' ("2-._my.so-k-1"), and any byte but
+ * [A-Za-z0-9._+-] becomes '-'. */
 void runner_folder_name(int i, const char *spec, char *buf, size_t n);
 
 #endif
