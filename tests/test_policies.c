@@ -142,7 +142,7 @@ static void test_every_policy_meets_the_contract(void **state)
             PolicyContext ctx = make_checked_ctx(comps[c].compressor, comps[c].level);
             Policy *p = create_ok(ops->name, &ctx);
             Policy *q = create_ok(ops->name, &ctx);
-            assert_string_equal(p->spec, ops->name);
+            assert_string_equal(policy_spec(p), ops->name);
             static ContractRun a, b;
             contract_run(p, &a);
             contract_run(q, &b);
@@ -424,7 +424,7 @@ static int run_periodic(Policy *p, int n, long *avg_steps, int *periods)
 {
     double norms[4] = {1, 1, 1, 1};
     int k = 0;
-    long spe = p->ctx.steps_per_epoch;
+    long spe = p->ctx->steps_per_epoch;
     for (long t = 0; t < n; t++) {
         PolicyObs obs = {.step = t,
                          .epoch = (int)(t / spe),
@@ -719,7 +719,7 @@ static void test_bad_specs_are_usage_errors(void **state)
     /* and the good neighbours of some of them */
     PolicyContext ctx = make_checked_ctx("qsgd", 8);
     Policy *p = create_ok("accordion:critical=8,normal=2", &ctx);
-    assert_string_equal(p->spec, "accordion:critical=8,normal=2");
+    assert_string_equal(policy_spec(p), "accordion:critical=8,normal=2");
     policy_free(p);
 }
 
