@@ -13,11 +13,9 @@
  * tests/test_policies.c runs every registered policy through its contract; policies/README.md
  * has the details. */
 #include "policy.h"
-#include "policy_impl.h"
 
 #include <assert.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,35 +316,4 @@ int policy_print_plugin(FILE *out, const char *path, const char *flag, BwError *
     }
     policy_plugin_close(dl);
     return BW_OK;
-}
-
-void policy_set_levels(const BellowsPolicyContext *ctx, double level, BellowsPolicyDecision *d)
-{
-    for (int l = 0; l < ctx->n_layers; l++) d->level[l] = ctx->layers[l].ndim == 2 ? level : 0;
-}
-
-int policy_check_level(const BellowsPolicyContext *ctx, double level, const char *what, char *err,
-                       size_t errlen)
-{
-    if (level == 0) return BELLOWS_POLICY_OK;
-    return ctx->check_level(ctx, level, what, err, errlen);
-}
-
-int policy_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
-int policy_clock_tick(PolicyClock *c)
-{
-    assert(c->period >= 1);
-    if (++c->since < c->period) return 0;
-    c->since = 0;
-    return 1;
 }
