@@ -101,6 +101,7 @@ diff <("$bellows" policies) <("$bellows" policies --plugin ./plateau.so | head -
 $cc -shared -fPIC -I "$here/policies" -o crash.so "$here/tests/plugins/crash.c"
 set +e
 "$bellows" sweep $S --bandwidth 1Gbps,10Gbps --policies sync,./crash.so:at=5 --out swc --quiet > out.txt 2>&1
+rc=$?
 set -e
 # sweep.csv holds the finished runs; the failed ones are reported, and --resume would rerun them
 [ $rc -ne 0 ] || fail "crash sweep: exit 0"
