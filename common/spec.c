@@ -17,17 +17,58 @@ static int valid_word(const char *s, size_t len)
     return 1;
 }
 
-int spec_parse(const char *text, const char *flag, Spec *out, BwError *err)
+static int valid_path(const char *s, size_t len)
+{
+    if (len == 0) return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(isalnum(c) || c == '.' || c == '_' || c == '/' || c == '+' || c == '-')) return 0;
+    }
+    return 1;
+}
+
+int spec_is_path(const char *text)
+{
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    return memchr(text, '/', len) || (len >= 3 && memcmp(text + len - 3, ".so", 3) == 0);
+}
+
+static int parse_options(const char *text, const char *p, const char *flag, Spec *out,
+                         BwError *err);
+
+static int parse(const char *text, const char *flag, int paths, Spec *out, BwError *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->flag, sizeof out->flag, "%s", flag);
     const char *colon = strchr(text, ':');
     size_t name_len = colon ? (size_t)(colon - text) : strlen(text);
-    if (!valid_word(text, name_len) || name_len >= sizeof out->name)
+    if (paths && spec_is_path(text)) {
+        if (!valid_path(text, name_len) || name_len >= sizeof out->path)
+            return bw_fail(err, BW_EUSAGE,
+                           "%s '%s': a plugin's path is made of A-Z a-z 0-9 . _ / + - only "
+                           "(expected PATH.so or PATH.so:key=value,...)",
+                           flag, text);
+    } else if (!valid_word(text, name_len) || name_len >= SPEC_MAX_NAME) {
         return bw_fail(err, BW_EUSAGE, "%s '%s': expected NAME or NAME:key=value,...", flag, text);
-    memcpy(out->name, text, name_len);
+    }
+    memcpy(paths && spec_is_path(text) ? out->path : out->name, text, name_len);
     if (!colon) return BW_OK;
-    const char *p = colon + 1;
+    return parse_options(text, colon + 1, flag, out, err);
+}
+
+int spec_parse(const char *text, const char *flag, Spec *out, BwError *err)
+{
+    return parse(text, flag, 0, out, err);
+}
+
+int spec_parse_plugin(const char *text, const char *flag, Spec *out, BwError *err)
+{
+    return parse(text, flag, 1, out, err);
+}
+
+static int parse_options(const char *text, const char *p, const char *flag, Spec *out, BwError *err)
+{
     if (*p == '\0')
         return bw_fail(err, BW_EUSAGE, "%s '%s': expected key=value after ':'", flag, text);
     while (*p) {
@@ -109,13 +150,13 @@ static int choice_index(const char *choices, const char *word)
     }
 }
 
-static int convert(const Spec *s, const SpecOpt *o, const char *text, SpecVal *v, BwError *err)
+static int convert(const char *label, const SpecOpt *o, const char *text, SpecVal *v, BwError *err)
 {
     if (o->type == SPEC_CHOICE) {
         int i = choice_index(o->choices, text);
         if (i < 0)
-            return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected one of %s", s->flag, s->name,
-                           o->key, text, o->choices);
+            return bw_fail(err, BW_EUSAGE, "%s: %s=%s: expected one of %s", label, o->key, text,
+                           o->choices);
         v->choice = i;
         v->set = 1;
         return BW_OK;
@@ -124,20 +165,27 @@ static int convert(const Spec *s, const SpecOpt *o, const char *text, SpecVal *v
     errno = 0;
     double x = strtod(text, &end);
     if (end == text || *end != '\0' || errno == ERANGE || !isfinite(x))
-        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected %s", s->flag, s->name, o->key, text,
+        return bw_fail(err, BW_EUSAGE, "%s: %s=%s: expected %s", label, o->key, text,
                        o->type == SPEC_INT ? "an integer" : "a number");
     if (o->type == SPEC_INT && x != floor(x))
-        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected an integer", s->flag, s->name,
-                       o->key, text);
+        return bw_fail(err, BW_EUSAGE, "%s: %s=%s: expected an integer", label, o->key, text);
     if (x < o->lo || x > o->hi)
-        return bw_fail(err, BW_EUSAGE, "%s %s: %s=%s: expected a value in [%g, %g]", s->flag,
-                       s->name, o->key, text, o->lo, o->hi);
+        return bw_fail(err, BW_EUSAGE, "%s: %s=%s: expected a value in [%g, %g]", label, o->key,
+                       text, o->lo, o->hi);
     v->num = x;
     v->set = 1;
     return BW_OK;
 }
 
 int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, BwError *err)
+{
+    char label[sizeof s->flag + sizeof s->name + 2];
+    snprintf(label, sizeof label, "%s %s", s->flag, s->name);
+    return spec_resolve_as(s, label, opts, n_opts, vals, err);
+}
+
+int spec_resolve_as(const Spec *s, const char *label, const SpecOpt *opts, int n_opts,
+                    SpecVal *vals, BwError *err)
 {
     for (int k = 0; k < s->n; k++) {
         int found = 0;
@@ -148,8 +196,8 @@ int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, 
             for (int i = 0; i < n_opts && used < sizeof known; i++)
                 used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
                                          opts[i].key);
-            return bw_fail(err, BW_EUSAGE, "%s %s: unknown option '%s' (known: %s)", s->flag,
-                           s->name, s->key[k], n_opts ? known : "none");
+            return bw_fail(err, BW_EUSAGE, "%s: unknown option '%s' (known: %s)", label, s->key[k],
+                           n_opts ? known : "none");
         }
     }
     for (int i = 0; i < n_opts; i++) {
@@ -159,7 +207,7 @@ int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, 
         for (int k = 0; k < s->n; k++)
             if (strcmp(s->key[k], o->key) == 0) text = s->val[k];
         if (text) {
-            int rc = convert(s, o, text, &vals[i], err);
+            int rc = convert(label, o, text, &vals[i], err);
             if (rc) return rc;
         }
     }
@@ -181,7 +229,7 @@ void spec_print_opts(FILE *out, const SpecOpt *opts, int n_opts)
 
 void spec_format(const Spec *s, char *buf, size_t n)
 {
-    size_t used = (size_t)snprintf(buf, n, "%s", s->name);
+    size_t used = (size_t)snprintf(buf, n, "%s", s->path[0] ? s->path : s->name);
     for (int k = 0; k < s->n && used < n; k++)
         used +=
             (size_t)snprintf(buf + used, n - used, "%c%s=%s", k ? ',' : ':', s->key[k], s->val[k]);

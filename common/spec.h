@@ -12,10 +12,12 @@
 
 #define SPEC_MAX_KV   16
 #define SPEC_MAX_TEXT 256
+#define SPEC_MAX_NAME 32 /* names and keys are shorter */
 
 typedef struct {
     char flag[32]; /* the flag it came from, for messages: "--policy" */
-    char name[32];
+    char name[SPEC_MAX_NAME];
+    char path[SPEC_MAX_TEXT]; /* spec_parse_plugin: a plugin's file ("" for a name) */
     int n;
     char key[SPEC_MAX_KV][32];
     char val[SPEC_MAX_KV][64];
@@ -23,6 +25,15 @@ typedef struct {
 
 /* Parses "name" or "name:k=v,k=v". Names and keys are [a-z0-9_-]+; a key may appear once. */
 int spec_parse(const char *text, const char *flag, Spec *out, BwError *err);
+
+/* The same, and also "path[:k=v,...]" where the name part (up to the first ':') holds a '/' or
+ * ends in ".so": a plugin's file, kept in path (name stays ""). A path is made of [A-Za-z0-9._/+-]
+ * (so it is a safe CSV field and, with '/' replaced, a safe folder name), at most SPEC_MAX_TEXT - 1
+ * bytes. Other names are checked as spec_parse checks them. */
+int spec_parse_plugin(const char *text, const char *flag, Spec *out, BwError *err);
+
+/* 1 if the name part of text (up to the first ':') holds a '/' or ends in ".so". */
+int spec_is_path(const char *text);
 
 /* Splits a list of specs separated by commas, where an item holding '=' and no ':' continues
  * the previous spec's options: "sync,static:level=4,accordion:critical=2,normal=1" gives
@@ -54,6 +65,9 @@ typedef struct {
 
 /* Fills vals[n_opts] from the spec's keys and the table's defaults. */
 int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, BwError *err);
+/* The same, with messages that start "LABEL: " instead of "FLAG NAME: ". */
+int spec_resolve_as(const Spec *s, const char *label, const SpecOpt *opts, int n_opts,
+                    SpecVal *vals, BwError *err);
 
 /* "    key=default  help" lines, one per option. */
 void spec_print_opts(FILE *out, const SpecOpt *opts, int n_opts);

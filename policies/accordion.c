@@ -38,7 +38,7 @@ enum { ACCORDION_ALL, ACCORDION_RANK0 };
 enum { OPT_CRITICAL, OPT_NORMAL, OPT_ETA, OPT_INTERVAL, OPT_MODE, OPT_DECIDER };
 
 /* One slot per layer, then slot n_layers for the whole model (used by mode=batch). */
-#define ACCORDION_SLOTS (POLICY_MAX_LAYERS + 1)
+#define ACCORDION_SLOTS (BELLOWS_POLICY_MAX_LAYERS + 1)
 
 typedef struct {
     int mode, decider, interval;
@@ -52,83 +52,88 @@ typedef struct {
     int ref_epoch;                       /* epoch of that check; -1: none yet */
 } AccordionState;
 
-static const SpecOpt accordion_opts[] = {
-    [OPT_CRITICAL] = {"critical", SPEC_DOUBLE, NULL, 0, 1e9, NULL,
+static const BellowsPolicyOpt accordion_opts[] = {
+    [OPT_CRITICAL] = {"critical", BELLOWS_OPT_DOUBLE, NULL, 0, 1e9, NULL,
                       "level in critical regimes (low compression); default powersgd 2, topk 0.99; "
                       "mode=batch: global batch, default --batch"},
-    [OPT_NORMAL] = {"normal", SPEC_DOUBLE, NULL, 0, 1e9, NULL,
+    [OPT_NORMAL] = {"normal", BELLOWS_OPT_DOUBLE, NULL, 0, 1e9, NULL,
                     "level otherwise (high compression); default powersgd 1, topk 0.1; "
                     "mode=batch: global batch, default 8 x --batch"},
-    [OPT_ETA] = {"eta", SPEC_DOUBLE, "0.5", 0, 1e6, NULL,
+    [OPT_ETA] = {"eta", BELLOWS_OPT_DOUBLE, "0.5", 0, 1e6, NULL,
                  "a relative change of the epoch norm >= eta means critical"},
-    [OPT_INTERVAL] = {"interval", SPEC_INT, "2", 1, 1e6, NULL,
+    [OPT_INTERVAL] = {"interval", BELLOWS_OPT_INT, "2", 1, 1e6, NULL,
                       "epochs between checks (the paper: 10 for CNNs, 5 for LSTMs; 2 suits short "
                       "runs)"},
-    [OPT_MODE] = {"mode", SPEC_CHOICE, "compression", 0, 0, "compression|batch",
+    [OPT_MODE] = {"mode", BELLOWS_OPT_CHOICE, "compression", 0, 0, "compression|batch",
                   "adapt the compression level per layer, or the global batch size"},
-    [OPT_DECIDER] = {"decider", SPEC_CHOICE, "all", 0, 0, "all|rank0",
+    [OPT_DECIDER] = {"decider", BELLOWS_OPT_CHOICE, "all", 0, 0, "all|rank0",
                      "whose local norms decide: mean over workers, or rank 0 only (the published "
                      "code)"},
 };
 
-static int accordion_batch_value(const PolicyContext *ctx, const char *key, double v, BwError *err)
+static int accordion_batch_value(const BellowsPolicyContext *ctx, const char *key, double v,
+                                 char *err, size_t errlen)
 {
     if (v < 1 || v != floor(v) || v > 1e9 || fmod(v, ctx->workers) != 0)
-        return bw_fail(err, BW_EUSAGE,
-                       "%s=%g: mode=batch takes a global batch size, a positive multiple of the "
-                       "%d workers",
-                       key, v, ctx->workers);
-    return BW_OK;
+        return policy_fail(
+            err, errlen, BELLOWS_POLICY_EUSAGE,
+            "%s=%g: mode=batch takes a global batch size, a positive multiple of the "
+            "%d workers",
+            key, v, ctx->workers);
+    return BELLOWS_POLICY_OK;
 }
 
-static int accordion_init(Policy *p, const SpecVal *vals, BwError *err)
+static int accordion_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err,
+                          size_t errlen)
 {
     AccordionState *s = p->state;
-    const PolicyContext *ctx = &p->ctx;
+    const BellowsPolicyContext *ctx = p->ctx;
     s->mode = vals[OPT_MODE].choice;
     s->decider = vals[OPT_DECIDER].choice;
     s->eta = vals[OPT_ETA].num;
     s->interval = (int)vals[OPT_INTERVAL].num;
-    const SpecVal *crit = &vals[OPT_CRITICAL], *norm = &vals[OPT_NORMAL];
+    const BellowsPolicyValue *crit = &vals[OPT_CRITICAL], *norm = &vals[OPT_NORMAL];
     int none = strcmp(ctx->compressor, "none") == 0;
     int rc;
     if (s->mode == ACCORDION_COMPRESSION) {
         if (none)
-            return bw_fail(err, BW_EUSAGE,
-                           "mode=compression needs a compressor and the run's is 'none' (choose "
-                           "one with --compressor, or use mode=batch)");
+            return policy_fail(
+                err, errlen, BELLOWS_POLICY_EUSAGE,
+                "mode=compression needs a compressor and the run's is 'none' (choose "
+                "one with --compressor, or use mode=batch)");
         double dc, dn; /* the levels of the authors' runs (REFERENCES.md) */
         if (strcmp(ctx->compressor, "powersgd") == 0)
             dc = 2, dn = 1;
         else if (strcmp(ctx->compressor, "topk") == 0)
             dc = 0.99, dn = 0.1;
         else if (!crit->set || !norm->set)
-            return bw_fail(err, BW_EUSAGE,
-                           "compressor '%s' has no default levels: give both critical= (the "
-                           "level in critical regimes) and normal= (the level otherwise)",
-                           ctx->compressor);
+            return policy_fail(err, errlen, BELLOWS_POLICY_EUSAGE,
+                               "compressor '%s' has no default levels: give both critical= (the "
+                               "level in critical regimes) and normal= (the level otherwise)",
+                               ctx->compressor);
         else
             dc = dn = 0;
         s->critical_value = crit->set ? crit->num : dc;
         s->normal_value = norm->set ? norm->num : dn;
-        if ((rc = policy_check_level(ctx, s->critical_value, "critical", err))) return rc;
-        if ((rc = policy_check_level(ctx, s->normal_value, "normal", err))) return rc;
+        if ((rc = policy_check_level(ctx, s->critical_value, "critical", err, errlen))) return rc;
+        if ((rc = policy_check_level(ctx, s->normal_value, "normal", err, errlen))) return rc;
     } else {
         s->critical_value = crit->set ? crit->num : ctx->batch;
         s->normal_value = norm->set ? norm->num : 8.0 * ctx->batch;
-        if ((rc = accordion_batch_value(ctx, "critical", s->critical_value, err))) return rc;
-        if ((rc = accordion_batch_value(ctx, "normal", s->normal_value, err))) return rc;
+        if ((rc = accordion_batch_value(ctx, "critical", s->critical_value, err, errlen)))
+            return rc;
+        if ((rc = accordion_batch_value(ctx, "normal", s->normal_value, err, errlen))) return rc;
         s->batch_mode_level = none ? 0 : ctx->compressor_level;
     }
     for (int k = 0; k < ACCORDION_SLOTS; k++) s->critical[k] = 1; /* epoch 0 runs critical */
     s->ref_epoch = -1;
-    return BW_OK;
+    return BELLOWS_POLICY_OK;
 }
 
-static void accordion_observe(Policy *p, const PolicyObs *obs)
+static void accordion_observe(BellowsPolicy *p, const BellowsPolicyObs *obs)
 {
     AccordionState *s = p->state;
-    int n = p->ctx.n_layers;
+    int n = p->ctx->n_layers;
     if (obs->epoch_start) {
         memset(s->sum, 0, sizeof s->sum);
         s->steps = 0;
@@ -167,10 +172,11 @@ static void accordion_check(AccordionState *s, int n_layers, int epoch, const do
     s->ref_epoch = epoch;
 }
 
-static void accordion_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+static void accordion_decide(BellowsPolicy *p, const BellowsPolicyObs *obs,
+                             BellowsPolicyDecision *d)
 {
     AccordionState *s = p->state;
-    const PolicyContext *ctx = &p->ctx;
+    const BellowsPolicyContext *ctx = p->ctx;
     int n = ctx->n_layers;
     if (s->mode == ACCORDION_COMPRESSION) {
         for (int l = 0; l < n; l++)
@@ -190,10 +196,10 @@ static void accordion_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
         d->batch = (int)(s->critical[n] ? s->critical_value : s->normal_value);
 }
 
-static void accordion_describe(const Policy *p, char *buf, size_t n)
+static void accordion_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     const AccordionState *s = p->state;
-    const PolicyContext *ctx = &p->ctx;
+    const BellowsPolicyContext *ctx = p->ctx;
     if (s->mode == ACCORDION_BATCH) {
         int c = s->critical[ctx->n_layers];
         snprintf(buf, n, "%c batch=%d", c ? 'C' : 'N',
@@ -206,15 +212,16 @@ static void accordion_describe(const Policy *p, char *buf, size_t n)
     buf[i] = '\0';
 }
 
-const PolicyOps policy_accordion_ops = {
+const BellowsPolicyOps policy_accordion_ops = {
+    .iVersion = BELLOWS_POLICY_VERSION,
     .name = "accordion",
     .help = "compress less (or use a smaller batch) in critical regimes, detected per layer "
             "from epoch gradient norms",
     .source = "Agarwal et al., Accordion, MLSys 2021; github.com/uw-mad-dash/Accordion "
               "(auto_scale.py, main.py)",
-    .mode = POLICY_GRADIENT,
+    .mode = BELLOWS_POLICY_GRADIENT,
     .opts = accordion_opts,
-    .n_opts = SPEC_N(accordion_opts),
+    .n_opts = BELLOWS_N(accordion_opts),
     .state_size = sizeof(AccordionState),
     .init = accordion_init,
     .observe = accordion_observe,

@@ -22,25 +22,26 @@ typedef struct {
 
 enum { OPT_TAU0, OPT_MAX };
 
-static const SpecOpt adacomm_opts[] = {
-    [OPT_TAU0] = {"tau0", SPEC_INT, "8", 1, 1e6, NULL,
+static const BellowsPolicyOpt adacomm_opts[] = {
+    [OPT_TAU0] = {"tau0", BELLOWS_OPT_INT, "8", 1, 1e6, NULL,
                   "first period and scale of later ones (our default: below max, so an lr decay "
                   "can lengthen the period)"},
-    [OPT_MAX] = {"max", SPEC_INT, "16", 1, 1e6, NULL, "longest period (PaddlePaddle's cap)"},
+    [OPT_MAX] = {"max", BELLOWS_OPT_INT, "16", 1, 1e6, NULL, "longest period (PaddlePaddle's cap)"},
 };
 
-static int adacomm_init(Policy *p, const SpecVal *vals, BwError *err)
+static int adacomm_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err, size_t errlen)
 {
     AdacommState *s = p->state;
     s->tau0 = (int)vals[OPT_TAU0].num;
     s->max = (int)vals[OPT_MAX].num;
     if (s->tau0 > s->max)
-        return bw_fail(err, BW_EUSAGE, "tau0=%d is above max=%d", s->tau0, s->max);
+        return policy_fail(err, errlen, BELLOWS_POLICY_EUSAGE, "tau0=%d is above max=%d", s->tau0,
+                           s->max);
     s->clock.period = s->tau0;
-    return BW_OK;
+    return BELLOWS_POLICY_OK;
 }
 
-static void adacomm_observe(Policy *p, const PolicyObs *obs)
+static void adacomm_observe(BellowsPolicy *p, const BellowsPolicyObs *obs)
 {
     AdacommState *s = p->state;
     s->loss_sum += obs->loss;
@@ -60,32 +61,33 @@ static void adacomm_update(AdacommState *s, double lr0, double lr, double f)
     s->clock.period = tau < 1 ? 1 : tau > s->max ? s->max : (int)tau;
 }
 
-static void adacomm_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+static void adacomm_decide(BellowsPolicy *p, const BellowsPolicyObs *obs, BellowsPolicyDecision *d)
 {
     AdacommState *s = p->state;
     d->period = s->clock.period;
     d->average = policy_clock_tick(&s->clock);
     if (d->average) {
-        adacomm_update(s, p->ctx.lr0, obs->lr, s->loss_sum / (double)s->loss_steps);
+        adacomm_update(s, p->ctx->lr0, obs->lr, s->loss_sum / (double)s->loss_steps);
         s->loss_sum = 0;
         s->loss_steps = 0;
     }
 }
 
-static void adacomm_describe(const Policy *p, char *buf, size_t n)
+static void adacomm_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     const AdacommState *s = p->state;
     snprintf(buf, n, "period=%d", s->clock.period);
 }
 
-const PolicyOps policy_adacomm_ops = {
+const BellowsPolicyOps policy_adacomm_ops = {
+    .iVersion = BELLOWS_POLICY_VERSION,
     .name = "adacomm",
     .help = "local SGD whose period follows sqrt(loss ratio x lr0/lr), re-evaluated at every "
             "averaging",
     .source = "Wang & Joshi, AdaComm, SysML 2019; PaddlePaddle AdaptiveLocalSGDOptimizer",
-    .mode = POLICY_PERIODIC,
+    .mode = BELLOWS_POLICY_PERIODIC,
     .opts = adacomm_opts,
-    .n_opts = SPEC_N(adacomm_opts),
+    .n_opts = BELLOWS_N(adacomm_opts),
     .state_size = sizeof(AdacommState),
     .init = adacomm_init,
     .observe = adacomm_observe,

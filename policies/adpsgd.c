@@ -31,26 +31,26 @@ typedef struct {
 
 enum { OPT_CALIB, OPT_SLACK, OPT_GROW, OPT_MAX };
 
-static const SpecOpt adpsgd_opts[] = {
-    [OPT_CALIB] = {"calib", SPEC_INT, "8", 1, 1e6, NULL,
+static const BellowsPolicyOpt adpsgd_opts[] = {
+    [OPT_CALIB] = {"calib", BELLOWS_OPT_INT, "8", 1, 1e6, NULL,
                    "averagings at period 1 that calibrate the target variance"},
-    [OPT_SLACK] = {"slack", SPEC_DOUBLE, "1", 0.01, 1e6, NULL,
+    [OPT_SLACK] = {"slack", BELLOWS_OPT_DOUBLE, "1", 0.01, 1e6, NULL,
                    "target variance = slack x the calibration mean"},
-    [OPT_GROW] = {"grow", SPEC_DOUBLE, "2", 1, 1e6, NULL,
+    [OPT_GROW] = {"grow", BELLOWS_OPT_DOUBLE, "2", 1, 1e6, NULL,
                   "largest growth factor of the period per update"},
-    [OPT_MAX] = {"max", SPEC_INT, "16", 1, 1e6, NULL, "longest period"},
+    [OPT_MAX] = {"max", BELLOWS_OPT_INT, "16", 1, 1e6, NULL, "longest period"},
 };
 
-static int adpsgd_init(Policy *p, const SpecVal *vals, BwError *err)
+static int adpsgd_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err, size_t errlen)
 {
-    (void)err;
+    (void)err, (void)errlen;
     AdpsgdState *s = p->state;
     s->calib = (int)vals[OPT_CALIB].num;
     s->slack = vals[OPT_SLACK].num;
     s->grow = vals[OPT_GROW].num;
     s->max = (int)vals[OPT_MAX].num;
     s->clock.period = 1;
-    return BW_OK;
+    return BELLOWS_POLICY_OK;
 }
 
 /* One variance measurement v of an interval of len local steps. */
@@ -68,7 +68,7 @@ static void adpsgd_measure(AdpsgdState *s, double v, long len)
     s->clock.period = next < 1 ? 1 : next > cap ? (int)cap : (int)next;
 }
 
-static void adpsgd_observe(Policy *p, const PolicyObs *obs)
+static void adpsgd_observe(BellowsPolicy *p, const BellowsPolicyObs *obs)
 {
     AdpsgdState *s = p->state;
     if (obs->averaged && s->pending_len > 0 && isfinite(obs->param_variance) &&
@@ -77,7 +77,7 @@ static void adpsgd_observe(Policy *p, const PolicyObs *obs)
     s->pending_len = 0;
 }
 
-static void adpsgd_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+static void adpsgd_decide(BellowsPolicy *p, const BellowsPolicyObs *obs, BellowsPolicyDecision *d)
 {
     (void)obs;
     AdpsgdState *s = p->state;
@@ -87,7 +87,7 @@ static void adpsgd_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
     if (d->average) s->pending_len = len;
 }
 
-static void adpsgd_describe(const Policy *p, char *buf, size_t n)
+static void adpsgd_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     const AdpsgdState *s = p->state;
     if (s->n_calib < s->calib)
@@ -96,14 +96,15 @@ static void adpsgd_describe(const Policy *p, char *buf, size_t n)
         snprintf(buf, n, "period=%d", s->clock.period);
 }
 
-const PolicyOps policy_adpsgd_ops = {
+const BellowsPolicyOps policy_adpsgd_ops = {
+    .iVersion = BELLOWS_POLICY_VERSION,
     .name = "adpsgd",
     .help = "local SGD whose period grows as the parameter variance across workers falls",
     .source = "Jiang & Agrawal, Adaptive Periodic Averaging, arXiv 2007.06134 (principle only; "
               "rule and constants are a bellows reconstruction)",
-    .mode = POLICY_PERIODIC,
+    .mode = BELLOWS_POLICY_PERIODIC,
     .opts = adpsgd_opts,
-    .n_opts = SPEC_N(adpsgd_opts),
+    .n_opts = BELLOWS_N(adpsgd_opts),
     .state_size = sizeof(AdpsgdState),
     .init = adpsgd_init,
     .observe = adpsgd_observe,

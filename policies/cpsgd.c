@@ -8,19 +8,19 @@ typedef struct {
     PolicyClock clock;
 } CpsgdState;
 
-static const SpecOpt cpsgd_opts[] = {
-    {"period", SPEC_INT, "8", 1, 1e6, NULL, "local steps between parameter averagings"},
+static const BellowsPolicyOpt cpsgd_opts[] = {
+    {"period", BELLOWS_OPT_INT, "8", 1, 1e6, NULL, "local steps between parameter averagings"},
 };
 
-static int cpsgd_init(Policy *p, const SpecVal *vals, BwError *err)
+static int cpsgd_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err, size_t errlen)
 {
-    (void)err;
+    (void)err, (void)errlen;
     CpsgdState *s = p->state;
     s->clock.period = (int)vals[0].num;
-    return BW_OK;
+    return BELLOWS_POLICY_OK;
 }
 
-static void cpsgd_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+static void cpsgd_decide(BellowsPolicy *p, const BellowsPolicyObs *obs, BellowsPolicyDecision *d)
 {
     (void)obs;
     CpsgdState *s = p->state;
@@ -28,20 +28,21 @@ static void cpsgd_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
     d->average = policy_clock_tick(&s->clock);
 }
 
-static void cpsgd_describe(const Policy *p, char *buf, size_t n)
+static void cpsgd_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     const CpsgdState *s = p->state;
     snprintf(buf, n, "period=%d", s->clock.period);
 }
 
-const PolicyOps policy_cpsgd_ops = {
+const BellowsPolicyOps policy_cpsgd_ops = {
+    .iVersion = BELLOWS_POLICY_VERSION,
     .name = "cpsgd",
     .help = "local SGD: average the parameters every `period` steps",
     .source = "Stich, Local SGD converges fast and communicates little, ICLR 2019 (CPSGD in "
               "Jiang & Agrawal, arXiv 2007.06134)",
-    .mode = POLICY_PERIODIC,
+    .mode = BELLOWS_POLICY_PERIODIC,
     .opts = cpsgd_opts,
-    .n_opts = SPEC_N(cpsgd_opts),
+    .n_opts = BELLOWS_N(cpsgd_opts),
     .state_size = sizeof(CpsgdState),
     .init = cpsgd_init,
     .decide = cpsgd_decide,

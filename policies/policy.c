@@ -1,24 +1,23 @@
 /* policy.c: the policy registry and the wrappers every caller goes through (SQLite VFS style:
  * the core parses and checks the spec, allocates the policy's zeroed state, supplies defaults
- * for the optional operations, and asserts that each decision is well formed).
+ * for the optional operations, and asserts that each decision is well formed). Built-in
+ * policies and plugins (policy_load.c) go through the same code, with the same public header.
  *
- * Adding a policy NAME takes one new file and one line:
+ * Adding a built-in policy NAME takes one new file and one line:
  *   1. policies/NAME.c, opening with what the rule is and where it comes from, defining
- *      `const PolicyOps policy_NAME_ops = {...}`: name, help, source, mode,
- *      `.opts = OPTS, .n_opts = SPEC_N(OPTS)` if it has options, state_size, init and decide
- *      (observe, describe, free_impl if needed; policy.h says what each must do);
+ *      `const BellowsPolicyOps policy_NAME_ops = {...}`: iVersion, name, help, source, mode,
+ *      `.opts = OPTS, .n_opts = BELLOWS_N(OPTS)` if it has options, state_size and decide
+ *      (init, observe, describe, free_impl if needed; bellows_policy.h says what each must do);
  *   2. the line POLICY(NAME) in policies/policies.def, where it should be listed.
  * CMake compiles every .c file directly in policies/ by itself (not those of subfolders), and
  * tests/test_policies.c runs every registered policy through its contract; policies/README.md
  * has the details. */
-#include "policy_impl.h"
+#include "policy.h"
 
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define POLICY_MAX_OPTS 16
 
 /* Every policy's ops, defined in its own policies/NAME.c, then the registry in the order of
  * policies.def. */
@@ -32,6 +31,21 @@ static const PolicyOps *const policy_table[] = {
 #undef POLICY
     NULL,
 };
+
+/* One policy as the core holds it; Policy is its first member. */
+typedef struct {
+    BellowsPolicy pub;
+    PolicyOps ops;            /* a copy, zero-extended to this core's version */
+    BellowsPolicyContext ctx; /* what the policy sees */
+    PolicyContext ictx;       /* the driver's, for its level check */
+    char spec[SPEC_MAX_TEXT];
+    void *dl; /* a plugin's handle; NULL: built in */
+} PolicyCore;
+
+static PolicyCore *core_of(const Policy *p)
+{
+    return (PolicyCore *)(void *)p; /* pub is the first member */
+}
 
 const PolicyOps *const *policy_registry(void)
 {
@@ -63,6 +77,76 @@ static void policy_assert_context(const PolicyContext *ctx)
     (void)ctx; /* unused when NDEBUG */
 }
 
+/* The policy's check_level: the driver's hook, with the message in a plain buffer. */
+static int core_check_level(const BellowsPolicyContext *ctx, double level, const char *what,
+                            char *err, size_t errlen)
+{
+    const PolicyCore *c = ctx->core;
+    if (level == 0 || !c->ictx.check_level) return BELLOWS_POLICY_OK;
+    BwError e = {{0}};
+    int rc = c->ictx.check_level(c->ictx.check_level_arg, level, what, &e);
+    if (rc && err && errlen > 0) snprintf(err, errlen, "%s", e.msg);
+    return rc;
+}
+
+static void public_context(PolicyCore *c, const PolicyContext *in)
+{
+    BellowsPolicyContext *o = &c->ctx;
+    memset(o, 0, sizeof *o);
+    c->ictx = *in;
+    o->n_layers = in->n_layers;
+    memcpy(o->layers, in->layers, sizeof o->layers);
+    o->workers = in->workers;
+    o->epochs = in->epochs;
+    o->batch = in->batch;
+    o->steps_per_epoch = in->steps_per_epoch;
+    o->lr0 = in->lr0;
+    o->n_decays = in->n_decays;
+    memcpy(o->decay_epochs, in->decay_epochs, sizeof o->decay_epochs);
+    memcpy(o->compressor, in->compressor, sizeof o->compressor);
+    o->compressor_level = in->compressor_level;
+    o->check_level = core_check_level;
+    o->core = c;
+    o->bandwidth_Bps = in->bandwidth_Bps;
+    o->latency_s = in->latency_s;
+    o->gpus_per_node = in->gpus_per_node;
+    o->nodes = in->nodes;
+}
+
+static int unknown_policy(const char *flag, const char *name, BwError *err)
+{
+    char known[256] = "";
+    size_t used = 0;
+    for (const PolicyOps *const *r = policy_table; *r && used < sizeof known; r++)
+        used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
+                                 r == policy_table ? "" : ", ", (*r)->name);
+    return bw_fail(err, BW_EUSAGE, "%s '%s': unknown policy (known: %s)", flag, name, known);
+}
+
+/* Finds the ops of a parsed spec: a built-in by name, or a plugin loaded from its path. */
+static int find_ops(const Spec *s, const char *flag, PolicyCore *c, BwError *err)
+{
+    if (s->path[0]) return policy_plugin_open(s->path, flag, &c->dl, &c->ops, err);
+    const PolicyOps *ops = policy_find(s->name);
+    if (!ops) return unknown_policy(flag, s->name, err);
+    assert(policy_ops_check(ops, "built-in policy", NULL) == BW_OK);
+    c->ops = *ops;
+    return BW_OK;
+}
+
+static int resolve_values(const Spec *s, const char *label, const PolicyOps *ops,
+                          BellowsPolicyValue *vals, BwError *err)
+{
+    SpecOpt sopts[BELLOWS_POLICY_MAX_OPTS];
+    SpecVal svals[BELLOWS_POLICY_MAX_OPTS];
+    policy_spec_opts(ops->opts, ops->n_opts, sopts);
+    int rc = spec_resolve_as(s, label, sopts, ops->n_opts, svals, err);
+    if (rc) return rc;
+    for (int i = 0; i < ops->n_opts; i++)
+        vals[i] = (BellowsPolicyValue){svals[i].set, svals[i].num, svals[i].choice};
+    return BW_OK;
+}
+
 int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, Policy **out,
                   BwError *err)
 {
@@ -70,41 +154,85 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     *out = NULL;
     policy_assert_context(ctx);
     Spec s;
-    int rc = spec_parse(spec, flag, &s, err);
+    int rc = spec_parse_plugin(spec, flag, &s, err);
     if (rc) return rc;
-    const PolicyOps *ops = policy_find(s.name);
-    if (!ops) {
-        char known[256] = "";
-        size_t used = 0;
-        for (const PolicyOps *const *r = policy_table; *r && used < sizeof known; r++)
-            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
-                                     r == policy_table ? "" : ", ", (*r)->name);
-        return bw_fail(err, BW_EUSAGE, "%s '%s': unknown policy (known: %s)", flag, s.name, known);
+    const char *name = s.path[0] ? s.path : s.name;
+    char label[sizeof s.flag + sizeof s.path + 2];
+    snprintf(label, sizeof label, "%s %s", flag, name);
+    PolicyCore *c = calloc(1, sizeof *c);
+    if (!c) return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
+    BellowsPolicyValue vals[BELLOWS_POLICY_MAX_OPTS];
+    if ((rc = find_ops(&s, flag, c, err)) || (rc = resolve_values(&s, label, &c->ops, vals, err))) {
+        policy_plugin_close(c->dl);
+        free(c);
+        return rc;
     }
-    assert(ops->n_opts <= POLICY_MAX_OPTS && ops->init && ops->decide);
-    SpecVal vals[POLICY_MAX_OPTS];
-    rc = spec_resolve(&s, ops->opts, ops->n_opts, vals, err);
-    if (rc) return rc;
-
-    Policy *p = calloc(1, sizeof *p);
-    if (!p) return bw_fail(err, BW_ERUNTIME, "%s %s: out of memory", flag, s.name);
-    p->ops = ops;
-    p->ctx = *ctx;
-    spec_format(&s, p->spec, sizeof p->spec);
-    if (ops->state_size > 0 && !(p->state = calloc(1, ops->state_size))) {
-        free(p);
-        return bw_fail(err, BW_ERUNTIME, "%s %s: out of memory", flag, s.name);
+    public_context(c, ctx);
+    c->pub.ops = &c->ops;
+    c->pub.ctx = &c->ctx;
+    spec_format(&s, c->spec, sizeof c->spec);
+    if (c->ops.state_size > 0 && !(c->pub.state = calloc(1, c->ops.state_size))) {
+        policy_plugin_close(c->dl);
+        free(c);
+        return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
     }
     /* init names the option at fault; the flag and the policy's name go in front here */
-    BwError inner = {{0}};
-    rc = ops->init(p, vals, &inner);
+    char inner[sizeof err->msg] = "";
+    rc = c->ops.init ? c->ops.init(&c->pub, vals, inner, sizeof inner) : BELLOWS_POLICY_OK;
     if (rc) {
-        free(p->state); /* a failing init frees whatever it allocated itself */
-        free(p);
-        return bw_fail(err, rc, "%s %s: %s", flag, s.name, inner.msg);
+        free(c->pub.state); /* a failing init frees whatever it allocated itself */
+        policy_plugin_close(c->dl);
+        free(c);
+        if (rc != BW_ERUNTIME) rc = BW_EUSAGE;
+        inner[sizeof inner - 1] = '\0';
+        return bw_fail(err, rc, "%s: %s", label, inner[0] ? inner : "init failed");
     }
-    *out = p;
+    *out = &c->pub;
     return BW_OK;
+}
+
+/* The observation as the policy sees it: the `have` bits, NaN where a part is absent. Until
+ * the driver sets `have` (phase 2), the core infers what it can from the pointers. */
+static void normalise_obs(const PolicyCore *c, const PolicyObs *in, PolicyObs *o)
+{
+    *o = *in;
+    if (!o->have) {
+        if (c->ops.needs_grad_norms && o->grad_norm_mean) o->have |= BELLOWS_HAS_GRAD_NORMS;
+        if (c->ops.needs_grad_norms && o->grad_norm_rank0) o->have |= BELLOWS_HAS_RANK0_NORMS;
+        if (o->epoch_norm_mean && o->epoch_norm_rank0) o->have |= BELLOWS_HAS_EPOCH_NORMS;
+        if (o->averaged) o->have |= BELLOWS_HAS_VARIANCE;
+    }
+    if (!(o->have & BELLOWS_HAS_STEP_TIMES)) o->compute_s = o->compress_s = o->comm_s = NAN;
+    if (!(o->have & BELLOWS_HAS_STEP_TIMES)) o->wait_s = NAN;
+    if (!(o->have & BELLOWS_HAS_EVAL)) {
+        o->eval_accuracy = o->eval_loss = o->eval_time_s = NAN;
+        o->eval_step = -1;
+    }
+}
+
+/* A built-in's bad decision is a bug of bellows (an assert); a plugin's is the plugin's, and
+ * the message names it before the process stops. */
+static void check_decision(const PolicyCore *c, const PolicyObs *obs, const PolicyDecision *d)
+{
+    const BellowsPolicyContext *ctx = &c->ctx;
+    const char *bad = NULL;
+    int layer = -1;
+    if (d->batch < 1) bad = "batch < 1";
+    for (int l = 0; !bad && l < ctx->n_layers; l++) {
+        layer = l;
+        if (!(isfinite(d->level[l]) && d->level[l] >= 0)) bad = "a level not finite and >= 0";
+        if (ctx->layers[l].ndim != 2 && d->level[l] != 0) bad = "a vector with a level not 0";
+        if (c->ops.mode == POLICY_PERIODIC && d->level[l] != 0) bad = "a level in periodic mode";
+    }
+    if (!bad && c->ops.mode == POLICY_PERIODIC && !(d->period >= 1 && (d->average & ~1) == 0))
+        bad = "period < 1 or average not 0/1";
+    if (!bad && c->ops.mode == POLICY_GRADIENT && (d->average != 0 || d->period != 0))
+        bad = "average or period set in gradient mode";
+    if (!bad) return;
+    assert(c->dl); /* a built-in policy decided badly */
+    fprintf(stderr, "bellows: --policy %s: invalid decision at step %ld: %s (layer %d)\n", c->spec,
+            obs->step, bad, layer);
+    abort();
 }
 
 void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d)
@@ -112,22 +240,15 @@ void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d)
     assert(p && obs && d);
     assert(obs->step >= 0 && obs->epoch >= 0);
     assert(isfinite(obs->lr) && obs->lr >= 0);
-    const PolicyContext *ctx = &p->ctx;
+    const PolicyCore *c = core_of(p);
+    PolicyObs o;
+    normalise_obs(c, obs, &o);
     memset(d, 0, sizeof *d);
-    d->batch = ctx->batch;
-    d->period = p->ops->mode == POLICY_PERIODIC ? 1 : 0;
-    if (p->ops->observe) p->ops->observe(p, obs);
-    p->ops->decide(p, obs, d);
-
-    assert(d->batch >= 1);
-    for (int l = 0; l < ctx->n_layers; l++) {
-        assert(isfinite(d->level[l]) && d->level[l] >= 0);
-        assert(ctx->layers[l].ndim == 2 || d->level[l] == 0);
-    }
-    if (p->ops->mode == POLICY_PERIODIC)
-        assert(d->period >= 1 && (d->average == 0 || d->average == 1));
-    else
-        assert(d->average == 0);
+    d->batch = c->ctx.batch;
+    d->period = c->ops.mode == POLICY_PERIODIC ? 1 : 0;
+    if (c->ops.observe) c->ops.observe(p, &o);
+    c->ops.decide(p, &o, d);
+    check_decision(c, &o, d);
 }
 
 void policy_describe(const Policy *p, char *buf, size_t n)
@@ -140,48 +261,59 @@ void policy_describe(const Policy *p, char *buf, size_t n)
         snprintf(buf, n, "%s", p->ops->name);
 }
 
+const char *policy_spec(const Policy *p)
+{
+    return core_of(p)->spec;
+}
+
 void policy_free(Policy *p)
 {
     if (!p) return;
-    if (p->ops->free_impl) p->ops->free_impl(p);
-    free(p->state);
-    free(p);
+    PolicyCore *c = core_of(p);
+    if (c->ops.free_impl) c->ops.free_impl(p);
+    free(c->pub.state);
+    policy_plugin_close(c->dl);
+    free(c);
+}
+
+static void print_ops(FILE *out, const PolicyOps *o)
+{
+    fprintf(out, "\n%-10s %s%s\n", o->name, o->reconstruction ? "[reconstruction] " : "", o->help);
+    fprintf(out, "    mode: %s\n",
+            o->mode == POLICY_GRADIENT
+                ? "gradient (reduced every step at the decided levels)"
+                : "periodic (local steps; parameters averaged every period)");
+    fprintf(out, "    source: %s\n", o->source ? o->source : "(not given)");
+    SpecOpt sopts[BELLOWS_POLICY_MAX_OPTS];
+    policy_spec_opts(o->opts, o->n_opts, sopts);
+    if (o->n_opts > 0)
+        spec_print_opts(out, sopts, o->n_opts);
+    else
+        fprintf(out, "    (no options)\n");
 }
 
 void policy_print_list(FILE *out)
 {
     fprintf(out, "policies (--policy NAME or NAME:key=value,...):\n");
-    for (const PolicyOps *const *r = policy_table; *r; r++) {
-        const PolicyOps *o = *r;
-        fprintf(out, "\n%-10s %s%s\n", o->name, o->reconstruction ? "[reconstruction] " : "",
-                o->help);
-        fprintf(out, "    mode: %s\n",
-                o->mode == POLICY_GRADIENT
-                    ? "gradient (reduced every step at the decided levels)"
-                    : "periodic (local steps; parameters averaged every period)");
-        fprintf(out, "    source: %s\n", o->source);
-        if (o->n_opts > 0)
-            spec_print_opts(out, o->opts, o->n_opts);
-        else
-            fprintf(out, "    (no options)\n");
+    for (const PolicyOps *const *r = policy_table; *r; r++) print_ops(out, *r);
+}
+
+int policy_print_plugin(FILE *out, const char *path, const char *flag, BwError *err)
+{
+    Spec s;
+    int rc = spec_parse_plugin(path, flag, &s, err);
+    if (rc) return rc;
+    if (s.n > 0 || !s.path[0])
+        return bw_fail(err, BW_EUSAGE, "%s '%s': expected the path of a plugin (a .so file)", flag,
+                       path);
+    void *dl = NULL;
+    PolicyOps ops;
+    if ((rc = policy_plugin_open(s.path, flag, &dl, &ops, err))) return rc;
+    if (out) {
+        print_ops(out, &ops);
+        fprintf(out, "    plugin: %s (--policy %s[:key=value,...], interface version %d)\n", s.path,
+                s.path, ops.iVersion);
     }
-}
-
-void policy_set_levels(const PolicyContext *ctx, double level, PolicyDecision *d)
-{
-    for (int l = 0; l < ctx->n_layers; l++) d->level[l] = ctx->layers[l].ndim == 2 ? level : 0;
-}
-
-int policy_check_level(const PolicyContext *ctx, double level, const char *what, BwError *err)
-{
-    if (level == 0 || !ctx->check_level) return BW_OK;
-    return ctx->check_level(ctx->check_level_arg, level, what, err);
-}
-
-int policy_clock_tick(PolicyClock *c)
-{
-    assert(c->period >= 1);
-    if (++c->since < c->period) return 0;
-    c->since = 0;
-    return 1;
+    policy_plugin_close(dl);
+    return BW_OK;
 }

@@ -1,17 +1,28 @@
-/* policy_impl.h: what the policy files share and the rest of bellows does not see: level
- * helpers and the step clock of the periodic-averaging policies. The public interface is
- * policy.h; the registered policies are listed in policies.def. */
+/* policy_impl.h: what the built-in policy files share: level helpers, a message helper and the
+ * step clock of the periodic-averaging policies. It sees only the public header,
+ * bellows_policy.h, the one a plugin sees: a built-in policy could be built as a plugin as it
+ * is, given an entry point. The registered policies are listed in policies.def. */
 #ifndef BELLOWS_POLICY_IMPL_H
 #define BELLOWS_POLICY_IMPL_H
 
-#include "policy.h"
+#include <stdio.h>
+
+#include "bellows_policy.h"
 
 /* Sets every matrix layer to level and every vector to 0 (vectors always go dense). */
-void policy_set_levels(const PolicyContext *ctx, double level, PolicyDecision *d);
+void policy_set_levels(const BellowsPolicyContext *ctx, double level, BellowsPolicyDecision *d);
 
-/* Checks a level the policy may decide with the driver's hook (ctx->check_level); level 0
- * (dense) is always valid. what names the option in the message ("level", "critical"). */
-int policy_check_level(const PolicyContext *ctx, double level, const char *what, BwError *err);
+/* Checks a level the policy may decide with ctx->check_level; level 0 (dense) is always valid.
+ * what names the option in the message ("level", "critical"). */
+int policy_check_level(const BellowsPolicyContext *ctx, double level, const char *what, char *err,
+                       size_t errlen);
+
+/* Formats a one-line message into err and returns rc: `return policy_fail(err, errlen,
+ * BELLOWS_POLICY_EUSAGE, "level=%g: ...", x);`. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+int policy_fail(char *err, size_t errlen, int rc, const char *fmt, ...);
 
 /* Counts local steps between parameter averagings. Each step, policy_clock_tick counts the step
  * and returns 1 when `period` local steps have run since the last averaging (then restarts the

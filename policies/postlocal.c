@@ -11,27 +11,30 @@ typedef struct {
     PolicyClock clock;
 } PostlocalState;
 
-static const SpecOpt postlocal_opts[] = {
-    {"switch_epoch", SPEC_INT, NULL, 0, 1e6, NULL,
+static const BellowsPolicyOpt postlocal_opts[] = {
+    {"switch_epoch", BELLOWS_OPT_INT, NULL, 0, 1e6, NULL,
      "first epoch of local SGD; default: the first lr decay epoch, else epochs/2"},
-    {"period", SPEC_INT, "16", 1, 1e6, NULL, "local steps between averagings after the switch"},
+    {"period", BELLOWS_OPT_INT, "16", 1, 1e6, NULL,
+     "local steps between averagings after the switch"},
 };
 
-static int postlocal_init(Policy *p, const SpecVal *vals, BwError *err)
+static int postlocal_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err,
+                          size_t errlen)
 {
-    (void)err;
+    (void)err, (void)errlen;
     PostlocalState *s = p->state;
-    const PolicyContext *ctx = &p->ctx;
+    const BellowsPolicyContext *ctx = p->ctx;
     if (vals[0].set)
         s->switch_epoch = (int)vals[0].num;
     else
         s->switch_epoch = ctx->n_decays > 0 ? ctx->decay_epochs[0] : ctx->epochs / 2;
     s->local_period = (int)vals[1].num;
     s->clock.period = 1;
-    return BW_OK;
+    return BELLOWS_POLICY_OK;
 }
 
-static void postlocal_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+static void postlocal_decide(BellowsPolicy *p, const BellowsPolicyObs *obs,
+                             BellowsPolicyDecision *d)
 {
     PostlocalState *s = p->state;
     /* period 1 averages every step, so the clock is at 0 when the period changes */
@@ -40,20 +43,21 @@ static void postlocal_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
     d->average = policy_clock_tick(&s->clock);
 }
 
-static void postlocal_describe(const Policy *p, char *buf, size_t n)
+static void postlocal_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     const PostlocalState *s = p->state;
     snprintf(buf, n, "period=%d", s->clock.period);
 }
 
-const PolicyOps policy_postlocal_ops = {
+const BellowsPolicyOps policy_postlocal_ops = {
+    .iVersion = BELLOWS_POLICY_VERSION,
     .name = "postlocal",
     .help = "post-local SGD: average every step until switch_epoch, then every `period` steps",
     .source = "Lin, Stich, Patel, Jaggi, Don't use large mini-batches, use local SGD, ICLR 2020; "
               "github.com/epfml/LocalSGD-Code (pcode/optim/local_sgd.py)",
-    .mode = POLICY_PERIODIC,
+    .mode = BELLOWS_POLICY_PERIODIC,
     .opts = postlocal_opts,
-    .n_opts = SPEC_N(postlocal_opts),
+    .n_opts = BELLOWS_N(postlocal_opts),
     .state_size = sizeof(PostlocalState),
     .init = postlocal_init,
     .decide = postlocal_decide,

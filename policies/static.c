@@ -11,49 +11,50 @@ typedef struct {
     double level;
 } StaticState;
 
-static const SpecOpt static_opts[] = {
-    {"level", SPEC_DOUBLE, NULL, 0, 1e9, NULL,
+static const BellowsPolicyOpt static_opts[] = {
+    {"level", BELLOWS_OPT_DOUBLE, NULL, 0, 1e9, NULL,
      "level of every matrix layer (rank, fraction kept, ...); default: the compressor's own "
      "default; 0: dense"},
 };
 
-static int static_init(Policy *p, const SpecVal *vals, BwError *err)
+static int static_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err, size_t errlen)
 {
     StaticState *s = p->state;
-    const PolicyContext *ctx = &p->ctx;
+    const BellowsPolicyContext *ctx = p->ctx;
     if (strcmp(ctx->compressor, "none") == 0) {
         if (vals[0].set && vals[0].num != 0)
-            return bw_fail(err, BW_EUSAGE,
-                           "level=%g: compressor 'none' takes no level (choose one with "
-                           "--compressor, or leave level out)",
-                           vals[0].num);
+            return policy_fail(err, errlen, BELLOWS_POLICY_EUSAGE,
+                               "level=%g: compressor 'none' takes no level (choose one with "
+                               "--compressor, or leave level out)",
+                               vals[0].num);
         s->level = 0;
-        return BW_OK;
+        return BELLOWS_POLICY_OK;
     }
     s->level = vals[0].set ? vals[0].num : ctx->compressor_level;
-    return policy_check_level(ctx, s->level, "level", err);
+    return policy_check_level(ctx, s->level, "level", err, errlen);
 }
 
-static void static_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+static void static_decide(BellowsPolicy *p, const BellowsPolicyObs *obs, BellowsPolicyDecision *d)
 {
     (void)obs;
     const StaticState *s = p->state;
-    policy_set_levels(&p->ctx, s->level, d);
+    policy_set_levels(p->ctx, s->level, d);
 }
 
-static void static_describe(const Policy *p, char *buf, size_t n)
+static void static_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     const StaticState *s = p->state;
     snprintf(buf, n, "level=%g", s->level);
 }
 
-const PolicyOps policy_static_ops = {
+const BellowsPolicyOps policy_static_ops = {
+    .iVersion = BELLOWS_POLICY_VERSION,
     .name = "static",
     .help = "one fixed compression level for every matrix layer (vectors dense)",
     .source = "the static baselines of Accordion's evaluation (Agarwal et al., MLSys 2021)",
-    .mode = POLICY_GRADIENT,
+    .mode = BELLOWS_POLICY_GRADIENT,
     .opts = static_opts,
-    .n_opts = SPEC_N(static_opts),
+    .n_opts = BELLOWS_N(static_opts),
     .state_size = sizeof(StaticState),
     .init = static_init,
     .decide = static_decide,

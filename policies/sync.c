@@ -2,29 +2,30 @@
  * step: synchronous data-parallel SGD as in PyTorch DistributedDataParallel. */
 #include "policy_impl.h"
 
-static int sync_init(Policy *p, const SpecVal *vals, BwError *err)
+static int sync_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err, size_t errlen)
 {
-    (void)p, (void)vals, (void)err;
-    return BW_OK;
+    (void)p, (void)vals, (void)err, (void)errlen;
+    return BELLOWS_POLICY_OK;
 }
 
-static void sync_decide(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+static void sync_decide(BellowsPolicy *p, const BellowsPolicyObs *obs, BellowsPolicyDecision *d)
 {
     (void)obs;
-    policy_set_levels(&p->ctx, 0, d);
+    policy_set_levels(p->ctx, 0, d);
 }
 
-static void sync_describe(const Policy *p, char *buf, size_t n)
+static void sync_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     (void)p;
     snprintf(buf, n, "dense");
 }
 
-const PolicyOps policy_sync_ops = {
+const BellowsPolicyOps policy_sync_ops = {
+    .iVersion = BELLOWS_POLICY_VERSION,
     .name = "sync",
     .help = "uncompressed gradient allreduce every step (the baseline)",
     .source = "synchronous data-parallel SGD (e.g. PyTorch DistributedDataParallel)",
-    .mode = POLICY_GRADIENT,
+    .mode = BELLOWS_POLICY_GRADIENT,
     .init = sync_init,
     .decide = sync_decide,
     .describe = sync_describe,

@@ -1,5 +1,6 @@
 /* cmd_policies.c: `bellows policies`, which lists every registered policy with its help line,
- * mode, source and options (the text of policies/policy.c's policy_print_list). */
+ * mode, source and options (the text of policies/policy.c's policy_print_list), and with
+ * `--plugin PATH.so` (repeatable) also each plugin's entry in the same form. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,17 +8,37 @@
 #include "policy.h"
 #include "commands.h"
 
+#define MAX_PLUGINS 16
+
 int cmd_policies(int argc, char **argv, BwError *err)
 {
     if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-        printf("usage: bellows policies\n\nLists the scheduling policies a run can use with "
-               "--policy NAME[:key=value,...]:\neach one's rule, mode, source and options with "
-               "their defaults.\n");
+        printf("usage: bellows policies [--plugin PATH.so]...\n\nLists the scheduling policies a "
+               "run can use with --policy NAME[:key=value,...]:\neach one's rule, mode, source "
+               "and options with their defaults. --plugin also lists a policy\nloaded from a "
+               "shared object (--policy PATH.so[:key=value,...]; see the README).\n");
         return BW_OK;
     }
-    if (argc > 0)
-        return bw_fail(err, BW_EUSAGE, "policies: takes no arguments (got '%s')", argv[0]);
+    const char *plugins[MAX_PLUGINS];
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--plugin") != 0)
+            return bw_fail(err, BW_EUSAGE,
+                           "policies: takes no arguments but --plugin PATH (got '%s')", argv[i]);
+        if (i + 1 == argc) return bw_fail(err, BW_EUSAGE, "--plugin: expected a PATH.so");
+        if (n == MAX_PLUGINS) return bw_fail(err, BW_EUSAGE, "--plugin: at most %d", MAX_PLUGINS);
+        plugins[n++] = argv[++i];
+    }
+    /* every plugin loads before anything is printed */
+    for (int k = 0; k < n; k++) {
+        int rc = policy_print_plugin(NULL, plugins[k], "--plugin", err);
+        if (rc) return rc;
+    }
     policy_print_list(stdout);
+    for (int k = 0; k < n; k++) {
+        int rc = policy_print_plugin(stdout, plugins[k], "--plugin", err);
+        if (rc) return rc;
+    }
     if (fflush(stdout) != 0 || ferror(stdout))
         return bw_fail(err, BW_ERUNTIME, "policies: cannot write to standard output");
     return BW_OK;

@@ -1,6 +1,7 @@
 /* runner.c: child processes for simulations (see runner.h). */
 #include "runner.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -19,7 +20,9 @@ void runner_folder_name(int i, const char *spec, char *buf, size_t n)
 {
     int used = snprintf(buf, n, "%d-", i + 1);
     for (const char *p = spec; *p && (size_t)used + 1 < n; p++)
-        buf[used++] = (*p == ':' || *p == ',' || *p == '=') ? '-' : *p;
+        buf[used++] = *p == '/'                                                    ? '_'
+                      : (isalnum((unsigned char)*p) || strchr("._+-", *p) != NULL) ? *p
+                                                                                   : '-';
     buf[used] = '\0';
 }
 

@@ -38,7 +38,9 @@ void runner_csv_header(FILE *f);
 void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_ratio,
                     RunnerCsvStyle style);
 
-/* "3-static-level-1" from 2 and "static:level=1": a folder name for a policy spec. */
+/* "3-static-level-1" from 2 and "static:level=1": a folder name for a policy spec. A plugin's
+ * path stays inside the folder: '/' becomes '_' ("2-._my.so-k-1"), and any byte but
+ * [A-Za-z0-9._+-] becomes '-'. */
 void runner_folder_name(int i, const char *spec, char *buf, size_t n);
 
 #endif
