@@ -100,8 +100,10 @@ typedef struct BellowsPolicyContext {
     int (*check_level)(const struct BellowsPolicyContext *ctx, double level, const char *what,
                        char *err, size_t errlen);
     const void *core; /* the core's; do not touch */
-    /* The cluster as this policy's rank sees it, fixed for the run. 0: not known. The driver
-     * fills them from bellows phase 2 on; until then they are 0 and a policy must fall back. */
+    /* The cluster as this policy's rank sees it, fixed for the run: the NIC's bandwidth (a
+     * fat-tree's: divided by the leaf uplinks' oversubscription) and latency; for a --platform
+     * file, the worst route between ring neighbours as measured when it is loaded. 0: not known
+     * (a --platform file at the check before the run); a policy must then fall back. */
     double bandwidth_Bps; /* bottleneck bandwidth on a worker's path, bytes/s */
     double latency_s;     /* latency on that path, s */
     int gpus_per_node;    /* workers that share a node (and its links) */
@@ -147,12 +149,12 @@ typedef struct {
      * its pointers may be NULL or hold a stand-in, its numbers are NaN (eval_step -1). */
     unsigned have;
     /* The previous step's simulated seconds on rank 0: its compute, its compression (encode and
-     * decode), its communication and its waiting for slower workers. NaN before the first step
-     * and until the driver fills them (bellows phase 2; BELLOWS_HAS_STEP_TIMES). */
+     * decode; 0 while bellows does not charge compression), its communication and its waiting
+     * for slower workers. NaN before the first step (BELLOWS_HAS_STEP_TIMES clear). */
     double compute_s, compress_s, comm_s, wait_s;
     /* The last evaluation on the test set: accuracy in [0, 1], loss, and the step and simulated
-     * time it was taken at. NaN and -1 before the first evaluation and until the driver fills
-     * them (bellows phase 2; BELLOWS_HAS_EVAL). */
+     * time it was taken at (in a replay, the trace's). NaN and -1 before the first evaluation
+     * (BELLOWS_HAS_EVAL clear). */
     double eval_accuracy, eval_loss;
     long eval_step;
     double eval_time_s;

@@ -192,7 +192,8 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
 }
 
 /* The observation as the policy sees it: the `have` bits, NaN where a part is absent. Until
- * the driver sets `have` (phase 2), the core infers what it can from the pointers. */
+ * the caller sets `have` (a test, an older caller), the core infers what it can from the
+ * pointers. */
 static void normalise_obs(const PolicyCore *c, const PolicyObs *in, PolicyObs *o)
 {
     *o = *in;

@@ -56,7 +56,7 @@ typedef struct {
      * the compressor refuses is a usage error before the run starts. NULL: not checked here. */
     int (*check_level)(const void *arg, double level, const char *what, BwError *err);
     const void *check_level_arg;
-    /* The cluster, fixed for the run; 0: not known (the driver fills them from phase 2). */
+    /* The cluster, fixed for the run; 0: not known (see bellows_policy.h). */
     double bandwidth_Bps; /* bottleneck bandwidth on a worker's path, bytes/s */
     double latency_s;     /* latency on that path, s */
     int gpus_per_node;    /* workers per node */

@@ -31,6 +31,12 @@ cd "$tmp"
 grep -q '"status": "completed"' run/summary.json || fail "run"
 grep -q '"policy": "./netaware.so:fraction=0.5"' run/summary.json || fail "run's policy"
 grep -q 'rank=[0-9]* fallback' run/steps.csv || fail "netaware's fallback state"
+# the driver shows the cluster and the last step's times: netaware decides at step 1 (the first
+# step with a compute time); the evaluations reach plateau, which then watches the accuracy
+sed -n 3p run/steps.csv | grep -q '"rank=[0-9]*"$' || fail "netaware did not decide at step 1"
+"$bellows" run $S --compressor powersgd --policy ./plateau.so --eval-every 10 --out pl --quiet \
+  > /dev/null
+grep -q 'by=accuracy' pl/steps.csv || fail "plateau saw no evaluation"
 "$bellows" compare $S --compressor powersgd --policies sync,./netaware.so,./plateau.so:patience=1,./halfway.so \
   --out cmp --no-plots --quiet > /dev/null
 [ "$(grep -c ',completed,' cmp/compare.csv)" -eq 4 ] || { cat cmp/compare.csv; fail "compare"; }

@@ -6,9 +6,10 @@
  *     bytes(r)  = 4 x (sum over matrices of r x (rows + cols)) + 4 x (sum over vectors of rows)
  * (W workers, fp32). If no rank fits, rank 1; if r = max fits, max.
  * The compute time per step is the option compute_s, or else the first observed step's
- * compute (obs.compute_s). While bellows does not give the cluster's bandwidth (ctx
- * bandwidth_Bps 0) or the compute time is unknown, the policy runs at `fallback` (default: the
- * compressor's default rank) and its state says "fallback"; it decides once, as soon as it can.
+ * compute (obs.compute_s). While the bandwidth is not known (ctx bandwidth_Bps 0: a --platform
+ * file before it is loaded) or the compute time is not (the first step), the policy runs at
+ * `fallback` (default: the compressor's default rank) and its state says "fallback"; it decides
+ * once, as soon as it can.
  *   cc -shared -fPIC -I policies -o netaware.so policies/examples/netaware.c
  *   bellows run --compressor powersgd --policy ./netaware.so:fraction=0.5 */
 #include <stdio.h>

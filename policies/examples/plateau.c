@@ -2,9 +2,10 @@
  * at level `soft` (default 0: dense); each new evaluation (obs.eval_step changes) whose accuracy
  * does not beat the best so far by min_gain counts as stale, and after `patience` stale ones in
  * a row every matrix layer goes to level `hard` (default: the compressor's default level) for
- * the rest of the run. While bellows does not show evaluations to policies (obs.have lacks
- * BELLOWS_HAS_EVAL), the signal is the epoch's mean training loss instead, taken at each
- * epoch's last step (an improvement is a fall of at least min_gain); the state says which.
+ * the rest of the run. When the observations hold no evaluation (obs.have lacks
+ * BELLOWS_HAS_EVAL: an older bellows), the signal is the epoch's mean training loss instead,
+ * taken at each epoch's last step (an improvement is a fall of at least min_gain); the state
+ * says which.
  *   cc -shared -fPIC -I policies -o plateau.so policies/examples/plateau.c
  *   bellows run --compressor powersgd --policy ./plateau.so:patience=2 */
 #include <stdio.h>

@@ -41,7 +41,23 @@ static int check_level(const void *arg, double level, const char *what, BwError 
 }
 
 /* What the policy is told of the run when it starts. */
-static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Model *m, int shard)
+/* The cluster as a policy's rank sees it (bellows_policy.h): the NIC's bandwidth, less a
+ * fat-tree's oversubscription of the leaf uplinks, and its latency. Unknown (0) for a platform
+ * file before it is loaded. */
+static void policy_cluster(PolicyContext *ctx, const Cluster *c)
+{
+    if (!c) return;
+    ctx->bandwidth_Bps = c->bandwidth_Bps;
+    if (c->topology == TOPO_FAT_TREE && c->oversubscription > 1)
+        ctx->bandwidth_Bps /= c->oversubscription;
+    ctx->latency_s = c->latency_s;
+    ctx->gpus_per_node = c->gpus_per_node;
+    ctx->nodes = c->workers / c->gpus_per_node;
+}
+
+/* What a policy knows of the run when it starts. cluster: as loaded, or NULL if not known. */
+static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,
+                           const Model *m, int shard)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->n_layers = m->n_layers;
@@ -71,6 +87,7 @@ static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Model
             ctx->check_level_arg = ops;
         }
     }
+    policy_cluster(ctx, cluster);
 }
 
 /* The checks that need no model: worker count, batch, slowdowns, the replay engine asked for. */
@@ -119,7 +136,7 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
     Policy *p = NULL;
     Compressor *c = NULL;
     PolicyContext ctx;
-    policy_context(&ctx, cfg, m, shard);
+    policy_context(&ctx, cfg, cfg->cluster.platform_file ? NULL : &cfg->cluster, m, shard);
     int rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers,
                              cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
@@ -230,7 +247,7 @@ static int run_policy_create(DriverRun *run, BwError *err)
     RunResult *res = run->res;
     const Model *m0 = run->w[0].model;
     PolicyContext ctx;
-    policy_context(&ctx, cfg, m0, run->shard);
+    policy_context(&ctx, cfg, &res->cluster, m0, run->shard);
     int rc = policy_create(cfg->policy, "--policy", &ctx, &run->pol, err);
     if (rc) return rc;
     run->cops = compress_find(ctx.compressor);

@@ -101,24 +101,49 @@ static void gather_norms(DriverRun *run)
     }
 }
 
+/* What the run has shown so far: rank 0's last finished step (its compute, communication and
+ * waiting; compression is not charged yet, so 0) and the last evaluation. */
+static void observe_history(const DriverRun *run, PolicyObs *o)
+{
+    const RunResult *res = run->res;
+    if (res->n_steps) {
+        const StepRow *r = &res->steps[res->n_steps - 1];
+        o->compute_s = r->compute_s;
+        o->compress_s = 0;
+        o->comm_s = r->comm_s;
+        o->wait_s = r->wait_s;
+        o->have |= BELLOWS_HAS_STEP_TIMES;
+    }
+    const EvalRow *e = res->n_evals ? &res->evals[res->n_evals - 1] : NULL;
+    if (e && isfinite(e->test_accuracy)) {
+        o->eval_accuracy = e->test_accuracy;
+        o->eval_loss = e->test_loss;
+        o->eval_step = e->step;
+        o->eval_time_s = e->sim_time_s;
+        o->have |= BELLOWS_HAS_EVAL;
+    }
+}
+
 /* The observation both kinds of run fill alike. */
 static PolicyObs observation(const DriverRun *run, const StepState *st, int lr_decayed)
 {
-    return (PolicyObs){.step = st->step,
-                       .epoch = st->epoch,
-                       .epoch_start = st->epoch_start,
-                       .epoch_end = run->epoch_end,
-                       .lr_decayed = lr_decayed,
-                       .lr = st->lr,
-                       .loss = run->loss_mean,
-                       .grad_norm_rank0 = run->grad_norm_rank0,
-                       .grad_norm_mean = run->grad_norm_mean,
-                       .averaged = run->averaged_prev,
-                       .param_variance = run->averaged_prev ? run->variance_prev : 0,
-                       .sim_time_s = run_now(run),
-                       .bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent,
-                       .epoch_norm_rank0 = run->epoch_end ? run->epoch_norm_rank0 : NULL,
-                       .epoch_norm_mean = run->epoch_end ? run->epoch_norm_mean : NULL};
+    PolicyObs o = {.step = st->step,
+                   .epoch = st->epoch,
+                   .epoch_start = st->epoch_start,
+                   .epoch_end = run->epoch_end,
+                   .lr_decayed = lr_decayed,
+                   .lr = st->lr,
+                   .loss = run->loss_mean,
+                   .grad_norm_rank0 = run->grad_norm_rank0,
+                   .grad_norm_mean = run->grad_norm_mean,
+                   .averaged = run->averaged_prev,
+                   .param_variance = run->averaged_prev ? run->variance_prev : 0,
+                   .sim_time_s = run_now(run),
+                   .bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent,
+                   .epoch_norm_rank0 = run->epoch_end ? run->epoch_norm_rank0 : NULL,
+                   .epoch_norm_mean = run->epoch_end ? run->epoch_norm_mean : NULL};
+    observe_history(run, &o);
+    return o;
 }
 
 /* Accordion's signal at an epoch's end: per layer, ||(1/T) sum_t g_t|| of every worker's
@@ -156,7 +181,11 @@ static PolicyObs live_observe(DriverRun *run, const StepState *st)
     if (st->epoch_start && st->epoch > 0 && lr->kind == LR_STEP)
         for (int i = 0; i < lr->n_milestones; i++)
             lr_decayed |= lr->milestones[i] > st->epoch - 1 && lr->milestones[i] <= st->epoch;
-    return observation(run, st, lr_decayed);
+    PolicyObs obs = observation(run, st, lr_decayed);
+    if (run->want_norms) obs.have |= BELLOWS_HAS_GRAD_NORMS | BELLOWS_HAS_RANK0_NORMS;
+    if (obs.epoch_norm_mean) obs.have |= BELLOWS_HAS_EPOCH_NORMS;
+    if (obs.averaged) obs.have |= BELLOWS_HAS_VARIANCE;
+    return obs;
 }
 
 /* Replay: epochs end where the trace's do; an lr at least halved since the previous epoch's
@@ -175,6 +204,12 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
     if (st->step > 0 && tr->steps[st->step - 1].has_variance)
         run->trace_variance = tr->steps[st->step - 1].param_variance;
     obs.param_variance = run->averaged_prev ? run->trace_variance : 0;
+    /* what the trace recorded: its mean norms always, rank 0's and the epoch norms if written,
+     * a variance once it measured one */
+    obs.have |= BELLOWS_HAS_GRAD_NORMS;
+    if (ts->has_rank0) obs.have |= BELLOWS_HAS_RANK0_NORMS;
+    if (obs.epoch_norm_mean) obs.have |= BELLOWS_HAS_EPOCH_NORMS;
+    if (obs.averaged && run->trace_variance > 0) obs.have |= BELLOWS_HAS_VARIANCE;
     return obs;
 }
 
