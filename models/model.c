@@ -193,6 +193,32 @@ int model_reserve(float **buf, size_t *cap, size_t count)
     return 1;
 }
 
+/* Allocates the parameters and gradients of m's layer table and initialises the parameters
+ * from seed: every weight matrix U(-1/sqrt(cols), 1/sqrt(cols)) and every vector with the fan-in
+ * of the matrix before it, as PyTorch's nn.Linear and nn.Conv2d defaults do. */
+static int init_params(Model *m, unsigned long seed, BwError *err)
+{
+    m->params = calloc(m->n_params, sizeof(float));
+    m->grads = calloc(m->n_params, sizeof(float));
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!m->params || !m->grads || !rng) {
+        if (rng) gsl_rng_free(rng);
+        return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", m->n_params);
+    }
+    gsl_rng_set(rng, seed);
+    int fan_in = 1;
+    for (int l = 0; l < m->n_layers; l++) {
+        const LayerView *v = &m->layers[l];
+        if (v->ndim == 2) fan_in = v->cols;
+        double bound = 1.0 / sqrt((double)fan_in);
+        float *p = m->params + v->offset;
+        for (size_t i = 0; i < layer_size(v); i++)
+            p[i] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
+    }
+    gsl_rng_free(rng);
+    return BW_OK;
+}
+
 int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed, Model **out,
                  BwError *err)
 {
@@ -210,25 +236,10 @@ int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed
         model_free(m);
         return rc;
     }
-    m->params = calloc(m->n_params, sizeof(float));
-    m->grads = calloc(m->n_params, sizeof(float));
-    if (!m->params || !m->grads) {
+    if ((rc = init_params(m, seed, err))) {
         model_free(m);
-        return bw_fail(err, BW_ERUNTIME, "model %s: out of memory for %zu parameters", ops->name,
-                       m->n_params);
+        return bw_fail(err, rc, "model %s: out of memory", ops->name);
     }
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    gsl_rng_set(rng, seed);
-    int fan_in = 1;
-    for (int l = 0; l < m->n_layers; l++) {
-        const LayerView *v = &m->layers[l];
-        if (v->ndim == 2) fan_in = v->cols;
-        double bound = 1.0 / sqrt((double)fan_in);
-        float *p = m->params + v->offset;
-        for (size_t i = 0; i < layer_size(v); i++)
-            p[i] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
-    }
-    gsl_rng_free(rng);
     *out = m;
     return BW_OK;
 }
@@ -343,29 +354,11 @@ int model_create_from_layers(const LayerView *layers, int n_layers, double flops
     m->impl = fps; /* where layer_table_flops finds it: the ops carry no data */
     for (int l = 0; l < n_layers; l++)
         model_add_layer(m, layers[l].name, layers[l].rows, layers[l].cols, layers[l].ndim);
-    m->params = calloc(m->n_params, sizeof(float));
-    m->grads = calloc(m->n_params, sizeof(float));
-    if (!m->params || !m->grads) {
+    int rc = init_params(m, seed, err); /* as model_create does: same table and seed, same values */
+    if (rc) {
         model_free(m);
-        return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", m->n_params);
+        return rc;
     }
-    /* model_create's initialisation, so the same table and seed give the same parameters */
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng) {
-        model_free(m);
-        return bw_fail(err, BW_ERUNTIME, "out of memory");
-    }
-    gsl_rng_set(rng, seed);
-    int fan_in = 1;
-    for (int l = 0; l < m->n_layers; l++) {
-        const LayerView *v = &m->layers[l];
-        if (v->ndim == 2) fan_in = v->cols;
-        double bound = 1.0 / sqrt((double)fan_in);
-        float *p = m->params + v->offset;
-        for (size_t i = 0; i < layer_size(v); i++)
-            p[i] = (float)((2.0 * gsl_rng_uniform(rng) - 1.0) * bound);
-    }
-    gsl_rng_free(rng);
     *out = m;
     return BW_OK;
 }
