@@ -25,8 +25,8 @@ do for [t=1:2] {
   unset label 1
 
   set output out("bytes_vs_time", t)
-  set title "Cumulative bytes sent per worker against simulated time"
-  set ylabel "bytes sent per worker (MB)"
+  set title "Cumulative bytes sent by rank 0 against simulated time"
+  set ylabel "bytes sent by rank 0 (MB)"
   set key top left
   plot st every ::1 using 6:($10/1e6) with lines lw 1.5 title "bytes"
 

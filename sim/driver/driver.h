@@ -66,8 +66,8 @@ typedef struct {
     int epoch; /* completed epochs (fractional progress not shown) */
     long step; /* steps done */
     double train_loss, test_loss, test_accuracy;
-    double bytes_per_worker;
-    char state[64]; /* the policy's describe() */
+    double bytes_per_worker; /* rank 0's bytes on the wire so far (evals.csv: bytes_rank0) */
+    char state[64];          /* the policy's describe() */
 } EvalRow;
 
 typedef struct {

@@ -1,6 +1,8 @@
 /* results.c: writers for a run's summary.json, evals.csv and steps.csv (see results.h).
  * Every figure that is simulated says so in its name (_s: simulated seconds), wall_s is the
- * only wall-clock figure, and bytes are per worker. */
+ * only wall-clock figure. Bytes: summary.json's bytes_per_worker is the mean over workers;
+ * evals.csv's and steps.csv's running total bytes_rank0 is rank 0's (equal to the mean for a
+ * ring allreduce; other algorithms may load the ranks unequally). */
 #include "results.h"
 
 #include <math.h>
@@ -167,7 +169,7 @@ static int write_evals(const char *dir, const RunResult *res, BwError *err)
     OutFile of;
     int rc = outfile_open(&of, dir, "evals.csv", err);
     if (rc) return rc;
-    fputs("sim_time_s,epoch,step,train_loss,test_loss,test_accuracy,bytes_per_worker,"
+    fputs("sim_time_s,epoch,step,train_loss,test_loss,test_accuracy,bytes_rank0,"
           "policy_state\n",
           of.f);
     for (int i = 0; i < res->n_evals; i++) {
@@ -205,7 +207,7 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
     int rc = outfile_open(&of, dir, "steps.csv", err);
     if (rc) return rc;
     fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,communication_s,wait_s,"
-          "bytes_per_worker,averaged,param_variance,level_mean,period,policy_state\n",
+          "bytes_rank0,averaged,param_variance,level_mean,period,policy_state\n",
           of.f);
     enum { LR, LOSS, COMPUTE, COMM, WAIT, VARIANCE, LEVEL, N_CACHED };
     NumText c[N_CACHED];
