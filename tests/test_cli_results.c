@@ -23,11 +23,12 @@ static int teardown(void **state)
     return 0;
 }
 
-/* Runs `bellows ARGS` (ARGS may hold one %s for TMP), stdout and stderr to TMP/out, TMP/err. */
+/* Runs `bellows ARGS` (ARGS may hold up to two %s, each TMP), stdout and stderr to TMP/out,
+ * TMP/err. */
 static int run(const char *args)
 {
     char a[2048], cmd[4096];
-    snprintf(a, sizeof a, args, TMP);
+    snprintf(a, sizeof a, args, TMP, TMP);
     snprintf(cmd, sizeof cmd, "%s %s >%s/out 2>%s/err </dev/null", BELLOWS_BIN, a, TMP, TMP);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -117,12 +118,41 @@ static void test_the_heatmap_grid_marks_cells_without_a_speedup(void **state)
     assert_true(file_exists(path));
 }
 
+/* A platform whose hosts differ: the summary says whose speed it reports, and the spread. */
+static void test_a_mixed_platform_says_whose_figures_the_summary_gives(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/mixed.xml", TMP);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("<?xml version='1.0'?>\n"
+          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+          "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+          "    <host id=\"a\" speed=\"1Tf\"/><host id=\"b\" speed=\"2Tf\"/>\n"
+          "    <link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>\n"
+          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"
+          "  </zone>\n</platform>\n",
+          f);
+    fclose(f);
+    assert_int_equal(run("run --platform %s/mixed.xml --train-samples 512 --test-samples 100 "
+                         "--epochs 1 --quiet --out %s/mixed"),
+                     0);
+    char *sum = read_tmp("mixed/summary.json");
+    assert_non_null(strstr(sum, "\"gpu_flops_of\": \"rank 0's host (a)\""));
+    assert_non_null(strstr(sum, "\"gpu_flops_min\": 1e+12"));
+    assert_non_null(strstr(sum, "\"gpu_flops_max\": 2e+12"));
+    assert_non_null(strstr(sum, "\"bandwidth_bps_of\""));
+    free(sum);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_an_exploding_run_is_diverged_and_exits_1),
         cmocka_unit_test(test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder),
         cmocka_unit_test(test_the_heatmap_grid_marks_cells_without_a_speedup),
+        cmocka_unit_test(test_a_mixed_platform_says_whose_figures_the_summary_gives),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -54,6 +54,23 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_long(w, "seed", (long long)cfg->tc.seed);
 }
 
+/* A platform file's hosts and routes may differ: whose gpu_flops, bandwidth_bps and latency_s
+ * the summary gives, and the spread where there is one. */
+static void summary_platform_spread(JsonW *w, const Cluster *c)
+{
+    char of[512];
+    snprintf(of, sizeof of, "rank 0's host (%s)", c->hosts[0]);
+    jsonw_string(w, "gpu_flops_of", of);
+    if (c->gpu_flops_min != c->gpu_flops_max) {
+        jsonw_double(w, "gpu_flops_min", c->gpu_flops_min);
+        jsonw_double(w, "gpu_flops_max", c->gpu_flops_max);
+    }
+    jsonw_string(w, "bandwidth_bps_of", "the narrowest route between ring neighbours");
+    if (c->route_bandwidth_max_Bps != c->bandwidth_Bps)
+        jsonw_double(w, "bandwidth_bps_max", c->route_bandwidth_max_Bps * 8);
+    jsonw_string(w, "latency_s_of", "half the longest route latency between ring neighbours");
+}
+
 /* summary.json's scenario: the cluster as loaded, the collectives, the stragglers. */
 static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta, const Cluster *c)
 {
@@ -71,6 +88,7 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
     jsonw_double(w, "gpu_flops", c->gpu_flops);
     jsonw_double(w, "bandwidth_bps", c->bandwidth_Bps * 8);
     jsonw_double(w, "latency_s", c->latency_s);
+    if (c->platform_file) summary_platform_spread(w, c);
     if (c->topology == TOPO_HIERARCHICAL && !c->platform_file) {
         jsonw_double(w, "intra_bandwidth_bps", c->intra_bandwidth_Bps * 8);
         jsonw_double(w, "intra_latency_s", c->intra_latency_s);
