@@ -59,7 +59,10 @@ static void test_an_exploding_run_is_diverged_and_exits_1(void **state)
     char *out = read_tmp("out"), *err = read_tmp("err"), *sum = read_tmp("lr10/summary.json");
     assert_non_null(strstr(out, "status                 diverged"));
     assert_non_null(strstr(err, "bellows: training diverged"));
-    assert_int_equal(count_lines(err), 1);
+    int said = 0; /* one bellows: line (a sanitizer may add its own warnings about SimGrid) */
+    for (const char *l = err; l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+        said += strncmp(l, "bellows:", 8) == 0;
+    assert_int_equal(said, 1);
     assert_non_null(strstr(sum, "\"status\": \"diverged\""));
     free(out);
     free(err);
