@@ -1,22 +1,23 @@
 # compare.gp: the plots of a `bellows compare` folder, from its compare.csv and each run's
 # evals.csv and steps.csv. Called by bellows (plots/plots.c) as
-#   gnuplot -e "dir='DIR'; runs='1-sync 2-static...'; labels='sync static:level=1 ...';
-#               target=0.85" compare.gp
+#   gnuplot -e "dir='DIR'; n=2; run1='1-sync'; run2='2-static...'; label1='sync';
+#               label2='static:level=1'; target=0.85" compare.gp
 # Writes, as PNG and SVG: the curves of curves.gp (accuracy_vs_time with the target marked,
 # bytes_vs_time), accuracy_vs_bytes, time_breakdown (compute / communication / waiting per
-# policy) and schedule (each step's mean compression level, averaging period and global batch).
-load scriptdir."/curves.gp"   # also defines n, ev(i), st(i)
+# policy) and schedule (each step's mean compression level, averaging period and global batch,
+# every policy in its own colour and dash, wider lines first so that equal schedules stay
+# visible, the key beside the panels).
+load scriptdir."/curves.gp"   # also defines ev(i), st(i), label(i), lwidth(i) and the key
 do for [t=1:2] {
-  if (t == 1) { set terminal pngcairo size 900,560 noenhanced font "sans,10" } \
-  else { set terminal svg size 900,560 noenhanced font "sans,10" }
+  if (t == 1) { set terminal pngcairo size 1100,560 noenhanced font "sans,10" } \
+  else { set terminal svg size 1100,560 noenhanced font "sans,10" }
 
   set output out("accuracy_vs_bytes", t)
-  set title "Test accuracy against bytes sent per worker"
-  set xlabel "bytes sent per worker (MB)"
+  set title "Test accuracy against bytes sent (rank 0)"
+  set xlabel "bytes sent by rank 0 (MB)"
   set ylabel "test accuracy"
-  set key bottom right
   set logscale x
-  plot for [i=1:n] ev(i) every ::2 using ($7/1e6):6 with linespoints pointsize 0.5 title word(labels,i)
+  plot for [i=1:n] ev(i) every ::2 using ($7/1e6):6 with linespoints lc i dt i pt i pointsize 0.6 lw lwidth(i) title label(i)
   unset logscale x
 
   set output out("time_breakdown", t)
@@ -25,7 +26,6 @@ do for [t=1:2] {
   set style histogram rowstacked
   set style fill solid 0.8 border -1
   set boxwidth 0.6
-  set key top right
   set ylabel "simulated time (s)"
   unset xlabel
   set xtics rotate by -20
@@ -39,16 +39,15 @@ do for [t=1:2] {
   set output out("schedule", t)
   set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame
   set multiplot layout 3,1 title "The schedule each policy chose"
-  set key top right
   unset title
   set xlabel ""
   set ylabel "mean level (0: dense)"
-  plot for [i=1:n] st(i) every ::1 using 1:13 with steps title word(labels,i)
+  plot for [i=1:n] st(i) every ::1 using 1:13 with steps lc i dt i lw lwidth(i) title label(i)
   set ylabel "averaging period"
-  plot for [i=1:n] st(i) every ::1 using 1:14 with steps title word(labels,i)
+  plot for [i=1:n] st(i) every ::1 using 1:14 with steps lc i dt i lw lwidth(i) notitle
   set xlabel "step"
   set ylabel "global batch"
-  plot for [i=1:n] st(i) every ::1 using 1:3 with steps title word(labels,i)
+  plot for [i=1:n] st(i) every ::1 using 1:3 with steps lc i dt i lw lwidth(i) notitle
   unset multiplot
   set offsets 0, 0, 0, 0
 }

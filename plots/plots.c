@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,23 +24,67 @@ int plots_available(void)
     return system("gnuplot --version >/dev/null 2>&1") == 0;
 }
 
-/* Appends s to buf; a name (not gnuplot syntax) may not hold what would end a string. */
-static int append_text(char *buf, size_t cap, const char *s, int is_name)
+/* The -e expression handed to gnuplot: assignments, the text values as gnuplot strings. */
+typedef struct {
+    char buf[32768];
+    size_t len;
+    int bad; /* a value gnuplot cannot take (a newline), or too long */
+} Expr;
+
+static void ex_add(Expr *e, const char *s, size_t n)
 {
-    if (is_name && strpbrk(s, "'\"\\\n")) return -1;
-    size_t have = strlen(buf), add = strlen(s);
-    if (have + add + 1 > cap) return -1;
-    memcpy(buf + have, s, add + 1);
-    return 0;
+    if (e->bad || e->len + n + 1 > sizeof e->buf) {
+        e->bad = 1;
+        return;
+    }
+    memcpy(e->buf + e->len, s, n);
+    e->len += n;
+    e->buf[e->len] = '\0';
 }
 
-/* Runs gnuplot on plots/NAME with -e "scriptdir='...'; " expr. */
-static int run_script(const char *name, const char *expr_in, const char *dir, BwError *err)
+/* name='value'; in a single-quoted gnuplot string, where only a quote is special (doubled). */
+static void ex_string(Expr *e, const char *name, const char *value)
 {
-    static char expr[20000];
-    if (strpbrk(scripts_dir(), "'\"\\\n"))
-        return bw_fail(err, BW_ERUNTIME, "plots: the scripts' folder name is unfit for gnuplot");
-    snprintf(expr, sizeof expr, "scriptdir='%s'; %s", scripts_dir(), expr_in);
+    if (strpbrk(value, "\n\r")) e->bad = 1;
+    ex_add(e, name, strlen(name));
+    ex_add(e, "='", 2);
+    for (const char *c = value; *c; c++) {
+        ex_add(e, c, 1);
+        if (*c == '\'') ex_add(e, c, 1);
+    }
+    ex_add(e, "'; ", 3);
+}
+
+/* name=x; for a number */
+static void ex_number(Expr *e, const char *name, double x)
+{
+    char t[128];
+    snprintf(t, sizeof t, "%s=%.9g; ", name, x);
+    ex_add(e, t, strlen(t));
+}
+
+/* name1='...'; name2='...'; ... (the scripts read them as value(sprintf("name%d", i))) */
+static void ex_list(Expr *e, const char *name, const char *const *v, int n)
+{
+    char var[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(var, sizeof var, "%s%d", name, i + 1);
+        ex_string(e, var, v[i]);
+    }
+}
+
+/* Runs gnuplot on plots/NAME with -e "scriptdir='...'; " and the expression e. */
+static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
+{
+    static Expr full;
+    memset(&full, 0, sizeof full);
+    ex_string(&full, "scriptdir", scripts_dir());
+    ex_add(&full, e->buf, e->len);
+    if (e->bad || full.bad)
+        return bw_fail(err, BW_ERUNTIME,
+                       "plots: no plots of %s: a folder or policy name holds a newline, or the "
+                       "names are too long for gnuplot's command line",
+                       dir);
     char script[4096];
     snprintf(script, sizeof script, "%s/%s", scripts_dir(), name);
     if (access(script, R_OK) != 0)
@@ -57,7 +102,7 @@ static int run_script(const char *name, const char *expr_in, const char *dir, Bw
     }
     if (pid == 0) {
         dup2(fileno(log), STDERR_FILENO);
-        execlp("gnuplot", "gnuplot", "-e", expr, script, (char *)NULL);
+        execlp("gnuplot", "gnuplot", "-e", full.buf, script, (char *)NULL);
         _exit(127);
     }
     int st;
@@ -74,8 +119,19 @@ static int run_script(const char *name, const char *expr_in, const char *dir, Bw
     return BW_OK;
 }
 
+/* A script over several run folders of dir, labelled. */
 static int runs_script(const char *script, const char *dir, const char *const *runs,
-                       const char *const *labels, int n, double target, BwError *err);
+                       const char *const *labels, int n, double target, BwError *err)
+{
+    static Expr e;
+    memset(&e, 0, sizeof e);
+    ex_string(&e, "dir", dir);
+    ex_number(&e, "n", n);
+    ex_list(&e, "run", runs, n);
+    ex_list(&e, "label", labels, n);
+    ex_number(&e, "target", target > 0 ? target : 0.0);
+    return run_script(script, &e, dir, err);
+}
 
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err)
@@ -89,50 +145,50 @@ int plots_curves(const char *dir, const char *const *runs, const char *const *la
     return runs_script("curves.gp", dir, runs, labels, n, target, err);
 }
 
-/* A script over several run folders of dir, labelled. */
-static int runs_script(const char *script, const char *dir, const char *const *runs,
-                       const char *const *labels, int n, double target, BwError *err)
+/* The baseline and the policies of dir/speedup_grid.dat, from its "# baseline" and "# policy"
+ * lines, as gnuplot assignments; returns the number of policies, -1 if it cannot be read. */
+static int grid_policies(const char *dir, Expr *e)
 {
-    static char expr[16384];
-    expr[0] = '\0';
-#define SYNTAX(s) append_text(expr, sizeof expr, s, 0)
-#define NAME(s)   append_text(expr, sizeof expr, s, 1)
-    int bad = SYNTAX("dir='") || NAME(dir) || SYNTAX("'; runs='");
-    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(runs[i]);
-    bad = bad || SYNTAX("'; labels='");
-    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(labels[i]);
-    char tail[64];
-    snprintf(tail, sizeof tail, "'; target=%.6g", target > 0 ? target : 0.0);
-    bad = bad || SYNTAX(tail);
-#undef SYNTAX
-#undef NAME
-    if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
-    return run_script(script, expr, dir, err);
+    char path[4096], line[1024], var[64];
+    snprintf(path, sizeof path, "%s/speedup_grid.dat", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "# baseline ", 11) == 0) ex_string(e, "baseline", line + 11);
+        if (strncmp(line, "# policy ", 9) != 0) continue;
+        snprintf(var, sizeof var, "label%d", ++n);
+        ex_string(e, var, line + 9);
+    }
+    fclose(f);
+    return n;
 }
 
-int plots_sweep(const char *dir, const char *const *labels, int n, BwError *err)
+int plots_sweep(const char *dir, BwError *err)
 {
-    static char expr[16384];
-    expr[0] = '\0';
-#define SYNTAX(s) append_text(expr, sizeof expr, s, 0)
-#define NAME(s)   append_text(expr, sizeof expr, s, 1)
-    int bad = SYNTAX("dir='") || NAME(dir) || SYNTAX("'; labels='");
-    for (int i = 0; i < n && !bad; i++) bad = (i && SYNTAX(" ")) || NAME(labels[i]);
-    bad = bad || SYNTAX("'");
-#undef SYNTAX
-#undef NAME
-    if (bad) return bw_fail(err, BW_ERUNTIME, "plots: folder or policy names unfit for gnuplot");
-    return run_script("sweep.gp", expr, dir, err);
+    static Expr e;
+    memset(&e, 0, sizeof e);
+    ex_string(&e, "dir", dir);
+    int n = grid_policies(dir, &e);
+    if (n < 0) return bw_fail(err, BW_ERUNTIME, "plots: cannot read %s/speedup_grid.dat", dir);
+    if (n == 0)
+        return bw_fail(err, BW_ERUNTIME,
+                       "plots: %s/speedup_grid.dat has no policy but the baseline: no heatmap",
+                       dir);
+    ex_number(&e, "n", n);
+    return run_script("sweep.gp", &e, dir, err);
 }
 
 int plots_run(const char *dir, double target, BwError *err)
 {
-    static char expr[8192];
-    expr[0] = '\0';
-    char tail[64];
-    snprintf(tail, sizeof tail, "'; target=%.6g", target > 0 ? target : 0.0);
-    if (append_text(expr, sizeof expr, "dir='", 0) || append_text(expr, sizeof expr, dir, 1) ||
-        append_text(expr, sizeof expr, tail, 0))
-        return bw_fail(err, BW_ERUNTIME, "plots: folder name unfit for gnuplot");
-    return run_script("run.gp", expr, dir, err);
+    static Expr e;
+    memset(&e, 0, sizeof e);
+    char epochs[4096];
+    snprintf(epochs, sizeof epochs, "%s/epochs.csv", dir);
+    struct stat sb;
+    ex_string(&e, "dir", dir);
+    ex_number(&e, "target", target > 0 ? target : 0.0);
+    ex_number(&e, "has_epochs", stat(epochs, &sb) == 0 && sb.st_size > 0);
+    return run_script("run.gp", &e, dir, err);
 }

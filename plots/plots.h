@@ -20,7 +20,13 @@ int plots_curves(const char *dir, const char *const *runs, const char *const *la
 /* The plots of one run folder (PNG and SVG). */
 int plots_run(const char *dir, double target, BwError *err);
 
-/* The speedup heatmap of a sweep folder (from its speedup_grid.dat), one panel per policy. */
-int plots_sweep(const char *dir, const char *const *labels, int n, BwError *err);
+/* The speedup heatmap of a sweep folder, one panel per policy but the baseline, from its
+ * speedup_grid.dat: comment lines ("# baseline NAME" once, then "# policy NAME" before each
+ * policy's block; blocks end in two blank lines), rows "x_index y_index log2_speedup x_value
+ * y_value label" over the swept bandwidth (x) and latency (y); a cell without a speedup has
+ * "-" for log2_speedup and its label says why ("not reached", "not run", "diverged",
+ * "failed", "no baseline", "baseline diverged", "baseline not reached"); labels are quoted.
+ * Any folder name (but one with a newline) may be given: names reach gnuplot as strings. */
+int plots_sweep(const char *dir, BwError *err);
 
 #endif

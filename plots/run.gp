@@ -1,5 +1,5 @@
 # run.gp: the plots of one run folder (bellows run), from its evals.csv and steps.csv. Called as
-#   gnuplot -e "dir='DIR'; target=0.85" run.gp
+#   gnuplot -e "dir='DIR'; target=0.85; has_epochs=1" run.gp   (has_epochs: epochs.csv is there)
 # Writes, as PNG and SVG: accuracy_vs_time (the target marked), bytes_vs_time, time_per_step
 # (compute / communication / waiting of each step) and schedule (the decided mean compression
 # level, averaging period and global batch of every step, and, for policies that read gradient
@@ -8,7 +8,6 @@ load scriptdir."/common.gp"
 ev = dir."/evals.csv"
 st = dir."/steps.csv"
 ep = dir."/epochs.csv"
-has_epochs = int(system("test -s '".ep."' && echo 1 || echo 0"))
 do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 900,560 noenhanced font "sans,10" } \
   else { set terminal svg size 900,560 noenhanced font "sans,10" }
@@ -25,8 +24,8 @@ do for [t=1:2] {
   unset label 1
 
   set output out("bytes_vs_time", t)
-  set title "Cumulative bytes sent per worker against simulated time"
-  set ylabel "bytes sent per worker (MB)"
+  set title "Cumulative bytes sent by rank 0 against simulated time"
+  set ylabel "bytes sent by rank 0 (MB)"
   set key top left
   plot st every ::1 using 6:($10/1e6) with lines lw 1.5 title "bytes"
 

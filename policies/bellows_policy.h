@@ -139,7 +139,7 @@ typedef struct {
     int averaged;                  /* periodic: parameters were averaged after the previous step */
     double param_variance;         /* mean_i ||x_i - xbar||^2 measured at that averaging, else 0 */
     double sim_time_s;             /* simulated seconds since the start */
-    double bytes_per_worker;       /* bytes each worker has put on the wire so far */
+    double bytes_per_worker;       /* bytes rank 0 has put on the wire so far */
     /* On epoch_end (else NULL): per layer, the norm of the epoch's mean local uncompressed
      * gradient, ||(1/T) sum_t g_t|| over the epoch's T steps, of rank 0 and the mean over
      * workers (Accordion's signal). */

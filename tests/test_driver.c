@@ -3,7 +3,8 @@
  * ends at the same model as single-process training with batch P*b; replicas stay identical;
  * a sync step's simulated time is compute plus the ring formula on a contention-free star; the
  * same seed gives identical results; periodic averaging happens every period steps with the
- * variance measured; stragglers show up as waiting; divergence is reported. */
+ * variance measured; stragglers show up as waiting; divergence (a loss that is not finite, or
+ * finite and DRIVER_DIVERGENCE_FACTOR x the first step's) is reported. */
 #include "testutil.h"
 
 #include <sys/mman.h>
@@ -19,6 +20,7 @@
 typedef struct {
     int rc;
     char status[32];
+    char message[512];
     double sim_time_s, compute_s, comm_s, wait_s, bytes, final_acc, tta, replica_diff;
     long n_steps, averagings;
     int n_evals;
@@ -92,6 +94,7 @@ static Shared *simulate(RunConfig cfg)
             _exit(0);
         }
         snprintf(sh->status, sizeof sh->status, "%s", res.status);
+        snprintf(sh->message, sizeof sh->message, "%s", res.message);
         sh->sim_time_s = res.sim_time_s;
         sh->compute_s = res.compute_s;
         sh->comm_s = res.communication_s;
@@ -309,6 +312,21 @@ static void test_divergence_is_reported(void **state)
     release(sh);
 }
 
+/* A loss that stays finite but climbs past DRIVER_DIVERGENCE_FACTOR x the first step's is a
+ * divergence too, and stops the run there; a sane run's is not. */
+static void test_a_finite_exploding_loss_is_a_divergence(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(2, 16, 2);
+    cfg.tc.lr.base_lr = 3;
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_string_equal(sh->status, "diverged");
+    if (!strstr(sh->message, "exceeds")) fail_msg("not the finite rule: %s", sh->message);
+    assert_true(sh->n_steps < 32);
+    release(sh);
+}
+
 static void test_bad_policy_specs_are_usage_errors(void **state)
 {
     (void)state;
@@ -343,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_tcp_network_model_is_slower_than_the_formula),
         cmocka_unit_test(test_accordion_batch_mode_changes_the_batch_at_epoch_starts),
         cmocka_unit_test(test_divergence_is_reported),
+        cmocka_unit_test(test_a_finite_exploding_loss_is_a_divergence),
         cmocka_unit_test(test_bad_policy_specs_are_usage_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

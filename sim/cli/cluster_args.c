@@ -12,7 +12,9 @@
     }
 
 const CliOpt cluster_cli_opts[] = {
-    CLUSTER_OPT("workers", CLI_INT, workers, "8", "GPUs", "simulated GPUs (data-parallel workers)",
+    CLUSTER_OPT("workers", CLI_INT, workers, "8", "GPUs",
+                "simulated GPUs (data-parallel workers); the default 8 is for generated "
+                "platforms: with --platform, every host of the file",
                 1, 65536, NULL, 0),
     CLUSTER_OPT("gpus-per-node", CLI_INT, gpus_per_node, "1", "GPUs",
                 "GPUs per node (hierarchical topology)", 1, 1024, NULL, 0),

@@ -78,21 +78,7 @@ static int plot_sweep(const char *dir, BwError *err)
                        "plot: %s has no speedup_grid.dat: the heatmap needs --bandwidth and "
                        "--latency both swept",
                        dir);
-    char path[4096], line[1024];
-    snprintf(path, sizeof path, "%s/speedup_grid.dat", dir);
-    FILE *f = fopen(path, "r");
-    static char labels[MAX_RUNS][512];
-    const char *lp[MAX_RUNS];
-    int n = 0;
-    while (f && fgets(line, sizeof line, f) && n < MAX_RUNS)
-        if (strncmp(line, "# policy ", 9) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            snprintf(labels[n], sizeof labels[n], "%.500s", line + 9);
-            lp[n] = labels[n];
-            n++;
-        }
-    if (f) fclose(f);
-    int rc = plots_sweep(dir, lp, n, err);
+    int rc = plots_sweep(dir, err);
     if (!rc) printf("# plots in %s: speedup_heatmap (.png and .svg)\n", dir);
     return rc;
 }

@@ -76,6 +76,14 @@ fail:
 
 /* ---- compare ---- */
 
+/* Whether row i has a speedup and bytes ratio against the baseline (row 0): neither failed
+ * nor diverged (a diverged run's time to accuracy is not a result). */
+static int compare_has_ratio(const RunRow *rows, int i)
+{
+    return !rows[0].rc && !rows[i].rc && strcmp(rows[0].status, "diverged") != 0 &&
+           strcmp(rows[i].status, "diverged") != 0;
+}
+
 static int write_compare_csv(const char *dir, char specs[][SPEC_MAX_TEXT], const RunRow *rows,
                              int n, BwError *err)
 {
@@ -89,9 +97,9 @@ static int write_compare_csv(const char *dir, char specs[][SPEC_MAX_TEXT], const
         const RunRow *r = &rows[i];
         char folder[SPEC_MAX_TEXT + 8];
         runner_folder_name(i, specs[i], folder, sizeof folder);
-        /* no ratio to a failed baseline */
-        double speedup = rows[0].rc ? NAN : rows[0].tta / r->tta;
-        double ratio = rows[0].rc ? NAN : r->bytes / rows[0].bytes;
+        /* no ratio to or of a failed or diverged run */
+        double speedup = compare_has_ratio(rows, i) ? rows[0].tta / r->tta : NAN;
+        double ratio = compare_has_ratio(rows, i) ? r->bytes / rows[0].bytes : NAN;
         fprintf(of.f, "\"%s\",%s,", specs[i], folder);
         runner_csv_row(of.f, r, speedup, ratio, RUNNER_CSV_COMPARE);
         fputc('\n', of.f);
@@ -116,13 +124,14 @@ static void print_compare_table(char specs[][SPEC_MAX_TEXT], const RunRow *rows,
             snprintf(tta, sizeof tta, "not reached");
         else
             snprintf(tta, sizeof tta, "%.4f", r->tta);
-        double speedup = rows[0].rc ? NAN : rows[0].tta / r->tta;
+        double speedup = compare_has_ratio(rows, i) ? rows[0].tta / r->tta : NAN;
         if (isfinite(speedup))
             snprintf(sp, sizeof sp, "%.2fx", speedup);
         else
             snprintf(sp, sizeof sp, "-");
         char ratio[32] = "-";
-        if (!rows[0].rc) snprintf(ratio, sizeof ratio, "%.3fx", r->bytes / rows[0].bytes);
+        if (compare_has_ratio(rows, i))
+            snprintf(ratio, sizeof ratio, "%.3fx", r->bytes / rows[0].bytes);
         printf("%-34s %8.4f %8.4f %12s %8s %12.3f %8s %10.4f%s%s\n", specs[i], r->final, r->best,
                tta, sp, r->bytes / 1e6, ratio, r->sim_time,
                strcmp(r->status, "diverged") == 0 ? "  DIVERGED" : "",

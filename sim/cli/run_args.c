@@ -24,7 +24,9 @@ static const CliOpt run_opts[] = {
     RUN_OPT("allreduce", CLI_CHOICE, algorithm, "ring", NULL, "allreduce algorithm", 0, 0,
             "ring|halving-doubling|tree|hierarchical", 0),
     RUN_OPT("collectives", CLI_CHOICE, collectives, "transfer", NULL,
-            "transfer: every message simulated; analytic: closed-form time on the bottleneck link",
+            "transfer: every message simulated; analytic: the closed-form cost on the bottleneck "
+            "link (equal to transfer on the exact network model when nothing contends; an "
+            "approximation otherwise)",
             0, 0, "transfer|analytic", 0),
     RUN_OPT("network-model", CLI_CHOICE, network_model, "exact", NULL,
             "exact: contention-aware flows (CM02) that match the cost formulas; tcp: SimGrid's "

@@ -351,6 +351,16 @@ static void run_params_out(const DriverRun *run)
     }
 }
 
+/* Whether rank 0's parameters are all finite (a replay's stand-in model trains nothing). */
+static int params_finite(const DriverRun *run)
+{
+    if (run->cfg->replay) return 1;
+    const Model *m = run->w[0].model;
+    for (size_t i = 0; i < m->n_params; i++)
+        if (!isfinite(m->params[i])) return 0;
+    return 1;
+}
+
 static int run_finish(DriverRun *run, BwError *err)
 {
     RunResult *res = run->res;
@@ -360,6 +370,11 @@ static int run_finish(DriverRun *run, BwError *err)
     }
     int rc = record_trace_close(run, err);
     if (rc) return rc;
+    if (run->stop != STOP_DIVERGED && !params_finite(run)) {
+        run->stop = STOP_DIVERGED;
+        snprintf(res->message, sizeof res->message,
+                 "training diverged: the final parameters are not finite; try a smaller --lr");
+    }
     res->status = run->stop == STOP_DIVERGED ? "diverged"
                   : run->stop == STOP_TARGET ? "reached_target"
                                              : "completed";

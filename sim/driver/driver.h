@@ -20,6 +20,11 @@
 
 #define DRIVER_MAX_WORKERS 4096
 
+/* A run has diverged (status "diverged", and it stops) when the workers' mean loss is not
+ * finite or exceeds this many times max(the first step's loss, ln 10), or when rank 0's final
+ * parameters are not finite. */
+#define DRIVER_DIVERGENCE_FACTOR 10.0
+
 /* How a replay is simulated (--replay-engine). */
 typedef enum {
     REPLAY_AUTO,   /* the fast path whenever it gives the actors' answer, else the actors */
@@ -61,8 +66,8 @@ typedef struct {
     int epoch; /* completed epochs (fractional progress not shown) */
     long step; /* steps done */
     double train_loss, test_loss, test_accuracy;
-    double bytes_per_worker;
-    char state[64]; /* the policy's describe() */
+    double bytes_per_worker; /* rank 0's bytes on the wire so far (evals.csv: bytes_rank0) */
+    char state[64];          /* the policy's describe() */
 } EvalRow;
 
 typedef struct {
@@ -82,7 +87,7 @@ typedef struct {
 
 typedef struct {
     const char *status; /* "completed", "diverged", "reached_target" */
-    char message[512];  /* why it diverged */
+    char message[512];  /* why it diverged (DRIVER_DIVERGENCE_FACTOR) */
     EvalRow *evals;
     int n_evals;
     StepRow *steps;

@@ -92,7 +92,8 @@ struct DriverRun {
     int eval_due, epoch_end;
     PolicyDecision dec;
     double loss_mean;
-    char state[64]; /* the policy's describe() */
+    double loss_limit; /* a mean loss above this is a divergence (set at the first step) */
+    char state[64];    /* the policy's describe() */
     double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
     double epoch_norm_rank0[MODEL_MAX_LAYERS], epoch_norm_mean[MODEL_MAX_LAYERS];
     long epoch_steps;      /* live: steps summed into the workers' gsum */

@@ -64,22 +64,36 @@ int rendezvous_check_decision(const RunConfig *cfg, const Model *m, const Compre
     return BW_OK;
 }
 
-/* The workers' mean loss. Returns 0 if the run stops here: a loss that is not finite (diverged),
- * or a target reached by a run told to stop there. */
+/* A run diverged when the workers' mean loss is not finite, or when it exceeds
+ * DRIVER_DIVERGENCE_FACTOR times the larger of the first step's loss and ln 10 (the loss of a
+ * uniform guess over Fashion-MNIST's 10 classes, a floor for runs that start from a low loss):
+ * a classifier that far above where it started is confidently wrong, not learning. */
+static int loss_diverged(DriverRun *run, const StepState *st)
+{
+    if (!isfinite(run->loss_mean)) return 1;
+    if (st->step == 0) run->loss_limit = DRIVER_DIVERGENCE_FACTOR * fmax(run->loss_mean, M_LN10);
+    return run->loss_mean > run->loss_limit;
+}
+
+/* The workers' mean loss. Returns 0 if the run stops here: a loss that diverged, or a target
+ * reached by a run told to stop there. */
 static int gather_losses(DriverRun *run, const StepState *st)
 {
     double loss = 0;
-    int finite = 1;
-    for (int w = 0; w < run->P; w++) {
-        loss += run->w[w].loss;
-        finite &= isfinite(run->w[w].loss);
-    }
+    for (int w = 0; w < run->P; w++) loss += run->w[w].loss;
     run->loss_mean = loss / run->P;
-    if (!finite) {
+    if (loss_diverged(run, st)) {
         run->stop = STOP_DIVERGED;
-        snprintf(run->res->message, sizeof run->res->message,
-                 "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
-                 st->epoch + 1, st->step, run->loss_mean);
+        if (isfinite(run->loss_mean))
+            snprintf(run->res->message, sizeof run->res->message,
+                     "training diverged at epoch %d, step %ld: loss %g exceeds %g (%g x max(the "
+                     "first step's loss, ln 10)); try a smaller --lr",
+                     st->epoch + 1, st->step, run->loss_mean, run->loss_limit,
+                     DRIVER_DIVERGENCE_FACTOR);
+        else
+            snprintf(run->res->message, sizeof run->res->message,
+                     "training diverged at epoch %d, step %ld (loss %g); try a smaller --lr",
+                     st->epoch + 1, st->step, run->loss_mean);
         return 0;
     }
     if (run->target_hit && run->cfg->stop_at_target) {

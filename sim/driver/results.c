@@ -1,6 +1,8 @@
 /* results.c: writers for a run's summary.json, evals.csv and steps.csv (see results.h).
  * Every figure that is simulated says so in its name (_s: simulated seconds), wall_s is the
- * only wall-clock figure, and bytes are per worker. */
+ * only wall-clock figure. Bytes: summary.json's bytes_per_worker is the mean over workers;
+ * evals.csv's and steps.csv's running total bytes_rank0 is rank 0's (equal to the mean for a
+ * ring allreduce; other algorithms may load the ranks unequally). */
 #include "results.h"
 
 #include <math.h>
@@ -52,6 +54,23 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_long(w, "seed", (long long)cfg->tc.seed);
 }
 
+/* A platform file's hosts and routes may differ: whose gpu_flops, bandwidth_bps and latency_s
+ * the summary gives, and the spread where there is one. */
+static void summary_platform_spread(JsonW *w, const Cluster *c)
+{
+    char of[512];
+    snprintf(of, sizeof of, "rank 0's host (%s)", c->hosts[0]);
+    jsonw_string(w, "gpu_flops_of", of);
+    if (c->gpu_flops_min != c->gpu_flops_max) {
+        jsonw_double(w, "gpu_flops_min", c->gpu_flops_min);
+        jsonw_double(w, "gpu_flops_max", c->gpu_flops_max);
+    }
+    jsonw_string(w, "bandwidth_bps_of", "the narrowest route between ring neighbours");
+    if (c->route_bandwidth_max_Bps != c->bandwidth_Bps)
+        jsonw_double(w, "bandwidth_bps_max", c->route_bandwidth_max_Bps * 8);
+    jsonw_string(w, "latency_s_of", "half the longest route latency between ring neighbours");
+}
+
 /* summary.json's scenario: the cluster as loaded, the collectives, the stragglers. */
 static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta, const Cluster *c)
 {
@@ -69,6 +88,7 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
     jsonw_double(w, "gpu_flops", c->gpu_flops);
     jsonw_double(w, "bandwidth_bps", c->bandwidth_Bps * 8);
     jsonw_double(w, "latency_s", c->latency_s);
+    if (c->platform_file) summary_platform_spread(w, c);
     if (c->topology == TOPO_HIERARCHICAL && !c->platform_file) {
         jsonw_double(w, "intra_bandwidth_bps", c->intra_bandwidth_Bps * 8);
         jsonw_double(w, "intra_latency_s", c->intra_latency_s);
@@ -167,7 +187,7 @@ static int write_evals(const char *dir, const RunResult *res, BwError *err)
     OutFile of;
     int rc = outfile_open(&of, dir, "evals.csv", err);
     if (rc) return rc;
-    fputs("sim_time_s,epoch,step,train_loss,test_loss,test_accuracy,bytes_per_worker,"
+    fputs("sim_time_s,epoch,step,train_loss,test_loss,test_accuracy,bytes_rank0,"
           "policy_state\n",
           of.f);
     for (int i = 0; i < res->n_evals; i++) {
@@ -205,7 +225,7 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
     int rc = outfile_open(&of, dir, "steps.csv", err);
     if (rc) return rc;
     fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,communication_s,wait_s,"
-          "bytes_per_worker,averaged,param_variance,level_mean,period,policy_state\n",
+          "bytes_rank0,averaged,param_variance,level_mean,period,policy_state\n",
           of.f);
     enum { LR, LOSS, COMPUTE, COMM, WAIT, VARIANCE, LEVEL, N_CACHED };
     NumText c[N_CACHED];

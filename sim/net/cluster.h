@@ -50,6 +50,9 @@ typedef struct {
      * what the platform's routes and hosts give (for the analytic backend and the reports). */
     const char *platform_file;
     char **hosts; /* [workers] */
+    /* --platform: the spread behind gpu_flops (rank 0's host) and bandwidth_Bps (the narrowest
+     * route between ring neighbours), over the ranks' hosts and those routes */
+    double gpu_flops_min, gpu_flops_max, route_bandwidth_max_Bps;
 } Cluster;
 
 /* 8 A100s (fp32, efficiency 0.5), one per node, on a 10 Gbps / 5 us star; NVLink at

@@ -52,16 +52,24 @@ static sg_host_t *rank_hosts; /* [workers] */
 /* The platform's routes between ring neighbours, as one latency and bandwidth at their worst. */
 static void measure_user_routes(Cluster *c)
 {
-    double lat = 0, bw = INFINITY;
+    double lat = 0, bw = INFINITY, bw_max = 0;
     for (int r = 0; r < c->workers && c->workers > 1; r++) {
         sg_host_t a = rank_hosts[r], b = rank_hosts[(r + 1) % c->workers];
         double l = sg_host_get_route_latency(a, b), w = sg_host_get_route_bandwidth(a, b);
         if (l > lat) lat = l;
         if (w < bw) bw = w;
+        if (w > bw_max) bw_max = w;
     }
     c->latency_s = lat / 2;
     c->bandwidth_Bps = isfinite(bw) ? bw : 1e30;
+    c->route_bandwidth_max_Bps = isfinite(bw) ? bw_max : 1e30;
     c->gpu_flops = sg_host_get_speed(rank_hosts[0]);
+    c->gpu_flops_min = c->gpu_flops_max = c->gpu_flops;
+    for (int r = 1; r < c->workers; r++) {
+        double s = sg_host_get_speed(rank_hosts[r]);
+        c->gpu_flops_min = s < c->gpu_flops_min ? s : c->gpu_flops_min;
+        c->gpu_flops_max = s > c->gpu_flops_max ? s : c->gpu_flops_max;
+    }
 }
 
 int engine_load_cluster(Cluster *c, BwError *err)

@@ -73,7 +73,9 @@ static void reached_at(const char *run_dir, double target, double *step, double 
         if (first) {
             c_acc = csv_column(fld, n, "test_accuracy");
             c_step = csv_column(fld, n, "step");
-            c_bytes = csv_column(fld, n, "bytes_per_worker");
+            c_bytes = csv_column(fld, n, "bytes_rank0");
+            if (c_bytes < 0) /* a folder written before the column's rename */
+                c_bytes = csv_column(fld, n, "bytes_per_worker");
             first = 0;
             if (c_acc < 0 || c_step < 0 || c_bytes < 0) break;
             continue;

@@ -355,10 +355,12 @@ static void adpsgd_periods(const Repro *r, FILE *f, int s)
                 role + 1 < st->n_roles ? "," : "");
     int d1, d2;
     papers_decay_epochs(sm->epochs[r->size], &d1, &d2);
-    fprintf(f,
-            ". `sync` reached the target after %.0f steps (mean); the first lr decay is at "
-            "epoch %d, step %d.\n\n",
-            cells_mean(r, x[0][0].tta_step, NULL), d1,
+    double sync_steps = cells_mean(r, x[0][0].tta_step, NULL);
+    if (isnan(sync_steps)) /* no run of sync reached it (a smoke run): no mean to print */
+        fprintf(f, ". `sync` did not reach the target");
+    else
+        fprintf(f, ". `sync` reached the target after %.0f steps (mean)", sync_steps);
+    fprintf(f, "; the first lr decay is at epoch %d, step %d.\n\n", d1,
             d1 * sm->train_samples[r->size] / (sm->workers * sm->batch));
     const Cell *ad = &x[3][0];
     for (int role = 1; role <= 2; role++) {

@@ -306,9 +306,15 @@ void sweep_run_folder(const Sweep *s, long r, char *buf, size_t n)
              pol);
 }
 
-/* The finished run of the baseline policy at the same point and seed, or NULL. */
+/* The finished run of the baseline policy at the same point and seed, for run's speedup and
+ * bytes ratio; NULL when there is none: the baseline failed, or it or run diverged (a diverged
+ * run's time to accuracy is not a result). */
 const Run *sweep_baseline_of(const Sweep *s, const Run *run)
 {
     long r = (run - s->runs) - run->policy_i + s->baseline;
-    return s->runs[r].done && s->runs[r].row.rc == BW_OK ? &s->runs[r] : NULL;
+    const Run *b = &s->runs[r];
+    if (!b->done || b->row.rc != BW_OK) return NULL;
+    if (strcmp(b->row.status, "diverged") == 0 || strcmp(run->row.status, "diverged") == 0)
+        return NULL;
+    return b;
 }

@@ -16,7 +16,15 @@
 #define MAX_DIRS 256
 
 /* The columns (after the swept flags' ones) merge reads or rewrites. */
-enum { COL_POLICY = 1, COL_FOLDER = 2, COL_TTA = 6, COL_SPEEDUP = 7, COL_BYTES = 8, COL_RATIO = 9 };
+enum {
+    COL_POLICY = 1,
+    COL_FOLDER = 2,
+    COL_STATUS = 3,
+    COL_TTA = 6,
+    COL_SPEEDUP = 7,
+    COL_BYTES = 8,
+    COL_RATIO = 9
+};
 
 typedef struct {
     long index;
@@ -161,7 +169,7 @@ static int read_rows(Merge *m, int d, BwError *err)
 }
 
 /* Row r as merged: its folder absolute, its speedup and bytes ratio against the baseline row
- * of the same swept values and seed. */
+ * of the same swept values and seed (none when either diverged). */
 static void write_row(const Merge *m, FILE *f, const MergeRow *r, int n_axes)
 {
     const MergeRow *b = NULL;
@@ -171,6 +179,9 @@ static void write_row(const Merge *m, FILE *f, const MergeRow *r, int n_axes)
             same = strcmp(m->rows[j].fields[a], r->fields[a]) == 0;
         if (same) b = &m->rows[j];
     }
+    if (b && (strcmp(b->fields[n_axes + COL_STATUS], "diverged") == 0 ||
+              strcmp(r->fields[n_axes + COL_STATUS], "diverged") == 0))
+        b = NULL;
     double tta = csv_num(r->fields[n_axes + COL_TTA]),
            bytes = csv_num(r->fields[n_axes + COL_BYTES]);
     double speed = b ? csv_num(b->fields[n_axes + COL_TTA]) / tta : NAN;

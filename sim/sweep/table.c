@@ -93,6 +93,34 @@ void sweep_print_table(const Sweep *s)
            target, s->n_seeds, s->policies[s->baseline]);
 }
 
+/* What the heatmap shows for run (policy k, first seed, at one point): its speedup over the
+ * baseline in x (returns 1), or in why a word for a cell without one (returns 0). */
+static int grid_speedup(const Sweep *s, const Run *run, double *x, char *why, size_t n)
+{
+    const Run *base = run - run->policy_i + s->baseline;
+    const char *w = NULL;
+    if (!run->done)
+        w = "not run";
+    else if (run->row.rc != BW_OK)
+        w = "failed";
+    else if (strcmp(run->row.status, "diverged") == 0)
+        w = "diverged";
+    else if (!base->done || base->row.rc != BW_OK)
+        w = "no baseline";
+    else if (strcmp(base->row.status, "diverged") == 0)
+        w = "baseline diverged";
+    else if (!isfinite(run->row.tta))
+        w = "not reached";
+    else if (!isfinite(base->row.tta))
+        w = "baseline not reached";
+    if (w) {
+        snprintf(why, n, "%s", w);
+        return 0;
+    }
+    *x = base->row.tta / run->row.tta;
+    return 1;
+}
+
 /* The row of point p in the grid of axes ax (x) and ay (y), for one policy k; none for the
  * points whose other axes are not at their first value. */
 static void grid_row(const Sweep *s, FILE *f, long p, int k, int ax, int ay)
@@ -106,24 +134,31 @@ static void grid_row(const Sweep *s, FILE *f, long p, int k, int ax, int ay)
     for (int a = 0; a < s->n_axes; a++)
         if (a != ax && a != ay && vi[a] != 0) return;
     const Run *run = &s->runs[(p * s->n_seeds) * s->n_policies + k];
-    const Run *b = run->done ? sweep_baseline_of(s, run) : NULL;
-    double speed = b ? b->row.tta / run->row.tta : NAN;
     const char *x = s->axes[ax].value[vi[ax]], *y = s->axes[ay].value[vi[ay]];
-    /* not reached (or not run): 0 on the colour scale, labelled "-" */
-    if (isfinite(speed))
-        fprintf(f, "%d %d %.4f %s %s %.2f\n", vi[ax], vi[ay], speed, x, y, speed);
+    double speed;
+    char why[32];
+    if (grid_speedup(s, run, &speed, why, sizeof why))
+        fprintf(f, "%d %d %.6f %s %s \"%.3gx\"\n", vi[ax], vi[ay], log2(speed), x, y, speed);
     else
-        fprintf(f, "%d %d 0 %s %s -\n", vi[ax], vi[ay], x, y);
+        fprintf(f, "%d %d - %s %s \"%s\"\n", vi[ax], vi[ay], x, y, why);
 }
 
-/* speedup_grid.dat for the heatmap: one block per policy, rows "x y speedup xlabel ylabel text"
- * over the bandwidth and latency axes (other axes at their first value, first seed). */
+/* speedup_grid.dat for the heatmap (plots/sweep.gp): a header naming the baseline, then one
+ * block per other policy (the baseline's speedup is 1 by definition) over the bandwidth and
+ * latency axes (other axes at their first value, first seed); plots/plots.h documents it. */
 static int write_grid(const Sweep *s, int ax, int ay, BwError *err)
 {
     OutFile of;
     int rc = outfile_open(&of, s->out, "speedup_grid.dat", err);
     if (rc) return rc;
+    fprintf(of.f,
+            "# speedup_grid.dat: bellows sweep's heatmap, drawn by plots/sweep.gp\n"
+            "# columns: x_index y_index log2_speedup %s %s label "
+            "(log2_speedup \"-\": no speedup, label says why)\n"
+            "# baseline %s\n",
+            s->axes[ax].name, s->axes[ay].name, s->policies[s->baseline]);
     for (int k = 0; k < s->n_policies; k++) {
+        if (k == s->baseline) continue;
         fprintf(of.f, "# policy %s\n", s->policies[k]);
         for (long p = 0; p < s->n_points; p++) grid_row(s, of.f, p, k, ax, ay);
         fputs("\n\n", of.f);
@@ -195,9 +230,11 @@ static void heatmap(const Sweep *s, int draw)
         printf("# gnuplot not found: no plots\n");
         return;
     }
-    const char *labels[SWEEP_MAX_POLICIES];
-    for (int k = 0; k < s->n_policies; k++) labels[k] = s->policies[k];
-    if (plots_sweep(s->out, labels, s->n_policies, &err))
+    if (s->n_policies < 2) {
+        printf("# plots: no heatmap: the baseline is the only policy\n");
+        return;
+    }
+    if (plots_sweep(s->out, &err))
         fprintf(stderr, "bellows: %s\n", err.msg);
     else
         printf("# plots: %s/speedup_heatmap.png (and .svg)\n", s->out);

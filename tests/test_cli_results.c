@@ -1,0 +1,161 @@
+/* test_cli_results.c: results a researcher can trust, end to end on a small slice of the real
+ * Fashion-MNIST. A run whose loss explodes is `diverged` (exit 1, one `bellows:` line); in
+ * compare and sweep a diverged run keeps its row but gets no speedup, and the heatmap's grid
+ * marks it (and a run that never reached the target) instead of drawing a speedup of 0, with
+ * no block for the baseline; plots are drawn into a folder whose name holds a quote. */
+#include "testutil.h"
+
+#include <sys/wait.h>
+
+static char TMP[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    make_tmpdir(TMP, sizeof TMP);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rm_tree(TMP);
+    return 0;
+}
+
+/* Runs `bellows ARGS` (ARGS may hold up to two %s, each TMP), stdout and stderr to TMP/out,
+ * TMP/err. */
+static int run(const char *args)
+{
+    char a[2048], cmd[4096];
+    snprintf(a, sizeof a, args, TMP, TMP);
+    snprintf(cmd, sizeof cmd, "%s %s >%s/out 2>%s/err </dev/null", BELLOWS_BIN, a, TMP, TMP);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *read_tmp(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TMP, name);
+    char *s = slurp(path, NULL);
+    if (!s) fail_msg("%s missing", path);
+    return s;
+}
+
+/* sync at lr 0.6 learns a little; this accordion scales its lr with a 32x batch and diverges
+ * after reaching accuracy 0.1 (a speedup of 2.9x, were it counted) */
+#define DIVERGING "accordion:mode=batch,interval=1,critical=128,normal=4096,eta=1000000"
+#define SMALL                                                                                      \
+    "--workers 4 --batch 32 --lr 0.6 --train-samples 4096 --test-samples 500 --epochs 3 "          \
+    "--eval-every 1 --quiet"
+
+static void test_an_exploding_run_is_diverged_and_exits_1(void **state)
+{
+    (void)state;
+    assert_int_equal(run("run --lr 10 --epochs 1 --train-samples 2048 --test-samples 500 "
+                         "--workers 4 --quiet --out %s/lr10"),
+                     1);
+    char *out = read_tmp("out"), *err = read_tmp("err"), *sum = read_tmp("lr10/summary.json");
+    assert_non_null(strstr(out, "status                 diverged"));
+    assert_non_null(strstr(err, "bellows: training diverged"));
+    int said = 0; /* one bellows: line (a sanitizer may add its own warnings about SimGrid) */
+    for (const char *l = err; l; l = strchr(l, '\n'), l = l ? l + 1 : l)
+        said += strncmp(l, "bellows:", 8) == 0;
+    assert_int_equal(said, 1);
+    assert_non_null(strstr(sum, "\"status\": \"diverged\""));
+    free(out);
+    free(err);
+    free(sum);
+}
+
+static void test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder(void **state)
+{
+    (void)state;
+    assert_int_equal(run("compare --policies sync," DIVERGING " " SMALL
+                         " --target-accuracy 0.1 --out \"%s/it's\""),
+                     0);
+    char *out = read_tmp("out"), *csv = read_tmp("it's/compare.csv");
+    assert_non_null(strstr(out, "DIVERGED"));
+    /* the diverged row: status, final, best, its time to accuracy, then no speedup; its
+     * bytes, then no ratio */
+    const char *row = strstr(csv, ",diverged,");
+    assert_non_null(row);
+    int commas = 0;
+    const char *c = row + 1;
+    for (; *c && commas < 4; c++) commas += *c == ',';
+    assert_true(c[-2] != ','); /* the time to accuracy is there */
+    assert_int_equal(*c, ','); /* and the speedup is empty */
+    free(out);
+    free(csv);
+    char path[512];
+    snprintf(path, sizeof path, "%s/it's/schedule.png", TMP);
+    if (!file_exists(path)) fail_msg("no plots in a folder named with a quote");
+    snprintf(path, sizeof path, "%s/it's/accuracy_vs_time.png", TMP);
+    assert_true(file_exists(path));
+}
+
+static void test_the_heatmap_grid_marks_cells_without_a_speedup(void **state)
+{
+    (void)state;
+    assert_int_equal(run("sweep --bandwidth 1Gbps,10Gbps --latency 1us,5us --policies "
+                         "sync,static:level=4," DIVERGING " " SMALL
+                         " --target-accuracy 0.45 --out %s/sw"),
+                     0);
+    char *grid = read_tmp("sw/speedup_grid.dat"), *csv = read_tmp("sw/sweep.csv");
+    assert_non_null(strstr(grid, "# baseline sync\n"));
+    assert_null(strstr(grid, "# policy sync\n")); /* no panel for the baseline */
+    assert_non_null(strstr(grid, "# policy static:level=4\n0 0 - 1Gbps 1us \"not reached\"\n"));
+    assert_non_null(strstr(grid, "0 0 - 1Gbps 1us \"diverged\"\n"));
+    assert_non_null(strstr(csv, ",diverged,"));
+    /* sweep.csv: a diverged run's speedup is empty (status, final, best, tta, speedup) */
+    const char *row = strstr(csv, ",diverged,");
+    int commas = 0;
+    const char *c = row + 1;
+    for (; *c && commas < 4; c++) commas += *c == ',';
+    assert_int_equal(*c, ',');
+    free(grid);
+    free(csv);
+    char path[512];
+    snprintf(path, sizeof path, "%s/sw/speedup_heatmap.png", TMP);
+    assert_true(file_exists(path));
+}
+
+/* A platform whose hosts differ: the summary says whose speed it reports, and the spread. */
+static void test_a_mixed_platform_says_whose_figures_the_summary_gives(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/mixed.xml", TMP);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("<?xml version='1.0'?>\n"
+          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+          "<platform version=\"4.1\">\n  <zone id=\"z\" routing=\"Full\">\n"
+          "    <host id=\"a\" speed=\"1Tf\"/><host id=\"b\" speed=\"2Tf\"/>\n"
+          "    <link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>\n"
+          "    <route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>\n"
+          "  </zone>\n</platform>\n",
+          f);
+    fclose(f);
+    assert_int_equal(run("run --platform %s/mixed.xml --train-samples 512 --test-samples 100 "
+                         "--epochs 1 --quiet --out %s/mixed"),
+                     0);
+    char *sum = read_tmp("mixed/summary.json");
+    assert_non_null(strstr(sum, "\"gpu_flops_of\": \"rank 0's host (a)\""));
+    assert_non_null(strstr(sum, "\"gpu_flops_min\": 1e+12"));
+    assert_non_null(strstr(sum, "\"gpu_flops_max\": 2e+12"));
+    assert_non_null(strstr(sum, "\"bandwidth_bps_of\""));
+    free(sum);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_an_exploding_run_is_diverged_and_exits_1),
+        cmocka_unit_test(test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder),
+        cmocka_unit_test(test_the_heatmap_grid_marks_cells_without_a_speedup),
+        cmocka_unit_test(test_a_mixed_platform_says_whose_figures_the_summary_gives),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
