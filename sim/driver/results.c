@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_cpu.h"
 #include "policy.h"
 #include "outfile.h"
 #include "units.h"
@@ -50,6 +51,8 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_double(w, "momentum", cfg->tc.sgd.momentum);
     jsonw_double(w, "weight_decay", cfg->tc.sgd.weight_decay);
     jsonw_long(w, "seed", (long long)cfg->tc.seed);
+    jsonw_string(w, "blas_kernel", blas_cpu_kernel()); /* blas_cpu.h: pinned to one family */
+    jsonw_long(w, "blas_threads", blas_cpu_threads());
 }
 
 /* summary.json's scenario: the cluster as loaded, the collectives, the stragglers. */
