@@ -223,6 +223,48 @@ static void test_short_traces_are_complete_only_when_they_say_why(void **state)
     }
 }
 
+/* A policy that needs what the trace never holds is refused before anything is written:
+ * ADPSGD without "param_variance", Accordion without "epoch_norms" (exit 2, naming both). */
+static void test_replaying_a_policy_needing_what_the_trace_lacks_is_refused(void **state)
+{
+    (void)state;
+    char path[256], cmd[1024];
+    snprintf(path, sizeof path, "%s/bare.jsonl", TMP);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, HDRLEN STEP(0, 0) STEP(1, 0) STEP(2, 0) STEP(3, 1) STEP(4, 1) STEP(5, 1));
+    fclose(f);
+    const char *policies[] = {"sync,adpsgd", "accordion"},
+               *fields[] = {"param_variance", "epoch_norms"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "%s replay --trace %s --policies %s --quiet --no-plots --out %s/bare-out "
+                 "2>%s/bare.err",
+                 BELLOWS_BIN, path, policies[k], TMP, TMP);
+        assert_int_equal(system(cmd) >> 8, 2);
+        char errp[256];
+        snprintf(errp, sizeof errp, "%s/bare.err", TMP);
+        char *msg = slurp(errp, NULL);
+        assert_non_null(msg);
+        if (!strstr(msg, k ? "--policy accordion" : "--policy adpsgd") || !strstr(msg, fields[k]) ||
+            !strstr(msg, path))
+            fail_msg("message: %s", msg);
+        free(msg);
+        snprintf(cmd, sizeof cmd, "test -e %s/bare-out", TMP);
+        assert_int_not_equal(system(cmd), 0);
+    }
+    /* the policies that need neither replay it */
+    snprintf(cmd, sizeof cmd,
+             "%s replay --trace %s --policies sync,cpsgd:period=2 --quiet --no-plots --out "
+             "%s/bare-ok > %s/bare.out 2>&1",
+             BELLOWS_BIN, path, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/bare.out", TMP);
+    char *out = slurp(path, NULL);
+    assert_non_null(strstr(out, "replay: accuracy is the trace's"));
+    free(out);
+}
+
 static void test_a_recorded_run_holds_every_step_and_evaluation(void **state)
 {
     (void)state;
@@ -677,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_written_traces_read_back_identically),
         cmocka_unit_test(test_broken_traces_are_refused_with_file_and_line),
         cmocka_unit_test(test_short_traces_are_complete_only_when_they_say_why),
+        cmocka_unit_test(test_replaying_a_policy_needing_what_the_trace_lacks_is_refused),
         cmocka_unit_test(test_a_recorded_run_holds_every_step_and_evaluation),
         cmocka_unit_test(test_replaying_a_recorded_run_reproduces_its_time_and_bytes),
         cmocka_unit_test(test_fast_replay_gives_the_actors_results),

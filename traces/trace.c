@@ -341,6 +341,7 @@ int trace_read(const char *path, Trace *t, BwError *err)
         rc = bw_fail(err, BW_EUSAGE, "%s: the trace has no step records", path);
     if (rc == BW_OK) rc = check_complete(path, t, err);
     if (rc) trace_free(t);
+    snprintf(t->path, sizeof t->path, "%s", path);
     return rc;
 }
 

@@ -68,6 +68,7 @@ typedef struct {
     long n_steps;
     TraceEval *evals;
     long n_evals;
+    char path[1024]; /* as given to trace_read, for messages */
 } Trace;
 
 /* Reads and checks a whole trace; usage errors (BW_EUSAGE) name "FILE:LINE:COLUMN". */

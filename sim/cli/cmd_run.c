@@ -278,6 +278,9 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     int failed = job.failed;
     double t0 = job.t0;
     print_compare_table(specs, rows, n, f.run.target);
+    if (cfg.replay)
+        printf("replay: accuracy is the trace's (its evaluations at the same steps), not the "
+               "policy's own; only time and bytes are simulated\n");
     if ((rc = write_compare_csv(out, specs, rows, n, err))) goto fail;
     printf("# wrote %s/compare.csv (%.1f wall s)\n", out, wallclock_s() - t0);
     if (!f.run.no_plots) make_plots(out, specs, n, f.run.target);

@@ -129,6 +129,30 @@ static int check_memory(const RunConfig *cfg, const Model *m, BwError *err)
     return BW_OK;
 }
 
+/* A replay refuses a policy that needs a part of the observation the trace never holds (its
+ * decisions would rest on stand-ins: ADPSGD without the variance grows its period forever). */
+static int check_trace_holds(const RunConfig *cfg, const PolicyOps *ops, BwError *err)
+{
+    static const struct {
+        unsigned bit;
+        const char *field;
+    } parts[] = {{BELLOWS_HAS_EPOCH_NORMS, "epoch_norms"},
+                 {BELLOWS_HAS_VARIANCE, "param_variance"}};
+    const Trace *tr = cfg->replay;
+    if (!tr || !ops->needs) return BW_OK;
+    unsigned have = 0;
+    for (long i = 0; i < tr->n_steps; i++)
+        have |= (tr->steps[i].has_epoch_norms ? BELLOWS_HAS_EPOCH_NORMS : 0u) |
+                (tr->steps[i].has_variance ? BELLOWS_HAS_VARIANCE : 0u);
+    for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
+        if ((ops->needs & parts[k].bit) && !(have & parts[k].bit))
+            return bw_fail(err, BW_EUSAGE,
+                           "--policy %s: it needs \"%s\", which the trace %s does not hold; "
+                           "record a trace that has it or replay other policies",
+                           ops->name, parts[k].field, tr->path);
+    return BW_OK;
+}
+
 /* The compressor and the policy are created as the run would, and the policy's first decision,
  * on an empty observation, must already be valid. */
 static int check_first_decision(const RunConfig *cfg, const Model *m, int shard, BwError *err)
@@ -140,6 +164,7 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
     int rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers,
                              cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
+    if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
     if (rc == BW_OK) {
         double zeros[MODEL_MAX_LAYERS] = {0};
         PolicyObs obs = {.epoch_start = 1,
