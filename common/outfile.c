@@ -63,6 +63,34 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    if (interrupted) on_fatal_signal(sig);
+    interrupted = 1;
+}
+
+void outfile_interrupt_softly(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_interrupt;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+int outfile_interrupted(void)
+{
+    return interrupted != 0;
+}
+
+void outdir_remove_if_new(const char *dir, int existed)
+{
+    if (dir && !existed) rmdir(dir); /* fails, harmlessly, unless empty */
+}
+
 void outfile_cleanup_on_signals(void)
 {
     signal(SIGINT, on_fatal_signal);

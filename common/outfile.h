@@ -29,6 +29,15 @@ void outfile_abort(OutFile *of);
 /* On SIGINT, SIGTERM or SIGHUP, removes the temporary files being written, then dies of the
  * signal as usual; ignores SIGXFSZ so that a file-size limit is a write error. Call once. */
 void outfile_cleanup_on_signals(void);
+/* For the commands that stop cleanly (run, compare, replay, sweep): the first SIGINT only sets
+ * a flag, which the driver checks at every step and the child-process runner between runs;
+ * a second SIGINT dies as outfile_cleanup_on_signals says. Call after it. */
+void outfile_interrupt_softly(void);
+/* 1 once a SIGINT was received under outfile_interrupt_softly. */
+int outfile_interrupted(void);
+/* Removes dir if it is empty and did not exist before (existed: as found before creating it);
+ * what an interrupted command leaves. */
+void outdir_remove_if_new(const char *dir, int existed);
 
 /* JSON writer: keys and commas are tracked per nesting level. Numbers that are not finite
  * are written as null. */

@@ -1,6 +1,7 @@
 /* status.h: the status codes every bellows module returns, and the error message that goes
  * with them. Only main() turns a status into an exit code: BW_EUSAGE (bad input from the user:
- * a flag, a file, a line) exits 2, BW_ERUNTIME (I/O, divergence, out of memory) exits 1.
+ * a flag, a file, a line) exits 2, BW_ERUNTIME (I/O, divergence, out of memory) exits 1,
+ * BW_EINTR (stopped by SIGINT, see outfile_interrupt_softly) exits 130 as a shell reports it.
  * A failing function writes one line, naming what was wrong, into a BwError and returns the
  * status; callers pass it up unchanged. Programmer misuse is an assert, never a status. */
 #ifndef BELLOWS_STATUS_H
@@ -9,7 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-enum { BW_OK = 0, BW_ERUNTIME = 1, BW_EUSAGE = 2 };
+enum { BW_OK = 0, BW_ERUNTIME = 1, BW_EUSAGE = 2, BW_EINTR = 130 };
 
 typedef struct {
     char msg[512];

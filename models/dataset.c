@@ -209,6 +209,14 @@ int dataset_load_fashion_mnist(const char *dir, int train_limit, int test_limit,
         dataset_free(train);
         return rc;
     }
+    const int tr = train_limit > train->n; /* more than the file holds: never clamped */
+    if (tr || test_limit > test->n) {
+        int asked = tr ? train_limit : test_limit, has = tr ? train->n : test->n;
+        dataset_free(train);
+        dataset_free(test);
+        return bw_fail(err, BW_EUSAGE, "%s: %d, but %s holds %d samples (0: all of them)",
+                       tr ? "--train-samples" : "--test-samples", asked, path[tr ? 0 : 2], has);
+    }
     if (train->rows != test->rows || train->cols != test->cols) {
         dataset_free(train);
         dataset_free(test);

@@ -64,7 +64,11 @@ static const ModelOption *first_declaration(const char *name)
 }
 
 /* One flag serves every model that declares the name, so they must describe it alike. */
-static int same_option(const ModelOption *a, const ModelOption *b)
+#if defined(__GNUC__)
+__attribute__((unused)) /* read by an assert only */
+#endif
+static int
+same_option(const ModelOption *a, const ModelOption *b)
 {
     return strcmp(a->def, b->def) == 0 && a->min == b->min && a->max == b->max &&
            a->min_count == b->min_count && a->max_count == b->max_count && a->summary == b->summary;

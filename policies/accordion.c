@@ -228,4 +228,5 @@ const BellowsPolicyOps policy_accordion_ops = {
     .decide = accordion_decide,
     .describe = accordion_describe,
     .needs_grad_norms = 1,
+    .needs = BELLOWS_HAS_EPOCH_NORMS, /* its signal; the per-step norms' mean is no stand-in */
 };

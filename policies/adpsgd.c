@@ -111,4 +111,5 @@ const BellowsPolicyOps policy_adpsgd_ops = {
     .decide = adpsgd_decide,
     .describe = adpsgd_describe,
     .reconstruction = 1,
+    .needs = BELLOWS_HAS_VARIANCE, /* its signal; without it the period only grows */
 };

@@ -30,7 +30,7 @@
 
 #include <stddef.h>
 
-#define BELLOWS_POLICY_VERSION    1
+#define BELLOWS_POLICY_VERSION    2
 #define BELLOWS_POLICY_MAX_LAYERS 32
 #define BELLOWS_POLICY_MAX_DECAYS 16
 #define BELLOWS_POLICY_MAX_OPTS   16
@@ -209,6 +209,12 @@ typedef struct BellowsPolicyOps {
     /* 1: reads grad_norm_* or epoch_norm_*; the driver computes them only for such policies
      * (a pass over every gradient each step). 0: those pointers may hold zeros. */
     int needs_grad_norms;
+    /* ---- version 2 ---- */
+    /* The parts of the observation (BELLOWS_HAS_* bits) the policy cannot decide without: a
+     * replay of a trace that never holds one is refused before anything runs (a trace lacks
+     * BELLOWS_HAS_EPOCH_NORMS without "epoch_norms", BELLOWS_HAS_VARIANCE without
+     * "param_variance"). 0: it copes with what there is. */
+    unsigned needs;
 } BellowsPolicyOps;
 
 /* The entry point a plugin defines (exported, C linkage); the core calls it once per load. It

@@ -211,8 +211,8 @@ static void normalise_obs(const PolicyCore *c, const PolicyObs *in, PolicyObs *o
     }
 }
 
-/* A built-in's bad decision is a bug of bellows (an assert); a plugin's is the plugin's, and
- * the message names it before the process stops. */
+/* A bad decision stops the run in every build (NDEBUG too: it guards the results), with a
+ * message naming the policy; a built-in's is a bug of bellows, a plugin's the plugin's. */
 static void check_decision(const PolicyCore *c, const PolicyObs *obs, const PolicyDecision *d)
 {
     const BellowsPolicyContext *ctx = &c->ctx;
@@ -230,9 +230,9 @@ static void check_decision(const PolicyCore *c, const PolicyObs *obs, const Poli
     if (!bad && c->ops.mode == POLICY_GRADIENT && (d->average != 0 || d->period != 0))
         bad = "average or period set in gradient mode";
     if (!bad) return;
-    assert(c->dl); /* a built-in policy decided badly */
-    fprintf(stderr, "bellows: --policy %s: invalid decision at step %ld: %s (layer %d)\n", c->spec,
-            obs->step, bad, layer);
+    fprintf(stderr, "bellows: --policy %s: invalid decision at step %ld: %s (layer %d)%s\n",
+            c->spec, obs->step, bad, layer,
+            c->dl ? "" : " (a built-in policy: a bug of bellows, please report it)");
     abort();
 }
 

@@ -40,6 +40,8 @@ void policy_spec_opts(const BellowsPolicyOpt *opts, int n, SpecOpt *out)
 static size_t ops_size(int v)
 {
     switch (v) {
+    case 1:
+        return offsetof(BellowsPolicyOps, needs);
     default:
         return sizeof(BellowsPolicyOps);
     }
@@ -117,6 +119,9 @@ int policy_ops_check(const PolicyOps *ops, const char *what, BwError *err)
     if ((ops->reconstruction & ~1) || (ops->needs_grad_norms & ~1))
         return bw_fail(err, BW_EUSAGE, "%s: reconstruction and needs_grad_norms must be 0 or 1",
                        what);
+    if (ops->needs & ~(unsigned)(BELLOWS_HAS_EVAL * 2 - 1))
+        return bw_fail(err, BW_EUSAGE, "%s: needs 0x%x holds bits that are not BELLOWS_HAS_*", what,
+                       ops->needs);
     for (int i = 0; i < ops->n_opts; i++) {
         int rc = opt_check(ops->opts, i, what, err);
         if (rc) return rc;

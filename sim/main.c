@@ -75,5 +75,5 @@ int main(int argc, char **argv)
     }
     /* the one place an error is printed */
     if (rc != BW_OK && err.msg[0]) fprintf(stderr, "bellows: %s\n", err.msg);
-    return rc == BW_OK ? 0 : rc == BW_EUSAGE ? 2 : 1;
+    return rc == BW_OK ? 0 : rc == BW_EUSAGE ? 2 : rc == BW_EINTR ? 130 : 1;
 }

@@ -98,9 +98,11 @@ static void test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder(vo
 static void test_the_heatmap_grid_marks_cells_without_a_speedup(void **state)
 {
     (void)state;
+    /* 0.47: between sync's best accuracy (0.482) and static:level=4's (0.454) on the pinned
+     * BLAS kernels, so static never reaches it */
     assert_int_equal(run("sweep --bandwidth 1Gbps,10Gbps --latency 1us,5us --policies "
                          "sync,static:level=4," DIVERGING " " SMALL
-                         " --target-accuracy 0.45 --out %s/sw"),
+                         " --target-accuracy 0.47 --out %s/sw"),
                      0);
     char *grid = read_tmp("sw/speedup_grid.dat"), *csv = read_tmp("sw/sweep.csv");
     assert_non_null(strstr(grid, "# baseline sync\n"));

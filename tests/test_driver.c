@@ -7,6 +7,8 @@
  * finite and DRIVER_DIVERGENCE_FACTOR x the first step's) is reported. */
 #include "testutil.h"
 
+#include "blas_cpu.h"
+
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -349,8 +351,10 @@ static void test_bad_policy_specs_are_usage_errors(void **state)
     assert_true(strstr(err.msg, "--batch") != NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    blas_cpu_fix_kernels(argv); /* the kernels bellows itself uses */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync_matches_single_process_training_with_the_global_batch),
         cmocka_unit_test(test_sync_replicas_stay_bit_identical),

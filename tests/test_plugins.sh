@@ -82,7 +82,7 @@ expect_bad() { # SPEC FILE-IN-MESSAGE WORDS [COMMAND]
 expect_bad ./missing.so ./missing.so "no such file"
 expect_bad ./text.so ./text.so "cannot load it as a shared object"
 expect_bad ./bad1.so ./bad1.so "returned NULL"
-expect_bad ./bad2.so ./bad2.so "interface version 2, but this bellows knows versions 1 to 1"
+expect_bad ./bad2.so ./bad2.so "interface version 3, but this bellows knows versions 1 to 2"
 expect_bad ./bad3.so ./bad3.so "decide is NULL"
 expect_bad ./bad4.so ./bad4.so "mode 7"
 expect_bad ./bad5.so ./bad5.so "option 'k': its default '99' is not valid"
@@ -91,7 +91,7 @@ expect_bad ./bad7.so:k=3 ./bad7.so "k=3: this plugin refuses every value"
 expect_bad ./bad8.so ./bad8.so "interface version 0"
 expect_bad ./netaware.so:fraction=abc ./netaware.so "fraction=abc: expected a number"
 expect_bad ./netaware.so:nosuch=1 ./netaware.so "unknown option 'nosuch'"
-expect_bad ./bad2.so ./bad2.so "interface version 2" compare
+expect_bad ./bad2.so ./bad2.so "interface version 3" compare
 expect_bad "./a'b.so" "'./a'b.so'" "a plugin's path is made of"
 set +e
 "$bellows" policies --plugin ./bad3.so > out.txt 2> err.txt

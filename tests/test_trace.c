@@ -99,6 +99,11 @@ typedef struct {
     "{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":2,\"batch\":4,"       \
     "\"flops_per_sample\":10,\"layers\":[{\"name\":\"w\",\"rows\":2,\"cols\":3},{\"name\":\"b\","  \
     "\"rows\":2,\"cols\":1}]}\n"
+/* the same, promising 2 epochs of 3 steps */
+#define HDRLEN                                                                                     \
+    "{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":2,\"batch\":4,"       \
+    "\"flops_per_sample\":10,\"epochs\":2,\"steps_per_epoch\":3,\"layers\":[{\"name\":\"w\","      \
+    "\"rows\":2,\"cols\":3},{\"name\":\"b\",\"rows\":2,\"cols\":1}]}\n"
 #define STEP(n, e)                                                                                 \
     "{\"type\":\"step\",\"step\":" #n ",\"epoch\":" #e                                             \
     ",\"lr\":0.1,\"loss\":1,\"grad_norms\":[1,2]}\n"
@@ -107,6 +112,9 @@ static const BadTrace BAD[] = {
     {"", "empty trace"},
     {HDR, "no step records"},
     {HDR STEP(0, 0) "{\"type\":\"step\",\"step\":1,\n", ":3:"},
+    {HDR STEP(0, 0) "{\"type\":\"step\",\"step\":1,", "truncated: the file ends within line 3"},
+    {HDRLEN STEP(0, 0) STEP(1, 0) STEP(2, 1),
+     "truncated: the header promises 6 steps (2 epochs of 3) but the trace holds 3 step records"},
     {"not json\n", ":1:"},
     {"[1,2]\n", ":1: expected a JSON object"},
     {"{\"format\":\"other\",\"version\":1}\n", "\"format\": expected \"bellows-trace\""},
@@ -167,9 +175,94 @@ static void test_broken_traces_are_refused_with_file_and_line(void **state)
     Trace t;
     BwError err;
     assert_int_equal(trace_read(path, &t, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "truncated: the gzip stream ends early"));
+    assert_non_null(strstr(err.msg, path));
     snprintf(path, sizeof path, "%s/missing.jsonl", TMP);
     assert_int_equal(trace_read(path, &t, &err), BW_EUSAGE);
     print_message("%zu broken traces checked\n", sizeof BAD / sizeof *BAD + 2);
+}
+
+/* A header with epochs and steps_per_epoch promises the length: a trace that stopped early says
+ * so on its last record, and one that ends its last epoch in fewer steps (an adaptive batch) is
+ * complete; one that does neither is refused as truncated, by the replay too (exit 2, nothing
+ * written). */
+static void test_short_traces_are_complete_only_when_they_say_why(void **state)
+{
+    (void)state;
+    char path[256], cmd[1024];
+    snprintf(path, sizeof path, "%s/short.jsonl", TMP);
+    const char *tails[] = {"", ",\"stopped\":\"reached_target\"", ",\"epoch_end\":true"};
+    for (int k = 0; k < 3; k++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, HDRLEN STEP(0, 0) STEP(1, 0) STEP(2, 1));
+        fprintf(f,
+                "{\"type\":\"step\",\"step\":3,\"epoch\":1,\"lr\":0.1,\"loss\":1,"
+                "\"grad_norms\":[1,2]%s}\n",
+                tails[k]);
+        fclose(f);
+        Trace t;
+        BwError err = {{0}};
+        int rc = trace_read(path, &t, &err);
+        if (k == 0) {
+            assert_int_equal(rc, BW_EUSAGE);
+            assert_non_null(strstr(err.msg, "promises 6 steps (2 epochs of 3)"));
+            assert_non_null(strstr(err.msg, "holds 4 step records"));
+            snprintf(cmd, sizeof cmd,
+                     "%s replay --trace %s --quiet --no-plots --out %s/short-out 2>/dev/null",
+                     BELLOWS_BIN, path, TMP);
+            assert_int_equal(system(cmd) >> 8, 2);
+            snprintf(cmd, sizeof cmd, "test -e %s/short-out", TMP);
+            assert_int_not_equal(system(cmd), 0);
+        } else {
+            if (rc != BW_OK) fail_msg("case %d: %s", k, err.msg);
+            assert_int_equal(t.n_steps, 4);
+            assert_string_equal(t.steps[3].stopped, k == 1 ? "reached_target" : "");
+            trace_free(&t);
+        }
+    }
+}
+
+/* A policy that needs what the trace never holds is refused before anything is written:
+ * ADPSGD without "param_variance", Accordion without "epoch_norms" (exit 2, naming both). */
+static void test_replaying_a_policy_needing_what_the_trace_lacks_is_refused(void **state)
+{
+    (void)state;
+    char path[256], cmd[1024];
+    snprintf(path, sizeof path, "%s/bare.jsonl", TMP);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, HDRLEN STEP(0, 0) STEP(1, 0) STEP(2, 0) STEP(3, 1) STEP(4, 1) STEP(5, 1));
+    fclose(f);
+    const char *policies[] = {"sync,adpsgd", "accordion"},
+               *fields[] = {"param_variance", "epoch_norms"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "%s replay --trace %s --policies %s --quiet --no-plots --out %s/bare-out "
+                 "2>%s/bare.err",
+                 BELLOWS_BIN, path, policies[k], TMP, TMP);
+        assert_int_equal(system(cmd) >> 8, 2);
+        char errp[256];
+        snprintf(errp, sizeof errp, "%s/bare.err", TMP);
+        char *msg = slurp(errp, NULL);
+        assert_non_null(msg);
+        if (!strstr(msg, k ? "--policy accordion" : "--policy adpsgd") || !strstr(msg, fields[k]) ||
+            !strstr(msg, path))
+            fail_msg("message: %s", msg);
+        free(msg);
+        snprintf(cmd, sizeof cmd, "test -e %s/bare-out", TMP);
+        assert_int_not_equal(system(cmd), 0);
+    }
+    /* the policies that need neither replay it */
+    snprintf(cmd, sizeof cmd,
+             "%s replay --trace %s --policies sync,cpsgd:period=2 --quiet --no-plots --out "
+             "%s/bare-ok > %s/bare.out 2>&1",
+             BELLOWS_BIN, path, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/bare.out", TMP);
+    char *out = slurp(path, NULL);
+    assert_non_null(strstr(out, "replay: accuracy is the trace's"));
+    free(out);
 }
 
 static void test_a_recorded_run_holds_every_step_and_evaluation(void **state)
@@ -625,6 +718,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_written_traces_read_back_identically),
         cmocka_unit_test(test_broken_traces_are_refused_with_file_and_line),
+        cmocka_unit_test(test_short_traces_are_complete_only_when_they_say_why),
+        cmocka_unit_test(test_replaying_a_policy_needing_what_the_trace_lacks_is_refused),
         cmocka_unit_test(test_a_recorded_run_holds_every_step_and_evaluation),
         cmocka_unit_test(test_replaying_a_recorded_run_reproduces_its_time_and_bytes),
         cmocka_unit_test(test_fast_replay_gives_the_actors_results),

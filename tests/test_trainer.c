@@ -3,6 +3,8 @@
  * and an oversized batch are reported. */
 #include "testutil.h"
 
+#include "blas_cpu.h"
+
 #include "trainer.h"
 
 typedef struct {
@@ -131,8 +133,10 @@ static void test_batch_larger_than_data_is_usage_error(void **state)
     model_free(m);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    blas_cpu_fix_kernels(argv); /* the kernels bellows itself uses */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_model_learns),
         cmocka_unit_test(test_same_seed_gives_identical_parameters),

@@ -177,7 +177,9 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s)
         return rc;
     s->has_variance = json_object_get(o, "param_variance") != NULL &&
                       !json_is_null(json_object_get(o, "param_variance"));
-    if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance))) return rc;
+    if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance)) ||
+        (rc = get_str(w, o, "stopped", 0, s->stopped, sizeof s->stopped)))
+        return rc;
     s->step = step;
     s->epoch = (int)epoch;
     s->batch = batch ? (int)batch : t->h.batch * t->h.workers;
@@ -228,6 +230,50 @@ static char *read_line(gzFile f, char **buf, size_t *cap)
     }
 }
 
+/* Whether the line just read is the file's last and stops mid-record: no newline at its end
+ * and the stream at its end, or a gzip stream that ended before its trailer. */
+static int cut_short(gzFile f, const char *line)
+{
+    int zerr = 0;
+    gzerror(f, &zerr);
+    if (zerr == Z_BUF_ERROR) return 1;
+    size_t len = strlen(line);
+    return gzeof(f) && (len == 0 || line[len - 1] != '\n');
+}
+
+static int truncated(gzFile f, const Where *w)
+{
+    int zerr = 0;
+    gzerror(f, &zerr);
+    if (zerr == Z_BUF_ERROR)
+        return bw_fail(w->err, BW_EUSAGE,
+                       "%s: truncated: the gzip stream ends early, at line %ld (copied or "
+                       "written only in part?)",
+                       w->path, w->line);
+    return bw_fail(w->err, BW_EUSAGE,
+                   "%s: truncated: the file ends within line %ld, in the middle of a record",
+                   w->path, w->line);
+}
+
+/* A header that gives "epochs" and "steps_per_epoch" promises that many steps; fewer records
+ * are a trace cut short unless the last one ends the last epoch (an adaptive batch takes fewer
+ * steps) or says the run stopped early ("stopped": diverged or reached its target). */
+static int check_complete(const char *path, const Trace *t, BwError *err)
+{
+    const TraceHeader *h = &t->h;
+    const TraceStep *last = &t->steps[t->n_steps - 1];
+    if (h->epochs <= 0 || h->steps_per_epoch <= 0) return BW_OK;
+    long promised = (long)h->epochs * h->steps_per_epoch;
+    if (t->n_steps >= promised || last->stopped[0] ||
+        (last->epoch >= h->epochs - 1 && last->epoch_end))
+        return BW_OK;
+    return bw_fail(err, BW_EUSAGE,
+                   "%s: truncated: the header promises %ld steps (%d epochs of %ld) but the "
+                   "trace holds %ld step records, the last in epoch %d of %d",
+                   path, promised, h->epochs, h->steps_per_epoch, t->n_steps, last->epoch + 1,
+                   h->epochs);
+}
+
 int trace_read(const char *path, Trace *t, BwError *err)
 {
     memset(t, 0, sizeof *t);
@@ -248,7 +294,9 @@ int trace_read(const char *path, Trace *t, BwError *err)
         json_error_t jerr;
         json_t *o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
         if (!o) {
-            rc = bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line, jerr.column, jerr.text);
+            rc = cut_short(f, buf) ? truncated(f, &w)
+                                   : bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line,
+                                             jerr.column, jerr.text);
             break;
         }
         if (!json_is_object(o)) {
@@ -283,6 +331,7 @@ int trace_read(const char *path, Trace *t, BwError *err)
     }
     int zerr = 0;
     const char *zmsg = gzerror(f, &zerr);
+    if (rc == BW_OK && zerr == Z_BUF_ERROR) rc = truncated(f, &w);
     if (rc == BW_OK && zerr != Z_OK && zerr != Z_STREAM_END)
         rc = bw_fail(err, BW_EUSAGE, "%s: cannot read it: %s", path, zmsg);
     gzclose(f);
@@ -290,7 +339,9 @@ int trace_read(const char *path, Trace *t, BwError *err)
     if (rc == BW_OK && !have_header) rc = bw_fail(err, BW_EUSAGE, "%s: empty trace", path);
     if (rc == BW_OK && t->n_steps == 0)
         rc = bw_fail(err, BW_EUSAGE, "%s: the trace has no step records", path);
+    if (rc == BW_OK) rc = check_complete(path, t, err);
     if (rc) trace_free(t);
+    snprintf(t->path, sizeof t->path, "%s", path);
     return rc;
 }
 
@@ -402,6 +453,7 @@ void trace_write_step(TraceWriter *w, const TraceStep *s)
     if (s->has_epoch_norms)
         json_object_set_new(o, "epoch_norms", norms_array(s->epoch_norms, w->n_layers));
     if (s->has_variance) json_object_set_new(o, "param_variance", json_real(s->param_variance));
+    if (s->stopped[0]) json_object_set_new(o, "stopped", json_string(s->stopped));
     put_line(w, o);
 }
 

@@ -6,11 +6,14 @@
  *            "rows", "cols"}, ...]}
  *   steps    {"type": "step", "step", "epoch", "epoch_end", "batch" (global), "lr", "loss",
  *            "grad_norms": [per layer, mean over workers], optional "grad_norms_rank0",
- *            "epoch_norms" (at an epoch's end), "param_variance" (after an averaging)}
+ *            "epoch_norms" (at an epoch's end), "param_variance" (after an averaging),
+ *            "stopped" (on the last record of a run that stopped before its "epochs")}
  *   evals    {"type": "eval", "step", "test_accuracy", optional "test_loss"}
  * Steps are numbered 0, 1, 2, ... without gaps; epochs never go back; evals come after the
- * step they follow. The reader checks all of it and names the file, line and column of the
- * first thing wrong. traces/README.md documents the format for users. */
+ * step they follow. A header with "epochs" and "steps_per_epoch" promises the run's length: a
+ * trace with fewer steps that neither ends the last epoch nor says it "stopped" is refused as
+ * truncated, as is a gzip stream that ends early. The reader checks all of it and names the file,
+ * line and column of the first thing wrong. traces/README.md documents the format for users. */
 #ifndef BELLOWS_TRACE_H
 #define BELLOWS_TRACE_H
 
@@ -50,6 +53,8 @@ typedef struct {
     double grad_norms_rank0[TRACE_MAX_LAYERS];
     double epoch_norms[TRACE_MAX_LAYERS];
     double param_variance;
+    char stopped[16]; /* the run's last record when it stopped early: "diverged",
+                         "reached_target"; "" otherwise */
 } TraceStep;
 
 typedef struct {
@@ -63,6 +68,7 @@ typedef struct {
     long n_steps;
     TraceEval *evals;
     long n_evals;
+    char path[1024]; /* as given to trace_read, for messages */
 } Trace;
 
 /* Reads and checks a whole trace; usage errors (BW_EUSAGE) name "FILE:LINE:COLUMN". */

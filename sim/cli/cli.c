@@ -247,6 +247,7 @@ int cli_concat(CliOpt *out, int cap, const CliOpt *const *tables, const int *cou
                const size_t *bases, int n)
 {
     int total = 0;
+    (void)cap; /* read by the assert only */
     for (int t = 0; t < n; t++) {
         assert(total + counts[t] <= cap);
         memcpy(out + total, tables[t], sizeof(CliOpt) * (size_t)counts[t]);

@@ -15,7 +15,7 @@ const CliOpt cluster_cli_opts[] = {
     CLUSTER_OPT("workers", CLI_INT, workers, "8", "GPUs",
                 "simulated GPUs (data-parallel workers); the default 8 is for generated "
                 "platforms: with --platform, every host of the file",
-                1, 65536, NULL, 0),
+                1, 4096, NULL, 0), /* DRIVER_MAX_WORKERS: one range, one message */
     CLUSTER_OPT("gpus-per-node", CLI_INT, gpus_per_node, "1", "GPUs",
                 "GPUs per node (hierarchical topology)", 1, 1024, NULL, 0),
     CLUSTER_OPT(

@@ -52,8 +52,10 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
     if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
+    int existed = f.run.out && access(f.run.out, F_OK) == 0;
     if (rc == BW_OK && f.run.out) rc = outdir_create(f.run.out, err);
     if (rc) goto fail;
+    outfile_interrupt_softly();
     run_print_scenario(&f, &cfg, &ta);
     printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
     fflush(stdout);
@@ -67,6 +69,11 @@ int cmd_run(int argc, char **argv, BwError *err)
     }
     if (strcmp(res.status, "diverged") == 0) rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
 fail:
+    if (rc == BW_EINTR) { /* the driver's "interrupted at step N of M" */
+        outdir_remove_if_new(f.run.out, existed);
+        BwError why = *err;
+        bw_fail(err, BW_EINTR, "%s; nothing written (run it again to start over)", why.msg);
+    }
     driver_result_free(&res);
     dataset_free(&train);
     dataset_free(&test);
@@ -271,6 +278,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
     const char *out = f.run.out ? f.run.out : "runs/compare";
+    int existed = access(out, F_OK) == 0;
     if (rc == BW_OK) rc = outdir_create(out, err);
     if (rc) goto fail;
     run_print_scenario(&f, &cfg, &ta);
@@ -283,10 +291,21 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     CompareJob job = {&cfg, &ta, &f, out, specs, rows, wallclock_s(), cfg.progress, 0};
     if (cfg.replay) ta.model = cfg.replay->h.model;
     cfg.progress = cfg.progress && f.run.jobs == 1;
-    if ((rc = runner_pool(n, f.run.jobs, compare_start, compare_done, &job, err))) goto fail;
+    if ((rc = runner_pool(n, f.run.jobs, compare_start, compare_done, &job, err))) {
+        if (rc == BW_EINTR) { /* runner: "interrupted; K of N runs finished" */
+            outdir_remove_if_new(out, existed);
+            BwError why = *err;
+            bw_fail(err, BW_EINTR, "%s: %s; no compare.csv (run it again for the table)",
+                    replay ? "replay" : "compare", why.msg);
+        }
+        goto fail;
+    }
     int failed = job.failed;
     double t0 = job.t0;
     print_compare_table(specs, rows, n, f.run.target);
+    if (cfg.replay)
+        printf("replay: accuracy is the trace's (its evaluations at the same steps), not the "
+               "policy's own; only time and bytes are simulated\n");
     if ((rc = write_compare_csv(out, specs, rows, n, err))) goto fail;
     printf("# wrote %s/compare.csv (%.1f wall s)\n", out, wallclock_s() - t0);
     if (!f.run.no_plots) make_plots(out, specs, n, f.run.target);

@@ -40,6 +40,7 @@ static CliOpt option_row(ModelArgs *ma, int i)
 
 int model_args_flags(ModelArgs *ma, CliOpt *out, int cap)
 {
+    (void)cap; /* read by the asserts only */
     ma->choices[0] = '\0';
     for (const ModelOps *const *r = model_registry(); *r; r++)
         join(ma->choices, sizeof ma->choices, (*r)->name);

@@ -276,6 +276,10 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
                cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, cfg->tc.seed);
     }
+    double machine, need = driver_memory_bytes(cfg, &machine);
+    if (need > (double)(1 << 30)) /* large: say it before the wait (per run of a compare) */
+        printf("# memory: about %.1f GiB per run, of this machine's %.1f GiB (estimated)\n",
+               need / (1 << 30), machine / (1 << 30));
     if (c->platform_file) {
         printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
                "(%s), %s network model\n",

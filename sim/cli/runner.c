@@ -74,8 +74,11 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     int rc = BW_OK; /* a fast replay needs no SimGrid engine */
     if (!driver_replay_fast(cfg, NULL, 0))
         rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, f->run.network_model, &err);
+    outfile_interrupt_softly(); /* again: SimGrid's engine_init puts its own (exit 1) in */
+    int existed = access(dir, F_OK) == 0;
     if (!rc) rc = outdir_create(dir, &err);
     if (!rc) rc = driver_run(cfg, &res, &err);
+    if (rc == BW_EINTR) outdir_remove_if_new(dir, existed);
     if (!rc) {
         RunMeta meta = {command, model, f->run.network_model, f->run.collectives,
                         wallclock_s() - t0};
@@ -111,9 +114,12 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
         free(fds);
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     }
-    int next = 0, running = 0, rc = BW_OK;
+    int next = 0, running = 0, rc = BW_OK, finished = 0;
+    /* SIGINT (Ctrl-C reaches the whole process group): no new runs, the running ones stop at
+     * their next step and are not results */
+    outfile_interrupt_softly();
     while (next < n || running > 0) {
-        while (rc == BW_OK && next < n && running < jobs) {
+        while (rc == BW_OK && !outfile_interrupted() && next < n && running < jobs) {
             int p[2];
             if (pipe(p) != 0) {
                 rc = bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
@@ -164,10 +170,15 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
                     snprintf(row.error, sizeof row.error, "the run process exited with %d",
                              WEXITSTATUS(status));
             }
+            if (row.rc == BW_EINTR || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT))
+                continue; /* an interrupted run is not a result */
+            finished++;
             done(i, &row, ctx);
         }
     }
     free(pids);
     free(fds);
+    if (rc == BW_OK && outfile_interrupted())
+        rc = bw_fail(err, BW_EINTR, "interrupted; %d of %d runs finished", finished, n);
     return rc;
 }

@@ -123,6 +123,8 @@ typedef struct {
 /* Checks the policy and compressor specs against the model and cluster (usage errors), without
  * simulating anything. Run it before creating any output. */
 int driver_check(const RunConfig *cfg, BwError *err);
+/* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */
+double driver_memory_bytes(const RunConfig *cfg, double *machine);
 
 /* Replay: whether driver_run takes the fast path, which needs no SimGrid engine, no actors, no
  * payloads and no compressor math: each step costs the trace's compute time plus the analytic

@@ -225,6 +225,9 @@ int record_trace_close(DriverRun *run, BwError *err)
 {
     TraceRecorder *rec = &run->rec;
     if (!rec->writer) return BW_OK;
+    if (rec->has_pending && (run->stop == STOP_DIVERGED || run->stop == STOP_TARGET))
+        snprintf(rec->pending.stopped, sizeof rec->pending.stopped, "%s",
+                 run->stop == STOP_DIVERGED ? "diverged" : "reached_target");
     flush_trace(rec);
     int rc = trace_writer_close(rec->writer, err);
     rec->writer = NULL;

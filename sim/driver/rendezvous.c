@@ -4,6 +4,8 @@
  * its own observe and advance. Every worker draws step t's batch from the same epoch order. */
 #include "driver_impl.h"
 
+#include "outfile.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -297,6 +299,14 @@ static void replay_advance(DriverRun *run, const StepState *st)
 void rendezvous_leader(DriverRun *run)
 {
     const StepState st = run->cur;
+    if (outfile_interrupted()) { /* SIGINT: stop every worker at once, keep nothing */
+        long of = run->cfg->replay ? run->cfg->replay->n_steps
+                                   : (long)run->cfg->tc.epochs * (run->shard / run->b0);
+        run->stop = STOP_ERROR;
+        run->err_status =
+            bw_fail(&run->err, BW_EINTR, "interrupted at step %ld of %ld", st.step, of);
+        return;
+    }
     if (!gather_losses(run, &st)) return;
     gather_norms(run);
     PolicyObs obs = run->cfg->replay ? replay_observe(run, &st) : live_observe(run, &st);

@@ -23,7 +23,8 @@ int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, B
     LayerView layers[MODEL_MAX_LAYERS];
     for (int l = 0; l < h->n_layers; l++) {
         LayerView *v = &layers[l];
-        snprintf(v->name, sizeof v->name, "%s", h->layers[l].name);
+        /* a trace's names may be longer than a layer view's: shown shortened */
+        snprintf(v->name, sizeof v->name, "%.*s", (int)sizeof v->name - 1, h->layers[l].name);
         v->rows = h->layers[l].rows;
         v->cols = h->layers[l].cols;
         v->ndim = v->cols == 1 ? 1 : 2;

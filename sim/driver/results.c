@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_cpu.h"
 #include "policy.h"
 #include "outfile.h"
 #include "units.h"
@@ -52,6 +53,8 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_double(w, "momentum", cfg->tc.sgd.momentum);
     jsonw_double(w, "weight_decay", cfg->tc.sgd.weight_decay);
     jsonw_long(w, "seed", (long long)cfg->tc.seed);
+    jsonw_string(w, "blas_kernel", blas_cpu_kernel()); /* blas_cpu.h: pinned to one family */
+    jsonw_long(w, "blas_threads", blas_cpu_threads());
 }
 
 /* A platform file's hosts and routes may differ: whose gpu_flops, bandwidth_bps and latency_s

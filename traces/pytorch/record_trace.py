@@ -17,7 +17,9 @@ Then `bellows replay --trace run.jsonl.gz --policies sync,accordion,... --out DI
 under any policy on any simulated cluster. The format is documented in traces/README.md. The
 recorder writes to a temporary file and renames it on close(), so a crashed run leaves no
 half-written trace. Under torch.distributed the per-layer norms and the loss are averaged over
-the ranks (one small all_reduce per step) and only rank 0 writes.
+the ranks (one small all_reduce per step) and only rank 0 writes. At each epoch's end it writes
+"epoch_norms" (Accordion's signal; bellows refuses to replay accordion without them), for which
+it keeps one fp32 sum of the gradients.
 """
 import gzip
 import json
@@ -55,6 +57,9 @@ class TraceRecorder:
         self.writer = (not self.distributed) or dist.get_rank() == 0
         self.steps = 0
         self.epoch = 0
+        # the epoch's summed local gradients, for "epoch_norms" (Accordion's signal)
+        self.sums = None
+        self.epoch_steps = 0
         self.pending_eval = None
         self.path = path
         if not self.writer:
@@ -89,6 +94,7 @@ class TraceRecorder:
         if self.distributed:
             torch.distributed.all_reduce(local)
             local /= self.workers
+        epoch_norms = self._epoch_norms(epoch_end)
         values = [float(x) for x in local.cpu()]
         if not all(math.isfinite(v) for v in values):
             raise ValueError("non-finite gradient norm or loss at step %d" % self.steps)
@@ -98,10 +104,32 @@ class TraceRecorder:
                    "grad_norms": values[:-1]}
             if self.distributed:
                 rec["grad_norms_rank0"] = [float(x) for x in rank0[:-1].cpu()]
+            if epoch_norms is not None:
+                rec["epoch_norms"] = epoch_norms
             if global_batch:
                 rec["batch"] = int(global_batch)
             self._line(rec)
         self.steps += 1
+
+    def _epoch_norms(self, epoch_end):
+        """Adds this step's gradients to the epoch's sums; at the epoch's end returns per layer
+        the norm of the epoch's mean local gradient, mean over workers, and starts again."""
+        if self.sums is None:
+            self.sums = [torch.zeros_like(p, dtype=torch.float32) for _, p in self.params]
+        for s, (_, p) in zip(self.sums, self.params):
+            if p.grad is not None:
+                s.add_(p.grad.detach().float())
+        self.epoch_steps += 1
+        if not epoch_end:
+            return None
+        norms = torch.stack([(s / self.epoch_steps).norm() for s in self.sums])
+        if self.distributed:
+            torch.distributed.all_reduce(norms)
+            norms /= self.workers
+        for s in self.sums:
+            s.zero_()
+        self.epoch_steps = 0
+        return [float(x) for x in norms.cpu()]
 
     def eval(self, test_accuracy, test_loss=None):
         """Records an evaluation of the model after the steps done so far."""
