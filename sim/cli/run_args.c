@@ -80,7 +80,8 @@ static const CliOpt compare_opts[] = {
             0, NULL, 0),
     RUN_OPT("jobs", CLI_INT, jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0),
     RUN_OPT("seeds", CLI_INT_LIST, seeds, RUN_DEFAULT_SEEDS, "seeds",
-            "repeat every policy (and point) with each of these seeds; --seed S alone: just S. "
+            "repeat every policy (and point) with each of these seeds; --seed S alone, or a "
+            "replay (--trace) without --seeds: just S. "
             "The table gives mean and standard deviation, and a 95% interval of the speedup "
             "paired by seed",
             0, 2147483647.0, NULL, 16),
@@ -169,6 +170,11 @@ int run_seeds(const Flags *f, int *seeds, int *n, BwError *err)
     int given_seeds = cli_given(f->opts, f->n, f->set, "seeds");
     if (cli_given(f->opts, f->n, f->set, "seed")) {
         if (given_seeds) return bw_fail(err, BW_EUSAGE, "--seed: give --seeds or --seed, not both");
+        seeds[0] = (int)f->train.seed;
+        *n = 1;
+        return BW_OK;
+    }
+    if (!given_seeds && f->run.trace) { /* a replay: the trace fixes losses and accuracies */
         seeds[0] = (int)f->train.seed;
         *n = 1;
         return BW_OK;

@@ -56,7 +56,8 @@ typedef struct {
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err);
 
 /* The seeds of a compare or sweep: --seeds, or --seed S alone (just S), or the default
- * RUN_DEFAULT_SEEDS; both flags at once is a usage error. seeds holds CLI_LIST_MAX. */
+ * RUN_DEFAULT_SEEDS (a replay, --trace: just --seed, the trace fixing losses and accuracies);
+ * both flags at once is a usage error. seeds holds CLI_LIST_MAX. */
 int run_seeds(const Flags *f, int *seeds, int *n, BwError *err);
 
 /* --out DIR must be new or empty unless --force (which overwrites files of the same names and
