@@ -197,7 +197,7 @@ static const BadCase BAD[] = {
     {"run --record-trace @/nodir/t.jsonl --train-samples 256 --test-samples 64 --batch 8", 2,
      "--record-trace"},
     {"sweep --seed 3 --seeds 1,2 --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
-     "--seed: a sweep takes --seeds"},
+     "--seed: give --seeds or --seed, not both"},
     {"sweep --policies sync,nosuch --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
      "--policy"},
     {"policies extra", 2, "policies: takes no arguments"},
@@ -275,6 +275,22 @@ static const BadCase BAD[] = {
      "--policies: more than"},
     /* ---- traces (replay, compare --trace, sweep --trace) ---- */
     {"replay --out @/o1", 2, "--trace: replay needs the trace"},
+    /* ---- seeds, and an --out that holds something already (nothing in it touched) ---- */
+    {"compare --seed 3 --seeds 1,2 --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--seed: give --seeds or --seed, not both"},
+    {"compare --seeds 1,2,1 --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "--seeds: 1 is listed twice"},
+    {"compare --seeds '' --out @/o1", 2, "--seeds"},
+    {"run --train-samples 256 --test-samples 64 --batch 8 --out @/nonempty", 2,
+     "nonempty: the folder is not empty (earlier results?); choose a new folder, or add --force"},
+    {"compare --train-samples 256 --test-samples 64 --batch 8 --out @/nonempty", 2,
+     "nonempty: the folder is not empty"},
+    {"replay --trace @/headonly.jsonl --out @/nonempty", 2, "nonempty: the folder is not empty"},
+    {"sweep --workers 2,4 --train-samples 256 --test-samples 64 --batch 8 --out @/nonempty", 2,
+     "nonempty: the folder is not empty"},
+    {"sweep --workers 2,4 --train-samples 256 --test-samples 64 --batch 8 --force --resume "
+     "--out @/o1",
+     2, "--force: not with --resume"},
     {"replay --trace @/nonexistent.jsonl --out @/o1", 2, "nonexistent.jsonl"},
     {"replay --trace @/notjson.jsonl --out @/o1", 2, "notjson.jsonl:1:"},
     {"replay --trace @/badstep.jsonl --out @/o1", 2, "badstep.jsonl:2: "},
@@ -471,6 +487,11 @@ static void make_broken_inputs(void)
                               "    <host id=\"a\" speed=\"1Tf\"/><host id=\"b\" speed=\"1Tf\"/>\n"
                               "  </zone>\n</platform>\n");
     write_text("notjson.jsonl", "this is not JSON\n");
+    /* a folder with an earlier result in it: --out refuses it without --force */
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nonempty", TMP);
+    assert_int_equal(mkdir(dir, 0777), 0);
+    write_text("nonempty/compare.csv", "policy,folder\n");
     write_text("badstep.jsonl", TRACE_HEADER "{\"type\":\"step\",\"step\":0}\n");
     write_text("headonly.jsonl", TRACE_HEADER);
     write_text("empty.jsonl", "");
@@ -611,10 +632,20 @@ static void test_help_and_version(void **state)
     out = captured("stdout");
     assert_non_null(strstr(out, "--policy"));
     assert_non_null(strstr(out, "--compute-jitter"));
+    assert_non_null(strstr(out, "(none: print only)"));
     free(out);
     assert_int_equal(run("compare --help"), 0);
     out = captured("stdout");
     assert_non_null(strstr(out, "--policies"));
+    /* where it writes, said as it does it; the seeds */
+    assert_non_null(strstr(out, "(default: runs/compare)"));
+    assert_non_null(strstr(out, "--force"));
+    assert_non_null(strstr(out, "(default: 1,2,3)"));
+    assert_null(strstr(out, "print only"));
+    free(out);
+    assert_int_equal(run("replay --help"), 0);
+    out = captured("stdout");
+    assert_non_null(strstr(out, "(default: runs/compare)"));
     free(out);
     assert_int_equal(run("models"), 0);
     out = captured("stdout");
@@ -789,32 +820,76 @@ static void test_a_write_failure_is_reported_and_leaves_no_partial_file(void **s
     assert_int_not_equal(system(cmd), 0);
 }
 
+/* A figure of summary.json ("key": value). */
+static double summary_figure(const char *dir, const char *key)
+{
+    char path[256], pat[64];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    char *text = slurp(path, NULL);
+    if (!text) fail_msg("%s missing", path);
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    char *at = strstr(text, pat);
+    if (!at) fail_msg("%s lacks %s", path, key);
+    double x = strtod(at + strlen(pat), NULL);
+    free(text);
+    return x;
+}
+
+/* Field k (from 0) of the line of csv that starts with prefix. */
+static double csv_field(const char *csv, const char *prefix, int k)
+{
+    const char *line = strstr(csv, prefix);
+    if (!line) fail_msg("no row %s", prefix);
+    for (int i = 0; i < k; i++) line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
 static void test_compare_writes_its_table_folders_and_plots(void **state)
 {
     (void)state;
     char args[512], path[256];
+    const char *flags = "--train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 16 "
+                        "--target-accuracy 0.5 --quiet";
     snprintf(args, sizeof args,
-             "compare --policies sync,static:level=1,cpsgd:period=4 --train-samples 2048 "
-             "--test-samples 500 --epochs 2 --workers 4 --batch 16 --target-accuracy 0.5 "
-             "--quiet --out %s/cmp",
-             TMP);
+             "compare --policies sync,static:level=1,cpsgd:period=4 %s --out %s/cmp", flags, TMP);
     assert_int_equal(run(args), 0);
     char *out = captured("stdout");
     assert_non_null(strstr(out, "speedup"));
+    assert_non_null(strstr(out, "95% CI"));
+    assert_non_null(strstr(out, "seeds 1,2,3")); /* the default seeds */
     assert_non_null(strstr(out, "cpsgd:period=4"));
     free(out);
     snprintf(path, sizeof path, "%s/cmp/compare.csv", TMP);
     char *csv = slurp(path, NULL);
     assert_non_null(csv);
-    size_t lines;
-    lines = (size_t)count_lines(csv);
-    assert_int_equal(lines, 4);
+    assert_int_equal(count_lines(csv), 4);
     assert_non_null(strstr(csv, "policy,folder,status,final_test_accuracy"));
-    /* the baseline's speedup and byte ratio against itself are 1 */
-    assert_non_null(strstr(csv, "\"sync\",1-sync,completed,"));
+    assert_non_null(strstr(csv, ",steps,seeds,time_to_accuracy_sd_s,speedup_ci_low,"
+                                "speedup_ci_high,tta_resolution_s\n"));
+    /* the baseline's speedup and byte ratio against itself are 1; the folder is seed 1's */
+    assert_non_null(strstr(csv, "\"sync\",seed-1/1-sync,completed,"));
+    /* the speedup of static:level=1 is the mean of the per-seed speedups, its interval
+     * Student's t with 2 degrees of freedom, from the runs' own summary.json */
+    double sp[3], mean = 0, var = 0, res = 0;
+    for (int i = 0; i < 3; i++) {
+        char a[256], b[256];
+        snprintf(a, sizeof a, "%s/cmp/seed-%d/1-sync", TMP, i + 1);
+        snprintf(b, sizeof b, "%s/cmp/seed-%d/2-static-level-1", TMP, i + 1);
+        sp[i] = summary_figure(a, "time_to_accuracy_s") / summary_figure(b, "time_to_accuracy_s");
+        mean += sp[i] / 3;
+    }
+    for (int i = 0; i < 3; i++) var += (sp[i] - mean) * (sp[i] - mean) / 2;
+    double half = 4.302652729911275 * sqrt(var / 3);
+    const char *row = "\"static:level=1\"";
+    assert_true(fabs(csv_field(csv, row, 6) - mean) < 1e-5 * mean);
+    assert_int_equal((int)csv_field(csv, row, 14), 3);
+    assert_true(fabs(csv_field(csv, row, 16) - (mean - half)) < 1e-6);
+    assert_true(fabs(csv_field(csv, row, 17) - (mean + half)) < 1e-6);
+    res = csv_field(csv, row, 18); /* one evaluation interval: positive, below the tta */
+    assert_true(res > 0 && res < csv_field(csv, row, 5));
     free(csv);
-    const char *must[] = {"1-sync/summary.json", "2-static-level-1/steps.csv",
-                          "3-cpsgd-period-4/evals.csv", "schedule.svg"};
+    const char *must[] = {"seed-1/1-sync/summary.json", "seed-3/2-static-level-1/steps.csv",
+                          "seed-2/3-cpsgd-period-4/evals.csv", "schedule.svg"};
     for (int k = 0; k < 4; k++) {
         snprintf(path, sizeof path, "%s/cmp/%s", TMP, must[k]);
         if (!file_exists(path)) fail_msg("%s missing", path);
@@ -825,14 +900,28 @@ static void test_compare_writes_its_table_folders_and_plots(void **state)
         snprintf(path, sizeof path, "%s/cmp/%s.png", TMP, pngs[k]);
         expect_png(path);
     }
-    /* bellows plot on one run of it */
-    snprintf(args, sizeof args, "plot %s/cmp/2-static-level-1", TMP);
+    /* bellows plot on one run of it, and on the whole folder */
+    snprintf(args, sizeof args, "plot %s/cmp/seed-1/2-static-level-1", TMP);
     assert_int_equal(run(args), 0);
     const char *run_pngs[] = {"accuracy_vs_time", "bytes_vs_time", "time_per_step", "schedule"};
     for (int k = 0; k < 4; k++) {
-        snprintf(path, sizeof path, "%s/cmp/2-static-level-1/%s.png", TMP, run_pngs[k]);
+        snprintf(path, sizeof path, "%s/cmp/seed-1/2-static-level-1/%s.png", TMP, run_pngs[k]);
         expect_png(path);
     }
+    snprintf(args, sizeof args, "plot %s/cmp", TMP);
+    assert_int_equal(run(args), 0);
+    /* the folder is not written over again without --force; with it, it is */
+    snprintf(args, sizeof args, "compare --policies sync --seed 2 %s --no-plots --out %s/cmp",
+             flags, TMP);
+    assert_int_equal(run(args), 2);
+    snprintf(args, sizeof args,
+             "compare --policies sync --seed 2 %s --no-plots --force --out %s/cmp", flags, TMP);
+    assert_int_equal(run(args), 0);
+    snprintf(path, sizeof path, "%s/cmp/compare.csv", TMP);
+    csv = slurp(path, NULL);
+    assert_non_null(strstr(csv, "\"sync\",seed-2/1-sync,completed,"));
+    assert_int_equal(count_lines(csv), 2);
+    free(csv);
 }
 
 int main(void)

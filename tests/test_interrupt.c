@@ -98,12 +98,13 @@ static void test_an_interrupted_compare_keeps_only_finished_runs(void **state)
 {
     (void)state;
     char args[1024], first[256], path[256];
-    snprintf(args, sizeof args,
-             "compare --epochs 40 --train-samples 4096 --test-samples 200 --workers 2 --quiet "
-             "--no-plots --jobs 1 --policies sync,static:level=2,static:level=1 --out %s/cmp",
-             TMP);
+    snprintf(
+        args, sizeof args,
+        "compare --epochs 40 --train-samples 4096 --test-samples 200 --workers 2 --quiet "
+        "--no-plots --jobs 1 --seed 1 --policies sync,static:level=2,static:level=1 --out %s/cmp",
+        TMP);
     /* once the first policy's summary is written, the second is running: interrupt it */
-    snprintf(first, sizeof first, "%s/cmp/1-sync/summary.json", TMP);
+    snprintf(first, sizeof first, "%s/cmp/seed-1/1-sync/summary.json", TMP);
     int st = interrupt(args, first, NULL);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 130) fail_msg("status %d", st);
     char *err = err_text();
@@ -112,11 +113,11 @@ static void test_an_interrupted_compare_keeps_only_finished_runs(void **state)
     free(err);
     snprintf(path, sizeof path, "%s/cmp/compare.csv", TMP);
     assert_false(file_exists(path));
-    snprintf(path, sizeof path, "%s/cmp/1-sync/summary.json", TMP);
+    snprintf(path, sizeof path, "%s/cmp/seed-1/1-sync/summary.json", TMP);
     assert_true(file_exists(path));
-    snprintf(path, sizeof path, "%s/cmp/2-static-level-2", TMP);
+    snprintf(path, sizeof path, "%s/cmp/seed-1/2-static-level-2", TMP);
     assert_false(file_exists(path));
-    snprintf(path, sizeof path, "%s/cmp/3-static-level-1", TMP);
+    snprintf(path, sizeof path, "%s/cmp/seed-1/3-static-level-1", TMP);
     assert_false(file_exists(path));
     snprintf(path, sizeof path, "%s/cmp", TMP);
     assert_true(no_tmp_files(path));

@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cc=${CC:-cc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-S="--train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 32"
+S="--train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 32 --seed 1"
 fail() { echo "FAIL: $*"; exit 1; }
 
 # the README's minimal policy is policies/examples/halfway.c, word for word
@@ -40,7 +40,7 @@ grep -q 'by=accuracy' pl/steps.csv || fail "plateau saw no evaluation"
 "$bellows" compare $S --compressor powersgd --policies sync,./netaware.so,./plateau.so:patience=1,./halfway.so \
   --out cmp --no-plots --quiet > /dev/null
 [ "$(grep -c ',completed,' cmp/compare.csv)" -eq 4 ] || { cat cmp/compare.csv; fail "compare"; }
-[ -f "cmp/2-._netaware.so/steps.csv" ] && [ -f "cmp/3-._plateau.so-patience-1/steps.csv" ] || fail "folders"
+[ -f "cmp/seed-1/2-._netaware.so/steps.csv" ] && [ -f "cmp/seed-1/3-._plateau.so-patience-1/steps.csv" ] || fail "folders"
 "$bellows" sweep $S --compressor powersgd --bandwidth 1Gbps,10Gbps --policies sync,./netaware.so,./plateau.so,./halfway.so \
   --out sw --quiet > /dev/null
 [ "$(grep -c ',completed,' sw/sweep.csv)" -eq 8 ] || { cat sw/sweep.csv; fail "sweep"; }
@@ -56,7 +56,7 @@ for twin in "static:level=1 static" "accordion accordion" "cpsgd:period=4 cpsgd"
     "$here/tests/plugins/twin.c" "$here/policies/$name.c" "$here/policies/policy_impl.c" -lm
   "$bellows" compare $S --compressor powersgd --policies "$spec,./${name}_twin.so$opts" \
     --out "twin-$name" --no-plots --quiet > /dev/null
-  a=(twin-$name/1-*) b=(twin-$name/2-*)
+  a=(twin-$name/seed-1/1-*) b=(twin-$name/seed-1/2-*)
   for f in steps.csv evals.csv; do cmp "${a[0]}/$f" "${b[0]}/$f" || fail "$name: $f differs built in and as a plugin"; done
   diff <(grep -v '"wall\|"policy"' "${a[0]}/summary.json") <(grep -v '"wall\|"policy"' "${b[0]}/summary.json") \
     || fail "$name: summary.json differs"

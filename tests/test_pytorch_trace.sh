@@ -15,12 +15,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$here/traces/pytorch" && $py example_mlp.py "$tmp/torch.jsonl.gz" 2)
 "$bellows" replay --trace "$tmp/torch.jsonl.gz" --workers 2 --policies sync,static:level=1,accordion \
-  --target-accuracy 0.9 --quiet --no-plots --out "$tmp/replay" > "$tmp/out.txt"
+  --target-accuracy 0.9 --seed 1 --quiet --no-plots --out "$tmp/replay" > "$tmp/out.txt"
 cat "$tmp/out.txt"
 rows=$(($(wc -l < "$tmp/replay/compare.csv") - 1))
 [ "$rows" -eq 3 ] || { echo "expected 3 rows in compare.csv, got $rows"; exit 1; }
-grep -q '"accuracy_source": "trace"' "$tmp/replay/1-sync/summary.json"
-grep -q '"steps": 64' "$tmp/replay/1-sync/summary.json"    # 2 epochs of 32 steps
+grep -q '"accuracy_source": "trace"' "$tmp/replay/seed-1/1-sync/summary.json"
+grep -q '"steps": 64' "$tmp/replay/seed-1/1-sync/summary.json"    # 2 epochs of 32 steps
 # a broken line in the middle is refused, naming the file and line
 zcat "$tmp/torch.jsonl.gz" | sed '10s/"loss":/"loss":"x",/' > "$tmp/broken.jsonl"
 if "$bellows" replay --trace "$tmp/broken.jsonl" --workers 2 --policies sync --out "$tmp/r2" \

@@ -16,7 +16,7 @@ export PATH="$PATH:/usr/sbin:/sbin"   # munged, slurmctld and slurmd live in sbi
 # shellcheck disable=SC2054  # the commas are inside flag values
 FLAGS=(--bandwidth 1Gbps,10Gbps --latency 1us,20us --policies sync,static:level=1
        --train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 32
-       --target-accuracy 0.6 --no-plots --quiet)
+       --target-accuracy 0.6 --seeds 1 --no-plots --quiet)
 RUNS=8
 
 for cmd in mungekey munged munge unmunge slurmctld slurmd sinfo sbatch squeue scancel parallel; do

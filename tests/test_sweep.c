@@ -14,7 +14,7 @@ static char TMP[64];
 #define SWEEP_ARGS                                                                                 \
     "sweep --bandwidth 1Gbps,10Gbps --latency 1us,20us --policies sync,static:level=1 "            \
     "--train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 32 "                   \
-    "--target-accuracy 0.6 --no-plots --quiet"
+    "--target-accuracy 0.6 --seeds 1 --no-plots --quiet"
 
 static int sh(const char *fmt, const char *a, const char *b)
 {
@@ -170,8 +170,18 @@ static void test_two_shards_merge_into_the_whole_sweep(void **state)
         snprintf(dir, sizeof dir, "%s/shard%d", TMP, k);
         char args[64];
         snprintf(args, sizeof args, " --shard %d/2", k);
-        assert_int_equal(sh(BELLOWS_BIN " " SWEEP_ARGS " --out %s%s >/dev/null", dir, args), 0);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "%s " SWEEP_ARGS " --out %s%s >%s.out", BELLOWS_BIN, dir, args,
+                 dir);
+        assert_int_equal(system(cmd), 0);
     }
+    /* a shard's table ranks no point it did not run whole: shard 1 ran only sync */
+    snprintf(dir, sizeof dir, "%s/shard1.out", TMP);
+    char *table = slurp(dir, NULL);
+    assert_non_null(table);
+    assert_non_null(strstr(table, "(not run)"));
+    assert_null(strstr(table, "<- fastest"));
+    free(table);
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "%s merge --out %s/merged %s/shard1 %s/shard2 >/dev/null",
              BELLOWS_BIN, TMP, TMP, TMP);
@@ -201,6 +211,43 @@ static void test_two_shards_merge_into_the_whole_sweep(void **state)
     assert_int_equal(WEXITSTATUS(st), 2);
 }
 
+/* A sweep's runs are what its header says and what compare runs: the same scenario without
+ * --epochs or --eval-every gives the same evaluations and steps in both. */
+static void test_a_sweep_runs_what_compare_runs(void **state)
+{
+    (void)state;
+    const char *flags = "--policies sync,static:level=1 --train-samples 1024 --test-samples 200 "
+                        "--workers 4 --batch 32 --target-accuracy 0.6 --seeds 2 --no-plots --quiet";
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 --out %s/same-sweep >%s/same-sweep.out",
+             BELLOWS_BIN, flags, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s compare %s --out %s/same-compare >/dev/null", BELLOWS_BIN, flags,
+             TMP);
+    assert_int_equal(system(cmd), 0);
+    const char *files[] = {"evals.csv", "steps.csv"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "cmp %s/same-sweep/runs/seed-2/2-static-level-1/%s "
+                 "%s/same-compare/seed-2/2-static-level-1/%s",
+                 TMP, files[k], TMP, files[k]);
+        assert_int_equal(system(cmd), 0);
+    }
+    /* the header: compare's 20 epochs and twenty evaluations an epoch (8 steps: every step) */
+    snprintf(cmd, sizeof cmd, "%s/same-sweep.out", TMP);
+    char *out = slurp(cmd, NULL);
+    assert_non_null(out);
+    assert_non_null(strstr(out, "20 epochs"));
+    assert_non_null(strstr(out, "seed 2"));
+    assert_non_null(strstr(out, "# evaluation every 1 steps (8 an epoch of 8 steps)"));
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "grep -q '\"epochs\": 20' %s/same-sweep/runs/seed-2/1-sync/summary.json && "
+             "grep -q '\"eval_every\": 1' %s/same-sweep/runs/seed-2/1-sync/summary.json",
+             TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
@@ -210,6 +257,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_killed_sweep_resumes_without_losing_or_repeating_rows),
         cmocka_unit_test(test_a_terminated_sweep_leaves_only_complete_files),
         cmocka_unit_test(test_two_shards_merge_into_the_whole_sweep),
+        cmocka_unit_test(test_a_sweep_runs_what_compare_runs),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rm_tree(TMP);

@@ -332,7 +332,7 @@ static void test_replaying_a_recorded_run_reproduces_its_time_and_bytes(void **s
         assert_int_equal(system(cmd), 0);
         snprintf(path, sizeof path, "%s/live%d/summary.json", TMP, k);
         char *live = slurp(path, NULL);
-        snprintf(path, sizeof path, "%s/replay%d/%s/summary.json", TMP, k, folders[k]);
+        snprintf(path, sizeof path, "%s/replay%d/seed-1/%s/summary.json", TMP, k, folders[k]);
         char *rep = slurp(path, NULL);
         assert_non_null(live);
         assert_non_null(rep);
@@ -546,7 +546,9 @@ static void check_engines_agree(const char *trace, const char *flags, const char
                  BELLOWS_BIN, trace, flags, policies, engines[e], out[e]);
         if (system(cmd) != 0) fail_msg("failed: %s", cmd);
     }
-    DIR *d = opendir(out[0]);
+    char seed_dir[320];
+    snprintf(seed_dir, sizeof seed_dir, "%s/seed-1", out[0]); /* a replay: one seed */
+    DIR *d = opendir(seed_dir);
     assert_non_null(d);
     int runs = 0;
     for (struct dirent *ent; (ent = readdir(d));) {
@@ -554,12 +556,12 @@ static void check_engines_agree(const char *trace, const char *flags, const char
         const char *files[] = {"steps.csv", "evals.csv"};
         char pa[1024], pb[1024];
         for (int i = 0; i < 2; i++) {
-            snprintf(pa, sizeof pa, "%s/%s/%s", out[0], ent->d_name, files[i]);
-            snprintf(pb, sizeof pb, "%s/%s/%s", out[1], ent->d_name, files[i]);
+            snprintf(pa, sizeof pa, "%s/seed-1/%s/%s", out[0], ent->d_name, files[i]);
+            snprintf(pb, sizeof pb, "%s/seed-1/%s/%s", out[1], ent->d_name, files[i]);
             check_csv_close(pa, pb);
         }
-        snprintf(pa, sizeof pa, "%s/%s/summary.json", out[0], ent->d_name);
-        snprintf(pb, sizeof pb, "%s/%s/summary.json", out[1], ent->d_name);
+        snprintf(pa, sizeof pa, "%s/seed-1/%s/summary.json", out[0], ent->d_name);
+        snprintf(pb, sizeof pb, "%s/seed-1/%s/summary.json", out[1], ent->d_name);
         check_summaries(pa, pb);
         runs++;
     }
@@ -643,7 +645,7 @@ static void test_replays_that_need_the_actors_fall_back_and_say_why(void **state
                  "--no-plots --quiet --out %s/fallback%zu >/dev/null",
                  BELLOWS_BIN, trace, cases[i].flags, TMP, i);
         assert_int_equal(system(cmd), 0);
-        snprintf(path, sizeof path, "%s/fallback%zu/1-sync/summary.json", TMP, i);
+        snprintf(path, sizeof path, "%s/fallback%zu/seed-1/1-sync/summary.json", TMP, i);
         char *sum = slurp(path, NULL), want[128];
         assert_non_null(sum);
         snprintf(want, sizeof want, "\"replay_engine\": \"%s\"", cases[i].engine);
@@ -690,12 +692,12 @@ static void test_fast_replay_outputs_are_byte_identical_run_to_run(void **state)
         assert_int_equal(system(cmd), 0);
     }
     const char *files[] = {"compare.csv",
-                           "1-static/steps.csv",
-                           "1-static/evals.csv",
-                           "2-accordion-interval-1/steps.csv",
-                           "3-cpsgd-period-3/steps.csv",
-                           "3-cpsgd-period-3/evals.csv",
-                           "2-accordion-interval-1/summary.json"};
+                           "seed-1/1-static/steps.csv",
+                           "seed-1/1-static/evals.csv",
+                           "seed-1/2-accordion-interval-1/steps.csv",
+                           "seed-1/3-cpsgd-period-3/steps.csv",
+                           "seed-1/3-cpsgd-period-3/evals.csv",
+                           "seed-1/2-accordion-interval-1/summary.json"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         char pa[512], pb[512];
         snprintf(pa, sizeof pa, "%s/same0/%s", TMP, files[i]);

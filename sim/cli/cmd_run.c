@@ -1,5 +1,6 @@
 /* cmd_run.c: `bellows run` (one simulated training run) and `bellows compare` (several policies
- * on the identical scenario and seed, one table). SimGrid allows one simulation per process,
+ * on the identical scenario, each with every seed of --seeds, one table of means over seeds and
+ * speedups paired by seed). SimGrid allows one simulation per process,
  * so compare runs each policy in a child process (up to --jobs at a time) that writes its own
  * run folder and sends its headline figures back through a pipe. */
 #include <cblas.h>
@@ -28,6 +29,8 @@
 #include "units.h"
 #include "wallclock.h"
 
+#include <gsl/gsl_statistics_double.h>
+
 #define MAX_POLICIES 16
 
 int cmd_run(int argc, char **argv, BwError *err)
@@ -46,13 +49,15 @@ int cmd_run(int argc, char **argv, BwError *err)
     RunResult res;
     memset(&res, 0, sizeof res);
     double t0 = wallclock_s();
+    int existed = 0; /* --out was there before: an interruption leaves it */
     if (rc == BW_OK) rc = run_setup("run", &f, &ta, &cfg, slowdown, err);
+    if (rc == BW_OK && f.run.out) rc = run_check_out(f.run.out, f.run.force, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     if (rc == BW_OK) rc = driver_check(&cfg, err);
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
     if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
-    int existed = f.run.out && access(f.run.out, F_OK) == 0;
+    existed = f.run.out && access(f.run.out, F_OK) == 0;
     if (rc == BW_OK && f.run.out) rc = outdir_create(f.run.out, err);
     if (rc) goto fail;
     outfile_interrupt_softly();
@@ -83,94 +88,215 @@ fail:
 
 /* ---- compare ---- */
 
-/* Whether row i has a speedup and bytes ratio against the baseline (row 0): neither failed
- * nor diverged (a diverged run's time to accuracy is not a result). */
-static int compare_has_ratio(const RunRow *rows, int i)
+/* compare's runs: policy k with seed i is run i * n_pol + k, in folder seed-S/<k>-<policy>. */
+typedef struct {
+    char (*specs)[SPEC_MAX_TEXT];
+    int n_pol, n_seeds, seeds[CLI_LIST_MAX];
+    RunRow *rows;
+    int out_existed; /* --out was there before: an interruption leaves it */
+} Runs;
+
+static const RunRow *run_of(const Runs *r, int seed_i, int k)
 {
-    return !rows[0].rc && !rows[i].rc && strcmp(rows[0].status, "diverged") != 0 &&
-           strcmp(rows[i].status, "diverged") != 0;
+    return &r->rows[seed_i * r->n_pol + k];
 }
 
-static int write_compare_csv(const char *dir, char specs[][SPEC_MAX_TEXT], const RunRow *rows,
-                             int n, BwError *err)
+/* One policy over the seeds. */
+typedef struct {
+    RunRow mean;   /* means over the seeds (tta: NAN unless every seed reached the target);
+                      failed if any seed failed; status "mixed" if the seeds' differ */
+    int reached;   /* seeds that reached the target */
+    double tta_sd; /* over those seeds (NAN below 2) */
+    double speedup, ci_lo, ci_hi; /* mean of the per-seed speedups against the first policy,
+                                     and its 95% interval (NAN unless every pair reached) */
+    double res_s, res_frac;       /* the worst tta resolution over the seeds, in seconds and as a
+                                     fraction of the first policy's tta for that seed */
+} PolicyStats;
+
+static void mean_row(const Runs *r, int k, RunRow *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->status, sizeof m->status, "%s", run_of(r, 0, k)->status);
+    double steps = 0, n = r->n_seeds;
+    for (int i = 0; i < r->n_seeds; i++) {
+        const RunRow *x = run_of(r, i, k);
+        if (x->rc) {
+            m->rc = x->rc;
+            snprintf(m->status, sizeof m->status, "failed");
+            return;
+        }
+        if (strcmp(m->status, "diverged") != 0 && strcmp(x->status, m->status) != 0)
+            snprintf(m->status, sizeof m->status, "%s",
+                     strcmp(x->status, "diverged") == 0 ? "diverged" : "mixed");
+        m->final += x->final / n;
+        m->best += x->best / n;
+        m->sim_time += x->sim_time / n;
+        m->bytes += x->bytes / n;
+        m->compute += x->compute / n;
+        m->comm += x->comm / n;
+        m->wait += x->wait / n;
+        steps += (double)x->steps / n;
+    }
+    m->steps = lround(steps);
+}
+
+/* A run whose time to accuracy is a result: neither failed nor diverged. */
+static int counts(const RunRow *x)
+{
+    return !x->rc && strcmp(x->status, "diverged") != 0;
+}
+
+/* Whether policy st has a bytes ratio against the baseline: no failed or diverged run in
+ * either. */
+static int has_ratio(const PolicyStats *st, const PolicyStats *base)
+{
+    return counts(&st->mean) && counts(&base->mean);
+}
+
+static void policy_stats(const Runs *r, int k, PolicyStats *st)
+{
+    mean_row(r, k, &st->mean);
+    double tta[CLI_LIST_MAX], base[CLI_LIST_MAX], hit[CLI_LIST_MAX], sp[CLI_LIST_MAX];
+    st->reached = 0;
+    st->res_s = st->res_frac = NAN;
+    for (int i = 0; i < r->n_seeds; i++) {
+        const RunRow *x = run_of(r, i, k), *b = run_of(r, i, 0);
+        tta[i] = x->rc ? NAN : x->tta;
+        base[i] = b->rc ? NAN : b->tta;
+        if (isfinite(tta[i])) hit[st->reached++] = tta[i];
+        if (!x->rc && isfinite(x->tta_res)) {
+            st->res_s = fmax(st->res_s, x->tta_res);
+            if (isfinite(base[i])) st->res_frac = fmax(st->res_frac, x->tta_res / base[i]);
+        }
+    }
+    double lo, hi;
+    runner_mean_ci(hit, st->reached, &st->mean.tta, &lo, &hi);
+    if (st->reached < r->n_seeds) st->mean.tta = NAN;
+    st->tta_sd = st->reached > 1 ? gsl_stats_sd(hit, 1, (size_t)st->reached) : NAN;
+    st->speedup = st->ci_lo = st->ci_hi = NAN;
+    for (int i = 0; i < r->n_seeds; i++) { /* no speedup to or of a diverged run */
+        if (!counts(run_of(r, i, k))) tta[i] = NAN;
+        if (!counts(run_of(r, i, 0))) base[i] = NAN;
+    }
+    if (runner_paired_speedups(base, tta, r->n_seeds, sp) == r->n_seeds)
+        runner_mean_ci(sp, r->n_seeds, &st->speedup, &st->ci_lo, &st->ci_hi);
+}
+
+/* compare.csv: one row per policy, the shared columns as means over the seeds, then seeds,
+ * time_to_accuracy_sd_s, speedup_ci_low, speedup_ci_high, tta_resolution_s. The folder is the
+ * first seed's run. */
+static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *st, BwError *err)
 {
     OutFile of;
     int rc = outfile_open(&of, dir, "compare.csv", err);
     if (rc) return rc;
     fputs("policy,folder,", of.f);
     runner_csv_header(of.f);
-    fputc('\n', of.f);
-    for (int i = 0; i < n; i++) {
-        const RunRow *r = &rows[i];
+    fputs(",seeds,time_to_accuracy_sd_s,speedup_ci_low,speedup_ci_high,tta_resolution_s\n", of.f);
+    for (int k = 0; k < r->n_pol; k++) {
         char folder[SPEC_MAX_TEXT + 8];
-        runner_folder_name(i, specs[i], folder, sizeof folder);
-        /* no ratio to or of a failed or diverged run */
-        double speedup = compare_has_ratio(rows, i) ? rows[0].tta / r->tta : NAN;
-        double ratio = compare_has_ratio(rows, i) ? r->bytes / rows[0].bytes : NAN;
-        fprintf(of.f, "\"%s\",%s,", specs[i], folder);
-        runner_csv_row(of.f, r, speedup, ratio, RUNNER_CSV_COMPARE);
-        fputc('\n', of.f);
+        runner_folder_name(k, r->specs[k], folder, sizeof folder);
+        double ratio = has_ratio(&st[k], &st[0]) ? st[k].mean.bytes / st[0].mean.bytes : NAN;
+        fprintf(of.f, "\"%s\",seed-%d/%s,", r->specs[k], r->seeds[0], folder);
+        runner_csv_row(of.f, &st[k].mean, st[k].speedup, ratio, RUNNER_CSV_COMPARE);
+        fprintf(of.f, ",%d,", r->n_seeds);
+        const double more[] = {st[k].tta_sd, st[k].ci_lo, st[k].ci_hi, st[k].res_s};
+        for (int m = 0; m < 4; m++) {
+            if (isfinite(more[m])) fprintf(of.f, "%.9g", more[m]);
+            fputs(m < 3 ? "," : "\n", of.f);
+        }
     }
     return outfile_commit(&of, err);
 }
 
-static void print_compare_table(char specs[][SPEC_MAX_TEXT], const RunRow *rows, int n,
-                                double target)
+#define ROW_FMT "%-30s %7s %7s %9s %8s %7s %13s %10s %7s %8s %6s"
+
+/* One policy's line; returns 1 if its resolution is worse than 2% of the baseline's tta. */
+static int print_policy(const Runs *r, int k, const PolicyStats *st, const PolicyStats *base)
 {
-    printf("\n%-34s %8s %8s %12s %8s %12s %8s %10s\n", "policy", "final", "best", "tta_s",
-           "speedup", "MB/worker", "bytes", "sim_s");
-    for (int i = 0; i < n; i++) {
-        const RunRow *r = &rows[i];
-        char tta[32], sp[32];
-        if (r->rc) {
-            printf("%-34s %8s %8s %12s %8s %12s %8s %10s  FAILED\n", specs[i], "-", "-", "-", "-",
-                   "-", "-", "-");
-            continue;
-        }
-        if (isnan(r->tta))
-            snprintf(tta, sizeof tta, "not reached");
-        else
-            snprintf(tta, sizeof tta, "%.4f", r->tta);
-        double speedup = compare_has_ratio(rows, i) ? rows[0].tta / r->tta : NAN;
-        if (isfinite(speedup))
-            snprintf(sp, sizeof sp, "%.2fx", speedup);
-        else
-            snprintf(sp, sizeof sp, "-");
-        char ratio[32] = "-";
-        if (compare_has_ratio(rows, i))
-            snprintf(ratio, sizeof ratio, "%.3fx", r->bytes / rows[0].bytes);
-        printf("%-34s %8.4f %8.4f %12s %8s %12.3f %8s %10.4f%s%s\n", specs[i], r->final, r->best,
-               tta, sp, r->bytes / 1e6, ratio, r->sim_time,
-               strcmp(r->status, "diverged") == 0 ? "  DIVERGED" : "",
-               strcmp(r->status, "reached_target") == 0 ? "  (stopped at target)" : "");
+    const RunRow *m = &st->mean;
+    if (m->rc) {
+        printf(ROW_FMT "  FAILED\n", r->specs[k], "-", "-", "-", "-", "-", "", "-", "-", "-", "-");
+        return 0;
     }
-    printf("\ntta_s: simulated seconds to test accuracy %.4f; speedup and bytes: against the "
-           "first policy;\nMB/worker: megabytes each worker sent; sim_s: simulated seconds of "
-           "the whole run.\n",
-           target);
+    char fin[16], best[16], tta[32], sd[16] = "", sp[32], ci[48], mb[32], ratio[16] = "-", sim[32],
+                                     res[16] = "-";
+    snprintf(fin, sizeof fin, "%.4f", m->final);
+    snprintf(best, sizeof best, "%.4f", m->best);
+    if (st->reached == r->n_seeds)
+        snprintf(tta, sizeof tta, "%.4f", m->tta);
+    else if (st->reached == 0)
+        snprintf(tta, sizeof tta, "not reached");
+    else
+        snprintf(tta, sizeof tta, "%d/%d seeds", st->reached, r->n_seeds);
+    if (isfinite(st->tta_sd)) snprintf(sd, sizeof sd, "%.4f", st->tta_sd);
+    runner_format_speedup(st->speedup, k ? st->ci_lo : NAN, k ? st->ci_hi : NAN, sp, sizeof sp, ci,
+                          sizeof ci);
+    snprintf(mb, sizeof mb, "%.3f", m->bytes / 1e6);
+    if (has_ratio(st, base)) snprintf(ratio, sizeof ratio, "%.3fx", m->bytes / base->mean.bytes);
+    snprintf(sim, sizeof sim, "%.4f", m->sim_time);
+    int coarse = isfinite(st->res_frac) && st->res_frac > 0.02;
+    if (isfinite(st->res_frac))
+        snprintf(res, sizeof res, "%.1f%%%s", 100 * st->res_frac, coarse ? "!" : "");
+    printf(ROW_FMT "%s%s\n", r->specs[k], fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
+           strcmp(m->status, "diverged") == 0 ? "  DIVERGED" : "",
+           strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "");
+    return coarse;
 }
 
-/* Plots are a convenience: a failure is reported, and the results stand. */
-static void make_plots(const char *out, char specs[][SPEC_MAX_TEXT], int n, double target)
+static void print_compare_table(const Runs *r, const PolicyStats *st, double target, int eval_every)
+{
+    printf("\n" ROW_FMT "\n", "policy", "final", "best", "tta_s", "+-sd", "speedup", "95% CI",
+           "MB/worker", "bytes", "sim_s", "res");
+    int coarse = 0;
+    for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
+    printf("\nMeans over %d seed(s). tta_s: simulated seconds to the first evaluation at or "
+           "above test accuracy %.4f\n(+-sd: standard deviation over the seeds; \"k/n seeds\": "
+           "only k reached it). speedup: the first\npolicy's tta over this one's, seed by seed, "
+           "averaged; 95%% CI: Student's t interval of that mean\n(2 seeds or more); ~: the "
+           "interval contains 1 (not told apart from the first policy). bytes:\nagainst the "
+           "first policy; MB/worker: megabytes each worker sent; sim_s: the whole run.\nres: "
+           "the simulated time between the evaluation that reached the target and the one "
+           "before\n(the crossing lies in it), worst over the seeds, as a share of the first "
+           "policy's tta",
+           r->n_seeds, target);
+    if (eval_every > 0)
+        printf(" (evaluations every %d steps).\n", eval_every);
+    else
+        printf(" (evaluations at epoch ends).\n");
+    if (coarse)
+        printf("%d row(s) marked ! are coarser than 2%%: a smaller --eval-every sharpens them.\n",
+               coarse);
+    else
+        printf("Every row that reached the target is within 2%%.\n");
+}
+
+/* Plots are a convenience: a failure is reported, and the results stand. They draw the first
+ * seed's runs (the legend says which seed). */
+static void make_plots(const char *out, const Runs *r, double target)
 {
     if (!plots_available()) {
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
         return;
     }
-    static char folders[MAX_POLICIES][SPEC_MAX_TEXT + 8];
+    static char folders[MAX_POLICIES][SPEC_MAX_TEXT + 24],
+        labels_of[MAX_POLICIES][SPEC_MAX_TEXT + 24];
     const char *runs[MAX_POLICIES], *labels[MAX_POLICIES];
-    for (int i = 0; i < n; i++) {
-        runner_folder_name(i, specs[i], folders[i], sizeof folders[i]);
-        runs[i] = folders[i];
-        labels[i] = specs[i];
+    for (int k = 0; k < r->n_pol; k++) {
+        char folder[SPEC_MAX_TEXT + 8];
+        runner_folder_name(k, r->specs[k], folder, sizeof folder);
+        snprintf(folders[k], sizeof folders[k], "seed-%d/%s", r->seeds[0], folder);
+        snprintf(labels_of[k], sizeof labels_of[k], "%s(seed-%d)", r->specs[k], r->seeds[0]);
+        runs[k] = folders[k];
+        labels[k] = labels_of[k];
     }
     BwError err;
-    if (plots_compare(out, runs, labels, n, target, &err) != BW_OK)
+    if (plots_compare(out, runs, labels, r->n_pol, target, &err) != BW_OK)
         fprintf(stderr, "bellows: %s\n", err.msg);
     else
-        printf("# plots in %s: accuracy_vs_time, accuracy_vs_bytes, bytes_vs_time, "
-               "time_breakdown, schedule (.png and .svg)\n",
-               out);
+        printf("# plots in %s (the runs of seed %d): accuracy_vs_time, accuracy_vs_bytes, "
+               "bytes_vs_time, time_breakdown (means over seeds), schedule (.png and .svg)\n",
+               out, r->seeds[0]);
 }
 
 typedef struct {
@@ -178,34 +304,39 @@ typedef struct {
     const TrainArgs *ta;
     const Flags *f;
     const char *out;
-    char (*specs)[SPEC_MAX_TEXT];
-    RunRow *rows;
+    Runs *r;
     double t0;
     int progress, failed;
 } CompareJob;
 
-static void compare_start(int i, int fd, void *ctx)
+static void compare_start(int j, int fd, void *ctx)
 {
     CompareJob *job = ctx;
+    const Runs *r = job->r;
+    int k = j % r->n_pol, seed = r->seeds[j / r->n_pol];
     char dir[4096], folder[SPEC_MAX_TEXT + 8];
-    runner_folder_name(i, job->specs[i], folder, sizeof folder);
-    snprintf(dir, sizeof dir, "%s/%s", job->out, folder);
-    job->cfg->policy = job->specs[i];
-    job->cfg->label = job->specs[i];
+    runner_folder_name(k, r->specs[k], folder, sizeof folder);
+    snprintf(dir, sizeof dir, "%s/seed-%d/%s", job->out, seed, folder);
+    job->cfg->policy = r->specs[k];
+    job->cfg->label = r->specs[k];
+    job->cfg->tc.seed = (unsigned long)seed;
     runner_child(job->cfg, job->ta->model, "compare", job->f, dir, fd);
 }
 
-static void compare_done(int i, RunRow *row, void *ctx)
+static void compare_done(int j, RunRow *row, void *ctx)
 {
     CompareJob *job = ctx;
-    job->rows[i] = *row;
+    const Runs *r = job->r;
+    const char *spec = r->specs[j % r->n_pol];
+    int seed = r->seeds[j / r->n_pol];
+    r->rows[j] = *row;
     if (row->rc) {
         job->failed++;
-        job->rows[i].final = job->rows[i].best = job->rows[i].tta = NAN;
-        fprintf(stderr, "bellows: compare: %s: %s\n", job->specs[i], row->error);
+        r->rows[j].final = r->rows[j].best = r->rows[j].tta = NAN;
+        fprintf(stderr, "bellows: compare: %s seed %d: %s\n", spec, seed, row->error);
     } else if (job->progress) {
-        fprintf(stderr, "[compare] %s done: accuracy %.4f, %.1f wall s so far\n", job->specs[i],
-                row->final, wallclock_s() - job->t0);
+        fprintf(stderr, "[compare] %s seed %d done: accuracy %.4f, %.1f wall s so far\n", spec,
+                seed, row->final, wallclock_s() - job->t0);
     }
 }
 
@@ -235,13 +366,44 @@ static void print_compare_help(int replay, const Flags *f)
                        f->opts, f->n);
     else
         cli_print_help(stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
-                       "Runs every policy of --policies on the identical scenario and seed (the "
-                       "flags of bellows run),\nprints one table (accuracy, time to "
-                       "--target-accuracy, speedup and bytes against the first policy)\nand "
-                       "writes DIR/compare.csv and one run folder per policy. With no flags: "
-                       "mlp, 8 workers,\n10Gbps star, PowerSGD, policies sync, static rank 1, "
-                       "static rank 2 and accordion.",
+                       "Runs every policy of --policies on the identical scenario, once per seed "
+                       "of --seeds (the flags of\nbellows run), prints one table (means over the "
+                       "seeds of accuracy and time to --target-accuracy,\nspeedup against the "
+                       "first policy paired by seed with its 95% interval, bytes) and writes\n"
+                       "DIR/compare.csv and one run folder per policy and seed, DIR/seed-S/"
+                       "K-POLICY/. With no flags:\nmlp, 8 workers, 10Gbps star, PowerSGD, "
+                       "policies sync, static rank 1, static rank 2 and\naccordion, seeds 1,2,3, "
+                       "into runs/compare (which must be new or empty, or --force).",
                        f->opts, f->n);
+}
+
+/* The policies, seeds and scenario checked, the data (or trace) loaded; nothing written. */
+static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig *cfg,
+                         Dataset *train, Dataset *test, Trace *trace, double *slowdown,
+                         BwError *err)
+{
+    int rc = spec_split_list(f->run.policies, "--policies", r->specs, MAX_POLICIES, &r->n_pol, err);
+    if (rc == BW_OK) rc = run_seeds(f, r->seeds, &r->n_seeds, err);
+    if (rc == BW_OK) rc = run_setup("compare", f, ta, cfg, slowdown, err);
+    if (rc == BW_OK) rc = run_check_out(f->run.out, f->run.force, err);
+    if (rc == BW_OK && replay && !f->run.trace)
+        rc = bw_fail(err, BW_EUSAGE, "--trace: replay needs the trace to replay");
+    if (rc == BW_OK && f->run.trace && (rc = trace_read(f->run.trace, trace, err)) == BW_OK)
+        rc = run_apply_trace(f, cfg, trace, err);
+    else if (rc == BW_OK && !f->run.trace)
+        rc = run_load_data(ta, cfg, train, test, err);
+    for (int i = 0; rc == BW_OK && i < r->n_pol; i++) {
+        cfg->policy = r->specs[i];
+        rc = driver_check(cfg, err);
+    }
+    if (rc == BW_OK)
+        rc = engine_check_options(f->n_simgrid, f->simgrid_args, f->run.network_model, err);
+    r->out_existed = access(f->run.out, F_OK) == 0;
+    if (rc == BW_OK) rc = outdir_create(f->run.out, err);
+    if (rc) return rc;
+    run_default_eval_every(f, cfg);
+    cfg->tc.seed = (unsigned long)r->seeds[0];
+    return BW_OK;
 }
 
 static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
@@ -254,65 +416,55 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         print_compare_help(replay, &f);
         return BW_OK;
     }
-    char specs[MAX_POLICIES][SPEC_MAX_TEXT];
-    int n = 0;
+    static char specs[MAX_POLICIES][SPEC_MAX_TEXT];
+    Runs r = {.specs = specs};
     TrainArgs ta;
     RunConfig cfg;
     Dataset train = {0}, test = {0};
     double slowdown[DRIVER_MAX_WORKERS];
-    RunRow rows[MAX_POLICIES];
-    memset(rows, 0, sizeof rows);
+    PolicyStats st[MAX_POLICIES];
     if (rc == BW_OK)
-        rc = spec_split_list(f.run.policies, "--policies", specs, MAX_POLICIES, &n, err);
-    if (rc == BW_OK) rc = run_setup("compare", &f, &ta, &cfg, slowdown, err);
-    if (rc == BW_OK && replay && !f.run.trace)
-        rc = bw_fail(err, BW_EUSAGE, "--trace: replay needs the trace to replay");
-    if (rc == BW_OK && f.run.trace && (rc = trace_read(f.run.trace, &trace, err)) == BW_OK)
-        rc = run_apply_trace(&f, &cfg, &trace, err);
-    else if (rc == BW_OK && !f.run.trace)
-        rc = run_load_data(&ta, &cfg, &train, &test, err);
-    for (int i = 0; rc == BW_OK && i < n; i++) {
-        cfg.policy = specs[i];
-        rc = driver_check(&cfg, err);
-    }
-    if (rc == BW_OK)
-        rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
-    const char *out = f.run.out ? f.run.out : "runs/compare";
-    int existed = access(out, F_OK) == 0;
-    if (rc == BW_OK) rc = outdir_create(out, err);
+        rc = compare_setup(replay, &f, &r, &ta, &cfg, &train, &test, &trace, slowdown, err);
     if (rc) goto fail;
+    const char *out = f.run.out;
+    int n = r.n_pol * r.n_seeds;
+    r.rows = calloc((size_t)n, sizeof *r.rows);
+    if (!r.rows) {
+        rc = bw_fail(err, BW_ERUNTIME, "out of memory");
+        goto fail;
+    }
     run_print_scenario(&f, &cfg, &ta);
     if (cfg.replay) run_print_replay_engine(&cfg, 0, 1);
-    printf("# compressor %s; %d policies, %d at a time; run folders in %s/\n", cfg.compressor, n,
-           f.run.jobs, out);
+    printf("# compressor %s; %d policies x %d seeds, %d at a time; run folders in %s/seed-S/\n",
+           cfg.compressor, r.n_pol, r.n_seeds, f.run.jobs, out);
     fflush(stdout);
     fflush(stderr);
 
-    CompareJob job = {&cfg, &ta, &f, out, specs, rows, wallclock_s(), cfg.progress, 0};
+    CompareJob job = {&cfg, &ta, &f, out, &r, wallclock_s(), cfg.progress, 0};
     if (cfg.replay) ta.model = cfg.replay->h.model;
     cfg.progress = cfg.progress && f.run.jobs == 1;
     if ((rc = runner_pool(n, f.run.jobs, compare_start, compare_done, &job, err))) {
         if (rc == BW_EINTR) { /* runner: "interrupted; K of N runs finished" */
-            outdir_remove_if_new(out, existed);
+            outdir_remove_if_new(out, r.out_existed);
             BwError why = *err;
             bw_fail(err, BW_EINTR, "%s: %s; no compare.csv (run it again for the table)",
                     replay ? "replay" : "compare", why.msg);
         }
         goto fail;
     }
-    int failed = job.failed;
-    double t0 = job.t0;
-    print_compare_table(specs, rows, n, f.run.target);
+    for (int k = 0; k < r.n_pol; k++) policy_stats(&r, k, &st[k]);
+    print_compare_table(&r, st, f.run.target, cfg.replay ? 0 : cfg.eval_every);
     if (cfg.replay)
         printf("replay: accuracy is the trace's (its evaluations at the same steps), not the "
                "policy's own; only time and bytes are simulated\n");
-    if ((rc = write_compare_csv(out, specs, rows, n, err))) goto fail;
-    printf("# wrote %s/compare.csv (%.1f wall s)\n", out, wallclock_s() - t0);
-    if (!f.run.no_plots) make_plots(out, specs, n, f.run.target);
-    if (failed)
-        rc = bw_fail(err, BW_ERUNTIME, "%s: %d of %d policies failed (see above)",
-                     replay ? "replay" : "compare", failed, n);
+    if ((rc = write_compare_csv(out, &r, st, err))) goto fail;
+    printf("# wrote %s/compare.csv (%.1f wall s)\n", out, wallclock_s() - job.t0);
+    if (!f.run.no_plots) make_plots(out, &r, f.run.target);
+    if (job.failed)
+        rc = bw_fail(err, BW_ERUNTIME, "%s: %d of %d runs failed (see above)",
+                     replay ? "replay" : "compare", job.failed, n);
 fail:
+    free(r.rows);
     dataset_free(&train);
     dataset_free(&test);
     trace_free(&trace);

@@ -3,6 +3,7 @@
 #include "run_args.h"
 
 #include <cblas.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,7 +46,12 @@ static const CliOpt run_opts[] = {
     RUN_OPT("slowdown", CLI_DOUBLE_LIST, slowdown, NULL, "x",
             "compute-time multipliers of GPUs 0,1,2,... (stragglers; GPUs not listed: 1)", 0.01,
             1000, NULL, 16),
-    RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder (none: print only)", 0, 0, NULL, 0),
+    RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder, new or empty (none: print only)", 0,
+            0, NULL, 0),
+    RUN_OPT("force", CLI_FLAG, force, NULL, NULL,
+            "write into a non-empty --out: files of the same names are overwritten, nothing is "
+            "removed (folders of an earlier, different command stay)",
+            0, 0, NULL, 0),
     RUN_OPT("quiet", CLI_FLAG, quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0),
 };
 #define N_RUN_OPTS ((int)(sizeof run_opts / sizeof *run_opts))
@@ -60,11 +66,6 @@ static const CliOpt policy_opts[] = {
 };
 
 static const CliOpt sweep_opts[] = {
-    RUN_OPT(
-        "seeds", CLI_INT_LIST, seeds, NULL, "seeds",
-        "repeat every point with each of these seeds (default: --seed); the table gives mean and "
-        "standard deviation",
-        0, 2147483647.0, NULL, 16),
     RUN_OPT("resume", CLI_FLAG, resume, NULL, NULL,
             "skip the runs already in DIR/sweep.csv (after an interruption)", 0, 0, NULL, 0),
     RUN_OPT(
@@ -80,6 +81,12 @@ static const CliOpt compare_opts[] = {
             "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline", 0,
             0, NULL, 0),
     RUN_OPT("jobs", CLI_INT, jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0),
+    RUN_OPT("seeds", CLI_INT_LIST, seeds, RUN_DEFAULT_SEEDS, "seeds",
+            "repeat every policy (and point) with each of these seeds; --seed S alone, or a "
+            "replay (--trace) without --seeds: just S. "
+            "The table gives mean and standard deviation, and a 95% interval of the speedup "
+            "paired by seed",
+            0, 2147483647.0, NULL, 16),
     RUN_OPT(
         "trace", CLI_STRING, trace, NULL, "FILE",
         "replay this gradient trace instead of training (bellows replay; accuracy from the trace)",
@@ -96,11 +103,41 @@ static const CliOpt compare_opts[] = {
 #define N_COMPARE_OPTS ((int)(sizeof compare_opts / sizeof *compare_opts))
 #undef RUN_OPT
 
+/* compare's and sweep's defaults, the same for both (and for the runs of a sweep): long enough
+ * for Accordion to check its regimes several times; RUN_EVALS_PER_EPOCH evaluations an epoch
+ * (run_default_eval_every) so that time to accuracy is precise; compare writes into
+ * runs/compare unless told. */
+static void shared_defaults(Flags *f, RunMode mode)
+{
+    for (int i = 0; i < f->n; i++) {
+        CliOpt *o = &f->opts[i];
+        if (strcmp(o->name, "epochs") == 0) o->def = "20";
+        if (strcmp(o->name, "eval-every") == 0) {
+            o->def = NULL;
+            o->help = "evaluate every N steps (default: steps per epoch / 20, at least 1: twenty "
+                      "evaluations an epoch; 0: at the end of every epoch); not charged simulated "
+                      "time";
+        }
+        if (mode == RUN_MODE_COMPARE && strcmp(o->name, "out") == 0) {
+            o->def = "runs/compare";
+            o->help = "output folder, new or empty";
+        }
+        if (mode == RUN_MODE_SWEEP && strcmp(o->name, "jobs") == 0) {
+            /* a sweep runs as many runs at a time as there are cores */
+            static char cores[16];
+            long n = sysconf(_SC_NPROCESSORS_ONLN);
+            snprintf(cores, sizeof cores, "%ld", n > 0 ? (n < 64 ? n : 64) : 1);
+            o->def = cores;
+        }
+    }
+}
+
 /* Separates SimGrid's --cfg=/--log= options from bellows' flags, then parses the latter. */
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err)
 {
-    const int compare = mode != RUN_MODE_RUN;
+    const int compare = mode == RUN_MODE_COMPARE || mode == RUN_MODE_SWEEP;
     memset(f, 0, sizeof *f);
+    f->mode = mode;
     CliOpt train_opts[TRAIN_CLI_MAX_OPTS];
     const int n_train = train_cli_opts(&f->train, train_opts, TRAIN_CLI_MAX_OPTS);
     const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts,
@@ -113,20 +150,7 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     f->train_at = 0;
     f->cluster_at = n_train;
     f->run_at = f->cluster_at + cluster_cli_n_opts;
-    /* compare's defaults: long enough for Accordion to check its regimes several times, and
-     * evaluations every 30 steps (about a quarter of an epoch) so time-to-accuracy is precise */
-    if (compare)
-        for (int i = 0; i < f->n; i++) {
-            if (strcmp(f->opts[i].name, "epochs") == 0) f->opts[i].def = "20";
-            if (strcmp(f->opts[i].name, "eval-every") == 0) f->opts[i].def = "30";
-            if (mode == RUN_MODE_SWEEP && strcmp(f->opts[i].name, "jobs") == 0) {
-                /* a sweep runs as many runs at a time as there are cores */
-                static char cores[16];
-                long n = sysconf(_SC_NPROCESSORS_ONLN);
-                snprintf(cores, sizeof cores, "%ld", n > 0 ? (n < 64 ? n : 64) : 1);
-                f->opts[i].def = cores;
-            }
-        }
+    if (mode != RUN_MODE_RUN) shared_defaults(f, mode);
     char *rest[512];
     int n_rest = 0;
     f->n_simgrid = 0;
@@ -141,6 +165,55 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
         }
     }
     return cli_parse(cmd, f->opts, f->n, f, n_rest, rest, f->set, err);
+}
+
+int run_seeds(const Flags *f, int *seeds, int *n, BwError *err)
+{
+    int given_seeds = cli_given(f->opts, f->n, f->set, "seeds");
+    if (cli_given(f->opts, f->n, f->set, "seed")) {
+        if (given_seeds) return bw_fail(err, BW_EUSAGE, "--seed: give --seeds or --seed, not both");
+        seeds[0] = (int)f->train.seed;
+        *n = 1;
+        return BW_OK;
+    }
+    if (!given_seeds && f->run.trace) { /* a replay: the trace fixes losses and accuracies */
+        seeds[0] = (int)f->train.seed;
+        *n = 1;
+        return BW_OK;
+    }
+    *n = f->run.seeds.n;
+    memcpy(seeds, f->run.seeds.v, sizeof(int) * (size_t)f->run.seeds.n);
+    if (*n == 0) return bw_fail(err, BW_EUSAGE, "--seeds: expected at least one seed");
+    for (int i = 0; i < *n; i++)
+        for (int j = 0; j < i; j++)
+            if (seeds[i] == seeds[j])
+                return bw_fail(err, BW_EUSAGE, "--seeds: %d is listed twice", seeds[i]);
+    return BW_OK;
+}
+
+int run_check_out(const char *out, int force, BwError *err)
+{
+    DIR *d = opendir(out);
+    if (!d) return BW_OK; /* new (or not a folder: outdir_create says so) */
+    int full = 0;
+    for (struct dirent *e; !full && (e = readdir(d)) != NULL;)
+        full = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    if (full && !force)
+        return bw_fail(err, BW_EUSAGE,
+                       "--out %s: the folder is not empty (earlier results?); choose a new "
+                       "folder, or add --force to write over it",
+                       out);
+    return BW_OK;
+}
+
+void run_default_eval_every(const Flags *f, RunConfig *cfg)
+{
+    if (f->mode == RUN_MODE_RUN || cfg->replay || !cfg->train ||
+        cli_given(f->opts, f->n, f->set, "eval-every"))
+        return;
+    long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
+    cfg->eval_every = steps / RUN_EVALS_PER_EPOCH > 1 ? (int)(steps / RUN_EVALS_PER_EPOCH) : 1;
 }
 
 void run_flags_release(Flags *f)
@@ -258,6 +331,37 @@ void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points
         printf("# replay engine: actors (%s)\n", why);
 }
 
+/* "seed 1" (run), or "seeds 1,2,3" (compare, sweep) */
+static void seed_list(const Flags *f, const RunConfig *cfg, char *buf, size_t n)
+{
+    int seeds[CLI_LIST_MAX], k = 0;
+    BwError err;
+    if (f->mode == RUN_MODE_RUN || f->mode == RUN_MODE_SWEEP_RUN || run_seeds(f, seeds, &k, &err))
+        k = 0;
+    if (k <= 1) {
+        snprintf(buf, n, "seed %lu", k ? (unsigned long)seeds[0] : cfg->tc.seed);
+        return;
+    }
+    size_t used = (size_t)snprintf(buf, n, "seeds ");
+    for (int i = 0; i < k && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%d", i ? "," : "", seeds[i]);
+}
+
+/* "# evaluation every 5 steps (23 an epoch); target accuracy 0.85": what the runs do. */
+static void print_evaluations(const RunConfig *cfg)
+{
+    long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
+    if (cfg->eval_every > 0)
+        printf("# evaluation every %d steps (%.3g an epoch of %ld steps)", cfg->eval_every,
+               (double)steps / cfg->eval_every, steps);
+    else
+        printf("# evaluation at the end of every epoch (%ld steps)", steps);
+    if (cfg->target_accuracy > 0)
+        printf("; target accuracy %.4g\n", cfg->target_accuracy);
+    else
+        printf("; no target accuracy\n");
+}
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;
@@ -271,10 +375,13 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                t->h.model, t->n_steps, t->h.workers, t->h.source, cfg->tc.batch,
                cfg->tc.batch * c->workers);
     } else {
+        char seeds[256];
+        seed_list(f, cfg, seeds, sizeof seeds);
         printf("# %s on Fashion-MNIST (%d train / %d test), %d epochs, batch %d per worker (%d "
-               "global), lr %g, seed %lu\n",
+               "global), lr %g, %s\n",
                ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
-               cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, cfg->tc.seed);
+               cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, seeds);
+        print_evaluations(cfg);
     }
     double machine, need = driver_memory_bytes(cfg, &machine);
     if (need > (double)(1 << 30)) /* large: say it before the wait (per run of a compare) */

@@ -14,7 +14,14 @@
 #define RUN_MAX_OPTS         128
 #define RUN_MAX_SIMGRID_ARGS 32
 
-typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP } RunMode;
+/* RUN_MODE_SWEEP_RUN: one run of a sweep: run's flag table (--policy, --seed) with compare's
+ * and sweep's defaults, so that a sweep's runs are what its header says. */
+typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP, RUN_MODE_SWEEP_RUN } RunMode;
+
+/* compare's and sweep's default --eval-every: this many evaluations an epoch */
+#define RUN_EVALS_PER_EPOCH 20
+/* compare's and sweep's default seeds (--seeds) */
+#define RUN_DEFAULT_SEEDS "1,2,3"
 
 /* The values of the run's own flags, filled by run_parse_flags. */
 typedef struct {
@@ -23,7 +30,7 @@ typedef struct {
     double target, jitter;
     CliDoubleList slowdown;
     CliIntList seeds;
-    int eval_every, stop_at_target, quiet, jobs, no_plots, resume;
+    int eval_every, stop_at_target, quiet, jobs, no_plots, resume, force;
 } RunOpts;
 
 extern const char *const RUN_ABOUT;
@@ -40,12 +47,26 @@ typedef struct {
     int train_at, cluster_at, run_at;
     char *simgrid_args[RUN_MAX_SIMGRID_ARGS];
     int n_simgrid;
+    RunMode mode;
 } Flags;
 
 /* Separates --cfg=/--log= from bellows' flags and parses the latter with the mode's table
  * (run: --policy; compare: --policies, --jobs, --no-plots; sweep: those and --seeds, --resume,
  * --shard). Returns BW_OK, CLI_HELP or BW_EUSAGE. */
 int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags *f, BwError *err);
+
+/* The seeds of a compare or sweep: --seeds, or --seed S alone (just S), or the default
+ * RUN_DEFAULT_SEEDS (a replay, --trace: just --seed, the trace fixing losses and accuracies);
+ * both flags at once is a usage error. seeds holds CLI_LIST_MAX. */
+int run_seeds(const Flags *f, int *seeds, int *n, BwError *err);
+
+/* --out DIR must be new or empty unless --force (which overwrites files of the same names and
+ * removes nothing). A path that is not a folder is left to outdir_create to report. */
+int run_check_out(const char *out, int force, BwError *err);
+
+/* compare's and sweep's default --eval-every (not given, live training): steps per epoch /
+ * RUN_EVALS_PER_EPOCH, at least 1. Call once cfg->train is loaded. */
+void run_default_eval_every(const Flags *f, RunConfig *cfg);
 
 /* Frees what the flags hold (a --platform's host names); the configurations made from them
  * are then invalid. A Flags that run_parse_flags filled, or zeroed, is fine. */

@@ -11,6 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "engine.h"
 #include "outfile.h"
 #include "results.h"
@@ -24,6 +27,49 @@ void runner_folder_name(int i, const char *spec, char *buf, size_t n)
                       : (isalnum((unsigned char)*p) || strchr("._+-", *p) != NULL) ? *p
                                                                                    : '-';
     buf[used] = '\0';
+}
+
+void runner_mean_ci(const double *x, int n, double *mean, double *lo, double *hi)
+{
+    *mean = n > 0 ? gsl_stats_mean(x, 1, (size_t)n) : NAN;
+    *lo = *hi = NAN;
+    if (n < 2) return;
+    double half = gsl_cdf_tdist_Pinv(0.975, n - 1) * gsl_stats_sd(x, 1, (size_t)n) / sqrt(n);
+    *lo = *mean - half;
+    *hi = *mean + half;
+}
+
+int runner_paired_speedups(const double *base, const double *tta, int n, double *out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (isfinite(base[i]) && isfinite(tta[i]) && tta[i] > 0) out[k++] = base[i] / tta[i];
+    return k;
+}
+
+int runner_format_speedup(double mean, double lo, double hi, char *sp, size_t n_sp, char *ci,
+                          size_t n_ci)
+{
+    int ns = isfinite(lo) && isfinite(hi) && lo <= 1 && hi >= 1;
+    if (isfinite(mean))
+        snprintf(sp, n_sp, "%.2fx%s", mean, ns ? "~" : "");
+    else
+        snprintf(sp, n_sp, "-");
+    if (isfinite(lo) && isfinite(hi))
+        snprintf(ci, n_ci, "[%.2f,%.2f]", lo, hi);
+    else
+        snprintf(ci, n_ci, "%s", "");
+    return ns;
+}
+
+/* The resolution of res's time to accuracy (RunRow.tta_res). */
+static double tta_resolution(const RunResult *res, double target)
+{
+    if (!isfinite(res->time_to_accuracy_s)) return NAN;
+    for (int i = 1; i < res->n_evals; i++)
+        if (res->evals[i].test_accuracy >= target)
+            return res->evals[i].sim_time_s - res->evals[i - 1].sim_time_s;
+    return 0; /* the untrained model's evaluation reached it */
 }
 
 void runner_csv_header(FILE *f)
@@ -99,6 +145,7 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.comm = res.communication_s;
         row.wait = res.wait_s;
         row.steps = res.n_steps;
+        row.tta_res = tta_resolution(&res, cfg->target_accuracy);
     }
     ssize_t w = write(fd, &row, sizeof row);
     _exit(w == (ssize_t)sizeof row ? 0 : 1);

@@ -14,6 +14,9 @@ typedef struct {
     char status[32];
     char error[512];
     double final, best, tta, sim_time, bytes, compute, comm, wait;
+    /* tta's resolution: simulated seconds from the evaluation before the one that reached the
+     * target to that one (the crossing lies in between); NAN if not reached */
+    double tta_res;
     long steps;
 } RunRow;
 
@@ -37,6 +40,18 @@ typedef enum { RUNNER_CSV_COMPARE, RUNNER_CSV_SWEEP } RunnerCsvStyle;
 void runner_csv_header(FILE *f);
 void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_ratio,
                     RunnerCsvStyle style);
+
+/* Statistics over seeds. runner_mean_ci: the mean of x[0..n-1] and its 95% interval from
+ * Student's t distribution (mean +- t(0.975, n-1) sd / sqrt(n)); lo and hi NAN when n < 2, all
+ * three NAN when n is 0. runner_paired_speedups: base[i] / tta[i] for each i where both are
+ * finite, into out; returns how many. */
+void runner_mean_ci(const double *x, int n, double *mean, double *lo, double *hi);
+int runner_paired_speedups(const double *base, const double *tta, int n, double *out);
+/* The speedup and its interval as the tables print them: "1.40x" (with "~" when the interval
+ * contains 1: not told apart from the baseline) and "[1.31,1.49]" (empty without an interval;
+ * "-" for an unknown speedup). Returns 1 if marked "~". */
+int runner_format_speedup(double mean, double lo, double hi, char *sp, size_t n_sp, char *ci,
+                          size_t n_ci);
 
 /* "3-static-level-1" from 2 and "static:level=1": a folder name for a policy spec. A plugin's
  * path stays inside the folder: '/' becomes '_' ("2-._my.so-k-1"), and any byte but

@@ -96,9 +96,8 @@ static int own_flags(Sweep *s, BwError *err)
     s->baseline = 0;
     for (int k = s->n_policies - 1; k >= 0; k--)
         if (strcmp(s->policies[k], "sync") == 0) s->baseline = k;
-    s->n_seeds = o->seeds.n;
-    memcpy(s->seeds, o->seeds.v, sizeof(int) * (size_t)o->seeds.n);
-    return BW_OK;
+    if (o->force && o->resume) return bw_fail(err, BW_EUSAGE, "--force: not with --resume");
+    return run_seeds(&s->f, s->seeds, &s->n_seeds, err);
 }
 
 /* The scenario shared by every run, its data (or --trace) loaded once, and the seeds. */
@@ -114,28 +113,25 @@ static int load_scenario(Sweep *s, BwError *err)
         rc = engine_check_options(s->f.n_simgrid, s->f.simgrid_args, s->f.run.network_model, err);
     if (rc) return rc;
     s->replay_engine = s->cfg.replay_engine; /* every run's */
-    if (s->n_seeds == 0) {
-        s->n_seeds = 1;
-        s->seeds[0] = (int)s->ta.tc.seed;
-    } else if (cli_given(s->f.opts, s->f.n, s->f.set, "seed")) {
-        return bw_fail(err, BW_EUSAGE, "--seed: a sweep takes --seeds");
-    }
+    run_default_eval_every(&s->f, &s->cfg);  /* the first point's, for the header */
+    s->cfg.tc.seed = (unsigned long)s->seeds[0];
     return BW_OK;
 }
 
-/* A run's configuration: its command line (sweep_run_argv) parsed as bellows run would, with
- * the sweep's data or trace. */
+/* A run's configuration: its command line (sweep_run_argv) parsed with run's flags and the
+ * defaults of compare and sweep (what the header prints), with the sweep's data or trace. */
 static int run_config(Sweep *s, long point, int seed_i, int policy_i, Flags *f, TrainArgs *ta,
                       RunConfig *cfg, BwError *err)
 {
     char *argv[SWEEP_MAX_ARGS + 16], store[2 * SWEEP_MAX_AXES + 8][SPEC_MAX_TEXT];
     int argc = sweep_run_argv(s, point, seed_i, policy_i, argv, store);
-    int rc = run_parse_flags("bellows sweep", RUN_MODE_RUN, argc, argv, f, err);
+    int rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP_RUN, argc, argv, f, err);
     if (rc == BW_OK) rc = run_setup("sweep", f, ta, cfg, s->slowdown, err);
     if (rc == BW_OK && s->replay) rc = run_apply_trace(f, cfg, &s->trace, err);
     cfg->replay_engine = s->replay_engine;
     cfg->train = &s->train;
     cfg->test = &s->test;
+    if (rc == BW_OK) run_default_eval_every(f, cfg);
     return rc;
 }
 
@@ -163,18 +159,19 @@ static int check_points(Sweep *s, BwError *err)
     return BW_OK;
 }
 
-/* The output folder: new, or (--resume) this sweep's with its finished runs read back. Lists
- * this invocation's runs and writes sweep.csv's header and sweep.json. */
+/* The output folder: new or empty (or --force), or (--resume) this sweep's with its finished
+ * runs read back. Lists this invocation's runs and writes sweep.csv's header and sweep.json. */
 static int prepare_out(Sweep *s, BwError *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/sweep.csv", s->out);
-    if (!s->resume && access(path, F_OK) == 0) /* finished with --resume, never overwritten */
+    if (!s->resume && !s->f.run.force && access(path, F_OK) == 0) /* finished with --resume */
         return bw_fail(err, BW_EUSAGE,
                        "--out %s: holds a sweep already; add --resume to finish it, or choose "
                        "another folder",
                        s->out);
-    int rc = outdir_create(s->out, err);
+    int rc = s->resume ? BW_OK : run_check_out(s->out, s->f.run.force, err);
+    if (rc == BW_OK) rc = outdir_create(s->out, err);
     if (rc == BW_OK && s->resume) rc = sweep_resume(s, err);
     if (rc) return rc;
     s->n_todo = s->n_already = 0;

@@ -17,20 +17,26 @@ typedef struct {
     int done; /* finished runs */
     int n;    /* of which reached the target: tta[0..n-1] */
     double tta[CLI_LIST_MAX];
-    double bytes, final; /* sums over the finished runs */
+    double by_seed[CLI_LIST_MAX]; /* each seed's tta (NAN: not reached, not run or failed) */
+    double bytes, final;          /* sums over the finished runs */
+    double res;                   /* the worst tta resolution over the finished runs (s) */
 } Cell;
 
 static Cell cell_of(const Sweep *s, long p, int k)
 {
     Cell c;
     memset(&c, 0, sizeof c);
+    c.res = NAN;
     for (int i = 0; i < s->n_seeds; i++) {
         const Run *run = &s->runs[(p * s->n_seeds + i) * s->n_policies + k];
+        c.by_seed[i] = NAN;
         if (!run->done) continue;
         c.done++;
         c.bytes += run->row.bytes;
         c.final += run->row.final;
-        if (isfinite(run->row.tta)) c.tta[c.n++] = run->row.tta;
+        if (isfinite(run->row.tta)) c.tta[c.n++] = c.by_seed[i] = run->row.tta;
+        if (isfinite(run->row.tta_res) && run->row.tta_res > 0)
+            c.res = fmax(c.res, run->row.tta_res);
     }
     return c;
 }
@@ -41,56 +47,94 @@ static double cell_mean_tta(const Sweep *s, const Cell *c)
     return c->n == s->n_seeds && c->n > 0 ? gsl_stats_mean(c->tta, 1, (size_t)c->n) : NAN;
 }
 
-static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, double mean_tta,
-                       double tta_base, double bytes_ratio, int fastest)
+/* The speedup against the baseline, paired by seed: mean and 95% interval (NAN unless every
+ * seed of both reached the target). */
+static void cell_speedup(const Sweep *s, const Cell *c, const Cell *base, double *mean, double *lo,
+                         double *hi)
 {
-    char t[32] = "-", sd[32] = "", sp[32] = "-", br[32] = "-", fn[32] = "-";
+    double sp[CLI_LIST_MAX];
+    *mean = *lo = *hi = NAN;
+    if (runner_paired_speedups(base->by_seed, c->by_seed, s->n_seeds, sp) == s->n_seeds)
+        runner_mean_ci(sp, s->n_seeds, mean, lo, hi);
+}
+
+static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, double mean_tta,
+                       const Cell *base, double bytes_ratio, int fastest)
+{
+    char t[32] = "-", sd[32] = "", sp[32], ci[48], br[32] = "-", fn[32] = "-";
     if (!c->done)
         snprintf(t, sizeof t, "(not run)");
+    else if (c->done < s->n_seeds)
+        snprintf(t, sizeof t, "(%d/%d run)", c->done, s->n_seeds);
     else if (isfinite(mean_tta))
         snprintf(t, sizeof t, "%.4f", mean_tta);
+    else if (c->n)
+        snprintf(t, sizeof t, "%d/%d seeds", c->n, s->n_seeds);
     else
         snprintf(t, sizeof t, "not reached");
     if (c->n > 1) snprintf(sd, sizeof sd, "%.4f", gsl_stats_sd(c->tta, 1, (size_t)c->n));
-    double speed = tta_base / mean_tta;
-    if (isfinite(speed)) snprintf(sp, sizeof sp, "%.2fx", speed);
+    double speed, lo, hi;
+    cell_speedup(s, c, base, &speed, &lo, &hi);
+    if (k == s->baseline) lo = hi = NAN; /* 1 against itself */
+    runner_format_speedup(speed, lo, hi, sp, sizeof sp, ci, sizeof ci);
     if (isfinite(bytes_ratio)) snprintf(br, sizeof br, "%.3fx", bytes_ratio);
     if (c->done) snprintf(fn, sizeof fn, "%.4f", c->final / c->done);
-    printf("%-40s %-30s %12s %9s %8s %8s %8s%s\n", k == 0 ? label : "", s->policies[k], t, sd, sp,
-           br, fn, fastest ? "  <- fastest" : "");
+    printf("%-40s %-30s %12s %9s %8s %13s %8s %8s%s\n", k == 0 ? label : "", s->policies[k], t, sd,
+           sp, ci, br, fn, fastest ? "  <- fastest" : "");
 }
 
-/* The rows of one point, one per policy. */
-static void print_point(const Sweep *s, long p)
+/* The rows of one point, one per policy. "fastest" only when this folder holds every run of
+ * the point (a shard's table does not rank the runs another shard ran). Returns the worst tta
+ * resolution at the point as a share of the baseline's mean tta (NAN: none known). */
+static double print_point(const Sweep *s, long p)
 {
     char label[1024];
     sweep_point_label(s, p, label, sizeof label);
     Cell cells[SWEEP_MAX_POLICIES];
     double mean_tta[SWEEP_MAX_POLICIES], mean_bytes[SWEEP_MAX_POLICIES];
-    int best = -1;
+    int best = -1, complete = 1;
     for (int k = 0; k < s->n_policies; k++) {
         cells[k] = cell_of(s, p, k);
+        complete = complete && cells[k].done == s->n_seeds;
         mean_tta[k] = cell_mean_tta(s, &cells[k]);
         mean_bytes[k] = cells[k].done ? cells[k].bytes / cells[k].done : NAN;
         if (isfinite(mean_tta[k]) && (best < 0 || mean_tta[k] < mean_tta[best])) best = k;
     }
-    for (int k = 0; k < s->n_policies; k++)
-        print_cell(s, &cells[k], k, label, mean_tta[k], mean_tta[s->baseline],
-                   mean_bytes[k] / mean_bytes[s->baseline], k == best);
+    double worst = NAN;
+    for (int k = 0; k < s->n_policies; k++) {
+        print_cell(s, &cells[k], k, label, mean_tta[k], &cells[s->baseline],
+                   mean_bytes[k] / mean_bytes[s->baseline], complete && k == best);
+        worst = fmax(worst, cells[k].res / mean_tta[s->baseline]);
+    }
+    return worst;
 }
 
 void sweep_print_table(const Sweep *s)
 {
-    printf("\n%-40s %-30s %12s %9s %8s %8s %8s\n", "scenario", "policy", "tta_s", "+-sd", "speedup",
-           "bytes", "final");
-    for (long p = 0; p < s->n_points; p++) print_point(s, p);
+    printf("\n%-40s %-30s %12s %9s %8s %13s %8s %8s\n", "scenario", "policy", "tta_s", "+-sd",
+           "speedup", "95% CI", "bytes", "final");
+    double worst = NAN;
+    int incomplete = 0;
+    for (long p = 0; p < s->n_points; p++) worst = fmax(worst, print_point(s, p));
+    for (long r = 0; r < s->n_runs; r++) incomplete += !s->runs[r].done;
     char target[64];
     if (sweep_axis_index(s, "target-accuracy") >= 0)
         snprintf(target, sizeof target, "each point's --target-accuracy");
     else
         snprintf(target, sizeof target, "accuracy %.4f", s->target);
-    printf("\ntta_s: mean simulated seconds to %s over %d seed(s); speedup and bytes against %s\n",
-           target, s->n_seeds, s->policies[s->baseline]);
+    printf("\ntta_s: mean simulated seconds to %s over %d seed(s); speedup: against %s, seed by\n"
+           "seed, averaged; 95%% CI: Student's t interval of that mean; ~: it contains 1 (not told "
+           "apart);\nbytes against %s.",
+           target, s->n_seeds, s->policies[s->baseline], s->policies[s->baseline]);
+    if (isfinite(worst))
+        printf(" tta resolution (time between the evaluations around the target): at worst\n"
+               "%.1f%% of the baseline's tta%s.",
+               100 * worst, worst > 0.02 ? " (above 2%: a smaller --eval-every sharpens it)" : "");
+    printf("\n");
+    if (incomplete)
+        printf("%d of the sweep's %ld runs are not in this folder (another shard's, or failed): "
+               "their rows say\n(not run), and no point missing a run is ranked \"fastest\".\n",
+               incomplete, s->n_runs);
 }
 
 /* What the heatmap shows for run (policy k, first seed, at one point): its speedup over the
