@@ -17,7 +17,8 @@ typedef struct {
     int done; /* finished runs */
     int n;    /* of which reached the target: tta[0..n-1] */
     double tta[CLI_LIST_MAX];
-    double by_seed[CLI_LIST_MAX]; /* each seed's tta (NAN: not reached, not run or failed) */
+    double by_seed[CLI_LIST_MAX]; /* each seed's tta for speedups (NAN: not reached, not run,
+                                     failed or diverged) */
     double bytes, final;          /* sums over the finished runs */
     double res;                   /* the worst tta resolution over the finished runs (s) */
 } Cell;
@@ -34,7 +35,10 @@ static Cell cell_of(const Sweep *s, long p, int k)
         c.done++;
         c.bytes += run->row.bytes;
         c.final += run->row.final;
-        if (isfinite(run->row.tta)) c.tta[c.n++] = c.by_seed[i] = run->row.tta;
+        if (isfinite(run->row.tta)) c.tta[c.n++] = run->row.tta;
+        /* a diverged run's time to accuracy gives no speedup (as in sweep.csv and compare) */
+        if (isfinite(run->row.tta) && strcmp(run->row.status, "diverged") != 0)
+            c.by_seed[i] = run->row.tta;
         if (isfinite(run->row.tta_res) && run->row.tta_res > 0)
             c.res = fmax(c.res, run->row.tta_res);
     }
