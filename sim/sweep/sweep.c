@@ -278,6 +278,11 @@ static int run_all(Sweep *s, BwError *err)
         sweep_plots(s);
     }
     sigaction(SIGPIPE, &s->old_sigpipe, NULL);
+    if (rc == BW_EINTR) { /* runner: "interrupted; K of N runs finished" */
+        BwError why = *err;
+        bw_fail(err, BW_EINTR, "sweep: %s; %s/sweep.csv holds them: add --resume to run the rest",
+                why.msg, s->out);
+    }
     if (rc == BW_OK && s->failed)
         rc = bw_fail(err, BW_ERUNTIME,
                      "sweep: %d run(s) failed (see above); --resume runs them again", s->failed);
