@@ -40,16 +40,18 @@ typedef struct {
     Cluster cluster;
     CollAlgo algo;
     CollBackend backend;
-    const char *compressor;   /* spec, "name[:k=v,...]" */
-    const char *policy;       /* spec */
-    int eval_every;           /* steps between evaluations; 0: at the end of every epoch */
-    double target_accuracy;   /* time-to-accuracy threshold; 0: none */
-    int stop_at_target;       /* stop once the target is reached */
-    double jitter_sigma;      /* lognormal compute-time noise (mean 1); 0: none */
-    const double *slowdown;   /* [cluster.workers] compute-time multipliers, or NULL */
-    int progress;             /* progress line on stderr */
-    const char *label;        /* for the progress line */
-    float *params_out;        /* [n_params] or NULL: the final model (tests) */
+    const char *compressor;       /* spec, "name[:k=v,...]" */
+    const char *policy;           /* spec */
+    int eval_every;               /* steps between evaluations; 0: at the end of every epoch */
+    int eval_sparse_after_target; /* once the target is reached, evaluate at epoch ends only:
+                                     the step evaluations exist to time the crossing */
+    double target_accuracy;       /* time-to-accuracy threshold; 0: none */
+    int stop_at_target;           /* stop once the target is reached */
+    double jitter_sigma;          /* lognormal compute-time noise (mean 1); 0: none */
+    const double *slowdown;       /* [cluster.workers] compute-time multipliers, or NULL */
+    int progress;                 /* progress line on stderr */
+    const char *label;            /* for the progress line */
+    float *params_out;            /* [n_params] or NULL: the final model (tests) */
     const char *record_trace; /* write the run's gradient trace here (traces/trace.h), or NULL */
     const char *model_name;   /* for the trace's header */
     /* Replay: the trace's steps, losses, norms and evaluations stand in for training; the model

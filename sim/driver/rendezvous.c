@@ -263,8 +263,8 @@ static void live_advance(DriverRun *run, const StepState *st)
         next.b = wanted;
     }
     int last = next.epoch == cfg->tc.epochs;
-    run->eval_due =
-        last || (cfg->eval_every > 0 ? next.step % cfg->eval_every == 0 : run->epoch_end);
+    int dense = cfg->eval_every > 0 && !(cfg->eval_sparse_after_target && run->target_hit);
+    run->eval_due = last || (dense ? next.step % cfg->eval_every == 0 : run->epoch_end);
     if (next.epoch_start) {
         if (!last) dataset_epoch_order(cfg->train->n, cfg->tc.seed, next.epoch, run->perm);
         if (run->want_norms)
