@@ -2,7 +2,9 @@
  * Fashion-MNIST. A run whose loss explodes is `diverged` (exit 1, one `bellows:` line); in
  * compare and sweep a diverged run keeps its row but gets no speedup, and the heatmap's grid
  * marks it (and a run that never reached the target) instead of drawing a speedup of 0, with
- * no block for the baseline; plots are drawn into a folder whose name holds a quote. */
+ * no block for the baseline; plots are drawn into a folder whose name holds a quote, the
+ * accuracy plot with a panel zoomed on the target; the BLAS kernels are pinned, so a run writes
+ * the same files whichever kernels the CPU would pick. */
 #include "testutil.h"
 
 #include <sys/wait.h>
@@ -30,6 +32,17 @@ static int run(const char *args)
     char a[2048], cmd[4096];
     snprintf(a, sizeof a, args, TMP, TMP);
     snprintf(cmd, sizeof cmd, "%s %s >%s/out 2>%s/err </dev/null", BELLOWS_BIN, a, TMP, TMP);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The same with an environment for the command: "env -u X" or "X=Y". */
+static int run_env(const char *env, const char *args)
+{
+    char a[2048], cmd[4096];
+    snprintf(a, sizeof a, args, TMP, TMP);
+    snprintf(cmd, sizeof cmd, "%s %s %s >%s/out 2>%s/err </dev/null", env, BELLOWS_BIN, a, TMP,
+             TMP);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -93,6 +106,37 @@ static void test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder(vo
     if (!file_exists(path)) fail_msg("no plots in a folder named with a quote");
     snprintf(path, sizeof path, "%s/it's/accuracy_vs_time.png", TMP);
     assert_true(file_exists(path));
+    /* the accuracy plot has a panel zoomed on the target */
+    char *svg = read_tmp("it's/accuracy_vs_time.svg");
+    assert_non_null(strstr(svg, "zoomed: accuracy"));
+    free(svg);
+}
+
+#define PIN_RUN "run --epochs 1 --train-samples 2048 --test-samples 200 --workers 2 --quiet "
+
+/* OpenBLAS's kernels are pinned: on a CPU with AVX2 a run takes the Haswell kernels whatever
+ * OpenBLAS would pick, and writes the same steps as a run told to use them; a kernel the user
+ * chose is kept and said. The per-step bytes are rank 0's, and say so. */
+static void test_the_blas_kernels_are_pinned(void **state)
+{
+    (void)state;
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) skip();
+    assert_int_equal(run_env("env -u OPENBLAS_CORETYPE", PIN_RUN "--out %s/pinned"), 0);
+    assert_int_equal(run_env("OPENBLAS_CORETYPE=Haswell", PIN_RUN "--out %s/haswell"), 0);
+    char *sum = read_tmp("pinned/summary.json");
+    assert_non_null(strstr(sum, "\"blas_kernel\": \"Haswell\""));
+    char *a = read_tmp("pinned/steps.csv"), *b = read_tmp("haswell/steps.csv");
+    assert_string_equal(a, b);
+    assert_non_null(strstr(a, ",bytes_rank0,"));
+    free(sum);
+    free(a);
+    free(b);
+    if (!__builtin_cpu_supports("avx512f")) return; /* SkylakeX's kernels would not run */
+    assert_int_equal(run_env("OPENBLAS_CORETYPE=SkylakeX", PIN_RUN "--out %s/user"), 0);
+    sum = read_tmp("user/summary.json");
+    assert_non_null(strstr(sum, "set by the user"));
+    free(sum);
 }
 
 static void test_the_heatmap_grid_marks_cells_without_a_speedup(void **state)
@@ -158,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder),
         cmocka_unit_test(test_the_heatmap_grid_marks_cells_without_a_speedup),
         cmocka_unit_test(test_a_mixed_platform_says_whose_figures_the_summary_gives),
+        cmocka_unit_test(test_the_blas_kernels_are_pinned),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -92,6 +92,7 @@ static void test_tables_summarise_the_sweeps(void **state)
     assert_non_null(strstr(report, "## Accordion"));
     assert_non_null(strstr(report, "## ADPSGD"));
     assert_non_null(strstr(report, "bellows sweep --model=mlp"));
+    assert_null(strstr(report, "nan steps")); /* a baseline that never reached the target */
     /* one seed: the table's mean is that run's figure in the sweep */
     char *sw = read_out("sweeps/mlp-powersgd/sweep.csv");
     double from_sweep = csv_value(sw, "1Gbps,1,static:level=1,", "final_test_accuracy");
