@@ -40,7 +40,7 @@ static int plot_compare(const char *dir, BwError *err)
     snprintf(path, sizeof path, "%s/compare.csv", dir);
     FILE *f = fopen(path, "r");
     if (!f) return bw_fail(err, BW_EUSAGE, "plot: cannot read %s", path);
-    static char labels[MAX_RUNS][512], folders[MAX_RUNS][512];
+    char labels[MAX_RUNS][512], folders[MAX_RUNS][512];
     const char *lp[MAX_RUNS], *fp[MAX_RUNS];
     int n = 0, lineno = 0;
     while (fgets(line, sizeof line, f) && n < MAX_RUNS) {

@@ -279,8 +279,7 @@ static void make_plots(const char *out, const Runs *r, double target)
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
         return;
     }
-    static char folders[MAX_POLICIES][SPEC_MAX_TEXT + 24],
-        labels_of[MAX_POLICIES][SPEC_MAX_TEXT + 24];
+    char folders[MAX_POLICIES][SPEC_MAX_TEXT + 24], labels_of[MAX_POLICIES][SPEC_MAX_TEXT + 24];
     const char *runs[MAX_POLICIES], *labels[MAX_POLICIES];
     for (int k = 0; k < r->n_pol; k++) {
         char folder[SPEC_MAX_TEXT + 8];
@@ -416,7 +415,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         print_compare_help(replay, &f);
         return BW_OK;
     }
-    static char specs[MAX_POLICIES][SPEC_MAX_TEXT];
+    char specs[MAX_POLICIES][SPEC_MAX_TEXT];
     Runs r = {.specs = specs};
     TrainArgs ta;
     RunConfig cfg;

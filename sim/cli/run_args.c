@@ -124,10 +124,9 @@ static void shared_defaults(Flags *f, RunMode mode)
         }
         if (mode == RUN_MODE_SWEEP && strcmp(o->name, "jobs") == 0) {
             /* a sweep runs as many runs at a time as there are cores */
-            static char cores[16];
             long n = sysconf(_SC_NPROCESSORS_ONLN);
-            snprintf(cores, sizeof cores, "%ld", n > 0 ? (n < 64 ? n : 64) : 1);
-            o->def = cores;
+            snprintf(f->jobs_default, sizeof f->jobs_default, "%ld", n > 0 ? (n < 64 ? n : 64) : 1);
+            o->def = f->jobs_default;
         }
     }
 }

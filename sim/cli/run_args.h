@@ -47,6 +47,7 @@ typedef struct {
     int train_at, cluster_at, run_at;
     char *simgrid_args[RUN_MAX_SIMGRID_ARGS];
     int n_simgrid;
+    char jobs_default[16]; /* a sweep's --jobs default, the cores: the table points here */
     RunMode mode;
 } Flags;
 

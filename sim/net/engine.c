@@ -26,7 +26,7 @@ int engine_init(int argc, char **argv, const char *network_model, BwError *err)
         return bw_fail(err, BW_EUSAGE, "--network-model: expected exact or tcp, got '%s'",
                        network_model);
     enum { MAX_ARGS = 64 };
-    static char *args[MAX_ARGS + 8];
+    static char *args[MAX_ARGS + 8]; /* static: SimGrid may keep its argv for the process */
     int n = 0;
     args[n++] = "bellows";
     args[n++] = "--log=root.thres:critical";
