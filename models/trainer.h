@@ -10,8 +10,9 @@
 
 typedef struct {
     int epochs;
-    int batch;          /* samples per step */
-    unsigned long seed; /* the sampling order (callers seed the model's initialisation with it too) */
+    int batch; /* samples per step */
+    unsigned long
+        seed; /* the sampling order (callers seed the model's initialisation with it too) */
     SgdConfig sgd;
     LrSchedule lr;
 } TrainConfig;
