@@ -10,9 +10,8 @@
 
 typedef struct {
     int epochs;
-    int batch; /* samples per step */
-    unsigned long
-        seed; /* the sampling order (callers seed the model's initialisation with it too) */
+    int batch;          /* samples per step */
+    unsigned long seed; /* the sampling order; callers seed the initialisation with it too */
     SgdConfig sgd;
     LrSchedule lr;
 } TrainConfig;
