@@ -31,6 +31,7 @@ typedef struct {
     int step_averaged[MAX_STEPS];
     int step_batch[MAX_STEPS];
     double step_lr[MAX_STEPS];
+    double step_loss[MAX_STEPS];
     double eval_acc[64];
     float params[MAX_PARAMS];
 } Shared;
@@ -114,6 +115,7 @@ static Shared *simulate(RunConfig cfg)
             sh->step_averaged[i] = res.steps[i].averaged;
             sh->step_batch[i] = res.steps[i].batch;
             sh->step_lr[i] = res.steps[i].lr;
+            sh->step_loss[i] = res.steps[i].loss;
         }
         for (int i = 0; i < res.n_evals && i < 64; i++)
             sh->eval_acc[i] = res.evals[i].test_accuracy;
@@ -220,6 +222,45 @@ static void test_same_seed_gives_identical_results(void **state)
     assert_true(a->sim_time_s == b->sim_time_s && a->bytes == b->bytes);
     release(a);
     release(b);
+}
+
+/* --compute-threads: the workers' gradients computed on a pool give the sequential run's
+ * results bit for bit, in gradient mode (with the norms Accordion reads) and periodic mode. */
+static void test_compute_threads_give_the_sequential_results(void **state)
+{
+    (void)state;
+    const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4"};
+    for (int i = 0; i < 3; i++) {
+        RunConfig cfg = base_config(4, 16, 2);
+        cfg.compressor = i == 1 ? "powersgd" : "none";
+        cfg.policy = policies[i];
+        cfg.backend = COLL_ANALYTIC;
+        cfg.eval_every = 5;
+        /* jobs long enough that one read before it is done would see an unfinished gradient */
+        model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){128});
+        cfg.compute_threads = 1;
+        Shared *a = simulate(cfg);
+        cfg.compute_threads = 2;
+        Shared *b = simulate(cfg);
+        cfg.compute_threads = 3; /* fewer threads than workers, and not a divisor */
+        Shared *c = simulate(cfg);
+        assert_int_equal(a->rc, BW_OK);
+        assert_true(a->n_steps > 8);
+        for (Shared *x = b; x; x = x == b ? c : NULL) {
+            assert_int_equal(x->rc, BW_OK);
+            assert_int_equal(a->n_steps, x->n_steps);
+            assert_int_equal(a->n_evals, x->n_evals);
+            assert_memory_equal(a->params, x->params, sizeof a->params);
+            assert_memory_equal(a->step_end, x->step_end, sizeof a->step_end);
+            assert_memory_equal(a->step_loss, x->step_loss, sizeof a->step_loss);
+            assert_memory_equal(a->step_batch, x->step_batch, sizeof a->step_batch);
+            assert_memory_equal(a->step_variance, x->step_variance, sizeof a->step_variance);
+            assert_memory_equal(a->eval_acc, x->eval_acc, sizeof a->eval_acc);
+        }
+        release(a);
+        release(b);
+        release(c);
+    }
 }
 
 static void test_cpsgd_averages_every_period_steps_and_measures_variance(void **state)
@@ -360,6 +401,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sync_replicas_stay_bit_identical),
         cmocka_unit_test(test_sync_step_time_is_compute_plus_ring_formula),
         cmocka_unit_test(test_same_seed_gives_identical_results),
+        cmocka_unit_test(test_compute_threads_give_the_sequential_results),
         cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),
         cmocka_unit_test(test_a_slow_gpu_makes_the_others_wait),
         cmocka_unit_test(test_tcp_network_model_is_slower_than_the_formula),

@@ -46,6 +46,12 @@ static const CliOpt run_opts[] = {
     RUN_OPT("slowdown", CLI_DOUBLE_LIST, slowdown, NULL, "x",
             "compute-time multipliers of GPUs 0,1,2,... (stragglers; GPUs not listed: 1)", 0.01,
             1000, NULL, 16),
+    RUN_OPT("compute-threads", CLI_INT, compute_threads, NULL, "threads",
+            "threads computing the workers' real gradients of a step in parallel, each with "
+            "one OpenBLAS thread (1: one at a time; the results are the same). Default: the "
+            "cores, divided among the runs of a compare or sweep (--jobs), at most the workers; 1 "
+            "with --threads above 1",
+            1, 256, NULL, 0),
     RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder, new or empty (none: print only)", 0,
             0, NULL, 0),
     RUN_OPT("force", CLI_FLAG, force, NULL, NULL,
@@ -314,6 +320,14 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
      * sched_yield for a while before they sleep; in a sweep, every forked run paid that. */
     int threads = ta->threads > 0 ? ta->threads : 1;
     if (openblas_get_num_threads() != threads) openblas_set_num_threads(threads);
+    cfg->compute_threads = f->run.compute_threads;
+    if (!cfg->compute_threads && ta->threads > 1) /* OpenBLAS's own threads take the cores */
+        cfg->compute_threads = 1;
+    if (!cfg->compute_threads) { /* the cores, shared by the runs going at a time */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int jobs = f->mode == RUN_MODE_RUN || f->run.jobs < 1 ? 1 : f->run.jobs;
+        cfg->compute_threads = cores > jobs ? (int)(cores / jobs) : 1;
+    }
     return BW_OK;
 }
 

@@ -31,6 +31,7 @@ typedef struct {
     CliDoubleList slowdown;
     CliIntList seeds;
     int eval_every, stop_at_target, quiet, jobs, no_plots, resume, force;
+    int compute_threads; /* 0: not given (run_setup picks) */
 } RunOpts;
 
 extern const char *const RUN_ABOUT;

@@ -252,6 +252,7 @@ static void run_free(DriverRun *run)
 {
     if (!run) return;
     record_trace_abort(run);
+    pool_free(run->pool); /* idle: every worker waits for its job before the rendezvous */
     if (run->bar) sg_barrier_destroy(run->bar);
     policy_free(run->pol);
     for (int w = 0; run->w && w < run->P; w++) worker_free(&run->w[w]);
@@ -328,6 +329,9 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     int rc = run_alloc(run, err);
     if (rc == BW_OK) rc = run_policy_create(run, err);
     if (rc == BW_OK && cfg->record_trace) rc = record_trace_open(run, run->w[0].model, err);
+    int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
+    if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
+        rc = bw_fail(err, BW_ERUNTIME, "--compute-threads %d: cannot start the threads", threads);
     return rc;
 }
 
@@ -372,6 +376,7 @@ static void run_totals(DriverRun *run)
         res->communication_s += run->w[w].comm_s / P;
         res->bytes_per_worker += cs->bytes_sent / P;
         res->payload_bytes_per_worker += cs->payload_bytes / P;
+        res->wall_model_s += run->w[w].wall_model_s;
     }
     res->sim_time_s = run_now(run);
     const Model *m = run->w[0].model;

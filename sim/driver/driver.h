@@ -61,6 +61,10 @@ typedef struct {
     const Trace *replay;
     ReplayEngine replay_engine;
     int simgrid_cfg; /* --cfg= options given to SimGrid (they may change simulated times) */
+    /* Threads computing the workers' real gradients of a step in parallel (capped at the
+     * workers; a replay needs none); <= 1: one at a time in the actors. Results do not depend
+     * on it. */
+    int compute_threads;
 } RunConfig;
 
 typedef struct {
@@ -116,7 +120,8 @@ typedef struct {
     int n_epoch_norms;
     double replica_max_diff; /* largest |x_w - x_0| over workers and parameters at the end */
     double wall_model_s;     /* wall seconds inside the models' own math (forward, backward,
-                                optimiser, evaluation); for benchmarks, not written out */
+                                optimiser, evaluation), summed over the threads that did it;
+                                for benchmarks, not written out */
     char policy_spec[256], compressor_spec[256];
     const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
     char replay_engine_why[160]; /* a replay with actors: why not the fast path */

@@ -1,7 +1,10 @@
 /* driver_impl.h: what the files of sim/driver/ share, and nothing else includes: one run's state
  * (DriverRun), its workers and step, and the files' functions. Nothing is global; everything
  * hangs off the DriverRun. Actors run one at a time on one thread (SimGrid's contexts), so the
- * shared state needs no locks: only simulated time orders the workers. */
+ * shared state needs no locks: only simulated time orders the workers. The one exception: with
+ * a pool (--compute-threads), a worker's forward/backward runs on a pool thread between its
+ * submission before sg_actor_execute and its wait after it, and touches only that worker's
+ * model, batch buffers, loss, norms, gsum and wall_model_s, and the read-only dataset. */
 #ifndef BELLOWS_DRIVER_IMPL_H
 #define BELLOWS_DRIVER_IMPL_H
 
@@ -10,6 +13,7 @@
 
 #include "driver.h"
 #include "compress.h"
+#include "pool.h"
 #include "optim.h"
 #include "policy.h"
 #include "trace.h"
@@ -46,6 +50,9 @@ typedef struct {
     double compute_s, comm_s, wait_s;
     double step_compute_s, step_comm_s, step_wait_s;
     double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
+    PoolJob job;    /* its gradient on the pool (run->pool), submitted for job_b samples */
+    int job_b;
+    double wall_model_s; /* wall seconds in its models' math (RunResult.wall_model_s) */
 } Worker;
 
 /* What a step is: fixed at the previous step's rendezvous, copied by each worker at its start. */
@@ -82,7 +89,9 @@ struct DriverRun {
     Policy *pol;
     const CompressorOps *cops;
     sg_bar_t bar;
-    int *perm; /* live: this epoch's sample order */
+    Pool *pool; /* live runs with --compute-threads > 1: the workers' gradients; else NULL */
+    int *perm;  /* live: this epoch's sample order (changed only at a rendezvous, when no
+                   gradient is being computed) */
 
     /* the step the workers take (fixed at the previous rendezvous), and what the last
      * rendezvous set for them to read until the next one */

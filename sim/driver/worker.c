@@ -89,13 +89,26 @@ static void worker_reserve(Worker *me, int b, int dim)
     assert(me->x && me->y && me->idx);
 }
 
+/* The real forward and backward on the job_b samples of idx, the loss, and the norms: on a pool
+ * thread, or in the actor. Touches only the worker's own data and the read-only dataset. */
+static void gradient_job(void *arg)
+{
+    Worker *me = arg;
+    const DriverRun *run = me->run;
+    double w0 = wallclock_s();
+    dataset_gather(run->cfg->train, me->idx, me->job_b, me->x, me->y);
+    me->loss = model_forward_backward(me->model, me->x, me->y, me->job_b);
+    me->wall_model_s += wallclock_s() - w0;
+    if (run->want_norms) layer_norms_and_sum(me->model, me->norms, me->gsum);
+}
+
 /* The worker's gradient and loss for the step: real forward and backward on its part of the
- * global batch (drawn from the epoch order shared by all workers), or the replay's. */
+ * global batch (drawn from the epoch order shared by all workers; the indices are taken here,
+ * in the actor), or the replay's. With a pool it is only submitted: worker_gradient_wait. */
 static void worker_gradient(Worker *me, const StepState *st)
 {
     DriverRun *run = me->run;
     const RunConfig *cfg = run->cfg;
-    Model *m = me->model;
     if (cfg->replay) {
         replay_gradient(me, &cfg->replay->steps[st->step]);
         return;
@@ -103,11 +116,17 @@ static void worker_gradient(Worker *me, const StepState *st)
     worker_reserve(me, st->b, cfg->train->dim);
     for (int j = 0; j < st->b; j++)
         me->idx[j] = dataset_shard_index(run->perm, run->P, me->rank, st->pos + j);
-    double w0 = wallclock_s();
-    dataset_gather(cfg->train, me->idx, st->b, me->x, me->y);
-    me->loss = model_forward_backward(m, me->x, me->y, st->b);
-    run->res->wall_model_s += wallclock_s() - w0;
-    if (run->want_norms) layer_norms_and_sum(m, me->norms, me->gsum);
+    me->job_b = st->b;
+    if (run->pool)
+        pool_submit(run->pool, &me->job, gradient_job, me);
+    else
+        gradient_job(me);
+}
+
+/* The submitted gradient, done: in wall time only, no simulated time passes. */
+static void worker_gradient_wait(Worker *me)
+{
+    if (me->run->pool) pool_wait(me->run->pool, &me->job);
 }
 
 /* Flops per sample x b, or (a trace with measured step times) the measured seconds scaled by
@@ -164,7 +183,7 @@ static void worker_sgd(Worker *me, double lr)
     Model *m = me->model;
     double w0 = wallclock_s();
     if (!run->cfg->replay) sgd_step(&me->opt, m->params, m->grads, lr);
-    run->res->wall_model_s += wallclock_s() - w0;
+    me->wall_model_s += wallclock_s() - w0;
 }
 
 /* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
@@ -229,8 +248,10 @@ static int worker_step(Worker *me)
 {
     DriverRun *run = me->run;
     const StepState st = run->cur;
+    /* with a pool, the other actors submit theirs while this one is charged its compute */
     worker_gradient(me, &st);
     double t1 = worker_compute(me, &st);
+    worker_gradient_wait(me);
     double t2 = worker_meet(me, t1);
     if (stop_now(run->stop)) return 1;
     const int last = run->stop == STOP_DONE;

@@ -1,7 +1,8 @@
 /* bench_driver.c: the share of wall time a simulated run spends outside the models' own math
  * (SimGrid, collectives, compressors, policies, bookkeeping), and the step rate, for the default
  * scenario (Fashion-MNIST mlp on a 10Gbps star, PowerSGD) at a given worker count.
- *   bench_driver POLICY WORKERS EPOCHS [transfer|analytic]   prints one key=value line */
+ *   bench_driver POLICY WORKERS EPOCHS [transfer|analytic [COMPUTE_THREADS]]   prints one
+ * key=value line (model_s sums the threads' model seconds; outside_share: with 1 thread) */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,9 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: bench_driver POLICY WORKERS EPOCHS [transfer|analytic]\n");
+    if (argc < 4 || argc > 6) {
+        fprintf(stderr, "usage: bench_driver POLICY WORKERS EPOCHS [transfer|analytic "
+                        "[COMPUTE_THREADS]]\n");
         return 2;
     }
     blas_cpu_fix_kernels(argv);
@@ -40,10 +42,11 @@ int main(int argc, char **argv)
     cfg.cluster.workers = atoi(argv[2]);
     if (cluster_resolve(&cfg.cluster, &err)) return 2;
     cfg.algo = COLL_RING;
-    cfg.backend = argc == 5 && strcmp(argv[4], "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
+    cfg.backend = argc >= 5 && strcmp(argv[4], "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
     cfg.compressor = "powersgd";
     cfg.policy = argv[1];
     cfg.label = "bench";
+    cfg.compute_threads = argc == 6 ? atoi(argv[5]) : 1;
     RunResult res;
     double t0 = wallclock_s();
     if (engine_init(0, NULL, "exact", &err) || driver_run(&cfg, &res, &err)) {
@@ -51,11 +54,12 @@ int main(int argc, char **argv)
         return 1;
     }
     double wall = wallclock_s() - t0;
-    printf("backend=%s policy=%s workers=%d steps=%ld wall_s=%.3f model_s=%.3f outside_share=%.4f "
+    printf("backend=%s policy=%s workers=%d threads=%d steps=%ld wall_s=%.3f model_s=%.3f "
+           "outside_share=%.4f "
            "steps_per_s=%.1f accuracy=%.4f\n",
            cfg.backend == COLL_ANALYTIC ? "analytic" : "transfer", argv[1], cfg.cluster.workers,
-           res.n_steps, wall, res.wall_model_s, 1 - res.wall_model_s / wall, res.n_steps / wall,
-           res.final_accuracy);
+           cfg.compute_threads, res.n_steps, wall, res.wall_model_s, 1 - res.wall_model_s / wall,
+           res.n_steps / wall, res.final_accuracy);
     driver_result_free(&res);
     dataset_free(&train);
     dataset_free(&test);

@@ -1,0 +1,29 @@
+/* pool.h: a small pool of POSIX threads for the workers' real gradient computations (issue 19).
+ * A job is a caller-owned PoolJob (no allocation per job): pool_submit queues it, pool_wait
+ * returns once it has run. The thread that waits helps: while its job is not done it runs
+ * queued jobs itself, so a pool of N computes on N threads with N-1 of its own. Jobs run in
+ * any order and on any thread: each must touch only its own data or read-only shared data. */
+#ifndef BELLOWS_POOL_H
+#define BELLOWS_POOL_H
+
+typedef struct PoolJob {
+    void (*fn)(void *arg);
+    void *arg;
+    struct PoolJob *next; /* the queue's link */
+    int state;            /* the pool's: idle, queued, running, done */
+} PoolJob;
+
+typedef struct Pool Pool;
+
+/* A pool that computes on n threads (n >= 2): n-1 threads of its own and the waiting caller.
+ * Returns NULL if a thread could not be started (nothing is left running). */
+Pool *pool_create(int n);
+/* Queues job (idle: never submitted, or waited for) to run fn(arg). */
+void pool_submit(Pool *p, PoolJob *job, void (*fn)(void *arg), void *arg);
+/* Returns once job has run (everything it wrote is visible to the caller); the job is idle
+ * again. Runs other queued jobs meanwhile. */
+void pool_wait(Pool *p, PoolJob *job);
+/* Stops the threads once the queue is empty and frees the pool; NULL is a no-op. */
+void pool_free(Pool *p);
+
+#endif
