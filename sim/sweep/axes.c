@@ -134,7 +134,7 @@ static int axis_of_arg(const Sweep *s, const char *arg)
 int sweep_parse_first_point(Sweep *s, BwError *err)
 {
     char *first[SWEEP_MAX_ARGS + 2 * SWEEP_MAX_AXES + 8];
-    char store[SWEEP_MAX_AXES][SPEC_MAX_TEXT + 40];
+    char(*store)[SWEEP_FIRST_ARG] = s->first_args; /* s->f's strings point here */
     int n = 0;
     for (int i = 0; i < s->argc; i++) {
         int a = axis_of_arg(s, s->argv[i]);
@@ -142,7 +142,7 @@ int sweep_parse_first_point(Sweep *s, BwError *err)
             first[n++] = s->argv[i];
             continue;
         }
-        snprintf(store[a], sizeof store[a], "--%s=%s", s->axes[a].name, s->axes[a].value[0]);
+        snprintf(store[a], SWEEP_FIRST_ARG, "--%s=%s", s->axes[a].name, s->axes[a].value[0]);
         first[n++] = store[a];
         if (!strchr(s->argv[i], '=')) i++;
     }

@@ -17,6 +17,8 @@
 #define SWEEP_MAX_POLICIES 16
 /* sweep.csv: the swept flags' columns, then these (seed ... run_index) */
 #define SWEEP_CSV_COLUMNS 16
+/* "--" NAME "=" VALUE of one swept flag */
+#define SWEEP_FIRST_ARG (2 + 64 + 1 + SPEC_MAX_TEXT)
 
 /* One swept flag and its values, in the order given. */
 typedef struct {
@@ -67,6 +69,8 @@ typedef struct {
     struct sigaction old_sigpipe;
 
     Flags f; /* the first point's flags: the sweep's own and the shared scenario */
+    char first_args[SWEEP_MAX_AXES][SWEEP_FIRST_ARG]; /* "--NAME=VALUE" of the first point: a
+                                                        swept string flag's value in f is here */
     TrainArgs ta;
     RunConfig cfg;
     double slowdown[DRIVER_MAX_WORKERS];
