@@ -30,7 +30,8 @@ t_all=$(date +%s)
 for s in "${suites[@]}"; do
   t0=$(date +%s)
   # OpenBLAS: one thread (no pool threads to track) and kernels valgrind can run (no AVX-512).
-  if (cd build && OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell \
+  # BELLOWS_VALGRIND: tests may shorten what only real threads or speed can check.
+  if (cd build && OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell BELLOWS_VALGRIND=1 \
       valgrind --quiet --leak-check=full --error-exitcode=1 --num-callers=30 \
         --suppressions=../scripts/valgrind.supp --log-file="valgrind/$s.log" \
         "./test_$s" >"valgrind/$s.out" 2>&1); then
