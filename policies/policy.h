@@ -83,8 +83,6 @@ int policy_print_plugin(FILE *out, const char *path, const char *flag, BwError *
 
 /* ---- shared by policy.c and policy_load.c ---- */
 
-/* 1 if a spec's name part (up to the first ':') names a plugin file: holds '/' or ends ".so". */
-int policy_is_path(const char *spec);
 /* Loads the plugin at path: dlopen, the entry point, the version, the ops table's consistency.
  * Fills *ops with the ops zero-extended to this core's version; *handle is for
  * policy_plugin_close. Messages start with "FLAG PATH: ". */

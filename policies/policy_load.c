@@ -13,11 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int policy_is_path(const char *spec)
-{
-    return spec_is_path(spec);
-}
-
 void policy_spec_opts(const BellowsPolicyOpt *opts, int n, SpecOpt *out)
 {
     for (int i = 0; i < n && i < BELLOWS_POLICY_MAX_OPTS; i++) {
