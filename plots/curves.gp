@@ -50,5 +50,5 @@ do for [t=1:2] {
   set title "Cumulative bytes sent by rank 0 against simulated time"
   set xlabel "simulated time (s)"
   set ylabel "bytes sent by rank 0 (MB)"
-  plot for [i=1:n] st(i) every ::1 using 6:($10/1e6) with lines lc i dt i lw lwidth(i) title label(i)
+  plot for [i=1:n] st(i) every ::1 using 6:($11/1e6) with lines lc i dt i lw lwidth(i) title label(i)
 }

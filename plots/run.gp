@@ -27,7 +27,7 @@ do for [t=1:2] {
   set title "Cumulative bytes sent by rank 0 against simulated time"
   set ylabel "bytes sent by rank 0 (MB)"
   set key top left
-  plot st every ::1 using 6:($10/1e6) with lines lw 1.5 title "bytes"
+  plot st every ::1 using 6:($11/1e6) with lines lw 1.5 title "bytes"
 
   set output out("time_per_step", t)
   set title "Simulated time of each step (rank 0)"
@@ -35,8 +35,9 @@ do for [t=1:2] {
   set ylabel "simulated time (ms)"
   set key top right
   plot st every ::1 using 1:($7*1e3) with lines title "compute", \
-       "" every ::1 using 1:($8*1e3) with lines title "communication", \
-       "" every ::1 using 1:($9*1e3) with lines title "waiting"
+       "" every ::1 using 1:($8*1e3) with lines title "compression", \
+       "" every ::1 using 1:($9*1e3) with lines title "communication", \
+       "" every ::1 using 1:($10*1e3) with lines title "waiting"
 
   set output out("schedule", t)
   set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame
@@ -46,9 +47,9 @@ do for [t=1:2] {
   unset title
   set xlabel ""
   set ylabel "mean level (0: dense)"
-  plot st every ::1 using 1:13 with steps notitle
-  set ylabel "averaging period"
   plot st every ::1 using 1:14 with steps notitle
+  set ylabel "averaging period"
+  plot st every ::1 using 1:15 with steps notitle
   set xlabel has_epochs ? "" : "step"
   set ylabel "global batch"
   plot st every ::1 using 1:3 with steps notitle

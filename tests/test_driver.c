@@ -15,6 +15,7 @@
 
 #include "driver.h"
 #include "engine.h"
+#include "optim.h"
 
 #define MAX_PARAMS 200000
 #define MAX_STEPS  512
@@ -205,6 +206,86 @@ static void test_sync_step_time_is_compute_plus_ring_formula(void **state)
         model_free(m);
         release(sh);
     }
+}
+
+/* A toy profile of three layers, one matrix each (rows x 1000), with per-sample flops. */
+static Workload *toy_workload(void)
+{
+    static const int rows[3] = {300, 200, 100};
+    static const double fwd[3] = {1e9, 2e9, 3e9}, bwd[3] = {2e9, 4e9, 6e9};
+    Workload *w = calloc(1, sizeof *w);
+    w->layers = calloc(3, sizeof *w->layers);
+    w->tensors = calloc(3, sizeof *w->tensors);
+    snprintf(w->name, sizeof w->name, "toy");
+    w->n_layers = w->n_tensors = 3;
+    for (int l = 0; l < 3; l++) {
+        WorkloadLayer *L = &w->layers[l];
+        snprintf(L->name, sizeof L->name, "layer%d", l);
+        L->fwd_flops = fwd[l];
+        L->bwd_flops = bwd[l];
+        L->first_tensor = l;
+        L->n_tensors = 1;
+        WorkloadTensor *t = &w->tensors[l];
+        snprintf(t->name, sizeof t->name, "layer%d.weight", l);
+        t->layer = l;
+        t->ndim = 2;
+        t->shape[0] = t->rows = rows[l];
+        t->shape[1] = t->cols = 1000;
+        t->numel = (size_t)rows[l] * 1000;
+        w->n_params += t->numel;
+    }
+    return w;
+}
+
+static void toy_free(Workload *w)
+{
+    free(w->layers);
+    free(w->tensors);
+    free(w);
+}
+
+/* DDP by hand on the toy (4 workers, batch 8, analytic ring on a 10 Gbps star): in reverse order
+ * layer 2's 0.4 MB and layer 1's 0.8 MB fill the first bucket (1 MiB cap) after layer 1's
+ * backward; layer 0's 1.2 MB is the second, full after the whole backward. The first bucket's
+ * allreduce overlaps layer 0's backward; the second starts when both are done; the optimiser
+ * follows. Without overlap: compute, then one allreduce of all 2.4 MB, then the optimiser. */
+static void test_ddp_schedule_is_the_hand_computed_max_plus(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    for (int ddp = 0; ddp <= 1; ddp++) {
+        RunConfig cfg = base_config(4, 8, 1);
+        cfg.backend = COLL_ANALYTIC;
+        cfg.workload = wl;
+        cfg.overlap = ddp ? OVERLAP_DDP : OVERLAP_NONE;
+        Shared *sh = simulate(cfg);
+        assert_int_equal(sh->rc, BW_OK);
+        const double rate = cfg.cluster.gpu_flops, P = 4;
+        const double a = 2 * cfg.cluster.latency_s, b = 1 / cfg.cluster.bandwidth_Bps;
+#define RING(bytes) (2 * (P - 1) * a + 2 * (P - 1) / P * (bytes) * b)
+        double fwd = 6e9 * 8 / rate, bwd2 = 6e9 * 8 / rate, bwd1 = 4e9 * 8 / rate,
+               bwd0 = 2e9 * 8 / rate;
+        double opt_flops, opt_bytes;
+        sgd_cost(wl->n_params, &cfg.tc.sgd, &opt_flops, &opt_bytes);
+        double opt = fmax(opt_flops / rate, opt_bytes / cfg.cluster.gpu_mem_Bps);
+        double step;
+        if (ddp) {
+            double ready0 = fwd + bwd2 + bwd1, end0 = ready0 + RING(1.2e6);
+            double backward_end = ready0 + bwd0;
+            double end1 = fmax(backward_end, end0) + RING(1.2e6);
+            step = end1 + opt;
+        } else {
+            step = fwd + bwd2 + bwd1 + bwd0 + RING(2.4e6) + opt;
+        }
+#undef RING
+        if (fabs(sh->step_end[0] - step) > 1e-9 * step ||
+            fabs(sh->step_end[1] - sh->step_end[0] - step) > 1e-9 * step)
+            fail_msg("overlap %s: steps end at %.12g and %.12g s, expected every %.12g s",
+                     ddp ? "ddp" : "none", sh->step_end[0], sh->step_end[1], step);
+        assert_true(fabs(sh->bytes / sh->n_steps - 2 * (P - 1) / P * 2.4e6) < 1e-6 * 2.4e6);
+        release(sh);
+    }
+    toy_free(wl);
 }
 
 static void test_same_seed_gives_identical_results(void **state)
@@ -403,6 +484,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sync_matches_single_process_training_with_the_global_batch),
         cmocka_unit_test(test_sync_replicas_stay_bit_identical),
         cmocka_unit_test(test_sync_step_time_is_compute_plus_ring_formula),
+        cmocka_unit_test(test_ddp_schedule_is_the_hand_computed_max_plus),
         cmocka_unit_test(test_same_seed_gives_identical_results),
         cmocka_unit_test(test_compute_threads_give_the_sequential_results),
         cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),

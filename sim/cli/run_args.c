@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -52,6 +53,21 @@ static const CliOpt run_opts[] = {
             "cores, divided among the runs of a compare or sweep (--jobs), at most the workers; 1 "
             "with --threads above 1",
             1, 256, NULL, 0),
+    RUN_OPT("workload", CLI_STRING, workload, NULL, "NAME|FILE",
+            "charge a real model's costs (bellows workloads, or a profile .json, or a trace with "
+            "per-layer times): its tensors' bytes at the policy's levels and its per-layer "
+            "compute; the small model still gives the gradients and the accuracy",
+            0, 0, NULL, 0),
+    RUN_OPT("overlap", CLI_CHOICE, overlap, NULL, NULL,
+            "ddp: the backward overlaps bucketed collectives as PyTorch DDP does; none: compute, "
+            "then communication. Default: ddp with --workload (what real jobs do), else none",
+            0, 0, "none|ddp", 0),
+    RUN_OPT("bucket-mb", CLI_DOUBLE, bucket_mb, "25", "MiB",
+            "DDP bucket size (PyTorch's bucket_cap_mb; the first bucket is 1 MiB as in DDP)", 0.001,
+            1e6, NULL, 0),
+    RUN_OPT("free-compression", CLI_FLAG, free_compression, NULL, NULL,
+            "charge no time for the compressors' encode and decode on the GPU (costed runs)", 0, 0,
+            NULL, 0),
     RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder, new or empty (none: print only)", 0,
             0, NULL, 0),
     RUN_OPT("force", CLI_FLAG, force, NULL, NULL,
@@ -63,6 +79,12 @@ static const CliOpt run_opts[] = {
 #define N_RUN_OPTS ((int)(sizeof run_opts / sizeof *run_opts))
 
 static const CliOpt policy_opts[] = {
+    RUN_OPT("timeline", CLI_STRING, timeline, NULL, "FILE.json",
+            "write the run's timeline as Chrome trace events (open in Perfetto or "
+            "chrome://tracing): per worker, compute and communication lanes",
+            0, 0, NULL, 0),
+    RUN_OPT("timeline-steps", CLI_STRING, timeline_steps, "0:19", "A:B",
+            "the steps the timeline keeps, A to B inclusive (A: alone: from A on)", 0, 0, NULL, 0),
     RUN_OPT("policy", CLI_STRING, policy, "sync", NULL,
             "policy NAME[:key=value,...] (bellows policies)", 0, 0, NULL, 0),
     RUN_OPT(
@@ -70,6 +92,8 @@ static const CliOpt policy_opts[] = {
         "write the run's gradient trace (JSON Lines; gzip if FILE ends in .gz; traces/README.md)",
         0, 0, NULL, 0),
 };
+
+#define N_POLICY_OPTS ((int)(sizeof policy_opts / sizeof *policy_opts))
 
 static const CliOpt sweep_opts[] = {
     RUN_OPT("resume", CLI_FLAG, resume, NULL, NULL,
@@ -147,7 +171,7 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     const int n_train = train_cli_opts(&f->train, train_opts, TRAIN_CLI_MAX_OPTS);
     const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts,
                               compare ? compare_opts : policy_opts, sweep_opts};
-    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS, compare ? N_COMPARE_OPTS : 2,
+    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS, compare ? N_COMPARE_OPTS : N_POLICY_OPTS,
                           N_SWEEP_OPTS};
     const size_t bases[] = {offsetof(Flags, train), offsetof(Flags, cluster), offsetof(Flags, run),
                             offsetof(Flags, run), offsetof(Flags, run)};
@@ -227,6 +251,47 @@ void run_default_eval_every(const Flags *f, RunConfig *cfg)
 void run_flags_release(Flags *f)
 {
     cluster_flags_release(&f->cluster);
+    workload_free(f->workload);
+    f->workload = NULL;
+}
+
+/* "A:B" or "A:" into [lo, hi] (hi -1: no end). */
+static int parse_steps(const char *text, long *lo, long *hi, BwError *err)
+{
+    char *end;
+    errno = 0;
+    long a = strtol(text, &end, 10), b = -1;
+    int ok = end != text && *end == ':' && a >= 0 && errno == 0;
+    if (ok && end[1]) {
+        const char *rest = end + 1;
+        b = strtol(rest, &end, 10);
+        ok = end != rest && !*end && b >= a && errno == 0;
+    }
+    if (!ok) return bw_fail(err, BW_EUSAGE, "--timeline-steps: expected A:B or A: with 0 <= A <= B, got '%s'", text);
+    *lo = a;
+    *hi = b;
+    return BW_OK;
+}
+
+/* The costs' flags: the workload (loaded once and kept by the flags), overlap, buckets,
+ * compression, timeline. */
+static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
+{
+    int rc;
+    if (f->run.workload && !f->workload &&
+        (rc = workload_load(f->run.workload, "--workload", &f->workload, err)))
+        return rc;
+    cfg->workload = f->workload;
+    cfg->overlap = f->run.overlap ? (strcmp(f->run.overlap, "ddp") == 0 ? OVERLAP_DDP : OVERLAP_NONE)
+                                  : (cfg->workload ? OVERLAP_DDP : OVERLAP_NONE);
+    cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
+    cfg->free_compression = f->run.free_compression;
+    if (f->run.timeline) {
+        if ((rc = parse_steps(f->run.timeline_steps, &cfg->timeline_lo, &cfg->timeline_hi, err)))
+            return rc;
+        cfg->timeline = f->run.timeline;
+    }
+    return BW_OK;
 }
 
 const char *const RUN_ABOUT =
@@ -328,7 +393,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         int jobs = f->mode == RUN_MODE_RUN || f->run.jobs < 1 ? 1 : f->run.jobs;
         cfg->compute_threads = cores > jobs ? (int)(cores / jobs) : 1;
     }
-    return BW_OK;
+    return cost_setup(f, cfg, err);
 }
 
 void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points)

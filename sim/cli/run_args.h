@@ -32,6 +32,9 @@ typedef struct {
     CliIntList seeds;
     int eval_every, stop_at_target, quiet, jobs, no_plots, resume, force;
     int compute_threads; /* 0: not given (run_setup picks) */
+    const char *workload, *overlap, *timeline, *timeline_steps;
+    double bucket_mb;
+    int free_compression;
 } RunOpts;
 
 extern const char *const RUN_ABOUT;
@@ -50,6 +53,7 @@ typedef struct {
     int n_simgrid;
     char jobs_default[16]; /* a sweep's --jobs default, the cores: the table points here */
     RunMode mode;
+    Workload *workload; /* --workload, loaded by run_setup (run_flags_release frees it) */
 } Flags;
 
 /* Separates --cfg=/--log= from bellows' flags and parses the latter with the mode's table

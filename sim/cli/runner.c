@@ -75,7 +75,7 @@ static double tta_resolution(const RunResult *res, double target)
 void runner_csv_header(FILE *f)
 {
     fputs("status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,speedup,"
-          "bytes_per_worker,bytes_ratio,sim_time_s,compute_s,communication_s,wait_s,steps",
+          "bytes_per_worker,bytes_ratio,sim_time_s,compute_s,compression_s,communication_s,wait_s,steps",
           f);
 }
 
@@ -90,7 +90,7 @@ void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_rat
                     RunnerCsvStyle style)
 {
     if (row->rc) { /* a failed run has no figures */
-        fputs("failed,,,,,,,,,,,", f);
+        fputs("failed,,,,,,,,,,,,", f);
         return;
     }
     int sw = style == RUNNER_CSV_SWEEP; /* a figure that is not finite: empty */
@@ -103,6 +103,7 @@ void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_rat
     csv_figure(f, bytes_ratio, "%.6g", !isfinite(bytes_ratio));
     csv_figure(f, row->sim_time, "%.9g", sw && !isfinite(row->sim_time));
     csv_figure(f, row->compute, "%.9g", sw && !isfinite(row->compute));
+    csv_figure(f, row->compress, "%.9g", sw && !isfinite(row->compress));
     csv_figure(f, row->comm, "%.9g", sw && !isfinite(row->comm));
     csv_figure(f, row->wait, "%.9g", sw && !isfinite(row->wait));
     fprintf(f, "%ld", row->steps);
@@ -143,6 +144,7 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.bytes = res.bytes_per_worker;
         row.compute = res.compute_s;
         row.comm = res.communication_s;
+        row.compress = res.compression_s;
         row.wait = res.wait_s;
         row.steps = res.n_steps;
         row.tta_res = tta_resolution(&res, cfg->target_accuracy);

@@ -13,7 +13,7 @@ typedef struct {
     int rc; /* BW_OK, or the failure's status */
     char status[32];
     char error[512];
-    double final, best, tta, sim_time, bytes, compute, comm, wait;
+    double final, best, tta, sim_time, bytes, compute, compress, comm, wait;
     /* tta's resolution: simulated seconds from the evaluation before the one that reached the
      * target to that one (the crossing lies in between); NAN if not reached */
     double tta_res;

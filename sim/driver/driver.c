@@ -214,6 +214,13 @@ int driver_check(const RunConfig *cfg, BwError *err)
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;
     if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
+    if (rc == BW_OK && cfg->workload) { /* the real tensors must map onto the small layers */
+        int *follows = malloc(sizeof(int) * (size_t)cfg->workload->n_tensors);
+        rc = follows ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload",
+                                    follows, err)
+                     : bw_fail(err, BW_ERUNTIME, "out of memory");
+        free(follows);
+    }
     model_free(m);
     return rc;
 }
@@ -238,6 +245,11 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
         no = "--platform: a platform file's hosts and routes may differ";
     else if (cfg->simgrid_cfg)
         no = "--cfg= options may change SimGrid's timings";
+    else if (cfg->overlap == OVERLAP_DDP && !cfg->free_compression)
+        no = "--overlap ddp: encode and decode share the GPU with the backward, which only the "
+             "actors simulate (--free-compression or --overlap none allow the fast path)";
+    else if (cfg->timeline)
+        no = "--timeline records the actors' events";
     else if (cfg->record_trace)
         no = "--record-trace";
     else if (cfg->params_out)
@@ -252,6 +264,8 @@ static void run_free(DriverRun *run)
 {
     if (!run) return;
     record_trace_abort(run);
+    timeline_abort(run->tl);
+    cost_free(run);
     pool_free(run->pool); /* idle: every worker waits for its job before the rendezvous */
     if (run->bar) sg_barrier_destroy(run->bar);
     policy_free(run->pol);
@@ -329,6 +343,11 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     int rc = run_alloc(run, err);
     if (rc == BW_OK) rc = run_policy_create(run, err);
     if (rc == BW_OK && cfg->record_trace) rc = record_trace_open(run, run->w[0].model, err);
+    if (rc == BW_OK && (cfg->workload || cfg->overlap == OVERLAP_DDP))
+        rc = cost_create(run, run->w[0].model, err);
+    if (rc == BW_OK && cfg->timeline)
+        rc = timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P, &run->tl,
+                           err);
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
     if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
         rc = bw_fail(err, BW_ERUNTIME, "--compute-threads %d: cannot start the threads", threads);
@@ -347,6 +366,7 @@ static void run_actors(DriverRun *run)
         sg_actor_set_data(actor, &run->w[w]);
         sg_actor_start(actor, worker_actor, 1, argv);
     }
+    cost_start_streams(run);
     simgrid_run();
 }
 
@@ -374,11 +394,17 @@ static void run_totals(DriverRun *run)
         res->compute_s += run->w[w].compute_s / P;
         res->wait_s += run->w[w].wait_s / P;
         res->communication_s += run->w[w].comm_s / P;
+        res->compression_s += run->w[w].compress_s / P;
         res->bytes_per_worker += cs->bytes_sent / P;
         res->payload_bytes_per_worker += cs->payload_bytes / P;
         res->wall_model_s += run->w[w].wall_model_s;
     }
     res->sim_time_s = run_now(run);
+    const CostModel *cm = run->cost;
+    res->overlap = cm && cm->ddp ? "ddp" : "none";
+    res->workload = run->cfg->workload ? run->cfg->workload->name : NULL;
+    res->workload_params = run->cfg->workload ? run->cfg->workload->n_params : 0;
+    res->buckets = cm && cm->ddp ? cm->n_buckets : 0;
     const Model *m = run->w[0].model;
     for (int w = 1; w < P && !run->fast; w++)
         for (size_t i = 0; i < m->n_params; i++) {
@@ -423,6 +449,10 @@ static int run_finish(DriverRun *run, BwError *err)
         return run->err_status;
     }
     int rc = record_trace_close(run, err);
+    if (rc == BW_OK && run->tl) {
+        rc = timeline_close(run->tl, err);
+        run->tl = NULL;
+    }
     if (rc) return rc;
     if (run->stop != STOP_DIVERGED && !params_finite(run)) {
         run->stop = STOP_DIVERGED;

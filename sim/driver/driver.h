@@ -17,6 +17,7 @@
 #include "cluster.h"
 #include "trace.h"
 #include "coll.h"
+#include "workload.h"
 
 #define DRIVER_MAX_WORKERS 4096
 
@@ -31,6 +32,17 @@ typedef enum {
     REPLAY_ACTORS, /* one SimGrid actor per worker, payloads through the compressors */
     REPLAY_FAST    /* the fast path, or a usage error saying why it cannot be taken */
 } ReplayEngine;
+
+/* How the backward pass overlaps the gradients' collectives (--overlap). */
+typedef enum {
+    OVERLAP_NONE, /* compute, then every collective (today's runs without a profile) */
+    OVERLAP_DDP   /* PyTorch DDP: buckets in reverse layer order, each reduced once full */
+} Overlap;
+
+/* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and
+ * dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB for the first bucket, the last layers' gradients). */
+#define DRIVER_BUCKET_BYTES       (25.0 * 1024 * 1024)
+#define DRIVER_FIRST_BUCKET_BYTES (1.0 * 1024 * 1024)
 
 typedef struct {
     const ModelOps *model;
@@ -65,6 +77,20 @@ typedef struct {
      * workers; a replay needs none); <= 1: one at a time in the actors. Results do not depend
      * on it. */
     int compute_threads;
+    /* Costs (sim/driver/cost.c). workload: the real model whose tensors and per-layer compute
+     * are charged (NULL: the small model's own). With a workload, or with overlap DDP, a step
+     * is costed layer by layer: forward, backward in reverse, the collectives of the real
+     * tensors at the levels of the small layers they follow (overlapped with the backward in
+     * buckets under DDP), the compressors' encode/decode and the optimiser on the GPU. With
+     * neither, a step is charged as before: flops_per_sample x b, then the small model's
+     * collectives. */
+    const Workload *workload;
+    Overlap overlap;
+    double bucket_bytes;  /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
+    int free_compression; /* charge no encode/decode time */
+    /* --timeline: Chrome trace events of the steps [timeline_lo, timeline_hi] (hi < 0: all) */
+    const char *timeline;
+    long timeline_lo, timeline_hi;
 } RunConfig;
 
 typedef struct {
@@ -83,6 +109,7 @@ typedef struct {
     double lr, loss;
     double end_s;                     /* simulated time at the end of the step (rank 0) */
     double compute_s, comm_s, wait_s; /* rank 0's, this step */
+    double compress_s;                /* rank 0's encode/decode time not hidden by overlap */
     double bytes;                     /* rank 0's bytes on the wire so far */
     int averaged;
     double variance;   /* parameter variance at this step's averaging */
@@ -100,6 +127,7 @@ typedef struct {
     long n_steps;
     /* means over workers */
     double sim_time_s, compute_s, communication_s, wait_s;
+    double compression_s; /* encode/decode not hidden by overlap (costed steps only) */
     double bytes_per_worker;         /* sent on the wire, as the collective algorithms move them */
     double payload_bytes_per_worker; /* handed to the collectives (encoded sizes) */
     double final_accuracy, best_accuracy;
@@ -123,6 +151,10 @@ typedef struct {
                                 optimiser, evaluation), summed over the threads that did it;
                                 for benchmarks, not written out */
     char policy_spec[256], compressor_spec[256];
+    const char *workload; /* the profile's name, or NULL (the small model's own costs) */
+    const char *overlap;  /* "none" or "ddp" */
+    size_t workload_params;
+    int buckets;          /* DDP buckets of a step (0 without overlap) */
     const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
     char replay_engine_why[160]; /* a replay with actors: why not the fast path */
 } RunResult;

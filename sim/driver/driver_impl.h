@@ -10,13 +10,16 @@
 
 #include <gsl/gsl_rng.h>
 #include <simgrid/barrier.h>
+#include <simgrid/semaphore.h>
 
 #include "driver.h"
 #include "compress.h"
 #include "pool.h"
 #include "optim.h"
 #include "policy.h"
+#include "timeline.h"
 #include "trace.h"
+#include "workload.h"
 
 /* How a step's rendezvous left the run: go on, or why it stops. STOP_DONE: the step just
  * decided is the last one, so it still runs; the others stop the workers at once. */
@@ -28,6 +31,34 @@ static inline int stop_now(StopReason s)
 }
 
 typedef struct DriverRun DriverRun;
+
+/* What a costed step's time went to, besides compute (cost.c). */
+enum { COST_COMPRESS, COST_COMM, COST_WAIT, COST_KINDS };
+
+/* A stretch of a worker's communication stream doing one kind of work. */
+typedef struct {
+    double t0, t1;
+    int kind;
+} CostSpan;
+
+/* A costed run's plan (cost.c): the real model's tensors as views, the small layer each follows,
+ * this step's level of each, DDP's buckets, and the zero-time communicator of the real update. */
+typedef struct {
+    const Workload *wl;
+    Workload *own; /* the small model's own profile, when no --workload was given */
+    LayerView *views;
+    int *follows;   /* [n_tensors]: small layer, or -1 (a vector: dense) */
+    double *levels; /* [n_tensors]: this step's (cost_decided) */
+    int *order;     /* [n_tensors]: tensor indices in backward (reverse) order */
+    int n_buckets;
+    int *bucket_start; /* [n_buckets + 1]: bucket k is order[bucket_start[k] .. [k+1]) */
+    int *bucket_layer; /* [n_buckets]: the layer after whose backward bucket k is full */
+    int ddp;           /* overlap ddp in gradient mode (periodic averaging cannot overlap) */
+    double peak_ratio; /* measured profiles: their GPU's peak over the simulated one's */
+    double opt_flops, opt_bytes; /* the optimiser's step over the real parameters */
+    Comm *data;                  /* the small model's real reduction, at no simulated time */
+    sg_bar_t stream_bar;         /* the streams' rendezvous before each bucket's collectives */
+} CostModel;
 
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the
  * rendezvous (loss, norms), and its own books of where its time went. */
@@ -53,6 +84,17 @@ typedef struct {
     PoolJob job;    /* its gradient on the pool (run->pool), submitted for job_b samples */
     int job_b;
     double wall_model_s; /* wall seconds in its models' math (RunResult.wall_model_s) */
+    int job_pending;     /* its gradient job is on the pool and not yet waited for */
+
+    /* costed steps (cost.c) */
+    double compress_s, step_compress_s;
+    double cost_mult;    /* this step's slowdown x jitter */
+    long cost_step;      /* the step being costed (the stream's timeline events) */
+    sg_sem_t ready;      /* ddp: a bucket is full (released once per bucket) */
+    sg_sem_t done;       /* ddp: the stream has reduced the step's last bucket */
+    int stream_next, stream_quit;
+    CostSpan *spans;     /* what the stream did this step */
+    int n_spans, cap_spans;
 } Worker;
 
 /* What a step is: fixed at the previous step's rendezvous, copied by each worker at its start. */
@@ -130,6 +172,9 @@ struct DriverRun {
     TraceRecorder rec;
 
     double now; /* the fast replay's simulated clock */
+
+    CostModel *cost; /* costed steps (a workload or overlap ddp); NULL: charged as before */
+    Timeline *tl;    /* --timeline, or NULL */
 };
 
 /* driver.c */
@@ -146,6 +191,18 @@ void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its W
 /* A worker's simulated work for a step of b samples, as flops of a host of the given speed. */
 double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
                          int rank);
+
+/* cost.c */
+int cost_create(DriverRun *run, const Model *m0, BwError *err);
+void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
+void cost_decided(DriverRun *run); /* the leader, once the policy has decided the step */
+void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
+void cost_stop_stream(Worker *me);
+void cost_step(Worker *me, const StepState *st, int averaged);
+double cost_gpu_seconds(const Cluster *cl, double flops, double bytes);
+double cost_charge(Comm *comm, const CompressMsg *msg); /* offline: seconds of one message */
+double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double *compute,
+                      double *split);
 
 /* rendezvous.c */
 void rendezvous_first_step(DriverRun *run);

@@ -113,6 +113,7 @@ void record_step(DriverRun *run, const StepState *st, const Worker *w0, int aver
     r->end_s = run_now(run);
     r->compute_s = w0->step_compute_s;
     r->comm_s = w0->step_comm_s;
+    r->compress_s = w0->step_compress_s;
     r->wait_s = w0->step_wait_s;
     r->bytes = coll_stats(run->comm, 0)->bytes_sent;
     r->averaged = averaged; /* the variance is filled in at the next rendezvous */

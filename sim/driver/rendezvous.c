@@ -125,7 +125,7 @@ static void observe_history(const DriverRun *run, PolicyObs *o)
     if (res->n_steps) {
         const StepRow *r = &res->steps[res->n_steps - 1];
         o->compute_s = r->compute_s;
-        o->compress_s = 0;
+        o->compress_s = r->compress_s;
         o->comm_s = r->comm_s;
         o->wait_s = r->wait_s;
         o->have |= BELLOWS_HAS_STEP_TIMES;

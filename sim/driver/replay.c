@@ -106,20 +106,6 @@ int replay_fast_init(DriverRun *run, BwError *err)
                            run->P, 0, cfg->tc.seed, &me->comp, err);
 }
 
-/* The collective a compressor's message goes through, charged to every rank at once. */
-static double charge(Comm *comm, const CompressMsg *msg)
-{
-    switch (msg->op) {
-    case COMPRESS_ALLREDUCE_F32:
-        return coll_charge_allreduce(comm, msg->count, sizeof(float));
-    case COMPRESS_ALLREDUCE_F16:
-        return coll_charge_allreduce(comm, msg->count, sizeof(uint16_t));
-    case COMPRESS_ALLGATHER:
-        return coll_charge_allgather(comm, msg->count);
-    }
-    return 0.0;
-}
-
 /* The step's communication on the fast path: the messages compress_plan lists for the decided
  * levels (or the parameter averaging), each charged the analytic backend's own time and bytes.
  * Returns whether the parameters were averaged. */
@@ -129,12 +115,44 @@ static int fast_communicate(DriverRun *run)
     if (!run->periodic) {
         CompressMsg msgs[COMPRESS_MAX_MSGS];
         int n = compress_plan(me->comp, run->dec.level, msgs);
-        for (int i = 0; i < n; i++) run->now += charge(run->comm, &msgs[i]);
+        for (int i = 0; i < n; i++) run->now += cost_charge(run->comm, &msgs[i]);
         return 0;
     }
     if (!run->dec.average) return 0;
     run->now += coll_charge_allreduce(run->comm, me->model->n_params, sizeof(float));
     return 1;
+}
+
+/* The end of a fast step: the variance, the row, an evaluation, the progress line. */
+static void fast_step_end(DriverRun *run, const StepState *st, int averaged, int last)
+{
+    if (averaged) rendezvous_averaged(run, st);
+    record_step(run, st, &run->w[0], averaged);
+    if (run->eval_due) record_eval(run, NULL, st, run->now);
+    if (run->cfg->progress && (st->step % 10 == 0 || last)) record_progress(run, st);
+}
+
+/* A costed step of every worker at once (cost_step_fast): the rendezvous first, as the actors
+ * meet before a costed step. */
+static int fast_step_costed(DriverRun *run, const StepState *st)
+{
+    Worker *me = &run->w[0];
+    rendezvous_leader(run);
+    if (stop_now(run->stop)) return 1;
+    cost_decided(run);
+    const int last = run->stop == STOP_DONE;
+    const int averaged = run->periodic && run->dec.average;
+    double split[COST_KINDS] = {0}, compute = 0;
+    run->now += cost_step_fast(run, st, averaged, &compute, split);
+    me->step_compute_s = compute;
+    me->step_compress_s = split[COST_COMPRESS];
+    me->step_comm_s = split[COST_COMM];
+    me->step_wait_s = 0;
+    me->compute_s += compute;
+    me->compress_s += split[COST_COMPRESS];
+    me->comm_s += split[COST_COMM];
+    fast_step_end(run, st, averaged, last);
+    return last;
 }
 
 /* One step of every worker at once, as worker_step does it: the compute time, the rendezvous
@@ -148,6 +166,7 @@ static int fast_step(DriverRun *run)
     const StepState st = run->cur;
     const TraceStep *ts = &cfg->replay->steps[st.step];
     for (int w = 0; w < run->P; w++) replay_observation(&run->w[w], ts, m->n_layers);
+    if (run->cost) return fast_step_costed(run, &st);
     const double t0 = run->now;
     run->now =
         t0 + worker_step_flops(cfg, model_flops_per_sample(m), st.b, speed_flops, 0) / speed_flops;
@@ -164,10 +183,7 @@ static int fast_step(DriverRun *run)
     const double t3 = run->now;
     me->step_comm_s = t3 - t1;
     me->comm_s += me->step_comm_s;
-    if (averaged) rendezvous_averaged(run, &st);
-    record_step(run, &st, me, averaged);
-    if (run->eval_due) record_eval(run, NULL, &st, t3);
-    if (cfg->progress && (st.step % 10 == 0 || last)) record_progress(run, &st);
+    fast_step_end(run, &st, averaged, last);
     return last;
 }
 
@@ -179,5 +195,6 @@ void replay_fast(DriverRun *run)
         run->w[w].compute_s = me->compute_s;
         run->w[w].comm_s = me->comm_s;
         run->w[w].wait_s = me->wait_s;
+        run->w[w].compress_s = me->compress_s;
     }
 }

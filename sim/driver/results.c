@@ -125,6 +125,21 @@ static void summary_schedule(JsonW *w, const RunConfig *cfg)
     jsonw_double(w, "target_accuracy", cfg->target_accuracy > 0 ? cfg->target_accuracy : NAN);
 }
 
+/* summary.json's scenario: what the steps are priced at (a workload profile's costs, or the
+ * small model's own) and how the backward overlaps the collectives. */
+static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
+{
+    jsonw_string(w, "workload", res->workload);
+    if (res->workload) jsonw_long(w, "workload_params", (long long)res->workload_params);
+    jsonw_string(w, "overlap", res->overlap ? res->overlap : "none");
+    if (res->buckets) {
+        jsonw_double(w, "bucket_mb", (cfg->bucket_bytes > 0 ? cfg->bucket_bytes
+                                                            : DRIVER_BUCKET_BYTES) / (1024.0 * 1024.0));
+        jsonw_long(w, "ddp_buckets", res->buckets);
+    }
+    jsonw_bool(w, "free_compression", cfg->free_compression);
+}
+
 /* summary.json after the scenario: where accuracy comes from and what the run gave. */
 static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
 {
@@ -141,6 +156,7 @@ static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
     jsonw_double(w, "bytes_per_worker", res->bytes_per_worker);
     jsonw_double(w, "payload_bytes_per_worker", res->payload_bytes_per_worker);
     jsonw_double(w, "compute_s", res->compute_s);
+    jsonw_double(w, "compression_s", res->compression_s);
     jsonw_double(w, "communication_s", res->communication_s);
     jsonw_double(w, "wait_s", res->wait_s);
     jsonw_long(w, "steps", res->n_steps);
@@ -168,6 +184,7 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     summary_training(&w, cfg, meta, res);
     summary_cluster(&w, cfg, meta, &res->cluster);
     summary_schedule(&w, cfg);
+    summary_costs(&w, cfg, res);
     jsonw_end_object(&w);
     summary_outcome(&w, meta, res);
     jsonw_end_object(&w);
@@ -227,17 +244,18 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
     OutFile of;
     int rc = outfile_open(&of, dir, "steps.csv", err);
     if (rc) return rc;
-    fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,communication_s,wait_s,"
+    fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,compression_s,communication_s,wait_s,"
           "bytes_rank0,averaged,param_variance,level_mean,period,policy_state\n",
           of.f);
-    enum { LR, LOSS, COMPUTE, COMM, WAIT, VARIANCE, LEVEL, N_CACHED };
+    enum { LR, LOSS, COMPUTE, COMPRESS, COMM, WAIT, VARIANCE, LEVEL, N_CACHED };
     NumText c[N_CACHED];
     memset(c, 0, sizeof c);
     for (long i = 0; i < res->n_steps; i++) {
         const StepRow *r = &res->steps[i];
-        fprintf(of.f, "%ld,%d,%d,%s,%s,%.9g,%s,%s,%s,%.17g,%d,%s,%s,%d,", r->step, r->epoch,
+        fprintf(of.f, "%ld,%d,%d,%s,%s,%.9g,%s,%s,%s,%s,%.17g,%d,%s,%s,%d,", r->step, r->epoch,
                 r->batch, num_text(&c[LR], "%.9g", r->lr), num_text(&c[LOSS], "%.9g", r->loss),
                 r->end_s, num_text(&c[COMPUTE], "%.9g", r->compute_s),
+                num_text(&c[COMPRESS], "%.9g", r->compress_s),
                 num_text(&c[COMM], "%.9g", r->comm_s), num_text(&c[WAIT], "%.9g", r->wait_s),
                 r->bytes, r->averaged, num_text(&c[VARIANCE], "%.9g", r->variance),
                 num_text(&c[LEVEL], "%.6g", r->level_mean), r->period);
@@ -311,6 +329,9 @@ void results_print(FILE *out, const RunConfig *cfg, const RunResult *res)
             res->n_steps, res->epochs_done);
     fprintf(out, "  compute              %.4f s (%.1f%%)\n", res->compute_s,
             100 * res->compute_s / t);
+    if (res->compression_s > 0)
+        fprintf(out, "  compression          %.4f s (%.1f%%)\n", res->compression_s,
+                100 * res->compression_s / t);
     fprintf(out, "  communication        %.4f s (%.1f%%)\n", res->communication_s,
             100 * res->communication_s / t);
     fprintf(out, "  waiting              %.4f s (%.1f%%)\n", res->wait_s, 100 * res->wait_s / t);

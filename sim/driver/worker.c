@@ -50,6 +50,9 @@ void worker_free(Worker *me)
     free(me->before);
     free(me->gsum);
     free(me->gtemplate);
+    free(me->spans);
+    if (me->ready) sg_sem_destroy(me->ready);
+    if (me->done) sg_sem_destroy(me->done);
     memset(me, 0, sizeof *me);
 }
 
@@ -117,16 +120,20 @@ static void worker_gradient(Worker *me, const StepState *st)
     for (int j = 0; j < st->b; j++)
         me->idx[j] = dataset_shard_index(run->perm, run->P, me->rank, st->pos + j);
     me->job_b = st->b;
-    if (run->pool)
+    if (run->pool) {
         pool_submit(run->pool, &me->job, gradient_job, me);
-    else
+        me->job_pending = 1;
+    } else {
         gradient_job(me);
+    }
 }
 
 /* The submitted gradient, done: in wall time only, no simulated time passes. */
 static void worker_gradient_wait(Worker *me)
 {
-    if (me->run->pool) pool_wait(me->run->pool, &me->job);
+    if (!me->job_pending) return;
+    pool_wait(me->run->pool, &me->job);
+    me->job_pending = 0;
 }
 
 /* Flops per sample x b, or (a trace with measured step times) the measured seconds scaled by
@@ -159,6 +166,15 @@ static double worker_compute(Worker *me, const StepState *st)
     return t1;
 }
 
+/* The policy's decision as an instant event on worker 0's timeline. */
+static void decision_event(DriverRun *run, double t)
+{
+    char args[160];
+    snprintf(args, sizeof args, "\"state\":\"%.60s\",\"batch\":%d,\"average\":%d",
+             run->state, run->cur.b * run->P, run->dec.average);
+    timeline_instant(run->tl, 0, "policy decision", t, run->cur.step, args);
+}
+
 /* The rendezvous: the last to arrive runs the policy for everyone before anyone is released.
  * Returns the clock on release; the time since t1 was spent waiting for the slowest. */
 static double worker_meet(Worker *me, double t1)
@@ -166,7 +182,12 @@ static double worker_meet(Worker *me, double t1)
     DriverRun *run = me->run;
     if (++run->arrived == run->P) {
         run->arrived = 0;
+        /* costed steps meet before their gradients are waited for (the others' jobs ran on
+         * the pool while the actors arrived): the policy needs them all */
+        for (int w = 0; w < run->P; w++) worker_gradient_wait(&run->w[w]);
         rendezvous_leader(run);
+        if (run->cost && !stop_now(run->stop)) cost_decided(run);
+        if (run->tl && timeline_wants(run->tl, run->cur.step)) decision_event(run, t1);
     }
     sg_barrier_wait(run->bar);
     double t2 = simgrid_get_clock();
@@ -194,7 +215,7 @@ static void average_parameters(Worker *me)
     Model *m = me->model;
     const size_t n = m->n_params;
     memcpy(me->before, m->params, n * sizeof(float));
-    coll_allreduce(run->comm, me->rank, m->params, n);
+    coll_allreduce(run->cost ? run->cost->data : run->comm, me->rank, m->params, n);
     const float inv = 1.0f / (float)run->P;
     double d2 = 0;
     for (size_t i = 0; i < n; i++) {
@@ -212,7 +233,10 @@ static int worker_communicate(Worker *me, const StepState *st)
     DriverRun *run = me->run;
     Model *m = me->model;
     if (!run->periodic) {
-        compress_reduce(me->comp, run->comm, m->grads, run->dec.level);
+        /* a costed step's real reduction takes no simulated time: cost.c charges the real
+         * model's collectives */
+        compress_reduce(me->comp, run->cost ? run->cost->data : run->comm, m->grads,
+                        run->dec.level);
         worker_sgd(me, st->lr);
         return 0;
     }
@@ -243,12 +267,27 @@ static void worker_evaluate(Worker *me, const StepState *st, double now)
     record_eval(run, e, st, simgrid_get_clock());
 }
 
-/* One step; returns 1 when the worker is done. */
-static int worker_step(Worker *me)
+/* What follows a step's update, costed or not: the variance at an averaging, the step's row,
+ * an evaluation and the progress line. */
+static void worker_step_end(Worker *me, const StepState *st, int averaged, double t3, int last)
+{
+    DriverRun *run = me->run;
+    /* the variance at this averaging, for the policy at the next step */
+    if (averaged && ++run->avg_deposits == run->P) rendezvous_averaged(run, st);
+    if (me->rank == 0) record_step(run, st, me, averaged);
+    if (run->eval_due) worker_evaluate(me, st, t3);
+    if (me->rank == 0 && run->cfg->progress && (st->step % 10 == 0 || last))
+        record_progress(run, st);
+}
+
+/* A step charged as one computation then the small model's collectives (no workload, no
+ * overlap); returns 1 when the worker is done. */
+static int worker_step_plain(Worker *me)
 {
     DriverRun *run = me->run;
     const StepState st = run->cur;
     /* with a pool, the other actors submit theirs while this one is charged its compute */
+    double t0 = simgrid_get_clock();
     worker_gradient(me, &st);
     double t1 = worker_compute(me, &st);
     worker_gradient_wait(me);
@@ -260,13 +299,38 @@ static int worker_step(Worker *me)
     double t3 = simgrid_get_clock();
     me->step_comm_s = t3 - t2;
     me->comm_s += me->step_comm_s;
+    if (run->tl && timeline_wants(run->tl, st.step)) {
+        timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "compute", "step", t0, t1, st.step,
+                      NULL);
+        timeline_span(run->tl, me->rank, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2,
+                      st.step, NULL);
+        timeline_span(run->tl, me->rank, TL_LANE_COMM, "communication",
+                      averaged ? "average parameters" : "collectives", t2, t3, st.step, NULL);
+    }
+    worker_step_end(me, &st, averaged, t3, last);
+    return last;
+}
 
-    /* the variance at this averaging, for the policy at the next step */
-    if (averaged && ++run->avg_deposits == run->P) rendezvous_averaged(run, &st);
-    if (me->rank == 0) record_step(run, &st, me, averaged);
-    if (run->eval_due) worker_evaluate(me, &st, t3);
-    if (me->rank == 0 && run->cfg->progress && (st.step % 10 == 0 || last))
-        record_progress(run, &st);
+/* A costed step (cost.c): the real gradient, the rendezvous, the real update (at no simulated
+ * time), then the real model's forward, backward, collectives and optimiser. With a pool, the
+ * gradient is only submitted before the rendezvous, whose leader waits for them all. */
+static int worker_step_costed(Worker *me)
+{
+    DriverRun *run = me->run;
+    const StepState st = run->cur;
+    worker_gradient(me, &st);
+    me->step_compute_s = 0;
+    me->step_compress_s = 0;
+    double t1 = simgrid_get_clock();
+    double t2 = worker_meet(me, t1);
+    if (run->tl && timeline_wants(run->tl, st.step))
+        timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "wait", "step rendezvous", t1, t2,
+                      st.step, NULL);
+    if (stop_now(run->stop)) return 1;
+    const int last = run->stop == STOP_DONE;
+    int averaged = worker_communicate(me, &st);
+    cost_step(me, &st, averaged);
+    worker_step_end(me, &st, averaged, simgrid_get_clock(), last);
     return last;
 }
 
@@ -275,5 +339,9 @@ void worker_actor(int argc, char **argv)
     (void)argc;
     (void)argv;
     Worker *me = sg_actor_self_get_data();
-    while (!worker_step(me)) continue;
+    if (me->run->cost)
+        while (!worker_step_costed(me)) continue;
+    else
+        while (!worker_step_plain(me)) continue;
+    cost_stop_stream(me);
 }

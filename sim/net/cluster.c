@@ -3,7 +3,9 @@
  * file grows linearly with the cluster (but for the G^2 intra-node pairs of hierarchical nodes).
  * Figures: NVIDIA V100 datasheet (SXM2: FP32 15.7 TFLOPS; no TF32/BF16), A100 datasheet (SXM:
  * FP32 19.5, TF32 156, BF16 312 TFLOPS dense), H100 datasheet (SXM: FP32 67, TF32 494.7,
- * BF16 989.4 TFLOPS dense; the datasheet's larger figures assume 2:4 sparsity). */
+ * BF16 989.4 TFLOPS dense; the datasheet's larger figures assume 2:4 sparsity). Memory
+ * bandwidth from the same datasheets: V100 SXM2 900 GB/s, A100 SXM 40GB 1,555 GB/s, H100 SXM
+ * 3.35 TB/s. */
 #include "cluster.h"
 
 #include <errno.h>
@@ -11,9 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-static const GpuProfile V100 = {"V100", 15.7e12, 0, 0, "NVIDIA V100 SXM2 datasheet"};
-static const GpuProfile A100 = {"A100", 19.5e12, 156e12, 312e12, "NVIDIA A100 SXM datasheet"};
-static const GpuProfile H100 = {"H100", 67e12, 494.7e12, 989.4e12, "NVIDIA H100 SXM datasheet"};
+static const GpuProfile V100 = {"V100", 15.7e12, 0, 0, 900e9, "NVIDIA V100 SXM2 datasheet"};
+static const GpuProfile A100 = {"A100",  19.5e12, 156e12,
+                                312e12,  1555e9,  "NVIDIA A100 SXM (40GB) datasheet"};
+static const GpuProfile H100 = {"H100",   67e12, 494.7e12,
+                                989.4e12, 3.35e12, "NVIDIA H100 SXM datasheet"};
 static const GpuProfile *const PROFILES[] = {&V100, &A100, &H100, NULL};
 
 const GpuProfile *const *cluster_gpu_profiles(void)
@@ -92,6 +96,8 @@ int cluster_resolve(Cluster *c, BwError *err)
             return bw_fail(err, BW_EUSAGE, "--precision: the %s has no %s rate", c->gpu->name,
                            c->precision);
         c->gpu_flops = peak * c->efficiency;
+        c->gpu_peak_flops = peak;
+        c->gpu_mem_Bps = c->gpu->mem_Bps * CLUSTER_MEM_EFFICIENCY;
     } else if (!(c->gpu_flops > 0)) {
         return bw_fail(err, BW_EUSAGE, "--gpu-flops: expected a positive rate");
     }

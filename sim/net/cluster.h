@@ -23,6 +23,7 @@ typedef struct {
     const char *name;
     /* Peak dense rates in flop/s from the vendor's datasheet; 0 where unsupported. */
     double fp32_flops, tf32_flops, bf16_flops;
+    double mem_Bps; /* peak memory bandwidth, bytes/s */
     const char *source;
 } GpuProfile;
 
@@ -31,6 +32,10 @@ const GpuProfile *const *cluster_gpu_profiles(void);
 const GpuProfile *cluster_gpu_find(const char *name);
 
 #define CLUSTER_DEFAULT_EFFICIENCY 0.5
+/* The sustained fraction of the peak memory bandwidth for streaming kernels (the optimiser's
+ * and the compressors' elementwise passes): STREAM-like copies reach about 85% of it on recent
+ * NVIDIA GPUs (e.g. about 1.3 TB/s of the A100 40GB's 1.555 TB/s). */
+#define CLUSTER_MEM_EFFICIENCY 0.85
 
 typedef struct {
     int workers;       /* P */
@@ -40,6 +45,8 @@ typedef struct {
     const char *precision;           /* fp32, tf32 or bf16 */
     double efficiency;               /* sustained fraction of the peak */
     double gpu_flops;                /* sustained flop/s of one GPU (resolved by cluster_resolve) */
+    double gpu_peak_flops;           /* the profile's peak at the precision; 0: rate given */
+    double gpu_mem_Bps; /* sustained memory bandwidth (resolved); 0: unknown (--gpu-flops) */
     double bandwidth_Bps, latency_s; /* NIC links */
     double intra_bandwidth_Bps, intra_latency_s; /* intra-node links (hierarchical) */
     int nic_per_gpu;         /* hierarchical: a NIC per GPU rather than per node */

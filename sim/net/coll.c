@@ -63,6 +63,7 @@ struct Comm {
     unsigned char *acc;
     size_t acc_cap;                    /* bytes */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
+    int zero_time;                     /* coll_comm_create_zero_time */
 };
 
 static const char *const ALGO_NAMES[] = {"ring", "halving-doubling", "tree", "hierarchical"};
@@ -139,6 +140,13 @@ Comm *coll_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
     return comm_new(cl, algo, backend, 1);
 }
 
+Comm *coll_comm_create_zero_time(const Cluster *cl, CollAlgo algo)
+{
+    Comm *c = comm_new(cl, algo, COLL_ANALYTIC, 1);
+    if (c) c->zero_time = 1;
+    return c;
+}
+
 Comm *coll_comm_create_offline(const Cluster *cl, CollAlgo algo)
 {
     return comm_new(cl, algo, COLL_ANALYTIC, 0);
@@ -182,10 +190,10 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
     size_t n = 0;
     void *got = NULL;
     if (to >= 0) {
-        Msg *m = malloc(sizeof *m + bytes);
+        Msg *m = malloc(sizeof *m + (send ? bytes : 0)); /* no send: sizes only */
         assert(m);
         m->bytes = bytes;
-        if (bytes) memcpy(m->data, send, bytes);
+        if (bytes && send) memcpy(m->data, send, bytes);
         comms[n++] = sg_mailbox_put_async(mbox(c, to, me), m, (long)bytes);
         c->stats[me].bytes_sent += (double)bytes;
     }
@@ -194,9 +202,21 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
     return got;
 }
 
+/* buf + off, or NULL for a dataless call (coll_cost_*: sizes only; NULL + off is undefined) */
+static unsigned char *at(unsigned char *buf, size_t off)
+{
+    return buf ? buf + off : NULL;
+}
+
 static void add_into(Dtype dt, unsigned char *dst, const Msg *m)
 {
-    dt_add(dt, dst, m->data, m->bytes / dt_size(dt));
+    if (dst) dt_add(dt, dst, m->data, m->bytes / dt_size(dt));
+}
+
+/* Copies a received message into dst (NULL: a dataless call, nothing to copy). */
+static void copy_from(unsigned char *dst, const Msg *m)
+{
+    if (dst) memcpy(dst, m->data, m->bytes);
 }
 
 static int mod(int a, int n)
@@ -224,9 +244,9 @@ static void ring_reduce_scatter(Comm *c, const int *g, int gn, int i, unsigned c
     for (int s = 0; s < gn - 1; s++) {
         size_t a, b;
         chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
-        Msg *m = sendrecv(c, g[i], next, buf + a * es, (b - a) * es, prev);
+        Msg *m = sendrecv(c, g[i], next, at(buf, a * es), (b - a) * es, prev);
         chunk(lo, hi, gn, mod(i - s - 1, gn), &a, &b);
-        add_into(dt, buf + a * es, m);
+        add_into(dt, at(buf, a * es), m);
         free(m);
     }
 }
@@ -240,9 +260,9 @@ static void ring_allgather(Comm *c, const int *g, int gn, int i, unsigned char *
     for (int s = 0; s < gn - 1; s++) {
         size_t a, b;
         chunk(lo, hi, gn, mod(i + 1 - s, gn), &a, &b);
-        Msg *m = sendrecv(c, g[i], next, buf + a * es, (b - a) * es, prev);
+        Msg *m = sendrecv(c, g[i], next, at(buf, a * es), (b - a) * es, prev);
         chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
-        memcpy(buf + a * es, m->data, m->bytes);
+        copy_from(at(buf, a * es), m);
         free(m);
     }
 }
@@ -296,12 +316,12 @@ static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, si
             his[steps] = hi;
             Msg *m;
             if (nr < pn) { /* keep the lower half */
-                m = sendrecv(c, rank, partner, buf + mid * es, (hi - mid) * es, partner);
-                add_into(dt, buf + lo * es, m);
+                m = sendrecv(c, rank, partner, at(buf, mid * es), (hi - mid) * es, partner);
+                add_into(dt, at(buf, lo * es), m);
                 hi = mid;
             } else {
-                m = sendrecv(c, rank, partner, buf + lo * es, (mid - lo) * es, partner);
-                add_into(dt, buf + mid * es, m);
+                m = sendrecv(c, rank, partner, at(buf, lo * es), (mid - lo) * es, partner);
+                add_into(dt, at(buf, mid * es), m);
                 lo = mid;
             }
             free(m);
@@ -309,8 +329,8 @@ static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, si
         for (int k = steps - 1; k >= 0; k--) {
             int d = p2 >> (k + 1), pn = nr ^ d, partner = pn < rem ? 2 * pn + 1 : pn + rem;
             size_t mid = los[k] + (his[k] - los[k]) / 2;
-            Msg *m = sendrecv(c, rank, partner, buf + lo * es, (hi - lo) * es, partner);
-            memcpy(buf + (nr < pn ? mid : los[k]) * es, m->data, m->bytes);
+            Msg *m = sendrecv(c, rank, partner, at(buf, lo * es), (hi - lo) * es, partner);
+            copy_from(at(buf, (nr < pn ? mid : los[k]) * es), m);
             free(m);
             lo = los[k];
             hi = his[k];
@@ -321,7 +341,7 @@ static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, si
             sendrecv(c, rank, rank - 1, buf, n * es, -1);
         } else {
             Msg *m = sendrecv(c, rank, -1, NULL, 0, rank + 1);
-            memcpy(buf, m->data, m->bytes);
+            copy_from(buf, m);
             free(m);
         }
     }
@@ -352,7 +372,7 @@ static void tree_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
             sendrecv(c, rank, (vr + mask + root) % P, buf, bytes, -1);
         } else if ((vr & (2 * mask - 1)) == mask) {
             Msg *m = sendrecv(c, rank, -1, NULL, 0, mod(vr - mask + root, P));
-            memcpy(buf, m->data, m->bytes);
+            copy_from(buf, m);
             free(m);
         }
     }
@@ -429,12 +449,14 @@ static double allgather_time_s(const Comm *c, double total)
     return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
 }
 
+/* The analytic backend: the sum in memory, then every rank waits the formula's time (none on a
+ * zero-time communicator). buf NULL: a dataless call, only the waiting and the books. */
 static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
 {
     const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
     sg_barrier_wait(c->bar);
-    if (rank == 0) { /* the sum, in rank order so it does not depend on arrival order */
+    if (rank == 0 && buf) { /* the sum, in rank order so it does not depend on arrival order */
         if (n * es > c->acc_cap) {
             free(c->acc);
             c->acc = malloc(n * es);
@@ -444,11 +466,13 @@ static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, 
         memcpy(c->acc, c->bufs[0], n * es);
         for (int r = 1; r < c->P; r++) dt_add(dt, c->acc, c->bufs[r], n);
     }
-    sg_barrier_wait(c->bar);
-    memcpy(buf, c->acc, n * es);
+    if (buf) {
+        sg_barrier_wait(c->bar);
+        memcpy(buf, c->acc, n * es);
+    }
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
-    sg_actor_sleep_for(allreduce_time_s(c, bytes));
+    if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
 }
 
 static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt)
@@ -482,6 +506,32 @@ void coll_allreduce_f16(Comm *c, int rank, uint16_t *buf, size_t count)
     allreduce(c, rank, (unsigned char *)buf, count, DT_F16);
 }
 
+void coll_cost_allreduce(Comm *c, int rank, size_t count, size_t elem_bytes)
+{
+    allreduce(c, rank, NULL, count, elem_bytes == 2 ? DT_F16 : DT_F32);
+}
+
+void coll_cost_allgather(Comm *c, int rank, size_t bytes)
+{
+    double t0 = simgrid_get_clock();
+    const int P = c->P;
+    if (P > 1 && c->backend == COLL_ANALYTIC) {
+        c->sizes[rank] = bytes;
+        sg_barrier_wait(c->bar);
+        double total = 0;
+        for (int r = 0; r < P; r++) total += (double)c->sizes[r];
+        sg_barrier_wait(c->bar); /* every rank has read the sizes before any call reuses them */
+        c->stats[rank].bytes_sent += total - (double)bytes;
+        if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
+    } else if (P > 1) { /* the ring of coll_allgather, every block of the same size */
+        for (int s = 0; s < P - 1; s++) free(sendrecv(c, rank, (rank + 1) % P, NULL, bytes,
+                                                      mod(rank - 1, P)));
+    }
+    c->stats[rank].payload_bytes += (double)bytes;
+    c->stats[rank].time_s += simgrid_get_clock() - t0;
+    c->stats[rank].calls++;
+}
+
 unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes, size_t *sizes)
 {
     double t0 = simgrid_get_clock();
@@ -507,7 +557,7 @@ unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes,
         }
         sg_barrier_wait(c->bar);
         c->stats[rank].bytes_sent += total - (double)bytes;
-        sg_actor_sleep_for(allgather_time_s(c, total));
+        if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
     } else {
         for (int s = 0; s < P - 1; s++) {
             const Msg *out = blocks[mod(rank - s, P)];
@@ -542,7 +592,7 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
             if (rank != root) memcpy(buf, c->bufs[0], bytes);
             sg_barrier_wait(c->bar);
             if (rank == root) c->stats[rank].bytes_sent += (double)bytes;
-            sg_actor_sleep_for(ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
+            if (!c->zero_time) sg_actor_sleep_for(ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
         } else {
             tree_broadcast(c, rank, root, buf, bytes);
         }

@@ -62,6 +62,18 @@ double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes);
 double coll_charge_allgather(Comm *c, size_t bytes);
 const CollStats *coll_stats(const Comm *c, int rank);
 
+/* A communicator whose analytic collectives take no simulated time: the real reduction of a
+ * run whose time and bytes are charged elsewhere (a workload profile's collectives, with
+ * coll_cost_* on the run's communicator). Its books count calls but no time. */
+Comm *coll_comm_create_zero_time(const Cluster *c, CollAlgo algo);
+
+/* Dataless collectives: the same messages, times and books as coll_allreduce(_f16) of count
+ * elements of elem_bytes (4 or 2) and coll_allgather of `bytes` from every rank, without any
+ * data (the transfer backend sends messages of those sizes and no payload). For costs of tensors
+ * that exist only as shapes (sim/workload/). */
+void coll_cost_allreduce(Comm *c, int rank, size_t count, size_t elem_bytes);
+void coll_cost_allgather(Comm *c, int rank, size_t bytes);
+
 /* buf [count] is replaced by the sum over ranks. */
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
 

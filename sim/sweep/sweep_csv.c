@@ -210,9 +210,10 @@ void sweep_read_figures(RunRow *row, char *const *x)
     row->bytes = csv_num(x[5]);
     row->sim_time = csv_num(x[7]);
     row->compute = csv_num(x[8]);
-    row->comm = csv_num(x[9]);
-    row->wait = csv_num(x[10]);
-    row->steps = atol(x[11]);
+    row->compress = csv_num(x[9]);
+    row->comm = csv_num(x[10]);
+    row->wait = csv_num(x[11]);
+    row->steps = atol(x[12]);
 }
 
 /* One row of sweep.csv (line lineno of path): its run is done, with its figures. */

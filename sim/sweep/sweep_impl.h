@@ -16,7 +16,7 @@
 #define SWEEP_MAX_ARGS     256
 #define SWEEP_MAX_POLICIES 16
 /* sweep.csv: the swept flags' columns, then these (seed ... run_index) */
-#define SWEEP_CSV_COLUMNS 16
+#define SWEEP_CSV_COLUMNS 17
 /* "--" NAME "=" VALUE of one swept flag */
 #define SWEEP_FIRST_ARG (2 + 64 + 1 + SPEC_MAX_TEXT)
 

@@ -1,0 +1,475 @@
+/* cost.c: what a step costs when it is costed layer by layer (a workload profile, or --overlap
+ * ddp): the real model's forward, then its backward in reverse layer order, its tensors' collectives
+ * at the levels of the small-model layers they follow, the compressors' encode and decode and the
+ * optimiser on the simulated GPU. The small model's real gradients are reduced beforehand on a
+ * zero-time communicator (CostModel.data), so the dynamics are exactly the uncosted run's and
+ * only the prices differ.
+ *
+ * Overlap DDP (PyTorch's DistributedDataParallel, torch/nn/parallel/distributed.py and
+ * reducer.cpp): the gradients fill buckets in reverse order of the parameters (the first bucket
+ * capped at 1 MiB, the others at --bucket-mb), and a bucket's collective starts once its last
+ * gradient is computed, on a communication stream of its own: here a second actor per worker
+ * (its "stream"), on the same host, fed by a semaphore. Collectives run one bucket after the
+ * other, as NCCL's one stream does; the optimiser waits for all of them. A bucket's encode and
+ * decode run on the stream too, and share the GPU (the host) with the backward they overlap.
+ *
+ * Where a worker's step time goes: compute (forward, backward, optimiser), and what the compute
+ * lane waits for after its backward: compression, communication and waiting for the slowest
+ * (the streams' rendezvous before each bucket's collectives), split by what the stream was doing
+ * in that window (exposed time; what the backward hid is not counted). With --overlap none the
+ * same four come one after the other. The step's rendezvous (the policy's decision) comes
+ * before the forward here: waiting there is waiting too. */
+#include "driver_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/semaphore.h>
+
+#include "engine.h"
+
+/* ---- the plan, fixed for the run ---- */
+
+/* DDP's buckets: tensors in reverse order, a bucket closed once it holds cap bytes (the first
+ * one DRIVER_FIRST_BUCKET_BYTES), as PyTorch's compute_bucket_assignment_by_size does. */
+static int cost_buckets(CostModel *cm, double cap)
+{
+    const Workload *wl = cm->wl;
+    const int n = wl->n_tensors;
+    int k = 0, filled = 0;
+    double bytes = 0;
+    cm->bucket_start[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int t = n - 1 - i;
+        cm->order[i] = t;
+        bytes += 4.0 * (double)wl->tensors[t].numel;
+        filled++;
+        double limit = k == 0 ? fmin(DRIVER_FIRST_BUCKET_BYTES, cap) : cap;
+        if (bytes >= limit || i == n - 1) {
+            cm->bucket_layer[k] = wl->tensors[t].layer; /* ready after this layer's backward */
+            cm->bucket_start[++k] = i + 1;
+            bytes = 0;
+            filled = 0;
+        }
+    }
+    (void)filled;
+    return k;
+}
+
+/* The measured GPU's peak over the simulated one's, at each one's precision (1 when the profile
+ * is in flops, or its GPU is not one bellows knows, or the cluster's rate was given directly). */
+static double cost_peak_ratio(const Workload *wl, const Cluster *cl)
+{
+    if (!wl->measured_batch || !wl->measured_gpu[0] || !(cl->gpu_peak_flops > 0)) return 1.0;
+    const GpuProfile *g = cluster_gpu_find(wl->measured_gpu);
+    if (!g) return 1.0;
+    const char *p = wl->measured_precision[0] ? wl->measured_precision : "fp32";
+    double peak = strcmp(p, "tf32") == 0 ? g->tf32_flops
+                  : strcmp(p, "bf16") == 0 ? g->bf16_flops
+                                           : g->fp32_flops;
+    return peak > 0 ? peak / cl->gpu_peak_flops : 1.0;
+}
+
+int cost_create(DriverRun *run, const Model *m0, BwError *err)
+{
+    const RunConfig *cfg = run->cfg;
+    CostModel *cm = calloc(1, sizeof *cm);
+    run->cost = cm;
+    if (!cm) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    int rc;
+    cm->wl = cfg->workload;
+    if (!cm->wl) {
+        rc = workload_from_model(m0->layers, m0->n_layers, model_flops_per_sample(m0), &cm->own,
+                                 err);
+        if (rc) return rc;
+        cm->wl = cm->own;
+    }
+    const int n = cm->wl->n_tensors;
+    cm->views = calloc((size_t)n, sizeof *cm->views);
+    cm->follows = calloc((size_t)n, sizeof *cm->follows);
+    cm->levels = calloc((size_t)n, sizeof *cm->levels);
+    cm->order = calloc((size_t)n, sizeof *cm->order);
+    cm->bucket_start = calloc((size_t)n + 1, sizeof *cm->bucket_start);
+    cm->bucket_layer = calloc((size_t)n, sizeof *cm->bucket_layer);
+    if (!cm->views || !cm->follows || !cm->levels || !cm->order || !cm->bucket_start ||
+        !cm->bucket_layer)
+        return bw_fail(err, BW_ERUNTIME, "out of memory");
+    workload_views(cm->wl, cm->views);
+    rc = workload_map(cm->wl, m0->layers, m0->n_layers, "--workload", cm->follows, err);
+    if (rc) return rc;
+    cm->n_buckets = cost_buckets(cm, cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES);
+    cm->peak_ratio = cost_peak_ratio(cm->wl, &run->res->cluster);
+    sgd_cost(cm->wl->n_params, &cfg->tc.sgd, &cm->opt_flops, &cm->opt_bytes);
+    cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic;
+    if (run->fast) return BW_OK;
+    cm->data = coll_comm_create_zero_time(&run->res->cluster, cfg->algo);
+    if (!cm->data) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    if (cm->ddp) cm->stream_bar = sg_barrier_init((unsigned)run->P);
+    return BW_OK;
+}
+
+void cost_free(DriverRun *run)
+{
+    CostModel *cm = run->cost;
+    if (!cm) return;
+    workload_free(cm->own);
+    free(cm->views);
+    free(cm->follows);
+    free(cm->levels);
+    free(cm->order);
+    free(cm->bucket_start);
+    free(cm->bucket_layer);
+    coll_comm_free(cm->data);
+    if (cm->stream_bar) sg_barrier_destroy(cm->stream_bar);
+    free(cm);
+    run->cost = NULL;
+}
+
+/* At the rendezvous, once the policy has decided: each real tensor's level, that of the small
+ * layer it follows (vectors dense). */
+void cost_decided(DriverRun *run)
+{
+    CostModel *cm = run->cost;
+    for (int t = 0; t < cm->wl->n_tensors; t++)
+        cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
+}
+
+/* ---- seconds on the simulated GPU ---- */
+
+/* The roofline time of flops and bytes of memory traffic on the cluster's GPU: the larger of the
+ * two (a GPU given only by its rate has no memory bound). */
+double cost_gpu_seconds(const Cluster *cl, double flops, double bytes)
+{
+    double t = flops / cl->gpu_flops;
+    if (cl->gpu_mem_Bps > 0 && bytes / cl->gpu_mem_Bps > t) t = bytes / cl->gpu_mem_Bps;
+    return t;
+}
+
+/* Executes `flops` on the worker's host, scaled by its slowdown and this step's jitter; returns
+ * the seconds it took (longer when its stream computes at the same time). */
+static double gpu_exec(Worker *me, double flops)
+{
+    if (!(flops > 0)) return 0.0;
+    double t0 = simgrid_get_clock();
+    sg_actor_execute(flops * me->cost_mult);
+    return simgrid_get_clock() - t0;
+}
+
+static void span(Worker *me, TimelineLane lane, const char *cat, const char *name, double t0,
+                 double t1, const char *args)
+{
+    DriverRun *run = me->run;
+    if (run->tl && t1 > t0 && timeline_wants(run->tl, me->cost_step))
+        timeline_span(run->tl, me->rank, lane, cat, name, t0, t1, me->cost_step, args);
+}
+
+/* The stream's record of what it did this step, for the exposed-time split. */
+static void stream_note(Worker *me, int kind, double t0, double t1)
+{
+    if (!(t1 > t0)) return;
+    if (me->n_spans == me->cap_spans) {
+        me->cap_spans = me->cap_spans ? 2 * me->cap_spans : 16;
+        me->spans = realloc(me->spans, sizeof *me->spans * (size_t)me->cap_spans);
+        if (!me->spans) abort();
+    }
+    me->spans[me->n_spans++] = (CostSpan){t0, t1, kind};
+}
+
+/* The collectives of the tensors todo[0..n) at this step's levels, with their encode before and
+ * decode after (half the compressor's cost each), preceded by a rendezvous of the ranks (the
+ * time the others wait for the slowest). bar: the barrier of whoever calls (workers or their
+ * streams). Notes each part in the worker's spans and adds its books to split[]. */
+static void cost_reduce(Worker *me, const int *todo, int n, sg_bar_t bar, TimelineLane lane,
+                        int bucket, double *split)
+{
+    DriverRun *run = me->run;
+    CostModel *cm = run->cost;
+    CompressMsg msgs[COMPRESS_MAX_MSGS];
+    CompressCost cc = {0, 0};
+    int nm = compress_plan_views(me->comp, cm->views, todo, n, cm->levels, msgs, &cc);
+    double half = run->cfg->free_compression
+                      ? 0.0
+                      : 0.5 * cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes);
+    double speed = sg_host_get_speed(sg_host_self());
+    char args[96];
+    snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d", bucket, n);
+    double t0 = simgrid_get_clock();
+    split[COST_COMPRESS] += gpu_exec(me, half * speed);
+    double t1 = simgrid_get_clock();
+    span(me, lane, "compression", "encode", t0, t1, args);
+    stream_note(me, COST_COMPRESS, t0, t1);
+    sg_barrier_wait(bar);
+    double t2 = simgrid_get_clock();
+    split[COST_WAIT] += t2 - t1;
+    span(me, lane, "wait", "wait for the slowest", t1, t2, args);
+    stream_note(me, COST_WAIT, t1, t2);
+    double bytes = 0;
+    for (int i = 0; i < nm; i++) {
+        if (msgs[i].op == COMPRESS_ALLGATHER) {
+            coll_cost_allgather(run->comm, me->rank, msgs[i].count);
+            bytes += (double)msgs[i].count;
+        } else {
+            size_t es = msgs[i].op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
+            coll_cost_allreduce(run->comm, me->rank, msgs[i].count, es);
+            bytes += (double)msgs[i].count * (double)es;
+        }
+    }
+    double t3 = simgrid_get_clock();
+    split[COST_COMM] += t3 - t2;
+    snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d,\"bytes\":%.0f", bucket, n, bytes);
+    span(me, lane, "communication", "collectives", t2, t3, args);
+    stream_note(me, COST_COMM, t2, t3);
+    split[COST_COMPRESS] += gpu_exec(me, half * speed);
+    double t4 = simgrid_get_clock();
+    span(me, lane, "compression", "decode", t3, t4, args);
+    stream_note(me, COST_COMPRESS, t3, t4);
+}
+
+/* ---- the stream actor (overlap ddp) ---- */
+
+static void stream_actor(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    Worker *me = sg_actor_self_get_data();
+    CostModel *cm = me->run->cost;
+    double ignored[COST_KINDS];
+    for (;;) {
+        sg_sem_acquire(me->ready);
+        if (me->stream_quit) break;
+        int k = me->stream_next++;
+        const int *todo = cm->order + cm->bucket_start[k];
+        int n = cm->bucket_start[k + 1] - cm->bucket_start[k];
+        cost_reduce(me, todo, n, cm->stream_bar, TL_LANE_COMM, k, ignored);
+        if (me->stream_next == cm->n_buckets) {
+            me->stream_next = 0;
+            sg_sem_release(me->done);
+        }
+    }
+}
+
+void cost_start_streams(DriverRun *run)
+{
+    if (!run->cost || !run->cost->ddp) return;
+    for (int w = 0; w < run->P; w++) {
+        Worker *me = &run->w[w];
+        me->ready = sg_sem_init(0);
+        me->done = sg_sem_init(0);
+        char name[32];
+        snprintf(name, sizeof name, "stream%d", w);
+        char *argv[] = {name, NULL};
+        sg_actor_t actor = sg_actor_init(name, engine_host(w));
+        sg_actor_set_data(actor, me);
+        sg_actor_start(actor, stream_actor, 1, argv);
+    }
+}
+
+void cost_stop_stream(Worker *me)
+{
+    if (!me->ready) return;
+    me->stream_quit = 1;
+    sg_sem_release(me->ready);
+}
+
+/* ---- a step ---- */
+
+/* This step's multiplier of every GPU time: the worker's slowdown and a lognormal jitter of
+ * mean 1 (drawn as the uncosted step draws it). */
+static double step_multiplier(Worker *me)
+{
+    const RunConfig *cfg = me->run->cfg;
+    double mult = cfg->slowdown ? cfg->slowdown[me->rank] : 1.0;
+    if (cfg->jitter_sigma > 0) {
+        double s = cfg->jitter_sigma;
+        mult *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);
+    }
+    return mult;
+}
+
+/* The forward of every layer, as one execution (nothing else runs on the GPU meanwhile). */
+static double cost_forward(Worker *me, int b)
+{
+    CostModel *cm = me->run->cost;
+    double f = 0;
+    for (int l = 0; l < cm->wl->n_layers; l++)
+        f += workload_fwd_flops(cm->wl, l, b, sg_host_get_speed(sg_host_self()), cm->peak_ratio);
+    double t0 = simgrid_get_clock();
+    double d = gpu_exec(me, f);
+    span(me, TL_LANE_COMPUTE, "compute", "forward", t0, t0 + d, NULL);
+    return d;
+}
+
+/* The backward from the last layer to the first, executed in runs of layers that end where a
+ * bucket fills; each full bucket is handed to the stream (ddp). Returns the seconds. */
+static double cost_backward(Worker *me, int b)
+{
+    CostModel *cm = me->run->cost;
+    const Workload *wl = cm->wl;
+    const double speed = sg_host_get_speed(sg_host_self());
+    double total = 0, f = 0;
+    int k = 0, from = wl->n_layers - 1;
+    for (int l = wl->n_layers - 1; l >= 0; l--) {
+        f += workload_bwd_flops(wl, l, b, speed, cm->peak_ratio);
+        int full = 0;
+        while (cm->ddp && k < cm->n_buckets && cm->bucket_layer[k] == l) k++, full++;
+        if (!full && l > 0) continue;
+        double t0 = simgrid_get_clock();
+        double d = gpu_exec(me, f);
+        total += d;
+        char name[160];
+        snprintf(name, sizeof name, "backward %s .. %s", wl->layers[from].name, wl->layers[l].name);
+        span(me, TL_LANE_COMPUTE, "compute", name, t0, t0 + d, NULL);
+        for (int i = 0; i < full; i++) sg_sem_release(me->ready);
+        f = 0;
+        from = l - 1;
+    }
+    return total;
+}
+
+/* The part of [t0, t1] the stream spent on each kind of work; the rest is communication (the
+ * stream is never idle in that window: every bucket is full by then). */
+static void exposed_split(const Worker *me, double t0, double t1, double *split)
+{
+    double covered = 0;
+    for (int i = 0; i < me->n_spans; i++) {
+        const CostSpan *s = &me->spans[i];
+        double a = fmax(s->t0, t0), b = fmin(s->t1, t1);
+        if (b > a) {
+            split[s->kind] += b - a;
+            covered += b - a;
+        }
+    }
+    split[COST_COMM] += fmax(0.0, (t1 - t0) - covered);
+}
+
+/* The simulated part of a costed step, after the rendezvous and the real update: adds the
+ * step's books to the worker's (step_* and their totals). averaged: periodic mode averaged the
+ * parameters at this step. */
+void cost_step(Worker *me, const StepState *st, int averaged)
+{
+    DriverRun *run = me->run;
+    CostModel *cm = run->cost;
+    double split[COST_KINDS] = {0};
+    me->cost_step = st->step;
+    me->cost_mult = step_multiplier(me);
+    me->n_spans = 0;
+    double compute = cost_forward(me, st->b);
+    compute += cost_backward(me, st->b);
+    if (cm->ddp) {
+        double t0 = simgrid_get_clock();
+        sg_sem_acquire(me->done);
+        double t1 = simgrid_get_clock();
+        exposed_split(me, t0, t1, split);
+    } else if (!run->periodic) {
+        cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, split);
+    }
+    double t0 = simgrid_get_clock();
+    double opt = gpu_exec(me, cost_gpu_seconds(&run->res->cluster, cm->opt_flops, cm->opt_bytes) *
+                                  sg_host_get_speed(sg_host_self()));
+    span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
+    compute += opt;
+    if (averaged) { /* the real model's parameters, dense: nothing to overlap with */
+        double t1 = simgrid_get_clock();
+        sg_barrier_wait(run->bar);
+        double t2 = simgrid_get_clock();
+        coll_cost_allreduce(run->comm, me->rank, cm->wl->n_params, sizeof(float));
+        double t3 = simgrid_get_clock();
+        split[COST_WAIT] += t2 - t1;
+        split[COST_COMM] += t3 - t2;
+        span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
+        span(me, TL_LANE_COMM, "communication", "average parameters", t2, t3, NULL);
+    }
+    me->step_compute_s = compute;
+    me->step_compress_s = split[COST_COMPRESS];
+    me->step_comm_s = split[COST_COMM];
+    me->step_wait_s += split[COST_WAIT];
+    me->compute_s += compute;
+    me->compress_s += split[COST_COMPRESS];
+    me->comm_s += split[COST_COMM];
+    me->wait_s += split[COST_WAIT];
+}
+
+/* ---- the fast replay's costed step: the same schedule in closed form ---- */
+
+/* A message charged to every rank at once on the offline communicator; its seconds. */
+double cost_charge(Comm *comm, const CompressMsg *msg)
+{
+    switch (msg->op) {
+    case COMPRESS_ALLREDUCE_F32:
+        return coll_charge_allreduce(comm, msg->count, sizeof(float));
+    case COMPRESS_ALLREDUCE_F16:
+        return coll_charge_allreduce(comm, msg->count, sizeof(uint16_t));
+    case COMPRESS_ALLGATHER:
+        return coll_charge_allgather(comm, msg->count);
+    }
+    return 0.0;
+}
+
+/* The tensors todo[0..n) reduced on the offline communicator: encode, collectives, decode;
+ * their seconds, split into compression and communication. */
+static double fast_reduce(DriverRun *run, const int *todo, int n, double *split)
+{
+    CostModel *cm = run->cost;
+    CompressMsg msgs[COMPRESS_MAX_MSGS];
+    CompressCost cc = {0, 0};
+    int nm = compress_plan_views(run->w[0].comp, cm->views, todo, n, cm->levels, msgs, &cc);
+    double enc = run->cfg->free_compression
+                     ? 0.0
+                     : cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes);
+    double comm = 0;
+    for (int i = 0; i < nm; i++) comm += cost_charge(run->comm, &msgs[i]);
+    split[COST_COMPRESS] += enc;
+    split[COST_COMM] += comm;
+    return enc + comm;
+}
+
+/* A costed step of identical workers (the fast replay: no jitter, one slowdown, analytic
+ * collectives, and under ddp no encode or decode sharing the GPU with the backward, which only
+ * the actors simulate): forward, backward with each bucket's collectives starting at
+ * max(its last gradient, the previous bucket's end), the optimiser after both, as max-plus
+ * arithmetic. Returns the step's seconds; split gets compute and the exposed parts. */
+double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double *compute,
+                      double *split)
+{
+    CostModel *cm = run->cost;
+    const Workload *wl = cm->wl;
+    const Cluster *cl = &run->res->cluster;
+    const double mult = run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0;
+    const double speed = cl->gpu_flops;
+    double t = 0, comm_end = 0;
+    for (int l = 0; l < wl->n_layers; l++)
+        t += workload_fwd_flops(wl, l, st->b, speed, cm->peak_ratio) * mult / speed;
+    int k = 0;
+    for (int l = wl->n_layers - 1; l >= 0; l--) {
+        t += workload_bwd_flops(wl, l, st->b, speed, cm->peak_ratio) * mult / speed;
+        for (; cm->ddp && k < cm->n_buckets && cm->bucket_layer[k] == l; k++) {
+            const int *todo = cm->order + cm->bucket_start[k];
+            double dummy[COST_KINDS] = {0};
+            comm_end = fmax(comm_end, t) + fast_reduce(run, todo, cm->bucket_start[k + 1] -
+                                                                      cm->bucket_start[k], dummy);
+        }
+    }
+    *compute = t;
+    if (cm->ddp) {
+        split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
+        t = fmax(t, comm_end);
+    } else if (!run->periodic) {
+        t += fast_reduce(run, cm->order, wl->n_tensors, split);
+    }
+    double opt = cost_gpu_seconds(cl, cm->opt_flops, cm->opt_bytes) * mult;
+    *compute += opt;
+    t += opt;
+    if (averaged) {
+        double c = coll_charge_allreduce(run->comm, wl->n_params, sizeof(float));
+        split[COST_COMM] += c;
+        t += c;
+    }
+    return t;
+}
