@@ -49,6 +49,18 @@ void sgd_step(Sgd *opt, float *params, const float *grads, double lr)
     }
 }
 
+void sgd_cost(size_t n_params, const SgdConfig *cfg, double *flops, double *bytes)
+{
+    double per_flops = 2, per_bytes = 12; /* p -= lr g: read p and grad, write p */
+    if (cfg->weight_decay != 0.0) per_flops += 2;
+    if (cfg->momentum != 0.0) {
+        per_flops += cfg->nesterov ? 4 : 2;
+        per_bytes += 8; /* read and write the velocity */
+    }
+    *flops = per_flops * (double)n_params;
+    *bytes = per_bytes * (double)n_params;
+}
+
 double lr_at(const LrSchedule *s, double epoch, double steps_per_epoch)
 {
     double lr = s->base_lr;

@@ -26,6 +26,13 @@ void sgd_free(Sgd *opt); /* safe twice */
 /* One update of params [n] from grads [n] at learning rate lr:
  *   g = grad + wd * p;  v = mu * v + g;  g = nesterov ? g + mu * v : v;  p -= lr * g */
 void sgd_step(Sgd *opt, float *params, const float *grads, double lr);
+/* What one sgd_step over n_params parameters costs a GPU, for a roofline time
+ * max(flops / rate, bytes / memory bandwidth), counted as one fused pass (torch.optim.SGD with
+ * fused=True or foreach, each tensor read and written once): per parameter, 2 flops for
+ * p -= lr g, 2 more for the weight decay (when nonzero: g += wd p), 2 for the momentum
+ * (v = mu v + g) and 2 for Nesterov's g + mu v; 12 bytes (read p and grad, write p), 8 more with
+ * momentum (read and write v). E.g. momentum and weight decay: 6 flops, 20 bytes. */
+void sgd_cost(size_t n_params, const SgdConfig *cfg, double *flops, double *bytes);
 
 typedef enum { LR_CONSTANT, LR_STEP, LR_COSINE } LrKind;
 #define LR_MAX_MILESTONES 16

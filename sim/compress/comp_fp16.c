@@ -66,14 +66,31 @@ static double fp16_reduce(Compressor *c, Comm *comm, float *grads, const int *to
 }
 
 /* One fp16 allreduce of every layer's halves. */
-static int fp16_plan(const Compressor *c, const int *todo, int n, const double *levels,
-                     CompressMsg *msgs)
+static int fp16_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                     const double *levels, CompressMsg *msgs)
 {
-    (void)levels;
+    (void)c, (void)levels;
     size_t halves = 0;
-    for (int t = 0; t < n; t++) halves += layer_size(&c->layers[todo[t]]);
+    for (int t = 0; t < n; t++) halves += layer_size(&layers[todo[t]]);
     msgs[0] = (CompressMsg){COMPRESS_ALLREDUCE_F16, halves};
     return 1;
+}
+
+/* The stages of fp16_reduce on n elements:
+ *   error feedback M = g + e (ef=1):  n flops, 12 n bytes (comp_cost_feedback)
+ *   encode h = half(M):               n flops (a conversion), 6 n bytes (read 4 n, write 2 n)
+ *   e -= float(h) (ef=1):           2 n flops, 10 n bytes (read h, read and write e)
+ *   decode g = float(h) / workers:  2 n flops, 6 n bytes (read 2 n, write 4 n) */
+static CompressCost fp16_cost(const Compressor *c, const LayerView *v, double level)
+{
+    (void)level;
+    const double n = (double)layer_size(v);
+    CompressCost cost = {0, 0};
+    comp_cost_feedback(c, layer_size(v), &cost);
+    comp_cost_add(&cost, n, 6 * n);
+    if (c->memory) comp_cost_add(&cost, 2 * n, 10 * n);
+    comp_cost_add(&cost, 2 * n, 6 * n);
+    return cost;
 }
 
 const CompressorOps comp_fp16_ops = {
@@ -90,5 +107,6 @@ const CompressorOps comp_fp16_ops = {
     .init = fp16_init,
     .reduce = fp16_reduce,
     .plan = fp16_plan,
+    .cost = fp16_cost,
     .free_state = fp16_free,
 };

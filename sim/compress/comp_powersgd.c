@@ -203,12 +203,13 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
 }
 
 /* Two allreduces: every layer's P (r x n floats), then every Q (r x m). */
-static int psgd_plan(const Compressor *c, const int *todo, int nt, const double *levels,
-                     CompressMsg *msgs)
+static int psgd_plan(const Compressor *c, const LayerView *layers, const int *todo, int nt,
+                     const double *levels, CompressMsg *msgs)
 {
+    (void)c;
     size_t ptot = 0, qtot = 0;
     for (int t = 0; t < nt; t++) {
-        const LayerView *v = &c->layers[todo[t]];
+        const LayerView *v = &layers[todo[t]];
         size_t r = (size_t)layer_rank(v, levels[todo[t]]);
         ptot += r * (size_t)v->rows;
         qtot += r * (size_t)v->cols;
@@ -216,6 +217,35 @@ static int psgd_plan(const Compressor *c, const int *todo, int nt, const double 
     msgs[0] = (CompressMsg){COMPRESS_ALLREDUCE_F32, ptot};
     msgs[1] = (CompressMsg){COMPRESS_ALLREDUCE_F32, qtot};
     return 2;
+}
+
+/* The stages of psgd_reduce on M [n x m] at rank r, as epfml/powersgd RankKReducer.reduce runs
+ * them (a GEMM of [a x b] by [b x c] is 2 a b c flops and reads its operands and writes its
+ * result once: r is small, so M streams through once while P or Q stay in cache):
+ *   error feedback M = g + e (ef=1):      n m flops, 12 n m bytes (comp_cost_feedback)
+ *   P = M Q:                            2 n m r flops, 4 (n m + m r + n r) bytes
+ *   orthogonalise P (Gram-Schmidt, as epfml's orthogonalize(): per column a norm (2 n) and a
+ *     division (n), then a dot (2 n) and a subtraction (2 n) with each later column):
+ *                                       2 n r^2 + n r flops; P [n x r] stays in cache, so
+ *                                       8 n r bytes (read and write it once); the rare second
+ *                                       projection pass ("twice is enough") is not counted
+ *   Q = M^T P:                          2 n m r flops, 4 (n m + n r + m r) bytes
+ *   Q /= workers (after its allreduce):     m r flops, 8 m r bytes
+ *   decode M' = P Q^T into grads:       2 n m r flops, 4 (n r + m r + n m) bytes
+ *   new error e = M - M' (ef=1):          n m flops, 12 n m bytes
+ * In all, with ef=1: 6 n m r + 2 n m + 2 n r^2 + n r + m r flops, 36 n m + 20 (n + m) r bytes. */
+static CompressCost psgd_cost(const Compressor *c, const LayerView *v, double level)
+{
+    const double n = v->rows, m = v->cols, r = layer_rank(v, level);
+    CompressCost cost = {0, 0};
+    comp_cost_feedback(c, layer_size(v), &cost);
+    comp_cost_add(&cost, 2 * n * m * r, 4 * (n * m + m * r + n * r)); /* P = M Q */
+    comp_cost_add(&cost, 2 * n * r * r + n * r, 8 * n * r);           /* orthogonalise P */
+    comp_cost_add(&cost, 2 * n * m * r, 4 * (n * m + n * r + m * r)); /* Q = M^T P */
+    comp_cost_add(&cost, m * r, 8 * m * r);                           /* Q /= workers */
+    comp_cost_add(&cost, 2 * n * m * r, 4 * (n * r + m * r + n * m)); /* M' = P Q^T */
+    if (c->memory) comp_cost_add(&cost, n * m, 12 * n * m);           /* e = M - M' */
+    return cost;
 }
 
 const CompressorOps comp_powersgd_ops = {
@@ -236,5 +266,6 @@ const CompressorOps comp_powersgd_ops = {
     .init = psgd_init,
     .reduce = psgd_reduce,
     .plan = psgd_plan,
+    .cost = psgd_cost,
     .free_state = psgd_free,
 };

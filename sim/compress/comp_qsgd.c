@@ -175,14 +175,44 @@ static double qsgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
 }
 
 /* One allgather of every layer's norm and codes (encode writes comp_qsgd_layer_bytes). */
-static int qsgd_plan(const Compressor *c, const int *todo, int n, const double *levels,
-                     CompressMsg *msgs)
+static int qsgd_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                     const double *levels, CompressMsg *msgs)
 {
+    (void)c;
     size_t bytes = 0;
     for (int t = 0; t < n; t++)
-        bytes += comp_qsgd_layer_bytes(layer_size(&c->layers[todo[t]]), (int)levels[todo[t]]);
+        bytes += comp_qsgd_layer_bytes(layer_size(&layers[todo[t]]), (int)levels[todo[t]]);
     msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
     return 1;
+}
+
+/* Flops per element of encode(): |m_i| times s / norm (2), its floor and fraction (2), the
+ * comparison with a uniform draw and the rounding up (2). The draw itself (integer operations
+ * of the generator) is not counted. */
+enum { QSGD_ENCODE_FLOPS = 6 };
+
+/* The stages of qsgd_reduce on n elements at s levels, B = comp_qsgd_layer_bytes(n, s) the
+ * message, W workers:
+ *   error feedback M = g + e (ef=1):                   n flops, 12 n bytes (comp_cost_feedback)
+ *   the norm ||M||_2 (comp_sum_squares):             2 n flops, 4 n bytes
+ *   encode (QSGD_ENCODE_FLOPS each), M read, B written:  6 n flops, 4 n + B bytes
+ *   ef=1: e' = 0 (4 n bytes), decode_add into it (read B, read and write e': 2 n flops,
+ *     B + 8 n bytes), M -= e' (n flops, 12 n bytes):    3 n flops, 24 n + B bytes
+ *   decode: g = 0 (4 n bytes), then W messages decode_add'ed (unit * level, add):
+ *                                                    2 W n flops, 4 n + W (B + 8 n) bytes
+ *   g /= workers (comp_divide_layers):                 n flops, 8 n bytes */
+static CompressCost qsgd_cost(const Compressor *c, const LayerView *v, double level)
+{
+    const double n = (double)layer_size(v), w = c->world;
+    const double B = (double)comp_qsgd_layer_bytes(layer_size(v), (int)level);
+    CompressCost cost = {0, 0};
+    comp_cost_feedback(c, layer_size(v), &cost);
+    comp_cost_add(&cost, 2 * n, 4 * n);
+    comp_cost_add(&cost, QSGD_ENCODE_FLOPS * n, 4 * n + B);
+    if (c->memory) comp_cost_add(&cost, 3 * n, 24 * n + B);
+    comp_cost_add(&cost, 2 * w * n, 4 * n + w * (B + 8 * n));
+    comp_cost_add(&cost, n, 8 * n);
+    return cost;
 }
 
 const CompressorOps comp_qsgd_ops = {
@@ -201,5 +231,6 @@ const CompressorOps comp_qsgd_ops = {
     .init = qsgd_init,
     .reduce = qsgd_reduce,
     .plan = qsgd_plan,
+    .cost = qsgd_cost,
     .free_state = qsgd_free,
 };

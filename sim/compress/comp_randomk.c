@@ -103,14 +103,35 @@ static double randomk_reduce(Compressor *c, Comm *comm, float *grads, const int 
 }
 
 /* One allreduce of every layer's k values. */
-static int randomk_plan(const Compressor *c, const int *todo, int n, const double *levels,
-                        CompressMsg *msgs)
+static int randomk_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                        const double *levels, CompressMsg *msgs)
 {
+    (void)c;
     size_t values = 0;
     for (int t = 0; t < n; t++)
-        values += comp_keep_count(levels[todo[t]], layer_size(&c->layers[todo[t]]));
+        values += comp_keep_count(levels[todo[t]], layer_size(&layers[todo[t]]));
     msgs[0] = (CompressMsg){COMPRESS_ALLREDUCE_F32, values};
     return 1;
+}
+
+/* The stages of randomk_reduce on n elements keeping k (the values' allreduce sums them, so
+ * the decode does not grow with the workers):
+ *   error feedback M = g + e (ef=1):   n flops, 12 n bytes (comp_cost_feedback)
+ *   k indices drawn (one draw each, counted as one operation) and written:  k flops, 4 k bytes
+ *   gather v = M[idx] (read index and value, write value):                    12 k bytes
+ *   e[idx] = 0 (ef=1):                                                          4 k bytes
+ *   decode: g = 0 (4 n bytes), then g[idx] = v / workers (read index and value, write g):
+ *                                      k flops, 4 n + 12 k bytes */
+static CompressCost randomk_cost(const Compressor *c, const LayerView *v, double level)
+{
+    const double n = (double)layer_size(v), k = (double)comp_keep_count(level, layer_size(v));
+    CompressCost cost = {0, 0};
+    comp_cost_feedback(c, layer_size(v), &cost);
+    comp_cost_add(&cost, k, 4 * k);
+    comp_cost_add(&cost, 0, 12 * k);
+    if (c->memory) comp_cost_add(&cost, 0, 4 * k);
+    comp_cost_add(&cost, k, 4 * n + 12 * k);
+    return cost;
 }
 
 const CompressorOps comp_randomk_ops = {
@@ -129,5 +150,6 @@ const CompressorOps comp_randomk_ops = {
     .init = randomk_init,
     .reduce = randomk_reduce,
     .plan = randomk_plan,
+    .cost = randomk_cost,
     .free_state = randomk_free,
 };

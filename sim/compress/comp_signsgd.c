@@ -101,14 +101,37 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
 }
 
 /* One allgather of every layer's scale and signs. */
-static int sign_plan(const Compressor *c, const int *todo, int n, const double *levels,
-                     CompressMsg *msgs)
+static int sign_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                     const double *levels, CompressMsg *msgs)
 {
-    (void)levels;
+    (void)c, (void)levels;
     size_t bytes = 0;
-    for (int t = 0; t < n; t++) bytes += layer_bytes(layer_size(&c->layers[todo[t]]));
+    for (int t = 0; t < n; t++) bytes += layer_bytes(layer_size(&layers[todo[t]]));
     msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
     return 1;
+}
+
+/* The stages of sign_reduce on n elements, B = layer_bytes(n) the message, W workers:
+ *   error feedback p = g + e (ef=1):   n flops, 12 n bytes (comp_cost_feedback)
+ *   the scale ||p||_1 / n (comp_sum_abs):  2 n flops, 4 n bytes
+ *   pack the signs (a comparison each), p read, B written:  n flops, 4 n + B bytes
+ *   e = p - scale sign(p) (ef=1):      n flops, 8 n bytes
+ *   decode: the first message sets g (B + 4 n bytes), each other adds to it (n flops,
+ *     B + 8 n bytes):                  (W - 1) n flops, W B + 4 n + 8 (W - 1) n bytes
+ *   g /= workers (comp_divide_layers): n flops, 8 n bytes */
+static CompressCost sign_cost(const Compressor *c, const LayerView *v, double level)
+{
+    (void)level;
+    const double n = (double)layer_size(v), w = c->world;
+    const double B = (double)layer_bytes(layer_size(v));
+    CompressCost cost = {0, 0};
+    comp_cost_feedback(c, layer_size(v), &cost);
+    comp_cost_add(&cost, 2 * n, 4 * n);
+    comp_cost_add(&cost, n, 4 * n + B);
+    if (c->memory) comp_cost_add(&cost, n, 8 * n);
+    comp_cost_add(&cost, (w - 1) * n, w * B + 4 * n + 8 * (w - 1) * n);
+    comp_cost_add(&cost, n, 8 * n);
+    return cost;
 }
 
 const CompressorOps comp_signsgd_ops = {
@@ -127,5 +150,6 @@ const CompressorOps comp_signsgd_ops = {
     .init = sign_init,
     .reduce = sign_reduce,
     .plan = sign_plan,
+    .cost = sign_cost,
     .free_state = sign_free,
 };

@@ -138,14 +138,46 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
 }
 
 /* One allgather of every layer's indices and values. */
-static int topk_plan(const Compressor *c, const int *todo, int n, const double *levels,
-                     CompressMsg *msgs)
+static int topk_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                     const double *levels, CompressMsg *msgs)
 {
+    (void)c;
     size_t bytes = 0;
     for (int t = 0; t < n; t++)
-        bytes += layer_bytes(comp_keep_count(levels[todo[t]], layer_size(&c->layers[todo[t]])));
+        bytes += layer_bytes(comp_keep_count(levels[todo[t]], layer_size(&layers[todo[t]])));
     msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
     return 1;
+}
+
+/* Reads of the tensor that selecting its k largest magnitudes takes on a GPU: PyTorch's
+ * torch.topk on one large slice (multi-block radix select, aten/src/ATen/native/cuda/
+ * TensorTopK.cu, mbtopk) finds the k-th value 8 bits at a time (RADIX_BITS = 8: 4 passes of
+ * radixFindKthValues over a 32-bit key), then gatherTopK reads the slice once more. (select_top
+ * here, on a CPU, takes 3: two 16-bit histograms and the emit.) */
+enum { TOPK_SELECT_READS = 5 };
+
+/* The stages of topk_reduce on n elements keeping k, with W workers:
+ *   error feedback M = g + e (ef=1):   n flops, 12 n bytes (comp_cost_feedback)
+ *   select the k largest |M|:         TOPK_SELECT_READS reads of M, one operation (a key's
+ *                                     digit or comparison) per element each: 5 n, 20 n bytes
+ *   gather: k int32 indices and k values written, k values of M read:   12 k bytes
+ *   e[kept] = 0 (ef=1):                                                  4 k bytes
+ *   decode: g = 0 (4 n bytes), then W k scatter-adds g[i] += v (read index and value, read and
+ *     write g: 16 bytes each):      W k flops, 4 n + 16 W k bytes
+ *   g /= workers (divide=1):           n flops, 8 n bytes */
+static CompressCost topk_cost(const Compressor *c, const LayerView *v, double level)
+{
+    const TopK *s = c->state;
+    const double n = (double)layer_size(v), k = (double)comp_keep_count(level, layer_size(v));
+    const double w = c->world;
+    CompressCost cost = {0, 0};
+    comp_cost_feedback(c, layer_size(v), &cost);
+    comp_cost_add(&cost, TOPK_SELECT_READS * n, TOPK_SELECT_READS * 4 * n);
+    comp_cost_add(&cost, 0, 12 * k);
+    if (c->memory) comp_cost_add(&cost, 0, 4 * k);
+    comp_cost_add(&cost, w * k, 4 * n + 16 * w * k);
+    if (s->divide) comp_cost_add(&cost, n, 8 * n);
+    return cost;
 }
 
 const CompressorOps comp_topk_ops = {
@@ -164,5 +196,6 @@ const CompressorOps comp_topk_ops = {
     .init = topk_init,
     .reduce = topk_reduce,
     .plan = topk_plan,
+    .cost = topk_cost,
     .free_state = topk_free,
 };

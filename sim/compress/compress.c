@@ -9,7 +9,8 @@
  *   1. sim/compress/comp_NAME.c, opening with what it is and the paper and code it follows,
  *      defining `const CompressorOps comp_NAME_ops = {...}`: name, help, source, wire, level,
  *      `.opts = OPTS, .n_opts = SPEC_N(OPTS)` if it has options, and its hooks (init, reduce,
- *      plan, free_state; compress.h says what each must do, compress_impl.h what they share);
+ *      plan, cost, free_state; compress.h says what each must do, compress_impl.h what they
+ *      share);
  *   2. the line COMPRESSOR(NAME) in sim/compress/compressors.def, where it should be listed.
  * CMake compiles every sim/compress/comp_*.c by itself, and tests/test_compress.c runs every
  * registered compressor through its contract; add tests of the new one's own definition. */
@@ -88,6 +89,11 @@ int comp_enable_memory(Compressor *c, BwError *err)
     return BW_OK;
 }
 
+void comp_cost_feedback(const Compressor *c, size_t n, CompressCost *cost)
+{
+    if (c->memory) comp_cost_add(cost, (double)n, 12.0 * (double)n);
+}
+
 float *comp_feedback(Compressor *c, float *grads, int layer)
 {
     const LayerView *v = &c->layers[layer];
@@ -158,6 +164,7 @@ static void ops_assert_valid(const CompressorOps *ops)
     assert(ops->name && ops->help && ops->source && ops->wire);
     assert(ops->n_opts >= 0 && ops->n_opts <= SPEC_MAX_KV && (ops->opts || !ops->n_opts));
     assert(!ops->reduce == !ops->plan); /* the fast replay plans what reduce would send */
+    assert(!ops->reduce == !ops->cost); /* and charges what encoding and decoding cost */
     assert(compress_check_level(ops, ops->level_default, NULL, NULL) == BW_OK);
     (void)ops; /* unused when NDEBUG */
 }
@@ -186,15 +193,23 @@ static double ops_reduce(Compressor *c, Comm *comm, float *grads, int n, const d
 
 /* Plans into a buffer of its own, so a plug-in that writes too many messages trips the assert
  * here instead of writing past the caller's room. */
-static int ops_plan(const Compressor *c, const int *todo, int n, const double *levels,
-                    CompressMsg *msgs, int room)
+static int ops_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                    const double *levels, CompressMsg *msgs, int room)
 {
     (void)room; /* read by the assert only */
     assert(ops_compresses(c->ops) && n >= 1);
     CompressMsg own[COMPRESS_MAX_MSGS];
-    int got = c->ops->plan(c, todo, n, levels, own);
+    int got = c->ops->plan(c, layers, todo, n, levels, own);
     assert(got >= 1 && got <= room);
     memcpy(msgs, own, sizeof *own * (size_t)got);
+    return got;
+}
+
+static CompressCost ops_cost(const Compressor *c, const LayerView *layer, double level)
+{
+    assert(ops_compresses(c->ops) && layer->ndim == 2 && level != 0);
+    CompressCost got = c->ops->cost(c, layer, level);
+    assert(isfinite(got.flops) && got.flops >= 0 && isfinite(got.bytes) && got.bytes >= 0);
     return got;
 }
 
@@ -286,11 +301,17 @@ const char *compress_spec(const Compressor *c)
     return c->spec;
 }
 
-/* Whether layer l goes through the compressor at these levels (else: the fused dense
- * allreduce). */
+/* Whether a layer (of any shape) goes through the compressor at this level (else: the fused
+ * dense allreduce). */
+static int view_compressed(const CompressorOps *ops, const LayerView *v, double level)
+{
+    return ops_compresses(ops) && v->ndim == 2 && level != 0;
+}
+
+/* Whether layer l of c's own goes through the compressor at these levels. */
 static int compressed(const Compressor *c, int l, const double *levels)
 {
-    return ops_compresses(c->ops) && c->layers[l].ndim == 2 && levels[l] != 0;
+    return view_compressed(c->ops, &c->layers[l], levels[l]);
 }
 
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
@@ -329,21 +350,52 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
     return bytes;
 }
 
+/* The compressed layers' indices of a plan: on the stack for up to PLAN_ON_STACK layers (every
+ * small model, one DDP bucket), on the heap beyond (a whole real model's tensors at once). */
+enum { PLAN_ON_STACK = 512 };
+
+int compress_plan_views(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                        const double *levels, CompressMsg *msgs, CompressCost *cost)
+{
+    assert(n >= 0 && (layers || n == 0));
+    int on_stack[PLAN_ON_STACK], *sel = on_stack, n_sel = 0, n_msgs = 0;
+    if (n > PLAN_ON_STACK) {
+        sel = malloc(sizeof *sel * (size_t)n);
+        if (!sel) abort(); /* a plan has no error to return, and a few KB are out of reach */
+    }
+    CompressCost total = {0, 0};
+    size_t n_dense = 0;
+    for (int t = 0; t < n; t++) {
+        int l = todo[t];
+        const LayerView *v = &layers[l];
+        assert(v->ndim == 1 || v->ndim == 2);
+        if (!view_compressed(c->ops, v, levels[l])) {
+            n_dense += layer_size(v);
+            continue;
+        }
+        assert(compress_check_level(c->ops, levels[l], "", NULL) == BW_OK);
+        sel[n_sel++] = l;
+        if (cost) {
+            CompressCost one = ops_cost(c, v, levels[l]);
+            comp_cost_add(&total, one.flops, one.bytes);
+        }
+    }
+    if (n_dense) msgs[n_msgs++] = (CompressMsg){COMPRESS_ALLREDUCE_F32, n_dense};
+    if (n_sel)
+        n_msgs +=
+            ops_plan(c, layers, sel, n_sel, levels, msgs + n_msgs, COMPRESS_MAX_MSGS - n_msgs);
+    assert(n_msgs <= COMPRESS_MAX_MSGS);
+    if (sel != on_stack) free(sel);
+    if (cost) *cost = total;
+    return n_msgs;
+}
+
 int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs)
 {
-    int todo[MODEL_MAX_LAYERS], n_todo = 0, n = 0;
-    size_t n_dense = 0;
+    int all[MODEL_MAX_LAYERS];
     assert(c->n_layers <= MODEL_MAX_LAYERS);
-    for (int l = 0; l < c->n_layers; l++) {
-        if (compressed(c, l, levels))
-            todo[n_todo++] = l;
-        else
-            n_dense += layer_size(&c->layers[l]);
-    }
-    if (n_dense) msgs[n++] = (CompressMsg){COMPRESS_ALLREDUCE_F32, n_dense};
-    if (n_todo) n += ops_plan(c, todo, n_todo, levels, msgs + n, COMPRESS_MAX_MSGS - n);
-    assert(n <= COMPRESS_MAX_MSGS);
-    return n;
+    for (int l = 0; l < c->n_layers; l++) all[l] = l;
+    return compress_plan_views(c, c->layers, all, c->n_layers, levels, msgs, NULL);
 }
 
 void compress_print_list(FILE *out)

@@ -39,13 +39,20 @@ typedef struct {
 
 #define COMPRESS_MAX_MSGS 8
 
+/* What a compressor's encode and decode cost one worker's GPU for some layers: floating-point
+ * operations and bytes of memory traffic (reads + writes), for a roofline time
+ * max(flops / rate, bytes / memory bandwidth). */
+typedef struct {
+    double flops, bytes;
+} CompressCost;
+
 /* A compressor: its description (the listing, the level checks, the option table), then its
  * hooks. The hooks are declared here because they are members of this one struct, but they are
  * for the compressor's own file (comp_NAME.c): they work on struct Compressor and its helpers,
  * which compress_impl.h keeps out of sight of everyone else, and only the wrappers in
  * compress.c call them (asserting on what they return and standing in for the optional ones).
- * Every other caller goes through compress_create, compress_reduce, compress_plan and
- * compress_free. */
+ * Every other caller goes through compress_create, compress_reduce, compress_plan,
+ * compress_plan_views and compress_free. */
 typedef struct {
     const char *name;
     const char *help;
@@ -67,11 +74,18 @@ typedef struct {
      * payload bytes handed to the collectives. NULL: the compressor sends every layer dense. */
     double (*reduce)(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                      const double *levels);
-    /* The collectives reduce calls for todo[0..n) at these levels, in its order, written into
-     * msgs (room for COMPRESS_MAX_MSGS - 1: the dense allreduce may come first); returns how
-     * many. Given exactly when reduce is, and derived from the same size helpers. */
-    int (*plan)(const Compressor *c, const int *todo, int n, const double *levels,
-                CompressMsg *msgs);
+    /* The collectives reduce would call for the layers todo[0..n) of `layers` (matrices at
+     * nonzero levels, n >= 1; levels indexed like layers), in its order, written into msgs (room
+     * for COMPRESS_MAX_MSGS - 1: the dense allreduce may come first); returns how many, however
+     * large n (one collective per round for all the layers). `layers` may be other shapes than
+     * c's own (a real model's tensors), so a plan reads only the options and the world size of
+     * c. Given exactly when reduce is, and derived from the same size helpers. */
+    int (*plan)(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                const double *levels, CompressMsg *msgs);
+    /* What encoding and decoding one matrix of this shape at this level (nonzero) costs one
+     * worker, counted from the passes of reduce over its data (the comment of each says which);
+     * reads only the options and the world size of c, as plan. Given exactly when reduce is. */
+    CompressCost (*cost)(const Compressor *c, const LayerView *layer, double level);
     void (*free_state)(Compressor *c); /* NULL: free(c->state) is enough */
 } CompressorOps;
 
@@ -98,6 +112,16 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
  * bytes add up to what compress_reduce returns (tests/test_compress.c checks both against the
  * collectives' own books). The fast trace replay charges these instead of reducing. */
 int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs);
+
+/* The collectives compress_reduce would issue for the layers todo[0..n) of `layers` (any
+ * shapes, not necessarily the compressor's own: a real model's tensors), at levels[] indexed
+ * like layers, with the compressor's options and world size, and what encoding and decoding
+ * them costs (cost may be NULL). Layers that are vectors or at level 0 go in one dense fp32
+ * allreduce first, as compress_reduce does; it costs nothing here (no encode). Returns how
+ * many messages (<= COMPRESS_MAX_MSGS; 0 for n == 0). compress_plan is this on c's own layers,
+ * all of them. */
+int compress_plan_views(const Compressor *c, const LayerView *layers, const int *todo, int n,
+                        const double *levels, CompressMsg *msgs, CompressCost *cost);
 
 /* The worker's error-feedback memory [n_params], laid out like grads (the residual each layer
  * carries into the next step; zero for vectors and for layers last sent dense); NULL when the

@@ -39,6 +39,21 @@ int comp_enable_memory(Compressor *c, BwError *err);
  * memory's slice, which now holds M = g + e; without, returns the grads' slice (M = g). */
 float *comp_feedback(Compressor *c, float *grads, int layer);
 
+/* The costs of the cost hooks: each stage of a compressor (a loop of its reduce, which follows
+ * the reference implementations) counts as one GPU kernel's pass over its operands: its flops,
+ * and the bytes it reads and writes in memory, 4 per fp32 element (8 for a read-modify-write),
+ * 2 per half, the message's own size for packed bits. Small per-layer scalars (a norm, a scale)
+ * are not counted. Each hook's comment lists its stages. */
+static inline void comp_cost_add(CompressCost *cost, double flops, double bytes)
+{
+    cost->flops += flops;
+    cost->bytes += bytes;
+}
+
+/* The error-feedback add M = g + e (comp_feedback) over n floats when c keeps memory: n flops,
+ * 12 n bytes (read g and e, write e); nothing without memory. */
+void comp_cost_feedback(const Compressor *c, size_t n, CompressCost *cost);
+
 /* Seeds for GSL generators: a 64-bit mix (splitmix64's finaliser) of the run's seed, a stream
  * tag and two numbers. Streams shared by all workers use (seed, tag, layer, step); private ones
  * put the rank in. PowerSGD draws from MT19937, RandomK and QSGD (a draw per element) from the
