@@ -41,6 +41,7 @@ typedef struct {
 
 typedef struct {
     char name[64];
+    char spec[256];   /* what workload_load was given (a built-in's name or a file), for errors */
     char source[512]; /* where the shapes and the compute come from */
     WorkloadLayer *layers;
     int n_layers;
