@@ -8,8 +8,7 @@
 #include "workload.h"
 
 /* Writes text to DIR/name and returns the path in path[len]. */
-static void write_file(const char *dir, const char *name, const char *text, char *path,
-                       size_t len)
+static void write_file(const char *dir, const char *name, const char *text, char *path, size_t len)
 {
     snprintf(path, len, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
@@ -103,8 +102,8 @@ static void test_builtins_match_their_models(void **state)
             bwd += workload_bwd_flops(w, l, 1, 1e12, 1);
         }
         if (fwd < want[i].fwd_lo || fwd > want[i].fwd_hi)
-            fail_msg("%s: forward %g flops, outside [%g, %g]", want[i].name, fwd,
-                     want[i].fwd_lo, want[i].fwd_hi);
+            fail_msg("%s: forward %g flops, outside [%g, %g]", want[i].name, fwd, want[i].fwd_lo,
+                     want[i].fwd_hi);
         /* backward: between 1x (parameter-free layers) and 2x forward */
         assert_true(bwd > 1.5 * fwd && bwd < 2 * fwd);
         assert_float_equal(workload_flops_per_sample(w), fwd + bwd, 1e-9 * (fwd + bwd));
@@ -282,81 +281,86 @@ static void test_map_by_name_and_its_errors(void **state)
     workload_free(w);
 }
 
+/* Bad profiles: the text, and two things its message must name. */
+#define L0                                                                                         \
+    "{\"name\": \"x\", \"compute\": \"flops\", \"layers\": [{\"name\": \"ok\", "                   \
+    "\"fwd_flops\": 1, \"bwd_flops\": 1}, "
+#define M0                                                                                         \
+    "{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 32, \"gpu\": \"A100\", "            \
+    "\"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"ok\", \"fwd_s\": 1, \"bwd_s\": 1}, "
+#define T(shape)                                                                                   \
+    L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": "                      \
+       "[{\"name\": \"c2.w\", \"shape\": " shape "}]}]}"
+static const struct {
+    const char *text, *want1, *want2;
+} BAD[] = {
+    {T("[]"), "layers[1] \"c2\": tensors[0] \"c2.w\"", "\"shape\""},
+    {T("[0, 3]"), "tensors[0] \"c2.w\"", "\"shape\" must be a list of 1 to 4 positive"},
+    {T("[-2]"), "layers[1] \"c2\"", "\"shape\""},
+    {T("[2.5, 3]"), "layers[1] \"c2\"", "\"shape\""},
+    {T("[2, 3, 3, 3, 1]"), "layers[1] \"c2\"", "\"shape\""},
+    {T("\"3x3\""), "layers[1] \"c2\"", "\"shape\""},
+    {T("[65536, 65536, 65536]"), "layers[1] \"c2\"", "\"shape\""},
+    {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": "
+        "[{\"name\": \"c2.w\"}]}]}",
+     "layers[1] \"c2\": tensors[0] \"c2.w\"", "\"shape\""},
+    {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": "
+        "[{\"shape\": [3]}]}]}",
+     "layers[1] \"c2\": tensors[0]: ", "\"name\""},
+    {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": {}}]}", "layers[1]",
+     "\"tensors\" must be a list"},
+    {L0 "{\"name\": \"c2\", \"fwd_flops\": -1, \"bwd_flops\": 1}]}", "layers[1] \"c2\"",
+     "\"fwd_flops\" must be a number >= 0"},
+    {L0 "{\"name\": \"c2\", \"bwd_flops\": 1}]}", "layers[1] \"c2\"", "\"fwd_flops\""},
+    {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": \"2\"}]}", "layers[1] \"c2\"",
+     "\"bwd_flops\""},
+    {L0 "{\"fwd_flops\": 1, \"bwd_flops\": 1}]}", "layers[1]: ", "\"name\""},
+    {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": "
+        "[{\"name\": \"c2.w\", \"shape\": [3], "
+        "\"follows\": \"a_small_layer_name_of_32_chars__\"}]}]}",
+     "tensors[0] \"c2.w\"", "\"follows\""},
+    {M0 "{\"name\": \"c2\", \"fwd_s\": 0.1}]}", "layers[1] \"c2\"", "\"bwd_s\""},
+    {M0 "{\"name\": \"c2\", \"fwd_s\": -0.1, \"bwd_s\": 0.2}]}", "layers[1] \"c2\"",
+     "\"fwd_s\" must be a number >= 0"},
+    {M0 "{\"name\": \"c2\", \"fwd_flops\": 5, \"bwd_flops\": 5}]}", "layers[1] \"c2\"",
+     "\"fwd_s\""},
+    {"{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 0, \"gpu\": \"A100\", "
+     "\"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"a\", \"fwd_s\": 1, \"bwd_s\": 1}]}",
+     "\"compute\"", "\"batch\""},
+    {"{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 8, \"gpu\": \"A100\", "
+     "\"precision\": \"fp64\"}}, \"layers\": [{\"name\": \"a\", \"fwd_s\": 1, \"bwd_s\": 1}]}",
+     "\"compute\"", "\"precision\""},
+    {"{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 8, "
+     "\"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"a\", \"fwd_s\": 1, \"bwd_s\": 1}]}",
+     "\"compute\"", "\"gpu\""},
+    {"{\"name\": \"x\", \"layers\": [{\"name\": \"a\", \"fwd_flops\": 1, \"bwd_flops\": 1}]}",
+     "prof.json: ", "\"compute\""},
+    {"{\"compute\": \"flops\", \"layers\": [{\"name\": \"a\", \"fwd_flops\": 1, "
+     "\"bwd_flops\": 1}]}",
+     "prof.json: ", "\"name\""},
+    {"{\"name\": \"x\", \"compute\": \"flops\", \"layers\": []}", "prof.json: ", "\"layers\""},
+    {"{\"name\": \"x\", \"compute\": \"flops\", \"layers\": [", "prof.json: ", "line"},
+    {"[1, 2]", "prof.json: ", "JSON object"},
+};
+#undef T
+#undef L0
+#undef M0
+
 /* Every bad input: a usage error naming the file, where, and the field. */
 static void test_bad_profiles_are_usage_errors(void **state)
 {
     (void)state;
-#define L0 "{\"name\": \"x\", \"compute\": \"flops\", \"layers\": [{\"name\": \"ok\", " \
-           "\"fwd_flops\": 1, \"bwd_flops\": 1}, "
-#define M0 "{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 32, \"gpu\": \"A100\", " \
-           "\"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"ok\", \"fwd_s\": 1, \"bwd_s\": 1}, "
-#define T(shape) L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": " \
-                    "[{\"name\": \"c2.w\", \"shape\": " shape "}]}]}"
-    struct {
-        const char *text, *want1, *want2;
-    } bad[] = {
-        {T("[]"), "layers[1] \"c2\": tensors[0] \"c2.w\"", "\"shape\""},
-        {T("[0, 3]"), "tensors[0] \"c2.w\"", "\"shape\" must be a list of 1 to 4 positive"},
-        {T("[-2]"), "layers[1] \"c2\"", "\"shape\""},
-        {T("[2.5, 3]"), "layers[1] \"c2\"", "\"shape\""},
-        {T("[2, 3, 3, 3, 1]"), "layers[1] \"c2\"", "\"shape\""},
-        {T("\"3x3\""), "layers[1] \"c2\"", "\"shape\""},
-        {T("[65536, 65536, 65536]"), "layers[1] \"c2\"", "\"shape\""},
-        {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": "
-            "[{\"name\": \"c2.w\"}]}]}",
-         "layers[1] \"c2\": tensors[0] \"c2.w\"", "\"shape\""},
-        {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": "
-            "[{\"shape\": [3]}]}]}",
-         "layers[1] \"c2\": tensors[0]: ", "\"name\""},
-        {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": {}}]}",
-         "layers[1]", "\"tensors\" must be a list"},
-        {L0 "{\"name\": \"c2\", \"fwd_flops\": -1, \"bwd_flops\": 1}]}", "layers[1] \"c2\"",
-         "\"fwd_flops\" must be a number >= 0"},
-        {L0 "{\"name\": \"c2\", \"bwd_flops\": 1}]}", "layers[1] \"c2\"", "\"fwd_flops\""},
-        {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": \"2\"}]}", "layers[1] \"c2\"",
-         "\"bwd_flops\""},
-        {L0 "{\"fwd_flops\": 1, \"bwd_flops\": 1}]}", "layers[1]: ", "\"name\""},
-        {L0 "{\"name\": \"c2\", \"fwd_flops\": 1, \"bwd_flops\": 1, \"tensors\": "
-            "[{\"name\": \"c2.w\", \"shape\": [3], "
-            "\"follows\": \"a_small_layer_name_of_32_chars__\"}]}]}",
-         "tensors[0] \"c2.w\"", "\"follows\""},
-        {M0 "{\"name\": \"c2\", \"fwd_s\": 0.1}]}", "layers[1] \"c2\"", "\"bwd_s\""},
-        {M0 "{\"name\": \"c2\", \"fwd_s\": -0.1, \"bwd_s\": 0.2}]}", "layers[1] \"c2\"",
-         "\"fwd_s\" must be a number >= 0"},
-        {M0 "{\"name\": \"c2\", \"fwd_flops\": 5, \"bwd_flops\": 5}]}", "layers[1] \"c2\"",
-         "\"fwd_s\""},
-        {"{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 0, \"gpu\": \"A100\", "
-         "\"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"a\", \"fwd_s\": 1, \"bwd_s\": 1}]}",
-         "\"compute\"", "\"batch\""},
-        {"{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 8, \"gpu\": \"A100\", "
-         "\"precision\": \"fp64\"}}, \"layers\": [{\"name\": \"a\", \"fwd_s\": 1, \"bwd_s\": 1}]}",
-         "\"compute\"", "\"precision\""},
-        {"{\"name\": \"x\", \"compute\": {\"measured\": {\"batch\": 8, "
-         "\"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"a\", \"fwd_s\": 1, \"bwd_s\": 1}]}",
-         "\"compute\"", "\"gpu\""},
-        {"{\"name\": \"x\", \"layers\": [{\"name\": \"a\", \"fwd_flops\": 1, \"bwd_flops\": 1}]}",
-         "prof.json: ", "\"compute\""},
-        {"{\"compute\": \"flops\", \"layers\": [{\"name\": \"a\", \"fwd_flops\": 1, "
-         "\"bwd_flops\": 1}]}",
-         "prof.json: ", "\"name\""},
-        {"{\"name\": \"x\", \"compute\": \"flops\", \"layers\": []}", "prof.json: ", "\"layers\""},
-        {"{\"name\": \"x\", \"compute\": \"flops\", \"layers\": [", "prof.json: ", "line"},
-        {"[1, 2]", "prof.json: ", "JSON object"},
-    };
-#undef T
-#undef L0
-#undef M0
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    for (size_t i = 0; i < sizeof BAD / sizeof *BAD; i++) {
         Workload *w = (Workload *)&w; /* must come back NULL */
         BwError err = {{0}};
         char path[128];
-        if (load_text(bad[i].text, &w, &err, path, sizeof path) != BW_EUSAGE)
-            fail_msg("bad[%zu] was accepted: %s", i, bad[i].text);
+        if (load_text(BAD[i].text, &w, &err, path, sizeof path) != BW_EUSAGE)
+            fail_msg("bad[%zu] was accepted: %s", i, BAD[i].text);
         assert_null(w);
         if (!strstr(err.msg, "--workload ") || !strstr(err.msg, path) ||
-            !strstr(err.msg, bad[i].want1) || !strstr(err.msg, bad[i].want2))
+            !strstr(err.msg, BAD[i].want1) || !strstr(err.msg, BAD[i].want2))
             fail_msg("bad[%zu]: the message '%s' does not name '%s' and '%s'", i, err.msg,
-                     bad[i].want1, bad[i].want2);
+                     BAD[i].want1, BAD[i].want2);
     }
 }
 

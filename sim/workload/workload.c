@@ -53,10 +53,10 @@ int workload_load(const char *spec, const char *flag, Workload **out, BwError *e
                            "%s %s: unknown workload (the built-ins: %s; or a profile FILE.json)",
                            flag, spec, names);
         }
-        rc = workload_parse(NULL, (const char *)workload_profiles[i].json,
-                            workload_profiles[i].len, flag, spec, out, err);
+        rc = workload_parse(NULL, (const char *)workload_profiles[i].json, workload_profiles[i].len,
+                            flag, spec, out, err);
     }
-    if (rc == BW_OK) snprintf((*out)->spec, sizeof (*out)->spec, "%s", spec);
+    if (rc == BW_OK) snprintf((*out)->spec, sizeof(*out)->spec, "%s", spec);
     return rc;
 }
 
@@ -184,9 +184,8 @@ int workload_map(const Workload *w, const LayerView *small, int n_small, const c
             int rc = map_named(w, x, small, n_small, flag, &follows[t], err);
             if (rc != BW_OK) return rc;
         } else {
-            follows[t] = x->ndim >= 2
-                             ? nth_matrix(small, n_small, (int)((long long)j * m / j_total))
-                             : -1;
+            follows[t] =
+                x->ndim >= 2 ? nth_matrix(small, n_small, (int)((long long)j * m / j_total)) : -1;
         }
         j += x->ndim >= 2;
     }
@@ -236,8 +235,7 @@ int workload_from_model(const LayerView *layers, int n_layers, double flops_per_
         if (layers[i].ndim == 2) {
             layer = seen_matrix++;
             WorkloadLayer *l = &w->layers[layer];
-            snprintf(l->name, sizeof l->name, "%.*s", (int)sizeof layers[i].name,
-                     layers[i].name);
+            snprintf(l->name, sizeof l->name, "%.*s", (int)sizeof layers[i].name, layers[i].name);
             l->first_tensor = i;
             double share = (double)layer_size(&layers[i]) / mat_size;
             l->fwd_flops = flops_per_sample * share / 3;

@@ -23,7 +23,8 @@ typedef struct {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static int bad(const Ctx *c, const char *fmt, ...)
+static int
+bad(const Ctx *c, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -87,8 +88,10 @@ static int parse_compute(Ctx *c, const json_t *root, Workload *w)
     json_t *g = json_object_get(m, "gpu");
     if (!json_is_string(g) || json_string_length(g) == 0 ||
         json_string_length(g) >= sizeof w->measured_gpu)
-        return bad(c, "\"compute\": \"measured\": \"gpu\" must be a GPU's name (at most %zu "
-                      "characters, e.g. \"A100\")", sizeof w->measured_gpu - 1);
+        return bad(c,
+                   "\"compute\": \"measured\": \"gpu\" must be a GPU's name (at most %zu "
+                   "characters, e.g. \"A100\")",
+                   sizeof w->measured_gpu - 1);
     snprintf(w->measured_gpu, sizeof w->measured_gpu, "%s", json_string_value(g));
     json_t *p = json_object_get(m, "precision");
     const char *ps = json_is_string(p) ? json_string_value(p) : "";
@@ -196,8 +199,7 @@ static int parse_root(Ctx *c, const json_t *root, Workload **out)
 {
     if (!json_is_object(root)) return bad(c, "a profile must be a JSON object");
     json_t *layers = json_object_get(root, "layers");
-    if (!json_is_array(layers) || json_array_size(layers) == 0 ||
-        json_array_size(layers) > INT_MAX)
+    if (!json_is_array(layers) || json_array_size(layers) == 0 || json_array_size(layers) > INT_MAX)
         return bad(c, "\"layers\" must be a non-empty list of layers");
     size_t n_tensors;
     int rc = count_tensors(c, layers, &n_tensors);
@@ -243,6 +245,6 @@ int workload_parse(const char *path, const char *text, size_t len, const char *f
     int rc = parse_root(&c, root, out);
     json_decref(root);
     if (rc == BW_OK && !(*out)->source[0])
-        snprintf((*out)->source, sizeof (*out)->source, "%s", label);
+        snprintf((*out)->source, sizeof(*out)->source, "%s", label);
     return rc;
 }
