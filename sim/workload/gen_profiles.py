@@ -16,7 +16,8 @@ Counting convention (sim/workload/README.md says the same), per sample, in flops
     T x T matrix even under a causal mask, as dense kernels compute it);
   - elementwise, per element: batch/layer norm 8 (mean 1, variance 3, normalise 2, affine 2),
     ReLU 1, GELU and tanh 8, softmax 5 (max, subtract, exp, sum, divide), attention scale 1,
-    causal mask 1, dropout 1, residual add 1, max pool K*K per output, average pool 1 per input;
+    causal mask 1, dropout 1, residual add 1, max pool K*K per output, average pool 1 per input,
+    an embedding sum 1 per element per added table;
   - backward: 2x forward for a layer with weights (input gradient and weight gradient; a tied
     weight counts where it is used), 1x for the first layer with weights (no input gradient),
     2x for the attention products (a gradient for each of their two inputs), 1x for the other
