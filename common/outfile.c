@@ -271,10 +271,16 @@ void jsonw_string(JsonW *w, const char *key, const char *v)
 void jsonw_double(JsonW *w, const char *key, double v)
 {
     jsonw_key(w, key);
-    if (isfinite(v))
-        fprintf(w->f, "%.10g", v);
-    else
+    if (!isfinite(v)) {
         fputs("null", w->f);
+        return;
+    }
+    /* the shortest of 15 or 17 digits that reads back as v: exact (bytes, simulated seconds)
+     * without printing 0.1 as 0.10000000000000001 */
+    char text[32];
+    snprintf(text, sizeof text, "%.15g", v);
+    if (strtod(text, NULL) != v) snprintf(text, sizeof text, "%.17g", v);
+    fputs(text, w->f);
 }
 
 void jsonw_long(JsonW *w, const char *key, long long v)

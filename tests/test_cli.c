@@ -882,10 +882,10 @@ static void test_compare_writes_its_table_folders_and_plots(void **state)
     double half = 4.302652729911275 * sqrt(var / 3);
     const char *row = "\"static:level=1\"";
     assert_true(fabs(csv_field(csv, row, 6) - mean) < 1e-5 * mean);
-    assert_int_equal((int)csv_field(csv, row, 14), 3);
-    assert_true(fabs(csv_field(csv, row, 16) - (mean - half)) < 1e-6);
-    assert_true(fabs(csv_field(csv, row, 17) - (mean + half)) < 1e-6);
-    res = csv_field(csv, row, 18); /* one evaluation interval: positive, below the tta */
+    assert_int_equal((int)csv_field(csv, row, 15), 3);
+    assert_true(fabs(csv_field(csv, row, 17) - (mean - half)) < 1e-6);
+    assert_true(fabs(csv_field(csv, row, 18) - (mean + half)) < 1e-6);
+    res = csv_field(csv, row, 19); /* one evaluation interval: positive, below the tta */
     assert_true(res > 0 && res < csv_field(csv, row, 5));
     free(csv);
     const char *must[] = {"seed-1/1-sync/summary.json", "seed-3/2-static-level-1/steps.csv",

@@ -189,8 +189,8 @@ static void test_a_mixed_platform_says_whose_figures_the_summary_gives(void **st
                      0);
     char *sum = read_tmp("mixed/summary.json");
     assert_non_null(strstr(sum, "\"gpu_flops_of\": \"rank 0's host (a)\""));
-    assert_non_null(strstr(sum, "\"gpu_flops_min\": 1e+12"));
-    assert_non_null(strstr(sum, "\"gpu_flops_max\": 2e+12"));
+    assert_non_null(strstr(sum, "\"gpu_flops_min\": 1000000000000"));
+    assert_non_null(strstr(sum, "\"gpu_flops_max\": 2000000000000"));
     assert_non_null(strstr(sum, "\"bandwidth_bps_of\""));
     free(sum);
 }

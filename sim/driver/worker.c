@@ -167,17 +167,17 @@ static double worker_compute(Worker *me, const StepState *st)
 }
 
 /* The policy's decision as an instant event on worker 0's timeline. */
-static void decision_event(DriverRun *run, double t)
+static void decision_event(DriverRun *run, const StepState *st, double t)
 {
     char args[160];
     snprintf(args, sizeof args, "\"state\":\"%.60s\",\"batch\":%d,\"average\":%d",
-             run->state, run->cur.b * run->P, run->dec.average);
-    timeline_instant(run->tl, 0, "policy decision", t, run->cur.step, args);
+             run->state, st->b * run->P, run->dec.average);
+    timeline_instant(run->tl, 0, "policy decision", t, st->step, args);
 }
 
 /* The rendezvous: the last to arrive runs the policy for everyone before anyone is released.
  * Returns the clock on release; the time since t1 was spent waiting for the slowest. */
-static double worker_meet(Worker *me, double t1)
+static double worker_meet(Worker *me, const StepState *st, double t1)
 {
     DriverRun *run = me->run;
     if (++run->arrived == run->P) {
@@ -187,7 +187,7 @@ static double worker_meet(Worker *me, double t1)
         for (int w = 0; w < run->P; w++) worker_gradient_wait(&run->w[w]);
         rendezvous_leader(run);
         if (run->cost && !stop_now(run->stop)) cost_decided(run);
-        if (run->tl && timeline_wants(run->tl, run->cur.step)) decision_event(run, t1);
+        if (run->tl && timeline_wants(run->tl, st->step)) decision_event(run, st, t1);
     }
     sg_barrier_wait(run->bar);
     double t2 = simgrid_get_clock();
@@ -291,7 +291,7 @@ static int worker_step_plain(Worker *me)
     worker_gradient(me, &st);
     double t1 = worker_compute(me, &st);
     worker_gradient_wait(me);
-    double t2 = worker_meet(me, t1);
+    double t2 = worker_meet(me, &st, t1);
     if (stop_now(run->stop)) return 1;
     const int last = run->stop == STOP_DONE;
 
@@ -322,8 +322,8 @@ static int worker_step_costed(Worker *me)
     me->step_compute_s = 0;
     me->step_compress_s = 0;
     double t1 = simgrid_get_clock();
-    double t2 = worker_meet(me, t1);
-    if (run->tl && timeline_wants(run->tl, st.step))
+    double t2 = worker_meet(me, &st, t1);
+    if (run->tl && t2 > t1 && timeline_wants(run->tl, st.step))
         timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "wait", "step rendezvous", t1, t2,
                       st.step, NULL);
     if (stop_now(run->stop)) return 1;
