@@ -316,6 +316,19 @@ static const BadCase BAD[] = {
     {"platform --gpu-flops 0", 2, "--gpu-flops"},
     {"platform --topology fat-tree --leaf-size 0", 2, "--leaf-size"},
     {"train --lr-decay-factor 0", 2, "--lr-decay-factor"},
+    /* workload profiles and the costs' flags */
+    {"run --workload nosuch --out @/o1", 2, "unknown workload (the built-ins: bert-base"},
+    {"run --workload @/neg.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "neg.json: layers[0] \"fc\": \"fwd_flops\" must be a number >= 0"},
+    {"run --workload @/one.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "one.json: the small model has 2 matrix layers, more than the profile's 1"},
+    {"run --workload @/missing.json --out @/o1", 2, "missing.json: unable to open"},
+    {"run --overlap bogus --out @/o1", 2, "--overlap: expected one of none|ddp"},
+    {"run --bucket-mb 0 --out @/o1", 2, "--bucket-mb"},
+    {"run --timeline @/t.json --timeline-steps 5:2 --out @/o1", 2, "--timeline-steps: expected"},
+    {"run --timeline @/nodir/t.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1",
+     2, "nodir/t.json: cannot write into"},
+    {"compare --timeline @/t.json --out @/o1", 2, "unknown flag '--timeline'"},
 };
 
 /* A user platform of three hosts (a, b, c on one shared switch) and a broken one. */
@@ -344,6 +357,24 @@ static void write_platforms(void)
     assert_non_null(f);
     fputs("<?xml version='1.0'?>\n<platform version=\"4.1\">\n  <zone id=\"z\" "
           "routing=\"Full\">\n    <host id=\"a\" speed=\"fast\"/>\n",
+          f);
+    fclose(f);
+    /* workload profiles: a negative compute, and one matrix for the mlp's two */
+    snprintf(path, sizeof path, "%s/neg.json", TMP);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"name\": \"neg\", \"source\": \"test\", \"compute\": \"flops\", \"layers\": "
+          "[{\"name\": \"fc\", \"fwd_flops\": -1, \"bwd_flops\": 2, \"tensors\": "
+          "[{\"name\": \"fc.weight\", \"shape\": [10, 20]}]}]}\n",
+          f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/one.json", TMP);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"name\": \"one\", \"source\": \"test\", \"compute\": \"flops\", \"layers\": "
+          "[{\"name\": \"fc\", \"fwd_flops\": 1, \"bwd_flops\": 2, \"tensors\": "
+          "[{\"name\": \"fc.weight\", \"shape\": [10, 20]}, {\"name\": \"fc.bias\", "
+          "\"shape\": [10]}]}]}\n",
           f);
     fclose(f);
 }

@@ -24,7 +24,7 @@ typedef struct {
     int rc;
     char status[32];
     char message[512];
-    double sim_time_s, compute_s, comm_s, wait_s, bytes, final_acc, tta, replica_diff;
+    double sim_time_s, compute_s, comm_s, wait_s, bytes, payload, final_acc, tta, replica_diff;
     long n_steps, averagings;
     int n_evals;
     double step_end[MAX_STEPS];
@@ -104,6 +104,7 @@ static Shared *simulate(RunConfig cfg)
         sh->comm_s = res.communication_s;
         sh->wait_s = res.wait_s;
         sh->bytes = res.bytes_per_worker;
+        sh->payload = res.payload_bytes_per_worker;
         sh->final_acc = res.final_accuracy;
         sh->tta = res.time_to_accuracy_s;
         sh->replica_diff = res.replica_max_diff;
@@ -288,6 +289,67 @@ static void test_ddp_schedule_is_the_hand_computed_max_plus(void **state)
     toy_free(wl);
 }
 
+/* The bytes are the real model's: with ResNet-50's profile, sync and no overlap, every step's
+ * payload is its 25,557,032 parameters in fp32, whatever the small model's size; periodic
+ * averaging moves them too. */
+static void test_a_profile_s_tensors_are_what_moves(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet50", "--workload", &wl, &err), BW_OK);
+    assert_int_equal((long)wl->n_params, 25557032L);
+    const char *policies[] = {"sync", "cpsgd:period=4"};
+    for (int k = 0; k < 2; k++) {
+        RunConfig cfg = base_config(4, 8, 1);
+        cfg.backend = COLL_ANALYTIC;
+        cfg.workload = wl;
+        cfg.policy = policies[k];
+        Shared *sh = simulate(cfg);
+        assert_int_equal(sh->rc, BW_OK);
+        long moves = k == 0 ? sh->n_steps : sh->averagings;
+        assert_true(moves > 0);
+        if (sh->payload != 25557032.0 * 4 * (double)moves)
+            fail_msg("%s: %.17g payload bytes over %ld, expected 25557032 x 4 each", policies[k],
+                     sh->payload, moves);
+        release(sh);
+    }
+    workload_free(wl);
+}
+
+/* A profile changes the prices, not the dynamics: the same losses and final parameters as the
+ * uncosted run with analytic collectives, bit for bit (the real reduction runs on a zero-time
+ * communicator, which sums in rank order as the analytic backend does; a ring sums in another
+ * order, so a transfer-level run differs from it in the last bits). */
+static void test_costs_do_not_change_the_dynamics(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet18-cifar", "--workload", &wl, &err), BW_OK);
+    const char *policies[] = {"accordion:interval=1", "adacomm"};
+    for (int k = 0; k < 2; k++) {
+        RunConfig cfg = base_config(4, 16, 2);
+        cfg.compressor = "powersgd";
+        cfg.policy = policies[k];
+        cfg.backend = COLL_ANALYTIC;
+        Shared *a = simulate(cfg);
+        cfg.workload = wl;
+        cfg.overlap = OVERLAP_DDP;
+        Shared *b = simulate(cfg);
+        assert_int_equal(a->rc, BW_OK);
+        assert_int_equal(b->rc, BW_OK);
+        assert_int_equal(a->n_steps, b->n_steps);
+        assert_memory_equal(a->params, b->params, sizeof a->params);
+        assert_memory_equal(a->step_loss, b->step_loss, sizeof a->step_loss);
+        assert_memory_equal(a->step_batch, b->step_batch, sizeof a->step_batch);
+        assert_true(b->sim_time_s > 10 * a->sim_time_s); /* a ResNet-18 costs far more */
+        release(a);
+        release(b);
+    }
+    workload_free(wl);
+}
+
 static void test_same_seed_gives_identical_results(void **state)
 {
     (void)state;
@@ -318,6 +380,8 @@ static void test_compute_threads_give_the_sequential_results(void **state)
         RunConfig cfg = base_config(4, 16, 2);
         cfg.compressor = i == 1 ? "powersgd" : "none";
         cfg.policy = policies[i];
+        /* the costed step meets before its gradients are waited for: the leader waits them */
+        if (i == 1) cfg.overlap = OVERLAP_DDP;
         cfg.backend = COLL_ANALYTIC;
         cfg.eval_every = 5;
         /* jobs long enough that one read before it is done would see an unfinished gradient */
@@ -485,6 +549,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sync_replicas_stay_bit_identical),
         cmocka_unit_test(test_sync_step_time_is_compute_plus_ring_formula),
         cmocka_unit_test(test_ddp_schedule_is_the_hand_computed_max_plus),
+        cmocka_unit_test(test_a_profile_s_tensors_are_what_moves),
+        cmocka_unit_test(test_costs_do_not_change_the_dynamics),
         cmocka_unit_test(test_same_seed_gives_identical_results),
         cmocka_unit_test(test_compute_threads_give_the_sequential_results),
         cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),

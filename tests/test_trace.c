@@ -602,6 +602,12 @@ static void test_fast_replay_gives_the_actors_results(void **state)
                         "static,static:level=4");
     check_engines_agree(flops, "--workers 2 --network-model tcp --compressor signsgd",
                         "sync,static");
+    /* a workload's costs: its tensors' collectives after the backward, encode and decode
+     * charged; and DDP's buckets in closed form (max-plus) when encoding is free */
+    check_engines_agree(flops, "--workers 4 --compressor powersgd --workload resnet18-cifar "
+                        "--overlap none", "sync,static:level=1,cpsgd:period=4");
+    check_engines_agree(measured, "--workers 4 --compressor topk --workload resnet50 --overlap "
+                        "ddp --free-compression --bucket-mb 10", "sync,static:level=0.1");
     check_engines_agree(flops, "--workers 4 --latency 50us --compressor randomk",
                         "static:level=0.05,accordion:interval=1,critical=0.5,normal=0.05");
     /* a sweep of replays: the forked runs of the fast engine skip SimGrid altogether */

@@ -273,6 +273,8 @@ static int parse_steps(const char *text, long *lo, long *hi, BwError *err)
     return BW_OK;
 }
 
+static int check_out_file(const char *flag, const char *path, const char *example, BwError *err);
+
 /* The costs' flags: the workload (loaded once and kept by the flags), overlap, buckets,
  * compression, timeline. */
 static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
@@ -287,7 +289,8 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
     cfg->free_compression = f->run.free_compression;
     if (f->run.timeline) {
-        if ((rc = parse_steps(f->run.timeline_steps, &cfg->timeline_lo, &cfg->timeline_hi, err)))
+        if ((rc = parse_steps(f->run.timeline_steps, &cfg->timeline_lo, &cfg->timeline_hi, err)) ||
+            (rc = check_out_file("--timeline", f->run.timeline, "timeline.json", err)))
             return rc;
         cfg->timeline = f->run.timeline;
     }
@@ -301,10 +304,10 @@ const char *const RUN_ABOUT =
     "simulated time to reach --target-accuracy, bytes per worker and where the time went.\n"
     "SimGrid options --cfg=... and --log=... are passed to SimGrid unchanged.";
 
-/* --record-trace PATH: the trace is written beside its final name, so that folder must take
- * new files, and PATH must not be a folder (found only at the end, when the trace is renamed
- * onto it). */
-static int check_trace_path(const char *path, BwError *err)
+/* --record-trace PATH (or --timeline PATH, flag): the file is written beside its final name,
+ * so that folder must take new files, and PATH must not be a folder (found only at the end,
+ * when the file is renamed onto it). example: a file name to suggest. */
+static int check_out_file(const char *flag, const char *path, const char *example, BwError *err)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -326,13 +329,10 @@ static int check_trace_path(const char *path, BwError *err)
     else if (access(dir, W_OK) != 0)
         why = strerror(errno);
     if (why)
-        return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot write into %s: %s", path, dir,
-                       why);
+        return bw_fail(err, BW_EUSAGE, "%s %s: cannot write into %s: %s", flag, path, dir, why);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bw_fail(err, BW_EUSAGE,
-                       "--record-trace %s: is a folder; expected a file name such as "
-                       "%s/trace.jsonl.gz",
-                       path, path);
+        return bw_fail(err, BW_EUSAGE, "%s %s: is a folder; expected a file name such as %s/%s",
+                       flag, path, path, example);
     return BW_OK;
 }
 
@@ -364,7 +364,9 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->compressor = f->run.compressor;
     cfg->policy = f->run.policy;
     cfg->model_name = ta->model;
-    if (f->run.record_trace && (rc = check_trace_path(f->run.record_trace, err))) return rc;
+    if (f->run.record_trace &&
+        (rc = check_out_file("--record-trace", f->run.record_trace, "trace.jsonl.gz", err)))
+        return rc;
     cfg->record_trace = f->run.record_trace;
     cfg->eval_every = f->run.eval_every;
     cfg->target_accuracy = f->run.target;

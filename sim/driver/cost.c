@@ -2,8 +2,8 @@
  * ddp): the real model's forward, then its backward in reverse layer order, its tensors' collectives
  * at the levels of the small-model layers they follow, the compressors' encode and decode and the
  * optimiser on the simulated GPU. The small model's real gradients are reduced beforehand on a
- * zero-time communicator (CostModel.data), so the dynamics are exactly the uncosted run's and
- * only the prices differ.
+ * zero-time communicator (CostModel.data), so the dynamics are the uncosted run's (bit for bit
+ * with analytic collectives, which also sum in rank order) and only the prices differ.
  *
  * Overlap DDP (PyTorch's DistributedDataParallel, torch/nn/parallel/distributed.py and
  * reducer.cpp): the gradients fill buckets in reverse order of the parameters (the first bucket
