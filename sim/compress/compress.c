@@ -329,19 +329,20 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
     return bytes;
 }
 
+/* The layers to compress go into c->todo, the scratch compress_reduce also fills: a compressor
+ * serves one worker, which plans or reduces one at a time. */
 int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs)
 {
-    int todo[MODEL_MAX_LAYERS], n_todo = 0, n = 0;
+    int n_todo = 0, n = 0;
     size_t n_dense = 0;
-    assert(c->n_layers <= MODEL_MAX_LAYERS);
     for (int l = 0; l < c->n_layers; l++) {
         if (compressed(c, l, levels))
-            todo[n_todo++] = l;
+            c->todo[n_todo++] = l;
         else
             n_dense += layer_size(&c->layers[l]);
     }
     if (n_dense) msgs[n++] = (CompressMsg){COMPRESS_ALLREDUCE_F32, n_dense};
-    if (n_todo) n += ops_plan(c, todo, n_todo, levels, msgs + n, COMPRESS_MAX_MSGS - n);
+    if (n_todo) n += ops_plan(c, c->todo, n_todo, levels, msgs + n, COMPRESS_MAX_MSGS - n);
     assert(n <= COMPRESS_MAX_MSGS);
     return n;
 }

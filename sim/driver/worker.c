@@ -50,6 +50,7 @@ void worker_free(Worker *me)
     free(me->before);
     free(me->gsum);
     free(me->gtemplate);
+    free(me->norms);
     memset(me, 0, sizeof *me);
 }
 
