@@ -33,6 +33,8 @@ static const Command commands[] = {
     {"policies", cmd_policies, "list the scheduling policies with their sources and options"},
     {"compressors", cmd_compressors,
      "list the gradient compressors with their levels, options and sources"},
+    {"workloads", cmd_workloads,
+     "list the built-in workload profiles: real models' parameters, tensors and flops"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
 

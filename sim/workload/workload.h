@@ -34,13 +34,14 @@ typedef struct {
     /* Per sample, in flops (2 per multiply-add) ... */
     double fwd_flops, bwd_flops;
     /* ... or measured: seconds per step at Workload.measured_batch on measured_gpu (then the
-     * flops above are 0 and these > 0). */
+     * flops above are 0 and these >= 0). */
     double fwd_s, bwd_s;
     int first_tensor, n_tensors; /* its tensors: tensors[first_tensor .. +n_tensors) */
 } WorkloadLayer;
 
 typedef struct {
     char name[64];
+    char spec[256];   /* what workload_load was given (a built-in's name or a file), for errors */
     char source[512]; /* where the shapes and the compute come from */
     WorkloadLayer *layers;
     int n_layers;
@@ -62,8 +63,8 @@ int workload_load(const char *spec, const char *flag, Workload **out, BwError *e
 void workload_free(Workload *w); /* NULL is a no-op */
 
 /* The small model's own costs as a profile: one layer per weight matrix (with the vectors that
- * follow it), its flops split as the model reports them (model_layer_flops) or in proportion to
- * the matrices' sizes; every tensor follows itself. For --overlap ddp without --workload. */
+ * follow it; vectors before the first matrix join its layer), its flops split in proportion to
+ * the matrices' sizes, a third forward and two thirds backward; every tensor follows itself. For --overlap ddp without --workload. */
 int workload_from_model(const LayerView *layers, int n_layers, double flops_per_sample,
                         Workload **out, BwError *err);
 

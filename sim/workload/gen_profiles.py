@@ -1,0 +1,365 @@
+#!/usr/bin/python3
+"""gen_profiles.py: writes the built-in workload profiles, sim/workload/profiles/NAME.json, from
+the models' own definitions: torchvision's ResNet-18 (CIFAR variant), ResNet-50 and VGG16 run
+once on the CPU with forward hooks (the spatial sizes come from the forward pass, not by hand);
+BERT-base and GPT-2 small written as explicit shapes from their papers and Hugging Face configs.
+
+Not run by the build or CI: the JSON files are committed, and embedded into bellows at build
+time. To regenerate (Debian: apt-get install python3-torchvision, which brings python3-torch):
+
+    /usr/bin/python3 sim/workload/gen_profiles.py        # from the repository's root
+
+Counting convention (sim/workload/README.md says the same), per sample, in flops:
+  - a multiply-add is 2 flops; conv: 2*K*K*Cin/groups*Cout*Hout*Wout, plus Cout*Hout*Wout for a
+    bias; linear: 2*in*out per token, plus out per token for a bias;
+  - attention: QK^T and softmax(QK^T)V are 2*T*T*d each per sequence (all heads, the full
+    T x T matrix even under a causal mask, as dense kernels compute it);
+  - elementwise, per element: batch/layer norm 8 (mean 1, variance 3, normalise 2, affine 2),
+    ReLU 1, GELU and tanh 8, softmax 5 (max, subtract, exp, sum, divide), attention scale 1,
+    causal mask 1, dropout 1, residual add 1, max pool K*K per output, average pool 1 per input,
+    an embedding sum 1 per element per added table;
+  - backward: 2x forward for a layer with weights (input gradient and weight gradient; a tied
+    weight counts where it is used), 1x for the first layer with weights (no input gradient),
+    2x for the attention products (a gradient for each of their two inputs), 1x for the other
+    parameter-free layers.
+"""
+
+import json
+import os
+import sys
+
+NORM_FLOPS = 8
+RELU_FLOPS = 1
+GELU_FLOPS = 8
+SOFTMAX_FLOPS = 5
+DROPOUT_FLOPS = 1
+ADD_FLOPS = 1
+
+OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
+
+
+def numel(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+class Profile:
+    """Layers in forward order, each: name, forward flops, backward multiplier, tensors."""
+
+    def __init__(self, name):
+        self.name = name
+        self.layers = []
+        self.macs = 0  # multiply-adds of the convs and linears (weights x inputs), forward
+
+    def add(self, name, fwd, tensors=(), weighted=None, bwd_mult=None):
+        if weighted is None:
+            weighted = len(tensors) > 0
+        self.layers.append({"name": name, "fwd": int(fwd), "weighted": weighted,
+                            "bwd_mult": bwd_mult, "tensors": list(tensors)})
+
+    def finish(self):
+        first = True
+        for L in self.layers:
+            if L["bwd_mult"] is None:
+                if L["weighted"]:
+                    L["bwd_mult"] = 1 if first else 2
+                    first = False
+                else:
+                    L["bwd_mult"] = 1
+            elif L["weighted"]:
+                first = False
+        return self
+
+    def n_params(self):
+        return sum(numel(t[1]) for L in self.layers for t in L["tensors"])
+
+    def n_tensors(self):
+        return sum(len(L["tensors"]) for L in self.layers)
+
+    def fwd(self):
+        return sum(L["fwd"] for L in self.layers)
+
+    def bwd(self):
+        return sum(L["fwd"] * L["bwd_mult"] for L in self.layers)
+
+    def write(self, source):
+        assert len(source) < 512, len(source)
+        lines = ["{", '  "name": %s,' % json.dumps(self.name),
+                 '  "source": %s,' % json.dumps(source), '  "compute": "flops",', '  "layers": [']
+        for i, L in enumerate(self.layers):
+            assert len(L["name"]) < 64, L["name"]
+            entry = {"name": L["name"], "fwd_flops": L["fwd"],
+                     "bwd_flops": L["fwd"] * L["bwd_mult"],
+                     "tensors": [{"name": n, "shape": [int(s) for s in shape]}
+                                 for n, shape in L["tensors"]]}
+            for n, _ in L["tensors"]:
+                assert len(n) < 64, n
+            comma = "," if i + 1 < len(self.layers) else ""
+            lines.append("    " + json.dumps(entry, separators=(", ", ": ")) + comma)
+        lines += ["  ]", "}", ""]
+        path = os.path.join(OUT_DIR, self.name + ".json")
+        with open(path, "w") as f:
+            f.write("\n".join(lines))
+        return path
+
+
+# ---- vision models: torchvision, one forward pass with hooks ----
+
+def vision_profile(name, model, input_shape):
+    import torch
+    import torchvision
+
+    prof = Profile(name)
+    calls = []  # (qualified name, module, input shape, output shape), in call order
+    seen = {}
+
+    def leaf_hook(qname):
+        def hook(mod, inp, out):
+            n = seen.get(qname, 0) + 1
+            seen[qname] = n
+            calls.append((qname if n == 1 else "%s#%d" % (qname, n), mod,
+                          tuple(inp[0].shape), tuple(out.shape), n == 1))
+        return hook
+
+    def block_hook(qname):
+        # a residual block adds its shortcut just before its last ReLU (torchvision's
+        # BasicBlock and Bottleneck: out += identity; out = self.relu(out))
+        def hook(mod, inp, out):
+            last = calls.pop()
+            calls.append((qname + ".add", None, tuple(out.shape), tuple(out.shape), False))
+            calls.append(last)
+        return hook
+
+    blocks = (torchvision.models.resnet.BasicBlock, torchvision.models.resnet.Bottleneck)
+    for qname, mod in model.named_modules():
+        if len(list(mod.children())) == 0 and not isinstance(mod, torch.nn.Identity):
+            mod.register_forward_hook(leaf_hook(qname))
+        elif isinstance(mod, blocks):
+            mod.register_forward_hook(block_hook(qname))
+    model.train()  # batch norm in training mode, as in data-parallel training
+    with torch.no_grad():
+        model(torch.zeros((2,) + input_shape))  # batch 2: training-mode batch norm needs > 1
+    for qname, mod, ishape, oshape, first_call in calls:
+        ishape, oshape = (1,) + ishape[1:], (1,) + oshape[1:]  # per sample
+        tensors = []
+        if mod is not None and first_call:
+            base = qname
+            tensors = [(base + "." + pn, tuple(p.shape))
+                       for pn, p in mod.named_parameters(recurse=False)]
+        prof.add(qname, vision_layer_flops(prof, mod, ishape, oshape), tensors)
+    assert len(calls) == len(prof.layers)
+    return prof.finish()
+
+
+def vision_layer_flops(prof, mod, ishape, oshape):
+    import torch.nn as nn
+
+    if mod is None:  # the residual add
+        return ADD_FLOPS * numel(oshape)
+    if isinstance(mod, nn.Conv2d):
+        k = mod.kernel_size[0] * mod.kernel_size[1]
+        macs = k * (mod.in_channels // mod.groups) * numel(oshape)
+        prof.macs += macs
+        return 2 * macs + (numel(oshape) if mod.bias is not None else 0)
+    if isinstance(mod, nn.Linear):
+        macs = mod.in_features * numel(oshape)
+        prof.macs += macs
+        return 2 * macs + (numel(oshape) if mod.bias is not None else 0)
+    if isinstance(mod, nn.BatchNorm2d):
+        return NORM_FLOPS * numel(oshape)
+    if isinstance(mod, nn.ReLU):
+        return RELU_FLOPS * numel(oshape)
+    if isinstance(mod, nn.MaxPool2d):
+        k = mod.kernel_size
+        return (k * k if isinstance(k, int) else numel(k)) * numel(oshape)
+    if isinstance(mod, (nn.AdaptiveAvgPool2d, nn.AvgPool2d)):
+        return numel(ishape)
+    if isinstance(mod, nn.Dropout):
+        return DROPOUT_FLOPS * numel(oshape)
+    raise SystemExit("gen_profiles: no flop count for %s" % type(mod).__name__)
+
+
+def check(label, value, published, tol):
+    rel = abs(value - published) / published
+    print("%-16s %s: %.4g vs published %.4g (%+.1f%%)" % (label, "check", value, published,
+                                                            100 * (value - published) / published))
+    assert rel <= tol, "%s: %.4g is not within %.0f%% of %.4g" % (label, value, 100 * tol,
+                                                                 published)
+
+
+def resnet18_cifar():
+    import torch
+    import torchvision
+
+    # The CIFAR-10 ResNet-18 of kuangliu/pytorch-cifar and of the PowerSGD and Accordion code:
+    # a 3x3 stride-1 stem with 64 channels, no max pool, 32x32 input, 10 classes.
+    m = torchvision.models.resnet18(weights=None, num_classes=10)
+    m.conv1 = torch.nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
+    m.maxpool = torch.nn.Identity()
+    assert sum(p.numel() for p in m.parameters()) == 11173962
+    assert len(list(m.parameters())) == 62
+    p = vision_profile("resnet18-cifar", m, (3, 32, 32))
+    check("resnet18-cifar", p.macs, 0.556e9, 0.02)
+    p.write("torchvision 0.14 resnet18 with a 3x3 stride-1 stem, no max pool and 10 classes, "
+            "as kuangliu/pytorch-cifar and the PowerSGD/Accordion code (He et al. 2016); "
+            "32x32 input; forward %.3f G multiply-adds in conv/fc (published: 0.56 G); "
+            "flops by sim/workload/gen_profiles.py's convention" % (p.macs / 1e9))
+    return p
+
+
+def resnet50():
+    import torchvision
+
+    m = torchvision.models.resnet50(weights=None)
+    assert sum(p.numel() for p in m.parameters()) == 25557032
+    assert len(list(m.parameters())) == 161
+    p = vision_profile("resnet50", m, (3, 224, 224))
+    check("resnet50", p.macs, 4.09e9, 0.02)
+    p.write("torchvision 0.14 resnet50 (He et al. 2016), 224x224, 1000 classes; forward %.3f G "
+            "multiply-adds in conv/fc (torchvision docs: 4.09 GFLOPS, counted as multiply-adds); "
+            "flops by sim/workload/gen_profiles.py's convention" % (p.macs / 1e9))
+    return p
+
+
+def vgg16():
+    import torchvision
+
+    m = torchvision.models.vgg16(weights=None)
+    assert sum(p.numel() for p in m.parameters()) == 138357544
+    assert len(list(m.parameters())) == 32
+    p = vision_profile("vgg16", m, (3, 224, 224))
+    check("vgg16", p.macs, 15.47e9, 0.02)
+    p.write("torchvision 0.14 vgg16 (Simonyan and Zisserman 2015), 224x224, 1000 classes; "
+            "forward %.2f G multiply-adds in conv/fc (torchvision docs: 15.47 GFLOPS, counted as "
+            "multiply-adds); flops by sim/workload/gen_profiles.py's convention" % (p.macs / 1e9))
+    return p
+
+
+# ---- transformers: explicit shapes ----
+
+def linear(prof, name, d_in, d_out, tokens, bias=True, weight_shape=None, tied=False):
+    """A linear layer on `tokens` tokens. weight_shape: as the framework stores it ([out, in]
+    for nn.Linear, [in, out] for GPT-2's Conv1D); tied: its weight is another layer's tensor."""
+    prof.macs += d_in * d_out * tokens
+    fwd = 2 * d_in * d_out * tokens + (d_out * tokens if bias else 0)
+    tensors = []
+    if not tied:
+        tensors.append((name + ".weight", weight_shape or (d_out, d_in)))
+    if bias:
+        tensors.append((name + ".bias", (d_out,)))
+    prof.add(name, fwd, tensors, weighted=True)
+
+
+def norm(prof, name, d, tokens):
+    prof.add(name, NORM_FLOPS * d * tokens, [(name + ".weight", (d,)), (name + ".bias", (d,))])
+
+
+def attention(prof, pre, T, d, heads, causal):
+    """The two attention products of one layer and the elementwise work on the T x T scores."""
+    per_score = 1 + (1 if causal else 0) + SOFTMAX_FLOPS + DROPOUT_FLOPS  # scale, mask, softmax
+    prof.add(pre + "scores", 2 * T * T * d + per_score * heads * T * T, bwd_mult=2)
+    prof.add(pre + "context", 2 * T * T * d, bwd_mult=2)
+
+
+def bert_base(T=128):
+    # BERT-base uncased (Devlin et al. 2019, NAACL): 12 layers, hidden 768, 12 heads, FFN 3072;
+    # Hugging Face bert-base-uncased config.json: vocab_size 30522, max_position_embeddings 512,
+    # type_vocab_size 2, hidden_act gelu. Pre-training form, as BertForPreTraining: the encoder,
+    # the pooler, the MLM head (transform, and the decoder whose weight is tied to the word
+    # embeddings, with its own bias, on all T positions) and the next-sentence head; the
+    # tensor names are Hugging Face's.
+    L, d, h, ff, V, P, types = 12, 768, 12, 3072, 30522, 512, 2
+    p = Profile("bert-base")
+    e = "bert.embeddings."
+    p.add(e + "sum", 2 * T * d, [(e + "word_embeddings.weight", (V, d)),
+                                 (e + "position_embeddings.weight", (P, d)),
+                                 (e + "token_type_embeddings.weight", (types, d))])
+    norm(p, e + "LayerNorm", d, T)
+    p.add(e + "dropout", DROPOUT_FLOPS * T * d)
+    for i in range(L):
+        pre = "bert.encoder.layer.%d." % i
+        for w in ("query", "key", "value"):
+            linear(p, pre + "attention.self." + w, d, d, T)
+        attention(p, pre + "attention.self.", T, d, h, causal=False)
+        linear(p, pre + "attention.output.dense", d, d, T)
+        p.add(pre + "attention.output.add", (DROPOUT_FLOPS + ADD_FLOPS) * T * d)
+        norm(p, pre + "attention.output.LayerNorm", d, T)
+        linear(p, pre + "intermediate.dense", d, ff, T)
+        p.add(pre + "intermediate.gelu", GELU_FLOPS * T * ff)
+        linear(p, pre + "output.dense", ff, d, T)
+        p.add(pre + "output.add", (DROPOUT_FLOPS + ADD_FLOPS) * T * d)
+        norm(p, pre + "output.LayerNorm", d, T)
+    linear(p, "bert.pooler.dense", d, d, 1)
+    p.add("bert.pooler.tanh", GELU_FLOPS * d)
+    linear(p, "cls.predictions.transform.dense", d, d, T)
+    p.add("cls.predictions.transform.gelu", GELU_FLOPS * T * d)
+    norm(p, "cls.predictions.transform.LayerNorm", d, T)
+    # the decoder: tied weight; its bias is Hugging Face's cls.predictions.bias
+    p.macs += d * V * T
+    p.add("cls.predictions.decoder", 2 * d * V * T + V * T, [("cls.predictions.bias", (V,))],
+          weighted=True)
+    linear(p, "cls.seq_relationship", d, 2, 1)
+    p.finish()
+    n = p.n_params()
+    assert n == 110106428, n  # Hugging Face BertForPreTraining, bert-base-uncased
+    assert p.n_tensors() == 206, p.n_tensors()
+    # published check: 2 x parameters x tokens plus the attention products 4 x L x T^2 x d
+    ref = 2 * n * T + 4 * L * T * T * d
+    check("bert-base", p.fwd(), ref, 0.05)
+    p.write("BERT-base uncased (Devlin et al. 2019), Hugging Face config (vocab 30522, 512 "
+            "positions, 2 types), BertForPreTraining: MLM head (tied decoder, all positions) and "
+            "NSP head; sequence 128; forward %.1f GFLOPs vs 2 x params x tokens + 4 x L x T^2 x d "
+            "= %.1f; flops by sim/workload/gen_profiles.py's convention" % (p.fwd() / 1e9,
+                                                                            ref / 1e9))
+    return p
+
+
+def gpt2_small(T=1024):
+    # GPT-2 small (Radford et al. 2019): 12 layers, d 768, 12 heads, FFN 4 x 768, vocab 50257,
+    # 1024 positions; Hugging Face gpt2 config.json. GPT2LMHeadModel: the LM head's weight is
+    # tied to wte; Hugging Face names, and its Conv1D weights stored [in, out].
+    L, d, h, V, P = 12, 768, 12, 50257, 1024
+    p = Profile("gpt2-small")
+    p.add("transformer.embed", ADD_FLOPS * T * d,
+          [("transformer.wte.weight", (V, d)), ("transformer.wpe.weight", (P, d))])
+    p.add("transformer.drop", DROPOUT_FLOPS * T * d)
+    for i in range(L):
+        pre = "transformer.h.%d." % i
+        norm(p, pre + "ln_1", d, T)
+        linear(p, pre + "attn.c_attn", d, 3 * d, T, weight_shape=(d, 3 * d))
+        attention(p, pre + "attn.", T, d, h, causal=True)
+        linear(p, pre + "attn.c_proj", d, d, T, weight_shape=(d, d))
+        p.add(pre + "attn.add", (DROPOUT_FLOPS + ADD_FLOPS) * T * d)
+        norm(p, pre + "ln_2", d, T)
+        linear(p, pre + "mlp.c_fc", d, 4 * d, T, weight_shape=(d, 4 * d))
+        p.add(pre + "mlp.gelu", GELU_FLOPS * T * 4 * d)
+        linear(p, pre + "mlp.c_proj", 4 * d, d, T, weight_shape=(4 * d, d))
+        p.add(pre + "mlp.add", (DROPOUT_FLOPS + ADD_FLOPS) * T * d)
+    norm(p, "transformer.ln_f", d, T)
+    linear(p, "lm_head", d, V, T, bias=False, tied=True)
+    p.finish()
+    n = p.n_params()
+    assert n == 124439808, n
+    assert p.n_tensors() == 148, p.n_tensors()
+    ref = 2 * n * T + 4 * L * T * T * d
+    check("gpt2-small", p.fwd(), ref, 0.05)
+    p.write("GPT-2 small (Radford et al. 2019), Hugging Face gpt2 config (vocab 50257, 1024 "
+            "positions), GPT2LMHeadModel with the LM head tied to wte; sequence 1024; forward "
+            "%.1f GFLOPs vs 2 x params x tokens + 4 x L x T^2 x d = %.1f; flops by "
+            "sim/workload/gen_profiles.py's convention" % (p.fwd() / 1e9, ref / 1e9))
+    return p
+
+
+def main():
+    os.makedirs(OUT_DIR, exist_ok=True)
+    for make in (resnet18_cifar, resnet50, vgg16, bert_base, gpt2_small):
+        p = make()
+        print("%-16s %12d params %4d tensors %4d layers  fwd %.4g  bwd %.4g  fwd MACs %.4g"
+              % (p.name, p.n_params(), p.n_tensors(), len(p.layers), p.fwd(), p.bwd(), p.macs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
