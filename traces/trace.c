@@ -408,6 +408,46 @@ int trace_read(const char *path, Trace *t, BwError *err)
     return rc;
 }
 
+int trace_read_header(const char *path, const char *flag, TraceHeader *h, BwError *err)
+{
+    memset(h, 0, sizeof *h);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bw_fail(err, BW_EUSAGE, "%s %s: is a folder, expected a trace file", flag, path);
+    gzFile f = gzopen(path, "rb");
+    if (!f)
+        return bw_fail(err, BW_EUSAGE, "%s %s: %s", flag, path, strerror(errno ? errno : ENOENT));
+    Where w = {path, 0, err};
+    char *buf = NULL;
+    size_t cap = 0;
+    int rc = -1;
+    while (rc < 0 && read_line(f, &buf, &cap)) {
+        w.line++;
+        if (strspn(buf, " \t\r\n") == strlen(buf)) continue;
+        json_error_t jerr;
+        json_t *o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
+        if (!o)
+            rc = cut_short(f, buf) ? truncated(f, &w)
+                                   : bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line,
+                                             jerr.column, jerr.text);
+        else
+            rc = json_is_object(o) ? read_header(&w, o, h) : bad(&w, "expected a JSON object");
+        json_decref(o);
+    }
+    if (rc < 0) rc = bw_fail(err, BW_EUSAGE, "%s: empty trace", path);
+    gzclose(f);
+    free(buf);
+    if (rc) trace_header_free(h);
+    return rc;
+}
+
+void trace_header_free(TraceHeader *h)
+{
+    free(h->layers);
+    h->layers = NULL;
+    h->n_layers = 0;
+}
+
 void trace_free(Trace *t)
 {
     free(t->steps);

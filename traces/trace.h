@@ -83,6 +83,11 @@ typedef struct {
 /* Reads and checks a whole trace; usage errors (BW_EUSAGE) name "FILE:LINE:COLUMN". */
 int trace_read(const char *path, Trace *t, BwError *err);
 void trace_free(Trace *t); /* safe on a zeroed or freed Trace */
+/* Reads and checks only the header (line 1), for a caller that needs no steps (a workload
+ * profile from a trace's timing); flag names the CLI flag when the file cannot be opened.
+ * h->layers is allocated: trace_header_free releases it. */
+int trace_read_header(const char *path, const char *flag, TraceHeader *h, BwError *err);
+void trace_header_free(TraceHeader *h); /* safe on a zeroed or freed header */
 
 /* Writing: the file appears complete under its name at trace_writer_close, or not at all. */
 typedef struct TraceWriter TraceWriter;
