@@ -177,7 +177,17 @@ int model_check(const ModelOps *ops, const ModelConfig *cfg, BwError *err)
 
 void model_add_layer(Model *m, const char *name, int rows, int cols, int ndim)
 {
-    assert(m->n_layers < MODEL_MAX_LAYERS);
+    if (m->layers_cap < 0) return; /* an earlier append ran out of memory */
+    if (m->n_layers == m->layers_cap) {
+        int cap = m->layers_cap ? 2 * m->layers_cap : 8;
+        LayerView *p = realloc(m->layers, sizeof *p * (size_t)cap);
+        if (!p) {
+            m->layers_cap = -1;
+            return;
+        }
+        m->layers = p;
+        m->layers_cap = cap;
+    }
     LayerView *v = &m->layers[m->n_layers++];
     snprintf(v->name, sizeof v->name, "%s", name);
     v->offset = m->n_params;
@@ -236,6 +246,8 @@ int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed
     m->ops = ops;
     m->cfg = config_filled(ops, cfg);
     rc = ops->setup(m, err);
+    if (!rc && m->layers_cap < 0)
+        rc = bw_fail(err, BW_ERUNTIME, "model %s: out of memory for its layer table", ops->name);
     if (rc) {
         model_free(m);
         return rc;
@@ -255,6 +267,7 @@ void model_free(Model *m)
     free(m->params);
     free(m->grads);
     free(m->dlogits);
+    free(m->layers);
     free(m);
 }
 
@@ -344,8 +357,7 @@ int model_create_from_layers(const LayerView *layers, int n_layers, double flops
                              unsigned long seed, Model **out, BwError *err)
 {
     *out = NULL;
-    if (n_layers < 0 || n_layers > MODEL_MAX_LAYERS)
-        return bw_fail(err, BW_EUSAGE, "%d layers, at most %d", n_layers, MODEL_MAX_LAYERS);
+    if (n_layers < 0) return bw_fail(err, BW_EUSAGE, "%d layers", n_layers);
     Model *m = calloc(1, sizeof *m);
     double *fps = malloc(sizeof *fps);
     if (!m || !fps) {
@@ -358,7 +370,10 @@ int model_create_from_layers(const LayerView *layers, int n_layers, double flops
     m->impl = fps; /* where layer_table_flops finds it: the ops carry no data */
     for (int l = 0; l < n_layers; l++)
         model_add_layer(m, layers[l].name, layers[l].rows, layers[l].cols, layers[l].ndim);
-    int rc = init_params(m, seed, err); /* as model_create does: same table and seed, same values */
+    int rc = m->layers_cap < 0
+                 ? bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", n_layers)
+                 : init_params(m, seed,
+                               err); /* as model_create does: same table and seed, same values */
     if (rc) {
         model_free(m);
         return rc;

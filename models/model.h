@@ -12,7 +12,6 @@
 
 #include "status.h"
 
-#define MODEL_MAX_LAYERS      32
 #define MODEL_MAX_OPTIONS     4 /* options per model */
 #define MODEL_OPTION_MAX_INTS 8 /* integers per option value */
 
@@ -92,9 +91,10 @@ struct Model {
     float *params; /* [n_params] */
     float *grads;  /* [n_params], same layout */
     int n_layers;
-    LayerView layers[MODEL_MAX_LAYERS];
-    void *impl;     /* the model's activations and scratch */
-    float *dlogits; /* [cap, classes] */
+    LayerView *layers; /* [n_layers], grown by model_add_layer; any number of layers */
+    int layers_cap;    /* entries allocated; -1 once an append ran out of memory */
+    void *impl;        /* the model's activations and scratch */
+    float *dlogits;    /* [cap, classes] */
     int dlogits_cap;
 };
 
@@ -142,7 +142,8 @@ static inline double model_flops_per_sample(const Model *m)
 int model_evaluate(Model *m, const float *x, const uint8_t *y, int n, int dim, double *loss,
                    double *accuracy, BwError *err);
 
-/* Helpers for model implementations: appends a view to the table. */
+/* Helpers for model implementations: appends a view to the table, growing it (setup needs no
+ * check: out of memory here makes model_create fail). */
 void model_add_layer(Model *m, const char *name, int rows, int cols, int ndim);
 /* Grows a float buffer to at least count elements; returns 0 on out of memory. */
 int model_reserve(float **buf, size_t *cap, size_t count);
@@ -151,7 +152,7 @@ int model_reserve(float **buf, size_t *cap, size_t count);
  * replayed trace): layers[0..n_layers) in order (name, rows, cols and ndim; offsets are laid out
  * anew), flops_per_sample as its cost of one sample, and parameters initialised from seed as
  * model_create does. It has no forward or backward pass: only its layer table, buffers,
- * model_flops_per_sample and model_free apply. BW_EUSAGE beyond MODEL_MAX_LAYERS layers. */
+ * model_flops_per_sample and model_free apply. BW_EUSAGE for a negative count. */
 int model_create_from_layers(const LayerView *layers, int n_layers, double flops_per_sample,
                              unsigned long seed, Model **out, BwError *err);
 

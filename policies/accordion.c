@@ -31,25 +31,25 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { ACCORDION_COMPRESSION, ACCORDION_BATCH };
 enum { ACCORDION_ALL, ACCORDION_RANK0 };
 enum { OPT_CRITICAL, OPT_NORMAL, OPT_ETA, OPT_INTERVAL, OPT_MODE, OPT_DECIDER };
 
-/* One slot per layer, then slot n_layers for the whole model (used by mode=batch). */
-#define ACCORDION_SLOTS (BELLOWS_POLICY_MAX_LAYERS + 1)
-
 typedef struct {
     int mode, decider, interval;
     double eta;
     double critical_value, normal_value; /* levels; mode=batch: global batch sizes */
     double batch_mode_level;             /* mode=batch: the level of every matrix layer */
-    int critical[ACCORDION_SLOTS];       /* 1: critical regime, in effect for this step */
-    double sum[ACCORDION_SLOTS];         /* norms summed over this epoch's steps so far */
-    long steps;                          /* steps summed into sum */
-    double ref[ACCORDION_SLOTS];         /* per-step mean norm at the last check */
-    int ref_epoch;                       /* epoch of that check; -1: none yet */
+    /* One slot per layer, then slot n_layers for the whole model (used by mode=batch): */
+    int slots;     /* n_layers + 1 */
+    int *critical; /* [slots] 1: critical regime, in effect for this step */
+    double *sum;   /* [slots] norms summed over this epoch's steps so far */
+    long steps;    /* steps summed into sum */
+    double *ref;   /* [slots] per-step mean norm at the last check */
+    int ref_epoch; /* epoch of that check; -1: none yet */
 } AccordionState;
 
 static const BellowsPolicyOpt accordion_opts[] = {
@@ -81,6 +81,16 @@ static int accordion_batch_value(const BellowsPolicyContext *ctx, const char *ke
             "%d workers",
             key, v, ctx->workers);
     return BELLOWS_POLICY_OK;
+}
+
+static void accordion_free(BellowsPolicy *p)
+{
+    AccordionState *s = p->state;
+    free(s->critical);
+    free(s->sum);
+    free(s->ref);
+    s->critical = NULL;
+    s->sum = s->ref = NULL;
 }
 
 static int accordion_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err,
@@ -125,7 +135,16 @@ static int accordion_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char
         if ((rc = accordion_batch_value(ctx, "normal", s->normal_value, err, errlen))) return rc;
         s->batch_mode_level = none ? 0 : ctx->compressor_level;
     }
-    for (int k = 0; k < ACCORDION_SLOTS; k++) s->critical[k] = 1; /* epoch 0 runs critical */
+    s->slots = ctx->n_layers + 1;
+    s->critical = malloc(sizeof *s->critical * (size_t)s->slots);
+    s->sum = calloc((size_t)s->slots, sizeof *s->sum);
+    s->ref = calloc((size_t)s->slots, sizeof *s->ref);
+    if (!s->critical || !s->sum || !s->ref) {
+        accordion_free(p);
+        return policy_fail(err, errlen, BELLOWS_POLICY_ERUNTIME, "out of memory for %d layers",
+                           ctx->n_layers);
+    }
+    for (int k = 0; k < s->slots; k++) s->critical[k] = 1; /* epoch 0 runs critical */
     s->ref_epoch = -1;
     return BELLOWS_POLICY_OK;
 }
@@ -135,10 +154,10 @@ static void accordion_observe(BellowsPolicy *p, const BellowsPolicyObs *obs)
     AccordionState *s = p->state;
     int n = p->ctx->n_layers;
     if (obs->epoch_start) {
-        memset(s->sum, 0, sizeof s->sum);
+        memset(s->sum, 0, sizeof *s->sum * (size_t)s->slots);
         s->steps = 0;
         if (obs->lr_decayed) /* the lr-decay rule: critical until the next check */
-            for (int k = 0; k < ACCORDION_SLOTS; k++) s->critical[k] = 1;
+            for (int k = 0; k < s->slots; k++) s->critical[k] = 1;
     }
     const double *norm = s->decider == ACCORDION_RANK0 ? obs->grad_norm_rank0 : obs->grad_norm_mean;
     assert(norm);
@@ -227,6 +246,7 @@ const BellowsPolicyOps policy_accordion_ops = {
     .observe = accordion_observe,
     .decide = accordion_decide,
     .describe = accordion_describe,
+    .free_impl = accordion_free,
     .needs_grad_norms = 1,
     .needs = BELLOWS_HAS_EPOCH_NORMS, /* its signal; the per-step norms' mean is no stand-in */
 };

@@ -20,20 +20,29 @@
  * BELLOWS_POLICY_VERSION the policy was written against. New fields are only ever appended at
  * the end of BellowsPolicyOps, BellowsPolicyContext, BellowsPolicyObs and BellowsPolicyDecision,
  * and BELLOWS_POLICY_VERSION then grows by one; nothing is removed, moved or retyped. The core
- * refuses a policy whose iVersion is newer than its own (or < 1) and reads of an older policy's
- * ops only the fields that version has. A policy built for version N runs on every core >= N
- * and may read every field that version N documents. Frozen for good (arrays of them cross the
+ * refuses a policy whose iVersion is newer than its own (or older than
+ * BELLOWS_POLICY_OLDEST_VERSION) and reads of an older policy's ops only the fields that version
+ * has. A policy built for version N >= BELLOWS_POLICY_OLDEST_VERSION runs on every core >= N and
+ * may read every field that version N documents. Frozen for good (arrays of them cross the
  * boundary, so their size cannot change): BellowsPolicyLayer, BellowsPolicyOpt,
- * BellowsPolicyValue, BellowsPolicy, and the constants BELLOWS_POLICY_MAX_*. */
+ * BellowsPolicyValue, BellowsPolicy, and the constants BELLOWS_POLICY_MAX_*.
+ *
+ * Version 3 broke that rule once, to lift the cap of 32 layers: the context's layer table
+ * (BellowsPolicyContext.layers) and the decision's levels (BellowsPolicyDecision.level), arrays
+ * of BELLOWS_POLICY_MAX_LAYERS = 32 entries in versions 1 and 2, became pointers to n_layers
+ * entries that the core allocates (a model or trace may have any number of tensors: ResNet-50
+ * has 161), and BELLOWS_POLICY_MAX_LAYERS is gone. Source that indexes ctx->layers[l] and
+ * d->level[l] below n_layers compiles unchanged; a plugin built for version 1 or 2 is refused
+ * with a message to rebuild it against this header. */
 #ifndef BELLOWS_POLICY_PUBLIC_H
 #define BELLOWS_POLICY_PUBLIC_H
 
 #include <stddef.h>
 
-#define BELLOWS_POLICY_VERSION    2
-#define BELLOWS_POLICY_MAX_LAYERS 32
-#define BELLOWS_POLICY_MAX_DECAYS 16
-#define BELLOWS_POLICY_MAX_OPTS   16
+#define BELLOWS_POLICY_VERSION        3
+#define BELLOWS_POLICY_OLDEST_VERSION 3 /* the oldest plugin interface this core runs */
+#define BELLOWS_POLICY_MAX_DECAYS     16
+#define BELLOWS_POLICY_MAX_OPTS       16
 
 /* The number of entries of an option table: `.opts = OPTS, .n_opts = BELLOWS_N(OPTS)`. */
 #define BELLOWS_N(arr) ((int)(sizeof(arr) / sizeof *(arr)))
@@ -80,10 +89,10 @@ typedef struct {
 
 /* What a policy knows of the run when it starts; fixed for the whole run. */
 typedef struct BellowsPolicyContext {
-    /* ---- version 1 ---- */
-    int n_layers;
-    BellowsPolicyLayer layers[BELLOWS_POLICY_MAX_LAYERS];
-    int workers; /* data-parallel workers (ranks) */
+    /* ---- version 1 (version 3: layers became a pointer) ---- */
+    int n_layers;                     /* >= 1, any number */
+    const BellowsPolicyLayer *layers; /* [n_layers], the core's, valid until free */
+    int workers;                      /* data-parallel workers (ranks) */
     int epochs;
     int batch;            /* global batch at the start (per worker: batch / workers) */
     long steps_per_epoch; /* at that batch */
@@ -165,10 +174,12 @@ typedef struct {
  *   gradient mode: level[] and batch; average and period must stay 0.
  *   periodic mode: average and period; level[] is ignored (must stay 0), batch may change. */
 typedef struct {
-    /* ---- version 1 ---- */
+    /* ---- version 1 (version 3: level became a pointer) ---- */
     /* Compression level per layer, meaningful to the compressor (PowerSGD rank, TopK fraction);
-     * 0 means dense fp32. Must be finite, >= 0, and 0 for vectors (ndim 1). */
-    double level[BELLOWS_POLICY_MAX_LAYERS];
+     * 0 means dense fp32. Must be finite, >= 0, and 0 for vectors (ndim 1). The core's array of
+     * ctx->n_layers entries, pre-filled with 0: write level[l] for l < n_layers, never the
+     * pointer. */
+    double *level;
     int batch;   /* global batch from the next step on, a multiple of workers; the driver scales
                     the lr linearly with it. A replay refuses any change. */
     int average; /* periodic: 1 to average the parameters after this step */

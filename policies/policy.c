@@ -38,6 +38,7 @@ typedef struct {
     PolicyOps ops;            /* a copy, zero-extended to this core's version */
     BellowsPolicyContext ctx; /* what the policy sees */
     PolicyContext ictx;       /* the driver's, for its level check */
+    PolicyLayer *layers;      /* ctx's and ictx's layer table: a copy of the driver's */
     char spec[SPEC_MAX_TEXT];
     void *dl; /* a plugin's handle; NULL: built in */
 } PolicyCore;
@@ -62,7 +63,7 @@ const PolicyOps *policy_find(const char *name)
 /* The driver builds the context; a bad one is a programming error, not a user's. */
 static void policy_assert_context(const PolicyContext *ctx)
 {
-    assert(ctx->n_layers >= 1 && ctx->n_layers <= POLICY_MAX_LAYERS);
+    assert(ctx->n_layers >= 1 && ctx->layers);
     for (int l = 0; l < ctx->n_layers; l++) {
         assert(ctx->layers[l].ndim == 1 || ctx->layers[l].ndim == 2);
         assert(ctx->layers[l].rows >= 1 && ctx->layers[l].cols >= 1);
@@ -89,13 +90,16 @@ static int core_check_level(const BellowsPolicyContext *ctx, double level, const
     return rc;
 }
 
+/* The policy's context, on the core's copy of the layer table (c->layers). */
 static void public_context(PolicyCore *c, const PolicyContext *in)
 {
     BellowsPolicyContext *o = &c->ctx;
     memset(o, 0, sizeof *o);
+    memcpy(c->layers, in->layers, sizeof *c->layers * (size_t)in->n_layers);
     c->ictx = *in;
+    c->ictx.layers = c->layers;
     o->n_layers = in->n_layers;
-    memcpy(o->layers, in->layers, sizeof o->layers);
+    o->layers = c->layers;
     o->workers = in->workers;
     o->epochs = in->epochs;
     o->batch = in->batch;
@@ -147,6 +151,15 @@ static int resolve_values(const Spec *s, const char *label, const PolicyOps *ops
     return BW_OK;
 }
 
+/* What the core allocated for a policy (its state, layer table, plugin handle), and itself. */
+static void core_free(PolicyCore *c)
+{
+    free(c->pub.state);
+    free(c->layers);
+    policy_plugin_close(c->dl);
+    free(c);
+}
+
 int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, Policy **out,
                   BwError *err)
 {
@@ -160,11 +173,14 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     char label[sizeof s.flag + sizeof s.path + 2];
     snprintf(label, sizeof label, "%s %s", flag, name);
     PolicyCore *c = calloc(1, sizeof *c);
+    if (c && !(c->layers = malloc(sizeof *c->layers * (size_t)ctx->n_layers))) {
+        free(c);
+        c = NULL;
+    }
     if (!c) return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
     BellowsPolicyValue vals[BELLOWS_POLICY_MAX_OPTS];
     if ((rc = find_ops(&s, flag, c, err)) || (rc = resolve_values(&s, label, &c->ops, vals, err))) {
-        policy_plugin_close(c->dl);
-        free(c);
+        core_free(c);
         return rc;
     }
     public_context(c, ctx);
@@ -172,17 +188,14 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     c->pub.ctx = &c->ctx;
     spec_format(&s, c->spec, sizeof c->spec);
     if (c->ops.state_size > 0 && !(c->pub.state = calloc(1, c->ops.state_size))) {
-        policy_plugin_close(c->dl);
-        free(c);
+        core_free(c);
         return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
     }
     /* init names the option at fault; the flag and the policy's name go in front here */
     char inner[sizeof err->msg] = "";
     rc = c->ops.init ? c->ops.init(&c->pub, vals, inner, sizeof inner) : BELLOWS_POLICY_OK;
     if (rc) {
-        free(c->pub.state); /* a failing init frees whatever it allocated itself */
-        policy_plugin_close(c->dl);
-        free(c);
+        core_free(c); /* a failing init frees whatever it allocated itself */
         if (rc != BW_ERUNTIME) rc = BW_EUSAGE;
         inner[sizeof inner - 1] = '\0';
         return bw_fail(err, rc, "%s: %s", label, inner[0] ? inner : "init failed");
@@ -213,12 +226,14 @@ static void normalise_obs(const PolicyCore *c, const PolicyObs *in, PolicyObs *o
 
 /* A bad decision stops the run in every build (NDEBUG too: it guards the results), with a
  * message naming the policy; a built-in's is a bug of bellows, a plugin's the plugin's. */
-static void check_decision(const PolicyCore *c, const PolicyObs *obs, const PolicyDecision *d)
+static void check_decision(const PolicyCore *c, const PolicyObs *obs, const PolicyDecision *d,
+                           const double *level)
 {
     const BellowsPolicyContext *ctx = &c->ctx;
     const char *bad = NULL;
     int layer = -1;
-    if (d->batch < 1) bad = "batch < 1";
+    if (d->level != level) bad = "the level pointer changed (write level[l], not level)";
+    if (!bad && d->batch < 1) bad = "batch < 1";
     for (int l = 0; !bad && l < ctx->n_layers; l++) {
         layer = l;
         if (!(isfinite(d->level[l]) && d->level[l] >= 0)) bad = "a level not finite and >= 0";
@@ -244,12 +259,16 @@ void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d)
     const PolicyCore *c = core_of(p);
     PolicyObs o;
     normalise_obs(c, obs, &o);
+    double *level = d->level;
+    assert(level && "the caller points d->level at n_layers doubles");
     memset(d, 0, sizeof *d);
+    memset(level, 0, sizeof *level * (size_t)c->ctx.n_layers);
+    d->level = level;
     d->batch = c->ctx.batch;
     d->period = c->ops.mode == POLICY_PERIODIC ? 1 : 0;
     if (c->ops.observe) c->ops.observe(p, &o);
     c->ops.decide(p, &o, d);
-    check_decision(c, &o, d);
+    check_decision(c, &o, d, level);
 }
 
 void policy_describe(const Policy *p, char *buf, size_t n)
@@ -272,9 +291,7 @@ void policy_free(Policy *p)
     if (!p) return;
     PolicyCore *c = core_of(p);
     if (c->ops.free_impl) c->ops.free_impl(p);
-    free(c->pub.state);
-    policy_plugin_close(c->dl);
-    free(c);
+    core_free(c);
 }
 
 static void print_ops(FILE *out, const PolicyOps *o)

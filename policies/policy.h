@@ -23,7 +23,6 @@
 #include "spec.h"
 #include "status.h"
 
-#define POLICY_MAX_LAYERS BELLOWS_POLICY_MAX_LAYERS
 #define POLICY_MAX_DECAYS BELLOWS_POLICY_MAX_DECAYS
 
 typedef enum {
@@ -41,7 +40,7 @@ typedef BellowsPolicy Policy;
  * BellowsPolicyContext's of the same name mean). */
 typedef struct {
     int n_layers;
-    PolicyLayer layers[POLICY_MAX_LAYERS];
+    const PolicyLayer *layers; /* [n_layers], the caller's: policy_create keeps a copy */
     int workers;
     int epochs;
     int batch;            /* global batch size at the start (per worker: batch / workers) */
@@ -71,6 +70,8 @@ const PolicyOps *const *policy_registry(void); /* NULL-terminated */
  * that cannot be loaded or is inconsistent, bad option) return BW_EUSAGE. */
 int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, Policy **out,
                   BwError *err);
+/* d->level must point at the caller's array of the context's n_layers doubles; policy_step
+ * resets them and the rest of *d, then lets the policy decide. */
 void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d);
 void policy_describe(const Policy *p, char *buf, size_t n);
 void policy_free(Policy *p);              /* NULL is a no-op */

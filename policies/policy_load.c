@@ -1,10 +1,11 @@
 /* policy_load.c: policies loaded at run time from a shared object (`--policy ./my.so:k=v`).
  * The plugin defines bellows_policy_entry (bellows_policy.h), which returns its ops; the core
  * opens the file with dlopen(RTLD_NOW | RTLD_LOCAL), refuses an interface version newer than
- * its own, copies the ops zero-extended to its own version (an older plugin's table is read only
- * as far as its version has fields) and checks the table before anything runs. Every failure is
- * a usage error naming the file and what is wrong. Also the consistency check of any ops table,
- * which the contract test runs on the built-in policies too. */
+ * its own or older than BELLOWS_POLICY_OLDEST_VERSION, copies the ops zero-extended to its own
+ * version (an older plugin's table is read only as far as its version has fields) and checks the
+ * table before anything runs. Every failure is a usage error naming the file and what is wrong.
+ * Also the consistency check of any ops table, which the contract test runs on the built-in
+ * policies too. */
 #include "policy.h"
 
 #include <dlfcn.h>
@@ -29,17 +30,16 @@ void policy_spec_opts(const BellowsPolicyOpt *opts, int n, SpecOpt *out)
     }
 }
 
-/* The size of the ops table of interface version v (1 .. BELLOWS_POLICY_VERSION). When a
- * version appends fields, the older versions' sizes end where the new fields start:
- *   case 1: return offsetof(BellowsPolicyOps, first_field_of_version_2); */
+/* The size of the ops table of interface version v (BELLOWS_POLICY_OLDEST_VERSION ..
+ * BELLOWS_POLICY_VERSION). When a version appends fields, the older versions' sizes end where
+ * the new fields start:
+ *   case 3: return offsetof(BellowsPolicyOps, first_field_of_version_4);
+ * (Versions 1 and 2, whose tables ended before `needs`, are refused: their context and decision
+ * had the 32-layer arrays.) */
 static size_t ops_size(int v)
 {
-    switch (v) {
-    case 1:
-        return offsetof(BellowsPolicyOps, needs);
-    default:
-        return sizeof(BellowsPolicyOps);
-    }
+    (void)v;
+    return sizeof(BellowsPolicyOps);
 }
 
 static int word_ok(const char *s)
@@ -93,11 +93,14 @@ static int opt_check(const BellowsPolicyOpt *opts, int i, const char *what, BwEr
 
 int policy_ops_check(const PolicyOps *ops, const char *what, BwError *err)
 {
-    if (ops->iVersion < 1 || ops->iVersion > BELLOWS_POLICY_VERSION)
-        return bw_fail(err, BW_EUSAGE,
-                       "%s: interface version %d, but this bellows knows versions 1 to %d%s", what,
-                       ops->iVersion, BELLOWS_POLICY_VERSION,
-                       ops->iVersion > BELLOWS_POLICY_VERSION ? " (update bellows)" : "");
+    if (ops->iVersion < BELLOWS_POLICY_OLDEST_VERSION || ops->iVersion > BELLOWS_POLICY_VERSION)
+        return bw_fail(
+            err, BW_EUSAGE, "%s: interface version %d, but this bellows knows versions %d to %d%s",
+            what, ops->iVersion, BELLOWS_POLICY_OLDEST_VERSION, BELLOWS_POLICY_VERSION,
+            ops->iVersion > BELLOWS_POLICY_VERSION ? " (update bellows)"
+            : ops->iVersion >= 1 ? " (version 3 made the layer arrays pointers: rebuild the plugin "
+                                   "against this bellows' policies/bellows_policy.h)"
+                                 : "");
     if (!word_ok(ops->name))
         return bw_fail(err, BW_EUSAGE, "%s: name is not a word of [a-z0-9_-] (< 32 bytes)", what);
     if (!ops->help || !*ops->help) return bw_fail(err, BW_EUSAGE, "%s: help is empty", what);
@@ -161,7 +164,8 @@ int policy_plugin_open(const char *path, const char *flag, void **handle, Policy
                      what, BELLOWS_POLICY_ENTRY);
     else if (!raw)
         rc = bw_fail(err, BW_EUSAGE, "%s: %s() returned NULL", what, BELLOWS_POLICY_ENTRY);
-    else if (raw->iVersion < 1 || raw->iVersion > BELLOWS_POLICY_VERSION)
+    else if (raw->iVersion < BELLOWS_POLICY_OLDEST_VERSION ||
+             raw->iVersion > BELLOWS_POLICY_VERSION)
         rc = policy_ops_check(raw, what, err); /* reads iVersion only, says what is wrong */
     if (!rc) {
         memcpy(ops, raw, ops_size(raw->iVersion)); /* the rest stays zero */

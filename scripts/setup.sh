@@ -5,7 +5,8 @@
 #   scripts/setup.sh              release build in build/
 #   scripts/setup.sh --sanitize   AddressSanitizer + UBSan build in build-asan/
 #   scripts/setup.sh --werror     warnings are errors (CI)
-#   scripts/setup.sh --tests      also what the tests need (python3-torch for the trace recorder,
+#   scripts/setup.sh --tests      also what the tests need (python3-torch and python3-torchvision
+#                                 for the trace recorder,
 #                                 valgrind for scripts/valgrind.sh, munge, Slurm and GNU parallel
 #                                 for tests/test_slurm.sh, which starts its own Slurm: on a host
 #                                 with systemd, Debian also enables the packages' services)
@@ -21,7 +22,7 @@ for arg in "$@"; do
   case "$arg" in
     --sanitize) build_dir=build-asan; cmake_args+=(-DBELLOWS_SANITIZE=ON) ;;
     --werror) cmake_args+=(-DBELLOWS_WERROR=ON) ;;
-    --tests) PACKAGES+=(python3-torch valgrind                          # trace recorder, valgrind.sh
+    --tests) PACKAGES+=(python3-torch python3-torchvision valgrind      # trace recorder, valgrind.sh
                         munge slurmd slurmctld slurm-client parallel) ;;  # test_slurm.sh
     *) echo "setup.sh: unknown option '$arg' (expected --sanitize, --werror or --tests)" >&2
        exit 2 ;;

@@ -77,6 +77,37 @@ static void test_layer_tables_tile_the_buffer(void **state)
     }
 }
 
+/* No cap on the layers: a layer table of 300 entries (the table grows as layers are added)
+ * tiles its buffer in order and keeps every shape and name. */
+static void test_a_layer_table_takes_any_number_of_layers(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    LayerView *in = calloc(N, sizeof *in);
+    assert_non_null(in);
+    for (int l = 0; l < N; l++) {
+        snprintf(in[l].name, sizeof in[l].name, "t%d", l);
+        in[l].rows = 1 + l % 5;
+        in[l].cols = l % 2 ? 1 : 3 + l % 4;
+        in[l].ndim = l % 2 ? 1 : 2;
+    }
+    Model *m = NULL;
+    BwError err;
+    assert_int_equal(model_create_from_layers(in, N, 10.0, 1, &m, &err), BW_OK);
+    assert_int_equal(m->n_layers, N);
+    size_t at = 0;
+    for (int l = 0; l < N; l++) {
+        assert_string_equal(m->layers[l].name, in[l].name);
+        assert_int_equal(m->layers[l].offset, at);
+        assert_int_equal(m->layers[l].rows, in[l].rows);
+        assert_int_equal(m->layers[l].cols, in[l].cols);
+        at += layer_size(&in[l]);
+    }
+    assert_int_equal(m->n_params, at);
+    model_free(m);
+    free(in);
+}
+
 static void test_parameter_counts_of_defaults(void **state)
 {
     (void)state;
@@ -299,6 +330,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_registered_model_is_tested),
         cmocka_unit_test(test_layer_tables_tile_the_buffer),
+        cmocka_unit_test(test_a_layer_table_takes_any_number_of_layers),
         cmocka_unit_test(test_parameter_counts_of_defaults),
         cmocka_unit_test(test_flops_per_sample_count_multiply_adds),
         cmocka_unit_test(test_initialisation_is_seeded_and_bounded),

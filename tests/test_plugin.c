@@ -10,14 +10,10 @@ static PolicyContext ctx_with(double bandwidth, double latency)
 {
     PolicyContext c;
     memset(&c, 0, sizeof c);
-    static const int shape[4][3] = {{64, 784, 2}, {64, 1, 1}, {32, 64, 2}, {10, 32, 2}};
+    static const PolicyLayer layers[4] = {
+        {"l0", 64, 784, 2}, {"l1", 64, 1, 1}, {"l2", 32, 64, 2}, {"l3", 10, 32, 2}};
     c.n_layers = 4;
-    for (int l = 0; l < 4; l++) {
-        snprintf(c.layers[l].name, sizeof c.layers[l].name, "l%d", l);
-        c.layers[l].rows = shape[l][0];
-        c.layers[l].cols = shape[l][1];
-        c.layers[l].ndim = shape[l][2];
-    }
+    c.layers = layers; /* policy_create copies it */
     c.workers = 4, c.epochs = 2, c.batch = 64, c.steps_per_epoch = 10, c.lr0 = 0.1;
     snprintf(c.compressor, sizeof c.compressor, "powersgd");
     c.compressor_level = 2;
@@ -30,7 +26,8 @@ static PolicyDecision one_step(Policy *p)
     double norms[4] = {1, 1, 1, 1};
     PolicyObs obs = {
         .epoch_start = 1, .lr = 0.1, .loss = 1, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
-    PolicyDecision d;
+    static double level[4]; /* the returned decision's, until the next call */
+    PolicyDecision d = {.level = level};
     policy_step(p, &obs, &d);
     return d;
 }

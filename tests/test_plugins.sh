@@ -63,7 +63,7 @@ for twin in "static:level=1 static" "accordion accordion" "cpsgd:period=4 cpsgd"
 done
 
 # bad plugins: exit 2, one line "bellows: --policy FILE: ...", nothing written
-for c in 1 2 3 4 5 6 7 8; do
+for c in 1 2 3 4 5 6 7 8 9; do
   $cc -shared -fPIC -I "$here/policies" -DCASE=$c -o "bad$c.so" "$here/tests/plugins/bad.c"
 done
 echo "not an ELF file" > text.so
@@ -82,16 +82,17 @@ expect_bad() { # SPEC FILE-IN-MESSAGE WORDS [COMMAND]
 expect_bad ./missing.so ./missing.so "no such file"
 expect_bad ./text.so ./text.so "cannot load it as a shared object"
 expect_bad ./bad1.so ./bad1.so "returned NULL"
-expect_bad ./bad2.so ./bad2.so "interface version 3, but this bellows knows versions 1 to 2"
+expect_bad ./bad2.so ./bad2.so "interface version 4, but this bellows knows versions 3 to 3 (update bellows)"
 expect_bad ./bad3.so ./bad3.so "decide is NULL"
 expect_bad ./bad4.so ./bad4.so "mode 7"
 expect_bad ./bad5.so ./bad5.so "option 'k': its default '99' is not valid"
 expect_bad ./bad6.so ./bad6.so "no entry point bellows_policy_entry"
 expect_bad ./bad7.so:k=3 ./bad7.so "k=3: this plugin refuses every value"
 expect_bad ./bad8.so ./bad8.so "interface version 0"
+expect_bad ./bad9.so ./bad9.so "interface version 2, but .* rebuild the plugin against this bellows"
 expect_bad ./netaware.so:fraction=abc ./netaware.so "fraction=abc: expected a number"
 expect_bad ./netaware.so:nosuch=1 ./netaware.so "unknown option 'nosuch'"
-expect_bad ./bad2.so ./bad2.so "interface version 3" compare
+expect_bad ./bad2.so ./bad2.so "interface version 4" compare
 expect_bad "./a'b.so" "'./a'b.so'" "a plugin's path is made of"
 set +e
 "$bellows" policies --plugin ./bad3.so > out.txt 2> err.txt

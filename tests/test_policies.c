@@ -13,17 +13,10 @@ static PolicyContext make_ctx(const char *compressor, double level)
 {
     PolicyContext c;
     memset(&c, 0, sizeof c);
-    static const struct {
-        const char *name;
-        int rows, cols, ndim;
-    } layers[] = {{"a.w", 64, 784, 2}, {"a.b", 64, 1, 1}, {"b.w", 32, 64, 2}, {"c.w", 10, 32, 2}};
+    static const PolicyLayer layers[] = {
+        {"a.w", 64, 784, 2}, {"a.b", 64, 1, 1}, {"b.w", 32, 64, 2}, {"c.w", 10, 32, 2}};
     c.n_layers = 4;
-    for (int l = 0; l < 4; l++) {
-        snprintf(c.layers[l].name, sizeof c.layers[l].name, "%s", layers[l].name);
-        c.layers[l].rows = layers[l].rows;
-        c.layers[l].cols = layers[l].cols;
-        c.layers[l].ndim = layers[l].ndim;
-    }
+    c.layers = layers; /* policy_create copies it */
     c.workers = 4;
     c.epochs = 6;
     c.batch = 64;
@@ -72,6 +65,7 @@ static Policy *create_ok(const char *spec, const PolicyContext *ctx)
 
 typedef struct {
     PolicyDecision d[CONTRACT_STEPS];
+    double level[CONTRACT_STEPS][4]; /* d[t].level */
     char describe[CONTRACT_STEPS][64];
 } ContractRun;
 
@@ -104,6 +98,7 @@ static void contract_run(Policy *p, ContractRun *out)
             .sim_time_s = 0.01 * (double)t,
             .bytes_per_worker = 1e5 * (double)t,
         };
+        out->d[t].level = out->level[t];
         policy_step(p, &obs, &out->d[t]);
         policy_describe(p, out->describe[t], sizeof out->describe[t]);
         since_avg++;
@@ -257,7 +252,7 @@ static void test_accordion_detects_critical_regimes_per_layer(void **state)
     (void)state;
     PolicyContext ctx = make_ctx("powersgd", 2); /* defaults: critical rank 2, normal rank 1 */
     Feed f = {create_ok("accordion:interval=2,eta=0.5", &ctx), 0};
-    PolicyDecision d[2];
+    PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
     /* epoch 0 starts critical. Epoch sums n[0] = (2, -, 2, 2) (1 per step). Check at its end:
      * no reference, so every layer stays critical for epochs 1-2. */
     feed_const(&f, 0, 1, 1, 1, 1, 0, d);
@@ -291,7 +286,7 @@ static void test_accordion_compares_with_the_norm_interval_epochs_before(void **
     (void)state;
     PolicyContext ctx = make_ctx("topk", 0.01); /* defaults: critical 0.99, normal 0.1 */
     Feed f = {create_ok("accordion:interval=3", &ctx), 0};
-    PolicyDecision d[2];
+    PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
     /* checks at the ends of epochs 0 and 3 only. Epochs 1 and 2 swing 10x, which would be
      * critical against the previous epoch, but epoch 3 equals epoch 0: ratio 0 -> normal. */
     feed_const(&f, 0, 1, 1, 1, 1, 0, d);
@@ -321,7 +316,7 @@ static void test_accordion_zero_reference_counts_as_critical(void **state)
     (void)state;
     PolicyContext ctx = make_ctx("powersgd", 2);
     Feed f = {create_ok("accordion:interval=1", &ctx), 0};
-    PolicyDecision d[2];
+    PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
     /* layer 0 has a zero norm at epoch 0: the ratio is "large" (the code's 9) -> critical even
      * when the norm stays 0; layers 2 and 3 are steady -> normal */
     feed_const(&f, 0, 0, 1, 1, 1, 0, d);
@@ -336,7 +331,7 @@ static void test_accordion_lr_decay_turns_every_layer_critical_until_the_next_ch
     (void)state;
     PolicyContext ctx = make_ctx("powersgd", 2);
     Feed f = {create_ok("accordion:critical=4,normal=1", &ctx), 0};
-    PolicyDecision d[2];
+    PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
     /* steady norms: the check at the end of epoch 2 finds ratio 0 -> normal from epoch 3 */
     feed_const(&f, 0, 1, 1, 1, 1, 0, d);
     feed_const(&f, 1, 1, 1, 1, 1, 0, d);
@@ -369,7 +364,7 @@ static void test_accordion_decider_rank0_or_all(void **state)
     const double want[] = {2, 1}; /* epoch 3: all -> critical (rank 2); rank0 -> normal (1) */
     for (int k = 0; k < 2; k++) {
         Feed f = {create_ok(specs[k], &ctx), 0};
-        PolicyDecision d[2];
+        PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
         feed_epoch(&f, 0, r, m_steady, 0, d);
         feed_epoch(&f, 1, r, m_steady, 0, d);
         feed_epoch(&f, 2, r, m_drop, 0, d);
@@ -386,7 +381,7 @@ static void test_accordion_batch_mode(void **state)
      * norm sqrt(sum_l n_l^2) per step. Defaults: critical --batch (64), normal 8x (512). */
     PolicyContext ctx = make_ctx("none", 0);
     Feed f = {create_ok("accordion:mode=batch", &ctx), 0};
-    PolicyDecision d[2];
+    PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
     /* epoch 0: norms (3, 0, 4, 0), whole 5 per step; critical: batch 64 */
     feed_const(&f, 0, 3, 0, 4, 0, 0, d);
     assert_int_equal(d[0].batch, 64);
@@ -449,7 +444,7 @@ static int run_periodic(Policy *p, int n, long *avg_steps, int *periods)
                          .loss = 1,
                          .grad_norm_rank0 = norms,
                          .grad_norm_mean = norms};
-        PolicyDecision d;
+        PolicyDecision d = {.level = (double[4]){0}};
         policy_step(p, &obs, &d);
         if (periods) periods[t] = d.period;
         if (d.average) avg_steps[k++] = t;
@@ -546,7 +541,7 @@ static void test_adacomm_periods_follow_loss_and_lr(void **state)
                          .loss = seq[i].loss,
                          .grad_norm_rank0 = norms,
                          .grad_norm_mean = norms};
-        PolicyDecision d;
+        PolicyDecision d = {.level = (double[4]){0}};
         policy_step(p, &obs, &d);
         if (d.period != seq[i].period || d.average != seq[i].average)
             fail_msg("step %ld: period %d average %d, expected %d %d", t, d.period, d.average,
@@ -556,7 +551,7 @@ static void test_adacomm_periods_follow_loss_and_lr(void **state)
     for (; t <= 31; t++) {
         PolicyObs obs = {
             .step = t, .lr = 0.1, .loss = 1e-6, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
-        PolicyDecision d;
+        PolicyDecision d = {.level = (double[4]){0}};
         policy_step(p, &obs, &d);
         assert_int_equal(d.period, t <= 30 ? 16 : 1);
         assert_int_equal(d.average, t == 30 || t == 31);
@@ -573,7 +568,7 @@ static void test_adacomm_periods_follow_loss_and_lr(void **state)
                          .loss = t < 4 ? 0.9 : 0.81,
                          .grad_norm_rank0 = norms,
                          .grad_norm_mean = norms};
-        PolicyDecision d;
+        PolicyDecision d = {.level = (double[4]){0}};
         policy_step(p, &obs, &d);
         assert_int_equal(d.average, t == 3 || t == 7);
     }
@@ -611,7 +606,7 @@ static void test_adpsgd_period_grows_as_the_variance_falls(void **state)
                          .grad_norm_mean = norms,
                          .averaged = averaged,
                          .param_variance = averaged ? rate[k - 1] * (double)len : 0};
-        PolicyDecision d;
+        PolicyDecision d = {.level = (double[4]){0}};
         policy_step(p, &obs, &d);
         if (t == 1) assert_describe(p, "period=1 calib=1/2");
         assert_int_equal(d.period, want_period[t]);
@@ -647,7 +642,7 @@ static void test_static_and_sync_levels(void **state)
     (void)state;
     double norms[4] = {1, 1, 1, 1};
     PolicyObs obs = {.lr = 0.1, .loss = 1, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
-    PolicyDecision d;
+    PolicyDecision d = {.level = (double[4]){0}};
     struct {
         const char *compressor, *spec;
         double ctx_level, want;

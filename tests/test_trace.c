@@ -15,7 +15,8 @@
 
 static char TMP[64];
 
-static TraceHeader header(int n_layers)
+/* A header on the caller's layers[n_layers]. */
+static TraceHeader header(int n_layers, TraceLayer *layers)
 {
     TraceHeader h;
     memset(&h, 0, sizeof h);
@@ -30,7 +31,9 @@ static TraceHeader header(int n_layers)
     snprintf(h.lr_schedule, sizeof h.lr_schedule, "constant");
     h.lr_base = 0.05;
     h.n_layers = n_layers;
+    h.layers = layers;
     for (int l = 0; l < n_layers; l++) {
+        memset(&h.layers[l], 0, sizeof h.layers[l]);
         snprintf(h.layers[l].name, sizeof h.layers[l].name, "layer%d", l);
         h.layers[l].rows = 10 + l;
         h.layers[l].cols = l % 2 ? 1 : 7;
@@ -45,7 +48,8 @@ static void test_written_traces_read_back_identically(void **state)
     for (int k = 0; k < 2; k++) {
         char path[256];
         snprintf(path, sizeof path, "%s/%s", TMP, names[k]);
-        TraceHeader h = header(3);
+        TraceLayer layers[3];
+        TraceHeader h = header(3, layers);
         TraceWriter *w;
         BwError err;
         assert_int_equal(trace_writer_open(path, &h, &w, &err), BW_OK);
@@ -58,6 +62,9 @@ static void test_written_traces_read_back_identically(void **state)
                             .batch = 64,
                             .lr = 0.05,
                             .loss = 2.0 / (s + 1)};
+            double norms[3], epoch_norms[3];
+            st.grad_norms = norms;
+            st.epoch_norms = epoch_norms;
             for (int l = 0; l < 3; l++) st.grad_norms[l] = 0.1 * (s + 1) + l / 3.0;
             if (st.epoch_end) {
                 st.has_epoch_norms = 1;
@@ -79,6 +86,10 @@ static void test_written_traces_read_back_identically(void **state)
         assert_int_equal(t.h.n_layers, 3);
         assert_int_equal(t.h.layers[1].rows, 11);
         assert_true(t.h.flops_per_sample == 1234.5);
+        assert_false(t.h.has_timing); /* a trace without "timing" still reads */
+        assert_true(t.h.layers[2].fwd_s == 0 && t.h.layers[2].bwd_s == 0);
+        assert_null(t.steps[1].epoch_norms);
+        assert_true(t.steps[2].epoch_norms[1] == 0.5);
         for (int s = 0; s < 6; s++)
             for (int l = 0; l < 3; l++)
                 assert_true(t.steps[s].grad_norms[l] == 0.1 * (s + 1) + l / 3.0);
@@ -104,6 +115,11 @@ typedef struct {
     "{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":2,\"batch\":4,"       \
     "\"flops_per_sample\":10,\"epochs\":2,\"steps_per_epoch\":3,\"layers\":[{\"name\":\"w\","      \
     "\"rows\":2,\"cols\":3},{\"name\":\"b\",\"rows\":2,\"cols\":1}]}\n"
+/* the same, with a "timing" of the given JSON text */
+#define HDRT(timing)                                                                               \
+    "{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":2,\"batch\":4,"       \
+    "\"flops_per_sample\":10,\"layers\":[{\"name\":\"w\",\"rows\":2,\"cols\":3},{\"name\":\"b\","  \
+    "\"rows\":2,\"cols\":1}],\"timing\":" timing "}\n"
 #define STEP(n, e)                                                                                 \
     "{\"type\":\"step\",\"step\":" #n ",\"epoch\":" #e                                             \
     ",\"lr\":0.1,\"loss\":1,\"grad_norms\":[1,2]}\n"
@@ -147,6 +163,16 @@ static const BadTrace BAD[] = {
     {HDR STEP(0, 0) "{\"type\":\"step\",\"step\":1,\"epoch\":0,\"lr\":\"fast\",\"loss\":1,"
                     "\"grad_norms\":[1,2]}\n",
      "\"lr\": expected a number"},
+    /* the optional timing profile */
+    {HDRT("[1,2]") STEP(0, 0), ":1: \"timing\": expected an object"},
+    {HDRT("{\"fwd_s\":[1,2],\"bwd_s\":[1,2]}") STEP(0, 0), ":1: missing \"device\""},
+    {HDRT("{\"device\":\"cpu\",\"fwd_s\":[1],\"bwd_s\":[1,2]}") STEP(0, 0),
+     ":1: \"fwd_s\": expected an array of 2 numbers"},
+    {HDRT("{\"device\":\"cpu\",\"fwd_s\":[1,2]}") STEP(0, 0), ":1: missing \"bwd_s\""},
+    {HDRT("{\"device\":\"cpu\",\"fwd_s\":[1,2],\"bwd_s\":[1,-2]}") STEP(0, 0),
+     ":1: \"bwd_s\"[1]: expected a finite number >= 0"},
+    {HDRT("{\"device\":\"cpu\",\"steps\":0,\"fwd_s\":[1,2],\"bwd_s\":[1,2]}") STEP(0, 0),
+     ":1: \"steps\": 0 is outside"},
 };
 
 static void test_broken_traces_are_refused_with_file_and_line(void **state)
@@ -263,6 +289,97 @@ static void test_replaying_a_policy_needing_what_the_trace_lacks_is_refused(void
     char *out = slurp(path, NULL);
     assert_non_null(strstr(out, "replay: accuracy is the trace's"));
     free(out);
+}
+
+/* No cap on the tensors: a trace of 240 (120 matrices and their biases, more than ResNet-50's
+ * 161) with a timing profile reads back exactly, and replays under policies that read every
+ * layer (Accordion's per-layer norms, PowerSGD per matrix) on the fast engine and the actors;
+ * sync sends every parameter, 4 bytes each, every step. */
+static void test_a_trace_of_240_tensors_with_timing_reads_back_and_replays(void **state)
+{
+    (void)state;
+    enum { N = 240, STEPS = 8 };
+    char path[256], cmd[1024];
+    snprintf(path, sizeof path, "%s/wide.jsonl.gz", TMP);
+    TraceLayer *layers = calloc(N, sizeof *layers);
+    assert_non_null(layers);
+    TraceHeader h = header(N, layers);
+    h.steps_per_epoch = STEPS / 2;
+    for (int l = 0; l < N; l++) {
+        h.layers[l].rows = 8;
+        h.layers[l].cols = l % 2 ? 1 : 6;
+        h.layers[l].fwd_s = l % 2 ? 0 : 1e-4 * (l + 1); /* a module's time on its first tensor */
+        h.layers[l].bwd_s = l % 2 ? 0 : 2.5e-4 / (l + 1);
+    }
+    h.has_timing = 1;
+    h.timing_steps = 5;
+    snprintf(h.timing_device, sizeof h.timing_device, "cpu");
+    TraceWriter *w;
+    BwError err;
+    if (trace_writer_open(path, &h, &w, &err) != BW_OK) fail_msg("%s", err.msg);
+    double norms[3][N];
+    for (int s = 0; s < STEPS; s++) {
+        TraceStep st = {.step = s,
+                        .epoch = s / 4,
+                        .epoch_end = s % 4 == 3,
+                        .batch = 64,
+                        .lr = 0.05,
+                        .loss = 2.0 / (s + 1),
+                        .has_rank0 = 1,
+                        .has_epoch_norms = s % 4 == 3,
+                        .grad_norms = norms[0],
+                        .grad_norms_rank0 = norms[1],
+                        .epoch_norms = norms[2]};
+        for (int l = 0; l < N; l++) {
+            norms[0][l] = (1 + l % 7) * (s < 4 ? 1.0 : 0.2);
+            norms[1][l] = 1.1 * norms[0][l];
+            norms[2][l] = 0.5 * norms[0][l];
+        }
+        trace_write_step(w, &st);
+    }
+    if (trace_writer_close(w, &err) != BW_OK) fail_msg("%s", err.msg);
+    Trace t;
+    if (trace_read(path, &t, &err) != BW_OK) fail_msg("%s", err.msg);
+    assert_int_equal(t.h.n_layers, N);
+    assert_true(t.h.has_timing && t.h.timing_steps == 5);
+    assert_string_equal(t.h.timing_device, "cpu");
+    for (int l = 0; l < N; l++) {
+        assert_true(t.h.layers[l].fwd_s == h.layers[l].fwd_s);
+        assert_true(t.h.layers[l].bwd_s == h.layers[l].bwd_s);
+        assert_int_equal(t.h.layers[l].cols, h.layers[l].cols);
+    }
+    assert_true(t.steps[7].grad_norms[N - 1] == norms[0][N - 1]);
+    assert_true(t.steps[3].epoch_norms[N - 1] == 0.5 * (1 + (N - 1) % 7));
+    trace_free(&t);
+    free(layers);
+    const char *engines[] = {"fast", "actors"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "%s replay --trace %s --workers 4 --compressor powersgd --collectives analytic "
+                 "--replay-engine %s "
+                 "--policies sync,accordion:interval=1,static:level=1 --seed 1 --quiet --no-plots "
+                 "--out %s/wide-%s > /dev/null",
+                 BELLOWS_BIN, path, engines[k], TMP, engines[k]);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s/wide-%s/compare.csv", TMP, engines[k]);
+        char *csv = slurp(cmd, NULL);
+        assert_non_null(csv);
+        int completed = 0;
+        for (const char *c = csv; (c = strstr(c, ",completed,")); c++) completed++;
+        assert_int_equal(count_lines(csv), 4);
+        assert_int_equal(completed, 3);
+        free(csv);
+        snprintf(cmd, sizeof cmd, "%s/wide-%s/seed-1/1-sync/summary.json", TMP, engines[k]);
+        char *sum = slurp(cmd, NULL);
+        assert_non_null(sum);
+        /* 120 x (8 x 6 + 8) = 6720 parameters, 4 bytes each, every one of the 8 steps */
+        assert_non_null(strstr(sum, "\"n_params\": 6720"));
+        const char *pb = strstr(sum, "\"payload_bytes_per_worker\": ");
+        assert_non_null(pb);
+        assert_true(fabs(atof(pb + strlen("\"payload_bytes_per_worker\": ")) - 6720.0 * 4 * 8) <
+                    1e-6);
+        free(sum);
+    }
 }
 
 static void test_a_recorded_run_holds_every_step_and_evaluation(void **state)
@@ -414,6 +531,9 @@ static void write_engine_trace(const char *path, int measured)
     snprintf(h.lr_schedule, sizeof h.lr_schedule, "step");
     h.lr_base = 0.1;
     h.n_layers = 4;
+    TraceLayer layers[4];
+    memset(layers, 0, sizeof layers);
+    h.layers = layers;
     const int rows[] = {24, 24, 10, 10}, cols[] = {40, 1, 24, 1};
     for (int l = 0; l < 4; l++) {
         snprintf(h.layers[l].name, sizeof h.layers[l].name, "layer%d", l);
@@ -434,6 +554,10 @@ static void write_engine_trace(const char *path, int measured)
                         .lr = s < 16 ? 0.1 : 0.01,
                         .loss = 2.0 / (1 + s / 10.0),
                         .has_rank0 = 1};
+        double norms[3][4];
+        st.grad_norms = norms[0];
+        st.grad_norms_rank0 = norms[1];
+        st.epoch_norms = norms[2];
         for (int l = 0; l < 4; l++) {
             st.grad_norms[l] = (1 + l) * shift[s / 8] * (1 + 0.01 * (s % 8));
             st.grad_norms_rank0[l] = 1.1 * st.grad_norms[l];
@@ -728,6 +852,7 @@ int main(void)
         cmocka_unit_test(test_broken_traces_are_refused_with_file_and_line),
         cmocka_unit_test(test_short_traces_are_complete_only_when_they_say_why),
         cmocka_unit_test(test_replaying_a_policy_needing_what_the_trace_lacks_is_refused),
+        cmocka_unit_test(test_a_trace_of_240_tensors_with_timing_reads_back_and_replays),
         cmocka_unit_test(test_a_recorded_run_holds_every_step_and_evaluation),
         cmocka_unit_test(test_replaying_a_recorded_run_reproduces_its_time_and_bytes),
         cmocka_unit_test(test_fast_replay_gives_the_actors_results),

@@ -5,6 +5,7 @@
  * by hand-computed numbers; the small model's own profile. */
 #include "testutil.h"
 
+#include "trace.h"
 #include "workload.h"
 
 /* Writes text to DIR/name and returns the path in path[len]. */
@@ -374,11 +375,14 @@ static void test_bad_names_and_paths(void **state)
     for (const char *const *n = workload_builtin_names(); *n; n++)
         assert_non_null(strstr(err.msg, *n));
     assert_non_null(strstr(err.msg, "--workload resnet1000"));
-    const char *not_json[] = {"trace.jsonl", "dir/prof.txt", "run/trace.jsonl.gz"};
-    for (size_t i = 0; i < 3; i++) {
-        assert_int_equal(workload_load(not_json[i], "--workload", &w, &err), BW_EUSAGE);
-        assert_non_null(strstr(err.msg, not_json[i]));
-        assert_non_null(strstr(err.msg, "must be .json"));
+    assert_int_equal(workload_load("dir/prof.txt", "--workload", &w, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--workload dir/prof.txt: a profile file must be .json"));
+    /* .jsonl and .jsonl.gz are traces (test_profile_from_a_traces_timing) */
+    const char *traces[] = {"trace.jsonl", "run/trace.jsonl.gz"};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(workload_load(traces[i], "--workload", &w, &err), BW_EUSAGE);
+        assert_non_null(strstr(err.msg, "--workload"));
+        assert_non_null(strstr(err.msg, traces[i]));
     }
     assert_int_equal(workload_load("/nonexistent/prof.json", "--workload", &w, &err), BW_EUSAGE);
     assert_non_null(strstr(err.msg, "--workload /nonexistent/prof.json"));
@@ -408,6 +412,91 @@ static void test_measured_compute_converts_to_flops(void **state)
     assert_float_equal(workload_fwd_flops(w, 1, 128, 2e12, 1), 0, 0);
     assert_float_equal(workload_flops_per_sample(w), 0, 0);
     workload_free(w);
+}
+
+/* A trace's header with a timing profile: a recorder puts a module's time on its first tensor,
+ * so each timed tensor starts a layer named after its module and the untimed ones after it join
+ * it (the leading untimed one joins the first); the times and the batch are the trace's. */
+static void write_timed_trace(const char *path, int timing, double scale)
+{
+    static const struct {
+        const char *name;
+        int rows, cols;
+        double fwd, bwd;
+    } T[] = {{"embed.scale", 8, 1, 0, 0},      {"conv1.weight", 4, 9, 1e-3, 2e-3},
+             {"bn1.weight", 4, 1, 5e-4, 1e-4}, {"bn1.bias", 4, 1, 0, 0},
+             {"fc.weight", 10, 4, 2e-4, 3e-4}, {"fc.bias", 10, 1, 0, 0}};
+    TraceLayer layers[6];
+    memset(layers, 0, sizeof layers);
+    TraceHeader h;
+    memset(&h, 0, sizeof h);
+    snprintf(h.model, sizeof h.model, "toy-net");
+    snprintf(h.source, sizeof h.source, "pytorch");
+    h.workers = 1, h.batch = 32, h.flops_per_sample = 1, h.n_layers = 6, h.layers = layers;
+    for (int t = 0; t < 6; t++) {
+        snprintf(layers[t].name, sizeof layers[t].name, "%s", T[t].name);
+        layers[t].rows = T[t].rows, layers[t].cols = T[t].cols;
+        layers[t].fwd_s = scale * T[t].fwd, layers[t].bwd_s = scale * T[t].bwd;
+    }
+    h.has_timing = timing, h.timing_steps = 4;
+    snprintf(h.timing_device, sizeof h.timing_device, "cpu");
+    TraceWriter *tw;
+    BwError err;
+    if (trace_writer_open(path, &h, &tw, &err) != BW_OK) fail_msg("%s", err.msg);
+    double norms[6] = {1, 1, 1, 1, 1, 1};
+    TraceStep st = {.lr = 0.1, .loss = 1, .batch = 32, .grad_norms = norms};
+    trace_write_step(tw, &st);
+    if (trace_writer_close(tw, &err) != BW_OK) fail_msg("%s", err.msg);
+}
+
+static void test_profile_from_a_traces_timing(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/run.jsonl.gz", dir);
+    write_timed_trace(path, 1, 1);
+    Workload *w = NULL;
+    BwError err = {{0}};
+    if (workload_load(path, "--workload", &w, &err) != BW_OK) fail_msg("%s", err.msg);
+    check_consistent(w);
+    assert_string_equal(w->name, "toy-net");
+    assert_int_equal(w->n_tensors, 6);
+    assert_int_equal(w->n_layers, 3);
+    assert_int_equal(w->n_params, 8 + 36 + 4 + 4 + 40 + 10);
+    static const char *names[] = {"conv1", "bn1", "fc"};
+    static const int first[] = {0, 2, 4}, count[] = {2, 2, 2};
+    static const double fwd[] = {1e-3, 5e-4, 2e-4}, bwd[] = {2e-3, 1e-4, 3e-4};
+    for (int l = 0; l < 3; l++) {
+        assert_string_equal(w->layers[l].name, names[l]);
+        assert_int_equal(w->layers[l].first_tensor, first[l]);
+        assert_int_equal(w->layers[l].n_tensors, count[l]);
+        assert_true(w->layers[l].fwd_s == fwd[l] && w->layers[l].bwd_s == bwd[l]);
+        assert_true(w->layers[l].fwd_flops == 0 && w->layers[l].bwd_flops == 0);
+    }
+    assert_int_equal(w->tensors[0].ndim, 1); /* cols 1: a vector */
+    assert_int_equal(w->tensors[1].ndim, 2);
+    assert_int_equal(w->tensors[4].rows, 10);
+    assert_int_equal(w->tensors[4].cols, 4);
+    /* measured at the trace's batch, taken as they are: 1e-3 s at batch 32 for 16 samples at
+     * 1e12 flop/s and ratio 1 is 5e8 flops */
+    assert_int_equal(w->measured_batch, 32);
+    assert_string_equal(w->measured_gpu, "");
+    assert_float_equal(workload_fwd_flops(w, 0, 16, 1e12, 1), 5e8, 1e-3);
+    assert_float_equal(workload_bwd_flops(w, 2, 32, 1e12, 1), 3e8, 1e-3);
+    assert_non_null(strstr(w->source, "cpu"));
+    workload_free(w);
+    /* without "timing", or with every time 0: a usage error naming the file */
+    write_timed_trace(path, 0, 1);
+    assert_int_equal(workload_from_trace(path, "--workload", &w, &err), BW_EUSAGE);
+    assert_null(w);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "lacks per-layer times"));
+    write_timed_trace(path, 1, 0);
+    assert_int_equal(workload_load(path, "--workload", &w, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "every layer's time is 0"));
+    rm_tree(dir);
 }
 
 static void test_from_model(void **state)
@@ -480,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_bad_profiles_are_usage_errors),
         cmocka_unit_test(test_bad_names_and_paths),
         cmocka_unit_test(test_measured_compute_converts_to_flops),
+        cmocka_unit_test(test_profile_from_a_traces_timing),
         cmocka_unit_test(test_from_model),
         cmocka_unit_test(test_listing_has_one_line_each),
     };

@@ -103,6 +103,35 @@ static int get_norms(const Where *w, json_t *o, const char *key, int required, i
     return BW_OK;
 }
 
+/* The header's optional "timing": {"device", "steps", "fwd_s": [...], "bwd_s": [...]}, the
+ * measured seconds per step of every layer (traces/README.md). */
+static int read_timing(const Where *w, json_t *o, TraceHeader *h)
+{
+    json_t *tm = json_object_get(o, "timing");
+    if (!tm || json_is_null(tm)) return BW_OK;
+    if (!json_is_object(tm))
+        return bad(w, "\"timing\": expected an object {device, steps, fwd_s, bwd_s}");
+    int n = h->n_layers, rc;
+    long steps = 0;
+    double *s = malloc(sizeof *s * 2 * (size_t)n);
+    if (!s) return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory", w->path);
+    if ((rc = get_str(w, tm, "device", 1, h->timing_device, sizeof h->timing_device)) ||
+        (rc = get_int(w, tm, "steps", 0, 1, 1e9, &steps)) ||
+        (rc = get_norms(w, tm, "fwd_s", 1, n, s, NULL)) ||
+        (rc = get_norms(w, tm, "bwd_s", 1, n, s + n, NULL))) {
+        free(s);
+        return rc;
+    }
+    for (int l = 0; l < n; l++) {
+        h->layers[l].fwd_s = s[l];
+        h->layers[l].bwd_s = s[n + l];
+    }
+    free(s);
+    h->timing_steps = (int)steps;
+    h->has_timing = 1;
+    return BW_OK;
+}
+
 static int read_header(const Where *w, json_t *o, TraceHeader *h)
 {
     char format[64] = "";
@@ -139,9 +168,12 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
     json_t *layers = json_object_get(o, "layers");
     if (!json_is_array(layers) || json_array_size(layers) == 0)
         return bad(w, "\"layers\": expected a non-empty array of {name, rows, cols}");
-    if (json_array_size(layers) > TRACE_MAX_LAYERS)
-        return bad(w, "\"layers\": at most %d layers", TRACE_MAX_LAYERS);
+    if (json_array_size(layers) > 1000000)
+        return bad(w, "\"layers\": %zu layers, at most 1000000", json_array_size(layers));
     h->n_layers = (int)json_array_size(layers);
+    if (!(h->layers = calloc((size_t)h->n_layers, sizeof *h->layers)))
+        return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory for %d layers", w->path,
+                       h->n_layers);
     for (int l = 0; l < h->n_layers; l++) {
         json_t *L = json_array_get(layers, (size_t)l);
         long rows = 0, cols = 0;
@@ -153,10 +185,12 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
         h->layers[l].rows = (int)rows;
         h->layers[l].cols = (int)cols;
     }
-    return BW_OK;
+    return read_timing(w, o, h);
 }
 
-static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s)
+/* norms: room for the step's three arrays, 3 x n_layers (trace_read points the step at them
+ * once every step is read). */
+static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, double *norms)
 {
     long step = -1, epoch = -1, batch = 0;
     int rc;
@@ -171,9 +205,9 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s)
     if (end && !json_is_boolean(end)) return bad(w, "\"epoch_end\": expected true or false");
     s->epoch_end = end && json_is_true(end);
     int n = t->h.n_layers;
-    if ((rc = get_norms(w, o, "grad_norms", 1, n, s->grad_norms, NULL)) ||
-        (rc = get_norms(w, o, "grad_norms_rank0", 0, n, s->grad_norms_rank0, &s->has_rank0)) ||
-        (rc = get_norms(w, o, "epoch_norms", 0, n, s->epoch_norms, &s->has_epoch_norms)))
+    if ((rc = get_norms(w, o, "grad_norms", 1, n, norms, NULL)) ||
+        (rc = get_norms(w, o, "grad_norms_rank0", 0, n, norms + n, &s->has_rank0)) ||
+        (rc = get_norms(w, o, "epoch_norms", 0, n, norms + 2 * n, &s->has_epoch_norms)))
         return rc;
     s->has_variance = json_object_get(o, "param_variance") != NULL &&
                       !json_is_null(json_object_get(o, "param_variance"));
@@ -274,6 +308,26 @@ static int check_complete(const char *path, const Trace *t, BwError *err)
                    h->epochs);
 }
 
+/* Step i's three norm arrays in the trace's block. */
+static double *step_norms(const Trace *t, long i)
+{
+    return t->norms + (size_t)i * 3 * (size_t)t->h.n_layers;
+}
+
+/* Doubles the room for steps and their norms; 0 when out of memory (the trace keeps its own). */
+static int grow_steps(Trace *t, long *cap)
+{
+    long grown = *cap ? 2 * *cap : 1024;
+    TraceStep *s = realloc(t->steps, sizeof *s * (size_t)grown);
+    if (!s) return 0;
+    t->steps = s;
+    double *n = realloc(t->norms, sizeof *n * 3 * (size_t)t->h.n_layers * (size_t)grown);
+    if (!n) return 0;
+    t->norms = n;
+    *cap = grown;
+    return 1;
+}
+
 int trace_read(const char *path, Trace *t, BwError *err)
 {
     memset(t, 0, sizeof *t);
@@ -308,20 +362,22 @@ int trace_read(const char *path, Trace *t, BwError *err)
             char type[16] = "";
             rc = get_str(&w, o, "type", 1, type, sizeof type);
             if (rc == BW_OK && strcmp(type, "step") == 0) {
-                if (t->n_steps == steps_cap) {
-                    steps_cap = steps_cap ? 2 * steps_cap : 1024;
-                    t->steps = realloc(t->steps, sizeof *t->steps * (size_t)steps_cap);
-                }
-                rc = t->steps ? read_step(&w, o, t, &t->steps[t->n_steps])
-                              : bw_fail(err, BW_ERUNTIME, "out of memory");
+                if (t->n_steps == steps_cap && !grow_steps(t, &steps_cap))
+                    rc = bw_fail(err, BW_ERUNTIME, "%s: out of memory", path);
+                else
+                    rc = read_step(&w, o, t, &t->steps[t->n_steps], step_norms(t, t->n_steps));
                 if (rc == BW_OK) t->n_steps++;
             } else if (rc == BW_OK && strcmp(type, "eval") == 0) {
                 if (t->n_evals == evals_cap) {
                     evals_cap = evals_cap ? 2 * evals_cap : 64;
-                    t->evals = realloc(t->evals, sizeof *t->evals * (size_t)evals_cap);
+                    TraceEval *e = realloc(t->evals, sizeof *t->evals * (size_t)evals_cap);
+                    if (e)
+                        t->evals = e;
+                    else
+                        evals_cap = 0;
                 }
-                rc = t->evals ? read_eval(&w, o, t, &t->evals[t->n_evals])
-                              : bw_fail(err, BW_ERUNTIME, "out of memory");
+                rc = evals_cap ? read_eval(&w, o, t, &t->evals[t->n_evals])
+                               : bw_fail(err, BW_ERUNTIME, "%s: out of memory", path);
                 if (rc == BW_OK) t->n_evals++;
             } else if (rc == BW_OK) {
                 rc = bad(&w, "\"type\": expected \"step\" or \"eval\", got \"%s\"", type);
@@ -340,17 +396,69 @@ int trace_read(const char *path, Trace *t, BwError *err)
     if (rc == BW_OK && t->n_steps == 0)
         rc = bw_fail(err, BW_EUSAGE, "%s: the trace has no step records", path);
     if (rc == BW_OK) rc = check_complete(path, t, err);
+    for (long i = 0; rc == BW_OK && i < t->n_steps; i++) { /* the block moved as it grew */
+        t->steps[i].grad_norms = step_norms(t, i);
+        t->steps[i].grad_norms_rank0 =
+            t->steps[i].has_rank0 ? step_norms(t, i) + t->h.n_layers : NULL;
+        t->steps[i].epoch_norms =
+            t->steps[i].has_epoch_norms ? step_norms(t, i) + 2 * t->h.n_layers : NULL;
+    }
     if (rc) trace_free(t);
     snprintf(t->path, sizeof t->path, "%s", path);
     return rc;
+}
+
+int trace_read_header(const char *path, const char *flag, TraceHeader *h, BwError *err)
+{
+    memset(h, 0, sizeof *h);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return bw_fail(err, BW_EUSAGE, "%s %s: is a folder, expected a trace file", flag, path);
+    gzFile f = gzopen(path, "rb");
+    if (!f)
+        return bw_fail(err, BW_EUSAGE, "%s %s: %s", flag, path, strerror(errno ? errno : ENOENT));
+    Where w = {path, 0, err};
+    char *buf = NULL;
+    size_t cap = 0;
+    int rc = -1;
+    while (rc < 0 && read_line(f, &buf, &cap)) {
+        w.line++;
+        if (strspn(buf, " \t\r\n") == strlen(buf)) continue;
+        json_error_t jerr;
+        json_t *o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
+        if (!o)
+            rc = cut_short(f, buf) ? truncated(f, &w)
+                                   : bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line,
+                                             jerr.column, jerr.text);
+        else
+            rc = json_is_object(o) ? read_header(&w, o, h) : bad(&w, "expected a JSON object");
+        json_decref(o);
+    }
+    if (rc < 0) rc = bw_fail(err, BW_EUSAGE, "%s: empty trace", path);
+    gzclose(f);
+    free(buf);
+    if (rc) trace_header_free(h);
+    return rc;
+}
+
+void trace_header_free(TraceHeader *h)
+{
+    free(h->layers);
+    h->layers = NULL;
+    h->n_layers = 0;
 }
 
 void trace_free(Trace *t)
 {
     free(t->steps);
     free(t->evals);
+    free(t->norms);
+    free(t->h.layers);
     t->steps = NULL;
     t->evals = NULL;
+    t->norms = NULL;
+    t->h.layers = NULL;
+    t->h.n_layers = 0;
     t->n_steps = t->n_evals = 0;
 }
 
@@ -432,6 +540,18 @@ int trace_writer_open(const char *path, const TraceHeader *h, TraceWriter **out,
         json_array_append_new(layers, L);
     }
     json_object_set_new(o, "layers", layers);
+    if (h->has_timing) {
+        json_t *tm = json_object(), *f = json_array(), *b = json_array();
+        for (int l = 0; l < h->n_layers; l++) {
+            json_array_append_new(f, json_real(h->layers[l].fwd_s));
+            json_array_append_new(b, json_real(h->layers[l].bwd_s));
+        }
+        json_object_set_new(tm, "device", json_string(h->timing_device));
+        if (h->timing_steps > 0) json_object_set_new(tm, "steps", json_integer(h->timing_steps));
+        json_object_set_new(tm, "fwd_s", f);
+        json_object_set_new(tm, "bwd_s", b);
+        json_object_set_new(o, "timing", tm);
+    }
     put_line(w, o);
     *out = w;
     return BW_OK;

@@ -3,7 +3,8 @@
  *   line 1   header: {"format": "bellows-trace", "version": 1, "source", "model", "dataset",
  *            "workers", "batch" (per worker), "flops_per_sample" or "compute_s_per_step",
  *            "epochs", "steps_per_epoch", "lr": {"schedule", "base"}, "layers": [{"name",
- *            "rows", "cols"}, ...]}
+ *            "rows", "cols"}, ...] (any number), optional "timing": {"device", "steps",
+ *            "fwd_s": [per layer], "bwd_s": [per layer]} (measured seconds per step)}
  *   steps    {"type": "step", "step", "epoch", "epoch_end", "batch" (global), "lr", "loss",
  *            "grad_norms": [per layer, mean over workers], optional "grad_norms_rank0",
  *            "epoch_norms" (at an epoch's end), "param_variance" (after an averaging),
@@ -21,13 +22,16 @@
 
 #include "status.h"
 
-#define TRACE_FORMAT     "bellows-trace"
-#define TRACE_VERSION    1
-#define TRACE_MAX_LAYERS 32
+#define TRACE_FORMAT  "bellows-trace"
+#define TRACE_VERSION 1
 
 typedef struct {
     char name[64];
     int rows, cols;
+    /* The header's optional "timing" (has_timing): measured wall-clock seconds of one step at
+     * the trace's batch, forward and backward, of the module this tensor is the first parameter
+     * of (0 for a module's other tensors); 0 without timing. */
+    double fwd_s, bwd_s;
 } TraceLayer;
 
 typedef struct {
@@ -40,7 +44,10 @@ typedef struct {
     char lr_schedule[32];
     double lr_base;
     int n_layers;
-    TraceLayer layers[TRACE_MAX_LAYERS];
+    TraceLayer *layers;     /* [n_layers]; trace_read's belong to the Trace */
+    int has_timing;         /* the layers' fwd_s and bwd_s were measured */
+    char timing_device[64]; /* where ("cpu", "cuda:0 NVIDIA A100-SXM4-40GB"); "" without */
+    int timing_steps;       /* steps the times are averaged over; 0 if not said */
 } TraceHeader;
 
 typedef struct {
@@ -48,10 +55,11 @@ typedef struct {
     int epoch, epoch_end;
     int batch; /* global */
     double lr, loss;
-    double grad_norms[TRACE_MAX_LAYERS];
+    /* [n_layers] each; trace_read's point into its Trace, a writer's caller owns its own */
+    double *grad_norms;
     int has_rank0, has_epoch_norms, has_variance;
-    double grad_norms_rank0[TRACE_MAX_LAYERS];
-    double epoch_norms[TRACE_MAX_LAYERS];
+    double *grad_norms_rank0; /* valid when has_rank0 */
+    double *epoch_norms;      /* valid when has_epoch_norms */
     double param_variance;
     char stopped[16]; /* the run's last record when it stopped early: "diverged",
                          "reached_target"; "" otherwise */
@@ -68,12 +76,18 @@ typedef struct {
     long n_steps;
     TraceEval *evals;
     long n_evals;
+    double *norms;   /* the steps' norm arrays, 3 x n_layers per step, in one block */
     char path[1024]; /* as given to trace_read, for messages */
 } Trace;
 
 /* Reads and checks a whole trace; usage errors (BW_EUSAGE) name "FILE:LINE:COLUMN". */
 int trace_read(const char *path, Trace *t, BwError *err);
 void trace_free(Trace *t); /* safe on a zeroed or freed Trace */
+/* Reads and checks only the header (line 1), for a caller that needs no steps (a workload
+ * profile from a trace's timing); flag names the CLI flag when the file cannot be opened.
+ * h->layers is allocated: trace_header_free releases it. */
+int trace_read_header(const char *path, const char *flag, TraceHeader *h, BwError *err);
+void trace_header_free(TraceHeader *h); /* safe on a zeroed or freed header */
 
 /* Writing: the file appears complete under its name at trace_writer_close, or not at all. */
 typedef struct TraceWriter TraceWriter;

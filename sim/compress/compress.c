@@ -390,12 +390,12 @@ int compress_plan_views(const Compressor *c, const LayerView *layers, const int 
     return n_msgs;
 }
 
+/* Every layer's index goes into c->todo, the scratch compress_reduce also fills: a compressor
+ * serves one worker, which plans or reduces one at a time. */
 int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs)
 {
-    int all[MODEL_MAX_LAYERS];
-    assert(c->n_layers <= MODEL_MAX_LAYERS);
-    for (int l = 0; l < c->n_layers; l++) all[l] = l;
-    return compress_plan_views(c, c->layers, all, c->n_layers, levels, msgs, NULL);
+    for (int l = 0; l < c->n_layers; l++) c->todo[l] = l;
+    return compress_plan_views(c, c->layers, c->todo, c->n_layers, levels, msgs, NULL);
 }
 
 void compress_print_list(FILE *out)

@@ -110,7 +110,8 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
  * data: their sizes depend only on the layers' shapes, the levels, the worker count and the
  * options. Writes at most COMPRESS_MAX_MSGS into msgs and returns how many; their payload
  * bytes add up to what compress_reduce returns (tests/test_compress.c checks both against the
- * collectives' own books). The fast trace replay charges these instead of reducing. */
+ * collectives' own books). The fast trace replay charges these instead of reducing. It uses the
+ * compressor's scratch, so one compressor plans or reduces one call at a time. */
 int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs);
 
 /* The collectives compress_reduce would issue for the layers todo[0..n) of `layers` (any

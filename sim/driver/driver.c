@@ -55,17 +55,19 @@ static void policy_cluster(PolicyContext *ctx, const Cluster *c)
     ctx->nodes = c->workers / c->gpus_per_node;
 }
 
-/* What a policy knows of the run when it starts. cluster: as loaded, or NULL if not known. */
+/* What a policy knows of the run when it starts. cluster: as loaded, or NULL if not known.
+ * layers: room for m's n_layers entries, which ctx->layers points at. */
 static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,
-                           const Model *m, int shard)
+                           const Model *m, int shard, PolicyLayer *layers)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->n_layers = m->n_layers;
+    ctx->layers = layers;
     for (int l = 0; l < m->n_layers; l++) {
-        snprintf(ctx->layers[l].name, sizeof ctx->layers[l].name, "%s", m->layers[l].name);
-        ctx->layers[l].rows = m->layers[l].rows;
-        ctx->layers[l].cols = m->layers[l].cols;
-        ctx->layers[l].ndim = m->layers[l].ndim;
+        snprintf(layers[l].name, sizeof layers[l].name, "%s", m->layers[l].name);
+        layers[l].rows = m->layers[l].rows;
+        layers[l].cols = m->layers[l].cols;
+        layers[l].ndim = m->layers[l].ndim;
     }
     int P = cfg->cluster.workers;
     ctx->workers = P;
@@ -184,25 +186,36 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
     Policy *p = NULL;
     Compressor *c = NULL;
     PolicyContext ctx;
-    policy_context(&ctx, cfg, cfg->cluster.platform_file ? NULL : &cfg->cluster, m, shard);
+    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    double *zeros = calloc((size_t)m->n_layers, sizeof *zeros); /* the norms observed */
+    double *level = malloc(sizeof *level * (size_t)m->n_layers);
+    if (!layers || !zeros || !level) {
+        free(layers);
+        free(zeros);
+        free(level);
+        return bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", m->n_layers);
+    }
+    policy_context(&ctx, cfg, cfg->cluster.platform_file ? NULL : &cfg->cluster, m, shard, layers);
     int rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers,
                              cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
     if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
     if (rc == BW_OK) {
-        double zeros[MODEL_MAX_LAYERS] = {0};
         PolicyObs obs = {.epoch_start = 1,
                          .lr = cfg->tc.lr.base_lr,
                          .loss = 1,
                          .grad_norm_rank0 = zeros,
                          .grad_norm_mean = zeros};
-        PolicyDecision d; /* policy_step resets it and sets its batch */
+        PolicyDecision d = {.level = level}; /* policy_step resets it and sets its batch */
         policy_step(p, &obs, &d);
         rc = rendezvous_check_decision(cfg, m, compress_find(ctx.compressor), &d,
                                        p->ops->mode == POLICY_PERIODIC, err);
     }
     policy_free(p);
     compress_free(c);
+    free(layers);
+    free(zeros);
+    free(level);
     return rc;
 }
 
@@ -271,6 +284,11 @@ static void run_free(DriverRun *run)
     policy_free(run->pol);
     for (int w = 0; run->w && w < run->P; w++) worker_free(&run->w[w]);
     free(run->w);
+    free(run->dec.level);
+    free(run->grad_norm_rank0);
+    free(run->grad_norm_mean);
+    free(run->epoch_norm_rank0);
+    free(run->epoch_norm_mean);
     coll_comm_free(run->comm);
     model_free(run->eval_model);
     free(run->eval_acc);
@@ -303,6 +321,20 @@ static int run_alloc(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
+/* The arrays of one entry per layer of m0: every worker's norms (the fast replay's too), the
+ * run's gathered norms and the decision's levels. */
+static int run_layer_arrays(DriverRun *run, const Model *m0, BwError *err)
+{
+    const size_t n = (size_t)m0->n_layers;
+    int ok = (run->dec.level = calloc(n, sizeof(double))) &&
+             (run->grad_norm_rank0 = calloc(n, sizeof(double))) &&
+             (run->grad_norm_mean = calloc(n, sizeof(double))) &&
+             (run->epoch_norm_rank0 = calloc(n, sizeof(double))) &&
+             (run->epoch_norm_mean = calloc(n, sizeof(double)));
+    for (int w = 0; ok && w < run->P; w++) ok = (run->w[w].norms = calloc(n, sizeof(double))) != 0;
+    return ok ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory for %zu layers", n);
+}
+
 /* The policy, and (with actors) the model evaluated at time 0 and, in periodic mode, as the
  * mean of the replicas. */
 static int run_policy_create(DriverRun *run, BwError *err)
@@ -311,8 +343,12 @@ static int run_policy_create(DriverRun *run, BwError *err)
     RunResult *res = run->res;
     const Model *m0 = run->w[0].model;
     PolicyContext ctx;
-    policy_context(&ctx, cfg, &res->cluster, m0, run->shard);
-    int rc = policy_create(cfg->policy, "--policy", &ctx, &run->pol, err);
+    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m0->n_layers);
+    if (!layers) return bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", m0->n_layers);
+    policy_context(&ctx, cfg, &res->cluster, m0, run->shard, layers);
+    int rc = run_layer_arrays(run, m0, err);
+    if (!rc) rc = policy_create(cfg->policy, "--policy", &ctx, &run->pol, err);
+    free(layers); /* the policy keeps its own copy */
     if (rc) return rc;
     run->cops = compress_find(ctx.compressor);
     run->periodic = run->pol->ops->mode == POLICY_PERIODIC;

@@ -77,7 +77,7 @@ typedef struct {
     float *gsum;      /* the local gradients summed over the epoch so far (Accordion's signal) */
     float *gtemplate; /* replay: a fixed random gradient, each layer of norm 1 */
     double loss;
-    double norms[MODEL_MAX_LAYERS];
+    double *norms; /* [n_layers] */
     double compute_s, comm_s, wait_s;
     double step_compute_s, step_comm_s, step_wait_s;
     double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
@@ -145,8 +145,8 @@ struct DriverRun {
     double loss_mean;
     double loss_limit; /* a mean loss above this is a divergence (set at the first step) */
     char state[64];    /* the policy's describe() */
-    double grad_norm_rank0[MODEL_MAX_LAYERS], grad_norm_mean[MODEL_MAX_LAYERS];
-    double epoch_norm_rank0[MODEL_MAX_LAYERS], epoch_norm_mean[MODEL_MAX_LAYERS];
+    double *grad_norm_rank0, *grad_norm_mean;   /* [n_layers] each, as dec.level */
+    double *epoch_norm_rank0, *epoch_norm_mean; /* [n_layers] each */
     long epoch_steps;      /* live: steps summed into the workers' gsum */
     double epoch_first_lr; /* replay: the lr at the current epoch's first step */
     double trace_variance; /* replay: the trace's latest parameter variance */

@@ -166,12 +166,24 @@ void record_progress(const DriverRun *run, const StepState *st)
     fflush(stderr);
 }
 
-/* --record-trace: the header says what was run, on which layer table (m0's). */
+/* --record-trace: the header says what was run, on which layer table (m0's). The pending
+ * step's norm arrays are one block of 3 x n_layers, freed by record_trace_abort. */
 int record_trace_open(DriverRun *run, const Model *m0, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
+    const int n = m0->n_layers;
+    TraceStep *t = &run->rec.pending;
     TraceHeader h;
     memset(&h, 0, sizeof h);
+    h.layers = calloc((size_t)n, sizeof *h.layers);
+    if ((t->grad_norms = calloc(3 * (size_t)n, sizeof(double)))) {
+        t->grad_norms_rank0 = t->grad_norms + n;
+        t->epoch_norms = t->grad_norms + 2 * n;
+    }
+    if (!h.layers || !t->grad_norms) {
+        free(h.layers);
+        return bw_fail(err, BW_ERUNTIME, "--record-trace: out of memory for %d layers", n);
+    }
     snprintf(h.source, sizeof h.source, "bellows run (policy %s, compressor %s, seed %lu)",
              cfg->policy, cfg->compressor, cfg->tc.seed);
     snprintf(h.model, sizeof h.model, "%s", cfg->model_name ? cfg->model_name : "?");
@@ -189,7 +201,9 @@ int record_trace_open(DriverRun *run, const Model *m0, BwError *err)
         h.layers[l].rows = m0->layers[l].rows;
         h.layers[l].cols = m0->layers[l].cols;
     }
-    return trace_writer_open(cfg->record_trace, &h, &run->rec.writer, err);
+    int rc = trace_writer_open(cfg->record_trace, &h, &run->rec.writer, err);
+    free(h.layers);
+    return rc;
 }
 
 /* The trace's record of this step; the previous one is written now that its averaging's
@@ -203,7 +217,9 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
     }
     flush_trace(rec);
     TraceStep *t = &rec->pending;
+    double *g = t->grad_norms, *g0 = t->grad_norms_rank0, *e = t->epoch_norms;
     memset(t, 0, sizeof *t);
+    t->grad_norms = g, t->grad_norms_rank0 = g0, t->epoch_norms = e; /* the block stays */
     int n = run->w[0].model->n_layers;
     t->step = st->step;
     t->epoch = st->epoch;
@@ -235,9 +251,12 @@ int record_trace_close(DriverRun *run, BwError *err)
     return rc;
 }
 
-/* A run that fails leaves no trace file behind. */
+/* A run that fails leaves no trace file behind; run_free calls it after any run, so it also
+ * frees the pending step's block. */
 void record_trace_abort(DriverRun *run)
 {
     trace_writer_abort(run->rec.writer);
     run->rec.writer = NULL;
+    free(run->rec.pending.grad_norms);
+    run->rec.pending.grad_norms = NULL;
 }

@@ -232,7 +232,7 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
 /* The policy's decision, checked; returns 0 (and stops the run) if it is not valid. */
 static int decide(DriverRun *run, const PolicyObs *obs)
 {
-    PolicyDecision d; /* policy_step resets it and sets its batch */
+    PolicyDecision d = {.level = run->dec.level}; /* policy_step resets it, sets its batch */
     policy_step(run->pol, obs, &d);
     policy_describe(run->pol, run->state, sizeof run->state);
     int rc = rendezvous_check_decision(run->cfg, run->w[0].model, run->cops, &d, run->periodic,

@@ -17,10 +17,9 @@
  * sample. */
 int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err)
 {
-    if (h->n_layers > MODEL_MAX_LAYERS)
-        return bw_fail(err, BW_EUSAGE, "--trace: %d layers, at most %d", h->n_layers,
-                       MODEL_MAX_LAYERS);
-    LayerView layers[MODEL_MAX_LAYERS];
+    LayerView *layers = calloc((size_t)h->n_layers, sizeof *layers);
+    if (!layers)
+        return bw_fail(err, BW_ERUNTIME, "--trace: out of memory for %d layers", h->n_layers);
     for (int l = 0; l < h->n_layers; l++) {
         LayerView *v = &layers[l];
         /* a trace's names may be longer than a layer view's: shown shortened */
@@ -29,7 +28,9 @@ int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, B
         v->cols = h->layers[l].cols;
         v->ndim = v->cols == 1 ? 1 : 2;
     }
-    return model_create_from_layers(layers, h->n_layers, h->flops_per_sample, seed, out, err);
+    int rc = model_create_from_layers(layers, h->n_layers, h->flops_per_sample, seed, out, err);
+    free(layers);
+    return rc;
 }
 
 /* The worker's fixed random gradient, drawn from its own stream (seeded from the run's seed and

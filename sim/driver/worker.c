@@ -50,6 +50,7 @@ void worker_free(Worker *me)
     free(me->before);
     free(me->gsum);
     free(me->gtemplate);
+    free(me->norms);
     free(me->spans);
     if (me->ready) sg_sem_destroy(me->ready);
     if (me->done) sg_sem_destroy(me->done);

@@ -40,9 +40,14 @@ int workload_load(const char *spec, const char *flag, Workload **out, BwError *e
     int rc;
     if (strchr(spec, '/') || ends_with(spec, ".json") || ends_with(spec, ".jsonl") ||
         ends_with(spec, ".jsonl.gz")) {
-        if (!ends_with(spec, ".json"))
-            return bw_fail(err, BW_EUSAGE, "%s %s: a profile file must be .json", flag, spec);
-        rc = workload_parse(spec, NULL, 0, flag, spec, out, err);
+        if (ends_with(spec, ".jsonl") || ends_with(spec, ".jsonl.gz"))
+            rc = workload_from_trace(spec, flag, out, err);
+        else if (!ends_with(spec, ".json"))
+            return bw_fail(err, BW_EUSAGE,
+                           "%s %s: a profile file must be .json (or a trace, .jsonl[.gz])", flag,
+                           spec);
+        else
+            rc = workload_parse(spec, NULL, 0, flag, spec, out, err);
     } else {
         int i = 0;
         while (i < N_PROFILES && strcmp(workload_profiles[i].name, spec) != 0) i++;

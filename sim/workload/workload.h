@@ -62,6 +62,13 @@ typedef struct {
 int workload_load(const char *spec, const char *flag, Workload **out, BwError *err);
 void workload_free(Workload *w); /* NULL is a no-op */
 
+/* A gradient trace's header with per-layer times ("timing", traces/README.md) as a measured
+ * profile (from_trace.c): each tensor with a time above 0 starts a layer, named after its module,
+ * and the zero-time tensors after it join that layer; measured_batch is the trace's batch and
+ * measured_gpu "" (the times are taken as measured: a CPU's are not rescaled). A trace without
+ * "timing", or whose times are all 0, is a usage error naming flag and the file. */
+int workload_from_trace(const char *path, const char *flag, Workload **out, BwError *err);
+
 /* The small model's own costs as a profile: one layer per weight matrix (with the vectors that
  * follow it; vectors before the first matrix join its layer), its flops split in proportion to
  * the matrices' sizes, a third forward and two thirds backward; every tensor follows itself. For --overlap ddp without --workload. */

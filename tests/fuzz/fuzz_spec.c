@@ -37,12 +37,14 @@ static PolicyContext context(const CompressorOps *ops)
 {
     PolicyContext c;
     memset(&c, 0, sizeof c);
+    static PolicyLayer layers[N_LAYERS]; /* policy_create copies it */
     c.n_layers = N_LAYERS;
+    c.layers = layers;
     for (int l = 0; l < N_LAYERS; l++) {
-        snprintf(c.layers[l].name, sizeof c.layers[l].name, "%s", LAYERS[l].name);
-        c.layers[l].rows = LAYERS[l].rows;
-        c.layers[l].cols = LAYERS[l].cols;
-        c.layers[l].ndim = LAYERS[l].ndim;
+        snprintf(layers[l].name, sizeof layers[l].name, "%s", LAYERS[l].name);
+        layers[l].rows = LAYERS[l].rows;
+        layers[l].cols = LAYERS[l].cols;
+        layers[l].ndim = LAYERS[l].ndim;
     }
     c.workers = 4;
     c.epochs = 3;

@@ -1,7 +1,8 @@
 /* bad.c: plugins that bellows must refuse with one usage error naming the file, built with
  * -DCASE=N (tests/test_plugins.sh): 1 returns NULL, 2 a newer interface version, 3 no decide,
  * 4 an unknown mode, 5 an option whose default is out of its range, 6 no entry point,
- * 7 an init that refuses its options, 8 a version 0. */
+ * 7 an init that refuses its options, 8 a version 0, 9 a version 2 (built when the context's
+ * and the decision's layer arrays had 32 entries; refused since version 3). */
 #include <stdio.h>
 
 #include "bellows_policy.h"
@@ -25,6 +26,7 @@ static const BellowsPolicyOpt opts[] = {
 static const BellowsPolicyOps ops = {
     .iVersion = CASE == 2   ? BELLOWS_POLICY_VERSION + 1
                 : CASE == 8 ? 0
+                : CASE == 9 ? 2
                             : BELLOWS_POLICY_VERSION,
     .name = "bad",
     .help = "a bad plugin",
