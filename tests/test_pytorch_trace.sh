@@ -71,4 +71,19 @@ for s in (sync, acc):
     assert abs(s["compute_s"] - want) <= 1e-6 * want, (s["compute_s"], want)
     assert s["sim_time_s"] >= s["compute_s"] and s["communication_s"] > 0
 PY
+# the same trace as a workload profile: the mlp's dynamics at the recorded ResNet-18's costs
+# (its 62 tensors' bytes, its measured per-layer times at 4 samples per worker of the 8 timed)
+"$bellows" run --workload "$tmp/r18.jsonl.gz" --workers 2 --batch 4 --train-samples 64 \
+  --test-samples 64 --epochs 1 --compressor none --collectives analytic --overlap none --quiet \
+  --out "$tmp/as-profile" > /dev/null
+$py - "$tmp/r18.jsonl.gz" "$tmp/as-profile/summary.json" <<'PY'
+import gzip, json, sys
+h = json.loads(gzip.open(sys.argv[1], "rt").readline())
+s = json.load(open(sys.argv[2]))
+assert s["scenario"]["workload_params"] == 11173962 and s["steps"] == 8, s
+assert s["payload_bytes_per_worker"] == 11173962 * 4 * 8, s["payload_bytes_per_worker"]
+# compute: the measured forward and backward at half the timed batch, plus the optimiser
+measured = 8 * h["compute_s_per_step"] * 4 / 8
+assert measured <= s["compute_s"] <= measured * 1.01, (s["compute_s"], measured)
+PY
 echo "ok"
