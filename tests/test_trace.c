@@ -730,6 +730,8 @@ static void test_fast_replay_gives_the_actors_results(void **state)
      * charged; and DDP's buckets in closed form (max-plus) when encoding is free */
     check_engines_agree(flops, "--workers 4 --compressor powersgd --workload resnet18-cifar "
                         "--overlap none", "sync,static:level=1,cpsgd:period=4");
+    check_engines_agree(flops, "--workers 3 --compressor powersgd --workload resnet18-cifar "
+                        "--overlap tensor", "static:level=2,accordion:interval=1");
     check_engines_agree(measured, "--workers 4 --compressor topk --workload resnet50 --overlap "
                         "ddp --free-compression --bucket-mb 10", "sync,static:level=0.1");
     check_engines_agree(flops, "--workers 4 --latency 50us --compressor randomk",

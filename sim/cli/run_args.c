@@ -60,8 +60,9 @@ static const CliOpt run_opts[] = {
             0, 0, NULL, 0),
     RUN_OPT("overlap", CLI_CHOICE, overlap, NULL, NULL,
             "ddp: the backward overlaps bucketed collectives as PyTorch DDP does; none: compute, "
-            "then communication. Default: ddp with --workload (what real jobs do), else none",
-            0, 0, "none|ddp", 0),
+            "then communication; tensor: no overlap and one collective per tensor (the Accordion "
+            "authors' code). Default: ddp with --workload (what real jobs do), else none",
+            0, 0, "none|ddp|tensor", 0),
     RUN_OPT("bucket-mb", CLI_DOUBLE, bucket_mb, "25", "MiB",
             "DDP bucket size (PyTorch's bucket_cap_mb; the first bucket is 1 MiB as in DDP)", 0.001,
             1e6, NULL, 0),
@@ -284,8 +285,10 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
         (rc = workload_load(f->run.workload, "--workload", &f->workload, err)))
         return rc;
     cfg->workload = f->workload;
-    cfg->overlap = f->run.overlap ? (strcmp(f->run.overlap, "ddp") == 0 ? OVERLAP_DDP : OVERLAP_NONE)
-                                  : (cfg->workload ? OVERLAP_DDP : OVERLAP_NONE);
+    const char *ov = f->run.overlap ? f->run.overlap : cfg->workload ? "ddp" : "none";
+    cfg->overlap = strcmp(ov, "ddp") == 0      ? OVERLAP_DDP
+                   : strcmp(ov, "tensor") == 0 ? OVERLAP_TENSOR
+                                               : OVERLAP_NONE;
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
     cfg->free_compression = f->run.free_compression;
     if (f->run.timeline) {

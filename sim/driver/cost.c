@@ -368,7 +368,11 @@ void cost_step(Worker *me, const StepState *st, int averaged)
         double t1 = simgrid_get_clock();
         exposed_split(me, t0, t1, split);
     } else if (!run->periodic) {
-        cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, split);
+        if (run->cfg->overlap == OVERLAP_TENSOR) /* in the model's order, as a loop over them */
+            for (int t = 0; t < cm->wl->n_tensors; t++)
+                cost_reduce(me, &t, 1, run->bar, TL_LANE_COMM, t, split);
+        else
+            cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, split);
     }
     double t0 = simgrid_get_clock();
     double opt = gpu_exec(me, cost_gpu_seconds(&run->res->cluster, cm->opt_flops, cm->opt_bytes) *
@@ -460,6 +464,8 @@ double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double 
     if (cm->ddp) {
         split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
         t = fmax(t, comm_end);
+    } else if (!run->periodic && run->cfg->overlap == OVERLAP_TENSOR) {
+        for (int i = 0; i < wl->n_tensors; i++) t += fast_reduce(run, &i, 1, split);
     } else if (!run->periodic) {
         t += fast_reduce(run, cm->order, wl->n_tensors, split);
     }

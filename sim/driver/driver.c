@@ -379,7 +379,7 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     int rc = run_alloc(run, err);
     if (rc == BW_OK) rc = run_policy_create(run, err);
     if (rc == BW_OK && cfg->record_trace) rc = record_trace_open(run, run->w[0].model, err);
-    if (rc == BW_OK && (cfg->workload || cfg->overlap == OVERLAP_DDP))
+    if (rc == BW_OK && (cfg->workload || cfg->overlap != OVERLAP_NONE))
         rc = cost_create(run, run->w[0].model, err);
     if (rc == BW_OK && cfg->timeline)
         rc = timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P, &run->tl,
@@ -437,7 +437,9 @@ static void run_totals(DriverRun *run)
     }
     res->sim_time_s = run_now(run);
     const CostModel *cm = run->cost;
-    res->overlap = cm && cm->ddp ? "ddp" : "none";
+    res->overlap = cm && cm->ddp                               ? "ddp"
+                   : run->cfg->overlap == OVERLAP_TENSOR && cm ? "tensor"
+                                                               : "none";
     res->workload = run->cfg->workload ? run->cfg->workload->name : NULL;
     res->workload_params = run->cfg->workload ? run->cfg->workload->n_params : 0;
     res->buckets = cm && cm->ddp ? cm->n_buckets : 0;

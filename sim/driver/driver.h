@@ -36,7 +36,9 @@ typedef enum {
 /* How the backward pass overlaps the gradients' collectives (--overlap). */
 typedef enum {
     OVERLAP_NONE, /* compute, then every collective (today's runs without a profile) */
-    OVERLAP_DDP   /* PyTorch DDP: buckets in reverse layer order, each reduced once full */
+    OVERLAP_DDP,  /* PyTorch DDP: buckets in reverse layer order, each reduced once full */
+    OVERLAP_TENSOR /* no overlap, and each tensor's collectives on their own (the Accordion
+                      authors' code: one allreduce per tensor after the backward) */
 } Overlap;
 
 /* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and
