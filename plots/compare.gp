@@ -30,8 +30,9 @@ do for [t=1:2] {
   unset xlabel
   set xtics rotate by -20
   plot dir."/compare.csv" every ::1 using 11:xtic(1) title "compute", \
-       "" every ::1 using 12 title "communication", \
-       "" every ::1 using 13 title "waiting"
+       "" every ::1 using 12 title "compression", \
+       "" every ::1 using 13 title "communication", \
+       "" every ::1 using 14 title "waiting"
   unset xtics
   set xtics
   set style data lines
@@ -42,9 +43,9 @@ do for [t=1:2] {
   unset title
   set xlabel ""
   set ylabel "mean level (0: dense)"
-  plot for [i=1:n] st(i) every ::1 using 1:13 with steps lc i dt i lw lwidth(i) title label(i)
+  plot for [i=1:n] st(i) every ::1 using 1:14 with steps lc i dt i lw lwidth(i) title label(i)
   set ylabel "averaging period"
-  plot for [i=1:n] st(i) every ::1 using 1:14 with steps lc i dt i lw lwidth(i) notitle
+  plot for [i=1:n] st(i) every ::1 using 1:15 with steps lc i dt i lw lwidth(i) notitle
   set xlabel "step"
   set ylabel "global batch"
   plot for [i=1:n] st(i) every ::1 using 1:3 with steps lc i dt i lw lwidth(i) notitle
