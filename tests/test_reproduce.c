@@ -1,9 +1,12 @@
 /* test_reproduce.c: `bellows reproduce` end to end, at its --smoke size (the real Fashion-MNIST,
  * 2,048 samples, 2 epochs, one seed). The report's tables agree with the sweeps they summarise;
- * the simulated step splits into compute and communication in the proportion the paper's setting
- * implies (the fidelity rule); the report is rebuilt byte for byte from the sweeps; an existing
- * reproduction is refused without --resume and finished with it; bad invocations exit 2. */
+ * the runs charge a real ResNet-18's dense step on V100s (hand-computed from the profile's
+ * flops, the datasheet and the ring formula), and the report's cost table says the same; the
+ * report is rebuilt byte for byte from the sweeps; an existing reproduction is refused without
+ * --resume and finished with it; bad invocations exit 2. */
 #include "testutil.h"
+
+#include "workload.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,34 +117,81 @@ static void test_tables_summarise_the_sweeps(void **state)
     free(large);
 }
 
-static void test_step_keeps_the_papers_compute_to_communication_ratio(void **state)
+/* The hand-computed costs of a dense step of ResNet-18 (CIFAR) on a V100, as the reproduction
+ * charges them. */
+typedef struct {
+    double params, flops; /* per sample, forward and backward */
+} Resnet;
+
+/* Seconds of compute per step of b images: the forward and backward at the V100's fp32 peak
+ * (15.7 TFLOP/s, datasheet) x 0.5 (bellows' default efficiency), plus the optimiser (momentum,
+ * no weight decay: 20 bytes per parameter at 85% of the V100's 900 GB/s, which bounds it, as
+ * sgd_cost counts it). */
+static double resnet_compute(const Resnet *rn, int b)
+{
+    return b * rn->flops / (0.5 * 15.7e12) + 20 * rn->params / (0.85 * 900e9);
+}
+
+/* Seconds of the dense fp32 ring allreduce among p workers at bw bit/s on the star: bandwidth
+ * term 2 (p-1)/p x 4 n bytes, and 2 (p-1) routes of two 25 us links. */
+static double resnet_comm(const Resnet *rn, int p, double bw)
+{
+    return 2.0 * (p - 1) / p * 4 * rn->params * 8 / bw + 2.0 * (p - 1) * 2 * 25e-6;
+}
+
+/* sync's compute and communication per step in a sweep's row, against the hand-computed ones */
+static void check_step(const char *sweep, const char *row, double compute, double comm)
+{
+    char *sw = read_out(sweep);
+    double steps = csv_value(sw, row, "steps");
+    double c = csv_value(sw, row, "compute_s") / steps;
+    double m = csv_value(sw, row, "communication_s") / steps;
+    if (fabs(c - compute) > 1e-6 * compute || fabs(m - comm) > 1e-6 * comm)
+        fail_msg("%s %s: per step compute %.9g s, communication %.9g s; expected %.9g, %.9g", sweep,
+                 row, c, m, compute, comm);
+    free(sw);
+}
+
+static void test_runs_charge_resnet18s_dense_step(void **state)
 {
     (void)state;
-    /* ADPSGD's assumed setting: VGG-16 (14.72 M parameters, 1.86 GFLOP per sample), 8 V100s at
-     * 7.85 TFLOP/s, 128 images each, 10 Gbps, latency 25 us; compute per step over the dense ring
-     * allreduce (bandwidth term plus 2 (p-1) latencies for each of the step's two collectives:
-     * the matrices and the vectors go in separate buffers, as in PowerSGD's code and as two
-     * DDP buckets would for a model of this size) */
-    double compute = 128 * 1.86e9 / 7.85e12;
-    double band = 2.0 * 7 / 8 * 4 * 14.72e6 * 8 / 10e9, lat = 2 * 2.0 * 7 * 25e-6;
-    double expect = compute / (band + lat);
-    char *sw = read_out("sweeps/mlp-periodic/sweep.csv");
-    double c = csv_value(sw, "10Gbps,1,sync,", "compute_s");
-    double m = csv_value(sw, "10Gbps,1,sync,", "communication_s");
-    assert_true(c > 0 && m > 0);
-    if (fabs(c / m - expect) > 1e-3 * expect)
-        fail_msg("simulated compute / communication %.6g, the paper's setting %.6g", c / m, expect);
-    /* the same rule for Accordion's setting: ResNet-18, 4 workers */
-    compute = 128 * 3.33e9 / 7.85e12;
-    band = 2.0 * 3 / 4 * 4 * 11173962.0 * 8 / 10e9, lat = 2 * 2.0 * 3 * 25e-6;
-    expect = compute / (band + lat);
-    char *bs = read_out("sweeps/mlp-batch/sweep.csv");
-    c = csv_value(bs, "10Gbps,1,sync,", "compute_s");
-    m = csv_value(bs, "10Gbps,1,sync,", "communication_s");
-    if (fabs(c / m - expect) > 1e-3 * expect)
-        fail_msg("simulated compute / communication %.6g, the paper's setting %.6g", c / m, expect);
-    free(sw);
-    free(bs);
+    Workload *w;
+    BwError err = {{0}};
+    assert_int_equal(workload_load("resnet18-cifar", "test", &w, &err), BW_OK);
+    /* the CIFAR ResNet-18 of kuangliu/pytorch-cifar: 11,173,962 parameters in 62 tensors */
+    assert_int_equal(w->n_params, 11173962);
+    assert_int_equal(w->n_tensors, 62);
+    Resnet rn = {(double)w->n_params, workload_flops_per_sample(w)};
+    workload_free(w);
+    assert_true(rn.flops > 3.3e9 && rn.flops < 3.4e9); /* 3 x 0.56 GMAC x 2 */
+    /* ADPSGD: 8 workers x 32 images at 10 and 100 Gbps */
+    check_step("sweeps/mlp-periodic/sweep.csv", "10Gbps,1,sync,", resnet_compute(&rn, 32),
+               resnet_comm(&rn, 8, 10e9));
+    check_step("sweeps/mlp-periodic/sweep.csv", "100Gbps,1,sync,", resnet_compute(&rn, 32),
+               resnet_comm(&rn, 8, 100e9));
+    /* Accordion: 4 workers x 32 images, and the large batch (256) */
+    check_step("sweeps/mlp-batch/sweep.csv", "1Gbps,1,sync,", resnet_compute(&rn, 32),
+               resnet_comm(&rn, 4, 1e9));
+    check_step("sweeps/mlp-batch-large/sweep.csv", "10Gbps,1,sync,", resnet_compute(&rn, 256),
+               resnet_comm(&rn, 4, 10e9));
+    /* the report's cost table: the forward and backward and the dense allreduce, per setting */
+    char *report = read_out("report.md"), row[256];
+    snprintf(row, sizeof row, "| 8 x 32 | %.2f ms | %.2f ms | %.2f ms |",
+             1e3 * 32 * rn.flops / (0.5 * 15.7e12), 1e3 * resnet_comm(&rn, 8, 10e9),
+             1e3 * resnet_comm(&rn, 8, 100e9));
+    if (!strstr(report, row)) fail_msg("the report has no row '%s'", row);
+    snprintf(row, sizeof row, "| 4 x 256 | %.2f ms | %.2f ms | %.2f ms |",
+             1e3 * 256 * rn.flops / (0.5 * 15.7e12), 1e3 * resnet_comm(&rn, 4, 1e9),
+             1e3 * resnet_comm(&rn, 4, 10e9));
+    if (!strstr(report, row)) fail_msg("the report has no row '%s'", row);
+    assert_null(strstr(report, "--gpu-flops"));
+    char *js = read_out("sweeps/mlp-topk/sweep.json");
+    assert_non_null(strstr(js, "--workload=resnet18-cifar"));
+    assert_non_null(strstr(js, "--overlap=none"));
+    assert_non_null(strstr(js, "--gpu=V100"));
+    assert_non_null(strstr(js, "--latency=25us"));
+    free(report);
+    free(js);
 }
 
 static void test_report_is_rebuilt_identically_and_resume_runs_nothing(void **state)
@@ -203,7 +253,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables_summarise_the_sweeps),
-        cmocka_unit_test(test_step_keeps_the_papers_compute_to_communication_ratio),
+        cmocka_unit_test(test_runs_charge_resnet18s_dense_step),
         cmocka_unit_test(test_report_is_rebuilt_identically_and_resume_runs_nothing),
         cmocka_unit_test(test_bad_invocations_exit_2),
     };

@@ -1,7 +1,8 @@
 /* jobs.c: the job lists of a reproduction. Each job is one `bellows sweep` command line over a
  * paper's setting (its policies in their roles, both bandwidths, the seeds), with its folder
  * under DIR/sweeps/; the flags every sweep shares follow from the setting's simulated model,
- * the size (full, --quick, --smoke) and the fidelity rule's GPU rate and latency. */
+ * the size (full, --quick, --smoke) and the paper's costs: the real model's workload profile on
+ * the paper's GPU and links, without overlap. */
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,12 +30,13 @@ void jobs_seed_list(const Repro *r, char *buf, size_t n)
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%d", k ? "," : "", r->seeds.v[k]);
 }
 
-/* The flags of a job of setting s: the simulated model, its schedule, the fidelity rule's GPU
- * rate and latency, the bandwidths, the policies and seeds, and where it writes. */
+/* The flags of a job of setting s: the simulated model, its schedule, the real model's costs
+ * (workload, GPU, latency, no overlap), the bandwidths, the policies and seeds, and where it
+ * writes. */
 static void job_flags(Repro *r, Job *j, const Setting *s, int batch_x, const char *pol)
 {
     const SimModel *sm = s->sim;
-    const Fidelity *fd = &r->fid[j->exp][j->setting];
+    const PaperSetting *ps = papers_paper(j->exp);
     int epochs = sm->epochs[r->size], d1, d2;
     papers_decay_epochs(epochs, &d1, &d2);
     char seeds[256];
@@ -59,8 +61,14 @@ static void job_flags(Repro *r, Job *j, const Setting *s, int batch_x, const cha
     int batch_sweep = strstr(s->name, "-batch") != NULL;
     a[n++] =
         jobs_keep(r, "--eval-every=%d", batch_sweep ? 0 : steps_per_epoch / sm->evals_per_epoch);
-    a[n++] = jobs_keep(r, "--gpu-flops=%.6g", fd->gpu_flops);
-    a[n++] = jobs_keep(r, "--latency=%.6gs", fd->latency);
+    a[n++] = jobs_keep(r, "--workload=%s", ps->workload);
+    a[n++] = jobs_keep(r, "--gpu=%s", ps->gpu);
+    a[n++] = jobs_keep(r, "--precision=fp32");
+    a[n++] = jobs_keep(r, "--gpu-efficiency=%g", ps->efficiency);
+    a[n++] = jobs_keep(r, "--latency=%gus", ps->latency * 1e6);
+    /* Accordion's code reduces after the backward (no overlap); issue 16: its per-tensor
+     * collectives */
+    a[n++] = jobs_keep(r, "--overlap=none");
     a[n++] = jobs_keep(r, "--bandwidth=%s,%s", PAPERS_BW[j->exp][0], PAPERS_BW[j->exp][1]);
     a[n++] = jobs_keep(r, "--threads=1");
     a[n++] = jobs_keep(r, "--policies=%s", pol);
@@ -121,7 +129,8 @@ static void accordion_jobs(Repro *r, int s)
         snprintf(folder, sizeof folder, "%s-large", name);
         const char *pol_l[] = {"sync"};
         const int role_l[] = {1};
-        job_arg(r, job_new(r, 0, s, folder, pol_l, role_l, 1, 8), "--compressor=none");
+        job_arg(r, job_new(r, 0, s, folder, pol_l, role_l, 1, PAPERS_LARGE_BATCH),
+                "--compressor=none");
     }
 }
 

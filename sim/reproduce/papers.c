@@ -1,48 +1,46 @@
 /* papers.c: the two source papers' settings, with where each figure comes from; the models
- * bellows trains in their place; and the fidelity rule that derives the simulated GPU rate and
- * link latency so that a simulated step splits into compute and communication in the paper's
- * proportions. Everything here is a constant table or a pure function of one. */
+ * bellows trains in their place; and what a dense step of the real model costs on the papers'
+ * GPU and network (the report's cost table). The runs charge the real model's costs themselves
+ * (`--workload`, sim/driver/cost.c); the figures here come from the same workload profile, so
+ * the report and the runs agree. Everything else is a constant table or a pure function of one. */
 #include <assert.h>
 #include <math.h>
 
-#include "model.h"
+#include "cluster.h"
 #include "reproduce_internal.h"
-
-#define REF_BW_BPS 10e9 /* the reference bandwidth of both papers' ratios: 10 Gbps */
+#include "workload.h"
 
 /* Accordion: the repository's CIFAR-10 ResNet-18 runs (main.py: train_batch_size 128 per worker,
- * get_table_2.sh: --num-nodes 4, NCCL). ResNet-18 (CIFAR variant): 11,173,962 parameters,
- * 0.56 GMAC = 1.11 GFLOP per forward pass, backward about twice that. The GPU (p3.2xlarge, one
- * V100) is not stated in the text we could read: assumed, at bellows' default efficiency. */
+ * get_table_2.sh: --num-nodes 4, NCCL). The runs charge the resnet18-cifar profile's costs (the
+ * kuangliu/pytorch-cifar ResNet-18 the code trains: `bellows workloads`). The GPU (p3.2xlarge,
+ * one V100) is not stated in the text we could read: assumed, at bellows' default efficiency. */
 static const PaperSetting ACCORDION_PAPER = {
     "ResNet-18 on CIFAR-10, 4 workers x 128 images",
-    "uw-mad-dash/Accordion main.py and get_table_2.sh; parameters and flops of the CIFAR "
-    "ResNet-18 (kuangliu/pytorch-cifar)",
-    11173962.0,
-    3 * 1.11e9,
-    0.5 * 15.7e12,
-    "V100 (15.7 TFLOP/s fp32 peak) at 50% (assumed)",
+    "uw-mad-dash/Accordion main.py and get_table_2.sh",
+    "resnet18-cifar",
+    "V100",
+    CLUSTER_DEFAULT_EFFICIENCY,
+    "assumed",
     4,
     128,
     25e-6,
-    "assumed (TCP between cloud instances; not stated in the sources)"};
+    "assumed: TCP between cloud instances, not stated in the sources"};
 
-/* ADPSGD: the paper's models, GPUs and batch could not be read (only the abstract). VGG-16 on
- * CIFAR-10 (14.72 M parameters, 0.31 GMAC forward) on V100s, 128 images per GPU, is an assumption
- * chosen because it is consistent with the claimed speedups: local SGD cannot beat sync by more
- * than (compute + communication) / compute, which for ResNet-18 at 100 Gbps would be 1.10x,
- * below the claimed 1.14-1.27x. */
+/* ADPSGD: the paper's model, GPUs and batch could not be read (only the abstract). Its runs
+ * charge ResNet-18's costs too, on the same assumed V100s and links: an assumption, since the
+ * model is unknown (an earlier version assumed VGG-16 and derived a GPU rate to keep its
+ * proportions; the profile's real costs replace that). */
 static const PaperSetting ADPSGD_PAPER = {
-    "VGG-16 on CIFAR-10, 8 workers x 128 images (assumed: the paper's setting was not found)",
-    "Jiang & Agrawal, arXiv 2007.06134 (abstract only); VGG-16 figures from da2so/DA2Lite",
-    14.72e6,
-    3 * 0.62e9,
-    0.5 * 15.7e12,
-    "V100 (15.7 TFLOP/s fp32 peak) at 50% (assumed)",
+    "8 workers (assumed); the model, the GPUs and the batch were not found",
+    "Jiang & Agrawal, arXiv 2007.06134 (abstract only)",
+    "resnet18-cifar",
+    "V100",
+    CLUSTER_DEFAULT_EFFICIENCY,
+    "assumed",
     8,
-    128,
+    0,
     25e-6,
-    "assumed (not stated in the sources)"};
+    "assumed: not stated in the sources"};
 
 /* Accordion's checks every 2 epochs need about 8 epochs before a run can leave the critical
  * regime between the lr decays (at 1/2 and 5/6 of the run): --quick keeps 8. */
@@ -110,6 +108,7 @@ _Static_assert(N_ACC <= MAX_SETTINGS && N_ADP <= MAX_SETTINGS, "MAX_SETTINGS is 
 
 const char *const PAPERS_EXP_NAME[N_EXPS] = {"accordion", "adpsgd"};
 const char *const PAPERS_BW[N_EXPS][MAX_BWS] = {{"1Gbps", "10Gbps"}, {"10Gbps", "100Gbps"}};
+const double PAPERS_BW_BPS[N_EXPS][MAX_BWS] = {{1e9, 10e9}, {10e9, 100e9}}; /* the same, in bit/s */
 
 const PaperSetting *papers_paper(int exp)
 {
@@ -138,27 +137,36 @@ void papers_decay_epochs(int epochs, int *a, int *b)
     if (*b <= *a) *b = *a + 1;
 }
 
-static double ring_bandwidth_term(double params, int p, double bw_bps)
+/* The real model's figures from its workload profile, and the GPU rate the runs' --gpu,
+ * --precision fp32 and --gpu-efficiency give (cluster_resolve's rule: peak x efficiency). */
+int papers_profile_cost(const PaperSetting *ps, ProfileCost *pc, BwError *err)
 {
-    /* ring allreduce: 2 (p-1)/p n beta (REFERENCES.md, Patarasuk and Yuan 2009) */
-    return 2.0 * (p - 1) / p * 4.0 * params * 8.0 / bw_bps;
+    Workload *w;
+    int rc = workload_load(ps->workload, "reproduce", &w, err);
+    if (rc) return rc;
+    pc->params = (double)w->n_params;
+    pc->tensors = w->n_tensors;
+    pc->flops_sample = workload_flops_per_sample(w);
+    workload_free(w);
+    const GpuProfile *g = cluster_gpu_find(ps->gpu);
+    assert(g && pc->flops_sample > 0); /* a built-in flops profile and a known GPU: fixed */
+    pc->gpu_peak = g->fp32_flops;
+    pc->gpu_flops = g->fp32_flops * ps->efficiency;
+    return BW_OK;
 }
 
-int papers_fidelity(const PaperSetting *ps, const SimModel *sm, Fidelity *fd, BwError *err)
+/* The forward and backward of one step of `batch` samples per worker on the GPU [s] (the runs
+ * also charge the optimiser's update, a pass over the parameters in memory). */
+double papers_compute_s(const ProfileCost *pc, int batch)
 {
-    Model *m;
-    ModelConfig mc = model_config_default();
-    int rc = model_create(model_find(sm->model), &mc, 1, &m, err);
-    if (rc) return rc;
-    fd->s_params = (double)m->n_params;
-    fd->s_flops = model_flops_per_sample(m);
-    model_free(m);
-    fd->p_compute = ps->batch * ps->flops_sample / ps->gpu_flops;
-    fd->p_comm = ring_bandwidth_term(ps->params, ps->workers, REF_BW_BPS);
-    fd->p_alpha = 2.0 * (ps->workers - 1) * ps->latency;
-    fd->s_comm = ring_bandwidth_term(fd->s_params, sm->workers, REF_BW_BPS);
-    fd->s_compute = fd->s_comm * fd->p_compute / fd->p_comm;
-    fd->gpu_flops = sm->batch * fd->s_flops / fd->s_compute;
-    fd->latency = fd->s_comm * fd->p_alpha / fd->p_comm / (2.0 * (sm->workers - 1));
-    return BW_OK;
+    return batch * pc->flops_sample / pc->gpu_flops;
+}
+
+/* The dense ring allreduce of the fp32 gradient among p workers, 2 (p-1)/p n beta + 2 (p-1)
+ * alpha (REFERENCES.md, Patarasuk and Yuan 2009), at bw_bps bits/s; alpha is a route's latency,
+ * which in the star topology crosses two NIC links of link_latency each. */
+double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency)
+{
+    double bytes = 4.0 * pc->params;
+    return 2.0 * (p - 1) / p * bytes * 8.0 / bw_bps + 2.0 * (p - 1) * 2.0 * link_latency;
 }

@@ -1,6 +1,6 @@
 /* report.c: DIR/report.md, DIR/accordion.csv, DIR/adpsgd.csv and DIR/plots/, built from the
  * cells (the sweeps' files) and the papers' tables only: the simulator's figures beside the
- * papers' claims, the fidelity table and the sweeps' command lines. The files appear whole or
+ * papers' claims, the real model's costs and the sweeps' command lines. The files appear whole or
  * not at all (outfile.h), so a report can be rebuilt at any time. */
 #include <math.h>
 #include <stdio.h>
@@ -67,98 +67,118 @@ static void csv_row(const Repro *r, FILE *csv, int exp, int s, int role, int bw)
             cells_mean(r, c->comm, NULL));
 }
 
-enum {
-    FID_PARAMS,
-    FID_FLOPS,
-    FID_SHAPE,
-    FID_GPU,
-    FID_COMPUTE,
-    FID_COMM,
-    FID_RATIO,
-    FID_LATENCY,
-    FID_ALPHA,
-    FID_ROWS
-};
-
-/* One cell of the fidelity table for row `row`: the paper's side (paper) or the simulated model
- * of setting st. */
-static void fidelity_cell(FILE *f, const PaperSetting *ps, const Setting *st, const Fidelity *fd,
-                          int row, int paper)
+/* Whether setting s of experiment exp has a sweep in this reproduction (--quick drops some). */
+static int setting_runs(const Repro *r, int exp, int s)
 {
-    const SimModel *sm = st->sim;
-    switch (row) {
-    case FID_PARAMS:
-        paper ? fprintf(f, "%.4g M", ps->params / 1e6) : fprintf(f, "%.0f", fd->s_params);
-        break;
-    case FID_FLOPS:
-        paper ? fprintf(f, "%.3g G", ps->flops_sample / 1e9)
-              : fprintf(f, "%.3g M", fd->s_flops / 1e6);
-        break;
-    case FID_SHAPE:
-        fprintf(f, "%d x %d", paper ? ps->workers : sm->workers, paper ? ps->batch : sm->batch);
-        break;
-    case FID_GPU:
-        paper ? fprintf(f, "%s", ps->gpu) : fprintf(f, "--gpu-flops %.4g", fd->gpu_flops);
-        break;
-    case FID_COMPUTE:
-        fprintf(f, paper ? "%.1f ms" : "%.4g ms", 1e3 * (paper ? fd->p_compute : fd->s_compute));
-        break;
-    case FID_COMM:
-        fprintf(f, paper ? "%.1f ms" : "%.4g ms", 1e3 * (paper ? fd->p_comm : fd->s_comm));
-        break;
-    case FID_RATIO: /* the same on both sides, by construction */
-        fprintf(f, "**%.2f**", fd->p_compute / fd->p_comm);
-        break;
-    case FID_LATENCY:
-        paper ? fprintf(f, "%.0f us, %s", ps->latency * 1e6, ps->latency_source)
-              : fprintf(f, "%.3g us", 1e6 * fd->latency);
-        break;
-    case FID_ALPHA:
-        fprintf(f, "%.4f", fd->p_alpha / fd->p_comm);
-        break;
-    }
+    for (int i = 0; i < r->n_jobs; i++)
+        if (r->job[i].exp == exp && r->job[i].setting == s) return 1;
+    return 0;
 }
 
-static void fidelity_table(const Repro *r, FILE *f, int exp)
+/* One row of the cost table: setting st's dense step at `batch` images per worker. */
+static void cost_row(const Repro *r, FILE *f, int exp, const Setting *st, const char *role,
+                     int batch)
 {
-    static const char *const ROW[FID_ROWS] = {"parameters",
-                                              "flops per sample (forward + backward)",
-                                              "workers x batch per worker",
-                                              "GPU",
-                                              "compute per step",
-                                              "dense ring allreduce at 10 Gbps, bandwidth term",
-                                              "**compute / communication at 10 Gbps**",
-                                              "link latency",
-                                              "latency term / bandwidth term (dense, 10 Gbps)"};
     const PaperSetting *ps = papers_paper(exp);
-    const Setting *first = papers_setting(exp, 0);
-    fprintf(f, "| | paper: %s | bellows (per simulated model) |\n|---|---|---|\n", ps->what);
-    for (int row = 0; row < FID_ROWS; row++) {
-        fprintf(f, "| %s | ", ROW[row]);
-        fidelity_cell(f, ps, first, &r->fid[exp][0], row, 1);
-        fputs(" | ", f);
-        if (row == FID_RATIO || row == FID_ALPHA) {
-            fidelity_cell(f, ps, first, &r->fid[exp][0], row, 0);
-            fputs(" (same by construction) |\n", f);
-            continue;
-        }
-        for (int s = 0; s < papers_n_settings(exp); s++) { /* each simulated model once */
-            const Setting *st = papers_setting(exp, s);
-            if (s == 0 || st->sim != papers_setting(exp, s - 1)->sim) {
-                fprintf(f, "%s%s ", st->sim->model, row == FID_GPU ? ":" : "");
-                fidelity_cell(f, ps, st, &r->fid[exp][s], row, 0);
-                fputs("; ", f);
-            }
-        }
-        fputs("|\n", f);
+    const ProfileCost *pc = &r->cost[exp];
+    const int p = st->sim->workers;
+    double compute = papers_compute_s(pc, batch), comm[MAX_BWS];
+    fprintf(f, "| %s%s | %d x %d | %.2f ms |", st->label, role, p, batch, 1e3 * compute);
+    for (int bw = 0; bw < MAX_BWS; bw++) {
+        comm[bw] = papers_dense_comm_s(pc, p, PAPERS_BW_BPS[exp][bw], ps->latency);
+        fprintf(f, " %.2f ms |", 1e3 * comm[bw]);
+    }
+    for (int bw = 0; bw < MAX_BWS; bw++)
+        fprintf(f, " %.0f%% |", 100 * compute / (compute + comm[bw]));
+    fputc('\n', f);
+}
+
+/* "11,173,962" */
+static const char *fmt_count(double x, char *buf, size_t n)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%.0f", x), k = 0;
+    for (int i = 0; i < len && (size_t)k + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0) buf[k++] = ',';
+        buf[k++] = digits[i];
+    }
+    buf[k] = '\0';
+    return buf;
+}
+
+/* The profile, the GPU and the links the runs charge, in words. */
+static void cost_setting(const Repro *r, FILE *f, int exp)
+{
+    const PaperSetting *ps = papers_paper(exp);
+    const ProfileCost *pc = &r->cost[exp];
+    char params[32];
+    fprintf(f, "Paper: %s; source: %s.", ps->what, ps->source);
+    if (!ps->batch)
+        fprintf(f, " **The paper's model is unknown: the costs here are ResNet-18's** (the "
+                   "profile Accordion's runs charge), an assumption.");
+    fprintf(f,
+            " The runs charge the costs of a real model, `--workload %s` (`bellows workloads`: "
+            "%s parameters in %d tensors, %.3g GFLOP per sample forward and backward), on "
+            "%ss (%.3g TFLOP/s fp32 peak at %.0f%%: %.3g TFLOP/s; %s), links of %.0f us "
+            "latency (%s), and `--overlap none` (what Accordion's code does: it reduces after "
+            "the backward; averaging parameters cannot overlap anyway). Compression's encode "
+            "and decode are charged on the GPU. The small model supplies the gradients, the "
+            "accuracy and every signal a policy reads; each real tensor is compressed at the "
+            "level of the small layer it follows (by relative depth), its messages sized from "
+            "the compressor's plan on the real shape.\n\n",
+            ps->workload, fmt_count(pc->params, params, sizeof params), pc->tensors,
+            pc->flops_sample / 1e9, ps->gpu, pc->gpu_peak / 1e12, 100 * ps->efficiency,
+            pc->gpu_flops / 1e12, ps->gpu_source, ps->latency * 1e6, ps->latency_source);
+}
+
+/* What the runs charge, and a table of the real model's dense step as costed, per setting
+ * (computed from the profile, not read from the runs). */
+static void cost_table(const Repro *r, FILE *f, int exp)
+{
+    const PaperSetting *ps = papers_paper(exp);
+    const ProfileCost *pc = &r->cost[exp];
+    char params[32];
+    cost_setting(r, f, exp);
+    fprintf(f,
+            "| setting | workers x batch per worker | compute per step | dense communication "
+            "at %s | at %s | compute share at %s | at %s |\n|---|---|---|---|---|---|---|\n",
+            PAPERS_BW[exp][0], PAPERS_BW[exp][1], PAPERS_BW[exp][0], PAPERS_BW[exp][1]);
+    for (int s = 0; s < papers_n_settings(exp); s++) {
+        const Setting *st = papers_setting(exp, s);
+        if (!setting_runs(r, exp, s)) continue;
+        int batch_sweep = strstr(st->name, "-batch") != NULL;
+        cost_row(r, f, exp, st, batch_sweep ? ": small batch" : "", st->sim->batch);
+        if (batch_sweep)
+            cost_row(r, f, exp, st, ": large batch", PAPERS_LARGE_BATCH * st->sim->batch);
     }
     fprintf(f,
-            "\nSources: %s. The simulated GPU rate and latency are derived, not tuned: "
-            "compute per step = (paper's compute / paper's bandwidth term) x the simulated "
-            "model's bandwidth term, and the latency keeps the latency-to-bandwidth-term "
-            "proportion. Compressed steps do not keep the paper's proportions: a small "
-            "model's layers compress by smaller factors than ResNet-18's.\n\n",
-            ps->source);
+            "\nCompute per step = batch x flops per sample / the GPU's rate (the runs also "
+            "charge the optimiser's update, a pass over the parameters in memory, and "
+            "compression's encode and decode); dense communication = the ring allreduce of "
+            "4 x %s bytes, 2 (p-1)/p x bytes / bandwidth + 2 (p-1) x the route's latency "
+            "(two links of the star: %.0f us); compute share = compute / (compute + dense "
+            "communication). A compressed step sends less, on ResNet-18's shapes.",
+            fmt_count(pc->params, params, sizeof params), 2e6 * ps->latency);
+    const SimModel *sm = papers_setting(exp, 0)->sim;
+    if (ps->batch)
+        fprintf(f,
+                " The paper trained %d images per worker; the runs charge the small model's "
+                "%d, so a step's compute is %.2g of the paper's and communication weighs more "
+                "than it did there.",
+                ps->batch, sm->batch, (double)sm->batch / ps->batch);
+    else { /* periodic averaging: a step costs at least its compute */
+        double c = papers_compute_s(pc, sm->batch);
+        fprintf(f, " Averaging less often cannot make a step cheaper than its compute: per "
+                   "step it gains at most (compute + dense communication) / compute =");
+        for (int bw = 0; bw < MAX_BWS; bw++)
+            fprintf(
+                f, " %.2fx at %s%s",
+                (c + papers_dense_comm_s(pc, sm->workers, PAPERS_BW_BPS[exp][bw], ps->latency)) / c,
+                PAPERS_BW[exp][bw], bw + 1 < MAX_BWS ? " and" : "");
+        fprintf(f, " (the paper claims 1.46x to 1.95x at 10 Gbps, 1.14x to 1.27x at 100 Gbps, "
+                   "to the target).");
+    }
+    fputs("\n\n", f);
 }
 
 /* The plots' links of setting s, if its plots were drawn. */
@@ -288,8 +308,8 @@ static void accordion_section(const Repro *r, FILE *f, FILE *csv)
                "The per-setting communication and speedup ratios of the paper's tables could "
                "not be read (only the abstract and the code were available), so the paper "
                "column gives the headline bounds.\n\n");
-    fprintf(f, "### Setting and fidelity\n\n");
-    fidelity_table(r, f, 0);
+    fprintf(f, "### Setting and costs\n\n");
+    cost_table(r, f, 0);
     accordion_main_table(r, f);
     for (int s = 0; s < papers_n_settings(0); s++) {
         const Cell(*x)[MAX_BWS] = r->cells[0][s];
@@ -381,8 +401,8 @@ static void adpsgd_section(const Repro *r, FILE *f, FILE *csv)
                "constant-period averaging (CPSGD) with less communication. ADPSGD here is "
                "**bellows' reconstruction** (the paper's period rule and constants were not "
                "found; `bellows policies` gives its rule).\n\n");
-    fprintf(f, "### Setting and fidelity\n\n");
-    fidelity_table(r, f, 1);
+    fprintf(f, "### Setting and costs\n\n");
+    cost_table(r, f, 1);
     for (int s = 0; s < papers_n_settings(1); s++) {
         const Setting *st = papers_setting(1, s);
         fprintf(f, "### %s\n\nTarget test accuracy %.2f.\n\n", st->label, st->sim->target[r->size]);

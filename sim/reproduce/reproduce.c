@@ -107,10 +107,11 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
         "WHAT: accordion (Agarwal et al., MLSys 2021:\nstatic low/high compression and Accordion "
         "with PowerSGD, TopK and batch sizes, on mlp and cnn,\nat 1 and 10 Gbps), adpsgd (Jiang & "
         "Agrawal 2020: sync, CPSGD, ADPSGD, post-local SGD and\nAdaComm at 10 and 100 Gbps), or "
-        "all. The simulated GPU rate and latency keep each paper's\ncompute-to-communication "
-        "ratio (see the report). The full version trains 12 epochs (the mlp on\n60,000 samples, "
-        "the cnn on 12,800) with seeds 1,2,3; --quick trains the mlp only, 8 epochs on\n30,000 "
-        "samples, seeds 1,2; --smoke the mlp only, 2 epochs on 2,048 samples, seeds 1,2.";
+        "all. The runs charge a real ResNet-18's costs (--workload\nresnet18-cifar on V100s, 25 "
+        "us links, no overlap; see the report). The full version trains\n12 epochs (the mlp on "
+        "60,000 samples, the cnn on 12,800) with seeds 1,2,3; --quick trains the\nmlp only, 8 "
+        "epochs on 30,000 samples, seeds 1,2; --smoke the mlp only, 2 epochs on 2,048\nsamples, "
+        "seeds 1,2.";
     CliOpt opts[] = {
         {"quick", CLI_FLAG, &r->quick, NULL, NULL,
          "the short version: mlp only, 8 epochs on 30,000 samples, seeds 1,2 (unless --seeds)", 0,
@@ -181,13 +182,12 @@ static int check_flags(Repro *r, BwError *err)
     return BW_OK;
 }
 
-/* Derives each setting's simulated GPU rate and latency, then the jobs that use them. */
+/* The real model's costs of each experiment (for the report), then the jobs that charge them. */
 static int plan_jobs(Repro *r, BwError *err)
 {
     for (int e = 0; e < N_EXPS; e++)
-        for (int s = 0; r->exp_on[e] && s < papers_n_settings(e); s++) {
-            int rc =
-                papers_fidelity(papers_paper(e), papers_setting(e, s)->sim, &r->fid[e][s], err);
+        if (r->exp_on[e]) {
+            int rc = papers_profile_cost(papers_paper(e), &r->cost[e], err);
             if (rc) return rc;
         }
     jobs_build(r);

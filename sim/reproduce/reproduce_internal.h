@@ -18,16 +18,18 @@
 #define MAX_JOBS     16
 #define MAX_ARGV     64
 #define N_EXPS       2
+/* Accordion's large batch: 8x the small one (the lr scaled linearly), as the driver's batch mode */
+#define PAPERS_LARGE_BATCH 8
 
-/* A paper's setting, for its compute-to-communication ratio. */
+/* A paper's setting: whose costs the runs charge, on which GPU and links. */
 typedef struct {
     const char *what, *source;
-    double params;       /* parameters (fp32 gradients) */
-    double flops_sample; /* flops of one sample's forward and backward pass */
-    double gpu_flops;    /* sustained flop/s of one GPU */
-    const char *gpu;
-    int workers, batch; /* per-worker batch */
-    double latency;     /* link latency [s] */
+    const char *workload; /* the real model's profile (bellows workloads) */
+    const char *gpu;      /* a cluster_gpu_find name, charged at fp32 x efficiency */
+    double efficiency;
+    const char *gpu_source;
+    int workers, batch; /* the paper's; batch per worker, 0 when unknown */
+    double latency;     /* NIC link latency [s] */
     const char *latency_source;
 } PaperSetting;
 
@@ -52,11 +54,14 @@ typedef struct {
     double paper_acc[MAX_ROLES]; /* the authors' logs, NaN when none */
 } Setting;
 
-/* The step's proportions in the paper, and the simulated GPU rate and latency that keep them. */
+/* The real model's costs on the paper's GPU: what the report's cost table is computed from. */
 typedef struct {
-    double p_compute, p_comm, p_alpha; /* paper: compute, dense ring bandwidth term, latency term */
-    double s_params, s_flops, s_compute, s_comm, gpu_flops, latency; /* simulated */
-} Fidelity;
+    double params; /* parameters (fp32 gradients) */
+    int tensors;
+    double flops_sample; /* forward and backward of one sample */
+    double gpu_peak;     /* the GPU's fp32 peak, flop/s */
+    double gpu_flops;    /* its sustained rate: peak x efficiency */
+} ProfileCost;
 
 /* One sweep of an experiment: its folder, its flags, and the role of each of its policies. */
 typedef struct {
@@ -86,7 +91,7 @@ typedef struct {
     const char *out;  /* the report folder */
     int quick, smoke, size, jobs, resume, report_only, no_plots, exp_on[N_EXPS];
     CliIntList seeds;
-    Fidelity fid[N_EXPS][MAX_SETTINGS]; /* per experiment and setting */
+    ProfileCost cost[N_EXPS]; /* per experiment, when it is on */
     Job job[MAX_JOBS];
     int n_jobs;
     char pool[32768]; /* the jobs' argument strings (jobs_keep) */
@@ -98,11 +103,14 @@ typedef struct {
 /* papers.c */
 extern const char *const PAPERS_EXP_NAME[N_EXPS];    /* "accordion", "adpsgd" */
 extern const char *const PAPERS_BW[N_EXPS][MAX_BWS]; /* the bandwidths of each experiment */
+extern const double PAPERS_BW_BPS[N_EXPS][MAX_BWS];  /* the same in bit/s */
 const PaperSetting *papers_paper(int exp);           /* the paper's own setting */
 const Setting *papers_setting(int exp, int s);       /* s < papers_n_settings(exp) */
 int papers_n_settings(int exp);
 void papers_decay_epochs(int epochs, int *a, int *b); /* --lr-decay-epochs of a run */
-int papers_fidelity(const PaperSetting *ps, const SimModel *sm, Fidelity *fd, BwError *err);
+int papers_profile_cost(const PaperSetting *ps, ProfileCost *pc, BwError *err);
+double papers_compute_s(const ProfileCost *pc, int batch); /* per step, forward + backward */
+double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency);
 
 /* jobs.c */
 char *jobs_keep(Repro *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
