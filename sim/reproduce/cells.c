@@ -24,6 +24,7 @@ enum {
     COL_BYTES,
     COL_TIME,
     COL_COMPUTE,
+    COL_COMPRESS,
     COL_COMM,
     COL_WAIT,
     COL_STEPS,
@@ -39,6 +40,7 @@ static const char *const COL_NAME[N_COLS] = {"bandwidth",
                                              "bytes_per_worker",
                                              "sim_time_s",
                                              "compute_s",
+                                             "compression_s",
                                              "communication_s",
                                              "wait_s",
                                              "steps"};
@@ -53,6 +55,7 @@ static void cells_clear(Repro *r)
                     memset(c, 0, sizeof *c);
                     for (int i = 0; i < MAX_SEEDS; i++)
                         c->final[i] = c->tta[i] = c->bytes[i] = c->time[i] = c->compute[i] =
+                            c->compress[i] =
                             c->comm[i] = c->wait[i] = c->steps[i] = c->tta_step[i] =
                                 c->tta_bytes[i] = NAN;
                 }
@@ -114,6 +117,8 @@ static int read_row(Repro *r, const Job *j, char **x, const int *col)
     c->bytes[si] = csv_num(x[col[COL_BYTES]]);
     c->time[si] = csv_num(x[col[COL_TIME]]);
     c->compute[si] = csv_num(x[col[COL_COMPUTE]]);
+    /* a sweep written before the column existed charged no compression */
+    c->compress[si] = col[COL_COMPRESS] >= 0 ? csv_num(x[col[COL_COMPRESS]]) : 0.0;
     c->comm[si] = csv_num(x[col[COL_COMM]]);
     c->wait[si] = csv_num(x[col[COL_WAIT]]);
     c->steps[si] = csv_num(x[col[COL_STEPS]]);

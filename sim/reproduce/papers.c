@@ -155,6 +155,11 @@ int papers_profile_cost(const PaperSetting *ps, ProfileCost *pc, BwError *err)
     return BW_OK;
 }
 
+int papers_dense_calls(int exp, const ProfileCost *pc)
+{
+    return exp == 0 ? pc->tensors : 1;
+}
+
 /* The forward and backward of one step of `batch` samples per worker on the GPU [s] (the runs
  * also charge the optimiser's update, a pass over the parameters in memory). */
 double papers_compute_s(const ProfileCost *pc, int batch)
@@ -164,9 +169,11 @@ double papers_compute_s(const ProfileCost *pc, int batch)
 
 /* The dense ring allreduce of the fp32 gradient among p workers, 2 (p-1)/p n beta + 2 (p-1)
  * alpha (REFERENCES.md, Patarasuk and Yuan 2009), at bw_bps bits/s; alpha is a route's latency,
- * which in the star topology crosses two NIC links of link_latency each. */
-double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency)
+ * which in the star topology crosses two NIC links of link_latency each. In `calls` allreduces
+ * (one per tensor, as Accordion's code: --overlap tensor), the latency term is paid each time. */
+double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency,
+                           int calls)
 {
     double bytes = 4.0 * pc->params;
-    return 2.0 * (p - 1) / p * bytes * 8.0 / bw_bps + 2.0 * (p - 1) * 2.0 * link_latency;
+    return 2.0 * (p - 1) / p * bytes * 8.0 / bw_bps + calls * 2.0 * (p - 1) * 2.0 * link_latency;
 }

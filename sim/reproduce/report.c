@@ -85,7 +85,8 @@ static void cost_row(const Repro *r, FILE *f, int exp, const Setting *st, const 
     double compute = papers_compute_s(pc, batch), comm[MAX_BWS];
     fprintf(f, "| %s%s | %d x %d | %.2f ms |", st->label, role, p, batch, 1e3 * compute);
     for (int bw = 0; bw < MAX_BWS; bw++) {
-        comm[bw] = papers_dense_comm_s(pc, p, PAPERS_BW_BPS[exp][bw], ps->latency);
+        comm[bw] = papers_dense_comm_s(pc, p, PAPERS_BW_BPS[exp][bw], ps->latency,
+                                       papers_dense_calls(exp, pc));
         fprintf(f, " %.2f ms |", 1e3 * comm[bw]);
     }
     for (int bw = 0; bw < MAX_BWS; bw++)
@@ -173,7 +174,9 @@ static void cost_table(const Repro *r, FILE *f, int exp)
         for (int bw = 0; bw < MAX_BWS; bw++)
             fprintf(
                 f, " %.2fx at %s%s",
-                (c + papers_dense_comm_s(pc, sm->workers, PAPERS_BW_BPS[exp][bw], ps->latency)) / c,
+                (c + papers_dense_comm_s(pc, sm->workers, PAPERS_BW_BPS[exp][bw], ps->latency,
+                                         papers_dense_calls(exp, pc))) /
+                    c,
                 PAPERS_BW[exp][bw], bw + 1 < MAX_BWS ? " and" : "");
         fprintf(f, " (the paper claims 1.46x to 1.95x at 10 Gbps, 1.14x to 1.27x at 100 Gbps, "
                    "to the target).");
@@ -440,7 +443,8 @@ static int compare_csv(const Repro *r, const char *dir, int exp, int s, const ch
     int rc = outfile_open(&of, dir, "compare.csv", err);
     if (rc) return rc;
     fputs("policy,folder,status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,"
-          "speedup,bytes_per_worker,bytes_ratio,sim_time_s,compute_s,communication_s,wait_s,"
+          "speedup,bytes_per_worker,bytes_ratio,sim_time_s,compute_s,compression_s,"
+          "communication_s,wait_s,"
           "steps\n",
           of.f);
     for (int role = 0, i = 0; role < st->n_roles; role++) {
@@ -450,9 +454,9 @@ static int compare_csv(const Repro *r, const char *dir, int exp, int s, const ch
         if (isfinite(c->tta[0])) fprintf(of.f, "%.9g", c->tta[0]);
         fputc(',', of.f);
         if (isfinite(b->tta[0] / c->tta[0])) fprintf(of.f, "%.6g", b->tta[0] / c->tta[0]);
-        fprintf(of.f, ",%.17g,%.6g,%.9g,%.9g,%.9g,%.9g,%.0f\n", c->bytes[0],
-                c->bytes[0] / b->bytes[0], c->time[0], c->compute[0], c->comm[0], c->wait[0],
-                c->steps[0]);
+        fprintf(of.f, ",%.17g,%.6g,%.9g,%.9g,%.9g,%.9g,%.9g,%.0f\n", c->bytes[0],
+                c->bytes[0] / b->bytes[0], c->time[0], c->compute[0], c->compress[0], c->comm[0],
+                c->wait[0], c->steps[0]);
         i++;
     }
     return outfile_commit(&of, err);

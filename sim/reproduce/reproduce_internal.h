@@ -79,7 +79,8 @@ typedef struct {
 typedef struct {
     int n, diverged;
     double final[MAX_SEEDS], tta[MAX_SEEDS], bytes[MAX_SEEDS], time[MAX_SEEDS];
-    double compute[MAX_SEEDS], comm[MAX_SEEDS], wait[MAX_SEEDS], steps[MAX_SEEDS];
+    double compute[MAX_SEEDS], compress[MAX_SEEDS], comm[MAX_SEEDS], wait[MAX_SEEDS];
+    double steps[MAX_SEEDS];
     double tta_step[MAX_SEEDS], tta_bytes[MAX_SEEDS];
     char policy[64];
     char first_run[512]; /* the first seed's run folder, from DIR */
@@ -110,7 +111,11 @@ int papers_n_settings(int exp);
 void papers_decay_epochs(int epochs, int *a, int *b); /* --lr-decay-epochs of a run */
 int papers_profile_cost(const PaperSetting *ps, ProfileCost *pc, BwError *err);
 double papers_compute_s(const ProfileCost *pc, int batch); /* per step, forward + backward */
-double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency);
+double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency,
+                           int calls);
+/* The allreduces of a dense step: one per tensor in Accordion's runs (--overlap tensor), one
+ * fused in ADPSGD's. */
+int papers_dense_calls(int exp, const ProfileCost *pc);
 
 /* jobs.c */
 char *jobs_keep(Repro *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
