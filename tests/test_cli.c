@@ -323,6 +323,8 @@ static const BadCase BAD[] = {
     {"run --workload @/one.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
      "one.json: the small model has 2 matrix layers, more than the profile's 1"},
     {"run --workload @/missing.json --out @/o1", 2, "missing.json: unable to open"},
+    {"run --workload @/tpu.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "tpu.json: measured on \"TPU\", not a GPU bellows knows"},
     {"run --overlap bogus --out @/o1", 2, "--overlap: expected one of none|ddp"},
     {"run --bucket-mb 0 --out @/o1", 2, "--bucket-mb"},
     {"run --timeline @/t.json --timeline-steps 5:2 --out @/o1", 2, "--timeline-steps: expected"},
@@ -366,6 +368,16 @@ static void write_platforms(void)
     fputs("{\"name\": \"neg\", \"source\": \"test\", \"compute\": \"flops\", \"layers\": "
           "[{\"name\": \"fc\", \"fwd_flops\": -1, \"bwd_flops\": 2, \"tensors\": "
           "[{\"name\": \"fc.weight\", \"shape\": [10, 20]}]}]}\n",
+          f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/tpu.json", TMP);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"name\": \"m\", \"source\": \"test\", \"compute\": {\"measured\": {\"batch\": 32, "
+          "\"gpu\": \"TPU\", \"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"fc1\", "
+          "\"fwd_s\": 0.001, \"bwd_s\": 0.002, \"tensors\": [{\"name\": \"w1\", \"shape\": [100, "
+          "784]}]}, {\"name\": \"fc2\", \"fwd_s\": 0.001, \"bwd_s\": 0.002, \"tensors\": "
+          "[{\"name\": \"w2\", \"shape\": [10, 100]}]}]}\n",
           f);
     fclose(f);
     snprintf(path, sizeof path, "%s/one.json", TMP);

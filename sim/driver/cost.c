@@ -43,23 +43,20 @@ static int cost_buckets(CostModel *cm, double cap)
 {
     const Workload *wl = cm->wl;
     const int n = wl->n_tensors;
-    int k = 0, filled = 0;
+    int k = 0;
     double bytes = 0;
     cm->bucket_start[0] = 0;
     for (int i = 0; i < n; i++) {
         int t = n - 1 - i;
         cm->order[i] = t;
         bytes += 4.0 * (double)wl->tensors[t].numel;
-        filled++;
         double limit = k == 0 ? fmin(DRIVER_FIRST_BUCKET_BYTES, cap) : cap;
         if (bytes >= limit || i == n - 1) {
             cm->bucket_layer[k] = wl->tensors[t].layer; /* ready after this layer's backward */
             cm->bucket_start[++k] = i + 1;
             bytes = 0;
-            filled = 0;
         }
     }
-    (void)filled;
     return k;
 }
 

@@ -227,6 +227,10 @@ int driver_check(const RunConfig *cfg, BwError *err)
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;
     if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
+    const Workload *wl = cfg->workload;
+    if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
+        rc = bw_fail(err, BW_EUSAGE, "--workload %s: measured on \"%s\", not a GPU bellows knows "
+                     "(V100, A100, H100)", wl->spec, wl->measured_gpu);
     if (rc == BW_OK && cfg->workload) { /* the real tensors must map onto the small layers */
         int *follows = malloc(sizeof(int) * (size_t)cfg->workload->n_tensors);
         rc = follows ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload",
