@@ -62,8 +62,7 @@ void sgd_cost(size_t n_params, const SgdConfig *cfg, double *flops, double *byte
 }
 
 /* The warm-up's factor on the peak rate at progress `epoch` (1 after the warm-up). */
-static double warmup_factor(const LrSchedule *s, double epoch, double steps_per_epoch,
-                            double scale)
+static double warmup_factor(const LrSchedule *s, double epoch, double steps_per_epoch, double scale)
 {
     if (!(s->warmup_epochs > 0)) return 1.0;
     if (s->warmup_shape == WARMUP_EPOCH) { /* the Accordion code's, one epoch late */

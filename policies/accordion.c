@@ -67,8 +67,16 @@
 
 enum { ACCORDION_COMPRESSION, ACCORDION_BATCH };
 enum { ACCORDION_ALL, ACCORDION_RANK0 };
-enum { OPT_CRITICAL, OPT_NORMAL, OPT_ETA, OPT_INTERVAL, OPT_MODE, OPT_DECIDER, OPT_SWITCH,
-       OPT_PAPER };
+enum {
+    OPT_CRITICAL,
+    OPT_NORMAL,
+    OPT_ETA,
+    OPT_INTERVAL,
+    OPT_MODE,
+    OPT_DECIDER,
+    OPT_SWITCH,
+    OPT_PAPER
+};
 
 /* The authors' run, for 300 epochs (see the header comment) */
 #define PAPER_EPOCHS     300.0
@@ -125,8 +133,8 @@ static const BellowsPolicyOpt accordion_opts[] = {
                    "eta=0.5, switch=20 (mode=batch), epochs as of 300 scaled to --epochs; and "
                    "the run must have theirs: --overlap tensor --lr-scale workers "
                    "--warmup-epochs 5 --warmup-shape epoch --lr-schedule step --lr-decay-epochs "
-                   "152,252 --lr-decay-factor 0.1 (scaled), --compressor " PAPER_TOPK " or "
-                   PAPER_POWERSGD " (mode=batch: none)"},
+                   "152,252 --lr-decay-factor 0.1 (scaled), --compressor " PAPER_TOPK
+                   " or " PAPER_POWERSGD " (mode=batch: none)"},
 };
 
 /* round(e300 x epochs / 300), at least lo: one of the authors' epoch counts in a run of epochs */
@@ -148,8 +156,7 @@ static int accordion_paper_options(AccordionState *s, const BellowsPolicyContext
         double want; /* NAN: rank0 */
     } fixed[] = {
         {vals[OPT_DECIDER].set && vals[OPT_DECIDER].choice != ACCORDION_RANK0, "decider", NAN},
-        {vals[OPT_INTERVAL].set && (int)vals[OPT_INTERVAL].num != interval, "interval",
-         interval},
+        {vals[OPT_INTERVAL].set && (int)vals[OPT_INTERVAL].num != interval, "interval", interval},
         {vals[OPT_ETA].num != PAPER_ETA, "eta", PAPER_ETA},
         {vals[OPT_SWITCH].set && (int)vals[OPT_SWITCH].num != sw, "switch", sw},
     };
@@ -179,8 +186,8 @@ static void paper_add(char *buf, size_t n, const char *text)
 }
 
 /* paper=1: the run's own settings must be the authors' (the header comment cites each). */
-static int accordion_paper_run(const AccordionState *s, const BellowsPolicyContext *ctx,
-                               char *err, size_t errlen)
+static int accordion_paper_run(const AccordionState *s, const BellowsPolicyContext *ctx, char *err,
+                               size_t errlen)
 {
     const int E = ctx->epochs;
     const int warm = paper_epochs(PAPER_WARMUP, E, 1);
@@ -190,8 +197,8 @@ static int accordion_paper_run(const AccordionState *s, const BellowsPolicyConte
                            "paper=1: the authors' two lr decays (epochs %d and %d of %g) do not "
                            "fit into %d epochs; give --epochs 2 or more",
                            PAPER_DECAY_1, PAPER_DECAY_2, PAPER_EPOCHS, E);
-    const char *comp = s->mode == ACCORDION_BATCH              ? PAPER_BATCH_COMP
-                       : strcmp(ctx->compressor, "topk") == 0 ? PAPER_TOPK
+    const char *comp = s->mode == ACCORDION_BATCH                 ? PAPER_BATCH_COMP
+                       : strcmp(ctx->compressor, "topk") == 0     ? PAPER_TOPK
                        : strcmp(ctx->compressor, "powersgd") == 0 ? PAPER_POWERSGD
                                                                   : NULL;
     if (!comp)
@@ -374,7 +381,8 @@ static void accordion_decide(BellowsPolicy *p, const BellowsPolicyObs *obs,
                         s->decider == ACCORDION_RANK0 ? obs->epoch_norm_rank0
                                                       : obs->epoch_norm_mean);
     /* the fixed schedule: the next step's epoch decides */
-    if (s->batch_switch >= 0) s->critical[n] = obs->epoch + (obs->epoch_end ? 1 : 0) < s->batch_switch;
+    if (s->batch_switch >= 0)
+        s->critical[n] = obs->epoch + (obs->epoch_end ? 1 : 0) < s->batch_switch;
     /* the batch is the next step's (this step's batch was drawn already) */
     if (s->mode == ACCORDION_BATCH)
         d->batch = (int)(s->critical[n] ? s->critical_value : s->normal_value);

@@ -507,8 +507,8 @@ static void test_accordion_paper_equals_the_authors_options_one_by_one(void **st
         policy_free(paper);
         policy_free(hand);
         /* and the defaults decide otherwise on the same norms, so the equality means something */
-        const char *plain = strcmp(cases[i].compressor, "none") == 0 ? "accordion:mode=batch"
-                                                                   : "accordion";
+        const char *plain =
+            strcmp(cases[i].compressor, "none") == 0 ? "accordion:mode=batch" : "accordion";
         paper = create_ok(cases[i].paper, &ctx);
         hand = create_ok(plain, &ctx);
         assert_true(paper_differences(paper, hand, &ctx, 61) > 0);
@@ -602,7 +602,7 @@ static void test_accordion_batch_fixed_switch_schedule(void **state)
     Feed f = {create_ok("accordion:mode=batch,switch=3", &ctx), 0};
     PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
     for (int e = 0; e < 6; e++) {
-        feed_const(&f, e, 1 + 5 * (e % 2), 0, 1, 0, e == 4, d); /* a 6x swing every epoch */
+        feed_const(&f, e, 1 + 5 * (e % 2), 0, 1, 0, e == 4, d);     /* a 6x swing every epoch */
         int want0 = e < 3 ? 64 : 512, want1 = e + 1 < 3 ? 64 : 512; /* the next step's batch */
         assert_int_equal(d[0].batch, want0);
         assert_int_equal(d[1].batch, want1);

@@ -25,8 +25,9 @@ static const CliOpt own_opts[] = {
     TRAIN_OPT("weight-decay", CLI_DOUBLE, weight_decay, "0", NULL, "L2 weight decay", 0, 1, NULL,
               0),
     TRAIN_OPT("lr-decay-epochs", CLI_DOUBLE_LIST, decay_epochs, NULL, "epochs",
-              "step schedule: epochs at which the rate is multiplied by --lr-decay-factor", 0,
-              TRAIN_MAX_EPOCHS, NULL, 16),
+              "step schedule: epochs at which the rate is multiplied by --lr-decay-factor (the "
+              "Accordion authors: 152,252 of 300, x 0.1)",
+              0, TRAIN_MAX_EPOCHS, NULL, 16),
     TRAIN_OPT("lr-decay-factor", CLI_DOUBLE, decay_factor, "0.1", NULL, "step schedule: multiplier",
               1e-6, 1, NULL, 0),
     TRAIN_OPT("lr-schedule", CLI_CHOICE, lr_schedule, "constant", NULL, "learning-rate schedule", 0,

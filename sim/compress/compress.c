@@ -311,7 +311,8 @@ int compress_spec_resolved(const char *spec, const char *flag, char *buf, size_t
             choice_word(ops->opts[i].choices, vals[i].choice, v, sizeof v);
         else
             snprintf(v, sizeof v, "%.17g", vals[i].num);
-        used += (size_t)snprintf(buf + used, n - used, "%c%s=%s", i ? ',' : ':', ops->opts[i].key, v);
+        used +=
+            (size_t)snprintf(buf + used, n - used, "%c%s=%s", i ? ',' : ':', ops->opts[i].key, v);
     }
     return BW_OK;
 }

@@ -86,14 +86,15 @@ static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Clust
     if (ctx->lr_known) {
         ctx->lr_peak_scale = lr->peak_scale > 0 ? lr->peak_scale : 1;
         ctx->warmup_epochs = lr->warmup_epochs;
-        ctx->warmup_shape = lr->warmup_shape == WARMUP_EPOCH ? BELLOWS_WARMUP_EPOCH
-                                                             : BELLOWS_WARMUP_STEP;
+        ctx->warmup_shape =
+            lr->warmup_shape == WARMUP_EPOCH ? BELLOWS_WARMUP_EPOCH : BELLOWS_WARMUP_STEP;
         ctx->decay_factor = lr->kind == LR_STEP ? lr->decay_factor : 0;
     }
     Spec s;
     BwError ignore;
+    /* a bad spec leaves it empty: compress_create says what is wrong */
     compress_spec_resolved(cfg->compressor, "--compressor", ctx->compressor_spec,
-                           sizeof ctx->compressor_spec, &ignore); /* a bad one: compress_create says */
+                           sizeof ctx->compressor_spec, &ignore);
     if (spec_parse(cfg->compressor, "--compressor", &s, &ignore) == BW_OK) {
         snprintf(ctx->compressor, sizeof ctx->compressor, "%s", s.name);
         const CompressorOps *ops = compress_find(s.name);
