@@ -61,9 +61,31 @@ void sgd_cost(size_t n_params, const SgdConfig *cfg, double *flops, double *byte
     *bytes = per_bytes * (double)n_params;
 }
 
+/* The warm-up's factor on the peak rate at progress `epoch` (1 after the warm-up). */
+static double warmup_factor(const LrSchedule *s, double epoch, double steps_per_epoch, double scale)
+{
+    if (!(s->warmup_epochs > 0)) return 1.0;
+    if (s->warmup_shape == WARMUP_EPOCH) { /* the Accordion code's, one epoch late */
+        double e = floor(epoch + 1e-9) - 1.0;
+        double frac = e <= 0 ? 0.0 : (e >= s->warmup_epochs ? 1.0 : e / s->warmup_epochs);
+        return (1.0 + (scale - 1.0) * frac) / scale;
+    }
+    if (epoch >= s->warmup_epochs) return 1.0;
+    double warm_steps = s->warmup_epochs * steps_per_epoch;
+    double k = floor(epoch * steps_per_epoch + 1e-9);
+    if (scale > 1.0) { /* from base_lr to the peak: step k at base_lr (1 + (scale - 1) k / S) */
+        double frac = warm_steps > 0 ? k / warm_steps : 1.0;
+        return frac < 1.0 ? (1.0 + (scale - 1.0) * frac) / scale : 1.0;
+    }
+    /* Step k (from 0) of the warm-up uses (k + 1) / warm-up steps of the rate. */
+    double f = warm_steps > 0 ? (k + 1.0) / warm_steps : 1.0;
+    return f < 1.0 ? f : 1.0;
+}
+
 double lr_at(const LrSchedule *s, double epoch, double steps_per_epoch)
 {
-    double lr = s->base_lr;
+    const double scale = s->peak_scale > 0 ? s->peak_scale : 1.0;
+    double lr = s->base_lr * scale;
     switch (s->kind) {
     case LR_CONSTANT:
         break;
@@ -79,14 +101,7 @@ double lr_at(const LrSchedule *s, double epoch, double steps_per_epoch)
         break;
     }
     }
-    if (s->warmup_epochs > 0 && epoch < s->warmup_epochs) {
-        /* Step k (from 0) of the warm-up uses (k + 1) / warm-up steps of the rate. */
-        double warm_steps = s->warmup_epochs * steps_per_epoch;
-        double k = floor(epoch * steps_per_epoch + 1e-9);
-        double f = warm_steps > 0 ? (k + 1.0) / warm_steps : 1.0;
-        lr *= f < 1.0 ? f : 1.0;
-    }
-    return lr;
+    return lr * warmup_factor(s, epoch, steps_per_epoch, scale);
 }
 
 const char *lr_kind_name(LrKind k)
@@ -100,4 +115,9 @@ const char *lr_kind_name(LrKind k)
         return "cosine";
     }
     return "?";
+}
+
+const char *lr_warmup_shape_name(WarmupShape w)
+{
+    return w == WARMUP_EPOCH ? "epoch" : "step";
 }

@@ -37,10 +37,29 @@ void sgd_cost(size_t n_params, const SgdConfig *cfg, double *flops, double *byte
 typedef enum { LR_CONSTANT, LR_STEP, LR_COSINE } LrKind;
 #define LR_MAX_MILESTONES 16
 
+/* The warm-up's shape (--warmup-shape). Without a peak scale the rate climbs from
+ * base_lr / (warm-up steps) to base_lr; with one (peak_scale > 1, --lr-scale workers) it climbs
+ * from base_lr to base_lr x peak_scale, as Goyal et al. ("Accurate, Large Minibatch SGD", 2017,
+ * section 2.2, gradual warm-up: from eta to k eta) do:
+ *   WARMUP_STEP:  linearly per step over warmup_epochs (Goyal et al.'s per-iteration ramp);
+ *   WARMUP_EPOCH: once per epoch, one epoch late, as the Accordion authors' code sets each
+ *                 epoch's rate at the end of the previous one from that epoch's index
+ *                 (uw-mad-dash/Accordion main.py:222-223, get_lr, called at main.py:594): epoch
+ *                 e runs at base_lr (1 + (peak_scale - 1) min(max(e - 1, 0) / warmup_epochs, 1)),
+ *                 so epochs 0 and 1 at base_lr and the peak from epoch warmup_epochs + 1. */
+typedef enum { WARMUP_STEP, WARMUP_EPOCH } WarmupShape;
+
 typedef struct {
     LrKind kind;
     double base_lr;
-    double warmup_epochs; /* linear ramp from base_lr / (warm-up steps) to base_lr */
+    double warmup_epochs; /* the warm-up's length (0: none); WarmupShape says its shape */
+    WarmupShape warmup_shape;
+    /* The rate after the warm-up (and before any decay or cosine) is base_lr x peak_scale; 0
+     * reads as 1. scale_by_workers (--lr-scale workers): the simulated run sets peak_scale to
+     * its worker count, Goyal et al.'s linear scaling rule with k = workers (the Accordion code:
+     * main.py:222, max_factor = world size). */
+    double peak_scale;
+    int scale_by_workers;
     /* step: multiply by decay_factor at each milestone epoch (sorted ascending) */
     double decay_factor;
     int n_milestones;
@@ -52,5 +71,6 @@ typedef struct {
  * for a run with steps_per_epoch steps (used by the warm-up, which ramps per step). */
 double lr_at(const LrSchedule *s, double epoch, double steps_per_epoch);
 const char *lr_kind_name(LrKind k);
+const char *lr_warmup_shape_name(WarmupShape w);
 
 #endif

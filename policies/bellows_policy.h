@@ -33,19 +33,38 @@
  * entries that the core allocates (a model or trace may have any number of tensors: ResNet-50
  * has 161), and BELLOWS_POLICY_MAX_LAYERS is gone. Source that indexes ctx->layers[l] and
  * d->level[l] below n_layers compiles unchanged; a plugin built for version 1 or 2 is refused
- * with a message to rebuild it against this header. */
+ * with a message to rebuild it against this header.
+ *
+ * Version 4 appended to the context the run's settings a policy may require (Accordion's
+ * paper=1 checks them): the compressor with all its options, the overlap of communication with
+ * the backward pass, and the rest of the learning-rate schedule. A version-3 plugin runs
+ * unchanged. */
 #ifndef BELLOWS_POLICY_PUBLIC_H
 #define BELLOWS_POLICY_PUBLIC_H
 
 #include <stddef.h>
 
-#define BELLOWS_POLICY_VERSION        3
+#define BELLOWS_POLICY_VERSION        4
 #define BELLOWS_POLICY_OLDEST_VERSION 3 /* the oldest plugin interface this core runs */
 #define BELLOWS_POLICY_MAX_DECAYS     16
 #define BELLOWS_POLICY_MAX_OPTS       16
 
 /* The number of entries of an option table: `.opts = OPTS, .n_opts = BELLOWS_N(OPTS)`. */
 #define BELLOWS_N(arr) ((int)(sizeof(arr) / sizeof *(arr)))
+
+/* BellowsPolicyContext.overlap (version 4): how the gradients' collectives meet the backward
+ * pass, --overlap */
+enum {
+    BELLOWS_OVERLAP_NONE = 0,  /* the backward, then every collective */
+    BELLOWS_OVERLAP_DDP = 1,   /* PyTorch DDP's buckets, reduced while the backward goes on */
+    BELLOWS_OVERLAP_TENSOR = 2 /* the backward, then one tensor's collectives after another */
+};
+
+/* BellowsPolicyContext.warmup_shape (version 4), --warmup-shape */
+enum {
+    BELLOWS_WARMUP_STEP = 0, /* the warm-up's rate grows every step */
+    BELLOWS_WARMUP_EPOCH = 1 /* once an epoch, one epoch late (the Accordion authors' code) */
+};
 
 /* BellowsPolicyOps.mode */
 enum {
@@ -117,6 +136,18 @@ typedef struct BellowsPolicyContext {
     double latency_s;     /* latency on that path, s */
     int gpus_per_node;    /* workers that share a node (and its links) */
     int nodes;            /* nodes in the cluster */
+    /* ---- version 4 ---- */
+    /* The run's compressor with every option spelled out, defaults included, in the order of
+     * its option table: "topk:ef=1,divide=1,index=int32,count=ceil" (`bellows compressors`). */
+    char compressor_spec[256];
+    int overlap; /* BELLOWS_OVERLAP_* (--overlap) */
+    /* The learning-rate schedule besides lr0 and decay_epochs. lr_known is 1 when the run
+     * follows its flags; 0 in a replay, whose rate is the trace's (the fields below are then 0). */
+    int lr_known;
+    double lr_peak_scale; /* the rate after the warm-up is lr0 x this (--lr-scale workers) */
+    double warmup_epochs; /* --warmup-epochs, 0: none */
+    int warmup_shape;     /* BELLOWS_WARMUP_* (--warmup-shape) */
+    double decay_factor;  /* the step schedule's multiplier at each of decay_epochs */
 } BellowsPolicyContext;
 
 /* BellowsPolicyObs.have: which of the observation's optional parts this observation holds. A

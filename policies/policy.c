@@ -75,6 +75,9 @@ static void policy_assert_context(const PolicyContext *ctx)
     for (int i = 1; i < ctx->n_decays; i++) assert(ctx->decay_epochs[i] > ctx->decay_epochs[i - 1]);
     assert(memchr(ctx->compressor, '\0', sizeof ctx->compressor) && ctx->compressor[0]);
     assert(isfinite(ctx->compressor_level) && ctx->compressor_level >= 0);
+    assert(memchr(ctx->compressor_spec, '\0', sizeof ctx->compressor_spec));
+    assert(ctx->overlap >= BELLOWS_OVERLAP_NONE && ctx->overlap <= BELLOWS_OVERLAP_TENSOR);
+    assert(ctx->warmup_shape == BELLOWS_WARMUP_STEP || ctx->warmup_shape == BELLOWS_WARMUP_EPOCH);
     (void)ctx; /* unused when NDEBUG */
 }
 
@@ -115,6 +118,13 @@ static void public_context(PolicyCore *c, const PolicyContext *in)
     o->latency_s = in->latency_s;
     o->gpus_per_node = in->gpus_per_node;
     o->nodes = in->nodes;
+    memcpy(o->compressor_spec, in->compressor_spec, sizeof o->compressor_spec);
+    o->overlap = in->overlap;
+    o->lr_known = in->lr_known;
+    o->lr_peak_scale = in->lr_peak_scale;
+    o->warmup_epochs = in->warmup_epochs;
+    o->warmup_shape = in->warmup_shape;
+    o->decay_factor = in->decay_factor;
 }
 
 static int unknown_policy(const char *flag, const char *name, BwError *err)

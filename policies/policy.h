@@ -60,6 +60,13 @@ typedef struct {
     double latency_s;     /* latency on that path, s */
     int gpus_per_node;    /* workers per node */
     int nodes;
+    /* The run's settings (version 4; bellows_policy.h says what each means) */
+    char compressor_spec[256];
+    int overlap;
+    int lr_known;
+    double lr_peak_scale, warmup_epochs;
+    int warmup_shape;
+    double decay_factor;
 } PolicyContext;
 
 const PolicyOps *policy_find(const char *name);

@@ -832,6 +832,56 @@ static void test_topk_accordion_variant_sums_without_memory(void **state)
     release(s);
 }
 
+/* The Accordion code's TopK wire (uw-mad-dash/Accordion powersgd_grad.py:205-230): k = int(f n)
+ * entries a layer (0 for w3: 0.01 x 30 = 0.3), int64 indices from torch.argsort, the sum of
+ * every worker's entries, no memory. Each of the two wire options alone changes only its part:
+ * the bytes are the 34 vector floats dense plus (index bytes + 4) per kept entry. */
+static void test_topk_accordion_code_s_int64_indices_and_truncated_counts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec;
+        size_t k[4]; /* w1 (408 at 0.1), w2 (240 at 0.2), w3 (30 at 0.01), w4 (99 at 0.99) */
+        double entry_bytes;
+    } cases[] = {
+        {"topk:ef=0,divide=0,index=int64,count=trunc", {40, 48, 0, 98}, 12},
+        {"topk:ef=0,divide=0,index=int32,count=trunc", {40, 48, 0, 98}, 8},
+        {"topk:ef=0,divide=0,index=int64", {41, 48, 1, 99}, 12},
+        {"topk:ef=0,divide=0", {41, 48, 1, 99}, 8},
+    };
+    const int mats[4] = {0, 2, 4, 5};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        Run r = base_run(cases[c].spec, 3, 2);
+        set_levels(&r, 0.1, 0.2, 0.01, 0.99);
+        r.backend = COLL_ANALYTIC;
+        Shared *s = simulate(&r);
+        double want_bytes = 4 * 34.0;
+        for (int j = 0; j < 4; j++) want_bytes += cases[c].entry_bytes * (double)cases[c].k[j];
+        for (int t = 0; t < r.steps; t++) {
+            if (*BYTES(s, t, 0) != want_bytes)
+                fail_msg("%s: %.0f bytes, want %.0f", cases[c].spec, *BYTES(s, t, 0), want_bytes);
+            for (int j = 0; j < 4; j++) {
+                const LayerView *v = &LAYERS[mats[j]];
+                size_t n = layer_size(v);
+                double want[NP] = {0};
+                for (int w = 0; w < r.workers; w++) {
+                    int mask[NP];
+                    const float *in = IN(s, t, w) + v->offset; /* no memory: M = g */
+                    top_mask(in, n, cases[c].k[j], mask);
+                    for (size_t i = 0; i < n; i++) want[i] += mask[i] ? in[i] : 0;
+                }
+                for (size_t i = 0; i < n; i++)
+                    if (fabs(OUT(s, t, 0)[v->offset + i] - want[i]) > 1e-6)
+                        fail_msg("%s, %s[%zu]: %g, want the sum %g", cases[c].spec, v->name, i,
+                                 OUT(s, t, 0)[v->offset + i], want[i]);
+            }
+        }
+        check_bytes_and_agreement(&r, s);
+        check_plan_matches_reduce(&r, s);
+        release(s);
+    }
+}
+
 /* ---- RandomK ---- */
 
 static void test_randomk_shares_indices_across_workers_and_draws_new_ones_each_step(void **state)
@@ -1028,6 +1078,7 @@ int main(void)
         cmocka_unit_test(test_powersgd_matches_plain_loops_through_rank_changes),
         cmocka_unit_test(test_topk_keeps_exactly_the_k_largest_ties_to_lower_index),
         cmocka_unit_test(test_topk_accordion_variant_sums_without_memory),
+        cmocka_unit_test(test_topk_accordion_code_s_int64_indices_and_truncated_counts),
         cmocka_unit_test(test_randomk_shares_indices_across_workers_and_draws_new_ones_each_step),
         cmocka_unit_test(test_qsgd_is_unbiased_over_seeded_draws),
         cmocka_unit_test(test_qsgd_wire_size_is_norm_plus_sign_and_level_bits),

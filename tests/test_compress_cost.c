@@ -115,6 +115,10 @@ static void test_other_costs_closed_form(void **state)
     c = cost_one("topk:ef=0,divide=0", 10, 20, 0.1);
     assert_float_equal(c.flops, 5 * n + W * k, 0);
     assert_float_equal(c.bytes, 24 * n + 12 * k + 16 * W * k, 0);
+    /* the Accordion code's: 8-byte indices written and read back (4 more bytes each way) */
+    c = cost_one("topk:ef=0,divide=0,index=int64,count=trunc", 10, 20, 0.1);
+    assert_float_equal(c.flops, 5 * n + W * k, 0);
+    assert_float_equal(c.bytes, 24 * n + 16 * k + 20 * W * k, 0);
     /* randomk keeps k = 50 at 0.25: EF, draws, gather, e[idx] = 0, decode (no W: allreduce) */
     k = 50;
     c = cost_one("randomk", 10, 20, 0.25);
@@ -262,6 +266,8 @@ static void test_other_plans_on_other_shapes(void **state)
     } cases[] = {
         /* k = ceil(0.1 * 1728) = 173 and ceil(0.1 * 640) = 64, 8 bytes each */
         {"topk", 0.1, 0.1, COMPRESS_ALLGATHER, (173 + 64) * 8},
+        /* k = int(0.1 * 1728) = 172 and 64, 12 bytes each (int64 indices) */
+        {"topk:index=int64,count=trunc", 0.1, 0.1, COMPRESS_ALLGATHER, (172 + 64) * 12},
         /* k = 1728 * 0.5 = 864 and max(1, ceil(0.001 * 640)) = 1 values */
         {"randomk", 0.5, 0.001, COMPRESS_ALLREDUCE_F32, 864 + 1},
         /* 4-byte norm + ceil(n * (1 + bits) / 8): 127 levels 8 bits, 1 level 2 bits */

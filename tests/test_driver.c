@@ -33,6 +33,8 @@ typedef struct {
     int step_batch[MAX_STEPS];
     double step_lr[MAX_STEPS];
     double step_loss[MAX_STEPS];
+    double step_bytes[MAX_STEPS];
+    double step_level[MAX_STEPS];
     double eval_acc[64];
     float params[MAX_PARAMS];
 } Shared;
@@ -118,6 +120,8 @@ static Shared *simulate(RunConfig cfg)
             sh->step_batch[i] = res.steps[i].batch;
             sh->step_lr[i] = res.steps[i].lr;
             sh->step_loss[i] = res.steps[i].loss;
+            sh->step_bytes[i] = res.steps[i].bytes;
+            sh->step_level[i] = res.steps[i].level_mean;
         }
         for (int i = 0; i < res.n_evals && i < 64; i++)
             sh->eval_acc[i] = res.evals[i].test_accuracy;
@@ -495,6 +499,63 @@ static void test_accordion_batch_mode_changes_the_batch_at_epoch_starts(void **s
     release(sh);
 }
 
+/* The Accordion authors' run on 4 epochs (accordion.c's paper=1 scales their 300): their TopK
+ * wire, one collective per tensor after the backward, lr x 2 workers warmed up per epoch over
+ * round(5 x 4 / 300) -> 1 epoch, decays at round(152 x 4 / 300) = 2 and round(252 x 4 / 300) =
+ * 3. accordion:paper=1 must run exactly as its options set one by one: the same decisions, the
+ * same bytes, the same times and the same final model. */
+static void test_accordion_paper_runs_as_its_options_one_by_one(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(2, 16, 4);
+    cfg.compressor = "topk:ef=0,divide=0,index=int64,count=trunc";
+    cfg.overlap = OVERLAP_TENSOR;
+    cfg.backend = COLL_ANALYTIC;
+    cfg.tc.lr = (LrSchedule){.kind = LR_STEP,
+                             .base_lr = 0.02,
+                             .warmup_epochs = 1,
+                             .warmup_shape = WARMUP_EPOCH,
+                             .peak_scale = 2,
+                             .scale_by_workers = 1,
+                             .decay_factor = 0.1,
+                             .n_milestones = 2,
+                             .milestones = {2, 3}};
+    BwError err = {{0}};
+    cfg.policy = "accordion:paper=1";
+    assert_int_equal(driver_check(&cfg, &err), BW_OK);
+    Shared *a = simulate(cfg);
+    cfg.policy = "accordion:decider=rank0,interval=1,eta=0.5";
+    Shared *b = simulate(cfg);
+    assert_int_equal(a->rc, BW_OK);
+    assert_int_equal(b->rc, BW_OK);
+    assert_int_equal(a->n_steps, 4 * 16);
+    assert_int_equal(a->n_steps, b->n_steps);
+    int critical = 0;
+    for (long s = 0; s < a->n_steps; s++) {
+        assert_true(a->step_level[s] == b->step_level[s]);
+        assert_true(a->step_bytes[s] == b->step_bytes[s]);
+        assert_true(a->step_end[s] == b->step_end[s]);
+        assert_true(a->step_lr[s] == b->step_lr[s]);
+        critical += a->step_level[s] == 0.99;
+    }
+    assert_true(critical > 0); /* epoch 0 at least, and the decays */
+    assert_true(a->bytes == b->bytes && a->sim_time_s == b->sim_time_s);
+    assert_memory_equal(a->params, b->params, sizeof a->params);
+    /* the rate: 0.02 for epochs 0 and 1, x 2 workers from epoch 2, then the decays at 2 and 3 */
+    assert_true(fabs(a->step_lr[0] - 0.02) < 1e-15 && fabs(a->step_lr[31] - 0.02) < 1e-15);
+    assert_true(fabs(a->step_lr[32] - 0.004) < 1e-15 && fabs(a->step_lr[48] - 0.0004) < 1e-15);
+    release(a);
+    release(b);
+    /* without the authors' settings, paper=1 is a usage error naming what to add */
+    cfg.policy = "accordion:paper=1";
+    cfg.overlap = OVERLAP_NONE;
+    cfg.compressor = "topk";
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    if (!strstr(err.msg, "add: --compressor topk:ef=0,divide=0,index=int64,count=trunc "
+                         "--overlap tensor"))
+        fail_msg("%s", err.msg);
+}
+
 static void test_divergence_is_reported(void **state)
 {
     (void)state;
@@ -560,6 +621,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_slow_gpu_makes_the_others_wait),
         cmocka_unit_test(test_tcp_network_model_is_slower_than_the_formula),
         cmocka_unit_test(test_accordion_batch_mode_changes_the_batch_at_epoch_starts),
+        cmocka_unit_test(test_accordion_paper_runs_as_its_options_one_by_one),
         cmocka_unit_test(test_divergence_is_reported),
         cmocka_unit_test(test_a_finite_exploding_loss_is_a_divergence),
         cmocka_unit_test(test_bad_policy_specs_are_usage_errors),

@@ -120,6 +120,62 @@ static void test_lr_warmup_ramps_per_step(void **state)
     assert_float_equal(lr_at(&s, 7.0, 50), 0.5, 1e-12);
 }
 
+/* The Accordion authors' rate, transcribed from uw-mad-dash/Accordion main.py:218-233 (get_lr,
+ * the CIFAR "CNN" config: init_lr 0.1, warmup_epochs 5) and main.py:327,594 (epoch 0 runs at
+ * init_lr; each later epoch at get_lr of the previous epoch's index). */
+static double accordion_epoch_lr(int epoch, int workers)
+{
+    if (epoch == 0) return 0.1;
+    int epoch_num = epoch - 1;
+    double factor = 1.0 + (workers - 1.0) * fmin(epoch_num / 5.0, 1.0);
+    if (epoch_num <= 150) return 0.1 * factor;
+    if (epoch_num <= 250) return 0.1 / 10.0 * factor;
+    return 0.1 / 100.0 * factor;
+}
+
+static void test_lr_epoch_warmup_to_workers_x_lr_is_the_accordion_code_s(void **state)
+{
+    (void)state;
+    /* --lr 0.1 --lr-scale workers (4) --warmup-epochs 5 --warmup-shape epoch --lr-schedule step
+     * --lr-decay-epochs 152,252 --lr-decay-factor 0.1: every step of the 300 epochs */
+    LrSchedule s = {.kind = LR_STEP,
+                    .base_lr = 0.1,
+                    .warmup_epochs = 5,
+                    .warmup_shape = WARMUP_EPOCH,
+                    .peak_scale = 4,
+                    .decay_factor = 0.1,
+                    .n_milestones = 2,
+                    .milestones = {152, 252}};
+    for (int e = 0; e < 300; e++)
+        for (int k = 0; k < 10; k += 3)
+            assert_float_equal(lr_at(&s, e + k / 10.0, 10), accordion_epoch_lr(e, 4),
+                               1e-12 * accordion_epoch_lr(e, 4));
+    /* by hand: epochs 0 and 1 at 0.1, then +0.06 an epoch to 0.4 at epoch 6 */
+    assert_float_equal(lr_at(&s, 1.9, 10), 0.1, 1e-15);
+    assert_float_equal(lr_at(&s, 2.0, 10), 0.16, 1e-15);
+    assert_float_equal(lr_at(&s, 5.5, 10), 0.34, 1e-15);
+    assert_float_equal(lr_at(&s, 6.0, 10), 0.4, 1e-15);
+    assert_float_equal(lr_at(&s, 151.9, 10), 0.4, 1e-15);
+    assert_float_equal(lr_at(&s, 152.0, 10), 0.04, 1e-15);
+    /* one worker: no warm-up at all, as the code's factor 1 + 0 */
+    s.peak_scale = 1;
+    assert_float_equal(lr_at(&s, 0.0, 10), 0.1, 1e-15);
+    assert_float_equal(lr_at(&s, 3.0, 10), 0.1, 1e-15);
+}
+
+static void test_lr_step_warmup_to_workers_x_lr_is_goyal_s(void **state)
+{
+    (void)state;
+    /* Goyal et al.: from lr to k lr linearly per step: 2 epochs of 50 steps, k = 4, so step j
+     * runs at 0.1 (1 + 3 j / 100) */
+    LrSchedule s = {.kind = LR_CONSTANT, .base_lr = 0.1, .warmup_epochs = 2, .peak_scale = 4};
+    assert_float_equal(lr_at(&s, 0.0, 50), 0.1, 1e-15);
+    assert_float_equal(lr_at(&s, 1.0, 50), 0.25, 1e-15);
+    assert_float_equal(lr_at(&s, 99.0 / 50, 50), 0.1 * (1 + 3 * 0.99), 1e-15);
+    assert_float_equal(lr_at(&s, 2.0, 50), 0.4, 1e-15);
+    assert_float_equal(lr_at(&s, 9.0, 50), 0.4, 1e-15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +186,8 @@ int main(void)
         cmocka_unit_test(test_lr_constant_and_step),
         cmocka_unit_test(test_lr_cosine_endpoints),
         cmocka_unit_test(test_lr_warmup_ramps_per_step),
+        cmocka_unit_test(test_lr_epoch_warmup_to_workers_x_lr_is_the_accordion_code_s),
+        cmocka_unit_test(test_lr_step_warmup_to_workers_x_lr_is_goyal_s),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,13 @@ grep -q 'by=accuracy' pl/steps.csv || fail "plateau saw no evaluation"
   --policies sync,./netaware.so,./plateau.so,./halfway.so --out rep --no-plots --quiet > /dev/null
 [ "$(grep -c ',completed,' rep/compare.csv)" -eq 4 ] || { cat rep/compare.csv; fail "replay"; }
 
+# a plugin written for interface version 3 (before the context grew the run's settings) runs
+sed 's/\.iVersion = BELLOWS_POLICY_VERSION/.iVersion = 3/' "$here/policies/examples/halfway.c" > v3.c
+grep -q '\.iVersion = 3' v3.c || fail "v3.c: no iVersion to set"
+$cc -shared -fPIC -I "$here/policies" -o v3.so v3.c
+"$bellows" run $S --compressor powersgd --policy ./v3.so --out v3 --quiet > /dev/null
+grep -q '"status": "completed"' v3/summary.json || fail "a version-3 plugin"
+
 # a built-in policy and the same file built as a plugin give byte-identical results
 for twin in "static:level=1 static" "accordion accordion" "cpsgd:period=4 cpsgd" "adpsgd adpsgd"; do
   set -- $twin
@@ -82,7 +89,7 @@ expect_bad() { # SPEC FILE-IN-MESSAGE WORDS [COMMAND]
 expect_bad ./missing.so ./missing.so "no such file"
 expect_bad ./text.so ./text.so "cannot load it as a shared object"
 expect_bad ./bad1.so ./bad1.so "returned NULL"
-expect_bad ./bad2.so ./bad2.so "interface version 4, but this bellows knows versions 3 to 3 (update bellows)"
+expect_bad ./bad2.so ./bad2.so "interface version 5, but this bellows knows versions 3 to 4 (update bellows)"
 expect_bad ./bad3.so ./bad3.so "decide is NULL"
 expect_bad ./bad4.so ./bad4.so "mode 7"
 expect_bad ./bad5.so ./bad5.so "option 'k': its default '99' is not valid"
@@ -92,7 +99,7 @@ expect_bad ./bad8.so ./bad8.so "interface version 0"
 expect_bad ./bad9.so ./bad9.so "interface version 2, but .* rebuild the plugin against this bellows"
 expect_bad ./netaware.so:fraction=abc ./netaware.so "fraction=abc: expected a number"
 expect_bad ./netaware.so:nosuch=1 ./netaware.so "unknown option 'nosuch'"
-expect_bad ./bad2.so ./bad2.so "interface version 4" compare
+expect_bad ./bad2.so ./bad2.so "interface version 5" compare
 expect_bad "./a'b.so" "'./a'b.so'" "a plugin's path is made of"
 set +e
 "$bellows" policies --plugin ./bad3.so > out.txt 2> err.txt

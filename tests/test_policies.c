@@ -426,6 +426,202 @@ static void test_accordion_batch_mode(void **state)
     policy_free(f.p);
 }
 
+/* ---- Accordion, the authors' way: paper=1 and the fixed batch schedule ---- */
+
+/* make_ctx's run with the authors' settings scaled to `epochs` (accordion.c's header comment):
+ * the compressor's resolved spec, --overlap tensor, lr x workers warmed up per epoch, two 10x
+ * decays. */
+static PolicyContext paper_ctx(const char *compressor, const char *spec, int epochs, int warmup,
+                               int d1, int d2)
+{
+    PolicyContext c = make_ctx(compressor, strcmp(compressor, "topk") == 0 ? 0.1 : 2);
+    c.epochs = epochs;
+    snprintf(c.compressor_spec, sizeof c.compressor_spec, "%s", spec);
+    c.overlap = BELLOWS_OVERLAP_TENSOR;
+    c.lr_known = 1;
+    c.lr_peak_scale = c.workers;
+    c.warmup_epochs = warmup;
+    c.warmup_shape = BELLOWS_WARMUP_EPOCH;
+    c.n_decays = 2;
+    c.decay_epochs[0] = d1;
+    c.decay_epochs[1] = d2;
+    c.decay_factor = 0.1;
+    return c;
+}
+
+/* Epoch e's norms (2 steps): rank 0's and the mean drift apart and swing at different epochs,
+ * so the decider and the interval both show in the decisions. */
+static void paper_norms(int e, double r[2][4], double m[2][4])
+{
+    for (int st = 0; st < 2; st++)
+        for (int l = 0; l < 4; l++) {
+            r[st][l] = (l + 1) * (1 + 0.9 * ((e / 3 + l) % 2)) * (1 + 0.1 * st);
+            m[st][l] = (l + 1) * (1 + 0.9 * ((e / 7 + l) % 2)) * (1 + 0.2 * st);
+        }
+}
+
+/* Feeds `epochs` epochs to each policy (lr drops at the context's decay epochs) and returns
+ * how many steps' decisions (levels and batch) differ between a and b. */
+static int paper_differences(Policy *a, Policy *b, const PolicyContext *ctx, int epochs)
+{
+    Feed fa = {a, 0}, fb = {b, 0};
+    int differ = 0;
+    for (int e = 0; e < epochs; e++) {
+        double r[2][4], m[2][4];
+        paper_norms(e, r, m);
+        int decayed = ctx->n_decays && (e == ctx->decay_epochs[0] || e == ctx->decay_epochs[1]);
+        double la[2][4], lb[2][4];
+        PolicyDecision da[2] = {{.level = la[0]}, {.level = la[1]}};
+        PolicyDecision db[2] = {{.level = lb[0]}, {.level = lb[1]}};
+        feed_epoch(&fa, e, r, m, decayed, da);
+        feed_epoch(&fb, e, r, m, decayed, db);
+        for (int st = 0; st < 2; st++)
+            differ += memcmp(la[st], lb[st], sizeof la[st]) != 0 || da[st].batch != db[st].batch;
+    }
+    return differ;
+}
+
+static void test_accordion_paper_equals_the_authors_options_one_by_one(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *compressor, *cspec, *paper, *by_hand;
+        int epochs, warmup, d1, d2;
+    } cases[] = {
+        /* 300 epochs: interval 10, as main.py's switch_freq */
+        {"powersgd", "powersgd:ef=1,rank_change=reset", "accordion:paper=1",
+         "accordion:decider=rank0,interval=10,eta=0.5", 300, 5, 152, 252},
+        /* 60 epochs: round(10 x 60 / 300) = 2, warm-up 1, decays round(30.4), round(50.4) */
+        {"topk", "topk:ef=0,divide=0,index=int64,count=trunc", "accordion:paper=1",
+         "accordion:decider=rank0,interval=2", 60, 1, 30, 50},
+        /* mode=batch: switch round(20 x 60 / 300) = 4, compressor none */
+        {"none", "none", "accordion:mode=batch,paper=1",
+         "accordion:mode=batch,decider=rank0,interval=2,switch=4", 60, 1, 30, 50},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        PolicyContext ctx = paper_ctx(cases[i].compressor, cases[i].cspec, cases[i].epochs,
+                                      cases[i].warmup, cases[i].d1, cases[i].d2);
+        Policy *paper = create_ok(cases[i].paper, &ctx), *hand = create_ok(cases[i].by_hand, &ctx);
+        int n = paper_differences(paper, hand, &ctx, 61);
+        if (n) fail_msg("%s: %d decisions differ from %s", cases[i].paper, n, cases[i].by_hand);
+        policy_free(paper);
+        policy_free(hand);
+        /* and the defaults decide otherwise on the same norms, so the equality means something */
+        const char *plain =
+            strcmp(cases[i].compressor, "none") == 0 ? "accordion:mode=batch" : "accordion";
+        paper = create_ok(cases[i].paper, &ctx);
+        hand = create_ok(plain, &ctx);
+        assert_true(paper_differences(paper, hand, &ctx, 61) > 0);
+        policy_free(paper);
+        policy_free(hand);
+    }
+}
+
+/* The error of policy_create(spec) on ctx, which must be a usage error. */
+static const char *usage_error(const char *spec, const PolicyContext *ctx)
+{
+    static BwError err;
+    Policy *p = NULL;
+    err.msg[0] = '\0';
+    int rc = policy_create(spec, "--policy", ctx, &p, &err);
+    if (rc != BW_EUSAGE) fail_msg("%s: status %d, want a usage error", spec, rc);
+    return err.msg;
+}
+
+static void assert_has(const char *msg, const char *want)
+{
+    if (!strstr(msg, want)) fail_msg("'%s' not in: %s", want, msg);
+}
+
+static void test_accordion_paper_refuses_a_run_without_the_authors_settings(void **state)
+{
+    (void)state;
+    /* make_ctx's run (6 epochs, one decay at epoch 4, nothing else set): every setting missing,
+     * scaled to 6 epochs: warm-up max(1, round(0.1)) = 1, decays round(3.04), round(5.04) */
+    PolicyContext ctx = make_ctx("powersgd", 2);
+    snprintf(ctx.compressor_spec, sizeof ctx.compressor_spec, "powersgd:ef=1,rank_change=warm");
+    ctx.lr_known = 1;
+    ctx.lr_peak_scale = 1;
+    ctx.decay_factor = 0.1;
+    const char *msg = usage_error("accordion:paper=1", &ctx);
+    assert_has(msg, "--policy accordion: paper=1 needs the authors' run settings");
+    assert_has(msg, "add: --compressor powersgd:ef=1,rank_change=reset --overlap tensor "
+                    "--lr-scale workers --warmup-epochs 1 --warmup-shape epoch --lr-schedule step "
+                    "--lr-decay-epochs 3,5 --lr-decay-factor 0.1");
+    /* each setting fixed takes its flags off the list, the last one lets it run */
+    PolicyContext ok = paper_ctx("powersgd", "powersgd:ef=1,rank_change=reset", 6, 1, 3, 5);
+    ctx = ok;
+    ctx.overlap = BELLOWS_OVERLAP_DDP;
+    assert_true(strstr(usage_error("accordion:paper=1", &ctx), "add: --overlap tensor") &&
+                !strstr(usage_error("accordion:paper=1", &ctx), "--lr-scale"));
+    ctx = ok;
+    ctx.warmup_shape = BELLOWS_WARMUP_STEP;
+    assert_has(usage_error("accordion:paper=1", &ctx), "add: --warmup-epochs 1 --warmup-shape");
+    ctx = ok;
+    ctx.decay_epochs[1] = 4;
+    assert_has(usage_error("accordion:paper=1", &ctx), "add: --lr-schedule step --lr-decay-ep");
+    ctx = ok;
+    snprintf(ctx.compressor_spec, sizeof ctx.compressor_spec, "powersgd:ef=1,rank_change=warm");
+    assert_has(usage_error("accordion:paper=1", &ctx),
+               "add: --compressor powersgd:ef=1,rank_change=reset");
+    ctx = ok;
+    ctx.lr_peak_scale = 1;
+    assert_has(usage_error("accordion:paper=1", &ctx), "add: --lr-scale workers");
+    policy_free(create_ok("accordion:paper=1", &ok));
+    /* a replay's rate is the trace's: only the compressor and the overlap are checked */
+    ctx = ok;
+    ctx.lr_known = 0;
+    ctx.n_decays = 0;
+    ctx.warmup_epochs = ctx.lr_peak_scale = 0;
+    policy_free(create_ok("accordion:paper=1", &ctx));
+    /* TopK: the authors' wire; another compressor: none of theirs */
+    ctx = paper_ctx("topk", "topk:ef=1,divide=1,index=int32,count=ceil", 6, 1, 3, 5);
+    assert_has(usage_error("accordion:paper=1", &ctx),
+               "add: --compressor topk:ef=0,divide=0,index=int64,count=trunc");
+    ctx = paper_ctx("qsgd", "qsgd", 6, 1, 3, 5);
+    assert_has(usage_error("accordion:paper=1,critical=8,normal=2", &ctx),
+               "PowerSGD or TopK, not 'qsgd'");
+    ctx = paper_ctx("powersgd", "powersgd:ef=1,rank_change=reset", 6, 1, 3, 5);
+    assert_has(usage_error("accordion:mode=batch,paper=1", &ctx), "add: --compressor none");
+    /* an option paper=1 sets, given with another value; the same value is fine */
+    assert_has(usage_error("accordion:paper=1,decider=all", &ok), "paper=1 sets decider=rank0");
+    assert_has(usage_error("accordion:paper=1,interval=2", &ok), "paper=1 sets interval=1");
+    assert_has(usage_error("accordion:paper=1,eta=0.3", &ok), "paper=1 sets eta=0.5");
+    policy_free(create_ok("accordion:paper=1,decider=rank0,interval=1,critical=4", &ok));
+    /* one epoch cannot hold two decays */
+    ctx = paper_ctx("powersgd", "powersgd:ef=1,rank_change=reset", 1, 1, 1, 2);
+    assert_has(usage_error("accordion:paper=1", &ctx), "do not fit into 1 epochs");
+}
+
+static void test_accordion_batch_fixed_switch_schedule(void **state)
+{
+    (void)state;
+    /* switch=3: batch 64 (--batch) for epochs 0-2, 512 from epoch 3 on, whatever the norms and
+     * through the lr decay at epoch 4 (the authors' logs stay at 4096 after both decays) */
+    PolicyContext ctx = make_ctx("none", 0);
+    Feed f = {create_ok("accordion:mode=batch,switch=3", &ctx), 0};
+    PolicyDecision d[2] = {{.level = (double[4]){0}}, {.level = (double[4]){0}}};
+    for (int e = 0; e < 6; e++) {
+        feed_const(&f, e, 1 + 5 * (e % 2), 0, 1, 0, e == 4, d);     /* a 6x swing every epoch */
+        int want0 = e < 3 ? 64 : 512, want1 = e + 1 < 3 ? 64 : 512; /* the next step's batch */
+        assert_int_equal(d[0].batch, want0);
+        assert_int_equal(d[1].batch, want1);
+        assert_describe(f.p, want1 == 64 ? "C batch=64" : "N batch=512");
+    }
+    policy_free(f.p);
+    /* the online rule on the same norms goes back to the small batch (6x swings, the decay) */
+    f = (Feed){create_ok("accordion:mode=batch,interval=1", &ctx), 0};
+    int small_late = 0;
+    for (int e = 0; e < 6; e++) {
+        feed_const(&f, e, 1 + 5 * (e % 2), 0, 1, 0, e == 4, d);
+        small_late += e >= 3 && d[0].batch == 64;
+    }
+    assert_true(small_late > 0);
+    policy_free(f.p);
+    /* a fixed batch schedule is for mode=batch only */
+    assert_has(usage_error("accordion:switch=3", &ctx), "switch=3: a fixed schedule");
+}
+
 /* ---- the periodic policies ---- */
 
 /* Runs n steps of a periodic policy with steps_per_epoch from ctx, constant lr and loss, and
@@ -754,7 +950,10 @@ static void test_listing_names_every_policy_and_marks_reconstructions(void **sta
     const char *first = strstr(text, "[reconstruction]");
     assert_null(strstr(first + 1, "[reconstruction]"));
     assert_non_null(strstr(text, "eta=0.5"));
-    assert_non_null(strstr(text, "decider=all (all|rank0)"));
+    /* paper=1 sets decider and interval unless given: no table default, the help says it */
+    assert_non_null(strstr(text, "decider=- (all|rank0)"));
+    assert_non_null(strstr(text, "all (default: the mean over workers)"));
+    assert_non_null(strstr(text, "default 2 (suits short runs); the authors' code: 10"));
     free(text);
 }
 
@@ -768,6 +967,9 @@ int main(void)
         cmocka_unit_test(test_accordion_lr_decay_turns_every_layer_critical_until_the_next_check),
         cmocka_unit_test(test_accordion_decider_rank0_or_all),
         cmocka_unit_test(test_accordion_batch_mode),
+        cmocka_unit_test(test_accordion_paper_equals_the_authors_options_one_by_one),
+        cmocka_unit_test(test_accordion_paper_refuses_a_run_without_the_authors_settings),
+        cmocka_unit_test(test_accordion_batch_fixed_switch_schedule),
         cmocka_unit_test(test_cpsgd_averages_exactly_every_period_steps),
         cmocka_unit_test(test_postlocal_switches_at_switch_epoch),
         cmocka_unit_test(test_adacomm_periods_follow_loss_and_lr),

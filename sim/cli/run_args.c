@@ -362,6 +362,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->model = model_find(ta->model);
     cfg->mc = ta->mc;
     cfg->tc = ta->tc;
+    if (cfg->tc.lr.scale_by_workers) cfg->tc.lr.peak_scale = cfg->cluster.workers; /* --lr-scale */
     cfg->algo = (CollAlgo)coll_algo_parse(f->run.algorithm);
     cfg->backend = strcmp(f->run.collectives, "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
     cfg->compressor = f->run.compressor;

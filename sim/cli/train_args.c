@@ -25,14 +25,26 @@ static const CliOpt own_opts[] = {
     TRAIN_OPT("weight-decay", CLI_DOUBLE, weight_decay, "0", NULL, "L2 weight decay", 0, 1, NULL,
               0),
     TRAIN_OPT("lr-decay-epochs", CLI_DOUBLE_LIST, decay_epochs, NULL, "epochs",
-              "step schedule: epochs at which the rate is multiplied by --lr-decay-factor", 0,
-              TRAIN_MAX_EPOCHS, NULL, 16),
+              "step schedule: epochs at which the rate is multiplied by --lr-decay-factor (the "
+              "Accordion authors: 152,252 of 300, x 0.1)",
+              0, TRAIN_MAX_EPOCHS, NULL, 16),
     TRAIN_OPT("lr-decay-factor", CLI_DOUBLE, decay_factor, "0.1", NULL, "step schedule: multiplier",
               1e-6, 1, NULL, 0),
     TRAIN_OPT("lr-schedule", CLI_CHOICE, lr_schedule, "constant", NULL, "learning-rate schedule", 0,
               0, "constant|step|cosine", 0),
     TRAIN_OPT("warmup-epochs", CLI_DOUBLE, warmup_epochs, "0", "epochs",
-              "linear warm-up of the rate over the first epochs", 0, TRAIN_MAX_EPOCHS, NULL, 0),
+              "linear warm-up of the rate over the first epochs (the Accordion authors: 5)", 0,
+              TRAIN_MAX_EPOCHS, NULL, 0),
+    TRAIN_OPT("warmup-shape", CLI_CHOICE, warmup_shape, "step", NULL,
+              "step: the warm-up's rate grows every step; epoch: once an epoch, one epoch late "
+              "(epoch e at (e - 1) / --warmup-epochs of the way; needs --lr-scale workers), as "
+              "the Accordion authors' code (main.py get_lr)",
+              0, 0, "step|epoch", 0),
+    TRAIN_OPT("lr-scale", CLI_CHOICE, lr_scale, "none", NULL,
+              "none: --lr is the rate; workers: the rate is --lr x workers (Goyal et al.'s "
+              "linear scaling), the warm-up climbing from --lr to it, as the Accordion authors' "
+              "code (simulated runs)",
+              0, 0, "none|workers", 0),
     TRAIN_OPT("seed", CLI_LONG, seed, "1", NULL,
               "seed of the initialisation, the sampling order and every random stream", 0,
               2147483647.0, NULL, 0),
@@ -69,6 +81,14 @@ int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwErr
         return bw_fail(err, BW_EUSAGE, "--lr-schedule step: needs --lr-decay-epochs");
     if (!is_step && ta->decay_epochs.n > 0)
         return bw_fail(err, BW_EUSAGE, "--lr-decay-epochs: needs --lr-schedule step");
+    int by_workers = strcmp(ta->lr_scale, "workers") == 0;
+    int per_epoch = strcmp(ta->warmup_shape, "epoch") == 0;
+    if (per_epoch && !by_workers)
+        return bw_fail(err, BW_EUSAGE,
+                       "--warmup-shape epoch: climbs from --lr to --lr x workers; add "
+                       "--lr-scale workers");
+    if (per_epoch && !(ta->warmup_epochs > 0))
+        return bw_fail(err, BW_EUSAGE, "--warmup-shape epoch: needs --warmup-epochs above 0");
     for (int i = 1; i < ta->decay_epochs.n; i++)
         if (ta->decay_epochs.v[i] <= ta->decay_epochs.v[i - 1])
             return bw_fail(err, BW_EUSAGE, "--lr-decay-epochs: must be increasing");
@@ -91,6 +111,9 @@ int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwErr
     tc->lr.n_milestones = ta->decay_epochs.n;
     memcpy(tc->lr.milestones, ta->decay_epochs.v, sizeof(double) * (size_t)ta->decay_epochs.n);
     tc->lr.warmup_epochs = ta->warmup_epochs;
+    tc->lr.warmup_shape = per_epoch ? WARMUP_EPOCH : WARMUP_STEP;
+    tc->lr.peak_scale = 1; /* the run sets the worker count when scale_by_workers */
+    tc->lr.scale_by_workers = by_workers;
     tc->lr.total_epochs = ta->epochs;
 
     a->data_dir = ta->data_dir;

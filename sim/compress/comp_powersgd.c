@@ -7,7 +7,14 @@
  *   Q = M^T P; allreduce every Q in one buffer and divide by the workers; M' = P Q^T (the
  *   decoded mean); e = M - M'; the averaged Q is the next step's query (warm start).
  * Shapes here: Q is kept transposed, Qt [r x m], and P as Pt [r x n], so that a column of either
- * is a contiguous row and changing r keeps the other columns in place. */
+ * is a contiguous row and changing r keeps the other columns in place.
+ * rank_change=reset is the Accordion code's (uw-mad-dash/Accordion): a layer whose rank changes
+ * gets a new RankKReducer (sparsify_gradient.py:120-124), whose p_memory is None, so its Q is
+ * drawn afresh (powersgd_grad.py:93, 127-132) and the warm start is lost; the error-feedback
+ * memory stays (zero_memory is False in every published run). There every reducer's stream
+ * starts from RandomState(42) (powersgd_grad.py:19, sparsify_gradient.py:122), so a reset Q is
+ * the layer's very first one again; here it is a new draw of the run's shared stream, which is
+ * as independent of the gradient. */
 #include "compress_impl.h"
 
 #include <cblas.h>
@@ -35,7 +42,7 @@ static const SpecOpt OPTS[] = {
     {"ef", SPEC_INT, "1", 0, 1, NULL, "1: error feedback (e = M - P Q^T), as the paper"},
     {"rank_change", SPEC_CHOICE, "warm", 0, 0, "warm|reset",
      "when a layer's rank changes: warm keeps Q's first columns (new ones drawn N(0,1));"
-     " reset redraws all of Q, as the Accordion code did (both keep the EF memory)"},
+     " reset redraws all of Q (Accordion's code: reset); both keep the EF memory"},
 };
 
 static int psgd_init(Compressor *c, const SpecVal *vals, BwError *err)

@@ -279,6 +279,44 @@ oom:
     return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
 }
 
+/* Choice i of "a|b|c" into buf. */
+static void choice_word(const char *choices, int i, char *buf, size_t n)
+{
+    const char *p = choices;
+    for (; i > 0 && p; i--) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    size_t len = p ? strcspn(p, "|") : 0;
+    snprintf(buf, n, "%.*s", (int)len, p ? p : "");
+}
+
+int compress_spec_resolved(const char *spec, const char *flag, char *buf, size_t n, BwError *err)
+{
+    assert(buf && n > 0);
+    Spec s;
+    int rc = spec_parse(spec, flag, &s, err);
+    const CompressorOps *ops = rc ? NULL : compress_find(s.name);
+    if (!rc && !ops) rc = bw_fail(err, BW_EUSAGE, "%s: unknown compressor '%s'", flag, s.name);
+    SpecVal vals[SPEC_MAX_KV];
+    if (!rc) rc = spec_resolve(&s, ops->opts, ops->n_opts, vals, err);
+    if (rc) {
+        buf[0] = '\0';
+        return rc;
+    }
+    size_t used = (size_t)snprintf(buf, n, "%s", ops->name);
+    for (int i = 0; i < ops->n_opts && used < n; i++) {
+        char v[64];
+        if (ops->opts[i].type == SPEC_CHOICE)
+            choice_word(ops->opts[i].choices, vals[i].choice, v, sizeof v);
+        else
+            snprintf(v, sizeof v, "%.17g", vals[i].num);
+        used +=
+            (size_t)snprintf(buf + used, n - used, "%c%s=%s", i ? ',' : ':', ops->opts[i].key, v);
+    }
+    return BW_OK;
+}
+
 void compress_free(Compressor *c)
 {
     if (!c) return;

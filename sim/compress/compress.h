@@ -132,6 +132,11 @@ const float *compress_memory(const Compressor *c);
 /* The spec as given ("topk:ef=0"). */
 const char *compress_spec(const Compressor *c);
 
+/* The spec with every option spelled out in its table's order, defaults included: "topk:ef=0"
+ * gives "topk:ef=0,divide=1,index=int32,count=ceil" ("none" stays "none"). Usage errors as
+ * compress_create's (flag names the CLI flag); buf is "" then. */
+int compress_spec_resolved(const char *spec, const char *flag, char *buf, size_t n, BwError *err);
+
 /* The `bellows compressors` listing. */
 void compress_print_list(FILE *out);
 

@@ -78,8 +78,23 @@ static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Clust
     if (cfg->tc.lr.kind == LR_STEP)
         for (int i = 0; i < cfg->tc.lr.n_milestones && i < POLICY_MAX_DECAYS; i++)
             ctx->decay_epochs[ctx->n_decays++] = (int)ceil(cfg->tc.lr.milestones[i]);
+    const LrSchedule *lr = &cfg->tc.lr;
+    ctx->overlap = cfg->overlap == OVERLAP_DDP      ? BELLOWS_OVERLAP_DDP
+                   : cfg->overlap == OVERLAP_TENSOR ? BELLOWS_OVERLAP_TENSOR
+                                                    : BELLOWS_OVERLAP_NONE;
+    ctx->lr_known = !cfg->replay;
+    if (ctx->lr_known) {
+        ctx->lr_peak_scale = lr->peak_scale > 0 ? lr->peak_scale : 1;
+        ctx->warmup_epochs = lr->warmup_epochs;
+        ctx->warmup_shape =
+            lr->warmup_shape == WARMUP_EPOCH ? BELLOWS_WARMUP_EPOCH : BELLOWS_WARMUP_STEP;
+        ctx->decay_factor = lr->kind == LR_STEP ? lr->decay_factor : 0;
+    }
     Spec s;
     BwError ignore;
+    /* a bad spec leaves it empty: compress_create says what is wrong */
+    compress_spec_resolved(cfg->compressor, "--compressor", ctx->compressor_spec,
+                           sizeof ctx->compressor_spec, &ignore);
     if (spec_parse(cfg->compressor, "--compressor", &s, &ignore) == BW_OK) {
         snprintf(ctx->compressor, sizeof ctx->compressor, "%s", s.name);
         const CompressorOps *ops = compress_find(s.name);

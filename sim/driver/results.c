@@ -116,6 +116,8 @@ static void summary_schedule(JsonW *w, const RunConfig *cfg)
     jsonw_bool(w, "stop_at_target", cfg->stop_at_target);
     jsonw_bool(w, "nesterov", cfg->tc.sgd.nesterov);
     jsonw_double(w, "lr_warmup_epochs", cfg->tc.lr.warmup_epochs);
+    jsonw_string(w, "lr_warmup_shape", lr_warmup_shape_name(cfg->tc.lr.warmup_shape));
+    jsonw_double(w, "lr_peak_scale", cfg->tc.lr.peak_scale > 0 ? cfg->tc.lr.peak_scale : 1.0);
     jsonw_array(w, "lr_decay_epochs");
     for (int i = 0; cfg->tc.lr.kind == LR_STEP && i < cfg->tc.lr.n_milestones; i++)
         jsonw_double(w, NULL, cfg->tc.lr.milestones[i]);
