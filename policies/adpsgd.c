@@ -5,9 +5,9 @@
  * often as it falls. The paper's period rule, constants and code were not published; the rule
  * below is derived from the local-SGD bounds and is our own.
  *
- * Derivation. The local-SGD bounds (Wang & Joshi, Cooperative SGD, arXiv 1808.07576, Thm 1;
- * the premise of AdaComm and of Jiang & Agrawal) charge the error with the workers' discrepancy
- * summed over the steps, sum_t V_t. Within an interval of local steps the variance grows from 0
+ * Derivation. The local-SGD bounds (Wang & Joshi, Cooperative SGD, arXiv 1808.07576, JMLR 22
+ * (2021); the premise of AdaComm and of Jiang & Agrawal) charge the error with the workers'
+ * discrepancy from their mean summed over the steps, sum_t V_t. Within an interval of local steps the variance grows from 0
  * at the averaging as V(k) = r k^b after k steps, r being the per-step divergence rate (lr^2
  * times the disagreement of the workers' gradients) and b >= 1 the growth exponent (1 for a
  * random walk; more with momentum, which carries each gradient into the next ~1/(1-mu) steps:
@@ -21,27 +21,34 @@
  *
  * Rule. T = epochs x steps per epoch; the budget is N = floor(T / period) averagings, what
  * cpsgd:period=P makes, so the two compare at equal bytes (the paper's framing).
- *   1. Each measurement V of an interval of l steps gives the lr-free rate
- *      u = V / (l^g x mean lr^2 over the interval), g = `growth`. Intervals that start before
- *      step `warmup` (momentum building up) are not used. log u is smoothed, ubar = (log u +
- *      ubar) / 2, and fitted against log t (least squares, weighted by l): the trend
- *      L(t) = alpha + beta log t, beta in [-2, 1] (0 until 3 measurements).
- *   2. The forecast rate at a later step s is r(s) = u(s) lr(s)^2 with u on the trend's slope,
- *      and lr(s) the current lr times `decay` (or the factor of the run's first decay, once
- *      seen) at each decay epoch of the context to come.
+ *   1. Each measurement V of an interval of l steps from step t0 gives the lr-free rate
+ *      u = V / (l^g x the interval's mean lr^2), g = `growth`. Intervals that start before step
+ *      `warmup` (momentum building up) are not used. log u is smoothed, ubar = (log u + ubar)/2,
+ *      and fitted against x = log(t0 + l/2) by least squares weighted by l x exp(-(x_last - x))
+ *      (a point from e times earlier weighs 1/e: the trend of the recent run): the trend
+ *      L(t) = alpha + beta log t, beta clamped to [-2, 1], 0 until 3 measurements.
+ *   2. The forecast rate at a later step s is r(s) ~ exp(L(s)) lr(s)^2: u on the trend, lr(s)
+ *      the current lr times `decay` (or the factor of the run's first decay, once seen) at each
+ *      decay epoch of the context still to come. (A schedule the context does not describe,
+ *      cosine or warm-up, is not forecast: only its measurements show it.)
  *   3. After each averaging, at step t with S = T - t steps and R = N - (averagings so far)
  *      left, the plan p(s) = C (r(s) / r(t))^(-a), a = 1/(g+1), spends R averagings over S
  *      steps when C = J / R, J = int_t^T (r(s) / r(t))^a ds (closed form per lr phase); the
  *      next period is  p = exp(a (L(t) - ubar)) x J / R,  rounded, in [1, S]: shorter than the
  *      plan while the measured rate is above its trend, longer below. R = 0: no more averaging.
- * Because u is measured with the same g that steers p, the fixed point of step 3 is
- * p ~ r^(-1/(b+1)) whatever g is (g only sets how fast it is reached): the estimate does not
- * depend on the current period. Under a constant lr and a flat variance the period stays near
- * `period`; a falling trend gives shorter periods early and longer late; a 10x lr decay, with
- * the variance ~ lr^2, lengthens it 100^a-fold (6.3x with g = 1.5). A measurement reaches the
- * policy one step after its averaging (obs.averaged), so a new period applies to the interval
- * already under way. Without measurements (one worker, a replay without variance) the period
- * follows the plan alone. */
+ *      Before any measurement (and at step 0) p = J / R with beta = 0: the lr schedule alone.
+ * Constants: growth g = 1.5 (between the mlp's measured 1.4 and 1.75), warmup 10 steps (the
+ * time constant 1/(1-mu) of momentum 0.9), decay 0.1 (PyTorch MultiStepLR's usual gamma and
+ * bellows' --lr-decay-factor), smoothing 1/2, memory 1 (in log time), beta in [-2, 1].
+ * Because u is measured with the same g that steers p, at a given C the fixed point of step 3
+ * is p ~ r^(-1/(b+1)) whatever g is (g only sets how fast it is reached): the estimate does
+ * not depend on the current period, as one assuming V ~ l (b = 1) did. Under a constant lr
+ * and a flat variance the period stays near `period`; a falling trend gives shorter periods
+ * early and longer ones late (a fall that the trend could not foresee is met with the budget
+ * already spent); a 10x lr decay, the variance ~ lr^2, lengthens it 100^a-fold (6.3x at
+ * g = 1.5). A measurement reaches the policy one step after its averaging (obs.averaged), so
+ * a new period applies to the interval already under way. Without measurements (one worker, a
+ * replay without variance) the period follows the plan alone. */
 #include "policy_impl.h"
 
 #include <limits.h>
@@ -81,7 +88,7 @@ static const BellowsPolicyOpt adpsgd_opts[] = {
                     "g: V(l) ~ l^g within an interval (measured on the mlp: 1.4-1.75); a = "
                     "1/(g+1)"},
     [OPT_WARMUP] = {"warmup", BELLOWS_OPT_INT, "10", 0, 1e9, NULL,
-                    "steps whose intervals are not measured (momentum building up)"},
+                    "intervals that start before this step are not measured (momentum building up)"},
     [OPT_DECAY] = {"decay", BELLOWS_OPT_DOUBLE, "0.1", 1e-6, 1, NULL,
                    "lr factor assumed at the context's decay epochs until one is seen"},
 };
@@ -216,13 +223,16 @@ static void adpsgd_describe(const BellowsPolicy *p, char *buf, size_t n)
 const BellowsPolicyOps policy_adpsgd_ops = {
     .iVersion = BELLOWS_POLICY_VERSION,
     .name = "adpsgd",
-    .help = "local SGD with the averagings of cpsgd:period=P (floor(steps/P)), each period "
-            "p ~ r^(-1/(g+1)), r the per-step growth of the measured parameter variance (its "
-            "log-log trend and the lr decays forecast), scaled to spend the budget left: "
-            "minimises the variance summed over the run",
-    .source = "Jiang & Agrawal, Adaptive Periodic Averaging, arXiv 2007.06134 (principle only; "
-              "rule from the local-SGD bounds, Wang & Joshi arXiv 1808.07576: minimise the summed "
-              "variance on a fixed budget; see policies/adpsgd.c)",
+    .help = "local SGD with cpsgd:period=P's budget, floor(steps/P) averagings: period ~ "
+            "r^(-1/(g+1)), r = u lr^2 the per-step growth of the parameter variance V measured "
+            "after l local steps, u = V/(l^g mean lr^2) (the Lagrange optimum of the variance "
+            "summed over the run on that budget); p = exp(a (L(t) - smoothed log u)) x J/R, "
+            "a = 1/(g+1), "
+            "L the trend of log u in log t (least squares, memory 1 in log t, slope in [-2,1]), "
+            "J = int_t^T (r(s)/r(t))^a ds with the lr decays forecast, R the averagings left",
+    .source = "Jiang & Agrawal, Adaptive Periodic Averaging, arXiv 2007.06134 (principle only: "
+              "rule and constants are a bellows reconstruction, derived from the local-SGD bound "
+              "of Wang & Joshi, Cooperative SGD, arXiv 1808.07576; policies/adpsgd.c)",
     .mode = BELLOWS_POLICY_PERIODIC,
     .opts = adpsgd_opts,
     .n_opts = BELLOWS_N(adpsgd_opts),
