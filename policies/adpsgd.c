@@ -7,15 +7,15 @@
  *
  * Derivation. The local-SGD bounds (Wang & Joshi, Cooperative SGD, arXiv 1808.07576, JMLR 22
  * (2021); the premise of AdaComm and of Jiang & Agrawal) charge the error with the workers'
- * discrepancy from their mean summed over the steps, sum_t V_t. Within an interval of local steps the variance grows from 0
- * at the averaging as V(k) = r k^b after k steps, r being the per-step divergence rate (lr^2
- * times the disagreement of the workers' gradients) and b >= 1 the growth exponent (1 for a
- * random walk; more with momentum, which carries each gradient into the next ~1/(1-mu) steps:
- * measured on the mlp, b ~ 1.4 with local momentum buffers and ~ 1.75 with averaged ones). An
- * interval of p steps then costs sum_k V(k) ~ r p^(b+1) / (b+1). Minimising the total cost
- * int r(t) p(t)^b dt over a run of T steps with a budget of N averagings, int dt / p(t) = N,
- * gives (Lagrange) b r p^(b+1) = const:
- *     p(t) = C r(t)^(-a),  a = 1 / (b + 1)    (a = 1/2 for a random walk: 1 / sqrt(r)),
+ * discrepancy from their mean summed over the steps, sum_t V_t. Within an interval of local
+ * steps the variance grows from 0 at the averaging as V(k) = r k^b after k steps, r being the
+ * per-step divergence rate (lr^2 times the disagreement of the workers' gradients) and b >= 1
+ * the growth exponent (1 for a random walk; more with momentum, which carries each gradient
+ * into the next ~1/(1-mu) steps: measured on the mlp, b ~ 1.4 with local momentum buffers and
+ * ~ 1.75 with averaged ones). An interval of p steps then costs sum_k V(k) ~ r p^(b+1) / (b+1).
+ * Minimising the total cost int r(t) p(t)^b dt over a run of T steps on a budget of N
+ * averagings, int dt / p(t) = N, gives (Lagrange) b r p^(b+1) = const:
+ *     p(t) = C r(t)^(-a),  a = 1 / (b + 1)   (a = 1/2 for a random walk: 1 / sqrt(r)),
  * with C the one constant that spends the budget. Equivalently p V(p) is the same at every
  * averaging, a condition on measured quantities alone.
  *
@@ -65,18 +65,18 @@ typedef struct {
     int n_decays, decay_seen;
     double lr_prev;
     PolicyClock clock;
-    long n_avg;           /* averagings decided so far */
-    long start;           /* first step of the interval under way */
-    double lr2_sum;       /* its lr^2, summed over its steps */
-    long pend_start;      /* the interval averaged after the previous step; pend_len 0: none */
+    long n_avg;      /* averagings decided so far */
+    long start;      /* first step of the interval under way */
+    double lr2_sum;  /* its lr^2, summed over its steps */
+    long pend_start; /* the interval averaged after the previous step; pend_len 0: none */
     long pend_len;
-    double pend_lr2;      /* its mean lr^2 */
+    double pend_lr2; /* its mean lr^2 */
     int have_u;
-    double ubar;          /* smoothed log u */
+    double ubar;                /* smoothed log u */
     double w, sx, sy, sxx, sxy; /* weighted sums of the trend's fit (x = log t, y = log u) */
     int n_fit;
-    double x_last;        /* log-time of the last point fitted */
-    double beta;          /* the trend's slope */
+    double x_last; /* log-time of the last point fitted */
+    double beta;   /* the trend's slope */
 } AdpsgdState;
 
 enum { OPT_PERIOD, OPT_GROWTH, OPT_WARMUP, OPT_DECAY };
@@ -87,8 +87,9 @@ static const BellowsPolicyOpt adpsgd_opts[] = {
     [OPT_GROWTH] = {"growth", BELLOWS_OPT_DOUBLE, "1.5", 0.5, 4, NULL,
                     "g: V(l) ~ l^g within an interval (measured on the mlp: 1.4-1.75); a = "
                     "1/(g+1)"},
-    [OPT_WARMUP] = {"warmup", BELLOWS_OPT_INT, "10", 0, 1e9, NULL,
-                    "intervals that start before this step are not measured (momentum building up)"},
+    [OPT_WARMUP] =
+        {"warmup", BELLOWS_OPT_INT, "10", 0, 1e9, NULL,
+         "intervals that start before this step are not measured (momentum building up)"},
     [OPT_DECAY] = {"decay", BELLOWS_OPT_DOUBLE, "0.1", 1e-6, 1, NULL,
                    "lr factor assumed at the context's decay epochs until one is seen"},
 };
@@ -193,8 +194,8 @@ static void adpsgd_observe(BellowsPolicy *p, const BellowsPolicyObs *obs)
     }
     s->lr_prev = obs->lr;
     if (s->pend_len == 0) return;
-    if (obs->averaged) adpsgd_measure(s, obs->param_variance, s->pend_start, s->pend_len,
-                                      s->pend_lr2);
+    if (obs->averaged)
+        adpsgd_measure(s, obs->param_variance, s->pend_start, s->pend_len, s->pend_lr2);
     s->pend_len = 0;
     adpsgd_plan(s, obs->step);
 }

@@ -665,9 +665,14 @@ static void adpsgd_feed(const char *spec, const PolicyContext *c, RateFn rate, d
     out->averagings = 0;
     for (long t = 0; t < 400; t++) {
         const double lr = adpsgd_lr(c, t);
-        PolicyObs obs = {.step = t, .epoch = (int)(t / 10), .lr = lr, .loss = 1,
-                         .lr_decayed = t > 0 && lr < adpsgd_lr(c, t - 1),
-                         .grad_norm_rank0 = norms, .grad_norm_mean = norms,
+        const int decayed = t > 0 && lr < adpsgd_lr(c, t - 1);
+        PolicyObs obs = {.step = t,
+                         .epoch = (int)(t / 10),
+                         .lr = lr,
+                         .loss = 1,
+                         .lr_decayed = decayed,
+                         .grad_norm_rank0 = norms,
+                         .grad_norm_mean = norms,
                          .averaged = pend_len > 0};
         if (pend_len > 0) {
             obs.param_variance = rate(t - 1) * pow((double)pend_len, b) * pend_lr2;
@@ -734,8 +739,10 @@ static void test_adpsgd_first_period_is_the_plan(void **state)
     const struct {
         const char *spec;
         int n_decays, want;
-    } cases[] = {{"adpsgd:period=4", 0, 4},           {"adpsgd:period=4", 1, 2},
-                 {"adpsgd:period=4,growth=1", 1, 2}, {"adpsgd:period=4,decay=0.5", 1, 3},
+    } cases[] = {{"adpsgd:period=4", 0, 4},
+                 {"adpsgd:period=4", 1, 2},
+                 {"adpsgd:period=4,growth=1", 1, 2},
+                 {"adpsgd:period=4,decay=0.5", 1, 3},
                  {"adpsgd:period=2", 0, 2}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         PolicyContext c = adpsgd_ctx(cases[i].n_decays, 20, 0);
@@ -789,7 +796,8 @@ static void test_adpsgd_period_follows_the_variance_on_a_budget(void **state)
     adpsgd_feed("adpsgd:period=4", &c, rate_falling, 1.5, NULL, &run);
     double first = adpsgd_mean(&run, 0, 40), last = adpsgd_mean(&run, 267, 400);
     if (labs(run.averagings - 100) > 10 || last < 2 * first)
-        fail_msg("falling: %ld averagings, mean period %.2f then %.2f", run.averagings, first, last);
+        fail_msg("falling: %ld averagings, mean period %.2f then %.2f", run.averagings, first,
+                 last);
 
     adpsgd_feed("adpsgd:period=4", &c, rate_bump, 1.5, NULL, &run);
     assert_int_equal(run.period[199], 4);
