@@ -31,6 +31,7 @@ typedef struct {
     double step_variance[MAX_STEPS];
     int step_averaged[MAX_STEPS];
     int step_batch[MAX_STEPS];
+    int step_period[MAX_STEPS];
     double step_lr[MAX_STEPS];
     double step_loss[MAX_STEPS];
     double step_bytes[MAX_STEPS];
@@ -118,6 +119,7 @@ static Shared *simulate(RunConfig cfg)
             sh->step_variance[i] = res.steps[i].variance;
             sh->step_averaged[i] = res.steps[i].averaged;
             sh->step_batch[i] = res.steps[i].batch;
+            sh->step_period[i] = res.steps[i].period;
             sh->step_lr[i] = res.steps[i].lr;
             sh->step_loss[i] = res.steps[i].loss;
             sh->step_bytes[i] = res.steps[i].bytes;
@@ -437,6 +439,94 @@ static void test_cpsgd_averages_every_period_steps_and_measures_variance(void **
     release(sh);
 }
 
+/* --average-momentum: the momentum buffers ride in the averaging's allreduce, which moves twice
+ * the bytes and changes the dynamics; a gradient-mode policy ignores it (its buffers are equal). */
+static void test_average_momentum_doubles_the_averaging(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(4, 8, 1);
+    cfg.policy = "cpsgd:period=4";
+    Shared *a = simulate(cfg);
+    cfg.average_momentum = 1;
+    Shared *b = simulate(cfg);
+    assert_int_equal(a->rc, BW_OK);
+    assert_int_equal(b->rc, BW_OK);
+    assert_int_equal(b->averagings, a->averagings);
+    assert_float_equal(b->bytes, 2 * a->bytes, 1e-9 * a->bytes);
+    assert_true(b->comm_s > a->comm_s);
+    assert_true(memcmp(a->params, b->params, sizeof a->params) != 0);
+    release(a);
+    release(b);
+    cfg = base_config(4, 8, 1);
+    a = simulate(cfg);
+    cfg.average_momentum = 1;
+    b = simulate(cfg);
+    assert_float_equal(b->bytes, a->bytes, 0);
+    assert_memory_equal(a->params, b->params, sizeof a->params);
+    release(a);
+    release(b);
+}
+
+/* The mean period over steps [lo, hi). */
+static double mean_period(const Shared *sh, long lo, long hi)
+{
+    double sum = 0;
+    for (long s = lo; s < hi; s++) sum += sh->step_period[s];
+    return sum / (double)(hi - lo);
+}
+
+/* ADPSGD under a constant lr, on data the mlp learns by heart (the gradients' disagreement, so
+ * the parameter variance, falls as the loss does): the period lengthens, and the run averages as
+ * often as cpsgd with the same period (equal bytes). 400 steps. */
+static void test_adpsgd_lengthens_its_period_on_cpsgd_s_budget(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(4, 16, 50); /* 512 samples / 64 = 8 steps an epoch */
+    cfg.eval_every = 400;
+    cfg.tc.lr.base_lr = 0.003;
+    cfg.policy = "adpsgd:period=4";
+    Shared *ad = simulate(cfg);
+    cfg.policy = "cpsgd:period=4";
+    Shared *cp = simulate(cfg);
+    assert_int_equal(ad->rc, BW_OK);
+    assert_int_equal(cp->rc, BW_OK);
+    const long T = ad->n_steps;
+    assert_int_equal(T, 400);
+    assert_int_equal(cp->averagings, 100);
+    const double first = mean_period(ad, 0, T / 10), last = mean_period(ad, T - T / 3, T);
+    printf("adpsgd: %ld averagings (cpsgd %ld), mean period %.2f over the first tenth, %.2f over "
+           "the last third\n",
+           ad->averagings, cp->averagings, first, last);
+    assert_true(fabs((double)ad->averagings - (double)cp->averagings) <= 0.1 * cp->averagings);
+    assert_true(last >= 2 * first);
+    release(ad);
+    release(cp);
+}
+
+/* ADPSGD across a 10x lr decay: the variance falls ~100x (it goes as lr^2), so the period
+ * lengthens ~100^(1/(g+1)) = 6.3x (g = 1.5, policies/adpsgd.c), on cpsgd's budget. */
+static void test_adpsgd_lengthens_its_period_at_an_lr_decay(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(4, 16, 20); /* 160 steps, the decay at step 80 */
+    cfg.eval_every = 160;
+    cfg.tc.lr.base_lr = 0.003;
+    cfg.tc.lr.kind = LR_STEP;
+    cfg.tc.lr.decay_factor = 0.1;
+    cfg.tc.lr.n_milestones = 1;
+    cfg.tc.lr.milestones[0] = 10;
+    cfg.policy = "adpsgd:period=4";
+    Shared *ad = simulate(cfg);
+    assert_int_equal(ad->rc, BW_OK);
+    assert_int_equal(ad->n_steps, 160);
+    const double before = mean_period(ad, 40, 80), after = mean_period(ad, 100, 140);
+    printf("adpsgd: %ld averagings (cpsgd 40), mean period %.2f before the decay, %.2f after\n",
+           ad->averagings, before, after);
+    assert_true(fabs((double)ad->averagings - 40) <= 4);
+    assert_true(after >= 3.5 * before && after <= 12 * before);
+    release(ad);
+}
+
 static void test_a_slow_gpu_makes_the_others_wait(void **state)
 {
     (void)state;
@@ -618,6 +708,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_same_seed_gives_identical_results),
         cmocka_unit_test(test_compute_threads_give_the_sequential_results),
         cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),
+        cmocka_unit_test(test_average_momentum_doubles_the_averaging),
+        cmocka_unit_test(test_adpsgd_lengthens_its_period_on_cpsgd_s_budget),
+        cmocka_unit_test(test_adpsgd_lengthens_its_period_at_an_lr_decay),
         cmocka_unit_test(test_a_slow_gpu_makes_the_others_wait),
         cmocka_unit_test(test_tcp_network_model_is_slower_than_the_formula),
         cmocka_unit_test(test_accordion_batch_mode_changes_the_batch_at_epoch_starts),

@@ -772,63 +772,238 @@ static void test_adacomm_periods_follow_loss_and_lr(void **state)
     policy_free(p);
 }
 
-static void test_adpsgd_period_grows_as_the_variance_falls(void **state)
+/* ---- ADPSGD on synthetic variances ---- */
+
+/* A run of 400 steps (40 epochs of 10), lr 0.1 divided by 10 at each of the context's decays. */
+static PolicyContext adpsgd_ctx(int n_decays, int d0, int d1)
 {
-    (void)state;
-    PolicyContext ctx = make_ctx("none", 0);
-    Policy *p = create_ok("adpsgd:calib=2,slack=1,grow=2,max=16", &ctx);
+    PolicyContext c = make_ctx("none", 0);
+    c.epochs = 40;
+    c.n_decays = n_decays;
+    c.decay_epochs[0] = d0;
+    c.decay_epochs[1] = d1;
+    return c;
+}
+
+static double adpsgd_lr(const PolicyContext *c, long t)
+{
+    double lr = c->lr0;
+    for (int i = 0; i < c->n_decays; i++)
+        if (t >= (long)c->decay_epochs[i] * c->steps_per_epoch) lr *= 0.1;
+    return lr;
+}
+
+/* The variance an interval of len steps from start measures: rate(t) x len^b x mean lr^2. */
+typedef double (*RateFn)(long t);
+
+typedef struct {
+    int period[400];
+    long averagings;
+} AdpsgdRun;
+
+/* The naive reference of the rule (policies/adpsgd.c), from scratch at every measurement: the
+ * fit over every stored point with its forgetting weight, and J by a midpoint sum. */
+typedef struct {
+    double g, decay;
+    long T, budget, warmup;
+    double x[400], y[400], w[400];
+    int n;
+    double ubar;
+} AdpsgdRef;
+
+/* The period the rule plans at step t after n_avg averagings, before rounding. */
+static double adpsgd_ref_plan(AdpsgdRef *r, const PolicyContext *c, long t, long n_avg)
+{
+    const double a = 1 / (r->g + 1);
+    const long left = r->T - t, R = r->budget - n_avg;
+    if (R <= 0) return (double)left + 1;
+    double beta = 0, mx = 0, my = 0, W = 0;
+    for (int j = 0; j < r->n; j++) {
+        double w = r->w[j] * exp(-(r->x[r->n - 1] - r->x[j]));
+        W += w, mx += w * r->x[j], my += w * r->y[j];
+    }
+    if (r->n > 0) mx /= W, my /= W;
+    if (r->n >= 3) {
+        double sxy = 0, sxx = 0;
+        for (int j = 0; j < r->n; j++) {
+            double w = r->w[j] * exp(-(r->x[r->n - 1] - r->x[j]));
+            sxy += w * (r->x[j] - mx) * (r->y[j] - my), sxx += w * (r->x[j] - mx) * (r->x[j] - mx);
+        }
+        beta = fmin(1, fmax(-2, sxy / sxx));
+    }
+    /* J by the midpoint rule within each lr phase (the factor constant there) */
+    double J = 0, lo = (double)t, f = 1;
+    for (int i = 0; i <= c->n_decays; i++) {
+        double hi = i < c->n_decays ? (double)c->decay_epochs[i] * (double)c->steps_per_epoch
+                                    : (double)r->T;
+        if (hi <= lo) continue;
+        const int slices = 20000;
+        double h = (hi - lo) / slices;
+        for (int k = 0; k < slices; k++)
+            J += h * pow(pow((lo + (k + 0.5) * h) / (double)t, beta) * f * f, a);
+        lo = hi;
+        f *= r->decay;
+    }
+    double p = J / (double)R;
+    if (r->n > 0) p *= exp(a * (my + beta * (log((double)t) - mx) - r->ubar));
+    return p < 1 ? 1 : p > (double)left ? (double)left : p;
+}
+
+/* Feeds spec 400 steps whose variances follow rate and b; with ref, checks every period the
+ * policy plans after a measurement against the naive reference. */
+static void adpsgd_feed(const char *spec, const PolicyContext *c, RateFn rate, double b,
+                        AdpsgdRef *ref, AdpsgdRun *out)
+{
+    Policy *p = create_ok(spec, c);
     double norms[4] = {1, 1, 1, 1};
-    /* The per-step divergence rate of the k-th measured interval; each measurement reports
-     * V = rate x interval length, one step after its averaging. By hand:
-     *  avg after 0, 1 (period 1): V = 1, 1 -> calibrated target V* = 1
-     *    2nd measurement (step 2): r = 1, floor(1/1) = 1 -> period 1, average after 2
-     *  step 3: V = 0.25 (len 1): floor(4) = 4, capped at 2 x 1 -> period 2: average after 4
-     *  step 5: V = 0.5 (len 2, r 0.25): 4, cap 4 -> period 4: average after 8
-     *  step 9: V = 0.25 (len 4, r 0.0625): 16, cap 8 -> period 8: average after 16
-     *  step 17: V = 0.08 (len 8, r 0.01): 100, cap 16 -> 16: average after 32
-     *  step 33: V = 8 (len 16, r 0.5): the variance rose: floor(2) = 2: average after 34 */
-    const double rate[] = {1, 1, 0.25, 0.25, 0.0625, 0.01, 0.5, 0.5};
-    const long want_avg[] = {0, 1, 2, 4, 8, 16, 32, 34};
-    const int want_period[35] = {1,  1,  1,  2,  2,  4,  4,  4,  4,  8,  8,  8,
-                                 8,  8,  8,  8,  8,  16, 16, 16, 16, 16, 16, 16,
-                                 16, 16, 16, 16, 16, 16, 16, 16, 16, 2,  2};
-    int k = 0, averaged = 0;
-    long len = 0, since = 0;
-    for (long t = 0; t < 35; t++) {
+    long start = 0, pend_start = 0, pend_len = 0;
+    double lr2 = 0, pend_lr2 = 0;
+    out->averagings = 0;
+    for (long t = 0; t < 400; t++) {
+        const double lr = adpsgd_lr(c, t);
+        const int decayed = t > 0 && lr < adpsgd_lr(c, t - 1);
         PolicyObs obs = {.step = t,
-                         .lr = 0.1,
+                         .epoch = (int)(t / 10),
+                         .lr = lr,
                          .loss = 1,
+                         .lr_decayed = decayed,
                          .grad_norm_rank0 = norms,
                          .grad_norm_mean = norms,
-                         .averaged = averaged,
-                         .param_variance = averaged ? rate[k - 1] * (double)len : 0};
+                         .averaged = pend_len > 0};
+        if (pend_len > 0) {
+            obs.param_variance = rate(t - 1) * pow((double)pend_len, b) * pend_lr2;
+            if (ref && pend_start >= ref->warmup) {
+                int j = ref->n++;
+                ref->x[j] = log((double)pend_start + 0.5 * (double)pend_len);
+                ref->y[j] = log(obs.param_variance / (pow((double)pend_len, ref->g) * pend_lr2));
+                ref->w[j] = (double)pend_len;
+                ref->ubar = j == 0 ? ref->y[j] : 0.5 * (ref->y[j] + ref->ubar);
+            }
+        }
         PolicyDecision d = {.level = (double[4]){0}};
         policy_step(p, &obs, &d);
-        if (t == 1) assert_describe(p, "period=1 calib=1/2");
-        assert_int_equal(d.period, want_period[t]);
-        since++;
-        averaged = d.average;
-        if (averaged) {
-            if (k >= 8 || want_avg[k] != t) fail_msg("unexpected averaging after step %ld", t);
-            k++;
-            len = since;
-            since = 0;
+        out->period[t] = d.period;
+        if (ref && pend_len > 0) {
+            /* the period is the reference's rounded, either way within 1e-6 of a half */
+            double want = adpsgd_ref_plan(ref, c, t, out->averagings);
+            if (fabs(d.period - want) > 0.5 + 1e-6 ||
+                (fabs(fabs(d.period - want) - 0.5) > 1e-6 && d.period != floor(want + 0.5)))
+                fail_msg("step %ld: period %d, the reference %.6f", t, d.period, want);
+        }
+        lr2 += lr * lr;
+        pend_len = 0;
+        if (d.average) {
+            out->averagings++;
+            pend_start = start, pend_len = t + 1 - start, pend_lr2 = lr2 / (double)pend_len;
+            start = t + 1, lr2 = 0;
         }
     }
-    assert_int_equal(k, 8);
-    assert_describe(p, "period=2");
     policy_free(p);
 }
 
-static void test_adpsgd_without_measurements_stays_synchronous(void **state)
+static double adpsgd_mean(const AdpsgdRun *r, long lo, long hi)
+{
+    double s = 0;
+    for (long t = lo; t < hi; t++) s += r->period[t];
+    return s / (double)(hi - lo);
+}
+
+static double rate_flat(long t)
+{
+    (void)t;
+    return 1e-3;
+}
+static double rate_falling(long t) /* falls 1600-fold over the run, as 1/t^2 */
+{
+    return 1e-3 * 100.0 / ((double)(t + 10) * (double)(t + 10));
+}
+static double rate_bump(long t) /* flat, 4x for the interval that ends at step 199 */
+{
+    return t == 199 ? 4e-3 : 1e-3;
+}
+
+/* Before any measurement the period is the plan's: J / budget, J = int_0^T (lr(s)/lr0)^(2a) ds.
+ * By hand, T = 400, period=4 (budget 100), g = 1.5 (a = 0.4):
+ *   no decay:          J = 400                                  -> 4
+ *   decay at step 200: J = 200 + 200 x 0.01^0.4 = 231.70        -> 2.317 -> 2
+ *   growth=1 (a=1/2):  J = 200 + 200 x 0.1     = 220            -> 2.2   -> 2
+ *   decay=0.5:         J = 200 + 200 x 0.25^0.4 = 315.49        -> 3.15  -> 3
+ *   period=2, no decay: 400 / 200 = 2 */
+static void test_adpsgd_first_period_is_the_plan(void **state)
 {
     (void)state;
-    PolicyContext ctx = make_ctx("none", 0);
-    Policy *p = create_ok("adpsgd", &ctx);
-    long avg[40];
-    assert_int_equal(run_periodic(p, 40, avg, NULL), 40);
-    assert_describe(p, "period=1 calib=0/8");
+    const struct {
+        const char *spec;
+        int n_decays, want;
+    } cases[] = {{"adpsgd:period=4", 0, 4},
+                 {"adpsgd:period=4", 1, 2},
+                 {"adpsgd:period=4,growth=1", 1, 2},
+                 {"adpsgd:period=4,decay=0.5", 1, 3},
+                 {"adpsgd:period=2", 0, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        PolicyContext c = adpsgd_ctx(cases[i].n_decays, 20, 0);
+        Policy *p = create_ok(cases[i].spec, &c);
+        double norms[4] = {1, 1, 1, 1};
+        PolicyObs obs = {.lr = 0.1, .loss = 1, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
+        PolicyDecision d = {.level = (double[4]){0}};
+        policy_step(p, &obs, &d);
+        if (d.period != cases[i].want)
+            fail_msg("%s, %d decays: first period %d, want %d", cases[i].spec, cases[i].n_decays,
+                     d.period, cases[i].want);
+        policy_free(p);
+    }
+    /* a run shorter than the period: a budget of 0, so no averaging (as cpsgd:period=100) */
+    PolicyContext c = make_ctx("none", 0); /* 60 steps */
+    Policy *p = create_ok("adpsgd:period=100", &c);
+    long avg[60];
+    assert_int_equal(run_periodic(p, 60, avg, NULL), 0);
     policy_free(p);
+}
+
+/* Every period after a measurement is the naive reference's (fit, forecast, budget), with the
+ * variance growing as l^1.75 while the rule assumes l^1.5, across two decays. */
+static void test_adpsgd_matches_its_naive_reference(void **state)
+{
+    (void)state;
+    PolicyContext c = adpsgd_ctx(2, 15, 30);
+    static AdpsgdRef ref;
+    static AdpsgdRun run;
+    ref = (AdpsgdRef){.g = 1.5, .decay = 0.1, .T = 400, .budget = 400 / 3, .warmup = 10};
+    adpsgd_feed("adpsgd:period=3", &c, rate_falling, 1.75, &ref, &run);
+    assert_true(ref.n > 20);
+    ref = (AdpsgdRef){.g = 1, .decay = 0.1, .T = 400, .budget = 400 / 5, .warmup = 0};
+    adpsgd_feed("adpsgd:period=5,growth=1,warmup=0", &c, rate_bump, 1.4, &ref, &run);
+    assert_true(ref.n > 10);
+}
+
+/* The property the rule exists for, on the budget of cpsgd:period=4 (100 averagings): a flat
+ * variance keeps the period; a falling one lengthens it (the last third at least twice the
+ * first tenth); one large measurement shortens the next interval; a 10x lr decay, the variance
+ * ~ lr^2, lengthens it 100^(1/(1+1.5)) = 6.3-fold. */
+static void test_adpsgd_period_follows_the_variance_on_a_budget(void **state)
+{
+    (void)state;
+    static AdpsgdRun run;
+    PolicyContext c = adpsgd_ctx(0, 0, 0);
+    adpsgd_feed("adpsgd:period=4", &c, rate_flat, 1.5, NULL, &run);
+    assert_int_equal(run.averagings, 100);
+    for (long t = 0; t < 400; t++) assert_int_equal(run.period[t], 4);
+
+    adpsgd_feed("adpsgd:period=4", &c, rate_falling, 1.5, NULL, &run);
+    double first = adpsgd_mean(&run, 0, 40), last = adpsgd_mean(&run, 267, 400);
+    if (labs(run.averagings - 100) > 10 || last < 2 * first)
+        fail_msg("falling: %ld averagings, mean period %.2f then %.2f", run.averagings, first,
+                 last);
+
+    adpsgd_feed("adpsgd:period=4", &c, rate_bump, 1.5, NULL, &run);
+    assert_int_equal(run.period[199], 4);
+    assert_true(run.period[200] < 4); /* (1/4)^(0.4 / 2) of the plan: the smoothed log rate */
+
+    c = adpsgd_ctx(1, 20, 0);
+    adpsgd_feed("adpsgd:period=4", &c, rate_flat, 1.5, NULL, &run);
+    first = adpsgd_mean(&run, 100, 200), last = adpsgd_mean(&run, 220, 320);
+    if (labs(run.averagings - 100) > 10 || fabs(last / first / pow(100, 0.4) - 1) > 0.15)
+        fail_msg("decay: %ld averagings, mean period %.2f then %.2f", run.averagings, first, last);
 }
 
 /* ---- static and sync ---- */
@@ -900,7 +1075,7 @@ static void test_bad_specs_are_usage_errors(void **state)
          {"--policy accordion: normal=1002", "multiple of the 4 workers", ""}},
         {"none", 0, "accordion:mode=batch,critical=0", {"critical=0", "global batch", ""}},
         {"none", 0, "adacomm:tau0=32", {"--policy adacomm: tau0=32 is above max=16", "", ""}},
-        {"none", 0, "adpsgd:slack=0", {"--policy adpsgd: slack=0", "", ""}},
+        {"none", 0, "adpsgd:growth=0", {"--policy adpsgd: growth=0", "", ""}},
         {"none", 0, "postlocal:switch_epoch=-1", {"switch_epoch=-1", "", ""}},
         /* found by tests/fuzz/fuzz_spec.c (corpus_spec/newline-in-key): a newline in what the
          * user typed is quoted as '?', so the message stays one line */
@@ -973,8 +1148,9 @@ int main(void)
         cmocka_unit_test(test_cpsgd_averages_exactly_every_period_steps),
         cmocka_unit_test(test_postlocal_switches_at_switch_epoch),
         cmocka_unit_test(test_adacomm_periods_follow_loss_and_lr),
-        cmocka_unit_test(test_adpsgd_period_grows_as_the_variance_falls),
-        cmocka_unit_test(test_adpsgd_without_measurements_stays_synchronous),
+        cmocka_unit_test(test_adpsgd_first_period_is_the_plan),
+        cmocka_unit_test(test_adpsgd_matches_its_naive_reference),
+        cmocka_unit_test(test_adpsgd_period_follows_the_variance_on_a_budget),
         cmocka_unit_test(test_static_and_sync_levels),
         cmocka_unit_test(test_bad_specs_are_usage_errors),
         cmocka_unit_test(test_listing_names_every_policy_and_marks_reconstructions),

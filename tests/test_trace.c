@@ -708,6 +708,12 @@ static void test_fast_replay_gives_the_actors_results(void **state)
     /* dense and periodic policies; ring on a star */
     check_engines_agree(flops, "--workers 4 --compressor none",
                         "sync,static,cpsgd:period=4,postlocal:period=4,adacomm,adpsgd");
+    /* the momentum buffers averaged too: twice the floats at an averaging, in both engines,
+     * with the small model's costs and with a workload's */
+    check_engines_agree(flops, "--workers 4 --compressor none --average-momentum",
+                        "cpsgd:period=4,adpsgd:period=4");
+    check_engines_agree(flops, "--workers 4 --compressor none --workload resnet18-cifar "
+                        "--overlap none --average-momentum", "cpsgd:period=4");
     /* halves; 6 workers halving-doubling (ranks send different bytes); measured compute */
     check_engines_agree(measured, "--workers 6 --allreduce halving-doubling --compressor fp16",
                         "sync,static");

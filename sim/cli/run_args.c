@@ -69,6 +69,11 @@ static const CliOpt run_opts[] = {
     RUN_OPT("free-compression", CLI_FLAG, free_compression, NULL, NULL,
             "charge no time for the compressors' encode and decode on the GPU (costed runs)", 0, 0,
             NULL, 0),
+    RUN_OPT("average-momentum", CLI_FLAG, average_momentum, NULL, NULL,
+            "periodic policies: average the momentum buffers with the parameters (one allreduce "
+            "of twice the parameters); ignored by gradient-mode policies and with --momentum 0, "
+            "whose buffers are equal or absent",
+            0, 0, NULL, 0),
     RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder, new or empty (none: print only)", 0,
             0, NULL, 0),
     RUN_OPT("force", CLI_FLAG, force, NULL, NULL,
@@ -291,6 +296,7 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
                                                : OVERLAP_NONE;
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
     cfg->free_compression = f->run.free_compression;
+    cfg->average_momentum = f->run.average_momentum;
     if (f->run.timeline) {
         if ((rc = parse_steps(f->run.timeline_steps, &cfg->timeline_lo, &cfg->timeline_hi, err)) ||
             (rc = check_out_file("--timeline", f->run.timeline, "timeline.json", err)))

@@ -35,6 +35,7 @@ typedef struct {
     const char *workload, *overlap, *timeline, *timeline_steps;
     double bucket_mb;
     int free_compression;
+    int average_momentum;
 } RunOpts;
 
 extern const char *const RUN_ABOUT;

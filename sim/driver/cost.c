@@ -380,7 +380,8 @@ void cost_step(Worker *me, const StepState *st, int averaged)
         double t1 = simgrid_get_clock();
         sg_barrier_wait(run->bar);
         double t2 = simgrid_get_clock();
-        coll_cost_allreduce(run->comm, me->rank, cm->wl->n_params, sizeof(float));
+        coll_cost_allreduce(run->comm, me->rank, cm->wl->n_params * driver_average_floats(run->cfg),
+                            sizeof(float));
         double t3 = simgrid_get_clock();
         split[COST_WAIT] += t2 - t1;
         split[COST_COMM] += t3 - t2;
@@ -470,7 +471,8 @@ double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double 
     *compute += opt;
     t += opt;
     if (averaged) {
-        double c = coll_charge_allreduce(run->comm, wl->n_params, sizeof(float));
+        double c = coll_charge_allreduce(run->comm, wl->n_params * driver_average_floats(run->cfg),
+                                         sizeof(float));
         split[COST_COMM] += c;
         t += c;
     }

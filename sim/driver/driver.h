@@ -90,6 +90,9 @@ typedef struct {
     Overlap overlap;
     double bucket_bytes;  /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
     int free_compression; /* charge no encode/decode time */
+    /* periodic mode: average the momentum buffers with the parameters, in one allreduce of
+     * 2 n_params floats (driver_average_floats); gradient mode keeps the buffers equal */
+    int average_momentum;
     /* --timeline: Chrome trace events of the steps [timeline_lo, timeline_hi] (hi < 0: all) */
     const char *timeline;
     long timeline_lo, timeline_hi;
@@ -160,6 +163,13 @@ typedef struct {
     const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
     char replay_engine_why[160]; /* a replay with actors: why not the fast path */
 } RunResult;
+
+/* Floats moved per parameter at a parameter averaging: 2 when the momentum buffers are averaged
+ * too (--average-momentum with a momentum), else 1. */
+static inline size_t driver_average_floats(const RunConfig *cfg)
+{
+    return cfg->average_momentum && cfg->tc.sgd.momentum > 0 ? 2 : 1;
+}
 
 /* Checks the policy and compressor specs against the model and cluster (usage errors), without
  * simulating anything. Run it before creating any output. */

@@ -120,7 +120,8 @@ static int fast_communicate(DriverRun *run)
         return 0;
     }
     if (!run->dec.average) return 0;
-    run->now += coll_charge_allreduce(run->comm, me->model->n_params, sizeof(float));
+    run->now += coll_charge_allreduce(
+        run->comm, me->model->n_params * driver_average_floats(run->cfg), sizeof(float));
     return 1;
 }
 

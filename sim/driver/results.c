@@ -51,6 +51,9 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_double(w, "lr", cfg->tc.lr.base_lr);
     jsonw_string(w, "lr_schedule", lr_kind_name(cfg->tc.lr.kind));
     jsonw_double(w, "momentum", cfg->tc.sgd.momentum);
+    /* in effect: a periodic policy and a momentum (--average-momentum is ignored otherwise) */
+    jsonw_bool(w, "average_momentum",
+               res->policy_mode == POLICY_PERIODIC && driver_average_floats(cfg) == 2);
     jsonw_double(w, "weight_decay", cfg->tc.sgd.weight_decay);
     jsonw_long(w, "seed", (long long)cfg->tc.seed);
     jsonw_string(w, "blas_kernel", blas_cpu_kernel()); /* blas_cpu.h: pinned to one family */

@@ -29,7 +29,7 @@ int worker_init(Worker *me, DriverRun *run, int rank, BwError *err)
                               me->model->n_layers, run->P, rank, cfg->tc.seed, &me->comp, err)))
         return rc;
     me->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    me->before = malloc(sizeof(float) * me->model->n_params);
+    me->before = malloc(sizeof(float) * me->model->n_params * driver_average_floats(cfg));
     me->gsum = calloc(me->model->n_params, sizeof(float));
     if (!me->rng || !me->before || !me->gsum) return bw_fail(err, BW_ERUNTIME, "out of memory");
     if (cfg->replay && (rc = replay_template_create(me, cfg->tc.seed, err))) return rc;
@@ -209,21 +209,29 @@ static void worker_sgd(Worker *me, double lr)
 }
 
 /* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
- * variance mean_w of it is handed to the policy at the next step). */
+ * variance mean_w of it is handed to the policy at the next step). With --average-momentum the
+ * momentum buffer rides in the same allreduce, packed after the parameters (one message of 2n
+ * floats, as a flattened buffer in PyTorch). */
 static void average_parameters(Worker *me)
 {
     DriverRun *run = me->run;
     Model *m = me->model;
     const size_t n = m->n_params;
-    memcpy(me->before, m->params, n * sizeof(float));
-    coll_allreduce(run->cost ? run->cost->data : run->comm, me->rank, m->params, n);
+    const int with_v = driver_average_floats(run->cfg) == 2 && me->opt.velocity;
+    float *buf = me->before;
+    memcpy(buf, m->params, n * sizeof(float));
+    if (with_v) memcpy(buf + n, me->opt.velocity, n * sizeof(float));
+    coll_allreduce(run->cost ? run->cost->data : run->comm, me->rank, buf, with_v ? 2 * n : n);
     const float inv = 1.0f / (float)run->P;
     double d2 = 0;
     for (size_t i = 0; i < n; i++) {
-        m->params[i] *= inv;
-        double d = (double)me->before[i] - m->params[i];
+        float mean = buf[i] * inv;
+        double d = (double)m->params[i] - mean;
         d2 += d * d;
+        m->params[i] = mean;
     }
+    if (with_v)
+        for (size_t i = 0; i < n; i++) me->opt.velocity[i] = buf[n + i] * inv;
     me->sq_dist = d2;
 }
 
