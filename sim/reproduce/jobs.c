@@ -141,8 +141,9 @@ void jobs_build(Repro *r)
         for (int s = 0; s < papers_n_settings(0); s++) accordion_jobs(r, s);
     if (r->exp_on[1])
         for (int s = 0; s < papers_n_settings(1); s++) {
-            const char *pol[] = {"sync",   "cpsgd:period=4", "cpsgd:period=16",
-                                 "adpsgd", "postlocal",      "adacomm"};
+            /* adpsgd on cpsgd:period=4's budget: the same number of averagings */
+            const char *pol[] = {"sync",          "cpsgd:period=4", "cpsgd:period=16",
+                                 "adpsgd:period=4", "postlocal",    "adacomm"};
             const int role[] = {0, 1, 2, 3, 4, 5};
             job_arg(r, job_new(r, 1, s, papers_setting(1, s)->name, pol, role, 6, 1),
                     "--compressor=none");

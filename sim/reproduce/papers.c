@@ -98,7 +98,7 @@ static const Setting ADP[] = {
     {"mlp-periodic",
      "mlp, 8 workers, periodic averaging",
      &SIM_MLP8,
-     {"sync", "cpsgd period 4", "cpsgd period 16", "adpsgd", "postlocal", "adacomm"},
+     {"sync", "cpsgd period 4", "cpsgd period 16", "adpsgd period 4", "postlocal", "adacomm"},
      6,
      {NAN, NAN, NAN, NAN, NAN, NAN}},
 };
