@@ -3,17 +3,19 @@
  * convolutions, stages of BasicBlocks whose widths double as the resolution halves, global
  * average pooling, one linear layer) with option B's projection shortcuts (a 1x1 strided conv +
  * BN where the shape changes), and torchvision's layer names:
- *   conv1 3x3 (w0 channels) - bn1 - ReLU
- *   stage s (w_s channels, `blocks` BasicBlocks; the first has stride 2 and a downsample):
- *     conv1 3x3 - bn1 - ReLU - conv2 3x3 - bn2, + shortcut, ReLU
+ *   conv1 3x3 stride 2 (w1 channels) - bn1 - ReLU
+ *   stage s (w_s channels, `blocks` BasicBlocks; stages after the first start with stride 2):
+ *     conv1 3x3 - bn1 - ReLU - conv2 3x3 - bn2, + shortcut (identity, or downsample: 1x1
+ *     conv + BN where the shape changes), ReLU
  *   global average pool - fc.
- * Unlike the CIFAR nets every stage halves the resolution, the first one too: a 16-channel
- * stage at 28x28 would cost four times as much as at 14x14, and one epoch must fit in a minute
- * on two cores. The defaults (widths 16,32,64, one block per stage) have 11 weight layers (8
- * convs on the main path, 3 shortcuts, fc) and 78,042 parameters; 28 -> 14 -> 7 -> 4 pixels.
+ * Unlike the CIFAR nets (and like the ImageNet ones) the stem has stride 2: at 28x28 the stem's
+ * output and the first stage cost four times as much, and one epoch must fit in a minute on two
+ * cores. The defaults (widths 16,32,64, one block per stage: 28 -> 14 -> 14 -> 7 -> 4 pixels)
+ * have 10 weight layers (7 convs on the main path, 2 projections, fc) and 77,754 parameters.
  * Convolutions have no bias (BN's beta is one). Batch norm follows PyTorch's BatchNorm2d
- * (momentum 0.1, eps 1e-5): its running statistics are the model's state (m->state), per
- * replica, never parameters. Activations are NHWC; convolutions are im2col + sgemm. */
+ * (momentum 0.1, eps 1e-5); its running statistics are the model's state, never parameters:
+ * m->state holds, for each BN in the layer table's order, its running mean [c] then its running
+ * variance [c]. Activations are NHWC; convolutions are im2col + sgemm (layers.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,8 +394,8 @@ static double resnet_flops_per_sample(const Model *m)
 
 const ModelOps model_resnet_ops = {
     .name = "resnet",
-    .help = "residual net with batch norm: 3x3 stem, stages of BasicBlocks halving the "
-            "resolution, average pool, linear (--widths, --blocks)",
+    .help = "residual net with batch norm: strided 3x3 stem, stages of BasicBlocks, average "
+            "pool, linear (--widths, --blocks)",
     .options = RESNET_OPTIONS,
     .n_options = (int)(sizeof RESNET_OPTIONS / sizeof *RESNET_OPTIONS),
     .setup = resnet_setup,
