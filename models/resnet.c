@@ -111,7 +111,7 @@ static void convbn_add(Model *m, ConvBn *u, ConvShape s, const char *conv, const
     model_add_layer(m, name, s.cout, 1, 1);
 }
 
-static ConvShape conv3(int h, int w, int cin, int cout, int k, int stride)
+static ConvShape conv_shape(int h, int w, int cin, int cout, int k, int stride)
 {
     return (ConvShape){
         .n = 1, .h = h, .w = w, .cin = cin, .cout = cout, .k = k, .pad = k / 2, .stride = stride};
@@ -138,25 +138,25 @@ static void resnet_setup_stages(Model *m, ResNet *r)
     const int per = c->opt[OPT_BLOCKS].v[0];
     int h = c->in_rows, w = c->in_cols, cin = wd->v[0];
     char conv[64], bn[64];
-    convbn_add(m, &r->stem, conv3(h, w, c->in_channels, cin, 3, 2), "conv1.weight", "bn1");
+    convbn_add(m, &r->stem, conv_shape(h, w, c->in_channels, cin, 3, 2), "conv1.weight", "bn1");
     h = conv_out_h(&r->stem.s), w = conv_out_w(&r->stem.s);
     for (int st = 0, i = 0; st < wd->n; st++)
         for (int k = 0; k < per; k++, i++) {
             Block *b = &r->blk[i];
             int cout = wd->v[st], stride = k == 0 && st > 0 ? 2 : 1;
-            ConvShape s1 = conv3(h, w, cin, cout, 3, stride);
+            ConvShape s1 = conv_shape(h, w, cin, cout, 3, stride);
             snprintf(conv, sizeof conv, "layer%d.%d.conv1.weight", st + 1, k);
             snprintf(bn, sizeof bn, "layer%d.%d.bn1", st + 1, k);
             convbn_add(m, &b->c1, s1, conv, bn);
             int oh = conv_out_h(&s1), ow = conv_out_w(&s1);
             snprintf(conv, sizeof conv, "layer%d.%d.conv2.weight", st + 1, k);
             snprintf(bn, sizeof bn, "layer%d.%d.bn2", st + 1, k);
-            convbn_add(m, &b->c2, conv3(oh, ow, cout, cout, 3, 1), conv, bn);
+            convbn_add(m, &b->c2, conv_shape(oh, ow, cout, cout, 3, 1), conv, bn);
             b->has_down = stride != 1 || cin != cout;
             if (b->has_down) {
                 snprintf(conv, sizeof conv, "layer%d.%d.downsample.0.weight", st + 1, k);
                 snprintf(bn, sizeof bn, "layer%d.%d.downsample.1", st + 1, k);
-                convbn_add(m, &b->down, conv3(h, w, cin, cout, 1, stride), conv, bn);
+                convbn_add(m, &b->down, conv_shape(h, w, cin, cout, 1, stride), conv, bn);
             }
             h = oh, w = ow, cin = cout;
         }
