@@ -57,7 +57,7 @@ static ConvShape cnn_shape(const Model *m, int block, int n)
 {
     const ModelConfig *c = &m->cfg;
     int k = cnn_kernel(m);
-    ConvShape s = {.n = n, .k = k, .pad = k / 2, .stride = 1};
+    ConvShape s = {.n = n, .k = k, .pad = k / 2};
     if (block == 0) {
         s.h = c->in_rows;
         s.w = c->in_cols;

@@ -89,16 +89,16 @@ void relu_backward(float *dx, const float *out, size_t count)
 
 void im2col(float *col, const float *inp, const ConvShape *s)
 {
-    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin, st = conv_stride(s);
     const size_t patch = (size_t)k * k * c;
     for (int b = 0; b < s->n; b++)
         for (int y = 0; y < oh; y++)
             for (int x = 0; x < ow; x++) {
                 float *dst = col + (((size_t)b * oh + y) * ow + x) * patch;
                 for (int ky = 0; ky < k; ky++) {
-                    int iy = y * s->stride + ky - s->pad;
+                    int iy = y * st + ky - s->pad;
                     for (int kx = 0; kx < k; kx++) {
-                        int ix = x * s->stride + kx - s->pad;
+                        int ix = x * st + kx - s->pad;
                         float *d = dst + ((size_t)ky * k + kx) * c;
                         /* plain loops: c is small (1 for the first layer), and a libc call
                          * per tap cost more than the copy */
@@ -115,7 +115,7 @@ void im2col(float *col, const float *inp, const ConvShape *s)
 
 void col2im(float *dinp, const float *dcol, const ConvShape *s)
 {
-    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin, st = conv_stride(s);
     const size_t patch = (size_t)k * k * c;
     memset(dinp, 0, (size_t)s->n * s->h * s->w * c * sizeof(float));
     for (int b = 0; b < s->n; b++)
@@ -123,10 +123,10 @@ void col2im(float *dinp, const float *dcol, const ConvShape *s)
             for (int x = 0; x < ow; x++) {
                 const float *src = dcol + (((size_t)b * oh + y) * ow + x) * patch;
                 for (int ky = 0; ky < k; ky++) {
-                    int iy = y * s->stride + ky - s->pad;
+                    int iy = y * st + ky - s->pad;
                     if (iy < 0 || iy >= s->h) continue;
                     for (int kx = 0; kx < k; kx++) {
-                        int ix = x * s->stride + kx - s->pad;
+                        int ix = x * st + kx - s->pad;
                         if (ix < 0 || ix >= s->w) continue;
                         const float *sp = src + ((size_t)ky * k + kx) * c;
                         float *d = dinp + (((size_t)b * s->h + iy) * s->w + ix) * c;
@@ -155,7 +155,7 @@ void conv2d_backward(float *dinp, float *dw, float *db, float *dcol, const float
 void conv2d_forward_naive(float *out, const float *inp, const float *w, const float *b,
                           const ConvShape *s)
 {
-    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k;
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, st = conv_stride(s);
     for (int n = 0; n < s->n; n++)
         for (int y = 0; y < oh; y++)
             for (int x = 0; x < ow; x++)
@@ -164,8 +164,7 @@ void conv2d_forward_naive(float *out, const float *inp, const float *w, const fl
                     for (int ky = 0; ky < k; ky++)
                         for (int kx = 0; kx < k; kx++)
                             for (int ci = 0; ci < s->cin; ci++) {
-                                int iy = y * s->stride + ky - s->pad,
-                                    ix = x * s->stride + kx - s->pad;
+                                int iy = y * st + ky - s->pad, ix = x * st + kx - s->pad;
                                 if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
                                 acc +=
                                     (double)
@@ -180,7 +179,7 @@ void conv2d_forward_naive(float *out, const float *inp, const float *w, const fl
 void conv2d_backward_naive(float *dinp, float *dw, float *db, const float *dout, const float *inp,
                            const float *w, const ConvShape *s)
 {
-    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, cin = s->cin;
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, cin = s->cin, st = conv_stride(s);
     const size_t wsize = (size_t)s->cout * k * k * cin;
     memset(dw, 0, wsize * sizeof(float));
     if (db) memset(db, 0, (size_t)s->cout * sizeof(float));
@@ -193,7 +192,7 @@ void conv2d_backward_naive(float *dinp, float *dw, float *db, const float *dout,
                     if (db) db[co] += g;
                     for (int ky = 0; ky < k; ky++)
                         for (int kx = 0; kx < k; kx++) {
-                            int iy = y * s->stride + ky - s->pad, ix = x * s->stride + kx - s->pad;
+                            int iy = y * st + ky - s->pad, ix = x * st + kx - s->pad;
                             if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
                             for (int ci = 0; ci < cin; ci++) {
                                 size_t ii = (((size_t)n * s->h + iy) * s->w + ix) * cin + ci;

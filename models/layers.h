@@ -6,7 +6,6 @@
 #ifndef BELLOWS_LAYERS_H
 #define BELLOWS_LAYERS_H
 
-#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,22 +25,25 @@ void linear_backward_naive(float *dinp, float *dw, float *db, const float *dout,
 void relu_forward(float *x, size_t count);
 void relu_backward(float *dx /* in: dout, out: dinp */, const float *out, size_t count);
 
-/* 2-D convolution, stride `stride` (>= 1), zero padding pad, square kernel k, NHWC. The weight
- * is a matrix [cout, k*k*cin] whose columns are ordered (kh, kw, cin). The fast version is
- * im2col + sgemm: col [n*oh*ow, k*k*cin], out = col W^T + b (that is, linear_forward on the
- * patches). Output pixel (y, x) reads input rows y*stride - pad + [0, k). */
+/* 2-D convolution, stride conv_stride, zero padding pad, square kernel k, NHWC. The weight is
+ * a matrix [cout, k*k*cin] whose columns are ordered (kh, kw, cin). The fast version is im2col +
+ * sgemm: col [n*oh*ow, k*k*cin], out = col W^T + b (that is, linear_forward on the patches).
+ * Output pixel (y, x) reads input rows y*stride - pad + [0, k). */
 typedef struct {
-    int n, h, w, cin, cout, k, pad, stride; /* output is [n, oh, ow, cout] */
+    int n, h, w, cin, cout, k, pad; /* output is [n, oh, ow, cout] */
+    int stride;                     /* 0 or 1: stride 1 (what a shape written without it means) */
 } ConvShape;
+static inline int conv_stride(const ConvShape *s)
+{
+    return s->stride > 1 ? s->stride : 1;
+}
 static inline int conv_out_h(const ConvShape *s)
 {
-    assert(s->stride >= 1 && "a ConvShape's stride");
-    return (s->h + 2 * s->pad - s->k) / s->stride + 1;
+    return (s->h + 2 * s->pad - s->k) / conv_stride(s) + 1;
 }
 static inline int conv_out_w(const ConvShape *s)
 {
-    assert(s->stride >= 1 && "a ConvShape's stride");
-    return (s->w + 2 * s->pad - s->k) / s->stride + 1;
+    return (s->w + 2 * s->pad - s->k) / conv_stride(s) + 1;
 }
 static inline size_t conv_col_size(const ConvShape *s)
 {

@@ -115,19 +115,12 @@ static void conv_case(ConvShape s, uint64_t seed)
 static void test_conv_fast_matches_naive(void **state)
 {
     (void)state;
-    conv_case(
-        (ConvShape){.n = 1, .h = 5, .w = 5, .cin = 1, .cout = 1, .k = 3, .pad = 1, .stride = 1}, 1);
-    conv_case(
-        (ConvShape){.n = 3, .h = 8, .w = 6, .cin = 4, .cout = 5, .k = 3, .pad = 1, .stride = 1}, 2);
-    conv_case(
-        (ConvShape){.n = 2, .h = 7, .w = 7, .cin = 3, .cout = 2, .k = 5, .pad = 2, .stride = 1}, 3);
-    conv_case(
-        (ConvShape){.n = 2, .h = 6, .w = 6, .cin = 2, .cout = 3, .k = 3, .pad = 0, .stride = 1}, 4);
-    conv_case(
-        (ConvShape){.n = 4, .h = 4, .w = 4, .cin = 8, .cout = 8, .k = 1, .pad = 0, .stride = 1}, 5);
-    conv_case(
-        (ConvShape){.n = 8, .h = 14, .w = 14, .cin = 16, .cout = 32, .k = 3, .pad = 1, .stride = 1},
-        6);
+    conv_case((ConvShape){.n = 1, .h = 5, .w = 5, .cin = 1, .cout = 1, .k = 3, .pad = 1}, 1);
+    conv_case((ConvShape){.n = 3, .h = 8, .w = 6, .cin = 4, .cout = 5, .k = 3, .pad = 1}, 2);
+    conv_case((ConvShape){.n = 2, .h = 7, .w = 7, .cin = 3, .cout = 2, .k = 5, .pad = 2}, 3);
+    conv_case((ConvShape){.n = 2, .h = 6, .w = 6, .cin = 2, .cout = 3, .k = 3, .pad = 0}, 4);
+    conv_case((ConvShape){.n = 4, .h = 4, .w = 4, .cin = 8, .cout = 8, .k = 1, .pad = 0}, 5);
+    conv_case((ConvShape){.n = 8, .h = 14, .w = 14, .cin = 16, .cout = 32, .k = 3, .pad = 1}, 6);
     /* strided, as resnet downsamples: odd and even sides, 3x3 and 1x1 */
     conv_case(
         (ConvShape){.n = 2, .h = 7, .w = 7, .cin = 3, .cout = 4, .k = 3, .pad = 1, .stride = 2}, 7);
@@ -140,7 +133,7 @@ static void test_conv_fast_matches_naive(void **state)
         10);
 }
 
-static void test_conv_strided_output_shape(void **state)
+static void test_conv_output_shape_with_strides(void **state)
 {
     (void)state;
     ConvShape s = {.n = 1, .h = 28, .w = 28, .cin = 1, .cout = 1, .k = 3, .pad = 1, .stride = 2};
@@ -149,6 +142,11 @@ static void test_conv_strided_output_shape(void **state)
     assert_int_equal(conv_out_w(&s), 4);
     s.k = 1, s.pad = 0; /* a 1x1 shortcut picks rows 0, 2, 4, 6 */
     assert_int_equal(conv_out_h(&s), 4);
+    /* a shape written without a stride has stride 1 */
+    ConvShape old = {.n = 1, .h = 7, .w = 5, .cin = 1, .cout = 1, .k = 3, .pad = 1};
+    assert_int_equal(conv_stride(&old), 1);
+    assert_int_equal(conv_out_h(&old), 7);
+    assert_int_equal(conv_out_w(&old), 5);
 }
 
 /* A NULL bias is a zero bias, and a NULL db is not written. */
@@ -468,7 +466,7 @@ int main(void)
         cmocka_unit_test(test_linear_fast_matches_naive),
         cmocka_unit_test(test_linear_backward_matches_finite_differences),
         cmocka_unit_test(test_conv_fast_matches_naive),
-        cmocka_unit_test(test_conv_strided_output_shape),
+        cmocka_unit_test(test_conv_output_shape_with_strides),
         cmocka_unit_test(test_conv_without_bias),
         cmocka_unit_test(test_conv_backward_matches_finite_differences),
         cmocka_unit_test(test_batchnorm_fast_matches_naive),
