@@ -9,7 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Fully connected: out = inp W^T + b. */
+/* Fully connected: out = inp W^T + b. A NULL b (and db) means no bias, here and in the
+ * convolutions. */
 void linear_forward(float *out /* [n, o] */, const float *inp /* [n, i] */,
                     const float *w /* [o, i] */, const float *b /* [o] */, int n, int i, int o);
 void linear_backward(float *dinp /* [n, i] or NULL */, float *dw /* [o, i] */, float *db /* [o] */,
@@ -24,19 +25,25 @@ void linear_backward_naive(float *dinp, float *dw, float *db, const float *dout,
 void relu_forward(float *x, size_t count);
 void relu_backward(float *dx /* in: dout, out: dinp */, const float *out, size_t count);
 
-/* 2-D convolution, stride 1, zero padding pad, square kernel k, NHWC. The weight is a matrix
- * [cout, k*k*cin] whose columns are ordered (kh, kw, cin). The fast version is im2col + sgemm:
- * col [n*h*w, k*k*cin], out = col W^T + b (that is, linear_forward on the patches). */
+/* 2-D convolution, stride conv_stride, zero padding pad, square kernel k, NHWC. The weight is
+ * a matrix [cout, k*k*cin] whose columns are ordered (kh, kw, cin). The fast version is im2col +
+ * sgemm: col [n*oh*ow, k*k*cin], out = col W^T + b (that is, linear_forward on the patches).
+ * Output pixel (y, x) reads input rows y*stride - pad + [0, k). */
 typedef struct {
     int n, h, w, cin, cout, k, pad; /* output is [n, oh, ow, cout] */
+    int stride;                     /* 0 or 1: stride 1 (what a shape written without it means) */
 } ConvShape;
+static inline int conv_stride(const ConvShape *s)
+{
+    return s->stride > 1 ? s->stride : 1;
+}
 static inline int conv_out_h(const ConvShape *s)
 {
-    return s->h + 2 * s->pad - s->k + 1;
+    return (s->h + 2 * s->pad - s->k) / conv_stride(s) + 1;
 }
 static inline int conv_out_w(const ConvShape *s)
 {
-    return s->w + 2 * s->pad - s->k + 1;
+    return (s->w + 2 * s->pad - s->k) / conv_stride(s) + 1;
 }
 static inline size_t conv_col_size(const ConvShape *s)
 {
@@ -63,6 +70,38 @@ void maxpool2_forward(float *out /* [n, h/2, w/2, c] */, int32_t *argmax, const 
                       int h, int w, int c);
 void maxpool2_backward(float *dinp /* [n, h, w, c], zeroed here */, const float *dout,
                        const int32_t *argmax, int n, int h, int w, int c);
+
+/* Batch normalisation (Ioffe & Szegedy, ICML 2015, Algorithms 1 and 2) of x [rows, c], per
+ * channel over the rows (NHWC: rows = n*h*w). Train mode normalises with the batch's mean and
+ * biased variance, keeps xhat and rstd = 1/sqrt(var + eps) for the backward, and moves the
+ * running statistics as PyTorch's BatchNorm2d does: run = (1 - momentum) run + momentum batch,
+ * with the batch's unbiased variance (rows / (rows - 1) times the biased one; the biased one when
+ * rows == 1). xhat may be x (in place); out may not alias either. */
+void batchnorm_forward(float *out /* [rows, c] */, float *xhat /* [rows, c] */,
+                       float *rstd /* [c] */, float *run_mean /* [c] */, float *run_var /* [c] */,
+                       const float *x, const float *gamma /* [c] */, const float *beta /* [c] */,
+                       int rows, int c, float momentum, float eps);
+/* Eval mode: normalises with the running statistics (out may be x). */
+void batchnorm_forward_eval(float *out, const float *x, const float *gamma, const float *beta,
+                            const float *run_mean, const float *run_var, int rows, int c,
+                            float eps);
+/* The train mode's backward: dgamma = sum dout*xhat, dbeta = sum dout, and
+ * dx = gamma*rstd/rows * (rows*dout - sum dout - xhat * sum dout*xhat). dx may be dout. */
+void batchnorm_backward(float *dx /* [rows, c] */, float *dgamma /* [c] */, float *dbeta /* [c] */,
+                        const float *dout, const float *xhat, const float *rstd, const float *gamma,
+                        int rows, int c);
+void batchnorm_forward_naive(float *out, float *xhat, float *rstd, float *run_mean, float *run_var,
+                             const float *x, const float *gamma, const float *beta, int rows, int c,
+                             float momentum, float eps);
+void batchnorm_backward_naive(float *dx, float *dgamma, float *dbeta, const float *dout,
+                              const float *xhat, const float *rstd, const float *gamma, int rows,
+                              int c);
+
+/* Global average pooling, NHWC: out[b, ch] = mean over the hw pixels of inp[b, :, ch]. */
+void avgpool_forward(float *out /* [n, c] */, const float *inp /* [n, hw, c] */, int n, int hw,
+                     int c);
+void avgpool_backward(float *dinp /* [n, hw, c] */, const float *dout /* [n, c] */, int n, int hw,
+                      int c);
 
 /* Mean softmax cross-entropy over n rows; writes dlogits = (softmax - onehot) / n.
  * The sum is kept and returned in double. */

@@ -4,9 +4,10 @@
  *
  * Adding a model: write models/NAME.c defining `const ModelOps model_NAME_ops` (its name, help
  * line, options table, optional check, setup, forward, backward, flops_per_sample, free_impl;
- * mlp.c and cnn.c are examples), and add the line MODEL(NAME) to models/models.def. CMake
- * compiles every .c in models/; --model, one --OPTION flag per option, the "applies to --model
- * NAME only" refusal and summary.json's keys all come from the registry. */
+ * mlp.c and cnn.c are examples; resnet.c for a model with state and a train mode), and add the line
+ * MODEL(NAME) to models/models.def. CMake compiles every .c in models/; --model, one --OPTION flag
+ * per option, the "applies to --model NAME only" refusal and summary.json's keys all come from the
+ * registry. */
 #include "model.h"
 
 #include <assert.h>
@@ -214,8 +215,9 @@ static int init_params(Model *m, unsigned long seed, BwError *err)
 {
     m->params = calloc(m->n_params, sizeof(float));
     m->grads = calloc(m->n_params, sizeof(float));
+    m->state = m->n_state ? calloc(m->n_state, sizeof(float)) : NULL;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!m->params || !m->grads || !rng) {
+    if (!m->params || !m->grads || (m->n_state && !m->state) || !rng) {
         if (rng) gsl_rng_free(rng);
         return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", m->n_params);
     }
@@ -256,6 +258,7 @@ int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed
         model_free(m);
         return bw_fail(err, rc, "model %s: out of memory", ops->name);
     }
+    if (ops->init) ops->init(m);
     *out = m;
     return BW_OK;
 }
@@ -266,6 +269,7 @@ void model_free(Model *m)
     if (m->ops && m->ops->free_impl) m->ops->free_impl(m);
     free(m->params);
     free(m->grads);
+    free(m->state);
     free(m->dlogits);
     free(m->layers);
     free(m);
@@ -293,11 +297,15 @@ double model_forward_backward_count(Model *m, const float *x, const uint8_t *y, 
         m->dlogits = p;
         m->dlogits_cap = n;
     }
+    m->train = 1;
     const float *logits = m->ops->forward(m, x, n);
-    if (!logits) return NAN;
-    if (correct) *correct = count_correct(logits, y, n, c);
-    double loss = softmax_xent(m->dlogits, logits, y, n, c);
-    m->ops->backward(m, x, m->dlogits, n);
+    double loss = NAN;
+    if (logits) {
+        if (correct) *correct = count_correct(logits, y, n, c);
+        loss = softmax_xent(m->dlogits, logits, y, n, c);
+        m->ops->backward(m, x, m->dlogits, n);
+    }
+    m->train = 0;
     return loss;
 }
 

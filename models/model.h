@@ -71,11 +71,15 @@ typedef struct ModelOps {
      * with errors that name the flag. Runs before the generic checks of the options' counts and
      * ranges, so its messages win; cfg's options are all filled. Allocates nothing. */
     int (*check)(const ModelConfig *cfg, BwError *err);
-    /* Fills the layer table and n_params from a checked m->cfg. Parameters are not yet
-     * allocated. */
+    /* Fills the layer table and n_params (and n_state, if it keeps any) from a checked m->cfg.
+     * Parameters and state are not yet allocated. */
     int (*setup)(Model *m, BwError *err);
+    /* Optional: runs after the default initialisation of the parameters (model_create's) and
+     * the zeroing of the state, to set what does not follow it (batch norm's gamma = 1, beta = 0
+     * and running variance = 1, as PyTorch). */
+    void (*init)(Model *m);
     /* logits [n, classes] for inputs x [n, dim]; returns a pointer into the model's workspace,
-     * valid until the next call. Keeps what the backward pass needs. */
+     * valid until the next call. Keeps what the backward pass needs. m->train says the mode. */
     const float *(*forward)(Model *m, const float *x, int n);
     /* After forward on the same x: fills m->grads from dlogits [n, classes]. */
     void (*backward)(Model *m, const float *x, const float *dlogits, int n);
@@ -93,8 +97,17 @@ struct Model {
     int n_layers;
     LayerView *layers; /* [n_layers], grown by model_add_layer; any number of layers */
     int layers_cap;    /* entries allocated; -1 once an append ran out of memory */
-    void *impl;        /* the model's activations and scratch */
-    float *dlogits;    /* [cap, classes] */
+    /* Buffers that are not parameters (batch norm's running statistics; PyTorch's "buffers"):
+     * not in params or grads, so compressors and parameter averaging never touch them; each
+     * replica keeps its own. n_state is 0 for most models. */
+    size_t n_state;
+    float *state; /* [n_state] */
+    /* The mode of the next forward: 1 in model_forward_backward (training: batch norm uses
+     * the batch's statistics and updates the running ones), 0 otherwise (prediction,
+     * model_evaluate: the running statistics). Only models with batch norm read it. */
+    int train;
+    void *impl;     /* the model's activations and scratch */
+    float *dlogits; /* [cap, classes] */
     int dlogits_cap;
 };
 
@@ -127,7 +140,8 @@ int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed
                  BwError *err);
 void model_free(Model *m); /* NULL is a no-op */
 
-/* Mean cross-entropy loss of the batch; m->grads receives its gradient (overwritten). */
+/* Mean cross-entropy loss of the batch, in train mode; m->grads receives its gradient
+ * (overwritten). */
 double model_forward_backward(Model *m, const float *x, const uint8_t *y, int n);
 /* Same, and also returns the number of correct predictions in *correct (may be NULL). */
 double model_forward_backward_count(Model *m, const float *x, const uint8_t *y, int n,
@@ -137,8 +151,8 @@ static inline double model_flops_per_sample(const Model *m)
     return m->ops->flops_per_sample(m);
 }
 
-/* Mean loss and accuracy over n samples, in chunks (no gradients). BW_ERUNTIME when out of
- * memory. */
+/* Mean loss and accuracy over n samples, in chunks, in prediction mode (no gradients).
+ * BW_ERUNTIME when out of memory. */
 int model_evaluate(Model *m, const float *x, const uint8_t *y, int n, int dim, double *loss,
                    double *accuracy, BwError *err);
 

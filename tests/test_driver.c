@@ -569,6 +569,31 @@ static void test_tcp_network_model_is_slower_than_the_formula(void **state)
     release(tcp);
 }
 
+/* Periodic mode evaluates a model of the replicas' mean parameters and mean batch-norm running
+ * statistics (each replica keeps its own). With one worker that mean is the replica itself, so
+ * cpsgd's evaluations equal sync's, which evaluate the replica: an evaluated model left with
+ * its initial statistics (mean 0, variance 1) would score otherwise. */
+static void test_periodic_evaluation_takes_the_replicas_running_statistics(void **state)
+{
+    (void)state;
+    RunConfig cfg = base_config(1, 32, 2);
+    cfg.model = model_find("resnet");
+    cfg.mc = model_config_default();
+    model_config_set(&cfg.mc, cfg.model, "widths", 2, (const int[]){4, 8});
+    Shared *a = simulate(cfg);
+    cfg.policy = "cpsgd:period=2";
+    Shared *b = simulate(cfg);
+    assert_int_equal(a->rc, BW_OK);
+    assert_int_equal(b->rc, BW_OK);
+    assert_memory_equal(a->params, b->params, sizeof a->params); /* the same training */
+    assert_int_equal(a->n_evals, b->n_evals);
+    assert_true(a->n_evals >= 3);
+    assert_true(a->eval_acc[a->n_evals - 1] > 0.3); /* it learns; chance is 0.1 */
+    assert_memory_equal(a->eval_acc, b->eval_acc, sizeof a->eval_acc);
+    release(a);
+    release(b);
+}
+
 /* Accordion's batch mode with interval=1 and an eta no change reaches: epoch 0 is critical
  * (small batch, 16 global: 32 steps of 8 per worker over the 256 samples each holds), the check
  * at its end has no reference and keeps it critical (32 more steps), the check after epoch 1
@@ -713,6 +738,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_adpsgd_lengthens_its_period_at_an_lr_decay),
         cmocka_unit_test(test_a_slow_gpu_makes_the_others_wait),
         cmocka_unit_test(test_tcp_network_model_is_slower_than_the_formula),
+        cmocka_unit_test(test_periodic_evaluation_takes_the_replicas_running_statistics),
         cmocka_unit_test(test_accordion_batch_mode_changes_the_batch_at_epoch_starts),
         cmocka_unit_test(test_accordion_paper_runs_as_its_options_one_by_one),
         cmocka_unit_test(test_divergence_is_reported),

@@ -121,18 +121,68 @@ static void test_conv_fast_matches_naive(void **state)
     conv_case((ConvShape){.n = 2, .h = 6, .w = 6, .cin = 2, .cout = 3, .k = 3, .pad = 0}, 4);
     conv_case((ConvShape){.n = 4, .h = 4, .w = 4, .cin = 8, .cout = 8, .k = 1, .pad = 0}, 5);
     conv_case((ConvShape){.n = 8, .h = 14, .w = 14, .cin = 16, .cout = 32, .k = 3, .pad = 1}, 6);
+    /* strided, as resnet downsamples: odd and even sides, 3x3 and 1x1 */
+    conv_case(
+        (ConvShape){.n = 2, .h = 7, .w = 7, .cin = 3, .cout = 4, .k = 3, .pad = 1, .stride = 2}, 7);
+    conv_case(
+        (ConvShape){.n = 3, .h = 8, .w = 6, .cin = 4, .cout = 5, .k = 3, .pad = 1, .stride = 2}, 8);
+    conv_case(
+        (ConvShape){.n = 2, .h = 6, .w = 6, .cin = 4, .cout = 3, .k = 1, .pad = 0, .stride = 2}, 9);
+    conv_case(
+        (ConvShape){.n = 2, .h = 9, .w = 9, .cin = 2, .cout = 2, .k = 3, .pad = 0, .stride = 3},
+        10);
 }
 
-static void test_conv_backward_matches_finite_differences(void **state)
+static void test_conv_output_shape_with_strides(void **state)
 {
     (void)state;
-    ConvShape s = {.n = 2, .h = 5, .w = 4, .cin = 2, .cout = 3, .k = 3, .pad = 1};
-    enum { IN = 2 * 5 * 4 * 2, OUT = 2 * 5 * 4 * 3, WS = 3 * 9 * 2 };
+    ConvShape s = {.n = 1, .h = 28, .w = 28, .cin = 1, .cout = 1, .k = 3, .pad = 1, .stride = 2};
+    assert_int_equal(conv_out_h(&s), 14);
+    s.h = s.w = 7; /* 7 -> 4: the last window starts at row 6 - 1 = 5 */
+    assert_int_equal(conv_out_w(&s), 4);
+    s.k = 1, s.pad = 0; /* a 1x1 shortcut picks rows 0, 2, 4, 6 */
+    assert_int_equal(conv_out_h(&s), 4);
+    /* a shape written without a stride has stride 1 */
+    ConvShape old = {.n = 1, .h = 7, .w = 5, .cin = 1, .cout = 1, .k = 3, .pad = 1};
+    assert_int_equal(conv_stride(&old), 1);
+    assert_int_equal(conv_out_h(&old), 7);
+    assert_int_equal(conv_out_w(&old), 5);
+}
+
+/* A NULL bias is a zero bias, and a NULL db is not written. */
+static void test_conv_without_bias(void **state)
+{
+    (void)state;
+    ConvShape s = {.n = 2, .h = 5, .w = 5, .cin = 3, .cout = 4, .k = 3, .pad = 1, .stride = 2};
+    enum { IN = 2 * 5 * 5 * 3, OUT = 2 * 3 * 3 * 4, WS = 4 * 27, COL = 2 * 3 * 3 * 27 };
+    float x[IN], w[WS], zero[4] = {0}, y1[OUT], y2[OUT], dy[OUT], col[COL], dcol[COL];
+    float dx1[IN], dx2[IN], dw1[WS], dw2[WS], db[4];
+    fill_uniform(x, IN, -1, 1, 71);
+    fill_uniform(w, WS, -1, 1, 72);
+    fill_uniform(dy, OUT, -1, 1, 73);
+    conv2d_forward(y1, col, x, w, NULL, &s);
+    conv2d_forward_naive(y2, x, w, zero, &s);
+    assert_true(rel_err(y1, y2, OUT) < 1e-6);
+    conv2d_forward_naive(y1, x, w, NULL, &s);
+    assert_true(rel_err(y1, y2, OUT) < 1e-6);
+    conv2d_backward(dx1, dw1, NULL, dcol, dy, col, w, &s);
+    conv2d_backward_naive(dx2, dw2, db, dy, x, w, &s);
+    assert_true(rel_err(dx1, dx2, IN) < 1e-5);
+    assert_true(rel_err(dw1, dw2, WS) < 1e-5);
+    conv2d_backward_naive(dx1, dw1, NULL, dy, x, w, &s);
+    assert_true(rel_err(dw1, dw2, WS) < 1e-5);
+}
+
+static void conv_fd_case(int stride)
+{
+    ConvShape s = {.n = 2, .h = 5, .w = 4, .cin = 2, .cout = 3, .k = 3, .pad = 1, .stride = stride};
+    enum { IN = 2 * 5 * 4 * 2, OUT = 2 * 5 * 4 * 3, WS = 3 * 9 * 2 }; /* OUT: stride 1's */
     float x[IN], w[WS], b[3], y[OUT], r[OUT], dx[IN], dw[WS], db[3];
     fill_uniform(x, IN, -1, 1, 21);
     fill_uniform(w, WS, -1, 1, 22);
     fill_uniform(b, 3, -1, 1, 23);
     fill_uniform(r, OUT, -1, 1, 24);
+    size_t out = (size_t)s.n * conv_out_h(&s) * conv_out_w(&s) * s.cout;
     conv2d_backward_naive(dx, dw, db, r, x, w, &s);
     float *targets[3] = {x, w, b}, *grads[3] = {dx, dw, db};
     int sizes[3] = {IN, WS, 3};
@@ -142,14 +192,190 @@ static void test_conv_backward_matches_finite_differences(void **state)
             float keep = targets[t][k];
             targets[t][k] = keep + eps;
             conv2d_forward_naive(y, x, w, b, &s);
-            double lp = probe(y, r, OUT);
+            double lp = probe(y, r, out);
             targets[t][k] = keep - eps;
             conv2d_forward_naive(y, x, w, b, &s);
-            double lm = probe(y, r, OUT);
+            double lm = probe(y, r, out);
             targets[t][k] = keep;
             double fd = (lp - lm) / (2 * eps);
             assert_true(fabs(fd - grads[t][k]) <= 1e-4 * (1 + fabs(fd)));
         }
+}
+
+static void test_conv_backward_matches_finite_differences(void **state)
+{
+    (void)state;
+    conv_fd_case(1);
+    conv_fd_case(2);
+}
+
+/* ---- batch normalisation, average pooling ---- */
+
+typedef struct {
+    float *x, *gamma, *beta, *out, *xhat, *rstd, *rm, *rv, *dout, *dx, *dg, *db;
+} BnBufs;
+
+static BnBufs bn_alloc(int rows, int c, uint64_t seed)
+{
+    size_t n = (size_t)rows * c;
+    BnBufs b = {malloc(sizeof(float) * n), malloc(sizeof(float) * c), malloc(sizeof(float) * c),
+                malloc(sizeof(float) * n), malloc(sizeof(float) * n), malloc(sizeof(float) * c),
+                malloc(sizeof(float) * c), malloc(sizeof(float) * c), malloc(sizeof(float) * n),
+                malloc(sizeof(float) * n), malloc(sizeof(float) * c), malloc(sizeof(float) * c)};
+    fill_uniform(b.x, n, -2, 3, seed);
+    fill_uniform(b.gamma, c, 0.5, 1.5, seed + 1);
+    fill_uniform(b.beta, c, -1, 1, seed + 2);
+    fill_uniform(b.dout, n, -1, 1, seed + 3);
+    fill_uniform(b.rm, c, -0.5, 0.5, seed + 4);
+    fill_uniform(b.rv, c, 0.5, 2, seed + 5);
+    return b;
+}
+
+static void bn_free(BnBufs *b)
+{
+    free(b->x), free(b->gamma), free(b->beta), free(b->out), free(b->xhat), free(b->rstd),
+        free(b->rm), free(b->rv), free(b->dout), free(b->dx), free(b->dg), free(b->db);
+}
+
+static void bn_case(int rows, int c, uint64_t seed)
+{
+    BnBufs f = bn_alloc(rows, c, seed), n = bn_alloc(rows, c, seed);
+    size_t count = (size_t)rows * c;
+    batchnorm_forward(f.out, f.xhat, f.rstd, f.rm, f.rv, f.x, f.gamma, f.beta, rows, c, 0.1f,
+                      1e-5f);
+    batchnorm_forward_naive(n.out, n.xhat, n.rstd, n.rm, n.rv, n.x, n.gamma, n.beta, rows, c, 0.1f,
+                            1e-5f);
+    assert_true(rel_err(f.out, n.out, count) < 1e-6);
+    assert_true(rel_err(f.xhat, n.xhat, count) < 1e-6);
+    assert_true(rel_err(f.rstd, n.rstd, c) < 1e-6);
+    assert_true(rel_err(f.rm, n.rm, c) < 1e-6);
+    assert_true(rel_err(f.rv, n.rv, c) < 1e-6);
+    batchnorm_backward(f.dx, f.dg, f.db, f.dout, f.xhat, f.rstd, f.gamma, rows, c);
+    batchnorm_backward_naive(n.dx, n.dg, n.db, n.dout, n.xhat, n.rstd, n.gamma, rows, c);
+    assert_true(rel_err(f.dx, n.dx, count) < 1e-5);
+    assert_true(rel_err(f.dg, n.dg, c) < 1e-6);
+    assert_true(rel_err(f.db, n.db, c) < 1e-6);
+    /* in place: xhat over x, dx over dout */
+    batchnorm_forward(f.out, f.x, f.rstd, f.rm, f.rv, f.x, f.gamma, f.beta, rows, c, 0.1f, 1e-5f);
+    assert_true(rel_err(f.x, n.xhat, count) < 1e-6);
+    batchnorm_backward(f.dout, f.dg, f.db, f.dout, f.x, f.rstd, f.gamma, rows, c);
+    assert_true(rel_err(f.dout, n.dx, count) < 1e-5);
+    bn_free(&f), bn_free(&n);
+}
+
+static void test_batchnorm_fast_matches_naive(void **state)
+{
+    (void)state;
+    bn_case(1, 3, 1); /* one row: zero variance */
+    bn_case(17, 5, 2);
+    bn_case(200, 70, 3); /* more channels than one block of the fast kernel */
+    bn_case(64 * 49, 32, 4);
+}
+
+/* Train mode: per channel, xhat has mean 0 and variance 1 (biased, as normalised), out is
+ * gamma xhat + beta, and the running statistics move 0.1 of the way to the batch's mean and
+ * unbiased variance (PyTorch's momentum 0.1). */
+static void test_batchnorm_train_normalises_and_tracks(void **state)
+{
+    (void)state;
+    enum { R = 40, C = 3 };
+    BnBufs b = bn_alloc(R, C, 81);
+    float rm0[C], rv0[C];
+    memcpy(rm0, b.rm, sizeof rm0);
+    memcpy(rv0, b.rv, sizeof rv0);
+    batchnorm_forward(b.out, b.xhat, b.rstd, b.rm, b.rv, b.x, b.gamma, b.beta, R, C, 0.1f, 1e-5f);
+    for (int ch = 0; ch < C; ch++) {
+        double m = 0, v = 0, mx = 0, vx = 0;
+        for (int r = 0; r < R; r++) m += b.xhat[r * C + ch], mx += b.x[r * C + ch];
+        m /= R, mx /= R;
+        for (int r = 0; r < R; r++) {
+            v += (b.xhat[r * C + ch] - m) * (b.xhat[r * C + ch] - m);
+            vx += (b.x[r * C + ch] - mx) * (b.x[r * C + ch] - mx);
+            assert_float_equal(b.out[r * C + ch], b.gamma[ch] * b.xhat[r * C + ch] + b.beta[ch],
+                               1e-5);
+        }
+        assert_true(fabs(m) < 1e-6);
+        assert_true(fabs(v / R - vx / (vx + R * 1e-5)) < 1e-5); /* 1 but for eps */
+        assert_float_equal(b.rm[ch], 0.9 * rm0[ch] + 0.1 * mx, 1e-5);
+        assert_float_equal(b.rv[ch], 0.9 * rv0[ch] + 0.1 * vx / (R - 1), 1e-5);
+        assert_float_equal(b.rstd[ch], 1 / sqrt(vx / R + 1e-5), 1e-4);
+    }
+    bn_free(&b);
+}
+
+/* Eval mode: gamma (x - running mean) / sqrt(running var + eps) + beta, by hand; and with the
+ * batch's own mean and biased variance as running statistics it equals train mode. */
+static void test_batchnorm_eval_uses_running_statistics(void **state)
+{
+    (void)state;
+    enum { R = 30, C = 4 };
+    BnBufs b = bn_alloc(R, C, 91);
+    float out[R * C];
+    batchnorm_forward_eval(out, b.x, b.gamma, b.beta, b.rm, b.rv, R, C, 1e-5f);
+    for (int i = 0; i < R * C; i++) {
+        int ch = i % C;
+        double e = b.gamma[ch] * (b.x[i] - b.rm[ch]) / sqrt(b.rv[ch] + 1e-5) + b.beta[ch];
+        assert_float_equal(out[i], e, 1e-5);
+    }
+    float mean[C], var[C];
+    for (int ch = 0; ch < C; ch++) {
+        double m = 0, v = 0;
+        for (int r = 0; r < R; r++) m += b.x[r * C + ch];
+        m /= R;
+        for (int r = 0; r < R; r++) v += (b.x[r * C + ch] - m) * (b.x[r * C + ch] - m);
+        mean[ch] = (float)m, var[ch] = (float)(v / R);
+    }
+    batchnorm_forward_eval(out, b.x, b.gamma, b.beta, mean, var, R, C, 1e-5f);
+    batchnorm_forward(b.out, b.xhat, b.rstd, b.rm, b.rv, b.x, b.gamma, b.beta, R, C, 0.1f, 1e-5f);
+    assert_true(rel_err(out, b.out, R * C) < 1e-5);
+    bn_free(&b);
+}
+
+/* The train mode's backward against central differences of L = sum(r * out), where the
+ * statistics move with x (the reason for its two correction terms). */
+static void test_batchnorm_backward_matches_finite_differences(void **state)
+{
+    (void)state;
+    enum { R = 6, C = 2 };
+    BnBufs b = bn_alloc(R, C, 101);
+    float g[R * C + 2 * C], fd[R * C + 2 * C];
+    batchnorm_forward_naive(b.out, b.xhat, b.rstd, b.rm, b.rv, b.x, b.gamma, b.beta, R, C, 0.1f,
+                            1e-5f);
+    batchnorm_backward_naive(b.dx, b.dg, b.db, b.dout, b.xhat, b.rstd, b.gamma, R, C);
+    memcpy(g, b.dx, sizeof(float) * R * C);
+    memcpy(g + R * C, b.dg, sizeof(float) * C);
+    memcpy(g + R * C + C, b.db, sizeof(float) * C);
+    float *targets[3] = {b.x, b.gamma, b.beta};
+    int sizes[3] = {R * C, C, C}, at = 0;
+    const float eps = 1e-2f;
+    for (int t = 0; t < 3; t++)
+        for (int k = 0; k < sizes[t]; k++, at++) {
+            float keep = targets[t][k];
+            double l[2];
+            for (int side = 0; side < 2; side++) {
+                targets[t][k] = keep + (side ? -eps : eps);
+                batchnorm_forward_naive(b.out, b.xhat, b.rstd, b.rm, b.rv, b.x, b.gamma, b.beta, R,
+                                        C, 0.1f, 1e-5f);
+                l[side] = probe(b.out, b.dout, R * C);
+            }
+            targets[t][k] = keep;
+            fd[at] = (float)((l[0] - l[1]) / (2 * eps));
+        }
+    assert_true(rel_err(g, fd, R * C + 2 * C) < 1e-3);
+    bn_free(&b);
+}
+
+static void test_avgpool_means_pixels_and_spreads_gradient(void **state)
+{
+    (void)state;
+    /* 2 images of 3 pixels, 2 channels (NHWC) */
+    float x[12] = {1, 10, 2, 20, 3, 30, /**/ -1, 0, 0, 0, 4, 3};
+    float y[4], dy[4] = {3, 6, -3, 9}, dx[12];
+    avgpool_forward(y, x, 2, 3, 2);
+    float expect[4] = {2, 20, 1, 1};
+    for (int i = 0; i < 4; i++) assert_float_equal(y[i], expect[i], 1e-6);
+    avgpool_backward(dx, dy, 2, 3, 2);
+    for (int i = 0; i < 12; i++) assert_float_equal(dx[i], dy[(i / 6) * 2 + i % 2] / 3, 1e-6);
 }
 
 /* ---- pooling, relu, softmax ---- */
@@ -240,7 +466,14 @@ int main(void)
         cmocka_unit_test(test_linear_fast_matches_naive),
         cmocka_unit_test(test_linear_backward_matches_finite_differences),
         cmocka_unit_test(test_conv_fast_matches_naive),
+        cmocka_unit_test(test_conv_output_shape_with_strides),
+        cmocka_unit_test(test_conv_without_bias),
         cmocka_unit_test(test_conv_backward_matches_finite_differences),
+        cmocka_unit_test(test_batchnorm_fast_matches_naive),
+        cmocka_unit_test(test_batchnorm_train_normalises_and_tracks),
+        cmocka_unit_test(test_batchnorm_eval_uses_running_statistics),
+        cmocka_unit_test(test_batchnorm_backward_matches_finite_differences),
+        cmocka_unit_test(test_avgpool_means_pixels_and_spreads_gradient),
         cmocka_unit_test(test_maxpool_picks_maximum_and_routes_gradient),
         cmocka_unit_test(test_maxpool_channels_are_independent),
         cmocka_unit_test(test_relu_backward_masks_by_output),

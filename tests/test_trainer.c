@@ -46,7 +46,7 @@ static int teardown(void **state)
     return 0;
 }
 
-/* 8x8 inputs, 4 classes; mlp 64-32-4, cnn 4 and 8 channels. */
+/* 8x8 inputs, 4 classes; mlp 64-32-4, cnn 4 and 8 channels, resnet stages of 4 and 8. */
 static ModelConfig small(const ModelOps *ops)
 {
     ModelConfig c = model_config_default();
@@ -56,6 +56,8 @@ static ModelConfig small(const ModelOps *ops)
         model_config_set(&c, ops, "hidden", 1, (const int[]){32});
     if (model_option_index(ops, "channels") >= 0)
         model_config_set(&c, ops, "channels", 2, (const int[]){4, 8});
+    if (model_option_index(ops, "widths") >= 0)
+        model_config_set(&c, ops, "widths", 2, (const int[]){4, 8});
     return c;
 }
 

@@ -378,7 +378,7 @@ static int run_policy_create(DriverRun *run, BwError *err)
     run->want_norms = !cfg->replay && (run->pol->ops->needs_grad_norms || cfg->record_trace);
     if (run->fast) return BW_OK;
     if ((rc = run_model_create(cfg, &run->eval_model, err))) return rc;
-    run->eval_acc = calloc(m0->n_params, sizeof(double));
+    run->eval_acc = calloc(m0->n_params + m0->n_state, sizeof(double)); /* worker_evaluate */
     if (!run->eval_acc) return bw_fail(err, BW_ERUNTIME, "out of memory");
     return BW_OK;
 }

@@ -256,7 +256,9 @@ static int worker_communicate(Worker *me, const StepState *st)
 }
 
 /* An evaluation, free in simulated time: rank 0's replica in gradient mode (the replicas are
- * identical), else the mean of the replicas once the last of them has deposited its share. */
+ * identical but for their own state: batch norm's running statistics, kept per replica as DDP
+ * without SyncBN), else the mean of the replicas once the last of them has deposited its
+ * share: the mean of their parameters and, after them in eval_acc, of their states. */
 static void worker_evaluate(Worker *me, const StepState *st, double now)
 {
     DriverRun *run = me->run;
@@ -265,11 +267,17 @@ static void worker_evaluate(Worker *me, const StepState *st, double now)
         if (me->rank == 0) record_eval(run, m, st, now);
         return;
     }
-    for (size_t i = 0; i < m->n_params; i++) run->eval_acc[i] += m->params[i];
+    const size_t np = m->n_params, ns = m->n_state;
+    for (size_t i = 0; i < np; i++) run->eval_acc[i] += m->params[i];
+    for (size_t i = 0; i < ns; i++) run->eval_acc[np + i] += m->state[i];
     if (++run->eval_deposits < run->P) return;
     Model *e = run->eval_model;
-    for (size_t i = 0; i < m->n_params; i++) {
-        e->params[i] = (float)(run->eval_acc[i] / run->P);
+    for (size_t i = 0; i < np + ns; i++) {
+        float mean = (float)(run->eval_acc[i] / run->P);
+        if (i < np)
+            e->params[i] = mean;
+        else
+            e->state[i - np] = mean;
         run->eval_acc[i] = 0;
     }
     run->eval_deposits = 0;
