@@ -331,6 +331,9 @@ static void test_a_profile_s_tensors_are_what_moves(void **state)
 static void test_costs_do_not_change_the_dynamics(void **state)
 {
     (void)state;
+    /* end-to-end properties, slow under valgrind (scripts/valgrind.sh); their code paths'
+     * memory is checked there by the shorter tests, and here under ASan */
+    if (getenv("BELLOWS_VALGRIND")) skip();
     Workload *wl = NULL;
     BwError err;
     assert_int_equal(workload_load("resnet18-cifar", "--workload", &wl, &err), BW_OK);
@@ -481,6 +484,9 @@ static double mean_period(const Shared *sh, long lo, long hi)
 static void test_adpsgd_lengthens_its_period_on_cpsgd_s_budget(void **state)
 {
     (void)state;
+    /* end-to-end properties, slow under valgrind (scripts/valgrind.sh); their code paths'
+     * memory is checked there by the shorter tests, and here under ASan */
+    if (getenv("BELLOWS_VALGRIND")) skip();
     RunConfig cfg = base_config(4, 16, 50); /* 512 samples / 64 = 8 steps an epoch */
     cfg.eval_every = 400;
     cfg.tc.lr.base_lr = 0.003;
@@ -508,6 +514,9 @@ static void test_adpsgd_lengthens_its_period_on_cpsgd_s_budget(void **state)
 static void test_adpsgd_lengthens_its_period_at_an_lr_decay(void **state)
 {
     (void)state;
+    /* end-to-end properties, slow under valgrind (scripts/valgrind.sh); their code paths'
+     * memory is checked there by the shorter tests, and here under ASan */
+    if (getenv("BELLOWS_VALGRIND")) skip();
     RunConfig cfg = base_config(4, 16, 20); /* 160 steps, the decay at step 80 */
     cfg.eval_every = 160;
     cfg.tc.lr.base_lr = 0.003;
@@ -622,6 +631,9 @@ static void test_accordion_batch_mode_changes_the_batch_at_epoch_starts(void **s
 static void test_accordion_paper_runs_as_its_options_one_by_one(void **state)
 {
     (void)state;
+    /* end-to-end properties, slow under valgrind (scripts/valgrind.sh); their code paths'
+     * memory is checked there by the shorter tests, and here under ASan */
+    if (getenv("BELLOWS_VALGRIND")) skip();
     RunConfig cfg = base_config(2, 16, 4);
     cfg.compressor = "topk:ef=0,divide=0,index=int64,count=trunc";
     cfg.overlap = OVERLAP_TENSOR;
