@@ -397,7 +397,8 @@ static void test_compute_threads_give_the_sequential_results(void **state)
         cfg.backend = COLL_ANALYTIC;
         cfg.eval_every = 5;
         /* jobs long enough that one read before it is done would see an unfinished gradient */
-        model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){128});
+        if (!getenv("BELLOWS_VALGRIND")) /* valgrind runs threads one at a time anyway */
+            model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){128});
         cfg.compute_threads = 1;
         Shared *a = simulate(cfg);
         cfg.compute_threads = 2;
@@ -585,6 +586,8 @@ static void test_tcp_network_model_is_slower_than_the_formula(void **state)
 static void test_periodic_evaluation_takes_the_replicas_running_statistics(void **state)
 {
     (void)state;
+    /* slow under valgrind; its memory is checked under ASan */
+    if (getenv("BELLOWS_VALGRIND")) skip();
     RunConfig cfg = base_config(1, 32, 2);
     cfg.model = model_find("resnet");
     cfg.mc = model_config_default();
