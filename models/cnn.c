@@ -1,11 +1,15 @@
 /* cnn.c: a small convolutional network in the LeNet pattern:
  *   conv1 (k x k, same padding) -> ReLU -> 2x2 max pool -> conv2 -> ReLU -> 2x2 max pool -> fc.
- * Activations are NHWC; convolutions are im2col + sgemm (layers.c). With the defaults on
- * 28x28 inputs: conv1 1->16, conv2 16->32 (3x3), fc 7*7*32 -> 10: 20,490 parameters. */
+ * Activations are NHWC. Each conv block is one fused kernel (conv_fast.h): conv1, whose patch
+ * is small (k*k*cin = 9 by default), a direct loop; conv2 im2col + sgemm a few images at a
+ * time. Only the pooled outputs and their window positions are kept for the backward. With
+ * the defaults on 28x28 inputs: conv1 1->16, conv2 16->32 (3x3), fc 7*7*32 -> 10: 20,490
+ * parameters. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conv_fast.h"
 #include "layers.h"
 #include "model.h"
 
@@ -35,9 +39,11 @@ static const ModelOption CNN_OPTIONS[] = {
 typedef struct {
     int cap;
     ConvShape s1, s2; /* shapes for the current batch */
-    float *col1, *a1, *p1, *col2, *a2, *p2, *logits;
-    int32_t *arg1, *arg2;
-    float *dp2, *da2, *dcol2, *dp1, *da1;
+    int direct1;      /* conv1 by the direct kernels (a small patch) */
+    float *p1 /* [n, h/2, w/2, c1] */, *p2 /* [n, h/4, w/4, c2] */, *logits /* [n, classes] */;
+    uint8_t *arg1, *arg2; /* window position of each pooled maximum, as p1, p2 */
+    float *dp2, *dp1;     /* gradients of p2, p1 */
+    float *scratch;       /* the conv kernels' (the larger of the two blocks') */
 } Cnn;
 
 enum { L_C1W, L_C1B, L_C2W, L_C2B, L_FCW, L_FCB };
@@ -110,8 +116,7 @@ static void cnn_free_impl(Model *m)
 {
     Cnn *s = m->impl;
     if (!s) return;
-    float *bufs[] = {s->col1,   s->a1,  s->p1,  s->col2,  s->a2,  s->p2,
-                     s->logits, s->dp2, s->da2, s->dcol2, s->dp1, s->da1};
+    float *bufs[] = {s->p1, s->p2, s->logits, s->dp2, s->dp1, s->scratch};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(s->arg1);
     free(s->arg2);
@@ -128,23 +133,26 @@ static int grow(void *pp, size_t bytes)
     return 1;
 }
 
+static size_t conv_scratch(const ConvShape *s, int direct)
+{
+    return direct ? convpool_direct_scratch(s) : convpool_gemm_scratch(s);
+}
+
 static int cnn_reserve(Model *m, int n)
 {
     Cnn *s = m->impl;
     if (n > s->cap) {
         ConvShape a = cnn_shape(m, 0, n), b = cnn_shape(m, 1, n);
-        size_t f = sizeof(float);
-        size_t a1 = (size_t)n * a.h * a.w * a.cout, p1 = a1 / 4;
-        size_t a2 = (size_t)n * b.h * b.w * b.cout, p2 = a2 / 4;
-        int ok = grow(&s->col1, conv_col_size(&a) * f) && grow(&s->a1, a1 * f) &&
-                 grow(&s->p1, p1 * f) && grow(&s->arg1, p1 * sizeof(int32_t)) &&
-                 grow(&s->col2, conv_col_size(&b) * f) && grow(&s->a2, a2 * f) &&
-                 grow(&s->p2, p2 * f) && grow(&s->arg2, p2 * sizeof(int32_t)) &&
-                 grow(&s->logits, (size_t)n * m->cfg.classes * f) && grow(&s->dp2, p2 * f) &&
-                 grow(&s->da2, a2 * f) && grow(&s->dcol2, conv_col_size(&b) * f) &&
-                 grow(&s->dp1, p1 * f) && grow(&s->da1, a1 * f);
+        int direct1 = a.k * a.k * a.cin <= CONVPOOL_DIRECT_MAX_PATCH;
+        size_t f = sizeof(float), p1 = convpool_out_size(&a), p2 = convpool_out_size(&b);
+        size_t sa = conv_scratch(&a, direct1), sb = conv_scratch(&b, 0);
+        int ok = grow(&s->p1, p1 * f) && grow(&s->arg1, p1) && grow(&s->p2, p2 * f) &&
+                 grow(&s->arg2, p2) && grow(&s->logits, (size_t)n * m->cfg.classes * f) &&
+                 grow(&s->dp2, p2 * f) && grow(&s->dp1, p1 * f) &&
+                 grow(&s->scratch, (sa > sb ? sa : sb) * f);
         if (!ok) return 0;
         s->cap = n;
+        s->direct1 = direct1;
     }
     s->s1 = cnn_shape(m, 0, n);
     s->s2 = cnn_shape(m, 1, n);
@@ -157,13 +165,13 @@ static const float *cnn_forward(Model *m, const float *x, int n)
     Cnn *s = m->impl;
     const float *P = m->params;
     const LayerView *L = m->layers;
-    const ConvShape *s1 = &s->s1, *s2 = &s->s2;
-    conv2d_forward(s->a1, s->col1, x, P + L[L_C1W].offset, P + L[L_C1B].offset, s1);
-    relu_forward(s->a1, (size_t)n * s1->h * s1->w * s1->cout);
-    maxpool2_forward(s->p1, s->arg1, s->a1, n, s1->h, s1->w, s1->cout);
-    conv2d_forward(s->a2, s->col2, s->p1, P + L[L_C2W].offset, P + L[L_C2B].offset, s2);
-    relu_forward(s->a2, (size_t)n * s2->h * s2->w * s2->cout);
-    maxpool2_forward(s->p2, s->arg2, s->a2, n, s2->h, s2->w, s2->cout);
+    const float *w1 = P + L[L_C1W].offset, *b1 = P + L[L_C1B].offset;
+    if (s->direct1)
+        convpool_direct_forward(s->p1, s->arg1, x, w1, b1, &s->s1, s->scratch);
+    else
+        convpool_gemm_forward(s->p1, s->arg1, x, w1, b1, &s->s1, s->scratch);
+    convpool_gemm_forward(s->p2, s->arg2, s->p1, P + L[L_C2W].offset, P + L[L_C2B].offset, &s->s2,
+                          s->scratch);
     linear_forward(s->logits, s->p2, P + L[L_FCW].offset, P + L[L_FCB].offset, n, cnn_fc_in(m),
                    m->cfg.classes);
     return s->logits;
@@ -171,22 +179,20 @@ static const float *cnn_forward(Model *m, const float *x, int n)
 
 static void cnn_backward(Model *m, const float *x, const float *dlogits, int n)
 {
-    (void)x; /* conv1's patches (col1) already hold what the weight gradient needs */
     Cnn *s = m->impl;
     const float *P = m->params;
     float *G = m->grads;
     const LayerView *L = m->layers;
-    const ConvShape *s1 = &s->s1, *s2 = &s->s2;
     linear_backward(s->dp2, G + L[L_FCW].offset, G + L[L_FCB].offset, dlogits, s->p2,
                     P + L[L_FCW].offset, n, cnn_fc_in(m), m->cfg.classes);
-    maxpool2_backward(s->da2, s->dp2, s->arg2, n, s2->h, s2->w, s2->cout);
-    relu_backward(s->da2, s->a2, (size_t)n * s2->h * s2->w * s2->cout);
-    conv2d_backward(s->dp1, G + L[L_C2W].offset, G + L[L_C2B].offset, s->dcol2, s->da2, s->col2,
-                    P + L[L_C2W].offset, s2);
-    maxpool2_backward(s->da1, s->dp1, s->arg1, n, s1->h, s1->w, s1->cout);
-    relu_backward(s->da1, s->a1, (size_t)n * s1->h * s1->w * s1->cout);
-    conv2d_backward(NULL, G + L[L_C1W].offset, G + L[L_C1B].offset, NULL, s->da1, s->col1,
-                    P + L[L_C1W].offset, s1);
+    convpool_gemm_backward(s->dp1, G + L[L_C2W].offset, G + L[L_C2B].offset, s->dp2, s->p2, s->arg2,
+                           s->p1, P + L[L_C2W].offset, &s->s2, s->scratch);
+    float *dw1 = G + L[L_C1W].offset, *db1 = G + L[L_C1B].offset;
+    if (s->direct1)
+        convpool_direct_backward(dw1, db1, s->dp1, s->p1, s->arg1, x, &s->s1, s->scratch);
+    else
+        convpool_gemm_backward(NULL, dw1, db1, s->dp1, s->p1, s->arg1, x, P + L[L_C1W].offset,
+                               &s->s1, s->scratch);
 }
 
 static double cnn_flops_per_sample(const Model *m)
