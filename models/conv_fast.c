@@ -1,14 +1,14 @@
-/* conv_fast.c: see conv_fast.h. The direct kernels keep the four outputs of one pooling
- * window and 16 output channels in vector registers (GCC vector extensions), so the first
- * layer's activation is never stored; the gemm kernels run im2col + sgemm (Chellapilla, Puri,
- * Simard 2006, as layers.c) a few images at a time, so that the patch matrix (12544 x 144
- * floats, 7.2 MB, for a batch of 64 in the cnn's second layer) never leaves the cache. Fusing
- * ReLU into the pooling uses relu(max(a)) = max(relu(a)): the backward needs only the pooled
- * value (its sign is the ReLU's mask at the maximum) and the window position.
- * Results do not depend on the CPU: the hot loops are compiled twice, for AVX2 and for any
- * x86-64, and picked at load time (target_clones), but both do the same float operations in
- * the same order (no FMA: the AVX2 clone does not enable it), so they agree to the bit. */
+/* conv_fast.c: see conv_fast.h. The inner loops of the direct kernels are in conv_simd.c; the gemm
+ * kernels run im2col + sgemm (Chellapilla, Puri, Simard 2006, as layers.c) a few images at a
+ * time, so that the patch matrix (12544 x 144 floats, 7.2 MB, for a batch of 64 in the cnn's
+ * second layer) and its gradient never leave the cache. Fusing ReLU into the pooling uses
+ * relu(max(a)) = max(relu(a)): the backward needs only the pooled value (its sign is the ReLU's
+ * mask at the maximum) and the window position. The loops here that GCC vectorises are
+ * compiled for AVX2 and for any x86-64 (target_clones, picked at load time); the two do the
+ * same float operations per element, so results do not depend on the CPU. */
 #include "conv_fast.h"
+
+#include "conv_simd.h"
 
 #include <cblas.h>
 #include <string.h>
@@ -19,16 +19,7 @@
 #define BW_CLONES
 #endif
 
-/* Output channels per block: CB floats, NV vectors of 8 (two AVX2 registers; GCC's vector
- * extensions, which the default clone lowers to SSE pairs). */
-#define CB 16
-#define NV (CB / 8)
-typedef float vf __attribute__((vector_size(8 * sizeof(float))));
-typedef int32_t vi __attribute__((vector_size(8 * sizeof(int32_t))));
-typedef uint8_t vu8 __attribute__((vector_size(8)));
-/* Unaligned loads and stores (memcpy compiles to one move each). */
-#define VLOAD(v, p)  memcpy(&(v), (p), sizeof(v))
-#define VSTORE(p, v) memcpy((p), &(v), sizeof(v))
+#define CB CONV_SIMD_LANES
 
 /* Images per block in the gemm kernels: about this many rows of the patch matrix (for the
  * cnn's second layer, 5 images of 14x14: 980 rows of 144 floats, 564 KB, in a 2 MB L2). A
@@ -70,76 +61,8 @@ static void pad_image(float *xp, const float *img, const ConvShape *s)
                row * sizeof(float));
 }
 
-/* Max over the window's four outputs (first on ties), then ReLU; stores nl <= 8 lanes. */
-static inline void pool_store(float *out, uint8_t *arg, vf a0, vf a1, vf a2, vf a3, int nl)
-{
-    vf best = a0;
-    vi q = {0};
-    vi m = a1 > best;
-    best = (vf)(((vi)a1 & m) | ((vi)best & ~m));
-    q = (q & ~m) | (m & 1);
-    m = a2 > best;
-    best = (vf)(((vi)a2 & m) | ((vi)best & ~m));
-    q = (q & ~m) | (m & 2);
-    m = a3 > best;
-    best = (vf)(((vi)a3 & m) | ((vi)best & ~m));
-    q = (q & ~m) | (m & 3);
-    best = (vf)((vi)best & (best > 0)); /* ReLU: +0 where best <= 0 (or NaN), as relu_forward */
-    if (nl >= 8) {
-        VSTORE(out, best);
-        vu8 q8 = __builtin_convertvector(q, vu8);
-        VSTORE(arg, q8);
-    } else {
-        for (int j = 0; j < nl; j++) out[j] = best[j], arg[j] = (uint8_t)q[j];
-    }
-}
-
-/* One image: xp its padded copy, wt [taps, coutp] the weights transposed, bp [coutp]. */
-BW_CLONES static void direct_forward_image(float *out, uint8_t *arg, const float *xp,
-                                           const float *wt, const float *bp, const ConvShape *s)
-{
-    const int k = s->k, cin = s->cin, cout = s->cout, coutp = round_up(cout, CB);
-    const size_t row = (size_t)(s->w + 2 * s->pad) * cin; /* padded row, floats */
-    const int ph = conv_out_h(s) / 2, pw = conv_out_w(s) / 2;
-    for (int py = 0; py < ph; py++)
-        for (int px = 0; px < pw; px++) {
-            const float *x0 = xp + (size_t)(2 * py) * row + (size_t)(2 * px) * cin;
-            size_t o = ((size_t)py * pw + px) * cout;
-            for (int cb = 0; cb < coutp; cb += CB) {
-                vf a0[NV], a1[NV], a2[NV], a3[NV];
-                for (int v = 0; v < NV; v++) {
-                    VLOAD(a0[v], bp + cb + 8 * v);
-                    a1[v] = a2[v] = a3[v] = a0[v];
-                }
-                const float *wv = wt + cb;
-                for (int ky = 0; ky < k; ky++)
-                    for (int kx = 0; kx < k; kx++) {
-                        const float *xs = x0 + (size_t)ky * row + (size_t)kx * cin;
-                        for (int ci = 0; ci < cin; ci++, wv += coutp) {
-                            float x00 = xs[ci], x01 = xs[ci + cin], x10 = xs[ci + row],
-                                  x11 = xs[ci + row + cin];
-                            for (int v = 0; v < NV; v++) {
-                                vf wq;
-                                VLOAD(wq, wv + 8 * v);
-                                a0[v] += x00 * wq;
-                                a1[v] += x01 * wq;
-                                a2[v] += x10 * wq;
-                                a3[v] += x11 * wq;
-                            }
-                        }
-                    }
-                for (int v = 0; v < NV; v++) {
-                    int nl = cout - cb - 8 * v;
-                    if (nl > 0)
-                        pool_store(out + o + cb + 8 * v, arg + o + cb + 8 * v, a0[v], a1[v], a2[v],
-                                   a3[v], nl);
-                }
-            }
-        }
-}
-
-void convpool_direct_forward(float *out, uint8_t *arg, const float *inp, const float *w,
-                             const float *b, const ConvShape *s, float *scratch)
+static void direct_forward(float *out, uint8_t *arg, const float *inp, const float *w,
+                           const float *b, const ConvShape *s, float *scratch, int avx2)
 {
     const int taps = s->k * s->k * s->cin, coutp = round_up(s->cout, CB);
     float *xp = scratch, *wt = xp + padded_image_size(s), *bp = wt + (size_t)taps * coutp;
@@ -153,63 +76,13 @@ void convpool_direct_forward(float *out, uint8_t *arg, const float *inp, const f
     const size_t pooled = (size_t)(conv_out_h(s) / 2) * (conv_out_w(s) / 2) * s->cout;
     for (int i = 0; i < s->n; i++) {
         pad_image(xp, inp + i * img, s);
-        direct_forward_image(out + i * pooled, arg + i * pooled, xp, wt, bp, s);
+        conv_simd_direct_forward(out + i * pooled, arg + i * pooled, xp, wt, bp, s, avx2);
     }
 }
 
-/* One image's weight and bias gradients, added to dwt [taps, coutp] and dbp [coutp]. Of the
- * four products per tap only the one at the window's maximum is not zero. */
-BW_CLONES static void direct_backward_image(float *dwt, float *dbp, const float *dout,
-                                            const float *out, const uint8_t *arg, const float *xp,
-                                            const ConvShape *s)
-{
-    const int k = s->k, cin = s->cin, cout = s->cout, coutp = round_up(cout, CB);
-    const size_t row = (size_t)(s->w + 2 * s->pad) * cin;
-    const int ph = conv_out_h(s) / 2, pw = conv_out_w(s) / 2;
-    for (int py = 0; py < ph; py++)
-        for (int px = 0; px < pw; px++) {
-            const float *x0 = xp + (size_t)(2 * py) * row + (size_t)(2 * px) * cin;
-            size_t o = ((size_t)py * pw + px) * cout;
-            for (int cb = 0; cb < coutp; cb += 8) {
-                vf d, v;
-                vi q;
-                if (cout - cb >= 8) {
-                    vu8 q8;
-                    VLOAD(d, dout + o + cb);
-                    VLOAD(v, out + o + cb);
-                    VLOAD(q8, arg + o + cb);
-                    q = __builtin_convertvector(q8, vi);
-                } else {
-                    d = v = (vf){0};
-                    q = (vi){0};
-                    for (int j = 0; j < cout - cb; j++)
-                        d[j] = dout[o + cb + j], v[j] = out[o + cb + j], q[j] = arg[o + cb + j];
-                }
-                vf g = (vf)((vi)d & (v > 0)); /* the ReLU passed the maximum */
-                vf g0 = (vf)((vi)g & (q == 0)), g1 = (vf)((vi)g & (q == 1));
-                vf g2 = (vf)((vi)g & (q == 2)), g3 = (vf)((vi)g & (q == 3));
-                vf acc;
-                VLOAD(acc, dbp + cb);
-                acc += g;
-                VSTORE(dbp + cb, acc);
-                float *dw = dwt + cb;
-                for (int ky = 0; ky < k; ky++)
-                    for (int kx = 0; kx < k; kx++) {
-                        const float *xs = x0 + (size_t)ky * row + (size_t)kx * cin;
-                        for (int ci = 0; ci < cin; ci++, dw += coutp) {
-                            VLOAD(acc, dw);
-                            acc += g0 * xs[ci] + g1 * xs[ci + cin] + g2 * xs[ci + row] +
-                                   g3 * xs[ci + row + cin];
-                            VSTORE(dw, acc);
-                        }
-                    }
-            }
-        }
-}
-
-void convpool_direct_backward(float *dw, float *db, const float *dout, const float *out,
-                              const uint8_t *arg, const float *inp, const ConvShape *s,
-                              float *scratch)
+static void direct_backward(float *dw, float *db, const float *dout, const float *out,
+                            const uint8_t *arg, const float *inp, const ConvShape *s,
+                            float *scratch, int avx2)
 {
     const int taps = s->k * s->k * s->cin, coutp = round_up(s->cout, CB);
     const size_t part = (size_t)(taps + 1) * coutp; /* [taps, coutp] then [coutp] */
@@ -222,14 +95,40 @@ void convpool_direct_backward(float *dw, float *db, const float *dout, const flo
     for (int i = 0; i < s->n; i++) {
         pad_image(xp, inp + i * img, s);
         memset(img_sum, 0, part * sizeof(float));
-        direct_backward_image(img_sum, img_sum + (size_t)taps * coutp, dout + i * pooled,
-                              out + i * pooled, arg + i * pooled, xp, s);
+        conv_simd_direct_backward(img_sum, img_sum + (size_t)taps * coutp, dout + i * pooled,
+                                  out + i * pooled, arg + i * pooled, xp, s, avx2);
         for (size_t j = 0; j < part; j++) sum[j] += img_sum[j];
     }
     for (int co = 0; co < s->cout; co++) {
         for (int t = 0; t < taps; t++) dw[(size_t)co * taps + t] = sum[(size_t)t * coutp + co];
         db[co] = sum[(size_t)taps * coutp + co];
     }
+}
+
+void convpool_direct_forward(float *out, uint8_t *arg, const float *inp, const float *w,
+                             const float *b, const ConvShape *s, float *scratch)
+{
+    direct_forward(out, arg, inp, w, b, s, scratch, conv_simd_have_avx2());
+}
+
+void convpool_direct_backward(float *dw, float *db, const float *dout, const float *out,
+                              const uint8_t *arg, const float *inp, const ConvShape *s,
+                              float *scratch)
+{
+    direct_backward(dw, db, dout, out, arg, inp, s, scratch, conv_simd_have_avx2());
+}
+
+void convpool_direct_forward_portable(float *out, uint8_t *arg, const float *inp, const float *w,
+                                      const float *b, const ConvShape *s, float *scratch)
+{
+    direct_forward(out, arg, inp, w, b, s, scratch, 0);
+}
+
+void convpool_direct_backward_portable(float *dw, float *db, const float *dout, const float *out,
+                                       const uint8_t *arg, const float *inp, const ConvShape *s,
+                                       float *scratch)
+{
+    direct_backward(dw, db, dout, out, arg, inp, s, scratch, 0);
 }
 
 /* ---- ReLU + max pooling, fused ---- */
@@ -259,20 +158,7 @@ BW_CLONES void relu_maxpool2_forward(float *out, uint8_t *arg, const float *inp,
 void relu_maxpool2_backward(float *dinp, const float *dout, const float *out, const uint8_t *arg,
                             int n, int h, int w, int c)
 {
-    const int oh = h / 2, ow = w / 2;
-    memset(dinp, 0, (size_t)n * h * w * c * sizeof(float));
-    for (int b = 0; b < n; b++)
-        for (int y = 0; y < oh; y++)
-            for (int x = 0; x < ow; x++) {
-                float *p0 = dinp + (((size_t)b * h + 2 * y) * w + 2 * x) * c;
-                size_t o = (((size_t)b * oh + y) * ow + x) * c;
-                for (int ch = 0; ch < c; ch++) {
-                    if (!(out[o + ch] > 0.0f)) continue;
-                    int q = arg[o + ch];
-                    /* += on the zero, as maxpool2_backward: the sign of a zero is kept */
-                    p0[(size_t)(q >> 1) * w * c + (size_t)(q & 1) * c + ch] += dout[o + ch];
-                }
-            }
+    conv_simd_unpool(dinp, dout, out, arg, n, h, w, c, conv_simd_have_avx2());
 }
 
 /* ---- im2col + sgemm, a block of images at a time ---- */
@@ -294,7 +180,21 @@ size_t convpool_gemm_scratch(const ConvShape *s)
 
 /* layers.c's im2col, with each in-bounds run of k pixels copied in one go (NHWC keeps a
  * patch row's k * cin floats contiguous). Same output. */
-static void im2col_fast(float *col, const float *inp, const ConvShape *s)
+/* n floats, in 8-float moves the compiler inlines (a libc call per patch row cost more than
+ * the copy). */
+static inline void copy_floats(float *dst, const float *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) memcpy(dst + i, src + i, 8 * sizeof(float));
+    for (; i < n; i++) dst[i] = src[i];
+}
+
+static inline void zero_floats(float *dst, size_t n)
+{
+    for (size_t i = 0; i < n; i++) dst[i] = 0.0f;
+}
+
+BW_CLONES static void im2col_fast(float *col, const float *inp, const ConvShape *s)
 {
     const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
     const size_t patch = (size_t)k * k * c, run = (size_t)k * c;
@@ -306,47 +206,20 @@ static void im2col_fast(float *col, const float *inp, const ConvShape *s)
                 for (int ky = 0; ky < k; ky++, dst += run) {
                     int iy = y + ky - s->pad;
                     if (iy < 0 || iy >= s->h) {
-                        memset(dst, 0, run * sizeof(float));
+                        zero_floats(dst, run);
                         continue;
                     }
                     const float *src = inp + ((size_t)b * s->h + iy) * s->w * c;
                     if (x0 >= 0 && x0 + k <= s->w) {
-                        memcpy(dst, src + (size_t)x0 * c, run * sizeof(float));
+                        copy_floats(dst, src + (size_t)x0 * c, run);
                         continue;
                     }
                     for (int kx = 0; kx < k; kx++) {
                         int ix = x0 + kx;
                         if (ix < 0 || ix >= s->w)
-                            memset(dst + (size_t)kx * c, 0, (size_t)c * sizeof(float));
+                            zero_floats(dst + (size_t)kx * c, (size_t)c);
                         else
-                            memcpy(dst + (size_t)kx * c, src + (size_t)ix * c,
-                                   (size_t)c * sizeof(float));
-                    }
-                }
-            }
-}
-
-/* layers.c's col2im as a gather: each input pixel sums the patch entries that read it, in
- * the order col2im adds them (output pixels in raster order, so taps in reverse), which makes
- * it equal to the bit. Each pixel is written once, with no zeroing pass. */
-BW_CLONES static void col2im_gather(float *dinp, const float *dcol, const ConvShape *s)
-{
-    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
-    const size_t patch = (size_t)k * k * c;
-    for (int b = 0; b < s->n; b++)
-        for (int iy = 0; iy < s->h; iy++)
-            for (int ix = 0; ix < s->w; ix++) {
-                float *d = dinp + (((size_t)b * s->h + iy) * s->w + ix) * c;
-                for (int ci = 0; ci < c; ci++) d[ci] = 0.0f;
-                for (int ky = k - 1; ky >= 0; ky--) {
-                    int y = iy - ky + s->pad;
-                    if (y < 0 || y >= oh) continue;
-                    for (int kx = k - 1; kx >= 0; kx--) {
-                        int x = ix - kx + s->pad;
-                        if (x < 0 || x >= ow) continue;
-                        const float *sp = dcol + (((size_t)b * oh + y) * ow + x) * patch +
-                                          ((size_t)ky * k + kx) * c;
-                        for (int ci = 0; ci < c; ci++) d[ci] += sp[ci];
+                            copy_floats(dst + (size_t)kx * c, src + (size_t)ix * c, (size_t)c);
                     }
                 }
             }
@@ -379,13 +252,14 @@ void convpool_gemm_backward(float *dinp, float *dw, float *db, const float *dout
     const size_t pooled = (size_t)(oh / 2) * (ow / 2) * cout;
     float *col = scratch, *dact = col + (size_t)per * oh * ow * taps;
     float *dcol = dact + (size_t)per * oh * ow * cout;
+    const int avx2 = conv_simd_have_avx2();
     memset(db, 0, (size_t)cout * sizeof(float));
     for (int i = 0; i < s->n; i += per) {
         ConvShape sb = *s;
         sb.n = s->n - i < per ? s->n - i : per;
         const int rows = sb.n * oh * ow;
-        relu_maxpool2_backward(dact, dout + i * pooled, out + i * pooled, arg + i * pooled, sb.n,
-                               oh, ow, cout);
+        conv_simd_unpool(dact, dout + i * pooled, out + i * pooled, arg + i * pooled, sb.n, oh, ow,
+                         cout, avx2);
         for (int r = 0; r < rows; r++) /* in row order, as linear_backward */
             for (int j = 0; j < cout; j++) db[j] += dact[(size_t)r * cout + j];
         im2col_fast(col, inp + i * img, &sb); /* again: cheaper than keeping the forward's */
@@ -396,7 +270,7 @@ void convpool_gemm_backward(float *dinp, float *dw, float *db, const float *dout
         /* dcol [rows, taps] = dact [rows, cout] w [cout, taps] */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, taps, cout, 1.0f, dact, cout,
                     w, taps, 0.0f, dcol, taps);
-        col2im_gather(dinp + i * img, dcol, &sb);
+        conv_simd_col2im(dinp + i * img, dcol, &sb, avx2);
     }
     if (s->n == 0) memset(dw, 0, (size_t)cout * taps * sizeof(float));
 }

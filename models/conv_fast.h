@@ -37,6 +37,13 @@ void convpool_direct_backward(float *dw, float *db, const float *dout, const flo
                               const uint8_t *arg, const float *inp, const ConvShape *s,
                               float *scratch);
 
+/* The same in portable C whatever the CPU (the above use AVX2 where there is): same bits. */
+void convpool_direct_forward_portable(float *out, uint8_t *arg, const float *inp, const float *w,
+                                      const float *b, const ConvShape *s, float *scratch);
+void convpool_direct_backward_portable(float *dw, float *db, const float *dout, const float *out,
+                                       const uint8_t *arg, const float *inp, const ConvShape *s,
+                                       float *scratch);
+
 void convpool_gemm_forward(float *out, uint8_t *arg, const float *inp, const float *w,
                            const float *b, const ConvShape *s, float *scratch);
 /* As above, and dinp [n, h, w, cin] unless NULL. */

@@ -189,6 +189,40 @@ static void test_direct_results_do_not_depend_on_the_batch(void **state)
     free(y), free(scratch), free(arg);
 }
 
+/* The direct kernels give the same bits in portable C as with AVX2 (on a CPU without AVX2
+ * both calls run the portable code and the test holds trivially). */
+static void test_direct_kernels_give_the_same_bits_on_every_cpu(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < N_SHAPES; i++) {
+        const ConvShape *s = &SHAPES[i];
+        size_t in = (size_t)s->n * s->h * s->w * s->cin,
+               ws = (size_t)s->cout * s->k * s->k * s->cin;
+        size_t out = convpool_out_size(s), sc = convpool_direct_scratch(s);
+        float *x = malloc(in * sizeof(float)), *w = malloc(ws * sizeof(float));
+        float *b = malloc((size_t)s->cout * sizeof(float)), *scratch = malloc(sc * sizeof(float));
+        float *y1 = malloc(out * sizeof(float) + 1), *y2 = malloc(out * sizeof(float) + 1);
+        float *dy = malloc(out * sizeof(float) + 1), *dw1 = malloc(ws * sizeof(float));
+        float *dw2 = malloc(ws * sizeof(float)), *db1 = malloc((size_t)s->cout * sizeof(float));
+        float *db2 = malloc((size_t)s->cout * sizeof(float));
+        uint8_t *a1 = malloc(out + 1), *a2 = malloc(out + 1);
+        fill_uniform(x, in, -1, 1, 70 + i);
+        fill_uniform(w, ws, -1, 1, 80 + i);
+        fill_uniform(b, (size_t)s->cout, -0.5, 0.5, 90 + i);
+        fill_uniform(dy, out, -1, 1, 100 + i);
+        convpool_direct_forward(y1, a1, x, w, b, s, scratch);
+        convpool_direct_forward_portable(y2, a2, x, w, b, s, scratch);
+        assert_memory_equal(y1, y2, out * sizeof(float));
+        assert_memory_equal(a1, a2, out);
+        convpool_direct_backward(dw1, db1, dy, y1, a1, x, s, scratch);
+        convpool_direct_backward_portable(dw2, db2, dy, y1, a1, x, s, scratch);
+        assert_memory_equal(dw1, dw2, ws * sizeof(float));
+        assert_memory_equal(db1, db2, (size_t)s->cout * sizeof(float));
+        free(x), free(w), free(b), free(scratch), free(y1), free(y2), free(dy), free(dw1),
+            free(dw2), free(db1), free(db2), free(a1), free(a2);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_gemm_backward_matches_naive),
         cmocka_unit_test(test_relu_maxpool_equals_unfused_kernels),
         cmocka_unit_test(test_direct_results_do_not_depend_on_the_batch),
+        cmocka_unit_test(test_direct_kernels_give_the_same_bits_on_every_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
