@@ -178,65 +178,18 @@ size_t convpool_gemm_scratch(const ConvShape *s)
     return rows * (2 * taps + (size_t)s->cout);
 }
 
-/* layers.c's im2col, with each in-bounds run of k pixels copied in one go (NHWC keeps a
- * patch row's k * cin floats contiguous). Same output. */
-/* n floats, in 8-float moves the compiler inlines (a libc call per patch row cost more than
- * the copy). */
-static inline void copy_floats(float *dst, const float *src, size_t n)
-{
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) memcpy(dst + i, src + i, 8 * sizeof(float));
-    for (; i < n; i++) dst[i] = src[i];
-}
-
-static inline void zero_floats(float *dst, size_t n)
-{
-    for (size_t i = 0; i < n; i++) dst[i] = 0.0f;
-}
-
-BW_CLONES static void im2col_fast(float *col, const float *inp, const ConvShape *s)
-{
-    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
-    const size_t patch = (size_t)k * k * c, run = (size_t)k * c;
-    for (int b = 0; b < s->n; b++)
-        for (int y = 0; y < oh; y++)
-            for (int x = 0; x < ow; x++) {
-                float *dst = col + (((size_t)b * oh + y) * ow + x) * patch;
-                const int x0 = x - s->pad;
-                for (int ky = 0; ky < k; ky++, dst += run) {
-                    int iy = y + ky - s->pad;
-                    if (iy < 0 || iy >= s->h) {
-                        zero_floats(dst, run);
-                        continue;
-                    }
-                    const float *src = inp + ((size_t)b * s->h + iy) * s->w * c;
-                    if (x0 >= 0 && x0 + k <= s->w) {
-                        copy_floats(dst, src + (size_t)x0 * c, run);
-                        continue;
-                    }
-                    for (int kx = 0; kx < k; kx++) {
-                        int ix = x0 + kx;
-                        if (ix < 0 || ix >= s->w)
-                            zero_floats(dst + (size_t)kx * c, (size_t)c);
-                        else
-                            copy_floats(dst + (size_t)kx * c, src + (size_t)ix * c, (size_t)c);
-                    }
-                }
-            }
-}
-
 void convpool_gemm_forward(float *out, uint8_t *arg, const float *inp, const float *w,
                            const float *b, const ConvShape *s, float *scratch)
 {
     const int oh = conv_out_h(s), ow = conv_out_w(s), taps = s->k * s->k * s->cin;
-    const int per = gemm_block_images(s);
+    const int per = gemm_block_images(s), avx2 = conv_simd_have_avx2();
     const size_t img = (size_t)s->h * s->w * s->cin;
     const size_t pooled = (size_t)(oh / 2) * (ow / 2) * s->cout;
     float *col = scratch, *act = col + (size_t)per * oh * ow * taps;
     for (int i = 0; i < s->n; i += per) {
         ConvShape sb = *s;
         sb.n = s->n - i < per ? s->n - i : per;
-        im2col_fast(col, inp + i * img, &sb);
+        conv_simd_im2col(col, inp + i * img, &sb, avx2);
         linear_forward(act, col, w, b, sb.n * oh * ow, taps, s->cout);
         relu_maxpool2_forward(out + i * pooled, arg + i * pooled, act, sb.n, oh, ow, s->cout);
     }
@@ -262,7 +215,8 @@ void convpool_gemm_backward(float *dinp, float *dw, float *db, const float *dout
                          cout, avx2);
         for (int r = 0; r < rows; r++) /* in row order, as linear_backward */
             for (int j = 0; j < cout; j++) db[j] += dact[(size_t)r * cout + j];
-        im2col_fast(col, inp + i * img, &sb); /* again: cheaper than keeping the forward's */
+        /* again: cheaper than keeping the forward's */
+        conv_simd_im2col(col, inp + i * img, &sb, avx2);
         /* dw [cout, taps] (+)= dact^T [cout, rows] col [rows, taps] */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cout, taps, rows, 1.0f, dact, cout,
                     col, taps, i ? 1.0f : 0.0f, dw, taps);

@@ -171,6 +171,47 @@ static void col2im_c(float *dinp, const float *dcol, const ConvShape *s)
             }
 }
 
+/* layers.c's im2col with each in-bounds run of k pixels copied in one go (NHWC keeps a patch
+ * row's k * cin floats contiguous), COPY(dst, src, count) doing the copies. Same output. */
+#define IM2COL_LOOPS(COPY)                                                                         \
+    const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;                        \
+    const size_t patch = (size_t)k * k * c, run = (size_t)k * c;                                   \
+    for (int b = 0; b < s->n; b++)                                                                 \
+        for (int y = 0; y < oh; y++)                                                               \
+            for (int x = 0; x < ow; x++) {                                                         \
+                float *dst = col + (((size_t)b * oh + y) * ow + x) * patch;                        \
+                const int x0 = x - s->pad;                                                         \
+                for (int ky = 0; ky < k; ky++, dst += run) {                                       \
+                    int iy = y + ky - s->pad;                                                      \
+                    if (iy < 0 || iy >= s->h) {                                                    \
+                        memset(dst, 0, run * sizeof(float));                                       \
+                        continue;                                                                  \
+                    }                                                                              \
+                    const float *src = inp + ((size_t)b * s->h + iy) * s->w * c;                   \
+                    if (x0 >= 0 && x0 + k <= s->w) {                                               \
+                        COPY(dst, src + (size_t)x0 * c, run);                                      \
+                        continue;                                                                  \
+                    }                                                                              \
+                    for (int kx = 0; kx < k; kx++) {                                               \
+                        int ix = x0 + kx;                                                          \
+                        if (ix < 0 || ix >= s->w)                                                  \
+                            memset(dst + (size_t)kx * c, 0, (size_t)c * sizeof(float));            \
+                        else                                                                       \
+                            COPY(dst + (size_t)kx * c, src + (size_t)ix * c, (size_t)c);           \
+                    }                                                                              \
+                }                                                                                  \
+            }
+
+static inline void copy_c(float *dst, const float *src, size_t n)
+{
+    memcpy(dst, src, n * sizeof(float));
+}
+
+static void im2col_c(float *col, const float *inp, const ConvShape *s)
+{
+    IM2COL_LOOPS(copy_c)
+}
+
 /* ---- AVX2 ---- */
 
 #ifdef CONV_SIMD_X86
@@ -330,35 +371,60 @@ AVX2 static void unpool_rows_avx2(float *dinp, const float *dout, const float *o
                                   const uint8_t *arg, int n, int h, int w,
                                   int c){UNPOOL_LOOPS(UNPOOL_PIXEL_AVX2)}
 
-/* col2im_c with the channels of a pixel summed in registers, 8 at a time (c a multiple of 8,
- * at most 32 channels per pass). */
-AVX2 static void col2im_avx2(float *dinp, const float *dcol, const ConvShape *s)
+/* col2im_c for one input pixel's channels c0 .. c0 + 8 nv, summed in nv registers (nv a
+ * constant where this is inlined). */
+AVX2 static inline
+    __attribute__((always_inline)) void col2im_pixel_avx2(float *d, const float *dcol,
+                                                          const ConvShape *s, int b, int iy, int ix,
+                                                          int c0, int nv)
 {
     const int oh = conv_out_h(s), ow = conv_out_w(s), k = s->k, c = s->cin;
     const size_t patch = (size_t)k * k * c;
+    __m256 acc[4];
+    for (int v = 0; v < nv; v++) acc[v] = _mm256_setzero_ps();
+    for (int ky = k - 1; ky >= 0; ky--) {
+        int y = iy - ky + s->pad;
+        if (y < 0 || y >= oh) continue;
+        for (int kx = k - 1; kx >= 0; kx--) {
+            int x = ix - kx + s->pad;
+            if (x < 0 || x >= ow) continue;
+            const float *sp =
+                dcol + (((size_t)b * oh + y) * ow + x) * patch + ((size_t)ky * k + kx) * c + c0;
+            for (int v = 0; v < nv; v++)
+                acc[v] = _mm256_add_ps(acc[v], _mm256_loadu_ps(sp + 8 * v));
+        }
+    }
+    for (int v = 0; v < nv; v++) _mm256_storeu_ps(d + c0 + 8 * v, acc[v]);
+}
+
+/* col2im_c with c a multiple of 8: 32, 16 or 8 channels at a time. */
+AVX2 static void col2im_avx2(float *dinp, const float *dcol, const ConvShape *s)
+{
+    const int c = s->cin, step = c % 32 == 0 ? 32 : c % 16 == 0 ? 16 : 8;
     for (int b = 0; b < s->n; b++)
         for (int iy = 0; iy < s->h; iy++)
             for (int ix = 0; ix < s->w; ix++) {
                 float *d = dinp + (((size_t)b * s->h + iy) * s->w + ix) * c;
-                for (int c0 = 0; c0 < c; c0 += 32) {
-                    const int nv = c - c0 < 32 ? (c - c0) / 8 : 4;
-                    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                                     _mm256_setzero_ps()};
-                    for (int ky = k - 1; ky >= 0; ky--) {
-                        int y = iy - ky + s->pad;
-                        if (y < 0 || y >= oh) continue;
-                        for (int kx = k - 1; kx >= 0; kx--) {
-                            int x = ix - kx + s->pad;
-                            if (x < 0 || x >= ow) continue;
-                            const float *sp = dcol + (((size_t)b * oh + y) * ow + x) * patch +
-                                              ((size_t)ky * k + kx) * c + c0;
-                            for (int v = 0; v < nv; v++)
-                                acc[v] = _mm256_add_ps(acc[v], _mm256_loadu_ps(sp + 8 * v));
-                        }
-                    }
-                    for (int v = 0; v < nv; v++) _mm256_storeu_ps(d + c0 + 8 * v, acc[v]);
+                for (int c0 = 0; c0 < c; c0 += step) {
+                    if (step == 32)
+                        col2im_pixel_avx2(d, dcol, s, b, iy, ix, c0, 4);
+                    else if (step == 16)
+                        col2im_pixel_avx2(d, dcol, s, b, iy, ix, c0, 2);
+                    else
+                        col2im_pixel_avx2(d, dcol, s, b, iy, ix, c0, 1);
                 }
             }
+}
+
+/* n floats, n a multiple of 8. */
+AVX2 static inline void copy_avx2(float *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+}
+
+AVX2 static void im2col_avx2(float *col, const float *inp, const ConvShape *s)
+{
+    IM2COL_LOOPS(copy_avx2)
 }
 #endif
 
@@ -411,4 +477,16 @@ void conv_simd_col2im(float *dinp, const float *dcol, const ConvShape *s, int av
 #endif
     (void)avx2;
     col2im_c(dinp, dcol, s);
+}
+
+void conv_simd_im2col(float *col, const float *inp, const ConvShape *s, int avx2)
+{
+#ifdef CONV_SIMD_X86
+    if (avx2 && s->cin % 8 == 0) {
+        im2col_avx2(col, inp, s);
+        return;
+    }
+#endif
+    (void)avx2;
+    im2col_c(col, inp, s);
 }

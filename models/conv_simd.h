@@ -31,6 +31,9 @@ void conv_simd_direct_backward(float *dwt, float *dbp, const float *dout, const 
 void conv_simd_unpool(float *dinp, const float *dout, const float *out, const uint8_t *arg, int n,
                       int h, int w, int c, int avx2);
 
+/* layers.c's im2col: col [n*oh*ow, k*k*cin] (the same bits: copies). */
+void conv_simd_im2col(float *col, const float *inp, const ConvShape *s, int avx2);
+
 /* layers.c's col2im, as a gather: each input pixel of dinp [n, h, w, cin] sums the entries of
  * dcol [n*oh*ow, k*k*cin] that read it, in the order col2im adds them (output pixels in
  * raster order, so taps in reverse), which makes it equal to the bit. */

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include "conv_fast.h"
+#include "conv_simd.h"
 #include "layers.h"
 
 /* Window position (0..3) of a flat input index from maxpool2_forward. */
@@ -103,6 +104,9 @@ static const ConvShape SHAPES[] = {
     {.n = 3, .h = 6, .w = 6, .cin = 5, .cout = 3, .k = 1, .pad = 0},
     {.n = 40, .h = 4, .w = 4, .cin = 2, .cout = 4, .k = 3, .pad = 1}, /* 64 images a block */
     {.n = 1, .h = 1, .w = 1, .cin = 1, .cout = 2, .k = 1, .pad = 0},  /* nothing to pool */
+    {.n = 2, .h = 6, .w = 5, .cin = 8, .cout = 4, .k = 3, .pad = 1},  /* vectors of 8 inputs */
+    {.n = 1, .h = 5, .w = 6, .cin = 24, .cout = 9, .k = 3, .pad = 1},
+    {.n = 1, .h = 4, .w = 4, .cin = 32, .cout = 16, .k = 3, .pad = 1},
 };
 #define N_SHAPES (sizeof SHAPES / sizeof *SHAPES)
 
@@ -223,6 +227,46 @@ static void test_direct_kernels_give_the_same_bits_on_every_cpu(void **state)
     }
 }
 
+/* The other AVX2 loops (unpooling, im2col, col2im) against their portable twins, to the bit,
+ * and im2col and col2im against layers.c's. */
+static void test_simd_loops_give_the_same_bits_as_portable_c(void **state)
+{
+    (void)state;
+    const int avx2 = conv_simd_have_avx2();
+    for (size_t i = 0; i < N_SHAPES; i++) {
+        ConvShape s = SHAPES[i];
+        const int oh = conv_out_h(&s), ow = conv_out_w(&s);
+        size_t in = (size_t)s.n * s.h * s.w * s.cin, cs = conv_col_size(&s);
+        size_t act = (size_t)s.n * oh * ow * s.cout, out = convpool_out_size(&s);
+        float *x = malloc(in * sizeof(float)), *c1 = malloc(cs * sizeof(float) + 1);
+        float *c2 = malloc(cs * sizeof(float) + 1), *d1 = malloc(in * sizeof(float));
+        float *d2 = malloc(in * sizeof(float)), *a1 = malloc(act * sizeof(float));
+        float *a2 = malloc(act * sizeof(float)), *y = malloc(out * sizeof(float) + 1);
+        float *dy = malloc(out * sizeof(float) + 1);
+        uint8_t *arg = malloc(out + 1);
+        fill_uniform(x, in, -1, 1, 110 + i);
+        conv_simd_im2col(c1, x, &s, avx2);
+        conv_simd_im2col(c2, x, &s, 0);
+        assert_memory_equal(c1, c2, cs * sizeof(float));
+        im2col(c2, x, &s);
+        assert_memory_equal(c1, c2, cs * sizeof(float));
+        fill_uniform(c1, cs, -1, 1, 120 + i);
+        conv_simd_col2im(d1, c1, &s, avx2);
+        conv_simd_col2im(d2, c1, &s, 0);
+        assert_memory_equal(d1, d2, in * sizeof(float));
+        col2im(d2, c1, &s);
+        assert_memory_equal(d1, d2, in * sizeof(float));
+        fill_uniform(a1, act, -1, 1, 130 + i);
+        fill_uniform(dy, out, -1, 1, 140 + i);
+        relu_maxpool2_forward(y, arg, a1, s.n, oh, ow, s.cout);
+        conv_simd_unpool(a1, dy, y, arg, s.n, oh, ow, s.cout, avx2);
+        conv_simd_unpool(a2, dy, y, arg, s.n, oh, ow, s.cout, 0);
+        assert_memory_equal(a1, a2, act * sizeof(float));
+        free(x), free(c1), free(c2), free(d1), free(d2), free(a1), free(a2), free(y), free(dy),
+            free(arg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_relu_maxpool_equals_unfused_kernels),
         cmocka_unit_test(test_direct_results_do_not_depend_on_the_batch),
         cmocka_unit_test(test_direct_kernels_give_the_same_bits_on_every_cpu),
+        cmocka_unit_test(test_simd_loops_give_the_same_bits_as_portable_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
