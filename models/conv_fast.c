@@ -3,21 +3,13 @@
  * time, so that the patch matrix (12544 x 144 floats, 7.2 MB, for a batch of 64 in the cnn's
  * second layer) and its gradient never leave the cache. Fusing ReLU into the pooling uses
  * relu(max(a)) = max(relu(a)): the backward needs only the pooled value (its sign is the ReLU's
- * mask at the maximum) and the window position. The loops here that GCC vectorises are
- * compiled for AVX2 and for any x86-64 (target_clones, picked at load time); the two do the
- * same float operations per element, so results do not depend on the CPU. */
+ * mask at the maximum) and the window position. */
 #include "conv_fast.h"
 
 #include "conv_simd.h"
 
 #include <cblas.h>
 #include <string.h>
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define BW_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define BW_CLONES
-#endif
 
 #define CB CONV_SIMD_LANES
 
@@ -133,8 +125,7 @@ void convpool_direct_backward_portable(float *dw, float *db, const float *dout, 
 
 /* ---- ReLU + max pooling, fused ---- */
 
-BW_CLONES void relu_maxpool2_forward(float *out, uint8_t *arg, const float *inp, int n, int h,
-                                     int w, int c)
+void relu_maxpool2_forward(float *out, uint8_t *arg, const float *inp, int n, int h, int w, int c)
 {
     const int oh = h / 2, ow = w / 2;
     for (int b = 0; b < n; b++)

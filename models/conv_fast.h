@@ -11,7 +11,9 @@
  * the maximum, 0..3 for (0,0), (0,1), (1,0), (1,1), first on ties. Same values as layers.h's
  * conv2d_forward, relu_forward and maxpool2_forward in turn (convpool_forward_naive), up to
  * the order of the sums. Scratch is the caller's, of the size the _scratch functions give;
- * every kernel overwrites its outputs. */
+ * every kernel overwrites its outputs. The inner loops are in AVX2 where the CPU has it and in
+ * portable C elsewhere (conv_simd.h), with the same bits: results do not depend on the CPU
+ * beyond what OpenBLAS's sgemm does (blas_cpu.h). */
 #ifndef BELLOWS_CONV_FAST_H
 #define BELLOWS_CONV_FAST_H
 
