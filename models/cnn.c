@@ -1,17 +1,24 @@
 /* cnn.c: a small convolutional network in the LeNet pattern:
  *   conv1 (k x k, same padding) -> ReLU -> 2x2 max pool -> conv2 -> ReLU -> 2x2 max pool -> fc.
  * Activations are NHWC. Each conv block is one fused kernel (conv_fast.h): conv1, whose patch
- * is small (k*k*cin = 9 by default), a direct loop; conv2 im2col + sgemm a few images at a
- * time. Only the pooled outputs and their window positions are kept for the backward. With
- * the defaults on 28x28 inputs: conv1 1->16, conv2 16->32 (3x3), fc 7*7*32 -> 10: 20,490
- * parameters. */
+ * is small (k*k*cin = 9 by default), a direct loop; conv2 im2col + sgemm. Only the pooled
+ * outputs and their window positions are kept for the backward. With the defaults on 28x28
+ * inputs: conv1 1->16, conv2 16->32 (3x3), fc 7*7*32 -> 10: 20,490 parameters.
+ * The batch goes through both conv blocks in blocks of a few images (conv2's gemm block), on
+ * as many threads as OpenBLAS was given (blas_cpu_threads), each taking the next block; OpenBLAS
+ * itself runs single-threaded meanwhile. Each block's weight gradients are kept apart and
+ * summed in block order, so the results do not depend on the thread count. */
+#include <cblas.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas_cpu.h"
 #include "conv_fast.h"
 #include "layers.h"
 #include "model.h"
+#include "parallel.h"
 
 enum { OPT_CHANNELS, OPT_KERNEL };
 static const ModelOption CNN_OPTIONS[] = {
@@ -37,14 +44,27 @@ static const ModelOption CNN_OPTIONS[] = {
 };
 
 typedef struct {
-    int cap;
+    int cap, cap_threads;
     ConvShape s1, s2; /* shapes for the current batch */
     int direct1;      /* conv1 by the direct kernels (a small patch) */
+    int per;          /* images per block */
     float *p1 /* [n, h/2, w/2, c1] */, *p2 /* [n, h/4, w/4, c2] */, *logits /* [n, classes] */;
     uint8_t *arg1, *arg2; /* window position of each pooled maximum, as p1, p2 */
     float *dp2, *dp1;     /* gradients of p2, p1 */
-    float *scratch;       /* the conv kernels' (the larger of the two blocks') */
+    float *scratch;       /* [cap_threads, scratch_floats]: the conv kernels', per thread */
+    size_t scratch_floats;
+    /* [blocks, conv_params]: each block's gradients of the conv layers, laid out as the
+     * model's first four layers */
+    float *parts;
 } Cnn;
+
+/* One pass (forward or backward) over the blocks of a batch. */
+typedef struct {
+    Model *m;
+    const float *x;
+    int n, blocks;
+    atomic_int next; /* the next block to take */
+} CnnPass;
 
 enum { L_C1W, L_C1B, L_C2W, L_C2B, L_FCW, L_FCB };
 
@@ -138,42 +158,142 @@ static size_t conv_scratch(const ConvShape *s, int direct)
     return direct ? convpool_direct_scratch(s) : convpool_gemm_scratch(s);
 }
 
-static int cnn_reserve(Model *m, int n)
+/* Parameters of the conv layers: the model's first four layers. */
+static size_t conv_params(const Model *m)
+{
+    return m->layers[L_FCW].offset;
+}
+
+static int cnn_reserve(Model *m, int n, int threads)
 {
     Cnn *s = m->impl;
+    ConvShape a = cnn_shape(m, 0, n), b = cnn_shape(m, 1, n);
+    if (!s->per) {
+        s->direct1 = a.k * a.k * a.cin <= CONVPOOL_DIRECT_MAX_PATCH;
+        s->per = convpool_gemm_block_images(&b);
+        size_t sa = conv_scratch(&a, s->direct1), sb = conv_scratch(&b, 0);
+        s->scratch_floats = sa > sb ? sa : sb;
+    }
+    size_t f = sizeof(float);
     if (n > s->cap) {
-        ConvShape a = cnn_shape(m, 0, n), b = cnn_shape(m, 1, n);
-        int direct1 = a.k * a.k * a.cin <= CONVPOOL_DIRECT_MAX_PATCH;
-        size_t f = sizeof(float), p1 = convpool_out_size(&a), p2 = convpool_out_size(&b);
-        size_t sa = conv_scratch(&a, direct1), sb = conv_scratch(&b, 0);
+        size_t p1 = convpool_out_size(&a), p2 = convpool_out_size(&b);
+        size_t blocks = (size_t)(n + s->per - 1) / s->per;
         int ok = grow(&s->p1, p1 * f) && grow(&s->arg1, p1) && grow(&s->p2, p2 * f) &&
                  grow(&s->arg2, p2) && grow(&s->logits, (size_t)n * m->cfg.classes * f) &&
                  grow(&s->dp2, p2 * f) && grow(&s->dp1, p1 * f) &&
-                 grow(&s->scratch, (sa > sb ? sa : sb) * f);
+                 grow(&s->parts, blocks * conv_params(m) * f);
         if (!ok) return 0;
         s->cap = n;
-        s->direct1 = direct1;
     }
-    s->s1 = cnn_shape(m, 0, n);
-    s->s2 = cnn_shape(m, 1, n);
+    if (threads > s->cap_threads) {
+        if (!grow(&s->scratch, (size_t)threads * s->scratch_floats * f)) return 0;
+        s->cap_threads = threads;
+    }
+    s->s1 = a;
+    s->s2 = b;
     return 1;
+}
+
+/* The threads for a batch of `blocks` blocks: OpenBLAS's count (the user's --threads), at most
+ * one per block. */
+static int cnn_threads(int blocks)
+{
+    int t = blas_cpu_threads();
+    t = t < blocks ? t : blocks;
+    return t > 1 ? t : 1;
+}
+
+/* OpenBLAS single-threaded while the pass's threads call it (its own threads would compete for
+ * the same cores, and a multi-threaded sgemm may round differently); returns the count to
+ * restore. */
+static int blas_single(void)
+{
+    int was = blas_cpu_threads();
+    if (was > 1) openblas_set_num_threads(1);
+    return was;
+}
+
+static void blas_restore(int was)
+{
+    if (was > 1) openblas_set_num_threads(was);
+}
+
+/* The images of block b: the first, the count, and the shapes for them. */
+static int block_images(const Cnn *s, int n, int b, ConvShape *a, ConvShape *c)
+{
+    int first = b * s->per;
+    *a = s->s1;
+    *c = s->s2;
+    a->n = c->n = n - first < s->per ? n - first : s->per;
+    return first;
+}
+
+static void forward_blocks(void *ctx, int thread)
+{
+    CnnPass *p = ctx;
+    Cnn *s = p->m->impl;
+    const float *P = p->m->params;
+    const LayerView *L = p->m->layers;
+    const float *w1 = P + L[L_C1W].offset, *b1 = P + L[L_C1B].offset;
+    float *scratch = s->scratch + (size_t)thread * s->scratch_floats;
+    for (int b; (b = atomic_fetch_add(&p->next, 1)) < p->blocks;) {
+        ConvShape a, c;
+        int i = block_images(s, p->n, b, &a, &c);
+        size_t in = (size_t)i * a.h * a.w * a.cin;
+        size_t o1 = (size_t)i * (convpool_out_size(&a) / a.n);
+        size_t o2 = (size_t)i * (convpool_out_size(&c) / c.n);
+        if (s->direct1)
+            convpool_direct_forward(s->p1 + o1, s->arg1 + o1, p->x + in, w1, b1, &a, scratch);
+        else
+            convpool_gemm_forward(s->p1 + o1, s->arg1 + o1, p->x + in, w1, b1, &a, scratch);
+        convpool_gemm_forward(s->p2 + o2, s->arg2 + o2, s->p1 + o1, P + L[L_C2W].offset,
+                              P + L[L_C2B].offset, &c, scratch);
+    }
+}
+
+static void backward_blocks(void *ctx, int thread)
+{
+    CnnPass *p = ctx;
+    Cnn *s = p->m->impl;
+    const float *P = p->m->params;
+    const LayerView *L = p->m->layers;
+    float *scratch = s->scratch + (size_t)thread * s->scratch_floats;
+    for (int b; (b = atomic_fetch_add(&p->next, 1)) < p->blocks;) {
+        ConvShape a, c;
+        int i = block_images(s, p->n, b, &a, &c);
+        size_t in = (size_t)i * a.h * a.w * a.cin;
+        size_t o1 = (size_t)i * (convpool_out_size(&a) / a.n);
+        size_t o2 = (size_t)i * (convpool_out_size(&c) / c.n);
+        float *g = s->parts + (size_t)b * conv_params(p->m); /* laid out as m->grads */
+        convpool_gemm_backward(s->dp1 + o1, g + L[L_C2W].offset, g + L[L_C2B].offset, s->dp2 + o2,
+                               s->p2 + o2, s->arg2 + o2, s->p1 + o1, P + L[L_C2W].offset, &c,
+                               scratch);
+        float *dw1 = g + L[L_C1W].offset, *db1 = g + L[L_C1B].offset;
+        if (s->direct1)
+            convpool_direct_backward(dw1, db1, s->dp1 + o1, s->p1 + o1, s->arg1 + o1, p->x + in, &a,
+                                     scratch);
+        else
+            convpool_gemm_backward(NULL, dw1, db1, s->dp1 + o1, s->p1 + o1, s->arg1 + o1, p->x + in,
+                                   P + L[L_C1W].offset, &a, scratch);
+    }
 }
 
 static const float *cnn_forward(Model *m, const float *x, int n)
 {
-    if (!cnn_reserve(m, n)) return NULL;
     Cnn *s = m->impl;
+    ConvShape b = cnn_shape(m, 1, n);
+    int blocks = (n + convpool_gemm_block_images(&b) - 1) / convpool_gemm_block_images(&b);
+    int threads = cnn_threads(blocks);
+    if (!cnn_reserve(m, n, threads)) return NULL;
     const float *P = m->params;
     const LayerView *L = m->layers;
-    const float *w1 = P + L[L_C1W].offset, *b1 = P + L[L_C1B].offset;
-    if (s->direct1)
-        convpool_direct_forward(s->p1, s->arg1, x, w1, b1, &s->s1, s->scratch);
-    else
-        convpool_gemm_forward(s->p1, s->arg1, x, w1, b1, &s->s1, s->scratch);
-    convpool_gemm_forward(s->p2, s->arg2, s->p1, P + L[L_C2W].offset, P + L[L_C2B].offset, &s->s2,
-                          s->scratch);
+    int blas = blas_single();
+    CnnPass pass = {.m = m, .x = x, .n = n, .blocks = blocks};
+    atomic_init(&pass.next, 0);
+    (void)parallel_run(threads, forward_blocks, &pass); /* a thread not started: others work */
     linear_forward(s->logits, s->p2, P + L[L_FCW].offset, P + L[L_FCB].offset, n, cnn_fc_in(m),
                    m->cfg.classes);
+    blas_restore(blas);
     return s->logits;
 }
 
@@ -183,16 +303,24 @@ static void cnn_backward(Model *m, const float *x, const float *dlogits, int n)
     const float *P = m->params;
     float *G = m->grads;
     const LayerView *L = m->layers;
+    const int blocks = (n + s->per - 1) / s->per;
+    int blas = blas_single();
     linear_backward(s->dp2, G + L[L_FCW].offset, G + L[L_FCB].offset, dlogits, s->p2,
                     P + L[L_FCW].offset, n, cnn_fc_in(m), m->cfg.classes);
-    convpool_gemm_backward(s->dp1, G + L[L_C2W].offset, G + L[L_C2B].offset, s->dp2, s->p2, s->arg2,
-                           s->p1, P + L[L_C2W].offset, &s->s2, s->scratch);
-    float *dw1 = G + L[L_C1W].offset, *db1 = G + L[L_C1B].offset;
-    if (s->direct1)
-        convpool_direct_backward(dw1, db1, s->dp1, s->p1, s->arg1, x, &s->s1, s->scratch);
-    else
-        convpool_gemm_backward(NULL, dw1, db1, s->dp1, s->p1, s->arg1, x, P + L[L_C1W].offset,
-                               &s->s1, s->scratch);
+    CnnPass pass = {.m = m, .x = x, .n = n, .blocks = blocks};
+    atomic_init(&pass.next, 0);
+    (void)parallel_run(cnn_threads(blocks), backward_blocks, &pass);
+    blas_restore(blas);
+    /* the blocks' gradients, in block order */
+    const size_t k = conv_params(m);
+    memset(G, 0, k * sizeof(float));
+    for (int b = 0; b < blocks; b++) {
+        const float *g = s->parts + (size_t)b * k;
+        if (b == 0)
+            memcpy(G, g, k * sizeof(float));
+        else
+            for (size_t j = 0; j < k; j++) G[j] += g[j];
+    }
 }
 
 static double cnn_flops_per_sample(const Model *m)

@@ -154,7 +154,7 @@ void relu_maxpool2_backward(float *dinp, const float *dout, const float *out, co
 
 /* ---- im2col + sgemm, a block of images at a time ---- */
 
-static int gemm_block_images(const ConvShape *s)
+int convpool_gemm_block_images(const ConvShape *s)
 {
     int per = conv_out_h(s) * conv_out_w(s);
     int b = per > 0 ? GEMM_BLOCK_ROWS / per : 1;
@@ -163,7 +163,7 @@ static int gemm_block_images(const ConvShape *s)
 
 size_t convpool_gemm_scratch(const ConvShape *s)
 {
-    size_t rows = (size_t)gemm_block_images(s) * conv_out_h(s) * conv_out_w(s);
+    size_t rows = (size_t)convpool_gemm_block_images(s) * conv_out_h(s) * conv_out_w(s);
     size_t taps = (size_t)s->k * s->k * s->cin;
     /* patches, activations (or their gradient), patch gradients */
     return rows * (2 * taps + (size_t)s->cout);
@@ -173,7 +173,7 @@ void convpool_gemm_forward(float *out, uint8_t *arg, const float *inp, const flo
                            const float *b, const ConvShape *s, float *scratch)
 {
     const int oh = conv_out_h(s), ow = conv_out_w(s), taps = s->k * s->k * s->cin;
-    const int per = gemm_block_images(s), avx2 = conv_simd_have_avx2();
+    const int per = convpool_gemm_block_images(s), avx2 = conv_simd_have_avx2();
     const size_t img = (size_t)s->h * s->w * s->cin;
     const size_t pooled = (size_t)(oh / 2) * (ow / 2) * s->cout;
     float *col = scratch, *act = col + (size_t)per * oh * ow * taps;
@@ -191,7 +191,7 @@ void convpool_gemm_backward(float *dinp, float *dw, float *db, const float *dout
                             const ConvShape *s, float *scratch)
 {
     const int oh = conv_out_h(s), ow = conv_out_w(s), taps = s->k * s->k * s->cin;
-    const int per = gemm_block_images(s), cout = s->cout;
+    const int per = convpool_gemm_block_images(s), cout = s->cout;
     const size_t img = (size_t)s->h * s->w * s->cin;
     const size_t pooled = (size_t)(oh / 2) * (ow / 2) * cout;
     float *col = scratch, *dact = col + (size_t)per * oh * ow * taps;

@@ -28,6 +28,9 @@ size_t convpool_out_size(const ConvShape *s);
 /* The largest patch (k*k*cin) for which the cnn uses the direct kernels. */
 enum { CONVPOOL_DIRECT_MAX_PATCH = 32 };
 
+/* Images per block of the gemm kernels for shape s (a constant of the shape). */
+int convpool_gemm_block_images(const ConvShape *s);
+
 /* Floats of scratch each kernel needs for shape s (any n). */
 size_t convpool_direct_scratch(const ConvShape *s);
 size_t convpool_gemm_scratch(const ConvShape *s);

@@ -5,9 +5,12 @@
  * channels, other kernel sizes and paddings, and batches that span several gemm blocks. */
 #include "testutil.h"
 
+#include <cblas.h>
+
 #include "conv_fast.h"
 #include "conv_simd.h"
 #include "layers.h"
+#include "model.h"
 
 /* Window position (0..3) of a flat input index from maxpool2_forward. */
 static int window_pos(int32_t at, int h, int w, int c)
@@ -267,6 +270,40 @@ static void test_simd_loops_give_the_same_bits_as_portable_c(void **state)
     }
 }
 
+/* The cnn splits its batch in blocks over as many threads as OpenBLAS has and sums the blocks'
+ * gradients in block order: 1, 2 and 3 threads give the same loss and gradient, to the bit (a
+ * batch of 12: blocks of 5, 5 and 2 images). */
+static void test_cnn_gives_the_same_bits_on_any_thread_count(void **state)
+{
+    (void)state;
+    enum { N = 12 };
+    ModelConfig c = model_config_default();
+    Model *m = NULL;
+    assert_int_equal(model_create(model_find("cnn"), &c, 7, &m, NULL), BW_OK);
+    float *x = malloc((size_t)N * 784 * sizeof(float));
+    float *g1 = malloc(m->n_params * sizeof(float));
+    uint8_t y[N];
+    fill_uniform(x, (size_t)N * 784, -1, 1, 150);
+    for (int i = 0; i < N; i++) y[i] = (uint8_t)(i % 10);
+    int was = openblas_get_num_threads();
+    double loss1 = 0;
+    for (int t = 1; t <= 3; t++) {
+        openblas_set_num_threads(t);
+        double loss = model_forward_backward(m, x, y, N);
+        assert_int_equal(openblas_get_num_threads(), t); /* restored */
+        if (t == 1) {
+            loss1 = loss;
+            memcpy(g1, m->grads, m->n_params * sizeof(float));
+            continue;
+        }
+        assert_memory_equal(&loss, &loss1, sizeof loss);
+        assert_memory_equal(m->grads, g1, m->n_params * sizeof(float));
+    }
+    openblas_set_num_threads(was);
+    free(x), free(g1);
+    model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_direct_results_do_not_depend_on_the_batch),
         cmocka_unit_test(test_direct_kernels_give_the_same_bits_on_every_cpu),
         cmocka_unit_test(test_simd_loops_give_the_same_bits_as_portable_c),
+        cmocka_unit_test(test_cnn_gives_the_same_bits_on_any_thread_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
