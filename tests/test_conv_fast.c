@@ -99,13 +99,14 @@ static void check_backward(ConvShape s, uint64_t seed, int direct)
 /* The cnn's two blocks (small batches), then the edges. */
 static const ConvShape SHAPES[] = {
     {.n = 3, .h = 28, .w = 28, .cin = 1, .cout = 16, .k = 3, .pad = 1},
-    {.n = 7, .h = 14, .w = 14, .cin = 16, .cout = 32, .k = 3, .pad = 1}, /* 2 gemm blocks */
+    {.n = 7, .h = 14, .w = 14, .cin = 16, .cout = 32, .k = 3, .pad = 1}, /* gemm blocks of 2 images
+                                                                          */
     {.n = 2, .h = 7, .w = 9, .cin = 1, .cout = 5, .k = 3, .pad = 1},     /* odd sides */
     {.n = 2, .h = 9, .w = 6, .cin = 3, .cout = 35, .k = 3, .pad = 1},    /* 3 lane blocks */
     {.n = 1, .h = 11, .w = 11, .cin = 2, .cout = 17, .k = 5, .pad = 2},
     {.n = 2, .h = 8, .w = 7, .cin = 4, .cout = 8, .k = 3, .pad = 0}, /* no padding: 6x5 */
     {.n = 3, .h = 6, .w = 6, .cin = 5, .cout = 3, .k = 1, .pad = 0},
-    {.n = 40, .h = 4, .w = 4, .cin = 2, .cout = 4, .k = 3, .pad = 1}, /* 64 images a block */
+    {.n = 40, .h = 4, .w = 4, .cin = 2, .cout = 4, .k = 3, .pad = 1}, /* 32 images a block */
     {.n = 1, .h = 1, .w = 1, .cin = 1, .cout = 2, .k = 1, .pad = 0},  /* nothing to pool */
     {.n = 2, .h = 6, .w = 5, .cin = 8, .cout = 4, .k = 3, .pad = 1},  /* vectors of 8 inputs */
     {.n = 1, .h = 5, .w = 6, .cin = 24, .cout = 9, .k = 3, .pad = 1},
@@ -272,7 +273,7 @@ static void test_simd_loops_give_the_same_bits_as_portable_c(void **state)
 
 /* The cnn splits its batch in blocks over as many threads as OpenBLAS has and sums the blocks'
  * gradients in block order: 1, 2 and 3 threads give the same loss and gradient, to the bit (a
- * batch of 12: blocks of 5, 5 and 2 images). */
+ * batch of 12: six blocks of 2 images). */
 static void test_cnn_gives_the_same_bits_on_any_thread_count(void **state)
 {
     (void)state;
