@@ -136,7 +136,7 @@ static void cnn_free_impl(Model *m)
 {
     Cnn *s = m->impl;
     if (!s) return;
-    float *bufs[] = {s->p1, s->p2, s->logits, s->dp2, s->dp1, s->scratch};
+    float *bufs[] = {s->p1, s->p2, s->logits, s->dp2, s->dp1, s->scratch, s->parts};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(s->arg1);
     free(s->arg2);
