@@ -113,8 +113,8 @@ static void backward_c(float *dwt, float *dbp, const float *dout, const float *o
 
 /* One pass that writes every entry (no zeroing first): the window's maximum gets 0 + dout
  * where the ReLU passed it, as maxpool2_backward's += on a zeroed buffer (which turns a -0
- * into +0), everything else +0. first..last: the columns x to do (all, or those a vector
- * version left). */
+ * into +0), everything else +0. Channels first .. last - 1 of one pixel (all of them, or those
+ * the vector version left). */
 static void unpool_c(float *d, const float *dout, const float *out, const uint8_t *arg, uint8_t q,
                      int first, int last)
 {
