@@ -303,13 +303,13 @@ static void cnn_backward(Model *m, const float *x, const float *dlogits, int n)
     const float *P = m->params;
     float *G = m->grads;
     const LayerView *L = m->layers;
-    const int blocks = (n + s->per - 1) / s->per;
-    int blas = blas_single();
+    const int blocks = (n + s->per - 1) / s->per, threads = cnn_threads(blocks);
+    int blas = blas_single(); /* after cnn_threads, which reads OpenBLAS's count */
     linear_backward(s->dp2, G + L[L_FCW].offset, G + L[L_FCB].offset, dlogits, s->p2,
                     P + L[L_FCW].offset, n, cnn_fc_in(m), m->cfg.classes);
     CnnPass pass = {.m = m, .x = x, .n = n, .blocks = blocks};
     atomic_init(&pass.next, 0);
-    (void)parallel_run(cnn_threads(blocks), backward_blocks, &pass);
+    (void)parallel_run(threads, backward_blocks, &pass);
     blas_restore(blas);
     /* the blocks' gradients, in block order */
     const size_t k = conv_params(m);
