@@ -9,6 +9,7 @@
  * itself runs single-threaded meanwhile. Each block's weight gradients are kept apart and
  * summed in block order, so the results do not depend on the thread count. */
 #include <cblas.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,28 +195,39 @@ static int cnn_reserve(Model *m, int n, int threads)
     return 1;
 }
 
-/* The threads for a batch of `blocks` blocks: OpenBLAS's count (the user's --threads), at most
- * one per block. */
-static int cnn_threads(int blocks)
+/* OpenBLAS runs single-threaded during a pass: the pass's own threads call it, its threads
+ * would compete with them for the cores, and a multi-threaded sgemm may round differently.
+ * Its thread count is the process's, so the first pass to begin (of any cnn, on any thread:
+ * the driver may run several workers' steps at once) sets it to 1 and the last to end restores
+ * it. blas_single_begin returns the count the user gave (--threads), which is how many
+ * threads a pass may use. */
+static pthread_mutex_t blas_mu = PTHREAD_MUTEX_INITIALIZER;
+static int blas_passes, blas_user_threads;
+
+static int blas_single_begin(void)
 {
-    int t = blas_cpu_threads();
-    t = t < blocks ? t : blocks;
+    pthread_mutex_lock(&blas_mu);
+    if (blas_passes++ == 0) {
+        blas_user_threads = blas_cpu_threads();
+        if (blas_user_threads > 1) openblas_set_num_threads(1);
+    }
+    int t = blas_user_threads;
+    pthread_mutex_unlock(&blas_mu);
+    return t;
+}
+
+static void blas_single_end(void)
+{
+    pthread_mutex_lock(&blas_mu);
+    if (--blas_passes == 0 && blas_user_threads > 1) openblas_set_num_threads(blas_user_threads);
+    pthread_mutex_unlock(&blas_mu);
+}
+
+/* Threads for a pass over `blocks` blocks: the user's count, at most one per block. */
+static int pass_threads(int user, int blocks)
+{
+    int t = user < blocks ? user : blocks;
     return t > 1 ? t : 1;
-}
-
-/* OpenBLAS single-threaded while the pass's threads call it (its own threads would compete for
- * the same cores, and a multi-threaded sgemm may round differently); returns the count to
- * restore. */
-static int blas_single(void)
-{
-    int was = blas_cpu_threads();
-    if (was > 1) openblas_set_num_threads(1);
-    return was;
-}
-
-static void blas_restore(int was)
-{
-    if (was > 1) openblas_set_num_threads(was);
 }
 
 /* The images of block b: the first, the count, and the shapes for them. */
@@ -283,17 +295,19 @@ static const float *cnn_forward(Model *m, const float *x, int n)
     Cnn *s = m->impl;
     ConvShape b = cnn_shape(m, 1, n);
     int blocks = (n + convpool_gemm_block_images(&b) - 1) / convpool_gemm_block_images(&b);
-    int threads = cnn_threads(blocks);
-    if (!cnn_reserve(m, n, threads)) return NULL;
+    int threads = pass_threads(blas_single_begin(), blocks);
+    if (!cnn_reserve(m, n, threads)) {
+        blas_single_end();
+        return NULL;
+    }
     const float *P = m->params;
     const LayerView *L = m->layers;
-    int blas = blas_single();
     CnnPass pass = {.m = m, .x = x, .n = n, .blocks = blocks};
     atomic_init(&pass.next, 0);
     (void)parallel_run(threads, forward_blocks, &pass); /* a thread not started: others work */
     linear_forward(s->logits, s->p2, P + L[L_FCW].offset, P + L[L_FCB].offset, n, cnn_fc_in(m),
                    m->cfg.classes);
-    blas_restore(blas);
+    blas_single_end();
     return s->logits;
 }
 
@@ -303,14 +317,14 @@ static void cnn_backward(Model *m, const float *x, const float *dlogits, int n)
     const float *P = m->params;
     float *G = m->grads;
     const LayerView *L = m->layers;
-    const int blocks = (n + s->per - 1) / s->per, threads = cnn_threads(blocks);
-    int blas = blas_single(); /* after cnn_threads, which reads OpenBLAS's count */
+    const int blocks = (n + s->per - 1) / s->per;
+    const int threads = pass_threads(blas_single_begin(), blocks);
     linear_backward(s->dp2, G + L[L_FCW].offset, G + L[L_FCB].offset, dlogits, s->p2,
                     P + L[L_FCW].offset, n, cnn_fc_in(m), m->cfg.classes);
     CnnPass pass = {.m = m, .x = x, .n = n, .blocks = blocks};
     atomic_init(&pass.next, 0);
     (void)parallel_run(threads, backward_blocks, &pass);
-    blas_restore(blas);
+    blas_single_end();
     /* the blocks' gradients, in block order */
     const size_t k = conv_params(m);
     memset(G, 0, k * sizeof(float));

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <cblas.h>
+#include <pthread.h>
 
 #include "conv_fast.h"
 #include "conv_simd.h"
@@ -305,6 +306,57 @@ static void test_cnn_gives_the_same_bits_on_any_thread_count(void **state)
     model_free(m);
 }
 
+/* Two workers' cnn steps at once, on their own threads, as the driver's pool runs them, with
+ * OpenBLAS on 2 threads: each gets the gradient it gets alone, and OpenBLAS's count is 2 again
+ * afterwards (the passes share the switch to one OpenBLAS thread). */
+typedef struct {
+    Model *m;
+    const float *x;
+    const uint8_t *y;
+    float *g;
+} StepJob;
+
+static void *step_job(void *p)
+{
+    StepJob *j = p;
+    for (int r = 0; r < 20; r++) model_forward_backward(j->m, j->x, j->y, 12);
+    memcpy(j->g, j->m->grads, j->m->n_params * sizeof(float));
+    return NULL;
+}
+
+static void test_cnn_steps_on_two_threads_at_once_match_alone(void **state)
+{
+    (void)state;
+    enum { N = 12 };
+    ModelConfig c = model_config_default();
+    Model *m[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(model_create(model_find("cnn"), &c, 11 + k, &m[k], NULL), BW_OK);
+    size_t np = m[0]->n_params;
+    float *x = malloc((size_t)N * 784 * sizeof(float));
+    float *alone = malloc(2 * np * sizeof(float)), *both = malloc(2 * np * sizeof(float));
+    uint8_t y[N];
+    fill_uniform(x, (size_t)N * 784, -1, 1, 160);
+    for (int i = 0; i < N; i++) y[i] = (uint8_t)((3 * i) % 10);
+    int was = openblas_get_num_threads();
+    openblas_set_num_threads(2);
+    StepJob jobs[2];
+    for (int k = 0; k < 2; k++) {
+        jobs[k] = (StepJob){.m = m[k], .x = x, .y = y, .g = alone + k * np};
+        step_job(&jobs[k]);
+        jobs[k].g = both + k * np;
+    }
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, step_job, &jobs[k]), 0);
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+    assert_memory_equal(alone, both, 2 * np * sizeof(float));
+    assert_int_equal(openblas_get_num_threads(), 2);
+    openblas_set_num_threads(was);
+    free(x), free(alone), free(both);
+    model_free(m[0]), model_free(m[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_direct_kernels_give_the_same_bits_on_every_cpu),
         cmocka_unit_test(test_simd_loops_give_the_same_bits_as_portable_c),
         cmocka_unit_test(test_cnn_gives_the_same_bits_on_any_thread_count),
+        cmocka_unit_test(test_cnn_steps_on_two_threads_at_once_match_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
