@@ -1,13 +1,25 @@
 /* cnn.c: a small convolutional network in the LeNet pattern:
  *   conv1 (k x k, same padding) -> ReLU -> 2x2 max pool -> conv2 -> ReLU -> 2x2 max pool -> fc.
- * Activations are NHWC; convolutions are im2col + sgemm (layers.c). With the defaults on
- * 28x28 inputs: conv1 1->16, conv2 16->32 (3x3), fc 7*7*32 -> 10: 20,490 parameters. */
+ * Activations are NHWC. Each conv block is one fused kernel (conv_fast.h): conv1, whose patch
+ * is small (k*k*cin = 9 by default), a direct loop; conv2 im2col + sgemm. Only the pooled
+ * outputs and their window positions are kept for the backward. With the defaults on 28x28
+ * inputs: conv1 1->16, conv2 16->32 (3x3), fc 7*7*32 -> 10: 20,490 parameters.
+ * The batch goes through both conv blocks in blocks of a few images (conv2's gemm block), on
+ * as many threads as OpenBLAS was given (blas_cpu_threads), each taking the next block; OpenBLAS
+ * itself runs single-threaded meanwhile. Each block's weight gradients are kept apart and
+ * summed in block order, so the results do not depend on the thread count. */
+#include <cblas.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas_cpu.h"
+#include "conv_fast.h"
 #include "layers.h"
 #include "model.h"
+#include "parallel.h"
 
 enum { OPT_CHANNELS, OPT_KERNEL };
 static const ModelOption CNN_OPTIONS[] = {
@@ -33,12 +45,27 @@ static const ModelOption CNN_OPTIONS[] = {
 };
 
 typedef struct {
-    int cap;
+    int cap, cap_threads;
     ConvShape s1, s2; /* shapes for the current batch */
-    float *col1, *a1, *p1, *col2, *a2, *p2, *logits;
-    int32_t *arg1, *arg2;
-    float *dp2, *da2, *dcol2, *dp1, *da1;
+    int direct1;      /* conv1 by the direct kernels (a small patch) */
+    int per;          /* images per block */
+    float *p1 /* [n, h/2, w/2, c1] */, *p2 /* [n, h/4, w/4, c2] */, *logits /* [n, classes] */;
+    uint8_t *arg1, *arg2; /* window position of each pooled maximum, as p1, p2 */
+    float *dp2, *dp1;     /* gradients of p2, p1 */
+    float *scratch;       /* [cap_threads, scratch_floats]: the conv kernels', per thread */
+    size_t scratch_floats;
+    /* [blocks, conv_params]: each block's gradients of the conv layers, laid out as the
+     * model's first four layers */
+    float *parts;
 } Cnn;
+
+/* One pass (forward or backward) over the blocks of a batch. */
+typedef struct {
+    Model *m;
+    const float *x;
+    int n, blocks;
+    atomic_int next; /* the next block to take */
+} CnnPass;
 
 enum { L_C1W, L_C1B, L_C2W, L_C2B, L_FCW, L_FCB };
 
@@ -110,8 +137,7 @@ static void cnn_free_impl(Model *m)
 {
     Cnn *s = m->impl;
     if (!s) return;
-    float *bufs[] = {s->col1,   s->a1,  s->p1,  s->col2,  s->a2,  s->p2,
-                     s->logits, s->dp2, s->da2, s->dcol2, s->dp1, s->da1};
+    float *bufs[] = {s->p1, s->p2, s->logits, s->dp2, s->dp1, s->scratch, s->parts};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
     free(s->arg1);
     free(s->arg2);
@@ -128,65 +154,187 @@ static int grow(void *pp, size_t bytes)
     return 1;
 }
 
-static int cnn_reserve(Model *m, int n)
+static size_t conv_scratch(const ConvShape *s, int direct)
+{
+    return direct ? convpool_direct_scratch(s) : convpool_gemm_scratch(s);
+}
+
+/* Parameters of the conv layers: the model's first four layers. */
+static size_t conv_params(const Model *m)
+{
+    return m->layers[L_FCW].offset;
+}
+
+static int cnn_reserve(Model *m, int n, int threads)
 {
     Cnn *s = m->impl;
+    ConvShape a = cnn_shape(m, 0, n), b = cnn_shape(m, 1, n);
+    if (!s->per) {
+        s->direct1 = a.k * a.k * a.cin <= CONVPOOL_DIRECT_MAX_PATCH;
+        s->per = convpool_gemm_block_images(&b);
+        size_t sa = conv_scratch(&a, s->direct1), sb = conv_scratch(&b, 0);
+        s->scratch_floats = sa > sb ? sa : sb;
+    }
+    size_t f = sizeof(float);
     if (n > s->cap) {
-        ConvShape a = cnn_shape(m, 0, n), b = cnn_shape(m, 1, n);
-        size_t f = sizeof(float);
-        size_t a1 = (size_t)n * a.h * a.w * a.cout, p1 = a1 / 4;
-        size_t a2 = (size_t)n * b.h * b.w * b.cout, p2 = a2 / 4;
-        int ok = grow(&s->col1, conv_col_size(&a) * f) && grow(&s->a1, a1 * f) &&
-                 grow(&s->p1, p1 * f) && grow(&s->arg1, p1 * sizeof(int32_t)) &&
-                 grow(&s->col2, conv_col_size(&b) * f) && grow(&s->a2, a2 * f) &&
-                 grow(&s->p2, p2 * f) && grow(&s->arg2, p2 * sizeof(int32_t)) &&
-                 grow(&s->logits, (size_t)n * m->cfg.classes * f) && grow(&s->dp2, p2 * f) &&
-                 grow(&s->da2, a2 * f) && grow(&s->dcol2, conv_col_size(&b) * f) &&
-                 grow(&s->dp1, p1 * f) && grow(&s->da1, a1 * f);
+        size_t p1 = convpool_out_size(&a), p2 = convpool_out_size(&b);
+        size_t blocks = (size_t)(n + s->per - 1) / s->per;
+        int ok = grow(&s->p1, p1 * f) && grow(&s->arg1, p1) && grow(&s->p2, p2 * f) &&
+                 grow(&s->arg2, p2) && grow(&s->logits, (size_t)n * m->cfg.classes * f) &&
+                 grow(&s->dp2, p2 * f) && grow(&s->dp1, p1 * f) &&
+                 grow(&s->parts, blocks * conv_params(m) * f);
         if (!ok) return 0;
         s->cap = n;
     }
-    s->s1 = cnn_shape(m, 0, n);
-    s->s2 = cnn_shape(m, 1, n);
+    if (threads > s->cap_threads) {
+        if (!grow(&s->scratch, (size_t)threads * s->scratch_floats * f)) return 0;
+        s->cap_threads = threads;
+    }
+    s->s1 = a;
+    s->s2 = b;
     return 1;
+}
+
+/* OpenBLAS runs single-threaded during a pass: the pass's own threads call it, its threads
+ * would compete with them for the cores, and a multi-threaded sgemm may round differently.
+ * Its thread count is the process's, so the first pass to begin (of any cnn, on any thread:
+ * the driver may run several workers' steps at once) sets it to 1 and the last to end restores
+ * it. blas_single_begin returns the count the user gave (--threads), which is how many
+ * threads a pass may use. */
+static pthread_mutex_t blas_mu = PTHREAD_MUTEX_INITIALIZER;
+static int blas_passes, blas_user_threads;
+
+static int blas_single_begin(void)
+{
+    pthread_mutex_lock(&blas_mu);
+    if (blas_passes++ == 0) {
+        blas_user_threads = blas_cpu_threads();
+        if (blas_user_threads > 1) openblas_set_num_threads(1);
+    }
+    int t = blas_user_threads;
+    pthread_mutex_unlock(&blas_mu);
+    return t;
+}
+
+static void blas_single_end(void)
+{
+    pthread_mutex_lock(&blas_mu);
+    if (--blas_passes == 0 && blas_user_threads > 1) openblas_set_num_threads(blas_user_threads);
+    pthread_mutex_unlock(&blas_mu);
+}
+
+/* Threads for a pass over `blocks` blocks: the user's count, at most one per block. */
+static int pass_threads(int user, int blocks)
+{
+    int t = user < blocks ? user : blocks;
+    return t > 1 ? t : 1;
+}
+
+/* The images of block b: the first, the count, and the shapes for them. */
+static int block_images(const Cnn *s, int n, int b, ConvShape *a, ConvShape *c)
+{
+    int first = b * s->per;
+    *a = s->s1;
+    *c = s->s2;
+    a->n = c->n = n - first < s->per ? n - first : s->per;
+    return first;
+}
+
+static void forward_blocks(void *ctx, int thread)
+{
+    CnnPass *p = ctx;
+    Cnn *s = p->m->impl;
+    const float *P = p->m->params;
+    const LayerView *L = p->m->layers;
+    const float *w1 = P + L[L_C1W].offset, *b1 = P + L[L_C1B].offset;
+    float *scratch = s->scratch + (size_t)thread * s->scratch_floats;
+    for (int b; (b = atomic_fetch_add(&p->next, 1)) < p->blocks;) {
+        ConvShape a, c;
+        int i = block_images(s, p->n, b, &a, &c);
+        size_t in = (size_t)i * a.h * a.w * a.cin;
+        size_t o1 = (size_t)i * (convpool_out_size(&a) / a.n);
+        size_t o2 = (size_t)i * (convpool_out_size(&c) / c.n);
+        if (s->direct1)
+            convpool_direct_forward(s->p1 + o1, s->arg1 + o1, p->x + in, w1, b1, &a, scratch);
+        else
+            convpool_gemm_forward(s->p1 + o1, s->arg1 + o1, p->x + in, w1, b1, &a, scratch);
+        convpool_gemm_forward(s->p2 + o2, s->arg2 + o2, s->p1 + o1, P + L[L_C2W].offset,
+                              P + L[L_C2B].offset, &c, scratch);
+    }
+}
+
+static void backward_blocks(void *ctx, int thread)
+{
+    CnnPass *p = ctx;
+    Cnn *s = p->m->impl;
+    const float *P = p->m->params;
+    const LayerView *L = p->m->layers;
+    float *scratch = s->scratch + (size_t)thread * s->scratch_floats;
+    for (int b; (b = atomic_fetch_add(&p->next, 1)) < p->blocks;) {
+        ConvShape a, c;
+        int i = block_images(s, p->n, b, &a, &c);
+        size_t in = (size_t)i * a.h * a.w * a.cin;
+        size_t o1 = (size_t)i * (convpool_out_size(&a) / a.n);
+        size_t o2 = (size_t)i * (convpool_out_size(&c) / c.n);
+        float *g = s->parts + (size_t)b * conv_params(p->m); /* laid out as m->grads */
+        convpool_gemm_backward(s->dp1 + o1, g + L[L_C2W].offset, g + L[L_C2B].offset, s->dp2 + o2,
+                               s->p2 + o2, s->arg2 + o2, s->p1 + o1, P + L[L_C2W].offset, &c,
+                               scratch);
+        float *dw1 = g + L[L_C1W].offset, *db1 = g + L[L_C1B].offset;
+        if (s->direct1)
+            convpool_direct_backward(dw1, db1, s->dp1 + o1, s->p1 + o1, s->arg1 + o1, p->x + in, &a,
+                                     scratch);
+        else
+            convpool_gemm_backward(NULL, dw1, db1, s->dp1 + o1, s->p1 + o1, s->arg1 + o1, p->x + in,
+                                   P + L[L_C1W].offset, &a, scratch);
+    }
 }
 
 static const float *cnn_forward(Model *m, const float *x, int n)
 {
-    if (!cnn_reserve(m, n)) return NULL;
     Cnn *s = m->impl;
+    ConvShape b = cnn_shape(m, 1, n);
+    int blocks = (n + convpool_gemm_block_images(&b) - 1) / convpool_gemm_block_images(&b);
+    int threads = pass_threads(blas_single_begin(), blocks);
+    if (!cnn_reserve(m, n, threads)) {
+        blas_single_end();
+        return NULL;
+    }
     const float *P = m->params;
     const LayerView *L = m->layers;
-    const ConvShape *s1 = &s->s1, *s2 = &s->s2;
-    conv2d_forward(s->a1, s->col1, x, P + L[L_C1W].offset, P + L[L_C1B].offset, s1);
-    relu_forward(s->a1, (size_t)n * s1->h * s1->w * s1->cout);
-    maxpool2_forward(s->p1, s->arg1, s->a1, n, s1->h, s1->w, s1->cout);
-    conv2d_forward(s->a2, s->col2, s->p1, P + L[L_C2W].offset, P + L[L_C2B].offset, s2);
-    relu_forward(s->a2, (size_t)n * s2->h * s2->w * s2->cout);
-    maxpool2_forward(s->p2, s->arg2, s->a2, n, s2->h, s2->w, s2->cout);
+    CnnPass pass = {.m = m, .x = x, .n = n, .blocks = blocks};
+    atomic_init(&pass.next, 0);
+    (void)parallel_run(threads, forward_blocks, &pass); /* a thread not started: others work */
     linear_forward(s->logits, s->p2, P + L[L_FCW].offset, P + L[L_FCB].offset, n, cnn_fc_in(m),
                    m->cfg.classes);
+    blas_single_end();
     return s->logits;
 }
 
 static void cnn_backward(Model *m, const float *x, const float *dlogits, int n)
 {
-    (void)x; /* conv1's patches (col1) already hold what the weight gradient needs */
     Cnn *s = m->impl;
     const float *P = m->params;
     float *G = m->grads;
     const LayerView *L = m->layers;
-    const ConvShape *s1 = &s->s1, *s2 = &s->s2;
+    const int blocks = (n + s->per - 1) / s->per;
+    const int threads = pass_threads(blas_single_begin(), blocks);
     linear_backward(s->dp2, G + L[L_FCW].offset, G + L[L_FCB].offset, dlogits, s->p2,
                     P + L[L_FCW].offset, n, cnn_fc_in(m), m->cfg.classes);
-    maxpool2_backward(s->da2, s->dp2, s->arg2, n, s2->h, s2->w, s2->cout);
-    relu_backward(s->da2, s->a2, (size_t)n * s2->h * s2->w * s2->cout);
-    conv2d_backward(s->dp1, G + L[L_C2W].offset, G + L[L_C2B].offset, s->dcol2, s->da2, s->col2,
-                    P + L[L_C2W].offset, s2);
-    maxpool2_backward(s->da1, s->dp1, s->arg1, n, s1->h, s1->w, s1->cout);
-    relu_backward(s->da1, s->a1, (size_t)n * s1->h * s1->w * s1->cout);
-    conv2d_backward(NULL, G + L[L_C1W].offset, G + L[L_C1B].offset, NULL, s->da1, s->col1,
-                    P + L[L_C1W].offset, s1);
+    CnnPass pass = {.m = m, .x = x, .n = n, .blocks = blocks};
+    atomic_init(&pass.next, 0);
+    (void)parallel_run(threads, backward_blocks, &pass);
+    blas_single_end();
+    /* the blocks' gradients, in block order */
+    const size_t k = conv_params(m);
+    memset(G, 0, k * sizeof(float));
+    for (int b = 0; b < blocks; b++) {
+        const float *g = s->parts + (size_t)b * k;
+        if (b == 0)
+            memcpy(G, g, k * sizeof(float));
+        else
+            for (size_t j = 0; j < k; j++) G[j] += g[j];
+    }
 }
 
 static double cnn_flops_per_sample(const Model *m)
