@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/test_units ] || scripts/setup.sh
 
-all=(layers models resnet dataset optim trainer units policies plugin trace cli cli_results interrupt coll compress compress_cost timeline driver sweep reproduce workload)
+all=(layers conv_fast models resnet dataset optim trainer units policies plugin trace cli cli_results interrupt coll compress compress_cost timeline driver sweep reproduce workload)
 if [ "${1:-}" = --fast ]; then
   # test_coll alone takes 150 s under valgrind; the collectives also run under it in
   # test_compress and test_driver
