@@ -177,8 +177,8 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     const int n_train = train_cli_opts(&f->train, train_opts, TRAIN_CLI_MAX_OPTS);
     const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts,
                               compare ? compare_opts : policy_opts, sweep_opts};
-    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS, compare ? N_COMPARE_OPTS : N_POLICY_OPTS,
-                          N_SWEEP_OPTS};
+    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS,
+                          compare ? N_COMPARE_OPTS : N_POLICY_OPTS, N_SWEEP_OPTS};
     const size_t bases[] = {offsetof(Flags, train), offsetof(Flags, cluster), offsetof(Flags, run),
                             offsetof(Flags, run), offsetof(Flags, run)};
     f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, bases, mode == RUN_MODE_SWEEP ? 5 : 4);
@@ -273,7 +273,9 @@ static int parse_steps(const char *text, long *lo, long *hi, BwError *err)
         b = strtol(rest, &end, 10);
         ok = end != rest && !*end && b >= a && errno == 0;
     }
-    if (!ok) return bw_fail(err, BW_EUSAGE, "--timeline-steps: expected A:B or A: with 0 <= A <= B, got '%s'", text);
+    if (!ok)
+        return bw_fail(err, BW_EUSAGE,
+                       "--timeline-steps: expected A:B or A: with 0 <= A <= B, got '%s'", text);
     *lo = a;
     *hi = b;
     return BW_OK;

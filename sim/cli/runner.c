@@ -75,7 +75,8 @@ static double tta_resolution(const RunResult *res, double target)
 void runner_csv_header(FILE *f)
 {
     fputs("status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,speedup,"
-          "bytes_per_worker,bytes_ratio,sim_time_s,compute_s,compression_s,communication_s,wait_s,steps",
+          "bytes_per_worker,bytes_ratio,sim_time_s,compute_s,compression_s,communication_s,wait_s,"
+          "steps",
           f);
 }
 

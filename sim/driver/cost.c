@@ -1,9 +1,9 @@
 /* cost.c: what a step costs when it is costed layer by layer (a workload profile, or --overlap
- * ddp): the real model's forward, then its backward in reverse layer order, its tensors' collectives
- * at the levels of the small-model layers they follow, the compressors' encode and decode and the
- * optimiser on the simulated GPU. The small model's real gradients are reduced beforehand on a
- * zero-time communicator (CostModel.data), so the dynamics are the uncosted run's (bit for bit
- * with analytic collectives, which also sum in rank order) and only the prices differ.
+ * ddp): the real model's forward, then its backward in reverse layer order, its tensors'
+ * collectives at the levels of the small-model layers they follow, the compressors' encode and
+ * decode and the optimiser on the simulated GPU. The small model's real gradients are reduced
+ * beforehand on a zero-time communicator (CostModel.data), so the dynamics are the uncosted run's
+ * (bit for bit with analytic collectives, which also sum in rank order) and only the prices differ.
  *
  * Overlap DDP (PyTorch's DistributedDataParallel, torch/nn/parallel/distributed.py and
  * reducer.cpp): the gradients fill buckets in reverse order of the parameters (the first bucket
@@ -68,7 +68,7 @@ static double cost_peak_ratio(const Workload *wl, const Cluster *cl)
     const GpuProfile *g = cluster_gpu_find(wl->measured_gpu);
     if (!g) return 1.0;
     const char *p = wl->measured_precision[0] ? wl->measured_precision : "fp32";
-    double peak = strcmp(p, "tf32") == 0 ? g->tf32_flops
+    double peak = strcmp(p, "tf32") == 0   ? g->tf32_flops
                   : strcmp(p, "bf16") == 0 ? g->bf16_flops
                                            : g->fp32_flops;
     return peak > 0 ? peak / cl->gpu_peak_flops : 1.0;
@@ -101,7 +101,8 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
     workload_views(cm->wl, cm->views);
     rc = workload_map(cm->wl, m0->layers, m0->n_layers, "--workload", cm->follows, err);
     if (rc) return rc;
-    cm->n_buckets = cost_buckets(cm, cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES);
+    cm->n_buckets =
+        cost_buckets(cm, cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES);
     cm->peak_ratio = cost_peak_ratio(cm->wl, &run->res->cluster);
     sgd_cost(cm->wl->n_params, &cfg->tc.sgd, &cm->opt_flops, &cm->opt_bytes);
     cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic;
@@ -422,9 +423,8 @@ static double fast_reduce(DriverRun *run, const int *todo, int n, double *split)
     CompressMsg msgs[COMPRESS_MAX_MSGS];
     CompressCost cc = {0, 0};
     int nm = compress_plan_views(run->w[0].comp, cm->views, todo, n, cm->levels, msgs, &cc);
-    double enc = run->cfg->free_compression
-                     ? 0.0
-                     : cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes);
+    double enc =
+        run->cfg->free_compression ? 0.0 : cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes);
     double comm = 0;
     for (int i = 0; i < nm; i++) comm += cost_charge(run->comm, &msgs[i]);
     split[COST_COMPRESS] += enc;
@@ -454,8 +454,8 @@ double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double 
         for (; cm->ddp && k < cm->n_buckets && cm->bucket_layer[k] == l; k++) {
             const int *todo = cm->order + cm->bucket_start[k];
             double dummy[COST_KINDS] = {0};
-            comm_end = fmax(comm_end, t) + fast_reduce(run, todo, cm->bucket_start[k + 1] -
-                                                                      cm->bucket_start[k], dummy);
+            comm_end = fmax(comm_end, t) +
+                       fast_reduce(run, todo, cm->bucket_start[k + 1] - cm->bucket_start[k], dummy);
         }
     }
     *compute = t;

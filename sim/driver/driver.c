@@ -244,13 +244,15 @@ int driver_check(const RunConfig *cfg, BwError *err)
     if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
     const Workload *wl = cfg->workload;
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
-        rc = bw_fail(err, BW_EUSAGE, "--workload %s: measured on \"%s\", not a GPU bellows knows "
-                     "(V100, A100, H100)", wl->spec, wl->measured_gpu);
+        rc = bw_fail(err, BW_EUSAGE,
+                     "--workload %s: measured on \"%s\", not a GPU bellows knows "
+                     "(V100, A100, H100)",
+                     wl->spec, wl->measured_gpu);
     if (rc == BW_OK && cfg->workload) { /* the real tensors must map onto the small layers */
         int *follows = malloc(sizeof(int) * (size_t)cfg->workload->n_tensors);
-        rc = follows ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload",
-                                    follows, err)
-                     : bw_fail(err, BW_ERUNTIME, "out of memory");
+        rc = follows
+                 ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload", follows, err)
+                 : bw_fail(err, BW_ERUNTIME, "out of memory");
         free(follows);
     }
     model_free(m);
@@ -401,8 +403,8 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     if (rc == BW_OK && (cfg->workload || cfg->overlap != OVERLAP_NONE))
         rc = cost_create(run, run->w[0].model, err);
     if (rc == BW_OK && cfg->timeline)
-        rc = timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P, &run->tl,
-                           err);
+        rc =
+            timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P, &run->tl, err);
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
     if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
         rc = bw_fail(err, BW_ERUNTIME, "--compute-threads %d: cannot start the threads", threads);

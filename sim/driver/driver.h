@@ -35,8 +35,8 @@ typedef enum {
 
 /* How the backward pass overlaps the gradients' collectives (--overlap). */
 typedef enum {
-    OVERLAP_NONE, /* compute, then every collective (today's runs without a profile) */
-    OVERLAP_DDP,  /* PyTorch DDP: buckets in reverse layer order, each reduced once full */
+    OVERLAP_NONE,  /* compute, then every collective (today's runs without a profile) */
+    OVERLAP_DDP,   /* PyTorch DDP: buckets in reverse layer order, each reduced once full */
     OVERLAP_TENSOR /* no overlap, and each tensor's collectives on their own (the Accordion
                       authors' code: one allreduce per tensor after the backward) */
 } Overlap;
@@ -132,7 +132,7 @@ typedef struct {
     long n_steps;
     /* means over workers */
     double sim_time_s, compute_s, communication_s, wait_s;
-    double compression_s; /* encode/decode not hidden by overlap (costed steps only) */
+    double compression_s;            /* encode/decode not hidden by overlap (costed steps only) */
     double bytes_per_worker;         /* sent on the wire, as the collective algorithms move them */
     double payload_bytes_per_worker; /* handed to the collectives (encoded sizes) */
     double final_accuracy, best_accuracy;
@@ -159,7 +159,7 @@ typedef struct {
     const char *workload; /* the profile's name, or NULL (the small model's own costs) */
     const char *overlap;  /* "none" or "ddp" */
     size_t workload_params;
-    int buckets;          /* DDP buckets of a step (0 without overlap) */
+    int buckets;                 /* DDP buckets of a step (0 without overlap) */
     const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
     char replay_engine_why[160]; /* a replay with actors: why not the fast path */
 } RunResult;

@@ -88,12 +88,12 @@ typedef struct {
 
     /* costed steps (cost.c) */
     double compress_s, step_compress_s;
-    double cost_mult;    /* this step's slowdown x jitter */
-    long cost_step;      /* the step being costed (the stream's timeline events) */
-    sg_sem_t ready;      /* ddp: a bucket is full (released once per bucket) */
-    sg_sem_t done;       /* ddp: the stream has reduced the step's last bucket */
+    double cost_mult; /* this step's slowdown x jitter */
+    long cost_step;   /* the step being costed (the stream's timeline events) */
+    sg_sem_t ready;   /* ddp: a bucket is full (released once per bucket) */
+    sg_sem_t done;    /* ddp: the stream has reduced the step's last bucket */
     int stream_next, stream_quit;
-    CostSpan *spans;     /* what the stream did this step */
+    CostSpan *spans; /* what the stream did this step */
     int n_spans, cap_spans;
 } Worker;
 
@@ -147,7 +147,7 @@ struct DriverRun {
     char state[64];    /* the policy's describe() */
     double *grad_norm_rank0, *grad_norm_mean;   /* [n_layers] each, as dec.level */
     double *epoch_norm_rank0, *epoch_norm_mean; /* [n_layers] each */
-    long epoch_steps;      /* live: steps summed into the workers' gsum */
+    long epoch_steps;                           /* live: steps summed into the workers' gsum */
     double epoch_first_lr; /* replay: the lr at the current epoch's first step */
     double trace_variance; /* replay: the trace's latest parameter variance */
     long eval_cursor;      /* replay: the first trace evaluation not yet passed */
@@ -194,8 +194,8 @@ double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, d
 
 /* cost.c */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
-void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
-void cost_decided(DriverRun *run); /* the leader, once the policy has decided the step */
+void cost_free(DriverRun *run);          /* also a partial one; NULL cost is a no-op */
+void cost_decided(DriverRun *run);       /* the leader, once the policy has decided the step */
 void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
 void cost_stop_stream(Worker *me);
 void cost_step(Worker *me, const StepState *st, int averaged);

@@ -138,8 +138,9 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
     if (res->workload) jsonw_long(w, "workload_params", (long long)res->workload_params);
     jsonw_string(w, "overlap", res->overlap ? res->overlap : "none");
     if (res->buckets) {
-        jsonw_double(w, "bucket_mb", (cfg->bucket_bytes > 0 ? cfg->bucket_bytes
-                                                            : DRIVER_BUCKET_BYTES) / (1024.0 * 1024.0));
+        jsonw_double(w, "bucket_mb",
+                     (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) /
+                         (1024.0 * 1024.0));
         jsonw_long(w, "ddp_buckets", res->buckets);
     }
     jsonw_bool(w, "free_compression", cfg->free_compression);

@@ -171,8 +171,8 @@ static double worker_compute(Worker *me, const StepState *st)
 static void decision_event(DriverRun *run, const StepState *st, double t)
 {
     char args[160];
-    snprintf(args, sizeof args, "\"state\":\"%.60s\",\"batch\":%d,\"average\":%d",
-             run->state, st->b * run->P, run->dec.average);
+    snprintf(args, sizeof args, "\"state\":\"%.60s\",\"batch\":%d,\"average\":%d", run->state,
+             st->b * run->P, run->dec.average);
     timeline_instant(run->tl, 0, "policy decision", t, st->step, args);
 }
 
@@ -317,8 +317,7 @@ static int worker_step_plain(Worker *me)
     me->step_comm_s = t3 - t2;
     me->comm_s += me->step_comm_s;
     if (run->tl && timeline_wants(run->tl, st.step)) {
-        timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "compute", "step", t0, t1, st.step,
-                      NULL);
+        timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "compute", "step", t0, t1, st.step, NULL);
         timeline_span(run->tl, me->rank, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2,
                       st.step, NULL);
         timeline_span(run->tl, me->rank, TL_LANE_COMM, "communication",

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 static const GpuProfile V100 = {"V100", 15.7e12, 0, 0, 900e9, "NVIDIA V100 SXM2 datasheet"};
-static const GpuProfile A100 = {"A100",  19.5e12, 156e12,
-                                312e12,  1555e9,  "NVIDIA A100 SXM (40GB) datasheet"};
-static const GpuProfile H100 = {"H100",   67e12, 494.7e12,
+static const GpuProfile A100 = {"A100", 19.5e12, 156e12,
+                                312e12, 1555e9,  "NVIDIA A100 SXM (40GB) datasheet"};
+static const GpuProfile H100 = {"H100",   67e12,   494.7e12,
                                 989.4e12, 3.35e12, "NVIDIA H100 SXM datasheet"};
 static const GpuProfile *const PROFILES[] = {&V100, &A100, &H100, NULL};
 

@@ -41,13 +41,13 @@ typedef struct {
     int workers;       /* P */
     int gpus_per_node; /* G, divides P */
     Topology topology;
-    const GpuProfile *gpu;           /* NULL when the rate was given directly */
-    const char *precision;           /* fp32, tf32 or bf16 */
-    double efficiency;               /* sustained fraction of the peak */
-    double gpu_flops;                /* sustained flop/s of one GPU (resolved by cluster_resolve) */
-    double gpu_peak_flops;           /* the profile's peak at the precision; 0: rate given */
-    double gpu_mem_Bps; /* sustained memory bandwidth (resolved); 0: unknown (--gpu-flops) */
-    double bandwidth_Bps, latency_s; /* NIC links */
+    const GpuProfile *gpu; /* NULL when the rate was given directly */
+    const char *precision; /* fp32, tf32 or bf16 */
+    double efficiency;     /* sustained fraction of the peak */
+    double gpu_flops;      /* sustained flop/s of one GPU (resolved by cluster_resolve) */
+    double gpu_peak_flops; /* the profile's peak at the precision; 0: rate given */
+    double gpu_mem_Bps;    /* sustained memory bandwidth (resolved); 0: unknown (--gpu-flops) */
+    double bandwidth_Bps, latency_s;             /* NIC links */
     double intra_bandwidth_Bps, intra_latency_s; /* intra-node links (hierarchical) */
     int nic_per_gpu;         /* hierarchical: a NIC per GPU rather than per node */
     int leaf_size;           /* fat-tree: GPUs per leaf switch */

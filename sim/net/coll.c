@@ -524,8 +524,8 @@ void coll_cost_allgather(Comm *c, int rank, size_t bytes)
         c->stats[rank].bytes_sent += total - (double)bytes;
         if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
     } else if (P > 1) { /* the ring of coll_allgather, every block of the same size */
-        for (int s = 0; s < P - 1; s++) free(sendrecv(c, rank, (rank + 1) % P, NULL, bytes,
-                                                      mod(rank - 1, P)));
+        for (int s = 0; s < P - 1; s++)
+            free(sendrecv(c, rank, (rank + 1) % P, NULL, bytes, mod(rank - 1, P)));
     }
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
@@ -592,7 +592,8 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
             if (rank != root) memcpy(buf, c->bufs[0], bytes);
             sg_barrier_wait(c->bar);
             if (rank == root) c->stats[rank].bytes_sent += (double)bytes;
-            if (!c->zero_time) sg_actor_sleep_for(ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
+            if (!c->zero_time)
+                sg_actor_sleep_for(ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
         } else {
             tree_broadcast(c, rank, root, buf, bytes);
         }

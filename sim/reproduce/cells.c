@@ -55,9 +55,8 @@ static void cells_clear(Repro *r)
                     memset(c, 0, sizeof *c);
                     for (int i = 0; i < MAX_SEEDS; i++)
                         c->final[i] = c->tta[i] = c->bytes[i] = c->time[i] = c->compute[i] =
-                            c->compress[i] =
-                            c->comm[i] = c->wait[i] = c->steps[i] = c->tta_step[i] =
-                                c->tta_bytes[i] = NAN;
+                            c->compress[i] = c->comm[i] = c->wait[i] = c->steps[i] =
+                                c->tta_step[i] = c->tta_bytes[i] = NAN;
                 }
 }
 

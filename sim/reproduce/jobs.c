@@ -66,8 +66,8 @@ static void job_flags(Repro *r, Job *j, const Setting *s, int batch_x, const cha
     a[n++] = jobs_keep(r, "--precision=fp32");
     a[n++] = jobs_keep(r, "--gpu-efficiency=%g", ps->efficiency);
     a[n++] = jobs_keep(r, "--latency=%gus", ps->latency * 1e6);
-    /* what the papers' code did: Accordion's (experiment 0) reduces one tensor after another once the
-     * backward is done (--overlap tensor); ADPSGD's is not public: no overlap */
+    /* what the papers' code did: Accordion's (experiment 0) reduces one tensor after another once
+     * the backward is done (--overlap tensor); ADPSGD's is not public: no overlap */
     a[n++] = jobs_keep(r, "--overlap=%s", j->exp == 0 ? "tensor" : "none");
     a[n++] = jobs_keep(r, "--bandwidth=%s,%s", PAPERS_BW[j->exp][0], PAPERS_BW[j->exp][1]);
     a[n++] = jobs_keep(r, "--threads=1");
@@ -142,8 +142,9 @@ void jobs_build(Repro *r)
     if (r->exp_on[1])
         for (int s = 0; s < papers_n_settings(1); s++) {
             /* adpsgd on cpsgd:period=4's budget: the same number of averagings */
-            const char *pol[] = {"sync",          "cpsgd:period=4", "cpsgd:period=16",
-                                 "adpsgd:period=4", "postlocal",    "adacomm"};
+            const char *pol[] = {
+                "sync",      "cpsgd:period=4", "cpsgd:period=16", "adpsgd:period=4",
+                "postlocal", "adacomm"};
             const int role[] = {0, 1, 2, 3, 4, 5};
             job_arg(r, job_new(r, 1, s, papers_setting(1, s)->name, pol, role, 6, 1),
                     "--compressor=none");

@@ -172,12 +172,11 @@ static void cost_table(const Repro *r, FILE *f, int exp)
         fprintf(f, " Averaging less often cannot make a step cheaper than its compute: per "
                    "step it gains at most (compute + dense communication) / compute =");
         for (int bw = 0; bw < MAX_BWS; bw++)
-            fprintf(
-                f, " %.2fx at %s%s",
-                (c + papers_dense_comm_s(pc, sm->workers, PAPERS_BW_BPS[exp][bw], ps->latency,
-                                         papers_dense_calls(exp, pc))) /
-                    c,
-                PAPERS_BW[exp][bw], bw + 1 < MAX_BWS ? " and" : "");
+            fprintf(f, " %.2fx at %s%s",
+                    (c + papers_dense_comm_s(pc, sm->workers, PAPERS_BW_BPS[exp][bw], ps->latency,
+                                             papers_dense_calls(exp, pc))) /
+                        c,
+                    PAPERS_BW[exp][bw], bw + 1 < MAX_BWS ? " and" : "");
         fprintf(f, " (the paper claims 1.46x to 1.95x at 10 Gbps, 1.14x to 1.27x at 100 Gbps, "
                    "to the target).");
     }
