@@ -335,10 +335,21 @@ static const BadCase BAD[] = {
     {"run --overlap bogus --out @/o1", 2, "--overlap: expected one of none|ddp"},
     {"run --bucket-mb 0 --out @/o1", 2, "--bucket-mb"},
     {"run --timeline @/t.json --timeline-steps 5:2 --out @/o1", 2, "--timeline-steps: expected"},
-    {"run --timeline @/nodir/t.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1",
-     2, "nodir/t.json: cannot write into"},
+    {"run --timeline @/nodir/t.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
+     "nodir/t.json: cannot write into"},
     {"compare --timeline @/t.json --out @/o1", 2, "unknown flag '--timeline'"},
 };
+
+/* TMP/name holding text. */
+static void write_fixture(const char *name, const char *text)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", TMP, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
 
 /* A user platform of three hosts (a, b, c on one shared switch) and a broken one. */
 static void write_platforms(void)
@@ -368,34 +379,24 @@ static void write_platforms(void)
           "routing=\"Full\">\n    <host id=\"a\" speed=\"fast\"/>\n",
           f);
     fclose(f);
-    /* workload profiles: a negative compute, and one matrix for the mlp's two */
-    snprintf(path, sizeof path, "%s/neg.json", TMP);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"name\": \"neg\", \"source\": \"test\", \"compute\": \"flops\", \"layers\": "
-          "[{\"name\": \"fc\", \"fwd_flops\": -1, \"bwd_flops\": 2, \"tensors\": "
-          "[{\"name\": \"fc.weight\", \"shape\": [10, 20]}]}]}\n",
-          f);
-    fclose(f);
-    snprintf(path, sizeof path, "%s/tpu.json", TMP);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"name\": \"m\", \"source\": \"test\", \"compute\": {\"measured\": {\"batch\": 32, "
-          "\"gpu\": \"TPU\", \"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"fc1\", "
-          "\"fwd_s\": 0.001, \"bwd_s\": 0.002, \"tensors\": [{\"name\": \"w1\", \"shape\": [100, "
-          "784]}]}, {\"name\": \"fc2\", \"fwd_s\": 0.001, \"bwd_s\": 0.002, \"tensors\": "
-          "[{\"name\": \"w2\", \"shape\": [10, 100]}]}]}\n",
-          f);
-    fclose(f);
-    snprintf(path, sizeof path, "%s/one.json", TMP);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"name\": \"one\", \"source\": \"test\", \"compute\": \"flops\", \"layers\": "
-          "[{\"name\": \"fc\", \"fwd_flops\": 1, \"bwd_flops\": 2, \"tensors\": "
-          "[{\"name\": \"fc.weight\", \"shape\": [10, 20]}, {\"name\": \"fc.bias\", "
-          "\"shape\": [10]}]}]}\n",
-          f);
-    fclose(f);
+    /* workload profiles: a negative compute, a GPU bellows does not know, one matrix for the
+     * mlp's two */
+    write_fixture("neg.json",
+                  "{\"name\": \"neg\", \"source\": \"test\", \"compute\": \"flops\", \"layers\": "
+                  "[{\"name\": \"fc\", \"fwd_flops\": -1, \"bwd_flops\": 2, \"tensors\": "
+                  "[{\"name\": \"fc.weight\", \"shape\": [10, 20]}]}]}\n");
+    write_fixture(
+        "tpu.json",
+        "{\"name\": \"m\", \"source\": \"test\", \"compute\": {\"measured\": {\"batch\": 32, "
+        "\"gpu\": \"TPU\", \"precision\": \"fp32\"}}, \"layers\": [{\"name\": \"fc1\", "
+        "\"fwd_s\": 0.001, \"bwd_s\": 0.002, \"tensors\": [{\"name\": \"w1\", \"shape\": [100, "
+        "784]}]}, {\"name\": \"fc2\", \"fwd_s\": 0.001, \"bwd_s\": 0.002, \"tensors\": "
+        "[{\"name\": \"w2\", \"shape\": [10, 100]}]}]}\n");
+    write_fixture("one.json",
+                  "{\"name\": \"one\", \"source\": \"test\", \"compute\": \"flops\", \"layers\": "
+                  "[{\"name\": \"fc\", \"fwd_flops\": 1, \"bwd_flops\": 2, \"tensors\": "
+                  "[{\"name\": \"fc.weight\", \"shape\": [10, 20]}, {\"name\": \"fc.bias\", "
+                  "\"shape\": [10]}]}]}\n");
 }
 
 /* ---- corrupt datasets: small IDX folders, each with one thing wrong ---- */

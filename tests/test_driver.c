@@ -269,7 +269,7 @@ static void test_ddp_schedule_is_the_hand_computed_max_plus(void **state)
         assert_int_equal(sh->rc, BW_OK);
         const double rate = cfg.cluster.gpu_flops, P = 4;
         const double a = 2 * cfg.cluster.latency_s, b = 1 / cfg.cluster.bandwidth_Bps;
-#define RING(bytes) (2 * (P - 1) * a + 2 * (P - 1) / P * (bytes) * b)
+#define RING(bytes) (2 * (P - 1) * a + 2 * (P - 1) / P * (bytes)*b)
         double fwd = 6e9 * 8 / rate, bwd2 = 6e9 * 8 / rate, bwd1 = 4e9 * 8 / rate,
                bwd0 = 2e9 * 8 / rate;
         double opt_flops, opt_bytes;

@@ -712,8 +712,10 @@ static void test_fast_replay_gives_the_actors_results(void **state)
      * with the small model's costs and with a workload's */
     check_engines_agree(flops, "--workers 4 --compressor none --average-momentum",
                         "cpsgd:period=4,adpsgd:period=4");
-    check_engines_agree(flops, "--workers 4 --compressor none --workload resnet18-cifar "
-                        "--overlap none --average-momentum", "cpsgd:period=4");
+    check_engines_agree(flops,
+                        "--workers 4 --compressor none --workload resnet18-cifar "
+                        "--overlap none --average-momentum",
+                        "cpsgd:period=4");
     /* halves; 6 workers halving-doubling (ranks send different bytes); measured compute */
     check_engines_agree(measured, "--workers 6 --allreduce halving-doubling --compressor fp16",
                         "sync,static");
@@ -734,12 +736,18 @@ static void test_fast_replay_gives_the_actors_results(void **state)
                         "sync,static");
     /* a workload's costs: its tensors' collectives after the backward, encode and decode
      * charged; and DDP's buckets in closed form (max-plus) when encoding is free */
-    check_engines_agree(flops, "--workers 4 --compressor powersgd --workload resnet18-cifar "
-                        "--overlap none", "sync,static:level=1,cpsgd:period=4");
-    check_engines_agree(flops, "--workers 3 --compressor powersgd --workload resnet18-cifar "
-                        "--overlap tensor", "static:level=2,accordion:interval=1");
-    check_engines_agree(measured, "--workers 4 --compressor topk --workload resnet50 --overlap "
-                        "ddp --free-compression --bucket-mb 10", "sync,static:level=0.1");
+    check_engines_agree(flops,
+                        "--workers 4 --compressor powersgd --workload resnet18-cifar "
+                        "--overlap none",
+                        "sync,static:level=1,cpsgd:period=4");
+    check_engines_agree(flops,
+                        "--workers 3 --compressor powersgd --workload resnet18-cifar "
+                        "--overlap tensor",
+                        "static:level=2,accordion:interval=1");
+    check_engines_agree(measured,
+                        "--workers 4 --compressor topk --workload resnet50 --overlap "
+                        "ddp --free-compression --bucket-mb 10",
+                        "sync,static:level=0.1");
     check_engines_agree(flops, "--workers 4 --latency 50us --compressor randomk",
                         "static:level=0.05,accordion:interval=1,critical=0.5,normal=0.05");
     /* a sweep of replays: the forked runs of the fast engine skip SimGrid altogether */

@@ -196,8 +196,10 @@ static void cost_reduce(Worker *me, const int *todo, int n, sg_bar_t bar, Timeli
                       ? 0.0
                       : 0.5 * cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes);
     double speed = sg_host_get_speed(sg_host_self());
-    char args[96];
-    snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d", bucket, n);
+    /* the timeline's args, built only when it keeps this step */
+    const int tl = run->tl && timeline_wants(run->tl, me->cost_step);
+    char args[96] = "";
+    if (tl) snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d", bucket, n);
     double t0 = simgrid_get_clock();
     split[COST_COMPRESS] += gpu_exec(me, half * speed);
     double t1 = simgrid_get_clock();
@@ -221,7 +223,9 @@ static void cost_reduce(Worker *me, const int *todo, int n, sg_bar_t bar, Timeli
     }
     double t3 = simgrid_get_clock();
     split[COST_COMM] += t3 - t2;
-    snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d,\"bytes\":%.0f", bucket, n, bytes);
+    if (tl)
+        snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d,\"bytes\":%.0f", bucket, n,
+                 bytes);
     span(me, lane, "communication", "collectives", t2, t3, args);
     stream_note(me, COST_COMM, t2, t3);
     split[COST_COMPRESS] += gpu_exec(me, half * speed);

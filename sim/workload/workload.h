@@ -21,12 +21,12 @@
 
 typedef struct {
     char name[64];
-    int layer;                      /* index into Workload.layers */
-    int ndim;                       /* 1: a vector (bias, norm scale); >= 2: a matrix */
-    int shape[WORKLOAD_MAX_DIMS];   /* as the real framework has it */
-    int rows, cols;                 /* the matrix view: rows = shape[0], cols = the rest */
+    int layer;                    /* index into Workload.layers */
+    int ndim;                     /* 1: a vector (bias, norm scale); >= 2: a matrix */
+    int shape[WORKLOAD_MAX_DIMS]; /* as the real framework has it */
+    int rows, cols;               /* the matrix view: rows = shape[0], cols = the rest */
     size_t numel;
-    char follows[32];               /* the small-model layer the file names; "" by depth */
+    char follows[32]; /* the small-model layer the file names; "" by depth */
 } WorkloadTensor;
 
 typedef struct {
@@ -71,7 +71,8 @@ int workload_from_trace(const char *path, const char *flag, Workload **out, BwEr
 
 /* The small model's own costs as a profile: one layer per weight matrix (with the vectors that
  * follow it; vectors before the first matrix join its layer), its flops split in proportion to
- * the matrices' sizes, a third forward and two thirds backward; every tensor follows itself. For --overlap ddp without --workload. */
+ * the matrices' sizes, a third forward and two thirds backward; every tensor follows itself. For
+ * --overlap ddp without --workload. */
 int workload_from_model(const LayerView *layers, int n_layers, double flops_per_sample,
                         Workload **out, BwError *err);
 
