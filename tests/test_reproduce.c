@@ -26,7 +26,7 @@ static int sh(const char *fmt, ...)
 }
 
 /* The value of column `col` in the first row of the CSV text whose fields start with `key`
- * (a prefix of the line). */
+ * (a prefix of the line); the header has no quoted fields. */
 static double csv_value(const char *text, const char *key, const char *col)
 {
     const char *nl = strchr(text, '\n');
@@ -42,7 +42,8 @@ static double csv_value(const char *text, const char *key, const char *col)
     for (const char *line = nl + 1; *line; line = strchr(line, '\n') + 1) {
         if (strncmp(line, key, strlen(key)) == 0) {
             const char *p = line;
-            for (int i = 0; i < idx; i++) p = strchr(p, ',') + 1;
+            for (int i = 0; i < idx; i++) /* a quoted field may hold commas */
+                p = strchr(*p == '"' ? strchr(p + 1, '"') : p, ',') + 1;
             return strtod(p, NULL);
         }
         if (!strchr(line, '\n')) break;
@@ -89,27 +90,32 @@ static void test_tables_summarise_the_sweeps(void **state)
     (void)state;
     char *acc = read_out("accordion.csv"), *adp = read_out("adpsgd.csv");
     char *report = read_out("report.md");
-    /* smoke: the mlp settings only; 3 roles x 2 bandwidths each; ADPSGD 6 policies x 2 */
+    /* smoke: the mlp settings only; 3 roles x 2 bandwidths each; ADPSGD 8 policies x 2 */
     assert_int_equal(count_lines(acc), 1 + 3 * 3 * 2);
-    assert_int_equal(count_lines(adp), 1 + 6 * 2);
+    assert_int_equal(count_lines(adp), 1 + 8 * 2);
     assert_non_null(strstr(report, "## Accordion"));
     assert_non_null(strstr(report, "## ADPSGD"));
     assert_non_null(strstr(report, "bellows sweep --model=mlp"));
     assert_null(strstr(report, "nan steps")); /* a baseline that never reached the target */
     /* one seed: the table's mean is that run's figure in the sweep */
-    char *sw = read_out("sweeps/mlp-powersgd/sweep.csv");
-    double from_sweep = csv_value(sw, "1Gbps,1,static:level=1,", "final_test_accuracy");
+    char *sw = read_out("sweeps/mlp-powersgd/priced/seed-1-1/sweep.csv");
+    double from_sweep =
+        csv_value(sw, "\"powersgd:ef=1,rank_change=reset\",1Gbps,1,static:level=1,",
+                  "final_test_accuracy");
     double from_table = csv_value(acc, "mlp-powersgd,high compression,static:level=1,1Gbps,",
                                   "final_accuracy_mean");
     assert_true(fabs(from_sweep - from_table) < 1e-9);
-    double bytes_sweep = csv_value(sw, "10Gbps,1,accordion,", "bytes_per_worker");
-    double bytes_table =
-        csv_value(acc, "mlp-powersgd,accordion,accordion,10Gbps,", "bytes_per_worker_mean");
+    free(sw);
+    sw = read_out("sweeps/mlp-powersgd/priced/seed-1-2/sweep.csv");
+    double bytes_sweep = csv_value(
+        sw, "\"powersgd:ef=1,rank_change=reset\",10Gbps,1,accordion:paper=1,", "bytes_per_worker");
+    double bytes_table = csv_value(acc, "mlp-powersgd,accordion,accordion:paper=1,10Gbps,",
+                                   "bytes_per_worker_mean");
     assert_true(fabs(bytes_sweep - bytes_table) <= 1e-9 * bytes_sweep);
     /* the large batch ran in its own sweep, with 8x the batch and the lr */
     char *large = read_out("sweeps/mlp-batch-large/sweep.json");
-    assert_non_null(strstr(large, "--batch=256"));
-    assert_non_null(strstr(large, "--lr=0.16"));
+    assert_non_null(strstr(large, "--batch=1024"));
+    assert_non_null(strstr(large, "--lr=0.2"));
     free(acc);
     free(adp);
     free(report);
@@ -166,23 +172,23 @@ static void test_runs_charge_resnet18s_dense_step(void **state)
     workload_free(w);
     assert_true(rn.flops > 3.3e9 && rn.flops < 3.4e9); /* 3 x 0.56 GMAC x 2 */
     /* ADPSGD: 8 workers x 32 images at 10 and 100 Gbps */
-    check_step("sweeps/mlp-periodic/sweep.csv", "10Gbps,1,sync,", resnet_compute(&rn, 32),
-               resnet_comm(&rn, 8, 10e9, 1));
-    check_step("sweeps/mlp-periodic/sweep.csv", "100Gbps,1,sync,", resnet_compute(&rn, 32),
-               resnet_comm(&rn, 8, 100e9, 1));
-    /* Accordion: 4 workers x 32 images, and the large batch (256) */
-    check_step("sweeps/mlp-batch/sweep.csv", "1Gbps,1,sync,", resnet_compute(&rn, 32),
+    check_step("sweeps/mlp-periodic/priced/seed-1-0/sweep.csv", "10Gbps,1,sync,",
+               resnet_compute(&rn, 32), resnet_comm(&rn, 8, 10e9, 1));
+    check_step("sweeps/mlp-periodic/priced/seed-1-0/sweep.csv", "100Gbps,1,sync,",
+               resnet_compute(&rn, 32), resnet_comm(&rn, 8, 100e9, 1));
+    /* Accordion: 4 workers x 128 images, and the large batch (1024) */
+    check_step("sweeps/mlp-batch/sweep.csv", "1Gbps,1,sync,", resnet_compute(&rn, 128),
                resnet_comm(&rn, 4, 1e9, 62));
-    check_step("sweeps/mlp-batch-large/sweep.csv", "10Gbps,1,sync,", resnet_compute(&rn, 256),
-               resnet_comm(&rn, 4, 10e9, 62));
+    check_step("sweeps/mlp-batch-large/priced/seed-1-0/sweep.csv", "10Gbps,1,sync,",
+               resnet_compute(&rn, 1024), resnet_comm(&rn, 4, 10e9, 62));
     /* the report's cost table: the forward and backward and the dense allreduce, per setting */
     char *report = read_out("report.md"), row[256];
     snprintf(row, sizeof row, "| 8 x 32 | %.2f ms | %.2f ms | %.2f ms |",
              1e3 * 32 * rn.flops / (0.5 * 15.7e12), 1e3 * resnet_comm(&rn, 8, 10e9, 1),
              1e3 * resnet_comm(&rn, 8, 100e9, 1));
     if (!strstr(report, row)) fail_msg("the report has no row '%s'", row);
-    snprintf(row, sizeof row, "| 4 x 256 | %.2f ms | %.2f ms | %.2f ms |",
-             1e3 * 256 * rn.flops / (0.5 * 15.7e12), 1e3 * resnet_comm(&rn, 4, 1e9, 62),
+    snprintf(row, sizeof row, "| 4 x 1024 | %.2f ms | %.2f ms | %.2f ms |",
+             1e3 * 1024 * rn.flops / (0.5 * 15.7e12), 1e3 * resnet_comm(&rn, 4, 1e9, 62),
              1e3 * resnet_comm(&rn, 4, 10e9, 62));
     if (!strstr(report, row)) fail_msg("the report has no row '%s'", row);
     assert_null(strstr(report, "--gpu-flops"));
@@ -196,6 +202,38 @@ static void test_runs_charge_resnet18s_dense_step(void **state)
     assert_non_null(strstr(js, "--overlap=none"));
     free(report);
     free(js);
+}
+
+/* A run priced by replaying its trace at the bandwidth it trained at gives the live run's time
+ * and bytes: Accordion with the authors' settings (rank 0's epoch norms decide), ADPSGD (the
+ * variances steer it) and AdaComm (the losses). The training sweep has one bandwidth, so its
+ * row has no bandwidth column; a compressor with options is an axis of one value, quoted. */
+static void check_priced(const char *train, const char *tkey, const char *priced,
+                         const char *pkey)
+{
+    char *t = read_out(train), *p = read_out(priced);
+    static const char *const cols[] = {"sim_time_s", "bytes_per_worker", "communication_s",
+                                       "final_test_accuracy", "steps"};
+    for (int i = 0; i < 5; i++) {
+        double x = csv_value(t, tkey, cols[i]), y = csv_value(p, pkey, cols[i]);
+        if (!(fabs(x - y) <= 1e-9 * fabs(x)))
+            fail_msg("%s %s: live %.12g, priced %.12g", tkey, cols[i], x, y);
+    }
+    free(t);
+    free(p);
+}
+
+static void test_a_priced_run_is_the_live_run(void **state)
+{
+    (void)state;
+    check_priced("sweeps/mlp-powersgd/sweep.csv",
+                 "\"powersgd:ef=1,rank_change=reset\",1,accordion:paper=1,",
+                 "sweeps/mlp-powersgd/priced/seed-1-2/sweep.csv",
+                 "\"powersgd:ef=1,rank_change=reset\",1Gbps,1,accordion:paper=1,");
+    check_priced("sweeps/mlp-periodic/sweep.csv", "1,adpsgd:period=4,",
+                 "sweeps/mlp-periodic/priced/seed-1-3/sweep.csv", "10Gbps,1,adpsgd:period=4,");
+    check_priced("sweeps/mlp-periodic/sweep.csv", "1,adacomm,",
+                 "sweeps/mlp-periodic/priced/seed-1-6/sweep.csv", "10Gbps,1,adacomm,");
 }
 
 static void test_report_is_rebuilt_identically_and_resume_runs_nothing(void **state)
@@ -258,6 +296,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables_summarise_the_sweeps),
         cmocka_unit_test(test_runs_charge_resnet18s_dense_step),
+        cmocka_unit_test(test_a_priced_run_is_the_live_run),
         cmocka_unit_test(test_report_is_rebuilt_identically_and_resume_runs_nothing),
         cmocka_unit_test(test_bad_invocations_exit_2),
     };

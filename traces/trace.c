@@ -207,8 +207,11 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
     int n = t->h.n_layers;
     if ((rc = get_norms(w, o, "grad_norms", 1, n, norms, NULL)) ||
         (rc = get_norms(w, o, "grad_norms_rank0", 0, n, norms + n, &s->has_rank0)) ||
-        (rc = get_norms(w, o, "epoch_norms", 0, n, norms + 2 * n, &s->has_epoch_norms)))
+        (rc = get_norms(w, o, "epoch_norms", 0, n, norms + 2 * n, &s->has_epoch_norms)) ||
+        (rc = get_norms(w, o, "epoch_norms_rank0", 0, n, norms + 3 * n, &s->has_epoch_rank0)))
         return rc;
+    if (s->has_epoch_rank0 && !s->has_epoch_norms)
+        return bad(w, "\"epoch_norms_rank0\": given without \"epoch_norms\"");
     s->has_variance = json_object_get(o, "param_variance") != NULL &&
                       !json_is_null(json_object_get(o, "param_variance"));
     if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance)) ||
@@ -311,7 +314,7 @@ static int check_complete(const char *path, const Trace *t, BwError *err)
 /* Step i's three norm arrays in the trace's block. */
 static double *step_norms(const Trace *t, long i)
 {
-    return t->norms + (size_t)i * 3 * (size_t)t->h.n_layers;
+    return t->norms + (size_t)i * TRACE_NORM_ARRAYS * (size_t)t->h.n_layers;
 }
 
 /* Doubles the room for steps and their norms; 0 when out of memory (the trace keeps its own). */
@@ -321,7 +324,7 @@ static int grow_steps(Trace *t, long *cap)
     TraceStep *s = realloc(t->steps, sizeof *s * (size_t)grown);
     if (!s) return 0;
     t->steps = s;
-    double *n = realloc(t->norms, sizeof *n * 3 * (size_t)t->h.n_layers * (size_t)grown);
+    double *n = realloc(t->norms, sizeof *n * TRACE_NORM_ARRAYS * (size_t)t->h.n_layers * (size_t)grown);
     if (!n) return 0;
     t->norms = n;
     *cap = grown;
@@ -402,6 +405,8 @@ int trace_read(const char *path, Trace *t, BwError *err)
             t->steps[i].has_rank0 ? step_norms(t, i) + t->h.n_layers : NULL;
         t->steps[i].epoch_norms =
             t->steps[i].has_epoch_norms ? step_norms(t, i) + 2 * t->h.n_layers : NULL;
+        t->steps[i].epoch_norms_rank0 =
+            t->steps[i].has_epoch_rank0 ? step_norms(t, i) + 3 * t->h.n_layers : NULL;
     }
     if (rc) trace_free(t);
     snprintf(t->path, sizeof t->path, "%s", path);
@@ -572,6 +577,9 @@ void trace_write_step(TraceWriter *w, const TraceStep *s)
         json_object_set_new(o, "grad_norms_rank0", norms_array(s->grad_norms_rank0, w->n_layers));
     if (s->has_epoch_norms)
         json_object_set_new(o, "epoch_norms", norms_array(s->epoch_norms, w->n_layers));
+    if (s->has_epoch_rank0)
+        json_object_set_new(o, "epoch_norms_rank0",
+                            norms_array(s->epoch_norms_rank0, w->n_layers));
     if (s->has_variance) json_object_set_new(o, "param_variance", json_real(s->param_variance));
     if (s->stopped[0]) json_object_set_new(o, "stopped", json_string(s->stopped));
     put_line(w, o);

@@ -24,6 +24,9 @@
 
 #define TRACE_FORMAT  "bellows-trace"
 #define TRACE_VERSION 1
+/* a step's norm arrays, each [n_layers]: grad_norms, grad_norms_rank0, epoch_norms,
+ * epoch_norms_rank0 (trace_read keeps them in one block per step) */
+#define TRACE_NORM_ARRAYS 4
 
 typedef struct {
     char name[64];
@@ -57,9 +60,10 @@ typedef struct {
     double lr, loss;
     /* [n_layers] each; trace_read's point into its Trace, a writer's caller owns its own */
     double *grad_norms;
-    int has_rank0, has_epoch_norms, has_variance;
-    double *grad_norms_rank0; /* valid when has_rank0 */
-    double *epoch_norms;      /* valid when has_epoch_norms */
+    int has_rank0, has_epoch_norms, has_epoch_rank0, has_variance;
+    double *grad_norms_rank0;  /* valid when has_rank0 */
+    double *epoch_norms;       /* valid when has_epoch_norms */
+    double *epoch_norms_rank0; /* rank 0's own epoch norms, valid when has_epoch_rank0 */
     double param_variance;
     char stopped[16]; /* the run's last record when it stopped early: "diverged",
                          "reached_target"; "" otherwise */

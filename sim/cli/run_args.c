@@ -109,6 +109,10 @@ static const CliOpt sweep_opts[] = {
         "run only the K-th of N deterministic slices of the runs (K from 1); bellows merge joins "
         "the shards",
         0, 0, NULL, 0),
+    RUN_OPT("record-traces", CLI_FLAG, record_traces, NULL, NULL,
+            "each run writes its gradient trace, trace.jsonl.gz in its folder (to replay it later "
+            "on other clusters: a synchronous policy's training does not depend on the network)",
+            0, 0, NULL, 0),
 };
 #define N_SWEEP_OPTS ((int)(sizeof sweep_opts / sizeof *sweep_opts))
 

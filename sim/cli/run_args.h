@@ -36,6 +36,7 @@ typedef struct {
     double bucket_mb;
     int free_compression;
     int average_momentum;
+    int record_traces; /* sweep: every run writes DIR/runs/.../trace.jsonl.gz */
 } RunOpts;
 
 extern const char *const RUN_ABOUT;

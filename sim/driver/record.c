@@ -176,9 +176,10 @@ int record_trace_open(DriverRun *run, const Model *m0, BwError *err)
     TraceHeader h;
     memset(&h, 0, sizeof h);
     h.layers = calloc((size_t)n, sizeof *h.layers);
-    if ((t->grad_norms = calloc(3 * (size_t)n, sizeof(double)))) {
+    if ((t->grad_norms = calloc(TRACE_NORM_ARRAYS * (size_t)n, sizeof(double)))) {
         t->grad_norms_rank0 = t->grad_norms + n;
         t->epoch_norms = t->grad_norms + 2 * n;
+        t->epoch_norms_rank0 = t->grad_norms + 3 * n;
     }
     if (!h.layers || !t->grad_norms) {
         free(h.layers);
@@ -218,8 +219,10 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
     flush_trace(rec);
     TraceStep *t = &rec->pending;
     double *g = t->grad_norms, *g0 = t->grad_norms_rank0, *e = t->epoch_norms;
+    double *e0 = t->epoch_norms_rank0;
     memset(t, 0, sizeof *t);
     t->grad_norms = g, t->grad_norms_rank0 = g0, t->epoch_norms = e; /* the block stays */
+    t->epoch_norms_rank0 = e0;
     int n = run->w[0].model->n_layers;
     t->step = st->step;
     t->epoch = st->epoch;
@@ -233,6 +236,10 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
     if (obs->epoch_norm_mean) {
         memcpy(t->epoch_norms, obs->epoch_norm_mean, sizeof(double) * (size_t)n);
         t->has_epoch_norms = 1;
+    }
+    if (obs->epoch_norm_mean && obs->epoch_norm_rank0) {
+        memcpy(t->epoch_norms_rank0, obs->epoch_norm_rank0, sizeof(double) * (size_t)n);
+        t->has_epoch_rank0 = 1;
     }
     rec->has_pending = 1;
 }

@@ -216,7 +216,9 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
     int lr_decayed = st->epoch_start && st->epoch > 0 && st->lr <= 0.5 * run->epoch_first_lr;
     if (st->epoch_start) run->epoch_first_lr = st->lr;
     PolicyObs obs = observation(run, st, lr_decayed);
-    obs.epoch_norm_rank0 = obs.epoch_norm_mean = ts->has_epoch_norms ? ts->epoch_norms : NULL;
+    obs.epoch_norm_mean = ts->has_epoch_norms ? ts->epoch_norms : NULL;
+    /* rank 0's own epoch norms if recorded (decider=rank0), else the mean stands in */
+    obs.epoch_norm_rank0 = ts->has_epoch_rank0 ? ts->epoch_norms_rank0 : obs.epoch_norm_mean;
     if (st->step > 0 && tr->steps[st->step - 1].has_variance)
         run->trace_variance = tr->steps[st->step - 1].param_variance;
     obs.param_variance = run->averaged_prev ? run->trace_variance : 0;

@@ -55,37 +55,41 @@ static void cells_clear(Repro *r)
                     memset(c, 0, sizeof *c);
                     for (int i = 0; i < MAX_SEEDS; i++)
                         c->final[i] = c->tta[i] = c->bytes[i] = c->time[i] = c->compute[i] =
-                            c->compress[i] = c->comm[i] = c->wait[i] = c->steps[i] =
+                            c->compress[i] = c->comm[i] = c->wait[i] = c->steps[i] = c->loss[i] =
                                 c->tta_step[i] = c->tta_bytes[i] = NAN;
                 }
 }
 
-/* From a run's evals.csv: the step and bytes of the first evaluation at or above target. */
-static void reached_at(const char *run_dir, double target, double *step, double *bytes)
+/* From a run's evals.csv: the step and bytes of the first evaluation at or above target, and the
+ * training loss at the last evaluation. */
+static void reached_at(const char *run_dir, double target, double *step, double *bytes,
+                       double *loss)
 {
-    *step = *bytes = NAN;
+    *step = *bytes = *loss = NAN;
     char path[4200], line[4096];
     snprintf(path, sizeof path, "%s/evals.csv", run_dir);
     FILE *f = fopen(path, "r");
     if (!f) return;
     char *fld[16];
-    int c_acc = -1, c_step = -1, c_bytes = -1, first = 1;
+    int c_acc = -1, c_step = -1, c_bytes = -1, c_loss = -1, first = 1;
     while (fgets(line, sizeof line, f)) {
         int n = csv_split(line, fld, 16);
         if (first) {
             c_acc = csv_column(fld, n, "test_accuracy");
             c_step = csv_column(fld, n, "step");
             c_bytes = csv_column(fld, n, "bytes_rank0");
+            c_loss = csv_column(fld, n, "train_loss");
             if (c_bytes < 0) /* a folder written before the column's rename */
                 c_bytes = csv_column(fld, n, "bytes_per_worker");
             first = 0;
             if (c_acc < 0 || c_step < 0 || c_bytes < 0) break;
             continue;
         }
-        if (n > c_acc && n > c_step && n > c_bytes && csv_num(fld[c_acc]) >= target) {
+        if (c_loss >= 0 && n > c_loss) *loss = csv_num(fld[c_loss]);
+        if (isnan(*step) && n > c_acc && n > c_step && n > c_bytes &&
+            csv_num(fld[c_acc]) >= target) {
             *step = csv_num(fld[c_step]);
             *bytes = csv_num(fld[c_bytes]);
-            break;
         }
     }
     fclose(f);
@@ -98,9 +102,9 @@ static int seed_index(const Repro *r, int seed)
     return -1;
 }
 
-/* One row x of a job's sweep.csv into its cell. Returns 1 if it belongs to the reproduction (its
+/* One row x of a sweep.csv of job j (in sweep_dir, under --out) into its cell. Returns 1 if it belongs to the reproduction (its
  * bandwidth, policy and seed are the job's), 0 if it was skipped. */
-static int read_row(Repro *r, const Job *j, char **x, const int *col)
+static int read_row(Repro *r, const Job *j, const char *sweep_dir, char **x, const int *col)
 {
     int b = -1, k = -1, si = seed_index(r, atoi(x[col[COL_SEED]]));
     for (int i = 0; i < MAX_BWS; i++)
@@ -123,21 +127,23 @@ static int read_row(Repro *r, const Job *j, char **x, const int *col)
     c->steps[si] = csv_num(x[col[COL_STEPS]]);
     char run_dir[4096];
     const char *folder = x[col[COL_FOLDER]];
-    if (snprintf(run_dir, sizeof run_dir, "%s/sweeps/%s/%s", r->out, j->folder, folder) >=
+    if (snprintf(run_dir, sizeof run_dir, "%s/%s/%s", r->out, sweep_dir, folder) >=
         (int)sizeof run_dir)
         return 0;
     double target = papers_setting(j->exp, j->setting)->sim->target[r->size];
-    reached_at(run_dir, target, &c->tta_step[si], &c->tta_bytes[si]);
-    if (si == 0) snprintf(c->first_run, sizeof c->first_run, "sweeps/%s/%s", j->folder, folder);
+    reached_at(run_dir, target, &c->tta_step[si], &c->tta_bytes[si], &c->loss[si]);
+    if (si == 0 &&
+        snprintf(c->first_run, sizeof c->first_run, "%.200s/%.300s", sweep_dir, folder) < 0)
+        c->first_run[0] = '\0';
     c->n++;
     return 1;
 }
 
-/* Reads a job's sweep.csv into the cells. Returns the number of runs read. */
-static int read_job(Repro *r, const Job *j)
+/* Reads a sweep.csv of job j (sweep_dir, under --out) into the cells. Returns the runs read. */
+static int read_sweep(Repro *r, const Job *j, const char *sweep_dir)
 {
-    char path[4096], line[8192];
-    snprintf(path, sizeof path, "%s/sweeps/%s/sweep.csv", r->out, j->folder);
+    char path[8300], line[8192];
+    snprintf(path, sizeof path, "%s/%s/sweep.csv", r->out, sweep_dir);
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     char *h[32], *x[32], head[8192];
@@ -151,9 +157,28 @@ static int read_job(Repro *r, const Job *j)
     while (fgets(line, sizeof line, f)) {
         int n = csv_split(line, x, 32);
         if (n < nh || col[COL_BW] < 0 || col[COL_STEPS] < 0) continue;
-        read += read_row(r, j, x, col);
+        read += read_row(r, j, sweep_dir, x, col);
     }
     fclose(f);
+    return read;
+}
+
+/* A job's runs as priced at every bandwidth (price.c), one pricing sweep per seed and policy, or
+ * its sweep's own runs at every bandwidth.
+ * Returns the runs read (a run priced at two bandwidths counts twice). */
+static int read_job(Repro *r, const Job *j)
+{
+    int read = 0;
+    char dir[256];
+    if (!j->priced) {
+        snprintf(dir, sizeof dir, "sweeps/%s", j->folder);
+        return read_sweep(r, j, dir);
+    }
+    for (int i = 0; i < r->seeds.n; i++)
+        for (int k = 0; k < j->n_pol; k++) {
+            jobs_price_folder(j, r->seeds.v[i], k, dir, sizeof dir);
+            read += read_sweep(r, j, dir);
+        }
     return read;
 }
 

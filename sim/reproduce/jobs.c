@@ -2,7 +2,8 @@
  * paper's setting (its policies in their roles, both bandwidths, the seeds), with its folder
  * under DIR/sweeps/; the flags every sweep shares follow from the setting's simulated model,
  * the size (full, --quick, --smoke) and the paper's costs: the real model's workload profile on
- * the paper's GPU and links, without overlap. */
+ * the paper's GPU and links. A sweep trains at the first bandwidth and records each run's trace;
+ * the pricing replays (price.c) share the flags in Job.price. */
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,13 +31,35 @@ void jobs_seed_list(const Repro *r, char *buf, size_t n)
         snprintf(buf + strlen(buf), n - strlen(buf), "%s%d", k ? "," : "", r->seeds.v[k]);
 }
 
-/* The flags of a job of setting s: the simulated model, its schedule, the real model's costs
- * (workload, GPU, latency, no overlap), the bandwidths, the policies and seeds, and where it
- * writes. */
+/* The flags both the training sweep and the pricing replays give: the real model's costs (its
+ * workload profile on the paper's GPU and links, the overlap of the paper's code), analytic
+ * collectives (exact on this uncontended star, and what the fast replay prices) and the target. */
+static int cost_flags(Repro *r, const Job *j, const SimModel *sm, char **a)
+{
+    const PaperSetting *ps = papers_paper(j->exp);
+    int n = 0;
+    a[n++] = jobs_keep(r, "--workers=%d", sm->workers);
+    a[n++] = jobs_keep(r, "--target-accuracy=%g", sm->target[r->size]);
+    a[n++] = jobs_keep(r, "--workload=%s", ps->workload);
+    a[n++] = jobs_keep(r, "--gpu=%s", ps->gpu);
+    a[n++] = jobs_keep(r, "--precision=fp32");
+    a[n++] = jobs_keep(r, "--gpu-efficiency=%g", ps->efficiency);
+    a[n++] = jobs_keep(r, "--latency=%gus", ps->latency * 1e6);
+    /* what the papers' code did: Accordion's (experiment 0) reduces one tensor after another once
+     * the backward is done (--overlap tensor); ADPSGD's is not public: no overlap */
+    a[n++] = jobs_keep(r, "--overlap=%s", j->exp == 0 ? "tensor" : "none");
+    a[n++] = jobs_keep(r, "--collectives=analytic");
+    a[n++] = jobs_keep(r, "--threads=1");
+    a[n++] = jobs_keep(r, "--compressor=%s", j->compressor);
+    return n;
+}
+
+/* The training sweep's flags of a job of setting s: the simulated model and its schedule (the
+ * Accordion authors' for experiment 0, scaled to the run's epochs: policies/accordion.c's
+ * paper=1 checks them), the costs, the first bandwidth, the policies and seeds, the traces. */
 static void job_flags(Repro *r, Job *j, const Setting *s, int batch_x, const char *pol)
 {
     const SimModel *sm = s->sim;
-    const PaperSetting *ps = papers_paper(j->exp);
     int epochs = sm->epochs[r->size], d1, d2;
     papers_decay_epochs(epochs, &d1, &d2);
     char seeds[256];
@@ -48,46 +71,56 @@ static void job_flags(Repro *r, Job *j, const Setting *s, int batch_x, const cha
     if (samples < 60000) a[n++] = jobs_keep(r, "--train-samples=%d", samples);
     if (sm->test_samples[r->size] < 10000)
         a[n++] = jobs_keep(r, "--test-samples=%d", sm->test_samples[r->size]);
-    a[n++] = jobs_keep(r, "--workers=%d", sm->workers);
     a[n++] = jobs_keep(r, "--batch=%d", batch_x * sm->batch);
     a[n++] = jobs_keep(r, "--lr=%g", batch_x * sm->lr);
     a[n++] = jobs_keep(r, "--epochs=%d", epochs);
     a[n++] = jobs_keep(r, "--lr-schedule=step");
     a[n++] = jobs_keep(r, "--lr-decay-epochs=%d,%d", d1, d2);
-    a[n++] = jobs_keep(r, "--target-accuracy=%g", sm->target[r->size]);
-    /* evaluations a few times an epoch, at the same sample counts for every policy of the
-     * sweep; a sweep whose batch changes (Accordion's batch mode) evaluates at epoch ends */
-    int steps_per_epoch = samples / (sm->workers * sm->batch * batch_x);
-    int batch_sweep = strstr(s->name, "-batch") != NULL;
-    a[n++] =
-        jobs_keep(r, "--eval-every=%d", batch_sweep ? 0 : steps_per_epoch / sm->evals_per_epoch);
-    a[n++] = jobs_keep(r, "--workload=%s", ps->workload);
-    a[n++] = jobs_keep(r, "--gpu=%s", ps->gpu);
-    a[n++] = jobs_keep(r, "--precision=fp32");
-    a[n++] = jobs_keep(r, "--gpu-efficiency=%g", ps->efficiency);
-    a[n++] = jobs_keep(r, "--latency=%gus", ps->latency * 1e6);
-    /* what the papers' code did: Accordion's (experiment 0) reduces one tensor after another once
-     * the backward is done (--overlap tensor); ADPSGD's is not public: no overlap */
-    a[n++] = jobs_keep(r, "--overlap=%s", j->exp == 0 ? "tensor" : "none");
-    a[n++] = jobs_keep(r, "--bandwidth=%s,%s", PAPERS_BW[j->exp][0], PAPERS_BW[j->exp][1]);
-    a[n++] = jobs_keep(r, "--threads=1");
+    if (j->exp == 0) { /* the Accordion authors' warm-up to lr x workers (main.py) */
+        a[n++] = jobs_keep(r, "--lr-scale=workers");
+        a[n++] = jobs_keep(r, "--warmup-epochs=%d", papers_scaled_epochs(5, epochs, 1));
+        a[n++] = jobs_keep(r, "--warmup-shape=epoch");
+    }
+    /* evaluations at every epoch's end: the same sample counts for every policy, batch-size
+     * changes included */
+    a[n++] = jobs_keep(r, "--eval-every=0");
+    n += cost_flags(r, j, sm, a + n);
+    if (j->priced) {
+        a[n++] = jobs_keep(r, "--bandwidth=%s", PAPERS_BW[j->exp][0]);
+        a[n++] = jobs_keep(r, "--record-traces");
+    } else {
+        a[n++] = jobs_keep(r, "--bandwidth=%s,%s", PAPERS_BW[j->exp][0], PAPERS_BW[j->exp][1]);
+    }
     a[n++] = jobs_keep(r, "--policies=%s", pol);
     a[n++] = jobs_keep(r, "--seeds=%s", seeds);
     a[n++] = jobs_keep(r, "--jobs=%d", r->jobs);
     a[n++] = jobs_keep(r, "--out=%s/sweeps/%s", r->out, j->folder);
     if (r->no_plots) a[n++] = jobs_keep(r, "--no-plots");
     j->argc = n;
+    /* the pricing replays: the same costs at every bandwidth (the trace gives the rest) */
+    j->n_price = cost_flags(r, j, sm, j->price);
+    j->price[j->n_price++] =
+        jobs_keep(r, "--bandwidth=%s,%s", PAPERS_BW[j->exp][0], PAPERS_BW[j->exp][1]);
+}
+
+void jobs_price_folder(const Job *j, int seed, int k, char *buf, size_t n)
+{
+    snprintf(buf, n, "sweeps/%s/priced/seed-%d-%d", j->folder, seed, k);
 }
 
 /* A new job with the flags every sweep of (exp, setting) shares. */
 static Job *job_new(Repro *r, int exp, int setting, const char *folder, const char *const *policies,
-                    const int *roles, int n_pol, int batch_x)
+                    const int *roles, int n_pol, int batch_x, const char *compressor)
 {
     assert(r->n_jobs < MAX_JOBS && n_pol <= MAX_ROLES); /* the job lists are fixed */
     Job *j = &r->job[r->n_jobs++];
     memset(j, 0, sizeof *j);
     j->exp = exp;
     j->setting = setting;
+    j->compressor = compressor;
+    j->priced = 1;
+    for (int k = 0; k < n_pol; k++) /* the batch is the trace's in a replay */
+        if (strstr(policies[k], "mode=batch")) j->priced = 0;
     snprintf(j->folder, sizeof j->folder, "%s", folder);
     char pol[512] = "";
     for (int k = 0; k < n_pol; k++) {
@@ -100,38 +133,53 @@ static Job *job_new(Repro *r, int exp, int setting, const char *folder, const ch
     return j;
 }
 
-static void job_arg(Repro *r, Job *j, const char *arg)
-{
-    assert(j->argc < MAX_ARGV);
-    j->argv[j->argc++] = jobs_keep(r, "%s", arg);
-}
+/* The Accordion authors' compressors (policies/accordion.c, paper=1): PowerSGD with error
+ * feedback and a new random Q at a rank change; TopK without error feedback, summed, int64
+ * indices, k truncated. */
+#define AUTHORS_POWERSGD "powersgd:ef=1,rank_change=reset"
+#define AUTHORS_TOPK     "topk:ef=0,divide=0,index=int64,count=trunc"
 
 /* Accordion's sweeps of setting s: roles low (critical level everywhere), high (normal level),
- * accordion. */
+ * accordion; every policy with the authors' settings (accordion:paper=1 checks them). */
 static void accordion_jobs(Repro *r, int s)
 {
     const char *name = papers_setting(0, s)->name;
+    const int role[] = {0, 1, 2};
     if (strstr(name, "-powersgd")) {
-        const char *pol[] = {"static:level=2", "static:level=1", "accordion"};
-        const int role[] = {0, 1, 2};
-        job_arg(r, job_new(r, 0, s, name, pol, role, 3, 1), "--compressor=powersgd");
+        const char *pol[] = {"static:level=2", "static:level=1", "accordion:paper=1"};
+        job_new(r, 0, s, name, pol, role, 3, 1, AUTHORS_POWERSGD);
     } else if (strstr(name, "-topk")) {
-        const char *pol[] = {"static:level=0.99", "static:level=0.1", "accordion"};
-        const int role[] = {0, 1, 2};
-        job_arg(r, job_new(r, 0, s, name, pol, role, 3, 1), "--compressor=topk");
+        const char *pol[] = {"static:level=0.99", "static:level=0.1", "accordion:paper=1"};
+        job_new(r, 0, s, name, pol, role, 3, 1, AUTHORS_TOPK);
     } else {
-        /* small batch and Accordion's batch mode share a sweep; the large batch (8x, the lr
-         * scaled linearly, as the driver scales it for Accordion) is its own */
-        const char *pol[] = {"sync", "accordion:mode=batch"};
-        const int role[] = {0, 2};
-        job_arg(r, job_new(r, 0, s, name, pol, role, 2, 1), "--compressor=none");
+        /* small batch and Accordion's batch mode (the authors' fixed switch, paper=1) share a
+         * sweep; the large batch (8x, the lr scaled linearly, as the driver scales it for
+         * Accordion) is its own */
+        const char *pol[] = {"sync", "accordion:paper=1,mode=batch"};
+        const int role_b[] = {0, 2};
+        job_new(r, 0, s, name, pol, role_b, 2, 1, "none");
         char folder[64];
         snprintf(folder, sizeof folder, "%s-large", name);
         const char *pol_l[] = {"sync"};
         const int role_l[] = {1};
-        job_arg(r, job_new(r, 0, s, folder, pol_l, role_l, 1, PAPERS_LARGE_BATCH),
-                "--compressor=none");
+        job_new(r, 0, s, folder, pol_l, role_l, 1, PAPERS_LARGE_BATCH, "none");
     }
+}
+
+/* ADPSGD's sweeps of setting s: sync, CPSGD and ADPSGD at the same budgets (periods 4 and 16),
+ * post-local SGD and AdaComm; and quantised SGD (QSGD, 127 levels: 8 bits an element) */
+static void adpsgd_jobs(Repro *r, int s)
+{
+    const char *name = papers_setting(1, s)->name;
+    const char *pol[] = {"sync",           "cpsgd:period=4", "cpsgd:period=16", "adpsgd:period=4",
+                         "adpsgd:period=16", "postlocal",    "adacomm"};
+    const int role[] = {0, 1, 2, 3, 4, 5, 6};
+    job_new(r, 1, s, name, pol, role, 7, 1, "none");
+    char folder[64];
+    snprintf(folder, sizeof folder, "%s-qsgd", name);
+    const char *pol_q[] = {"static:level=127"};
+    const int role_q[] = {7};
+    job_new(r, 1, s, folder, pol_q, role_q, 1, 1, "qsgd");
 }
 
 void jobs_build(Repro *r)
@@ -140,19 +188,11 @@ void jobs_build(Repro *r)
     if (r->exp_on[0])
         for (int s = 0; s < papers_n_settings(0); s++) accordion_jobs(r, s);
     if (r->exp_on[1])
-        for (int s = 0; s < papers_n_settings(1); s++) {
-            /* adpsgd on cpsgd:period=4's budget: the same number of averagings */
-            const char *pol[] = {
-                "sync",      "cpsgd:period=4", "cpsgd:period=16", "adpsgd:period=4",
-                "postlocal", "adacomm"};
-            const int role[] = {0, 1, 2, 3, 4, 5};
-            job_arg(r, job_new(r, 1, s, papers_setting(1, s)->name, pol, role, 6, 1),
-                    "--compressor=none");
-        }
-    if (r->size) { /* --quick and --smoke: drop the cnn's sweeps */
+        for (int s = 0; s < papers_n_settings(1); s++) adpsgd_jobs(r, s);
+    if (r->size) { /* --quick and --smoke: the mlp's sweeps only */
         int k = 0;
         for (int i = 0; i < r->n_jobs; i++)
-            if (strcmp(papers_setting(r->job[i].exp, r->job[i].setting)->sim->model, "cnn") != 0)
+            if (strcmp(papers_setting(r->job[i].exp, r->job[i].setting)->sim->model, "mlp") == 0)
                 r->job[k++] = r->job[i];
         r->n_jobs = k;
     }

@@ -12,11 +12,11 @@
 #include "status.h"
 
 #define MAX_SEEDS    CLI_LIST_MAX
-#define MAX_ROLES    6
+#define MAX_ROLES    8
 #define MAX_BWS      2
 #define MAX_SETTINGS 8
 #define MAX_JOBS     16
-#define MAX_ARGV     64
+#define MAX_ARGV     80
 #define N_EXPS       2
 /* Accordion's large batch: 8x the small one (the lr scaled linearly), as the driver's batch mode */
 #define PAPERS_LARGE_BATCH 8
@@ -63,13 +63,21 @@ typedef struct {
     double gpu_flops;    /* its sustained rate: peak x efficiency */
 } ProfileCost;
 
-/* One sweep of an experiment: its folder, its flags, and the role of each of its policies. */
+/* One sweep of an experiment: its folder, its flags, and the role of each of its policies. The
+ * sweep trains every policy and seed once, at the experiment's first bandwidth, each run
+ * recording its gradient trace; then each run is priced at every bandwidth by replaying its
+ * trace (price.c): no policy's training depends on the network (none reads the clock). */
 typedef struct {
     int exp;     /* 0 accordion, 1 adpsgd */
     int setting; /* index into the experiment's settings */
     char folder[64];
-    char *argv[MAX_ARGV]; /* strings in the reproduction's pool */
+    const char *compressor; /* --compressor of every run */
+    int priced; /* trained once and priced by replays; 0: trained at every bandwidth (a policy
+                   that changes the batch cannot be replayed) */
+    char *argv[MAX_ARGV]; /* the training sweep; strings in the reproduction's pool */
     int argc;
+    char *price[MAX_ARGV]; /* the flags every pricing replay of its runs shares */
+    int n_price;
     int n_pol;
     char policy[MAX_ROLES][64];
     int role[MAX_ROLES];
@@ -82,6 +90,7 @@ typedef struct {
     double compute[MAX_SEEDS], compress[MAX_SEEDS], comm[MAX_SEEDS], wait[MAX_SEEDS];
     double steps[MAX_SEEDS];
     double tta_step[MAX_SEEDS], tta_bytes[MAX_SEEDS];
+    double loss[MAX_SEEDS]; /* training loss at the last evaluation */
     char policy[64];
     char first_run[512]; /* the first seed's run folder, from DIR */
 } Cell;
@@ -109,6 +118,7 @@ const PaperSetting *papers_paper(int exp);           /* the paper's own setting 
 const Setting *papers_setting(int exp, int s);       /* s < papers_n_settings(exp) */
 int papers_n_settings(int exp);
 void papers_decay_epochs(int epochs, int *a, int *b); /* --lr-decay-epochs of a run */
+int papers_scaled_epochs(double e300, int epochs, int lo);
 int papers_profile_cost(const PaperSetting *ps, ProfileCost *pc, BwError *err);
 double papers_compute_s(const ProfileCost *pc, int batch); /* per step, forward + backward */
 double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency,
@@ -118,6 +128,8 @@ double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double l
 int papers_dense_calls(int exp, const ProfileCost *pc);
 
 /* jobs.c */
+/* DIR/sweeps/<folder>/priced/seed-S-K: where run (seed S, policy K of the job) is priced */
+void jobs_price_folder(const Job *j, int seed, int k, char *buf, size_t n);
 char *jobs_keep(Repro *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void jobs_build(Repro *r);
 void jobs_command(const Job *j, char *buf, size_t n);
@@ -129,6 +141,14 @@ double cells_mean(const Repro *r, const double *v, int *k);
 double cells_sd(const Repro *r, const double *v);
 double cells_ratio(const Repro *r, const double *a, const double *b);
 void cells_regimes(const Repro *r, const char *run_dir, char *buf, size_t n);
+
+/* price.c: every finished training run of job `index` replayed at every bandwidth; returns the
+ * number of pricing sweeps that failed. */
+int price_job(Repro *r, int index);
+
+/* verdict.c: the verdict on each claim, with its figures and measured cause */
+void verdict_accordion(const Repro *r, FILE *f);
+void verdict_adpsgd(const Repro *r, FILE *f, int s);
 
 /* report.c */
 int report_write(Repro *r, BwError *err);

@@ -97,6 +97,8 @@ static int own_flags(Sweep *s, BwError *err)
     for (int k = s->n_policies - 1; k >= 0; k--)
         if (strcmp(s->policies[k], "sync") == 0) s->baseline = k;
     if (o->force && o->resume) return bw_fail(err, BW_EUSAGE, "--force: not with --resume");
+    if (o->record_traces && o->trace)
+        return bw_fail(err, BW_EUSAGE, "--record-traces: not with --trace (a replay)");
     return run_seeds(&s->f, s->seeds, &s->n_seeds, err);
 }
 
@@ -208,6 +210,11 @@ static void sweep_start(int job, int fd, void *ctx)
     char dir[8192], folder[4096];
     sweep_run_folder(s, r, folder, sizeof folder);
     snprintf(dir, sizeof dir, "%s/%s", s->out, folder);
+    char trace[8300];
+    if (s->f.run.record_traces) {
+        snprintf(trace, sizeof trace, "%s/trace.jsonl.gz", dir);
+        cfg.record_trace = trace;
+    }
     runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, dir, fd);
 }
 
