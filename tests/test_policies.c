@@ -817,6 +817,7 @@ static double adpsgd_ref_plan(AdpsgdRef *r, const PolicyContext *c, long t, long
     const double a = 1 / (r->g + 1);
     const long left = r->T - t, R = r->budget - n_avg;
     if (R <= 0) return (double)left + 1;
+    if (t < r->warmup && r->warmup * 10 <= r->budget) return 1; /* the warm-up: every step */
     double beta = 0, mx = 0, my = 0, W = 0;
     for (int j = 0; j < r->n; j++) {
         double w = r->w[j] * exp(-(r->x[r->n - 1] - r->x[j]));
@@ -922,8 +923,8 @@ static double rate_bump(long t) /* flat, 4x for the interval that ends at step 1
     return t == 199 ? 4e-3 : 1e-3;
 }
 
-/* Before any measurement the period is the plan's: J / budget, J = int_0^T (lr(s)/lr0)^(2a) ds.
- * By hand, T = 400, period=4 (budget 100), g = 1.5 (a = 0.4):
+/* Before any measurement the period is the plan's: J / budget, J = int_0^T (lr(s)/lr0)^(2a) ds
+ * (without the warm-up, warmup=0). By hand, T = 400, period=4 (budget 100), g = 1.5 (a = 0.4):
  *   no decay:          J = 400                                  -> 4
  *   decay at step 200: J = 200 + 200 x 0.01^0.4 = 231.70        -> 2.317 -> 2
  *   growth=1 (a=1/2):  J = 200 + 200 x 0.1     = 220            -> 2.2   -> 2
@@ -935,11 +936,15 @@ static void test_adpsgd_first_period_is_the_plan(void **state)
     const struct {
         const char *spec;
         int n_decays, want;
-    } cases[] = {{"adpsgd:period=4", 0, 4},
-                 {"adpsgd:period=4", 1, 2},
-                 {"adpsgd:period=4,growth=1", 1, 2},
-                 {"adpsgd:period=4,decay=0.5", 1, 3},
-                 {"adpsgd:period=2", 0, 2}};
+    } cases[] = {{"adpsgd:period=4,warmup=0", 0, 4},
+                 {"adpsgd:period=4,warmup=0", 1, 2},
+                 {"adpsgd:period=4,growth=1,warmup=0", 1, 2},
+                 {"adpsgd:period=4,decay=0.5,warmup=0", 1, 3},
+                 {"adpsgd:period=2,warmup=0", 0, 2},
+                 /* the warm-up (10 steps) averages every step when it spends at most a tenth of
+                  * the budget: 100 averagings, yes; 25 (period=16), no */
+                 {"adpsgd:period=4", 0, 1},
+                 {"adpsgd:period=16", 0, 16}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         PolicyContext c = adpsgd_ctx(cases[i].n_decays, 20, 0);
         Policy *p = create_ok(cases[i].spec, &c);
@@ -987,7 +992,9 @@ static void test_adpsgd_period_follows_the_variance_on_a_budget(void **state)
     PolicyContext c = adpsgd_ctx(0, 0, 0);
     adpsgd_feed("adpsgd:period=4", &c, rate_flat, 1.5, NULL, &run);
     assert_int_equal(run.averagings, 100);
-    for (long t = 0; t < 400; t++) assert_int_equal(run.period[t], 4);
+    for (long t = 0; t < 10; t++) assert_int_equal(run.period[t], 1); /* the warm-up */
+    /* then the 90 left over 390 steps, 4.33 on average: 4 or 5, as the rounding goes */
+    for (long t = 10; t < 400; t++) assert_in_range(run.period[t], 4, 5);
 
     adpsgd_feed("adpsgd:period=4", &c, rate_falling, 1.5, NULL, &run);
     double first = adpsgd_mean(&run, 0, 40), last = adpsgd_mean(&run, 267, 400);
@@ -995,7 +1002,7 @@ static void test_adpsgd_period_follows_the_variance_on_a_budget(void **state)
         fail_msg("falling: %ld averagings, mean period %.2f then %.2f", run.averagings, first,
                  last);
 
-    adpsgd_feed("adpsgd:period=4", &c, rate_bump, 1.5, NULL, &run);
+    adpsgd_feed("adpsgd:period=4,warmup=0", &c, rate_bump, 1.5, NULL, &run); /* flat: 4 */
     assert_int_equal(run.period[199], 4);
     assert_true(run.period[200] < 4); /* (1/4)^(0.4 / 2) of the plan: the smoothed log rate */
 

@@ -113,18 +113,18 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
         "AdaComm and QSGD at 10 and 100 Gbps), or all. The runs charge a real ResNet-18's costs\n"
         "(--workload resnet18-cifar on V100s, 25 us links). Each policy and seed trains once, "
         "at the first\nbandwidth, and is priced at both by replaying its trace. Schedules are "
-        "the papers' 300 epochs\nscaled to 60 (the mlp on 60,000 samples, the cnn on 6,400, "
-        "the resnet on 2,048), seeds 1,2;\n--quick: the mlp only on 20,000 samples; --smoke: a "
-        "check of the machinery, 4 epochs.";
+        "the papers' 300 epochs\nscaled to 60 (the mlp on 30,000 samples, the cnn on 6,400, "
+        "the resnet on 2,048), seeds 1,2;\n--quick: the mlp only on 16,384 samples, seed 1; "
+        "--smoke: a check of the machinery, 4 epochs.";
     CliOpt opts[] = {
         {"quick", CLI_FLAG, &r->quick, NULL, NULL,
-         "the short version: mlp only, 60 epochs on 20,000 samples, seeds 1,2 (unless --seeds)", 0,
+         "the short version: mlp only, 60 epochs on 16,384 samples, seed 1 (unless --seeds)", 0,
          0, NULL, 0, 0},
         {"smoke", CLI_FLAG, &r->smoke, NULL, NULL,
          "a check of the machinery, not of the papers: mlp, 4 epochs on 16,384 samples", 0, 0, NULL,
          0, 0},
         {"seeds", CLI_INT_LIST, &r->seeds, NULL, NULL,
-         "seeds of every scenario (default 1,2)", 0, 2147483647, NULL, 0, 0},
+         "seeds of every scenario (default 1,2; --quick: 1)", 0, 2147483647, NULL, 0, 0},
         {"jobs", CLI_INT, &r->jobs, "0", "runs", "runs at a time (0: one per core)", 0, 256, NULL,
          0, 0},
         {"out", CLI_STRING, &r->out, NULL, "DIR", "report folder (default: runs/reproduce-WHAT)", 0,
@@ -160,7 +160,7 @@ static int check_flags(Repro *r, BwError *err)
                        r->what);
     r->size = r->smoke ? 2 : r->quick ? 1 : 0;
     if (r->seeds.n == 0) {
-        r->seeds.n = 2; /* the full version's half hour allows two */
+        r->seeds.n = r->size == 1 ? 1 : 2; /* what the half hour and the 5 minutes allow */
         for (int k = 0; k < r->seeds.n; k++) r->seeds.v[k] = k + 1;
     }
     for (int i = 0; i < r->seeds.n; i++)

@@ -139,8 +139,8 @@ static void adpsgd_speedup(const Repro *r, FILE *f, int s, int bw, double lo, do
     fprintf(f,
             "- Claim: *%.2fx to %.2fx speedup over full-communication SGD at %s.* Measured (the "
             "better budget, `%s`): %.2fx. %s. Cause: per step, averaging less can gain at most "
-            "sync's step / its compute = %.2fx; ADPSGD needed %.2fx sync's steps to the target "
-            "(below 1: more steps).\n",
+            "sync's step / its compute = %.2fx; sync needed %.2fx ADPSGD's steps to the target "
+            "(above 1: ADPSGD needed fewer).\n",
             lo, hi, PAPERS_BW[1][bw], role >= 0 ? x[role][bw].policy : "-", best, VERDICT[v],
             ceiling, steps);
 }
