@@ -132,17 +132,42 @@ static int check_config(const RunConfig *cfg, int shard, BwError *err)
     return BW_OK;
 }
 
+/* Whether cfg's policy runs in periodic mode (each worker its own replica); a policy that cannot
+ * be created counts as periodic, the larger estimate (driver_check says what is wrong). */
+static int memory_periodic(const RunConfig *cfg, const Model *m)
+{
+    PolicyContext ctx;
+    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    Policy *p = NULL;
+    BwError ignore;
+    int periodic = 1;
+    if (!layers) return periodic;
+    policy_context(&ctx, cfg, NULL, m, shard_of(cfg), layers);
+    if (policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK)
+        periodic = p->ops->mode == POLICY_PERIODIC;
+    policy_free(p);
+    free(layers);
+    return periodic;
+}
+
 /* Memory, fitted to measurements (maximum resident set, /usr/bin/time -v, mlp of 101,770
- * parameters, batch 4, analytic collectives): 174 MiB with 64 workers, 587 MiB with 256, so
- * 2.15 MiB per worker = 22 bytes per parameter (replica, gradient, velocity, compressor
- * memory and buffers) plus its activations (bounded by batch x flops / 16 bytes for these
- * models), over about 40 MiB for the process and the data. A fast replay holds one worker. */
+ * parameters, batch 4, analytic collectives; tests/perf/run_memory.sh): before the workers
+ * shared their replica, 174 MiB with 64 workers and 587 MiB with 256, so 2.15 MiB per worker =
+ * 22 bytes per parameter (replica, gradient, velocity, compressor memory and buffers), which
+ * periodic mode still keeps (less the activations, now per computing thread); in gradient
+ * mode 2.44 GiB with 4096 workers, 0.6 MiB per worker: its gradient and the compressor's
+ * error-feedback memory (8 bytes per parameter with compression, fewer without) and about
+ * 64 KiB of its own (actor, stack, buffers). Over about 40 MiB for the process and the data,
+ * the shared replica and each computing thread's activations (bounded by batch x flops / 16
+ * bytes for these models). A fast replay holds one worker. */
 static double memory_need(const RunConfig *cfg, const Model *m)
 {
     const int P = driver_replay_fast(cfg, NULL, 0) ? 1 : cfg->cluster.workers;
-    return 40.0 * (1 << 20) +
-           (double)P * (22.0 * (double)m->n_params +
-                        (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0);
+    const double per_param = memory_periodic(cfg, m) || cfg->per_worker_replicas ? 22.0 : 8.0;
+    const int threads = cfg->compute_threads > 1 ? cfg->compute_threads : 1;
+    return 40.0 * (1 << 20) + 22.0 * (double)m->n_params +
+           threads * (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0 +
+           (double)P * (per_param * (double)m->n_params + 64.0 * 1024);
 }
 
 double driver_memory_bytes(const RunConfig *cfg, double *machine)
