@@ -132,8 +132,9 @@ static int check_config(const RunConfig *cfg, int shard, BwError *err)
     return BW_OK;
 }
 
-/* Whether cfg's policy runs in periodic mode (each worker its own replica); a policy that cannot
- * be created counts as periodic, the larger estimate (driver_check says what is wrong). */
+/* Whether cfg's policy runs in periodic mode (each worker its own replica); no policy, or one
+ * that cannot be created, counts as periodic, the larger estimate (driver_check says what is
+ * wrong). */
 static int memory_periodic(const RunConfig *cfg, const Model *m)
 {
     PolicyContext ctx;
@@ -141,7 +142,10 @@ static int memory_periodic(const RunConfig *cfg, const Model *m)
     Policy *p = NULL;
     BwError ignore;
     int periodic = 1;
-    if (!layers) return periodic;
+    if (!layers || !cfg->policy) { /* no policy yet: the larger estimate */
+        free(layers);
+        return periodic;
+    }
     policy_context(&ctx, cfg, NULL, m, shard_of(cfg), layers);
     if (policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK)
         periodic = p->ops->mode == POLICY_PERIODIC;
