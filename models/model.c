@@ -267,12 +267,58 @@ void model_free(Model *m)
 {
     if (!m) return;
     if (m->ops && m->ops->free_impl) m->ops->free_impl(m);
-    free(m->params);
-    free(m->grads);
-    free(m->state);
+    if (!(m->borrowed & MODEL_BORROWS_PARAMS)) free(m->params);
+    if (!(m->borrowed & MODEL_BORROWS_GRADS)) free(m->grads);
+    if (!(m->borrowed & MODEL_BORROWS_STATE)) free(m->state);
     free(m->dlogits);
     free(m->layers);
     free(m);
+}
+
+/* One buffer of model_borrow: the own one freed once, then pointed at the lent one. */
+static void borrow_one(Model *m, float **buf, float *lent, unsigned bit)
+{
+    if (!lent) return;
+    if (!(m->borrowed & bit)) free(*buf);
+    *buf = lent;
+    m->borrowed |= bit;
+}
+
+void model_borrow(Model *m, float *params, float *grads, float *state)
+{
+    borrow_one(m, &m->params, params, MODEL_BORROWS_PARAMS);
+    borrow_one(m, &m->grads, grads, MODEL_BORROWS_GRADS);
+    borrow_one(m, &m->state, state, MODEL_BORROWS_STATE);
+}
+
+int model_create_sharing(Model *owner, Model **out, BwError *err)
+{
+    *out = NULL;
+    assert(owner->ops->setup && "a registered model");
+    Model *m = calloc(1, sizeof *m);
+    if (!m) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    m->ops = owner->ops;
+    m->cfg = owner->cfg;
+    int rc = m->ops->setup(m, err);
+    if (!rc && m->layers_cap < 0)
+        rc = bw_fail(err, BW_ERUNTIME, "model %s: out of memory for its layer table", m->ops->name);
+    if (!rc) {
+        assert(m->n_params == owner->n_params && m->n_state == owner->n_state);
+        m->params = owner->params;
+        m->borrowed = MODEL_BORROWS_PARAMS;
+        m->grads = calloc(m->n_params ? m->n_params : 1, sizeof(float));
+        m->state = m->n_state ? malloc(sizeof(float) * m->n_state) : NULL;
+        if (!m->grads || (m->n_state && !m->state))
+            rc = bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", m->n_params);
+        else if (m->n_state)
+            memcpy(m->state, owner->state, sizeof(float) * m->n_state);
+    }
+    if (rc) {
+        model_free(m);
+        return rc;
+    }
+    *out = m;
+    return BW_OK;
 }
 
 static int count_correct(const float *logits, const uint8_t *y, int n, int c)

@@ -109,7 +109,10 @@ struct Model {
     void *impl;     /* the model's activations and scratch */
     float *dlogits; /* [cap, classes] */
     int dlogits_cap;
+    unsigned borrowed; /* MODEL_BORROWS_* bits: buffers lent by their owner (model_borrow) */
 };
+
+enum { MODEL_BORROWS_PARAMS = 1u, MODEL_BORROWS_GRADS = 2u, MODEL_BORROWS_STATE = 4u };
 
 const ModelOps *model_find(const char *name);
 /* The registered models (models.def), NULL-terminated. */
@@ -138,7 +141,21 @@ int model_check(const ModelOps *ops, const ModelConfig *cfg, BwError *err);
  * it, as PyTorch's nn.Linear and nn.Conv2d defaults do. */
 int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed, Model **out,
                  BwError *err);
-void model_free(Model *m); /* NULL is a no-op */
+void model_free(Model *m); /* NULL is a no-op; a borrowed buffer is left to its owner */
+
+/* Points m's parameters, gradients and state at buffers of the same sizes that another owner
+ * keeps (each non-NULL argument; NULL leaves that buffer as it is), freeing m's own first.
+ * model_free leaves borrowed buffers alone, and a later model_borrow only points m elsewhere.
+ * For replicas that share one set of parameters (a simulated run in gradient mode, whose
+ * replicas are bit-identical), and for a model kept as scratch (its activations) that computes
+ * in turn for models that own their buffers. */
+void model_borrow(Model *m, float *params, float *grads, float *state);
+/* A model of owner's kind and configuration (a registered model: it has a setup) that borrows
+ * owner's parameters, with its own layer table, activations, gradients (zero) and a copy of
+ * owner's state: at the start of training, a replica of owner that shares its parameters. Its
+ * own parameters are never allocated, so a run of many such replicas never touches the memory
+ * they would take. BW_ERUNTIME when out of memory. */
+int model_create_sharing(Model *owner, Model **out, BwError *err);
 
 /* Mean cross-entropy loss of the batch, in train mode; m->grads receives its gradient
  * (overwritten). */

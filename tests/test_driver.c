@@ -165,20 +165,74 @@ static void test_sync_matches_single_process_training_with_the_global_batch(void
     release(sh);
 }
 
+/* Per-worker replicas end bit-identical; a shared replica checks at every step that each
+ * worker's decoded mean equals the one it applied (replica_max_diff), which is what keeps the
+ * per-worker replicas identical. */
 static void test_sync_replicas_stay_bit_identical(void **state)
 {
     (void)state;
     const char *compressors[] = {"none", "powersgd", "topk"};
     const char *policies[] = {"sync", "static", "static"};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 6; i++) {
         RunConfig cfg = base_config(3, 16, 1);
-        cfg.compressor = compressors[i];
-        cfg.policy = policies[i];
+        cfg.compressor = compressors[i % 3];
+        cfg.policy = policies[i % 3];
+        cfg.per_worker_replicas = i >= 3;
         Shared *sh = simulate(cfg);
         assert_int_equal(sh->rc, BW_OK);
         if (sh->replica_diff != 0)
-            fail_msg("%s: replicas differ by %g", compressors[i], sh->replica_diff);
+            fail_msg("%s (%s replicas): replicas differ by %g", compressors[i % 3],
+                     cfg.per_worker_replicas ? "per-worker" : "shared", sh->replica_diff);
         release(sh);
+    }
+}
+
+/* Gradient mode's one shared replica (parameters, optimiser, one update per step) and scratch
+ * per computing thread give what every worker keeping its own replica gives, bit for bit: plain
+ * and costed steps, dense and compressed (error feedback, a compressor's own state), with and
+ * without the pool, and a model with state of its own (batch norm's running statistics, kept
+ * per worker). */
+static void test_shared_replica_gives_the_per_worker_results(void **state)
+{
+    (void)state;
+    const struct {
+        const char *policy, *compressor, *model;
+        int threads, ddp;
+    } cases[] = {
+        {"sync", "powersgd", "mlp", 1, 0},
+        {"static:level=2", "powersgd", "mlp", 2, 0},
+        {"accordion:interval=1", "topk", "mlp", 2, 1},
+        {"sync", "none", "resnet", 1, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        RunConfig cfg = base_config(3, 16, 2);
+        cfg.policy = cases[k].policy;
+        cfg.compressor = cases[k].compressor;
+        cfg.compute_threads = cases[k].threads;
+        cfg.eval_every = 4;
+        if (cases[k].ddp) cfg.overlap = OVERLAP_DDP;
+        if (strcmp(cases[k].model, "mlp") != 0) {
+            cfg.model = model_find(cases[k].model);
+            cfg.mc = model_config_default();
+            model_config_set(&cfg.mc, cfg.model, "widths", 2, (const int[]){4, 8});
+            cfg.tc.epochs = 1;
+        }
+        Shared *a = simulate(cfg);
+        cfg.per_worker_replicas = 1;
+        Shared *b = simulate(cfg);
+        assert_int_equal(a->rc, BW_OK);
+        assert_int_equal(b->rc, BW_OK);
+        assert_true(a->n_steps > 4);
+        assert_int_equal(a->n_steps, b->n_steps);
+        assert_int_equal(a->n_evals, b->n_evals);
+        assert_true(a->replica_diff == 0 && b->replica_diff == 0);
+        assert_memory_equal(a->params, b->params, sizeof a->params);
+        assert_memory_equal(a->step_end, b->step_end, sizeof a->step_end);
+        assert_memory_equal(a->step_loss, b->step_loss, sizeof a->step_loss);
+        assert_memory_equal(a->step_bytes, b->step_bytes, sizeof a->step_bytes);
+        assert_memory_equal(a->eval_acc, b->eval_acc, sizeof a->eval_acc);
+        release(a);
+        release(b);
     }
 }
 
@@ -741,6 +795,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync_matches_single_process_training_with_the_global_batch),
         cmocka_unit_test(test_sync_replicas_stay_bit_identical),
+        cmocka_unit_test(test_shared_replica_gives_the_per_worker_results),
         cmocka_unit_test(test_sync_step_time_is_compute_plus_ring_formula),
         cmocka_unit_test(test_ddp_schedule_is_the_hand_computed_max_plus),
         cmocka_unit_test(test_a_profile_s_tensors_are_what_moves),

@@ -85,7 +85,8 @@ int compress_check_level(const CompressorOps *ops, double level, const char *wha
 int comp_enable_memory(Compressor *c, BwError *err)
 {
     c->memory = calloc(c->n_params ? c->n_params : 1, sizeof(float));
-    if (!c->memory) return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
+    c->memory_used = calloc(c->n_layers ? (size_t)c->n_layers : 1, 1);
+    if (!c->memory || !c->memory_used) return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
     return BW_OK;
 }
 
@@ -100,6 +101,7 @@ float *comp_feedback(Compressor *c, float *grads, int layer)
     float *g = grads + v->offset;
     if (!c->memory) return g;
     float *m = c->memory + v->offset;
+    c->memory_used[layer] = 1;
     size_t n = layer_size(v);
     for (size_t i = 0; i < n; i++) m[i] += g[i];
     return m;
@@ -326,6 +328,7 @@ void compress_free(Compressor *c)
     free(c->sizes);
     free(c->dense);
     free(c->memory);
+    free(c->memory_used);
     free(c);
 }
 
@@ -352,37 +355,76 @@ static int compressed(const Compressor *c, int l, const double *levels)
     return view_compressed(c->ops, &c->layers[l], levels[l]);
 }
 
+/* Whether the layers that go dense at these levels lie end to end in grads (every layer, in the
+ * usual layouts, when all go dense); *first: where they start. */
+static int dense_contiguous(const Compressor *c, const double *levels, size_t *first)
+{
+    size_t next = 0;
+    int any = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        const LayerView *v = &c->layers[l];
+        if (compressed(c, l, levels)) continue;
+        if (any && v->offset != next) return 0;
+        if (!any) *first = v->offset;
+        any = 1;
+        next = v->offset + layer_size(v);
+    }
+    return any;
+}
+
+/* M = g + e of dense layer l into out[0 .. size), and e = 0. A memory never written is zeros:
+ * M = g + 0 (which turns -0 into +0, as the addition does), without touching the memory. */
+static void dense_feedback(Compressor *c, float *grads, int l, float *out)
+{
+    const LayerView *v = &c->layers[l];
+    const size_t n = layer_size(v);
+    const float *g = grads + v->offset;
+    if (c->memory && !c->memory_used[l]) {
+        for (size_t i = 0; i < n; i++) out[i] = g[i] + 0.0f;
+        return;
+    }
+    const float *m = comp_feedback(c, grads, l);
+    if (out != m) memmove(out, m, n * sizeof(float));
+    if (c->memory) {
+        memset(c->memory + v->offset, 0, n * sizeof(float));
+        c->memory_used[l] = 0;
+    }
+}
+
+/* Vectors and level-0 layers: M = g + e, one fused allreduce, e = 0, grads = the mean. The
+ * fused buffer is the dense layers' own span of grads when they lie end to end (no copy, and
+ * the buffer c->dense is never touched), else c->dense; the same sums either way. */
+static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double *levels)
+{
+    size_t first = 0, n_dense = 0;
+    float *buf = dense_contiguous(c, levels, &first) ? grads + first : c->dense;
+    for (int l = 0; l < c->n_layers; l++) {
+        if (compressed(c, l, levels)) continue;
+        dense_feedback(c, grads, l, buf + n_dense);
+        n_dense += layer_size(&c->layers[l]);
+    }
+    if (!n_dense) return 0;
+    coll_allreduce(comm, c->rank, buf, n_dense);
+    const float w = (float)c->world;
+    size_t at = 0;
+    for (int l = 0; l < c->n_layers; l++) {
+        const LayerView *v = &c->layers[l];
+        if (compressed(c, l, levels)) continue;
+        float *g = grads + v->offset;
+        for (size_t i = 0, n = layer_size(v); i < n; i++) g[i] = buf[at++] / w;
+    }
+    return (double)n_dense * sizeof(float);
+}
+
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
 {
     int n_todo = 0;
-    size_t n_dense = 0;
-    /* vectors and level-0 layers: M = g + e into one buffer, e = 0 */
-    for (int l = 0; l < c->n_layers; l++) {
-        const LayerView *v = &c->layers[l];
+    for (int l = 0; l < c->n_layers; l++)
         if (compressed(c, l, levels)) {
             assert(compress_check_level(c->ops, levels[l], "", NULL) == BW_OK);
             c->todo[n_todo++] = l;
-            continue;
         }
-        size_t n = layer_size(v);
-        const float *m = comp_feedback(c, grads, l);
-        memcpy(c->dense + n_dense, m, n * sizeof(float));
-        if (c->memory) memset(c->memory + v->offset, 0, n * sizeof(float));
-        n_dense += n;
-    }
-    double bytes = 0;
-    if (n_dense) {
-        coll_allreduce(comm, c->rank, c->dense, n_dense);
-        bytes += (double)n_dense * sizeof(float);
-        const float w = (float)c->world;
-        size_t at = 0;
-        for (int l = 0; l < c->n_layers; l++) {
-            const LayerView *v = &c->layers[l];
-            if (compressed(c, l, levels)) continue;
-            float *g = grads + v->offset;
-            for (size_t i = 0, n = layer_size(v); i < n; i++) g[i] = c->dense[at++] / w;
-        }
-    }
+    double bytes = reduce_dense(c, comm, grads, levels);
     if (n_todo) bytes += ops_reduce(c, comm, grads, n_todo, levels);
     c->step++;
     return bytes;

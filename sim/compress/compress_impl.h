@@ -26,6 +26,10 @@ struct Compressor {
     size_t max_layer;     /* largest layer, in floats */
     size_t matrix_params; /* floats in the matrix (ndim 2) layers */
     float *memory;        /* [n_params] error feedback, same layout as grads; NULL without */
+    /* [n_layers] with memory: 1 once comp_feedback has written the layer's memory since it was
+     * last emptied; 0: it is all zeros, and the dense path leaves it untouched (no memory of
+     * a worker that sends everything dense is ever made resident) */
+    unsigned char *memory_used;
     float *dense;         /* [n_params] the fused dense allreduce */
     int *todo;            /* [n_layers] */
     size_t *sizes;        /* [world] scratch for coll_allgather */

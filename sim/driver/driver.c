@@ -132,17 +132,46 @@ static int check_config(const RunConfig *cfg, int shard, BwError *err)
     return BW_OK;
 }
 
+/* Whether cfg's policy runs in periodic mode (each worker its own replica); no policy, or one
+ * that cannot be created, counts as periodic, the larger estimate (driver_check says what is
+ * wrong). */
+static int memory_periodic(const RunConfig *cfg, const Model *m)
+{
+    PolicyContext ctx;
+    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    Policy *p = NULL;
+    BwError ignore;
+    int periodic = 1;
+    if (!layers || !cfg->policy) { /* no policy yet: the larger estimate */
+        free(layers);
+        return periodic;
+    }
+    policy_context(&ctx, cfg, NULL, m, shard_of(cfg), layers);
+    if (policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK)
+        periodic = p->ops->mode == POLICY_PERIODIC;
+    policy_free(p);
+    free(layers);
+    return periodic;
+}
+
 /* Memory, fitted to measurements (maximum resident set, /usr/bin/time -v, mlp of 101,770
- * parameters, batch 4, analytic collectives): 174 MiB with 64 workers, 587 MiB with 256, so
- * 2.15 MiB per worker = 22 bytes per parameter (replica, gradient, velocity, compressor
- * memory and buffers) plus its activations (bounded by batch x flops / 16 bytes for these
- * models), over about 40 MiB for the process and the data. A fast replay holds one worker. */
+ * parameters, batch 4, analytic collectives; tests/perf/run_memory.sh): before the workers
+ * shared their replica, 174 MiB with 64 workers and 587 MiB with 256, so 2.15 MiB per worker =
+ * 22 bytes per parameter (replica, gradient, velocity, compressor memory and buffers), which
+ * periodic mode still keeps (less the activations, now per computing thread); in gradient
+ * mode 2.44 GiB with 4096 workers, 0.6 MiB per worker: its gradient and the compressor's
+ * error-feedback memory (8 bytes per parameter with compression, fewer without) and about
+ * 64 KiB of its own (actor, stack, buffers). Over about 40 MiB for the process and the data,
+ * the shared replica and each computing thread's activations (bounded by batch x flops / 16
+ * bytes for these models). A fast replay holds one worker. */
 static double memory_need(const RunConfig *cfg, const Model *m)
 {
     const int P = driver_replay_fast(cfg, NULL, 0) ? 1 : cfg->cluster.workers;
-    return 40.0 * (1 << 20) +
-           (double)P * (22.0 * (double)m->n_params +
-                        (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0);
+    const double per_param = memory_periodic(cfg, m) || cfg->per_worker_replicas ? 22.0 : 8.0;
+    const int threads = cfg->compute_threads > 1 ? cfg->compute_threads : 1;
+    return 40.0 * (1 << 20) + 22.0 * (double)m->n_params +
+           threads * (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0 +
+           (double)P * (per_param * (double)m->n_params + 64.0 * 1024);
 }
 
 double driver_memory_bytes(const RunConfig *cfg, double *machine)
@@ -301,10 +330,19 @@ static void run_free(DriverRun *run)
     timeline_abort(run->tl);
     cost_free(run);
     pool_free(run->pool); /* idle: every worker waits for its job before the rendezvous */
+    for (int t = 0; run->slots && t < run->n_slots; t++) {
+        model_free(run->slots[t].model); /* leaves the buffers it borrowed */
+        free(run->slots[t].x);
+        free(run->slots[t].y);
+    }
+    free(run->slots);
     if (run->bar) sg_barrier_destroy(run->bar);
     policy_free(run->pol);
     for (int w = 0; run->w && w < run->P; w++) worker_free(&run->w[w]);
     free(run->w);
+    model_free(run->replica); /* after the workers' models, which borrow its parameters */
+    sgd_free(&run->opt);
+    free(run->applied);
     free(run->dec.level);
     free(run->grad_norm_rank0);
     free(run->grad_norm_mean);
@@ -318,7 +356,8 @@ static void run_free(DriverRun *run)
 }
 
 /* The run's cluster (loaded into SimGrid unless the fast replay needs none), its collectives
- * and its workers, each knowing its run and rank. */
+ * and its workers, each knowing its run and rank (worker_init comes once the policy's mode is
+ * known: run_workers_init), and the model the policy is described from (run->replica). */
 static int run_alloc(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
@@ -337,8 +376,44 @@ static int run_alloc(DriverRun *run, BwError *err)
         run->w[w].rank = w;
     }
     if (run->fast) return replay_fast_init(run, err);
+    return run_model_create(cfg, &run->replica, err);
+}
+
+/* The workers. Gradient mode keeps run->replica as the one replica every worker shares, with
+ * its optimiser (unless cfg->per_worker_replicas); periodic mode has no use for it. */
+static int run_workers_init(DriverRun *run, BwError *err)
+{
+    const RunConfig *cfg = run->cfg;
+    int rc;
+    if (run->periodic || cfg->per_worker_replicas) {
+        model_free(run->replica);
+        run->replica = NULL;
+    } else {
+        const size_t n = run->replica->n_params;
+        run->updated_step = -1;
+        if ((rc = sgd_init(&run->opt, n, cfg->tc.sgd, err))) return rc;
+        if (!(run->applied = malloc(sizeof(float) * n)))
+            return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", n);
+    }
     for (int w = 0; w < run->P; w++)
         if ((rc = worker_init(&run->w[w], run, w, err))) return rc;
+    return BW_OK;
+}
+
+/* One scratch model per computing thread (live runs: a replay computes no gradient), made like
+ * worker 0's and left without buffers of its own: it borrows each worker's in turn. */
+static int run_slots_create(DriverRun *run, int threads, BwError *err)
+{
+    if (run->cfg->replay) return BW_OK;
+    run->n_slots = threads > 1 ? threads : 1;
+    run->slots = calloc((size_t)run->n_slots, sizeof *run->slots);
+    if (!run->slots) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    Model *w0 = run->w[0].model;
+    for (int t = 0; t < run->n_slots; t++) {
+        int rc = model_create_sharing(w0, &run->slots[t].model, err);
+        if (rc) return rc;
+        model_borrow(run->slots[t].model, w0->params, w0->grads, w0->state);
+    }
     return BW_OK;
 }
 
@@ -362,7 +437,7 @@ static int run_policy_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     RunResult *res = run->res;
-    const Model *m0 = run->w[0].model;
+    const Model *m0 = run->fast ? run->w[0].model : run->replica;
     PolicyContext ctx;
     PolicyLayer *layers = malloc(sizeof *layers * (size_t)m0->n_layers);
     if (!layers) return bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", m0->n_layers);
@@ -399,6 +474,7 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     if (cfg->replay) res->replay_engine = run->fast ? "fast" : "actors";
     int rc = run_alloc(run, err);
     if (rc == BW_OK) rc = run_policy_create(run, err);
+    if (rc == BW_OK && !run->fast) rc = run_workers_init(run, err);
     if (rc == BW_OK && cfg->record_trace) rc = record_trace_open(run, run->w[0].model, err);
     if (rc == BW_OK && (cfg->workload || cfg->overlap != OVERLAP_NONE))
         rc = cost_create(run, run->w[0].model, err);
@@ -408,6 +484,7 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
     if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
         rc = bw_fail(err, BW_ERUNTIME, "--compute-threads %d: cannot start the threads", threads);
+    if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);
     return rc;
 }
 
@@ -465,7 +542,8 @@ static void run_totals(DriverRun *run)
     res->workload_params = run->cfg->workload ? run->cfg->workload->n_params : 0;
     res->buckets = cm && cm->ddp ? cm->n_buckets : 0;
     const Model *m = run->w[0].model;
-    for (int w = 1; w < P && !run->fast; w++)
+    /* a shared replica measured its workers' decoded means as it went (shared_update) */
+    for (int w = 1; w < P && !run->fast && !run->replica; w++)
         for (size_t i = 0; i < m->n_params; i++) {
             double d = fabs((double)run->w[w].model->params[i] - m->params[i]);
             if (!(d <= res->replica_max_diff)) res->replica_max_diff = d;

@@ -79,6 +79,10 @@ typedef struct {
      * workers; a replay needs none); <= 1: one at a time in the actors. Results do not depend
      * on it. */
     int compute_threads;
+    /* Gradient mode keeps one replica (parameters and optimiser) that every worker shares,
+     * since they would all apply the same decoded mean; 1: every worker keeps its own, as
+     * periodic mode does (the same results, bit for bit; tests compare the two). */
+    int per_worker_replicas;
     /* Costs (sim/driver/cost.c). workload: the real model whose tensors and per-layer compute
      * are charged (NULL: the small model's own). With a workload, or with overlap DDP, a step
      * is costed layer by layer: forward, backward in reverse, the collectives of the real
@@ -151,7 +155,10 @@ typedef struct {
     long *epoch_last_step; /* the step that ended each of those epochs */
     int *epoch_index;      /* and its number */
     int n_epoch_norms;
-    double replica_max_diff; /* largest |x_w - x_0| over workers and parameters at the end */
+    /* Largest |x_w - x_0| over workers and parameters at the end; with a shared replica, the
+     * largest difference between a worker's decoded mean and the one applied, over all steps
+     * (what would have made per-worker replicas differ). 0 in gradient mode. */
+    double replica_max_diff;
     double wall_model_s;     /* wall seconds inside the models' own math (forward, backward,
                                 optimiser, evaluation), summed over the threads that did it;
                                 for benchmarks, not written out */

@@ -4,7 +4,8 @@
  * shared state needs no locks: only simulated time orders the workers. The one exception: with
  * a pool (--compute-threads), a worker's forward/backward runs on a pool thread between its
  * submission before sg_actor_execute and its wait after it, and touches only that worker's
- * model, batch buffers, loss, norms, gsum and wall_model_s, and the read-only dataset. */
+ * gradients, state, loss, norms, gsum and wall_model_s, the scratch of the thread it runs on
+ * (its ComputeSlot), and the read-only dataset and parameters. */
 #ifndef BELLOWS_DRIVER_IMPL_H
 #define BELLOWS_DRIVER_IMPL_H
 
@@ -61,18 +62,20 @@ typedef struct {
 } CostModel;
 
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the
- * rendezvous (loss, norms), and its own books of where its time went. */
+ * rendezvous (loss, norms), and its own books of where its time went. With shared replicas
+ * (DriverRun.replica) its model borrows the one set of parameters and its optimiser is unused;
+ * its own are the gradients and the state (batch norm's running statistics). Its model never
+ * computes a training step (a ComputeSlot's does, on its buffers), so it holds no activations;
+ * only rank 0's evaluations give it some. */
 typedef struct {
     DriverRun *run; /* the simulation it belongs to */
     int rank;
     Model *model;
-    Sgd opt;
+    Sgd opt; /* per-worker replicas only */
     Compressor *comp;
     gsl_rng *rng; /* compute-time jitter */
-    float *x;
-    uint8_t *y;
     int *idx;
-    int cap;          /* samples x, y and idx hold */
+    int cap;          /* samples idx holds */
     float *before;    /* periodic: parameters before averaging */
     float *gsum;      /* the local gradients summed over the epoch so far (Accordion's signal) */
     float *gtemplate; /* replay: a fixed random gradient, each layer of norm 1 */
@@ -96,6 +99,16 @@ typedef struct {
     CostSpan *spans; /* what the stream did this step */
     int n_spans, cap_spans;
 } Worker;
+
+/* The scratch of one computing thread (pool.h's index: 0 the actors', 1 .. n-1 the pool's): a
+ * model whose activations serve every gradient the thread computes, borrowing for each the
+ * parameters, gradients and state of the worker it computes for, and the batch it gathers. */
+typedef struct {
+    Model *model;
+    float *x;
+    uint8_t *y;
+    int cap; /* samples x and y hold */
+} ComputeSlot;
 
 /* What a step is: fixed at the previous step's rendezvous, copied by each worker at its start. */
 typedef struct {
@@ -127,6 +140,16 @@ struct DriverRun {
     int want_norms; /* the workers compute their gradient norms (live runs that need them) */
     int fast;       /* the fast replay (driver_replay_fast): no SimGrid, no actors */
     Worker *w;      /* [P] */
+    /* Gradient mode (unless cfg->per_worker_replicas): every replica applies the same decoded
+     * mean, so they are bit-identical and kept once: replica owns the parameters every worker's
+     * model borrows, opt is their one optimiser, and the first worker to hold the step's decoded
+     * mean applies it (updated_step). NULL: every worker keeps its own (periodic mode). */
+    Model *replica;
+    Sgd opt;
+    long updated_step; /* the last step whose update was applied to the shared replica */
+    float *applied;    /* that update's decoded mean, which every worker's must equal */
+    ComputeSlot *slots; /* [n_slots]: live runs, one per computing thread */
+    int n_slots;
     Comm *comm;
     Policy *pol;
     const CompressorOps *cops;

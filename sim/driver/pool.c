@@ -16,6 +16,7 @@ struct Pool {
     PoolJob *head, *tail;
     int stop;
     int n_threads; /* started */
+    int next_index; /* the index the next thread to start takes (1 .. n-1) */
     pthread_t threads[];
 };
 
@@ -30,11 +31,11 @@ static PoolJob *pop(Pool *p)
     return j;
 }
 
-/* Runs j without the lock; returns with it held and j done. */
-static void run_unlocked(Pool *p, PoolJob *j)
+/* Runs j on thread `thread` without the lock; returns with it held and j done. */
+static void run_unlocked(Pool *p, PoolJob *j, int thread)
 {
     pthread_mutex_unlock(&p->mu);
-    j->fn(j->arg);
+    j->fn(j->arg, thread);
     pthread_mutex_lock(&p->mu);
     j->state = JOB_DONE;
     pthread_cond_broadcast(&p->done);
@@ -44,10 +45,11 @@ static void *pool_thread(void *arg)
 {
     Pool *p = arg;
     pthread_mutex_lock(&p->mu);
+    const int index = ++p->next_index;
     for (;;) {
         while (!p->head && !p->stop) pthread_cond_wait(&p->work, &p->mu);
         if (!p->head) break; /* stopping, and nothing left */
-        run_unlocked(p, pop(p));
+        run_unlocked(p, pop(p), index);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -71,7 +73,7 @@ Pool *pool_create(int n)
     return p;
 }
 
-void pool_submit(Pool *p, PoolJob *job, void (*fn)(void *arg), void *arg)
+void pool_submit(Pool *p, PoolJob *job, void (*fn)(void *arg, int thread), void *arg)
 {
     pthread_mutex_lock(&p->mu);
     assert(job->state == JOB_IDLE);
@@ -94,7 +96,7 @@ void pool_wait(Pool *p, PoolJob *job)
     assert(job->state != JOB_IDLE);
     while (job->state != JOB_DONE) {
         if (p->head) /* help rather than sleep (the queue is in submission order) */
-            run_unlocked(p, pop(p));
+            run_unlocked(p, pop(p), 0);
         else
             pthread_cond_wait(&p->done, &p->mu);
     }

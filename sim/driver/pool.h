@@ -2,12 +2,15 @@
  * A job is a caller-owned PoolJob (no allocation per job): pool_submit queues it, pool_wait
  * returns once it has run. The thread that waits helps: while its job is not done it runs
  * queued jobs itself, so a pool of N computes on N threads with N-1 of its own. Jobs run in
- * any order and on any thread: each must touch only its own data or read-only shared data. */
+ * any order and on any thread: each must touch only its own data, read-only shared data, or
+ * the scratch of the thread it runs on: a job is told its thread's index in [0, n), 0 for the
+ * caller of pool_wait (one caller at a time: the simulation's actors wait in turn), 1 .. n-1
+ * for the pool's own threads, so a thread's scratch serves every job it runs, one at a time. */
 #ifndef BELLOWS_POOL_H
 #define BELLOWS_POOL_H
 
 typedef struct PoolJob {
-    void (*fn)(void *arg);
+    void (*fn)(void *arg, int thread);
     void *arg;
     struct PoolJob *next; /* the queue's link */
     int state;            /* the pool's: idle, queued, running, done */
@@ -18,8 +21,8 @@ typedef struct Pool Pool;
 /* A pool that computes on n threads (n >= 2): n-1 threads of its own and the waiting caller.
  * Returns NULL if a thread could not be started (nothing is left running). */
 Pool *pool_create(int n);
-/* Queues job (idle: never submitted, or waited for) to run fn(arg). */
-void pool_submit(Pool *p, PoolJob *job, void (*fn)(void *arg), void *arg);
+/* Queues job (idle: never submitted, or waited for) to run fn(arg, thread). */
+void pool_submit(Pool *p, PoolJob *job, void (*fn)(void *arg, int thread), void *arg);
 /* Returns once job has run (everything it wrote is visible to the caller); the job is idle
  * again. Runs other queued jobs meanwhile. */
 void pool_wait(Pool *p, PoolJob *job);

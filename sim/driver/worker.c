@@ -1,7 +1,9 @@
 /* worker.c: the worker actor, one per simulated GPU: its gradient, the step's flops on its host,
  * the rendezvous, then the gradient through the compressor (gradient mode: every replica applies
- * the same decoded gradient, so the replicas stay bit-identical) or a local step and, when
- * decided, parameter averaging (periodic mode). It takes its step only from run->cur. */
+ * the same decoded gradient, so the replicas stay bit-identical, and unless told otherwise they
+ * are one shared replica, updated once by the first worker to hold the decoded mean) or a local
+ * step and, when decided, parameter averaging (periodic mode). It takes its step only from
+ * run->cur. */
 #include "driver_impl.h"
 
 #include <assert.h>
@@ -17,21 +19,41 @@
 #include "wallclock.h"
 #include "splitmix.h"
 
+/* The worker's model: its own replica, or one that borrows the shared replica's parameters (a
+ * replay's stand-in, which has no setup to run again, is made whole and then borrows them). */
+static int worker_model_create(Worker *me, BwError *err)
+{
+    DriverRun *run = me->run;
+    if (!run->replica) return run_model_create(run->cfg, &me->model, err);
+    if (!run->cfg->replay) return model_create_sharing(run->replica, &me->model, err);
+    int rc = run_model_create(run->cfg, &me->model, err);
+    if (rc) return rc;
+    /* made from the same seed: a check that sharing changes nothing */
+    if (memcmp(me->model->params, run->replica->params, sizeof(float) * me->model->n_params))
+        return bw_fail(err, BW_ERUNTIME,
+                       "worker %d: its initial parameters differ from the shared replica's",
+                       me->rank);
+    model_borrow(me->model, run->replica->params, NULL, NULL);
+    return BW_OK;
+}
+
 int worker_init(Worker *me, DriverRun *run, int rank, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     me->run = run;
     me->rank = rank;
     int rc;
-    if ((rc = run_model_create(cfg, &me->model, err)) ||
-        (rc = sgd_init(&me->opt, me->model->n_params, cfg->tc.sgd, err)) ||
-        (rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
+    if ((rc = worker_model_create(me, err))) return rc;
+    const size_t n = me->model->n_params;
+    if (!run->replica && (rc = sgd_init(&me->opt, n, cfg->tc.sgd, err))) return rc;
+    if ((rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
                               me->model->n_layers, run->P, rank, cfg->tc.seed, &me->comp, err)))
         return rc;
     me->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    me->before = malloc(sizeof(float) * me->model->n_params * driver_average_floats(cfg));
-    me->gsum = calloc(me->model->n_params, sizeof(float));
-    if (!me->rng || !me->before || !me->gsum) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    if (run->periodic) me->before = malloc(sizeof(float) * n * driver_average_floats(cfg));
+    if (run->want_norms) me->gsum = calloc(n, sizeof(float));
+    if (!me->rng || (run->periodic && !me->before) || (run->want_norms && !me->gsum))
+        return bw_fail(err, BW_ERUNTIME, "out of memory");
     if (cfg->replay && (rc = replay_template_create(me, cfg->tc.seed, err))) return rc;
     /* reseeded for the jitter, so its stream is the same whether a template was drawn or not */
     gsl_rng_set(me->rng, (unsigned long)splitmix64(cfg->tc.seed * 4099 + (uint64_t)rank + 1));
@@ -44,8 +66,6 @@ void worker_free(Worker *me)
     sgd_free(&me->opt);
     compress_free(me->comp);
     if (me->rng) gsl_rng_free(me->rng);
-    free(me->x);
-    free(me->y);
     free(me->idx);
     free(me->before);
     free(me->gsum);
@@ -82,26 +102,41 @@ static void layer_norms_and_sum(const Model *m, double *norms, float *gsum)
     }
 }
 
-/* Room for a batch of b samples of dim features. */
-static void worker_reserve(Worker *me, int b, int dim)
+/* Room for a batch of b samples' indices. */
+static void worker_reserve(Worker *me, int b)
 {
     if (b <= me->cap) return;
     me->cap = b;
-    me->x = realloc(me->x, sizeof(float) * (size_t)b * (size_t)dim);
-    me->y = realloc(me->y, (size_t)b);
     me->idx = realloc(me->idx, sizeof(int) * (size_t)b);
-    assert(me->x && me->y && me->idx);
+    assert(me->idx);
+}
+
+/* Room in a computing thread's scratch for a batch of b samples of dim features. */
+static void slot_reserve(ComputeSlot *s, int b, int dim)
+{
+    if (b <= s->cap) return;
+    s->cap = b;
+    s->x = realloc(s->x, sizeof(float) * (size_t)b * (size_t)dim);
+    s->y = realloc(s->y, (size_t)b);
+    assert(s->x && s->y);
 }
 
 /* The real forward and backward on the job_b samples of idx, the loss, and the norms: on a pool
- * thread, or in the actor. Touches only the worker's own data and the read-only dataset. */
-static void gradient_job(void *arg)
+ * thread, or in the actor (thread 0). Touches only the worker's own data, the scratch of the
+ * thread (its slot's model, which borrows the worker's parameters, gradients and state, and its
+ * batch buffers) and the read-only dataset. */
+static void gradient_job(void *arg, int thread)
 {
     Worker *me = arg;
     const DriverRun *run = me->run;
+    assert(thread >= 0 && thread < run->n_slots);
+    ComputeSlot *s = &run->slots[thread];
+    Model *own = me->model;
     double w0 = wallclock_s();
-    dataset_gather(run->cfg->train, me->idx, me->job_b, me->x, me->y);
-    me->loss = model_forward_backward(me->model, me->x, me->y, me->job_b);
+    slot_reserve(s, me->job_b, run->cfg->train->dim);
+    dataset_gather(run->cfg->train, me->idx, me->job_b, s->x, s->y);
+    model_borrow(s->model, own->params, own->grads, own->state);
+    me->loss = model_forward_backward(s->model, s->x, s->y, me->job_b);
     me->wall_model_s += wallclock_s() - w0;
     if (run->want_norms) layer_norms_and_sum(me->model, me->norms, me->gsum);
 }
@@ -117,7 +152,7 @@ static void worker_gradient(Worker *me, const StepState *st)
         replay_gradient(me, &cfg->replay->steps[st->step]);
         return;
     }
-    worker_reserve(me, st->b, cfg->train->dim);
+    worker_reserve(me, st->b);
     for (int j = 0; j < st->b; j++)
         me->idx[j] = dataset_shard_index(run->perm, run->P, me->rank, st->pos + j);
     me->job_b = st->b;
@@ -125,7 +160,7 @@ static void worker_gradient(Worker *me, const StepState *st)
         pool_submit(run->pool, &me->job, gradient_job, me);
         me->job_pending = 1;
     } else {
-        gradient_job(me);
+        gradient_job(me, 0);
     }
 }
 
@@ -208,6 +243,30 @@ static void worker_sgd(Worker *me, double lr)
     me->wall_model_s += wallclock_s() - w0;
 }
 
+/* Gradient mode with a shared replica: the first worker to hold the step's decoded mean applies
+ * it once and keeps a copy; every other worker's must equal it bit for bit (they are what each
+ * replica would have applied), else the largest difference is reported as replica_max_diff. */
+static void shared_update(Worker *me, double lr, long step)
+{
+    DriverRun *run = me->run;
+    const float *g = me->model->grads;
+    const size_t n = me->model->n_params;
+    if (run->updated_step != step) {
+        run->updated_step = step;
+        memcpy(run->applied, g, sizeof(float) * n);
+        double w0 = wallclock_s();
+        if (!run->cfg->replay) sgd_step(&run->opt, run->replica->params, g, lr);
+        me->wall_model_s += wallclock_s() - w0;
+        return;
+    }
+    if (memcmp(g, run->applied, sizeof(float) * n) == 0) return;
+    double *worst = &run->res->replica_max_diff;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)g[i] - run->applied[i]);
+        if (!(d <= *worst)) *worst = d;
+    }
+}
+
 /* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
  * variance mean_w of it is handed to the policy at the next step). With --average-momentum the
  * momentum buffer rides in the same allreduce, packed after the parameters (one message of 2n
@@ -246,7 +305,10 @@ static int worker_communicate(Worker *me, const StepState *st)
          * model's collectives */
         compress_reduce(me->comp, run->cost ? run->cost->data : run->comm, m->grads,
                         run->dec.level);
-        worker_sgd(me, st->lr);
+        if (run->replica)
+            shared_update(me, st->lr, st->step);
+        else
+            worker_sgd(me, st->lr);
         return 0;
     }
     worker_sgd(me, st->lr);
