@@ -180,7 +180,7 @@ static const BadCase BAD[] = {
      2, "--policy"},
     {"compare --policy sync", 2, "unknown flag '--policy'"},
     {"compare --jobs 0", 2, "--jobs"},
-    {"run --hidden 4096,4096 --workers 64 --train-samples 2048 --test-samples 64 --batch 8 "
+    {"run --hidden 4096,4096 --workers 256 --train-samples 2048 --test-samples 64 --batch 8 "
      "--out @/o1",
      2, "GiB"},
     {"plot", 2, "plot: expected one result folder"},

@@ -115,7 +115,7 @@ static void test_tables_summarise_the_sweeps(void **state)
     /* the large batch ran in its own sweep, with 8x the batch and the lr */
     char *large = read_out("sweeps/mlp-batch-large/sweep.json");
     assert_non_null(strstr(large, "--batch=1024"));
-    assert_non_null(strstr(large, "--lr=0.2"));
+    assert_non_null(strstr(large, "--lr=0.08"));
     free(acc);
     free(adp);
     free(report);

@@ -147,7 +147,8 @@ static int memory_periodic(const RunConfig *cfg, const Model *m)
         return periodic;
     }
     policy_context(&ctx, cfg, NULL, m, shard_of(cfg), layers);
-    if (policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK)
+    /* a --compressor that does not parse leaves the context without one: driver_check says so */
+    if (ctx.compressor[0] && policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK)
         periodic = p->ops->mode == POLICY_PERIODIC;
     policy_free(p);
     free(layers);
