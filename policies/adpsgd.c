@@ -240,7 +240,9 @@ const BellowsPolicyOps policy_adpsgd_ops = {
             "summed over the run on that budget); p = exp(a (L(t) - smoothed log u)) x J/R, "
             "a = 1/(g+1), "
             "L the trend of log u in log t (least squares, memory 1 in log t, slope in [-2,1]), "
-            "J = int_t^T (r(s)/r(t))^a ds with the lr decays forecast, R the averagings left",
+            "J = int_t^T (r(s)/r(t))^a ds with the lr decays forecast, R the averagings left; "
+            "the first `warmup` steps average every step (if that spends at most a tenth of "
+            "the budget)",
     .source = "Jiang & Agrawal, Adaptive Periodic Averaging, arXiv 2007.06134 (principle only: "
               "rule and constants are a bellows reconstruction, derived from the local-SGD bound "
               "of Wang & Joshi, Cooperative SGD, arXiv 1808.07576; policies/adpsgd.c)",
