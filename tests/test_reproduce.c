@@ -99,9 +99,8 @@ static void test_tables_summarise_the_sweeps(void **state)
     assert_null(strstr(report, "nan steps")); /* a baseline that never reached the target */
     /* one seed: the table's mean is that run's figure in the sweep */
     char *sw = read_out("sweeps/mlp-powersgd/priced/seed-1-1/sweep.csv");
-    double from_sweep =
-        csv_value(sw, "\"powersgd:ef=1,rank_change=reset\",1Gbps,1,static:level=1,",
-                  "final_test_accuracy");
+    double from_sweep = csv_value(sw, "\"powersgd:ef=1,rank_change=reset\",1Gbps,1,static:level=1,",
+                                  "final_test_accuracy");
     double from_table = csv_value(acc, "mlp-powersgd,high compression,static:level=1,1Gbps,",
                                   "final_accuracy_mean");
     assert_true(fabs(from_sweep - from_table) < 1e-9);
@@ -109,8 +108,8 @@ static void test_tables_summarise_the_sweeps(void **state)
     sw = read_out("sweeps/mlp-powersgd/priced/seed-1-2/sweep.csv");
     double bytes_sweep = csv_value(
         sw, "\"powersgd:ef=1,rank_change=reset\",10Gbps,1,accordion:paper=1,", "bytes_per_worker");
-    double bytes_table = csv_value(acc, "mlp-powersgd,accordion,accordion:paper=1,10Gbps,",
-                                   "bytes_per_worker_mean");
+    double bytes_table =
+        csv_value(acc, "mlp-powersgd,accordion,accordion:paper=1,10Gbps,", "bytes_per_worker_mean");
     assert_true(fabs(bytes_sweep - bytes_table) <= 1e-9 * bytes_sweep);
     /* the large batch ran in its own sweep, with 8x the batch and the lr */
     char *large = read_out("sweeps/mlp-batch-large/sweep.json");
@@ -208,8 +207,7 @@ static void test_runs_charge_resnet18s_dense_step(void **state)
  * and bytes: Accordion with the authors' settings (rank 0's epoch norms decide), ADPSGD (the
  * variances steer it) and AdaComm (the losses). The training sweep has one bandwidth, so its
  * row has no bandwidth column; a compressor with options is an axis of one value, quoted. */
-static void check_priced(const char *train, const char *tkey, const char *priced,
-                         const char *pkey)
+static void check_priced(const char *train, const char *tkey, const char *priced, const char *pkey)
 {
     char *t = read_out(train), *p = read_out(priced);
     static const char *const cols[] = {"sim_time_s", "bytes_per_worker", "communication_s",

@@ -324,11 +324,26 @@ static int grow_steps(Trace *t, long *cap)
     TraceStep *s = realloc(t->steps, sizeof *s * (size_t)grown);
     if (!s) return 0;
     t->steps = s;
-    double *n = realloc(t->norms, sizeof *n * TRACE_NORM_ARRAYS * (size_t)t->h.n_layers * (size_t)grown);
+    double *n =
+        realloc(t->norms, sizeof *n * TRACE_NORM_ARRAYS * (size_t)t->h.n_layers * (size_t)grown);
     if (!n) return 0;
     t->norms = n;
     *cap = grown;
     return 1;
+}
+
+/* Each step's norm arrays, pointed into its block of t->norms (which moved as it grew). */
+static void point_norms(Trace *t)
+{
+    const int n = t->h.n_layers;
+    for (long i = 0; i < t->n_steps; i++) {
+        TraceStep *s = &t->steps[i];
+        double *b = step_norms(t, i);
+        s->grad_norms = b;
+        s->grad_norms_rank0 = s->has_rank0 ? b + n : NULL;
+        s->epoch_norms = s->has_epoch_norms ? b + 2 * n : NULL;
+        s->epoch_norms_rank0 = s->has_epoch_rank0 ? b + 3 * n : NULL;
+    }
 }
 
 int trace_read(const char *path, Trace *t, BwError *err)
@@ -399,15 +414,7 @@ int trace_read(const char *path, Trace *t, BwError *err)
     if (rc == BW_OK && t->n_steps == 0)
         rc = bw_fail(err, BW_EUSAGE, "%s: the trace has no step records", path);
     if (rc == BW_OK) rc = check_complete(path, t, err);
-    for (long i = 0; rc == BW_OK && i < t->n_steps; i++) { /* the block moved as it grew */
-        t->steps[i].grad_norms = step_norms(t, i);
-        t->steps[i].grad_norms_rank0 =
-            t->steps[i].has_rank0 ? step_norms(t, i) + t->h.n_layers : NULL;
-        t->steps[i].epoch_norms =
-            t->steps[i].has_epoch_norms ? step_norms(t, i) + 2 * t->h.n_layers : NULL;
-        t->steps[i].epoch_norms_rank0 =
-            t->steps[i].has_epoch_rank0 ? step_norms(t, i) + 3 * t->h.n_layers : NULL;
-    }
+    if (rc == BW_OK) point_norms(t);
     if (rc) trace_free(t);
     snprintf(t->path, sizeof t->path, "%s", path);
     return rc;
@@ -578,8 +585,7 @@ void trace_write_step(TraceWriter *w, const TraceStep *s)
     if (s->has_epoch_norms)
         json_object_set_new(o, "epoch_norms", norms_array(s->epoch_norms, w->n_layers));
     if (s->has_epoch_rank0)
-        json_object_set_new(o, "epoch_norms_rank0",
-                            norms_array(s->epoch_norms_rank0, w->n_layers));
+        json_object_set_new(o, "epoch_norms_rank0", norms_array(s->epoch_norms_rank0, w->n_layers));
     if (s->has_variance) json_object_set_new(o, "param_variance", json_real(s->param_variance));
     if (s->stopped[0]) json_object_set_new(o, "stopped", json_string(s->stopped));
     put_line(w, o);

@@ -102,8 +102,9 @@ static int seed_index(const Repro *r, int seed)
     return -1;
 }
 
-/* One row x of a sweep.csv of job j (in sweep_dir, under --out) into its cell. Returns 1 if it belongs to the reproduction (its
- * bandwidth, policy and seed are the job's), 0 if it was skipped. */
+/* One row x of a sweep.csv of job j (in sweep_dir, under --out) into its cell. Returns 1 if it
+ * belongs to the reproduction (its bandwidth, policy and seed are the job's), 0 if it was skipped.
+ */
 static int read_row(Repro *r, const Job *j, const char *sweep_dir, char **x, const int *col)
 {
     int b = -1, k = -1, si = seed_index(r, atoi(x[col[COL_SEED]]));

@@ -171,8 +171,9 @@ static void accordion_jobs(Repro *r, int s)
 static void adpsgd_jobs(Repro *r, int s)
 {
     const char *name = papers_setting(1, s)->name;
-    const char *pol[] = {"sync",           "cpsgd:period=4", "cpsgd:period=16", "adpsgd:period=4",
-                         "adpsgd:period=16", "postlocal",    "adacomm"};
+    const char *pol[] = {
+        "sync",      "cpsgd:period=4", "cpsgd:period=16", "adpsgd:period=4", "adpsgd:period=16",
+        "postlocal", "adacomm"};
     const int role[] = {0, 1, 2, 3, 4, 5, 6};
     job_new(r, 1, s, name, pol, role, 7, 1, "none");
     char folder[64];

@@ -516,11 +516,21 @@ static void report_head(const Repro *r, FILE *f, int runs)
 static void report_sweeps(const Repro *r, FILE *f)
 {
     fprintf(f, "## The sweeps\n\nEach is a plain `bellows sweep`; run one again to check a "
-               "figure.\n\n");
+               "figure. A sweep with `--record-traces` trained at one bandwidth; each of its runs "
+               "was then priced at every bandwidth by a replay of its trace, "
+               "`sweeps/<sweep>/priced/seed-S-K/` (seed S, the sweep's K-th policy, from 0):\n\n");
     for (int i = 0; i < r->n_jobs; i++) {
+        const Job *j = &r->job[i];
         char cmd[8192];
-        jobs_command(&r->job[i], cmd, sizeof cmd);
+        jobs_command(j, cmd, sizeof cmd);
         fprintf(f, "- `%s`\n", cmd);
+        if (!j->priced) continue;
+        fprintf(f,
+                "  - priced: `bellows sweep --trace=sweeps/%s/RUN/trace.jsonl.gz "
+                "--policies=POLICY --seeds=SEED",
+                j->folder);
+        for (int k = 0; k < j->n_price; k++) fprintf(f, " %s", j->price[k]);
+        fprintf(f, "`\n");
     }
     fputc('\n', f);
 }

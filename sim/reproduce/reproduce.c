@@ -118,8 +118,8 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
         "--smoke: a check of the machinery, 4 epochs.";
     CliOpt opts[] = {
         {"quick", CLI_FLAG, &r->quick, NULL, NULL,
-         "the short version: mlp only, 60 epochs on 16,384 samples, seed 1 (unless --seeds)", 0,
-         0, NULL, 0, 0},
+         "the short version: mlp only, 60 epochs on 16,384 samples, seed 1 (unless --seeds)", 0, 0,
+         NULL, 0, 0},
         {"smoke", CLI_FLAG, &r->smoke, NULL, NULL,
          "a check of the machinery, not of the papers: mlp, 4 epochs on 16,384 samples", 0, 0, NULL,
          0, 0},

@@ -15,8 +15,8 @@
 /* an effect smaller than this ratio is no effect */
 #define NO_EFFECT 1.02
 
-static const char *const VERDICT[] = {"**reproduced**", "**direction only**",
-                                      "**not reproduced**", "**not measured**"};
+static const char *const VERDICT[] = {"**reproduced**", "**direction only**", "**not reproduced**",
+                                      "**not measured**"};
 enum { V_YES, V_DIRECTION, V_NO, V_UNKNOWN };
 
 static double mean(const Repro *r, const double *v)
@@ -54,9 +54,10 @@ static void accordion_accuracy(const Repro *r, FILE *f)
         fprintf(f, " %s %+.2f / %+.2f (%.0f%% critical);", papers_setting(0, s)->name,
                 100 * (ac - lo), 100 * (ac - hi), 100 * critical_share(r, s));
     }
-    fprintf(f, " %s for the worst setting. Cause: Accordion trains at the low level only in "
-               "the critical regimes it detects, so its accuracy falls toward high compression's "
-               "as that share falls.\n",
+    fprintf(f,
+            " %s for the worst setting. Cause: Accordion trains at the low level only in "
+            "the critical regimes it detects, so its accuracy falls toward high compression's "
+            "as that share falls.\n",
             VERDICT[worst]);
 }
 
@@ -110,9 +111,10 @@ static void accordion_bytes_and_speed(const Repro *r, FILE *f)
 
 void verdict_accordion(const Repro *r, FILE *f)
 {
-    fprintf(f, "### Verdicts\n\nReproduced: at least %.0f%% of an \"up to\" figure, accuracy "
-               "within %.1f points; direction only: the effect (a ratio above %.2f) but smaller; "
-               "not reproduced: no effect or the opposite.\n\n",
+    fprintf(f,
+            "### Verdicts\n\nReproduced: at least %.0f%% of an \"up to\" figure, accuracy "
+            "within %.1f points; direction only: the effect (a ratio above %.2f) but smaller; "
+            "not reproduced: no effect or the opposite.\n\n",
             100 * CLAIM_SLACK, SIMILAR_POINTS, NO_EFFECT);
     accordion_accuracy(r, f);
     accordion_bytes_and_speed(r, f);
@@ -129,10 +131,10 @@ static void adpsgd_speedup(const Repro *r, FILE *f, int s, int bw, double lo, do
         double v = cells_ratio(r, x[0][bw].tta, x[k][bw].tta);
         if (isfinite(v) && (isnan(best) || v > best)) best = v, role = k;
     }
-    int v = isnan(best)                                         ? V_UNKNOWN
+    int v = isnan(best)                                            ? V_UNKNOWN
             : best >= CLAIM_SLACK * lo && best <= hi / CLAIM_SLACK ? V_YES
-            : best > NO_EFFECT                                  ? V_DIRECTION
-                                                                : V_NO;
+            : best > NO_EFFECT                                     ? V_DIRECTION
+                                                                   : V_NO;
     const Cell *sy = &x[0][bw];
     double ceiling = mean(r, sy->time) / mean(r, sy->compute);
     double steps = role >= 0 ? cells_ratio(r, sy->tta_step, x[role][bw].tta_step) : NAN;
@@ -164,9 +166,10 @@ static void adpsgd_against_cpsgd(const Repro *r, FILE *f, int s)
                 cells_ratio(r, ad->bytes, cp->bytes), cp->policy, lc, ac);
     }
     int v = n == 0 ? V_UNKNOWN : wins == n ? V_YES : wins > 0 ? V_DIRECTION : V_NO;
-    fprintf(f, " %s (%d of %d comparisons favour ADPSGD). Cause: on the same number of "
-               "averagings, ADPSGD moves them toward the steps where the measured parameter "
-               "variance is largest (its periods are in the table above).\n",
+    fprintf(f,
+            " %s (%d of %d comparisons favour ADPSGD). Cause: on the same number of "
+            "averagings, ADPSGD moves them toward the steps where the measured parameter "
+            "variance is largest (its periods are in the table above).\n",
             VERDICT[v], wins, n);
 }
 
@@ -176,7 +179,7 @@ static void adpsgd_against_qsgd(const Repro *r, FILE *f, int s)
     const Cell(*x)[MAX_BWS] = r->cells[1][s];
     double ratio = cells_ratio(r, x[3][0].tta_bytes, x[7][0].tta_bytes);
     double wire = cells_ratio(r, x[7][0].bytes, x[0][0].bytes);
-    int v = isnan(ratio)                       ? V_UNKNOWN
+    int v = isnan(ratio)                 ? V_UNKNOWN
             : ratio <= 0.5 / CLAIM_SLACK ? V_YES
             : ratio < 1 / NO_EFFECT      ? V_DIRECTION
                                          : V_NO;
@@ -191,9 +194,10 @@ static void adpsgd_against_qsgd(const Repro *r, FILE *f, int s)
 
 void verdict_adpsgd(const Repro *r, FILE *f, int s)
 {
-    fprintf(f, "#### Verdicts\n\nReproduced: within a factor %.2f of the claimed range or "
-               "figure; direction only: the effect, outside that; not reproduced: no effect or "
-               "the opposite.\n\n",
+    fprintf(f,
+            "#### Verdicts\n\nReproduced: within a factor %.2f of the claimed range or "
+            "figure; direction only: the effect, outside that; not reproduced: no effect or "
+            "the opposite.\n\n",
             1 / CLAIM_SLACK);
     adpsgd_speedup(r, f, s, 0, 1.46, 1.95);
     adpsgd_speedup(r, f, s, 1, 1.14, 1.27);

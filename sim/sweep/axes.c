@@ -10,15 +10,14 @@
 
 /* Flags a sweep may not vary: the data is loaded once, and these shape the sweep itself. */
 static const char *const NOT_SWEPT[] = {
-    "seed",           "data-dir", "train-samples", "test-samples", "out",
-    "threads",        "shard",    "platform",      "hosts",        "policies",
-    "jobs",           "seeds",    "resume",        "quiet",        "no-plots",
+    "seed",           "data-dir", "train-samples", "test-samples",  "out",
+    "threads",        "shard",    "platform",      "hosts",         "policies",
+    "jobs",           "seeds",    "resume",        "quiet",         "no-plots",
     "stop-at-target", "nesterov", "nic-per-gpu",   "replay-engine", "record-traces"};
 /* Flags of the sweep itself, dropped from the command line of each run. */
 static const char *const SWEEP_ONLY[] = {"policies", "jobs",          "seeds",    "resume",
                                          "shard",    "out",           "no-plots", "seed",
-                                         "trace",    "replay-engine", "force",
-                                         "record-traces"};
+                                         "trace",    "replay-engine", "force",    "record-traces"};
 
 static int in_list(const char *name, const char *const *list, size_t n)
 {
