@@ -30,7 +30,7 @@ typedef struct {
     int op;
     int random_values; /* allreduce: random floats checked to tolerance instead of integers */
     int ring_order;    /* with random_values: bit for bit against the ring's summation order */
-    int scribble; /* each rank overwrites and frees its buffers as soon as the call returns */
+    int scribble;      /* each rank overwrites and frees its buffers as soon as the call returns */
 } Scenario;
 
 typedef struct {

@@ -144,7 +144,8 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
     c->sizes = calloc((size_t)c->P, sizeof *c->sizes);
     c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
     c->peers = malloc(sizeof *c->peers * (size_t)c->P);
-    if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->sizes || !c->ranks || !c->peers) {
+    if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->sizes || !c->ranks ||
+        !c->peers) {
         coll_comm_free(c);
         return NULL;
     }
