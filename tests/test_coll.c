@@ -30,6 +30,7 @@ typedef struct {
     int op;
     int random_values; /* allreduce: random floats checked to tolerance instead of integers */
     int ring_order;    /* with random_values: bit for bit against the ring's summation order */
+    int rank_order;    /* with random_values: bit for bit against ((x0 + x1) + x2) + ... */
     int scribble;      /* each rank overwrites and frees its buffers as soon as the call returns */
 } Scenario;
 
@@ -71,6 +72,14 @@ static float ring_order_sum(int P, size_t count, size_t i)
 /* Scenario.scribble: a copy of the n bytes of *buf is returned in its place, and the original is
  * filled with 0xff (NaN as floats) and freed, as a caller reusing its buffer at once would. Any
  * rank still reading it afterwards gets wrong values (and AddressSanitizer a use after free). */
+/* The analytic backend's sum for element i: the ranks' values added in rank order. */
+static float rank_order_sum(int P, size_t i)
+{
+    float s = random_value(0, i);
+    for (int r = 1; r < P; r++) s += random_value(r, i);
+    return s;
+}
+
 static void *scribble(void *buf, size_t n)
 {
     if (!SC.scribble) return buf;
@@ -92,8 +101,8 @@ static void worker(int argc, char **argv)
         coll_allreduce(COMM, rank, buf, SC.count);
         buf = scribble(buf, SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++) {
-            if (SC.ring_order) {
-                float want = ring_order_sum(P, SC.count, i);
+            if (SC.ring_order || SC.rank_order) {
+                float want = SC.ring_order ? ring_order_sum(P, SC.count, i) : rank_order_sum(P, i);
                 if (memcmp(&buf[i], &want, sizeof want) != 0) RES->wrong++;
                 continue;
             }
@@ -259,6 +268,14 @@ static void test_zero_copy_ring_sums_in_ring_order_and_callers_may_reuse_buffers
                         .scribble = 1};
         Result r = simulate();
         if (r.wrong) fail_msg("ring, %d workers: %d elements not in ring order", P, r.wrong);
+        /* the analytic backend sums block by block (8 KB) into every buffer: rank order still,
+         * over several blocks and a partial one */
+        SC.backend = COLL_ANALYTIC;
+        SC.ring_order = 0;
+        SC.rank_order = 1;
+        SC.count = 5003;
+        r = simulate();
+        if (r.wrong) fail_msg("analytic, %d workers: %d elements not in rank order", P, r.wrong);
     }
     for (int algo = 0; algo < 4; algo++)
         for (int P = 2; P <= 7; P += 5) {

@@ -78,10 +78,8 @@ struct Comm {
     int *peers;       /* [G * P/G]: peers[i * nodes + k] = k*G + i, GPU i of every node */
     /* analytic backend */
     sg_bar_t bar;
-    const void **bufs; /* [P]: each rank's buffer during a call */
-    size_t *sizes;     /* [P] */
-    unsigned char *acc;
-    size_t acc_cap;                    /* bytes */
+    const void **bufs;                 /* [P]: each rank's buffer during a call */
+    size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
     int zero_time;                     /* coll_comm_create_zero_time */
 };
@@ -197,7 +195,6 @@ void coll_comm_free(Comm *c)
     free(c->sizes);
     free(c->ranks);
     free(c->peers);
-    free(c->acc);
     free(c);
 }
 
@@ -537,6 +534,25 @@ static double allgather_time_s(const Comm *c, double total)
     return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
 }
 
+/* Rank 0 of the analytic backend: the sum of the ranks' buffers (n elements), in rank order so
+ * it does not depend on arrival order, written back into every buffer. Block by block: each
+ * block is summed in L1 and stored to all, so every buffer is read once and written once, with
+ * no whole-size accumulator; every element sees the same additions in the same order as a sum
+ * over whole buffers. The buffers are the ranks' own (non-const) allreduce buffers. */
+static void analytic_sum_into_all(Comm *c, size_t n, Dtype dt)
+{
+    enum { BLOCK_BYTES = 8192 };
+    _Alignas(64) unsigned char blk[BLOCK_BYTES];
+    const size_t es = dt_size(dt), per = BLOCK_BYTES / es;
+    for (size_t lo = 0; lo < n; lo += per) {
+        const size_t cnt = n - lo < per ? n - lo : per, off = lo * es;
+        memcpy(blk, (const unsigned char *)c->bufs[0] + off, cnt * es);
+        for (int r = 1; r < c->P; r++)
+            dt_add(dt, blk, (const unsigned char *)c->bufs[r] + off, cnt);
+        for (int r = 0; r < c->P; r++) memcpy((unsigned char *)c->bufs[r] + off, blk, cnt * es);
+    }
+}
+
 /* The analytic backend: the sum in memory, then every rank waits the formula's time (none on a
  * zero-time communicator). buf NULL: a dataless call, only the waiting and the books. */
 static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
@@ -544,20 +560,8 @@ static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, 
     const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
     sg_barrier_wait(c->bar);
-    if (rank == 0 && buf) { /* the sum, in rank order so it does not depend on arrival order */
-        if (n * es > c->acc_cap) {
-            free(c->acc);
-            c->acc = malloc(n * es);
-            assert(c->acc);
-            c->acc_cap = n * es;
-        }
-        memcpy(c->acc, c->bufs[0], n * es);
-        for (int r = 1; r < c->P; r++) dt_add(dt, c->acc, c->bufs[r], n);
-    }
-    if (buf) {
-        sg_barrier_wait(c->bar);
-        memcpy(buf, c->acc, n * es);
-    }
+    if (rank == 0 && buf) analytic_sum_into_all(c, n, dt);
+    if (buf) sg_barrier_wait(c->bar); /* no rank returns before rank 0 has written its sum */
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
     if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
