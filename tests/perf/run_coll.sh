@@ -20,12 +20,12 @@ best() {
 }
 printf "%-8s %10s %13s %13s %13s %10s %13s %11s %11s\n" workers iterations bare_us/xfer \
        memory_us/xfer ring_us/xfer over_bare over_bare+mem ring_ms/op analytic_x
-for cfg in "8 200" "64 10" "256 2"; do
+for cfg in "8 200" "64 40" "256 8"; do
   set -- $cfg
   bare=$(best bare "$1" "$2")
   mem=$(best memory "$1" "$2")
   ring=$(best ring "$1" "$2")
-  ana=$(best analytic "$1" "$(( $2 * 20 ))")
+  ana=$(best analytic "$1" "$(( $2 * 5 ))")
   awk -v p="$1" -v it="$2" -v b="$(echo "$bare" | field per_transfer_us)" \
       -v m="$(echo "$mem" | field per_transfer_us)" \
       -v r="$(echo "$ring" | field per_transfer_us)" -v rop="$(echo "$ring" | field per_allreduce_ms)" \
