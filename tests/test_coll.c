@@ -29,6 +29,9 @@ typedef struct {
     size_t count; /* floats per rank (allgather: rank r sends count + r floats) */
     int op;
     int random_values; /* allreduce: random floats checked to tolerance instead of integers */
+    int ring_order;    /* with random_values: bit for bit against the ring's summation order */
+    int rank_order;    /* with random_values: bit for bit against ((x0 + x1) + x2) + ... */
+    int scribble;      /* each rank overwrites and frees its buffers as soon as the call returns */
 } Scenario;
 
 typedef struct {
@@ -55,6 +58,38 @@ static float random_value(int rank, size_t i)
     return (float)(trng_uniform(&r) * 2 - 1);
 }
 
+/* The ring allreduce's sum for element i: chunk j (of P equal parts) starts at rank j, and each
+ * next rank around the ring adds its own value to the partial sum it receives. */
+static float ring_order_sum(int P, size_t count, size_t i)
+{
+    int j = 0;
+    while (count * (size_t)(j + 1) / (size_t)P <= i) j++;
+    float s = random_value(j, i);
+    for (int k = 1; k < P; k++) s = random_value((j + k) % P, i) + s;
+    return s;
+}
+
+/* Scenario.scribble: a copy of the n bytes of *buf is returned in its place, and the original is
+ * filled with 0xff (NaN as floats) and freed, as a caller reusing its buffer at once would. Any
+ * rank still reading it afterwards gets wrong values (and AddressSanitizer a use after free). */
+/* The analytic backend's sum for element i: the ranks' values added in rank order. */
+static float rank_order_sum(int P, size_t i)
+{
+    float s = random_value(0, i);
+    for (int r = 1; r < P; r++) s += random_value(r, i);
+    return s;
+}
+
+static void *scribble(void *buf, size_t n)
+{
+    if (!SC.scribble) return buf;
+    void *copy = malloc(n ? n : 1);
+    memcpy(copy, buf, n);
+    memset(buf, 0xff, n);
+    free(buf);
+    return copy;
+}
+
 static void worker(int argc, char **argv)
 {
     (void)argc;
@@ -64,7 +99,13 @@ static void worker(int argc, char **argv)
         for (size_t i = 0; i < SC.count; i++)
             buf[i] = SC.random_values ? random_value(rank, i) : value(rank, i);
         coll_allreduce(COMM, rank, buf, SC.count);
+        buf = scribble(buf, SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++) {
+            if (SC.ring_order || SC.rank_order) {
+                float want = SC.ring_order ? ring_order_sum(P, SC.count, i) : rank_order_sum(P, i);
+                if (memcmp(&buf[i], &want, sizeof want) != 0) RES->wrong++;
+                continue;
+            }
             double want = 0, mass = 0;
             for (int r = 0; r < P; r++) {
                 double v = SC.random_values ? random_value(r, i) : value(r, i);
@@ -87,6 +128,7 @@ static void worker(int argc, char **argv)
         for (size_t i = 0; i < mine; i++) send[i] = rank * 100000 + (int)i;
         size_t *sizes = malloc(sizeof(size_t) * (size_t)P);
         unsigned char *all = coll_allgather(COMM, rank, send, mine * sizeof(int), sizes);
+        send = scribble(send, mine * sizeof(int));
         const int *got = (const int *)all;
         for (int r = 0; r < P; r++) {
             size_t theirs = SC.count + (size_t)r;
@@ -111,6 +153,7 @@ static void worker(int argc, char **argv)
         float *buf = malloc(SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++) buf[i] = rank == root ? value(root, i) : -1.0f;
         coll_broadcast(COMM, rank, root, buf, SC.count * sizeof(float));
+        buf = scribble(buf, SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++)
             if (buf[i] != value(root, i)) RES->wrong++;
         free(buf);
@@ -208,6 +251,47 @@ static void test_allreduce_of_random_floats_matches_double_sum(void **state)
         Result r = simulate();
         if (r.max_rel_err > 1e-6)
             fail_msg("%s: relative error %g", coll_algo_name(algo), r.max_rel_err);
+    }
+}
+
+/* The messages point at the senders' buffers (zero-copy): the sums are still the ring's order
+ * bit for bit, and every algorithm's results survive each caller overwriting and freeing its
+ * buffers the moment its call returns (the last messages' readers may not have run yet). */
+static void test_zero_copy_ring_sums_in_ring_order_and_callers_may_reuse_buffers(void **state)
+{
+    (void)state;
+    for (int P = 2; P <= 9; P++) {
+        SC = (Scenario){.cl = star(P, 1.25e9, 5e-6),
+                        .count = 1003,
+                        .random_values = 1,
+                        .ring_order = 1,
+                        .scribble = 1};
+        Result r = simulate();
+        if (r.wrong) fail_msg("ring, %d workers: %d elements not in ring order", P, r.wrong);
+        /* the analytic backend sums block by block (8 KB) into every buffer: rank order still,
+         * over several blocks and a partial one */
+        SC.backend = COLL_ANALYTIC;
+        SC.ring_order = 0;
+        SC.rank_order = 1;
+        SC.count = 5003;
+        r = simulate();
+        if (r.wrong) fail_msg("analytic, %d workers: %d elements not in rank order", P, r.wrong);
+    }
+    for (int algo = 0; algo < 4; algo++)
+        for (int P = 2; P <= 7; P += 5) {
+            SC = (Scenario){.cl = star(P, 1.25e9, 5e-6), .algo = algo, .count = 501, .scribble = 1};
+            if (algo == COLL_HIERARCHICAL) {
+                SC.cl.topology = TOPO_HIERARCHICAL;
+                SC.cl.gpus_per_node = P % 2 == 0 ? 2 : 1;
+            }
+            Result r = simulate();
+            if (r.wrong)
+                fail_msg("%s, %d workers: %d wrong after the callers' reuse", coll_algo_name(algo),
+                         P, r.wrong);
+        }
+    for (int op = OP_ALLGATHER; op <= OP_BROADCAST; op++) {
+        SC = (Scenario){.cl = star(6, 1.25e9, 5e-6), .count = 77, .op = op, .scribble = 1};
+        assert_int_equal(simulate().wrong, 0);
     }
 }
 
@@ -474,6 +558,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allreduce_is_exact_sum_for_every_algorithm_and_1_to_9_workers),
         cmocka_unit_test(test_allreduce_of_random_floats_matches_double_sum),
+        cmocka_unit_test(test_zero_copy_ring_sums_in_ring_order_and_callers_may_reuse_buffers),
         cmocka_unit_test(test_allgather_concatenates_variable_sizes_and_broadcast_copies),
         cmocka_unit_test(test_analytic_backend_reduces_exactly),
         cmocka_unit_test(test_f16_allreduce_sums_halves_for_every_algorithm_and_backend),

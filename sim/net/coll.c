@@ -1,7 +1,14 @@
 /* coll.c: the collectives (see coll.h for the algorithms, sources and cost formulas).
- * Messages: the sender allocates a Msg holding a copy of its data and puts it on the mailbox of
- * the (receiver, sender) pair with the data's size as the simulated size; the receiver frees
- * it. Actors run one at a time, so the lazily created mailbox table needs no lock. */
+ * Messages are zero-copy: the sender puts a descriptor (Msg) on the mailbox of the (receiver,
+ * sender) pair, with the data's size as the simulated size; the descriptor points at the
+ * sender's own buffer, and the receiver adds or copies straight from it, then marks it read.
+ * Until then the sender must not change those bytes: before a rank writes into its buffer
+ * (protect) and before a collective returns to its caller (release), every message of its own
+ * still unread is first copied into the descriptor's stage (grow-once) and pointed there. The
+ * ring's steps make that rare (a receiver reads step s before it can take part in step s + 1),
+ * so a ring allreduce stages at most its last chunk. Descriptors and stages live in the
+ * communicator and are reused call after call: no allocation per message. Actors run one at a
+ * time, so none of this (nor the lazily created mailbox table) needs a lock. */
 #include "coll.h"
 
 #include <assert.h>
@@ -19,9 +26,21 @@
 #include "half.h"
 
 typedef struct {
+    const unsigned char *data; /* the sender's buffer, or stage once staged; NULL: sizes only */
     size_t bytes;
-    unsigned char data[];
+    int unread; /* put on the wire and not yet read by the receiver */
+    unsigned char *stage;
+    size_t stage_cap;
 } Msg;
+
+/* One rank's reusable state for the transfer-level collectives. */
+typedef struct {
+    Msg **msgs; /* [n_msgs], each allocated once (the receivers hold pointers to them) */
+    int n_msgs;
+    unsigned char *gather; /* coll_allgather: the blocks received, in arrival order */
+    size_t gather_cap;
+    size_t *goff; /* [P]: where each rank's block starts in gather */
+} RankState;
 
 /* The element types an allreduce sums: fp32, or IEEE binary16 (halves on the wire; each
  * addition converts to float, adds and rounds back to half, as a GPU's half-precision sum does:
@@ -34,11 +53,11 @@ static size_t dt_size(Dtype dt)
     return dt == DT_F32 ? sizeof(float) : sizeof(uint16_t);
 }
 
-static void dt_add(Dtype dt, void *dst, const void *src, size_t n)
+static void dt_add(Dtype dt, void *restrict dst, const void *restrict src, size_t n)
 {
     if (dt == DT_F32) {
-        float *d = dst;
-        const float *s = src;
+        float *restrict d = dst;
+        const float *restrict s = src;
         for (size_t i = 0; i < n; i++) d[i] += s[i];
     } else {
         uint16_t *d = dst;
@@ -53,15 +72,14 @@ struct Comm {
     CollAlgo algo;
     CollBackend backend;
     sg_mailbox_t *mb; /* [P * P]: mb[dst * P + src] */
+    RankState *rs;    /* [P], with the engine only */
     CollStats *stats; /* [P] */
     int *ranks;       /* [P]: 0..P-1, the ring of all ranks; node n's GPUs are ranks + n*G */
     int *peers;       /* [G * P/G]: peers[i * nodes + k] = k*G + i, GPU i of every node */
     /* analytic backend */
     sg_bar_t bar;
-    const void **bufs; /* [P]: each rank's buffer during a call */
-    size_t *sizes;     /* [P] */
-    unsigned char *acc;
-    size_t acc_cap;                    /* bytes */
+    const void **bufs;                 /* [P]: each rank's buffer during a call */
+    size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
     int zero_time;                     /* coll_comm_create_zero_time */
 };
@@ -115,13 +133,17 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
     c->G = cl->gpus_per_node;
     c->algo = algo;
     c->backend = backend;
-    if (with_engine) c->mb = calloc((size_t)c->P * c->P, sizeof *c->mb);
+    if (with_engine) {
+        c->mb = calloc((size_t)c->P * c->P, sizeof *c->mb);
+        c->rs = calloc((size_t)c->P, sizeof *c->rs);
+    }
     c->stats = calloc((size_t)c->P, sizeof *c->stats);
     c->bufs = calloc((size_t)c->P, sizeof *c->bufs);
     c->sizes = calloc((size_t)c->P, sizeof *c->sizes);
     c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
     c->peers = malloc(sizeof *c->peers * (size_t)c->P);
-    if ((with_engine && !c->mb) || !c->stats || !c->bufs || !c->sizes || !c->ranks || !c->peers) {
+    if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->sizes || !c->ranks ||
+        !c->peers) {
         coll_comm_free(c);
         return NULL;
     }
@@ -156,13 +178,23 @@ void coll_comm_free(Comm *c)
 {
     if (!c) return;
     if (c->bar) sg_barrier_destroy(c->bar);
+    for (int r = 0; c->rs && r < c->P; r++) {
+        RankState *rs = &c->rs[r];
+        for (int i = 0; i < rs->n_msgs; i++) {
+            free(rs->msgs[i]->stage);
+            free(rs->msgs[i]);
+        }
+        free(rs->msgs);
+        free(rs->gather);
+        free(rs->goff);
+    }
+    free(c->rs);
     free(c->mb);
     free(c->stats);
     free(c->bufs);
     free(c->sizes);
     free(c->ranks);
     free(c->peers);
-    free(c->acc);
     free(c);
 }
 
@@ -182,18 +214,75 @@ static sg_mailbox_t mbox(Comm *c, int dst, int src)
     return *m;
 }
 
+/* A free descriptor of rank me's (read by its receiver), or a new one. */
+static Msg *msg_free(Comm *c, int me)
+{
+    RankState *rs = &c->rs[me];
+    for (int i = 0; i < rs->n_msgs; i++)
+        if (!rs->msgs[i]->unread) return rs->msgs[i];
+    Msg **grown = realloc(rs->msgs, sizeof *grown * (size_t)(rs->n_msgs + 1));
+    assert(grown);
+    rs->msgs = grown;
+    Msg *m = calloc(1, sizeof *m);
+    assert(m);
+    return rs->msgs[rs->n_msgs++] = m;
+}
+
+/* The receiver has read m's bytes (NULL: nothing was received). */
+static void msg_done(Msg *m)
+{
+    if (m) m->unread = 0;
+}
+
+/* m's bytes into its own stage, so that the sender may change or free its buffer. */
+static void msg_stage(Msg *m)
+{
+    if (!m->unread || !m->data || m->data == m->stage || !m->bytes) return;
+    if (m->bytes > m->stage_cap) {
+        free(m->stage);
+        m->stage = malloc(m->bytes);
+        assert(m->stage);
+        m->stage_cap = m->bytes;
+    }
+    memcpy(m->stage, m->data, m->bytes);
+    m->data = m->stage;
+}
+
+/* Rank me is about to write p[0..len): its unread messages from those bytes are staged first.
+ * (Ranges compared as addresses: the bytes of one buffer, or of distinct ones.) */
+static void protect(Comm *c, int me, const unsigned char *p, size_t len)
+{
+    const RankState *rs = &c->rs[me];
+    const uintptr_t lo = (uintptr_t)p, hi = lo + len;
+    for (int i = 0; i < rs->n_msgs; i++) {
+        Msg *m = rs->msgs[i];
+        if (!m->unread || !m->data || m->data == m->stage) continue;
+        const uintptr_t mlo = (uintptr_t)m->data;
+        if (mlo < hi && lo < mlo + m->bytes) msg_stage(m);
+    }
+}
+
+/* Before a collective returns: none of rank me's unread messages may point into the caller's
+ * buffers any more. */
+static void release(Comm *c, int me)
+{
+    const RankState *rs = &c->rs[me];
+    for (int i = 0; i < rs->n_msgs; i++) msg_stage(rs->msgs[i]);
+}
+
 /* Sends send[0..bytes) to rank `to` (if to >= 0) while receiving from rank `from` (if
- * from >= 0); returns the received message, which the caller frees. */
+ * from >= 0); returns the received message, which the caller reads and hands to msg_done
+ * before its next sendrecv. send NULL: a message of that size with no data (sizes only). */
 static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, int from)
 {
     sg_comm_t comms[2];
     size_t n = 0;
     void *got = NULL;
     if (to >= 0) {
-        Msg *m = malloc(sizeof *m + (send ? bytes : 0)); /* no send: sizes only */
-        assert(m);
+        Msg *m = msg_free(c, me);
+        m->data = send;
         m->bytes = bytes;
-        if (bytes && send) memcpy(m->data, send, bytes);
+        m->unread = 1;
         comms[n++] = sg_mailbox_put_async(mbox(c, to, me), m, (long)bytes);
         c->stats[me].bytes_sent += (double)bytes;
     }
@@ -208,17 +297,25 @@ static unsigned char *at(unsigned char *buf, size_t off)
     return buf ? buf + off : NULL;
 }
 
-static void add_into(Dtype dt, unsigned char *dst, const Msg *m)
+/* Rank me adds the received message into dst, element by element in order, and releases it. */
+static void add_into(Comm *c, int me, Dtype dt, unsigned char *dst, Msg *m)
 {
-    if (dst) dt_add(dt, dst, m->data, m->bytes / dt_size(dt));
+    if (dst && m->bytes) {
+        protect(c, me, dst, m->bytes);
+        dt_add(dt, dst, m->data, m->bytes / dt_size(dt));
+    }
+    msg_done(m);
 }
 
-/* Copies a received message into dst (NULL: a dataless call, nothing to copy). */
-static void copy_from(unsigned char *dst, const Msg *m)
+/* Rank me copies the received message into dst (NULL: a dataless call) and releases it. */
+static void copy_from(Comm *c, int me, unsigned char *dst, Msg *m)
 {
-    if (dst) memcpy(dst, m->data, m->bytes);
+    if (dst && m->bytes) {
+        protect(c, me, dst, m->bytes);
+        memcpy(dst, m->data, m->bytes);
+    }
+    msg_done(m);
 }
-
 static int mod(int a, int n)
 {
     return ((a % n) + n) % n;
@@ -246,8 +343,7 @@ static void ring_reduce_scatter(Comm *c, const int *g, int gn, int i, unsigned c
         chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
         Msg *m = sendrecv(c, g[i], next, at(buf, a * es), (b - a) * es, prev);
         chunk(lo, hi, gn, mod(i - s - 1, gn), &a, &b);
-        add_into(dt, at(buf, a * es), m);
-        free(m);
+        add_into(c, g[i], dt, at(buf, a * es), m);
     }
 }
 
@@ -262,8 +358,7 @@ static void ring_allgather(Comm *c, const int *g, int gn, int i, unsigned char *
         chunk(lo, hi, gn, mod(i + 1 - s, gn), &a, &b);
         Msg *m = sendrecv(c, g[i], next, at(buf, a * es), (b - a) * es, prev);
         chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
-        copy_from(at(buf, a * es), m);
-        free(m);
+        copy_from(c, g[i], at(buf, a * es), m);
     }
 }
 
@@ -298,9 +393,7 @@ static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, si
             sendrecv(c, rank, rank + 1, buf, n * es, -1);
             nr = -1;
         } else {
-            Msg *m = sendrecv(c, rank, -1, NULL, 0, rank - 1);
-            add_into(dt, buf, m);
-            free(m);
+            add_into(c, rank, dt, buf, sendrecv(c, rank, -1, NULL, 0, rank - 1));
             nr = rank / 2;
         }
     } else {
@@ -317,21 +410,19 @@ static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, si
             Msg *m;
             if (nr < pn) { /* keep the lower half */
                 m = sendrecv(c, rank, partner, at(buf, mid * es), (hi - mid) * es, partner);
-                add_into(dt, at(buf, lo * es), m);
+                add_into(c, rank, dt, at(buf, lo * es), m);
                 hi = mid;
             } else {
                 m = sendrecv(c, rank, partner, at(buf, lo * es), (mid - lo) * es, partner);
-                add_into(dt, at(buf, mid * es), m);
+                add_into(c, rank, dt, at(buf, mid * es), m);
                 lo = mid;
             }
-            free(m);
         }
         for (int k = steps - 1; k >= 0; k--) {
             int d = p2 >> (k + 1), pn = nr ^ d, partner = pn < rem ? 2 * pn + 1 : pn + rem;
             size_t mid = los[k] + (his[k] - los[k]) / 2;
             Msg *m = sendrecv(c, rank, partner, at(buf, lo * es), (hi - lo) * es, partner);
-            copy_from(at(buf, (nr < pn ? mid : los[k]) * es), m);
-            free(m);
+            copy_from(c, rank, at(buf, (nr < pn ? mid : los[k]) * es), m);
             lo = los[k];
             hi = his[k];
         }
@@ -340,9 +431,7 @@ static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, si
         if (rank % 2 == 1) {
             sendrecv(c, rank, rank - 1, buf, n * es, -1);
         } else {
-            Msg *m = sendrecv(c, rank, -1, NULL, 0, rank + 1);
-            copy_from(buf, m);
-            free(m);
+            copy_from(c, rank, buf, sendrecv(c, rank, -1, NULL, 0, rank + 1));
         }
     }
 }
@@ -355,9 +444,7 @@ static void tree_reduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype d
             return;
         }
         if (rank + mask < c->P) {
-            Msg *m = sendrecv(c, rank, -1, NULL, 0, rank + mask);
-            add_into(dt, buf, m);
-            free(m);
+            add_into(c, rank, dt, buf, sendrecv(c, rank, -1, NULL, 0, rank + mask));
         }
     }
 }
@@ -371,9 +458,7 @@ static void tree_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
         if ((vr & (2 * mask - 1)) == 0 && vr + mask < P) {
             sendrecv(c, rank, (vr + mask + root) % P, buf, bytes, -1);
         } else if ((vr & (2 * mask - 1)) == mask) {
-            Msg *m = sendrecv(c, rank, -1, NULL, 0, mod(vr - mask + root, P));
-            copy_from(buf, m);
-            free(m);
+            copy_from(c, rank, buf, sendrecv(c, rank, -1, NULL, 0, mod(vr - mask + root, P)));
         }
     }
 }
@@ -449,6 +534,25 @@ static double allgather_time_s(const Comm *c, double total)
     return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
 }
 
+/* Rank 0 of the analytic backend: the sum of the ranks' buffers (n elements), in rank order so
+ * it does not depend on arrival order, written back into every buffer. Block by block: each
+ * block is summed in L1 and stored to all, so every buffer is read once and written once, with
+ * no whole-size accumulator; every element sees the same additions in the same order as a sum
+ * over whole buffers. The buffers are the ranks' own (non-const) allreduce buffers. */
+static void analytic_sum_into_all(Comm *c, size_t n, Dtype dt)
+{
+    enum { BLOCK_BYTES = 8192 };
+    _Alignas(64) unsigned char blk[BLOCK_BYTES];
+    const size_t es = dt_size(dt), per = BLOCK_BYTES / es;
+    for (size_t lo = 0; lo < n; lo += per) {
+        const size_t cnt = n - lo < per ? n - lo : per, off = lo * es;
+        memcpy(blk, (const unsigned char *)c->bufs[0] + off, cnt * es);
+        for (int r = 1; r < c->P; r++)
+            dt_add(dt, blk, (const unsigned char *)c->bufs[r] + off, cnt);
+        for (int r = 0; r < c->P; r++) memcpy((unsigned char *)c->bufs[r] + off, blk, cnt * es);
+    }
+}
+
 /* The analytic backend: the sum in memory, then every rank waits the formula's time (none on a
  * zero-time communicator). buf NULL: a dataless call, only the waiting and the books. */
 static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
@@ -456,20 +560,8 @@ static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, 
     const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
     sg_barrier_wait(c->bar);
-    if (rank == 0 && buf) { /* the sum, in rank order so it does not depend on arrival order */
-        if (n * es > c->acc_cap) {
-            free(c->acc);
-            c->acc = malloc(n * es);
-            assert(c->acc);
-            c->acc_cap = n * es;
-        }
-        memcpy(c->acc, c->bufs[0], n * es);
-        for (int r = 1; r < c->P; r++) dt_add(dt, c->acc, c->bufs[r], n);
-    }
-    if (buf) {
-        sg_barrier_wait(c->bar);
-        memcpy(buf, c->acc, n * es);
-    }
+    if (rank == 0 && buf) analytic_sum_into_all(c, n, dt);
+    if (buf) sg_barrier_wait(c->bar); /* no rank returns before rank 0 has written its sum */
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
     if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
@@ -490,6 +582,7 @@ static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype
             tree_broadcast(c, rank, 0, buf, count * dt_size(dt));
         } else
             hierarchical_allreduce(c, rank, buf, count, dt);
+        if (c->backend == COLL_TRANSFER) release(c, rank);
     }
     c->stats[rank].payload_bytes += (double)count * (double)dt_size(dt);
     c->stats[rank].time_s += simgrid_get_clock() - t0;
@@ -525,57 +618,102 @@ void coll_cost_allgather(Comm *c, int rank, size_t bytes)
         if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
     } else if (P > 1) { /* the ring of coll_allgather, every block of the same size */
         for (int s = 0; s < P - 1; s++)
-            free(sendrecv(c, rank, (rank + 1) % P, NULL, bytes, mod(rank - 1, P)));
+            msg_done(sendrecv(c, rank, (rank + 1) % P, NULL, bytes, mod(rank - 1, P)));
     }
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
 }
 
+/* The analytic allgather: every rank copies the others' blocks straight from their buffers
+ * into its result, then waits the formula's time. */
+static unsigned char *analytic_allgather(Comm *c, int rank, const void *send, size_t bytes,
+                                         size_t *sizes)
+{
+    const int P = c->P;
+    c->bufs[rank] = send;
+    c->sizes[rank] = bytes;
+    sg_barrier_wait(c->bar);
+    double total = 0;
+    size_t all_bytes = 0;
+    for (int r = 0; r < P; r++) {
+        total += (double)c->sizes[r];
+        all_bytes += c->sizes[r];
+    }
+    unsigned char *all = malloc(all_bytes ? all_bytes : 1), *p = all;
+    assert(all);
+    for (int r = 0; r < P; r++) {
+        sizes[r] = c->sizes[r];
+        if (sizes[r]) memcpy(p, c->bufs[r], sizes[r]);
+        p += sizes[r];
+    }
+    sg_barrier_wait(c->bar); /* every rank has read the others' buffers */
+    c->stats[rank].bytes_sent += total - (double)bytes;
+    if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
+    return all;
+}
+
+/* Room for `more` bytes after the `used` of rank me's gather buffer (grow-once; its unread
+ * messages from the old one are staged first). */
+static unsigned char *gather_room(Comm *c, int me, size_t used, size_t more)
+{
+    RankState *rs = &c->rs[me];
+    if (used + more > rs->gather_cap || !rs->gather) {
+        release(c, me);
+        size_t cap = 2 * rs->gather_cap > used + more ? 2 * rs->gather_cap : used + more + 1;
+        unsigned char *g = realloc(rs->gather, cap);
+        assert(g);
+        rs->gather = g;
+        rs->gather_cap = cap;
+    }
+    return rs->gather + used;
+}
+
+/* The ring allgather: at step s rank i passes on block i - s (its own, then the one it last
+ * received, read by the receiver from where it lies) and receives block i - s - 1. */
+static unsigned char *ring_allgather_blocks(Comm *c, int rank, const void *send, size_t bytes,
+                                            size_t *sizes)
+{
+    const int P = c->P;
+    RankState *rs = &c->rs[rank];
+    if (!rs->goff) {
+        rs->goff = malloc(sizeof *rs->goff * (size_t)P);
+        assert(rs->goff);
+    }
+    size_t used = 0;
+    const unsigned char *out = send;
+    size_t out_bytes = bytes;
+    sizes[rank] = bytes;
+    for (int s = 0; s < P - 1; s++) {
+        Msg *m = sendrecv(c, rank, (rank + 1) % P, out, out_bytes, mod(rank - 1, P));
+        const int r = mod(rank - s - 1, P);
+        unsigned char *dst = gather_room(c, rank, used, m->bytes);
+        rs->goff[r] = used;
+        sizes[r] = m->bytes;
+        copy_from(c, rank, dst, m);
+        out = dst;
+        out_bytes = sizes[r];
+        used += sizes[r];
+    }
+    unsigned char *all = malloc(used + bytes ? used + bytes : 1), *p = all;
+    assert(all);
+    for (int r = 0; r < P; r++) {
+        const unsigned char *src = r == rank ? send : rs->gather + rs->goff[r];
+        if (sizes[r]) memcpy(p, src, sizes[r]);
+        p += sizes[r];
+    }
+    release(c, rank);
+    return all;
+}
+
 unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes, size_t *sizes)
 {
     double t0 = simgrid_get_clock();
-    const int P = c->P;
-    Msg **blocks = calloc((size_t)P, sizeof *blocks);
-    assert(blocks);
-    blocks[rank] = malloc(sizeof(Msg) + bytes);
-    assert(blocks[rank]);
-    blocks[rank]->bytes = bytes;
-    if (bytes) memcpy(blocks[rank]->data, send, bytes);
-    if (c->backend == COLL_ANALYTIC && P > 1) {
-        c->bufs[rank] = send;
-        c->sizes[rank] = bytes;
-        sg_barrier_wait(c->bar);
-        double total = 0;
-        for (int r = 0; r < P; r++) {
-            total += (double)c->sizes[r];
-            if (r == rank) continue;
-            blocks[r] = malloc(sizeof(Msg) + c->sizes[r]);
-            assert(blocks[r]);
-            blocks[r]->bytes = c->sizes[r];
-            if (c->sizes[r]) memcpy(blocks[r]->data, c->bufs[r], c->sizes[r]);
-        }
-        sg_barrier_wait(c->bar);
-        c->stats[rank].bytes_sent += total - (double)bytes;
-        if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
-    } else {
-        for (int s = 0; s < P - 1; s++) {
-            const Msg *out = blocks[mod(rank - s, P)];
-            blocks[mod(rank - s - 1, P)] =
-                sendrecv(c, rank, (rank + 1) % P, out->data, out->bytes, mod(rank - 1, P));
-        }
-    }
-    size_t total = 0;
-    for (int r = 0; r < P; r++) total += blocks[r]->bytes;
-    unsigned char *all = malloc(total ? total : 1), *p = all;
-    assert(all);
-    for (int r = 0; r < P; r++) {
-        sizes[r] = blocks[r]->bytes;
-        memcpy(p, blocks[r]->data, blocks[r]->bytes);
-        p += blocks[r]->bytes;
-        free(blocks[r]);
-    }
-    free(blocks);
+    unsigned char *all;
+    if (c->P > 1 && c->backend == COLL_ANALYTIC)
+        all = analytic_allgather(c, rank, send, bytes, sizes);
+    else
+        all = ring_allgather_blocks(c, rank, send, bytes, sizes);
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
@@ -596,6 +734,7 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
                 sg_actor_sleep_for(ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
         } else {
             tree_broadcast(c, rank, root, buf, bytes);
+            release(c, rank);
         }
     }
     c->stats[rank].payload_bytes += (double)bytes;

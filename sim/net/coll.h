@@ -1,6 +1,8 @@
 /* coll.h: collective operations between the worker actors of one simulation, with real
- * payloads: the bytes put on the simulated wire are copies of the real buffers, and reductions
- * add the real floats, so results equal the sum of the inputs. Every function is called by
+ * payloads: each simulated message carries the real bytes (read by the receiver straight from
+ * the sender's buffer, zero-copy; see coll.c), and reductions add the real floats, so results
+ * equal the sum of the inputs. A buffer handed to a collective is the caller's again, to change
+ * or free, as soon as the call returns. Every function is called by
  * every rank of the communicator, from inside its SimGrid actor, with the same arguments but
  * its own buffer.
  *

@@ -1,8 +1,11 @@
 /* bench_coll.c: wall-clock cost of simulating collectives. One measurement per process (one
  * SimGrid engine per process); tests/perf/run_coll.sh runs them side by side.
- *   bench_coll ring|analytic|bare WORKERS ITERATIONS FLOATS
+ *   bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS
  * ring: coll_allreduce, transfer level; analytic: the analytic backend; bare: the same ring
- * pattern with raw SimGrid transfers (no payload, no reduction), the engine's own cost.
+ * pattern with raw SimGrid transfers (no payload, no reduction), the engine's own cost;
+ * memory: the ring's data work alone, without SimGrid (every rank's buffer, the reduce-scatter's
+ * additions and the allgather's copies, chunk by chunk in the ring's order), the floor any
+ * real-payload ring pays on top of bare transfers.
  * Prints wall seconds per allreduce and per simulated transfer. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,7 @@
 #include "engine.h"
 #include "wallclock.h"
 
-static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare */
+static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare, 3 memory */
 static size_t FLOATS;
 static Comm *COMM;
 static sg_mailbox_t *MB;
@@ -43,16 +46,52 @@ static void worker(int argc, char **argv)
     free(buf);
 }
 
+/* The ring allreduce's data movement for all ranks at once: at reduce-scatter step s rank i + 1
+ * adds chunk i - s of rank i into its own; at allgather step s it copies chunk i + 1 - s. */
+static void memory_floor(void)
+{
+    float **b = malloc(sizeof *b * (size_t)P);
+    for (int r = 0; r < P; r++) b[r] = calloc(FLOATS, sizeof(float));
+    for (int it = 0; it < ITERS; it++) {
+        for (int s = 0; s < 2 * (P - 1); s++)
+            for (int i = 0; i < P; i++) {
+                int j = s < P - 1 ? ((i - s) % P + P) % P : ((i + 1 - (s - P + 1)) % P + P) % P;
+                size_t a = FLOATS * (size_t)j / (size_t)P, e = FLOATS * (size_t)(j + 1) / (size_t)P;
+                float *restrict d = b[(i + 1) % P] + a;
+                const float *restrict x = b[i] + a;
+                if (s < P - 1)
+                    for (size_t k = 0; k < e - a; k++) d[k] += x[k];
+                else
+                    memcpy(d, x, (e - a) * sizeof(float));
+            }
+    }
+    for (int r = 0; r < P; r++) free(b[r]);
+    free(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
-        fprintf(stderr, "usage: bench_coll ring|analytic|bare WORKERS ITERATIONS FLOATS\n");
+        fprintf(stderr, "usage: bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS\n");
         return 2;
     }
-    MODE = strcmp(argv[1], "ring") == 0 ? 0 : strcmp(argv[1], "analytic") == 0 ? 1 : 2;
+    MODE = strcmp(argv[1], "ring") == 0       ? 0
+           : strcmp(argv[1], "analytic") == 0 ? 1
+           : strcmp(argv[1], "bare") == 0     ? 2
+                                              : 3;
     P = atoi(argv[2]);
     ITERS = atoi(argv[3]);
     FLOATS = (size_t)atol(argv[4]);
+    if (MODE == 3) {
+        double t0 = wallclock_s();
+        memory_floor();
+        double wall = wallclock_s() - t0;
+        printf("memory workers=%d iterations=%d floats=%zu wall_s=%.4f per_allreduce_ms=%.4f "
+               "per_transfer_us=%.3f\n",
+               P, ITERS, FLOATS, wall, wall / ITERS * 1e3,
+               wall / ((double)ITERS * P * 2.0 * (P - 1)) * 1e6);
+        return 0;
+    }
     Cluster cl = cluster_default();
     cl.workers = P;
     BwError err;
