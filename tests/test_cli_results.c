@@ -1,5 +1,6 @@
 /* test_cli_results.c: results a researcher can trust, end to end on a small slice of the real
- * Fashion-MNIST. A run whose loss explodes is `diverged` (exit 1, one `bellows:` line); in
+ * Fashion-MNIST. A run whose loss explodes is `diverged` (exit 1, one `bellows:` line), and so
+ * is a replay of its trace; in
  * compare and sweep a diverged run keeps its row but gets no speedup, and the heatmap's grid
  * marks it (and a run that never reached the target) instead of drawing a speedup of 0, with
  * no block for the baseline; plots are drawn into a folder whose name holds a quote, the
@@ -83,6 +84,16 @@ static void test_an_exploding_run_is_diverged_and_exits_1(void **state)
     free(out);
     free(err);
     free(sum);
+    /* its trace replayed: the recorded run diverged, so the replay is diverged too */
+    assert_int_equal(run("run --lr 10 --epochs 1 --train-samples 2048 --test-samples 500 "
+                         "--workers 4 --quiet --record-trace %s/lr10.jsonl"),
+                     1);
+    assert_int_equal(run("replay --trace %s/lr10.jsonl --policies sync --workers 4 --no-plots "
+                         "--quiet --out %s/rep"),
+                     0);
+    char *csv = read_tmp("rep/compare.csv");
+    assert_non_null(strstr(csv, ",diverged,"));
+    free(csv);
 }
 
 static void test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder(void **state)

@@ -579,6 +579,22 @@ static int params_finite(const DriverRun *run)
     return 1;
 }
 
+/* A replay that went to the end of a trace whose run stopped early (its last record's
+ * "stopped") ends as that run did: a diverged run replayed is a diverged run. */
+static void replay_stopped_as_recorded(DriverRun *run)
+{
+    const Trace *tr = run->cfg->replay;
+    if (!tr || run->stop == STOP_DIVERGED || run->stop == STOP_TARGET) return;
+    const TraceStep *last = &tr->steps[tr->n_steps - 1];
+    if (strcmp(last->stopped, "diverged") == 0) {
+        run->stop = STOP_DIVERGED;
+        snprintf(run->res->message, sizeof run->res->message,
+                 "the recorded run diverged at step %ld (the trace's last record)", last->step);
+    } else if (strcmp(last->stopped, "reached_target") == 0) {
+        run->stop = STOP_TARGET;
+    }
+}
+
 static int run_finish(DriverRun *run, BwError *err)
 {
     RunResult *res = run->res;
@@ -592,6 +608,7 @@ static int run_finish(DriverRun *run, BwError *err)
         run->tl = NULL;
     }
     if (rc) return rc;
+    replay_stopped_as_recorded(run);
     if (run->stop != STOP_DIVERGED && !params_finite(run)) {
         run->stop = STOP_DIVERGED;
         snprintf(res->message, sizeof res->message,

@@ -121,15 +121,18 @@ static void cost_setting(const Repro *r, FILE *f, int exp)
             " The runs charge the costs of a real model, `--workload %s` (`bellows workloads`: "
             "%s parameters in %d tensors, %.3g GFLOP per sample forward and backward), on "
             "%ss (%.3g TFLOP/s fp32 peak at %.0f%%: %.3g TFLOP/s; %s), links of %.0f us "
-            "latency (%s), and `--overlap none` (what Accordion's code does: it reduces after "
-            "the backward; averaging parameters cannot overlap anyway). Compression's encode "
+            "latency (%s), and %s. Compression's encode "
             "and decode are charged on the GPU. The small model supplies the gradients, the "
             "accuracy and every signal a policy reads; each real tensor is compressed at the "
             "level of the small layer it follows (by relative depth), its messages sized from "
             "the compressor's plan on the real shape.\n\n",
             ps->workload, fmt_count(pc->params, params, sizeof params), pc->tensors,
             pc->flops_sample / 1e9, ps->gpu, pc->gpu_peak / 1e12, 100 * ps->efficiency,
-            pc->gpu_flops / 1e12, ps->gpu_source, ps->latency * 1e6, ps->latency_source);
+            pc->gpu_flops / 1e12, ps->gpu_source, ps->latency * 1e6, ps->latency_source,
+            exp == 0 ? "`--overlap tensor` (what Accordion's code does: one blocking collective "
+                       "per tensor after the backward)"
+                     : "`--overlap none` (ADPSGD's code is not public; averaging parameters "
+                       "cannot overlap the backward anyway)");
 }
 
 /* What the runs charge, and a table of the real model's dense step as costed, per setting
@@ -161,12 +164,12 @@ static void cost_table(const Repro *r, FILE *f, int exp)
             "communication). A compressed step sends less, on ResNet-18's shapes.",
             fmt_count(pc->params, params, sizeof params), 2e6 * ps->latency);
     const SimModel *sm = papers_setting(exp, 0)->sim;
-    if (ps->batch)
+    if (ps->batch) /* Accordion's settings differ in batch: the table gives each */
         fprintf(f,
-                " The paper trained %d images per worker; the runs charge the small model's "
-                "%d, so a step's compute is %.2g of the paper's and communication weighs more "
-                "than it did there.",
-                ps->batch, sm->batch, (double)sm->batch / ps->batch);
+                " The paper trained %d images per worker; the runs charge each setting's batch "
+                "per worker (the table's), so where it is smaller a step's compute is that "
+                "fraction of the paper's and communication weighs more than it did there.",
+                ps->batch);
     else { /* periodic averaging: a step costs at least its compute */
         double c = papers_compute_s(pc, sm->batch);
         fprintf(f, " Averaging less often cannot make a step cheaper than its compute: per "

@@ -49,6 +49,10 @@ static void accordion_accuracy(const Repro *r, FILE *f)
         double lo = mean(r, x[0][0].final), hi = mean(r, x[1][0].final);
         double ac = mean(r, x[2][0].final);
         if (isnan(lo) || isnan(ac)) continue;
+        if (x[0][0].diverged || x[2][0].diverged) { /* no accuracy to compare */
+            fprintf(f, " %s diverged (left out);", papers_setting(0, s)->name);
+            continue;
+        }
         int v = ac >= lo - SIMILAR_POINTS / 100 ? V_YES : ac > hi ? V_DIRECTION : V_NO;
         worst = worst == V_UNKNOWN || v > worst ? v : worst;
         fprintf(f, " %s %+.2f / %+.2f (%.0f%% critical);", papers_setting(0, s)->name,
@@ -61,8 +65,9 @@ static void accordion_accuracy(const Repro *r, FILE *f)
             VERDICT[worst]);
 }
 
-/* The largest ratio a(role ra) / b(role rb) over the compression settings (not the batch one),
- * at bandwidth bw; *at the setting. metric 0: bytes, 1: time to target. */
+/* The largest ratio a(role ra) / b(role rb) over the compression settings (not the batch one)
+ * whose runs did not diverge, at bandwidth bw; *at the setting. metric 0: bytes, 1: time to
+ * target. */
 static double best_ratio(const Repro *r, int metric, int bw, int ra, int rb, int *at)
 {
     double best = NAN;
@@ -70,6 +75,7 @@ static double best_ratio(const Repro *r, int metric, int bw, int ra, int rb, int
     for (int s = 0; s < papers_n_settings(0); s++) {
         if (strstr(papers_setting(0, s)->name, "-batch")) continue;
         const Cell(*x)[MAX_BWS] = r->cells[0][s];
+        if (x[ra][bw].diverged || x[rb][bw].diverged) continue;
         double v = metric == 0 ? cells_ratio(r, x[ra][bw].bytes, x[rb][bw].bytes)
                                : cells_ratio(r, x[ra][bw].tta, x[rb][bw].tta);
         if (isfinite(v) && (isnan(best) || v > best)) best = v, *at = s;
