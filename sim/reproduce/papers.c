@@ -53,12 +53,12 @@ static const PaperSetting ADPSGD_PAPER = {
  * 16 steps. The base lr is the rate per worker: --lr-scale workers multiplies it by 4 after the
  * warm-up, as the authors' code does (0.1 x 4 for ResNet-18 on CIFAR-10; 0.025 x 4 for these). */
 static const SimModel SIM_MLP = {"mlp", {30000, 16384, 16384}, {10000, 5000, 500}, 1, 4, 128,
-                                 0.025, {60, 60, 4},           {0.85, 0.84, 0.5}};
+                                 0.025, {60, 60, 2},           {0.85, 0.84, 0.5}};
 /* the batch setting's: the large batch (8x) takes 8x the lr, and 8 x 0.025 x 4 workers = 0.8
  * makes the mlp diverge (no batch norm to keep it in check): 0.01 gives the large batch a peak
  * of 0.32 (0.854 after 60 epochs on 20,000 samples; 0.04 x 4 reached 0.861) */
 static const SimModel SIM_MLP_BATCH = {"mlp", {30000, 16384, 16384}, {10000, 5000, 500}, 1, 4, 128,
-                                       0.01,  {60, 60, 4},           {0.85, 0.84, 0.5}};
+                                       0.01,  {60, 60, 2},           {0.85, 0.84, 0.5}};
 static const SimModel SIM_CNN = {"cnn", {6400, 6400, 2048}, {2500, 2500, 500}, 1, 4, 32,
                                  0.025, {60, 60, 4},        {0.85, 0.85, 0.5}};
 static const SimModel SIM_RESNET = {"resnet", {2048, 2048, 512}, {1000, 1000, 500}, 1, 4, 32,
@@ -66,7 +66,7 @@ static const SimModel SIM_RESNET = {"resnet", {2048, 2048, 512}, {1000, 1000, 50
 /* ADPSGD's: 8 workers x 32 images, a constant lr with the same two decays (its schedule is not
  * known) */
 static const SimModel SIM_MLP8 = {"mlp", {30000, 16384, 4096}, {10000, 5000, 500}, 1, 8, 32,
-                                  0.02,  {60, 60, 4},          {0.88, 0.86, 0.5}};
+                                  0.02,  {60, 60, 2},          {0.88, 0.86, 0.5}};
 
 /* Accordion: roles low (critical level everywhere), high (normal level), accordion. */
 static const Setting ACC[] = {

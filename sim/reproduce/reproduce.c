@@ -115,13 +115,13 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
         "at the first\nbandwidth, and is priced at both by replaying its trace. Schedules are "
         "the papers' 300 epochs\nscaled to 60 (the mlp on 30,000 samples, the cnn on 6,400, "
         "the resnet on 2,048), seeds 1,2;\n--quick: the mlp only on 16,384 samples, seed 1; "
-        "--smoke: a check of the machinery, 4 epochs.";
+        "--smoke: a check of the machinery, 2 epochs.";
     CliOpt opts[] = {
         {"quick", CLI_FLAG, &r->quick, NULL, NULL,
          "the short version: mlp only, 60 epochs on 16,384 samples, seed 1 (unless --seeds)", 0, 0,
          NULL, 0, 0},
         {"smoke", CLI_FLAG, &r->smoke, NULL, NULL,
-         "a check of the machinery, not of the papers: mlp, 4 epochs on 16,384 samples", 0, 0, NULL,
+         "a check of the machinery, not of the papers: mlp, 2 epochs on 16,384 samples", 0, 0, NULL,
          0, 0},
         {"seeds", CLI_INT_LIST, &r->seeds, NULL, NULL,
          "seeds of every scenario (default 1,2; --quick: 1)", 0, 2147483647, NULL, 0, 0},
