@@ -5,15 +5,16 @@
 # that belong to third-party libraries (each entry says why); never add project code to it.
 # Only the test processes themselves are checked, not the bellows processes some tests start
 # (those run under AddressSanitizer in build-asan/). Builds build/ first if needed.
-#   scripts/valgrind.sh              every suite (about 6 minutes on 2 cores)
-#   scripts/valgrind.sh --fast       every suite but coll (about 3.5 minutes; scripts/test.sh)
+#   scripts/valgrind.sh              every suite, VALGRIND_JOBS (default: the cores) at a time
+#   scripts/valgrind.sh --fast       every suite but coll (scripts/test.sh)
 #   scripts/valgrind.sh dataset cli  the named suites (tests/test_NAME.c)
 # Logs: build/valgrind/NAME.log (valgrind's report, empty when clean) and NAME.out (the test's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/test_units ] || scripts/setup.sh
 
-all=(layers models resnet dataset optim trainer units policies plugin trace cli cli_results interrupt coll compress compress_cost timeline driver sweep reproduce workload)
+all=(driver coll compress cli policies reproduce sweep cli_results trace layers models resnet dataset optim
+  trainer units plugin interrupt compress_cost timeline workload)
 # conv_fast is not in the list: its shapes and thread checks take 78 s under valgrind, and its
 # memory is checked under AddressSanitizer (build-asan/); scripts/valgrind.sh conv_fast runs it.
 if [ "${1:-}" = --fast ]; then
@@ -27,9 +28,11 @@ else
   suites=("${all[@]}")
 fi
 mkdir -p build/valgrind
-failed=()
-t_all=$(date +%s)
-for s in "${suites[@]}"; do
+jobs=${VALGRIND_JOBS:-$(nproc)}
+# One suite under valgrind; its verdict in build/valgrind/NAME.status (the longest suites come
+# first in the lists, so that two at a time finish together).
+one() {
+  local s=$1 t0
   t0=$(date +%s)
   # OpenBLAS: one thread (no pool threads to track) and kernels valgrind can run (no AVX-512).
   # BELLOWS_VALGRIND: tests may shorten what only real threads or speed can check.
@@ -38,14 +41,26 @@ for s in "${suites[@]}"; do
         --suppressions=../scripts/valgrind.supp --log-file="valgrind/$s.log" \
         "./test_$s" >"valgrind/$s.out" 2>&1); then
     echo "valgrind: $s clean ($(( $(date +%s) - t0 )) s)"
+    echo clean >"build/valgrind/$s.status"
   else
     echo "valgrind: $s FAILED ($(( $(date +%s) - t0 )) s); build/valgrind/$s.log says:"
     tail -60 "build/valgrind/$s.log"
     tail -20 "build/valgrind/$s.out"
-    failed+=("$s")
+    echo failed >"build/valgrind/$s.status"
   fi
+}
+t_all=$(date +%s)
+for s in "${suites[@]}"; do
+  rm -f "build/valgrind/$s.status"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  one "$s" &
 done
-echo "valgrind: ${#suites[@]} suites in $(( $(date +%s) - t_all )) s"
+wait
+failed=()
+for s in "${suites[@]}"; do
+  [ "$(cat "build/valgrind/$s.status" 2>/dev/null)" = clean ] || failed+=("$s")
+done
+echo "valgrind: ${#suites[@]} suites in $(( $(date +%s) - t_all )) s, $jobs at a time"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "valgrind: errors or leaks in: ${failed[*]}" >&2
   exit 1
