@@ -86,7 +86,8 @@ int comp_enable_memory(Compressor *c, BwError *err)
 {
     c->memory = calloc(c->n_params ? c->n_params : 1, sizeof(float));
     c->memory_used = calloc(c->n_layers ? (size_t)c->n_layers : 1, 1);
-    if (!c->memory || !c->memory_used) return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
+    if (!c->memory || !c->memory_used)
+        return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
     return BW_OK;
 }
 

@@ -30,10 +30,10 @@ struct Compressor {
      * last emptied; 0: it is all zeros, and the dense path leaves it untouched (no memory of
      * a worker that sends everything dense is ever made resident) */
     unsigned char *memory_used;
-    float *dense;         /* [n_params] the fused dense allreduce */
-    int *todo;            /* [n_layers] */
-    size_t *sizes;        /* [world] scratch for coll_allgather */
-    void *state;          /* the plug-in's: set by init, freed by free_state */
+    float *dense;  /* [n_params] the fused dense allreduce */
+    int *todo;     /* [n_layers] */
+    size_t *sizes; /* [world] scratch for coll_allgather */
+    void *state;   /* the plug-in's: set by init, freed by free_state */
 };
 
 /* Allocates the error-feedback memory (zeros). BW_ERUNTIME when out of memory. */

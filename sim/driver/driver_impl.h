@@ -146,8 +146,8 @@ struct DriverRun {
      * mean applies it (updated_step). NULL: every worker keeps its own (periodic mode). */
     Model *replica;
     Sgd opt;
-    long updated_step; /* the last step whose update was applied to the shared replica */
-    float *applied;    /* that update's decoded mean, which every worker's must equal */
+    long updated_step;  /* the last step whose update was applied to the shared replica */
+    float *applied;     /* that update's decoded mean, which every worker's must equal */
     ComputeSlot *slots; /* [n_slots]: live runs, one per computing thread */
     int n_slots;
     Comm *comm;

@@ -15,7 +15,7 @@ struct Pool {
     pthread_cond_t done; /* a job finished */
     PoolJob *head, *tail;
     int stop;
-    int n_threads; /* started */
+    int n_threads;  /* started */
     int next_index; /* the index the next thread to start takes (1 .. n-1) */
     pthread_t threads[];
 };
