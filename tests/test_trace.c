@@ -295,11 +295,42 @@ static void test_replaying_a_policy_needing_what_the_trace_lacks_is_refused(void
  * 161) with a timing profile reads back exactly, and replays under policies that read every
  * layer (Accordion's per-layer norms, PowerSGD per matrix) on the fast engine and the actors;
  * sync sends every parameter, 4 bytes each, every step. */
+/* The 240-tensor trace at path replayed with engine: three policies complete, and sync moves
+ * every parameter at every step. */
+static void replay_wide(const char *path, const char *engine)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "%s replay --trace %s --workers 4 --compressor powersgd --collectives analytic "
+             "--replay-engine %s "
+             "--policies sync,accordion:interval=1,static:level=1 --seed 1 --quiet --no-plots "
+             "--out %s/wide-%s > /dev/null",
+             BELLOWS_BIN, path, engine, TMP, engine);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/wide-%s/compare.csv", TMP, engine);
+    char *csv = slurp(cmd, NULL);
+    assert_non_null(csv);
+    int completed = 0;
+    for (const char *c = csv; (c = strstr(c, ",completed,")); c++) completed++;
+    assert_int_equal(count_lines(csv), 4);
+    assert_int_equal(completed, 3);
+    free(csv);
+    snprintf(cmd, sizeof cmd, "%s/wide-%s/seed-1/1-sync/summary.json", TMP, engine);
+    char *sum = slurp(cmd, NULL);
+    assert_non_null(sum);
+    /* 120 x (8 x 6 + 8) = 6720 parameters, 4 bytes each, every one of the 8 steps */
+    assert_non_null(strstr(sum, "\"n_params\": 6720"));
+    const char *pb = strstr(sum, "\"payload_bytes_per_worker\": ");
+    assert_non_null(pb);
+    assert_true(fabs(atof(pb + strlen("\"payload_bytes_per_worker\": ")) - 6720.0 * 4 * 8) < 1e-6);
+    free(sum);
+}
+
 static void test_a_trace_of_240_tensors_with_timing_reads_back_and_replays(void **state)
 {
     (void)state;
     enum { N = 240, STEPS = 8 };
-    char path[256], cmd[1024];
+    char path[256];
     snprintf(path, sizeof path, "%s/wide.jsonl.gz", TMP);
     TraceLayer *layers = calloc(N, sizeof *layers);
     assert_non_null(layers);
@@ -352,34 +383,8 @@ static void test_a_trace_of_240_tensors_with_timing_reads_back_and_replays(void 
     assert_true(t.steps[3].epoch_norms[N - 1] == 0.5 * (1 + (N - 1) % 7));
     trace_free(&t);
     free(layers);
-    const char *engines[] = {"fast", "actors"};
-    for (int k = 0; k < 2; k++) {
-        snprintf(cmd, sizeof cmd,
-                 "%s replay --trace %s --workers 4 --compressor powersgd --collectives analytic "
-                 "--replay-engine %s "
-                 "--policies sync,accordion:interval=1,static:level=1 --seed 1 --quiet --no-plots "
-                 "--out %s/wide-%s > /dev/null",
-                 BELLOWS_BIN, path, engines[k], TMP, engines[k]);
-        assert_int_equal(system(cmd), 0);
-        snprintf(cmd, sizeof cmd, "%s/wide-%s/compare.csv", TMP, engines[k]);
-        char *csv = slurp(cmd, NULL);
-        assert_non_null(csv);
-        int completed = 0;
-        for (const char *c = csv; (c = strstr(c, ",completed,")); c++) completed++;
-        assert_int_equal(count_lines(csv), 4);
-        assert_int_equal(completed, 3);
-        free(csv);
-        snprintf(cmd, sizeof cmd, "%s/wide-%s/seed-1/1-sync/summary.json", TMP, engines[k]);
-        char *sum = slurp(cmd, NULL);
-        assert_non_null(sum);
-        /* 120 x (8 x 6 + 8) = 6720 parameters, 4 bytes each, every one of the 8 steps */
-        assert_non_null(strstr(sum, "\"n_params\": 6720"));
-        const char *pb = strstr(sum, "\"payload_bytes_per_worker\": ");
-        assert_non_null(pb);
-        assert_true(fabs(atof(pb + strlen("\"payload_bytes_per_worker\": ")) - 6720.0 * 4 * 8) <
-                    1e-6);
-        free(sum);
-    }
+    replay_wide(path, "fast");
+    replay_wide(path, "actors");
 }
 
 static void test_a_recorded_run_holds_every_step_and_evaluation(void **state)
