@@ -1,12 +1,11 @@
 /* test_cli_results.c: results a researcher can trust, end to end on a small slice of the real
  * Fashion-MNIST. A run whose loss explodes is `diverged` (exit 1, one `bellows:` line), and so
- * is a replay of its trace; in
- * compare and sweep a diverged run keeps its row but gets no speedup, and the heatmap's grid
- * marks it (and a run that never reached the target) instead of drawing a speedup of 0, with
- * no block for the baseline; plots are drawn into a folder whose name holds a quote, the
- * accuracy plot with a panel zoomed on the target; the BLAS kernels are pinned, so a run writes
- * the same files whichever kernels the CPU would pick; ADPSGD lengthens its period under a
- * constant lr on the real mlp, on cpsgd's budget. */
+ * is a replay of its trace; in compare and sweep a diverged run keeps its row but gets no
+ * speedup, and the heatmap's grid marks it (and a run that never reached the target) instead of
+ * drawing a speedup of 0, with no block for the baseline; plots are drawn into a folder whose
+ * name holds a quote, the accuracy plot with a panel zoomed on the target; the BLAS kernels are
+ * pinned, so a run writes the same files whichever kernels the CPU would pick; ADPSGD lengthens
+ * its period under a constant lr on the real mlp, on cpsgd's budget. */
 #include "testutil.h"
 
 #include "csv.h"

@@ -174,12 +174,13 @@ static void adpsgd_jobs(Repro *r, int s)
     const char *pol[] = {
         "sync",      "cpsgd:period=4", "cpsgd:period=16", "adpsgd:period=4", "adpsgd:period=16",
         "postlocal", "adacomm"};
-    const int role[] = {0, 1, 2, 3, 4, 5, 6};
+    const int role[] = {ADP_SYNC,     ADP_CPSGD4,    ADP_CPSGD16, ADP_ADPSGD4,
+                        ADP_ADPSGD16, ADP_POSTLOCAL, ADP_ADACOMM};
     job_new(r, 1, s, name, pol, role, 7, 1, "none");
     char folder[64];
     snprintf(folder, sizeof folder, "%s-qsgd", name);
     const char *pol_q[] = {"static:level=127"};
-    const int role_q[] = {7};
+    const int role_q[] = {ADP_QSGD};
     job_new(r, 1, s, folder, pol_q, role_q, 1, 1, "qsgd");
 }
 

@@ -121,6 +121,7 @@ static const Setting ADP[] = {
 #define N_ADP ((int)(sizeof ADP / sizeof *ADP))
 
 _Static_assert(N_ACC <= MAX_SETTINGS && N_ADP <= MAX_SETTINGS, "MAX_SETTINGS is too small");
+_Static_assert(ADP_N_ROLES <= MAX_ROLES, "MAX_ROLES is too small");
 
 const char *const PAPERS_EXP_NAME[N_EXPS] = {"accordion", "adpsgd"};
 const char *const PAPERS_BW[N_EXPS][MAX_BWS] = {{"1Gbps", "10Gbps"}, {"10Gbps", "100Gbps"}};

@@ -41,25 +41,27 @@ static int quiet_sweep(int argc, char **argv, BwError *err)
     return rc;
 }
 
-/* Prices one training run (seed, policy k, its folder under the job's sweep). */
-static int price_run(Repro *r, const Job *j, int seed, int k, const char *run_folder)
+/* Prices one training run (seed, policy k, its folder under the job's sweep). Its own flags are
+ * kept here, not in the reproduction's pool, which holds only the jobs' fixed lists. */
+static int price_run(const Repro *r, const Job *j, int seed, int k, const char *run_folder)
 {
-    char out[4096], json[4200];
+    char out[256], json[4400];
+    char trace[4400], policy[96], seeds[32], out_arg[4400];
+    char jobs[] = "--jobs=1", quiet[] = "--quiet", no_plots[] = "--no-plots", resume[] = "--resume";
     jobs_price_folder(j, seed, k, out, sizeof out);
+    snprintf(trace, sizeof trace, "--trace=%s/sweeps/%s/%s/trace.jsonl.gz", r->out, j->folder,
+             run_folder);
+    snprintf(policy, sizeof policy, "--policies=%s", j->policy[k]);
+    snprintf(seeds, sizeof seeds, "--seeds=%d", seed);
+    snprintf(out_arg, sizeof out_arg, "--out=%s/%s", r->out, out);
     char *argv[MAX_ARGV + 8];
     int argc = 0;
     for (int i = 0; i < j->n_price; i++) argv[argc++] = j->price[i];
-    argv[argc++] =
-        jobs_keep(r, "--trace=%s/sweeps/%s/%s/trace.jsonl.gz", r->out, j->folder, run_folder);
-    argv[argc++] = jobs_keep(r, "--policies=%s", j->policy[k]);
-    argv[argc++] = jobs_keep(r, "--seeds=%d", seed);
-    argv[argc++] = jobs_keep(r, "--jobs=1");
-    argv[argc++] = jobs_keep(r, "--quiet");
-    argv[argc++] = jobs_keep(r, "--no-plots");
-    argv[argc++] = jobs_keep(r, "--out=%s/%s", r->out, out);
+    char *own[] = {trace, policy, seeds, jobs, quiet, no_plots, out_arg};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) argv[argc++] = own[i];
     snprintf(json, sizeof json, "%s/%s/sweep.json", r->out, out);
     struct stat st;
-    if (stat(json, &st) == 0) argv[argc++] = jobs_keep(r, "--resume");
+    if (stat(json, &st) == 0) argv[argc++] = resume;
     argv[argc] = NULL;
     BwError err = {{0}};
     int rc = quiet_sweep(argc, argv, &err);
@@ -67,7 +69,7 @@ static int price_run(Repro *r, const Job *j, int seed, int k, const char *run_fo
     return rc;
 }
 
-int price_job(Repro *r, int index)
+int price_job(const Repro *r, int index)
 {
     const Job *j = &r->job[index];
     if (!j->priced) return 0;

@@ -348,7 +348,9 @@ static void adpsgd_bandwidth(const Repro *r, FILE *f, FILE *csv, int s, int bw)
         fprintf(f, "| `%s` | %s | %s | %s | %s | %.3f | %s | %.0f%% |\n", cc->policy,
                 fmt_tta(r, cc, a, sizeof a),
                 fmt_ratio(cells_ratio(r, x[0][bw].tta, cc->tta), b, sizeof b),
-                role == 3 || role == 4 ? (bw == 0 ? "1.46x - 1.95x" : "1.14x - 1.27x") : "",
+                role == ADP_ADPSGD4 || role == ADP_ADPSGD16
+                    ? (bw == 0 ? "1.46x - 1.95x" : "1.14x - 1.27x")
+                    : "",
                 fmt_acc(r, cc, c, sizeof c), cells_mean(r, cc->bytes, NULL) / 1e6, d,
                 100 * cells_mean(r, cc->comm, NULL) / cells_mean(r, cc->time, NULL));
         csv_row(r, csv, 1, s, role, bw);
@@ -375,10 +377,10 @@ static void adpsgd_periods(const Repro *r, FILE *f, int s)
      * policy's mean period until it reached the target */
     fprintf(f, "Mean averaging period until the target (sync's bytes to the target / the "
                "policy's):");
-    for (int role = 1; role < 7; role++) /* the periodic policies (not QSGD) */
+    for (int role = ADP_CPSGD4; role <= ADP_ADACOMM; role++) /* the periodic policies */
         fprintf(f, " `%s` %s%s", x[role][0].policy,
                 fmt_ratio(cells_ratio(r, x[0][0].tta_bytes, x[role][0].tta_bytes), a, sizeof a),
-                role + 1 < 7 ? "," : "");
+                role < ADP_ADACOMM ? "," : "");
     int d1, d2;
     papers_decay_epochs(sm->epochs[r->size], &d1, &d2);
     double sync_steps = cells_mean(r, x[0][0].tta_step, NULL);
@@ -388,8 +390,8 @@ static void adpsgd_periods(const Repro *r, FILE *f, int s)
         fprintf(f, ". `sync` reached the target after %.0f steps (mean)", sync_steps);
     fprintf(f, "; the first lr decay is at epoch %d, step %d.\n\n", d1,
             d1 * sm->train_samples[r->size] / (sm->workers * sm->batch));
-    for (int role = 1; role <= 2; role++) {
-        const Cell *cp = &x[role][0], *ad = &x[role + 2][0]; /* the same budget */
+    for (int role = ADP_CPSGD4; role <= ADP_CPSGD16; role++) {
+        const Cell *cp = &x[role][0], *ad = &x[role + ADP_SAME_BUDGET][0];
         fprintf(f,
                 "ADPSGD against `%s`: bytes to the target %s of CPSGD's, final accuracy "
                 "%+.2f points.\n\n",

@@ -18,6 +18,21 @@
 #define MAX_JOBS     16
 #define MAX_ARGV     80
 #define N_EXPS       2
+/* ADPSGD's roles (the index of a policy in the experiment's cells): CPSGD and ADPSGD at the
+ * budgets of periods 4 and 16 (ADPSGD at period P is CPSGD at P's role + ADP_SAME_BUDGET) */
+enum {
+    ADP_SYNC,
+    ADP_CPSGD4,
+    ADP_CPSGD16,
+    ADP_ADPSGD4,
+    ADP_ADPSGD16,
+    ADP_POSTLOCAL,
+    ADP_ADACOMM,
+    ADP_QSGD,
+    ADP_N_ROLES,
+    ADP_SAME_BUDGET = ADP_ADPSGD4 - ADP_CPSGD4
+};
+
 /* Accordion's large batch: 8x the small one (the lr scaled linearly), as the driver's batch mode */
 #define PAPERS_LARGE_BATCH 8
 
@@ -144,7 +159,7 @@ void cells_regimes(const Repro *r, const char *run_dir, char *buf, size_t n);
 
 /* price.c: every finished training run of job `index` replayed at every bandwidth; returns the
  * number of pricing sweeps that failed. */
-int price_job(Repro *r, int index);
+int price_job(const Repro *r, int index);
 
 /* verdict.c: the verdict on each claim, with its figures and measured cause */
 void verdict_accordion(const Repro *r, FILE *f);

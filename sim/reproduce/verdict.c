@@ -133,15 +133,15 @@ static void adpsgd_speedup(const Repro *r, FILE *f, int s, int bw, double lo, do
     const Cell(*x)[MAX_BWS] = r->cells[1][s];
     double best = NAN;
     int role = -1;
-    for (int k = 3; k <= 4; k++) {
-        double v = cells_ratio(r, x[0][bw].tta, x[k][bw].tta);
+    for (int k = ADP_ADPSGD4; k <= ADP_ADPSGD16; k++) {
+        double v = cells_ratio(r, x[ADP_SYNC][bw].tta, x[k][bw].tta);
         if (isfinite(v) && (isnan(best) || v > best)) best = v, role = k;
     }
     int v = isnan(best)                                            ? V_UNKNOWN
             : best >= CLAIM_SLACK * lo && best <= hi / CLAIM_SLACK ? V_YES
             : best > NO_EFFECT                                     ? V_DIRECTION
                                                                    : V_NO;
-    const Cell *sy = &x[0][bw];
+    const Cell *sy = &x[ADP_SYNC][bw];
     double ceiling = mean(r, sy->time) / mean(r, sy->compute);
     double steps = role >= 0 ? cells_ratio(r, sy->tta_step, x[role][bw].tta_step) : NAN;
     fprintf(f,
@@ -162,7 +162,7 @@ static void adpsgd_against_cpsgd(const Repro *r, FILE *f, int s)
     fprintf(f, "- Claim: *smaller training loss and higher accuracy than constant-period "
                "averaging (CPSGD).* At equal budgets (final training loss, accuracy, bytes):");
     for (int k = 0; k < 2; k++) {
-        const Cell *ad = &x[3 + k][0], *cp = &x[1 + k][0];
+        const Cell *ad = &x[ADP_ADPSGD4 + k][0], *cp = &x[ADP_CPSGD4 + k][0];
         double la = mean(r, ad->loss), lc = mean(r, cp->loss);
         double aa = mean(r, ad->final), ac = mean(r, cp->final);
         if (isnan(la) || isnan(lc)) continue;
@@ -183,8 +183,9 @@ static void adpsgd_against_cpsgd(const Repro *r, FILE *f, int s)
 static void adpsgd_against_qsgd(const Repro *r, FILE *f, int s)
 {
     const Cell(*x)[MAX_BWS] = r->cells[1][s];
-    double ratio = cells_ratio(r, x[3][0].tta_bytes, x[7][0].tta_bytes);
-    double wire = cells_ratio(r, x[7][0].bytes, x[0][0].bytes);
+    const Cell *ad = &x[ADP_ADPSGD4][0], *q = &x[ADP_QSGD][0];
+    double ratio = cells_ratio(r, ad->tta_bytes, q->tta_bytes);
+    double wire = cells_ratio(r, q->bytes, x[ADP_SYNC][0].bytes);
     int v = isnan(ratio)                 ? V_UNKNOWN
             : ratio <= 0.5 / CLAIM_SLACK ? V_YES
             : ratio < 1 / NO_EFFECT      ? V_DIRECTION
@@ -194,8 +195,7 @@ static void adpsgd_against_qsgd(const Repro *r, FILE *f, int s)
             "target, `%s` / `%s`: %.2fx. %s. Cause: QSGD's 8-bit vectors travel in an "
             "allgather, which among %d workers moves %.2fx the bytes of sync's fp32 ring "
             "allreduce per step; ADPSGD averages every few steps.\n",
-            x[3][0].policy, x[7][0].policy, ratio, VERDICT[v], papers_setting(1, s)->sim->workers,
-            wire);
+            ad->policy, q->policy, ratio, VERDICT[v], papers_setting(1, s)->sim->workers, wire);
 }
 
 void verdict_adpsgd(const Repro *r, FILE *f, int s)
