@@ -276,13 +276,32 @@ int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, doub
     return BW_OK;
 }
 
+/* Sums in double over 8 interleaved lanes added in a fixed order: the same result on every
+ * run, and not bound by the latency of one chain of additions (47 million pixels: 0.13 s as
+ * one chain). */
+static double sum_lanes(const float *x, size_t n, double shift, int squares)
+{
+    double lane[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) {
+            double d = x[i + k] - shift;
+            lane[k] += squares ? d * d : d;
+        }
+    double total = 0;
+    for (int k = 0; k < 8; k++) total += lane[k];
+    for (; i < n; i++) {
+        double d = x[i] - shift;
+        total += squares ? d * d : d;
+    }
+    return total;
+}
+
 void dataset_pixel_stats(const Dataset *d, double *mean, double *sd)
 {
     size_t count = (size_t)d->n * (size_t)d->dim;
-    double s = 0, ss = 0;
-    for (size_t i = 0; i < count; i++) s += d->x[i];
-    double m = count ? s / (double)count : 0.0;
-    for (size_t i = 0; i < count; i++) ss += (d->x[i] - m) * (d->x[i] - m);
+    double m = count ? sum_lanes(d->x, count, 0.0, 0) / (double)count : 0.0;
+    double ss = sum_lanes(d->x, count, m, 1);
     *mean = m;
     *sd = count > 1 ? sqrt(ss / (double)count) : 1.0;
     if (*sd <= 0) *sd = 1.0;
