@@ -360,28 +360,40 @@ double model_forward_backward(Model *m, const float *x, const uint8_t *y, int n)
     return model_forward_backward_count(m, x, y, n, NULL);
 }
 
+int model_evaluate_part(Model *m, const float *x, const uint8_t *y, int k, double *xent_sum,
+                        long *correct)
+{
+    const int c = m->cfg.classes;
+    *xent_sum = 0;
+    *correct = 0;
+    float *dl = malloc((size_t)k * c * sizeof(float));
+    const float *logits = dl ? m->ops->forward(m, x, k) : NULL;
+    if (!logits) {
+        free(dl);
+        return BW_ERUNTIME;
+    }
+    *correct = count_correct(logits, y, k, c);
+    *xent_sum = softmax_xent(dl, logits, y, k, c) * k;
+    free(dl);
+    return BW_OK;
+}
+
 int model_evaluate(Model *m, const float *x, const uint8_t *y, int n, int dim, double *loss,
                    double *accuracy, BwError *err)
 {
-    enum { CHUNK = 500 };
-    int c = m->cfg.classes;
     double total = 0.0;
     long correct = 0;
     *loss = 0.0;
     *accuracy = 0.0;
-    float *dl = malloc((size_t)CHUNK * c * sizeof(float));
-    if (!dl) return bw_fail(err, BW_ERUNTIME, "evaluation: out of memory");
-    for (int at = 0; at < n; at += CHUNK) {
-        int k = n - at < CHUNK ? n - at : CHUNK;
-        const float *logits = m->ops->forward(m, x + (size_t)at * dim, k);
-        if (!logits) {
-            free(dl);
+    for (int at = 0; at < n; at += MODEL_EVAL_CHUNK) {
+        int k = n - at < MODEL_EVAL_CHUNK ? n - at : MODEL_EVAL_CHUNK;
+        double part;
+        long right;
+        if (model_evaluate_part(m, x + (size_t)at * dim, y + at, k, &part, &right))
             return bw_fail(err, BW_ERUNTIME, "evaluation: out of memory");
-        }
-        correct += count_correct(logits, y + at, k, c);
-        total += softmax_xent(dl, logits, y + at, k, c) * k;
+        correct += right;
+        total += part;
     }
-    free(dl);
     *loss = n ? total / n : 0.0;
     *accuracy = n ? (double)correct / n : 0.0;
     return BW_OK;

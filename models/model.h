@@ -168,10 +168,17 @@ static inline double model_flops_per_sample(const Model *m)
     return m->ops->flops_per_sample(m);
 }
 
-/* Mean loss and accuracy over n samples, in chunks, in prediction mode (no gradients).
- * BW_ERUNTIME when out of memory. */
+/* Mean loss and accuracy over n samples, in chunks of MODEL_EVAL_CHUNK, in prediction mode (no
+ * gradients): the chunks' model_evaluate_part, their sums added in order. BW_ERUNTIME when out
+ * of memory. */
+enum { MODEL_EVAL_CHUNK = 500 };
 int model_evaluate(Model *m, const float *x, const uint8_t *y, int n, int dim, double *loss,
                    double *accuracy, BwError *err);
+/* One chunk of k samples: its cross-entropy summed (the mean times k) and its correct
+ * predictions. Chunks evaluated on several models sharing the parameters (and state), then
+ * added in order, give model_evaluate's bits. BW_ERUNTIME when out of memory (no message). */
+int model_evaluate_part(Model *m, const float *x, const uint8_t *y, int k, double *xent_sum,
+                        long *correct);
 
 /* Helpers for model implementations: appends a view to the table, growing it (setup needs no
  * check: out of memory here makes model_create fail). */

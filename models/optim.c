@@ -2,6 +2,7 @@
  * torch.optim.SGD, including its placement of weight decay and of the Nesterov correction). */
 #include "optim.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -26,22 +27,27 @@ void sgd_free(Sgd *opt)
 
 void sgd_step(Sgd *opt, float *params, const float *grads, double lr)
 {
+    sgd_step_range(opt, params, grads, lr, 0, opt->n);
+}
+
+void sgd_step_range(Sgd *opt, float *params, const float *grads, double lr, size_t lo, size_t hi)
+{
+    assert(lo <= hi && hi <= opt->n);
     const float mu = (float)opt->cfg.momentum, wd = (float)opt->cfg.weight_decay;
     const float flr = (float)lr;
     float *v = opt->velocity;
-    const size_t n = opt->n;
     if (!v) {
-        for (size_t i = 0; i < n; i++) params[i] -= flr * (grads[i] + wd * params[i]);
+        for (size_t i = lo; i < hi; i++) params[i] -= flr * (grads[i] + wd * params[i]);
         return;
     }
     if (opt->cfg.nesterov) {
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = lo; i < hi; i++) {
             float g = grads[i] + wd * params[i];
             v[i] = mu * v[i] + g;
             params[i] -= flr * (g + mu * v[i]);
         }
     } else {
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = lo; i < hi; i++) {
             float g = grads[i] + wd * params[i];
             v[i] = mu * v[i] + g;
             params[i] -= flr * v[i];

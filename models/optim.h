@@ -26,6 +26,9 @@ void sgd_free(Sgd *opt); /* safe twice */
 /* One update of params [n] from grads [n] at learning rate lr:
  *   g = grad + wd * p;  v = mu * v + g;  g = nesterov ? g + mu * v : v;  p -= lr * g */
 void sgd_step(Sgd *opt, float *params, const float *grads, double lr);
+/* sgd_step on the parameters [lo, hi) only (each parameter's update is its own: steps over
+ * disjoint ranges, on any threads, give sgd_step's bits). */
+void sgd_step_range(Sgd *opt, float *params, const float *grads, double lr, size_t lo, size_t hi);
 /* What one sgd_step over n_params parameters costs a GPU, for a roofline time
  * max(flops / rate, bytes / memory bandwidth), counted as one fused pass (torch.optim.SGD with
  * fused=True or foreach, each tensor read and written once): per parameter, 2 flops for

@@ -19,6 +19,7 @@
 #include "coll.h"
 #include "engine.h"
 #include "half.h"
+#include "pool.h"
 
 enum { OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16 };
 
@@ -32,6 +33,9 @@ typedef struct {
     int ring_order;    /* with random_values: bit for bit against the ring's summation order */
     int rank_order;    /* with random_values: bit for bit against ((x0 + x1) + x2) + ... */
     int scribble;      /* each rank overwrites and frees its buffers as soon as the call returns */
+    int mean;          /* coll_allreduce_mean: the expected sums become (sum + 0.0f) / P */
+    int threads;       /* > 1: the communicator's in-memory sums on a pool of that many */
+    int neg_zeros;     /* every value -0.0f: the sum is -0, the mean +0 */
 } Scenario;
 
 typedef struct {
@@ -97,13 +101,22 @@ static void worker(int argc, char **argv)
     if (SC.op == OP_ALLREDUCE) {
         float *buf = malloc(SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++)
-            buf[i] = SC.random_values ? random_value(rank, i) : value(rank, i);
-        coll_allreduce(COMM, rank, buf, SC.count);
+            buf[i] = SC.neg_zeros ? -0.0f : SC.random_values ? random_value(rank, i) : value(rank, i);
+        if (SC.mean)
+            coll_allreduce_mean(COMM, rank, buf, SC.count);
+        else
+            coll_allreduce(COMM, rank, buf, SC.count);
         buf = scribble(buf, SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++) {
             if (SC.ring_order || SC.rank_order) {
                 float want = SC.ring_order ? ring_order_sum(P, SC.count, i) : rank_order_sum(P, i);
+                if (SC.mean) want = (want + 0.0f) / (float)P;
                 if (memcmp(&buf[i], &want, sizeof want) != 0) RES->wrong++;
+                continue;
+            }
+            if (SC.neg_zeros) {
+                int negative = signbit(buf[i]) != 0;
+                if (buf[i] != 0 || negative == SC.mean) RES->wrong++;
                 continue;
             }
             double want = 0, mass = 0;
@@ -117,7 +130,7 @@ static void worker(int argc, char **argv)
                  * sum itself may cancel to near zero */
                 double e = fabs(buf[i] - want) / mass;
                 if (e > RES->max_rel_err) RES->max_rel_err = e;
-            } else if (buf[i] != (float)want) {
+            } else if (buf[i] != (SC.mean ? ((float)want + 0.0f) / (float)P : (float)want)) {
                 RES->wrong++;
             }
         }
@@ -185,6 +198,8 @@ static Result simulate(void)
             _exit(3);
         }
         COMM = coll_comm_create(&SC.cl, SC.algo, SC.backend);
+        Pool *pool = SC.threads > 1 ? pool_create(SC.threads) : NULL;
+        coll_comm_set_pool(COMM, pool);
         for (int r = 0; r < SC.cl.workers; r++) {
             char arg[16];
             snprintf(arg, sizeof arg, "%d", r);
@@ -193,6 +208,7 @@ static Result simulate(void)
         }
         simgrid_run();
         coll_comm_free(COMM);
+        pool_free(pool);
         _exit(0); /* skip SimGrid's exit-time teardown */
     }
     int st;
@@ -292,6 +308,45 @@ static void test_zero_copy_ring_sums_in_ring_order_and_callers_may_reuse_buffers
     for (int op = OP_ALLGATHER; op <= OP_BROADCAST; op++) {
         SC = (Scenario){.cl = star(6, 1.25e9, 5e-6), .count = 77, .op = op, .scribble = 1};
         assert_int_equal(simulate().wrong, 0);
+    }
+}
+
+/* The sums done in memory (coll_sum.c) over several blocks and items, with the ring's chunk ends
+ * inside them, on one thread and on a pool: the ring's order and the analytic rank order bit
+ * for bit, and the mean variant's (sum + 0.0f) / P, whose sum of negative zeros is +0. */
+static void test_in_memory_sums_keep_their_order_over_items_and_threads(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 3; threads += 2)
+        for (int P = 3; P <= 7; P += 4)
+            for (int backend = 0; backend < 2; backend++)
+                for (int mean = 0; mean < 2; mean++) {
+                    SC = (Scenario){.cl = star(P, 1.25e9, 5e-6),
+                                    .backend = backend,
+                                    .count = 70001,
+                                    .random_values = 1,
+                                    .ring_order = backend == COLL_TRANSFER,
+                                    .rank_order = backend == COLL_ANALYTIC,
+                                    .mean = mean,
+                                    .threads = threads};
+                    Result r = simulate();
+                    if (r.wrong)
+                        fail_msg("%s, %d workers, %d threads, mean %d: %d elements wrong",
+                                 backend ? "analytic" : "ring", P, threads, mean, r.wrong);
+                }
+    for (int algo = 0; algo < 4; algo++) { /* the mean of the other algorithms, after the sum */
+        SC = (Scenario){.cl = star(4, 1.25e9, 5e-6), .algo = algo, .count = 333, .mean = 1};
+        if (algo == COLL_HIERARCHICAL) {
+            SC.cl.topology = TOPO_HIERARCHICAL;
+            SC.cl.gpus_per_node = 2;
+        }
+        assert_int_equal(simulate().wrong, 0);
+        for (int backend = 0; backend < 2; backend++)
+            for (SC.mean = 0; SC.mean < 2; SC.mean++) {
+                SC.backend = backend;
+                SC.neg_zeros = 1;
+                assert_int_equal(simulate().wrong, 0);
+            }
     }
 }
 
@@ -559,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_is_exact_sum_for_every_algorithm_and_1_to_9_workers),
         cmocka_unit_test(test_allreduce_of_random_floats_matches_double_sum),
         cmocka_unit_test(test_zero_copy_ring_sums_in_ring_order_and_callers_may_reuse_buffers),
+        cmocka_unit_test(test_in_memory_sums_keep_their_order_over_items_and_threads),
         cmocka_unit_test(test_allgather_concatenates_variable_sizes_and_broadcast_copies),
         cmocka_unit_test(test_analytic_backend_reduces_exactly),
         cmocka_unit_test(test_f16_allreduce_sums_halves_for_every_algorithm_and_backend),

@@ -373,15 +373,16 @@ static int dense_contiguous(const Compressor *c, const double *levels, size_t *f
     return any;
 }
 
-/* M = g + e of dense layer l into out[0 .. size), and e = 0. A memory never written is zeros:
- * M = g + 0 (which turns -0 into +0, as the addition does), without touching the memory. */
+/* M = g + e of dense layer l into out[0 .. size), and e = 0. A memory never written is zeros,
+ * and M = g is left where it is when out is the layer's own slice of grads (the mean's + 0 in
+ * coll_allreduce_mean gives the sum's zeros the sign an addition of e = +0 would have). */
 static void dense_feedback(Compressor *c, float *grads, int l, float *out)
 {
     const LayerView *v = &c->layers[l];
     const size_t n = layer_size(v);
     const float *g = grads + v->offset;
     if (c->memory && !c->memory_used[l]) {
-        for (size_t i = 0; i < n; i++) out[i] = g[i] + 0.0f;
+        if (out != g) memcpy(out, g, n * sizeof(float));
         return;
     }
     const float *m = comp_feedback(c, grads, l);
@@ -392,27 +393,27 @@ static void dense_feedback(Compressor *c, float *grads, int l, float *out)
     }
 }
 
-/* Vectors and level-0 layers: M = g + e, one fused allreduce, e = 0, grads = the mean. The
- * fused buffer is the dense layers' own span of grads when they lie end to end (no copy, and
- * the buffer c->dense is never touched), else c->dense; the same sums either way. */
+/* Vectors and level-0 layers: M = g + e, one fused allreduce to their mean, e = 0. The fused
+ * buffer is the dense layers' own span of grads when they lie end to end (no copy, and the
+ * buffer c->dense is never touched), else c->dense, copied back; the same sums either way. */
 static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double *levels)
 {
     size_t first = 0, n_dense = 0;
-    float *buf = dense_contiguous(c, levels, &first) ? grads + first : c->dense;
+    const int in_place = dense_contiguous(c, levels, &first);
+    float *buf = in_place ? grads + first : c->dense;
     for (int l = 0; l < c->n_layers; l++) {
         if (compressed(c, l, levels)) continue;
         dense_feedback(c, grads, l, buf + n_dense);
         n_dense += layer_size(&c->layers[l]);
     }
     if (!n_dense) return 0;
-    coll_allreduce(comm, c->rank, buf, n_dense);
-    const float w = (float)c->world;
+    coll_allreduce_mean(comm, c->rank, buf, n_dense);
     size_t at = 0;
-    for (int l = 0; l < c->n_layers; l++) {
+    for (int l = 0; l < c->n_layers && !in_place; l++) {
         const LayerView *v = &c->layers[l];
         if (compressed(c, l, levels)) continue;
-        float *g = grads + v->offset;
-        for (size_t i = 0, n = layer_size(v); i < n; i++) g[i] = buf[at++] / w;
+        memcpy(grads + v->offset, buf + at, layer_size(v) * sizeof(float));
+        at += layer_size(v);
     }
     return (double)n_dense * sizeof(float);
 }

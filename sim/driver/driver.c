@@ -485,6 +485,10 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
     if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
         rc = bw_fail(err, BW_ERUNTIME, "--compute-threads %d: cannot start the threads", threads);
+    if (rc == BW_OK && run->pool) { /* the analytic sums too (the same bits on any thread) */
+        coll_comm_set_pool(run->comm, run->pool);
+        if (run->cost) coll_comm_set_pool(run->cost->data, run->pool);
+    }
     if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);
     return rc;
 }

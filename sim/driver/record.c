@@ -48,6 +48,53 @@ static EvalRow *eval_row_add(DriverRun *run)
 
 /* The row's test loss and accuracy: the trace's (a replay does not re-simulate them), or m's
  * on the test set (NAN when that fails). */
+/* A parallel evaluation: chunk i's sums in part[i] and right[i], computed by the thread's
+ * scratch model lent m's parameters and state. */
+typedef struct {
+    const DriverRun *run;
+    Model *m;
+    double *part;
+    long *right;
+    int *rc;
+} EvalJob;
+
+static void eval_item(void *arg, int item, int thread)
+{
+    const EvalJob *j = arg;
+    const Dataset *test = j->run->cfg->test;
+    Model *scratch = j->run->slots[thread].model;
+    model_borrow(scratch, j->m->params, NULL, j->m->state);
+    const int at = item * MODEL_EVAL_CHUNK;
+    const int k = test->n - at < MODEL_EVAL_CHUNK ? test->n - at : MODEL_EVAL_CHUNK;
+    j->rc[item] = model_evaluate_part(scratch, test->x + (size_t)at * test->dim, test->y + at, k,
+                                      &j->part[item], &j->right[item]);
+}
+
+/* model_evaluate's figures, its chunks spread over the run's threads and added in order (the
+ * same bits). */
+static int evaluate_parallel(DriverRun *run, Model *m, double *loss, double *accuracy)
+{
+    const Dataset *test = run->cfg->test;
+    const int n = (test->n + MODEL_EVAL_CHUNK - 1) / MODEL_EVAL_CHUNK;
+    EvalJob j = {run, m, calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(long)),
+                 calloc((size_t)n, sizeof(int))};
+    int rc = j.part && j.right && j.rc ? BW_OK : BW_ERUNTIME;
+    if (rc == BW_OK) pool_for(run->pool, n, eval_item, &j);
+    double total = 0;
+    long correct = 0;
+    for (int i = 0; i < n && rc == BW_OK; i++) {
+        rc = j.rc[i];
+        total += j.part[i];
+        correct += j.right[i];
+    }
+    *loss = test->n ? total / test->n : 0.0;
+    *accuracy = test->n ? (double)correct / test->n : 0.0;
+    free(j.part);
+    free(j.right);
+    free(j.rc);
+    return rc;
+}
+
 static void eval_accuracy(DriverRun *run, Model *m, const TraceEval *te, EvalRow *e)
 {
     const Dataset *test = run->cfg->test;
@@ -56,6 +103,8 @@ static void eval_accuracy(DriverRun *run, Model *m, const TraceEval *te, EvalRow
     if (te) {
         e->test_accuracy = te->test_accuracy;
         e->test_loss = te->test_loss;
+    } else if (run->pool && run->n_slots > 1) {
+        rc = evaluate_parallel(run, m, &e->test_loss, &e->test_accuracy);
     } else {
         BwError ignore;
         rc = model_evaluate(m, test->x, test->y, test->n, test->dim, &e->test_loss,

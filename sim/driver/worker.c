@@ -243,6 +243,32 @@ static void worker_sgd(Worker *me, double lr)
     me->wall_model_s += wallclock_s() - w0;
 }
 
+/* shared_update's work, in items of UPDATE_ITEM floats over the run's threads: the first
+ * worker's copy and update, or a later worker's comparison (differs[item]). */
+enum { UPDATE_ITEM = 16384 };
+typedef struct {
+    DriverRun *run;
+    const float *g;
+    double lr;
+    int first;
+    unsigned char *differs;
+} UpdateJob;
+
+static void update_item(void *arg, int item, int thread)
+{
+    (void)thread;
+    UpdateJob *u = arg;
+    DriverRun *run = u->run;
+    const size_t n = run->replica->n_params, lo = (size_t)item * UPDATE_ITEM;
+    const size_t hi = n - lo < UPDATE_ITEM ? n : lo + UPDATE_ITEM;
+    if (!u->first) {
+        u->differs[item] = memcmp(u->g + lo, run->applied + lo, (hi - lo) * sizeof(float)) != 0;
+        return;
+    }
+    memcpy(run->applied + lo, u->g + lo, (hi - lo) * sizeof(float));
+    if (!run->cfg->replay) sgd_step_range(&run->opt, run->replica->params, u->g, u->lr, lo, hi);
+}
+
 /* Gradient mode with a shared replica: the first worker to hold the step's decoded mean applies
  * it once and keeps a copy; every other worker's must equal it bit for bit (they are what each
  * replica would have applied), else the largest difference is reported as replica_max_diff. */
@@ -251,15 +277,19 @@ static void shared_update(Worker *me, double lr, long step)
     DriverRun *run = me->run;
     const float *g = me->model->grads;
     const size_t n = me->model->n_params;
-    if (run->updated_step != step) {
-        run->updated_step = step;
-        memcpy(run->applied, g, sizeof(float) * n);
-        double w0 = wallclock_s();
-        if (!run->cfg->replay) sgd_step(&run->opt, run->replica->params, g, lr);
+    const int items = (int)((n + UPDATE_ITEM - 1) / UPDATE_ITEM);
+    unsigned char differs[items > 0 ? items : 1];
+    UpdateJob u = {run, g, lr, run->updated_step != step, differs};
+    double w0 = wallclock_s();
+    run->updated_step = step;
+    pool_for(run->pool, items, update_item, &u);
+    if (u.first) {
         me->wall_model_s += wallclock_s() - w0;
         return;
     }
-    if (memcmp(g, run->applied, sizeof(float) * n) == 0) return;
+    int same = 1;
+    for (int i = 0; i < items; i++) same = same && !differs[i];
+    if (same) return;
     double *worst = &run->res->replica_max_diff;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)g[i] - run->applied[i]);

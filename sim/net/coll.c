@@ -1,15 +1,18 @@
 /* coll.c: the collectives (see coll.h for the algorithms, sources and cost formulas).
- * Messages are zero-copy: the sender puts a descriptor (Msg) on the mailbox of the (receiver,
- * sender) pair, with the data's size as the simulated size; the descriptor points at the
- * sender's own buffer, and the receiver adds or copies straight from it, then marks it read.
- * Until then the sender must not change those bytes: before a rank writes into its buffer
- * (protect) and before a collective returns to its caller (release), every message of its own
- * still unread is first copied into the descriptor's stage (grow-once) and pointed there. The
- * ring's steps make that rare (a receiver reads step s before it can take part in step s + 1),
- * so a ring allreduce stages at most its last chunk. Descriptors and stages live in the
- * communicator and are reused call after call: no allocation per message. Actors run one at a
- * time, so none of this (nor the lazily created mailbox table) needs a lock. */
-#include "coll.h"
+ * The ring allreduce simulates every message with its size and no data, and its sum is done
+ * once in memory, in the ring's own order of additions, by the first rank to finish
+ * (ring_allreduce; coll_sum.c); the analytic backend's sum is done there too, in rank order.
+ * The other algorithms' messages are zero-copy: the sender puts a descriptor (Msg) on the
+ * mailbox of the (receiver, sender) pair, with the data's size as the simulated size; the
+ * descriptor points at the sender's own buffer, and the receiver adds or copies straight from
+ * it, then marks it read. Until then the sender must not change those bytes: before a rank
+ * writes into its buffer (protect) and before a collective returns to its caller (release),
+ * every message of its own still unread is first copied into the descriptor's stage (grow-once)
+ * and pointed there. Descriptors and stages live in the communicator and are reused call after
+ * call: no allocation per message. Actors run one at a time, so none of this (nor the lazily
+ * created mailbox table) needs a lock; the in-memory sums may use the communicator's pool,
+ * whose threads only ever touch the buffers of the call that waits for them. */
+#include "coll_impl.h"
 
 #include <assert.h>
 #include <math.h>
@@ -23,66 +26,6 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-#include "half.h"
-
-typedef struct {
-    const unsigned char *data; /* the sender's buffer, or stage once staged; NULL: sizes only */
-    size_t bytes;
-    int unread; /* put on the wire and not yet read by the receiver */
-    unsigned char *stage;
-    size_t stage_cap;
-} Msg;
-
-/* One rank's reusable state for the transfer-level collectives. */
-typedef struct {
-    Msg **msgs; /* [n_msgs], each allocated once (the receivers hold pointers to them) */
-    int n_msgs;
-    unsigned char *gather; /* coll_allgather: the blocks received, in arrival order */
-    size_t gather_cap;
-    size_t *goff; /* [P]: where each rank's block starts in gather */
-} RankState;
-
-/* The element types an allreduce sums: fp32, or IEEE binary16 (halves on the wire; each
- * addition converts to float, adds and rounds back to half, as a GPU's half-precision sum does:
- * the float sum of two halves is exact enough that rounding it to half equals the correctly
- * rounded half sum). */
-typedef enum { DT_F32, DT_F16 } Dtype;
-
-static size_t dt_size(Dtype dt)
-{
-    return dt == DT_F32 ? sizeof(float) : sizeof(uint16_t);
-}
-
-static void dt_add(Dtype dt, void *restrict dst, const void *restrict src, size_t n)
-{
-    if (dt == DT_F32) {
-        float *restrict d = dst;
-        const float *restrict s = src;
-        for (size_t i = 0; i < n; i++) d[i] += s[i];
-    } else {
-        uint16_t *d = dst;
-        const uint16_t *s = src;
-        for (size_t i = 0; i < n; i++)
-            d[i] = half_from_float(half_to_float(d[i]) + half_to_float(s[i]));
-    }
-}
-
-struct Comm {
-    int P, G;
-    CollAlgo algo;
-    CollBackend backend;
-    sg_mailbox_t *mb; /* [P * P]: mb[dst * P + src] */
-    RankState *rs;    /* [P], with the engine only */
-    CollStats *stats; /* [P] */
-    int *ranks;       /* [P]: 0..P-1, the ring of all ranks; node n's GPUs are ranks + n*G */
-    int *peers;       /* [G * P/G]: peers[i * nodes + k] = k*G + i, GPU i of every node */
-    /* analytic backend */
-    sg_bar_t bar;
-    const void **bufs;                 /* [P]: each rank's buffer during a call */
-    size_t *sizes;                     /* [P] */
-    double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
-    int zero_time;                     /* coll_comm_create_zero_time */
-};
 
 static const char *const ALGO_NAMES[] = {"ring", "halving-doubling", "tree", "hierarchical"};
 
@@ -362,10 +305,27 @@ static void ring_allgather(Comm *c, const int *g, int gn, int i, unsigned char *
     }
 }
 
-static void ring_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
+/* The ring allreduce: every message of the reduce-scatter and the allgather is simulated, with
+ * its size but without data; the reduction itself is done once, by the first rank to finish, in
+ * the order the messages would have added (coll_sum.c), into every rank's buffer. A rank can only
+ * finish once every rank has entered the call and registered its buffer (its last chunk depends
+ * on all of them), no rank writes its buffer while inside the call, and none returns before the
+ * sum is done, so the sum reads every input intact and each rank returns with the result the
+ * messages would have given it. Returns whether it divided (mean). */
+static int ring_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt, int mean)
 {
-    ring_reduce_scatter(c, c->ranks, c->P, rank, buf, 0, n, dt);
-    ring_allgather(c, c->ranks, c->P, rank, buf, 0, n, dt);
+    long call = 0;
+    if (buf) {
+        call = ++c->rs[rank].ring_calls;
+        c->bufs[rank] = buf;
+    }
+    ring_reduce_scatter(c, c->ranks, c->P, rank, NULL, 0, n, dt);
+    ring_allgather(c, c->ranks, c->P, rank, NULL, 0, n, dt);
+    if (buf && c->ring_summed < call) {
+        coll_sum_into_all(c, n, dt, mean, 1);
+        c->ring_summed = call;
+    }
+    return buf != NULL;
 }
 
 static void hierarchical_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
@@ -534,47 +494,32 @@ static double allgather_time_s(const Comm *c, double total)
     return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
 }
 
-/* Rank 0 of the analytic backend: the sum of the ranks' buffers (n elements), in rank order so
- * it does not depend on arrival order, written back into every buffer. Block by block: each
- * block is summed in L1 and stored to all, so every buffer is read once and written once, with
- * no whole-size accumulator; every element sees the same additions in the same order as a sum
- * over whole buffers. The buffers are the ranks' own (non-const) allreduce buffers. */
-static void analytic_sum_into_all(Comm *c, size_t n, Dtype dt)
-{
-    enum { BLOCK_BYTES = 8192 };
-    _Alignas(64) unsigned char blk[BLOCK_BYTES];
-    const size_t es = dt_size(dt), per = BLOCK_BYTES / es;
-    for (size_t lo = 0; lo < n; lo += per) {
-        const size_t cnt = n - lo < per ? n - lo : per, off = lo * es;
-        memcpy(blk, (const unsigned char *)c->bufs[0] + off, cnt * es);
-        for (int r = 1; r < c->P; r++)
-            dt_add(dt, blk, (const unsigned char *)c->bufs[r] + off, cnt);
-        for (int r = 0; r < c->P; r++) memcpy((unsigned char *)c->bufs[r] + off, blk, cnt * es);
-    }
-}
-
 /* The analytic backend: the sum in memory, then every rank waits the formula's time (none on a
  * zero-time communicator). buf NULL: a dataless call, only the waiting and the books. */
-static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
+static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt, int mean)
 {
     const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
     sg_barrier_wait(c->bar);
-    if (rank == 0 && buf) analytic_sum_into_all(c, n, dt);
+    if (rank == 0 && buf) coll_sum_into_all(c, n, dt, mean, 0);
     if (buf) sg_barrier_wait(c->bar); /* no rank returns before rank 0 has written its sum */
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
     if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
 }
 
-static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt)
+/* mean (f32 only): buf becomes (sum + 0.0f) / P, which the analytic backend computes as it sums,
+ * once for all ranks, and the transfer backend after the sum, each rank for itself. */
+static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt, int mean)
 {
     double t0 = simgrid_get_clock();
+    int divided = 0;
     if (c->P > 1) {
-        if (c->backend == COLL_ANALYTIC)
-            analytic_allreduce(c, rank, buf, count, dt);
-        else if (c->algo == COLL_RING)
-            ring_allreduce(c, rank, buf, count, dt);
+        if (c->backend == COLL_ANALYTIC) {
+            analytic_allreduce(c, rank, buf, count, dt, mean);
+            divided = 1;
+        } else if (c->algo == COLL_RING)
+            divided = ring_allreduce(c, rank, buf, count, dt, mean);
         else if (c->algo == COLL_HALVING_DOUBLING)
             halving_doubling_allreduce(c, rank, buf, count, dt);
         else if (c->algo == COLL_TREE) {
@@ -584,24 +529,39 @@ static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype
             hierarchical_allreduce(c, rank, buf, count, dt);
         if (c->backend == COLL_TRANSFER) release(c, rank);
     }
+    if (mean && !divided) {
+        float *f = (float *)(void *)buf;
+        const float w = (float)c->P;
+        for (size_t i = 0; i < count; i++) f[i] = (f[i] + 0.0f) / w;
+    }
     c->stats[rank].payload_bytes += (double)count * (double)dt_size(dt);
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
 }
 
+void coll_comm_set_pool(Comm *c, Pool *pool)
+{
+    c->pool = pool;
+}
+
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count)
 {
-    allreduce(c, rank, (unsigned char *)buf, count, DT_F32);
+    allreduce(c, rank, (unsigned char *)buf, count, DT_F32, 0);
+}
+
+void coll_allreduce_mean(Comm *c, int rank, float *buf, size_t count)
+{
+    allreduce(c, rank, (unsigned char *)buf, count, DT_F32, 1);
 }
 
 void coll_allreduce_f16(Comm *c, int rank, uint16_t *buf, size_t count)
 {
-    allreduce(c, rank, (unsigned char *)buf, count, DT_F16);
+    allreduce(c, rank, (unsigned char *)buf, count, DT_F16, 0);
 }
 
 void coll_cost_allreduce(Comm *c, int rank, size_t count, size_t elem_bytes)
 {
-    allreduce(c, rank, NULL, count, elem_bytes == 2 ? DT_F16 : DT_F32);
+    allreduce(c, rank, NULL, count, elem_bytes == 2 ? DT_F16 : DT_F32, 0);
 }
 
 void coll_cost_allgather(Comm *c, int rank, size_t bytes)

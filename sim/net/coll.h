@@ -52,6 +52,11 @@ typedef struct Comm Comm;
 Comm *coll_comm_create(const Cluster *c, CollAlgo algo, CollBackend backend);
 void coll_comm_free(Comm *c); /* NULL is a no-op */
 
+/* Lets the analytic backend's in-memory sums run on pool's threads (NULL: on the calling
+ * actor's alone); the same bits either way. The pool must outlive the collectives' calls. */
+typedef struct Pool Pool;
+void coll_comm_set_pool(Comm *c, Pool *pool);
+
 /* A communicator that only keeps the analytic backend's books, without SimGrid (no engine, no
  * actors): each coll_charge_* call stands for every rank making the same call at once and
  * returns the simulated seconds it lasts. For the fast trace replay (driver.c), where the
@@ -78,6 +83,11 @@ void coll_cost_allgather(Comm *c, int rank, size_t bytes);
 
 /* buf [count] is replaced by the sum over ranks. */
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
+
+/* buf [count] is replaced by the mean over ranks: each element's sum, as coll_allreduce makes
+ * it, plus 0.0f (a sum of zeros is +0 whatever their signs, so the inputs' -0 need no care),
+ * divided by P. The analytic backend divides as it sums, once for every rank. */
+void coll_allreduce_mean(Comm *c, int rank, float *buf, size_t count);
 
 /* The same for IEEE binary16 elements (see half.h): 2 bytes per element on the wire; every
  * addition converts both halves to float, adds, and rounds the sum to half (nearest, ties to

@@ -5,6 +5,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 enum { JOB_IDLE, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
@@ -17,6 +18,7 @@ struct Pool {
     int stop;
     int n_threads;  /* started */
     int next_index; /* the index the next thread to start takes (1 .. n-1) */
+    PoolJob *helpers; /* [n_threads]: pool_for's jobs, one per thread of the pool */
     pthread_t threads[];
 };
 
@@ -60,6 +62,11 @@ Pool *pool_create(int n)
     assert(n >= 2);
     Pool *p = calloc(1, sizeof *p + sizeof(pthread_t) * (size_t)(n - 1));
     if (!p) return NULL;
+    p->helpers = calloc((size_t)(n - 1), sizeof *p->helpers);
+    if (!p->helpers) {
+        free(p);
+        return NULL;
+    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -104,6 +111,54 @@ void pool_wait(Pool *p, PoolJob *job)
     pthread_mutex_unlock(&p->mu);
 }
 
+/* One pool_for: its items are taken in turn by whoever runs the loop. */
+typedef struct {
+    void (*fn)(void *arg, int item, int thread);
+    void *arg;
+    int n;
+    atomic_int next;
+} ForLoop;
+
+static void for_loop(void *arg, int thread)
+{
+    ForLoop *f = arg;
+    for (int i; (i = atomic_fetch_add(&f->next, 1)) < f->n;) f->fn(f->arg, i, thread);
+}
+
+/* Waits for a helper of pool_for; one still queued has nothing left to do (the caller took
+ * every item), so it leaves the queue instead of waiting behind other jobs. */
+static void helper_finish(Pool *p, PoolJob *job)
+{
+    pthread_mutex_lock(&p->mu);
+    if (job->state == JOB_QUEUED) {
+        PoolJob **at = &p->head, *prev = NULL;
+        while (*at != job) prev = *at, at = &(*at)->next;
+        *at = job->next;
+        if (p->tail == job) p->tail = prev;
+        job->next = NULL;
+        job->state = JOB_IDLE;
+        pthread_mutex_unlock(&p->mu);
+        return;
+    }
+    pthread_mutex_unlock(&p->mu);
+    pool_wait(p, job);
+}
+
+void pool_for(Pool *p, int n, void (*fn)(void *arg, int item, int thread), void *arg)
+{
+    ForLoop f = {fn, arg, n, 0};
+    int helpers = p ? p->n_threads : 0;
+    if (helpers > n - 1) helpers = n - 1;
+    for (int h = 0; h < helpers; h++) pool_submit(p, &p->helpers[h], for_loop, &f);
+    for_loop(&f, 0);
+    for (int h = 0; h < helpers; h++) helper_finish(p, &p->helpers[h]);
+}
+
+int pool_threads(const Pool *p)
+{
+    return p ? p->n_threads + 1 : 1;
+}
+
 void pool_free(Pool *p)
 {
     if (!p) return;
@@ -115,5 +170,6 @@ void pool_free(Pool *p)
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
+    free(p->helpers);
     free(p);
 }

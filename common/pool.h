@@ -1,4 +1,5 @@
-/* pool.h: a small pool of POSIX threads for the workers' real gradient computations (issue 19).
+/* pool.h: a small pool of POSIX threads for the simulation's real work: the workers' gradients
+ * (sim/driver), the analytic collectives' sums (sim/net) and the evaluations, in parallel.
  * A job is a caller-owned PoolJob (no allocation per job): pool_submit queues it, pool_wait
  * returns once it has run. The thread that waits helps: while its job is not done it runs
  * queued jobs itself, so a pool of N computes on N threads with N-1 of its own. Jobs run in
@@ -26,6 +27,13 @@ void pool_submit(Pool *p, PoolJob *job, void (*fn)(void *arg, int thread), void 
 /* Returns once job has run (everything it wrote is visible to the caller); the job is idle
  * again. Runs other queued jobs meanwhile. */
 void pool_wait(Pool *p, PoolJob *job);
+/* Runs fn(arg, item, thread) for every item in [0, n), spread over the pool's threads and the
+ * caller (thread 0), and returns once all have run. Items must be independent (each writes only
+ * its own part of the output), so the result does not depend on which thread ran which item.
+ * p NULL: all items in order on the caller. One caller at a time, as pool_wait. */
+void pool_for(Pool *p, int n, void (*fn)(void *arg, int item, int thread), void *arg);
+/* The threads that compute: the pool's own and the caller (1 for NULL). */
+int pool_threads(const Pool *p);
 /* Stops the threads once the queue is empty and frees the pool; NULL is a no-op. */
 void pool_free(Pool *p);
 

@@ -1,0 +1,82 @@
+/* coll_impl.h: what the collectives' files share (coll.c: the messages and the algorithms;
+ * coll_sum.c: the sums done in memory); nothing else includes it. */
+#ifndef BELLOWS_COLL_IMPL_H
+#define BELLOWS_COLL_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <simgrid/forward.h>
+
+#include "coll.h"
+#include "half.h"
+
+typedef struct {
+    const unsigned char *data; /* the sender's buffer, or stage once staged; NULL: sizes only */
+    size_t bytes;
+    int unread; /* put on the wire and not yet read by the receiver */
+    unsigned char *stage;
+    size_t stage_cap;
+} Msg;
+
+/* One rank's reusable state for the transfer-level collectives. */
+typedef struct {
+    Msg **msgs; /* [n_msgs], each allocated once (the receivers hold pointers to them) */
+    int n_msgs;
+    unsigned char *gather; /* coll_allgather: the blocks received, in arrival order */
+    size_t gather_cap;
+    size_t *goff; /* [P]: where each rank's block starts in gather */
+    long ring_calls; /* ring allreduces with data this rank has entered */
+} RankState;
+
+/* The element types an allreduce sums: fp32, or IEEE binary16 (halves on the wire; each
+ * addition converts to float, adds and rounds back to half, as a GPU's half-precision sum does:
+ * the float sum of two halves is exact enough that rounding it to half equals the correctly
+ * rounded half sum). */
+typedef enum { DT_F32, DT_F16 } Dtype;
+
+static inline size_t dt_size(Dtype dt)
+{
+    return dt == DT_F32 ? sizeof(float) : sizeof(uint16_t);
+}
+
+static inline void dt_add(Dtype dt, void *restrict dst, const void *restrict src, size_t n)
+{
+    if (dt == DT_F32) {
+        float *restrict d = dst;
+        const float *restrict s = src;
+        for (size_t i = 0; i < n; i++) d[i] += s[i];
+    } else {
+        uint16_t *d = dst;
+        const uint16_t *s = src;
+        for (size_t i = 0; i < n; i++)
+            d[i] = half_from_float(half_to_float(d[i]) + half_to_float(s[i]));
+    }
+}
+
+struct Comm {
+    int P, G;
+    CollAlgo algo;
+    CollBackend backend;
+    sg_mailbox_t *mb; /* [P * P]: mb[dst * P + src] */
+    RankState *rs;    /* [P], with the engine only */
+    CollStats *stats; /* [P] */
+    int *ranks;       /* [P]: 0..P-1, the ring of all ranks; node n's GPUs are ranks + n*G */
+    int *peers;       /* [G * P/G]: peers[i * nodes + k] = k*G + i, GPU i of every node */
+    /* analytic backend */
+    sg_bar_t bar;
+    const void **bufs;                 /* [P]: each rank's buffer during a call */
+    size_t *sizes;                     /* [P] */
+    double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
+    int zero_time;                     /* coll_comm_create_zero_time */
+    Pool *pool; /* NULL, or the threads that share the in-memory sums (coll_comm_set_pool) */
+    long ring_summed; /* the last data ring allreduce whose sum is done (RankState.ring_calls) */
+};
+
+/* Every rank's buffer c->bufs[r] (n elements) replaced by the sum over ranks: analytic, in rank
+ * order; ring, each element in the order a ring allreduce adds it (ring_allreduce_order in
+ * coll_sum.c); mean (f32): (sum + 0.0f) / P. On the pool's threads when there is one (the same
+ * bits: each element's additions are its own). */
+void coll_sum_into_all(Comm *c, size_t n, Dtype dt, int mean, int ring);
+
+#endif
