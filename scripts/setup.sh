@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libopenblas-dev
-          libcmocka-dev zlib1g-dev libjansson-dev gnuplot-nox dataset-fashion-mnist)
+          libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev gnuplot-nox dataset-fashion-mnist)
 
 build_dir=build
 cmake_args=()

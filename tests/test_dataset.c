@@ -99,6 +99,20 @@ static void test_reads_gzip_and_plain_idx(void **state)
         dataset_free(&d);
         dataset_free(&d); /* twice is safe */
     }
+    /* a gzip file of two members (libdeflate's whole-file path takes one: zlib reads it) */
+    size_t li = idx_images(IMG, 20, 4, 4, 0, 0);
+    const char *pi = write_file("two.gz", IMG, 100, 1);
+    gzFile f = gzopen(pi, "ab");
+    assert_non_null(f);
+    assert_int_equal(gzwrite(f, IMG + 100, (unsigned)(li - 100)), (int)(li - 100));
+    gzclose(f);
+    Dataset d;
+    BwError err;
+    const char *pl = write_file("l2.gz", LAB, idx_labels(LAB, 20, -1), 1);
+    assert_int_equal(dataset_load_idx(pi, pl, 10, 0, &d, &err), BW_OK);
+    assert_int_equal(d.n, 20);
+    assert_float_equal(d.x[19 * 16 + 15], (float)((19 * 7 + 15) % 256) / 255.0f, 1e-7);
+    dataset_free(&d);
 }
 
 /* Each corruption must be a usage error whose message names the bad file and says why. */
