@@ -180,10 +180,13 @@ static int idx_expect_end(IdxFile *f, BwError *err)
     return BW_OK;
 }
 
-int dataset_load_idx(const char *images_path, const char *labels_path, int classes, int limit,
-                     Dataset *out, BwError *err)
+/* dataset_load_idx without the floats: out gets its shape and labels, *pixels the kept images'
+ * bytes (the caller frees them), out->x stays NULL. */
+static int idx_load_bytes(const char *images_path, const char *labels_path, int classes, int limit,
+                          Dataset *out, unsigned char **pixels, BwError *err)
 {
     memset(out, 0, sizeof *out);
+    *pixels = NULL;
     IdxFile fi = {0}, fl = {0};
     unsigned char *raw = NULL, *lab = NULL;
     uint32_t idims[3] = {0}, ldims[1] = {0};
@@ -228,14 +231,14 @@ int dataset_load_idx(const char *images_path, const char *labels_path, int class
             goto done;
         }
     }
-    out->x = malloc((size_t)keep * dim * sizeof(float));
     out->y = malloc((size_t)keep);
-    if (!out->x || !out->y) {
+    if (!out->y) {
         rc = bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", images_path, keep);
         goto done;
     }
-    for (size_t i = 0; i < (size_t)keep * dim; i++) out->x[i] = (float)raw[i] / 255.0f;
     memcpy(out->y, lab, (size_t)keep);
+    *pixels = raw; /* the kept images are its prefix */
+    raw = NULL;
     rc = BW_OK;
 done:
     free(raw);
@@ -244,6 +247,53 @@ done:
     idx_close(&fl);
     if (rc) dataset_free(out);
     return rc;
+}
+
+/* out->x [n * dim] from the pixel bytes through table (a float per byte value). */
+static int idx_to_floats(Dataset *out, const unsigned char *pixels, const float table[256],
+                         const char *path, BwError *err)
+{
+    const size_t count = (size_t)out->n * (size_t)out->dim;
+    out->x = malloc((count ? count : 1) * sizeof(float));
+    if (!out->x)
+        return bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", path, out->n);
+    for (size_t i = 0; i < count; i++) out->x[i] = table[pixels[i]];
+    return BW_OK;
+}
+
+int dataset_load_idx(const char *images_path, const char *labels_path, int classes, int limit,
+                     Dataset *out, BwError *err)
+{
+    unsigned char *pixels;
+    int rc = idx_load_bytes(images_path, labels_path, classes, limit, out, &pixels, err);
+    float table[256];
+    for (int k = 0; k < 256; k++) table[k] = (float)k / 255.0f;
+    if (!rc) rc = idx_to_floats(out, pixels, table, images_path, err);
+    free(pixels);
+    if (rc) dataset_free(out);
+    return rc;
+}
+
+/* dataset_pixel_stats of the floats k / 255 that count bytes make, from the bytes' histogram:
+ * each h[k] * x_k is exact in double, so only the 256 additions round. */
+static void byte_pixel_stats(const unsigned char *b, size_t count, double *mean, double *sd)
+{
+    size_t h[4][256] = {{0}}; /* four histograms: a run of equal bytes does not serialise */
+    size_t i = 0;
+    for (; i + 4 <= count; i += 4)
+        for (int k = 0; k < 4; k++) h[k][b[i + k]]++;
+    for (; i < count; i++) h[0][b[i]]++;
+    double s = 0, ss = 0, x[256], n[256];
+    for (int k = 0; k < 256; k++) {
+        x[k] = (float)k / 255.0f;
+        n[k] = (double)(h[0][k] + h[1][k] + h[2][k] + h[3][k]);
+        s += n[k] * x[k];
+    }
+    const double m = count ? s / (double)count : 0.0;
+    for (int k = 0; k < 256; k++) ss += n[k] * (x[k] - m) * (x[k] - m);
+    *mean = m;
+    *sd = count > 1 ? sqrt(ss / (double)count) : 1.0;
+    if (*sd <= 0) *sd = 1.0;
 }
 
 int dataset_load_fashion_mnist(const char *dir, int train_limit, int test_limit, Dataset *train,
@@ -258,32 +308,34 @@ int dataset_load_fashion_mnist(const char *dir, int train_limit, int test_limit,
             return bw_fail(err, BW_EUSAGE, "--data-dir: path too long");
     }
     memset(test, 0, sizeof *test);
-    int rc = dataset_load_idx(path[0], path[1], 10, train_limit, train, err);
-    if (rc) return rc;
-    rc = dataset_load_idx(path[2], path[3], 10, test_limit, test, err);
+    unsigned char *px[2] = {NULL, NULL};
+    int rc = idx_load_bytes(path[0], path[1], 10, train_limit, train, &px[0], err);
+    if (!rc) rc = idx_load_bytes(path[2], path[3], 10, test_limit, test, &px[1], err);
+    const int tr = train_limit > train->n; /* more than the file holds: never clamped */
+    if (!rc && (tr || test_limit > test->n)) {
+        int asked = tr ? train_limit : test_limit, has = tr ? train->n : test->n;
+        rc = bw_fail(err, BW_EUSAGE, "%s: %d, but %s holds %d samples (0: all of them)",
+                     tr ? "--train-samples" : "--test-samples", asked, path[tr ? 0 : 2], has);
+    }
+    if (!rc && (train->rows != test->rows || train->cols != test->cols))
+        rc = bw_fail(err, BW_EUSAGE, "%s: images are not the same size as the training set's",
+                     path[2]);
+    if (!rc) { /* standardised as dataset_pixel_stats and dataset_standardize would, in one pass */
+        double mean, sd;
+        byte_pixel_stats(px[0], (size_t)train->n * (size_t)train->dim, &mean, &sd);
+        const float fm = (float)mean, inv = (float)(1.0 / sd);
+        float table[256];
+        for (int k = 0; k < 256; k++) table[k] = ((float)k / 255.0f - fm) * inv;
+        rc = idx_to_floats(train, px[0], table, path[0], err);
+        if (!rc) rc = idx_to_floats(test, px[1], table, path[2], err);
+    }
+    free(px[0]);
+    free(px[1]);
     if (rc) {
         dataset_free(train);
-        return rc;
-    }
-    const int tr = train_limit > train->n; /* more than the file holds: never clamped */
-    if (tr || test_limit > test->n) {
-        int asked = tr ? train_limit : test_limit, has = tr ? train->n : test->n;
-        dataset_free(train);
         dataset_free(test);
-        return bw_fail(err, BW_EUSAGE, "%s: %d, but %s holds %d samples (0: all of them)",
-                       tr ? "--train-samples" : "--test-samples", asked, path[tr ? 0 : 2], has);
     }
-    if (train->rows != test->rows || train->cols != test->cols) {
-        dataset_free(train);
-        dataset_free(test);
-        return bw_fail(err, BW_EUSAGE, "%s: images are not the same size as the training set's",
-                       path[2]);
-    }
-    double mean, sd;
-    dataset_pixel_stats(train, &mean, &sd);
-    dataset_standardize(train, mean, sd);
-    dataset_standardize(test, mean, sd);
-    return BW_OK;
+    return rc;
 }
 
 int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, double noise,
@@ -332,32 +384,13 @@ int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, doub
     return BW_OK;
 }
 
-/* Sums in double over 8 interleaved lanes added in a fixed order: the same result on every
- * run, and not bound by the latency of one chain of additions (47 million pixels: 0.13 s as
- * one chain). */
-static double sum_lanes(const float *x, size_t n, double shift, int squares)
-{
-    double lane[8] = {0};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) {
-            double d = x[i + k] - shift;
-            lane[k] += squares ? d * d : d;
-        }
-    double total = 0;
-    for (int k = 0; k < 8; k++) total += lane[k];
-    for (; i < n; i++) {
-        double d = x[i] - shift;
-        total += squares ? d * d : d;
-    }
-    return total;
-}
-
 void dataset_pixel_stats(const Dataset *d, double *mean, double *sd)
 {
     size_t count = (size_t)d->n * (size_t)d->dim;
-    double m = count ? sum_lanes(d->x, count, 0.0, 0) / (double)count : 0.0;
-    double ss = sum_lanes(d->x, count, m, 1);
+    double s = 0, ss = 0;
+    for (size_t i = 0; i < count; i++) s += d->x[i];
+    double m = count ? s / (double)count : 0.0;
+    for (size_t i = 0; i < count; i++) ss += (d->x[i] - m) * (d->x[i] - m);
     *mean = m;
     *sd = count > 1 ? sqrt(ss / (double)count) : 1.0;
     if (*sd <= 0) *sd = 1.0;

@@ -41,9 +41,10 @@ int dataset_load_fashion_mnist(const char *dir, int train_limit, int test_limit,
 int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, double noise,
                       unsigned long seed, BwError *err);
 
-/* Mean and standard deviation of all pixels. */
+/* Mean and standard deviation of all pixels (sums in double, in order), and x = (x - mean) / sd
+ * (in float). dataset_load_fashion_mnist standardises as these two would, from the bytes'
+ * histogram in one pass; they are its naive twins (tests/test_dataset.c). */
 void dataset_pixel_stats(const Dataset *d, double *mean, double *sd);
-/* x = (x - mean) / sd */
 void dataset_standardize(Dataset *d, double mean, double sd);
 
 void dataset_free(Dataset *d); /* safe on a zeroed or already freed Dataset */

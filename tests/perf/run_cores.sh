@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_cores.sh: one run on one core and on two, side by side: the 16-worker mlp (20 epochs, the
+# run_cores.sh: one run on one core and on two, side by side: the 16-worker mlp (5 epochs, the
 # default PowerSGD and sync) with --compute-threads 1 pinned to core 0 (taskset -c 0) and with
 # --compute-threads 2 on cores 0 and 1, for both collective backends; each pair alternated
 # REPS times and the median wall time kept. Prints the speed-up of two cores over one and the
