@@ -53,7 +53,7 @@ static double fp16_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         }
         at += len;
     }
-    coll_allreduce_f16(comm, c->rank, s->half, at);
+    comp_allreduce_f16(c, comm, s->half, at);
     const float w = (float)c->world;
     at = 0;
     for (int t = 0; t < n; t++) {

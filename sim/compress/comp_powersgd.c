@@ -182,7 +182,7 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, m, 1.0f, s->q[l].qt, m, M, m,
                     0.0f, s->pbuf + s->poff[l], n);
     }
-    coll_allreduce(comm, c->rank, s->pbuf, ptot);
+    comp_allreduce(c, comm, s->pbuf, ptot);
 
     /* orthogonalise; Q = M^T P, i.e. Qt [r x m] = Pt M */
     for (int t = 0; t < nt; t++) {
@@ -192,7 +192,7 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, m, n, 1.0f, s->pbuf + s->poff[l],
                     n, M, m, 0.0f, s->qbuf + s->qoff[l], m);
     }
-    coll_allreduce(comm, c->rank, s->qbuf, qtot);
+    comp_allreduce(c, comm, s->qbuf, qtot);
     const float w = (float)c->world;
     for (size_t i = 0; i < qtot; i++) s->qbuf[i] /= w;
 

@@ -88,7 +88,7 @@ static double randomk_reduce(Compressor *c, Comm *comm, float *grads, const int 
         }
         at += k;
     }
-    coll_allreduce(comm, c->rank, s->val, at);
+    comp_allreduce(c, comm, s->val, at);
     const float w = (float)c->world;
     at = 0;
     for (int t = 0; t < n; t++) {

@@ -77,7 +77,7 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         if (c->memory)
             for (size_t i = 0; i < len; i++) p[i] -= pm[p[i] >= 0];
     }
-    unsigned char *all = coll_allgather(comm, c->rank, s->msg, bytes, c->sizes);
+    unsigned char *all = comp_allgather(c, comm, s->msg, bytes);
     const unsigned char *q = all;
     for (int w = 0; w < c->world; w++) {
         assert(c->sizes[w] == bytes);

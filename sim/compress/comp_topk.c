@@ -161,7 +161,7 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         }
         bytes += layer_bytes(s, k);
     }
-    unsigned char *all = coll_allgather(comm, c->rank, s->msg, bytes, c->sizes);
+    unsigned char *all = comp_allgather(c, comm, s->msg, bytes);
     for (int t = 0; t < n; t++) {
         const LayerView *v = &c->layers[todo[t]];
         memset(grads + v->offset, 0, layer_size(v) * sizeof(float));

@@ -16,6 +16,7 @@
  * registered compressor through its contract; add tests of the new one's own definition. */
 #include "compress_impl.h"
 #include "splitmix.h"
+#include "wallclock.h"
 
 #include <assert.h>
 #include <gsl/gsl_randist.h>
@@ -356,6 +357,39 @@ static int compressed(const Compressor *c, int l, const double *levels)
     return view_compressed(c->ops, &c->layers[l], levels[l]);
 }
 
+/* The math clock (Compressor.math_s). */
+static void math_resume(Compressor *c)
+{
+    c->math_t0 = wallclock_s();
+}
+
+static void math_pause(Compressor *c)
+{
+    c->math_s += wallclock_s() - c->math_t0;
+}
+
+void comp_allreduce(Compressor *c, Comm *comm, float *buf, size_t count)
+{
+    math_pause(c);
+    coll_allreduce(comm, c->rank, buf, count);
+    math_resume(c);
+}
+
+void comp_allreduce_f16(Compressor *c, Comm *comm, uint16_t *buf, size_t count)
+{
+    math_pause(c);
+    coll_allreduce_f16(comm, c->rank, buf, count);
+    math_resume(c);
+}
+
+unsigned char *comp_allgather(Compressor *c, Comm *comm, const void *send, size_t bytes)
+{
+    math_pause(c);
+    unsigned char *all = coll_allgather(comm, c->rank, send, bytes, c->sizes);
+    math_resume(c);
+    return all;
+}
+
 /* Whether the layers that go dense at these levels lie end to end in grads (every layer, in the
  * usual layouts, when all go dense); *first: where they start. */
 static int dense_contiguous(const Compressor *c, const double *levels, size_t *first)
@@ -407,7 +441,9 @@ static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double
         n_dense += layer_size(&c->layers[l]);
     }
     if (!n_dense) return 0;
+    math_pause(c);
     coll_allreduce_mean(comm, c->rank, buf, n_dense);
+    math_resume(c);
     size_t at = 0;
     for (int l = 0; l < c->n_layers && !in_place; l++) {
         const LayerView *v = &c->layers[l];
@@ -420,6 +456,7 @@ static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double
 
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
 {
+    math_resume(c);
     int n_todo = 0;
     for (int l = 0; l < c->n_layers; l++)
         if (compressed(c, l, levels)) {
@@ -429,7 +466,13 @@ double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *le
     double bytes = reduce_dense(c, comm, grads, levels);
     if (n_todo) bytes += ops_reduce(c, comm, grads, n_todo, levels);
     c->step++;
+    math_pause(c);
     return bytes;
+}
+
+double compress_math_seconds(const Compressor *c)
+{
+    return c->math_s;
 }
 
 /* The compressed layers' indices of a plan: on the stack for up to PLAN_ON_STACK layers (every

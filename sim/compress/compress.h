@@ -129,6 +129,10 @@ int compress_plan_views(const Compressor *c, const LayerView *layers, const int 
  * compressor keeps none (none, fp16 and qsgd by default, topk:ef=0). Owned by c. */
 const float *compress_memory(const Compressor *c);
 
+/* Wall seconds compress_reduce has spent in c's own math (encoding, decoding, error feedback,
+ * the dense layers' packing), not in the collectives; for benchmarks. */
+double compress_math_seconds(const Compressor *c);
+
 /* The spec as given ("topk:ef=0"). */
 const char *compress_spec(const Compressor *c);
 

@@ -34,7 +34,16 @@ struct Compressor {
     int *todo;     /* [n_layers] */
     size_t *sizes; /* [world] scratch for coll_allgather */
     void *state;   /* the plug-in's: set by init, freed by free_state */
+    /* wall seconds compress_reduce spent in its own math, not in the collectives (whose wait
+     * lets the other actors run): the clock runs from math_t0 until the next collective */
+    double math_s, math_t0;
 };
+
+/* The collectives as the plug-ins call them: the same as coll_*, with the compressor's math
+ * clock stopped while they run. */
+void comp_allreduce(Compressor *c, Comm *comm, float *buf, size_t count);
+void comp_allreduce_f16(Compressor *c, Comm *comm, uint16_t *buf, size_t count);
+unsigned char *comp_allgather(Compressor *c, Comm *comm, const void *send, size_t bytes);
 
 /* Allocates the error-feedback memory (zeros). BW_ERUNTIME when out of memory. */
 int comp_enable_memory(Compressor *c, BwError *err);

@@ -162,6 +162,8 @@ typedef struct {
     double wall_model_s; /* wall seconds inside the models' own math (forward, backward,
                             optimiser, evaluation), summed over the threads that did it;
                             for benchmarks, not written out */
+    double wall_compress_s; /* wall seconds inside the compressors' own math, summed over the
+                               workers (compress_math_seconds); for benchmarks, not written */
     char policy_spec[256], compressor_spec[256];
     const char *workload; /* the profile's name, or NULL (the small model's own costs) */
     const char *overlap;  /* "none" or "ddp" */
