@@ -16,8 +16,8 @@ struct Pool {
     pthread_cond_t done; /* a job finished */
     PoolJob *head, *tail;
     int stop;
-    int n_threads;  /* started */
-    int next_index; /* the index the next thread to start takes (1 .. n-1) */
+    int n_threads;    /* started */
+    int next_index;   /* the index the next thread to start takes (1 .. n-1) */
     PoolJob *helpers; /* [n_threads]: pool_for's jobs, one per thread of the pool */
     pthread_t threads[];
 };

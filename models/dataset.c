@@ -255,8 +255,7 @@ static int idx_to_floats(Dataset *out, const unsigned char *pixels, const float 
 {
     const size_t count = (size_t)out->n * (size_t)out->dim;
     out->x = malloc((count ? count : 1) * sizeof(float));
-    if (!out->x)
-        return bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", path, out->n);
+    if (!out->x) return bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", path, out->n);
     for (size_t i = 0; i < count; i++) out->x[i] = table[pixels[i]];
     return BW_OK;
 }

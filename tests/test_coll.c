@@ -94,47 +94,53 @@ static void *scribble(void *buf, size_t n)
     return copy;
 }
 
+/* Rank `rank`'s allreduce of SC (or its mean): its result checked element by element. */
+static void check_allreduce(int rank, int P)
+{
+    float *buf = malloc(SC.count * sizeof(float));
+    for (size_t i = 0; i < SC.count; i++)
+        buf[i] = SC.neg_zeros ? -0.0f : SC.random_values ? random_value(rank, i) : value(rank, i);
+    if (SC.mean)
+        coll_allreduce_mean(COMM, rank, buf, SC.count);
+    else
+        coll_allreduce(COMM, rank, buf, SC.count);
+    buf = scribble(buf, SC.count * sizeof(float));
+    for (size_t i = 0; i < SC.count; i++) {
+        if (SC.ring_order || SC.rank_order) {
+            float want = SC.ring_order ? ring_order_sum(P, SC.count, i) : rank_order_sum(P, i);
+            if (SC.mean) want = (want + 0.0f) / (float)P;
+            if (memcmp(&buf[i], &want, sizeof want) != 0) RES->wrong++;
+            continue;
+        }
+        if (SC.neg_zeros) {
+            int negative = signbit(buf[i]) != 0;
+            if (buf[i] != 0 || negative == SC.mean) RES->wrong++;
+            continue;
+        }
+        double want = 0, mass = 0;
+        for (int r = 0; r < P; r++) {
+            double v = SC.random_values ? random_value(r, i) : value(r, i);
+            want += v;
+            mass += fabs(v);
+        }
+        if (SC.random_values) {
+            /* relative to the sum of magnitudes: float rounding scales with it, and the
+             * sum itself may cancel to near zero */
+            double e = fabs(buf[i] - want) / mass;
+            if (e > RES->max_rel_err) RES->max_rel_err = e;
+        } else if (buf[i] != (SC.mean ? ((float)want + 0.0f) / (float)P : (float)want)) {
+            RES->wrong++;
+        }
+    }
+    free(buf);
+}
+
 static void worker(int argc, char **argv)
 {
     (void)argc;
     int rank = atoi(argv[1]), P = SC.cl.workers;
     if (SC.op == OP_ALLREDUCE) {
-        float *buf = malloc(SC.count * sizeof(float));
-        for (size_t i = 0; i < SC.count; i++)
-            buf[i] = SC.neg_zeros ? -0.0f : SC.random_values ? random_value(rank, i) : value(rank, i);
-        if (SC.mean)
-            coll_allreduce_mean(COMM, rank, buf, SC.count);
-        else
-            coll_allreduce(COMM, rank, buf, SC.count);
-        buf = scribble(buf, SC.count * sizeof(float));
-        for (size_t i = 0; i < SC.count; i++) {
-            if (SC.ring_order || SC.rank_order) {
-                float want = SC.ring_order ? ring_order_sum(P, SC.count, i) : rank_order_sum(P, i);
-                if (SC.mean) want = (want + 0.0f) / (float)P;
-                if (memcmp(&buf[i], &want, sizeof want) != 0) RES->wrong++;
-                continue;
-            }
-            if (SC.neg_zeros) {
-                int negative = signbit(buf[i]) != 0;
-                if (buf[i] != 0 || negative == SC.mean) RES->wrong++;
-                continue;
-            }
-            double want = 0, mass = 0;
-            for (int r = 0; r < P; r++) {
-                double v = SC.random_values ? random_value(r, i) : value(r, i);
-                want += v;
-                mass += fabs(v);
-            }
-            if (SC.random_values) {
-                /* relative to the sum of magnitudes: float rounding scales with it, and the
-                 * sum itself may cancel to near zero */
-                double e = fabs(buf[i] - want) / mass;
-                if (e > RES->max_rel_err) RES->max_rel_err = e;
-            } else if (buf[i] != (SC.mean ? ((float)want + 0.0f) / (float)P : (float)want)) {
-                RES->wrong++;
-            }
-        }
-        free(buf);
+        check_allreduce(rank, P);
     } else if (SC.op == OP_ALLGATHER) {
         size_t mine = SC.count + (size_t)rank;
         int *send = malloc(mine * sizeof(int) + 1);

@@ -219,7 +219,8 @@ static void test_one_pass_standardising_equals_its_naive_twins(void **state)
     char path[4][4096];
     const char *names[4] = {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
                             "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"};
-    for (int i = 0; i < 4; i++) snprintf(path[i], sizeof path[i], "%s/%s", DATASET_DEFAULT_DIR, names[i]);
+    for (int i = 0; i < 4; i++)
+        snprintf(path[i], sizeof path[i], "%s/%s", DATASET_DEFAULT_DIR, names[i]);
     /* under valgrind, the prefix only (the naive twins' passes over 47 million floats are slow) */
     for (int limit = getenv("BELLOWS_VALGRIND") ? 1000 : 0; limit <= 1000; limit += 1000) {
         Dataset tr, te, ntr, nte;

@@ -159,9 +159,9 @@ typedef struct {
      * largest difference between a worker's decoded mean and the one applied, over all steps
      * (what would have made per-worker replicas differ). 0 in gradient mode. */
     double replica_max_diff;
-    double wall_model_s; /* wall seconds inside the models' own math (forward, backward,
-                            optimiser, evaluation), summed over the threads that did it;
-                            for benchmarks, not written out */
+    double wall_model_s;    /* wall seconds inside the models' own math (forward, backward,
+                               optimiser, evaluation), summed over the threads that did it;
+                               for benchmarks, not written out */
     double wall_compress_s; /* wall seconds inside the compressors' own math, summed over the
                                workers (compress_math_seconds); for benchmarks, not written */
     char policy_spec[256], compressor_spec[256];

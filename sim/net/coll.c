@@ -26,7 +26,6 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-
 static const char *const ALGO_NAMES[] = {"ring", "halving-doubling", "tree", "hierarchical"};
 
 int coll_algo_parse(const char *name)

@@ -25,7 +25,7 @@ typedef struct {
     int n_msgs;
     unsigned char *gather; /* coll_allgather: the blocks received, in arrival order */
     size_t gather_cap;
-    size_t *goff; /* [P]: where each rank's block starts in gather */
+    size_t *goff;    /* [P]: where each rank's block starts in gather */
     long ring_calls; /* ring allreduces with data this rank has entered */
 } RankState;
 
@@ -69,7 +69,7 @@ struct Comm {
     size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
     int zero_time;                     /* coll_comm_create_zero_time */
-    Pool *pool; /* NULL, or the threads that share the in-memory sums (coll_comm_set_pool) */
+    Pool *pool;       /* NULL, or the threads that share the in-memory sums (coll_comm_set_pool) */
     long ring_summed; /* the last data ring allreduce whose sum is done (RankState.ring_calls) */
 };
 
