@@ -1,10 +1,11 @@
-/* coll.h: collective operations between the worker actors of one simulation, with real
- * payloads: each simulated message carries the real bytes (read by the receiver straight from
- * the sender's buffer, zero-copy; see coll.c), and reductions add the real floats, so results
- * equal the sum of the inputs. A buffer handed to a collective is the caller's again, to change
- * or free, as soon as the call returns. Every function is called by
- * every rank of the communicator, from inside its SimGrid actor, with the same arguments but
- * its own buffer.
+/* coll.h: collective operations between the worker actors of one simulation, whose results are
+ * the real sums of the inputs: every message is simulated with its size; the ring allreduce (and
+ * the analytic backend) then does its sum once in memory, in the order the ring's messages would
+ * have added (coll_sum.c: the same bits), and the other algorithms' messages carry the real bytes
+ * (read by the receiver straight from the sender's buffer, zero-copy; see coll.c). A buffer
+ * handed to a collective is the caller's again, to change or free, as soon as the call returns.
+ * Every function is called by every rank of the communicator, from inside its SimGrid actor,
+ * with the same arguments but its own buffer.
  *
  * Algorithms (allreduce, sum):
  *   ring              reduce-scatter then allgather around a ring (Patarasuk and Yuan, JPDC 2009):

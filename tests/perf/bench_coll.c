@@ -1,11 +1,12 @@
 /* bench_coll.c: wall-clock cost of simulating collectives. One measurement per process (one
  * SimGrid engine per process); tests/perf/run_coll.sh runs them side by side.
- *   bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS
+ *   bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS [THREADS]
  * ring: coll_allreduce, transfer level; analytic: the analytic backend; bare: the same ring
  * pattern with raw SimGrid transfers (no payload, no reduction), the engine's own cost;
- * memory: the ring's data work alone, without SimGrid (every rank's buffer, the reduce-scatter's
- * additions and the allgather's copies, chunk by chunk in the ring's order), the floor any
- * real-payload ring pays on top of bare transfers.
+ * memory: the reduction alone, without SimGrid, as the ring does it (sim/net/coll_sum.c: block
+ * by block, each chunk's blocks summed over the ranks in the ring's order and stored to every
+ * rank's buffer), the floor any ring that returns the real sums pays on top of bare transfers.
+ * THREADS (1): ring and analytic with a pool of that many for their in-memory sums.
  * Prints wall seconds per allreduce and per simulated transfer. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "coll.h"
 #include "engine.h"
+#include "pool.h"
 #include "wallclock.h"
 
 static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare, 3 memory */
@@ -46,35 +48,39 @@ static void worker(int argc, char **argv)
     free(buf);
 }
 
-/* The ring allreduce's data movement for all ranks at once: at reduce-scatter step s rank i + 1
- * adds chunk i - s of rank i into its own; at allgather step s it copies chunk i + 1 - s. */
+/* The ring's reduction for all ranks at once, as coll_sum.c does it: chunk j's elements, block
+ * by block (8 KB), summed over ranks j, j + 1, ... and stored to every rank's buffer. */
 static void memory_floor(void)
 {
+    enum { BLOCK = 2048 };
     float **b = malloc(sizeof *b * (size_t)P);
     for (int r = 0; r < P; r++) b[r] = calloc(FLOATS, sizeof(float));
-    for (int it = 0; it < ITERS; it++) {
-        for (int s = 0; s < 2 * (P - 1); s++)
-            for (int i = 0; i < P; i++) {
-                int j = s < P - 1 ? ((i - s) % P + P) % P : ((i + 1 - (s - P + 1)) % P + P) % P;
-                size_t a = FLOATS * (size_t)j / (size_t)P, e = FLOATS * (size_t)(j + 1) / (size_t)P;
-                float *restrict d = b[(i + 1) % P] + a;
-                const float *restrict x = b[i] + a;
-                if (s < P - 1)
-                    for (size_t k = 0; k < e - a; k++) d[k] += x[k];
-                else
-                    memcpy(d, x, (e - a) * sizeof(float));
+    static float blk[BLOCK];
+    for (int it = 0; it < ITERS; it++)
+        for (int j = 0; j < P; j++) {
+            size_t a = FLOATS * (size_t)j / (size_t)P, e = FLOATS * (size_t)(j + 1) / (size_t)P;
+            for (size_t lo = a; lo < e; lo += BLOCK) {
+                size_t n = e - lo < BLOCK ? e - lo : BLOCK;
+                memcpy(blk, b[j] + lo, n * sizeof(float));
+                for (int k = 1; k < P; k++) {
+                    const float *x = b[(j + k) % P] + lo;
+                    for (size_t i = 0; i < n; i++) blk[i] += x[i];
+                }
+                for (int r = 0; r < P; r++) memcpy(b[r] + lo, blk, n * sizeof(float));
             }
-    }
+        }
     for (int r = 0; r < P; r++) free(b[r]);
     free(b);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr,
+                "usage: bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS [THREADS]\n");
         return 2;
     }
+    const int threads = argc == 6 ? atoi(argv[5]) : 1;
     MODE = strcmp(argv[1], "ring") == 0       ? 0
            : strcmp(argv[1], "analytic") == 0 ? 1
            : strcmp(argv[1], "bare") == 0     ? 2
@@ -102,6 +108,8 @@ int main(int argc, char **argv)
         return 1;
     }
     COMM = coll_comm_create(&cl, COLL_RING, MODE == 1 ? COLL_ANALYTIC : COLL_TRANSFER);
+    Pool *pool = threads > 1 ? pool_create(threads) : NULL;
+    coll_comm_set_pool(COMM, pool);
     MB = calloc((size_t)P, sizeof *MB);
     for (int r = 0; r < P; r++) {
         char name[32];
@@ -116,11 +124,12 @@ int main(int argc, char **argv)
     simgrid_run();
     double wall = wallclock_s() - t0;
     double transfers = (double)ITERS * P * 2.0 * (P - 1);
-    printf("%s workers=%d iterations=%d floats=%zu wall_s=%.4f per_allreduce_ms=%.4f "
+    printf("%s workers=%d threads=%d iterations=%d floats=%zu wall_s=%.4f per_allreduce_ms=%.4f "
            "per_transfer_us=%.3f sim_s=%.6g\n",
-           argv[1], P, ITERS, FLOATS, wall, wall / ITERS * 1e3,
+           argv[1], P, threads, ITERS, FLOATS, wall, wall / ITERS * 1e3,
            MODE == 1 ? 0.0 : wall / transfers * 1e6, simgrid_get_clock());
     coll_comm_free(COMM);
+    pool_free(pool);
     free(MB);
     return 0;
 }
