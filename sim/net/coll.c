@@ -304,6 +304,19 @@ static void ring_allgather(Comm *c, const int *g, int gn, int i, unsigned char *
     }
 }
 
+/* The last rank to enter a ring allreduce: every input is in place and none will change before
+ * the sum is done, so with a pool the sum starts now on one of its threads, while the actors
+ * simulate the messages (the pool's threads are idle then: every gradient job of the step was
+ * waited for before the step's rendezvous). */
+static void ring_sum_start(Comm *c, size_t n, Dtype dt, int mean)
+{
+    c->ring_entered = 0;
+    if (!c->pool) return;
+    c->ring_sum = (SumJob){c, n, dt, mean, 1};
+    pool_submit(c->pool, &c->ring_job, coll_sum_job, &c->ring_sum);
+    c->ring_pending = 1;
+}
+
 /* The ring allreduce: every message of the reduce-scatter and the allgather is simulated, with
  * its size but without data; the reduction itself is done once, by the first rank to finish, in
  * the order the messages would have added (coll_sum.c), into every rank's buffer. A rank can only
@@ -317,11 +330,16 @@ static int ring_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype
     if (buf) {
         call = ++c->rs[rank].ring_calls;
         c->bufs[rank] = buf;
+        if (++c->ring_entered == c->P) ring_sum_start(c, n, dt, mean);
     }
     ring_reduce_scatter(c, c->ranks, c->P, rank, NULL, 0, n, dt);
     ring_allgather(c, c->ranks, c->P, rank, NULL, 0, n, dt);
     if (buf && c->ring_summed < call) {
-        coll_sum_into_all(c, n, dt, mean, 1);
+        if (c->ring_pending)
+            pool_wait(c->pool, &c->ring_job);
+        else
+            coll_sum_into_all(c, n, dt, mean, 1);
+        c->ring_pending = 0;
         c->ring_summed = call;
     }
     return buf != NULL;

@@ -10,6 +10,7 @@
 
 #include "coll.h"
 #include "half.h"
+#include "pool.h"
 
 typedef struct {
     const unsigned char *data; /* the sender's buffer, or stage once staged; NULL: sizes only */
@@ -54,6 +55,15 @@ static inline void dt_add(Dtype dt, void *restrict dst, const void *restrict src
     }
 }
 
+/* One in-memory sum: coll_sum_into_all's arguments. */
+typedef struct {
+    Comm *c;
+    size_t n;
+    Dtype dt;
+    int mean; /* f32 only: each sum s becomes (s + 0.0f) / P */
+    int ring; /* ring order, else rank order */
+} SumJob;
+
 struct Comm {
     int P, G;
     CollAlgo algo;
@@ -71,6 +81,10 @@ struct Comm {
     int zero_time;                     /* coll_comm_create_zero_time */
     Pool *pool;       /* NULL, or the threads that share the in-memory sums (coll_comm_set_pool) */
     long ring_summed; /* the last data ring allreduce whose sum is done (RankState.ring_calls) */
+    int ring_entered; /* ranks that have entered the current data ring allreduce */
+    int ring_pending; /* ring_job is on the pool: the current call's sum, started early */
+    PoolJob ring_job;
+    SumJob ring_sum;
 };
 
 /* Every rank's buffer c->bufs[r] (n elements) replaced by the sum over ranks: analytic, in rank
@@ -78,5 +92,8 @@ struct Comm {
  * coll_sum.c); mean (f32): (sum + 0.0f) / P. On the pool's threads when there is one (the same
  * bits: each element's additions are its own). */
 void coll_sum_into_all(Comm *c, size_t n, Dtype dt, int mean, int ring);
+/* The same for a SumJob (arg), all of it on one thread: a pool job (pool.h) that sums while the
+ * ring's messages are simulated. */
+void coll_sum_job(void *arg, int thread);
 
 #endif

@@ -18,14 +18,6 @@
 
 enum { SUM_BLOCK_BYTES = 8192, SUM_ITEM_BYTES = 16 * SUM_BLOCK_BYTES };
 
-typedef struct {
-    Comm *c;
-    size_t n;
-    Dtype dt;
-    int mean; /* f32 only: each sum s becomes (s + 0.0f) / P */
-    int ring; /* ring order, else rank order */
-} SumJob;
-
 /* The end of ring chunk j of n elements over P ranks (coll.c's chunk(0, n, P, j, ..)). */
 static size_t ring_chunk_end(size_t n, int P, int j)
 {
@@ -75,9 +67,19 @@ static void sum_item(void *arg, int item, int thread)
     }
 }
 
+static int sum_items(const SumJob *s)
+{
+    const size_t item_n = SUM_ITEM_BYTES / dt_size(s->dt);
+    return (int)((s->n + item_n - 1) / item_n);
+}
+
 void coll_sum_into_all(Comm *c, size_t n, Dtype dt, int mean, int ring)
 {
     SumJob s = {c, n, dt, mean, ring};
-    const size_t item_n = SUM_ITEM_BYTES / dt_size(dt);
-    pool_for(c->pool, (int)((n + item_n - 1) / item_n), sum_item, &s);
+    pool_for(c->pool, sum_items(&s), sum_item, &s);
+}
+
+void coll_sum_job(void *arg, int thread)
+{
+    for (int i = 0, n = sum_items(arg); i < n; i++) sum_item(arg, i, thread);
 }
