@@ -46,8 +46,6 @@ static EvalRow *eval_row_add(DriverRun *run)
     return e;
 }
 
-/* The row's test loss and accuracy: the trace's (a replay does not re-simulate them), or m's
- * on the test set (NAN when that fails). */
 /* A parallel evaluation: chunk i's sums in part[i] and right[i], computed by the thread's
  * scratch model lent m's parameters and state. */
 typedef struct {
@@ -95,6 +93,8 @@ static int evaluate_parallel(DriverRun *run, Model *m, double *loss, double *acc
     return rc;
 }
 
+/* The row's test loss and accuracy: the trace's (a replay does not re-simulate them), or m's
+ * on the test set (NAN when that fails). */
 static void eval_accuracy(DriverRun *run, Model *m, const TraceEval *te, EvalRow *e)
 {
     const Dataset *test = run->cfg->test;

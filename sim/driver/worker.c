@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,14 +245,14 @@ static void worker_sgd(Worker *me, double lr)
 }
 
 /* shared_update's work, in items of UPDATE_ITEM floats over the run's threads: the first
- * worker's copy and update, or a later worker's comparison (differs[item]). */
+ * worker's copy and update (both timed as the optimiser's), or a later worker's comparison. */
 enum { UPDATE_ITEM = 16384 };
 typedef struct {
     DriverRun *run;
     const float *g;
     double lr;
     int first;
-    unsigned char *differs;
+    atomic_int differs; /* a compared item differs */
 } UpdateJob;
 
 static void update_item(void *arg, int item, int thread)
@@ -262,7 +263,8 @@ static void update_item(void *arg, int item, int thread)
     const size_t n = run->replica->n_params, lo = (size_t)item * UPDATE_ITEM;
     const size_t hi = n - lo < UPDATE_ITEM ? n : lo + UPDATE_ITEM;
     if (!u->first) {
-        u->differs[item] = memcmp(u->g + lo, run->applied + lo, (hi - lo) * sizeof(float)) != 0;
+        if (memcmp(u->g + lo, run->applied + lo, (hi - lo) * sizeof(float)))
+            atomic_store(&u->differs, 1);
         return;
     }
     memcpy(run->applied + lo, u->g + lo, (hi - lo) * sizeof(float));
@@ -277,19 +279,15 @@ static void shared_update(Worker *me, double lr, long step)
     DriverRun *run = me->run;
     const float *g = me->model->grads;
     const size_t n = me->model->n_params;
-    const int items = (int)((n + UPDATE_ITEM - 1) / UPDATE_ITEM);
-    unsigned char differs[items > 0 ? items : 1];
-    UpdateJob u = {run, g, lr, run->updated_step != step, differs};
+    UpdateJob u = {run, g, lr, run->updated_step != step, 0};
     double w0 = wallclock_s();
     run->updated_step = step;
-    pool_for(run->pool, items, update_item, &u);
+    pool_for(run->pool, (int)((n + UPDATE_ITEM - 1) / UPDATE_ITEM), update_item, &u);
     if (u.first) {
         me->wall_model_s += wallclock_s() - w0;
         return;
     }
-    int same = 1;
-    for (int i = 0; i < items; i++) same = same && !differs[i];
-    if (same) return;
+    if (!atomic_load(&u.differs)) return;
     double *worst = &run->res->replica_max_diff;
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)g[i] - run->applied[i]);

@@ -10,13 +10,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 workers=${1:-16}
 reps=${2:-3}
-cmake --build build --target bellows >/dev/null
+bin=${BIN:-build/bellows} # BIN=path/to/bellows: an older binary, for figures side by side
+[ -n "${BIN:-}" ] || cmake --build build --target bellows >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 one() { # cores threads backend out
   local t0 t1
   t0=$(date +%s.%N)
-  taskset -c "$1" build/bellows run --workers "$workers" --collectives "$3" \
+  taskset -c "$1" "$bin" run --workers "$workers" --collectives "$3" \
     --compute-threads "$2" --threads 1 --quiet --out "$4" --force >/dev/null
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc
