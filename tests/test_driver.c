@@ -37,6 +37,7 @@ typedef struct {
     double step_bytes[MAX_STEPS];
     double step_level[MAX_STEPS];
     double eval_acc[64];
+    double eval_loss[64];
     float params[MAX_PARAMS];
 } Shared;
 
@@ -126,7 +127,7 @@ static Shared *simulate(RunConfig cfg)
             sh->step_level[i] = res.steps[i].level_mean;
         }
         for (int i = 0; i < res.n_evals && i < 64; i++)
-            sh->eval_acc[i] = res.evals[i].test_accuracy;
+            sh->eval_acc[i] = res.evals[i].test_accuracy, sh->eval_loss[i] = res.evals[i].test_loss;
         driver_result_free(&res);
         _exit(0);
     }
@@ -441,17 +442,22 @@ static void test_same_seed_gives_identical_results(void **state)
 static void test_compute_threads_give_the_sequential_results(void **state)
 {
     (void)state;
-    const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4"};
+    /* the last: the transfer-level ring, whose sum starts on the pool while the messages run */
+    const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4", "sync"};
     /* under valgrind (scripts/valgrind.sh), which runs threads one at a time, the first policy
      * is enough to check the pool's memory; the identity needs real threads */
-    int n_policies = getenv("BELLOWS_VALGRIND") ? 1 : 3;
+    int n_policies = getenv("BELLOWS_VALGRIND") ? 1 : 4;
+    static Dataset big_test;
+    if (!big_test.n)
+        assert_int_equal(dataset_synthetic(&big_test, 1250, 28, 28, 10, 0.5, 12, NULL), BW_OK);
     for (int i = 0; i < n_policies; i++) {
         RunConfig cfg = base_config(4, 16, 2);
+        cfg.test = &big_test; /* evaluations in several chunks, the last one partial */
         cfg.compressor = i == 1 ? "powersgd" : "none";
         cfg.policy = policies[i];
         /* the costed step meets before its gradients are waited for: the leader waits them */
         if (i == 1) cfg.overlap = OVERLAP_DDP;
-        cfg.backend = COLL_ANALYTIC;
+        cfg.backend = i == 3 ? COLL_TRANSFER : COLL_ANALYTIC;
         cfg.eval_every = 5;
         /* jobs long enough that one read before it is done would see an unfinished gradient */
         if (!getenv("BELLOWS_VALGRIND")) /* valgrind runs threads one at a time anyway */
@@ -474,6 +480,7 @@ static void test_compute_threads_give_the_sequential_results(void **state)
             assert_memory_equal(a->step_batch, x->step_batch, sizeof a->step_batch);
             assert_memory_equal(a->step_variance, x->step_variance, sizeof a->step_variance);
             assert_memory_equal(a->eval_acc, x->eval_acc, sizeof a->eval_acc);
+            assert_memory_equal(a->eval_loss, x->eval_loss, sizeof a->eval_loss);
         }
         release(a);
         release(b);
