@@ -76,8 +76,9 @@ static void memory_floor(void)
 int main(int argc, char **argv)
 {
     if (argc != 5 && argc != 6) {
-        fprintf(stderr,
-                "usage: bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS [THREADS]\n");
+        fprintf(
+            stderr,
+            "usage: bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS [THREADS]\n");
         return 2;
     }
     const int threads = argc == 6 ? atoi(argv[5]) : 1;
