@@ -36,10 +36,13 @@ static void idx_inflate_whole(IdxFile *f, const char *path)
 {
     FILE *in = fopen(path, "rb");
     if (!in) return;
-    unsigned char *gz = NULL, *out = NULL;
+    unsigned char magic[2], *gz = NULL, *out = NULL;
     long n = fseek(in, 0, SEEK_END) == 0 ? ftell(in) : -1;
-    if (n >= 18 && fseek(in, 0, SEEK_SET) == 0 && (gz = malloc((size_t)n)) &&
-        fread(gz, 1, (size_t)n, in) == (size_t)n && gz[0] == 0x1f && gz[1] == 0x8b) {
+    /* the magic first: a plain IDX file is left to zlib without being read here */
+    int is_gzip = n >= 18 && fseek(in, 0, SEEK_SET) == 0 && fread(magic, 1, 2, in) == 2 &&
+                  magic[0] == 0x1f && magic[1] == 0x8b;
+    if (is_gzip && fseek(in, 0, SEEK_SET) == 0 && (gz = malloc((size_t)n)) &&
+        fread(gz, 1, (size_t)n, in) == (size_t)n) {
         const unsigned char *t = gz + n - 4;
         size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
         struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();

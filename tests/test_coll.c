@@ -235,6 +235,14 @@ static Cluster star(int P, double bw_Bps, double lat_s)
     return c;
 }
 
+/* SC's cluster made hierarchical, with gpus per node, when algo is the hierarchical allreduce. */
+static void hierarchical_if(int algo, int gpus)
+{
+    if (algo != COLL_HIERARCHICAL) return;
+    SC.cl.topology = TOPO_HIERARCHICAL;
+    SC.cl.gpus_per_node = gpus;
+}
+
 static void expect_close(double got, double want, double rel, const char *what)
 {
     if (fabs(got - want) > rel * want)
@@ -250,10 +258,7 @@ static void test_allreduce_is_exact_sum_for_every_algorithm_and_1_to_9_workers(v
     for (int algo = 0; algo < 4; algo++)
         for (int P = 1; P <= 9; P++) {
             SC = (Scenario){.cl = star(P, 1.25e9, 5e-6), .algo = algo, .count = 1001};
-            if (algo == COLL_HIERARCHICAL) {
-                SC.cl.topology = TOPO_HIERARCHICAL;
-                SC.cl.gpus_per_node = P % 2 == 0 ? 2 : (P % 3 == 0 ? 3 : 1);
-            }
+            hierarchical_if(algo, P % 2 == 0 ? 2 : (P % 3 == 0 ? 3 : 1));
             Result r = simulate();
             if (r.wrong)
                 fail_msg("%s, %d workers: %d wrong elements", coll_algo_name(algo), P, r.wrong);
@@ -266,10 +271,7 @@ static void test_allreduce_of_random_floats_matches_double_sum(void **state)
     for (int algo = 0; algo < 4; algo++) {
         SC = (Scenario){
             .cl = star(6, 1.25e9, 5e-6), .algo = algo, .count = 4099, .random_values = 1};
-        if (algo == COLL_HIERARCHICAL) {
-            SC.cl.topology = TOPO_HIERARCHICAL;
-            SC.cl.gpus_per_node = 3;
-        }
+        hierarchical_if(algo, 3);
         Result r = simulate();
         if (r.max_rel_err > 1e-6)
             fail_msg("%s: relative error %g", coll_algo_name(algo), r.max_rel_err);
@@ -302,10 +304,7 @@ static void test_zero_copy_ring_sums_in_ring_order_and_callers_may_reuse_buffers
     for (int algo = 0; algo < 4; algo++)
         for (int P = 2; P <= 7; P += 5) {
             SC = (Scenario){.cl = star(P, 1.25e9, 5e-6), .algo = algo, .count = 501, .scribble = 1};
-            if (algo == COLL_HIERARCHICAL) {
-                SC.cl.topology = TOPO_HIERARCHICAL;
-                SC.cl.gpus_per_node = P % 2 == 0 ? 2 : 1;
-            }
+            hierarchical_if(algo, P % 2 == 0 ? 2 : 1);
             Result r = simulate();
             if (r.wrong)
                 fail_msg("%s, %d workers: %d wrong after the callers' reuse", coll_algo_name(algo),
@@ -342,10 +341,7 @@ static void test_in_memory_sums_keep_their_order_over_items_and_threads(void **s
                 }
     for (int algo = 0; algo < 4; algo++) { /* the mean of the other algorithms, after the sum */
         SC = (Scenario){.cl = star(4, 1.25e9, 5e-6), .algo = algo, .count = 333, .mean = 1};
-        if (algo == COLL_HIERARCHICAL) {
-            SC.cl.topology = TOPO_HIERARCHICAL;
-            SC.cl.gpus_per_node = 2;
-        }
+        hierarchical_if(algo, 2);
         assert_int_equal(simulate().wrong, 0);
         for (int backend = 0; backend < 2; backend++)
             for (SC.mean = 0; SC.mean < 2; SC.mean++) {
@@ -375,7 +371,7 @@ static void test_analytic_backend_reduces_exactly(void **state)
     for (int algo = 0; algo < 4; algo++) {
         SC = (Scenario){
             .cl = star(5, 1.25e9, 5e-6), .algo = algo, .count = 999, .backend = COLL_ANALYTIC};
-        if (algo == COLL_HIERARCHICAL) SC.cl.topology = TOPO_HIERARCHICAL;
+        hierarchical_if(algo, SC.cl.gpus_per_node);
         assert_int_equal(simulate().wrong, 0);
     }
 }
@@ -391,10 +387,7 @@ static void test_f16_allreduce_sums_halves_for_every_algorithm_and_backend(void 
                                 .backend = backend,
                                 .count = 1001,
                                 .op = OP_ALLREDUCE_F16};
-                if (algo == COLL_HIERARCHICAL) {
-                    SC.cl.topology = TOPO_HIERARCHICAL;
-                    SC.cl.gpus_per_node = P % 2 == 0 ? 2 : 1;
-                }
+                hierarchical_if(algo, P % 2 == 0 ? 2 : 1);
                 Result r = simulate();
                 if (r.wrong)
                     fail_msg("%s, %s, %d workers: %d wrong elements", coll_algo_name(algo),
