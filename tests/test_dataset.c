@@ -184,6 +184,22 @@ static void test_a_lying_header_is_a_truncated_file(void **state)
     }
 }
 
+/* A set that keeps its images as bytes, as floats through dataset_gather: a set of its own
+ * (x, y), to read as a float set is read. */
+static Dataset gathered(const Dataset *d)
+{
+    Dataset f = *d;
+    f.px = NULL;
+    f.x = malloc(sizeof(float) * (size_t)d->n * (size_t)d->dim + 1);
+    f.y = malloc((size_t)d->n + 1);
+    int *all = malloc(sizeof(int) * (size_t)d->n + 1);
+    assert_true(f.x && f.y && all);
+    for (int i = 0; i < d->n; i++) all[i] = i;
+    dataset_gather(d, all, d->n, f.x, f.y);
+    free(all);
+    return f;
+}
+
 static void test_real_fashion_mnist_loads_and_is_standardised(void **state)
 {
     (void)state;
@@ -200,9 +216,14 @@ static void test_real_fashion_mnist_loads_and_is_standardised(void **state)
     long count[10] = {0};
     for (int i = 0; i < tr.n; i++) count[tr.y[i]]++;
     for (int c = 0; c < 10; c++) assert_int_equal(count[c], 6000); /* balanced classes */
+    /* the training images are kept as bytes (a quarter of the floats' memory) */
+    assert_null(tr.x);
+    assert_non_null(tr.px);
+    Dataset f = gathered(&tr);
     double mean, sd;
-    dataset_pixel_stats(&tr, &mean, &sd);
+    dataset_pixel_stats(&f, &mean, &sd);
     assert_true(fabs(mean) < 1e-4 && fabs(sd - 1.0) < 1e-4);
+    dataset_free(&f);
     dataset_free(&tr);
     dataset_free(&te);
     /* a missing folder names the file it looked for */
@@ -234,10 +255,12 @@ static void test_one_pass_standardising_equals_its_naive_twins(void **state)
         dataset_standardize(&ntr, mean, sd);
         dataset_standardize(&nte, mean, sd);
         assert_int_equal(tr.n, ntr.n);
-        assert_memory_equal(tr.x, ntr.x, sizeof(float) * (size_t)tr.n * (size_t)tr.dim);
+        Dataset f = gathered(&tr);
+        assert_memory_equal(f.x, ntr.x, sizeof(float) * (size_t)tr.n * (size_t)tr.dim);
         assert_memory_equal(te.x, nte.x, sizeof(float) * (size_t)te.n * (size_t)te.dim);
-        assert_memory_equal(tr.y, ntr.y, (size_t)tr.n);
-        dataset_free(&tr), dataset_free(&te), dataset_free(&ntr), dataset_free(&nte);
+        assert_memory_equal(f.y, ntr.y, (size_t)tr.n);
+        dataset_free(&f), dataset_free(&tr), dataset_free(&te);
+        dataset_free(&ntr), dataset_free(&nte);
     }
 }
 
@@ -315,6 +338,17 @@ static void test_gather_copies_rows(void **state)
     assert_memory_equal(x + 6, d.x, 6 * sizeof(float));
     assert_int_equal(y[2], d.y[7]);
     dataset_free(&d);
+    /* a set of bytes: each through the table */
+    Dataset b = {.n = 2, .channels = 1, .rows = 1, .cols = 3, .dim = 3, .classes = 2};
+    uint8_t px[6] = {0, 255, 7, 9, 9, 128}, lab[2] = {1, 0};
+    for (int k = 0; k < 256; k++) b.table[k] = (float)k * 0.5f - 1;
+    b.px = px, b.y = lab;
+    int bi[3] = {1, 0, 1};
+    float bx[9];
+    dataset_gather(&b, bi, 3, bx, y);
+    const float want[9] = {3.5f, 3.5f, 63, -1, 126.5f, 2.5f, 3.5f, 3.5f, 63};
+    assert_memory_equal(bx, want, sizeof want);
+    assert_true(y[0] == 0 && y[1] == 1 && y[2] == 0);
 }
 
 int main(void)
