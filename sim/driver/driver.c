@@ -350,6 +350,7 @@ static void run_free(DriverRun *run)
     free(run->epoch_norm_rank0);
     free(run->epoch_norm_mean);
     coll_comm_free(run->comm);
+    coll_comm_free(run->mirror);
     model_free(run->eval_model);
     free(run->eval_acc);
     free(run->perm);
@@ -461,6 +462,20 @@ static int run_policy_create(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
+/* A transfer-level ring run without costed steps or a trace takes its collectives apart (data
+ * on a mirror, then the messages), with its sums on the pool as the run's. */
+static int run_mirror_create(DriverRun *run, BwError *err)
+{
+    const RunConfig *cfg = run->cfg;
+    if (run->fast || cfg->replay || run->cost ||
+        (cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING))
+        return BW_OK;
+    if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
+        return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
+    coll_comm_set_pool(run->mirror, run->pool);
+    return BW_OK;
+}
+
 static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwError *err)
 {
     DriverRun *run = calloc(1, sizeof *run);
@@ -489,6 +504,7 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
         coll_comm_set_pool(run->comm, run->pool);
         if (run->cost) coll_comm_set_pool(run->cost->data, run->pool);
     }
+    if (rc == BW_OK) rc = run_mirror_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);
     return rc;
 }

@@ -88,6 +88,7 @@ typedef struct {
     int job_b;
     double wall_model_s; /* wall seconds in its models' math (RunResult.wall_model_s) */
     int job_pending;     /* its gradient job is on the pool and not yet waited for */
+    long early_step;     /* the step whose gradient went on the pool early (run->mirror), or -1 */
 
     /* costed steps (cost.c) */
     double compress_s, step_compress_s;
@@ -151,6 +152,10 @@ struct DriverRun {
     ComputeSlot *slots; /* [n_slots]: live runs, one per computing thread */
     int n_slots;
     Comm *comm;
+    /* transfer-level ring runs without costed steps: the step's data goes through this mirror
+     * of comm first and its messages are replayed on comm after (coll_comm_create_mirror), so
+     * the next step's gradients can be on the pool while the actors simulate them; else NULL */
+    Comm *mirror;
     Policy *pol;
     const CompressorOps *cops;
     sg_bar_t bar;

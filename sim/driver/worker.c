@@ -43,6 +43,7 @@ int worker_init(Worker *me, DriverRun *run, int rank, BwError *err)
     const RunConfig *cfg = run->cfg;
     me->run = run;
     me->rank = rank;
+    me->early_step = -1;
     int rc;
     if ((rc = worker_model_create(me, err))) return rc;
     const size_t n = me->model->n_params;
@@ -172,6 +173,7 @@ static void worker_gradient(Worker *me, const StepState *st)
         replay_gradient(me, &cfg->replay->steps[st->step]);
         return;
     }
+    if (me->early_step == st->step) return; /* on the pool since the last step's update */
     worker_reserve(me, st->b);
     for (int j = 0; j < st->b; j++)
         me->idx[j] = dataset_shard_index(run->perm, run->P, me->rank, st->pos + j);
@@ -182,6 +184,18 @@ static void worker_gradient(Worker *me, const StepState *st)
     } else {
         gradient_job(me, 0);
     }
+}
+
+/* With a mirror the step's update is done before its messages are simulated, so the next
+ * step's gradient (run->cur, fixed at this step's rendezvous) can go on the pool now, while the
+ * actors simulate them. Not after the last step, nor before an evaluation (it reads rank 0's
+ * state, and a gradient updates batch norm's running statistics in the state). */
+static void worker_gradient_early(Worker *me, int last)
+{
+    DriverRun *run = me->run;
+    if (!run->pool || last || run->eval_due) return;
+    worker_gradient(me, &run->cur);
+    me->early_step = run->cur.step;
 }
 
 /* The submitted gradient, done: in wall time only, no simulated time passes. */
@@ -314,6 +328,14 @@ static void shared_update(Worker *me, double lr, long step)
     }
 }
 
+/* Where the step's data is reduced: a costed step's zero-time communicator (cost.c charges the
+ * real model's collectives), the run's mirror (its messages are replayed after), or the run's
+ * communicator itself. */
+static Comm *data_comm(const DriverRun *run)
+{
+    return run->cost ? run->cost->data : run->mirror ? run->mirror : run->comm;
+}
+
 /* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
  * variance mean_w of it is handed to the policy at the next step). With --average-momentum the
  * momentum buffer rides in the same allreduce, packed after the parameters (one message of 2n
@@ -327,7 +349,7 @@ static void average_parameters(Worker *me)
     float *buf = me->before;
     memcpy(buf, m->params, n * sizeof(float));
     if (with_v) memcpy(buf + n, me->opt.velocity, n * sizeof(float));
-    coll_allreduce(run->cost ? run->cost->data : run->comm, me->rank, buf, with_v ? 2 * n : n);
+    coll_allreduce(data_comm(run), me->rank, buf, with_v ? 2 * n : n);
     const float inv = 1.0f / (float)run->P;
     double d2 = 0;
     for (size_t i = 0; i < n; i++) {
@@ -348,10 +370,7 @@ static int worker_communicate(Worker *me, const StepState *st)
     DriverRun *run = me->run;
     Model *m = me->model;
     if (!run->periodic) {
-        /* a costed step's real reduction takes no simulated time: cost.c charges the real
-         * model's collectives */
-        compress_reduce(me->comp, run->cost ? run->cost->data : run->comm, m->grads,
-                        run->dec.level);
+        compress_reduce(me->comp, data_comm(run), m->grads, run->dec.level);
         if (run->replica)
             shared_update(me, st->lr, st->step);
         else
@@ -422,6 +441,10 @@ static int worker_step_plain(Worker *me)
     const int last = run->stop == STOP_DONE;
 
     int averaged = worker_communicate(me, &st);
+    if (run->mirror) { /* the data is done: the next gradient, then the messages */
+        worker_gradient_early(me, last);
+        coll_replay(run->comm, run->mirror, me->rank);
+    }
     double t3 = simgrid_get_clock();
     me->step_comm_s = t3 - t2;
     me->comm_s += me->step_comm_s;

@@ -137,6 +137,7 @@ void coll_comm_free(Comm *c)
     free(c->sizes);
     free(c->ranks);
     free(c->peers);
+    coll_log_free(c);
     free(c);
 }
 
@@ -511,24 +512,26 @@ static double allgather_time_s(const Comm *c, double total)
     return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
 }
 
-/* The analytic backend: the sum in memory, then every rank waits the formula's time (none on a
- * zero-time communicator). buf NULL: a dataless call, only the waiting and the books. */
+/* The analytic backend: the sum in memory (in rank order, or a mirror's in the ring's), then
+ * every rank waits the formula's time (none on a zero-time communicator). buf NULL: a dataless
+ * call, only the waiting and the books. */
 static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt, int mean)
 {
     const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
     sg_barrier_wait(c->bar);
-    if (rank == 0 && buf) coll_sum_into_all(c, n, dt, mean, 0);
+    if (rank == 0 && buf) coll_sum_into_all(c, n, dt, mean, c->ring_order);
     if (buf) sg_barrier_wait(c->bar); /* no rank returns before rank 0 has written its sum */
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
     if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
 }
 
-/* mean (f32 only): buf becomes (sum + 0.0f) / P, which the analytic backend computes as it sums,
+/* coll_allreduce_dt: mean (f32 only): buf becomes (sum + 0.0f) / P, which the analytic backend computes as it sums,
  * once for all ranks, and the transfer backend after the sum, each rank for itself. */
-static void allreduce(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt, int mean)
+void coll_allreduce_dt(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt, int mean)
 {
+    if (c->log) coll_log_call(c, rank, CALL_ALLREDUCE, dt, 0, count, NULL);
     double t0 = simgrid_get_clock();
     int divided = 0;
     if (c->P > 1) {
@@ -563,25 +566,30 @@ void coll_comm_set_pool(Comm *c, Pool *pool)
 
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count)
 {
-    allreduce(c, rank, (unsigned char *)buf, count, DT_F32, 0);
+    coll_allreduce_dt(c, rank, (unsigned char *)buf, count, DT_F32, 0);
 }
 
 void coll_allreduce_mean(Comm *c, int rank, float *buf, size_t count)
 {
-    allreduce(c, rank, (unsigned char *)buf, count, DT_F32, 1);
+    coll_allreduce_dt(c, rank, (unsigned char *)buf, count, DT_F32, 1);
 }
 
 void coll_allreduce_f16(Comm *c, int rank, uint16_t *buf, size_t count)
 {
-    allreduce(c, rank, (unsigned char *)buf, count, DT_F16, 0);
+    coll_allreduce_dt(c, rank, (unsigned char *)buf, count, DT_F16, 0);
 }
 
 void coll_cost_allreduce(Comm *c, int rank, size_t count, size_t elem_bytes)
 {
-    allreduce(c, rank, NULL, count, elem_bytes == 2 ? DT_F16 : DT_F32, 0);
+    coll_allreduce_dt(c, rank, NULL, count, elem_bytes == 2 ? DT_F16 : DT_F32, 0);
 }
 
 void coll_cost_allgather(Comm *c, int rank, size_t bytes)
+{
+    coll_cost_allgather_sizes(c, rank, bytes, NULL);
+}
+
+void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *sizes)
 {
     double t0 = simgrid_get_clock();
     const int P = c->P;
@@ -593,9 +601,11 @@ void coll_cost_allgather(Comm *c, int rank, size_t bytes)
         sg_barrier_wait(c->bar); /* every rank has read the sizes before any call reuses them */
         c->stats[rank].bytes_sent += total - (double)bytes;
         if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
-    } else if (P > 1) { /* the ring of coll_allgather, every block of the same size */
-        for (int s = 0; s < P - 1; s++)
-            msg_done(sendrecv(c, rank, (rank + 1) % P, NULL, bytes, mod(rank - 1, P)));
+    } else if (P > 1) { /* the ring of coll_allgather: at step s, block rank - s goes on */
+        for (int s = 0; s < P - 1; s++) {
+            const size_t out = sizes ? sizes[mod(rank - s, P)] : bytes;
+            msg_done(sendrecv(c, rank, (rank + 1) % P, NULL, out, mod(rank - 1, P)));
+        }
     }
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
@@ -691,6 +701,7 @@ unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes,
         all = analytic_allgather(c, rank, send, bytes, sizes);
     else
         all = ring_allgather_blocks(c, rank, send, bytes, sizes);
+    if (c->log) coll_log_call(c, rank, CALL_ALLGATHER, DT_F32, 0, bytes, sizes);
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
@@ -699,12 +710,13 @@ unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes,
 
 void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
 {
+    if (c->log) coll_log_call(c, rank, CALL_BROADCAST, DT_F32, root, bytes, NULL);
     double t0 = simgrid_get_clock();
     if (c->P > 1) {
         if (c->backend == COLL_ANALYTIC) {
             if (rank == root) c->bufs[0] = buf;
             sg_barrier_wait(c->bar);
-            if (rank != root) memcpy(buf, c->bufs[0], bytes);
+            if (rank != root && buf) memcpy(buf, c->bufs[0], bytes);
             sg_barrier_wait(c->bar);
             if (rank == root) c->stats[rank].bytes_sent += (double)bytes;
             if (!c->zero_time)

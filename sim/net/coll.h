@@ -75,6 +75,17 @@ const CollStats *coll_stats(const Comm *c, int rank);
  * coll_cost_* on the run's communicator). Its books count calls but no time. */
 Comm *coll_comm_create_zero_time(const Cluster *c, CollAlgo algo);
 
+/* A run's collectives taken apart, data first and messages after: a mirror of sim is a
+ * zero-time communicator whose collectives give the bits sim's would (its sums in the order of
+ * sim's: a ring's when sim is a transfer-level ring, rank order when analytic) and log every
+ * rank's calls; coll_replay then makes, on sim and without data, the calls one rank made on the
+ * mirror since its last replay: the same messages, simulated times and books as if they had
+ * been made on sim. So a step's result is known before its messages are simulated. NULL when
+ * sim's sums cannot be mirrored (a transfer-level halving-doubling, tree or hierarchical
+ * allreduce adds as its messages arrive) or out of memory. */
+Comm *coll_comm_create_mirror(const Cluster *c, const Comm *sim);
+void coll_replay(Comm *sim, Comm *mirror, int rank);
+
 /* Dataless collectives: the same messages, times and books as coll_allreduce(_f16) of count
  * elements of elem_bytes (4 or 2) and coll_allgather of `bytes` from every rank, without any
  * data (the transfer backend sends messages of those sizes and no payload). For costs of tensors
@@ -100,7 +111,8 @@ void coll_allreduce_f16(Comm *c, int rank, uint16_t *buf, size_t count);
  * it. Ring algorithm. */
 unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes, size_t *sizes);
 
-/* Binomial-tree broadcast of root's buf [bytes] to every rank. */
+/* Binomial-tree broadcast of root's buf [bytes] to every rank (buf NULL on every rank: the
+ * messages without data). */
 void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes);
 
 /* The closed-form time of an allreduce of n bytes with the given algorithm, with per-route

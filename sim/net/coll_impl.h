@@ -64,6 +64,23 @@ typedef struct {
     int ring; /* ring order, else rank order */
 } SumJob;
 
+/* A mirror's log (coll_mirror.c): the calls one rank made since its last replay. */
+typedef enum { CALL_ALLREDUCE, CALL_ALLGATHER, CALL_BROADCAST } CallKind;
+typedef struct {
+    CallKind kind;
+    Dtype dt;        /* allreduce */
+    int root;        /* broadcast */
+    size_t count;    /* allreduce: elements; allgather: this rank's bytes; broadcast: bytes */
+    size_t sizes_at; /* allgather: every rank's bytes are sizes[sizes_at .. + P) */
+} CollCall;
+
+typedef struct {
+    CollCall *calls;
+    int n, cap;
+    size_t *sizes;
+    size_t n_sizes, cap_sizes;
+} CallLog;
+
 struct Comm {
     int P, G;
     CollAlgo algo;
@@ -79,6 +96,8 @@ struct Comm {
     size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
     int zero_time;                     /* coll_comm_create_zero_time */
+    int ring_order;                    /* a mirror of a ring: its sums in the ring's order */
+    CallLog *log;                      /* [P]: a mirror's calls (coll_comm_create_mirror) */
     Pool *pool;       /* NULL, or the threads that share the in-memory sums (coll_comm_set_pool) */
     long ring_summed; /* the last data ring allreduce whose sum is done (RankState.ring_calls) */
     int ring_entered; /* ranks that have entered the current data ring allreduce */
@@ -92,6 +111,16 @@ struct Comm {
  * coll_sum.c); mean (f32): (sum + 0.0f) / P. On the pool's threads when there is one (the same
  * bits: each element's additions are its own). */
 void coll_sum_into_all(Comm *c, size_t n, Dtype dt, int mean, int ring);
+/* coll.c's allreduce of count elements (buf NULL: dataless), for the mirror's replay. */
+void coll_allreduce_dt(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt, int mean);
+/* A dataless allgather to which rank r contributes sizes[r] bytes (sizes NULL: every rank
+ * `bytes`). */
+void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *sizes);
+/* Logs a call on a mirror (coll_mirror.c); sizes [P] for an allgather, else NULL. */
+void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t count,
+                   const size_t *sizes);
+void coll_log_free(Comm *c);
+
 /* The same for a SumJob (arg), all of it on one thread: a pool job (pool.h) that sums while the
  * ring's messages are simulated. */
 void coll_sum_job(void *arg, int thread);

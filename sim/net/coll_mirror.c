@@ -1,0 +1,69 @@
+/* coll_mirror.c: a run's collectives taken apart (coll.h, coll_comm_create_mirror): the data on
+ * a zero-time mirror that logs each rank's calls, and the messages replayed on the simulated
+ * communicator afterwards, without data. The mirror sums as the simulated communicator would
+ * (coll_sum.c: a ring's order or rank order), so the bits are the same; the replay makes the
+ * same calls in the same order with the same sizes, so the messages, times and books are too. */
+#include "coll_impl.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+Comm *coll_comm_create_mirror(const Cluster *cl, const Comm *sim)
+{
+    if (sim->backend == COLL_TRANSFER && sim->algo != COLL_RING) return NULL;
+    Comm *c = coll_comm_create_zero_time(cl, sim->algo);
+    if (!c) return NULL;
+    c->ring_order = sim->backend == COLL_TRANSFER;
+    c->log = calloc((size_t)c->P, sizeof *c->log);
+    if (!c->log) {
+        coll_comm_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t count,
+                   const size_t *sizes)
+{
+    CallLog *l = &c->log[rank];
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 8;
+        l->calls = realloc(l->calls, sizeof *l->calls * (size_t)l->cap);
+        assert(l->calls);
+    }
+    CollCall *k = &l->calls[l->n++];
+    *k = (CollCall){.kind = kind, .dt = dt, .root = root, .count = count, .sizes_at = l->n_sizes};
+    if (!sizes) return;
+    if (l->n_sizes + (size_t)c->P > l->cap_sizes) {
+        l->cap_sizes = 2 * (l->n_sizes + (size_t)c->P);
+        l->sizes = realloc(l->sizes, sizeof *l->sizes * l->cap_sizes);
+        assert(l->sizes);
+    }
+    for (int r = 0; r < c->P; r++) l->sizes[l->n_sizes++] = sizes[r];
+}
+
+void coll_replay(Comm *sim, Comm *mirror, int rank)
+{
+    CallLog *l = &mirror->log[rank];
+    for (int i = 0; i < l->n; i++) {
+        const CollCall *k = &l->calls[i];
+        if (k->kind == CALL_ALLREDUCE)
+            coll_allreduce_dt(sim, rank, NULL, k->count, k->dt, 0);
+        else if (k->kind == CALL_ALLGATHER)
+            coll_cost_allgather_sizes(sim, rank, k->count, l->sizes + k->sizes_at);
+        else
+            coll_broadcast(sim, rank, k->root, NULL, k->count);
+    }
+    l->n = 0;
+    l->n_sizes = 0;
+}
+
+void coll_log_free(Comm *c)
+{
+    for (int r = 0; c->log && r < c->P; r++) {
+        free(c->log[r].calls);
+        free(c->log[r].sizes);
+    }
+    free(c->log);
+    c->log = NULL;
+}
