@@ -6,7 +6,8 @@
  * transfer-level one; an oversubscribed fat-tree and a node-shared NIC are slower by exactly
  * the bottleneck the test states. The fp16 allreduce moves real halves (2 bytes each) and rounds
  * every addition to half; half conversion is checked against the IEEE rules exhaustively. Every
- * collective counts the payload it was handed (payload_bytes). */
+ * collective counts the payload it was handed (payload_bytes). A mirror and its replay give the
+ * same bits, times and books as the calls themselves. */
 #include "testutil.h"
 
 #include <sys/mman.h>
@@ -36,6 +37,7 @@ typedef struct {
     int mean;          /* coll_allreduce_mean: the expected sums become (sum + 0.0f) / P */
     int threads;       /* > 1: the communicator's in-memory sums on a pool of that many */
     int neg_zeros;     /* every value -0.0f: the sum is -0, the mean +0 */
+    int mirror;        /* the data on a mirror of the communicator, then the replay on it */
 } Scenario;
 
 typedef struct {
@@ -45,11 +47,21 @@ typedef struct {
     int wrong;          /* elements that differ from the expected result */
     double max_rel_err; /* random_values */
     int done;           /* ranks that finished */
+    /* each rank's (the first 16): its clock when done, and its books */
+    double end[16], bytes[16], comm_s[16];
+    long calls[16];
 } Result;
 
 static Scenario SC;
 static Result *RES;
 static Comm *COMM;
+static Comm *MIRROR; /* SC.mirror */
+
+/* The communicator a rank's call goes to: the mirror when there is one (coll_replay after). */
+static Comm *data_comm(void)
+{
+    return MIRROR ? MIRROR : COMM;
+}
 
 static float value(int rank, size_t i)
 {
@@ -101,9 +113,9 @@ static void check_allreduce(int rank, int P)
     for (size_t i = 0; i < SC.count; i++)
         buf[i] = SC.neg_zeros ? -0.0f : SC.random_values ? random_value(rank, i) : value(rank, i);
     if (SC.mean)
-        coll_allreduce_mean(COMM, rank, buf, SC.count);
+        coll_allreduce_mean(data_comm(), rank, buf, SC.count);
     else
-        coll_allreduce(COMM, rank, buf, SC.count);
+        coll_allreduce(data_comm(), rank, buf, SC.count);
     buf = scribble(buf, SC.count * sizeof(float));
     for (size_t i = 0; i < SC.count; i++) {
         if (SC.ring_order || SC.rank_order) {
@@ -146,7 +158,7 @@ static void worker(int argc, char **argv)
         int *send = malloc(mine * sizeof(int) + 1);
         for (size_t i = 0; i < mine; i++) send[i] = rank * 100000 + (int)i;
         size_t *sizes = malloc(sizeof(size_t) * (size_t)P);
-        unsigned char *all = coll_allgather(COMM, rank, send, mine * sizeof(int), sizes);
+        unsigned char *all = coll_allgather(data_comm(), rank, send, mine * sizeof(int), sizes);
         send = scribble(send, mine * sizeof(int));
         const int *got = (const int *)all;
         for (int r = 0; r < P; r++) {
@@ -160,7 +172,7 @@ static void worker(int argc, char **argv)
         /* small integers: every partial sum is exact in half, so the result is exact */
         uint16_t *buf = malloc(SC.count * sizeof(uint16_t) + 1);
         for (size_t i = 0; i < SC.count; i++) buf[i] = half_from_float(value(rank, i) - 5);
-        coll_allreduce_f16(COMM, rank, buf, SC.count);
+        coll_allreduce_f16(data_comm(), rank, buf, SC.count);
         for (size_t i = 0; i < SC.count; i++) {
             double want = 0;
             for (int r = 0; r < P; r++) want += value(r, i) - 5;
@@ -171,16 +183,24 @@ static void worker(int argc, char **argv)
         int root = 2 % P;
         float *buf = malloc(SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++) buf[i] = rank == root ? value(root, i) : -1.0f;
-        coll_broadcast(COMM, rank, root, buf, SC.count * sizeof(float));
+        coll_broadcast(data_comm(), rank, root, buf, SC.count * sizeof(float));
         buf = scribble(buf, SC.count * sizeof(float));
         for (size_t i = 0; i < SC.count; i++)
             if (buf[i] != value(root, i)) RES->wrong++;
         free(buf);
     }
+    if (MIRROR) coll_replay(COMM, MIRROR, rank);
     double t = simgrid_get_clock();
     if (t > RES->time_s) RES->time_s = t;
-    if (rank == 0) RES->bytes0 = coll_stats(COMM, 0)->bytes_sent;
-    if (rank < 16) RES->payload[rank] = coll_stats(COMM, rank)->payload_bytes;
+    const CollStats *cs = coll_stats(COMM, rank);
+    if (rank == 0) RES->bytes0 = cs->bytes_sent;
+    if (rank < 16) {
+        RES->payload[rank] = cs->payload_bytes;
+        RES->end[rank] = t;
+        RES->bytes[rank] = cs->bytes_sent;
+        RES->comm_s[rank] = cs->time_s;
+        RES->calls[rank] = cs->calls;
+    }
     RES->done++;
 }
 
@@ -206,6 +226,9 @@ static Result simulate(void)
         COMM = coll_comm_create(&SC.cl, SC.algo, SC.backend);
         Pool *pool = SC.threads > 1 ? pool_create(SC.threads) : NULL;
         coll_comm_set_pool(COMM, pool);
+        MIRROR = SC.mirror ? coll_comm_create_mirror(&SC.cl, COMM) : NULL;
+        if (SC.mirror && !MIRROR) _exit(4);
+        if (MIRROR) coll_comm_set_pool(MIRROR, pool);
         for (int r = 0; r < SC.cl.workers; r++) {
             char arg[16];
             snprintf(arg, sizeof arg, "%d", r);
@@ -213,6 +236,7 @@ static Result simulate(void)
             sg_actor_create("worker", engine_host(r), worker, 2, av);
         }
         simgrid_run();
+        coll_comm_free(MIRROR);
         coll_comm_free(COMM);
         pool_free(pool);
         _exit(0); /* skip SimGrid's exit-time teardown */
@@ -434,6 +458,84 @@ static uint16_t nearest_half(double x)
     return best;
 }
 
+/* SC on the communicator itself, then on a mirror of it and replayed: the same results (the
+ * scenario's own checks) and the same messages: every rank's finishing time and books equal. */
+static void expect_mirror_equal(const char *what)
+{
+    SC.mirror = 0;
+    Result direct = simulate();
+    SC.mirror = 1;
+    Result mirrored = simulate();
+    if (direct.wrong || mirrored.wrong)
+        fail_msg("%s: %d wrong elements on the communicator, %d with a mirror", what,
+                 direct.wrong, mirrored.wrong);
+    for (int r = 0; r < SC.cl.workers && r < 16; r++) {
+        if (direct.end[r] != mirrored.end[r] || direct.bytes[r] != mirrored.bytes[r] ||
+            direct.comm_s[r] != mirrored.comm_s[r] || direct.calls[r] != mirrored.calls[r] ||
+            direct.payload[r] != mirrored.payload[r])
+            fail_msg("%s: rank %d ends at %.17g s, sends %.17g bytes (a mirror: %.17g s, %.17g)",
+                     what, r, direct.end[r], direct.bytes[r], mirrored.end[r], mirrored.bytes[r]);
+    }
+}
+
+/* Whether a mirror of a communicator of this algorithm and backend can be made (in a child: the
+ * communicator needs the engine). */
+static int mirror_made(CollAlgo algo, CollBackend backend)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        BwError err;
+        Cluster cl = star(4, 1.25e9, 5e-6);
+        if (cluster_resolve(&cl, &err) || engine_init(0, NULL, "exact", &err) ||
+            engine_load_cluster(&cl, &err))
+            _exit(3);
+        Comm *c = coll_comm_create(&cl, algo, backend), *m = coll_comm_create_mirror(&cl, c);
+        _exit(m ? 0 : 1);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) <= 1);
+    return WEXITSTATUS(st) == 0;
+}
+
+/* The collectives taken apart (coll_comm_create_mirror): the data on the mirror, in the order
+ * the communicator's sums would take (a ring's, rank order when analytic: checked bit for bit),
+ * then the messages replayed on the communicator, every operation and backend, on a star and on
+ * an oversubscribed fat-tree (whose flows share links), with and without a pool. */
+static void test_a_mirror_and_its_replay_equal_the_calls_themselves(void **state)
+{
+    (void)state;
+    const int ops[4] = {OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16};
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 4; k++)
+            for (int mean = 0; mean <= (ops[k] == OP_ALLREDUCE); mean++) {
+                SC = (Scenario){.cl = star(6, 1.25e9, 5e-6), .algo = COLL_RING, .count = 4099};
+                SC.backend = b ? COLL_ANALYTIC : COLL_TRANSFER;
+                SC.op = ops[k];
+                SC.mean = mean;
+                SC.random_values = SC.op == OP_ALLREDUCE;
+                SC.ring_order = SC.random_values && !b;
+                SC.rank_order = SC.random_values && b;
+                SC.threads = 1 + (k + mean) % 2;
+                if (k == 0 && mean) { /* flows that share links */
+                    SC.cl.topology = TOPO_FAT_TREE;
+                    SC.cl.leaf_size = 2;
+                    SC.cl.oversubscription = 4;
+                }
+                char what[64];
+                snprintf(what, sizeof what, "%s op %d mean %d", b ? "analytic" : "transfer", k,
+                         mean);
+                expect_mirror_equal(what);
+            }
+    assert_true(mirror_made(COLL_RING, COLL_TRANSFER));
+    assert_true(mirror_made(COLL_TREE, COLL_ANALYTIC));
+    assert_false(mirror_made(COLL_HALVING_DOUBLING, COLL_TRANSFER));
+    assert_false(mirror_made(COLL_TREE, COLL_TRANSFER));
+    assert_false(mirror_made(COLL_HIERARCHICAL, COLL_TRANSFER));
+}
+
 static void test_half_conversion_is_exact_and_rounds_to_nearest_even(void **state)
 {
     (void)state;
@@ -618,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_analytic_backend_reduces_exactly),
         cmocka_unit_test(test_f16_allreduce_sums_halves_for_every_algorithm_and_backend),
         cmocka_unit_test(test_payload_bytes_count_what_each_call_was_handed),
+        cmocka_unit_test(test_a_mirror_and_its_replay_equal_the_calls_themselves),
         cmocka_unit_test(test_half_conversion_is_exact_and_rounds_to_nearest_even),
         cmocka_unit_test(test_ring_time_equals_formula_on_star),
         cmocka_unit_test(test_halving_doubling_time_equals_formula_on_star),
