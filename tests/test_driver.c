@@ -444,18 +444,22 @@ static void test_compute_threads_give_the_sequential_results(void **state)
     (void)state;
     /* the fourth: the transfer-level ring, whose next gradients go on the pool while its
      * messages are simulated; the fifth: the same with batch norm, whose running statistics the
-     * early gradients must not move before an evaluation has read them */
-    const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4", "sync", "sync"};
+     * early gradients must not move before an evaluation has read them; the sixth: TopK on
+     * the ring */
+    const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4",
+                              "sync", "sync",              "accordion:interval=1"};
     /* under valgrind (scripts/valgrind.sh), which runs threads one at a time, the first policy
      * is enough to check the pool's memory; the identity needs real threads */
-    int n_policies = getenv("BELLOWS_VALGRIND") ? 1 : 5;
+    int n_policies = getenv("BELLOWS_VALGRIND") ? 1 : 6;
     static Dataset big_test;
     if (!big_test.n)
         assert_int_equal(dataset_synthetic(&big_test, 1250, 28, 28, 10, 0.5, 12, NULL), BW_OK);
     for (int i = 0; i < n_policies; i++) {
         RunConfig cfg = base_config(4, 16, 2);
         cfg.test = &big_test; /* evaluations in several chunks, the last one partial */
-        cfg.compressor = i == 1 ? "powersgd" : "none";
+        /* PowerSGD's and TopK's math between their collectives on the pool too (a costed
+         * step's zero-time communicator, a mirror) */
+        cfg.compressor = i == 1 ? "powersgd" : i == 5 ? "topk" : "none";
         cfg.policy = policies[i];
         /* the costed step meets before its gradients are waited for: the leader waits them */
         if (i == 1) cfg.overlap = OVERLAP_DDP;

@@ -156,6 +156,60 @@ static int layer_rank(const LayerView *v, double level)
     return r;
 }
 
+/* What psgd_reduce's three stretches of math work on (comp_parallel's argument). */
+typedef struct {
+    float *grads;
+    const int *todo;
+    int nt;
+    size_t qtot; /* floats of every layer's Q */
+} PsgdWork;
+
+/* P = M Q, i.e. Pt [r x n] = Qt [r x m] M^T */
+static void psgd_encode_p(Compressor *c, void *arg)
+{
+    PowerSgd *s = c->state;
+    const PsgdWork *wk = arg;
+    for (int t = 0; t < wk->nt; t++) {
+        int l = wk->todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
+        const float *M = comp_feedback(c, wk->grads, l);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, m, 1.0f, s->q[l].qt, m, M, m,
+                    0.0f, s->pbuf + s->poff[l], n);
+    }
+}
+
+/* orthogonalise; Q = M^T P, i.e. Qt [r x m] = Pt M */
+static void psgd_encode_q(Compressor *c, void *arg)
+{
+    PowerSgd *s = c->state;
+    const PsgdWork *wk = arg;
+    for (int t = 0; t < wk->nt; t++) {
+        int l = wk->todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
+        const float *M = (c->memory ? c->memory : wk->grads) + c->layers[l].offset;
+        orthogonalise(s->pbuf + s->poff[l], r, (size_t)n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, m, n, 1.0f, s->pbuf + s->poff[l],
+                    n, M, m, 0.0f, s->qbuf + s->qoff[l], m);
+    }
+}
+
+/* Q /= workers; M' = P Q^T = Pt^T Qt [n x m] into grads; e = M - M'; keep Q for the next step */
+static void psgd_decode(Compressor *c, void *arg)
+{
+    PowerSgd *s = c->state;
+    const PsgdWork *wk = arg;
+    const float w = (float)c->world;
+    for (size_t i = 0; i < wk->qtot; i++) s->qbuf[i] /= w;
+    for (int t = 0; t < wk->nt; t++) {
+        int l = wk->todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
+        size_t off = c->layers[l].offset, len = (size_t)n * (size_t)m;
+        float *g = wk->grads;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, m, r, 1.0f, s->pbuf + s->poff[l], n,
+                    s->qbuf + s->qoff[l], m, 0.0f, g + off, m);
+        if (c->memory)
+            for (size_t i = 0; i < len; i++) c->memory[off + i] -= g[off + i];
+        memcpy(s->q[l].qt, s->qbuf + s->qoff[l], (size_t)r * (size_t)m * sizeof(float));
+    }
+}
+
 static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int nt,
                           const double *levels)
 {
@@ -174,38 +228,12 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     }
     reserve(&s->pbuf, &s->pcap, ptot);
     reserve(&s->qbuf, &s->qcap, qtot);
-
-    /* P = M Q, i.e. Pt [r x n] = Qt [r x m] M^T */
-    for (int t = 0; t < nt; t++) {
-        int l = todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
-        const float *M = comp_feedback(c, grads, l);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, m, 1.0f, s->q[l].qt, m, M, m,
-                    0.0f, s->pbuf + s->poff[l], n);
-    }
+    PsgdWork wk = {grads, todo, nt, qtot};
+    comp_parallel(c, psgd_encode_p, &wk);
     comp_allreduce(c, comm, s->pbuf, ptot);
-
-    /* orthogonalise; Q = M^T P, i.e. Qt [r x m] = Pt M */
-    for (int t = 0; t < nt; t++) {
-        int l = todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
-        const float *M = (c->memory ? c->memory : grads) + c->layers[l].offset;
-        orthogonalise(s->pbuf + s->poff[l], r, (size_t)n);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, m, n, 1.0f, s->pbuf + s->poff[l],
-                    n, M, m, 0.0f, s->qbuf + s->qoff[l], m);
-    }
+    comp_parallel(c, psgd_encode_q, &wk);
     comp_allreduce(c, comm, s->qbuf, qtot);
-    const float w = (float)c->world;
-    for (size_t i = 0; i < qtot; i++) s->qbuf[i] /= w;
-
-    /* M' = P Q^T = Pt^T Qt [n x m] into grads; e = M - M'; keep Q for the next step */
-    for (int t = 0; t < nt; t++) {
-        int l = todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
-        size_t off = c->layers[l].offset, len = (size_t)n * (size_t)m;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, m, r, 1.0f, s->pbuf + s->poff[l], n,
-                    s->qbuf + s->qoff[l], m, 0.0f, grads + off, m);
-        if (c->memory)
-            for (size_t i = 0; i < len; i++) c->memory[off + i] -= grads[off + i];
-        memcpy(s->q[l].qt, s->qbuf + s->qoff[l], (size_t)r * (size_t)m * sizeof(float));
-    }
+    comp_parallel(c, psgd_decode, &wk);
     return (double)(ptot + qtot) * sizeof(float);
 }
 

@@ -136,16 +136,27 @@ static size_t read_index(const TopK *s, const unsigned char *p, size_t j)
     return (size_t)i;
 }
 
-static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
-                          const double *levels)
+/* What topk_reduce's two stretches of math work on (comp_parallel's argument). */
+typedef struct {
+    float *grads;
+    const int *todo;
+    int n;
+    const double *levels;
+    size_t bytes;             /* the message's, once encoded */
+    const unsigned char *all; /* every worker's message, for the decoding */
+} TopkWork;
+
+/* The message: for each layer in todo order, k indices (ascending) then k fp32 values; with
+ * memory, e = M minus what was sent. */
+static void topk_encode(Compressor *c, void *arg)
 {
     TopK *s = c->state;
-    /* message: for each layer in todo order, k indices (ascending) then k fp32 values */
+    TopkWork *wk = arg;
     size_t bytes = 0;
-    for (int t = 0; t < n; t++) {
-        const LayerView *v = &c->layers[todo[t]];
-        size_t len = layer_size(v), k = keep_count(s, levels[todo[t]], len);
-        float *m = comp_feedback(c, grads, todo[t]);
+    for (int t = 0; t < wk->n; t++) {
+        const LayerView *v = &c->layers[wk->todo[t]];
+        size_t len = layer_size(v), k = keep_count(s, wk->levels[wk->todo[t]], len);
+        float *m = comp_feedback(c, wk->grads, wk->todo[t]);
         unsigned char *p = s->msg + bytes;
         select_top(m, len, k, s->hist, s->sel);
         for (size_t j = 0; j < k; j++) {
@@ -157,23 +168,30 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
                 memcpy(p + j * sizeof(int32_t), &s->sel[j], sizeof(int32_t));
             }
             memcpy(p + k * s->index_bytes + j * sizeof val, &val, sizeof val);
-            if (c->memory) m[s->sel[j]] = 0; /* e = M minus what was sent */
+            if (c->memory) m[s->sel[j]] = 0;
         }
         bytes += layer_bytes(s, k);
     }
-    unsigned char *all = comp_allgather(c, comm, s->msg, bytes);
-    for (int t = 0; t < n; t++) {
-        const LayerView *v = &c->layers[todo[t]];
-        memset(grads + v->offset, 0, layer_size(v) * sizeof(float));
+    wk->bytes = bytes;
+}
+
+/* The layers' sum of every worker's values, added in rank order, so that every worker gets the
+ * same floats; then divided by the workers (divide=1). */
+static void topk_decode(Compressor *c, void *arg)
+{
+    TopK *s = c->state;
+    const TopkWork *wk = arg;
+    for (int t = 0; t < wk->n; t++) {
+        const LayerView *v = &c->layers[wk->todo[t]];
+        memset(wk->grads + v->offset, 0, layer_size(v) * sizeof(float));
     }
-    /* sum in rank order, so that every worker gets the same floats */
-    const unsigned char *p = all;
+    const unsigned char *p = wk->all;
     for (int w = 0; w < c->world; w++) {
-        assert(c->sizes[w] == bytes); /* same levels everywhere, so the same k */
-        for (int t = 0; t < n; t++) {
-            const LayerView *v = &c->layers[todo[t]];
-            size_t k = keep_count(s, levels[todo[t]], layer_size(v));
-            float *g = grads + v->offset;
+        assert(c->sizes[w] == wk->bytes); /* same levels everywhere, so the same k */
+        for (int t = 0; t < wk->n; t++) {
+            const LayerView *v = &c->layers[wk->todo[t]];
+            size_t k = keep_count(s, wk->levels[wk->todo[t]], layer_size(v));
+            float *g = wk->grads + v->offset;
             for (size_t j = 0; j < k; j++) {
                 float val;
                 memcpy(&val, p + k * s->index_bytes + j * sizeof val, sizeof val);
@@ -182,9 +200,19 @@ static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *to
             p += layer_bytes(s, k);
         }
     }
+    if (s->divide) comp_divide_layers(c, wk->grads, wk->todo, wk->n);
+}
+
+static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                          const double *levels)
+{
+    TopkWork wk = {grads, todo, n, levels, 0, NULL};
+    comp_parallel(c, topk_encode, &wk);
+    unsigned char *all = comp_allgather(c, comm, ((TopK *)c->state)->msg, wk.bytes);
+    wk.all = all;
+    comp_parallel(c, topk_decode, &wk);
     free(all);
-    if (s->divide) comp_divide_layers(c, grads, todo, n);
-    return (double)bytes;
+    return (double)wk.bytes;
 }
 
 /* One allgather of every layer's indices and values. */

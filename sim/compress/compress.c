@@ -20,6 +20,7 @@
 
 #include <assert.h>
 #include <gsl/gsl_randist.h>
+#include <simgrid/actor.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +367,36 @@ static void math_resume(Compressor *c)
 static void math_pause(Compressor *c)
 {
     c->math_s += wallclock_s() - c->math_t0;
+}
+
+void compress_set_pool(Compressor *c, Pool *pool)
+{
+    c->pool = pool;
+}
+
+static void section_job(void *arg, int thread)
+{
+    (void)thread;
+    Compressor *c = arg;
+    double t0 = wallclock_s();
+    c->section(c, c->section_arg);
+    c->section_s = wallclock_s() - t0;
+}
+
+void comp_parallel(Compressor *c, void (*section)(Compressor *c, void *arg), void *arg)
+{
+    if (!c->pool) {
+        section(c, arg);
+        return;
+    }
+    math_pause(c);
+    c->section = section;
+    c->section_arg = arg;
+    pool_submit(c->pool, &c->job, section_job, c);
+    sg_actor_yield(); /* the others submit theirs */
+    pool_wait(c->pool, &c->job);
+    c->math_s += c->section_s;
+    math_resume(c);
 }
 
 void comp_allreduce(Compressor *c, Comm *comm, float *buf, size_t count)

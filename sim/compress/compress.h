@@ -129,6 +129,13 @@ int compress_plan_views(const Compressor *c, const LayerView *layers, const int 
  * compressor keeps none (none, fp16 and qsgd by default, topk:ef=0). Owned by c. */
 const float *compress_memory(const Compressor *c);
 
+/* Lets c's math between its collectives run on pool's threads (comp_parallel), in parallel with
+ * the other workers' (NULL: on the calling actor). Only for a communicator whose collectives
+ * take no simulated time (a mirror, or a costed step's), on which the workers reach each stretch
+ * of math at the same simulated instant; the same bits either way. */
+typedef struct Pool Pool;
+void compress_set_pool(Compressor *c, Pool *pool);
+
 /* Wall seconds compress_reduce has spent in c's own math (encoding, decoding, error feedback,
  * the dense layers' packing), not in the collectives; for benchmarks. */
 double compress_math_seconds(const Compressor *c);

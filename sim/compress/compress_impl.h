@@ -13,6 +13,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "compress.h"
+#include "pool.h"
 
 struct Compressor {
     const CompressorOps *ops;
@@ -37,7 +38,21 @@ struct Compressor {
     /* wall seconds compress_reduce spent in its own math, not in the collectives (whose wait
      * lets the other actors run): the clock runs from math_t0 until the next collective */
     double math_s, math_t0;
+    /* comp_parallel: the pool (compress_set_pool; NULL: none), this worker's job on it, and
+     * the section it runs */
+    Pool *pool;
+    PoolJob job;
+    void (*section)(Compressor *c, void *arg);
+    void *section_arg;
+    double section_s; /* the section's wall seconds, on whichever thread ran it */
 };
+
+/* Runs section(c, arg), a stretch of this worker's compressor math between two collectives: on
+ * the compressor's pool (compress_set_pool) as a job, once the actor has yielded so that the
+ * other workers' actors, at the same simulated instant, can submit theirs, and then waited for;
+ * or at once without a pool. The section must touch only c's own data and what every worker
+ * only reads; its wall time counts as the compressor's math. No simulated time passes. */
+void comp_parallel(Compressor *c, void (*section)(Compressor *c, void *arg), void *arg);
 
 /* The collectives as the plug-ins call them: the same as coll_*, with the compressor's math
  * clock stopped while they run. */

@@ -462,17 +462,22 @@ static int run_policy_create(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-/* A transfer-level ring run without costed steps or a trace takes its collectives apart (data
- * on a mirror, then the messages), with its sums on the pool as the run's. */
+/* A run on a ring or the analytic backend, without costed steps or a trace, takes its
+ * collectives apart (data on a mirror, then the messages), with the mirror's sums on the pool as
+ * the run's. When the step's data goes through a zero-time communicator (the mirror, or a
+ * costed step's), the workers reach each stretch of compressor math at the same simulated
+ * instant, so the compressors share the pool too. */
 static int run_mirror_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
-    if (run->fast || cfg->replay || run->cost ||
-        (cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING))
-        return BW_OK;
-    if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
-        return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
-    coll_comm_set_pool(run->mirror, run->pool);
+    if (run->fast || cfg->replay) return BW_OK;
+    if (!run->cost && !(cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING)) {
+        if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
+            return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
+        coll_comm_set_pool(run->mirror, run->pool);
+    }
+    if (run->mirror || run->cost)
+        for (int w = 0; w < run->P; w++) compress_set_pool(run->w[w].comp, run->pool);
     return BW_OK;
 }
 
