@@ -37,32 +37,57 @@ static void fp16_free(Compressor *c)
     free(s);
 }
 
-static double fp16_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
-                          const double *levels)
+/* What fp16_reduce's two stretches of math work on (comp_parallel's argument). */
+typedef struct {
+    float *grads;
+    const int *todo;
+    int n;
+    size_t halves; /* the message's, once encoded */
+} Fp16Work;
+
+/* Every layer's M in halves; with memory, e = M - half(M), exact in float (Sterbenz). */
+static void fp16_encode(Compressor *c, void *arg)
 {
-    (void)levels;
     Fp16 *s = c->state;
+    Fp16Work *wk = arg;
     size_t at = 0;
-    for (int t = 0; t < n; t++) {
-        const float *m = comp_feedback(c, grads, todo[t]);
-        size_t len = layer_size(&c->layers[todo[t]]);
+    for (int t = 0; t < wk->n; t++) {
+        const float *m = comp_feedback(c, wk->grads, wk->todo[t]);
+        size_t len = layer_size(&c->layers[wk->todo[t]]);
         half_encode(m, s->half + at, len);
-        if (c->memory) { /* e = M - half(M), exact in float (Sterbenz) */
-            float *e = c->memory + c->layers[todo[t]].offset;
+        if (c->memory) {
+            float *e = c->memory + c->layers[wk->todo[t]].offset;
             for (size_t i = 0; i < len; i++) e[i] -= half_to_float(s->half[at + i]);
         }
         at += len;
     }
-    comp_allreduce_f16(c, comm, s->half, at);
+    wk->halves = at;
+}
+
+/* The summed halves back in float, divided by the workers. */
+static void fp16_decode(Compressor *c, void *arg)
+{
+    const Fp16 *s = c->state;
+    const Fp16Work *wk = arg;
     const float w = (float)c->world;
-    at = 0;
-    for (int t = 0; t < n; t++) {
-        float *g = grads + c->layers[todo[t]].offset;
-        size_t len = layer_size(&c->layers[todo[t]]);
+    size_t at = 0;
+    for (int t = 0; t < wk->n; t++) {
+        float *g = wk->grads + c->layers[wk->todo[t]].offset;
+        size_t len = layer_size(&c->layers[wk->todo[t]]);
         for (size_t i = 0; i < len; i++) g[i] = half_to_float(s->half[at + i]) / w;
         at += len;
     }
-    return (double)at * sizeof(uint16_t);
+}
+
+static double fp16_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                          const double *levels)
+{
+    (void)levels;
+    Fp16Work wk = {grads, todo, n, 0};
+    comp_parallel(c, fp16_encode, &wk);
+    comp_allreduce_f16(c, comm, ((Fp16 *)c->state)->half, wk.halves);
+    comp_parallel(c, fp16_decode, &wk);
+    return (double)wk.halves * sizeof(uint16_t);
 }
 
 /* One fp16 allreduce of every layer's halves. */

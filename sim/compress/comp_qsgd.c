@@ -137,41 +137,70 @@ static size_t decode_add(const unsigned char *in, size_t n, int s, float *g)
     return sizeof norm + bytes;
 }
 
-static double qsgd_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
-                          const double *levels)
+/* What qsgd_reduce's two stretches of math work on (comp_parallel's argument). */
+typedef struct {
+    float *grads;
+    const int *todo;
+    int n;
+    const double *levels;
+    size_t bytes;             /* the message's, once encoded */
+    const unsigned char *all; /* every worker's message, for the decoding */
+} QsgdWork;
+
+/* Every layer's norm and codes into the message; with memory, e = M - what this worker sent. */
+static void qsgd_encode(Compressor *c, void *arg)
 {
     Qsgd *s = c->state;
+    QsgdWork *wk = arg;
     size_t bytes = 0;
-    for (int t = 0; t < n; t++) {
-        const LayerView *v = &c->layers[todo[t]];
+    for (int t = 0; t < wk->n; t++) {
+        const LayerView *v = &c->layers[wk->todo[t]];
         size_t len = layer_size(v);
-        int lv = (int)levels[todo[t]];
-        float *m = comp_feedback(c, grads, todo[t]);
+        int lv = (int)wk->levels[wk->todo[t]];
+        float *m = comp_feedback(c, wk->grads, wk->todo[t]);
         size_t got = encode(s->rng, m, len, lv, s->msg + bytes);
-        if (c->memory) {                  /* e = M - what this worker sent */
-            float *e = grads + v->offset; /* grads is overwritten below anyway: scratch */
+        if (c->memory) {                      /* e = M - what this worker sent */
+            float *e = wk->grads + v->offset; /* grads is overwritten below anyway: scratch */
             memset(e, 0, len * sizeof(float));
             decode_add(s->msg + bytes, len, lv, e);
             for (size_t i = 0; i < len; i++) m[i] -= e[i];
         }
         bytes += got;
     }
-    unsigned char *all = comp_allgather(c, comm, s->msg, bytes);
-    for (int t = 0; t < n; t++) {
-        const LayerView *v = &c->layers[todo[t]];
-        memset(grads + v->offset, 0, layer_size(v) * sizeof(float));
+    wk->bytes = bytes;
+}
+
+/* Every worker's decoded values summed in rank order (every worker gets the same floats), then
+ * divided by the workers. */
+static void qsgd_decode(Compressor *c, void *arg)
+{
+    const QsgdWork *wk = arg;
+    for (int t = 0; t < wk->n; t++) {
+        const LayerView *v = &c->layers[wk->todo[t]];
+        memset(wk->grads + v->offset, 0, layer_size(v) * sizeof(float));
     }
-    const unsigned char *p = all; /* summed in rank order: every worker gets the same floats */
+    const unsigned char *p = wk->all;
     for (int w = 0; w < c->world; w++) {
-        assert(c->sizes[w] == bytes);
-        for (int t = 0; t < n; t++) {
-            const LayerView *v = &c->layers[todo[t]];
-            p += decode_add(p, layer_size(v), (int)levels[todo[t]], grads + v->offset);
+        assert(c->sizes[w] == wk->bytes);
+        for (int t = 0; t < wk->n; t++) {
+            const LayerView *v = &c->layers[wk->todo[t]];
+            p += decode_add(p, layer_size(v), (int)wk->levels[wk->todo[t]],
+                            wk->grads + v->offset);
         }
     }
+    comp_divide_layers(c, wk->grads, wk->todo, wk->n);
+}
+
+static double qsgd_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                          const double *levels)
+{
+    QsgdWork wk = {grads, todo, n, levels, 0, NULL};
+    comp_parallel(c, qsgd_encode, &wk);
+    unsigned char *all = comp_allgather(c, comm, ((Qsgd *)c->state)->msg, wk.bytes);
+    wk.all = all;
+    comp_parallel(c, qsgd_decode, &wk);
     free(all);
-    comp_divide_layers(c, grads, todo, n);
-    return (double)bytes;
+    return (double)wk.bytes;
 }
 
 /* One allgather of every layer's norm and codes (encode writes comp_qsgd_layer_bytes). */

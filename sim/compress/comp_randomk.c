@@ -72,34 +72,60 @@ static void choose(Compressor *c, RandomK *s, int layer, size_t n, size_t k, uin
     }
 }
 
-static double randomk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
-                             const double *levels)
+/* What randomk_reduce's two stretches of math work on (comp_parallel's argument). */
+typedef struct {
+    float *grads;
+    const int *todo;
+    int n;
+    const double *levels;
+    size_t values; /* the message's, once encoded */
+} RandomkWork;
+
+/* Every layer's k indices and the values of M there; with memory, e = M minus what was sent. */
+static void randomk_encode(Compressor *c, void *arg)
 {
     RandomK *s = c->state;
+    RandomkWork *wk = arg;
     size_t at = 0;
-    for (int t = 0; t < n; t++) {
-        const LayerView *v = &c->layers[todo[t]];
-        size_t len = layer_size(v), k = comp_keep_count(levels[todo[t]], len);
-        float *m = comp_feedback(c, grads, todo[t]);
-        choose(c, s, todo[t], len, k, s->idx + at);
+    for (int t = 0; t < wk->n; t++) {
+        const LayerView *v = &c->layers[wk->todo[t]];
+        size_t len = layer_size(v), k = comp_keep_count(wk->levels[wk->todo[t]], len);
+        float *m = comp_feedback(c, wk->grads, wk->todo[t]);
+        choose(c, s, wk->todo[t], len, k, s->idx + at);
         for (size_t j = 0; j < k; j++) {
             s->val[at + j] = m[s->idx[at + j]];
             if (c->memory) m[s->idx[at + j]] = 0;
         }
         at += k;
     }
-    comp_allreduce(c, comm, s->val, at);
+    wk->values = at;
+}
+
+/* The summed values, divided by the workers, back at their indices (zeros elsewhere). */
+static void randomk_decode(Compressor *c, void *arg)
+{
+    RandomK *s = c->state;
+    const RandomkWork *wk = arg;
     const float w = (float)c->world;
-    at = 0;
-    for (int t = 0; t < n; t++) {
-        const LayerView *v = &c->layers[todo[t]];
-        size_t len = layer_size(v), k = comp_keep_count(levels[todo[t]], len);
-        float *g = grads + v->offset;
+    size_t at = 0;
+    for (int t = 0; t < wk->n; t++) {
+        const LayerView *v = &c->layers[wk->todo[t]];
+        size_t len = layer_size(v), k = comp_keep_count(wk->levels[wk->todo[t]], len);
+        float *g = wk->grads + v->offset;
         memset(g, 0, len * sizeof(float));
         for (size_t j = 0; j < k; j++) g[s->idx[at + j]] = s->val[at + j] / w;
         at += k;
     }
-    return (double)at * sizeof(float);
+}
+
+static double randomk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                             const double *levels)
+{
+    RandomkWork wk = {grads, todo, n, levels, 0};
+    comp_parallel(c, randomk_encode, &wk);
+    comp_allreduce(c, comm, ((RandomK *)c->state)->val, wk.values);
+    comp_parallel(c, randomk_decode, &wk);
+    return (double)wk.values * sizeof(float);
 }
 
 /* One allreduce of every layer's k values. */

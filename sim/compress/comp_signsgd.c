@@ -60,15 +60,24 @@ static void sign_free(Compressor *c)
     free(s);
 }
 
-static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
-                          const double *levels)
+/* What sign_reduce's two stretches of math work on (comp_parallel's argument). */
+typedef struct {
+    float *grads;
+    const int *todo;
+    int n;
+    size_t bytes;             /* the message's, once encoded */
+    const unsigned char *all; /* every worker's message, for the decoding */
+} SignWork;
+
+/* Every layer's scale and packed signs; with memory, e = M - what this worker sent. */
+static void sign_encode(Compressor *c, void *arg)
 {
-    (void)levels;
     SignSgd *s = c->state;
+    SignWork *wk = arg;
     size_t bytes = 0;
-    for (int t = 0; t < n; t++) {
-        size_t len = layer_size(&c->layers[todo[t]]);
-        float *p = comp_feedback(c, grads, todo[t]);
+    for (int t = 0; t < wk->n; t++) {
+        size_t len = layer_size(&c->layers[wk->todo[t]]);
+        float *p = comp_feedback(c, wk->grads, wk->todo[t]);
         const float scale = (float)(comp_sum_abs(p, len) / (double)len);
         memcpy(s->msg + bytes, &scale, sizeof scale);
         bytes += sizeof scale;
@@ -77,14 +86,20 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
         if (c->memory)
             for (size_t i = 0; i < len; i++) p[i] -= pm[p[i] >= 0];
     }
-    unsigned char *all = comp_allgather(c, comm, s->msg, bytes);
-    const unsigned char *q = all;
+    wk->bytes = bytes;
+}
+
+/* Every worker's scaled signs summed in rank order, then divided by the workers. */
+static void sign_decode(Compressor *c, void *arg)
+{
+    const SignWork *wk = arg;
+    const unsigned char *q = wk->all;
     for (int w = 0; w < c->world; w++) {
-        assert(c->sizes[w] == bytes);
-        for (int t = 0; t < n; t++) {
-            const LayerView *v = &c->layers[todo[t]];
+        assert(c->sizes[w] == wk->bytes);
+        for (int t = 0; t < wk->n; t++) {
+            const LayerView *v = &c->layers[wk->todo[t]];
             size_t len = layer_size(v);
-            float *g = grads + v->offset, scale;
+            float *g = wk->grads + v->offset, scale;
             memcpy(&scale, q, sizeof scale);
             q += sizeof scale;
             const float pm[2] = {-scale, scale}; /* a bit picks its value without a branch */
@@ -95,9 +110,20 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
             q += (len + 7) / 8;
         }
     }
+    comp_divide_layers(c, wk->grads, wk->todo, wk->n);
+}
+
+static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
+                          const double *levels)
+{
+    (void)levels;
+    SignWork wk = {grads, todo, n, 0, NULL};
+    comp_parallel(c, sign_encode, &wk);
+    unsigned char *all = comp_allgather(c, comm, ((SignSgd *)c->state)->msg, wk.bytes);
+    wk.all = all;
+    comp_parallel(c, sign_decode, &wk);
     free(all);
-    comp_divide_layers(c, grads, todo, n);
-    return (double)bytes;
+    return (double)wk.bytes;
 }
 
 /* One allgather of every layer's scale and signs. */
