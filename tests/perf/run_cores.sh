@@ -6,7 +6,8 @@
 # one-core run that ran in parallel (Amdahl: s = 2 (1 - 1/x)), from which the speed-up on N cores
 # follows as 1 / (1 - s + s / N). The results files of the two are compared (the same bits
 # whatever the threads). OLD=path/to/bellows: an older binary too, its four runs alternated
-# with this one's in every round, so both are measured under the same load.
+# with this one's in every round, so both are measured under the same load. RUN_ARGS: more flags
+# for every run (e.g. RUN_ARGS="--compressor qsgd --policy static:level=4").
 #   tests/perf/run_cores.sh [WORKERS] [REPS]   (16, 3)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,8 +21,9 @@ trap 'rm -rf "$tmp"' EXIT
 one() { # bin cores threads backend out
   local t0 t1
   t0=$(date +%s.%N)
+  # shellcheck disable=SC2086 # RUN_ARGS is a list of flags
   taskset -c "$2" "$1" run --workers "$workers" --collectives "$4" \
-    --compute-threads "$3" --threads 1 --quiet --out "$5" --force >/dev/null
+    --compute-threads "$3" --threads 1 --quiet --out "$5" --force ${RUN_ARGS:-} >/dev/null
   t1=$(date +%s.%N)
   echo "$t1 - $t0" | bc
 }
