@@ -2,9 +2,9 @@
  * Images are float, row-major [n, channels*rows*cols] with channels last (one channel for
  * Fashion-MNIST), labels are bytes in [0, classes). A set read from bytes may keep them as bytes
  * (px) with the float each byte value stands for (table): a quarter of the memory, and a batch
- * gathered through the table is faster than one copied from floats (fewer bytes from memory). Fashion-MNIST comes from its IDX gzip files
- * (the format of LeCun's MNIST page: big-endian header, magic 0x0803 images / 0x0801 labels).
- * Synthetic data is for unit tests only. */
+ * gathered through the table is faster than one copied from floats (fewer bytes from memory).
+ * Fashion-MNIST comes from its IDX gzip files (the format of LeCun's MNIST page: big-endian header,
+ * magic 0x0803 images / 0x0801 labels). Synthetic data is for unit tests only. */
 #ifndef BELLOWS_DATASET_H
 #define BELLOWS_DATASET_H
 

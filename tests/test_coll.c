@@ -467,8 +467,8 @@ static void expect_mirror_equal(const char *what)
     SC.mirror = 1;
     Result mirrored = simulate();
     if (direct.wrong || mirrored.wrong)
-        fail_msg("%s: %d wrong elements on the communicator, %d with a mirror", what,
-                 direct.wrong, mirrored.wrong);
+        fail_msg("%s: %d wrong elements on the communicator, %d with a mirror", what, direct.wrong,
+                 mirrored.wrong);
     for (int r = 0; r < SC.cl.workers && r < 16; r++) {
         if (direct.end[r] != mirrored.end[r] || direct.bytes[r] != mirrored.bytes[r] ||
             direct.comm_s[r] != mirrored.comm_s[r] || direct.calls[r] != mirrored.calls[r] ||

@@ -446,8 +446,8 @@ static void test_compute_threads_give_the_sequential_results(void **state)
      * messages are simulated; the fifth: the same with batch norm, whose running statistics the
      * early gradients must not move before an evaluation has read them; the sixth: TopK on
      * the ring */
-    const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4",
-                              "sync", "sync",              "accordion:interval=1"};
+    const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4", "sync",
+                              "sync", "accordion:interval=1"};
     /* under valgrind (scripts/valgrind.sh), which runs threads one at a time, the first policy
      * is enough to check the pool's memory; the identity needs real threads */
     int n_policies = getenv("BELLOWS_VALGRIND") ? 1 : 6;

@@ -37,19 +37,11 @@ static void fp16_free(Compressor *c)
     free(s);
 }
 
-/* What fp16_reduce's two stretches of math work on (comp_parallel's argument). */
-typedef struct {
-    float *grads;
-    const int *todo;
-    int n;
-    size_t halves; /* the message's, once encoded */
-} Fp16Work;
-
 /* Every layer's M in halves; with memory, e = M - half(M), exact in float (Sterbenz). */
 static void fp16_encode(Compressor *c, void *arg)
 {
     Fp16 *s = c->state;
-    Fp16Work *wk = arg;
+    CompWork *wk = arg;
     size_t at = 0;
     for (int t = 0; t < wk->n; t++) {
         const float *m = comp_feedback(c, wk->grads, wk->todo[t]);
@@ -61,14 +53,14 @@ static void fp16_encode(Compressor *c, void *arg)
         }
         at += len;
     }
-    wk->halves = at;
+    wk->size = at;
 }
 
 /* The summed halves back in float, divided by the workers. */
 static void fp16_decode(Compressor *c, void *arg)
 {
     const Fp16 *s = c->state;
-    const Fp16Work *wk = arg;
+    const CompWork *wk = arg;
     const float w = (float)c->world;
     size_t at = 0;
     for (int t = 0; t < wk->n; t++) {
@@ -82,12 +74,11 @@ static void fp16_decode(Compressor *c, void *arg)
 static double fp16_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                           const double *levels)
 {
-    (void)levels;
-    Fp16Work wk = {grads, todo, n, 0};
+    CompWork wk = {grads, todo, n, levels, 0, NULL};
     comp_parallel(c, fp16_encode, &wk);
-    comp_allreduce_f16(c, comm, ((Fp16 *)c->state)->half, wk.halves);
+    comp_allreduce_f16(c, comm, ((Fp16 *)c->state)->half, wk.size);
     comp_parallel(c, fp16_decode, &wk);
-    return (double)wk.halves * sizeof(uint16_t);
+    return (double)wk.size * sizeof(uint16_t);
 }
 
 /* One fp16 allreduce of every layer's halves. */

@@ -156,20 +156,12 @@ static int layer_rank(const LayerView *v, double level)
     return r;
 }
 
-/* What psgd_reduce's three stretches of math work on (comp_parallel's argument). */
-typedef struct {
-    float *grads;
-    const int *todo;
-    int nt;
-    size_t qtot; /* floats of every layer's Q */
-} PsgdWork;
-
 /* P = M Q, i.e. Pt [r x n] = Qt [r x m] M^T */
 static void psgd_encode_p(Compressor *c, void *arg)
 {
     PowerSgd *s = c->state;
-    const PsgdWork *wk = arg;
-    for (int t = 0; t < wk->nt; t++) {
+    const CompWork *wk = arg;
+    for (int t = 0; t < wk->n; t++) {
         int l = wk->todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
         const float *M = comp_feedback(c, wk->grads, l);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, r, n, m, 1.0f, s->q[l].qt, m, M, m,
@@ -181,8 +173,8 @@ static void psgd_encode_p(Compressor *c, void *arg)
 static void psgd_encode_q(Compressor *c, void *arg)
 {
     PowerSgd *s = c->state;
-    const PsgdWork *wk = arg;
-    for (int t = 0; t < wk->nt; t++) {
+    const CompWork *wk = arg;
+    for (int t = 0; t < wk->n; t++) {
         int l = wk->todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
         const float *M = (c->memory ? c->memory : wk->grads) + c->layers[l].offset;
         orthogonalise(s->pbuf + s->poff[l], r, (size_t)n);
@@ -195,10 +187,10 @@ static void psgd_encode_q(Compressor *c, void *arg)
 static void psgd_decode(Compressor *c, void *arg)
 {
     PowerSgd *s = c->state;
-    const PsgdWork *wk = arg;
+    const CompWork *wk = arg;
     const float w = (float)c->world;
-    for (size_t i = 0; i < wk->qtot; i++) s->qbuf[i] /= w;
-    for (int t = 0; t < wk->nt; t++) {
+    for (size_t i = 0; i < wk->size; i++) s->qbuf[i] /= w; /* every Q */
+    for (int t = 0; t < wk->n; t++) {
         int l = wk->todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
         size_t off = c->layers[l].offset, len = (size_t)n * (size_t)m;
         float *g = wk->grads;
@@ -228,7 +220,7 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     }
     reserve(&s->pbuf, &s->pcap, ptot);
     reserve(&s->qbuf, &s->qcap, qtot);
-    PsgdWork wk = {grads, todo, nt, qtot};
+    CompWork wk = {grads, todo, nt, levels, qtot, NULL};
     comp_parallel(c, psgd_encode_p, &wk);
     comp_allreduce(c, comm, s->pbuf, ptot);
     comp_parallel(c, psgd_encode_q, &wk);

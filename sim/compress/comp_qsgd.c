@@ -137,21 +137,11 @@ static size_t decode_add(const unsigned char *in, size_t n, int s, float *g)
     return sizeof norm + bytes;
 }
 
-/* What qsgd_reduce's two stretches of math work on (comp_parallel's argument). */
-typedef struct {
-    float *grads;
-    const int *todo;
-    int n;
-    const double *levels;
-    size_t bytes;             /* the message's, once encoded */
-    const unsigned char *all; /* every worker's message, for the decoding */
-} QsgdWork;
-
 /* Every layer's norm and codes into the message; with memory, e = M - what this worker sent. */
 static void qsgd_encode(Compressor *c, void *arg)
 {
     Qsgd *s = c->state;
-    QsgdWork *wk = arg;
+    CompWork *wk = arg;
     size_t bytes = 0;
     for (int t = 0; t < wk->n; t++) {
         const LayerView *v = &c->layers[wk->todo[t]];
@@ -167,25 +157,24 @@ static void qsgd_encode(Compressor *c, void *arg)
         }
         bytes += got;
     }
-    wk->bytes = bytes;
+    wk->size = bytes;
 }
 
 /* Every worker's decoded values summed in rank order (every worker gets the same floats), then
  * divided by the workers. */
 static void qsgd_decode(Compressor *c, void *arg)
 {
-    const QsgdWork *wk = arg;
+    const CompWork *wk = arg;
     for (int t = 0; t < wk->n; t++) {
         const LayerView *v = &c->layers[wk->todo[t]];
         memset(wk->grads + v->offset, 0, layer_size(v) * sizeof(float));
     }
     const unsigned char *p = wk->all;
     for (int w = 0; w < c->world; w++) {
-        assert(c->sizes[w] == wk->bytes);
+        assert(c->sizes[w] == wk->size);
         for (int t = 0; t < wk->n; t++) {
             const LayerView *v = &c->layers[wk->todo[t]];
-            p += decode_add(p, layer_size(v), (int)wk->levels[wk->todo[t]],
-                            wk->grads + v->offset);
+            p += decode_add(p, layer_size(v), (int)wk->levels[wk->todo[t]], wk->grads + v->offset);
         }
     }
     comp_divide_layers(c, wk->grads, wk->todo, wk->n);
@@ -194,13 +183,8 @@ static void qsgd_decode(Compressor *c, void *arg)
 static double qsgd_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                           const double *levels)
 {
-    QsgdWork wk = {grads, todo, n, levels, 0, NULL};
-    comp_parallel(c, qsgd_encode, &wk);
-    unsigned char *all = comp_allgather(c, comm, ((Qsgd *)c->state)->msg, wk.bytes);
-    wk.all = all;
-    comp_parallel(c, qsgd_decode, &wk);
-    free(all);
-    return (double)wk.bytes;
+    CompWork wk = {grads, todo, n, levels, 0, NULL};
+    return comp_reduce_allgather(c, comm, &wk, qsgd_encode, qsgd_decode, ((Qsgd *)c->state)->msg);
 }
 
 /* One allgather of every layer's norm and codes (encode writes comp_qsgd_layer_bytes). */

@@ -72,20 +72,11 @@ static void choose(Compressor *c, RandomK *s, int layer, size_t n, size_t k, uin
     }
 }
 
-/* What randomk_reduce's two stretches of math work on (comp_parallel's argument). */
-typedef struct {
-    float *grads;
-    const int *todo;
-    int n;
-    const double *levels;
-    size_t values; /* the message's, once encoded */
-} RandomkWork;
-
 /* Every layer's k indices and the values of M there; with memory, e = M minus what was sent. */
 static void randomk_encode(Compressor *c, void *arg)
 {
     RandomK *s = c->state;
-    RandomkWork *wk = arg;
+    CompWork *wk = arg;
     size_t at = 0;
     for (int t = 0; t < wk->n; t++) {
         const LayerView *v = &c->layers[wk->todo[t]];
@@ -98,14 +89,14 @@ static void randomk_encode(Compressor *c, void *arg)
         }
         at += k;
     }
-    wk->values = at;
+    wk->size = at;
 }
 
 /* The summed values, divided by the workers, back at their indices (zeros elsewhere). */
 static void randomk_decode(Compressor *c, void *arg)
 {
     RandomK *s = c->state;
-    const RandomkWork *wk = arg;
+    const CompWork *wk = arg;
     const float w = (float)c->world;
     size_t at = 0;
     for (int t = 0; t < wk->n; t++) {
@@ -121,11 +112,11 @@ static void randomk_decode(Compressor *c, void *arg)
 static double randomk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                              const double *levels)
 {
-    RandomkWork wk = {grads, todo, n, levels, 0};
+    CompWork wk = {grads, todo, n, levels, 0, NULL};
     comp_parallel(c, randomk_encode, &wk);
-    comp_allreduce(c, comm, ((RandomK *)c->state)->val, wk.values);
+    comp_allreduce(c, comm, ((RandomK *)c->state)->val, wk.size);
     comp_parallel(c, randomk_decode, &wk);
-    return (double)wk.values * sizeof(float);
+    return (double)wk.size * sizeof(float);
 }
 
 /* One allreduce of every layer's k values. */

@@ -60,20 +60,11 @@ static void sign_free(Compressor *c)
     free(s);
 }
 
-/* What sign_reduce's two stretches of math work on (comp_parallel's argument). */
-typedef struct {
-    float *grads;
-    const int *todo;
-    int n;
-    size_t bytes;             /* the message's, once encoded */
-    const unsigned char *all; /* every worker's message, for the decoding */
-} SignWork;
-
 /* Every layer's scale and packed signs; with memory, e = M - what this worker sent. */
 static void sign_encode(Compressor *c, void *arg)
 {
     SignSgd *s = c->state;
-    SignWork *wk = arg;
+    CompWork *wk = arg;
     size_t bytes = 0;
     for (int t = 0; t < wk->n; t++) {
         size_t len = layer_size(&c->layers[wk->todo[t]]);
@@ -86,16 +77,16 @@ static void sign_encode(Compressor *c, void *arg)
         if (c->memory)
             for (size_t i = 0; i < len; i++) p[i] -= pm[p[i] >= 0];
     }
-    wk->bytes = bytes;
+    wk->size = bytes;
 }
 
 /* Every worker's scaled signs summed in rank order, then divided by the workers. */
 static void sign_decode(Compressor *c, void *arg)
 {
-    const SignWork *wk = arg;
+    const CompWork *wk = arg;
     const unsigned char *q = wk->all;
     for (int w = 0; w < c->world; w++) {
-        assert(c->sizes[w] == wk->bytes);
+        assert(c->sizes[w] == wk->size);
         for (int t = 0; t < wk->n; t++) {
             const LayerView *v = &c->layers[wk->todo[t]];
             size_t len = layer_size(v);
@@ -116,14 +107,9 @@ static void sign_decode(Compressor *c, void *arg)
 static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                           const double *levels)
 {
-    (void)levels;
-    SignWork wk = {grads, todo, n, 0, NULL};
-    comp_parallel(c, sign_encode, &wk);
-    unsigned char *all = comp_allgather(c, comm, ((SignSgd *)c->state)->msg, wk.bytes);
-    wk.all = all;
-    comp_parallel(c, sign_decode, &wk);
-    free(all);
-    return (double)wk.bytes;
+    CompWork wk = {grads, todo, n, levels, 0, NULL};
+    return comp_reduce_allgather(c, comm, &wk, sign_encode, sign_decode,
+                                 ((SignSgd *)c->state)->msg);
 }
 
 /* One allgather of every layer's scale and signs. */

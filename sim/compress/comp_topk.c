@@ -136,22 +136,12 @@ static size_t read_index(const TopK *s, const unsigned char *p, size_t j)
     return (size_t)i;
 }
 
-/* What topk_reduce's two stretches of math work on (comp_parallel's argument). */
-typedef struct {
-    float *grads;
-    const int *todo;
-    int n;
-    const double *levels;
-    size_t bytes;             /* the message's, once encoded */
-    const unsigned char *all; /* every worker's message, for the decoding */
-} TopkWork;
-
 /* The message: for each layer in todo order, k indices (ascending) then k fp32 values; with
  * memory, e = M minus what was sent. */
 static void topk_encode(Compressor *c, void *arg)
 {
     TopK *s = c->state;
-    TopkWork *wk = arg;
+    CompWork *wk = arg;
     size_t bytes = 0;
     for (int t = 0; t < wk->n; t++) {
         const LayerView *v = &c->layers[wk->todo[t]];
@@ -172,7 +162,7 @@ static void topk_encode(Compressor *c, void *arg)
         }
         bytes += layer_bytes(s, k);
     }
-    wk->bytes = bytes;
+    wk->size = bytes;
 }
 
 /* The layers' sum of every worker's values, added in rank order, so that every worker gets the
@@ -180,14 +170,14 @@ static void topk_encode(Compressor *c, void *arg)
 static void topk_decode(Compressor *c, void *arg)
 {
     TopK *s = c->state;
-    const TopkWork *wk = arg;
+    const CompWork *wk = arg;
     for (int t = 0; t < wk->n; t++) {
         const LayerView *v = &c->layers[wk->todo[t]];
         memset(wk->grads + v->offset, 0, layer_size(v) * sizeof(float));
     }
     const unsigned char *p = wk->all;
     for (int w = 0; w < c->world; w++) {
-        assert(c->sizes[w] == wk->bytes); /* same levels everywhere, so the same k */
+        assert(c->sizes[w] == wk->size); /* same levels everywhere, so the same k */
         for (int t = 0; t < wk->n; t++) {
             const LayerView *v = &c->layers[wk->todo[t]];
             size_t k = keep_count(s, wk->levels[wk->todo[t]], layer_size(v));
@@ -206,13 +196,8 @@ static void topk_decode(Compressor *c, void *arg)
 static double topk_reduce(Compressor *c, Comm *comm, float *grads, const int *todo, int n,
                           const double *levels)
 {
-    TopkWork wk = {grads, todo, n, levels, 0, NULL};
-    comp_parallel(c, topk_encode, &wk);
-    unsigned char *all = comp_allgather(c, comm, ((TopK *)c->state)->msg, wk.bytes);
-    wk.all = all;
-    comp_parallel(c, topk_decode, &wk);
-    free(all);
-    return (double)wk.bytes;
+    CompWork wk = {grads, todo, n, levels, 0, NULL};
+    return comp_reduce_allgather(c, comm, &wk, topk_encode, topk_decode, ((TopK *)c->state)->msg);
 }
 
 /* One allgather of every layer's indices and values. */

@@ -421,6 +421,19 @@ unsigned char *comp_allgather(Compressor *c, Comm *comm, const void *send, size_
     return all;
 }
 
+double comp_reduce_allgather(Compressor *c, Comm *comm, CompWork *wk,
+                             void (*encode)(Compressor *c, void *wk),
+                             void (*decode)(Compressor *c, void *wk), const unsigned char *msg)
+{
+    comp_parallel(c, encode, wk);
+    unsigned char *all = comp_allgather(c, comm, msg, wk->size);
+    wk->all = all;
+    comp_parallel(c, decode, wk);
+    free(all);
+    wk->all = NULL;
+    return (double)wk->size;
+}
+
 /* Whether the layers that go dense at these levels lie end to end in grads (every layer, in the
  * usual layouts, when all go dense); *first: where they start. */
 static int dense_contiguous(const Compressor *c, const double *levels, size_t *first)

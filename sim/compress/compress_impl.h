@@ -47,6 +47,25 @@ struct Compressor {
     double section_s; /* the section's wall seconds, on whichever thread ran it */
 };
 
+/* What a reduce hook's stretches of math share (comp_parallel's argument): the hook's own
+ * arguments, what its encoding made, and for an allgather every worker's message. */
+typedef struct {
+    float *grads;
+    const int *todo;
+    int n;
+    const double *levels;
+    size_t size;              /* what the encoding made: bytes, values or halves */
+    const unsigned char *all; /* comp_reduce_allgather: every worker's message, in rank order */
+} CompWork;
+
+/* A reduce hook made of an encoding into msg (setting wk->size, in bytes; msg is the plug-in's
+ * buffer, not moved by the encoding), one allgather of it,
+ * and a decoding of every worker's message (wk->all, freed after): each stretch through
+ * comp_parallel. Returns the bytes this worker sent. */
+double comp_reduce_allgather(Compressor *c, Comm *comm, CompWork *wk,
+                             void (*encode)(Compressor *c, void *wk),
+                             void (*decode)(Compressor *c, void *wk), const unsigned char *msg);
+
 /* Runs section(c, arg), a stretch of this worker's compressor math between two collectives: on
  * the compressor's pool (compress_set_pool) as a job, once the actor has yielded so that the
  * other workers' actors, at the same simulated instant, can submit theirs, and then waited for;

@@ -527,8 +527,9 @@ static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, 
     if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
 }
 
-/* coll_allreduce_dt: mean (f32 only): buf becomes (sum + 0.0f) / P, which the analytic backend computes as it sums,
- * once for all ranks, and the transfer backend after the sum, each rank for itself. */
+/* coll_allreduce_dt: mean (f32 only): buf becomes (sum + 0.0f) / P, which the analytic backend
+ * computes as it sums, once for all ranks, and the transfer backend after the sum, each rank for
+ * itself. */
 void coll_allreduce_dt(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt, int mean)
 {
     if (c->log) coll_log_call(c, rank, CALL_ALLREDUCE, dt, 0, count, NULL);
