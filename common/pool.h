@@ -1,5 +1,6 @@
-/* pool.h: a small pool of POSIX threads for the simulation's real work: the workers' gradients
- * (sim/driver), the analytic collectives' sums (sim/net) and the evaluations, in parallel.
+/* pool.h: a small pool of POSIX threads for the simulation's real work: the workers' gradients,
+ * the shared replica's update and the evaluations (sim/driver), the compressors' math
+ * (sim/compress) and the collectives' in-memory sums (sim/net), in parallel.
  * A job is a caller-owned PoolJob (no allocation per job): pool_submit queues it, pool_wait
  * returns once it has run. The thread that waits helps: while its job is not done it runs
  * queued jobs itself, so a pool of N computes on N threads with N-1 of its own. Jobs run in

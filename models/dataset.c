@@ -7,6 +7,7 @@
  * type 0x08 is unsigned byte. Images have 3 dims (n, rows, cols), labels 1 (n). */
 #include "dataset.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -392,6 +393,7 @@ int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, doub
 
 void dataset_pixel_stats(const Dataset *d, double *mean, double *sd)
 {
+    assert(d->x); /* a set of floats (not one that keeps bytes) */
     size_t count = (size_t)d->n * (size_t)d->dim;
     double s = 0, ss = 0;
     for (size_t i = 0; i < count; i++) s += d->x[i];
@@ -404,6 +406,7 @@ void dataset_pixel_stats(const Dataset *d, double *mean, double *sd)
 
 void dataset_standardize(Dataset *d, double mean, double sd)
 {
+    assert(d->x);
     size_t count = (size_t)d->n * (size_t)d->dim;
     float fm = (float)mean, inv = (float)(1.0 / sd);
     for (size_t i = 0; i < count; i++) d->x[i] = (d->x[i] - fm) * inv;

@@ -22,7 +22,7 @@
 #include "half.h"
 #include "pool.h"
 
-enum { OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16 };
+enum { OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16, OP_MIXED };
 
 typedef struct {
     Cluster cl;
@@ -147,11 +147,10 @@ static void check_allreduce(int rank, int P)
     free(buf);
 }
 
-static void worker(int argc, char **argv)
+/* Rank `rank`'s call of operation op, its result checked. */
+static void run_op(int op, int rank, int P)
 {
-    (void)argc;
-    int rank = atoi(argv[1]), P = SC.cl.workers;
-    if (SC.op == OP_ALLREDUCE) {
+    if (op == OP_ALLREDUCE) {
         check_allreduce(rank, P);
     } else if (SC.op == OP_ALLGATHER) {
         size_t mine = SC.count + (size_t)rank;
@@ -189,6 +188,19 @@ static void worker(int argc, char **argv)
             if (buf[i] != value(root, i)) RES->wrong++;
         free(buf);
     }
+}
+
+static void worker(int argc, char **argv)
+{
+    (void)argc;
+    int rank = atoi(argv[1]), P = SC.cl.workers;
+    if (SC.op == OP_MIXED) /* several calls, one replay: the log keeps them apart */
+        for (int k = 0; k < 5; k++)
+            run_op((const int[]){OP_ALLGATHER, OP_ALLREDUCE, OP_ALLGATHER, OP_ALLREDUCE_F16,
+                                 OP_BROADCAST}[k],
+                   rank, P);
+    else
+        run_op(SC.op, rank, P);
     if (MIRROR) coll_replay(COMM, MIRROR, rank);
     double t = simgrid_get_clock();
     if (t > RES->time_s) RES->time_s = t;
@@ -473,8 +485,11 @@ static void expect_mirror_equal(const char *what)
         if (direct.end[r] != mirrored.end[r] || direct.bytes[r] != mirrored.bytes[r] ||
             direct.comm_s[r] != mirrored.comm_s[r] || direct.calls[r] != mirrored.calls[r] ||
             direct.payload[r] != mirrored.payload[r])
-            fail_msg("%s: rank %d ends at %.17g s, sends %.17g bytes (a mirror: %.17g s, %.17g)",
-                     what, r, direct.end[r], direct.bytes[r], mirrored.end[r], mirrored.bytes[r]);
+            fail_msg("%s: rank %d ends at %.17g s, sends %.17g bytes in %ld calls of %.17g s, "
+                     "payload %.17g (a mirror: %.17g s, %.17g, %ld, %.17g s, %.17g)",
+                     what, r, direct.end[r], direct.bytes[r], direct.calls[r], direct.comm_s[r],
+                     direct.payload[r], mirrored.end[r], mirrored.bytes[r], mirrored.calls[r],
+                     mirrored.comm_s[r], mirrored.payload[r]);
     }
 }
 
@@ -507,15 +522,15 @@ static int mirror_made(CollAlgo algo, CollBackend backend)
 static void test_a_mirror_and_its_replay_equal_the_calls_themselves(void **state)
 {
     (void)state;
-    const int ops[4] = {OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16};
+    const int ops[5] = {OP_ALLREDUCE, OP_ALLGATHER, OP_BROADCAST, OP_ALLREDUCE_F16, OP_MIXED};
     for (int b = 0; b < 2; b++)
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < 5; k++)
             for (int mean = 0; mean <= (ops[k] == OP_ALLREDUCE); mean++) {
                 SC = (Scenario){.cl = star(6, 1.25e9, 5e-6), .algo = COLL_RING, .count = 4099};
                 SC.backend = b ? COLL_ANALYTIC : COLL_TRANSFER;
                 SC.op = ops[k];
                 SC.mean = mean;
-                SC.random_values = SC.op == OP_ALLREDUCE;
+                SC.random_values = SC.op == OP_ALLREDUCE || SC.op == OP_MIXED;
                 SC.ring_order = SC.random_values && !b;
                 SC.rank_order = SC.random_values && b;
                 SC.threads = 1 + (k + mean) % 2;
@@ -529,6 +544,11 @@ static void test_a_mirror_and_its_replay_equal_the_calls_themselves(void **state
                          mean);
                 expect_mirror_equal(what);
             }
+    /* one rank: no messages, the same results */
+    SC = (Scenario){.cl = star(1, 1.25e9, 5e-6), .algo = COLL_RING, .count = 100};
+    SC.op = OP_MIXED;
+    SC.random_values = SC.ring_order = 1;
+    expect_mirror_equal("one rank");
     assert_true(mirror_made(COLL_RING, COLL_TRANSFER));
     assert_true(mirror_made(COLL_TREE, COLL_ANALYTIC));
     assert_false(mirror_made(COLL_HALVING_DOUBLING, COLL_TRANSFER));

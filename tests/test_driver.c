@@ -437,6 +437,62 @@ static void test_same_seed_gives_identical_results(void **state)
     release(b);
 }
 
+/* A ring or analytic run reduces its data on a mirror first and replays the messages after
+ * (driver.c run_mirror_create); RunConfig.direct_collectives does both together, as the other
+ * algorithms do. The two give the same parameters, losses, evaluations, simulated times and
+ * bytes, bit for bit: both backends, compressors with an allreduce and an allgather, a
+ * periodic policy, workers out of step (jitter, a straggler), flows that share links, and with
+ * the next gradients early on a pool. */
+static void test_a_mirror_gives_the_direct_collectives_results(void **state)
+{
+    (void)state;
+    const struct {
+        const char *policy, *compressor;
+        CollBackend backend;
+        int threads, fat_tree;
+    } cases[] = {
+        {"static:level=1", "powersgd", COLL_TRANSFER, 1, 0},
+        {"accordion:interval=1", "topk", COLL_TRANSFER, 2, 1},
+        {"static:level=1", "powersgd", COLL_ANALYTIC, 2, 0},
+        {"cpsgd:period=3", "none", COLL_TRANSFER, 2, 0},
+    };
+    const size_t n = getenv("BELLOWS_VALGRIND") ? 1 : sizeof cases / sizeof *cases;
+    for (size_t k = 0; k < n; k++) {
+        RunConfig cfg = base_config(4, 16, 2);
+        cfg.policy = cases[k].policy;
+        cfg.compressor = cases[k].compressor;
+        cfg.backend = cases[k].backend;
+        cfg.compute_threads = cases[k].threads;
+        cfg.eval_every = 5;
+        cfg.jitter_sigma = 0.3;
+        cfg.slowdown = (const double[]){1, 1.5, 1, 1};
+        if (cases[k].fat_tree) {
+            cfg.cluster.topology = TOPO_FAT_TREE;
+            cfg.cluster.leaf_size = 2;
+            cfg.cluster.oversubscription = 4;
+            BwError err;
+            assert_int_equal(cluster_resolve(&cfg.cluster, &err), BW_OK);
+        }
+        Shared *a = simulate(cfg);
+        cfg.direct_collectives = 1;
+        Shared *b = simulate(cfg);
+        assert_int_equal(a->rc, BW_OK);
+        assert_int_equal(b->rc, BW_OK);
+        assert_true(a->n_steps > 8);
+        assert_int_equal(a->n_steps, b->n_steps);
+        assert_int_equal(a->n_evals, b->n_evals);
+        assert_memory_equal(a->params, b->params, sizeof a->params);
+        assert_memory_equal(a->step_end, b->step_end, sizeof a->step_end);
+        assert_memory_equal(a->step_loss, b->step_loss, sizeof a->step_loss);
+        assert_memory_equal(a->step_bytes, b->step_bytes, sizeof a->step_bytes);
+        assert_memory_equal(a->step_variance, b->step_variance, sizeof a->step_variance);
+        assert_memory_equal(a->eval_acc, b->eval_acc, sizeof a->eval_acc);
+        assert_true(a->comm_s == b->comm_s && a->wait_s == b->wait_s && a->bytes == b->bytes);
+        release(a);
+        release(b);
+    }
+}
+
 /* --compute-threads: the workers' gradients computed on a pool give the sequential run's
  * results bit for bit, in gradient mode (with the norms Accordion reads) and periodic mode. */
 static void test_compute_threads_give_the_sequential_results(void **state)
@@ -824,6 +880,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_costs_do_not_change_the_dynamics),
         cmocka_unit_test(test_same_seed_gives_identical_results),
         cmocka_unit_test(test_compute_threads_give_the_sequential_results),
+        cmocka_unit_test(test_a_mirror_gives_the_direct_collectives_results),
         cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),
         cmocka_unit_test(test_average_momentum_doubles_the_averaging),
         cmocka_unit_test(test_adpsgd_lengthens_its_period_on_cpsgd_s_budget),

@@ -462,7 +462,8 @@ static int run_policy_create(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-/* A run on a ring or the analytic backend, without costed steps or a trace, takes its
+/* A run on a ring or the analytic backend, without costed steps or a trace replay (nor
+ * RunConfig.direct_collectives), takes its
  * collectives apart (data on a mirror, then the messages), with the mirror's sums on the pool as
  * the run's. When the step's data goes through a zero-time communicator (the mirror, or a
  * costed step's), the workers reach each stretch of compressor math at the same simulated
@@ -471,7 +472,8 @@ static int run_mirror_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     if (run->fast || cfg->replay) return BW_OK;
-    if (!run->cost && !(cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING)) {
+    if (!run->cost && !cfg->direct_collectives &&
+        !(cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING)) {
         if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
         coll_comm_set_pool(run->mirror, run->pool);

@@ -83,6 +83,10 @@ typedef struct {
      * since they would all apply the same decoded mean; 1: every worker keeps its own, as
      * periodic mode does (the same results, bit for bit; tests compare the two). */
     int per_worker_replicas;
+    /* A ring or analytic run reduces a step's data first, on a zero-time mirror, and simulates
+     * its messages after (the next gradients meanwhile on the pool); 1: data and messages
+     * together, as the other algorithms do (the same results, bit for bit; tests compare). */
+    int direct_collectives;
     /* Costs (sim/driver/cost.c). workload: the real model whose tensors and per-layer compute
      * are charged (NULL: the small model's own). With a workload, or with overlap DDP, a step
      * is costed layer by layer: forward, backward in reverse, the collectives of the real

@@ -1,11 +1,16 @@
 /* driver_impl.h: what the files of sim/driver/ share, and nothing else includes: one run's state
  * (DriverRun), its workers and step, and the files' functions. Nothing is global; everything
  * hangs off the DriverRun. Actors run one at a time on one thread (SimGrid's contexts), so the
- * shared state needs no locks: only simulated time orders the workers. The one exception: with
- * a pool (--compute-threads), a worker's forward/backward runs on a pool thread between its
- * submission before sg_actor_execute and its wait after it, and touches only that worker's
- * gradients, state, loss, norms, gsum and wall_model_s, the scratch of the thread it runs on
- * (its ComputeSlot), and the read-only dataset and parameters. */
+ * shared state needs no locks: only simulated time orders the workers. The exceptions, with a
+ * pool (--compute-threads): a worker's forward/backward runs on a pool thread from its
+ * submission (before sg_actor_execute, or early: after the previous step's data, while its
+ * messages are replayed, worker_gradient_early) until its wait (after sg_actor_execute, or by
+ * the rendezvous' leader), and touches only that worker's gradients, state, loss, norms, gsum,
+ * idx and wall_model_s, the scratch of the thread it runs on (its ComputeSlot), and the
+ * read-only dataset and parameters; the compressors' math between collectives runs as pool
+ * jobs too (comp_parallel, on a zero-time communicator), each touching only its worker's
+ * compressor and gradients; the collectives' sums, the shared update and the evaluations
+ * spread their items over the pool (pool_for) while the calling actor waits. */
 #ifndef BELLOWS_DRIVER_IMPL_H
 #define BELLOWS_DRIVER_IMPL_H
 
@@ -152,9 +157,10 @@ struct DriverRun {
     ComputeSlot *slots; /* [n_slots]: live runs, one per computing thread */
     int n_slots;
     Comm *comm;
-    /* transfer-level ring runs without costed steps: the step's data goes through this mirror
-     * of comm first and its messages are replayed on comm after (coll_comm_create_mirror), so
-     * the next step's gradients can be on the pool while the actors simulate them; else NULL */
+    /* runs on a ring or the analytic backend, without costed steps or a trace replay: the
+     * step's data goes through this mirror of comm first and its messages are replayed on comm
+     * after (coll_comm_create_mirror), so the next step's gradients can be on the pool while the
+     * actors simulate them; else NULL */
     Comm *mirror;
     Policy *pol;
     const CompressorOps *cops;

@@ -441,7 +441,9 @@ static int worker_step_plain(Worker *me)
     const int last = run->stop == STOP_DONE;
 
     int averaged = worker_communicate(me, &st);
-    if (run->mirror) { /* the data is done: the next gradient, then the messages */
+    /* with a mirror the data is done (every worker entered it at t2, as its replay wants):
+     * the next gradient, then the messages */
+    if (run->mirror) {
         worker_gradient_early(me, last);
         coll_replay(run->comm, run->mirror, me->rank);
     }

@@ -80,7 +80,10 @@ Comm *coll_comm_create_zero_time(const Cluster *c, CollAlgo algo);
  * sim's: a ring's when sim is a transfer-level ring, rank order when analytic) and log every
  * rank's calls; coll_replay then makes, on sim and without data, the calls one rank made on the
  * mirror since its last replay: the same messages, simulated times and books as if they had
- * been made on sim. So a step's result is known before its messages are simulated. NULL when
+ * been made on sim, provided every rank made its first call on the mirror since its last replay
+ * at the same simulated instant (as after a barrier: a call on the mirror waits for every rank,
+ * at no simulated time, where a call on sim would not). So a step's result is known before its
+ * messages are simulated. NULL when
  * sim's sums cannot be mirrored (a transfer-level halving-doubling, tree or hierarchical
  * allreduce adds as its messages arrive) or out of memory. */
 Comm *coll_comm_create_mirror(const Cluster *c, const Comm *sim);

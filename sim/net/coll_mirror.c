@@ -27,17 +27,21 @@ void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t 
 {
     CallLog *l = &c->log[rank];
     if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 8;
-        l->calls = realloc(l->calls, sizeof *l->calls * (size_t)l->cap);
-        assert(l->calls);
+        const int cap = l->cap ? 2 * l->cap : 8;
+        CollCall *grown = realloc(l->calls, sizeof *grown * (size_t)cap);
+        assert(grown);
+        l->calls = grown;
+        l->cap = cap;
     }
     CollCall *k = &l->calls[l->n++];
     *k = (CollCall){.kind = kind, .dt = dt, .root = root, .count = count, .sizes_at = l->n_sizes};
     if (!sizes) return;
     if (l->n_sizes + (size_t)c->P > l->cap_sizes) {
-        l->cap_sizes = 2 * (l->n_sizes + (size_t)c->P);
-        l->sizes = realloc(l->sizes, sizeof *l->sizes * l->cap_sizes);
-        assert(l->sizes);
+        const size_t cap = 2 * (l->n_sizes + (size_t)c->P);
+        size_t *grown = realloc(l->sizes, sizeof *grown * cap);
+        assert(grown);
+        l->sizes = grown;
+        l->cap_sizes = cap;
     }
     for (int r = 0; r < c->P; r++) l->sizes[l->n_sizes++] = sizes[r];
 }
