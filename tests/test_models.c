@@ -5,6 +5,7 @@
  * (and the test fails if more than 3% are). */
 #include "testutil.h"
 
+#include "grad_norms.h"
 #include "layers.h"
 #include "model.h"
 
@@ -112,6 +113,50 @@ static void test_a_layer_table_takes_any_number_of_layers(void **state)
     assert_int_equal(m->n_params, at);
     model_free(m);
     free(in);
+}
+
+/* The per-layer gradient norms and running sum Accordion reads: the fast pass (several blocks'
+ * chains at once) has its naive twin's bits, norms and sums, over layers of every size around
+ * the block and the group of blocks, of gradients spanning many magnitudes. */
+static void test_gradient_norms_equal_their_naive_twin(void **state)
+{
+    (void)state;
+    const int sizes[] = {1, 3, 1023, 1024, 1025, 4096, 16 * 1024, 16 * 1024 + 5, 40000, 70001};
+    enum { N = sizeof sizes / sizeof *sizes };
+    LayerView in[N];
+    memset(in, 0, sizeof in);
+    for (int l = 0; l < N; l++) {
+        snprintf(in[l].name, sizeof in[l].name, "t%d", l);
+        in[l].rows = sizes[l];
+        in[l].cols = 1;
+        in[l].ndim = 1;
+    }
+    Model *m = NULL;
+    BwError err;
+    assert_int_equal(model_create_from_layers(in, N, 10.0, 1, &m, &err), BW_OK);
+    TestRng r = {7};
+    for (size_t i = 0; i < m->n_params; i++) /* magnitudes from 1e-6 to 1e2 */
+        m->grads[i] = (float)((trng_uniform(&r) - 0.5) * pow(10, -6 + 8 * trng_uniform(&r)));
+    float *fast = malloc(sizeof(float) * m->n_params), *naive = malloc(sizeof(float) * m->n_params);
+    for (size_t i = 0; i < m->n_params; i++) fast[i] = naive[i] = (float)trng_uniform(&r);
+    double nf[N], nn[N];
+    for (int round = 0; round < 2; round++) { /* twice: the sums accumulate */
+        grad_norms_and_sum(m, nf, fast);
+        grad_norms_and_sum_naive(m, nn, naive);
+        assert_memory_equal(nf, nn, sizeof nf);
+        assert_memory_equal(fast, naive, sizeof(float) * m->n_params);
+    }
+    /* and against a plain double sum, to rounding */
+    for (int l = 0; l < N; l++) {
+        double ss = 0;
+        for (size_t i = 0; i < layer_size(&m->layers[l]); i++) {
+            double g = m->grads[m->layers[l].offset + i];
+            ss += g * g;
+        }
+        assert_true(fabs(nf[l] - sqrt(ss)) <= 1e-5 * sqrt(ss));
+    }
+    free(fast), free(naive);
+    model_free(m);
 }
 
 static void test_parameter_counts_of_defaults(void **state)
@@ -380,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_every_registered_model_is_tested),
         cmocka_unit_test(test_layer_tables_tile_the_buffer),
         cmocka_unit_test(test_a_layer_table_takes_any_number_of_layers),
+        cmocka_unit_test(test_gradient_norms_equal_their_naive_twin),
         cmocka_unit_test(test_parameter_counts_of_defaults),
         cmocka_unit_test(test_flops_per_sample_count_multiply_adds),
         cmocka_unit_test(test_initialisation_is_seeded_and_bounded),

@@ -17,6 +17,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
+#include "grad_norms.h"
 #include "wallclock.h"
 #include "splitmix.h"
 
@@ -79,50 +80,6 @@ void worker_free(Worker *me)
     memset(me, 0, sizeof *me);
 }
 
-/* Block after block of one layer, from lo: block b's sum of squares g[i]^2 in float, in order
- * (one chain of additions per block), added to *total in block order, and acc += g. GROUP
- * blocks at a time, interleaved, so that their independent chains overlap in the CPU instead
- * of waiting on each other's latency: each block's sum has the bits of its own chain. */
-enum { NORM_BLOCK = 1024, NORM_GROUP = 8 };
-static size_t norm_blocks(const float *g, float *acc, size_t lo, size_t n, double *total)
-{
-    for (; lo + NORM_GROUP * NORM_BLOCK <= n; lo += NORM_GROUP * NORM_BLOCK) {
-        float s[NORM_GROUP] = {0};
-        for (size_t i = 0; i < NORM_BLOCK; i++)
-            for (int k = 0; k < NORM_GROUP; k++) {
-                const size_t at = lo + (size_t)k * NORM_BLOCK + i;
-                s[k] += g[at] * g[at];
-                acc[at] += g[at];
-            }
-        for (int k = 0; k < NORM_GROUP; k++) *total += s[k];
-    }
-    return lo;
-}
-
-/* Per layer, the L2 norm of the local gradient, and the epoch's running sum of gradients, in
- * one pass. Squares are summed in float over blocks of NORM_BLOCK, in order, and the blocks in
- * double, so the rounding stays at about 1e-7 relative (norm_blocks takes groups of them). */
-static void layer_norms_and_sum(const Model *m, double *norms, float *gsum)
-{
-    for (int l = 0; l < m->n_layers; l++) {
-        const LayerView *v = &m->layers[l];
-        const float *g = m->grads + v->offset;
-        float *acc = gsum + v->offset;
-        size_t n = layer_size(v);
-        double total = 0;
-        for (size_t lo = norm_blocks(g, acc, 0, n, &total); lo < n; lo += NORM_BLOCK) {
-            size_t hi = lo + NORM_BLOCK < n ? lo + NORM_BLOCK : n;
-            float s = 0;
-            for (size_t i = lo; i < hi; i++) {
-                s += g[i] * g[i];
-                acc[i] += g[i];
-            }
-            total += s;
-        }
-        norms[l] = sqrt(total);
-    }
-}
-
 /* Room for a batch of b samples' indices. */
 static void worker_reserve(Worker *me, int b)
 {
@@ -159,7 +116,7 @@ static void gradient_job(void *arg, int thread)
     model_borrow(s->model, own->params, own->grads, own->state);
     me->loss = model_forward_backward(s->model, s->x, s->y, me->job_b);
     me->wall_model_s += wallclock_s() - w0;
-    if (run->want_norms) layer_norms_and_sum(me->model, me->norms, me->gsum);
+    if (run->want_norms) grad_norms_and_sum(me->model, me->norms, me->gsum);
 }
 
 /* The worker's gradient and loss for the step: real forward and backward on its part of the
