@@ -47,8 +47,8 @@ int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, doub
                       unsigned long seed, BwError *err);
 
 /* Mean and standard deviation of all pixels (sums in double, in order), and x = (x - mean) / sd
- * (in float), of a set of floats (x). dataset_load_fashion_mnist standardises as these two would, from the bytes'
- * histogram in one pass; they are its naive twins (tests/test_dataset.c). */
+ * (in float), of a set of floats (x). dataset_load_fashion_mnist standardises as these two would,
+ * from the bytes' histogram in one pass; they are its naive twins (tests/test_dataset.c). */
 void dataset_pixel_stats(const Dataset *d, double *mean, double *sd);
 void dataset_standardize(Dataset *d, double mean, double sd);
 

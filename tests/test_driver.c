@@ -142,6 +142,19 @@ static void release(Shared *sh)
     munmap(sh, sizeof *sh);
 }
 
+/* Two runs of what should be the same training: the same steps, evaluations, parameters, step
+ * times and losses, bit for bit (each test adds what else it expects equal). */
+static void expect_same_training(const Shared *a, const Shared *b)
+{
+    assert_int_equal(a->rc, BW_OK);
+    assert_int_equal(b->rc, BW_OK);
+    assert_int_equal(a->n_steps, b->n_steps);
+    assert_int_equal(a->n_evals, b->n_evals);
+    assert_memory_equal(a->params, b->params, sizeof a->params);
+    assert_memory_equal(a->step_end, b->step_end, sizeof a->step_end);
+    assert_memory_equal(a->step_loss, b->step_loss, sizeof a->step_loss);
+}
+
 static void test_sync_matches_single_process_training_with_the_global_batch(void **state)
 {
     (void)state;
@@ -224,15 +237,9 @@ static void test_shared_replica_gives_the_per_worker_results(void **state)
         Shared *a = simulate(cfg);
         cfg.per_worker_replicas = 1;
         Shared *b = simulate(cfg);
-        assert_int_equal(a->rc, BW_OK);
-        assert_int_equal(b->rc, BW_OK);
+        expect_same_training(a, b);
         assert_true(a->n_steps > 4);
-        assert_int_equal(a->n_steps, b->n_steps);
-        assert_int_equal(a->n_evals, b->n_evals);
         assert_true(a->replica_diff == 0 && b->replica_diff == 0);
-        assert_memory_equal(a->params, b->params, sizeof a->params);
-        assert_memory_equal(a->step_end, b->step_end, sizeof a->step_end);
-        assert_memory_equal(a->step_loss, b->step_loss, sizeof a->step_loss);
         assert_memory_equal(a->step_bytes, b->step_bytes, sizeof a->step_bytes);
         assert_memory_equal(a->eval_acc, b->eval_acc, sizeof a->eval_acc);
         release(a);
@@ -476,14 +483,8 @@ static void test_a_mirror_gives_the_direct_collectives_results(void **state)
         Shared *a = simulate(cfg);
         cfg.direct_collectives = 1;
         Shared *b = simulate(cfg);
-        assert_int_equal(a->rc, BW_OK);
-        assert_int_equal(b->rc, BW_OK);
+        expect_same_training(a, b);
         assert_true(a->n_steps > 8);
-        assert_int_equal(a->n_steps, b->n_steps);
-        assert_int_equal(a->n_evals, b->n_evals);
-        assert_memory_equal(a->params, b->params, sizeof a->params);
-        assert_memory_equal(a->step_end, b->step_end, sizeof a->step_end);
-        assert_memory_equal(a->step_loss, b->step_loss, sizeof a->step_loss);
         assert_memory_equal(a->step_bytes, b->step_bytes, sizeof a->step_bytes);
         assert_memory_equal(a->step_variance, b->step_variance, sizeof a->step_variance);
         assert_memory_equal(a->eval_acc, b->eval_acc, sizeof a->eval_acc);
@@ -539,12 +540,7 @@ static void test_compute_threads_give_the_sequential_results(void **state)
         assert_int_equal(a->rc, BW_OK);
         assert_true(a->n_steps > 8);
         for (Shared *x = b; x; x = x == b ? c : NULL) {
-            assert_int_equal(x->rc, BW_OK);
-            assert_int_equal(a->n_steps, x->n_steps);
-            assert_int_equal(a->n_evals, x->n_evals);
-            assert_memory_equal(a->params, x->params, sizeof a->params);
-            assert_memory_equal(a->step_end, x->step_end, sizeof a->step_end);
-            assert_memory_equal(a->step_loss, x->step_loss, sizeof a->step_loss);
+            expect_same_training(a, x);
             assert_memory_equal(a->step_batch, x->step_batch, sizeof a->step_batch);
             assert_memory_equal(a->step_variance, x->step_variance, sizeof a->step_variance);
             assert_memory_equal(a->eval_acc, x->eval_acc, sizeof a->eval_acc);
