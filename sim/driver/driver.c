@@ -463,11 +463,10 @@ static int run_policy_create(DriverRun *run, BwError *err)
 }
 
 /* A run on a ring or the analytic backend, without costed steps or a trace replay (nor
- * RunConfig.direct_collectives), takes its
- * collectives apart (data on a mirror, then the messages), with the mirror's sums on the pool as
- * the run's. When the step's data goes through a zero-time communicator (the mirror, or a
- * costed step's), the workers reach each stretch of compressor math at the same simulated
- * instant, so the compressors share the pool too. */
+ * RunConfig.direct_collectives), takes its collectives apart (data on a mirror, then the
+ * messages), with the mirror's sums on the pool as the run's. When the step's data goes through
+ * a zero-time communicator (the mirror, or a costed step's), the workers reach each stretch of
+ * compressor math at the same simulated instant, so the compressors share the pool too. */
 static int run_mirror_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
