@@ -291,7 +291,9 @@ void model_borrow(Model *m, float *params, float *grads, float *state)
     borrow_one(m, &m->state, state, MODEL_BORROWS_STATE);
 }
 
-int model_create_sharing(Model *owner, Model **out, BwError *err)
+/* A model of owner's kind and configuration, with its own layer table, activations, gradients
+ * (zero) and a copy of owner's state; its parameters owner's (share) or a copy of them. */
+static int create_like(Model *owner, int share, Model **out, BwError *err)
 {
     *out = NULL;
     assert(owner->ops->setup && "a registered model");
@@ -304,11 +306,16 @@ int model_create_sharing(Model *owner, Model **out, BwError *err)
         rc = bw_fail(err, BW_ERUNTIME, "model %s: out of memory for its layer table", m->ops->name);
     if (!rc) {
         assert(m->n_params == owner->n_params && m->n_state == owner->n_state);
-        m->params = owner->params;
-        m->borrowed = MODEL_BORROWS_PARAMS;
-        m->grads = calloc(m->n_params ? m->n_params : 1, sizeof(float));
+        const size_t np = m->n_params ? m->n_params : 1;
+        if (share) {
+            m->params = owner->params;
+            m->borrowed = MODEL_BORROWS_PARAMS;
+        } else if ((m->params = malloc(sizeof(float) * np))) {
+            memcpy(m->params, owner->params, sizeof(float) * m->n_params);
+        }
+        m->grads = calloc(np, sizeof(float));
         m->state = m->n_state ? malloc(sizeof(float) * m->n_state) : NULL;
-        if (!m->grads || (m->n_state && !m->state))
+        if (!m->params || !m->grads || (m->n_state && !m->state))
             rc = bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", m->n_params);
         else if (m->n_state)
             memcpy(m->state, owner->state, sizeof(float) * m->n_state);
@@ -319,6 +326,16 @@ int model_create_sharing(Model *owner, Model **out, BwError *err)
     }
     *out = m;
     return BW_OK;
+}
+
+int model_create_sharing(Model *owner, Model **out, BwError *err)
+{
+    return create_like(owner, 1, out, err);
+}
+
+int model_create_copy(Model *owner, Model **out, BwError *err)
+{
+    return create_like(owner, 0, out, err);
 }
 
 static int count_correct(const float *logits, const uint8_t *y, int n, int c)

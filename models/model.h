@@ -156,6 +156,9 @@ void model_borrow(Model *m, float *params, float *grads, float *state);
  * own parameters are never allocated, so a run of many such replicas never touches the memory
  * they would take. BW_ERUNTIME when out of memory. */
 int model_create_sharing(Model *owner, Model **out, BwError *err);
+/* The same with its own parameters, a copy of owner's. Of an untrained owner: the replica
+ * model_create would make from owner's seed, without drawing the parameters again. */
+int model_create_copy(Model *owner, Model **out, BwError *err);
 
 /* Mean cross-entropy loss of the batch, in train mode; m->grads receives its gradient
  * (overwritten). */

@@ -212,6 +212,34 @@ static void test_initialisation_is_seeded_and_bounded(void **state)
     }
 }
 
+/* A copy of an untrained model (model_create_copy: how a run makes its replicas) is the model
+ * its seed makes: the same parameters and state (resnet's batch norm statistics), in buffers of
+ * its own, and it trains as that model does: the same loss, gradient and state after a step. */
+static void test_a_copy_is_the_model_its_seed_makes(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N_NAMES; i++) {
+        ModelConfig c = tiny_config(NAMES[i]);
+        Model *a = make(NAMES[i], c, 9), *owner = make(NAMES[i], c, 9), *b = NULL;
+        BwError err;
+        assert_int_equal(model_create_copy(owner, &b, &err), BW_OK);
+        model_free(owner); /* the copy keeps nothing of it */
+        assert_int_equal(b->n_params, a->n_params);
+        assert_int_equal(b->n_state, a->n_state);
+        assert_memory_equal(b->params, a->params, a->n_params * sizeof(float));
+        if (a->n_state) assert_memory_equal(b->state, a->state, a->n_state * sizeof(float));
+        enum { N = 3 };
+        float x[N * 64];
+        uint8_t y[N] = {2, 0, 3};
+        fill_uniform(x, N * 64, -1, 1, 77);
+        double la = model_forward_backward(a, x, y, N), lb = model_forward_backward(b, x, y, N);
+        assert_memory_equal(&la, &lb, sizeof la);
+        assert_memory_equal(b->grads, a->grads, a->n_params * sizeof(float));
+        if (a->n_state) assert_memory_equal(b->state, a->state, a->n_state * sizeof(float));
+        model_free(a), model_free(b);
+    }
+}
+
 static void test_bad_configs_are_usage_errors(void **state)
 {
     (void)state;
@@ -429,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_parameter_counts_of_defaults),
         cmocka_unit_test(test_flops_per_sample_count_multiply_adds),
         cmocka_unit_test(test_initialisation_is_seeded_and_bounded),
+        cmocka_unit_test(test_a_copy_is_the_model_its_seed_makes),
         cmocka_unit_test(test_bad_configs_are_usage_errors),
         cmocka_unit_test(test_options_come_from_the_registry),
         cmocka_unit_test(test_softmax_gradient_matches_finite_differences),
