@@ -38,6 +38,7 @@ typedef struct {
     int threads;       /* > 1: the communicator's in-memory sums on a pool of that many */
     int neg_zeros;     /* every value -0.0f: the sum is -0, the mean +0 */
     int mirror;        /* the data on a mirror of the communicator, then the replay on it */
+    int shared_out;    /* with mean: coll_allreduce_mean_into one buffer that every rank shares */
 } Scenario;
 
 typedef struct {
@@ -55,7 +56,10 @@ typedef struct {
 static Scenario SC;
 static Result *RES;
 static Comm *COMM;
-static Comm *MIRROR; /* SC.mirror */
+static Comm *MIRROR;  /* SC.mirror */
+static float *SHARED; /* SC.shared_out */
+
+static void check_sums(const float *buf, int P);
 
 /* The communicator a rank's call goes to: the mirror when there is one (coll_replay after). */
 static Comm *data_comm(void)
@@ -106,17 +110,37 @@ static void *scribble(void *buf, size_t n)
     return copy;
 }
 
-/* Rank `rank`'s allreduce of SC (or its mean): its result checked element by element. */
+static float input(int rank, size_t i)
+{
+    return SC.neg_zeros ? -0.0f : SC.random_values ? random_value(rank, i) : value(rank, i);
+}
+
+/* Rank `rank`'s allreduce of SC (or its mean): its result checked element by element; with
+ * SC.shared_out, the one shared result, and its own input left as it was. */
 static void check_allreduce(int rank, int P)
 {
-    float *buf = malloc(SC.count * sizeof(float));
-    for (size_t i = 0; i < SC.count; i++)
-        buf[i] = SC.neg_zeros ? -0.0f : SC.random_values ? random_value(rank, i) : value(rank, i);
-    if (SC.mean)
+    float *buf = malloc(SC.count * sizeof(float)), *res = buf;
+    for (size_t i = 0; i < SC.count; i++) buf[i] = input(rank, i);
+    if (SC.shared_out) {
+        coll_allreduce_mean_into(data_comm(), rank, buf, SHARED, SC.count);
+        for (size_t i = 0; i < SC.count; i++) {
+            float in = input(rank, i);
+            if (memcmp(&buf[i], &in, sizeof in)) RES->wrong++;
+        }
+        res = SHARED;
+    } else if (SC.mean) {
         coll_allreduce_mean(data_comm(), rank, buf, SC.count);
-    else
+    } else {
         coll_allreduce(data_comm(), rank, buf, SC.count);
-    buf = scribble(buf, SC.count * sizeof(float));
+    }
+    if (res == buf) res = buf = scribble(buf, SC.count * sizeof(float));
+    check_sums(res, P);
+    free(buf);
+}
+
+/* The checks of check_allreduce on one result. */
+static void check_sums(const float *buf, int P)
+{
     for (size_t i = 0; i < SC.count; i++) {
         if (SC.ring_order || SC.rank_order) {
             float want = SC.ring_order ? ring_order_sum(P, SC.count, i) : rank_order_sum(P, i);
@@ -144,7 +168,6 @@ static void check_allreduce(int rank, int P)
             RES->wrong++;
         }
     }
-    free(buf);
 }
 
 /* Rank `rank`'s call of operation op, its result checked. */
@@ -241,6 +264,7 @@ static Result simulate(void)
         MIRROR = SC.mirror ? coll_comm_create_mirror(&SC.cl, COMM) : NULL;
         if (SC.mirror && !MIRROR) _exit(4);
         if (MIRROR) coll_comm_set_pool(MIRROR, pool);
+        SHARED = SC.shared_out ? malloc(sizeof(float) * SC.count) : NULL;
         for (int r = 0; r < SC.cl.workers; r++) {
             char arg[16];
             snprintf(arg, sizeof arg, "%d", r);
@@ -251,6 +275,7 @@ static Result simulate(void)
         coll_comm_free(MIRROR);
         coll_comm_free(COMM);
         pool_free(pool);
+        free(SHARED);
         _exit(0); /* skip SimGrid's exit-time teardown */
     }
     int st;
@@ -556,6 +581,40 @@ static void test_a_mirror_and_its_replay_equal_the_calls_themselves(void **state
     assert_false(mirror_made(COLL_HIERARCHICAL, COLL_TRANSFER));
 }
 
+/* A mean into one buffer that every rank shares (a shared replica's, coll_allreduce_mean_into),
+ * on the communicators that sum once (a ring, the analytic backend, either one's mirror), with
+ * and without a pool, and on one rank: the mean in place's bits, each rank's input left as it
+ * was, and the same messages (every rank's end, books and payload). */
+static void test_a_mean_into_a_shared_buffer_equals_the_mean_in_place(void **state)
+{
+    (void)state;
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < 4; k++) {
+            const int P = k == 3 ? 1 : 5;
+            SC = (Scenario){.cl = star(P, 1.25e9, 5e-6), .algo = COLL_RING, .count = 4099};
+            SC.backend = b ? COLL_ANALYTIC : COLL_TRANSFER;
+            SC.mean = SC.random_values = 1;
+            SC.ring_order = !b;
+            SC.rank_order = b;
+            SC.mirror = k == 1;
+            SC.threads = k == 2 ? 2 : 1;
+            Result in_place = simulate();
+            SC.shared_out = 1;
+            Result shared = simulate();
+            if (in_place.wrong || shared.wrong)
+                fail_msg("%s case %d: %d wrong in place, %d into a shared buffer",
+                         b ? "analytic" : "transfer", k, in_place.wrong, shared.wrong);
+            for (int r = 0; r < P; r++)
+                if (in_place.end[r] != shared.end[r] || in_place.bytes[r] != shared.bytes[r] ||
+                    in_place.comm_s[r] != shared.comm_s[r] ||
+                    in_place.payload[r] != shared.payload[r])
+                    fail_msg("%s case %d, rank %d: ends at %.17g s after %.17g bytes in place, at "
+                             "%.17g s after %.17g into a shared buffer",
+                             b ? "analytic" : "transfer", k, r, in_place.end[r], in_place.bytes[r],
+                             shared.end[r], shared.bytes[r]);
+        }
+}
+
 static void test_half_conversion_is_exact_and_rounds_to_nearest_even(void **state)
 {
     (void)state;
@@ -741,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_f16_allreduce_sums_halves_for_every_algorithm_and_backend),
         cmocka_unit_test(test_payload_bytes_count_what_each_call_was_handed),
         cmocka_unit_test(test_a_mirror_and_its_replay_equal_the_calls_themselves),
+        cmocka_unit_test(test_a_mean_into_a_shared_buffer_equals_the_mean_in_place),
         cmocka_unit_test(test_half_conversion_is_exact_and_rounds_to_nearest_even),
         cmocka_unit_test(test_ring_time_equals_formula_on_star),
         cmocka_unit_test(test_halving_doubling_time_equals_formula_on_star),

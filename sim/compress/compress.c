@@ -473,8 +473,10 @@ static void dense_feedback(Compressor *c, float *grads, int l, float *out)
 
 /* Vectors and level-0 layers: M = g + e, one fused allreduce to their mean, e = 0. The fused
  * buffer is the dense layers' own span of grads when they lie end to end (no copy, and the
- * buffer c->dense is never touched), else c->dense, copied back; the same sums either way. */
-static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double *levels)
+ * buffer c->dense is never touched), else c->dense, copied back; the same sums either way. With
+ * mean (compress_reduce_into), a whole dense gradient's mean goes there instead: *into. */
+static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double *levels,
+                           float *mean, int *into)
 {
     size_t first = 0, n_dense = 0;
     const int in_place = dense_contiguous(c, levels, &first);
@@ -485,8 +487,12 @@ static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double
         n_dense += layer_size(&c->layers[l]);
     }
     if (!n_dense) return 0;
+    *into = mean && in_place && first == 0 && n_dense == c->n_params && coll_sums_once(comm);
     math_pause(c);
-    coll_allreduce_mean(comm, c->rank, buf, n_dense);
+    if (*into)
+        coll_allreduce_mean_into(comm, c->rank, buf, mean, n_dense);
+    else
+        coll_allreduce_mean(comm, c->rank, buf, n_dense);
     math_resume(c);
     size_t at = 0;
     for (int l = 0; l < c->n_layers && !in_place; l++) {
@@ -498,20 +504,27 @@ static double reduce_dense(Compressor *c, Comm *comm, float *grads, const double
     return (double)n_dense * sizeof(float);
 }
 
-double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
+double compress_reduce_into(Compressor *c, Comm *comm, float *grads, const double *levels,
+                            float *mean, int *into)
 {
     math_resume(c);
-    int n_todo = 0;
+    int n_todo = 0, in_mean = 0;
     for (int l = 0; l < c->n_layers; l++)
         if (compressed(c, l, levels)) {
             assert(compress_check_level(c->ops, levels[l], "", NULL) == BW_OK);
             c->todo[n_todo++] = l;
         }
-    double bytes = reduce_dense(c, comm, grads, levels);
+    double bytes = reduce_dense(c, comm, grads, levels, n_todo ? NULL : mean, &in_mean);
     if (n_todo) bytes += ops_reduce(c, comm, grads, n_todo, levels);
     c->step++;
     math_pause(c);
+    if (into) *into = in_mean;
     return bytes;
+}
+
+double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels)
+{
+    return compress_reduce_into(c, comm, grads, levels, NULL, NULL);
 }
 
 double compress_math_seconds(const Compressor *c)

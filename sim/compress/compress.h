@@ -105,6 +105,12 @@ void compress_free(Compressor *c); /* NULL is a no-op */
 int compress_check_level(const CompressorOps *ops, double level, const char *what, BwError *err);
 
 double compress_reduce(Compressor *c, Comm *comm, float *grads, const double *levels);
+/* compress_reduce, except that a step sending every layer dense, end to end, on a communicator
+ * that sums once (coll_sums_once) puts the mean into `mean` [n_params] instead of grads: ranks
+ * that share one replica pass the same buffer, written once (coll_allreduce_mean_into). Sets
+ * *into to whether it did (grads then hold what was sent: g plus the error-feedback memory). */
+double compress_reduce_into(Compressor *c, Comm *comm, float *grads, const double *levels,
+                            float *mean, int *into);
 
 /* The collectives compress_reduce(c, ..., levels) calls, in its order, without touching any
  * data: their sizes depend only on the layers' shapes, the levels, the worker count and the

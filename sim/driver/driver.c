@@ -386,11 +386,9 @@ static int run_alloc(DriverRun *run, BwError *err)
 static int run_workers_init(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
+    const int own = run->periodic || cfg->per_worker_replicas;
     int rc;
-    if (run->periodic || cfg->per_worker_replicas) {
-        model_free(run->replica);
-        run->replica = NULL;
-    } else {
+    if (!own) {
         const size_t n = run->replica->n_params;
         run->updated_step = -1;
         if ((rc = sgd_init(&run->opt, n, cfg->tc.sgd, err))) return rc;
@@ -398,7 +396,11 @@ static int run_workers_init(DriverRun *run, BwError *err)
             return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", n);
     }
     for (int w = 0; w < run->P; w++)
-        if ((rc = worker_init(&run->w[w], run, w, err))) return rc;
+        if ((rc = worker_init(&run->w[w], run, w, own, err))) return rc;
+    if (own) { /* each worker made its own, a copy of it */
+        model_free(run->replica);
+        run->replica = NULL;
+    }
     return BW_OK;
 }
 
@@ -456,7 +458,9 @@ static int run_policy_create(DriverRun *run, BwError *err)
     /* a replay takes its norms from the trace */
     run->want_norms = !cfg->replay && (run->pol->ops->needs_grad_norms || cfg->record_trace);
     if (run->fast) return BW_OK;
-    if ((rc = run_model_create(cfg, &run->eval_model, err))) return rc;
+    rc = cfg->replay ? run_model_create(cfg, &run->eval_model, err)
+                     : model_create_copy(run->replica, &run->eval_model, err);
+    if (rc) return rc;
     run->eval_acc = calloc(m0->n_params + m0->n_state, sizeof(double)); /* worker_evaluate */
     if (!run->eval_acc) return bw_fail(err, BW_ERUNTIME, "out of memory");
     return BW_OK;

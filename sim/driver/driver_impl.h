@@ -218,8 +218,9 @@ int run_model_create(const RunConfig *cfg, Model **out, BwError *err);
 
 /* worker.c */
 /* A worker's model, optimiser, compressor, buffers and random stream; worker_free undoes it,
- * also a partial one, and is a no-op on a zeroed Worker. */
-int worker_init(Worker *me, DriverRun *run, int rank, BwError *err);
+ * also a partial one, and is a no-op on a zeroed Worker. own: the worker keeps its own replica
+ * and optimiser (made from run->replica, still untrained), else it shares run->replica. */
+int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err);
 void worker_free(Worker *me);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
 /* A worker's simulated work for a step of b samples, as flops of a host of the given speed. */

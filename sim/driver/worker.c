@@ -21,12 +21,14 @@
 #include "wallclock.h"
 #include "splitmix.h"
 
-/* The worker's model: its own replica, or one that borrows the shared replica's parameters (a
- * replay's stand-in, which has no setup to run again, is made whole and then borrows them). */
-static int worker_model_create(Worker *me, BwError *err)
+/* The worker's model: its own replica (a copy of the untrained run->replica, which is the same
+ * model from the same seed), or one that borrows the shared replica's parameters (a replay's
+ * stand-in, which has no setup to run again, is made whole and then borrows them). */
+static int worker_model_create(Worker *me, int own, BwError *err)
 {
     DriverRun *run = me->run;
-    if (!run->replica) return run_model_create(run->cfg, &me->model, err);
+    if (own && run->cfg->replay) return run_model_create(run->cfg, &me->model, err);
+    if (own) return model_create_copy(run->replica, &me->model, err);
     if (!run->cfg->replay) return model_create_sharing(run->replica, &me->model, err);
     int rc = run_model_create(run->cfg, &me->model, err);
     if (rc) return rc;
@@ -39,16 +41,16 @@ static int worker_model_create(Worker *me, BwError *err)
     return BW_OK;
 }
 
-int worker_init(Worker *me, DriverRun *run, int rank, BwError *err)
+int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     me->run = run;
     me->rank = rank;
     me->early_step = -1;
     int rc;
-    if ((rc = worker_model_create(me, err))) return rc;
+    if ((rc = worker_model_create(me, own, err))) return rc;
     const size_t n = me->model->n_params;
-    if (!run->replica && (rc = sgd_init(&me->opt, n, cfg->tc.sgd, err))) return rc;
+    if (own && (rc = sgd_init(&me->opt, n, cfg->tc.sgd, err))) return rc;
     if ((rc = compress_create(cfg->compressor, "--compressor", me->model->layers,
                               me->model->n_layers, run->P, rank, cfg->tc.seed, &me->comp, err)))
         return rc;
@@ -257,19 +259,22 @@ static void update_item(void *arg, int item, int thread)
             atomic_store(&u->differs, 1);
         return;
     }
-    memcpy(run->applied + lo, u->g + lo, (hi - lo) * sizeof(float));
+    if (u->g != run->applied) memcpy(run->applied + lo, u->g + lo, (hi - lo) * sizeof(float));
     if (!run->cfg->replay) sgd_step_range(&run->opt, run->replica->params, u->g, u->lr, lo, hi);
 }
 
 /* Gradient mode with a shared replica: the first worker to hold the step's decoded mean applies
  * it once and keeps a copy; every other worker's must equal it bit for bit (they are what each
- * replica would have applied), else the largest difference is reported as replica_max_diff. */
-static void shared_update(Worker *me, double lr, long step)
+ * replica would have applied), else the largest difference is reported as replica_max_diff.
+ * in_applied: the collective stored the one mean of all workers in run->applied itself
+ * (compress_reduce_into), so there is one to apply and none to compare. */
+static void shared_update(Worker *me, double lr, long step, int in_applied)
 {
     DriverRun *run = me->run;
-    const float *g = me->model->grads;
+    const float *g = in_applied ? run->applied : me->model->grads;
     const size_t n = me->model->n_params;
     UpdateJob u = {run, g, lr, run->updated_step != step, 0};
+    if (in_applied && !u.first) return;
     double w0 = wallclock_s();
     run->updated_step = step;
     pool_for(run->pool, (int)((n + UPDATE_ITEM - 1) / UPDATE_ITEM), update_item, &u);
@@ -327,9 +332,11 @@ static int worker_communicate(Worker *me, const StepState *st)
     DriverRun *run = me->run;
     Model *m = me->model;
     if (!run->periodic) {
-        compress_reduce(me->comp, data_comm(run), m->grads, run->dec.level);
+        int in_applied = 0;
+        compress_reduce_into(me->comp, data_comm(run), m->grads, run->dec.level,
+                             run->replica ? run->applied : NULL, &in_applied);
         if (run->replica)
-            shared_update(me, st->lr, st->step);
+            shared_update(me, st->lr, st->step, in_applied);
         else
             worker_sgd(me, st->lr);
         return 0;

@@ -81,11 +81,12 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
     }
     c->stats = calloc((size_t)c->P, sizeof *c->stats);
     c->bufs = calloc((size_t)c->P, sizeof *c->bufs);
+    c->outs = calloc((size_t)c->P, sizeof *c->outs);
     c->sizes = calloc((size_t)c->P, sizeof *c->sizes);
     c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
     c->peers = malloc(sizeof *c->peers * (size_t)c->P);
-    if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->sizes || !c->ranks ||
-        !c->peers) {
+    if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->outs || !c->sizes ||
+        !c->ranks || !c->peers) {
         coll_comm_free(c);
         return NULL;
     }
@@ -134,6 +135,7 @@ void coll_comm_free(Comm *c)
     free(c->mb);
     free(c->stats);
     free(c->bufs);
+    free(c->outs);
     free(c->sizes);
     free(c->ranks);
     free(c->peers);
@@ -324,13 +326,15 @@ static void ring_sum_start(Comm *c, size_t n, Dtype dt, int mean)
  * finish once every rank has entered the call and registered its buffer (its last chunk depends
  * on all of them), no rank writes its buffer while inside the call, and none returns before the
  * sum is done, so the sum reads every input intact and each rank returns with the result the
- * messages would have given it. Returns whether it divided (mean). */
-static int ring_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt, int mean)
+ * messages would have given it, in out. Returns whether it divided (mean). */
+static int ring_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out, size_t n,
+                          Dtype dt, int mean)
 {
     long call = 0;
     if (buf) {
         call = ++c->rs[rank].ring_calls;
         c->bufs[rank] = buf;
+        c->outs[rank] = out;
         if (++c->ring_entered == c->P) ring_sum_start(c, n, dt, mean);
     }
     ring_reduce_scatter(c, c->ranks, c->P, rank, NULL, 0, n, dt);
@@ -512,13 +516,15 @@ static double allgather_time_s(const Comm *c, double total)
     return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
 }
 
-/* The analytic backend: the sum in memory (in rank order, or a mirror's in the ring's), then
- * every rank waits the formula's time (none on a zero-time communicator). buf NULL: a dataless
- * call, only the waiting and the books. */
-static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt, int mean)
+/* The analytic backend: the sum in memory (in rank order, or a mirror's in the ring's) into
+ * out, then every rank waits the formula's time (none on a zero-time communicator). buf NULL: a
+ * dataless call, only the waiting and the books. */
+static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out,
+                               size_t n, Dtype dt, int mean)
 {
     const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
+    c->outs[rank] = out;
     sg_barrier_wait(c->bar);
     if (rank == 0 && buf) coll_sum_into_all(c, n, dt, mean, c->ring_order);
     if (buf) sg_barrier_wait(c->bar); /* no rank returns before rank 0 has written its sum */
@@ -527,37 +533,58 @@ static void analytic_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, 
     if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
 }
 
-/* coll_allreduce_dt: mean (f32 only): buf becomes (sum + 0.0f) / P, which the analytic backend
- * computes as it sums, once for all ranks, and the transfer backend after the sum, each rank for
- * itself. */
-void coll_allreduce_dt(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt, int mean)
+/* An allreduce of buf into out: out is buf, or (coll_allreduce_mean_into, on a communicator that
+ * sums once) any buffer. mean (f32 only): out becomes (sum + 0.0f) / P, which the sums in memory
+ * compute as they sum, once for all ranks, and the other transfer-level algorithms after the sum,
+ * each rank for itself. */
+static void allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out, size_t count,
+                      Dtype dt, int mean)
 {
     if (c->log) coll_log_call(c, rank, CALL_ALLREDUCE, dt, 0, count, NULL);
     double t0 = simgrid_get_clock();
     int divided = 0;
+    assert(out == buf || coll_sums_once(c));
     if (c->P > 1) {
         if (c->backend == COLL_ANALYTIC) {
-            analytic_allreduce(c, rank, buf, count, dt, mean);
+            analytic_allreduce(c, rank, buf, out, count, dt, mean);
             divided = 1;
         } else if (c->algo == COLL_RING)
-            divided = ring_allreduce(c, rank, buf, count, dt, mean);
+            divided = ring_allreduce(c, rank, buf, out, count, dt, mean);
         else if (c->algo == COLL_HALVING_DOUBLING)
-            halving_doubling_allreduce(c, rank, buf, count, dt);
+            halving_doubling_allreduce(c, rank, out, count, dt);
         else if (c->algo == COLL_TREE) {
-            tree_reduce(c, rank, buf, count, dt);
-            tree_broadcast(c, rank, 0, buf, count * dt_size(dt));
+            tree_reduce(c, rank, out, count, dt);
+            tree_broadcast(c, rank, 0, out, count * dt_size(dt));
         } else
-            hierarchical_allreduce(c, rank, buf, count, dt);
+            hierarchical_allreduce(c, rank, out, count, dt);
         if (c->backend == COLL_TRANSFER) release(c, rank);
     }
     if (mean && !divided) {
-        float *f = (float *)(void *)buf;
+        const float *f = (const float *)(const void *)buf;
+        float *o = (float *)(void *)out;
         const float w = (float)c->P;
-        for (size_t i = 0; i < count; i++) f[i] = (f[i] + 0.0f) / w;
+        for (size_t i = 0; i < count; i++) o[i] = (f[i] + 0.0f) / w;
+    } else if (c->P <= 1 && out != buf) {
+        memcpy(out, buf, count * dt_size(dt));
     }
     c->stats[rank].payload_bytes += (double)count * (double)dt_size(dt);
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
+}
+
+void coll_allreduce_dt(Comm *c, int rank, unsigned char *buf, size_t count, Dtype dt, int mean)
+{
+    allreduce(c, rank, buf, buf, count, dt, mean);
+}
+
+int coll_sums_once(const Comm *c)
+{
+    return c->backend == COLL_ANALYTIC || c->algo == COLL_RING;
+}
+
+void coll_allreduce_mean_into(Comm *c, int rank, const float *buf, float *out, size_t count)
+{
+    allreduce(c, rank, (const unsigned char *)buf, (unsigned char *)out, count, DT_F32, 1);
 }
 
 void coll_comm_set_pool(Comm *c, Pool *pool)

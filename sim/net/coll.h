@@ -104,6 +104,14 @@ void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
  * divided by P. The analytic backend divides as it sums, once for every rank. */
 void coll_allreduce_mean(Comm *c, int rank, float *buf, size_t count);
 
+/* Whether c sums in memory once for all ranks (the analytic backend, a mirror, a ring): then
+ * coll_allreduce_mean_into may take an out buffer apart from buf. */
+int coll_sums_once(const Comm *c);
+/* coll_allreduce_mean's messages, times and mean, the mean into out instead of buf, which is
+ * only read, on a communicator that sums once. Ranks may pass the same out (one result for a
+ * shared replica): it is stored there once. */
+void coll_allreduce_mean_into(Comm *c, int rank, const float *buf, float *out, size_t count);
+
 /* The same for IEEE binary16 elements (see half.h): 2 bytes per element on the wire; every
  * addition converts both halves to float, adds, and rounds the sum to half (nearest, ties to
  * even), as a GPU's half-precision allreduce does. Same algorithms and costs as above. */

@@ -93,6 +93,7 @@ struct Comm {
     /* analytic backend */
     sg_bar_t bar;
     const void **bufs;                 /* [P]: each rank's buffer during a call */
+    void **outs;                       /* [P]: where each rank's sum goes (its buffer, or shared) */
     size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
     int zero_time;                     /* coll_comm_create_zero_time */
@@ -106,8 +107,9 @@ struct Comm {
     SumJob ring_sum;
 };
 
-/* Every rank's buffer c->bufs[r] (n elements) replaced by the sum over ranks: analytic, in rank
- * order; ring, each element in the order a ring allreduce adds it (ring_allreduce_order in
+/* The sum over ranks of their buffers c->bufs[r] (n elements) into every rank's c->outs[r] (its
+ * buffer, or one that several ranks share: stored once for a run of equal outs): analytic, in
+ * rank order; ring, each element in the order a ring allreduce adds it (ring_allreduce_order in
  * coll_sum.c); mean (f32): (sum + 0.0f) / P. On the pool's threads when there is one (the same
  * bits: each element's additions are its own). */
 void coll_sum_into_all(Comm *c, size_t n, Dtype dt, int mean, int ring);

@@ -1,6 +1,7 @@
 /* coll_sum.c: the allreduces' sums done in memory, once for all ranks, block by block: each
- * block of SUM_BLOCK_BYTES is summed in L1 over the ranks' buffers and stored to every one, so
- * every buffer is read once and written once, with no whole-size accumulator. Each element sees
+ * block of SUM_BLOCK_BYTES is summed in L1 over the ranks' buffers and stored to every rank's
+ * out (its buffer, or one out shared by all, once), so every buffer is read once and written at
+ * most once, with no whole-size accumulator. Each element sees
  * the additions its algorithm makes, in their order, whichever block or thread it falls in:
  *   analytic: rank 0's value, then + rank 1's, ..., + rank P-1's (rank order, so the sum does
  *     not depend on the ranks' arrival order);
@@ -42,7 +43,9 @@ static void sum_block(const SumJob *s, size_t lo, size_t cnt, int first)
         const float w = (float)P;
         for (size_t i = 0; i < cnt; i++) f[i] = (f[i] + 0.0f) / w;
     }
-    for (int r = 0; r < P; r++) memcpy((unsigned char *)c->bufs[r] + off, blk, cnt * es);
+    for (int r = 0; r < P; r++)
+        if (r == 0 || c->outs[r] != c->outs[r - 1])
+            memcpy((unsigned char *)c->outs[r] + off, blk, cnt * es);
 }
 
 /* Item i: elements [i * item, (i + 1) * item), block by block; a ring's blocks stop at its
