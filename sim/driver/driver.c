@@ -563,6 +563,7 @@ static void run_totals(DriverRun *run)
         res->bytes_per_worker += cs->bytes_sent / P;
         res->payload_bytes_per_worker += cs->payload_bytes / P;
         res->wall_model_s += run->w[w].wall_model_s;
+        res->wall_policy_s += run->w[w].wall_policy_s;
         if (run->w[w].comp) res->wall_compress_s += compress_math_seconds(run->w[w].comp);
     }
     res->sim_time_s = run_now(run);

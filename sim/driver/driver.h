@@ -168,6 +168,10 @@ typedef struct {
                                for benchmarks, not written out */
     double wall_compress_s; /* wall seconds inside the compressors' own math, summed over the
                                workers (compress_math_seconds); for benchmarks, not written */
+    double wall_policy_s;   /* wall seconds inside the policies' math on the real gradients
+                               (the per-layer norms and the epoch's running sum Accordion
+                               reads, as a real job computes them every step), summed over the
+                               threads; for benchmarks, not written */
     char policy_spec[256], compressor_spec[256];
     const char *workload; /* the profile's name, or NULL (the small model's own costs) */
     const char *overlap;  /* "none" or "ddp" */

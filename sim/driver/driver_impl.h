@@ -91,9 +91,10 @@ typedef struct {
     double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
     PoolJob job;    /* its gradient on the pool (run->pool), submitted for job_b samples */
     int job_b;
-    double wall_model_s; /* wall seconds in its models' math (RunResult.wall_model_s) */
-    int job_pending;     /* its gradient job is on the pool and not yet waited for */
-    long early_step;     /* the step whose gradient went on the pool early (run->mirror), or -1 */
+    double wall_model_s;  /* wall seconds in its models' math (RunResult.wall_model_s) */
+    double wall_policy_s; /* and in its gradients' norms and running sum (wall_policy_s) */
+    int job_pending;      /* its gradient job is on the pool and not yet waited for */
+    long early_step;      /* the step whose gradient went on the pool early (run->mirror), or -1 */
 
     /* costed steps (cost.c) */
     double compress_s, step_compress_s;

@@ -5,6 +5,7 @@
 #include "driver_impl.h"
 
 #include "outfile.h"
+#include "wallclock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -190,7 +191,9 @@ static PolicyObs live_observe(DriverRun *run, const StepState *st)
     run->epoch_end = st->pos + 2 * st->b > run->shard;
     run->epoch_steps++;
     if (run->epoch_end && run->want_norms) {
+        double w0 = wallclock_s();
         epoch_norms(run);
+        run->res->wall_policy_s += wallclock_s() - w0;
         record_epoch_norm(run, st);
     }
     int lr_decayed = 0;

@@ -117,8 +117,11 @@ static void gradient_job(void *arg, int thread)
     dataset_gather(run->cfg->train, me->idx, me->job_b, s->x, s->y);
     model_borrow(s->model, own->params, own->grads, own->state);
     me->loss = model_forward_backward(s->model, s->x, s->y, me->job_b);
-    me->wall_model_s += wallclock_s() - w0;
-    if (run->want_norms) grad_norms_and_sum(me->model, me->norms, me->gsum);
+    double w1 = wallclock_s();
+    me->wall_model_s += w1 - w0;
+    if (!run->want_norms) return;
+    grad_norms_and_sum(me->model, me->norms, me->gsum);
+    me->wall_policy_s += wallclock_s() - w1;
 }
 
 /* The worker's gradient and loss for the step: real forward and backward on its part of the
