@@ -38,7 +38,8 @@ typedef struct {
     int threads;       /* > 1: the communicator's in-memory sums on a pool of that many */
     int neg_zeros;     /* every value -0.0f: the sum is -0, the mean +0 */
     int mirror;        /* the data on a mirror of the communicator, then the replay on it */
-    int shared_out;    /* with mean: coll_allreduce_mean_into one buffer that every rank shares */
+    int shared_out;    /* 1, with mean: coll_allreduce_mean_into one buffer all ranks share;
+                          2, without: coll_allreduce_into a buffer of each rank's own */
 } Scenario;
 
 typedef struct {
@@ -119,15 +120,19 @@ static float input(int rank, size_t i)
  * SC.shared_out, the one shared result, and its own input left as it was. */
 static void check_allreduce(int rank, int P)
 {
-    float *buf = malloc(SC.count * sizeof(float)), *res = buf;
+    float *buf = malloc(SC.count * sizeof(float)), *res = buf, *own = NULL;
     for (size_t i = 0; i < SC.count; i++) buf[i] = input(rank, i);
     if (SC.shared_out) {
-        coll_allreduce_mean_into(data_comm(), rank, buf, SHARED, SC.count);
+        if (SC.shared_out == 2)
+            coll_allreduce_into(data_comm(), rank, buf, own = malloc(sizeof(float) * SC.count),
+                                SC.count);
+        else
+            coll_allreduce_mean_into(data_comm(), rank, buf, SHARED, SC.count);
         for (size_t i = 0; i < SC.count; i++) {
             float in = input(rank, i);
             if (memcmp(&buf[i], &in, sizeof in)) RES->wrong++;
         }
-        res = SHARED;
+        res = own ? own : SHARED;
     } else if (SC.mean) {
         coll_allreduce_mean(data_comm(), rank, buf, SC.count);
     } else {
@@ -136,6 +141,7 @@ static void check_allreduce(int rank, int P)
     if (res == buf) res = buf = scribble(buf, SC.count * sizeof(float));
     check_sums(res, P);
     free(buf);
+    free(own);
 }
 
 /* The checks of check_allreduce on one result. */
@@ -582,37 +588,41 @@ static void test_a_mirror_and_its_replay_equal_the_calls_themselves(void **state
 }
 
 /* A mean into one buffer that every rank shares (a shared replica's, coll_allreduce_mean_into),
- * on the communicators that sum once (a ring, the analytic backend, either one's mirror), with
- * and without a pool, and on one rank: the mean in place's bits, each rank's input left as it
- * was, and the same messages (every rank's end, books and payload). */
+ * and a sum into a buffer of each rank's own (coll_allreduce_into), on the communicators that
+ * sum once (a ring, the analytic backend, either one's mirror), with and without a pool, and on
+ * one rank: the bits of the same call in place, each rank's input left as it was, and the same
+ * messages (every rank's end, books and payload). */
 static void test_a_mean_into_a_shared_buffer_equals_the_mean_in_place(void **state)
 {
     (void)state;
-    for (int b = 0; b < 2; b++)
-        for (int k = 0; k < 4; k++) {
-            const int P = k == 3 ? 1 : 5;
-            SC = (Scenario){.cl = star(P, 1.25e9, 5e-6), .algo = COLL_RING, .count = 4099};
-            SC.backend = b ? COLL_ANALYTIC : COLL_TRANSFER;
-            SC.mean = SC.random_values = 1;
-            SC.ring_order = !b;
-            SC.rank_order = b;
-            SC.mirror = k == 1;
-            SC.threads = k == 2 ? 2 : 1;
-            Result in_place = simulate();
-            SC.shared_out = 1;
-            Result shared = simulate();
-            if (in_place.wrong || shared.wrong)
-                fail_msg("%s case %d: %d wrong in place, %d into a shared buffer",
-                         b ? "analytic" : "transfer", k, in_place.wrong, shared.wrong);
-            for (int r = 0; r < P; r++)
-                if (in_place.end[r] != shared.end[r] || in_place.bytes[r] != shared.bytes[r] ||
-                    in_place.comm_s[r] != shared.comm_s[r] ||
-                    in_place.payload[r] != shared.payload[r])
-                    fail_msg("%s case %d, rank %d: ends at %.17g s after %.17g bytes in place, at "
-                             "%.17g s after %.17g into a shared buffer",
-                             b ? "analytic" : "transfer", k, r, in_place.end[r], in_place.bytes[r],
-                             shared.end[r], shared.bytes[r]);
-        }
+    for (int into = 1; into <= 2; into++)
+        for (int b = 0; b < 2; b++)
+            for (int k = 0; k < 4; k++) {
+                const int P = k == 3 ? 1 : 5;
+                SC = (Scenario){.cl = star(P, 1.25e9, 5e-6), .algo = COLL_RING, .count = 4099};
+                SC.backend = b ? COLL_ANALYTIC : COLL_TRANSFER;
+                SC.mean = into == 1;
+                SC.random_values = 1;
+                SC.ring_order = !b;
+                SC.rank_order = b;
+                SC.mirror = k == 1;
+                SC.threads = k == 2 ? 2 : 1;
+                Result in_place = simulate();
+                SC.shared_out = into;
+                Result shared = simulate();
+                if (in_place.wrong || shared.wrong)
+                    fail_msg("%s case %d: %d wrong in place, %d into a shared buffer",
+                             b ? "analytic" : "transfer", k, in_place.wrong, shared.wrong);
+                for (int r = 0; r < P; r++)
+                    if (in_place.end[r] != shared.end[r] || in_place.bytes[r] != shared.bytes[r] ||
+                        in_place.comm_s[r] != shared.comm_s[r] ||
+                        in_place.payload[r] != shared.payload[r])
+                        fail_msg(
+                            "%s case %d, rank %d: ends at %.17g s after %.17g bytes in place, at "
+                            "%.17g s after %.17g into a shared buffer",
+                            b ? "analytic" : "transfer", k, r, in_place.end[r], in_place.bytes[r],
+                            shared.end[r], shared.bytes[r]);
+            }
 }
 
 static void test_half_conversion_is_exact_and_rounds_to_nearest_even(void **state)

@@ -388,6 +388,7 @@ static int run_workers_init(DriverRun *run, BwError *err)
     const RunConfig *cfg = run->cfg;
     const int own = run->periodic || cfg->per_worker_replicas;
     int rc;
+    run->averaged_step = -1;
     if (!own) {
         const size_t n = run->replica->n_params;
         run->updated_step = -1;

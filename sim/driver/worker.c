@@ -301,31 +301,83 @@ static Comm *data_comm(const DriverRun *run)
     return run->cost ? run->cost->data : run->mirror ? run->mirror : run->comm;
 }
 
+/* A worker's parameters become the mean, sum[i] * (1/P), and its sq_dist ||x_w - xbar||^2: one
+ * chain of additions in double, in order (the bits ADPSGD's variance reads). */
+static void average_one(Worker *me, const float *sum)
+{
+    float *p = me->model->params;
+    const size_t n = me->model->n_params;
+    const float inv = 1.0f / (float)me->run->P;
+    double d2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        float mean = sum[i] * inv;
+        double d = (double)p[i] - mean;
+        d2 += d * d;
+        p[i] = mean;
+    }
+    me->sq_dist = d2;
+}
+
+/* average_one for AVG_GROUP workers at once, from their `before` buffers: their chains are
+ * independent, so the processor overlaps them, and each keeps its own order and bits. */
+enum { AVG_GROUP = 4 };
+static void average_group(void *arg, int group, int thread)
+{
+    (void)thread;
+    DriverRun *run = arg;
+    Worker *w = run->w + (size_t)group * AVG_GROUP;
+    if ((group + 1) * AVG_GROUP > run->P) {
+        for (int k = 0; group * AVG_GROUP + k < run->P; k++) average_one(&w[k], w[k].before);
+        return;
+    }
+    float *p[AVG_GROUP];
+    const float *sum[AVG_GROUP];
+    double d2[AVG_GROUP] = {0};
+    for (int k = 0; k < AVG_GROUP; k++) p[k] = w[k].model->params, sum[k] = w[k].before;
+    const size_t n = w[0].model->n_params;
+    const float inv = 1.0f / (float)run->P;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < AVG_GROUP; k++) {
+            float mean = sum[k][i] * inv;
+            double d = (double)p[k][i] - mean;
+            d2[k] += d * d;
+            p[k][i] = mean;
+        }
+    for (int k = 0; k < AVG_GROUP; k++) w[k].sq_dist = d2[k];
+}
+
 /* Periodic mode: average the parameters with an allreduce, and measure ||x_w - xbar||^2 (the
  * variance mean_w of it is handed to the policy at the next step). With --average-momentum the
  * momentum buffer rides in the same allreduce, packed after the parameters (one message of 2n
- * floats, as a flattened buffer in PyTorch). */
-static void average_parameters(Worker *me)
+ * floats, as a flattened buffer in PyTorch). Without it, a communicator that sums once reads the
+ * parameters where they are, into `before`. When the data's communicator takes no time (a
+ * mirror, or a costed step's), every worker's sum is done once the first returns, and it
+ * averages them all, AVG_GROUP at a time, on the pool's threads when there is one. */
+static void average_parameters(Worker *me, long step)
 {
     DriverRun *run = me->run;
     Model *m = me->model;
     const size_t n = m->n_params;
     const int with_v = driver_average_floats(run->cfg) == 2 && me->opt.velocity;
+    Comm *comm = data_comm(run);
     float *buf = me->before;
-    memcpy(buf, m->params, n * sizeof(float));
-    if (with_v) memcpy(buf + n, me->opt.velocity, n * sizeof(float));
-    coll_allreduce(data_comm(run), me->rank, buf, with_v ? 2 * n : n);
-    const float inv = 1.0f / (float)run->P;
-    double d2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        float mean = buf[i] * inv;
-        double d = (double)m->params[i] - mean;
-        d2 += d * d;
-        m->params[i] = mean;
+    if (!with_v && coll_sums_once(comm)) {
+        coll_allreduce_into(comm, me->rank, m->params, buf, n);
+    } else {
+        memcpy(buf, m->params, n * sizeof(float));
+        if (with_v) memcpy(buf + n, me->opt.velocity, n * sizeof(float));
+        coll_allreduce(comm, me->rank, buf, with_v ? 2 * n : n);
     }
-    if (with_v)
+    if (with_v) {
+        const float inv = 1.0f / (float)run->P;
         for (size_t i = 0; i < n; i++) me->opt.velocity[i] = buf[n + i] * inv;
-    me->sq_dist = d2;
+    }
+    if (!run->mirror && !run->cost) {
+        average_one(me, buf);
+    } else if (run->averaged_step != step) {
+        run->averaged_step = step;
+        pool_for(run->pool, (run->P + AVG_GROUP - 1) / AVG_GROUP, average_group, run);
+    }
 }
 
 /* Communication and the update, at the decided levels (they stay fixed until every worker has
@@ -346,7 +398,7 @@ static int worker_communicate(Worker *me, const StepState *st)
     }
     worker_sgd(me, st->lr);
     if (!run->dec.average) return 0;
-    average_parameters(me);
+    average_parameters(me, st->step);
     return 1;
 }
 

@@ -587,6 +587,11 @@ void coll_allreduce_mean_into(Comm *c, int rank, const float *buf, float *out, s
     allreduce(c, rank, (const unsigned char *)buf, (unsigned char *)out, count, DT_F32, 1);
 }
 
+void coll_allreduce_into(Comm *c, int rank, const float *buf, float *out, size_t count)
+{
+    allreduce(c, rank, (const unsigned char *)buf, (unsigned char *)out, count, DT_F32, 0);
+}
+
 void coll_comm_set_pool(Comm *c, Pool *pool)
 {
     c->pool = pool;

@@ -111,6 +111,8 @@ int coll_sums_once(const Comm *c);
  * only read, on a communicator that sums once. Ranks may pass the same out (one result for a
  * shared replica): it is stored there once. */
 void coll_allreduce_mean_into(Comm *c, int rank, const float *buf, float *out, size_t count);
+/* The same for coll_allreduce's sum. */
+void coll_allreduce_into(Comm *c, int rank, const float *buf, float *out, size_t count);
 
 /* The same for IEEE binary16 elements (see half.h): 2 bytes per element on the wire; every
  * addition converts both halves to float, adds, and rounds the sum to half (nearest, ties to
