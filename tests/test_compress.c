@@ -41,6 +41,7 @@ typedef struct {
     unsigned long seed;
     InputKind input;
     void (*fill)(int rank, int step, float *g, size_t n);
+    int into; /* compress_reduce_into one mean buffer that every rank shares */
 } Run;
 
 /* The child's findings: a header, then per (step, rank) the bytes and the growth of the
@@ -54,7 +55,7 @@ typedef struct {
     double data[]; /* see the accessors */
 } Shared;
 
-enum { B_BYTES, B_PAYLOAD, B_CALLS, B_SENT, B_TIME, N_BOOKS };
+enum { B_BYTES, B_PAYLOAD, B_CALLS, B_SENT, B_TIME, B_INTO, N_BOOKS };
 
 static size_t shared_size(size_t np, int steps, int W)
 {
@@ -83,6 +84,7 @@ static Run R;
 static Shared *SH;
 static Comm *COMM;
 static Compressor *COMP[MAXW];
+static float *MEAN; /* Run.into: the mean every rank's compress_reduce_into may fill */
 
 static size_t n_params(const Run *r)
 {
@@ -129,13 +131,16 @@ static void worker(int argc, char **argv)
         const float *mem = compress_memory(COMP[rank]);
         if (mem) memcpy(MEM0(SH, t, rank), mem, np * sizeof(float));
         const CollStats before = *coll_stats(COMM, rank);
-        *BYTES(SH, t, rank) = compress_reduce(COMP[rank], COMM, g, levels_at(&R, t));
+        int into = 0;
+        *BYTES(SH, t, rank) = compress_reduce_into(COMP[rank], COMM, g, levels_at(&R, t),
+                                                   R.into ? MEAN : NULL, &into);
+        *BOOK(SH, B_INTO, t, rank) = into;
         const CollStats *after = coll_stats(COMM, rank);
         *GROWTH(SH, t, rank) = after->payload_bytes - before.payload_bytes;
         *BOOK(SH, B_CALLS, t, rank) = (double)(after->calls - before.calls);
         *BOOK(SH, B_SENT, t, rank) = after->bytes_sent - before.bytes_sent;
         *BOOK(SH, B_TIME, t, rank) = after->time_s - before.time_s;
-        memcpy(OUT(SH, t, rank), g, np * sizeof(float));
+        memcpy(OUT(SH, t, rank), into ? MEAN : g, np * sizeof(float));
         if (mem) memcpy(MEM1(SH, t, rank), mem, np * sizeof(float));
     }
     free(g);
@@ -172,6 +177,7 @@ static Shared *simulate(const Run *r)
             _exit(3);
         }
         COMM = coll_comm_create(&cl, r->algo, r->backend);
+        MEAN = malloc(sizeof(float) * np);
         for (int w = 0; w < r->workers; w++) {
             char arg[16];
             snprintf(arg, sizeof arg, "%d", w);
@@ -181,6 +187,7 @@ static Shared *simulate(const Run *r)
         simgrid_run();
         for (int w = 0; w < r->workers; w++) compress_free(COMP[w]);
         coll_comm_free(COMM);
+        free(MEAN);
         _exit(0); /* skip SimGrid's exit-time teardown */
     }
     int st;
@@ -224,6 +231,14 @@ static double alt_level(const CompressorOps *o)
     return o->level_default / 2;
 }
 
+/* Steps 0 .. n-1 at the levels rows[0 .. n-1] (row by row: a row of r->levels holds MAXL). */
+static void set_schedule(Run *r, int n, const double (*rows)[NL])
+{
+    assert_true(n <= MAX_ROWS);
+    r->n_rows = n;
+    for (int t = 0; t < n; t++) memcpy(r->levels[t], rows[t], sizeof rows[t]);
+}
+
 /* Four steps: all at the default; some layers dense and some at another level; the other way
  * round; all back at the default. */
 static void contract_schedule(const CompressorOps *o, Run *r)
@@ -231,8 +246,7 @@ static void contract_schedule(const CompressorOps *o, Run *r)
     double d = default_level(o), a = alt_level(o);
     double rows[4][NL] = {
         {d, d, d, d, d, d}, {0, d, a, d, d, a}, {a, d, d, d, 0, d}, {d, d, d, d, d, d}};
-    r->n_rows = 4;
-    memcpy(r->levels, rows, sizeof rows);
+    set_schedule(r, 4, rows);
 }
 
 static void set_levels(Run *r, double w1, double w2, double w3, double w4)
@@ -430,6 +444,59 @@ static void test_contract_same_seed_gives_identical_results(void **state)
         }
         free(first);
     }
+}
+
+/* compress_reduce_into (a shared replica's one mean): the steps that send every layer dense,
+ * also right after compressed ones (the error-feedback memory rides along), put their mean into
+ * the buffer every rank shares, on the communicators that sum once (a ring, the analytic
+ * backend), and only those; every output, memory and book is the bits of compress_reduce's. */
+static void test_a_dense_step_s_mean_goes_once_into_a_shared_buffer(void **state)
+{
+    (void)state;
+    const struct {
+        CollAlgo algo;
+        CollBackend backend;
+        int sums_once;
+    } comms[] = {{COLL_RING, COLL_TRANSFER, 1},
+                 {COLL_RING, COLL_ANALYTIC, 1},
+                 {COLL_HALVING_DOUBLING, COLL_TRANSFER, 0}};
+    for (const CompressorOps *const *o = compress_registry(); *o; o++)
+        for (int k = 0; k < 3; k++) {
+            char spec[64];
+            ef_spec(*o, spec, sizeof spec);
+            Run r = base_run(spec, 3, 5);
+            r.algo = comms[k].algo;
+            r.backend = comms[k].backend;
+            const double d = default_level(*o);
+            double rows[5][NL] = {{d, d, d, d, d, d},
+                                  {0, 0, 0, 0, 0, 0},
+                                  {0, d, d, d, 0, d},
+                                  {0, 0, 0, 0, 0, 0},
+                                  {0, 0, 0, 0, 0, 0}};
+            set_schedule(&r, 5, rows);
+            Shared *a = simulate(&r);
+            size_t floats = 4 * (size_t)r.steps * r.workers * NP;
+            size_t books = N_BOOKS * (size_t)r.steps * r.workers;
+            double *first = malloc(books * sizeof(double) + floats * sizeof(float));
+            memcpy(first, a->data, books * sizeof(double) + floats * sizeof(float));
+            release(a);
+            r.into = 1;
+            Shared *b = simulate(&r);
+            for (int t = 0; t < r.steps; t++) {
+                int dense = !strcmp((*o)->name, "none") || (t != 0 && t != 2);
+                for (int w = 0; w < r.workers; w++) {
+                    double want = comms[k].sums_once && dense;
+                    if (*BOOK(b, B_INTO, t, w) != want)
+                        fail_msg("%s, comm %d, step %d, rank %d: into %g, expected %g", spec, k, t,
+                                 w, *BOOK(b, B_INTO, t, w), want);
+                    *BOOK(b, B_INTO, t, w) = 0; /* compared below with compress_reduce's */
+                }
+            }
+            if (memcmp(first, b->data, books * sizeof(double) + floats * sizeof(float)) != 0)
+                fail_msg("%s, comm %d: compress_reduce_into differs from compress_reduce", spec, k);
+            free(first);
+            release(b);
+        }
 }
 
 static void test_check_level_names_what_was_expected(void **state)
@@ -704,8 +771,7 @@ static void compare_with_naive(const char *spec, int ef, int reset)
                           {3, 0, 0, 0, 2, 3},
                           {3, 0, 2, 0, 1, 2},
                           {1, 0, 1, 0, 1, 1}};
-    r.n_rows = 5;
-    memcpy(r.levels, rows, sizeof rows);
+    set_schedule(&r, 5, rows);
     Shared *s = simulate(&r);
     NaivePsgd st = {0};
     for (int w = 0; w < r.workers; w++) st.mem[w] = calloc(NP, sizeof(double));
@@ -1069,6 +1135,7 @@ int main(void)
         cmocka_unit_test(test_contract_error_feedback_keeps_what_was_not_sent_with_one_worker),
         cmocka_unit_test(test_contract_bytes_equal_payload_and_ranks_agree_with_several_workers),
         cmocka_unit_test(test_contract_same_seed_gives_identical_results),
+        cmocka_unit_test(test_a_dense_step_s_mean_goes_once_into_a_shared_buffer),
         cmocka_unit_test(test_check_level_names_what_was_expected),
         cmocka_unit_test(test_create_rejects_unknown_names_and_bad_options),
         cmocka_unit_test(test_bellows_compressors_lists_every_compressor),
