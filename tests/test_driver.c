@@ -181,7 +181,8 @@ static void test_sync_matches_single_process_training_with_the_global_batch(void
 
 /* Per-worker replicas end bit-identical; a shared replica checks at every step that each
  * worker's decoded mean equals the one it applied (replica_max_diff), which is what keeps the
- * per-worker replicas identical. */
+ * per-worker replicas identical (a dense step on a communicator that sums once stores its one
+ * mean once: nothing to compare; test_shared_replica_gives_the_per_worker_results covers it). */
 static void test_sync_replicas_stay_bit_identical(void **state)
 {
     (void)state;
@@ -456,23 +457,25 @@ static void test_a_mirror_gives_the_direct_collectives_results(void **state)
     const struct {
         const char *policy, *compressor;
         CollBackend backend;
-        int threads, fat_tree;
+        int threads, fat_tree, workers;
     } cases[] = {
-        {"static:level=1", "powersgd", COLL_TRANSFER, 1, 0},
-        {"accordion:interval=1", "topk", COLL_TRANSFER, 2, 1},
-        {"static:level=1", "powersgd", COLL_ANALYTIC, 2, 0},
-        {"cpsgd:period=3", "none", COLL_TRANSFER, 2, 0},
+        {"static:level=1", "powersgd", COLL_TRANSFER, 1, 0, 4},
+        {"accordion:interval=1", "topk", COLL_TRANSFER, 2, 1, 4},
+        {"static:level=1", "powersgd", COLL_ANALYTIC, 2, 0, 4},
+        {"cpsgd:period=3", "none", COLL_TRANSFER, 2, 0, 4},
+        /* the averaging of a group of four workers and a partial one, on the pool */
+        {"adpsgd", "none", COLL_ANALYTIC, 2, 0, 6},
     };
     const size_t n = getenv("BELLOWS_VALGRIND") ? 1 : sizeof cases / sizeof *cases;
     for (size_t k = 0; k < n; k++) {
-        RunConfig cfg = base_config(4, 16, 2);
+        RunConfig cfg = base_config(cases[k].workers, 64 / cases[k].workers, 2);
         cfg.policy = cases[k].policy;
         cfg.compressor = cases[k].compressor;
         cfg.backend = cases[k].backend;
         cfg.compute_threads = cases[k].threads;
         cfg.eval_every = 5;
         cfg.jitter_sigma = 0.3;
-        cfg.slowdown = (const double[]){1, 1.5, 1, 1};
+        cfg.slowdown = (const double[]){1, 1.5, 1, 1, 1, 1.2};
         if (cases[k].fat_tree) {
             cfg.cluster.topology = TOPO_FAT_TREE;
             cfg.cluster.leaf_size = 2;

@@ -382,7 +382,8 @@ static int run_alloc(DriverRun *run, BwError *err)
 }
 
 /* The workers. Gradient mode keeps run->replica as the one replica every worker shares, with
- * its optimiser (unless cfg->per_worker_replicas); periodic mode has no use for it. */
+ * its optimiser (unless cfg->per_worker_replicas); otherwise each worker's own replica is a copy
+ * of it, and it is freed. */
 static int run_workers_init(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;

@@ -161,17 +161,19 @@ typedef struct {
     int n_epoch_norms;
     /* Largest |x_w - x_0| over workers and parameters at the end; with a shared replica, the
      * largest difference between a worker's decoded mean and the one applied, over all steps
-     * (what would have made per-worker replicas differ). 0 in gradient mode. */
+     * (what would have made per-worker replicas differ; a step sent all dense on a communicator
+     * that sums once has one mean, stored once, and nothing to compare). 0 in gradient mode. */
     double replica_max_diff;
     double wall_model_s;    /* wall seconds inside the models' own math (forward, backward,
                                optimiser, evaluation), summed over the threads that did it;
                                for benchmarks, not written out */
     double wall_compress_s; /* wall seconds inside the compressors' own math, summed over the
                                workers (compress_math_seconds); for benchmarks, not written */
-    double wall_policy_s;   /* wall seconds inside the policies' math on the real gradients
-                               (the per-layer norms and the epoch's running sum Accordion
-                               reads, as a real job computes them every step), summed over the
-                               threads; for benchmarks, not written */
+    double wall_policy_s;   /* wall seconds inside the math on the real gradients that the
+                               policy reads (the per-layer norms and the epoch's running sum
+                               Accordion reads, as a real job computes them every step; also
+                               for --record-trace), summed over the threads; for benchmarks,
+                               not written */
     char policy_spec[256], compressor_spec[256];
     const char *workload; /* the profile's name, or NULL (the small model's own costs) */
     const char *overlap;  /* "none" or "ddp" */

@@ -155,7 +155,8 @@ struct DriverRun {
     Sgd opt;
     long updated_step;  /* the last step whose update was applied to the shared replica */
     long averaged_step; /* periodic: the last step whose averaging is done for every worker */
-    float *applied;     /* that update's decoded mean, which every worker's must equal */
+    float *applied;     /* that update's decoded mean, which every worker's must equal (a dense
+                           step's one mean itself on a communicator that sums once) */
     ComputeSlot *slots; /* [n_slots]: live runs, one per computing thread */
     int n_slots;
     Comm *comm;

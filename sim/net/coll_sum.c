@@ -1,8 +1,8 @@
 /* coll_sum.c: the allreduces' sums done in memory, once for all ranks, block by block: each
  * block of SUM_BLOCK_BYTES is summed in L1 over the ranks' buffers and stored to every rank's
  * out (its buffer, or one out shared by all, once), so every buffer is read once and written at
- * most once, with no whole-size accumulator. Each element sees
- * the additions its algorithm makes, in their order, whichever block or thread it falls in:
+ * most once, with no whole-size accumulator. Each element sees the additions its algorithm
+ * makes, in their order, whichever block or thread it falls in:
  *   analytic: rank 0's value, then + rank 1's, ..., + rank P-1's (rank order, so the sum does
  *     not depend on the ranks' arrival order);
  *   ring: the order in which a ring allreduce adds it. In its reduce-scatter, at step s rank i
@@ -26,7 +26,7 @@ static size_t ring_chunk_end(size_t n, int P, int j)
 }
 
 /* Elements [lo, lo + cnt) summed over the ranks c->ranks[(first + k) mod P], k = 0 .. P-1, and
- * stored to every rank's buffer. */
+ * stored to every rank's out (once for a run of ranks that share one). */
 static void sum_block(const SumJob *s, size_t lo, size_t cnt, int first)
 {
     const Comm *c = s->c;

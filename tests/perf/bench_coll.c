@@ -1,8 +1,10 @@
 /* bench_coll.c: wall-clock cost of simulating collectives. One measurement per process (one
  * SimGrid engine per process); tests/perf/run_coll.sh runs them side by side.
- *   bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS [THREADS]
+ *   bench_coll ring|analytic|bare|memory|replay WORKERS ITERATIONS FLOATS [THREADS]
  * ring: coll_allreduce, transfer level; analytic: the analytic backend; bare: the same ring
  * pattern with raw SimGrid transfers (no payload, no reduction), the engine's own cost;
+ * replay: the ring's messages alone, without data (coll_cost_allreduce), as a run replays them
+ * after its mirror has done the sums (sim/net/coll_mirror.c): the collective layer's own cost;
  * memory: the reduction alone, without SimGrid, as the ring does it (sim/net/coll_sum.c: block
  * by block, each chunk's blocks summed over the ranks in the ring's order and stored to every
  * rank's buffer), the floor any ring that returns the real sums pays on top of bare transfers.
@@ -22,7 +24,7 @@
 #include "pool.h"
 #include "wallclock.h"
 
-static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare, 3 memory */
+static int P, ITERS, MODE; /* 0 ring, 1 analytic, 2 bare, 3 memory, 4 replay */
 static size_t FLOATS;
 static Comm *COMM;
 static sg_mailbox_t *MB;
@@ -41,6 +43,10 @@ static void worker(int argc, char **argv)
                                   sg_mailbox_get_async(MB[rank], &got)};
                 sg_comm_wait_all(c, 2);
             }
+        return;
+    }
+    if (MODE == 4) {
+        for (int it = 0; it < ITERS; it++) coll_cost_allreduce(COMM, rank, FLOATS, sizeof(float));
         return;
     }
     float *buf = calloc(FLOATS, sizeof(float));
@@ -76,15 +82,16 @@ static void memory_floor(void)
 int main(int argc, char **argv)
 {
     if (argc != 5 && argc != 6) {
-        fprintf(
-            stderr,
-            "usage: bench_coll ring|analytic|bare|memory WORKERS ITERATIONS FLOATS [THREADS]\n");
+        fprintf(stderr,
+                "usage: bench_coll ring|analytic|bare|memory|replay WORKERS ITERATIONS FLOATS "
+                "[THREADS]\n");
         return 2;
     }
     const int threads = argc == 6 ? atoi(argv[5]) : 1;
     MODE = strcmp(argv[1], "ring") == 0       ? 0
            : strcmp(argv[1], "analytic") == 0 ? 1
            : strcmp(argv[1], "bare") == 0     ? 2
+           : strcmp(argv[1], "replay") == 0   ? 4
                                               : 3;
     P = atoi(argv[2]);
     ITERS = atoi(argv[3]);
