@@ -517,17 +517,20 @@ static double allgather_time_s(const Comm *c, double total)
 }
 
 /* The analytic backend: the sum in memory (in rank order, or a mirror's in the ring's) into
- * out, then every rank waits the formula's time (none on a zero-time communicator). buf NULL: a
- * dataless call, only the waiting and the books. */
+ * out, by the last rank to enter (every buffer is registered by then, and the others wait in the
+ * barrier, so none returns before the sum is written), then every rank waits the formula's time
+ * (none on a zero-time communicator). buf NULL: a dataless call, only the waiting and the books. */
 static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out,
                                size_t n, Dtype dt, int mean)
 {
     const size_t es = dt_size(dt);
     c->bufs[rank] = buf;
     c->outs[rank] = out;
+    if (buf && ++c->entered == c->P) {
+        c->entered = 0;
+        coll_sum_into_all(c, n, dt, mean, c->ring_order);
+    }
     sg_barrier_wait(c->bar);
-    if (rank == 0 && buf) coll_sum_into_all(c, n, dt, mean, c->ring_order);
-    if (buf) sg_barrier_wait(c->bar); /* no rank returns before rank 0 has written its sum */
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
     if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));

@@ -102,6 +102,7 @@ struct Comm {
     Pool *pool;       /* NULL, or the threads that share the in-memory sums (coll_comm_set_pool) */
     long ring_summed; /* the last data ring allreduce whose sum is done (RankState.ring_calls) */
     int ring_entered; /* ranks that have entered the current data ring allreduce */
+    int entered;      /* ranks that have entered the current data analytic allreduce */
     int ring_pending; /* ring_job is on the pool: the current call's sum, started early */
     PoolJob ring_job;
     SumJob ring_sum;
