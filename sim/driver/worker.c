@@ -372,7 +372,7 @@ static void average_parameters(Worker *me, long step)
         const float inv = 1.0f / (float)run->P;
         for (size_t i = 0; i < n; i++) me->opt.velocity[i] = buf[n + i] * inv;
     }
-    if (!run->mirror && !run->cost) {
+    if (!coll_zero_time(comm)) {
         average_one(me, buf);
     } else if (run->averaged_step != step) {
         run->averaged_step = step;

@@ -580,6 +580,11 @@ void coll_allreduce_dt(Comm *c, int rank, unsigned char *buf, size_t count, Dtyp
     allreduce(c, rank, buf, buf, count, dt, mean);
 }
 
+int coll_zero_time(const Comm *c)
+{
+    return c->zero_time;
+}
+
 int coll_sums_once(const Comm *c)
 {
     return c->backend == COLL_ANALYTIC || c->algo == COLL_RING;

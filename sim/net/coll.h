@@ -107,6 +107,9 @@ void coll_allreduce_mean(Comm *c, int rank, float *buf, size_t count);
 /* Whether c sums in memory once for all ranks (the analytic backend, a mirror, a ring): then
  * coll_allreduce_mean_into may take an out buffer apart from buf. */
 int coll_sums_once(const Comm *c);
+/* Whether c takes no simulated time (coll_comm_create_zero_time, a mirror): every rank's call
+ * returns at the instant all have entered it, with every rank's result done. */
+int coll_zero_time(const Comm *c);
 /* coll_allreduce_mean's messages, times and mean, the mean into out instead of buf, which is
  * only read, on a communicator that sums once. Ranks may pass the same out (one result for a
  * shared replica): it is stored there once. */
