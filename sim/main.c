@@ -35,6 +35,8 @@ static const Command commands[] = {
      "list the gradient compressors with their levels, options and sources"},
     {"workloads", cmd_workloads,
      "list the built-in workload profiles: real models' parameters, tensors and flops"},
+    {"costs", cmd_costs,
+     "list the built-in cost profiles: what an implementation pays beside the roofline"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
 

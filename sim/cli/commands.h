@@ -17,5 +17,6 @@ int cmd_plot(int argc, char **argv, BwError *err);
 int cmd_policies(int argc, char **argv, BwError *err);
 int cmd_compressors(int argc, char **argv, BwError *err);
 int cmd_workloads(int argc, char **argv, BwError *err);
+int cmd_costs(int argc, char **argv, BwError *err);
 
 #endif

@@ -1,0 +1,271 @@
+/* costs.c: cost profiles (costs.h): the built-ins and loading a file, the checks a run makes
+ * against its compressor and network, and the price of one stage of an operation. The built-ins
+ * are the JSON files of sim/costs/profiles/, embedded at build time (sim/workload/
+ * embed_profiles.cmake writes cost_profiles.h in the build folder); `ideal` is no file but the
+ * roofline itself. */
+#include <assert.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "costs_impl.h"
+#include "cost_profiles.h" /* generated: cost_profiles[], cost_profile_names[] */
+
+#define N_BUILTINS ((int)(sizeof cost_profiles / sizeof *cost_profiles))
+
+static const char *const OP_NAMES[COST_OP_COUNT] = {"elementwise", "matmul",    "orthogonalise",
+                                                    "topk",        "quantise",  "pack",
+                                                    "scatter",     "optimizer", "random"};
+static const char *const NET_NAMES[COST_NET_COUNT] = {"tcp", "rdma", "nvlink"};
+static const char *const PRECISIONS[3] = {"fp32", "tf32", "bf16"};
+
+static const CostProfile IDEAL = {
+    .name = "ideal",
+    .spec = "ideal",
+    .source = "the roofline: each operation at the GPU's sustained flop rate or memory bandwidth, "
+              "whichever is slower; no fixed costs; collectives at the links' full rate",
+    .implementation = "none: the hardware's own limits",
+    .ideal = 1,
+};
+
+const CostProfile *costs_ideal(void)
+{
+    return &IDEAL;
+}
+
+const char *costs_op_name(CostOp op)
+{
+    assert(op >= 0 && op < COST_OP_COUNT);
+    return OP_NAMES[op];
+}
+
+int costs_op_parse(const char *name)
+{
+    for (int i = 0; i < COST_OP_COUNT; i++)
+        if (strcmp(name, OP_NAMES[i]) == 0) return i;
+    return -1;
+}
+
+void costs_op_names(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < COST_OP_COUNT; i++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, "%s%s", i ? ", " : "", OP_NAMES[i]);
+    }
+}
+
+const char *costs_net_name(CostNet n)
+{
+    assert(n >= 0 && n < COST_NET_COUNT);
+    return NET_NAMES[n];
+}
+
+int costs_net_parse(const char *name)
+{
+    for (int i = 0; i < COST_NET_COUNT; i++)
+        if (strcmp(name, NET_NAMES[i]) == 0) return i;
+    return -1;
+}
+
+const char *const *costs_builtin_names(void)
+{
+    return cost_profile_names;
+}
+
+/* ---- loading ---- */
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+static void list_names(char *buf, size_t size)
+{
+    snprintf(buf, size, "ideal, %s", COSTS_DEFAULT);
+    for (int i = 0; i < N_BUILTINS; i++) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, ", %s", cost_profiles[i].name);
+    }
+}
+
+/* A built-in by name into a new profile. */
+static int load_builtin(const char *name, const char *flag, CostProfile **out, BwError *err)
+{
+    for (int i = 0; i < N_BUILTINS; i++)
+        if (strcmp(cost_profiles[i].name, name) == 0)
+            return costs_parse(NULL, (const char *)cost_profiles[i].json, cost_profiles[i].len,
+                               flag, name, out, err);
+    char names[512];
+    list_names(names, sizeof names);
+    return bw_fail(err, BW_EUSAGE,
+                   "%s %s: unknown cost profile (the built-ins: %s; or a FILE.json)", flag, name,
+                   names);
+}
+
+/* `pytorch` is pytorch-<gpu>, lower case; ideal when the GPU is given by its rate. */
+static int load_default(const char *flag, const char *gpu, CostProfile **out, BwError *err)
+{
+    if (!gpu) {
+        CostProfile *p = malloc(sizeof *p);
+        if (!p) return bw_fail(err, BW_ERUNTIME, "out of memory");
+        *p = IDEAL;
+        snprintf(p->source, sizeof p->source,
+                 "%s: the GPU is given by its rate (--gpu-flops), for which no implementation "
+                 "was measured, so the roofline",
+                 COSTS_DEFAULT);
+        *out = p;
+        return BW_OK;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s-%s", COSTS_DEFAULT, gpu);
+    for (char *c = name; *c; c++) *c = (char)tolower((unsigned char)*c);
+    return load_builtin(name, flag, out, err);
+}
+
+int costs_load(const char *spec, const char *flag, const char *gpu, CostProfile **out, BwError *err)
+{
+    assert(spec && flag && out);
+    *out = NULL;
+    int rc;
+    if (strcmp(spec, "ideal") == 0) {
+        CostProfile *p = malloc(sizeof *p);
+        if (!p) return bw_fail(err, BW_ERUNTIME, "out of memory");
+        *p = IDEAL;
+        *out = p;
+        return BW_OK;
+    }
+    if (strcmp(spec, COSTS_DEFAULT) == 0)
+        rc = load_default(flag, gpu, out, err);
+    else if (strchr(spec, '/') || ends_with(spec, ".json"))
+        rc = costs_parse(spec, NULL, 0, flag, spec, out, err);
+    else
+        rc = load_builtin(spec, flag, out, err);
+    if (rc != BW_OK) return rc;
+    CostProfile *p = *out;
+    snprintf(p->spec, sizeof p->spec, "%s", spec);
+    if (!p->ideal && (!gpu || strcasecmp(gpu, p->gpu) != 0)) {
+        rc =
+            bw_fail(err, BW_EUSAGE,
+                    "%s %s: the profile describes %s on a %s, but the cluster's GPU is %s: add "
+                    "--gpu %s, or choose a profile of the cluster's GPU (bellows costs)",
+                    flag, spec, p->implementation, p->gpu, gpu ? gpu : "given by its rate", p->gpu);
+        costs_free(p);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void costs_free(CostProfile *p)
+{
+    free(p);
+}
+
+/* ---- pricing ---- */
+
+int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char *who,
+                const char *flag, BwError *err)
+{
+    if (p->ideal) return BW_OK;
+    for (int op = 0; op < COST_OP_COUNT; op++)
+        if ((ops_mask & COST_OP_BIT(op)) && !p->ops[op].present)
+            return bw_fail(err, BW_EUSAGE,
+                           "%s %s: no operation \"%s\" in the profile, which %s needs (add it to "
+                           "\"ops\"; sim/costs/README.md)",
+                           flag, p->spec, OP_NAMES[op], who);
+    if (!p->net[net].present)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s %s: the profile gives no link share for --transport %s (it has no "
+                       "\"networks\": \"%s\")",
+                       flag, p->spec, NET_NAMES[net], NET_NAMES[net]);
+    return BW_OK;
+}
+
+/* The rate at size: log-log interpolation between the points, constant beyond them. */
+static double rate_at(const CostOpRate *r, double size)
+{
+    const CostPoint *pt = r->points;
+    if (r->n_points == 1 || size <= pt[0].size) return pt[0].rate;
+    if (size >= pt[r->n_points - 1].size) return pt[r->n_points - 1].rate;
+    int i = 1;
+    while (pt[i].size < size) i++;
+    double f = log(size / pt[i - 1].size) / log(pt[i].size / pt[i - 1].size);
+    return exp(log(pt[i - 1].rate) + f * log(pt[i].rate / pt[i - 1].rate));
+}
+
+double costs_op_seconds(const CostProfile *p, CostOp op, double size)
+{
+    assert(!p->ideal && op >= 0 && op < COST_OP_COUNT && p->ops[op].present);
+    const CostOpRate *r = &p->ops[op];
+    double t = r->kernels * p->kernel_s;
+    if (size > 0) t += size / rate_at(r, size);
+    return t;
+}
+
+double costs_share(const CostProfile *p, CostNet net, int allgather)
+{
+    if (p->ideal) return 1.0;
+    assert(p->net[net].present);
+    return allgather ? p->net[net].allgather : p->net[net].allreduce;
+}
+
+double costs_efficiency(const CostProfile *p, const char *precision)
+{
+    if (p->ideal) return 0;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(precision, PRECISIONS[i]) == 0) return p->efficiency[i];
+    return 0;
+}
+
+/* ---- the listing ---- */
+
+static void print_profile(FILE *out, const CostProfile *p)
+{
+    fprintf(out, "\n%-14s %s on a %s\n", p->name, p->implementation, p->gpu);
+    if (p->device[0])
+        fprintf(out, "  measured   on %s (%s), %s\n", p->device, p->versions, p->date);
+    for (int i = 0; i < 3; i++)
+        if (p->efficiency[i] > 0)
+            fprintf(out, "  compute    %.3g of the %s peak\n", p->efficiency[i], PRECISIONS[i]);
+    fprintf(out, "  fixed      %.3g us a tensor, %.3g us a kernel, %.3g us a collective call\n",
+            1e6 * p->tensor_s, 1e6 * p->kernel_s, 1e6 * p->collective_s);
+    if (p->cycle_s > 0)
+        fprintf(out, "  cycle      collectives start on a thread that wakes every %.3g ms\n",
+                1e3 * p->cycle_s);
+    fprintf(out, "  ops       ");
+    for (int op = 0; op < COST_OP_COUNT; op++)
+        if (p->ops[op].present) fprintf(out, " %s", OP_NAMES[op]);
+    fprintf(out, "\n  networks  ");
+    for (int n = 0; n < COST_NET_COUNT; n++)
+        if (p->net[n].present)
+            fprintf(out, " %s (allreduce %.2f, allgather %.2f of the link)", NET_NAMES[n],
+                    p->net[n].allreduce, p->net[n].allgather);
+    fprintf(out, "\n  allgathers %s the backward\n", p->allgather_overlaps ? "overlap" : "follow");
+    fprintf(out, "  source     %s\n", p->source);
+}
+
+void costs_print_list(FILE *out)
+{
+    fprintf(out,
+            "cost profiles (--costs NAME|FILE.json): what an implementation pays on a GPU beside "
+            "the\nroofline: fixed costs per tensor, kernel and collective call, the rate of each "
+            "operation the\ncompressors use, the share of a link its collectives reach (per "
+            "--transport), whether\nallgathers overlap the backward, and the compute's "
+            "efficiency. Default: %s, the PyTorch\nprofile of the cluster's GPU. Format: "
+            "sim/costs/README.md.\n",
+            COSTS_DEFAULT);
+    fprintf(out, "\n%-14s %s\n  source     %s\n", IDEAL.name, IDEAL.implementation, IDEAL.source);
+    for (int i = 0; i < N_BUILTINS; i++) {
+        CostProfile *p = NULL;
+        BwError err;
+        int rc = costs_parse(NULL, (const char *)cost_profiles[i].json, cost_profiles[i].len,
+                             "costs", cost_profiles[i].name, &p, &err);
+        assert(rc == BW_OK && "a built-in cost profile does not parse"); /* tested */
+        (void)rc;
+        if (p) print_profile(out, p);
+        costs_free(p);
+    }
+}

@@ -1,0 +1,131 @@
+/* costs.h: cost profiles, what an implementation of data-parallel training pays on one GPU and
+ * one kind of network, beside the roofline: fixed costs per tensor handed to a compression hook,
+ * per GPU kernel and per collective call; the throughput of each operation the compressors and
+ * the optimiser use, as a function of its size; the share of a link the collective library
+ * achieves on each kind of network; whether allgathers overlap the backward; and the sustained
+ * compute efficiency of the workload's layers. The format is in sim/costs/README.md.
+ *
+ * `ideal` is the roofline bellows always charged (operations at the GPU's sustained flop rate
+ * and memory bandwidth, no fixed costs, collectives at line rate): with it a run gives the same
+ * files bit for bit as before profiles existed. The other built-ins (bellows costs) are
+ * profiles/NAME.json, each constant cited to a measurement or a published figure, or measured
+ * by traces/pytorch/calibrate.py. A profile is one const value passed by pointer to whoever
+ * prices (the compressors' cost hooks, sim/driver/cost.c), never a global. */
+#ifndef BELLOWS_COSTS_H
+#define BELLOWS_COSTS_H
+
+#include <stdio.h>
+
+#include "status.h"
+
+/* The operations a profile prices; each stage of a compressor's cost hook is one of them. The
+ * size of a stage is in the operation's own unit, and a profile gives the rate in that unit per
+ * second at a few sizes (log-log interpolated between them, constant beyond). */
+typedef enum {
+    COST_OP_ELEMENTWISE,   /* a streaming pass (error feedback, casts, scaling); size: bytes
+                              read and written */
+    COST_OP_MATMUL,        /* a skinny product (PowerSGD's M Q, M^T P, P Q^T at rank r <= 8,
+                              bound by reading M); size: elements of M */
+    COST_OP_ORTHOGONALISE, /* one column of Gram-Schmidt (normalise it, project it out of the
+                              later ones); size: the column's elements */
+    COST_OP_TOPK,          /* selecting the k largest magnitudes of n (k/n about 1%); size: n */
+    COST_OP_QUANTISE,      /* quantising to a few levels, or back (QSGD); size: elements */
+    COST_OP_PACK,          /* signs packed into bits, or unpacked (signSGD); size: elements */
+    COST_OP_SCATTER,       /* sparse entries gathered, or scatter-added into a dense tensor;
+                              size: entries */
+    COST_OP_OPTIMIZER,     /* the optimiser's step over the model; size: parameters */
+    COST_OP_RANDOM,        /* RandomK's random indices, drawn as the implementations draw them:
+                              a permutation of the n (torch.randperm, tf.random.shuffle) cut
+                              to k; size: n */
+    COST_OP_COUNT
+} CostOp;
+
+#define COST_OP_BIT(op) (1u << (op))
+
+/* The kinds of network whose achievable link share a profile gives (--transport). */
+typedef enum { COST_NET_TCP, COST_NET_RDMA, COST_NET_NVLINK, COST_NET_COUNT } CostNet;
+
+#define COSTS_MAX_POINTS 16
+
+typedef struct {
+    double size, rate; /* at this size, this many units per second */
+} CostPoint;
+
+typedef struct {
+    int present;
+    double kernels; /* GPU kernels (with their launch and dispatch) per stage */
+    int n_points;   /* >= 1, sizes ascending */
+    CostPoint points[COSTS_MAX_POINTS];
+} CostOpRate;
+
+typedef struct {
+    int present;
+    double allreduce, allgather; /* achieved bus bandwidth over the link's, in (0, 1] */
+} CostNetShare;
+
+typedef struct {
+    char name[64];
+    char spec[256];   /* what costs_load was given, for errors and summaries */
+    char source[512]; /* where the constants come from */
+    char implementation[128];
+    int ideal;    /* the roofline: none of the fields below is used */
+    char gpu[16]; /* the GPU it describes (cluster_gpu_find's name) */
+    /* where it was measured (calibrate.py writes them; "" for cited profiles) */
+    char device[128], versions[128], date[32];
+    /* the workload layers' sustained fraction of the GPU's peak, per precision (fp32, tf32,
+     * bf16); 0: not given (the cluster's --gpu-efficiency default applies) */
+    double efficiency[3];
+    double tensor_s;     /* per tensor handed to a compression hook (framework dispatch) */
+    double kernel_s;     /* per GPU kernel: launch and the framework's dispatch */
+    double collective_s; /* per collective call, beyond its messages */
+    /* > 0: collectives are started by a background thread that wakes every cycle_s (Horovod's
+     * HOROVOD_CYCLE_TIME): a round of them submitted to the idle thread waits half a cycle on
+     * average; 0: started at once (NCCL) */
+    double cycle_s;
+    CostOpRate ops[COST_OP_COUNT];
+    CostNetShare net[COST_NET_COUNT];
+    /* whether a bucket whose collectives include an allgather starts during the backward (as
+     * DDP's allreduce buckets do), or waits for the backward to end */
+    int allgather_overlaps;
+} CostProfile;
+
+/* The default --costs: the PyTorch DDP + NCCL profile of the cluster's GPU. */
+#define COSTS_DEFAULT "pytorch"
+
+/* Loads a built-in by name (`pytorch` is pytorch-<gpu>, the cluster's GPU, lower case), or a
+ * profile file (a path: contains '/' or ends in .json). gpu: the cluster's GPU name (NULL when
+ * its rate was given directly: then `pytorch` is `ideal`). A profile measured on another GPU,
+ * a missing or bad field, a constant that is negative, zero where it must not be, or not
+ * finite, an efficiency or share above 1, an unknown GPU or network kind: a usage error naming
+ * flag, the file and the field. */
+int costs_load(const char *spec, const char *flag, const char *gpu, CostProfile **out,
+               BwError *err);
+void costs_free(CostProfile *p); /* NULL is a no-op */
+
+/* The `ideal` profile, a static value (never freed). */
+const CostProfile *costs_ideal(void);
+
+/* Checks that p prices every operation in ops_mask (COST_OP_BIT) and the network kind net:
+ * else a usage error naming flag, the profile and the missing operation, needed by `who`. */
+int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char *who,
+                const char *flag, BwError *err);
+
+/* Seconds of one stage of op over size units: its kernels' fixed cost and size at the
+ * interpolated rate. p must not be ideal and must have the operation. */
+double costs_op_seconds(const CostProfile *p, CostOp op, double size);
+
+/* The link share of a collective on network net (1 for ideal). */
+double costs_share(const CostProfile *p, CostNet net, int allgather);
+
+/* The efficiency the profile gives for precision ("fp32", "tf32", "bf16"), or 0. */
+double costs_efficiency(const CostProfile *p, const char *precision);
+
+const char *costs_op_name(CostOp op);
+const char *costs_net_name(CostNet n);
+int costs_net_parse(const char *name); /* -1 if unknown */
+
+/* The `bellows costs` listing. */
+void costs_print_list(FILE *out);
+const char *const *costs_builtin_names(void); /* NULL-terminated */
+
+#endif

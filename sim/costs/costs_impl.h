@@ -1,0 +1,22 @@
+/* costs_impl.h: what the files of sim/costs/ share and no other folder needs: the JSON parser
+ * (costs_json.c), which costs.c calls on a file or a built-in, and the operations' names. */
+#ifndef BELLOWS_COSTS_IMPL_H
+#define BELLOWS_COSTS_IMPL_H
+
+#include <stddef.h>
+
+#include "costs.h"
+
+/* The format's version ("bellows_costs": 1). */
+#define COSTS_FORMAT 1
+
+/* Parses a profile's JSON text, text[0..len) (not NUL-terminated), into a new CostProfile. A
+ * file gives path (text NULL: the file is read); a built-in gives its text. Every error is
+ * BW_EUSAGE with a message starting "FLAG LABEL: " and naming the field. */
+int costs_parse(const char *path, const char *text, size_t len, const char *flag, const char *label,
+                CostProfile **out, BwError *err);
+
+int costs_op_parse(const char *name);        /* -1 if unknown */
+void costs_op_names(char *buf, size_t size); /* "elementwise, matmul, ..." */
+
+#endif

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""gen_costs.py: writes the built-in PyTorch cost profiles, sim/costs/profiles/pytorch-GPU.json,
+from the GPUs' datasheets and the published figures cited beside each constant. These are cited
+estimates, not measurements: no GPU measured them (traces/pytorch/calibrate.py measures a
+profile on the device it runs on; a profile it wrote on a GPU would replace these). The
+GRACE profile (grace-tf.json) is fitted to GRACE's measurements by sim/costs/fit_grace.py.
+
+Not run by the build or CI: the JSON files are committed and embedded into bellows at build time.
+To regenerate:
+
+    /usr/bin/python3 sim/costs/gen_costs.py        # from the repository's root
+
+Every rate is in its operation's unit per second (sim/costs/README.md): elementwise in bytes,
+matmul in elements of the matrix M, orthogonalise in elements of a column, topk and quantise
+and pack in elements, scatter in sparse entries, optimizer in parameters.
+"""
+
+import json
+import os
+
+OUT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles")
+
+# Peak memory bandwidth, bytes/s (NVIDIA datasheets: V100 SXM2 900 GB/s, A100 SXM 40GB
+# 1,555 GB/s, H100 SXM 3.35 TB/s), and the NVLink share of each node's all-reduce.
+GPUS = {
+    "V100": {"mem_Bps": 900e9, "nvlink": 0.77,
+             "nvlink_source": "no V100 figure found: the A100's share (231 of 300 GB/s) is used"},
+    "A100": {"mem_Bps": 1555e9, "nvlink": 0.77,
+             "nvlink_source": "nccl-tests all-reduce bus bandwidth on 8 A100s over NVSwitch, "
+                              "about 231 GB/s of NVLink3's 300 GB/s each way (REFERENCES.md)"},
+    "H100": {"mem_Bps": 3.35e12, "nvlink": 0.82,
+             "nvlink_source": "nccl-tests ring all-reduce on 8 H100s, about 371 GB/s of NVLink4's "
+                              "450 GB/s each way (REFERENCES.md)"},
+}
+
+# The share of the peak that streaming kernels sustain (STREAM-like copies): about 85% on
+# recent NVIDIA GPUs, e.g. about 1.3 TB/s of the A100 40GB's 1.555 TB/s (the same constant as
+# CLUSTER_MEM_EFFICIENCY in sim/net/cluster.h).
+STREAM = 0.85
+
+# ResNet-50 v1.5 training throughput in PyTorch, NVIDIA DeepLearningExamples (PyTorch/
+# Classification/ConvNets/resnet50v1.5, pytorch-21.03 container): 1 V100 16GB FP32 367 img/s,
+# 1 A100 80GB TF32 938 img/s; at 24.60 GFLOP per image (bellows' resnet50 profile, forward and
+# backward) over the peak: V100 FP32 15.7 TFLOP/s, A100 TF32 156 TFLOP/s.
+EFFICIENCY = {
+    "V100": {"fp32": round(367 * 24.60e9 / 15.7e12, 4)},
+    "A100": {"tf32": round(938 * 24.60e9 / 156e12, 4)},
+    "H100": {},
+}
+
+
+def dumps(obj, indent=0):
+    """JSON with two-space indents, a list of numbers (or of number pairs) on one line."""
+    import json
+    pad = "  " * indent
+    if isinstance(obj, dict):
+        items = ["%s  %s: %s" % (pad, json.dumps(k), dumps(v, indent + 1)) for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(obj, list):
+        return json.dumps(obj)
+    return json.dumps(obj)
+
+
+def rate(units_per_s):
+    """One rate at every size: the fixed cost of the kernels is priced apart (kernel_s)."""
+    return [[1, float("%.4g" % units_per_s)]]
+
+
+def profile(gpu):
+    bw = STREAM * GPUS[gpu]["mem_Bps"]
+    src_bw = "%.0f%% of the %s's %.3g TB/s (STREAM-like)" % (100 * STREAM, gpu,
+                                                               GPUS[gpu]["mem_Bps"] / 1e12)
+    ops = {
+        "elementwise": {"kernels": 1, "rate": rate(bw),
+                        "source": "a streaming pass at " + src_bw},
+        "matmul": {"kernels": 1, "rate": rate(0.6 * GPUS[gpu]["mem_Bps"] / 4),
+                   "source": "estimate: a rank <= 8 product (torch.bmm) reads M once, 4 bytes an "
+                             "element, at 60% of the peak (skinny GEMMs reach less than a "
+                             "streaming copy)"},
+        "orthogonalise": {"kernels": 4, "rate": rate(bw / 16),
+                          "source": "torch powerSGD_hook._orthogonalize_gram_schmidt (rank <= 2): "
+                                    "per column a norm and a division, then a product, a sum, a "
+                                    "product and a subtraction against the later columns: about "
+                                    "4 kernels and 16 bytes an element"},
+        "topk": {"kernels": 6, "rate": rate(bw / 20),
+                 "source": "estimate: torch.topk by multi-block radix select (pytorch/pytorch PRs "
+                           "#71081, #74267): about five passes over the fp32 data, 20 bytes an "
+                           "element; pytorch/pytorch#167462 measured 9.5e10 elements/s on an L20 "
+                           "for many rows at once"},
+        "quantise": {"kernels": 12, "rate": rate(bw / 96),
+                     "source": "estimate: QSGD in PyTorch as GRACE writes it (grace_dl/torch/"
+                               "compressor/qsgd.py): about 12 elementwise kernels (norm, abs, "
+                               "scale, floor, rand, compare, add, sign, casts), 8 bytes an element "
+                               "each"},
+        "pack": {"kernels": 3, "rate": rate(bw / 6),
+                 "source": "estimate: signs packed 32 to an int32 (uw-mad-dash/"
+                           "GradCompressionUtility bit2byte): a comparison, a cast and the "
+                           "packing, about 6 bytes an element"},
+        "scatter": {"kernels": 1, "rate": rate(bw / 32),
+                    "source": "estimate: index_add_/gather of scattered entries, each touching a "
+                              "32-byte memory sector"},
+        "random": {"kernels": 3, "rate": rate(bw / 24),
+                   "source": "estimate: torch.randperm(n) on the GPU (random keys, a radix sort "
+                             "of n pairs, as GRACE's torch randomk draws its indices): about 24 "
+                             "bytes an element"},
+        "optimizer": {"kernels": 6, "rate": rate(bw / 20),
+                      "source": "torch.optim.SGD with momentum, foreach (multi-tensor apply): "
+                                "reads the parameter, gradient and momentum and writes two, 20 "
+                                "bytes a parameter; about 6 launches for a model's tensors"},
+    }
+    nets = {
+        "tcp": {"allreduce": 0.95, "allgather": 0.95,
+                "source": "NCCL over sockets with one GPU per NIC: all-reduce bus bandwidth "
+                          "30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl "
+                          "#209, REFERENCES.md); several GPUs per NIC get far less (14.5-22.9 "
+                          "Gbit/s with 8): give --transport tcp a profile of their own"},
+        "rdma": {"allreduce": 0.85, "allgather": 0.85,
+                 "source": "nccl-tests on 4x HDR InfiniBand per node of A100s: 84.8 of 100 GB/s "
+                           "(NVIDIA/nccl-tests#119)"},
+        "nvlink": {"allreduce": GPUS[gpu]["nvlink"], "allgather": GPUS[gpu]["nvlink"],
+                   "source": GPUS[gpu]["nvlink_source"]},
+    }
+    p = {
+        "bellows_costs": 1,
+        "name": "pytorch-" + gpu.lower(),
+        "implementation": "PyTorch DDP + NCCL, compression in DDP communication hooks",
+        "gpu": gpu,
+        "source": "cited estimates, not measurements (sim/costs/gen_costs.py): the %s's "
+                  "datasheet, PyTorch's and NCCL's published figures; measure your own with "
+                  "traces/pytorch/calibrate.py" % gpu,
+        "efficiency": EFFICIENCY[gpu],
+        "fixed": {
+            "tensor_s": 20e-6,
+            "kernel_s": 6e-6,
+            "collective_s": 50e-6,
+            "source": "per eager op about 5-7 us with Python (pytorch/pytorch#41383): a kernel "
+                      "6 us, a tensor in a hook's Python loops about three such calls beyond its "
+                      "kernels, 20 us; a collective call (NCCL's launch, its proxy thread and "
+                      "the first bytes over a socket) 50 us, an estimate"},
+        "ops": ops,
+        "networks": nets,
+        "allgather": {"overlaps_backward": True,
+                      "source": "a DDP communication hook runs per bucket as the bucket fills, "
+                                "whatever collective it calls (torch/nn/parallel/distributed.py "
+                                "register_comm_hook)"},
+    }
+    if EFFICIENCY[gpu]:
+        p["efficiency"]["source"] = ("ResNet-50 v1.5 in PyTorch, NVIDIA DeepLearningExamples: "
+                                     "V100 FP32 367 img/s, A100 TF32 938 img/s, at 24.60 GFLOP "
+                                     "an image over the peak")
+    else:
+        del p["efficiency"]
+    return p
+
+
+def main():
+    for gpu in GPUS:
+        path = os.path.join(OUT_DIR, "pytorch-%s.json" % gpu.lower())
+        with open(path, "w") as f:
+            f.write(dumps(profile(gpu)) + "\n")
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
