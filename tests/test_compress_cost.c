@@ -57,7 +57,7 @@ static CompressCost cost_of(const Compressor *c, const LayerView *layers, const 
                             const double *levels)
 {
     CompressMsg msgs[COMPRESS_MAX_MSGS];
-    CompressCost cost = {-1, -1};
+    CompressCost cost = {.flops = -1, .bytes = -1};
     compress_plan_views(c, layers, todo, n, levels, msgs, &cost);
     return cost;
 }
@@ -164,7 +164,7 @@ static void test_dense_costs_nothing(void **state)
         Compressor *c = make((*r)->name, own, n_own, WORLD);
         const double lv = (*r)->level_default;
         double levels[3] = {(*r)->reduce ? 0 : lv, lv, 0}; /* none's level is 0 */
-        CompressCost cost = {-1, -1};
+        CompressCost cost = {.flops = -1, .bytes = -1};
         int got = compress_plan_views(c, t, all, 3, levels, msgs, &cost);
         assert_int_equal(got, 1);
         assert_int_equal(msgs[0].op, COMPRESS_ALLREDUCE_F32);
@@ -173,7 +173,7 @@ static void test_dense_costs_nothing(void **state)
         assert_float_equal(cost.bytes, 0, 0);
         if (!(*r)->reduce) { /* none: at any level everything is dense and free */
             levels[0] = levels[2] = 1;
-            cost = (CompressCost){-1, -1};
+            cost = (CompressCost){.flops = -1, .bytes = -1};
             got = compress_plan_views(c, t, all, 3, levels, msgs, &cost);
             assert_int_equal(got, 1);
             assert_int_equal(msgs[0].count, 1728 + 64 + 640);

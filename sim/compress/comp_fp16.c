@@ -97,16 +97,19 @@ static int fp16_plan(const Compressor *c, const LayerView *layers, const int *to
  *   encode h = half(M):               n flops (a conversion), 6 n bytes (read 4 n, write 2 n)
  *   e -= float(h) (ef=1):           2 n flops, 10 n bytes (read h, read and write e)
  *   decode g = float(h) / workers:  2 n flops, 6 n bytes (read 2 n, write 4 n) */
-static CompressCost fp16_cost(const Compressor *c, const LayerView *v, double level)
+static void fp16_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     (void)level;
     const double n = (double)layer_size(v);
-    CompressCost cost = {0, 0};
-    comp_cost_feedback(c, layer_size(v), &cost);
-    comp_cost_add(&cost, n, 6 * n);
-    if (c->memory) comp_cost_add(&cost, 2 * n, 10 * n);
-    comp_cost_add(&cost, 2 * n, 6 * n);
-    return cost;
+    comp_cost_feedback(c, layer_size(v), cost);
+    comp_cost_add(cost, n, 6 * n);
+    comp_price(c, cost, 0, COST_OP_ELEMENTWISE, 6 * n, 1);
+    if (c->memory) {
+        comp_cost_add(cost, 2 * n, 10 * n);
+        comp_price(c, cost, 0, COST_OP_ELEMENTWISE, 10 * n, 1);
+    }
+    comp_cost_add(cost, 2 * n, 6 * n);
+    comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 6 * n, 1); /* after the allreduce */
 }
 
 const CompressorOps comp_fp16_ops = {
@@ -124,5 +127,6 @@ const CompressorOps comp_fp16_ops = {
     .reduce = fp16_reduce,
     .plan = fp16_plan,
     .cost = fp16_cost,
+    .cost_ops = COST_OP_BIT(COST_OP_ELEMENTWISE),
     .free_state = fp16_free,
 };

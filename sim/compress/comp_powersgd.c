@@ -261,18 +261,25 @@ static int psgd_plan(const Compressor *c, const LayerView *layers, const int *to
  *   decode M' = P Q^T into grads:       2 n m r flops, 4 (n r + m r + n m) bytes
  *   new error e = M - M' (ef=1):          n m flops, 12 n m bytes
  * In all, with ef=1: 6 n m r + 2 n m + 2 n r^2 + n r + m r flops, 36 n m + 20 (n + m) r bytes. */
-static CompressCost psgd_cost(const Compressor *c, const LayerView *v, double level)
+static void psgd_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     const double n = v->rows, m = v->cols, r = layer_rank(v, level);
-    CompressCost cost = {0, 0};
-    comp_cost_feedback(c, layer_size(v), &cost);
-    comp_cost_add(&cost, 2 * n * m * r, 4 * (n * m + m * r + n * r)); /* P = M Q */
-    comp_cost_add(&cost, 2 * n * r * r + n * r, 8 * n * r);           /* orthogonalise P */
-    comp_cost_add(&cost, 2 * n * m * r, 4 * (n * m + n * r + m * r)); /* Q = M^T P */
-    comp_cost_add(&cost, m * r, 8 * m * r);                           /* Q /= workers */
-    comp_cost_add(&cost, 2 * n * m * r, 4 * (n * r + m * r + n * m)); /* M' = P Q^T */
-    if (c->memory) comp_cost_add(&cost, n * m, 12 * n * m);           /* e = M - M' */
-    return cost;
+    comp_cost_feedback(c, layer_size(v), cost);
+    comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + m * r + n * r)); /* P = M Q */
+    comp_price(c, cost, 0, COST_OP_MATMUL, n * m, 1);
+    comp_cost_add(cost, 2 * n * r * r + n * r,
+                  8 * n * r);                            /* orthogonalise P, after its allreduce */
+    comp_price(c, cost, 1, COST_OP_ORTHOGONALISE, n, r); /* column by column */
+    comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + n * r + m * r)); /* Q = M^T P */
+    comp_price(c, cost, 1, COST_OP_MATMUL, n * m, 1);
+    comp_cost_add(cost, m * r, 8 * m * r); /* Q /= workers, after its allreduce */
+    comp_price(c, cost, 2, COST_OP_ELEMENTWISE, 8 * m * r, 1);
+    comp_cost_add(cost, 2 * n * m * r, 4 * (n * r + m * r + n * m)); /* M' = P Q^T */
+    comp_price(c, cost, 2, COST_OP_MATMUL, n * m, 1);
+    if (c->memory) {
+        comp_cost_add(cost, n * m, 12 * n * m); /* e = M - M' */
+        comp_price(c, cost, 2, COST_OP_ELEMENTWISE, 12 * n * m, 1);
+    }
 }
 
 const CompressorOps comp_powersgd_ops = {
@@ -294,5 +301,7 @@ const CompressorOps comp_powersgd_ops = {
     .reduce = psgd_reduce,
     .plan = psgd_plan,
     .cost = psgd_cost,
+    .cost_ops = COST_OP_BIT(COST_OP_ELEMENTWISE) | COST_OP_BIT(COST_OP_MATMUL) |
+                COST_OP_BIT(COST_OP_ORTHOGONALISE),
     .free_state = psgd_free,
 };

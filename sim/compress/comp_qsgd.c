@@ -7,7 +7,9 @@
  * a sign bit and b = ceil(log2(s + 1)) level bits, packed least significant bit first and padded to
  * a byte; no Elias coding (the paper's Section 3.2), so the size is fixed. Every worker's message
  * is allgathered, decoded and averaged, as GRACE's QSGDCompressor with allgather (sands-lab/grace
- * grace_dl/dist/compressor/qsgd.py). No error feedback by default (ef=1 adds it).
+ * grace_dl/dist/compressor/qsgd.py). No error feedback by default (ef=1 adds it). wire=bytes
+ * pads each element's code to a byte, or two above 127 levels, as GRACE's TensorFlow QSGD sends
+ * int8 or int16 (grace_dl/tensorflow/compressor/qsgd.py): the same values, more bytes.
  */
 #include "compress_impl.h"
 
@@ -20,6 +22,7 @@
 typedef struct {
     gsl_rng *rng;
     unsigned char *msg; /* [sum of the matrices' largest messages] */
+    int bytes;          /* wire=bytes: codes padded to whole bytes */
 } Qsgd;
 
 enum { QSGD_MAX_LEVELS = 65535 };
@@ -27,6 +30,9 @@ enum { QSGD_MAX_LEVELS = 65535 };
 static const SpecOpt OPTS[] = {
     {"ef", SPEC_INT, "0", 0, 1, NULL,
      "1: error feedback (keep M - decoded(M)); the paper has none"},
+    {"wire", SPEC_CHOICE, "bits", 0, 0, "bits|bytes",
+     "codes packed bit by bit, or padded to whole bytes (one up to 127 levels, two up to 32767: "
+     "GRACE's TensorFlow QSGD, int8 or int16)"},
 };
 
 int comp_qsgd_level_bits(int s)
@@ -36,9 +42,15 @@ int comp_qsgd_level_bits(int s)
     return b;
 }
 
-size_t comp_qsgd_layer_bytes(size_t n, int s)
+int comp_qsgd_code_bits(int s, int bytes)
 {
-    return sizeof(float) + (n * (size_t)(1 + comp_qsgd_level_bits(s)) + 7) / 8;
+    int w = 1 + comp_qsgd_level_bits(s);
+    return bytes ? (w + 7) / 8 * 8 : w;
+}
+
+size_t comp_qsgd_layer_bytes(size_t n, int s, int bytes)
+{
+    return sizeof(float) + (n * (size_t)comp_qsgd_code_bits(s, bytes) + 7) / 8;
 }
 
 static int qsgd_init(Compressor *c, const SpecVal *vals, BwError *err)
@@ -49,12 +61,13 @@ static int qsgd_init(Compressor *c, const SpecVal *vals, BwError *err)
     size_t cap = 1;
     for (int l = 0; l < c->n_layers; l++)
         if (c->layers[l].ndim == 2)
-            cap += comp_qsgd_layer_bytes(layer_size(&c->layers[l]), QSGD_MAX_LEVELS);
+            cap += comp_qsgd_layer_bytes(layer_size(&c->layers[l]), QSGD_MAX_LEVELS, 1);
     s->rng = gsl_rng_alloc(gsl_rng_taus2); /* one draw per element: the fastest GSL generator of
                                             * simulation quality, 2.5x faster than MT19937 here */
     s->msg = malloc(cap);
     if (!s->rng || !s->msg) return bw_fail(err, BW_ERUNTIME, "qsgd: out of memory");
     gsl_rng_set(s->rng, comp_seed(c->seed, COMP_STREAM_QSGD, c->rank, 0));
+    s->bytes = vals[1].choice == 1;
     return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
 }
 
@@ -75,13 +88,12 @@ static inline void put_u32(unsigned char *p, uint32_t v)
     p[3] = (unsigned char)(v >> 24);
 }
 
-/* Encodes m [n] at s levels into out; returns the bytes written. */
-static size_t encode(gsl_rng *rng, const float *m, size_t n, int s, unsigned char *out)
+/* Encodes m [n] at s levels, each code `width` bits, into out; returns the bytes written. */
+static size_t encode(gsl_rng *rng, const float *m, size_t n, int s, int width, unsigned char *out)
 {
     const float norm = (float)sqrt(comp_sum_squares(m, n));
     memcpy(out, &norm, sizeof norm);
     unsigned char *p = out + sizeof norm;
-    const int width = 1 + comp_qsgd_level_bits(s);
     const double to_level = norm > 0 ? s / (double)norm : 0;
     uint64_t acc = 0;
     int fill = 0;
@@ -119,14 +131,13 @@ static inline uint32_t code_at(const unsigned char *p, size_t bytes, size_t i, i
     return win >> (pos & 7) & ((1u << width) - 1);
 }
 
-/* Adds the decoded layer (norm sign level / s) into g [n]; returns the bytes read. Elements
- * are independent (no running bit cursor), so the loop pipelines. */
-static size_t decode_add(const unsigned char *in, size_t n, int s, float *g)
+/* Adds the decoded layer (norm sign level / s, codes of `width` bits) into g [n]; returns the
+ * bytes read. Elements are independent (no running bit cursor), so the loop pipelines. */
+static size_t decode_add(const unsigned char *in, size_t n, int s, int width, float *g)
 {
     float norm;
     memcpy(&norm, in, sizeof norm);
     const unsigned char *p = in + sizeof norm;
-    const int width = 1 + comp_qsgd_level_bits(s);
     const size_t bytes = (n * (size_t)width + 7) / 8;
     const double unit = (double)norm / s;
     for (size_t i = 0; i < n; i++) {
@@ -146,13 +157,13 @@ static void qsgd_encode(Compressor *c, void *arg)
     for (int t = 0; t < wk->n; t++) {
         const LayerView *v = &c->layers[wk->todo[t]];
         size_t len = layer_size(v);
-        int lv = (int)wk->levels[wk->todo[t]];
+        int lv = (int)wk->levels[wk->todo[t]], width = comp_qsgd_code_bits(lv, s->bytes);
         float *m = comp_feedback(c, wk->grads, wk->todo[t]);
-        size_t got = encode(s->rng, m, len, lv, s->msg + bytes);
+        size_t got = encode(s->rng, m, len, lv, width, s->msg + bytes);
         if (c->memory) {                      /* e = M - what this worker sent */
             float *e = wk->grads + v->offset; /* grads is overwritten below anyway: scratch */
             memset(e, 0, len * sizeof(float));
-            decode_add(s->msg + bytes, len, lv, e);
+            decode_add(s->msg + bytes, len, lv, width, e);
             for (size_t i = 0; i < len; i++) m[i] -= e[i];
         }
         bytes += got;
@@ -165,6 +176,7 @@ static void qsgd_encode(Compressor *c, void *arg)
 static void qsgd_decode(Compressor *c, void *arg)
 {
     const CompWork *wk = arg;
+    const int by = ((const Qsgd *)c->state)->bytes;
     for (int t = 0; t < wk->n; t++) {
         const LayerView *v = &c->layers[wk->todo[t]];
         memset(wk->grads + v->offset, 0, layer_size(v) * sizeof(float));
@@ -174,7 +186,9 @@ static void qsgd_decode(Compressor *c, void *arg)
         assert(c->sizes[w] == wk->size);
         for (int t = 0; t < wk->n; t++) {
             const LayerView *v = &c->layers[wk->todo[t]];
-            p += decode_add(p, layer_size(v), (int)wk->levels[wk->todo[t]], wk->grads + v->offset);
+            int lv = (int)wk->levels[wk->todo[t]];
+            p += decode_add(p, layer_size(v), lv, comp_qsgd_code_bits(lv, by),
+                            wk->grads + v->offset);
         }
     }
     comp_divide_layers(c, wk->grads, wk->todo, wk->n);
@@ -191,10 +205,10 @@ static double qsgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
 static int qsgd_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
                      const double *levels, CompressMsg *msgs)
 {
-    (void)c;
+    const int by = ((const Qsgd *)c->state)->bytes;
     size_t bytes = 0;
     for (int t = 0; t < n; t++)
-        bytes += comp_qsgd_layer_bytes(layer_size(&layers[todo[t]]), (int)levels[todo[t]]);
+        bytes += comp_qsgd_layer_bytes(layer_size(&layers[todo[t]]), (int)levels[todo[t]], by);
     msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
     return 1;
 }
@@ -214,18 +228,26 @@ enum { QSGD_ENCODE_FLOPS = 6 };
  *   decode: g = 0 (4 n bytes), then W messages decode_add'ed (unit * level, add):
  *                                                    2 W n flops, 4 n + W (B + 8 n) bytes
  *   g /= workers (comp_divide_layers):                 n flops, 8 n bytes */
-static CompressCost qsgd_cost(const Compressor *c, const LayerView *v, double level)
+static void qsgd_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     const double n = (double)layer_size(v), w = c->world;
-    const double B = (double)comp_qsgd_layer_bytes(layer_size(v), (int)level);
-    CompressCost cost = {0, 0};
-    comp_cost_feedback(c, layer_size(v), &cost);
-    comp_cost_add(&cost, 2 * n, 4 * n);
-    comp_cost_add(&cost, QSGD_ENCODE_FLOPS * n, 4 * n + B);
-    if (c->memory) comp_cost_add(&cost, 3 * n, 24 * n + B);
-    comp_cost_add(&cost, 2 * w * n, 4 * n + w * (B + 8 * n));
-    comp_cost_add(&cost, n, 8 * n);
-    return cost;
+    const double B =
+        (double)comp_qsgd_layer_bytes(layer_size(v), (int)level, ((const Qsgd *)c->state)->bytes);
+    comp_cost_feedback(c, layer_size(v), cost);
+    comp_cost_add(cost, 2 * n, 4 * n);
+    comp_price(c, cost, 0, COST_OP_ELEMENTWISE, 4 * n, 1); /* the norm */
+    comp_cost_add(cost, QSGD_ENCODE_FLOPS * n, 4 * n + B);
+    comp_price(c, cost, 0, COST_OP_QUANTISE, n, 1);
+    if (c->memory) {
+        comp_cost_add(cost, 3 * n, 24 * n + B);
+        comp_price(c, cost, 0, COST_OP_QUANTISE, n, 1); /* decoded back */
+        comp_price(c, cost, 0, COST_OP_ELEMENTWISE, 16 * n, 1);
+    }
+    comp_cost_add(cost, 2 * w * n, 4 * n + w * (B + 8 * n)); /* after the allgather */
+    comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 4 * n, 1);
+    comp_price(c, cost, 1, COST_OP_QUANTISE, n, w); /* every worker's message decoded */
+    comp_cost_add(cost, n, 8 * n);
+    comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 8 * n, 1);
 }
 
 const CompressorOps comp_qsgd_ops = {
@@ -233,7 +255,8 @@ const CompressorOps comp_qsgd_ops = {
     .help = "stochastic quantisation to s levels of the layer's L2 norm, unbiased",
     .source = "Alistarh et al., NeurIPS 2017, Section 3.1 (one bucket per layer, no Elias "
               "coding); sands-lab/grace grace_dl/dist/compressor/qsgd.py",
-    .wire = "allgather of an fp32 norm + (1 + ceil(log2(s + 1))) bits per element, per matrix",
+    .wire = "allgather of an fp32 norm + (1 + ceil(log2(s + 1))) bits per element, per matrix "
+            "(wire=bytes: padded to whole bytes)",
     .level_name = "levels",
     .level_default = 127,
     .level_min = 1,
@@ -245,5 +268,6 @@ const CompressorOps comp_qsgd_ops = {
     .reduce = qsgd_reduce,
     .plan = qsgd_plan,
     .cost = qsgd_cost,
+    .cost_ops = COST_OP_BIT(COST_OP_ELEMENTWISE) | COST_OP_BIT(COST_OP_QUANTISE),
     .free_state = qsgd_free,
 };

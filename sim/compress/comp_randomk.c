@@ -139,16 +139,21 @@ static int randomk_plan(const Compressor *c, const LayerView *layers, const int 
  *   e[idx] = 0 (ef=1):                                                          4 k bytes
  *   decode: g = 0 (4 n bytes), then g[idx] = v / workers (read index and value, write g):
  *                                      k flops, 4 n + 12 k bytes */
-static CompressCost randomk_cost(const Compressor *c, const LayerView *v, double level)
+static void randomk_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     const double n = (double)layer_size(v), k = (double)comp_keep_count(level, layer_size(v));
-    CompressCost cost = {0, 0};
-    comp_cost_feedback(c, layer_size(v), &cost);
-    comp_cost_add(&cost, k, 4 * k);
-    comp_cost_add(&cost, 0, 12 * k);
-    if (c->memory) comp_cost_add(&cost, 0, 4 * k);
-    comp_cost_add(&cost, k, 4 * n + 12 * k);
-    return cost;
+    comp_cost_feedback(c, layer_size(v), cost);
+    comp_cost_add(cost, k, 4 * k); /* the indices, a pass writing them */
+    comp_price(c, cost, 0, COST_OP_RANDOM, n, 1);
+    comp_cost_add(cost, 0, 12 * k);
+    comp_price(c, cost, 0, COST_OP_SCATTER, k, 1); /* the gather */
+    if (c->memory) {
+        comp_cost_add(cost, 0, 4 * k);
+        comp_price(c, cost, 0, COST_OP_SCATTER, k, 1);
+    }
+    comp_cost_add(cost, k, 4 * n + 12 * k); /* after the allreduce */
+    comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 4 * n, 1);
+    comp_price(c, cost, 1, COST_OP_SCATTER, k, 1);
 }
 
 const CompressorOps comp_randomk_ops = {
@@ -168,5 +173,7 @@ const CompressorOps comp_randomk_ops = {
     .reduce = randomk_reduce,
     .plan = randomk_plan,
     .cost = randomk_cost,
+    .cost_ops = COST_OP_BIT(COST_OP_ELEMENTWISE) | COST_OP_BIT(COST_OP_SCATTER) |
+                COST_OP_BIT(COST_OP_RANDOM),
     .free_state = randomk_free,
 };

@@ -3,7 +3,10 @@
  * compressor C(p) = ||p||_1 / d sign(p) of Section 3; as epfml/powersgd gradient_reducers.py
  * SignAndNormReducer): per layer, p = g + e, the fp32 scale ||p||_1 / d and one sign bit per
  * element packed 8 to a byte; every worker's message is allgathered, and each decodes every
- * scale * sign and averages them; e = p - scale sign(p). Zero counts as positive (GRACE). */
+ * scale * sign and averages them; e = p - scale sign(p). Zero counts as positive (GRACE).
+ * wire=bytes sends a byte per sign instead, as GRACE's TensorFlow signSGD sends its tf.bool
+ * tensor (sands-lab/grace grace_dl/tensorflow/compressor/signsgd.py: no bit packing): the same
+ * values, eight times the bytes. */
 #include "compress_impl.h"
 
 #include <assert.h>
@@ -11,11 +14,14 @@
 #include <string.h>
 
 typedef struct {
-    unsigned char *msg; /* [sum over matrices of 4 + ceil(n / 8)] */
+    unsigned char *msg; /* [sum over matrices of layer_bytes] */
+    int bytes;          /* wire=bytes: a byte per sign */
 } SignSgd;
 
 static const SpecOpt OPTS[] = {
     {"ef", SPEC_INT, "1", 0, 1, NULL, "1: error feedback, EF-signSGD (0: scaled signSGD alone)"},
+    {"wire", SPEC_CHOICE, "bits", 0, 0, "bits|bytes",
+     "signs packed 8 to a byte, or a byte each (GRACE's TensorFlow signSGD)"},
 };
 
 size_t comp_sign_pack(const float *p, size_t n, uint8_t *out)
@@ -34,10 +40,18 @@ size_t comp_sign_pack(const float *p, size_t n, uint8_t *out)
     return o;
 }
 
-/* One layer's message: the fp32 scale, then ceil(n / 8) bytes of signs (comp_sign_pack). */
-static size_t layer_bytes(size_t n)
+/* One layer's message: the fp32 scale, then ceil(n / 8) bytes of signs (comp_sign_pack), or n
+ * bytes with wire=bytes. */
+static size_t layer_bytes(const Compressor *c, size_t n)
 {
-    return sizeof(float) + (n + 7) / 8;
+    const SignSgd *s = c->state;
+    return sizeof(float) + (s->bytes ? n : (n + 7) / 8);
+}
+
+/* The sign of element i of a layer's signs q: a bit, or a byte with wire=bytes. */
+static inline unsigned sign_at(const unsigned char *q, size_t i, int bytes)
+{
+    return bytes ? q[i] : (unsigned)(q[i >> 3] >> (i & 7) & 1);
 }
 
 static int sign_init(Compressor *c, const SpecVal *vals, BwError *err)
@@ -45,9 +59,10 @@ static int sign_init(Compressor *c, const SpecVal *vals, BwError *err)
     SignSgd *s = calloc(1, sizeof *s);
     if (!s) return bw_fail(err, BW_ERUNTIME, "signsgd: out of memory");
     c->state = s;
+    s->bytes = vals[1].choice == 1;
     size_t cap = 1;
     for (int l = 0; l < c->n_layers; l++)
-        if (c->layers[l].ndim == 2) cap += layer_bytes(layer_size(&c->layers[l]));
+        if (c->layers[l].ndim == 2) cap += layer_bytes(c, layer_size(&c->layers[l]));
     s->msg = malloc(cap);
     if (!s->msg) return bw_fail(err, BW_ERUNTIME, "signsgd: out of memory");
     return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
@@ -72,7 +87,10 @@ static void sign_encode(Compressor *c, void *arg)
         const float scale = (float)(comp_sum_abs(p, len) / (double)len);
         memcpy(s->msg + bytes, &scale, sizeof scale);
         bytes += sizeof scale;
-        bytes += comp_sign_pack(p, len, s->msg + bytes);
+        if (s->bytes)
+            for (size_t i = 0; i < len; i++) s->msg[bytes++] = p[i] >= 0;
+        else
+            bytes += comp_sign_pack(p, len, s->msg + bytes);
         const float pm[2] = {-scale, scale};
         if (c->memory)
             for (size_t i = 0; i < len; i++) p[i] -= pm[p[i] >= 0];
@@ -84,6 +102,7 @@ static void sign_encode(Compressor *c, void *arg)
 static void sign_decode(Compressor *c, void *arg)
 {
     const CompWork *wk = arg;
+    const int by = ((const SignSgd *)c->state)->bytes;
     const unsigned char *q = wk->all;
     for (int w = 0; w < c->world; w++) {
         assert(c->sizes[w] == wk->size);
@@ -95,10 +114,10 @@ static void sign_decode(Compressor *c, void *arg)
             q += sizeof scale;
             const float pm[2] = {-scale, scale}; /* a bit picks its value without a branch */
             if (w == 0)
-                for (size_t i = 0; i < len; i++) g[i] = pm[q[i >> 3] >> (i & 7) & 1];
+                for (size_t i = 0; i < len; i++) g[i] = pm[sign_at(q, i, by)];
             else
-                for (size_t i = 0; i < len; i++) g[i] += pm[q[i >> 3] >> (i & 7) & 1];
-            q += (len + 7) / 8;
+                for (size_t i = 0; i < len; i++) g[i] += pm[sign_at(q, i, by)];
+            q += layer_bytes(c, len) - sizeof scale;
         }
     }
     comp_divide_layers(c, wk->grads, wk->todo, wk->n);
@@ -116,9 +135,9 @@ static double sign_reduce(Compressor *c, Comm *comm, float *grads, const int *to
 static int sign_plan(const Compressor *c, const LayerView *layers, const int *todo, int n,
                      const double *levels, CompressMsg *msgs)
 {
-    (void)c, (void)levels;
+    (void)levels;
     size_t bytes = 0;
-    for (int t = 0; t < n; t++) bytes += layer_bytes(layer_size(&layers[todo[t]]));
+    for (int t = 0; t < n; t++) bytes += layer_bytes(c, layer_size(&layers[todo[t]]));
     msgs[0] = (CompressMsg){COMPRESS_ALLGATHER, bytes};
     return 1;
 }
@@ -131,19 +150,25 @@ static int sign_plan(const Compressor *c, const LayerView *layers, const int *to
  *   decode: the first message sets g (B + 4 n bytes), each other adds to it (n flops,
  *     B + 8 n bytes):                  (W - 1) n flops, W B + 4 n + 8 (W - 1) n bytes
  *   g /= workers (comp_divide_layers): n flops, 8 n bytes */
-static CompressCost sign_cost(const Compressor *c, const LayerView *v, double level)
+static void sign_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     (void)level;
     const double n = (double)layer_size(v), w = c->world;
-    const double B = (double)layer_bytes(layer_size(v));
-    CompressCost cost = {0, 0};
-    comp_cost_feedback(c, layer_size(v), &cost);
-    comp_cost_add(&cost, 2 * n, 4 * n);
-    comp_cost_add(&cost, n, 4 * n + B);
-    if (c->memory) comp_cost_add(&cost, n, 8 * n);
-    comp_cost_add(&cost, (w - 1) * n, w * B + 4 * n + 8 * (w - 1) * n);
-    comp_cost_add(&cost, n, 8 * n);
-    return cost;
+    const double B = (double)layer_bytes(c, layer_size(v));
+    comp_cost_feedback(c, layer_size(v), cost);
+    comp_cost_add(cost, 2 * n, 4 * n);
+    comp_price(c, cost, 0, COST_OP_ELEMENTWISE, 4 * n, 1); /* the scale */
+    comp_cost_add(cost, n, 4 * n + B);
+    comp_price(c, cost, 0, COST_OP_PACK, n, 1);
+    if (c->memory) {
+        comp_cost_add(cost, n, 8 * n);
+        comp_price(c, cost, 0, COST_OP_ELEMENTWISE, 8 * n, 1);
+    }
+    comp_cost_add(cost, (w - 1) * n, w * B + 4 * n + 8 * (w - 1) * n); /* after the allgather */
+    comp_price(c, cost, 1, COST_OP_PACK, n, w); /* every worker's signs unpacked */
+    comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 8 * n, w - 1);
+    comp_cost_add(cost, n, 8 * n);
+    comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 8 * n, 1);
 }
 
 const CompressorOps comp_signsgd_ops = {
@@ -152,7 +177,8 @@ const CompressorOps comp_signsgd_ops = {
             "error feedback",
     .source = "Karimireddy et al., ICML 2019, Algorithm 1 and Section 3; epfml/powersgd "
               "gradient_reducers.py SignAndNormReducer",
-    .wire = "allgather of an fp32 scale + ceil(n / 8) bytes of sign bits per matrix",
+    .wire = "allgather of an fp32 scale + ceil(n / 8) bytes of sign bits per matrix (wire=bytes: n "
+            "bytes)",
     .level_name = NULL,
     .level_default = 1,
     .level_min = 0,
@@ -163,5 +189,6 @@ const CompressorOps comp_signsgd_ops = {
     .reduce = sign_reduce,
     .plan = sign_plan,
     .cost = sign_cost,
+    .cost_ops = COST_OP_BIT(COST_OP_ELEMENTWISE) | COST_OP_BIT(COST_OP_PACK),
     .free_state = sign_free,
 };

@@ -229,19 +229,27 @@ enum { TOPK_SELECT_READS = 5 };
  *   decode: g = 0 (4 n bytes), then W k scatter-adds g[i] += v (read index and value, read and
  *     write g: i + 12 bytes each):   W k flops, 4 n + (i + 12) W k bytes
  *   g /= workers (divide=1):           n flops, 8 n bytes */
-static CompressCost topk_cost(const Compressor *c, const LayerView *v, double level)
+static void topk_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     const TopK *s = c->state;
     const double n = (double)layer_size(v), k = (double)keep_count(s, level, layer_size(v));
     const double w = c->world, ib = (double)s->index_bytes;
-    CompressCost cost = {0, 0};
-    comp_cost_feedback(c, layer_size(v), &cost);
-    comp_cost_add(&cost, TOPK_SELECT_READS * n, TOPK_SELECT_READS * 4 * n);
-    comp_cost_add(&cost, 0, (ib + 8) * k);
-    if (c->memory) comp_cost_add(&cost, 0, 4 * k);
-    comp_cost_add(&cost, w * k, 4 * n + (ib + 12) * w * k);
-    if (s->divide) comp_cost_add(&cost, n, 8 * n);
-    return cost;
+    comp_cost_feedback(c, layer_size(v), cost);
+    comp_cost_add(cost, TOPK_SELECT_READS * n, TOPK_SELECT_READS * 4 * n);
+    comp_price(c, cost, 0, COST_OP_TOPK, n, 1);
+    comp_cost_add(cost, 0, (ib + 8) * k);
+    comp_price(c, cost, 0, COST_OP_SCATTER, k, 1); /* the gather */
+    if (c->memory) {
+        comp_cost_add(cost, 0, 4 * k);
+        comp_price(c, cost, 0, COST_OP_SCATTER, k, 1);
+    }
+    comp_cost_add(cost, w * k, 4 * n + (ib + 12) * w * k); /* after the allgather */
+    comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 4 * n, 1);
+    comp_price(c, cost, 1, COST_OP_SCATTER, k, w); /* every worker's entries, one at a time */
+    if (s->divide) {
+        comp_cost_add(cost, n, 8 * n);
+        comp_price(c, cost, 1, COST_OP_ELEMENTWISE, 8 * n, 1);
+    }
 }
 
 const CompressorOps comp_topk_ops = {
@@ -263,5 +271,7 @@ const CompressorOps comp_topk_ops = {
     .reduce = topk_reduce,
     .plan = topk_plan,
     .cost = topk_cost,
+    .cost_ops =
+        COST_OP_BIT(COST_OP_ELEMENTWISE) | COST_OP_BIT(COST_OP_TOPK) | COST_OP_BIT(COST_OP_SCATTER),
     .free_state = topk_free,
 };

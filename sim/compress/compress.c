@@ -95,7 +95,19 @@ int comp_enable_memory(Compressor *c, BwError *err)
 
 void comp_cost_feedback(const Compressor *c, size_t n, CompressCost *cost)
 {
-    if (c->memory) comp_cost_add(cost, (double)n, 12.0 * (double)n);
+    if (!c->memory) return;
+    comp_cost_add(cost, (double)n, 12.0 * (double)n);
+    comp_price(c, cost, 0, COST_OP_ELEMENTWISE, 12.0 * (double)n, 1);
+}
+
+void comp_price(const Compressor *c, CompressCost *cost, int phase, CostOp op, double size,
+                double times)
+{
+    assert(phase >= 0 && phase < COMPRESS_MAX_PHASES && times >= 0);
+    assert(c->ops->cost_ops & COST_OP_BIT(op)); /* every operation a hook prices is declared */
+    (void)c;
+    if (cost->prof && !cost->prof->ideal && times > 0)
+        cost->phase_s[phase] += times * costs_op_seconds(cost->prof, op, size);
 }
 
 float *comp_feedback(Compressor *c, float *grads, int layer)
@@ -210,11 +222,16 @@ static int ops_plan(const Compressor *c, const LayerView *layers, const int *tod
     return got;
 }
 
-static CompressCost ops_cost(const Compressor *c, const LayerView *layer, double level)
+/* One matrix's cost, counted from zero under prof. */
+static CompressCost ops_cost(const Compressor *c, const LayerView *layer, double level,
+                             const CostProfile *prof)
 {
     assert(ops_compresses(c->ops) && layer->ndim == 2 && level != 0);
-    CompressCost got = c->ops->cost(c, layer, level);
+    CompressCost got = {.prof = prof};
+    c->ops->cost(c, layer, level, &got);
     assert(isfinite(got.flops) && got.flops >= 0 && isfinite(got.bytes) && got.bytes >= 0);
+    for (int p = 0; p < COMPRESS_MAX_PHASES; p++)
+        assert(isfinite(got.phase_s[p]) && got.phase_s[p] >= 0);
     return got;
 }
 
@@ -545,7 +562,8 @@ int compress_plan_views(const Compressor *c, const LayerView *layers, const int 
         sel = malloc(sizeof *sel * (size_t)n);
         if (!sel) abort(); /* a plan has no error to return, and a few KB are out of reach */
     }
-    CompressCost total = {0, 0};
+    const CostProfile *prof = cost && cost->prof && !cost->prof->ideal ? cost->prof : NULL;
+    CompressCost total = {.prof = cost ? cost->prof : NULL};
     size_t n_dense = 0;
     for (int t = 0; t < n; t++) {
         int l = todo[t];
@@ -558,10 +576,14 @@ int compress_plan_views(const Compressor *c, const LayerView *layers, const int 
         assert(compress_check_level(c->ops, levels[l], "", NULL) == BW_OK);
         sel[n_sel++] = l;
         if (cost) {
-            CompressCost one = ops_cost(c, v, levels[l]);
+            CompressCost one = ops_cost(c, v, levels[l], prof);
             comp_cost_add(&total, one.flops, one.bytes);
+            for (int p = 0; prof && p < COMPRESS_MAX_PHASES; p++)
+                total.phase_s[p] += one.phase_s[p];
+            if (prof) total.phase_s[0] += prof->tensor_s; /* the hook's own dispatch */
         }
     }
+    total.first_msg = n_dense ? 1 : 0;
     if (n_dense) msgs[n_msgs++] = (CompressMsg){COMPRESS_ALLREDUCE_F32, n_dense};
     if (n_sel)
         n_msgs +=
@@ -578,6 +600,15 @@ int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs)
 {
     for (int l = 0; l < c->n_layers; l++) c->todo[l] = l;
     return compress_plan_views(c, c->layers, c->todo, c->n_layers, levels, msgs, NULL);
+}
+
+unsigned compress_cost_ops(const char *spec)
+{
+    char name[64];
+    size_t n = strcspn(spec, ":");
+    snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), spec);
+    const CompressorOps *ops = compress_find(name);
+    return ops ? ops->cost_ops : 0;
 }
 
 void compress_print_list(FILE *out)

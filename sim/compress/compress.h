@@ -22,6 +22,7 @@
 #include "status.h"
 #include "model.h"
 #include "coll.h"
+#include "costs.h"
 
 typedef struct Compressor Compressor;
 
@@ -39,11 +40,22 @@ typedef struct {
 
 #define COMPRESS_MAX_MSGS 8
 
-/* What a compressor's encode and decode cost one worker's GPU for some layers: floating-point
- * operations and bytes of memory traffic (reads + writes), for a roofline time
- * max(flops / rate, bytes / memory bandwidth). */
+/* The phases of a compressor's work between its collectives: phase p runs just before its
+ * p-th collective (0: the encode), and the last after its last collective (the decode). */
+#define COMPRESS_MAX_PHASES (COMPRESS_MAX_MSGS + 1)
+
+/* What a compressor's encode and decode cost one worker's GPU for some layers. Always the
+ * roofline's counts: floating-point operations and bytes of memory traffic (reads + writes),
+ * for a time max(flops / rate, bytes / memory bandwidth) (the `ideal` cost profile). Under any
+ * other profile (prof), also the seconds of each phase: every stage priced as its operation
+ * (costs_op_seconds) and, in phase 0, the profile's fixed cost of each tensor handed to the
+ * compressor. The caller sets prof (NULL: counts only) and zeroes the rest. */
 typedef struct {
     double flops, bytes;
+    const CostProfile *prof;
+    double phase_s[COMPRESS_MAX_PHASES];
+    int first_msg; /* compress_plan_views: msgs[first_msg] is the compressor's first message
+                      (1 when the dense allreduce comes first) */
 } CompressCost;
 
 /* A compressor: its description (the listing, the level checks, the option table), then its
@@ -83,9 +95,13 @@ typedef struct {
     int (*plan)(const Compressor *c, const LayerView *layers, const int *todo, int n,
                 const double *levels, CompressMsg *msgs);
     /* What encoding and decoding one matrix of this shape at this level (nonzero) costs one
-     * worker, counted from the passes of reduce over its data (the comment of each says which);
-     * reads only the options and the world size of c, as plan. Given exactly when reduce is. */
-    CompressCost (*cost)(const Compressor *c, const LayerView *layer, double level);
+     * worker, counted from the passes of reduce over its data (the comment of each says which):
+     * adds each pass's flops and bytes to cost (comp_cost_add) and prices it as an operation
+     * of cost->prof in its phase (comp_price); reads only the options and the world size of
+     * c, as plan. Given exactly when reduce is. */
+    void (*cost)(const Compressor *c, const LayerView *layer, double level, CompressCost *cost);
+    /* The operations cost prices (COST_OP_BIT of each): a cost profile must have them all. */
+    unsigned cost_ops;
     void (*free_state)(Compressor *c); /* NULL: free(c->state) is enough */
 } CompressorOps;
 
@@ -123,10 +139,10 @@ int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs);
 /* The collectives compress_reduce would issue for the layers todo[0..n) of `layers` (any
  * shapes, not necessarily the compressor's own: a real model's tensors), at levels[] indexed
  * like layers, with the compressor's options and world size, and what encoding and decoding
- * them costs (cost may be NULL). Layers that are vectors or at level 0 go in one dense fp32
- * allreduce first, as compress_reduce does; it costs nothing here (no encode). Returns how
- * many messages (<= COMPRESS_MAX_MSGS; 0 for n == 0). compress_plan is this on c's own layers,
- * all of them. */
+ * them costs (cost may be NULL; else its prof is read, and the rest filled). Layers that are
+ * vectors or at level 0 go in one dense fp32 allreduce first, as compress_reduce does; it
+ * costs nothing here (no encode). Returns how many messages (<= COMPRESS_MAX_MSGS; 0 for
+ * n == 0). compress_plan is this on c's own layers, all of them. */
 int compress_plan_views(const Compressor *c, const LayerView *layers, const int *todo, int n,
                         const double *levels, CompressMsg *msgs, CompressCost *cost);
 
@@ -153,6 +169,10 @@ const char *compress_spec(const Compressor *c);
  * gives "topk:ef=0,divide=1,index=int32,count=ceil" ("none" stays "none"). Usage errors as
  * compress_create's (flag names the CLI flag); buf is "" then. */
 int compress_spec_resolved(const char *spec, const char *flag, char *buf, size_t n, BwError *err);
+
+/* The operations the cost hook of the compressor `spec` names prices (COST_OP_BIT of each),
+ * for costs_check; 0 for an unknown name. */
+unsigned compress_cost_ops(const char *spec);
 
 /* The `bellows compressors` listing. */
 void compress_print_list(FILE *out);

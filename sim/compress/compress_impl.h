@@ -90,15 +90,21 @@ float *comp_feedback(Compressor *c, float *grads, int layer);
  * the reference implementations) counts as one GPU kernel's pass over its operands: its flops,
  * and the bytes it reads and writes in memory, 4 per fp32 element (8 for a read-modify-write),
  * 2 per half, the message's own size for packed bits. Small per-layer scalars (a norm, a scale)
- * are not counted. Each hook's comment lists its stages. */
+ * are not counted. Each hook's comment lists its stages. These counts are the roofline (the
+ * `ideal` profile); comp_price prices the same stages as a cost profile's operations. */
 static inline void comp_cost_add(CompressCost *cost, double flops, double bytes)
 {
     cost->flops += flops;
     cost->bytes += bytes;
 }
 
+/* Prices `times` stages of operation op over size units (the op's unit, costs.h) in phase p,
+ * under cost->prof (nothing for NULL or ideal). op must be one of c's cost_ops. */
+void comp_price(const Compressor *c, CompressCost *cost, int phase, CostOp op, double size,
+                double times);
+
 /* The error-feedback add M = g + e (comp_feedback) over n floats when c keeps memory: n flops,
- * 12 n bytes (read g and e, write e); nothing without memory. */
+ * 12 n bytes (read g and e, write e), an elementwise pass in phase 0; nothing without memory. */
 void comp_cost_feedback(const Compressor *c, size_t n, CompressCost *cost);
 
 /* Seeds for GSL generators: a 64-bit mix (splitmix64's finaliser) of the run's seed, a stream
@@ -132,7 +138,11 @@ size_t comp_sign_pack(const float *p, size_t n, uint8_t *out);
 /* QSGD's level width: the smallest b with 2^b >= s + 1 (levels 0..s). */
 int comp_qsgd_level_bits(int s);
 
-/* Bytes of one layer's QSGD message: the fp32 norm, then sign + level bits per element. */
-size_t comp_qsgd_layer_bytes(size_t n, int s);
+/* Bits of one element's QSGD code at s levels: a sign and the level, or that padded to whole
+ * bytes (bytes: qsgd:wire=bytes). */
+int comp_qsgd_code_bits(int s, int bytes);
+
+/* Bytes of one layer's QSGD message: the fp32 norm, then the codes. */
+size_t comp_qsgd_layer_bytes(size_t n, int s, int bytes);
 
 #endif
