@@ -11,6 +11,7 @@
  * 3.35 TB/s. */
 #include "cluster.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,8 @@ int cluster_resolve(Cluster *c, BwError *err)
     if (!(c->bandwidth_Bps > 0) || !(c->intra_bandwidth_Bps > 0) || c->latency_s < 0 ||
         c->intra_latency_s < 0)
         return bw_fail(err, BW_EUSAGE, "bandwidths must be positive and latencies not negative");
+    assert(c->link_share >= 0 && c->link_share <= 1 && c->intra_link_share >= 0 &&
+           c->intra_link_share <= 1); /* from a checked cost profile */
     if (c->gpu) {
         if (!(c->efficiency > 0 && c->efficiency <= 1))
             return bw_fail(err, BW_EUSAGE, "--gpu-efficiency: expected a fraction in (0, 1]");
@@ -138,7 +141,7 @@ static void star_xml(const Cluster *c, FILE *out, FILE *routes)
 {
     char a[32], l[32];
     for (int r = 0; r < c->workers; r++) {
-        link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
+        link_xml(out, "nic", r, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
         route_xml(routes, name(a, sizeof a, "gpu", r), "core", name(l, sizeof l, "nic", r), "UP",
                   NULL, NULL);
     }
@@ -151,12 +154,14 @@ static void fat_tree_xml(const Cluster *c, FILE *out, FILE *routes)
     int leaves = (c->workers + c->leaf_size - 1) / c->leaf_size;
     for (int k = 0; k < leaves; k++) {
         fprintf(out, "    <router id=\"leaf%d\"/>\n", k);
-        link_xml(out, "up", k, c->leaf_size * c->bandwidth_Bps / c->oversubscription, c->latency_s);
+        link_xml(out, "up", k,
+                 c->leaf_size * c->bandwidth_Bps / c->oversubscription * cluster_link_share(c),
+                 c->latency_s);
         route_xml(routes, name(a, sizeof a, "leaf", k), "core", name(l, sizeof l, "up", k), "UP",
                   NULL, NULL);
     }
     for (int r = 0; r < c->workers; r++) {
-        link_xml(out, "nic", r, c->bandwidth_Bps, c->latency_s);
+        link_xml(out, "nic", r, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
         route_xml(routes, name(a, sizeof a, "gpu", r), name(b, sizeof b, "leaf", r / c->leaf_size),
                   name(l, sizeof l, "nic", r), "UP", NULL, NULL);
     }
@@ -169,7 +174,9 @@ static void hierarchical_xml(const Cluster *c, FILE *out, FILE *routes)
     const int P = c->workers, G = c->gpus_per_node, nodes = P / G;
     char a[32], b[32], l1[32], l2[32];
     for (int r = 0; r < P; r++)
-        if (G > 1) link_xml(out, "nvl", r, c->intra_bandwidth_Bps, c->intra_latency_s);
+        if (G > 1)
+            link_xml(out, "nvl", r, c->intra_bandwidth_Bps * cluster_intra_link_share(c),
+                     c->intra_latency_s);
     /* GPU pairs within a node: one hop over the two intra links */
     for (int n = 0; n < nodes && G > 1; n++)
         for (int i = 0; i < G; i++)
@@ -184,7 +191,7 @@ static void hierarchical_xml(const Cluster *c, FILE *out, FILE *routes)
     }
     for (int n = 0; n < nodes; n++) {
         fprintf(out, "    <router id=\"node%d\"/>\n", n);
-        link_xml(out, "nic", n, c->bandwidth_Bps, c->latency_s);
+        link_xml(out, "nic", n, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
         route_xml(routes, name(a, sizeof a, "node", n), "core", name(l1, sizeof l1, "nic", n), "UP",
                   NULL, NULL);
         for (int i = 0; i < G; i++)

@@ -60,7 +60,22 @@ typedef struct {
     /* --platform: the spread behind gpu_flops (rank 0's host) and bandwidth_Bps (the narrowest
      * route between ring neighbours), over the ranks' hosts and those routes */
     double gpu_flops_min, gpu_flops_max, route_bandwidth_max_Bps;
+    /* The share of each link's bandwidth the collective library reaches (a cost profile's, for
+     * the network's kind, sim/costs/): the NIC links (and a --platform file's every link), the
+     * intra-node links. In (0, 1]; 0 stands for 1 (line rate), so a zeroed Cluster is ideal.
+     * bandwidth_Bps and intra_bandwidth_Bps stay the links' own rates. */
+    double link_share, intra_link_share;
 } Cluster;
+
+/* The shares above, 0 read as 1. */
+static inline double cluster_link_share(const Cluster *c)
+{
+    return c->link_share > 0 ? c->link_share : 1.0;
+}
+static inline double cluster_intra_link_share(const Cluster *c)
+{
+    return c->intra_link_share > 0 ? c->intra_link_share : 1.0;
+}
 
 /* 8 A100s (fp32, efficiency 0.5), one per node, on a 10 Gbps / 5 us star; NVLink at
  * 300 GBps / 1 us within nodes; fat-tree leaves of 4, not oversubscribed. */

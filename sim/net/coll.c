@@ -47,9 +47,9 @@ const char *coll_algo_name(CollAlgo a)
  * hierarchical cluster the inter-node figures are the route through the NIC(s). */
 static void derive_costs(Comm *c, const Cluster *cl)
 {
-    double a = 2 * cl->latency_s, b = 1 / cl->bandwidth_Bps;
+    double a = 2 * cl->latency_s, b = 1 / (cl->bandwidth_Bps * cluster_link_share(cl));
     c->a_local_s = 2 * cl->intra_latency_s;
-    c->b_local = 1 / cl->intra_bandwidth_Bps;
+    c->b_local = 1 / (cl->intra_bandwidth_Bps * cluster_intra_link_share(cl));
     if (cl->topology == TOPO_FAT_TREE && cl->workers > cl->leaf_size) {
         a = 4 * cl->latency_s;
         double share =
@@ -630,6 +630,20 @@ void coll_cost_allgather(Comm *c, int rank, size_t bytes)
     coll_cost_allgather_sizes(c, rank, bytes, NULL);
 }
 
+void coll_comm_set_allgather_factor(Comm *c, double factor)
+{
+    assert(factor > 0 && isfinite(factor));
+    c->allgather_factor = factor;
+}
+
+/* Bytes on the wire of a dataless allgather's block of `bytes` (coll_comm_set_allgather_factor). */
+static size_t wire_bytes(const Comm *c, size_t bytes)
+{
+    return c->allgather_factor > 0 && c->allgather_factor != 1
+               ? (size_t)llround((double)bytes * c->allgather_factor)
+               : bytes;
+}
+
 void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *sizes)
 {
     double t0 = simgrid_get_clock();
@@ -641,12 +655,16 @@ void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *si
         for (int r = 0; r < P; r++) total += (double)c->sizes[r];
         sg_barrier_wait(c->bar); /* every rank has read the sizes before any call reuses them */
         c->stats[rank].bytes_sent += total - (double)bytes;
+        if (c->allgather_factor > 0) total *= c->allgather_factor;
         if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
-    } else if (P > 1) { /* the ring of coll_allgather: at step s, block rank - s goes on */
+    } else if (P > 1) {   /* the ring of coll_allgather: at step s, block rank - s goes on */
+        double extra = 0; /* booked by sendrecv beyond the true bytes */
         for (int s = 0; s < P - 1; s++) {
-            const size_t out = sizes ? sizes[mod(rank - s, P)] : bytes;
-            msg_done(sendrecv(c, rank, (rank + 1) % P, NULL, out, mod(rank - 1, P)));
+            const size_t out = sizes ? sizes[mod(rank - s, P)] : bytes, wire = wire_bytes(c, out);
+            msg_done(sendrecv(c, rank, (rank + 1) % P, NULL, wire, mod(rank - 1, P)));
+            extra += (double)wire - (double)out;
         }
+        c->stats[rank].bytes_sent -= extra;
     }
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
@@ -794,7 +812,8 @@ double coll_charge_allgather(Comm *c, size_t bytes)
     assert(!c->bar);
     double total = 0; /* summed as the analytic allgather sums the ranks' sizes */
     for (int r = 0; r < c->P; r++) total += (double)bytes;
-    const double t = c->P > 1 ? allgather_time_s(c, total) : 0.0;
+    const double wire = c->allgather_factor > 0 ? total * c->allgather_factor : total;
+    const double t = c->P > 1 ? allgather_time_s(c, wire) : 0.0;
     for (int r = 0; r < c->P; r++) {
         CollStats *s = &c->stats[r];
         if (c->P > 1) s->bytes_sent += total - (double)bytes;

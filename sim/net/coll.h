@@ -89,6 +89,13 @@ Comm *coll_comm_create_zero_time(const Cluster *c, CollAlgo algo);
 Comm *coll_comm_create_mirror(const Cluster *c, const Comm *sim);
 void coll_replay(Comm *sim, Comm *mirror, int rank);
 
+/* Makes the dataless allgathers below (coll_cost_allgather, coll_charge_allgather) take factor
+ * (> 0) times their bytes on the wire, with the books (bytes_sent, payload_bytes) at their true
+ * bytes: a collective library whose allgather reaches a smaller share of the link than its
+ * allreduce (a cost profile's, sim/costs/; the links themselves carry the allreduce's share,
+ * Cluster.link_share). 1: as the allreduce. */
+void coll_comm_set_allgather_factor(Comm *c, double factor);
+
 /* Dataless collectives: the same messages, times and books as coll_allreduce(_f16) of count
  * elements of elem_bytes (4 or 2) and coll_allgather of `bytes` from every rank, without any
  * data (the transfer backend sends messages of those sizes and no payload). For costs of tensors

@@ -104,6 +104,8 @@ struct Comm {
     int ring_entered; /* ranks that have entered the current data ring allreduce */
     int entered;      /* ranks that have entered the current data analytic allreduce */
     int ring_pending; /* ring_job is on the pool: the current call's sum, started early */
+    double allgather_factor; /* a dataless allgather's messages take this many times their bytes
+                                on the wire (coll_comm_set_allgather_factor); 0: as 1 */
     PoolJob ring_job;
     SumJob ring_sum;
 };

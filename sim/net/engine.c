@@ -14,6 +14,7 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <simgrid/link.h>
 #include <xbt/dynar.h>
 
 static int initialised;
@@ -61,8 +62,9 @@ static void measure_user_routes(Cluster *c)
         if (w > bw_max) bw_max = w;
     }
     c->latency_s = lat / 2;
-    c->bandwidth_Bps = isfinite(bw) ? bw : 1e30;
-    c->route_bandwidth_max_Bps = isfinite(bw) ? bw_max : 1e30;
+    /* the links' own rates: scale_links reached only a share of them */
+    c->bandwidth_Bps = isfinite(bw) ? bw / cluster_link_share(c) : 1e30;
+    c->route_bandwidth_max_Bps = isfinite(bw) ? bw_max / cluster_link_share(c) : 1e30;
     c->gpu_flops = sg_host_get_speed(rank_hosts[0]);
     c->gpu_flops_min = c->gpu_flops_max = c->gpu_flops;
     for (int r = 1; r < c->workers; r++) {
@@ -72,11 +74,23 @@ static void measure_user_routes(Cluster *c)
     }
 }
 
+/* A --platform file's every link at the collective library's share of its bandwidth. */
+static void scale_links(const Cluster *c)
+{
+    const double share = cluster_link_share(c);
+    if (share == 1.0) return;
+    sg_link_t *links = sg_link_list();
+    for (size_t i = 0; i < sg_link_count(); i++)
+        sg_link_set_bandwidth(links[i], sg_link_get_bandwidth(links[i]) * share);
+    free(links);
+}
+
 int engine_load_cluster(Cluster *c, BwError *err)
 {
     char path[4096];
     if (c->platform_file) {
         simgrid_load_platform(c->platform_file);
+        scale_links(c);
     } else {
         int rc = cluster_write_xml_file(c, path, sizeof path, err);
         if (rc) return rc;
