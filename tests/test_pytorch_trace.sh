@@ -65,10 +65,11 @@ assert sync["steps"] == 6 and sync["scenario"]["n_params"] == 11173962, sync
 # sync: every parameter, 4 bytes, every step; accordion's PowerSGD far less
 assert sync["payload_bytes_per_worker"] == 11173962 * 4 * 6, sync["payload_bytes_per_worker"]
 assert 0 < acc["payload_bytes_per_worker"] < sync["payload_bytes_per_worker"] / 10
-# the compute charged is the measured step at each worker's share of the batch (8 / 2 workers)
+# the compute charged is the measured step at each worker's share of the batch (8 / 2 workers),
+# plus the optimiser's step, which the default cost profile prices
 want = 6 * h["compute_s_per_step"] * 4 / 8
 for s in (sync, acc):
-    assert abs(s["compute_s"] - want) <= 1e-6 * want, (s["compute_s"], want)
+    assert want <= s["compute_s"] <= want * 1.01, (s["compute_s"], want)
     assert s["sim_time_s"] >= s["compute_s"] and s["communication_s"] > 0
 PY
 # the same trace as a workload profile: the mlp's dynamics at the recorded ResNet-18's costs

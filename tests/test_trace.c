@@ -755,6 +755,19 @@ static void test_fast_replay_gives_the_actors_results(void **state)
                         "sync,static:level=0.1");
     check_engines_agree(flops, "--workers 4 --latency 50us --compressor randomk",
                         "static:level=0.05,accordion:interval=1,critical=0.5,normal=0.05");
+    /* the roofline (--costs ideal: steps costed only with a workload or an overlap), and a
+     * profile with a collectives' cycle, fixed costs per call and tensor, and allgathers that
+     * wait for the backward's end (DDP's buckets deferred in closed form) */
+    check_engines_agree(flops,
+                        "--workers 3 --allreduce tree --slowdown 2,2,2 --bandwidth 1Gbps "
+                        "--compressor powersgd --costs ideal",
+                        "sync,static:level=1");
+    check_engines_agree(flops, "--workers 3 --gpu V100 --costs grace-tf --compressor powersgd",
+                        "static:level=1,cpsgd:period=4");
+    check_engines_agree(measured,
+                        "--workers 4 --gpu V100 --costs grace-tf --compressor topk --workload "
+                        "resnet50 --overlap ddp --free-compression --bucket-mb 10",
+                        "sync,static:level=0.1");
     /* a sweep of replays: the forked runs of the fast engine skip SimGrid altogether */
     char cmd[2048], pa[512], pb[512];
     for (int e = 0; e < 2; e++) {

@@ -18,7 +18,16 @@
  * (the streams' rendezvous before each bucket's collectives), split by what the stream was doing
  * in that window (exposed time; what the backward hid is not counted). With --overlap none the
  * same four come one after the other. The step's rendezvous (the policy's decision) comes
- * before the forward here: waiting there is waiting too. */
+ * before the forward here: waiting there is waiting too.
+ *
+ * Prices (RunConfig.costs, sim/costs/): under the `ideal` profile an encode or decode is the
+ * roofline of the compressor's flops and bytes, half before the collectives and half after,
+ * and the optimiser the roofline of its memory traffic, as bellows always charged. Under a
+ * calibrated profile each stage of the compressor is priced as its operation in its phase
+ * (the encode before the first collective, the work between collectives, the decode after the
+ * last), each tensor handed to the compressor pays the profile's fixed cost, each collective
+ * call its own, the optimiser its measured rate, and a bucket with an allgather waits for the
+ * backward to end unless the profile's allgathers overlap it. */
 #include "driver_impl.h"
 
 #include <math.h>
@@ -82,9 +91,13 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
     if (!cm) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int rc;
     cm->wl = cfg->workload;
-    if (!cm->wl) {
-        rc = workload_from_model(m0->layers, m0->n_layers, model_flops_per_sample(m0), &cm->own,
-                                 err);
+    if (!cm->wl) { /* the small model's own, or a replayed trace's measured step */
+        const TraceHeader *h = cfg->replay ? &cfg->replay->h : NULL;
+        rc = h && h->compute_s_per_step > 0
+                 ? workload_from_model_times(m0->layers, m0->n_layers, h->compute_s_per_step,
+                                             h->batch, &cm->own, err)
+                 : workload_from_model(m0->layers, m0->n_layers, model_flops_per_sample(m0),
+                                       &cm->own, err);
         if (rc) return rc;
         cm->wl = cm->own;
     }
@@ -95,9 +108,11 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
     cm->order = calloc((size_t)n, sizeof *cm->order);
     cm->bucket_start = calloc((size_t)n + 1, sizeof *cm->bucket_start);
     cm->bucket_layer = calloc((size_t)n, sizeof *cm->bucket_layer);
+    cm->bucket_defer = calloc((size_t)n, 1);
     if (!cm->views || !cm->follows || !cm->levels || !cm->order || !cm->bucket_start ||
-        !cm->bucket_layer)
+        !cm->bucket_layer || !cm->bucket_defer)
         return bw_fail(err, BW_ERUNTIME, "out of memory");
+    cm->prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
     workload_views(cm->wl, cm->views);
     rc = workload_map(cm->wl, m0->layers, m0->n_layers, "--workload", cm->follows, err);
     if (rc) return rc;
@@ -124,19 +139,36 @@ void cost_free(DriverRun *run)
     free(cm->order);
     free(cm->bucket_start);
     free(cm->bucket_layer);
+    free(cm->bucket_defer);
     coll_comm_free(cm->data);
     if (cm->stream_bar) sg_barrier_destroy(cm->stream_bar);
     free(cm);
     run->cost = NULL;
 }
 
+/* Whether bucket k waits for the backward to end this step: the profile's allgathers do not
+ * overlap it, and the bucket's collectives at this step's levels include one. */
+static int bucket_waits(const DriverRun *run, int k)
+{
+    const CostModel *cm = run->cost;
+    if (!cm->prof || cm->prof->allgather_overlaps) return 0;
+    CompressMsg msgs[COMPRESS_MAX_MSGS];
+    int nm =
+        compress_plan_views(run->w[0].comp, cm->views, cm->order + cm->bucket_start[k],
+                            cm->bucket_start[k + 1] - cm->bucket_start[k], cm->levels, msgs, NULL);
+    for (int i = 0; i < nm; i++)
+        if (msgs[i].op == COMPRESS_ALLGATHER) return 1;
+    return 0;
+}
+
 /* At the rendezvous, once the policy has decided: each real tensor's level, that of the small
- * layer it follows (vectors dense). */
+ * layer it follows (vectors dense), and which buckets wait for the backward. */
 void cost_decided(DriverRun *run)
 {
     CostModel *cm = run->cost;
     for (int t = 0; t < cm->wl->n_tensors; t++)
         cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
+    for (int k = 0; cm->ddp && k < cm->n_buckets; k++) cm->bucket_defer[k] = bucket_waits(run, k);
 }
 
 /* ---- seconds on the simulated GPU ---- */
@@ -180,58 +212,124 @@ static void stream_note(Worker *me, int kind, double t0, double t1)
     me->spans[me->n_spans++] = (CostSpan){t0, t1, kind};
 }
 
-/* The collectives of the tensors todo[0..n) at this step's levels, with their encode before and
- * decode after (half the compressor's cost each), preceded by a rendezvous of the ranks (the
- * time the others wait for the slowest). bar: the barrier of whoever calls (workers or their
- * streams). Notes each part in the worker's spans and adds its books to split[]. */
+/* One message of a plan on the run's communicator, after the profile's fixed cost of a call;
+ * returns its payload bytes. */
+static double cost_message(Worker *me, const CompressMsg *m)
+{
+    DriverRun *run = me->run;
+    const CostProfile *prof = run->cost->prof;
+    if (prof) sg_actor_sleep_for(prof->collective_s);
+    if (m->op == COMPRESS_ALLGATHER) {
+        coll_cost_allgather(run->comm, me->rank, m->count);
+        return (double)m->count;
+    }
+    size_t es = m->op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
+    coll_cost_allreduce(run->comm, me->rank, m->count, es);
+    return (double)m->count * (double)es;
+}
+
+/* A round of collectives submitted at once waits for the background thread that starts them,
+ * under a profile with a cycle (CostProfile.cycle_s, Horovod's): half a cycle on average when
+ * the thread was idle; nothing when the round was queued while the previous one ran (the busy
+ * thread takes it at once, as Horovod fuses the tensors that are ready). */
+static double cycle_wait_s(const CostProfile *prof, int queued)
+{
+    return prof && !queued ? 0.5 * prof->cycle_s : 0.0;
+}
+
+static void cycle_wait(Worker *me, int queued)
+{
+    double w = cycle_wait_s(me->run->cost->prof, queued);
+    if (w > 0) sg_actor_sleep_for(w);
+}
+
+/* What a bucket's compressor work costs, per phase (CompressCost.phase_s): under the ideal
+ * profile the roofline of its flops and bytes, half as the encode and half as the decode
+ * after the last message; nothing with --free-compression. Returns the last phase. */
+static int cost_phases(const DriverRun *run, int nm, CompressCost *cc)
+{
+    const int last = nm - cc->first_msg;
+    if (run->cfg->free_compression) {
+        memset(cc->phase_s, 0, sizeof cc->phase_s);
+    } else if (!run->cost->prof) {
+        double half = 0.5 * cost_gpu_seconds(&run->res->cluster, cc->flops, cc->bytes);
+        cc->phase_s[0] = half;
+        if (last > 0) cc->phase_s[last] = half;
+    }
+    return last;
+}
+
+/* Compressor work of `seconds` on the GPU, booked as compression and noted as `name`. */
+static void compress_work(Worker *me, TimelineLane lane, const char *name, double seconds,
+                          const char *args, double *split)
+{
+    double t0 = simgrid_get_clock();
+    split[COST_COMPRESS] += gpu_exec(me, seconds * sg_host_get_speed(sg_host_self()));
+    double t1 = simgrid_get_clock();
+    span(me, lane, "compression", name, t0, t1, args);
+    stream_note(me, COST_COMPRESS, t0, t1);
+}
+
+/* Communication from t0 to now, booked, noted and drawn as one span carrying its bytes. */
+static void comm_done(Worker *me, TimelineLane lane, double t0, double bytes, int bucket, int n,
+                      double *split)
+{
+    double t1 = simgrid_get_clock();
+    split[COST_COMM] += t1 - t0;
+    char args[96] = "";
+    if (me->run->tl && timeline_wants(me->run->tl, me->cost_step))
+        snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d,\"bytes\":%.0f", bucket, n,
+                 bytes);
+    span(me, lane, "communication", "collectives", t0, t1, args);
+    stream_note(me, COST_COMM, t0, t1);
+}
+
+/* The collectives of the tensors todo[0..n) at this step's levels with the compressor's work
+ * around them: the encode, a rendezvous of the ranks (the time the others wait for the
+ * slowest), then each message, the work between the compressor's messages, and the decode
+ * (cost_phases). bar: the barrier of whoever calls (workers or their streams); queued: the
+ * tensors were ready while the previous ones were reduced (cycle_wait). Notes each part in the
+ * worker's spans and adds its books to split[]. */
 static void cost_reduce(Worker *me, const int *todo, int n, sg_bar_t bar, TimelineLane lane,
-                        int bucket, double *split)
+                        int bucket, int queued, double *split)
 {
     DriverRun *run = me->run;
     CostModel *cm = run->cost;
     CompressMsg msgs[COMPRESS_MAX_MSGS];
-    CompressCost cc = {0, 0};
+    CompressCost cc = {.prof = cm->prof};
     int nm = compress_plan_views(me->comp, cm->views, todo, n, cm->levels, msgs, &cc);
-    double half = run->cfg->free_compression
-                      ? 0.0
-                      : 0.5 * cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes);
-    double speed = sg_host_get_speed(sg_host_self());
+    const int last = cost_phases(run, nm, &cc);
     /* the timeline's args, built only when it keeps this step */
-    const int tl = run->tl && timeline_wants(run->tl, me->cost_step);
     char args[96] = "";
-    if (tl) snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d", bucket, n);
-    double t0 = simgrid_get_clock();
-    split[COST_COMPRESS] += gpu_exec(me, half * speed);
+    if (run->tl && timeline_wants(run->tl, me->cost_step))
+        snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d", bucket, n);
+    compress_work(me, lane, "encode", cc.phase_s[0], args, split);
     double t1 = simgrid_get_clock();
-    span(me, lane, "compression", "encode", t0, t1, args);
-    stream_note(me, COST_COMPRESS, t0, t1);
     sg_barrier_wait(bar);
     double t2 = simgrid_get_clock();
     split[COST_WAIT] += t2 - t1;
     span(me, lane, "wait", "wait for the slowest", t1, t2, args);
     stream_note(me, COST_WAIT, t1, t2);
-    double bytes = 0;
+    double bytes = 0, total = 0;
+    cycle_wait(me, queued);
     for (int i = 0; i < nm; i++) {
-        if (msgs[i].op == COMPRESS_ALLGATHER) {
-            coll_cost_allgather(run->comm, me->rank, msgs[i].count);
-            bytes += (double)msgs[i].count;
-        } else {
-            size_t es = msgs[i].op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
-            coll_cost_allreduce(run->comm, me->rank, msgs[i].count, es);
-            bytes += (double)msgs[i].count * (double)es;
+        const int p = i - cc.first_msg; /* the compressor's work before its p-th message */
+        if (p > 0 && cc.phase_s[p] > 0) {
+            comm_done(me, lane, t2, bytes, bucket, n, split);
+            compress_work(me, lane, "between collectives", cc.phase_s[p], args, split);
+            t2 = simgrid_get_clock();
+            bytes = 0;
+            cycle_wait(me, 0); /* a new round of collectives */
         }
+        double b = cost_message(me, &msgs[i]);
+        bytes += b;
+        total += b;
     }
-    double t3 = simgrid_get_clock();
-    split[COST_COMM] += t3 - t2;
-    if (tl)
+    comm_done(me, lane, t2, bytes, bucket, n, split);
+    if (args[0]) /* the decode's args: the bucket's bytes */
         snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d,\"bytes\":%.0f", bucket, n,
-                 bytes);
-    span(me, lane, "communication", "collectives", t2, t3, args);
-    stream_note(me, COST_COMM, t2, t3);
-    split[COST_COMPRESS] += gpu_exec(me, half * speed);
-    double t4 = simgrid_get_clock();
-    span(me, lane, "compression", "decode", t3, t4, args);
-    stream_note(me, COST_COMPRESS, t3, t4);
+                 total);
+    if (last > 0) compress_work(me, lane, "decode", cc.phase_s[last], args, split);
 }
 
 /* ---- the stream actor (overlap ddp) ---- */
@@ -243,13 +341,15 @@ static void stream_actor(int argc, char **argv)
     Worker *me = sg_actor_self_get_data();
     CostModel *cm = me->run->cost;
     double ignored[COST_KINDS];
+    int queued = 0;
     for (;;) {
         sg_sem_acquire(me->ready);
         if (me->stream_quit) break;
         int k = me->stream_next++;
         const int *todo = cm->order + cm->bucket_start[k];
         int n = cm->bucket_start[k + 1] - cm->bucket_start[k];
-        cost_reduce(me, todo, n, cm->stream_bar, TL_LANE_COMM, k, ignored);
+        cost_reduce(me, todo, n, cm->stream_bar, TL_LANE_COMM, k, k > 0 && queued, ignored);
+        queued = sg_sem_get_capacity(me->ready) > 0; /* the next bucket is ready already */
         if (me->stream_next == cm->n_buckets) {
             me->stream_next = 0;
             sg_sem_release(me->done);
@@ -282,6 +382,15 @@ void cost_stop_stream(Worker *me)
 
 /* ---- a step ---- */
 
+/* The optimiser's step over the real model's parameters on the GPU: the profile's rate, or the
+ * roofline of its flops and memory traffic. */
+static double opt_seconds(const DriverRun *run)
+{
+    const CostModel *cm = run->cost;
+    if (cm->prof) return costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)cm->wl->n_params);
+    return cost_gpu_seconds(&run->res->cluster, cm->opt_flops, cm->opt_bytes);
+}
+
 /* This step's multiplier of every GPU time: the worker's slowdown and a lognormal jitter of
  * mean 1 (drawn as the uncosted step draws it). */
 static double step_multiplier(Worker *me)
@@ -309,14 +418,16 @@ static double cost_forward(Worker *me, int b)
 }
 
 /* The backward from the last layer to the first, executed in runs of layers that end where a
- * bucket fills; each full bucket is handed to the stream (ddp). Returns the seconds. */
+ * bucket fills; each full bucket is handed to the stream (ddp), except that from the first
+ * bucket that waits for the backward (CostModel.bucket_defer) on, they are handed over at its
+ * end (the stream reduces them in order). Returns the seconds. */
 static double cost_backward(Worker *me, int b)
 {
     CostModel *cm = me->run->cost;
     const Workload *wl = cm->wl;
     const double speed = sg_host_get_speed(sg_host_self());
     double total = 0, f = 0;
-    int k = 0, from = wl->n_layers - 1;
+    int k = 0, from = wl->n_layers - 1, held = 0;
     for (int l = wl->n_layers - 1; l >= 0; l--) {
         f += workload_bwd_flops(wl, l, b, speed, cm->peak_ratio);
         int full = 0;
@@ -328,10 +439,14 @@ static double cost_backward(Worker *me, int b)
         char name[160];
         snprintf(name, sizeof name, "backward %s .. %s", wl->layers[from].name, wl->layers[l].name);
         span(me, TL_LANE_COMPUTE, "compute", name, t0, t0 + d, NULL);
-        for (int i = 0; i < full; i++) sg_sem_release(me->ready);
+        for (int i = k - full; i < k; i++) {
+            held += held || cm->bucket_defer[i];
+            if (!held) sg_sem_release(me->ready);
+        }
         f = 0;
         from = l - 1;
     }
+    for (; held > 0; held--) sg_sem_release(me->ready);
     return total;
 }
 
@@ -372,21 +487,22 @@ void cost_step(Worker *me, const StepState *st, int averaged)
     } else if (!run->periodic) {
         if (run->cfg->overlap == OVERLAP_TENSOR) /* in the model's order, as a loop over them */
             for (int t = 0; t < cm->wl->n_tensors; t++)
-                cost_reduce(me, &t, 1, run->bar, TL_LANE_COMM, t, split);
+                cost_reduce(me, &t, 1, run->bar, TL_LANE_COMM, t, t > 0, split);
         else
-            cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, split);
+            cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, 0, split);
     }
     double t0 = simgrid_get_clock();
-    double opt = gpu_exec(me, cost_gpu_seconds(&run->res->cluster, cm->opt_flops, cm->opt_bytes) *
-                                  sg_host_get_speed(sg_host_self()));
+    double opt = gpu_exec(me, opt_seconds(run) * sg_host_get_speed(sg_host_self()));
     span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
     compute += opt;
     if (averaged) { /* the real model's parameters, dense: nothing to overlap with */
         double t1 = simgrid_get_clock();
         sg_barrier_wait(run->bar);
         double t2 = simgrid_get_clock();
-        coll_cost_allreduce(run->comm, me->rank, cm->wl->n_params * driver_average_floats(run->cfg),
-                            sizeof(float));
+        const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
+                                 cm->wl->n_params * driver_average_floats(run->cfg)};
+        cycle_wait(me, 0);
+        cost_message(me, &avg);
         double t3 = simgrid_get_clock();
         split[COST_WAIT] += t2 - t1;
         split[COST_COMM] += t3 - t2;
@@ -419,21 +535,53 @@ double cost_charge(Comm *comm, const CompressMsg *msg)
     return 0.0;
 }
 
-/* The tensors todo[0..n) reduced on the offline communicator: encode, collectives, decode;
- * their seconds, split into compression and communication. */
-static double fast_reduce(DriverRun *run, const int *todo, int n, double *split)
+/* The tensors todo[0..n) reduced on the offline communicator: encode, collectives, decode, as
+ * cost_reduce prices them (queued as there); their seconds, split into compression and
+ * communication. */
+static double fast_reduce(DriverRun *run, const int *todo, int n, int queued, double *split)
 {
     CostModel *cm = run->cost;
+    const CostProfile *prof = cm->prof;
     CompressMsg msgs[COMPRESS_MAX_MSGS];
-    CompressCost cc = {0, 0};
+    CompressCost cc = {.prof = prof};
     int nm = compress_plan_views(run->w[0].comp, cm->views, todo, n, cm->levels, msgs, &cc);
-    double enc =
-        run->cfg->free_compression ? 0.0 : cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes);
-    double comm = 0;
-    for (int i = 0; i < nm; i++) comm += cost_charge(run->comm, &msgs[i]);
+    /* the GPU's work is slowed as the actors' (their one slowdown) */
+    const double mult = run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0;
+    double enc = 0, comm = 0;
+    if (!prof) { /* the roofline, all of it before the collectives (the same sum) */
+        enc = run->cfg->free_compression
+                  ? 0.0
+                  : cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes) * mult;
+        for (int i = 0; i < nm; i++) comm += cost_charge(run->comm, &msgs[i]);
+        split[COST_COMPRESS] += enc;
+        split[COST_COMM] += comm;
+        return enc + comm;
+    }
+    const int last = cost_phases(run, nm, &cc);
+    enc += cc.phase_s[0] * mult;
+    comm += cycle_wait_s(prof, queued);
+    for (int i = 0; i < nm; i++) {
+        const int p = i - cc.first_msg;
+        if (p > 0 && cc.phase_s[p] > 0) {
+            enc += cc.phase_s[p] * mult;
+            comm += cycle_wait_s(prof, 0);
+        }
+        comm += prof->collective_s + cost_charge(run->comm, &msgs[i]);
+    }
+    if (last > 0) enc += cc.phase_s[last] * mult;
     split[COST_COMPRESS] += enc;
     split[COST_COMM] += comm;
     return enc + comm;
+}
+
+/* Bucket k, ready at `ready`, reduced once the previous buckets' end (prev); when it ends. */
+static double fast_bucket(DriverRun *run, int k, double ready, double prev, double *split)
+{
+    const CostModel *cm = run->cost;
+    double start = fmax(prev, ready);
+    return start + fast_reduce(run, cm->order + cm->bucket_start[k],
+                               cm->bucket_start[k + 1] - cm->bucket_start[k],
+                               k > 0 && ready <= prev, split);
 }
 
 /* A costed step of identical workers (the fast replay: no jitter, one slowdown, analytic
@@ -452,31 +600,33 @@ double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double 
     double t = 0, comm_end = 0;
     for (int l = 0; l < wl->n_layers; l++)
         t += workload_fwd_flops(wl, l, st->b, speed, cm->peak_ratio) * mult / speed;
-    int k = 0;
+    int k = 0, deferred = -1; /* the first bucket that waits for the backward's end */
+    double dummy[COST_KINDS] = {0};
     for (int l = wl->n_layers - 1; l >= 0; l--) {
         t += workload_bwd_flops(wl, l, st->b, speed, cm->peak_ratio) * mult / speed;
         for (; cm->ddp && k < cm->n_buckets && cm->bucket_layer[k] == l; k++) {
-            const int *todo = cm->order + cm->bucket_start[k];
-            double dummy[COST_KINDS] = {0};
-            comm_end = fmax(comm_end, t) +
-                       fast_reduce(run, todo, cm->bucket_start[k + 1] - cm->bucket_start[k], dummy);
+            if (deferred < 0 && cm->bucket_defer[k]) deferred = k;
+            if (deferred < 0) comm_end = fast_bucket(run, k, t, comm_end, dummy);
         }
     }
+    for (k = deferred; k >= 0 && k < cm->n_buckets; k++)
+        comm_end = fast_bucket(run, k, t, comm_end, dummy);
     *compute = t;
     if (cm->ddp) {
         split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
         t = fmax(t, comm_end);
     } else if (!run->periodic && run->cfg->overlap == OVERLAP_TENSOR) {
-        for (int i = 0; i < wl->n_tensors; i++) t += fast_reduce(run, &i, 1, split);
+        for (int i = 0; i < wl->n_tensors; i++) t += fast_reduce(run, &i, 1, i > 0, split);
     } else if (!run->periodic) {
-        t += fast_reduce(run, cm->order, wl->n_tensors, split);
+        t += fast_reduce(run, cm->order, wl->n_tensors, 0, split);
     }
-    double opt = cost_gpu_seconds(cl, cm->opt_flops, cm->opt_bytes) * mult;
+    double opt = opt_seconds(run) * mult;
     *compute += opt;
     t += opt;
     if (averaged) {
         double c = coll_charge_allreduce(run->comm, wl->n_params * driver_average_floats(run->cfg),
                                          sizeof(float));
+        if (cm->prof) c += cycle_wait_s(cm->prof, 0) + cm->prof->collective_s;
         split[COST_COMM] += c;
         t += c;
     }

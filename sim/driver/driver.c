@@ -285,8 +285,20 @@ int driver_check(const RunConfig *cfg, BwError *err)
                  : bw_fail(err, BW_ERUNTIME, "out of memory");
         free(follows);
     }
+    if (rc == BW_OK && cfg->costs) { /* the profile prices what this run will do */
+        char who[320];
+        snprintf(who, sizeof who, "--compressor %s (or the optimiser)", cfg->compressor);
+        rc = costs_check(cfg->costs,
+                         compress_cost_ops(cfg->compressor) | COST_OP_BIT(COST_OP_OPTIMIZER),
+                         cfg->transport, who, "--costs", err);
+    }
     model_free(m);
     return rc;
+}
+
+int driver_costed(const RunConfig *cfg)
+{
+    return cfg->workload || cfg->overlap != OVERLAP_NONE || (cfg->costs && !cfg->costs->ideal);
 }
 
 int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
@@ -366,9 +378,19 @@ static int run_alloc(DriverRun *run, BwError *err)
     RunResult *res = run->res;
     int rc;
     res->cluster = cfg->cluster;
+    const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
+    if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
+        res->cluster.link_share = costs_share(prof, cfg->transport, 0);
+        res->cluster.intra_link_share = prof->net[COST_NET_NVLINK].present
+                                            ? costs_share(prof, COST_NET_NVLINK, 0)
+                                            : res->cluster.link_share;
+    }
     if (!run->fast && (rc = engine_load_cluster(&res->cluster, err))) return rc;
     run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
                           : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    if (run->comm && prof)
+        coll_comm_set_allgather_factor(run->comm, costs_share(prof, cfg->transport, 0) /
+                                                      costs_share(prof, cfg->transport, 1));
     run->w = calloc((size_t)run->P, sizeof *run->w);
     run->perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
     if (!run->comm || !run->w || !run->perm)
@@ -504,8 +526,7 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     if (rc == BW_OK) rc = run_policy_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_workers_init(run, err);
     if (rc == BW_OK && cfg->record_trace) rc = record_trace_open(run, run->w[0].model, err);
-    if (rc == BW_OK && (cfg->workload || cfg->overlap != OVERLAP_NONE))
-        rc = cost_create(run, run->w[0].model, err);
+    if (rc == BW_OK && driver_costed(cfg)) rc = cost_create(run, run->w[0].model, err);
     if (rc == BW_OK && cfg->timeline)
         rc =
             timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P, &run->tl, err);

@@ -17,6 +17,7 @@
 #include "cluster.h"
 #include "trace.h"
 #include "coll.h"
+#include "costs.h"
 #include "workload.h"
 
 #define DRIVER_MAX_WORKERS 4096
@@ -98,6 +99,13 @@ typedef struct {
     Overlap overlap;
     double bucket_bytes;  /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
     int free_compression; /* charge no encode/decode time */
+    /* What the implementation pays beside the roofline (sim/costs/): NULL or `ideal`, the
+     * roofline (the runs as before profiles existed). Any other profile costs every step (as a
+     * workload does, with the small model's own profile when none is given), prices the
+     * compressors' stages, the optimiser and each collective call from it, and runs the links
+     * at its share for the network kind `transport` (cluster.link_share, set by the driver). */
+    const CostProfile *costs;
+    CostNet transport;
     /* periodic mode: average the momentum buffers with the parameters, in one allreduce of
      * 2 n_params floats (driver_average_floats); gradient mode keeps the buffers equal */
     int average_momentum;
@@ -190,9 +198,13 @@ static inline size_t driver_average_floats(const RunConfig *cfg)
     return cfg->average_momentum && cfg->tc.sgd.momentum > 0 ? 2 : 1;
 }
 
-/* Checks the policy and compressor specs against the model and cluster (usage errors), without
- * simulating anything. Run it before creating any output. */
+/* Checks the policy and compressor specs against the model and cluster, and the cost profile
+ * against what the run needs (usage errors), without simulating anything. Run it before
+ * creating any output. */
 int driver_check(const RunConfig *cfg, BwError *err);
+/* Whether every step is costed layer by layer (cost.c): a workload, an overlap, or a cost
+ * profile other than ideal. */
+int driver_costed(const RunConfig *cfg);
 /* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */
 double driver_memory_bytes(const RunConfig *cfg, double *machine);
 

@@ -64,6 +64,11 @@ typedef struct {
     double opt_flops, opt_bytes; /* the optimiser's step over the real parameters */
     Comm *data;                  /* the small model's real reduction, at no simulated time */
     sg_bar_t stream_bar;         /* the streams' rendezvous before each bucket's collectives */
+    /* a cost profile other than ideal (RunConfig.costs), or NULL: the roofline */
+    const CostProfile *prof;
+    /* [n_buckets]: this step, bucket k's collectives include an allgather, which waits for
+     * the backward to end when the profile's allgathers do not overlap it (cost_decided) */
+    unsigned char *bucket_defer;
 } CostModel;
 
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the

@@ -260,6 +260,26 @@ int workload_from_model(const LayerView *layers, int n_layers, double flops_per_
     return BW_OK;
 }
 
+int workload_from_model_times(const LayerView *layers, int n_layers, double step_s, int batch,
+                              Workload **out, BwError *err)
+{
+    assert(step_s >= 0 && batch > 0);
+    int rc = workload_from_model(layers, n_layers, 1.0, out, err);
+    if (rc) return rc;
+    Workload *w = *out;
+    for (int l = 0; l < w->n_layers; l++) { /* the shares of one flop, as shares of the step */
+        WorkloadLayer *x = &w->layers[l];
+        x->fwd_s = step_s * x->fwd_flops;
+        x->bwd_s = step_s * x->bwd_flops;
+        x->fwd_flops = x->bwd_flops = 0;
+    }
+    w->measured_batch = batch; /* no GPU named: the times are taken as measured */
+    snprintf(w->source, sizeof w->source,
+             "the small model's own layers; a measured step's seconds split by the matrices' "
+             "sizes, a third forward and two thirds backward");
+    return BW_OK;
+}
+
 /* ---- the listing ---- */
 
 void workload_print_list(FILE *out)

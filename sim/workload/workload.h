@@ -73,6 +73,11 @@ int workload_from_trace(const char *path, const char *flag, Workload **out, BwEr
  * follow it; vectors before the first matrix join its layer), its flops split in proportion to
  * the matrices' sizes, a third forward and two thirds backward; every tensor follows itself. For
  * --overlap ddp without --workload. */
+/* The same with a measured step instead of flops: step_s seconds of one worker's step at batch,
+ * split the same way (a replayed trace's compute_s_per_step; taken as measured, as a trace's
+ * per-layer times are). */
+int workload_from_model_times(const LayerView *layers, int n_layers, double step_s, int batch,
+                              Workload **out, BwError *err);
 int workload_from_model(const LayerView *layers, int n_layers, double flops_per_sample,
                         Workload **out, BwError *err);
 
