@@ -57,8 +57,9 @@ static int setup(void **state)
     (void)state;
     make_tmpdir(TMP, sizeof TMP);
     snprintf(OUT, sizeof OUT, "%s/rep", TMP);
-    int rc = sh(BELLOWS_BIN " reproduce all --smoke --seeds 1 -j 2 --no-plots --out %s "
-                            ">%s/log 2>&1",
+    /* at the roofline (--costs ideal), whose costs the tests below compute by hand */
+    int rc = sh(BELLOWS_BIN " reproduce all --smoke --seeds 1 -j 2 --no-plots --costs ideal "
+                            "--out %s >%s/log 2>&1",
                 OUT, TMP);
     if (rc != 0) {
         char cmd[256];
@@ -196,6 +197,7 @@ static void test_runs_charge_resnet18s_dense_step(void **state)
     assert_non_null(strstr(js, "--overlap=tensor"));
     assert_non_null(strstr(js, "--gpu=V100"));
     assert_non_null(strstr(js, "--latency=25us"));
+    assert_non_null(strstr(js, "--costs=ideal"));
     free(js);
     js = read_out("sweeps/mlp-periodic/sweep.json"); /* ADPSGD's code is not public */
     assert_non_null(strstr(js, "--overlap=none"));
@@ -238,20 +240,23 @@ static void test_report_is_rebuilt_identically_and_resume_runs_nothing(void **st
 {
     (void)state;
     char *before = read_out("report.md");
-    assert_int_equal(sh(BELLOWS_BIN " reproduce all --smoke --seeds 1 --no-plots --out %s "
-                                    "--report-only >/dev/null",
+    assert_int_equal(sh(BELLOWS_BIN
+                        " reproduce all --smoke --seeds 1 --no-plots --costs ideal --out %s "
+                        "--report-only >/dev/null",
                         OUT),
                      0);
     char *after = read_out("report.md");
     assert_string_equal(before, after);
     /* again without --resume: refused, nothing touched */
-    assert_int_equal(sh(BELLOWS_BIN " reproduce all --smoke --seeds 1 --no-plots --out %s "
-                                    ">/dev/null 2>&1",
+    assert_int_equal(sh(BELLOWS_BIN
+                        " reproduce all --smoke --seeds 1 --no-plots --costs ideal --out %s "
+                        ">/dev/null 2>&1",
                         OUT),
                      2);
     /* --resume: every sweep is complete, so nothing runs and the report is the same */
-    assert_int_equal(sh(BELLOWS_BIN " reproduce all --smoke --seeds 1 --no-plots --out %s "
-                                    "--resume >%s/resume.log 2>&1",
+    assert_int_equal(sh(BELLOWS_BIN
+                        " reproduce all --smoke --seeds 1 --no-plots --costs ideal --out %s "
+                        "--resume >%s/resume.log 2>&1",
                         OUT, TMP),
                      0);
     char *again = read_out("report.md");

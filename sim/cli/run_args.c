@@ -69,6 +69,16 @@ static const CliOpt run_opts[] = {
     RUN_OPT("free-compression", CLI_FLAG, free_compression, NULL, NULL,
             "charge no time for the compressors' encode and decode on the GPU (costed runs)", 0, 0,
             NULL, 0),
+    RUN_OPT("costs", CLI_STRING, costs, COSTS_DEFAULT, "NAME|FILE",
+            "what the implementation pays beside the roofline (bellows costs, or a profile "
+            ".json): fixed costs per tensor, kernel and collective call, each operation's rate, "
+            "the collectives' share of the links, the compute's efficiency. pytorch: PyTorch "
+            "DDP + NCCL on --gpu; ideal: the roofline (bellows before cost profiles)",
+            0, 0, NULL, 0),
+    RUN_OPT("transport", CLI_CHOICE, transport, "tcp", NULL,
+            "the network's kind, whose share of the links the cost profile gives: tcp (NCCL or "
+            "MPI over sockets, as on Ethernet), rdma (InfiniBand, RoCE), nvlink (one node)",
+            0, 0, "tcp|rdma|nvlink", 0),
     RUN_OPT("average-momentum", CLI_FLAG, average_momentum, NULL, NULL,
             "periodic policies: average the momentum buffers with the parameters (one allreduce "
             "of twice the parameters); ignored by gradient-mode policies and with --momentum 0, "
@@ -263,6 +273,8 @@ void run_flags_release(Flags *f)
     cluster_flags_release(&f->cluster);
     workload_free(f->workload);
     f->workload = NULL;
+    costs_free(f->costs);
+    f->costs = NULL;
 }
 
 /* "A:B" or "A:" into [lo, hi] (hi -1: no end). */
@@ -287,11 +299,31 @@ static int parse_steps(const char *text, long *lo, long *hi, BwError *err)
 
 static int check_out_file(const char *flag, const char *path, const char *example, BwError *err);
 
+/* --costs for the cluster's GPU (loaded once and kept by the flags) and --transport; the
+ * profile's compute efficiency at the run's precision unless --gpu-efficiency is given. */
+static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
+{
+    Cluster *c = &cfg->cluster;
+    int rc;
+    if (!f->costs &&
+        (rc = costs_load(f->run.costs, "--costs", c->gpu ? c->gpu->name : NULL, &f->costs, err)))
+        return rc;
+    cfg->costs = f->costs;
+    cfg->transport = (CostNet)costs_net_parse(f->run.transport);
+    double eff = costs_efficiency(cfg->costs, c->precision);
+    if (eff > 0 && c->gpu && !cli_given(f->opts, f->n, f->set, "gpu-efficiency")) {
+        c->efficiency = eff;
+        return cluster_resolve(c, err);
+    }
+    return BW_OK;
+}
+
 /* The costs' flags: the workload (loaded once and kept by the flags), overlap, buckets,
- * compression, timeline. */
+ * compression, timeline, the cost profile. */
 static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
 {
-    int rc;
+    int rc = costs_setup(f, cfg, err);
+    if (rc) return rc;
     if (f->run.workload && !f->workload &&
         (rc = workload_load(f->run.workload, "--workload", &f->workload, err)))
         return rc;

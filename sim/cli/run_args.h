@@ -32,7 +32,7 @@ typedef struct {
     CliIntList seeds;
     int eval_every, stop_at_target, quiet, jobs, no_plots, resume, force;
     int compute_threads; /* 0: not given (run_setup picks) */
-    const char *workload, *overlap, *timeline, *timeline_steps;
+    const char *workload, *overlap, *timeline, *timeline_steps, *costs, *transport;
     double bucket_mb;
     int free_compression;
     int average_momentum;
@@ -56,6 +56,7 @@ typedef struct {
     char jobs_default[16]; /* a sweep's --jobs default, the cores: the table points here */
     RunMode mode;
     Workload *workload; /* --workload, loaded by run_setup (run_flags_release frees it) */
+    CostProfile *costs; /* --costs, loaded by run_setup for the cluster's GPU (freed there too) */
 } Flags;
 
 /* Separates --cfg=/--log= from bellows' flags and parses the latter with the mode's table

@@ -44,6 +44,7 @@ static int cost_flags(Repro *r, const Job *j, const SimModel *sm, char **a)
     a[n++] = jobs_keep(r, "--gpu=%s", ps->gpu);
     a[n++] = jobs_keep(r, "--precision=fp32");
     a[n++] = jobs_keep(r, "--gpu-efficiency=%g", ps->efficiency);
+    a[n++] = jobs_keep(r, "--costs=%s", r->costs);
     a[n++] = jobs_keep(r, "--latency=%gus", ps->latency * 1e6);
     /* what the papers' code did: Accordion's (experiment 0) reduces one tensor after another once
      * the backward is done (--overlap tensor); ADPSGD's is not public: no overlap */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "costs.h"
 #include "outfile.h"
 #include "reproduce.h"
 #include "reproduce_internal.h"
@@ -134,6 +135,10 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
         {"report-only", CLI_FLAG, &r->report_only, NULL, NULL,
          "rebuild the report from the sweeps already in --out, running nothing", 0, 0, NULL, 0, 0},
         {"no-plots", CLI_FLAG, &r->no_plots, NULL, NULL, "no gnuplot plots", 0, 0, NULL, 0, 0},
+        {"costs", CLI_STRING, &r->costs, COSTS_DEFAULT, "NAME|FILE",
+         "what the implementation pays beside the roofline, for every run (bellows costs; the "
+         "papers' GPU and efficiency stay theirs)",
+         0, 0, NULL, 0, 0},
     };
     const int n_opts = (int)(sizeof opts / sizeof *opts);
     char *args[256], jobs_arg[64];

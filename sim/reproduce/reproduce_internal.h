@@ -112,8 +112,9 @@ typedef struct {
 
 /* A reproduction: the flags, what they imply, the jobs and, once read, the results. */
 typedef struct {
-    const char *what; /* accordion, adpsgd or all */
-    const char *out;  /* the report folder */
+    const char *what;  /* accordion, adpsgd or all */
+    const char *out;   /* the report folder */
+    const char *costs; /* --costs of every run (sim/costs/) */
     int quick, smoke, size, jobs, resume, report_only, no_plots, exp_on[N_EXPS];
     CliIntList seeds;
     ProfileCost cost[N_EXPS]; /* per experiment, when it is on */
