@@ -68,7 +68,7 @@ static void test_every_builtin_loads(void **state)
         check_consistent(w);
         workload_free(w);
     }
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 6);
 }
 
 /* name, parameters, tensors, and the forward flops' range: 2 x the published multiply-adds (the

@@ -223,6 +223,36 @@ def resnet50():
     return p
 
 
+def tf_layout(p, name):
+    """The same model with its weights as TensorFlow stores them: convolution kernels
+    [kh, kw, in, out] (HWIO; tf_cnn_benchmarks convnet_builder.py) and dense kernels [in, out],
+    PyTorch's [out, in, kh, kw] and [out, in] permuted. The compute is unchanged; what changes
+    is the matrix a compressor sees (rows = shape[0]), as GRACE's TensorFlow PowerSGD reshapes
+    each tensor to [shape[0], -1] (grace_dl/tensorflow/compressor/powersgd.py)."""
+    q = Profile(name)
+    q.macs = p.macs
+    for L in p.layers:
+        tensors = []
+        for n, shape in L["tensors"]:
+            s = [int(x) for x in shape]
+            if len(s) == 4:
+                s = [s[2], s[3], s[1], s[0]]
+            elif len(s) == 2:
+                s = [s[1], s[0]]
+            tensors.append((n, s))
+        q.layers.append(dict(L, tensors=tensors))
+    return q
+
+
+def resnet50_tf(p):
+    q = tf_layout(p, "resnet50-tf")
+    q.write("resnet50 (torchvision 0.14, He et al. 2016) with TensorFlow's weight layouts, conv "
+            "kernels [kh, kw, in, out] and the fc kernel [in, out], as GRACE's TensorFlow "
+            "benchmarks hold them; the compute is resnet50's, flops by "
+            "sim/workload/gen_profiles.py's convention")
+    return q
+
+
 def vgg16():
     import torchvision
 
@@ -356,6 +386,9 @@ def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     for make in (resnet18_cifar, resnet50, vgg16, bert_base, gpt2_small):
         p = make()
+        if make is resnet50:
+            q = resnet50_tf(p)
+            print("%-16s %12d params (TensorFlow's layouts)" % (q.name, q.n_params()))
         print("%-16s %12d params %4d tensors %4d layers  fwd %.4g  bwd %.4g  fwd MACs %.4g"
               % (p.name, p.n_params(), p.n_tensors(), len(p.layers), p.fwd(), p.bwd(), p.macs))
     return 0
