@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_python_policies.sh: policies written in Python (--policy ./x.py), run by the CPython
 # embedded in bellows. The Python examples of policies/examples/ against their C twins (the
-# built-in accordion, netaware.c, plateau.c; a periodic policy against cpsgd): steps.csv,
+# built-in accordion, netaware.c, plateau.c, halfway.c; a periodic policy against cpsgd): steps.csv,
 # evals.csv and summary.json byte for byte, in run/compare, replay and sweep; the observation's
 # arrays are zero-copy read-only views and every documented field is filled; the same command
 # twice gives the same files (the hash seed is fixed); every failure is one line naming the
@@ -44,8 +44,12 @@ if [ "${2:-with}" = without ]; then
   exit 0
 fi
 
+# the README's Python policy is policies/examples/halfway.py, word for word
+sed -n '/^<!-- halfway.py -->/,/^```$/p' "$here/README.md" | sed '1,2d;$d' > readme.py
+diff readme.py "$here/policies/examples/halfway.py" || fail "README's example differs from halfway.py"
+
 cp "$here"/policies/examples/*.py .
-for p in netaware plateau; do
+for p in netaware plateau halfway; do
   cc -shared -fPIC -I "$here/policies" -o "$p.so" "$here/policies/examples/$p.c"
 done
 
@@ -77,6 +81,7 @@ twin acc-batch accordion:mode=batch,interval=1 ./accordion.py:mode=batch,interva
 [ "$(cut -d, -f3 acc-batch/seed-1/2-*/steps.csv | sort -u | wc -l)" -ge 3 ] || fail "batch: one batch"
 twin net ./netaware.so:fraction=0.5 ./netaware.py:fraction=0.5 --compressor powersgd
 twin plat ./plateau.so:patience=1 ./plateau.py:patience=1 --compressor powersgd --eval-every 10
+twin half ./halfway.so ./halfway.py --compressor powersgd
 grep -q '"hard stale=' plat/seed-1/2-*/steps.csv || fail "plateau never went hard"
 # a replay of a recorded trace (its epoch norms), every step of it
 "$bellows" replay --trace "$here/traces/samples/mlp-sync-8w.jsonl.gz" --workers 8 \

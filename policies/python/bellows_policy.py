@@ -323,20 +323,28 @@ _C_ONLY = {
 # ---- used by bellows itself (policies/python/), not by policies ----
 
 _loaded = [0]
+_code = {}  # absolute path -> ((mtime_ns, size), code): each file compiled once per process
 
 
 def _load(path):
-    """Runs the policy file as a fresh module and returns (module name, its Policy class)."""
-    import importlib.util
+    """Runs the policy file as a fresh module and returns (module name, its Policy class). bellows
+    creates a policy several times per run (its checks, then the run), so the file's code is
+    compiled once and run anew each time: every instance starts from a fresh module."""
+    import os
+    import types
     _loaded[0] += 1
     modname = "_bellows_policy_file_%d" % _loaded[0]
-    spec = importlib.util.spec_from_file_location(modname, path)
-    if spec is None:
-        raise UsageError("cannot load it as a Python file")
-    module = importlib.util.module_from_spec(spec)
+    where = os.path.abspath(path)
+    st = os.stat(where)
+    key = (st.st_mtime_ns, st.st_size)
+    if _code.get(where, (None,))[0] != key:
+        with open(where, "rb") as f:
+            _code[where] = (key, compile(f.read(), path, "exec", dont_inherit=True))
+    module = types.ModuleType(modname)
+    module.__file__ = path
     sys.modules[modname] = module
     try:
-        spec.loader.exec_module(module)
+        exec(_code[where][1], module.__dict__)
     except BaseException:
         del sys.modules[modname]
         raise
