@@ -46,9 +46,11 @@ static PyObject *call(PyPolicyFile *f, PyObject *inst, PyObject *name, PyObject 
         snprintf(f->msg, sizeof f->msg, "interrupted");
         return NULL;
     }
-    PyObject *args[3] = {inst, a1, a2};
+    /* args[0] is free: with PY_VECTORCALL_ARGUMENTS_OFFSET the callee may use args[-1] */
+    PyObject *args[4] = {NULL, inst, a1, a2};
     size_t n = a2 ? 3 : a1 ? 2 : 1;
-    PyObject *r = PyObject_VectorcallMethod(name, args, n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *r =
+        PyObject_VectorcallMethod(name, args + 1, n | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
     py_call_end();
     return r;
 }
@@ -100,8 +102,11 @@ static int py_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err, 
     PyObject *opts = NULL, *res = NULL;
     int ok = py_call_begin();
     if (ok) {
-        r->inst = PyObject_CallNoArgs(f->cls);
+        r->inst = PyObject_CallNoArgs(f->cls); /* the class's own __init__, if any */
         py_call_end();
+    } else {
+        f->status = BW_EINTR;
+        snprintf(f->msg, sizeof f->msg, "interrupted");
     }
     ok = ok && r->inst && (r->ctx = py_context(b, p->ctx)) &&
          PyObject_SetAttr(r->inst, b->s_ctx, r->ctx) == 0 && (opts = opts_dict(p->ops, vals)) &&
