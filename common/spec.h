@@ -28,9 +28,9 @@ int spec_parse(const char *text, const char *flag, Spec *out, BwError *err);
 
 /* The same, and also "path[:k=v,...]" where the name part (up to the first ':') holds a '/' or
  * ends in ".so" or ".py": a plugin's or Python policy's file, kept in path (name stays ""). A
- * path is made of [A-Za-z0-9._/+-]
- * (so it is a safe CSV field and, with '/' replaced, a safe folder name), at most SPEC_MAX_TEXT - 1
- * bytes. Other names are checked as spec_parse checks them. */
+ * path is made of [A-Za-z0-9._/+-] (so it is a safe CSV field and, with '/' replaced, a safe
+ * folder name), at most SPEC_MAX_TEXT - 1 bytes. Other names are checked as spec_parse checks
+ * them. */
 int spec_parse_plugin(const char *text, const char *flag, Spec *out, BwError *err);
 
 /* 1 if the name part of text (up to the first ':') holds a '/' or ends in ".so" or ".py". */
