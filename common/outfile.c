@@ -64,11 +64,19 @@ static void on_fatal_signal(int sig)
 }
 
 static volatile sig_atomic_t interrupted;
+/* Called at the first SIGINT: a policy running in an embedded interpreter is told there. */
+static void (*volatile interrupt_hook)(void);
 
 static void on_interrupt(int sig)
 {
     if (interrupted) on_fatal_signal(sig);
     interrupted = 1;
+    if (interrupt_hook) interrupt_hook();
+}
+
+void outfile_on_interrupt(void (*hook)(void))
+{
+    interrupt_hook = hook;
 }
 
 void outfile_interrupt_softly(void)

@@ -35,6 +35,10 @@ void outfile_cleanup_on_signals(void);
 void outfile_interrupt_softly(void);
 /* 1 once a SIGINT was received under outfile_interrupt_softly. */
 int outfile_interrupted(void);
+/* hook (async-signal-safe code only) is called from the handler at the first SIGINT under
+ * outfile_interrupt_softly, after the flag is set: code that does not return to the driver's
+ * checks (a Python policy's loop) is stopped there. One hook per process; NULL removes it. */
+void outfile_on_interrupt(void (*hook)(void));
 /* Removes dir if it is empty and did not exist before (existed: as found before creating it);
  * what an interrupted command leaves. */
 void outdir_remove_if_new(const char *dir, int existed);

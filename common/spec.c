@@ -31,7 +31,8 @@ int spec_is_path(const char *text)
 {
     const char *colon = strchr(text, ':');
     size_t len = colon ? (size_t)(colon - text) : strlen(text);
-    return memchr(text, '/', len) || (len >= 3 && memcmp(text + len - 3, ".so", 3) == 0);
+    return memchr(text, '/', len) || (len >= 3 && memcmp(text + len - 3, ".so", 3) == 0) ||
+           (len >= 3 && memcmp(text + len - 3, ".py", 3) == 0);
 }
 
 static int parse_options(const char *text, const char *p, const char *flag, Spec *out,
@@ -47,7 +48,7 @@ static int parse(const char *text, const char *flag, int paths, Spec *out, BwErr
         if (!valid_path(text, name_len) || name_len >= sizeof out->path)
             return bw_fail(err, BW_EUSAGE,
                            "%s '%s': a plugin's path is made of A-Z a-z 0-9 . _ / + - only "
-                           "(expected PATH.so or PATH.so:key=value,...)",
+                           "(expected PATH.so, PATH.py or PATH:key=value,...)",
                            flag, text);
     } else if (!valid_word(text, name_len) || name_len >= SPEC_MAX_NAME) {
         return bw_fail(err, BW_EUSAGE, "%s '%s': expected NAME or NAME:key=value,...", flag, text);

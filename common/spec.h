@@ -27,12 +27,13 @@ typedef struct {
 int spec_parse(const char *text, const char *flag, Spec *out, BwError *err);
 
 /* The same, and also "path[:k=v,...]" where the name part (up to the first ':') holds a '/' or
- * ends in ".so": a plugin's file, kept in path (name stays ""). A path is made of [A-Za-z0-9._/+-]
- * (so it is a safe CSV field and, with '/' replaced, a safe folder name), at most SPEC_MAX_TEXT - 1
- * bytes. Other names are checked as spec_parse checks them. */
+ * ends in ".so" or ".py": a plugin's or Python policy's file, kept in path (name stays ""). A
+ * path is made of [A-Za-z0-9._/+-] (so it is a safe CSV field and, with '/' replaced, a safe
+ * folder name), at most SPEC_MAX_TEXT - 1 bytes. Other names are checked as spec_parse checks
+ * them. */
 int spec_parse_plugin(const char *text, const char *flag, Spec *out, BwError *err);
 
-/* 1 if the name part of text (up to the first ':') holds a '/' or ends in ".so". */
+/* 1 if the name part of text (up to the first ':') holds a '/' or ends in ".so" or ".py". */
 int spec_is_path(const char *text);
 
 /* Splits a list of specs separated by commas, where an item holding '=' and no ':' continues

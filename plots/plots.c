@@ -1,6 +1,9 @@
 /* plots.c: runs gnuplot on a compare folder (see plots.h). The scripts are found in
- * $BELLOWS_PLOTS_DIR or, by default, in the source tree's plots/ folder. */
+ * $BELLOWS_PLOTS_DIR or, by default, in the data folder beside the executable (datadir.h):
+ * PREFIX/share/bellows/plots when installed, build/share/bellows/plots in a build folder. */
 #include "plots.h"
+
+#include "datadir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,14 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef BELLOWS_PLOTS_DIR
-#define BELLOWS_PLOTS_DIR "plots"
-#endif
-
-static const char *scripts_dir(void)
+static void scripts_dir(char *out, size_t n)
 {
     const char *env = getenv("BELLOWS_PLOTS_DIR");
-    return env && *env ? env : BELLOWS_PLOTS_DIR;
+    if (env && *env)
+        snprintf(out, n, "%s", env);
+    else if (!datadir_find("plots", out, n))
+        snprintf(out, n, "plots"); /* not found: the message below names it */
 }
 
 int plots_available(void)
@@ -78,15 +80,17 @@ static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
 {
     static Expr full;
     memset(&full, 0, sizeof full);
-    ex_string(&full, "scriptdir", scripts_dir());
+    char dir_gp[4096];
+    scripts_dir(dir_gp, sizeof dir_gp);
+    ex_string(&full, "scriptdir", dir_gp);
     ex_add(&full, e->buf, e->len);
     if (e->bad || full.bad)
         return bw_fail(err, BW_ERUNTIME,
                        "plots: no plots of %s: a folder or policy name holds a newline, or the "
                        "names are too long for gnuplot's command line",
                        dir);
-    char script[4096];
-    snprintf(script, sizeof script, "%s/%s", scripts_dir(), name);
+    char script[4200];
+    snprintf(script, sizeof script, "%s/%s", dir_gp, name);
     if (access(script, R_OK) != 0)
         return bw_fail(err, BW_ERUNTIME,
                        "plots: %s not found (set BELLOWS_PLOTS_DIR to bellows' plots folder)",

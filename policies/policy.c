@@ -1,7 +1,8 @@
 /* policy.c: the policy registry and the wrappers every caller goes through (SQLite VFS style:
  * the core parses and checks the spec, allocates the policy's zeroed state, supplies defaults
  * for the optional operations, and asserts that each decision is well formed). Built-in
- * policies and plugins (policy_load.c) go through the same code, with the same public header.
+ * policies, plugins (policy_load.c) and Python files (python/policy_python.c, whose ops table
+ * calls the file's Policy class) go through the same code, with the same public header.
  *
  * Adding a built-in policy NAME takes one new file and one line:
  *   1. policies/NAME.c, opening with what the rule is and where it comes from, defining
@@ -13,6 +14,8 @@
  * tests/test_policies.c runs every registered policy through its contract; policies/README.md
  * has the details. */
 #include "policy.h"
+
+#include "policy_python.h"
 
 #include <assert.h>
 #include <math.h>
@@ -40,7 +43,8 @@ typedef struct {
     PolicyContext ictx;       /* the driver's, for its level check */
     PolicyLayer *layers;      /* ctx's and ictx's layer table: a copy of the driver's */
     char spec[SPEC_MAX_TEXT];
-    void *dl; /* a plugin's handle; NULL: built in */
+    void *dl;         /* a plugin's handle; NULL: built in or Python */
+    PyPolicyFile *py; /* a Python file's; NULL: C */
 } PolicyCore;
 
 static PolicyCore *core_of(const Policy *p)
@@ -137,9 +141,19 @@ static int unknown_policy(const char *flag, const char *name, BwError *err)
     return bw_fail(err, BW_EUSAGE, "%s '%s': unknown policy (known: %s)", flag, name, known);
 }
 
-/* Finds the ops of a parsed spec: a built-in by name, or a plugin loaded from its path. */
+/* 1 if a spec's path names a Python policy: it ends in ".py". */
+static int is_python(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 3 && strcmp(path + n - 3, ".py") == 0;
+}
+
+/* Finds the ops of a parsed spec: a built-in by name, a plugin loaded from its path, or a
+ * Python file's. */
 static int find_ops(const Spec *s, const char *flag, PolicyCore *c, BwError *err)
 {
+    if (s->path[0] && is_python(s->path))
+        return policy_python_open(s->path, flag, &c->py, &c->ops, err);
     if (s->path[0]) return policy_plugin_open(s->path, flag, &c->dl, &c->ops, err);
     const PolicyOps *ops = policy_find(s->name);
     if (!ops) return unknown_policy(flag, s->name, err);
@@ -161,12 +175,14 @@ static int resolve_values(const Spec *s, const char *label, const PolicyOps *ops
     return BW_OK;
 }
 
-/* What the core allocated for a policy (its state, layer table, plugin handle), and itself. */
+/* What the core allocated for a policy (its state, layer table, plugin handle or Python
+ * file), and itself. */
 static void core_free(PolicyCore *c)
 {
     free(c->pub.state);
     free(c->layers);
     policy_plugin_close(c->dl);
+    policy_python_close(c->py);
     free(c);
 }
 
@@ -201,6 +217,7 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
         core_free(c);
         return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
     }
+    if (c->py) policy_python_bind(c->py, c->pub.state);
     /* init names the option at fault; the flag and the policy's name go in front here */
     char inner[sizeof err->msg] = "";
     rc = c->ops.init ? c->ops.init(&c->pub, vals, inner, sizeof inner) : BELLOWS_POLICY_OK;
@@ -235,9 +252,10 @@ static void normalise_obs(const PolicyCore *c, const PolicyObs *in, PolicyObs *o
 }
 
 /* A bad decision stops the run in every build (NDEBUG too: it guards the results), with a
- * message naming the policy; a built-in's is a bug of bellows, a plugin's the plugin's. */
-static void check_decision(const PolicyCore *c, const PolicyObs *obs, const PolicyDecision *d,
-                           const double *level)
+ * message naming the policy: a plugin's or a Python file's is a runtime error (exit 1), a
+ * built-in's a bug of bellows (abort). */
+static int check_decision(const PolicyCore *c, const PolicyObs *obs, const PolicyDecision *d,
+                          const double *level, BwError *err)
 {
     const BellowsPolicyContext *ctx = &c->ctx;
     const char *bad = NULL;
@@ -254,14 +272,18 @@ static void check_decision(const PolicyCore *c, const PolicyObs *obs, const Poli
         bad = "period < 1 or average not 0/1";
     if (!bad && c->ops.mode == POLICY_GRADIENT && (d->average != 0 || d->period != 0))
         bad = "average or period set in gradient mode";
-    if (!bad) return;
-    fprintf(stderr, "bellows: --policy %s: invalid decision at step %ld: %s (layer %d)%s\n",
-            c->spec, obs->step, bad, layer,
-            c->dl ? "" : " (a built-in policy: a bug of bellows, please report it)");
+    if (!bad) return BW_OK;
+    if (c->dl || c->py)
+        return bw_fail(err, BW_ERUNTIME, "--policy %s: invalid decision at step %ld: %s (layer %d)",
+                       c->spec, obs->step, bad, layer);
+    fprintf(stderr,
+            "bellows: --policy %s: invalid decision at step %ld: %s (layer %d) (a built-in "
+            "policy: a bug of bellows, please report it)\n",
+            c->spec, obs->step, bad, layer);
     abort();
 }
 
-void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d)
+int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err)
 {
     assert(p && obs && d);
     assert(obs->step >= 0 && obs->epoch >= 0);
@@ -278,7 +300,8 @@ void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d)
     d->period = c->ops.mode == POLICY_PERIODIC ? 1 : 0;
     if (c->ops.observe) c->ops.observe(p, &o);
     c->ops.decide(p, &o, d);
-    check_decision(c, &o, d, level);
+    int rc = c->py ? policy_python_status(c->py, c->spec, o.step, err) : BW_OK;
+    return rc ? rc : check_decision(c, &o, d, level, err);
 }
 
 void policy_describe(const Policy *p, char *buf, size_t n)
@@ -332,16 +355,25 @@ int policy_print_plugin(FILE *out, const char *path, const char *flag, BwError *
     int rc = spec_parse_plugin(path, flag, &s, err);
     if (rc) return rc;
     if (s.n > 0 || !s.path[0])
-        return bw_fail(err, BW_EUSAGE, "%s '%s': expected the path of a plugin (a .so file)", flag,
-                       path);
+        return bw_fail(err, BW_EUSAGE, "%s '%s': expected the path of a plugin (a .so or .py file)",
+                       flag, path);
     void *dl = NULL;
+    PyPolicyFile *py = NULL;
     PolicyOps ops;
-    if ((rc = policy_plugin_open(s.path, flag, &dl, &ops, err))) return rc;
+    rc = is_python(s.path) ? policy_python_open(s.path, flag, &py, &ops, err)
+                           : policy_plugin_open(s.path, flag, &dl, &ops, err);
+    if (rc) return rc;
     if (out) {
         print_ops(out, &ops);
-        fprintf(out, "    plugin: %s (--policy %s[:key=value,...], interface version %d)\n", s.path,
-                s.path, ops.iVersion);
+        fprintf(out, "    %s: %s (--policy %s[:key=value,...], interface version %d)\n",
+                py ? "python" : "plugin", s.path, s.path, ops.iVersion);
     }
     policy_plugin_close(dl);
+    policy_python_close(py);
     return BW_OK;
+}
+
+int policy_print_python(FILE *out, BwError *err)
+{
+    return policy_python_print_doc(out, err);
 }

@@ -4,9 +4,10 @@
  * same structs, except PolicyContext, which the driver fills and the core turns into the
  * policy's BellowsPolicyContext (it carries the driver's level check, which takes a BwError).
  *
- * A policy is built in (one file policies/NAME.c and one line in policies.def) or loaded at run
- * time from a shared object: a spec whose name part holds a '/' or ends in ".so" is a path,
- * `--policy ./mypolicy.so:key=value` (policy_load.c).
+ * A policy is built in (one file policies/NAME.c and one line in policies.def), loaded at run
+ * time from a shared object, or a Python file run by the embedded interpreter: a spec whose name
+ * part holds a '/' or ends in ".so" or ".py" is a path, `--policy ./mypolicy.so:key=value`
+ * (policy_load.c), `--policy ./mypolicy.py:key=value` (python/policy_python.c).
  *
  * Call order, per step t (the driver does it once, for all workers):
  *   policy_step(p, &obs_t, &d)   -> ops->observe(p, &obs_t); ops->decide(p, &obs_t, &d)
@@ -72,22 +73,28 @@ typedef struct {
 const PolicyOps *policy_find(const char *name);
 const PolicyOps *const *policy_registry(void); /* NULL-terminated */
 
-/* Parses "name[:k=v,...]" or "path.so[:k=v,...]" (flag names the CLI flag for messages), loads a
- * plugin, checks the options and initialises the policy. Usage errors (unknown policy, a plugin
- * that cannot be loaded or is inconsistent, bad option) return BW_EUSAGE. */
+/* Parses "name[:k=v,...]", "path.so[:k=v,...]" or "path.py[:k=v,...]" (flag names the CLI flag
+ * for messages), loads a plugin or a Python file, checks the options and initialises the policy.
+ * Usage errors (unknown policy, a plugin or Python file that cannot be loaded or is
+ * inconsistent, bad option, a Python exception) return BW_EUSAGE. */
 int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, Policy **out,
                   BwError *err);
 /* d->level must point at the caller's array of the context's n_layers doubles; policy_step
- * resets them and the rest of *d, then lets the policy decide. */
-void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d);
+ * resets them and the rest of *d, then lets the policy decide. Returns BW_OK, or, for a plugin
+ * or a Python policy, BW_ERUNTIME (a Python exception, an invalid decision) or BW_EINTR (Ctrl-C
+ * while a Python policy ran) with the message in err (may be NULL); a built-in's invalid
+ * decision aborts (a bug of bellows). */
+int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err);
 void policy_describe(const Policy *p, char *buf, size_t n);
 void policy_free(Policy *p);              /* NULL is a no-op */
 const char *policy_spec(const Policy *p); /* as given, normalised: name:k=v,... */
 
 /* The `bellows policies` listing: every policy with its help, source and options. */
 void policy_print_list(FILE *out);
-/* One plugin's entry in the same form (out NULL: only load and check it). */
+/* One plugin's or Python file's entry in the same form (out NULL: only load and check it). */
 int policy_print_plugin(FILE *out, const char *path, const char *flag, BwError *err);
+/* The interface of Python policies: the documentation of the bellows_policy module. */
+int policy_print_python(FILE *out, BwError *err);
 
 /* ---- shared by policy.c and policy_load.c ---- */
 

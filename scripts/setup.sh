@@ -14,7 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(build-essential cmake pkg-config libsimgrid-dev libgsl-dev libopenblas-dev
-          libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev gnuplot-nox dataset-fashion-mnist)
+          libcmocka-dev zlib1g-dev libdeflate-dev libjansson-dev gnuplot-nox dataset-fashion-mnist
+          libpython3-dev python3-numpy)  # the last two: Python policies (--policy ./x.py)
 
 build_dir=build
 cmake_args=()

@@ -1,6 +1,7 @@
 /* main.c: the bellows command line. main only dispatches to a subcommand and maps its status
  * to the exit code: 0 success, 1 runtime failure (I/O, divergence), 2 bad usage. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "status.h"
@@ -40,14 +41,25 @@ static const Command commands[] = {
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
 
+#define ABOUT       "bellows simulates data-parallel training with gradient-communication policies."
+#define EXIT_STATUS "0 success, 1 runtime failure, 2 bad usage, 130 interrupted (Ctrl-C)"
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: bellows COMMAND [flags]   (bellows COMMAND --help for its flags)\n\n"
-                 "bellows simulates data-parallel training with gradient-communication "
-                 "policies.\n\ncommands:\n");
+    const char *format = getenv("BELLOWS_HELP_FORMAT"); /* scripts/gen_docs.sh, at build time */
+    if (format && strcmp(format, "tsv") == 0) {
+        fprintf(out, "about\t%s\nexit\t%s\n", ABOUT, EXIT_STATUS);
+        for (int i = 0; i < N_COMMANDS; i++)
+            fprintf(out, "command\t%s\t%s\n", commands[i].name, commands[i].summary);
+        return;
+    }
+    fprintf(out,
+            "usage: bellows COMMAND [flags]   (bellows COMMAND --help for its flags)\n\n"
+            "%s\n\ncommands:\n",
+            ABOUT);
     for (int i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nexit status: 0 success, 1 runtime failure, 2 bad usage\n");
+    fprintf(out, "\nexit status: %s\n", EXIT_STATUS);
 }
 
 int main(int argc, char **argv)

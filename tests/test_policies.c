@@ -99,7 +99,7 @@ static void contract_run(Policy *p, ContractRun *out)
             .bytes_per_worker = 1e5 * (double)t,
         };
         out->d[t].level = out->level[t];
-        policy_step(p, &obs, &out->d[t]);
+        assert_int_equal(policy_step(p, &obs, &out->d[t], NULL), BW_OK);
         policy_describe(p, out->describe[t], sizeof out->describe[t]);
         since_avg++;
         averaged = out->d[t].average;
@@ -217,7 +217,7 @@ static void feed_epoch(Feed *f, int epoch, double rank0[2][4], double mean[2][4]
             .grad_norm_rank0 = rank0[s],
             .grad_norm_mean = mean ? mean[s] : rank0[s],
         };
-        policy_step(f->p, &obs, &d[s]);
+        assert_int_equal(policy_step(f->p, &obs, &d[s], NULL), BW_OK);
     }
 }
 
@@ -641,7 +641,7 @@ static int run_periodic(Policy *p, int n, long *avg_steps, int *periods)
                          .grad_norm_rank0 = norms,
                          .grad_norm_mean = norms};
         PolicyDecision d = {.level = (double[4]){0}};
-        policy_step(p, &obs, &d);
+        assert_int_equal(policy_step(p, &obs, &d, NULL), BW_OK);
         if (periods) periods[t] = d.period;
         if (d.average) avg_steps[k++] = t;
     }
@@ -738,7 +738,7 @@ static void test_adacomm_periods_follow_loss_and_lr(void **state)
                          .grad_norm_rank0 = norms,
                          .grad_norm_mean = norms};
         PolicyDecision d = {.level = (double[4]){0}};
-        policy_step(p, &obs, &d);
+        assert_int_equal(policy_step(p, &obs, &d, NULL), BW_OK);
         if (d.period != seq[i].period || d.average != seq[i].average)
             fail_msg("step %ld: period %d average %d, expected %d %d", t, d.period, d.average,
                      seq[i].period, seq[i].average);
@@ -748,7 +748,7 @@ static void test_adacomm_periods_follow_loss_and_lr(void **state)
         PolicyObs obs = {
             .step = t, .lr = 0.1, .loss = 1e-6, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
         PolicyDecision d = {.level = (double[4]){0}};
-        policy_step(p, &obs, &d);
+        assert_int_equal(policy_step(p, &obs, &d, NULL), BW_OK);
         assert_int_equal(d.period, t <= 30 ? 16 : 1);
         assert_int_equal(d.average, t == 30 || t == 31);
     }
@@ -765,7 +765,7 @@ static void test_adacomm_periods_follow_loss_and_lr(void **state)
                          .grad_norm_rank0 = norms,
                          .grad_norm_mean = norms};
         PolicyDecision d = {.level = (double[4]){0}};
-        policy_step(p, &obs, &d);
+        assert_int_equal(policy_step(p, &obs, &d, NULL), BW_OK);
         assert_int_equal(d.average, t == 3 || t == 7);
     }
     assert_describe(p, "period=6");
@@ -882,7 +882,7 @@ static void adpsgd_feed(const char *spec, const PolicyContext *c, RateFn rate, d
             }
         }
         PolicyDecision d = {.level = (double[4]){0}};
-        policy_step(p, &obs, &d);
+        assert_int_equal(policy_step(p, &obs, &d, NULL), BW_OK);
         out->period[t] = d.period;
         if (ref && pend_len > 0) {
             /* the period is the reference's rounded, either way within 1e-6 of a half */
@@ -951,7 +951,7 @@ static void test_adpsgd_first_period_is_the_plan(void **state)
         double norms[4] = {1, 1, 1, 1};
         PolicyObs obs = {.lr = 0.1, .loss = 1, .grad_norm_rank0 = norms, .grad_norm_mean = norms};
         PolicyDecision d = {.level = (double[4]){0}};
-        policy_step(p, &obs, &d);
+        assert_int_equal(policy_step(p, &obs, &d, NULL), BW_OK);
         if (d.period != cases[i].want)
             fail_msg("%s, %d decays: first period %d, want %d", cases[i].spec, cases[i].n_decays,
                      d.period, cases[i].want);
@@ -1037,7 +1037,7 @@ static void test_static_and_sync_levels(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         PolicyContext ctx = make_checked_ctx(cases[i].compressor, cases[i].ctx_level);
         Policy *p = create_ok(cases[i].spec, &ctx);
-        policy_step(p, &obs, &d);
+        assert_int_equal(policy_step(p, &obs, &d, NULL), BW_OK);
         assert_float_equal(d.level[0], cases[i].want, 0);
         assert_float_equal(d.level[1], 0, 0);
         assert_float_equal(d.level[2], cases[i].want, 0);

@@ -227,8 +227,33 @@ static const char *kind_meta(const CliOpt *o)
     return "";
 }
 
+/* The same table as tab-separated lines (BELLOWS_HELP_FORMAT=tsv), which scripts/gen_docs.sh
+ * turns into the man page and the bash completion at build time: "usage\tTEXT", one
+ * "about\tLINE" per line of about, then "flag\tNAME\tMETA\tUNIT\tDEFAULT\tHELP" per flag. */
+static void print_help_tsv(FILE *out, const char *usage, const char *about, const CliOpt *opts,
+                           int n_opts)
+{
+    fprintf(out, "usage\t%s\n", usage);
+    for (const char *line = about; *line;) {
+        size_t n = strcspn(line, "\n");
+        fprintf(out, "about\t%.*s\n", (int)n, line);
+        line += n + (line[n] ? 1 : 0);
+    }
+    for (int i = 0; i < n_opts; i++) {
+        const CliOpt *o = &opts[i];
+        fprintf(out, "flag\t%s\t%s\t%s\t%s\t%s\n", o->name, kind_meta(o), o->unit ? o->unit : "",
+                o->def ? o->def : "", o->help);
+    }
+    fprintf(out, "flag\thelp\t\t\t\tshow this help and exit\n");
+}
+
 void cli_print_help(FILE *out, const char *usage, const char *about, const CliOpt *opts, int n_opts)
 {
+    const char *format = getenv("BELLOWS_HELP_FORMAT");
+    if (format && strcmp(format, "tsv") == 0) {
+        print_help_tsv(out, usage, about, opts, n_opts);
+        return;
+    }
     fprintf(out, "usage: %s\n\n%s\n\nflags:\n", usage, about);
     for (int i = 0; i < n_opts; i++) {
         const CliOpt *o = &opts[i];

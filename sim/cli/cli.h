@@ -63,7 +63,9 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values,
 /* Whether the flag called name was given explicitly, from the set[] that cli_parse filled. */
 int cli_given(const CliOpt *opts, int n_opts, const int *set, const char *name);
 
-/* Prints "usage" and "about", then every flag with its value type, unit, default and help. */
+/* Prints "usage" and "about", then every flag with its value type, unit, default and help; with
+ * BELLOWS_HELP_FORMAT=tsv in the environment, the same as tab-separated lines for the build's
+ * man page and bash completion (scripts/gen_docs.sh). */
 void cli_print_help(FILE *out, const char *usage, const char *about, const CliOpt *opts,
                     int n_opts);
 

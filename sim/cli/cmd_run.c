@@ -74,8 +74,8 @@ int cmd_run(int argc, char **argv, BwError *err)
     }
     if (strcmp(res.status, "diverged") == 0) rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
 fail:
+    if (rc) outdir_remove_if_new(f.run.out, existed); /* a failed run leaves no empty folder */
     if (rc == BW_EINTR) { /* the driver's "interrupted at step N of M" */
-        outdir_remove_if_new(f.run.out, existed);
         BwError why = *err;
         bw_fail(err, BW_EINTR, "%s; nothing written (run it again to start over)", why.msg);
     }

@@ -252,9 +252,11 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
                          .grad_norm_rank0 = zeros,
                          .grad_norm_mean = zeros};
         PolicyDecision d = {.level = level}; /* policy_step resets it and sets its batch */
-        policy_step(p, &obs, &d);
-        rc = rendezvous_check_decision(cfg, m, compress_find(ctx.compressor), &d,
-                                       p->ops->mode == POLICY_PERIODIC, err);
+        rc = policy_step(p, &obs, &d, err);
+        if (rc == BW_ERUNTIME) rc = BW_EUSAGE; /* a plugin's failure before the run starts */
+        if (rc == BW_OK)
+            rc = rendezvous_check_decision(cfg, m, compress_find(ctx.compressor), &d,
+                                           p->ops->mode == POLICY_PERIODIC, err);
     }
     policy_free(p);
     compress_free(c);

@@ -234,13 +234,28 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
     return obs;
 }
 
-/* The policy's decision, checked; returns 0 (and stops the run) if it is not valid. */
+/* SIGINT: every worker stops at once, nothing is kept. */
+static void stop_interrupted(DriverRun *run, long step)
+{
+    long of = run->cfg->replay ? run->cfg->replay->n_steps
+                               : (long)run->cfg->tc.epochs * (run->shard / run->b0);
+    run->stop = STOP_ERROR;
+    run->err_status = bw_fail(&run->err, BW_EINTR, "interrupted at step %ld of %ld", step, of);
+}
+
+/* The policy's decision, checked; returns 0 (and stops the run) if it is not valid, or the
+ * policy failed (a plugin's or Python policy's error, or a Ctrl-C while a Python policy ran). */
 static int decide(DriverRun *run, const PolicyObs *obs)
 {
     PolicyDecision d = {.level = run->dec.level}; /* policy_step resets it, sets its batch */
-    policy_step(run->pol, obs, &d);
+    int rc = policy_step(run->pol, obs, &d, &run->err);
+    if (rc == BW_EINTR) {
+        stop_interrupted(run, obs->step);
+        return 0;
+    }
     policy_describe(run->pol, run->state, sizeof run->state);
-    int rc = rendezvous_check_decision(run->cfg, run->w[0].model, run->cops, &d, run->periodic,
+    if (rc == BW_OK)
+        rc = rendezvous_check_decision(run->cfg, run->w[0].model, run->cops, &d, run->periodic,
                                        &run->err);
     if (rc) {
         run->stop = STOP_ERROR;
@@ -304,12 +319,8 @@ static void replay_advance(DriverRun *run, const StepState *st)
 void rendezvous_leader(DriverRun *run)
 {
     const StepState st = run->cur;
-    if (outfile_interrupted()) { /* SIGINT: stop every worker at once, keep nothing */
-        long of = run->cfg->replay ? run->cfg->replay->n_steps
-                                   : (long)run->cfg->tc.epochs * (run->shard / run->b0);
-        run->stop = STOP_ERROR;
-        run->err_status =
-            bw_fail(&run->err, BW_EINTR, "interrupted at step %ld of %ld", st.step, of);
+    if (outfile_interrupted()) {
+        stop_interrupted(run, st.step);
         return;
     }
     if (!gather_losses(run, &st)) return;

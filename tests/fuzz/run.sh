@@ -31,13 +31,15 @@ build() {
     trace) srcs=(traces/trace.c); libs="$(pkg-config --libs jansson) -lz -lm" ;;
     idx)   srcs=(models/dataset.c); libs="$(pkg-config --libs gsl) -lz -lm" ;;
     units) srcs=(sim/cli/cli.c common/units.c); libs="-lm" ;;
-    spec)  srcs=(common/spec.c policies/*.c sim/compress/*.c sim/net/coll.c common/half.c)
+    spec)  srcs=(common/spec.c policies/*.c policies/python/policy_python_none.c sim/compress/*.c
+                 sim/net/coll.c sim/net/coll_sum.c sim/net/coll_mirror.c common/half.c common/pool.c)
            libs="$(pkg-config --libs simgrid gsl) -lopenblas -lm" ;;
     *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec or all)" >&2
        exit 2 ;;
   esac
   # shellcheck disable=SC2086
-  local incs=(-Icommon -Imodels -Itraces -Ipolicies -Isim/cli -Isim/net -Isim/compress)
+  local incs=(-Icommon -Imodels -Itraces -Ipolicies -Ipolicies/python -Isim/cli -Isim/net
+              -Isim/compress)
   clang "${cflags[@]}" "${incs[@]}" -I"$cblas_inc" $(pkg-config --cflags jansson simgrid) \
     "tests/fuzz/fuzz_$name.c" "${srcs[@]}" $libs -o "build-fuzz/fuzz_$name"
 }
