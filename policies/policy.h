@@ -80,6 +80,10 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
 /* d->level must point at the caller's array of the context's n_layers doubles; policy_step
  * resets them and the rest of *d, then lets the policy decide. */
 void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d);
+/* Whether the policy of spec may decide on the price of a run (bellows_policy.h's price_blind
+ * is 0: not declared, or a plugin of an older interface), so that no other run's training can
+ * stand for its own. Loads a plugin to read its ops; usage errors as policy_create's. */
+int policy_sees_price(const char *spec, const char *flag, int *sees, BwError *err);
 void policy_describe(const Policy *p, char *buf, size_t n);
 void policy_free(Policy *p);              /* NULL is a no-op */
 const char *policy_spec(const Policy *p); /* as given, normalised: name:k=v,... */
