@@ -18,6 +18,14 @@
 #include "policy.h"
 #include "sweep_impl.h"
 
+static void group_drop_trace(Group *g)
+{
+    if (!g->trace) return;
+    trace_free(g->trace);
+    free(g->trace);
+    g->trace = NULL;
+}
+
 int sweep_groups_create(Sweep *s, BwError *err)
 {
     s->sum_order = calloc((size_t)s->n_points, sizeof *s->sum_order);
@@ -32,7 +40,7 @@ int sweep_groups_create(Sweep *s, BwError *err)
 
 void sweep_groups_free(Sweep *s)
 {
-    for (long g = 0; s->groups && g < s->n_groups; g++) trace_free(&s->groups[g].trace);
+    for (long g = 0; s->groups && g < s->n_groups; g++) group_drop_trace(&s->groups[g]);
     free(s->groups);
     free(s->group_of);
     free(s->sum_order);
@@ -161,7 +169,7 @@ void sweep_plan_phases(Sweep *s)
     for (long g = 0; g < s->n_groups; g++) {
         Group *gr = &s->groups[g];
         gr->record = gr->trace_only = gr->priced = 0;
-        trace_free(&gr->trace);
+        group_drop_trace(gr);
     }
     s->n_train = s->n_price = 0;
     for (long i = 0; i < s->n_todo; i++) { /* the trainings that are results of this invocation */
@@ -195,8 +203,11 @@ long sweep_load_traces(Sweep *s)
         sweep_trace_path(s, g->trainer, path, sizeof path);
         BwError err;
         /* no trace: the training failed (and said so); one that stopped early did not complete */
-        g->priced = access(path, R_OK) == 0 && trace_read(path, &g->trace, &err) == BW_OK &&
-                    !g->trace.steps[g->trace.n_steps - 1].stopped[0];
+        g->trace = calloc(1, sizeof *g->trace);
+        g->priced = g->trace && access(path, R_OK) == 0 &&
+                    trace_read(path, g->trace, &err) == BW_OK &&
+                    !g->trace->steps[g->trace->n_steps - 1].stopped[0];
+        if (!g->priced) group_drop_trace(g);
         g->load_failed = !g->priced;
         trained += g->load_failed;
     }

@@ -231,7 +231,7 @@ static void sweep_start(int job, int fd, void *ctx)
         cfg.record_trace = trace;
     }
     if (s->phase == 1 && g->priced) {
-        cfg.replay = &g->trace;
+        cfg.replay = g->trace;
         cfg.priced = 1;
         cfg.replay_engine = REPLAY_AUTO;
     }

@@ -47,7 +47,7 @@ typedef struct {
     int trace_only;  /* the training is not a result of this invocation, only its trace is */
     int priced;      /* trace loaded: its other runs are priced (else they train) */
     int load_failed; /* no usable trace: the training failed, diverged or stopped early */
-    Trace trace;
+    Trace *trace;    /* when priced: the trace its other runs replay */
 } Group;
 
 /* driver_sum_order's text, "hierarchical/1024" at most */
