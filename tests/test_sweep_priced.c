@@ -6,8 +6,8 @@
  * built-in policy, Accordion's batch mode, a policy that sees the price) and with the actors (a
  * workload under --overlap none and ddp, a straggler, transfer-level collectives whose order of
  * additions differs); a training that does not complete leaves its scenarios to train; a resumed
- * or sharded sweep trains only what it is missing. Each test runs alone: test_sweep_priced
- * [NAME-PATTERN]. */
+ * or sharded sweep trains only what it is missing; compare, which runs one scenario, sends a
+ * list of them to sweep. Each test runs alone: test_sweep_priced [NAME-PATTERN]. */
 #include "testutil.h"
 
 #include <sys/wait.h>
@@ -224,6 +224,30 @@ static void test_a_shard_trains_only_the_groups_it_needs(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* compare (and replay) run one scenario: a list of a price flag's values points to sweep, with
+ * exit status 2, one line, and nothing written. */
+static void test_compare_refuses_a_list_of_scenarios_and_names_sweep(void **state)
+{
+    (void)state;
+    const char *bad[] = {"compare --bandwidth 1Gbps,10Gbps", "compare --latency=1us,5us",
+                         "compare --workload resnet50,vgg16", "replay --trace x --gpu V100,A100"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char cmd[1024], path[256];
+        snprintf(cmd, sizeof cmd, BELLOWS_BIN " %s --out %s/one >/dev/null 2>%s/one.err", bad[i],
+                 TMP, TMP);
+        int st = system(cmd);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 2) fail_msg("'%s': status %d", bad[i], st);
+        snprintf(path, sizeof path, "%s/one.err", TMP);
+        char *e = slurp(path, NULL);
+        assert_non_null(e);
+        if (count_lines(e) != 1 || !strstr(e, "runs one scenario; for several, bellows sweep"))
+            fail_msg("'%s': %s", bad[i], e);
+        free(e);
+        snprintf(path, sizeof path, "%s/one", TMP);
+        assert_false(file_exists(path));
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
@@ -235,6 +259,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_training_that_does_not_complete_leaves_its_scenarios_to_train),
         cmocka_unit_test(test_a_resumed_sweep_trains_only_what_it_is_missing),
         cmocka_unit_test(test_a_shard_trains_only_the_groups_it_needs),
+        cmocka_unit_test(test_compare_refuses_a_list_of_scenarios_and_names_sweep),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rm_tree(TMP);

@@ -304,6 +304,7 @@ static int run_phases(Sweep *s, BwError *err)
         if (s->groups[s->group_of[s->phase_runs[i]]].record) rc = outdir_create(traces, err);
     s->phase = 0;
     if (rc == BW_OK) rc = runner_pool((int)s->n_train, s->jobs, sweep_start, sweep_done, s, err);
+    s->t_trained = wallclock_s();
     if (rc == BW_OK) {
         long trained = sweep_load_traces(s);
         if (trained)
@@ -336,7 +337,11 @@ static int run_all(Sweep *s, BwError *err)
     if (rc == BW_OK) {
         if (s->progress) fputs("\r\033[K", stderr);
         sweep_print_table(s);
-        printf("# wrote %s/sweep.csv (%.1f wall s)\n", s->out, wallclock_s() - s->t0);
+        double end = wallclock_s();
+        printf("# wrote %s/sweep.csv (%.1f wall s", s->out, end - s->t0);
+        if (s->n_price) /* the trainings' phase, then the pricing's */
+            printf(": %.1f training, %.1f pricing", s->t_trained - s->t0, end - s->t_trained);
+        printf(")\n");
         sweep_plots(s);
     }
     sigaction(SIGPIPE, &s->old_sigpipe, NULL);

@@ -82,7 +82,7 @@ typedef struct {
     /* while the runs go on */
     long done_now;
     int failed;
-    double t0;
+    double t0, t_trained; /* wall clock at the start, and at the end of the trainings */
     struct sigaction old_sigpipe;
 
     Flags f; /* the first point's flags: the sweep's own and the shared scenario */
