@@ -4,8 +4,8 @@
  * and each run's summary.json, steps.csv, evals.csv, epochs.csv) is byte for byte that of the
  * same sweep with --train-each, but for summary.json's wall_s: with the fast replay (every
  * built-in policy, Accordion's batch mode, a policy that sees the price) and with the actors (a
- * workload under --overlap none and ddp, a straggler, transfer-level collectives whose order of
- * additions differs); a training that does not complete leaves its scenarios to train; a resumed
+ * workload under --overlap none and ddp, a straggler, jitter, transfer-level collectives whose
+ * order of additions differs); a training that does not complete leaves its scenarios to train; a resumed
  * or sharded sweep trains only what it is missing; compare, which runs one scenario, sends a
  * list of them to sweep. Each test runs alone: test_sweep_priced [NAME-PATTERN]. */
 #include "testutil.h"
@@ -123,14 +123,16 @@ static void test_priced_runs_are_the_trained_runs_with_the_actors(void **state)
 {
     (void)state;
     SKIP_UNDER_VALGRIND();
-    /* a workload, costed with and without DDP's overlap, and a straggler: the actors price them,
-     * and every step is reduced in rank order, so overlap none and ddp share one training */
+    /* a workload, costed with and without DDP's overlap, a straggler and jitter: the actors
+     * price them, and every step is reduced in rank order, so overlap none and ddp share one
+     * training */
     expect_priced_as_trained("actors",
                              SMALL " --epochs 2 --collectives analytic --workload resnet18-cifar "
                                    "--overlap none,ddp --bandwidth 1Gbps,10Gbps --slowdown 1.5 "
+                                   "--compute-jitter 0.2 "
                                    "--policies sync,static:level=1,accordion,adpsgd");
     expect_header("actors", "# 4 trainings, 12 scenarios priced by replaying their training's "
-                            "trace (the actors: --slowdown makes the workers differ)");
+                            "trace (the actors: --compute-jitter makes the workers differ)");
     /* a transfer-level ring and halving-doubling add in different orders: trained apart */
     expect_priced_as_trained("transfer", SMALL " --epochs 2 --allreduce ring,halving-doubling "
                                                "--bandwidth 1Gbps,10Gbps --policies "
