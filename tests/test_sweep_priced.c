@@ -5,9 +5,9 @@
  * same sweep with --train-each, but for summary.json's wall_s: with the fast replay (every
  * built-in policy, Accordion's batch mode, a policy that sees the price) and with the actors (a
  * workload under --overlap none and ddp, a straggler, jitter, transfer-level collectives whose
- * order of additions differs); a training that does not complete leaves its scenarios to train; a resumed
- * or sharded sweep trains only what it is missing; compare, which runs one scenario, sends a
- * list of them to sweep. Each test runs alone: test_sweep_priced [NAME-PATTERN]. */
+ * order of additions differs); a training that does not complete leaves its scenarios to train; a
+ * resumed or sharded sweep trains only what it is missing; compare, which runs one scenario, sends
+ * a list of them to sweep. Each test runs alone: test_sweep_priced [NAME-PATTERN]. */
 #include "testutil.h"
 
 #include <sys/wait.h>
