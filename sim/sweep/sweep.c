@@ -112,6 +112,10 @@ static int load_scenario(Sweep *s, BwError *err)
         rc = s->replay ? trace_read(s->f.run.trace, &s->trace, err)
                        : run_load_data(&s->ta, &s->cfg, &s->train, &s->test, err);
     if (rc == BW_OK && s->replay) rc = run_apply_trace(&s->f, &s->cfg, &s->trace, err);
+    s->train_shape = s->train; /* what a priced run reads of the sets: their sizes */
+    s->train_shape.x = NULL, s->train_shape.px = NULL, s->train_shape.y = NULL;
+    s->test_shape = s->test;
+    s->test_shape.x = NULL, s->test_shape.px = NULL, s->test_shape.y = NULL;
     if (rc == BW_OK)
         rc = engine_check_options(s->f.n_simgrid, s->f.simgrid_args, s->f.run.network_model, err);
     if (rc) return rc;
@@ -231,6 +235,8 @@ static void sweep_start(int job, int fd, void *ctx)
         cfg.record_trace = trace;
     }
     if (s->phase == 1 && g->priced) {
+        cfg.train = &s->train_shape; /* the samples may be gone (run_phases) */
+        cfg.test = &s->test_shape;
         cfg.replay = g->trace;
         cfg.priced = 1;
         cfg.replay_engine = REPLAY_AUTO;
@@ -307,6 +313,10 @@ static int run_phases(Sweep *s, BwError *err)
     s->t_trained = wallclock_s();
     if (rc == BW_OK) {
         long trained = sweep_load_traces(s);
+        if (!trained && !s->replay) { /* priced runs read only the sets' sizes: lighter forks */
+            dataset_free(&s->train);
+            dataset_free(&s->test);
+        }
         if (trained)
             printf("%s# %ld scenario(s) to train after all: their training did not complete "
                    "(failed, diverged or stopped at the target), and only a completed one is "

@@ -91,8 +91,9 @@ typedef struct {
     TrainArgs ta;
     RunConfig cfg;
     double slowdown[DRIVER_MAX_WORKERS];
-    Dataset train, test; /* loaded once; every run uses them */
-    Trace trace;         /* --trace: every run replays it */
+    Dataset train, test;             /* loaded once; every run uses them */
+    Dataset train_shape, test_shape; /* their sizes without samples, for the priced runs */
+    Trace trace;                     /* --trace: every run replays it */
     int replay;
     ReplayEngine replay_engine;
 
