@@ -11,10 +11,11 @@
 # time / the priced scenarios, and the fast replay's share of it (the mean of the priced runs'
 # summary.json wall_s: the replay from the trace, in the run's process, against what the rest
 # costs: the fork, the scenario's flags, its three result files, sweep.csv rewritten).
-#   tests/perf/run_sweep.sh [ROUNDS] [EXTRA]         (default 2 rounds)
-# EXTRA=each adds, once, the 3x3 sweep with --train-each (36 trainings); EXTRA=transfer the 3x3
-# sweep and the compare at the transfer level (the README's sweep before, its priced runs on the
-# actors).
+#   tests/perf/run_sweep.sh [ROUNDS] [EXTRA,...]     (default 2 rounds, no extra)
+# Extras, each once after the rounds: `each`, the 3x3 sweep with --train-each (36 trainings, and
+# its sweep.csv compared with the priced one's); `big`, a 16x16 grid (1020 priced scenarios:
+# how the cost of a priced scenario grows with the grid); `transfer`, the compare and the 3x3
+# sweep at the transfer level (the priced runs on the actors).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-2}
@@ -44,13 +45,13 @@ replay_s() { # SWEEP_DIR FIRST_POINT_FOLDER
     awk -F': ' '{s += $2; n++} END {printf "%.4f", s / n}'
 }
 
-report() { # NAME DIR WALL COMPARE_WALL PRICED
-  local line train price per share
+report() { # NAME DIR WALL COMPARE_WALL PRICED [FIRST_BANDWIDTH FIRST_LATENCY]
+  local line train price per share first=bandwidth-${6:-1Gbps}_latency-${7:-1us}
   line=$(grep '^# wrote' "$2.txt")
   train=$(echo "$line" | sed -n 's/.*: \([0-9.]*\) training.*/\1/p')
   price=$(echo "$line" | sed -n 's/.*, \([0-9.]*\) pricing.*/\1/p')
   per=$(echo "$price * 2 / $5" | bc -l)
-  share=$(echo "$(replay_s "$2" bandwidth-1Gbps_latency-1us) / $per" | bc -l)
+  share=$(echo "$(replay_s "$2" "$first") / $per" | bc -l)
   printf '%-10s %7.1f s  %5.2fx compare   training %5.1f s, pricing %5.1f s: %6.1f ms a priced scenario, the fast replay %4.1f%% of it\n' \
     "$1" "$3" "$(echo "$3 / $4" | bc -l)" "$train" "$price" "$(echo "$per * 1000" | bc -l)" \
     "$(echo "$share * 100" | bc -l)"
@@ -68,14 +69,22 @@ for r in $(seq 1 "$rounds"); do
   report "  3x3" "$tmp/s3-$r" "$s3" "$c" 32
   report "  8x8" "$tmp/s8-$r" "$s8" "$c" 252
 done
-if [ "$extra" = each ]; then
+has() { case ",$extra," in *",$1,"*) return 0 ;; esac; return 1; }
+if has big; then
+  g16="--bandwidth $(seq -s, 1 16 | sed 's/\([0-9]*\)/\1Gbps/g') --latency $(seq -s, 1 16 | sed 's/\([0-9]*\)/\1us/g')"
+  # shellcheck disable=SC2086
+  s16=$(timed "$tmp/s16" $B sweep $common --collectives analytic $g16 -j 2 --out "$tmp/s16")
+  printf 'the 16x16 grid, after the last round:\n'
+  report " 16x16" "$tmp/s16" "$s16" "$c" 1020 1Gbps 1us
+fi
+if has each; then
   # shellcheck disable=SC2086
   e=$(timed "$tmp/e" $B sweep $common --collectives analytic $g3 -j 2 --train-each --out "$tmp/e")
   printf 'the 3x3 sweep with --train-each: %.1f s (%.2fx the last compare)\n' "$e" \
     "$(echo "$e / $c" | bc -l)"
   cmp "$tmp/e/sweep.csv" "$tmp/s3-$rounds/sweep.csv" && echo "  and the same sweep.csv"
 fi
-if [ "$extra" = transfer ]; then
+if has transfer; then
   # shellcheck disable=SC2086
   c=$(timed "$tmp/ct" $B compare $common --jobs 2 --out "$tmp/ct")
   # shellcheck disable=SC2086
