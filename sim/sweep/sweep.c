@@ -22,7 +22,9 @@ static const char ABOUT[] =
     "process\n(--jobs at a time) and folder under DIR/runs/. DIR/sweep.csv holds one row per "
     "finished run\n(one column per swept flag, seed, policy, then compare.csv's columns) and is "
     "always complete;\n--resume finishes an interrupted sweep; --shard K/N runs one slice (join "
-    "them with bellows merge).";
+    "them with bellows merge).\nRuns that differ only in their price (network, GPU, costs) "
+    "train once: the others replay that\ntraining's trace, which gives the same files bit for "
+    "bit (--train-each trains every run).";
 
 /* A sweep of the command line argv (argc <= SWEEP_MAX_ARGS - 1), nothing parsed yet; NULL if
  * out of memory. -j N and -jN become --jobs. */
