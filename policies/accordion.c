@@ -422,4 +422,5 @@ const BellowsPolicyOps policy_accordion_ops = {
     .free_impl = accordion_free,
     .needs_grad_norms = 1,
     .needs = BELLOWS_HAS_EPOCH_NORMS, /* its signal; the per-step norms' mean is no stand-in */
+    .price_blind = 1,                 /* gradient norms and lr decays only */
 };

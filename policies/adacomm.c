@@ -93,4 +93,5 @@ const BellowsPolicyOps policy_adacomm_ops = {
     .observe = adacomm_observe,
     .decide = adacomm_decide,
     .describe = adacomm_describe,
+    .price_blind = 1, /* the loss and the lr, at each averaging (not on the clock) */
 };

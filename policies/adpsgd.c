@@ -256,4 +256,5 @@ const BellowsPolicyOps policy_adpsgd_ops = {
     .describe = adpsgd_describe,
     .reconstruction = 1,
     .needs = BELLOWS_HAS_VARIANCE, /* its signal; without it the period follows the plan alone */
+    .price_blind = 1,              /* the measured variance, the lr and the budget of steps */
 };

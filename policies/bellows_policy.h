@@ -38,13 +38,17 @@
  * Version 4 appended to the context the run's settings a policy may require (Accordion's
  * paper=1 checks them): the compressor with all its options, the overlap of communication with
  * the backward pass, and the rest of the learning-rate schedule. A version-3 plugin runs
- * unchanged. */
+ * unchanged.
+ *
+ * Version 5 appended to the operations price_blind: whether the policy's decisions may depend on
+ * the price of the run (its network, GPU and costs). A plugin of an older version is taken to
+ * see the price, and runs unchanged. */
 #ifndef BELLOWS_POLICY_PUBLIC_H
 #define BELLOWS_POLICY_PUBLIC_H
 
 #include <stddef.h>
 
-#define BELLOWS_POLICY_VERSION        4
+#define BELLOWS_POLICY_VERSION        5
 #define BELLOWS_POLICY_OLDEST_VERSION 3 /* the oldest plugin interface this core runs */
 #define BELLOWS_POLICY_MAX_DECAYS     16
 #define BELLOWS_POLICY_MAX_OPTS       16
@@ -257,6 +261,15 @@ typedef struct BellowsPolicyOps {
      * BELLOWS_HAS_EPOCH_NORMS without "epoch_norms", BELLOWS_HAS_VARIANCE without
      * "param_variance"). 0: it copes with what there is. */
     unsigned needs;
+    /* ---- version 5 ---- */
+    /* 1: the decisions never depend on the price of the run: not on the observation's simulated
+     * times (sim_time_s, compute_s, compress_s, comm_s, wait_s, eval_time_s) or bytes
+     * (bytes_per_worker), nor on the context's cluster (bandwidth_Bps, latency_s, gpus_per_node,
+     * nodes) or overlap. Then the policy decides the same on every network, GPU and straggler,
+     * and `bellows sweep` trains it once per training setting and prices every other scenario
+     * by replaying that training's trace. 0 (the default, and every plugin of an older version):
+     * the decisions may depend on the price, and every scenario trains the policy. */
+    int price_blind;
 } BellowsPolicyOps;
 
 /* The entry point a plugin defines (exported, C linkage); the core calls it once per load. It

@@ -47,4 +47,5 @@ const BellowsPolicyOps policy_cpsgd_ops = {
     .init = cpsgd_init,
     .decide = cpsgd_decide,
     .describe = cpsgd_describe,
+    .price_blind = 1, /* a fixed period */
 };

@@ -304,6 +304,19 @@ int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err
     return rc ? rc : check_decision(c, &o, d, level, err);
 }
 
+int policy_sees_price(const char *spec, const char *flag, int *sees, BwError *err)
+{
+    Spec s;
+    int rc = spec_parse_plugin(spec, flag, &s, err);
+    if (rc) return rc;
+    PolicyCore c;
+    memset(&c, 0, sizeof c);
+    if ((rc = find_ops(&s, flag, &c, err))) return rc;
+    *sees = !c.ops.price_blind;
+    policy_plugin_close(c.dl);
+    return BW_OK;
+}
+
 void policy_describe(const Policy *p, char *buf, size_t n)
 {
     assert(p && buf && n > 0);
@@ -335,6 +348,10 @@ static void print_ops(FILE *out, const PolicyOps *o)
                 ? "gradient (reduced every step at the decided levels)"
                 : "periodic (local steps; parameters averaged every period)");
     fprintf(out, "    source: %s\n", o->source ? o->source : "(not given)");
+    fprintf(out, "    price: %s\n",
+            o->price_blind ? "blind (the same decisions on any network: a sweep trains it once "
+                             "and prices the other scenarios)"
+                           : "may see it (a sweep trains it in every scenario)");
     SpecOpt sopts[BELLOWS_POLICY_MAX_OPTS];
     policy_spec_opts(o->opts, o->n_opts, sopts);
     if (o->n_opts > 0)

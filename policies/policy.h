@@ -85,6 +85,10 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
  * while a Python policy ran) with the message in err (may be NULL); a built-in's invalid
  * decision aborts (a bug of bellows). */
 int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err);
+/* Whether the policy of spec may decide on the price of a run (bellows_policy.h's price_blind
+ * is 0: not declared, or a plugin of an older interface), so that no other run's training can
+ * stand for its own. Loads a plugin to read its ops; usage errors as policy_create's. */
+int policy_sees_price(const char *spec, const char *flag, int *sees, BwError *err);
 void policy_describe(const Policy *p, char *buf, size_t n);
 void policy_free(Policy *p);              /* NULL is a no-op */
 const char *policy_spec(const Policy *p); /* as given, normalised: name:k=v,... */

@@ -32,13 +32,13 @@ void policy_spec_opts(const BellowsPolicyOpt *opts, int n, SpecOpt *out)
 
 /* The size of the ops table of interface version v (BELLOWS_POLICY_OLDEST_VERSION ..
  * BELLOWS_POLICY_VERSION). When a version appends fields, the older versions' sizes end where
- * the new fields start:
- *   case 3: return offsetof(BellowsPolicyOps, first_field_of_version_4);
+ * the new fields start: versions 3 and 4 (whose ops are the same) end before version 5's
+ * price_blind.
  * (Versions 1 and 2, whose tables ended before `needs`, are refused: their context and decision
  * had the 32-layer arrays.) */
 static size_t ops_size(int v)
 {
-    (void)v;
+    if (v <= 4) return offsetof(BellowsPolicyOps, price_blind);
     return sizeof(BellowsPolicyOps);
 }
 
@@ -114,9 +114,9 @@ int policy_ops_check(const PolicyOps *ops, const char *what, BwError *err)
     if (ops->state_size > ((size_t)1 << 30))
         return bw_fail(err, BW_EUSAGE, "%s: state_size %zu is more than 1 GiB", what,
                        ops->state_size);
-    if ((ops->reconstruction & ~1) || (ops->needs_grad_norms & ~1))
-        return bw_fail(err, BW_EUSAGE, "%s: reconstruction and needs_grad_norms must be 0 or 1",
-                       what);
+    if ((ops->reconstruction & ~1) || (ops->needs_grad_norms & ~1) || (ops->price_blind & ~1))
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: reconstruction, needs_grad_norms and price_blind must be 0 or 1", what);
     if (ops->needs & ~(unsigned)(BELLOWS_HAS_EVAL * 2 - 1))
         return bw_fail(err, BW_EUSAGE, "%s: needs 0x%x holds bits that are not BELLOWS_HAS_*", what,
                        ops->needs);

@@ -62,4 +62,5 @@ const BellowsPolicyOps policy_postlocal_ops = {
     .init = postlocal_init,
     .decide = postlocal_decide,
     .describe = postlocal_describe,
+    .price_blind = 1, /* a fixed switch epoch and period */
 };

@@ -59,4 +59,5 @@ const BellowsPolicyOps policy_static_ops = {
     .init = static_init,
     .decide = static_decide,
     .describe = static_describe,
+    .price_blind = 1, /* one level for the whole run */
 };

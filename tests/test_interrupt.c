@@ -123,11 +123,44 @@ static void test_an_interrupted_compare_keeps_only_finished_runs(void **state)
     assert_true(no_tmp_files(path));
 }
 
+/* A sweep that trains once and prices the rest, interrupted during its second training: one
+ * run finished and its trace kept; --resume trains the other and prices both groups' rest. */
+static void test_an_interrupted_sweep_keeps_its_finished_runs_and_traces(void **state)
+{
+    (void)state;
+    char args[1024], first[256], path[256], cmd[2048];
+    const char *sweep = "sweep --epochs 40 --train-samples 4096 --test-samples 200 --workers 2 "
+                        "--seeds 1 --collectives analytic --bandwidth 1Gbps,10Gbps "
+                        "--policies sync,static:level=2 --no-plots --quiet -j 1";
+    snprintf(args, sizeof args, "%s --out %s/sw", sweep, TMP);
+    snprintf(first, sizeof first, "%s/sw/runs/bandwidth-1Gbps/seed-1/1-sync/summary.json", TMP);
+    int st = interrupt(args, first, NULL);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 130) fail_msg("status %d", st);
+    char *err = err_text();
+    if (!strstr(err, "bellows: sweep: interrupted; 1 of 4 runs finished; ") ||
+        !strstr(err, "add --resume to run the rest"))
+        fail_msg("stderr: %s", err);
+    free(err);
+    snprintf(path, sizeof path, "%s/sw", TMP);
+    assert_true(no_tmp_files(path));
+    snprintf(cmd, sizeof cmd,
+             "[ $(ls %s/sw/traces | wc -l) -eq 1 ] && [ $(wc -l < %s/sw/sweep.csv) -eq 2 ]", TMP,
+             TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "%s %s --resume --out %s/sw > %s/resume.out && grep -q '# this invocation: 1 "
+             "training (and 0 more for the traces of its priced runs), 2 priced' %s/resume.out && "
+             "[ $(wc -l < %s/sw/sweep.csv) -eq 5 ]",
+             BELLOWS_BIN, sweep, TMP, TMP, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_an_interrupted_run_says_where_and_leaves_nothing),
         cmocka_unit_test(test_an_interrupted_compare_keeps_only_finished_runs),
+        cmocka_unit_test(test_an_interrupted_sweep_keeps_its_finished_runs_and_traces),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

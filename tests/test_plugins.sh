@@ -42,8 +42,13 @@ grep -q 'by=accuracy' pl/steps.csv || fail "plateau saw no evaluation"
 [ "$(grep -c ',completed,' cmp/compare.csv)" -eq 4 ] || { cat cmp/compare.csv; fail "compare"; }
 [ -f "cmp/seed-1/2-._netaware.so/steps.csv" ] && [ -f "cmp/seed-1/3-._plateau.so-patience-1/steps.csv" ] || fail "folders"
 "$bellows" sweep $S --compressor powersgd --bandwidth 1Gbps,10Gbps --policies sync,./netaware.so,./plateau.so,./halfway.so \
-  --out sw --quiet > /dev/null
+  --out sw --quiet > sw.txt
 [ "$(grep -c ',completed,' sw/sweep.csv)" -eq 8 ] || { cat sw/sweep.csv; fail "sweep"; }
+# plateau says price_blind: trained once, priced at the other bandwidth, as sync; netaware reads
+# the bandwidth and halfway does not say: both trained at each
+grep -q '^# 6 trainings, 2 scenarios priced' sw.txt || { cat sw.txt; fail "sweep's trainings"; }
+grep -q '^# ./netaware.so may see the price' sw.txt || { cat sw.txt; fail "netaware priced"; }
+grep -q '^# ./halfway.so may see the price' sw.txt || { cat sw.txt; fail "halfway priced"; }
 "$bellows" replay --trace "$here/traces/samples/mlp-sync-8w.jsonl.gz" --workers 8 --compressor powersgd \
   --policies sync,./netaware.so,./plateau.so,./halfway.so --out rep --no-plots --quiet > /dev/null
 [ "$(grep -c ',completed,' rep/compare.csv)" -eq 4 ] || { cat rep/compare.csv; fail "replay"; }
@@ -54,6 +59,12 @@ grep -q '\.iVersion = 3' v3.c || fail "v3.c: no iVersion to set"
 $cc -shared -fPIC -I "$here/policies" -o v3.so v3.c
 "$bellows" run $S --compressor powersgd --policy ./v3.so --out v3 --quiet > /dev/null
 grep -q '"status": "completed"' v3/summary.json || fail "a version-3 plugin"
+# and one of version 4 (before price_blind): bellows reads its ops only as far as version 4 has
+sed 's/\.iVersion = BELLOWS_POLICY_VERSION/.iVersion = 4/' "$here/policies/examples/plateau.c" > v4.c
+grep -q '\.iVersion = 4' v4.c || fail "v4.c: no iVersion to set"
+sed -i '/price_blind/d' v4.c
+$cc -shared -fPIC -I "$here/policies" -o v4.so v4.c
+"$bellows" policies --plugin ./v4.so | grep -q "price: may see it" || fail "a version-4 plugin's price"
 
 # a built-in policy and the same file built as a plugin give byte-identical results
 for twin in "static:level=1 static" "accordion accordion" "cpsgd:period=4 cpsgd" "adpsgd adpsgd"; do
@@ -70,7 +81,7 @@ for twin in "static:level=1 static" "accordion accordion" "cpsgd:period=4 cpsgd"
 done
 
 # bad plugins: exit 2, one line "bellows: --policy FILE: ...", nothing written
-for c in 1 2 3 4 5 6 7 8 9; do
+for c in 1 2 3 4 5 6 7 8 9 10; do
   $cc -shared -fPIC -I "$here/policies" -DCASE=$c -o "bad$c.so" "$here/tests/plugins/bad.c"
 done
 echo "not an ELF file" > text.so
@@ -89,7 +100,7 @@ expect_bad() { # SPEC FILE-IN-MESSAGE WORDS [COMMAND]
 expect_bad ./missing.so ./missing.so "no such file"
 expect_bad ./text.so ./text.so "cannot load it as a shared object"
 expect_bad ./bad1.so ./bad1.so "returned NULL"
-expect_bad ./bad2.so ./bad2.so "interface version 5, but this bellows knows versions 3 to 4 (update bellows)"
+expect_bad ./bad2.so ./bad2.so "interface version 6, but this bellows knows versions 3 to 5 (update bellows)"
 expect_bad ./bad3.so ./bad3.so "decide is NULL"
 expect_bad ./bad4.so ./bad4.so "mode 7"
 expect_bad ./bad5.so ./bad5.so "option 'k': its default '99' is not valid"
@@ -97,9 +108,10 @@ expect_bad ./bad6.so ./bad6.so "no entry point bellows_policy_entry"
 expect_bad ./bad7.so:k=3 ./bad7.so "k=3: this plugin refuses every value"
 expect_bad ./bad8.so ./bad8.so "interface version 0"
 expect_bad ./bad9.so ./bad9.so "interface version 2, but .* rebuild the plugin against this bellows"
+expect_bad ./bad10.so ./bad10.so "price_blind must be 0 or 1"
 expect_bad ./netaware.so:fraction=abc ./netaware.so "fraction=abc: expected a number"
 expect_bad ./netaware.so:nosuch=1 ./netaware.so "unknown option 'nosuch'"
-expect_bad ./bad2.so ./bad2.so "interface version 5" compare
+expect_bad ./bad2.so ./bad2.so "interface version 6" compare
 expect_bad "./a'b.so" "'./a'b.so'" "a plugin's path is made of"
 set +e
 "$bellows" policies --plugin ./bad3.so > out.txt 2> err.txt

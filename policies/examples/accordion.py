@@ -43,6 +43,7 @@ class Accordion(bp.Policy):
               "(auto_scale.py, main.py); in Python: policies/examples/accordion.py")
     mode = bp.GRADIENT
     needs_grad_norms = True
+    price_blind = True  # gradient norms and lr decays only, as the built-in
     needs = bp.HAS_EPOCH_NORMS
     options = [
         bp.Option("critical", bp.OPT_DOUBLE, None, 0, 1e9,

@@ -94,6 +94,7 @@ static const BellowsPolicyOps netaware_ops = {
     .init = netaware_init,
     .decide = netaware_decide,
     .describe = netaware_describe,
+    .price_blind = 0, /* it reads the bandwidth, the latency and the step's compute time */
 };
 
 const BellowsPolicyOps *bellows_policy_entry(void)

@@ -98,6 +98,7 @@ static const BellowsPolicyOps plateau_ops = {
     .observe = plateau_observe,
     .decide = plateau_decide,
     .describe = plateau_describe,
+    .price_blind = 1, /* accuracy and loss only: the same decisions on any network */
 };
 
 const BellowsPolicyOps *bellows_policy_entry(void)

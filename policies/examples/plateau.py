@@ -15,6 +15,7 @@ class Plateau(bp.Policy):
     name = "plateau"
     help = "dense (or soft) until the test accuracy plateaus, then compress harder"
     source = "bellows example (policies/examples/plateau.py)"
+    price_blind = True  # accuracy and loss only: the same decisions on any network
     options = [
         bp.Option("soft", bp.OPT_DOUBLE, "0", 0, 1e9, help="level until the plateau (0: dense)"),
         bp.Option("hard", bp.OPT_DOUBLE, None, 0, 1e9,

@@ -50,7 +50,7 @@ import sys
 import traceback
 
 # ---- the header's constants (BELLOWS_X and BELLOWS_POLICY_X are X here) ----
-VERSION = 4  # BELLOWS_POLICY_VERSION: the interface this module is; a class may set `version`
+VERSION = 5  # BELLOWS_POLICY_VERSION: the interface this module is; a class may set `version`
 OLDEST_VERSION = 3  # BELLOWS_POLICY_OLDEST_VERSION
 MAX_DECAYS = 16  # BELLOWS_POLICY_MAX_DECAYS: at most this many entries in ctx.decay_epochs
 MAX_OPTS = 16  # BELLOWS_POLICY_MAX_OPTS: at most this many options
@@ -259,6 +259,10 @@ class Policy:
                             "only for such policies (a pass over every gradient each step)",
         "needs": "HAS_* bits of the observation the policy cannot decide without: a replay of "
                  "a trace that never holds one is refused before anything runs",
+        "price_blind": "True: the decisions never depend on the price (simulated time, step "
+                       "times, bandwidth, latency), so a sweep trains the policy once and "
+                       "prices every network from that training; False (the default): it may, "
+                       "and is trained at every point",
         "init": "init(self, ctx, opts): reads the options (opts: key -> float, int, the chosen "
                 "word, or None when unset without a default) and checks them against ctx; "
                 "raise UsageError to refuse them",
@@ -277,6 +281,7 @@ class Policy:
     reconstruction = False
     needs_grad_norms = False
     needs = 0
+    price_blind = False
 
     def init(self, ctx, opts):
         pass
@@ -398,7 +403,8 @@ def _option_tuple(cls, i, o):
 
 def _describe_class(cls):
     """The class's BellowsPolicyOps fields: (version, name, help, source, mode, options,
-    reconstruction, needs_grad_norms, needs, has_init, has_observe, has_describe)."""
+    reconstruction, needs_grad_norms, needs, has_init, has_observe, has_describe,
+    price_blind)."""
     def whole(attr):
         v = getattr(cls, attr)
         if isinstance(v, float) or not isinstance(v, int):
@@ -418,7 +424,7 @@ def _describe_class(cls):
             tuple(_option_tuple(cls, i, o) for i, o in enumerate(options)),
             int(bool(cls.reconstruction)), int(bool(cls.needs_grad_norms)), whole("needs"),
             cls.init is not Policy.init, cls.observe is not Policy.observe,
-            cls.describe is not Policy.describe)
+            cls.describe is not Policy.describe, int(bool(cls.price_blind)))
 
 
 def _doc():

@@ -204,16 +204,16 @@ static void py_free(BellowsPolicy *p)
 }
 
 /* The ops table from _describe_class's tuple (version, name, help, source, mode, options,
- * reconstruction, needs_grad_norms, needs, has_init, has_observe, has_describe); -1 with an
- * exception set if an item is not of its type. */
+ * reconstruction, needs_grad_norms, needs, has_init, has_observe, has_describe, price_blind);
+ * -1 with an exception set if an item is not of its type. */
 static int fill_ops(PyPolicyFile *f, PyObject *t, PolicyOps *ops)
 {
-    PyObject *it[12];
-    if (!PyTuple_Check(t) || PyTuple_Size(t) != 12) {
-        PyErr_SetString(PyExc_TypeError, "_describe_class: expected a 12-tuple");
+    PyObject *it[13];
+    if (!PyTuple_Check(t) || PyTuple_Size(t) != 13) {
+        PyErr_SetString(PyExc_TypeError, "_describe_class: expected a 13-tuple");
         return -1;
     }
-    for (int i = 0; i < 12; i++) it[i] = PyTuple_GET_ITEM(t, i);
+    for (int i = 0; i < 13; i++) it[i] = PyTuple_GET_ITEM(t, i);
     ops->iVersion = (int)PyLong_AsLong(it[0]);
     ops->name = PyUnicode_AsUTF8(it[1]);
     ops->help = PyUnicode_AsUTF8(it[2]);
@@ -243,6 +243,7 @@ static int fill_ops(PyPolicyFile *f, PyObject *t, PolicyOps *ops)
     ops->reconstruction = (int)PyLong_AsLong(it[6]);
     ops->needs_grad_norms = (int)PyLong_AsLong(it[7]);
     ops->needs = (unsigned)PyLong_AsUnsignedLongMask(it[8]);
+    ops->price_blind = (int)PyLong_AsLong(it[12]);
     return PyErr_Occurred() ? -1 : 0;
 }
 

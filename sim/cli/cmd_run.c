@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "driver.h"
 #include "engine.h"
+#include "flag_class.h"
 #include "outfile.h"
 #include "results.h"
 #include "train_args.h"
@@ -405,12 +406,44 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     return BW_OK;
 }
 
+/* A list of values of a price flag (--bandwidth 1Gbps,10Gbps) is a usage error that points to
+ * bellows sweep: compare's files (compare.csv, DIR/seed-S/K-POLICY/) are one scenario's, and
+ * sweep already runs compare's runs at every point, training each policy and seed once. */
+static int one_scenario(int argc, char **argv, int replay, BwError *err)
+{
+    Flags *table = malloc(sizeof *table);
+    if (!table) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    int rc = run_parse_flags("bellows compare", RUN_MODE_COMPARE, 0, NULL, table, err);
+    for (int i = 0; rc == BW_OK && i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+        size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+        for (int k = 0; k < table->n && strncmp(argv[i], "--", 2) == 0; k++) {
+            const CliOpt *o = &table->opts[k];
+            if (strlen(o->name) != len - 2 || strncmp(o->name, argv[i] + 2, len - 2) != 0 ||
+                o->kind == CLI_FLAG || o->kind == CLI_INT_LIST || o->kind == CLI_DOUBLE_LIST)
+                continue;
+            const char *v = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : "";
+            if (flag_class(o->name) == FLAG_PRICE && strchr(v, ','))
+                rc = bw_fail(err, BW_EUSAGE, "--%s %s: %s runs one scenario; for several, %s",
+                             o->name, v, replay ? "replay" : "compare",
+                             replay ? "bellows sweep --trace takes lists"
+                                    : "bellows sweep takes lists (the same runs, each policy and "
+                                      "seed trained once and priced in every scenario)");
+        }
+    }
+    run_flags_release(table);
+    free(table);
+    return rc;
+}
+
 static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
 {
     Trace trace = {0};
     Flags f;
-    int rc = run_parse_flags(replay ? "bellows replay" : "bellows compare", RUN_MODE_COMPARE, argc,
-                             argv, &f, err);
+    int rc = one_scenario(argc, argv, replay, err);
+    if (rc) return rc;
+    rc = run_parse_flags(replay ? "bellows replay" : "bellows compare", RUN_MODE_COMPARE, argc,
+                         argv, &f, err);
     if (rc == CLI_HELP) {
         print_compare_help(replay, &f);
         return BW_OK;

@@ -123,6 +123,11 @@ static const CliOpt sweep_opts[] = {
             "each run writes its gradient trace, trace.jsonl.gz in its folder (to replay it later "
             "on other clusters: a synchronous policy's training does not depend on the network)",
             0, 0, NULL, 0),
+    RUN_OPT("train-each", CLI_FLAG, train_each, NULL, NULL,
+            "train every run; by default a run whose scenario differs from an earlier one's only "
+            "in its price (network, GPU, costs) is priced by replaying that run's trace (the same "
+            "files, bit for bit)",
+            0, 0, NULL, 0),
 };
 #define N_SWEEP_OPTS ((int)(sizeof sweep_opts / sizeof *sweep_opts))
 

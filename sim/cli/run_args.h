@@ -37,6 +37,7 @@ typedef struct {
     int free_compression;
     int average_momentum;
     int record_traces; /* sweep: every run writes DIR/runs/.../trace.jsonl.gz */
+    int train_each;    /* sweep: train every run, price none (--train-each) */
 } RunOpts;
 
 extern const char *const RUN_ABOUT;

@@ -123,11 +123,11 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     if (!driver_replay_fast(cfg, NULL, 0))
         rc = engine_init(f->n_simgrid, (char **)f->simgrid_args, f->run.network_model, &err);
     outfile_interrupt_softly(); /* again: SimGrid's engine_init puts its own (exit 1) in */
-    int existed = access(dir, F_OK) == 0;
-    if (!rc) rc = outdir_create(dir, &err);
+    int existed = dir && access(dir, F_OK) == 0;
+    if (!rc && dir) rc = outdir_create(dir, &err);
     if (!rc) rc = driver_run(cfg, &res, &err);
-    if (rc == BW_EINTR) outdir_remove_if_new(dir, existed);
-    if (!rc) {
+    if (rc == BW_EINTR && dir) outdir_remove_if_new(dir, existed);
+    if (!rc && dir) {
         RunMeta meta = {command, model, f->run.network_model, f->run.collectives,
                         wallclock_s() - t0};
         rc = results_write(dir, cfg, &meta, &res, &err);

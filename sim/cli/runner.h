@@ -20,8 +20,8 @@ typedef struct {
     long steps;
 } RunRow;
 
-/* In a child: runs cfg (SimGrid options from f, the network model from R) into dir, writes
- * the row to fd and exits. */
+/* In a child: runs cfg (SimGrid options from f, the network model from R) into dir (NULL: no
+ * result files, for a run wanted only for its --record-trace), writes the row to fd and exits. */
 void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
                   const char *dir, int fd);
 

@@ -232,21 +232,21 @@ static double cost_message(Worker *me, const CompressMsg *m)
  * under a profile with a cycle (CostProfile.cycle_s, Horovod's): half a cycle on average when
  * the thread was idle; nothing when the round was queued while the previous one ran (the busy
  * thread takes it at once, as Horovod fuses the tensors that are ready). */
-static double cycle_wait_s(const CostProfile *prof, int queued)
+double cost_cycle_wait_s(const CostProfile *prof, int queued)
 {
     return prof && !queued ? 0.5 * prof->cycle_s : 0.0;
 }
 
 static void cycle_wait(Worker *me, int queued)
 {
-    double w = cycle_wait_s(me->run->cost->prof, queued);
+    double w = cost_cycle_wait_s(me->run->cost->prof, queued);
     if (w > 0) sg_actor_sleep_for(w);
 }
 
 /* What a bucket's compressor work costs, per phase (CompressCost.phase_s): under the ideal
  * profile the roofline of its flops and bytes, half as the encode and half as the decode
  * after the last message; nothing with --free-compression. Returns the last phase. */
-static int cost_phases(const DriverRun *run, int nm, CompressCost *cc)
+int cost_phases(const DriverRun *run, int nm, CompressCost *cc)
 {
     const int last = nm - cc->first_msg;
     if (run->cfg->free_compression) {
@@ -384,7 +384,7 @@ void cost_stop_stream(Worker *me)
 
 /* The optimiser's step over the real model's parameters on the GPU: the profile's rate, or the
  * roofline of its flops and memory traffic. */
-static double opt_seconds(const DriverRun *run)
+double cost_opt_seconds(const DriverRun *run)
 {
     const CostModel *cm = run->cost;
     if (cm->prof) return costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)cm->wl->n_params);
@@ -492,7 +492,7 @@ void cost_step(Worker *me, const StepState *st, int averaged)
             cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, 0, split);
     }
     double t0 = simgrid_get_clock();
-    double opt = gpu_exec(me, opt_seconds(run) * sg_host_get_speed(sg_host_self()));
+    double opt = gpu_exec(me, cost_opt_seconds(run) * sg_host_get_speed(sg_host_self()));
     span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
     compute += opt;
     if (averaged) { /* the real model's parameters, dense: nothing to overlap with */
@@ -517,118 +517,4 @@ void cost_step(Worker *me, const StepState *st, int averaged)
     me->compress_s += split[COST_COMPRESS];
     me->comm_s += split[COST_COMM];
     me->wait_s += split[COST_WAIT];
-}
-
-/* ---- the fast replay's costed step: the same schedule in closed form ---- */
-
-/* A message charged to every rank at once on the offline communicator; its seconds. */
-double cost_charge(Comm *comm, const CompressMsg *msg)
-{
-    switch (msg->op) {
-    case COMPRESS_ALLREDUCE_F32:
-        return coll_charge_allreduce(comm, msg->count, sizeof(float));
-    case COMPRESS_ALLREDUCE_F16:
-        return coll_charge_allreduce(comm, msg->count, sizeof(uint16_t));
-    case COMPRESS_ALLGATHER:
-        return coll_charge_allgather(comm, msg->count);
-    }
-    return 0.0;
-}
-
-/* The tensors todo[0..n) reduced on the offline communicator: encode, collectives, decode, as
- * cost_reduce prices them (queued as there); their seconds, split into compression and
- * communication. */
-static double fast_reduce(DriverRun *run, const int *todo, int n, int queued, double *split)
-{
-    CostModel *cm = run->cost;
-    const CostProfile *prof = cm->prof;
-    CompressMsg msgs[COMPRESS_MAX_MSGS];
-    CompressCost cc = {.prof = prof};
-    int nm = compress_plan_views(run->w[0].comp, cm->views, todo, n, cm->levels, msgs, &cc);
-    /* the GPU's work is slowed as the actors' (their one slowdown) */
-    const double mult = run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0;
-    double enc = 0, comm = 0;
-    if (!prof) { /* the roofline, all of it before the collectives (the same sum) */
-        enc = run->cfg->free_compression
-                  ? 0.0
-                  : cost_gpu_seconds(&run->res->cluster, cc.flops, cc.bytes) * mult;
-        for (int i = 0; i < nm; i++) comm += cost_charge(run->comm, &msgs[i]);
-        split[COST_COMPRESS] += enc;
-        split[COST_COMM] += comm;
-        return enc + comm;
-    }
-    const int last = cost_phases(run, nm, &cc);
-    enc += cc.phase_s[0] * mult;
-    comm += cycle_wait_s(prof, queued);
-    for (int i = 0; i < nm; i++) {
-        const int p = i - cc.first_msg;
-        if (p > 0 && cc.phase_s[p] > 0) {
-            enc += cc.phase_s[p] * mult;
-            comm += cycle_wait_s(prof, 0);
-        }
-        comm += prof->collective_s + cost_charge(run->comm, &msgs[i]);
-    }
-    if (last > 0) enc += cc.phase_s[last] * mult;
-    split[COST_COMPRESS] += enc;
-    split[COST_COMM] += comm;
-    return enc + comm;
-}
-
-/* Bucket k, ready at `ready`, reduced once the previous buckets' end (prev); when it ends. */
-static double fast_bucket(DriverRun *run, int k, double ready, double prev, double *split)
-{
-    const CostModel *cm = run->cost;
-    double start = fmax(prev, ready);
-    return start + fast_reduce(run, cm->order + cm->bucket_start[k],
-                               cm->bucket_start[k + 1] - cm->bucket_start[k],
-                               k > 0 && ready <= prev, split);
-}
-
-/* A costed step of identical workers (the fast replay: no jitter, one slowdown, analytic
- * collectives, and under ddp no encode or decode sharing the GPU with the backward, which only
- * the actors simulate): forward, backward with each bucket's collectives starting at
- * max(its last gradient, the previous bucket's end), the optimiser after both, as max-plus
- * arithmetic. Returns the step's seconds; split gets compute and the exposed parts. */
-double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double *compute,
-                      double *split)
-{
-    CostModel *cm = run->cost;
-    const Workload *wl = cm->wl;
-    const Cluster *cl = &run->res->cluster;
-    const double mult = run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0;
-    const double speed = cl->gpu_flops;
-    double t = 0, comm_end = 0;
-    for (int l = 0; l < wl->n_layers; l++)
-        t += workload_fwd_flops(wl, l, st->b, speed, cm->peak_ratio) * mult / speed;
-    int k = 0, deferred = -1; /* the first bucket that waits for the backward's end */
-    double dummy[COST_KINDS] = {0};
-    for (int l = wl->n_layers - 1; l >= 0; l--) {
-        t += workload_bwd_flops(wl, l, st->b, speed, cm->peak_ratio) * mult / speed;
-        for (; cm->ddp && k < cm->n_buckets && cm->bucket_layer[k] == l; k++) {
-            if (deferred < 0 && cm->bucket_defer[k]) deferred = k;
-            if (deferred < 0) comm_end = fast_bucket(run, k, t, comm_end, dummy);
-        }
-    }
-    for (k = deferred; k >= 0 && k < cm->n_buckets; k++)
-        comm_end = fast_bucket(run, k, t, comm_end, dummy);
-    *compute = t;
-    if (cm->ddp) {
-        split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
-        t = fmax(t, comm_end);
-    } else if (!run->periodic && run->cfg->overlap == OVERLAP_TENSOR) {
-        for (int i = 0; i < wl->n_tensors; i++) t += fast_reduce(run, &i, 1, i > 0, split);
-    } else if (!run->periodic) {
-        t += fast_reduce(run, cm->order, wl->n_tensors, 0, split);
-    }
-    double opt = opt_seconds(run) * mult;
-    *compute += opt;
-    t += opt;
-    if (averaged) {
-        double c = coll_charge_allreduce(run->comm, wl->n_params * driver_average_floats(run->cfg),
-                                         sizeof(float));
-        if (cm->prof) c += cycle_wait_s(cm->prof, 0) + cm->prof->collective_s;
-        split[COST_COMM] += c;
-        t += c;
-    }
-    return t;
 }

@@ -30,7 +30,7 @@ int run_model_create(const RunConfig *cfg, Model **out, BwError *err)
 /* Samples per worker per epoch: the data's shard, or what the trace's epochs held. */
 static int shard_of(const RunConfig *cfg)
 {
-    if (!cfg->replay) return dataset_shard_size(cfg->train->n, cfg->cluster.workers);
+    if (!cfg->replay || cfg->priced) return dataset_shard_size(cfg->train->n, cfg->cluster.workers);
     long spe = cfg->replay->h.steps_per_epoch ? cfg->replay->h.steps_per_epoch : 1;
     return (int)(spe * cfg->tc.batch);
 }
@@ -82,7 +82,7 @@ static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Clust
     ctx->overlap = cfg->overlap == OVERLAP_DDP      ? BELLOWS_OVERLAP_DDP
                    : cfg->overlap == OVERLAP_TENSOR ? BELLOWS_OVERLAP_TENSOR
                                                     : BELLOWS_OVERLAP_NONE;
-    ctx->lr_known = !cfg->replay;
+    ctx->lr_known = !cfg->replay || cfg->priced;
     if (ctx->lr_known) {
         ctx->lr_peak_scale = lr->peak_scale > 0 ? lr->peak_scale : 1;
         ctx->warmup_epochs = lr->warmup_epochs;
@@ -323,6 +323,9 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
         no = "--platform: a platform file's hosts and routes may differ";
     else if (cfg->simgrid_cfg)
         no = "--cfg= options may change SimGrid's timings";
+    else if (cfg->priced && driver_costed(cfg) && cfg->overlap == OVERLAP_DDP)
+        no = "--overlap ddp: its closed form equals the actors to 1e-9 but not to the bit, and a "
+             "priced run must be the live run";
     else if (cfg->overlap == OVERLAP_DDP && !cfg->free_compression)
         no = "--overlap ddp: encode and decode share the GPU with the backward, which only the "
              "actors simulate (--free-compression or --overlap none allow the fast path)";
@@ -334,6 +337,16 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
         no = "the final parameters are wanted";
     if (why && n) snprintf(why, n, "%s", no ? no : "");
     return no == NULL;
+}
+
+void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
+{
+    if (driver_costed(cfg) || cfg->backend == COLL_ANALYTIC) /* cost.c: CostModel.data */
+        snprintf(buf, n, "rank");
+    else if (cfg->algo == COLL_HIERARCHICAL)
+        snprintf(buf, n, "hierarchical/%d", cfg->cluster.gpus_per_node);
+    else
+        snprintf(buf, n, "%s", coll_algo_name(cfg->algo));
 }
 
 /* ---- one run ---- */
@@ -523,7 +536,7 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     run->shard = shard_of(cfg);
     run->b0 = cfg->tc.batch;
     run->fast = driver_replay_fast(cfg, res->replay_engine_why, sizeof res->replay_engine_why);
-    if (cfg->replay) res->replay_engine = run->fast ? "fast" : "actors";
+    if (cfg->replay && !cfg->priced) res->replay_engine = run->fast ? "fast" : "actors";
     int rc = run_alloc(run, err);
     if (rc == BW_OK) rc = run_policy_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_workers_init(run, err);
@@ -566,7 +579,7 @@ static void run_simulate(DriverRun *run)
     snprintf(run->state, sizeof run->state, "start");
     record_eval(run, run->eval_model, NULL, 0.0);
     rendezvous_first_step(run);
-    run->res->accuracy_from_trace = run->cfg->replay != NULL;
+    run->res->accuracy_from_trace = run->cfg->replay && !run->cfg->priced;
     if (run->fast)
         replay_fast(run);
     else

@@ -75,6 +75,13 @@ typedef struct {
      * model, mc, train and test are then unused. */
     const Trace *replay;
     ReplayEngine replay_engine;
+    /* A priced run (bellows sweep: train once, price the rest): replay is the trace that a live
+     * run of the same flags but for the price recorded (a run of a policy that cannot see the
+     * price, bellows_policy.h), and the run is that live run on this scenario's cluster and
+     * costs. The model, data, schedule and evaluations are the flags' (model, mc, train and test
+     * stay set); the policy is shown what training would show it, decides what it decided there,
+     * and the results are written as a live run's, which they are bit for bit (tested). */
+    int priced;
     int simgrid_cfg; /* --cfg= options given to SimGrid (they may change simulated times) */
     /* Threads computing the workers' real gradients of a step in parallel (capped at the
      * workers; a replay needs none); <= 1: one at a time in the actors. Results do not depend
@@ -216,6 +223,14 @@ double driver_memory_bytes(const RunConfig *cfg, double *machine);
  * generated platform, no --cfg= options for SimGrid. Returns 1 if so; else 0, with why (when
  * not NULL) saying what prevents it. */
 int driver_replay_fast(const RunConfig *cfg, char *why, size_t n);
+
+/* The order in which a live run adds its workers' gradients (and averages their parameters):
+ * "rank" (rank 0's, then + rank 1's, ...: the analytic backend, and the zero-time reduction of
+ * every costed step, --workload or --overlap), "ring" (a transfer-level ring's order), or another
+ * transfer-level algorithm's ("halving-doubling", "tree", "hierarchical/G" for G GPUs a node).
+ * Floating-point addition is not associative: runs that add in different orders differ in the
+ * last bits of their gradients, so in everything after. */
+void driver_sum_order(const RunConfig *cfg, char *buf, size_t n);
 
 /* Runs the simulation. SimGrid must be initialised (engine_init) and nothing loaded yet: once
  * per process (not needed when driver_replay_fast says so). BW_OK also when training diverged

@@ -243,9 +243,19 @@ void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
 void cost_stop_stream(Worker *me);
 void cost_step(Worker *me, const StepState *st, int averaged);
 double cost_gpu_seconds(const Cluster *cl, double flops, double bytes);
+/* What cost.c and cost_fast.c share: the wait of a round of collectives for the profile's
+ * cycle; a bucket's compressor work per phase (returns the last phase); the optimiser's
+ * seconds on the GPU. */
+double cost_cycle_wait_s(const CostProfile *prof, int queued);
+int cost_phases(const DriverRun *run, int nm, CompressCost *cc);
+double cost_opt_seconds(const DriverRun *run);
+
+/* cost_fast.c */
 double cost_charge(Comm *comm, const CompressMsg *msg); /* offline: seconds of one message */
-double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double *compute,
-                      double *split);
+/* A costed step of identical workers from `now` on rank 0's clock: returns when it ends; the
+ * compute's seconds into *compute, the rest into split (COST_*), as cost_step books them. */
+double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double now,
+                      double *compute, double *split);
 
 /* rendezvous.c */
 void rendezvous_first_step(DriverRun *run);

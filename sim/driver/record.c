@@ -301,6 +301,10 @@ int record_trace_close(DriverRun *run, BwError *err)
     if (rec->has_pending && (run->stop == STOP_DIVERGED || run->stop == STOP_TARGET))
         snprintf(rec->pending.stopped, sizeof rec->pending.stopped, "%s",
                  run->stop == STOP_DIVERGED ? "diverged" : "reached_target");
+    if (rec->has_pending && run->averaged_prev) { /* the last step's averaging: no next step */
+        rec->pending.has_variance = 1;
+        rec->pending.param_variance = run->variance_prev;
+    }
     flush_trace(rec);
     int rc = trace_writer_close(rec->writer, err);
     rec->writer = NULL;

@@ -42,16 +42,17 @@ int rendezvous_check_decision(const RunConfig *cfg, const Model *m, const Compre
                               const PolicyDecision *d, int periodic, BwError *err)
 {
     int P = cfg->cluster.workers;
-    if (cfg->replay && d->batch != cfg->tc.batch * P)
+    const int live = !cfg->replay || cfg->priced; /* a priced run's data is the flags' */
+    if (cfg->replay && !cfg->priced && d->batch != cfg->tc.batch * P)
         return bw_fail(err, BW_EUSAGE,
                        "--policy %s: a replay follows the trace's batches; a policy that changes "
                        "the batch cannot be replayed",
                        cfg->policy);
-    if (!cfg->replay && (d->batch < P || d->batch % P != 0))
+    if (live && (d->batch < P || d->batch % P != 0))
         return bw_fail(err, BW_EUSAGE,
                        "--policy %s: global batch %d is not a positive multiple of the %d workers",
                        cfg->policy, d->batch, P);
-    if (!cfg->replay && d->batch / P > dataset_shard_size(cfg->train->n, P))
+    if (live && d->batch / P > dataset_shard_size(cfg->train->n, P))
         return bw_fail(err, BW_EUSAGE,
                        "--policy %s: global batch %d is larger than the training set allows "
                        "(%d samples per worker)",
@@ -84,7 +85,8 @@ static int gather_losses(DriverRun *run, const StepState *st)
 {
     double loss = 0;
     for (int w = 0; w < run->P; w++) loss += run->w[w].loss;
-    run->loss_mean = loss / run->P;
+    /* a replay's workers all report the trace's loss, which is the recorded mean itself */
+    run->loss_mean = run->cfg->replay ? run->w[0].loss : loss / run->P;
     if (loss_diverged(run, st)) {
         run->stop = STOP_DIVERGED;
         if (isfinite(run->loss_mean))
@@ -183,6 +185,16 @@ static void epoch_norms(DriverRun *run)
     }
 }
 
+/* Whether the lr decayed at step st: a step schedule's milestone fell in the epoch just ended. */
+static int lr_decayed_live(const LrSchedule *lr, const StepState *st)
+{
+    int decayed = 0;
+    if (st->epoch_start && st->epoch > 0 && lr->kind == LR_STEP)
+        for (int i = 0; i < lr->n_milestones; i++)
+            decayed |= lr->milestones[i] > st->epoch - 1 && lr->milestones[i] <= st->epoch;
+    return decayed;
+}
+
 /* Live: an epoch ends where the next batch would no longer fit in the shard; the lr decayed
  * where a step schedule's milestone fell in the epoch just ended. */
 static PolicyObs live_observe(DriverRun *run, const StepState *st)
@@ -194,31 +206,35 @@ static PolicyObs live_observe(DriverRun *run, const StepState *st)
         double w0 = wallclock_s();
         epoch_norms(run);
         run->res->wall_policy_s += wallclock_s() - w0;
-        record_epoch_norm(run, st);
+        /* epochs.csv: a policy's signal (--record-trace computes it for any policy) */
+        if (run->pol->ops->needs_grad_norms) record_epoch_norm(run, st);
     }
-    int lr_decayed = 0;
-    if (st->epoch_start && st->epoch > 0 && lr->kind == LR_STEP)
-        for (int i = 0; i < lr->n_milestones; i++)
-            lr_decayed |= lr->milestones[i] > st->epoch - 1 && lr->milestones[i] <= st->epoch;
-    PolicyObs obs = observation(run, st, lr_decayed);
-    if (run->want_norms) obs.have |= BELLOWS_HAS_GRAD_NORMS | BELLOWS_HAS_RANK0_NORMS;
+    PolicyObs obs = observation(run, st, lr_decayed_live(lr, st));
+    /* for the policies that ask (--record-trace computes them for any policy, unseen) */
+    if (run->want_norms && run->pol->ops->needs_grad_norms)
+        obs.have |= BELLOWS_HAS_GRAD_NORMS | BELLOWS_HAS_RANK0_NORMS;
     if (obs.epoch_norm_mean) obs.have |= BELLOWS_HAS_EPOCH_NORMS;
     if (obs.averaged) obs.have |= BELLOWS_HAS_VARIANCE;
     return obs;
 }
 
 /* Replay: epochs end where the trace's do; an lr at least halved since the previous epoch's
- * start counts as a decay; the epoch norms are the trace's, and its last measured variance
- * stands in when this replay averages where the recorded run did not. */
+ * start counts as a decay (a priced run's schedule says); the epoch norms are the trace's, and its
+ * last measured variance stands in when this replay averages where the recorded run did not. */
 static PolicyObs replay_observe(DriverRun *run, const StepState *st)
 {
     const Trace *tr = run->cfg->replay;
     const TraceStep *ts = &tr->steps[st->step];
     run->epoch_end =
         ts->epoch_end || st->step + 1 == tr->n_steps || tr->steps[st->step + 1].epoch != ts->epoch;
-    int lr_decayed = st->epoch_start && st->epoch > 0 && st->lr <= 0.5 * run->epoch_first_lr;
+    /* a priced run knows its schedule; a replay guesses from the rates */
+    int lr_decayed = run->cfg->priced
+                         ? lr_decayed_live(&run->cfg->tc.lr, st)
+                         : st->epoch_start && st->epoch > 0 && st->lr <= 0.5 * run->epoch_first_lr;
     if (st->epoch_start) run->epoch_first_lr = st->lr;
     PolicyObs obs = observation(run, st, lr_decayed);
+    /* the trace's mean norms are the recorded run's mean (rank 0's stands in the gathered one) */
+    memcpy(run->grad_norm_mean, ts->grad_norms, sizeof(double) * (size_t)tr->h.n_layers);
     obs.epoch_norm_mean = ts->has_epoch_norms ? ts->epoch_norms : NULL;
     /* rank 0's own epoch norms if recorded (decider=rank0), else the mean stands in */
     obs.epoch_norm_rank0 = ts->has_epoch_rank0 ? ts->epoch_norms_rank0 : obs.epoch_norm_mean;
@@ -227,9 +243,20 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
     obs.param_variance = run->averaged_prev ? run->trace_variance : 0;
     /* what the trace recorded: its mean norms always, rank 0's and the epoch norms if written,
      * a variance once it measured one */
+    if (obs.epoch_norm_mean) obs.have |= BELLOWS_HAS_EPOCH_NORMS;
+    if (run->cfg->priced) { /* what the live run showed, and its epochs.csv */
+        const int n = tr->h.n_layers;
+        if (run->pol->ops->needs_grad_norms)
+            obs.have |= BELLOWS_HAS_GRAD_NORMS | BELLOWS_HAS_RANK0_NORMS;
+        if (run->pol->ops->needs_grad_norms && ts->has_epoch_norms) {
+            memcpy(run->epoch_norm_mean, ts->epoch_norms, sizeof(double) * (size_t)n);
+            record_epoch_norm(run, st);
+        }
+        if (obs.averaged) obs.have |= BELLOWS_HAS_VARIANCE;
+        return obs;
+    }
     obs.have |= BELLOWS_HAS_GRAD_NORMS;
     if (ts->has_rank0) obs.have |= BELLOWS_HAS_RANK0_NORMS;
-    if (obs.epoch_norm_mean) obs.have |= BELLOWS_HAS_EPOCH_NORMS;
     if (obs.averaged && run->trace_variance > 0) obs.have |= BELLOWS_HAS_VARIANCE;
     return obs;
 }
@@ -302,7 +329,11 @@ static void replay_advance(DriverRun *run, const StepState *st)
 {
     const Trace *tr = run->cfg->replay;
     int last = st->step + 1 == tr->n_steps;
-    StepState next = {.step = st->step + 1, .epoch = st->epoch, .b = st->b, .lr = st->lr};
+    /* after an epoch's last step the run is in the next epoch, as live_advance counts them */
+    StepState next = {.step = st->step + 1,
+                      .epoch = st->epoch + (last && run->epoch_end),
+                      .b = st->b,
+                      .lr = st->lr};
     if (!last) {
         const TraceStep *nx = &tr->steps[st->step + 1];
         next.epoch = nx->epoch;

@@ -145,7 +145,7 @@ static int fast_step_costed(DriverRun *run, const StepState *st)
     const int last = run->stop == STOP_DONE;
     const int averaged = run->periodic && run->dec.average;
     double split[COST_KINDS] = {0}, compute = 0;
-    run->now += cost_step_fast(run, st, averaged, &compute, split);
+    run->now = cost_step_fast(run, st, averaged, run->now, &compute, split);
     me->step_compute_s = compute;
     me->step_compress_s = split[COST_COMPRESS];
     me->step_comm_s = split[COST_COMM];

@@ -36,7 +36,7 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_string(w, "model", meta->model);
     jsonw_long(w, "n_params", (long long)res->n_params);
     jsonw_double(w, "flops_per_sample", res->flops_per_sample);
-    if (cfg->replay) {
+    if (cfg->replay && !cfg->priced) { /* a priced run is the live run: its data's */
         jsonw_string(w, "trace_source", cfg->replay->h.source);
         jsonw_string(w, "dataset", cfg->replay->h.dataset);
         jsonw_long(w, "trace_steps", cfg->replay->n_steps);

@@ -15,9 +15,9 @@ static const char *const NOT_SWEPT[] = {
     "jobs",           "seeds",    "resume",        "quiet",         "no-plots",
     "stop-at-target", "nesterov", "nic-per-gpu",   "replay-engine", "record-traces"};
 /* Flags of the sweep itself, dropped from the command line of each run. */
-static const char *const SWEEP_ONLY[] = {"policies", "jobs",          "seeds",    "resume",
-                                         "shard",    "out",           "no-plots", "seed",
-                                         "trace",    "replay-engine", "force",    "record-traces"};
+static const char *const SWEEP_ONLY[] = {
+    "policies", "jobs",  "seeds",         "resume", "shard",         "out",       "no-plots",
+    "seed",     "trace", "replay-engine", "force",  "record-traces", "train-each"};
 
 static int in_list(const char *name, const char *const *list, size_t n)
 {

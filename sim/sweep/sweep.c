@@ -22,7 +22,9 @@ static const char ABOUT[] =
     "process\n(--jobs at a time) and folder under DIR/runs/. DIR/sweep.csv holds one row per "
     "finished run\n(one column per swept flag, seed, policy, then compare.csv's columns) and is "
     "always complete;\n--resume finishes an interrupted sweep; --shard K/N runs one slice (join "
-    "them with bellows merge).";
+    "them with bellows merge).\nRuns that differ only in their price (network, GPU, costs) "
+    "train once: the others replay that\ntraining's trace, which gives the same files bit for "
+    "bit (--train-each trains every run).";
 
 /* A sweep of the command line argv (argc <= SWEEP_MAX_ARGS - 1), nothing parsed yet; NULL if
  * out of memory. -j N and -jN become --jobs. */
@@ -47,6 +49,7 @@ static Sweep *sweep_create(int argc, char **argv)
 static void sweep_free(Sweep *s)
 {
     if (!s) return;
+    sweep_groups_free(s);
     free(s->runs);
     free(s->todo);
     dataset_free(&s->train);
@@ -111,6 +114,10 @@ static int load_scenario(Sweep *s, BwError *err)
         rc = s->replay ? trace_read(s->f.run.trace, &s->trace, err)
                        : run_load_data(&s->ta, &s->cfg, &s->train, &s->test, err);
     if (rc == BW_OK && s->replay) rc = run_apply_trace(&s->f, &s->cfg, &s->trace, err);
+    s->train_shape = s->train; /* what a priced run reads of the sets: their sizes */
+    s->train_shape.x = NULL, s->train_shape.px = NULL, s->train_shape.y = NULL;
+    s->test_shape = s->test;
+    s->test_shape.x = NULL, s->test_shape.px = NULL, s->test_shape.y = NULL;
     if (rc == BW_OK)
         rc = engine_check_options(s->f.n_simgrid, s->f.simgrid_args, s->f.run.network_model, err);
     if (rc) return rc;
@@ -150,6 +157,7 @@ static int check_points(Sweep *s, BwError *err)
             int rc = run_config(s, p, 0, k, &f, &ta, &cfg, err);
             if (!rc) rc = driver_check(&cfg, err);
             if (!rc && k == 0) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
+            if (!rc && k == 0) sweep_note_point(s, p, &cfg);
             run_flags_release(&f);
             if (rc) {
                 char label[1024], msg[512];
@@ -189,12 +197,21 @@ static int prepare_out(Sweep *s, BwError *err)
     return rc;
 }
 
-/* In the child process of job: runs it into its folder (runner_child) and exits. */
+/* The run of job `job` of the phase going on. */
+static long job_run(const Sweep *s, int job)
+{
+    return s->phase_runs[s->phase ? s->n_train + job : job];
+}
+
+/* In the child process of job: runs it into its folder (runner_child) and exits. A training
+ * records its group's trace; a trace-only one writes nothing else; a run of a group with a trace
+ * is priced by replaying it. */
 static void sweep_start(int job, int fd, void *ctx)
 {
     Sweep *s = ctx;
-    long r = s->todo[job];
+    long r = job_run(s, job);
     const Run *run = &s->runs[r];
+    Group *g = &s->groups[s->group_of[r]];
     BwError err = {{0}};
     Flags f;
     TrainArgs ta;
@@ -215,7 +232,20 @@ static void sweep_start(int job, int fd, void *ctx)
         snprintf(trace, sizeof trace, "%s/trace.jsonl.gz", dir);
         cfg.record_trace = trace;
     }
-    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, dir, fd);
+    if (s->phase == 0 && g->record) {
+        sweep_trace_path(s, r, trace, sizeof trace);
+        cfg.record_trace = trace;
+    }
+    if (s->phase == 1 && g->priced) {
+        cfg.train = &s->train_shape; /* the samples may be gone (run_phases) */
+        cfg.test = &s->test_shape;
+        cfg.replay = g->trace;
+        cfg.priced = 1;
+        cfg.replay_engine = REPLAY_AUTO;
+    }
+    const int results = !(s->phase == 0 && g->trace_only);
+    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, results ? dir : NULL,
+                 fd);
 }
 
 static void print_progress(const Sweep *s)
@@ -233,16 +263,21 @@ static void print_progress(const Sweep *s)
 static void sweep_done(int job, RunRow *row, void *ctx)
 {
     Sweep *s = ctx;
-    Run *run = &s->runs[s->todo[job]];
-    s->done_now++;
+    long r = job_run(s, job);
+    Run *run = &s->runs[r];
+    const int trace_only = s->phase == 0 && s->groups[s->group_of[r]].trace_only;
+    if (!trace_only) s->done_now++;
     if (row->rc) {
         char label[1024];
         sweep_point_label(s, run->point, label, sizeof label);
-        fprintf(stderr, "%sbellows: sweep: %s seed %d %s: %s\n", s->progress ? "\r\033[K" : "",
-                label, s->seeds[run->seed_i], s->policies[run->policy_i], row->error);
-        s->failed++;
+        fprintf(stderr, "%sbellows: sweep: %s seed %d %s%s: %s\n", s->progress ? "\r\033[K" : "",
+                label, s->seeds[run->seed_i], s->policies[run->policy_i],
+                trace_only ? " (trained for its trace: its group's runs train instead)" : "",
+                row->error);
+        s->failed += !trace_only;
         return;
     }
+    if (trace_only) return;
     run->row = *row;
     run->done = 1;
     BwError err;
@@ -262,7 +297,40 @@ static void print_plan(const Sweep *s)
     if (s->shard_n > 1) printf(", shard %d/%d", s->shard_k, s->shard_n);
     printf("; %ld to run, %ld done already; %d at a time; results in %s/sweep.csv\n", s->n_todo,
            s->n_already, s->jobs, s->out);
+    sweep_print_groups(s);
     fflush(stdout);
+}
+
+/* The trainings, then (their traces read) the priced runs; "interrupted; K of N runs finished"
+ * counts the runs of both. */
+static int run_phases(Sweep *s, BwError *err)
+{
+    char traces[4096];
+    snprintf(traces, sizeof traces, "%s/traces", s->out);
+    int rc = BW_OK;
+    for (long i = 0; i < s->n_train && rc == BW_OK; i++)
+        if (s->groups[s->group_of[s->phase_runs[i]]].record) rc = outdir_create(traces, err);
+    s->phase = 0;
+    if (rc == BW_OK) rc = runner_pool((int)s->n_train, s->jobs, sweep_start, sweep_done, s, err);
+    s->t_trained = wallclock_s();
+    if (rc == BW_OK) {
+        long trained = sweep_load_traces(s);
+        if (!trained && !s->replay) { /* priced runs read only the sets' sizes: lighter forks */
+            dataset_free(&s->train);
+            dataset_free(&s->test);
+        }
+        if (trained)
+            printf("%s# %ld scenario(s) to train after all: their training did not complete "
+                   "(failed, diverged or stopped at the target), and only a completed one is "
+                   "priced\n",
+                   s->progress ? "\r\033[K" : "", trained);
+        fflush(stdout);
+        s->phase = 1;
+        rc = runner_pool((int)s->n_price, s->jobs, sweep_start, sweep_done, s, err);
+    }
+    if (rc == BW_EINTR)
+        bw_fail(err, BW_EINTR, "interrupted; %ld of %ld runs finished", s->done_now, s->n_todo);
+    return rc;
 }
 
 /* Runs this invocation's runs and reports. Each run is a child process forked by the runner:
@@ -277,15 +345,19 @@ static int run_all(Sweep *s, BwError *err)
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &s->old_sigpipe);
-    int rc = runner_pool((int)s->n_todo, s->jobs, sweep_start, sweep_done, s, err);
+    int rc = run_phases(s, err);
     if (rc == BW_OK) {
         if (s->progress) fputs("\r\033[K", stderr);
         sweep_print_table(s);
-        printf("# wrote %s/sweep.csv (%.1f wall s)\n", s->out, wallclock_s() - s->t0);
+        double end = wallclock_s();
+        printf("# wrote %s/sweep.csv (%.1f wall s", s->out, end - s->t0);
+        if (s->n_price) /* the trainings' phase, then the pricing's */
+            printf(": %.1f training, %.1f pricing", s->t_trained - s->t0, end - s->t_trained);
+        printf(")\n");
         sweep_plots(s);
     }
     sigaction(SIGPIPE, &s->old_sigpipe, NULL);
-    if (rc == BW_EINTR) { /* runner: "interrupted; K of N runs finished" */
+    if (rc == BW_EINTR) { /* "interrupted; K of N runs finished" */
         BwError why = *err;
         bw_fail(err, BW_EINTR, "sweep: %s; %s/sweep.csv holds them: add --resume to run the rest",
                 why.msg, s->out);
@@ -308,8 +380,11 @@ int cmd_sweep(int argc, char **argv, BwError *err)
     if (rc == BW_OK) rc = sweep_check_values(s, err);
     if (rc == BW_OK) rc = sweep_plan_runs(s, err);
     if (rc == BW_OK) rc = sweep_check_folders(s, err);
+    if (rc == BW_OK) rc = sweep_groups_create(s, err);
     if (rc == BW_OK) rc = check_points(s, err);
+    if (rc == BW_OK) rc = sweep_plan_groups(s, err);
     if (rc == BW_OK) rc = prepare_out(s, err);
+    if (rc == BW_OK) sweep_plan_phases(s);
     if (rc == BW_OK) rc = run_all(s, err);
     sweep_free(s);
     return rc == CLI_HELP ? BW_OK : rc;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "spec.h"
+#include "trace.h"
 #include "run_args.h"
 #include "runner.h"
 
@@ -35,6 +36,22 @@ typedef struct {
     int seed_i, policy_i;
     RunRow row;
 } Run;
+
+/* Runs of the same dynamics (groups.c): the first trains, the others are priced by replaying
+ * its trace. */
+typedef struct {
+    long trainer; /* its first run in the sweep's order */
+    long members; /* its runs, the trainer's included */
+    /* this invocation */
+    int record;      /* the training records the group's trace */
+    int trace_only;  /* the training is not a result of this invocation, only its trace is */
+    int priced;      /* trace loaded: its other runs are priced (else they train) */
+    int load_failed; /* no usable trace: the training failed, diverged or stopped early */
+    Trace *trace;    /* when priced: the trace its other runs replay */
+} Group;
+
+/* driver_sum_order's text, "hierarchical/1024" at most */
+#define SWEEP_SUM_ORDER 32
 
 typedef struct {
     /* the command line, with -j N and -jN spelt --jobs; base and the flags point into it */
@@ -65,7 +82,7 @@ typedef struct {
     /* while the runs go on */
     long done_now;
     int failed;
-    double t0;
+    double t0, t_trained; /* wall clock at the start, and at the end of the trainings */
     struct sigaction old_sigpipe;
 
     Flags f; /* the first point's flags: the sweep's own and the shared scenario */
@@ -74,10 +91,27 @@ typedef struct {
     TrainArgs ta;
     RunConfig cfg;
     double slowdown[DRIVER_MAX_WORKERS];
-    Dataset train, test; /* loaded once; every run uses them */
-    Trace trace;         /* --trace: every run replays it */
+    Dataset train, test;             /* loaded once; every run uses them */
+    Dataset train_shape, test_shape; /* their sizes without samples, for the priced runs */
+    Trace trace;                     /* --trace: every run replays it */
     int replay;
     ReplayEngine replay_engine;
+
+    /* train once, price the rest (groups.c) */
+    int train_each; /* every run trains: --train-each, a replay (--trace), --record-traces */
+    int sees_price[SWEEP_MAX_POLICIES]; /* the policy may decide on the price: never priced */
+    char (*sum_order)[SWEEP_SUM_ORDER]; /* [n_points] */
+    char (*price_why)[160];             /* [n_points]: why a priced run there takes the actors,
+                                           "" when it takes the fast replay */
+    int *group_of;                      /* [n_runs] */
+    Group *groups;                      /* [n_groups] */
+    long n_groups;
+    /* this invocation, in two phases: the trainings (those of its runs, then those done only for
+     * a trace its priced runs need), then the priced runs */
+    long *phase_runs; /* [n_train + n_price] */
+    long n_train, n_price;
+    int phase;      /* 0: trainings, 1: priced runs */
+    long n_results; /* runs of this invocation finished (not the trace-only trainings) */
 } Sweep;
 
 /* axes.c */
@@ -94,6 +128,22 @@ void sweep_point_label(const Sweep *s, long point, char *buf, size_t n);
 double sweep_point_target(const Sweep *s, long point);
 void sweep_run_folder(const Sweep *s, long r, char *buf, size_t n);
 const Run *sweep_baseline_of(const Sweep *s, const Run *run);
+
+/* groups.c */
+int sweep_groups_create(Sweep *s, BwError *err); /* after sweep_plan_runs */
+void sweep_groups_free(Sweep *s);
+/* What the groups need of point p, from its configuration (check_points). */
+void sweep_note_point(Sweep *s, long p, const RunConfig *cfg);
+int sweep_plan_groups(Sweep *s, BwError *err); /* after check_points */
+int sweep_is_trainer(const Sweep *s, long r);
+/* DIR/traces/run-R-HASH.jsonl.gz: the trace run r's training records for its group. */
+void sweep_trace_path(const Sweep *s, long r, char *buf, size_t n);
+void sweep_plan_phases(Sweep *s); /* after prepare_out: this invocation's two phases */
+/* Between them: the traces the priced runs replay. Returns how many of those runs will train
+ * instead (their group's training failed, diverged or stopped at the target). */
+long sweep_load_traces(Sweep *s);
+/* The header's lines on them: "# 4 trainings, 32 scenarios priced ...". */
+void sweep_print_groups(const Sweep *s);
 
 /* sweep_csv.c */
 void sweep_read_figures(RunRow *row, char *const *figures);

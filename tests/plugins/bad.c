@@ -2,7 +2,8 @@
  * -DCASE=N (tests/test_plugins.sh): 1 returns NULL, 2 a newer interface version, 3 no decide,
  * 4 an unknown mode, 5 an option whose default is out of its range, 6 no entry point,
  * 7 an init that refuses its options, 8 a version 0, 9 a version 2 (built when the context's
- * and the decision's layer arrays had 32 entries; refused since version 3). */
+ * and the decision's layer arrays had 32 entries; refused since version 3), 10 a price_blind
+ * that is neither 0 nor 1. */
 #include <stdio.h>
 
 #include "bellows_policy.h"
@@ -35,6 +36,7 @@ static const BellowsPolicyOps ops = {
     .n_opts = BELLOWS_N(opts),
     .init = CASE == 7 ? init : NULL,
     .decide = CASE == 3 ? NULL : decide,
+    .price_blind = CASE == 10 ? 2 : 0,
 };
 
 #if CASE == 6

@@ -1,0 +1,119 @@
+/* flag_class.c: the class of every flag of the simulating commands (see flag_class.h). A flag of
+ * the price may still decide the order in which a run adds its workers' gradients, which moves
+ * the dynamics in their last bits: --allreduce and --collectives on the transfer level, and
+ * whether a step is costed (--workload, --overlap). That order is a property of the resolved
+ * scenario, not of a flag, so bellows sweep adds it to the dynamics it groups runs by
+ * (driver_sum_order). */
+#include "flag_class.h"
+
+#include <string.h>
+
+#include "model.h"
+
+typedef struct {
+    const char *name;
+    FlagClass c;
+} FlagClassRow;
+
+static const FlagClassRow CLASSES[] = {
+    /* the training: model, data, optimiser and schedule (bellows train's flags) */
+    {"model", FLAG_DYNAMICS},
+    {"epochs", FLAG_DYNAMICS},
+    {"batch", FLAG_DYNAMICS},
+    {"lr", FLAG_DYNAMICS},
+    {"momentum", FLAG_DYNAMICS},
+    {"nesterov", FLAG_DYNAMICS},
+    {"weight-decay", FLAG_DYNAMICS},
+    {"lr-decay-epochs", FLAG_DYNAMICS},
+    {"lr-decay-factor", FLAG_DYNAMICS},
+    {"lr-schedule", FLAG_DYNAMICS},
+    {"warmup-epochs", FLAG_DYNAMICS},
+    {"warmup-shape", FLAG_DYNAMICS},
+    {"lr-scale", FLAG_DYNAMICS},
+    {"seed", FLAG_DYNAMICS},
+    {"seeds", FLAG_DYNAMICS},
+    {"data-dir", FLAG_DYNAMICS},
+    {"train-samples", FLAG_DYNAMICS},
+    {"test-samples", FLAG_DYNAMICS},
+    {"threads", FLAG_DYNAMICS}, /* OpenBLAS's threads round sgemm differently */
+    /* the data-parallel run: how many shards, how gradients are compressed, who decides */
+    {"workers", FLAG_DYNAMICS},
+    {"compressor", FLAG_DYNAMICS},
+    {"policy", FLAG_DYNAMICS},
+    {"policies", FLAG_DYNAMICS},
+    {"average-momentum", FLAG_DYNAMICS},
+    /* the evaluations a policy may read, and where a run stops */
+    {"eval-every", FLAG_DYNAMICS},
+    {"target-accuracy", FLAG_DYNAMICS}, /* evaluations thin out after it */
+    {"stop-at-target", FLAG_DYNAMICS},
+    {"trace", FLAG_DYNAMICS}, /* a replay: the trace is the dynamics */
+    /* the cluster */
+    {"gpus-per-node", FLAG_PRICE},
+    {"topology", FLAG_PRICE},
+    {"gpu", FLAG_PRICE},
+    {"precision", FLAG_PRICE},
+    {"gpu-efficiency", FLAG_PRICE},
+    {"gpu-flops", FLAG_PRICE},
+    {"bandwidth", FLAG_PRICE},
+    {"latency", FLAG_PRICE},
+    {"intra-bandwidth", FLAG_PRICE},
+    {"intra-latency", FLAG_PRICE},
+    {"nic-per-gpu", FLAG_PRICE},
+    {"leaf-size", FLAG_PRICE},
+    {"platform", FLAG_PRICE},
+    {"hosts", FLAG_PRICE},
+    {"oversubscription", FLAG_PRICE},
+    /* the network model and the collectives */
+    {"allreduce", FLAG_PRICE},
+    {"collectives", FLAG_PRICE},
+    {"network-model", FLAG_PRICE},
+    /* the costs of a step, and the GPUs' speeds (a policy that sees them is trained anyway) */
+    {"workload", FLAG_PRICE},
+    {"overlap", FLAG_PRICE},
+    {"bucket-mb", FLAG_PRICE},
+    {"free-compression", FLAG_PRICE},
+    {"costs", FLAG_PRICE},
+    {"transport", FLAG_PRICE},
+    {"compute-jitter", FLAG_PRICE},
+    {"slowdown", FLAG_PRICE},
+    /* how and where it runs, and what it writes */
+    {"compute-threads", FLAG_RUN}, /* the same bits on any number of threads (tested) */
+    {"out", FLAG_RUN},
+    {"force", FLAG_RUN},
+    {"quiet", FLAG_RUN},
+    {"timeline", FLAG_RUN},
+    {"timeline-steps", FLAG_RUN},
+    {"record-trace", FLAG_RUN},
+    {"record-traces", FLAG_RUN},
+    {"jobs", FLAG_RUN},
+    {"replay-engine", FLAG_RUN},
+    {"no-plots", FLAG_RUN},
+    {"resume", FLAG_RUN},
+    {"shard", FLAG_RUN},
+    {"train-each", FLAG_RUN},
+};
+
+FlagClass flag_class(const char *name)
+{
+    for (size_t i = 0; i < sizeof CLASSES / sizeof *CLASSES; i++)
+        if (strcmp(CLASSES[i].name, name) == 0) return CLASSES[i].c;
+    const ModelOption *o; /* a model's options shape the model */
+    for (int k = 0; (o = model_registry_option(k)); k++)
+        if (strcmp(o->name, name) == 0) return FLAG_DYNAMICS;
+    return FLAG_UNCLASSED;
+}
+
+const char *flag_class_name(FlagClass c)
+{
+    switch (c) {
+    case FLAG_DYNAMICS:
+        return "dynamics";
+    case FLAG_PRICE:
+        return "price";
+    case FLAG_RUN:
+        return "run";
+    case FLAG_UNCLASSED:
+        break;
+    }
+    return "unclassed";
+}

@@ -1,0 +1,161 @@
+/* cost_fast.c: a costed step of identical workers in closed form, for the fast replay (no
+ * SimGrid, no actors). Without DDP's overlap it is the actors' own arithmetic on rank 0's
+ * clock: every execution the same flops over the host's speed, every wait and collective added
+ * in cost.c's order, every book the same difference of clock readings, so it gives the actors'
+ * times to the bit and a sweep can price its runs with it. Under DDP's buckets (with
+ * --free-compression only: an encode would share the GPU with the backward, which only the
+ * actors simulate) each bucket's collectives start at max(its last gradient, the previous
+ * bucket's end), max-plus arithmetic that equals the actors to about 1e-9. */
+#include "driver_impl.h"
+
+#include <math.h>
+
+/* Rank 0's simulated clock, and what turns work into its seconds. */
+typedef struct {
+    double now;
+    double speed; /* every generated host's flop rate */
+    double mult;  /* the workers' one slowdown */
+} FastClock;
+
+/* An execution of flops (times the slowdown) on the GPU, as gpu_exec runs it; its seconds, as
+ * the actors read them off the clock. */
+static double fc_exec(FastClock *c, double flops)
+{
+    if (!(flops > 0)) return 0.0;
+    double t0 = c->now;
+    c->now = t0 + flops * c->mult / c->speed;
+    return c->now - t0;
+}
+
+/* A wait (a sleep of the actors, or an analytic collective's time). */
+static void fc_wait(FastClock *c, double s)
+{
+    if (s > 0) c->now += s;
+}
+
+/* A message charged to every rank at once on the offline communicator; its seconds. */
+double cost_charge(Comm *comm, const CompressMsg *msg)
+{
+    switch (msg->op) {
+    case COMPRESS_ALLREDUCE_F32:
+        return coll_charge_allreduce(comm, msg->count, sizeof(float));
+    case COMPRESS_ALLREDUCE_F16:
+        return coll_charge_allreduce(comm, msg->count, sizeof(uint16_t));
+    case COMPRESS_ALLGATHER:
+        return coll_charge_allgather(comm, msg->count);
+    }
+    return 0.0;
+}
+
+/* One message after the profile's fixed cost of a call (cost_message). */
+static void fc_message(DriverRun *run, FastClock *c, const CompressMsg *m)
+{
+    if (run->cost->prof) fc_wait(c, run->cost->prof->collective_s);
+    fc_wait(c, cost_charge(run->comm, m));
+}
+
+/* cost_reduce of the tensors todo[0..n) on the clock: the encode, the (empty) rendezvous, the
+ * messages with the work between them and the collectives' cycle, the decode; adds its books
+ * to split as cost_reduce does. */
+static void fc_reduce(DriverRun *run, FastClock *c, const int *todo, int n, int queued,
+                      double *split)
+{
+    CostModel *cm = run->cost;
+    CompressMsg msgs[COMPRESS_MAX_MSGS];
+    CompressCost cc = {.prof = cm->prof};
+    int nm = compress_plan_views(run->w[0].comp, cm->views, todo, n, cm->levels, msgs, &cc);
+    const int last = cost_phases(run, nm, &cc);
+    split[COST_COMPRESS] += fc_exec(c, cc.phase_s[0] * c->speed);
+    double t2 = c->now;
+    split[COST_WAIT] += t2 - t2; /* every worker arrives at once */
+    fc_wait(c, cost_cycle_wait_s(cm->prof, queued));
+    for (int i = 0; i < nm; i++) {
+        const int p = i - cc.first_msg;
+        if (p > 0 && cc.phase_s[p] > 0) {
+            split[COST_COMM] += c->now - t2;
+            split[COST_COMPRESS] += fc_exec(c, cc.phase_s[p] * c->speed);
+            t2 = c->now;
+            fc_wait(c, cost_cycle_wait_s(cm->prof, 0));
+        }
+        fc_message(run, c, &msgs[i]);
+    }
+    split[COST_COMM] += c->now - t2;
+    if (last > 0) split[COST_COMPRESS] += fc_exec(c, cc.phase_s[last] * c->speed);
+}
+
+/* Bucket k, ready at `ready`, reduced once the previous buckets end (prev); when it ends. */
+static double fc_bucket(DriverRun *run, const FastClock *c, int k, double ready, double prev)
+{
+    const CostModel *cm = run->cost;
+    FastClock b = {fmax(prev, ready), c->speed, c->mult};
+    double ignored[COST_KINDS] = {0};
+    fc_reduce(run, &b, cm->order + cm->bucket_start[k],
+              cm->bucket_start[k + 1] - cm->bucket_start[k], k > 0 && ready <= prev, ignored);
+    return b.now;
+}
+
+/* The forward and the backward under DDP (free compression): each bucket's collectives from
+ * max(its last gradient, the previous bucket's end), those that wait for the backward's end
+ * after it; the clock ends at the later of the backward and the last bucket. Returns the
+ * compute's seconds; split gets the exposed communication. */
+static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
+{
+    CostModel *cm = run->cost;
+    const Workload *wl = cm->wl;
+    const double t0 = c->now;
+    double t = t0, comm_end = t0;
+    for (int l = 0; l < wl->n_layers; l++)
+        t += workload_fwd_flops(wl, l, b, c->speed, cm->peak_ratio) * c->mult / c->speed;
+    int k = 0, deferred = -1; /* the first bucket that waits for the backward's end */
+    for (int l = wl->n_layers - 1; l >= 0; l--) {
+        t += workload_bwd_flops(wl, l, b, c->speed, cm->peak_ratio) * c->mult / c->speed;
+        for (; k < cm->n_buckets && cm->bucket_layer[k] == l; k++) {
+            if (deferred < 0 && cm->bucket_defer[k]) deferred = k;
+            if (deferred < 0) comm_end = fc_bucket(run, c, k, t, comm_end);
+        }
+    }
+    for (k = deferred; k >= 0 && k < cm->n_buckets; k++)
+        comm_end = fc_bucket(run, c, k, t, comm_end);
+    split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
+    c->now = fmax(t, comm_end);
+    return t - t0;
+}
+
+double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double now,
+                      double *compute, double *split)
+{
+    CostModel *cm = run->cost;
+    const Workload *wl = cm->wl;
+    FastClock c = {now, run->res->cluster.gpu_flops,
+                   run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0};
+    double comp;
+    if (cm->ddp) {
+        comp = fc_ddp(run, &c, st->b, split);
+    } else { /* cost_forward and cost_backward: one execution each */
+        double f = 0, total = 0;
+        for (int l = 0; l < wl->n_layers; l++)
+            f += workload_fwd_flops(wl, l, st->b, c.speed, cm->peak_ratio);
+        comp = fc_exec(&c, f);
+        f = 0;
+        for (int l = wl->n_layers - 1; l >= 0; l--)
+            f += workload_bwd_flops(wl, l, st->b, c.speed, cm->peak_ratio);
+        total += fc_exec(&c, f);
+        comp += total;
+        if (!run->periodic && run->cfg->overlap == OVERLAP_TENSOR)
+            for (int t = 0; t < wl->n_tensors; t++) fc_reduce(run, &c, &t, 1, t > 0, split);
+        else if (!run->periodic)
+            fc_reduce(run, &c, cm->order, wl->n_tensors, 0, split);
+    }
+    comp += fc_exec(&c, cost_opt_seconds(run) * c.speed);
+    if (averaged) { /* the real model's parameters, dense: nothing to overlap with */
+        const double t2 = c.now;
+        split[COST_WAIT] += t2 - t2;
+        fc_wait(&c, cost_cycle_wait_s(cm->prof, 0));
+        const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
+                                 wl->n_params * driver_average_floats(run->cfg)};
+        fc_message(run, &c, &avg);
+        split[COST_COMM] += c.now - t2;
+    }
+    *compute = comp;
+    return c.now;
+}
