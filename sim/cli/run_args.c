@@ -499,6 +499,31 @@ static void print_evaluations(const RunConfig *cfg)
         printf("; no target accuracy\n");
 }
 
+/* "# price: ..." the workload, the overlap and the cost profile a run's steps are priced at. */
+static void print_price(const RunConfig *cfg)
+{
+    const CostProfile *p = cfg->costs;
+    const char *ov = cfg->overlap == OVERLAP_DDP      ? "DDP's overlap"
+                     : cfg->overlap == OVERLAP_TENSOR ? "one tensor after another after the "
+                                                        "backward"
+                                                      : "no overlap";
+    printf("# price: %s%s, %s", cfg->workload ? "workload " : "the small model's own costs",
+           cfg->workload ? cfg->workload->name : "", ov);
+    if (cfg->overlap == OVERLAP_DDP)
+        printf(" (buckets of %g MiB)",
+               (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) / 1048576.0);
+    if (!p || p->ideal) {
+        printf("; costs ideal (the roofline)%s\n",
+               cfg->free_compression ? ", compression free" : "");
+        return;
+    }
+    printf("; costs %s (%s: %s", p->name, p->gpu, p->implementation);
+    if (p->device[0]) printf(", measured on %s %s", p->device, p->date);
+    printf("), %s links at %.0f%% of their rate%s\n", costs_net_name(cfg->transport),
+           100 * costs_share(p, cfg->transport, 0),
+           cfg->free_compression ? ", compression free" : "");
+}
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;
@@ -529,13 +554,14 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                "(%s), %s network model\n",
                c->workers, c->platform_file, f->run.algorithm, f->run.collectives,
                f->run.network_model);
-        return;
+    } else {
+        printf("# %d x %s (%.3g TFLOP/s sustained), %d per node, %s, %s / %s, %s allreduce "
+               "(%s), %s network model\n",
+               c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12,
+               c->gpus_per_node, cluster_topology_name(c->topology), bw, lat, f->run.algorithm,
+               f->run.collectives, f->run.network_model);
     }
-    printf("# %d x %s (%.3g TFLOP/s sustained), %d per node, %s, %s / %s, %s allreduce (%s), "
-           "%s network model\n",
-           c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12, c->gpus_per_node,
-           cluster_topology_name(c->topology), bw, lat, f->run.algorithm, f->run.collectives,
-           f->run.network_model);
+    print_price(cfg);
 }
 
 int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *test, BwError *err)

@@ -224,7 +224,7 @@ double costs_efficiency(const CostProfile *p, const char *precision)
 
 static void print_profile(FILE *out, const CostProfile *p)
 {
-    fprintf(out, "\n%-14s %s on a %s\n", p->name, p->implementation, p->gpu);
+    fprintf(out, "\n%-14s %s: %s\n", p->name, p->gpu, p->implementation);
     if (p->device[0])
         fprintf(out, "  measured   on %s (%s), %s\n", p->device, p->versions, p->date);
     for (int i = 0; i < 3; i++)

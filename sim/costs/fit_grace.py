@@ -4,7 +4,7 @@ measured it) fitted to a third of GRACE's ResNet-50 rows at 10 Gbps, and bellows
 all of them (tests/test_published.sh checks the committed profile's predictions).
 
     /usr/bin/python3 sim/costs/fit_grace.py BELLOWS [--write]   # fit, print; --write: the JSON
-    /usr/bin/python3 sim/costs/fit_grace.py BELLOWS --table [--profile FILE] [--bw 10g]
+    /usr/bin/python3 sim/costs/fit_grace.py BELLOWS --table [--profile FILE] [--bw 10g] [--csv]
 
 The rows (tests/data/grace_resnet50.csv, from sands-lab/grace-data; sim/costs/grace_extract.py):
 ResNet-50, one V100 per node, 2, 4 and 8 workers, batch 64 per GPU (fp32), for none, PowerSGD
@@ -245,7 +245,7 @@ def fit(m):
     return x
 
 
-def table(m, prof, bw, out=sys.stdout):
+def table(m, prof, bw, out=sys.stdout, as_csv=False):
     """Every method at every size GRACE has at bw: measured, predicted, error; returns them."""
     fitted = {(meth, w) for _, (meth, w), _ in FIT} if bw == "10g" else set()
     res = []
@@ -257,6 +257,11 @@ def table(m, prof, bw, out=sys.stdout):
             meas = m.rows[key][0]
             pred = m.predict(prof, key)
             res.append((method, w, meas, pred, (method, w) in fitted))
+    if as_csv:
+        out.write("method,workers,measured,bellows,fitted\n")
+        for method, w, meas, pred, fitted_row in res:
+            out.write("%s,%d,%.4f,%.4f,%d\n" % (method, w, meas, pred, fitted_row))
+        return res
     out.write("%-10s %7s %9s %9s %7s\n" % ("method", "workers", "measured", "bellows", "error"))
     for method, w, meas, pred, fitted_row in res:
         out.write("%-10s %7d %9.0f %9.0f %+6.1f%%%s\n" % (method, w, meas, pred,
@@ -275,7 +280,7 @@ def main(argv):
             bw = args[args.index("--bw") + 1] if "--bw" in args else "10g"
             with open(path) as f:
                 prof = json.load(f)
-            table(m, prof, bw)
+            table(m, prof, bw, as_csv="--csv" in args)
             return 0
         x = fit(m)
         for k, v in x.items():

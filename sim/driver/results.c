@@ -144,6 +144,17 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_long(w, "ddp_buckets", res->buckets);
     }
     jsonw_bool(w, "free_compression", cfg->free_compression);
+    const CostProfile *p = cfg->costs;
+    jsonw_string(w, "costs", p ? p->name : "ideal");
+    if (p && !p->ideal) {
+        jsonw_string(w, "costs_spec", p->spec);
+        jsonw_string(w, "costs_implementation", p->implementation);
+        jsonw_string(w, "costs_source", p->source);
+        if (p->device[0]) jsonw_string(w, "costs_measured_on", p->device);
+        jsonw_string(w, "transport", costs_net_name(cfg->transport));
+        jsonw_double(w, "link_share", costs_share(p, cfg->transport, 0));
+        jsonw_double(w, "allgather_link_share", costs_share(p, cfg->transport, 1));
+    }
 }
 
 /* summary.json after the scenario: where accuracy comes from and what the run gave. */

@@ -1,0 +1,291 @@
+/* test_costs.c: cost profiles (sim/costs/): every built-in loads and `pytorch` is the cluster
+ * GPU's; every bad profile is a usage error naming the file and the field, and the command
+ * writes nothing; a profile that lacks what a run needs is refused by name; an operation's
+ * seconds interpolate its rates; and a costed step's simulated time, with a toy profile, equals
+ * the hand-computed sum of its parts (compute, the compressor's stages by phase, the fixed costs,
+ * the collectives' cycle, the ring and allgather formulas at the profile's link shares, the
+ * optimiser) to 1e-9. */
+#include "testutil.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "costs.h"
+
+static char TMP[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    make_tmpdir(TMP, sizeof TMP);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rm_tree(TMP);
+    return 0;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A valid profile's fields, as JSON members; a bad one replaces one of them. */
+static const char *const GOOD[] = {
+    "\"bellows_costs\": 1",
+    "\"name\": \"toy\"",
+    "\"implementation\": \"a toy\"",
+    "\"gpu\": \"V100\"",
+    "\"efficiency\": {\"fp32\": 0.5}",
+    "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5, \"collective_s\": 2e-4, \"cycle_s\": "
+    "4e-3}",
+    "\"ops\": {\"elementwise\": {\"kernels\": 1, \"rate\": [[1, 5e11]]}, "
+    "\"topk\": {\"kernels\": 3, \"rate\": [[1, 2e9]]}, "
+    "\"scatter\": {\"kernels\": 2, \"rate\": [[1, 1e10]]}, "
+    "\"optimizer\": {\"kernels\": 4, \"rate\": [[1e3, 1e9], [1e7, 1e11]]}}",
+    "\"networks\": {\"tcp\": {\"allreduce\": 0.5, \"allgather\": 0.25}}",
+    "\"allgather\": {\"overlaps_backward\": true}",
+};
+#define N_GOOD ((int)(sizeof GOOD / sizeof *GOOD))
+
+/* The profile with member `which` replaced by `with` (NULL: left out), into TMP/NAME.json. */
+static void write_profile(const char *name, int which, const char *with, char *path, size_t n)
+{
+    char text[4096] = "{";
+    for (int i = 0, first = 1; i < N_GOOD; i++) {
+        const char *m = i == which ? with : GOOD[i];
+        if (!m) continue;
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s", first ? "" : ", ", m);
+        first = 0;
+    }
+    strcat(text, "}");
+    snprintf(path, n, "%s/%s.json", TMP, name);
+    write_file(path, text);
+}
+
+static void test_every_builtin_loads_and_pytorch_is_the_gpus(void **state)
+{
+    (void)state;
+    int n = 0;
+    for (const char *const *b = costs_builtin_names(); *b; b++, n++) {
+        CostProfile *p = NULL;
+        BwError err = {{0}};
+        const char *gpu = strstr(*b, "a100") ? "A100" : strstr(*b, "h100") ? "H100" : "V100";
+        if (costs_load(*b, "--costs", gpu, &p, &err) != BW_OK) fail_msg("%s: %s", *b, err.msg);
+        assert_string_equal(p->name, *b);
+        assert_false(p->ideal);
+        assert_true(p->net[COST_NET_TCP].present);
+        for (int op = 0; op < COST_OP_COUNT; op++) /* every built-in prices every compressor */
+            if (!p->ops[op].present) fail_msg("%s lacks %s", *b, costs_op_name((CostOp)op));
+        costs_free(p);
+    }
+    assert_int_equal(n, 4); /* grace-tf and pytorch-{a100,h100,v100} */
+    CostProfile *p = NULL;
+    assert_int_equal(costs_load("pytorch", "--costs", "H100", &p, NULL), BW_OK);
+    assert_string_equal(p->name, "pytorch-h100");
+    costs_free(p);
+    assert_int_equal(costs_load("pytorch", "--costs", NULL, &p, NULL), BW_OK); /* --gpu-flops */
+    assert_true(p->ideal);
+    costs_free(p);
+    assert_int_equal(costs_load("ideal", "--costs", "A100", &p, NULL), BW_OK);
+    assert_true(p->ideal);
+    assert_true(costs_share(p, COST_NET_TCP, 1) == 1.0);
+    costs_free(p);
+}
+
+static void expect_refused(const char *spec, const char *gpu, const char *what)
+{
+    CostProfile *p = (CostProfile *)1;
+    BwError err = {{0}};
+    assert_int_equal(costs_load(spec, "--costs", gpu, &p, &err), BW_EUSAGE);
+    assert_null(p);
+    if (!strstr(err.msg, what) || !strstr(err.msg, "--costs"))
+        fail_msg("%s: expected '%s' in: %s", spec, what, err.msg);
+}
+
+static void test_bad_profiles_name_the_file_and_the_field(void **state)
+{
+    (void)state;
+    static const struct {
+        int which;
+        const char *with, *what;
+    } bad[] = {
+        {0, NULL, "\"bellows_costs\" must be 1"},
+        {0, "\"bellows_costs\": 2", "\"bellows_costs\" must be 1"},
+        {1, NULL, "\"name\""},
+        {3, "\"gpu\": \"K80\"", "unknown GPU \"K80\""},
+        {4, "\"efficiency\": {\"fp32\": 1.5}", "efficiency: \"fp32\" must be a number > 0"},
+        {4, "\"efficiency\": {\"fp16\": 0.5}", "unknown key \"fp16\""},
+        {5, "\"fixed\": {\"tensor_s\": -1, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}",
+         "fixed: \"tensor_s\" must be a number > 0"},
+        {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 0, \"collective_s\": 1e-4}",
+         "fixed: \"kernel_s\" must be a number > 0"},
+        {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5}", "\"collective_s\""},
+        {5,
+         "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5, \"collective_s\": 1e-4, "
+         "\"kernel\": 1}",
+         "unknown key \"kernel\""},
+        {5, "\"fixed\": {\"tensor_s\": 1e999, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}", "line"},
+        {6, "\"ops\": {\"sort\": {\"kernels\": 1, \"rate\": [[1, 1]]}}",
+         "unknown operation \"sort\""},
+        {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": [[10, 1], [5, 2]]}}",
+         "ops.topk: \"rate\" must be"},
+        {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": []}}", "ops.topk: \"rate\" must be"},
+        {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": [[1, 0]]}}", "ops.topk: \"rate\""},
+        {6, "\"ops\": {\"topk\": {\"rate\": [[1, 1]]}}", "ops.topk: \"kernels\""},
+        {7, "\"networks\": {\"infiniband\": {\"allreduce\": 1, \"allgather\": 1}}",
+         "unknown network kind \"infiniband\""},
+        {7, "\"networks\": {\"tcp\": {\"allreduce\": 1.2, \"allgather\": 1}}",
+         "networks.tcp: \"allreduce\" must be a number > 0 and at most 1"},
+        {7, "\"networks\": {}", "\"networks\" must be an object with at least one"},
+        {8, NULL, "\"allgather\" must be"},
+    };
+    char path[256];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_profile("bad", bad[i].which, bad[i].with, path, sizeof path);
+        expect_refused(path, "V100", bad[i].what);
+        expect_refused(path, "V100", path); /* the file, named */
+    }
+    write_file(path, "{\"bellows_costs\": 1,");
+    expect_refused(path, "V100", "line 1");
+    expect_refused("grace-tf", "A100", "add --gpu V100");
+    expect_refused("nope", "A100", "unknown cost profile (the built-ins: ideal, pytorch,");
+}
+
+static void test_what_a_run_needs_is_checked_by_name(void **state)
+{
+    (void)state;
+    char path[256];
+    write_profile("good", -1, NULL, path, sizeof path);
+    CostProfile *p = NULL;
+    BwError err = {{0}};
+    assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_OK);
+    assert_int_equal(
+        costs_check(p, COST_OP_BIT(COST_OP_TOPK), COST_NET_TCP, "topk", "--costs", &err), BW_OK);
+    assert_int_equal(costs_check(p, COST_OP_BIT(COST_OP_MATMUL), COST_NET_TCP,
+                                 "--compressor powersgd", "--costs", &err),
+                     BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "no operation \"matmul\""));
+    assert_non_null(strstr(err.msg, "--compressor powersgd"));
+    assert_int_equal(costs_check(p, 0, COST_NET_RDMA, "x", "--costs", &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--transport rdma"));
+    /* seconds: the kernels' fixed cost, then size at the rate, log-log between the points and
+     * constant beyond them */
+    assert_true(fabs(costs_op_seconds(p, COST_OP_TOPK, 4e9) - (3e-5 + 2.0)) < 1e-15);
+    const double mid = sqrt(1e3 * 1e7); /* halfway in log: the rate is sqrt(1e9 * 1e11) */
+    assert_true(fabs(costs_op_seconds(p, COST_OP_OPTIMIZER, mid) - (4e-5 + mid / 1e10)) < 1e-15);
+    assert_true(fabs(costs_op_seconds(p, COST_OP_OPTIMIZER, 10) - (4e-5 + 10 / 1e9)) < 1e-15);
+    assert_true(fabs(costs_op_seconds(p, COST_OP_OPTIMIZER, 1e8) - (4e-5 + 1e8 / 1e11)) < 1e-15);
+    costs_free(p);
+    /* the CLI: a profile without PowerSGD's operations, refused before anything is written */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " run --gpu V100 --costs %s --compressor powersgd --epochs 1 "
+                         "--train-samples 512 --out %s/never >%s/out.txt 2>&1",
+             path, TMP, TMP);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "%s/out.txt", TMP);
+    char *out = slurp(cmd, NULL);
+    assert_non_null(strstr(out, "no operation \"matmul\""));
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/never", TMP);
+    struct stat st;
+    assert_int_equal(stat(cmd, &st), -1); /* nothing written */
+}
+
+/* One step of the toy workload (one layer, a 1000 x 2000 matrix and its bias) on 4 V100s at 50%
+ * efficiency, TopK 10% under the toy profile, --overlap none: the hand-computed step. */
+static double toy_step(double *compute, double *compress, double *comm)
+{
+    const double P = 4, b = 8, speed = 0.5 * 15.7e12, lat = 10e-6, bw = 10e9 / 8;
+    const double n = 2e6, k = 2e5, bias = 1000;
+    const double tensor_s = 1e-4, kernel_s = 1e-5, collective_s = 2e-4, cycle_s = 4e-3;
+    const double elem = 5e11, topk = 2e9, scatter = 1e10;
+    *compute = b * 1e9 / speed + b * 2e9 / speed;
+    /* encode: the tensor's fixed cost, error feedback, the selection, the gather, the memory */
+    double encode = tensor_s + (kernel_s + 12 * n / elem) + (3 * kernel_s + n / topk) +
+                    2 * (2 * kernel_s + k / scatter);
+    /* decode: zeroing, each worker's entries scatter-added, the division */
+    double decode =
+        (kernel_s + 4 * n / elem) + P * (2 * kernel_s + k / scatter) + (kernel_s + 8 * n / elem);
+    *compress = encode + decode;
+    /* the bias (dense, ring) and the values with their indices (allgather, 8 k bytes a rank),
+     * each call's fixed cost, half a cycle; links at 0.5 of their rate, the allgather at 0.25 */
+    const double a = 2 * lat, b_ar = 1 / (bw * 0.5), b_ag = 1 / (bw * 0.25);
+    double ring = 2 * (P - 1) * a + 2 * (P - 1) / P * 4 * bias * b_ar;
+    double gather = (P - 1) * a + (P - 1) / P * P * 8 * k * b_ag;
+    *comm = cycle_s / 2 + 2 * collective_s + ring + gather;
+    /* the optimiser: between the points (1e3, 1e9) and (1e7, 1e11), log-log */
+    const double params = n + bias;
+    double rate = exp(log(1e9) + log(params / 1e3) / log(1e4) * log(1e11 / 1e9));
+    double opt = 4 * kernel_s + params / rate;
+    *compute += opt;
+    return *compute + *compress + *comm;
+}
+
+static double json_number(const char *text, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *at = strstr(text, k);
+    if (!at) fail_msg("no %s", key);
+    return strtod(at + strlen(k), NULL);
+}
+
+static void test_a_costed_step_is_the_sum_of_its_parts(void **state)
+{
+    (void)state;
+    char prof[256], wl[256], cmd[2048];
+    write_profile("toy", -1, NULL, prof, sizeof prof);
+    snprintf(wl, sizeof wl, "%s/toy-workload.json", TMP);
+    write_file(wl, "{\"name\": \"toy\", \"compute\": \"flops\", \"layers\": [{\"name\": \"fc\", "
+                   "\"fwd_flops\": 1e9, \"bwd_flops\": 2e9, \"tensors\": [{\"name\": "
+                   "\"fc.weight\", \"shape\": [1000, 2000]}, {\"name\": \"fc.bias\", "
+                   "\"shape\": [1000]}]}]}");
+    /* the run: two steps, priced by the actors */
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN
+             " run --workload %s --costs %s --model softmax --workers 4 --batch 8 --gpu "
+             "V100 --bandwidth 10Gbps --latency 10us --collectives analytic --overlap "
+             "none --compressor topk --policy static:level=0.1 --epochs 1 "
+             "--train-samples 64 --test-samples 50 --record-trace %s/toy.jsonl "
+             "--quiet --out %s/toy >/dev/null",
+             wl, prof, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    double compute, compress, comm, step = toy_step(&compute, &compress, &comm);
+    snprintf(cmd, sizeof cmd, "%s/toy/summary.json", TMP);
+    char *s = slurp(cmd, NULL);
+    assert_non_null(s);
+    const double steps = json_number(s, "steps");
+    assert_true(steps == 2);
+    const struct {
+        const char *key;
+        double want;
+    } books[] = {{"sim_time_s", step},
+                 {"compute_s", compute},
+                 {"compression_s", compress},
+                 {"communication_s", comm}};
+    for (int i = 0; i < 4; i++) {
+        double got = json_number(s, books[i].key) / steps;
+        if (!(fabs(got - books[i].want) <= 1e-9 * books[i].want))
+            fail_msg("%s: %.12g a step, hand-computed %.12g", books[i].key, got, books[i].want);
+    }
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_builtin_loads_and_pytorch_is_the_gpus),
+        cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
+        cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
+        cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
