@@ -71,6 +71,7 @@ static const FlagClassRow CLASSES[] = {
     {"workload", FLAG_PRICE},
     {"overlap", FLAG_PRICE},
     {"bucket-mb", FLAG_PRICE},
+    {"price-batch", FLAG_PRICE},
     {"free-compression", FLAG_PRICE},
     {"costs", FLAG_PRICE},
     {"transport", FLAG_PRICE},

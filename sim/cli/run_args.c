@@ -63,6 +63,11 @@ static const CliOpt run_opts[] = {
             "then communication; tensor: no overlap and one collective per tensor (the Accordion "
             "authors' code). Default: ddp with --workload (what real jobs do), else none",
             0, 0, "none|ddp|tensor", 0),
+    RUN_OPT("price-batch", CLI_INT, price_batch, NULL, "images",
+            "images per GPU the workload's compute is charged for (default: --batch): the small "
+            "model trains at --batch per worker, and each of its steps is priced as one step of "
+            "the real model at this batch",
+            1, 1 << 20, NULL, 0),
     RUN_OPT("bucket-mb", CLI_DOUBLE, bucket_mb, "25", "MiB",
             "DDP bucket size (PyTorch's bucket_cap_mb; the first bucket is 1 MiB as in DDP)", 0.001,
             1e6, NULL, 0),
@@ -338,6 +343,10 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
                    : strcmp(ov, "tensor") == 0 ? OVERLAP_TENSOR
                                                : OVERLAP_NONE;
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
+    if (f->run.price_batch && !cfg->workload)
+        return bw_fail(err, BW_EUSAGE,
+                       "--price-batch: the batch a workload is charged for; add --workload");
+    cfg->price_batch = f->run.price_batch;
     cfg->free_compression = f->run.free_compression;
     cfg->average_momentum = f->run.average_momentum;
     if (f->run.timeline) {
@@ -388,6 +397,22 @@ static int check_out_file(const char *flag, const char *path, const char *exampl
     return BW_OK;
 }
 
+/* --lr-scale auto (the default): with the default --lr, a global batch above the one the
+ * defaults were tuned for gets the linear scaling rule with a warm-up (Goyal et al., "Accurate,
+ * Large Minibatch SGD", 2017, Sections 2.1-2.2): without it, 64 workers x 64 train the mlp at
+ * an eighth of the rate its batch needs, and a run that cannot reach its target says nothing. */
+static void auto_lr_scale(const Flags *f, const TrainArgs *ta, RunConfig *cfg)
+{
+    LrSchedule *lr = &cfg->tc.lr;
+    const long global = (long)cfg->cluster.workers * cfg->tc.batch;
+    if (strcmp(f->train.lr_scale, "auto") != 0 || cli_given(f->opts, f->n, f->set, "lr") ||
+        global <= RUN_TUNED_GLOBAL_BATCH)
+        return;
+    lr->peak_scale = (double)global / RUN_TUNED_GLOBAL_BATCH;
+    if (!cli_given(f->opts, f->n, f->set, "warmup-epochs"))
+        lr->warmup_epochs = ta->tc.epochs / 5.0 < 5 ? ta->tc.epochs / 5.0 : 5;
+}
+
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
               BwError *err)
 {
@@ -412,6 +437,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->mc = ta->mc;
     cfg->tc = ta->tc;
     if (cfg->tc.lr.scale_by_workers) cfg->tc.lr.peak_scale = cfg->cluster.workers; /* --lr-scale */
+    auto_lr_scale(f, ta, cfg);
     cfg->algo = (CollAlgo)coll_algo_parse(f->run.algorithm);
     cfg->backend = strcmp(f->run.collectives, "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
     cfg->compressor = f->run.compressor;
@@ -499,6 +525,23 @@ static void print_evaluations(const RunConfig *cfg)
         printf("; no target accuracy\n");
 }
 
+/* "# lr: ..." when the rate is scaled with the workers or the global batch. */
+static void print_lr_scale(const RunConfig *cfg)
+{
+    const LrSchedule *lr = &cfg->tc.lr;
+    if (!(lr->peak_scale > 1)) return;
+    if (lr->scale_by_workers)
+        printf("# lr: %g x %g workers = %g (--lr-scale workers)", lr->base_lr, lr->peak_scale,
+               lr->base_lr * lr->peak_scale);
+    else
+        printf("# lr: %g x %g = %g, the linear scaling rule (Goyal et al. 2017): the global batch "
+               "is %g times the %d --lr was tuned for (--lr-scale none keeps %g)",
+               lr->base_lr, lr->peak_scale, lr->base_lr * lr->peak_scale, lr->peak_scale,
+               RUN_TUNED_GLOBAL_BATCH, lr->base_lr);
+    if (lr->warmup_epochs > 0) printf(", warmed up over %g epochs", lr->warmup_epochs);
+    printf("\n");
+}
+
 /* "# price: ..." the workload, the overlap and the cost profile a run's steps are priced at. */
 static void print_price(const RunConfig *cfg)
 {
@@ -507,8 +550,12 @@ static void print_price(const RunConfig *cfg)
                      : cfg->overlap == OVERLAP_TENSOR ? "one tensor after another after the "
                                                         "backward"
                                                       : "no overlap";
-    printf("# price: %s%s, %s", cfg->workload ? "workload " : "the small model's own costs",
-           cfg->workload ? cfg->workload->name : "", ov);
+    printf("# price: %s%s", cfg->workload ? "workload " : "the small model's own costs",
+           cfg->workload ? cfg->workload->name : "");
+    if (cfg->workload)
+        printf(" at %d images per GPU (each small step of %d priced as one real step)",
+               cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch, cfg->tc.batch);
+    printf(", %s", ov);
     if (cfg->overlap == OVERLAP_DDP)
         printf(" (buckets of %g MiB)",
                (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) / 1048576.0);
@@ -543,6 +590,7 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                "global), lr %g, %s\n",
                ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
                cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, seeds);
+        print_lr_scale(cfg);
         print_evaluations(cfg);
     }
     double machine, need = driver_memory_bytes(cfg, &machine);

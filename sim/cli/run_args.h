@@ -20,6 +20,10 @@ typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP, RUN_MODE_SWEEP_RU
 
 /* compare's and sweep's default --eval-every: this many evaluations an epoch */
 #define RUN_EVALS_PER_EPOCH 20
+/* The global batch the defaults (--lr 0.02) were tuned for: 8 workers x 64. Above it,
+ * --lr-scale auto applies the linear scaling rule (run_setup). */
+#define RUN_TUNED_GLOBAL_BATCH 512
+
 /* compare's and sweep's default seeds (--seeds) */
 #define RUN_DEFAULT_SEEDS "1,2,3"
 
@@ -34,6 +38,7 @@ typedef struct {
     int compute_threads; /* 0: not given (run_setup picks) */
     const char *workload, *overlap, *timeline, *timeline_steps, *costs, *transport;
     double bucket_mb;
+    int price_batch; /* 0: not given (--batch) */
     int free_compression;
     int average_momentum;
     int record_traces; /* sweep: every run writes DIR/runs/.../trace.jsonl.gz */

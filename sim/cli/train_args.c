@@ -40,11 +40,13 @@ static const CliOpt own_opts[] = {
               "(epoch e at (e - 1) / --warmup-epochs of the way; needs --lr-scale workers), as "
               "the Accordion authors' code (main.py get_lr)",
               0, 0, "step|epoch", 0),
-    TRAIN_OPT("lr-scale", CLI_CHOICE, lr_scale, "none", NULL,
+    TRAIN_OPT("lr-scale", CLI_CHOICE, lr_scale, "auto", NULL,
               "none: --lr is the rate; workers: the rate is --lr x workers (Goyal et al.'s "
               "linear scaling), the warm-up climbing from --lr to it, as the Accordion authors' "
-              "code (simulated runs)",
-              0, 0, "none|workers", 0),
+              "code; auto: with the default --lr, a global batch above the 512 the defaults "
+              "were tuned for (8 workers x 64) scales the rate by global / 512, warmed up over "
+              "--warmup-epochs or a fifth of the run, at most 5 epochs (simulated runs)",
+              0, 0, "none|workers|auto", 0),
     TRAIN_OPT("seed", CLI_LONG, seed, "1", NULL,
               "seed of the initialisation, the sampling order and every random stream", 0,
               2147483647.0, NULL, 0),

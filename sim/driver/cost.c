@@ -477,8 +477,9 @@ void cost_step(Worker *me, const StepState *st, int averaged)
     me->cost_step = st->step;
     me->cost_mult = step_multiplier(me);
     me->n_spans = 0;
-    double compute = cost_forward(me, st->b);
-    compute += cost_backward(me, st->b);
+    const int b = driver_price_batch(run->cfg, st->b);
+    double compute = cost_forward(me, b);
+    compute += cost_backward(me, b);
     if (cm->ddp) {
         double t0 = simgrid_get_clock();
         sg_sem_acquire(me->done);

@@ -128,17 +128,18 @@ double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double 
     const Workload *wl = cm->wl;
     FastClock c = {now, run->res->cluster.gpu_flops,
                    run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0};
+    const int b = driver_price_batch(run->cfg, st->b);
     double comp;
     if (cm->ddp) {
-        comp = fc_ddp(run, &c, st->b, split);
+        comp = fc_ddp(run, &c, b, split);
     } else { /* cost_forward and cost_backward: one execution each */
         double f = 0, total = 0;
         for (int l = 0; l < wl->n_layers; l++)
-            f += workload_fwd_flops(wl, l, st->b, c.speed, cm->peak_ratio);
+            f += workload_fwd_flops(wl, l, b, c.speed, cm->peak_ratio);
         comp = fc_exec(&c, f);
         f = 0;
         for (int l = wl->n_layers - 1; l >= 0; l--)
-            f += workload_bwd_flops(wl, l, st->b, c.speed, cm->peak_ratio);
+            f += workload_bwd_flops(wl, l, b, c.speed, cm->peak_ratio);
         total += fc_exec(&c, f);
         comp += total;
         if (!run->periodic && run->cfg->overlap == OVERLAP_TENSOR)

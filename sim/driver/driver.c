@@ -298,6 +298,12 @@ int driver_check(const RunConfig *cfg, BwError *err)
     return rc;
 }
 
+int driver_price_batch(const RunConfig *cfg, int b)
+{
+    if (cfg->price_batch <= 0 || cfg->price_batch == cfg->tc.batch) return b;
+    return (int)llround((double)cfg->price_batch * b / cfg->tc.batch);
+}
+
 int driver_costed(const RunConfig *cfg)
 {
     return cfg->workload || cfg->overlap != OVERLAP_NONE || (cfg->costs && !cfg->costs->ideal);

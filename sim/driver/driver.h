@@ -105,6 +105,10 @@ typedef struct {
     const Workload *workload;
     Overlap overlap;
     double bucket_bytes;  /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
+    /* images per GPU a costed step's compute is charged for at the configured batch (0: the
+     * small model's per-worker batch, tc.batch); a step of b samples is charged price_batch x
+     * b / tc.batch (a policy that changes the batch changes it in proportion) */
+    int price_batch;
     int free_compression; /* charge no encode/decode time */
     /* What the implementation pays beside the roofline (sim/costs/): NULL or `ideal`, the
      * roofline (the runs as before profiles existed). Any other profile costs every step (as a
@@ -212,6 +216,8 @@ int driver_check(const RunConfig *cfg, BwError *err);
 /* Whether every step is costed layer by layer (cost.c): a workload, an overlap, or a cost
  * profile other than ideal. */
 int driver_costed(const RunConfig *cfg);
+/* The samples per worker a costed step of b samples charges compute for (price_batch). */
+int driver_price_batch(const RunConfig *cfg, int b);
 /* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */
 double driver_memory_bytes(const RunConfig *cfg, double *machine);
 

@@ -135,7 +135,10 @@ static void summary_schedule(JsonW *w, const RunConfig *cfg)
 static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
 {
     jsonw_string(w, "workload", res->workload);
-    if (res->workload) jsonw_long(w, "workload_params", (long long)res->workload_params);
+    if (res->workload) {
+        jsonw_long(w, "workload_params", (long long)res->workload_params);
+        jsonw_long(w, "price_batch", cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch);
+    }
     jsonw_string(w, "overlap", res->overlap ? res->overlap : "none");
     if (res->buckets) {
         jsonw_double(w, "bucket_mb",
