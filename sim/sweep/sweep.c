@@ -288,9 +288,23 @@ static void sweep_done(int job, RunRow *row, void *ctx)
     if (s->progress) print_progress(s);
 }
 
+/* "# swept: NAME v1,v2,...; ..." so that the header lines above (the first point's) are not
+ * read as every point's. */
+static void print_axes(const Sweep *s)
+{
+    if (s->n_axes == 0) return;
+    printf("# swept (the lines above are the first point's):");
+    for (int a = 0; a < s->n_axes; a++) {
+        printf("%s --%s ", a ? ";" : "", s->axes[a].name);
+        for (int v = 0; v < s->axes[a].n; v++) printf("%s%s", v ? "," : "", s->axes[a].value[v]);
+    }
+    printf("\n");
+}
+
 static void print_plan(const Sweep *s)
 {
     run_print_scenario(&s->f, &s->cfg, &s->ta);
+    print_axes(s);
     if (s->replay) run_print_replay_engine(&s->cfg, s->fast_points, s->n_points);
     printf("# sweep: %ld points x %d seeds x %d policies = %ld runs", s->n_points, s->n_seeds,
            s->n_policies, s->n_runs);
