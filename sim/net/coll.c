@@ -445,77 +445,6 @@ static void tree_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
     }
 }
 
-static int ceil_log2(int p)
-{
-    int k = 0;
-    while ((1 << k) < p) k++;
-    return k;
-}
-
-double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a, double b,
-                                double al, double bl)
-{
-    if (p <= 1) return 0.0;
-    switch (algo) {
-    case COLL_RING:
-        return 2.0 * (p - 1) * a + 2.0 * (p - 1) / p * n * b;
-    case COLL_HALVING_DOUBLING: {
-        int lg = 0;
-        while ((2 << lg) <= p) lg++;
-        int p2 = 1 << lg;
-        double t = 2.0 * lg * a + 2.0 * (p2 - 1) / p2 * n * b;
-        return p2 == p ? t : t + 2.0 * (a + n * b); /* fold in and out the extra ranks */
-    }
-    case COLL_TREE:
-        return 2.0 * ceil_log2(p) * (a + n * b);
-    case COLL_HIERARCHICAL: {
-        int m = p / g;
-        return 2.0 * (g - 1) * al + 2.0 * (g - 1) / g * n * bl + 2.0 * (m - 1) * a +
-               2.0 * (m - 1) / m * (n / g) * b;
-    }
-    }
-    return 0.0;
-}
-
-/* Bytes one rank sends in an allreduce of n bytes (what the analytic backend charges). */
-static double allreduce_bytes(const Comm *c, int rank, double n)
-{
-    int P = c->P;
-    switch (c->algo) {
-    case COLL_RING:
-        return 2.0 * (P - 1) / P * n;
-    case COLL_HIERARCHICAL: {
-        int G = c->G, m = P / G;
-        return 2.0 * (G - 1) / G * n + 2.0 * (m - 1) / m * n / G;
-    }
-    case COLL_HALVING_DOUBLING: {
-        int p2 = 1;
-        while (p2 * 2 <= P) p2 *= 2;
-        int rem = P - p2;
-        double core = 2.0 * (p2 - 1) / p2 * n;
-        if (rank >= 2 * rem) return core;
-        return rank % 2 == 0 ? n : n + core; /* even: folds in; odd: takes part, sends back */
-    }
-    case COLL_TREE:
-        return rank == 0 ? ceil_log2(P) * n : 2.0 * n;
-    }
-    return 0.0;
-}
-
-/* What the analytic backend charges: the duration of an allreduce of n bytes (every rank waits
- * the same), and of a ring allgather of `total` bytes summed over the ranks (Thakur,
- * Rabenseifner, Gropp, IJHPCA 2005: (p-1) a + (p-1)/p n b). The transfer-level collectives
- * take these times on a contention-free platform (tests/test_coll.c). */
-static double allreduce_time_s(const Comm *c, double n)
-{
-    return coll_allreduce_formula_s(c->algo, c->P, c->G, n, c->a_s, c->b, c->a_local_s, c->b_local);
-}
-
-static double allgather_time_s(const Comm *c, double total)
-{
-    return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
-}
-
 /* The analytic backend: the sum in memory (in rank order, or a mirror's in the ring's) into
  * out, by the last rank to enter (every buffer is registered by then, and the others wait in the
  * barrier, so none returns before the sum is written), then every rank waits the formula's time
@@ -532,8 +461,8 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     }
     sg_barrier_wait(c->bar);
     double bytes = (double)n * (double)es;
-    c->stats[rank].bytes_sent += allreduce_bytes(c, rank, bytes);
-    if (!c->zero_time) sg_actor_sleep_for(allreduce_time_s(c, bytes));
+    c->stats[rank].bytes_sent += coll_allreduce_bytes(c, rank, bytes);
+    if (!c->zero_time) sg_actor_sleep_for(coll_allreduce_time_s(c, bytes));
 }
 
 /* An allreduce of buf into out: out is buf, or (coll_allreduce_mean_into, on a communicator that
@@ -656,7 +585,7 @@ void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *si
         sg_barrier_wait(c->bar); /* every rank has read the sizes before any call reuses them */
         c->stats[rank].bytes_sent += total - (double)bytes;
         if (c->allgather_factor > 0) total *= c->allgather_factor;
-        if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
+        if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, total));
     } else if (P > 1) {   /* the ring of coll_allgather: at step s, block rank - s goes on */
         double extra = 0; /* booked by sendrecv beyond the true bytes */
         for (int s = 0; s < P - 1; s++) {
@@ -695,7 +624,7 @@ static unsigned char *analytic_allgather(Comm *c, int rank, const void *send, si
     }
     sg_barrier_wait(c->bar); /* every rank has read the others' buffers */
     c->stats[rank].bytes_sent += total - (double)bytes;
-    if (!c->zero_time) sg_actor_sleep_for(allgather_time_s(c, total));
+    if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, total));
     return all;
 }
 
@@ -779,7 +708,7 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
             sg_barrier_wait(c->bar);
             if (rank == root) c->stats[rank].bytes_sent += (double)bytes;
             if (!c->zero_time)
-                sg_actor_sleep_for(ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
+                sg_actor_sleep_for(coll_ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
         } else {
             tree_broadcast(c, rank, root, buf, bytes);
             release(c, rank);
@@ -788,38 +717,4 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
-}
-
-/* ---- offline accounting: the analytic backend's books without SimGrid ---- */
-
-double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
-{
-    assert(!c->bar); /* an offline communicator */
-    const double bytes = (double)count * (double)elem_bytes;
-    const double t = c->P > 1 ? allreduce_time_s(c, bytes) : 0.0;
-    for (int r = 0; r < c->P; r++) {
-        CollStats *s = &c->stats[r];
-        if (c->P > 1) s->bytes_sent += allreduce_bytes(c, r, bytes);
-        s->payload_bytes += bytes;
-        s->time_s += t;
-        s->calls++;
-    }
-    return t;
-}
-
-double coll_charge_allgather(Comm *c, size_t bytes)
-{
-    assert(!c->bar);
-    double total = 0; /* summed as the analytic allgather sums the ranks' sizes */
-    for (int r = 0; r < c->P; r++) total += (double)bytes;
-    const double wire = c->allgather_factor > 0 ? total * c->allgather_factor : total;
-    const double t = c->P > 1 ? allgather_time_s(c, wire) : 0.0;
-    for (int r = 0; r < c->P; r++) {
-        CollStats *s = &c->stats[r];
-        if (c->P > 1) s->bytes_sent += total - (double)bytes;
-        s->payload_bytes += (double)bytes;
-        s->time_s += t;
-        s->calls++;
-    }
-    return t;
 }

@@ -126,6 +126,15 @@ void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t 
                    const size_t *sizes);
 void coll_log_free(Comm *c);
 
+/* coll_analytic.c: ceil(log2 p); the bytes one rank sends in an allreduce of n bytes, and the
+ * seconds it lasts, as the analytic backend charges them; the seconds of a ring allgather of
+ * `total` bytes summed over the ranks: (p-1) a + (p-1)/p total b. The transfer-level
+ * collectives take these times on a contention-free platform (tests/test_coll.c). */
+int coll_ceil_log2(int p);
+double coll_allreduce_bytes(const Comm *c, int rank, double n);
+double coll_allreduce_time_s(const Comm *c, double n);
+double coll_allgather_time_s(const Comm *c, double total);
+
 /* The same for a SumJob (arg), all of it on one thread: a pool job (pool.h) that sums while the
  * ring's messages are simulated. */
 void coll_sum_job(void *arg, int thread);

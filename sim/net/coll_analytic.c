@@ -1,0 +1,108 @@
+/* coll_analytic.c: the collectives' closed forms (Thakur, Rabenseifner, Gropp, "Optimization of
+ * Collective Communication Operations in MPICH", IJHPCA 19(1), 2005; the ring: Patarasuk and
+ * Yuan, JPDC 2009): an algorithm's time and the bytes each rank sends, what the analytic backend
+ * charges (coll.c), and the offline communicator's books, charged for every rank at once
+ * without SimGrid (the fast replay). coll.h gives the formulas. */
+#include <assert.h>
+
+#include "coll_impl.h"
+
+int coll_ceil_log2(int p)
+{
+    int k = 0;
+    while ((1 << k) < p) k++;
+    return k;
+}
+
+double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a, double b,
+                                double al, double bl)
+{
+    if (p <= 1) return 0.0;
+    switch (algo) {
+    case COLL_RING:
+        return 2.0 * (p - 1) * a + 2.0 * (p - 1) / p * n * b;
+    case COLL_HALVING_DOUBLING: {
+        int lg = 0;
+        while ((2 << lg) <= p) lg++;
+        int p2 = 1 << lg;
+        double t = 2.0 * lg * a + 2.0 * (p2 - 1) / p2 * n * b;
+        return p2 == p ? t : t + 2.0 * (a + n * b); /* fold in and out the extra ranks */
+    }
+    case COLL_TREE:
+        return 2.0 * coll_ceil_log2(p) * (a + n * b);
+    case COLL_HIERARCHICAL: {
+        int m = p / g;
+        return 2.0 * (g - 1) * al + 2.0 * (g - 1) / g * n * bl + 2.0 * (m - 1) * a +
+               2.0 * (m - 1) / m * (n / g) * b;
+    }
+    }
+    return 0.0;
+}
+
+double coll_allreduce_bytes(const Comm *c, int rank, double n)
+{
+    int P = c->P;
+    switch (c->algo) {
+    case COLL_RING:
+        return 2.0 * (P - 1) / P * n;
+    case COLL_HIERARCHICAL: {
+        int G = c->G, m = P / G;
+        return 2.0 * (G - 1) / G * n + 2.0 * (m - 1) / m * n / G;
+    }
+    case COLL_HALVING_DOUBLING: {
+        int p2 = 1;
+        while (p2 * 2 <= P) p2 *= 2;
+        int rem = P - p2;
+        double core = 2.0 * (p2 - 1) / p2 * n;
+        if (rank >= 2 * rem) return core;
+        return rank % 2 == 0 ? n : n + core; /* even: folds in; odd: takes part, sends back */
+    }
+    case COLL_TREE:
+        return rank == 0 ? coll_ceil_log2(P) * n : 2.0 * n;
+    }
+    return 0.0;
+}
+
+double coll_allreduce_time_s(const Comm *c, double n)
+{
+    return coll_allreduce_formula_s(c->algo, c->P, c->G, n, c->a_s, c->b, c->a_local_s, c->b_local);
+}
+
+double coll_allgather_time_s(const Comm *c, double total)
+{
+    return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
+}
+
+/* ---- offline accounting: the analytic backend's books without SimGrid ---- */
+
+double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
+{
+    assert(!c->bar); /* an offline communicator */
+    const double bytes = (double)count * (double)elem_bytes;
+    const double t = c->P > 1 ? coll_allreduce_time_s(c, bytes) : 0.0;
+    for (int r = 0; r < c->P; r++) {
+        CollStats *s = &c->stats[r];
+        if (c->P > 1) s->bytes_sent += coll_allreduce_bytes(c, r, bytes);
+        s->payload_bytes += bytes;
+        s->time_s += t;
+        s->calls++;
+    }
+    return t;
+}
+
+double coll_charge_allgather(Comm *c, size_t bytes)
+{
+    assert(!c->bar);
+    double total = 0; /* summed as the analytic allgather sums the ranks' sizes */
+    for (int r = 0; r < c->P; r++) total += (double)bytes;
+    const double wire = c->allgather_factor > 0 ? total * c->allgather_factor : total;
+    const double t = c->P > 1 ? coll_allgather_time_s(c, wire) : 0.0;
+    for (int r = 0; r < c->P; r++) {
+        CollStats *s = &c->stats[r];
+        if (c->P > 1) s->bytes_sent += total - (double)bytes;
+        s->payload_bytes += (double)bytes;
+        s->time_s += t;
+        s->calls++;
+    }
+    return t;
+}
