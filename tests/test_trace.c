@@ -737,7 +737,7 @@ static void test_fast_replay_gives_the_actors_results(void **state)
                         "static:level=0.1,accordion:interval=1");
     check_engines_agree(flops, "--workers 4 --topology fat-tree --leaf-size 2 --compressor qsgd",
                         "static,static:level=4");
-    check_engines_agree(flops, "--workers 2 --network-model tcp --compressor signsgd",
+    check_engines_agree(flops, "--workers 2 --compressor signsgd",
                         "sync,static");
     /* a workload's costs: its tensors' collectives after the backward, encode and decode
      * charged; and DDP's buckets in closed form (max-plus) when encoding is free */

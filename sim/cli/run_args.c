@@ -248,14 +248,15 @@ int run_check_out(const char *out, int force, BwError *err)
 
 void run_default_eval_every(const Flags *f, RunConfig *cfg)
 {
-    if (f->mode == RUN_MODE_RUN || cfg->replay || !cfg->train ||
+    if ((f->mode == RUN_MODE_RUN && !cfg->record_trace) || cfg->replay || !cfg->train ||
         cli_given(f->opts, f->n, f->set, "eval-every"))
         return;
     long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
     cfg->eval_every = steps / RUN_EVALS_PER_EPOCH > 1 ? (int)(steps / RUN_EVALS_PER_EPOCH) : 1;
     /* the step evaluations time the crossing of the target; after it, epoch ends suffice (a
-     * fifth of the default compare's wall time went into evaluations after the target) */
-    cfg->eval_sparse_after_target = cfg->target_accuracy > 0;
+     * fifth of the default compare's wall time went into evaluations after the target). A
+     * recorded trace keeps them all: its replays may ask for any target */
+    cfg->eval_sparse_after_target = cfg->target_accuracy > 0 && !cfg->record_trace;
 }
 
 void run_flags_release(Flags *f)
@@ -367,6 +368,11 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         return bw_fail(err, BW_EUSAGE, "--replay-engine: only for a replay (--trace FILE)");
     if (f->run.stop_at_target && f->run.target <= 0)
         return bw_fail(err, BW_EUSAGE, "--stop-at-target: needs a --target-accuracy above 0");
+    if (strcmp(f->run.network_model, "tcp") == 0 && strcmp(f->run.collectives, "analytic") == 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--network-model tcp: the analytic collectives price every message by "
+                       "its closed form, without SimGrid's network model; use --collectives "
+                       "transfer with tcp");
     int hier = strcmp(f->run.algorithm, "hierarchical") == 0;
     if (hier && cfg->cluster.gpus_per_node < 2)
         return bw_fail(err, BW_EUSAGE,
@@ -446,16 +452,34 @@ static void seed_list(const Flags *f, const RunConfig *cfg, char *buf, size_t n)
         used += (size_t)snprintf(buf + used, n - used, "%s%d", i ? "," : "", seeds[i]);
 }
 
+void run_describe_evals(const RunConfig *cfg, char *buf, size_t n)
+{
+    if (cfg->replay) { /* the trace's evaluations: their widest gap in steps */
+        const Trace *t = cfg->replay;
+        long gap = 0;
+        for (long i = 1; i < t->n_evals; i++)
+            gap = t->evals[i].step - t->evals[i - 1].step > gap
+                      ? t->evals[i].step - t->evals[i - 1].step
+                      : gap;
+        snprintf(buf, n, "evaluation by the trace: %ld evaluations, at most %ld steps apart",
+                 t->n_evals, gap);
+        return;
+    }
+    long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
+    if (cfg->eval_every > 0)
+        snprintf(buf, n, "evaluation every %d steps (%.3g an epoch of %ld steps)%s",
+                 cfg->eval_every, (double)steps / cfg->eval_every, steps,
+                 cfg->eval_sparse_after_target ? " until the target, then at epoch ends" : "");
+    else
+        snprintf(buf, n, "evaluation at the end of every epoch (%ld steps)", steps);
+}
+
 /* "# evaluation every 5 steps (23 an epoch); target accuracy 0.85": what the runs do. */
 static void print_evaluations(const RunConfig *cfg)
 {
-    long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
-    if (cfg->eval_every > 0)
-        printf("# evaluation every %d steps (%.3g an epoch of %ld steps)%s", cfg->eval_every,
-               (double)steps / cfg->eval_every, steps,
-               cfg->eval_sparse_after_target ? " until the target, then at epoch ends" : "");
-    else
-        printf("# evaluation at the end of every epoch (%ld steps)", steps);
+    char evals[160];
+    run_describe_evals(cfg, evals, sizeof evals);
+    printf("# %s", evals);
     if (cfg->target_accuracy > 0)
         printf("; target accuracy %.4g\n", cfg->target_accuracy);
     else
@@ -474,6 +498,7 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                "worker here (%d global)\n",
                t->h.model, t->n_steps, t->h.workers, t->h.source, cfg->tc.batch,
                cfg->tc.batch * c->workers);
+        print_evaluations(cfg);
     } else {
         char seeds[256];
         seed_list(f, cfg, seeds, sizeof seeds);
@@ -518,6 +543,20 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
             return bw_fail(err, BW_EUSAGE,
                            "--%s: a replay takes the model, data and schedule from --trace",
                            f->opts[i].name);
+    static const char *const live_only[] = {"eval-every", "compute-threads"};
+    for (size_t k = 0; k < sizeof live_only / sizeof *live_only; k++)
+        if (cli_given(f->opts, f->n, f->set, live_only[k]))
+            return bw_fail(err, BW_EUSAGE,
+                           "--%s: a replay computes no gradients and evaluates nothing: its "
+                           "accuracies are the trace's, at the trace's evaluations (record the "
+                           "trace with --eval-every to have more)",
+                           live_only[k]);
+    if (trace->n_evals == 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--trace %s: holds no evaluation records, and a replay takes its "
+                       "accuracies from them; record it with evaluations (bellows run "
+                       "--record-trace evaluates %d times an epoch)",
+                       trace->path, RUN_EVALS_PER_EPOCH);
     int P = cfg->cluster.workers;
     int global = trace->steps[0].batch;
     if (global % P != 0)

@@ -62,14 +62,10 @@ int runner_format_speedup(double mean, double lo, double hi, char *sp, size_t n_
     return ns;
 }
 
-/* The resolution of res's time to accuracy (RunRow.tta_res). */
-static double tta_resolution(const RunResult *res, double target)
+double runner_bytes_ratio(const RunRow *x, const RunRow *base, int stop_at_target)
 {
-    if (!isfinite(res->time_to_accuracy_s)) return NAN;
-    for (int i = 1; i < res->n_evals; i++)
-        if (res->evals[i].test_accuracy >= target)
-            return res->evals[i].sim_time_s - res->evals[i - 1].sim_time_s;
-    return 0; /* the untrained model's evaluation reached it */
+    if (stop_at_target && (!isfinite(x->tta) || !isfinite(base->tta))) return NAN;
+    return base->bytes > 0 ? x->bytes / base->bytes : NAN;
 }
 
 void runner_csv_header(FILE *f)
@@ -129,7 +125,7 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     if (rc == BW_EINTR) outdir_remove_if_new(dir, existed);
     if (!rc) {
         RunMeta meta = {command, model, f->run.network_model, f->run.collectives,
-                        wallclock_s() - t0};
+                        wallclock_s() - t0, cfg->target_accuracy};
         rc = results_write(dir, cfg, &meta, &res, &err);
     }
     row.rc = rc;
@@ -148,7 +144,7 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.compress = res.compression_s;
         row.wait = res.wait_s;
         row.steps = res.n_steps;
-        row.tta_res = tta_resolution(&res, cfg->target_accuracy);
+        row.tta_res = results_tta_resolution(&res, cfg->target_accuracy);
     }
     ssize_t w = write(fd, &row, sizeof row);
     _exit(w == (ssize_t)sizeof row ? 0 : 1);

@@ -41,6 +41,11 @@ void runner_csv_header(FILE *f);
 void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_ratio,
                     RunnerCsvStyle style);
 
+/* A run's bytes against its baseline's. With --stop-at-target (stop_at_target) a run that
+ * reached the target stopped there and one that did not ran whole: the two compare only when
+ * both reached it (NAN otherwise, as when the baseline has no bytes). */
+double runner_bytes_ratio(const RunRow *x, const RunRow *base, int stop_at_target);
+
 /* Statistics over seeds. runner_mean_ci: the mean of x[0..n-1] and its 95% interval from
  * Student's t distribution (mean +- t(0.975, n-1) sd / sqrt(n)); lo and hi NAN when n < 2, all
  * three NAN when n is 0. runner_paired_speedups: base[i] / tta[i] for each i where both are

@@ -115,6 +115,7 @@ static int load_scenario(Sweep *s, BwError *err)
         rc = engine_check_options(s->f.n_simgrid, s->f.simgrid_args, s->f.run.network_model, err);
     if (rc) return rc;
     s->replay_engine = s->cfg.replay_engine; /* every run's */
+    if (s->f.run.record_traces) s->cfg.record_trace = "trace.jsonl.gz"; /* in each run's folder */
     run_default_eval_every(&s->f, &s->cfg);  /* the first point's, for the header */
     s->cfg.tc.seed = (unsigned long)s->seeds[0];
     return BW_OK;
@@ -214,6 +215,7 @@ static void sweep_start(int job, int fd, void *ctx)
     if (s->f.run.record_traces) {
         snprintf(trace, sizeof trace, "%s/trace.jsonl.gz", dir);
         cfg.record_trace = trace;
+        run_default_eval_every(&f, &cfg); /* a trace keeps every evaluation */
     }
     runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, dir, fd);
 }

@@ -45,7 +45,8 @@ static void write_row(const Sweep *s, FILE *f, long r)
     csv_field(f, folder);
     fputc(',', f);
     const Run *b = sweep_baseline_of(s, run);
-    runner_csv_row(f, x, b ? b->row.tta / x->tta : NAN, b ? x->bytes / b->row.bytes : NAN,
+    runner_csv_row(f, x, b ? b->row.tta / x->tta : NAN,
+                   b ? runner_bytes_ratio(x, &b->row, s->f.run.stop_at_target) : NAN,
                    RUNNER_CSV_SWEEP);
     fprintf(f, ",%ld\n", r);
 }
