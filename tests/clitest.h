@@ -42,6 +42,19 @@ static inline void clitest_expand(char *out, size_t n, const char *fmt, va_list 
     out[used < n ? used : n - 1] = '\0';
 }
 
+/* text with every '@' replaced by TMP. */
+static inline void clitest_expand_text(char *out, size_t n, const char *text)
+{
+    size_t used = 0;
+    for (const char *p = text; *p && used + 1 < n; p++) {
+        if (*p == '@')
+            used += (size_t)snprintf(out + used, n - used, "%s", TMP);
+        else
+            out[used++] = *p;
+    }
+    out[used < n ? used : n - 1] = '\0';
+}
+
 /* Runs `bellows ARGS` (printf-style, "@" for TMP); returns its exit status. A death by a
  * signal fails the test. */
 #if defined(__GNUC__)
@@ -107,11 +120,13 @@ __attribute__((format(printf, 2, 3)))
 static inline void
 expect_refusal(const char *needle, const char *fmt, ...)
 {
-    char args[4096];
+    char args[4096], want[1024];
     va_list ap;
     va_start(ap, fmt);
     clitest_expand(args, sizeof args, fmt, ap);
     va_end(ap);
+    clitest_expand_text(want, sizeof want, needle);
+    needle = want;
     char *before = tmp_listing();
     int status = bw("%s", args);
     char *err = tmp_file("stderr");

@@ -104,6 +104,36 @@ static int parse_list(const CliOpt *o, void *dest, const char *text, BwError *er
     return BW_OK;
 }
 
+/* A quantity with units (units.h), then its range [min, max] when the table gives one (max
+ * above 0), said in the flag's units. */
+static int assign_with_units(const CliOpt *o, double *dest, const char *text, BwError *err)
+{
+    double v;
+    int rc = o->kind == CLI_BANDWIDTH  ? units_parse_bandwidth(o->name, text, &v, err)
+             : o->kind == CLI_DURATION ? units_parse_duration(o->name, text, &v, err)
+                                       : units_parse_flops(o->name, text, &v, err);
+    if (rc) return rc;
+    if (o->max > 0 && (v < o->min || v > o->max)) {
+        char lo[32], hi[32];
+        if (o->kind == CLI_BANDWIDTH) {
+            units_format_bandwidth(o->min, lo, sizeof lo);
+            units_format_bandwidth(o->max, hi, sizeof hi);
+        } else if (o->kind == CLI_DURATION) {
+            units_format_duration(o->min, lo, sizeof lo);
+            units_format_duration(o->max, hi, sizeof hi);
+        } else {
+            snprintf(lo, sizeof lo, "%g", o->min);
+            snprintf(hi, sizeof hi, "%g", o->max);
+        }
+        return bw_fail(err, BW_EUSAGE,
+                       "--%s: expected %s to %s (what bellows simulates with representable times), "
+                       "got '%s'",
+                       o->name, lo, hi, text);
+    }
+    *dest = v;
+    return BW_OK;
+}
+
 static int assign(const CliOpt *o, void *dest, const char *text, BwError *err)
 {
     switch (o->kind) {
@@ -131,11 +161,9 @@ static int assign(const CliOpt *o, void *dest, const char *text, BwError *err)
     case CLI_DOUBLE_LIST:
         return parse_list(o, dest, text, err);
     case CLI_BANDWIDTH:
-        return units_parse_bandwidth(o->name, text, dest, err);
     case CLI_DURATION:
-        return units_parse_duration(o->name, text, dest, err);
     case CLI_FLOPS:
-        return units_parse_flops(o->name, text, dest, err);
+        return assign_with_units(o, dest, text, err);
     }
     return BW_EUSAGE;
 }

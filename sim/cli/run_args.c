@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cluster_args.h"
+#include "engine.h"
 #include "units.h"
 
 #define RUN_OPT(name, kind, field, ...)                                                            \
@@ -318,7 +319,9 @@ const char *const RUN_ABOUT =
     "computes real gradients on its shard, the policy decides each step, the gradients go\n"
     "through the compressor and the collectives on the simulated network. Reports the\n"
     "simulated time to reach --target-accuracy, bytes per worker and where the time went.\n"
-    "SimGrid options --cfg=... and --log=... are passed to SimGrid unchanged.";
+    "SimGrid options --cfg=... (those bellows vouches for: network/TCP-gamma, crosstraffic,\n"
+    "latency-factor, bandwidth-factor and weight-S with --network-model tcp; contexts/factory)\n"
+    "and --log=... are passed to SimGrid, and the --cfg= ones recorded in summary.json.";
 
 /* --record-trace PATH (or --timeline PATH, flag): the file is written beside its final name,
  * so that folder must take new files, and PATH must not be a folder (found only at the end,
@@ -401,8 +404,13 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     }
     cfg->progress = !f->run.quiet && isatty(STDERR_FILENO);
     cfg->label = cmd;
+    if ((rc = engine_check_cfg(f->n_simgrid, f->simgrid_args, f->run.network_model,
+                               cfg->backend == COLL_ANALYTIC, err)))
+        return rc;
     for (int i = 0; i < f->n_simgrid; i++)
         cfg->simgrid_cfg += strncmp(f->simgrid_args[i], "--cfg=", 6) == 0;
+    cfg->simgrid_args = f->simgrid_args;
+    cfg->n_simgrid_args = f->n_simgrid;
     /* One OpenBLAS thread unless asked: the models are small, and compare runs in parallel.
      * Set only when it changes: OpenBLAS stops its thread pool before a fork, and setting the
      * count (even to the same value) starts it again in the child, where its threads spin on
@@ -486,6 +494,25 @@ static void print_evaluations(const RunConfig *cfg)
         printf("; no target accuracy\n");
 }
 
+/* "# wall time: about 2.3 hours per run ...", for a run of more than a minute: what it will
+ * cost before it starts (driver_wall_estimate_s). */
+static void print_wall_estimate(const RunConfig *cfg)
+{
+    double messages, wall = driver_wall_estimate_s(cfg, &messages);
+    if (wall < 60) return;
+    char when[32];
+    if (wall < 3600)
+        snprintf(when, sizeof when, "%.0f minutes", wall / 60);
+    else if (wall < 48 * 3600)
+        snprintf(when, sizeof when, "%.1f hours", wall / 3600);
+    else
+        snprintf(when, sizeof when, "%.1f days", wall / 86400);
+    printf("# wall time: about %s per run (estimated: %.3g simulated messages at about 3 us each, "
+           "and the real gradients%s); Ctrl-C stops it at the next step\n",
+           when, messages,
+           cfg->backend == COLL_TRANSFER ? "; --collectives analytic simulates no messages" : "");
+}
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;
@@ -512,6 +539,14 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
     if (need > (double)(1 << 30)) /* large: say it before the wait (per run of a compare) */
         printf("# memory: about %.1f GiB per run, of this machine's %.1f GiB (estimated)\n",
                need / (1 << 30), machine / (1 << 30));
+    print_wall_estimate(cfg);
+    if (cfg->simgrid_cfg) { /* they change results: the header says which */
+        printf("# SimGrid options:");
+        for (int i = 0; i < cfg->n_simgrid_args; i++)
+            if (strncmp(cfg->simgrid_args[i], "--cfg=", 6) == 0)
+                printf(" %s", cfg->simgrid_args[i]);
+        printf("\n");
+    }
     if (c->platform_file) {
         printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
                "(%s), %s network model\n",
@@ -569,7 +604,16 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
                                                                      : REPLAY_ACTORS;
     cfg->tc.batch = global / P;
     cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
-    cfg->tc.lr.base_lr = trace->steps[0].lr;
+    /* the policies' lr0: the header's base, or the first step's that is above 0 (a warm-up
+     * may start at 0) */
+    double lr0 = trace->h.lr_base;
+    for (long i = 0; !(lr0 > 0) && i < trace->n_steps; i++) lr0 = trace->steps[i].lr;
+    if (!(lr0 > 0))
+        return bw_fail(err, BW_EUSAGE,
+                       "--trace %s: its learning rate is 0 at every step (and its header gives "
+                       "no \"lr\": {\"base\"}); a policy scales its decisions by it",
+                       trace->path);
+    cfg->tc.lr.base_lr = lr0;
     cfg->model_name = trace->h.model;
     return BW_OK;
 }

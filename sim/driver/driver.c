@@ -27,8 +27,7 @@ int run_model_create(const RunConfig *cfg, Model **out, BwError *err)
     return replay_model_create(&cfg->replay->h, cfg->tc.seed, out, err);
 }
 
-/* Samples per worker per epoch: the data's shard, or what the trace's epochs held. */
-static int shard_of(const RunConfig *cfg)
+int run_shard_of(const RunConfig *cfg)
 {
     if (!cfg->replay) return dataset_shard_size(cfg->train->n, cfg->cluster.workers);
     long spe = cfg->replay->h.steps_per_epoch ? cfg->replay->h.steps_per_epoch : 1;
@@ -146,7 +145,7 @@ static int memory_periodic(const RunConfig *cfg, const Model *m)
         free(layers);
         return periodic;
     }
-    policy_context(&ctx, cfg, NULL, m, shard_of(cfg), layers);
+    policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
     /* a --compressor that does not parse leaves the context without one: driver_check says so */
     if (ctx.compressor[0] && policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK)
         periodic = p->ops->mode == POLICY_PERIODIC;
@@ -170,8 +169,8 @@ static double memory_need(const RunConfig *cfg, const Model *m)
     const int P = driver_replay_fast(cfg, NULL, 0) ? 1 : cfg->cluster.workers;
     const double per_param = memory_periodic(cfg, m) || cfg->per_worker_replicas ? 22.0 : 8.0;
     const int threads = cfg->compute_threads > 1 ? cfg->compute_threads : 1;
-    return 40.0 * (1 << 20) + 22.0 * (double)m->n_params +
-           threads * (double)cfg->tc.batch * model_flops_per_sample(m) / 16.0 +
+    const double activations = cfg->replay ? 0 : (double)cfg->tc.batch * model_flops_per_sample(m);
+    return 40.0 * (1 << 20) + 22.0 * (double)m->n_params + threads * activations / 16.0 +
            (double)P * (per_param * (double)m->n_params + 64.0 * 1024);
 }
 
@@ -266,12 +265,13 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
 
 int driver_check(const RunConfig *cfg, BwError *err)
 {
-    int shard = shard_of(cfg);
+    int shard = run_shard_of(cfg);
     int rc = check_config(cfg, shard, err);
     if (rc) return rc;
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;
     if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
+    if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err);
     const Workload *wl = cfg->workload;
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
         rc = bw_fail(err, BW_EUSAGE,
@@ -496,7 +496,7 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
     run->cfg = cfg;
     run->res = res;
     run->P = cfg->cluster.workers;
-    run->shard = shard_of(cfg);
+    run->shard = run_shard_of(cfg);
     run->b0 = cfg->tc.batch;
     run->fast = driver_replay_fast(cfg, res->replay_engine_why, sizeof res->replay_engine_why);
     if (cfg->replay) res->replay_engine = run->fast ? "fast" : "actors";

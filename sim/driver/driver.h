@@ -75,6 +75,9 @@ typedef struct {
     const Trace *replay;
     ReplayEngine replay_engine;
     int simgrid_cfg; /* --cfg= options given to SimGrid (they may change simulated times) */
+    char *const *simgrid_args; /* [n_simgrid_args] the --cfg= and --log= options, as given (the
+                                  --cfg= ones go into summary.json's scenario) */
+    int n_simgrid_args;
     /* Threads computing the workers' real gradients of a step in parallel (capped at the
      * workers; a replay needs none); <= 1: one at a time in the actors. Results do not depend
      * on it. */
@@ -195,6 +198,10 @@ static inline size_t driver_average_floats(const RunConfig *cfg)
 int driver_check(const RunConfig *cfg, BwError *err);
 /* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */
 double driver_memory_bytes(const RunConfig *cfg, double *machine);
+/* The wall time the run will take on this host, estimated (seconds; 0 if unknown) from the
+ * point-to-point messages SimGrid will simulate (*messages) and the real gradients it will
+ * compute; constants measured in tests/perf/README.md. */
+double driver_wall_estimate_s(const RunConfig *cfg, double *messages);
 
 /* Replay: whether driver_run takes the fast path, which needs no SimGrid engine, no actors, no
  * payloads and no compressor math: each step costs the trace's compute time plus the analytic

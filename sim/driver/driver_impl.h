@@ -270,4 +270,10 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
 int record_trace_close(DriverRun *run, BwError *err);
 void record_trace_abort(DriverRun *run);
 
+/* estimate.c: refuses a run whose simulated time would pass CLUSTER_MAX_SIM_S (usage error
+ * naming the flags that price it). shard: samples per worker per epoch (run_shard_of). */
+int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err);
+/* driver.c: samples per worker per epoch: the data's shard, or what the trace's epochs held. */
+int run_shard_of(const RunConfig *cfg);
+
 #endif

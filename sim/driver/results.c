@@ -106,6 +106,11 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
     jsonw_string(w, "allreduce", coll_algo_name(cfg->algo));
     jsonw_string(w, "collectives", meta->collectives);
     jsonw_string(w, "network_model", meta->network_model);
+    jsonw_array(w, "simgrid_cfg"); /* the --cfg= options SimGrid was given, as given */
+    for (int i = 0; i < cfg->n_simgrid_args; i++)
+        if (strncmp(cfg->simgrid_args[i], "--cfg=", 6) == 0)
+            jsonw_string(w, NULL, cfg->simgrid_args[i] + 6);
+    jsonw_end_array(w);
     jsonw_double(w, "compute_jitter", cfg->jitter_sigma);
     jsonw_array(w, "slowdown");
     for (int i = 0; cfg->slowdown && i < c->workers; i++) jsonw_double(w, NULL, cfg->slowdown[i]);
