@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outfile.h"
+
 /* Every policy's ops, defined in its own policies/NAME.c, then the registry in the order of
  * policies.def. */
 #define POLICY(name) extern const PolicyOps policy_##name##_ops;
@@ -203,7 +205,9 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     }
     /* init names the option at fault; the flag and the policy's name go in front here */
     char inner[sizeof err->msg] = "";
+    outfile_interrupt_hard(1);
     rc = c->ops.init ? c->ops.init(&c->pub, vals, inner, sizeof inner) : BELLOWS_POLICY_OK;
+    outfile_interrupt_hard(0);
     if (rc) {
         core_free(c); /* a failing init frees whatever it allocated itself */
         if (rc != BW_ERUNTIME) rc = BW_EUSAGE;
@@ -276,8 +280,10 @@ void policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d)
     d->level = level;
     d->batch = c->ctx.batch;
     d->period = c->ops.mode == POLICY_PERIODIC ? 1 : 0;
+    outfile_interrupt_hard(1); /* a plugin that never returns: Ctrl-C kills at once */
     if (c->ops.observe) c->ops.observe(p, &o);
     c->ops.decide(p, &o, d);
+    outfile_interrupt_hard(0);
     check_decision(c, &o, d, level);
 }
 

@@ -2,6 +2,7 @@
  * line, gzip when the name ends in .gz, under a temporary name beside the final one (on the
  * list of temporaries a signal removes, outfile.h) until trace_writer_close renames it. */
 #include "trace.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -20,13 +21,31 @@ struct TraceWriter {
     char tmp[4096], path[4096];
     int n_layers;
     int failed;
+    int sync_fd; /* a second descriptor of the file, to sync it once gzip has closed its own */
+    char why[128]; /* the first write error's reason */
 };
+
+/* The reason of a failed gz call: the system's error, or zlib's. */
+static void failed(TraceWriter *w)
+{
+    if (w->failed) return;
+    w->failed = 1;
+    int zerr = 0;
+    const char *msg = gzerror(w->f, &zerr);
+    snprintf(w->why, sizeof w->why, "%s",
+             zerr == Z_ERRNO ? strerror(errno) : msg && *msg ? msg : "I/O error");
+}
 
 static void put_line(TraceWriter *w, json_t *o)
 {
     char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
     json_decref(o);
-    if (!text || gzputs(w->f, text) < 0 || gzputc(w->f, '\n') < 0) w->failed = 1;
+    if (!text) {
+        if (!w->failed) snprintf(w->why, sizeof w->why, "out of memory");
+        w->failed = 1;
+    } else if (gzputs(w->f, text) < 0 || gzputc(w->f, '\n') < 0) {
+        failed(w);
+    }
     free(text);
 }
 
@@ -48,17 +67,21 @@ int trace_writer_open(const char *path, const TraceHeader *h, TraceWriter **out,
     snprintf(w->tmp, sizeof w->tmp, "%.*s/.%s.tmp.XXXXXX", dir_len, slash ? path : ".",
              slash ? slash + 1 : path);
     int fd = mkstemp(w->tmp);
+    if (fd >= 0) outfile_track(w->tmp); /* a signal removes it */
     if (fd < 0) {
         int e = errno;
         free(w);
         return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot create: %s", path, strerror(e));
     }
     fchmod(fd, 0644);
+    w->sync_fd = dup(fd);
     size_t len = strlen(path);
     int gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
     w->f = gzdopen(fd, gz ? "wb6" : "wbT");
     if (!w->f) {
         close(fd);
+        if (w->sync_fd >= 0) close(w->sync_fd);
+        outfile_untrack(w->tmp);
         unlink(w->tmp);
         free(w);
         return bw_fail(err, BW_ERUNTIME, "--record-trace %s: cannot open", path);
@@ -142,17 +165,30 @@ void trace_write_eval(TraceWriter *w, const TraceEval *e)
 
 int trace_writer_close(TraceWriter *w, BwError *err)
 {
-    int failed = w->failed;
-    if (gzclose(w->f) != Z_OK) failed = 1;
+    int bad = w->failed;
+    errno = 0;
+    int zc = gzclose(w->f); /* flushes: a full disk may show only here */
+    if (zc != Z_OK && !bad) {
+        snprintf(w->why, sizeof w->why, "%s",
+                 zc == Z_ERRNO && errno ? strerror(errno) : "I/O error while closing");
+        bad = 1;
+    }
+    if (!bad && w->sync_fd >= 0 && fsync(w->sync_fd) != 0) {
+        snprintf(w->why, sizeof w->why, "%s", strerror(errno));
+        bad = 1;
+    }
+    if (w->sync_fd >= 0) close(w->sync_fd);
     int rc = BW_OK;
-    if (failed) {
+    if (bad) {
         unlink(w->tmp);
-        rc = bw_fail(err, BW_ERUNTIME, "%s: write failed", w->path);
+        rc = bw_fail(err, BW_ERUNTIME, "--record-trace %s: write failed: %s", w->path, w->why);
     } else if (rename(w->tmp, w->path) != 0) {
         int e = errno;
         unlink(w->tmp);
-        rc = bw_fail(err, BW_ERUNTIME, "%s: cannot put the trace there: %s", w->path, strerror(e));
+        rc = bw_fail(err, BW_ERUNTIME, "--record-trace %s: cannot put the trace there: %s", w->path,
+                     strerror(e));
     }
+    outfile_untrack(w->tmp);
     free(w);
     return rc;
 }
@@ -161,6 +197,8 @@ void trace_writer_abort(TraceWriter *w)
 {
     if (!w) return;
     gzclose(w->f);
+    if (w->sync_fd >= 0) close(w->sync_fd);
     unlink(w->tmp);
+    outfile_untrack(w->tmp);
     free(w);
 }

@@ -65,7 +65,10 @@ int cmd_run(int argc, char **argv, BwError *err)
     run_print_scenario(&f, &cfg, &ta);
     printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
     fflush(stdout);
-    if ((rc = driver_run(&cfg, &res, err))) goto fail;
+    runner_guard_exit(cfg.policy);
+    rc = driver_run(&cfg, &res, err);
+    outfile_unguard_exit();
+    if (rc) goto fail;
     char evals[96];
     run_describe_evals(&cfg, evals, sizeof evals);
     results_print(stdout, &cfg, &res, evals);
@@ -75,7 +78,11 @@ int cmd_run(int argc, char **argv, BwError *err)
         if ((rc = results_write(f.run.out, &cfg, &meta, &res, err))) goto fail;
         printf("# wrote %s/summary.json, evals.csv and steps.csv\n", f.run.out);
     }
-    if (strcmp(res.status, "diverged") == 0) rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
+    if (res.output_error[0]) /* the results stand; the trace or timeline does not */
+        rc = bw_fail(err, BW_ERUNTIME, "%s (the run's results are %s%s)", res.output_error,
+                     f.run.out ? "in " : "printed above", f.run.out ? f.run.out : "");
+    else if (strcmp(res.status, "diverged") == 0)
+        rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
 fail:
     if (rc == BW_EINTR) { /* the driver's "interrupted at step N of M" */
         outdir_remove_if_new(f.run.out, existed);
@@ -339,8 +346,8 @@ static void compare_start(int j, int fd, void *ctx)
     job->cfg->policy = r->specs[k];
     job->cfg->label = r->specs[k];
     job->cfg->tc.seed = (unsigned long)seed;
-    runner_child(job->cfg, job->ta->model, job->cfg->replay ? "replay" : "compare", job->f, dir,
-                 fd);
+    runner_child(job->cfg, job->ta->model, job->cfg->replay ? "replay" : "compare", job->f,
+                 job->out, dir, fd);
 }
 
 static void compare_done(int j, RunRow *row, void *ctx)
@@ -468,8 +475,14 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         if (rc == BW_EINTR) { /* runner: "interrupted; K of N runs finished" */
             outdir_remove_if_new(out, r.out_existed);
             BwError why = *err;
-            bw_fail(err, BW_EINTR, "%s: %s; no compare.csv (run it again for the table)",
-                    replay ? "replay" : "compare", why.msg);
+            if (access(out, F_OK) == 0) /* the finished runs' folders stay */
+                bw_fail(err, BW_EINTR,
+                        "%s: %s; no compare.csv (the finished runs stay in %s: run it again "
+                        "with --force to write over them, or into another --out)",
+                        replay ? "replay" : "compare", why.msg, out);
+            else
+                bw_fail(err, BW_EINTR, "%s: %s; nothing written (run it again to start over)",
+                        replay ? "replay" : "compare", why.msg);
         }
         goto fail;
     }

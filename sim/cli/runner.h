@@ -20,10 +20,14 @@ typedef struct {
     long steps;
 } RunRow;
 
-/* In a child: runs cfg (SimGrid options from f, the network model from R) into dir, writes
- * the row to fd and exits. */
+/* In a child: runs cfg (SimGrid options from f, the network model from R) into dir (below the
+ * command's output folder root), writes the row to fd and exits. */
 void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
-                  const char *dir, int fd);
+                  const char *root, const char *dir, int fd);
+
+/* Until outfile_unguard_exit, an exit() in the run (a policy plugin's, policy: the run's
+ * spec) is a failure that says so, not a success without results (outfile_guard_exit). */
+void runner_guard_exit(const char *policy);
 
 /* Runs jobs 0..n-1, at most `jobs` at a time. start(job, fd, ctx) runs in the child and must
  * end in runner_child (or _exit); done(job, row, ctx) runs in the parent when a job ends (a

@@ -636,12 +636,14 @@ static int run_finish(DriverRun *run, BwError *err)
         *err = run->err;
         return run->err_status;
     }
-    int rc = record_trace_close(run, err);
-    if (rc == BW_OK && run->tl) {
-        rc = timeline_close(run->tl, err);
-        run->tl = NULL;
-    }
-    if (rc) return rc;
+    /* the trace and the timeline are written beside the results: a failure there (a full
+     * disk) leaves the results standing, and the caller reports it once they are written */
+    BwError trace_err = {{0}}, tl_err = {{0}};
+    record_trace_close(run, &trace_err);
+    if (run->tl) timeline_close(run->tl, &tl_err);
+    run->tl = NULL;
+    snprintf(res->output_error, sizeof res->output_error, "%s",
+             trace_err.msg[0] ? trace_err.msg : tl_err.msg);
     replay_stopped_as_recorded(run);
     if (run->stop != STOP_DIVERGED && !params_finite(run)) {
         run->stop = STOP_DIVERGED;

@@ -182,6 +182,10 @@ typedef struct {
     const char *overlap;  /* "none" or "ddp" */
     size_t workload_params;
     int buckets;                 /* DDP buckets of a step (0 without overlap) */
+    /* A file the run wrote beside its results that could not be written (--record-trace,
+     * --timeline: a full disk, say): the run's results stand, and the caller, once it has
+     * written them, fails with this message; "" when all went well */
+    char output_error[512];
     const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
     char replay_engine_why[160]; /* a replay with actors: why not the fast path */
 } RunResult;

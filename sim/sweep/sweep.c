@@ -217,7 +217,7 @@ static void sweep_start(int job, int fd, void *ctx)
         cfg.record_trace = trace;
         run_default_eval_every(&f, &cfg); /* a trace keeps every evaluation */
     }
-    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, dir, fd);
+    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, s->out, dir, fd);
 }
 
 static void print_progress(const Sweep *s)
