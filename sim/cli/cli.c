@@ -168,6 +168,13 @@ static int assign(const CliOpt *o, void *dest, const char *text, BwError *err)
     return BW_EUSAGE;
 }
 
+static int has_flag(const CliOpt *opts, int n_opts, const char *name)
+{
+    for (int i = 0; i < n_opts; i++)
+        if (strcmp(opts[i].name, name) == 0) return 1;
+    return 0;
+}
+
 int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values, int argc,
               char **argv, int *set, BwError *err)
 {
@@ -185,13 +192,23 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values,
             (void)rc;
         }
     }
+    /* messages start with the command's own name: main puts "bellows: " before them */
+    const char *cmd = strncmp(command, "bellows ", 8) == 0 ? command + 8 : command;
     for (int a = 0; a < argc; a++) {
         const char *arg = argv[a];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return CLI_HELP;
+        char jobs[64]; /* -j N and -jN: --jobs, where the command has it */
+        if (strncmp(arg, "-j", 2) == 0 && has_flag(opts, n_opts, "jobs")) {
+            if (arg[2])
+                snprintf(jobs, sizeof jobs, "--jobs=%.50s", arg + 2);
+            else
+                snprintf(jobs, sizeof jobs, "--jobs");
+            arg = jobs;
+        }
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
             return bw_fail(err, BW_EUSAGE,
                            "%s: unexpected argument '%s' (flags start with --; see %s --help)",
-                           command, arg, command);
+                           cmd, arg, command);
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -199,7 +216,7 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values,
         for (int i = 0; i < n_opts; i++)
             if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0) found = i;
         if (found < 0)
-            return bw_fail(err, BW_EUSAGE, "%s: unknown flag '--%.*s' (see %s --help)", command,
+            return bw_fail(err, BW_EUSAGE, "%s: unknown flag '--%.*s' (see %s --help)", cmd,
                            (int)len, name, command);
         const CliOpt *o = &opts[found];
         if (set && set[found]) return bw_fail(err, BW_EUSAGE, "--%s: given twice", o->name);

@@ -197,11 +197,14 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) {
             if (f->n_simgrid == RUN_MAX_SIMGRID_ARGS)
-                return bw_fail(err, BW_EUSAGE, "%s: more than %d --cfg/--log options", cmd,
+                return bw_fail(err, BW_EUSAGE, "--cfg: more than %d --cfg/--log options",
                                RUN_MAX_SIMGRID_ARGS);
             f->simgrid_args[f->n_simgrid++] = argv[i];
         } else if (n_rest < 512) {
             rest[n_rest++] = argv[i];
+        } else {
+            return bw_fail(err, BW_EUSAGE, "%s: more than 512 arguments",
+                           strncmp(cmd, "bellows ", 8) == 0 ? cmd + 8 : cmd);
         }
     }
     return cli_parse(cmd, f->opts, f->n, f, n_rest, rest, f->set, err);
@@ -231,8 +234,41 @@ int run_seeds(const Flags *f, int *seeds, int *n, BwError *err)
     return BW_OK;
 }
 
+/* Whether out can be written: the folder itself, or the nearest folder above it that exists
+ * (where it will be made); a usage error now, not a failure after the simulation. */
+static int check_writable(const char *out, BwError *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", out);
+    struct stat st;
+    while (stat(dir, &st) != 0) { /* up to the nearest folder that exists */
+        char *slash = strrchr(dir, '/');
+        if (!slash) {
+            snprintf(dir, sizeof dir, ".");
+            break;
+        }
+        if (slash == dir) {
+            dir[1] = '\0';
+            break;
+        }
+        *slash = '\0';
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return BW_OK; /* outdir_create says so */
+    char probe[4200]; /* a file made and removed at once: permissions, a read-only disk */
+    snprintf(probe, sizeof probe, "%.4000s/.bellows-probe.XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0)
+        return bw_fail(err, BW_EUSAGE, "--out %s: cannot write into %s: %s", out, dir,
+                       strerror(errno));
+    close(fd);
+    unlink(probe);
+    return BW_OK;
+}
+
 int run_check_out(const char *out, int force, BwError *err)
 {
+    int rc = check_writable(out, err);
+    if (rc) return rc;
     DIR *d = opendir(out);
     if (!d) return BW_OK; /* new (or not a folder: outdir_create says so) */
     int full = 0;
@@ -355,6 +391,65 @@ static int check_out_file(const char *flag, const char *path, const char *exampl
     return BW_OK;
 }
 
+/* path as an absolute one with its folder resolved (realpath of the folder, then the name), or
+ * "" when the folder does not exist (then nothing can be written there yet). */
+static void resolved(const char *path, char *out, size_t n)
+{
+    char dir[4096], real[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash == dir)
+        snprintf(dir, sizeof dir, "/");
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    out[0] = '\0';
+    if (realpath(dir, real)) snprintf(out, n, "%.4000s/%.255s", strcmp(real, "/") ? real : "", name);
+}
+
+/* The files a run writes (--record-trace, --timeline, --out's own) and reads (--workload,
+ * --platform) must all be different files: a collision would silently lose one. */
+static int check_collisions(const Flags *f, BwError *err)
+{
+    static const char *const own[] = {"summary.json", "evals.csv", "steps.csv", "epochs.csv"};
+    enum { N = 8 };
+    const char *flag[N], *given[N];
+    char path[N][4400];
+    int n = 0;
+    const struct {
+        const char *flag, *value;
+    } named[] = {{"--record-trace", f->run.record_trace},
+                 {"--timeline", f->run.timeline},
+                 {"--workload", f->run.workload && strchr(f->run.workload, '/') ? f->run.workload
+                                : f->run.workload && strstr(f->run.workload, ".json")
+                                    ? f->run.workload
+                                    : NULL},
+                 {"--platform", f->cluster.platform}};
+    for (size_t k = 0; k < sizeof named / sizeof *named; k++)
+        if (named[k].value) {
+            flag[n] = named[k].flag;
+            given[n] = named[k].value;
+            resolved(named[k].value, path[n++], sizeof path[0]);
+        }
+    int n_named = n;
+    char out_real[4096];
+    for (size_t k = 0; f->run.out && realpath(f->run.out, out_real) && k < 4; k++) {
+        flag[n] = "--out";
+        given[n] = own[k];
+        snprintf(path[n++], sizeof path[0], "%.4000s/%.16s", out_real, own[k]);
+    }
+    for (int i = 0; i < n_named; i++)
+        for (int j = i + 1; j < n; j++)
+            if (path[i][0] && strcmp(path[i], path[j]) == 0)
+                return bw_fail(err, BW_EUSAGE, "%s %s: is the same file as %s's %s; %s", flag[i],
+                               given[i], flag[j], given[j],
+                               j < n_named ? "give each a file of its own"
+                                           : "the run writes it there: choose another name");
+    return BW_OK;
+}
+
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
               BwError *err)
 {
@@ -393,6 +488,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         (rc = check_out_file("--record-trace", f->run.record_trace, "trace.jsonl.gz", err)))
         return rc;
     cfg->record_trace = f->run.record_trace;
+    if ((rc = check_collisions(f, err))) return rc;
     cfg->eval_every = f->run.eval_every;
     cfg->target_accuracy = f->run.target;
     cfg->stop_at_target = f->run.stop_at_target;
