@@ -78,6 +78,8 @@ static void test_a_time_to_accuracy_says_its_resolution(void **state)
     (void)state;
     assert_int_equal(bw("run " SMALL " --target-accuracy 0.6 --out @/r"), 0);
     char *out = tmp_file("stdout");
+    assert_non_null(strstr(out, "2048 train / 300 test), 1 epoch, batch")); /* not "1 epochs" */
+    assert_non_null(strstr(out, "over 64 steps, 1 epoch\n"));
     assert_non_null(strstr(out, "crossed in its last"));
     assert_non_null(strstr(out, "evaluation at the end of every epoch (64 steps)"));
     assert_non_null(strstr(out, "a smaller --eval-every sharpens it"));

@@ -571,8 +571,9 @@ void run_describe_evals(const RunConfig *cfg, char *buf, size_t n)
     }
     long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
     if (cfg->eval_every > 0)
-        snprintf(buf, n, "evaluation every %d steps (%.3g an epoch of %ld steps)%s",
-                 cfg->eval_every, (double)steps / cfg->eval_every, steps,
+        snprintf(buf, n, "evaluation every %d step%s (%.3g an epoch of %ld steps)%s",
+                 cfg->eval_every, cfg->eval_every == 1 ? "" : "s", (double)steps / cfg->eval_every,
+                 steps,
                  cfg->eval_sparse_after_target ? " until the target, then at epoch ends" : "");
     else
         snprintf(buf, n, "evaluation at the end of every epoch (%ld steps)", steps);
@@ -625,10 +626,11 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
     } else {
         char seeds[256];
         seed_list(f, cfg, seeds, sizeof seeds);
-        printf("# %s on Fashion-MNIST (%d train / %d test), %d epochs, batch %d per worker (%d "
+        printf("# %s on Fashion-MNIST (%d train / %d test), %d epoch%s, batch %d per worker (%d "
                "global), lr %g, %s\n",
-               ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
-               cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, seeds);
+               ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs,
+               cfg->tc.epochs == 1 ? "" : "s", cfg->tc.batch, cfg->tc.batch * c->workers,
+               cfg->tc.lr.base_lr, seeds);
         print_evaluations(cfg);
     }
     double machine, need = driver_memory_bytes(cfg, &machine);
