@@ -137,6 +137,33 @@ static void test_tcp_with_analytic_collectives_is_refused(void **state)
                    "--train-samples 256 --test-samples 64 --batch 8 --out @/x");
 }
 
+/* The plots say what they show: a sweep point's curves name the point, the zoomed accuracy
+ * panel zooms time too, cumulative bytes are on a log scale (a compressed policy's are not a
+ * flat line at 0); a policy spec wider than the table's column gets a line of its own. */
+static void test_plots_and_tables_say_what_they_show(void **state)
+{
+    (void)state;
+    if (system("gnuplot --version >/dev/null 2>&1") != 0) skip();
+    assert_int_equal(bw("sweep " SMALL " --bandwidth 1Gbps,10Gbps --policies "
+                        "sync,accordion:interval=1,eta=0.5,critical=2,normal=1 --seed 1 "
+                        "--target-accuracy 0.6 -j 2 --out @/sw"),
+                     0);
+    char *out = tmp_file("stdout");
+    /* the long spec on its own line, its figures below it under the columns */
+    assert_non_null(strstr(out, " accordion:interval=1,eta=0.5,critical=2,normal=1\n   "));
+    free(out);
+    char *acc = tmp_file("sw/runs/bandwidth-1Gbps/seed-1/accuracy_vs_time.svg");
+    char *bytes = tmp_file("sw/runs/bandwidth-1Gbps/seed-1/bytes_vs_time.svg");
+    assert_non_null(acc);
+    assert_non_null(bytes);
+    assert_non_null(strstr(acc, "(bandwidth=1Gbps, seed 1)"));
+    assert_non_null(strstr(acc, "zoomed: accuracy 0.50 to"));
+    assert_non_null(strstr(acc, " s to ")); /* the time axis zoomed too */
+    assert_non_null(strstr(bytes, "log scale"));
+    free(acc);
+    free(bytes);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_a_time_to_accuracy_says_its_resolution),
         cmocka_unit_test(test_a_replay_refuses_what_it_would_ignore),
         cmocka_unit_test(test_tcp_with_analytic_collectives_is_refused),
+        cmocka_unit_test(test_plots_and_tables_say_what_they_show),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

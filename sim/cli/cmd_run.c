@@ -229,8 +229,11 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
 static int print_policy(const Runs *r, int k, const PolicyStats *st, const PolicyStats *base)
 {
     const RunRow *m = &st->mean;
+    /* a spec wider than its column (a plugin's path) goes on a line of its own */
+    const char *name = strlen(r->specs[k]) > 30 ? "" : r->specs[k];
+    if (!*name) printf("%s\n", r->specs[k]);
     if (m->rc) {
-        printf(ROW_FMT "  FAILED\n", r->specs[k], "-", "-", "-", "-", "-", "", "-", "-", "-", "-");
+        printf(ROW_FMT "  FAILED\n", name, "-", "-", "-", "-", "-", "", "-", "-", "-", "-");
         return 0;
     }
     char fin[16], best[16], tta[32], sd[16] = "", sp[32], ci[48], mb[32], ratio[16] = "-", sim[32],
@@ -252,7 +255,7 @@ static int print_policy(const Runs *r, int k, const PolicyStats *st, const Polic
     int coarse = isfinite(st->res_frac) && st->res_frac > 0.02;
     if (isfinite(st->res_frac))
         snprintf(res, sizeof res, "%.1f%%%s", 100 * st->res_frac, coarse ? "!" : "");
-    printf(ROW_FMT "%s%s\n", r->specs[k], fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
+    printf(ROW_FMT "%s%s\n", name, fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
            strcmp(m->status, "diverged") == 0 ? "  DIVERGED" : "",
            strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "");
     return coarse;

@@ -83,7 +83,10 @@ static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, 
     runner_format_speedup(speed, lo, hi, sp, sizeof sp, ci, sizeof ci);
     if (isfinite(bytes_ratio)) snprintf(br, sizeof br, "%.3fx", bytes_ratio);
     if (c->done) snprintf(fn, sizeof fn, "%.4f", c->final / c->done);
-    printf("%-40s %-30s %12s %9s %8s %13s %8s %8s%s\n", k == 0 ? label : "", s->policies[k], t, sd,
+    /* a spec wider than its column (a plugin's path) goes on a line of its own */
+    const char *name = strlen(s->policies[k]) > 30 ? "" : s->policies[k];
+    if (!*name) printf("%-40s %s\n", k == 0 ? label : "", s->policies[k]);
+    printf("%-40s %-30s %12s %9s %8s %13s %8s %8s%s\n", k == 0 && *name ? label : "", name, t, sd,
            sp, ci, br, fn, fastest ? "  <- fastest" : "");
 }
 
@@ -242,7 +245,10 @@ static int point_curve(const Sweep *s, long p)
         labels[n++] = s->policies[k];
     }
     BwError err;
-    if (n && plots_curves(dir, runs, labels, n, sweep_point_target(s, p), &err)) {
+    char label[1024], scenario[1100]; /* the point's flags and the seed, in every title */
+    sweep_point_label(s, p, label, sizeof label);
+    snprintf(scenario, sizeof scenario, "%s%sseed %d", label, label[0] ? ", " : "", s->seeds[0]);
+    if (n && plots_curves(dir, runs, labels, n, sweep_point_target(s, p), scenario, &err)) {
         fprintf(stderr, "bellows: %s\n", err.msg);
         return -1;
     }
