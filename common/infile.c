@@ -17,9 +17,9 @@ int infile_check(const char *flag, const char *path, BwError *err)
     if (S_ISDIR(st.st_mode))
         return bw_fail(err, BW_EUSAGE, "%s%s%s: is a folder, expected a file", flag, sp, path);
     if (!S_ISREG(st.st_mode))
-        return bw_fail(err, BW_EUSAGE,
-                       "%s%s%s: not a regular file (a %s), expected a file", flag, sp, path,
-                       S_ISFIFO(st.st_mode)                        ? "FIFO, which may never end"
+        return bw_fail(err, BW_EUSAGE, "%s%s%s: not a regular file (a %s), expected a file", flag,
+                       sp, path,
+                       S_ISFIFO(st.st_mode)                         ? "FIFO, which may never end"
                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "device"
                        : S_ISSOCK(st.st_mode)                       ? "socket"
                                                                     : "special file");

@@ -260,8 +260,8 @@ static void test_replaying_a_policy_needing_what_the_trace_lacks_is_refused(void
     snprintf(path, sizeof path, "%s/bare.jsonl", TMP);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
-    fprintf(f, HDRLEN STEP(0, 0) STEP(1, 0) STEP(2, 0) STEP(3, 1) STEP(4, 1) STEP(5, 1)
-                   EVAL(6, 0.5));
+    fprintf(f,
+            HDRLEN STEP(0, 0) STEP(1, 0) STEP(2, 0) STEP(3, 1) STEP(4, 1) STEP(5, 1) EVAL(6, 0.5));
     fclose(f);
     const char *policies[] = {"sync,adpsgd", "accordion"},
                *fields[] = {"param_variance", "epoch_norms"};
@@ -744,8 +744,7 @@ static void test_fast_replay_gives_the_actors_results(void **state)
                         "static:level=0.1,accordion:interval=1");
     check_engines_agree(flops, "--workers 4 --topology fat-tree --leaf-size 2 --compressor qsgd",
                         "static,static:level=4");
-    check_engines_agree(flops, "--workers 2 --compressor signsgd",
-                        "sync,static");
+    check_engines_agree(flops, "--workers 2 --compressor signsgd", "sync,static");
     /* a workload's costs: its tensors' collectives after the backward, encode and decode
      * charged; and DDP's buckets in closed form (max-plus) when encoding is free */
     check_engines_agree(flops,

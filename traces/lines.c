@@ -19,10 +19,10 @@ struct LineSrc {
     int started, gzip, in_member, ended; /* ended: the text is done */
     z_stream z;
     unsigned char in[CHUNK];
-    size_t in_len;     /* bytes of in[] not yet consumed, from z.next_in */
-    char *buf;         /* decoded text: [start, len) not yet handed out */
+    size_t in_len; /* bytes of in[] not yet consumed, from z.next_in */
+    char *buf;     /* decoded text: [start, len) not yet handed out */
     size_t start, len, cap;
-    int eof;           /* read() returned 0 */
+    int eof; /* read() returned 0 */
 };
 
 LineSrc *lines_open(const char *path, char *why, size_t why_len)
@@ -62,8 +62,7 @@ static int fill(LineSrc *s, char *why, size_t why_len)
     if (s->in_len && s->z.next_in != s->in) memmove(s->in, s->z.next_in, s->in_len);
     s->z.next_in = s->in;
     ssize_t got;
-    do
-        got = read(s->fd, s->in + s->in_len, CHUNK - s->in_len);
+    do got = read(s->fd, s->in + s->in_len, CHUNK - s->in_len);
     while (got < 0 && errno == EINTR);
     if (got < 0) {
         snprintf(why, why_len, "cannot read it: %s", strerror(errno));
@@ -148,7 +147,8 @@ static int decode(LineSrc *s, char *why, size_t why_len)
         s->in_len = s->z.avail_in;
         size_t out = CHUNK - s->z.avail_out;
         s->len += out;
-        if (zr == Z_STREAM_END) s->in_member = 0;
+        if (zr == Z_STREAM_END)
+            s->in_member = 0;
         else if (zr != Z_OK && zr != Z_BUF_ERROR) {
             snprintf(why, why_len, "corrupt gzip data: %s", s->z.msg ? s->z.msg : "bad stream");
             return -1;

@@ -163,8 +163,9 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
         return bad(w, "\"workers\" x \"batch\" = %.0f, a global batch above %d",
                    (double)workers * (double)batch, INT_MAX);
     if ((double)spe * (double)workers * (double)batch > INT_MAX)
-        return bad(w, "\"steps_per_epoch\" x \"workers\" x \"batch\" = %.0f samples an epoch, "
-                      "more than %d",
+        return bad(w,
+                   "\"steps_per_epoch\" x \"workers\" x \"batch\" = %.0f samples an epoch, "
+                   "more than %d",
                    (double)spe * (double)workers * (double)batch, INT_MAX);
     h->workers = (int)workers;
     h->batch = (int)batch;
@@ -361,8 +362,7 @@ static int read_record(const Where *w, json_t *o, Trace *t, long *steps_cap, lon
 
 /* Reads path's records into t: all of them, or (header_only) until the header is read.
  * flag: the CLI flag that named the file, for the errors about the file itself. */
-static int read_records(const char *path, const char *flag, Trace *t, int header_only,
-                        BwError *err)
+static int read_records(const char *path, const char *flag, Trace *t, int header_only, BwError *err)
 {
     int rc = infile_check(flag, path, err);
     if (rc) return rc;
@@ -442,4 +442,3 @@ void trace_free(Trace *t)
     t->h.n_layers = 0;
     t->n_steps = t->n_evals = 0;
 }
-

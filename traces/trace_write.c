@@ -21,7 +21,7 @@ struct TraceWriter {
     char tmp[4096], path[4096];
     int n_layers;
     int failed;
-    int sync_fd; /* a second descriptor of the file, to sync it once gzip has closed its own */
+    int sync_fd;   /* a second descriptor of the file, to sync it once gzip has closed its own */
     char why[128]; /* the first write error's reason */
 };
 
@@ -33,7 +33,9 @@ static void failed(TraceWriter *w)
     int zerr = 0;
     const char *msg = gzerror(w->f, &zerr);
     snprintf(w->why, sizeof w->why, "%s",
-             zerr == Z_ERRNO ? strerror(errno) : msg && *msg ? msg : "I/O error");
+             zerr == Z_ERRNO ? strerror(errno)
+             : msg && *msg   ? msg
+                             : "I/O error");
 }
 
 static void put_line(TraceWriter *w, json_t *o)

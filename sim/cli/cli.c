@@ -207,8 +207,8 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values,
         }
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
             return bw_fail(err, BW_EUSAGE,
-                           "%s: unexpected argument '%s' (flags start with --; see %s --help)",
-                           cmd, arg, command);
+                           "%s: unexpected argument '%s' (flags start with --; see %s --help)", cmd,
+                           arg, command);
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);

@@ -73,8 +73,12 @@ int cmd_run(int argc, char **argv, BwError *err)
     run_describe_evals(&cfg, evals, sizeof evals);
     results_print(stdout, &cfg, &res, evals);
     if (f.run.out) {
-        RunMeta meta = {"run", ta.model, f.run.network_model, f.run.collectives,
-                        wallclock_s() - t0, cfg.target_accuracy};
+        RunMeta meta = {"run",
+                        ta.model,
+                        f.run.network_model,
+                        f.run.collectives,
+                        wallclock_s() - t0,
+                        cfg.target_accuracy};
         if ((rc = results_write(f.run.out, &cfg, &meta, &res, err))) goto fail;
         printf("# wrote %s/summary.json, evals.csv and steps.csv\n", f.run.out);
     }

@@ -406,7 +406,8 @@ static void resolved(const char *path, char *out, size_t n)
     else
         snprintf(dir, sizeof dir, ".");
     out[0] = '\0';
-    if (realpath(dir, real)) snprintf(out, n, "%.4000s/%.255s", strcmp(real, "/") ? real : "", name);
+    if (realpath(dir, real))
+        snprintf(out, n, "%.4000s/%.255s", strcmp(real, "/") ? real : "", name);
 }
 
 /* The files a run writes (--record-trace, --timeline, --out's own) and reads (--workload,

@@ -143,8 +143,12 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     }
     if (rc == BW_EINTR) outdir_remove_if_new(dir, existed);
     if (!rc) {
-        RunMeta meta = {command, model, f->run.network_model, f->run.collectives,
-                        wallclock_s() - t0, cfg->target_accuracy};
+        RunMeta meta = {command,
+                        model,
+                        f->run.network_model,
+                        f->run.collectives,
+                        wallclock_s() - t0,
+                        cfg->target_accuracy};
         rc = results_write(dir, cfg, &meta, &res, &err);
     }
     if (!rc && res.output_error[0]) { /* the results are in dir; the trace is not */

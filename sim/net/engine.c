@@ -224,7 +224,8 @@ int engine_check_cfg(int argc, char **argv, const char *network_model, int analy
         const char *opt = argv[i] + 6, *colon = strchr(opt, ':');
         size_t len = colon ? (size_t)(colon - opt) : strlen(opt);
         int k = 0;
-        while (k < N_VOUCHED && !(strlen(VOUCHED[k].name) == len && !strncmp(VOUCHED[k].name, opt, len)))
+        while (k < N_VOUCHED &&
+               !(strlen(VOUCHED[k].name) == len && !strncmp(VOUCHED[k].name, opt, len)))
             k++;
         engine_vouched_options(names, sizeof names);
         if (k == N_VOUCHED)
@@ -236,8 +237,8 @@ int engine_check_cfg(int argc, char **argv, const char *network_model, int analy
             if (VOUCHED[k].choices)
                 return bw_fail(err, BW_EUSAGE, "%s: expected %s:%s", argv[i], VOUCHED[k].name,
                                VOUCHED[k].choices);
-            return bw_fail(err, BW_EUSAGE, "%s: expected %s:X with X a number in [%g, %g]",
-                           argv[i], VOUCHED[k].name, VOUCHED[k].min, VOUCHED[k].max);
+            return bw_fail(err, BW_EUSAGE, "%s: expected %s:X with X a number in [%g, %g]", argv[i],
+                           VOUCHED[k].name, VOUCHED[k].min, VOUCHED[k].max);
         }
         if (VOUCHED[k].tcp && (strcmp(network_model, "tcp") != 0 || analytic))
             return bw_fail(err, BW_EUSAGE,
@@ -358,7 +359,8 @@ static void report(int fd, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    if (n > 0 && write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) _exit(3);
+    if (n > 0 && write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
+        _exit(3);
 }
 
 static int speed_ok(double x)
@@ -379,7 +381,8 @@ static void check_route(int fd, sg_host_t *hosts, int i, int j, xbt_dynar_t link
     }
     unsigned k;
     sg_link_t l;
-    xbt_dynar_foreach (links, k, l) {
+    xbt_dynar_foreach(links, k, l)
+    {
         double bw = sg_link_get_bandwidth(l), lat = sg_link_get_latency(l);
         if (!(bw >= CLUSTER_MIN_BANDWIDTH_BPS && bw <= CLUSTER_MAX_BANDWIDTH_BPS) ||
             !(lat >= 0 && lat <= CLUSTER_MAX_LATENCY_S)) {

@@ -41,7 +41,7 @@ typedef struct {
 typedef struct {
     const char *out, *dirs[MAX_DIRS];
     int n_dirs, force;
-    Sweep *sweep; /* the first folder's sweep.json, its runs planned */
+    Sweep *sweep;   /* the first folder's sweep.json, its runs planned */
     char *scenario; /* the first folder's sweep.json without its shard */
     char header[4096], baseline[SPEC_MAX_TEXT];
     MergeRow *rows;

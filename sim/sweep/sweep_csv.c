@@ -226,12 +226,18 @@ static int check_figures(char *const *x, const char *where, BwError *err)
         const char *name;
         double lo, hi;
         int may_be_empty;
-    } F[] = {{1, "final_test_accuracy", 0, 1, 0}, {2, "best_test_accuracy", 0, 1, 0},
-             {3, "time_to_accuracy_s", 0, 1e300, 1}, {4, "speedup", 0, 1e300, 1},
-             {5, "bytes_per_worker", 0, 1e300, 0}, {6, "bytes_ratio", 0, 1e300, 1},
-             {7, "sim_time_s", 0, 1e300, 0}, {8, "compute_s", 0, 1e300, 0},
-             {9, "compression_s", 0, 1e300, 0}, {10, "communication_s", 0, 1e300, 0},
-             {11, "wait_s", 0, 1e300, 0}, {12, "steps", 0, 1e15, 0}};
+    } F[] = {{1, "final_test_accuracy", 0, 1, 0},
+             {2, "best_test_accuracy", 0, 1, 0},
+             {3, "time_to_accuracy_s", 0, 1e300, 1},
+             {4, "speedup", 0, 1e300, 1},
+             {5, "bytes_per_worker", 0, 1e300, 0},
+             {6, "bytes_ratio", 0, 1e300, 1},
+             {7, "sim_time_s", 0, 1e300, 0},
+             {8, "compute_s", 0, 1e300, 0},
+             {9, "compression_s", 0, 1e300, 0},
+             {10, "communication_s", 0, 1e300, 0},
+             {11, "wait_s", 0, 1e300, 0},
+             {12, "steps", 0, 1e15, 0}};
     if (strcmp(x[0], "completed") != 0 && strcmp(x[0], "reached_target") != 0 &&
         strcmp(x[0], "diverged") != 0)
         return bw_fail(err, BW_EUSAGE,

@@ -144,9 +144,9 @@ void sweep_print_table(const Sweep *s)
                "%.1f%% of the baseline's tta%s.",
                100 * worst,
                worst <= 0.02 ? ""
-               : s->replay   ? " (above 2%: the trace's evaluations set it; record the trace with a "
-                               "smaller --eval-every)"
-                             : " (above 2%: a smaller --eval-every sharpens it)");
+               : s->replay ? " (above 2%: the trace's evaluations set it; record the trace with a "
+                             "smaller --eval-every)"
+                           : " (above 2%: a smaller --eval-every sharpens it)");
     printf("\n");
     if (incomplete)
         printf("%d of the sweep's %ld runs are not in this folder (another shard's, or failed): "

@@ -18,11 +18,12 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The small models' matrix and vector layers a profile is mapped onto (mlp; a cnn). */
-static const LayerView MLP[] = {{"fc1", 0, 128, 784, 2}, {"fc1.b", 0, 128, 1, 1},
-                                {"out", 0, 10, 128, 2},  {"out.b", 0, 10, 1, 1}};
-static const LayerView CNN[] = {{"conv1", 0, 16, 9, 2},
-                                {"conv2", 0, 32, 144, 2},
-                                {"fc", 0, 10, 1568, 2}};
+static const LayerView MLP[] = {{"fc1", 0, 128, 784, 2},
+                                {"fc1.b", 0, 128, 1, 1},
+                                {"out", 0, 10, 128, 2},
+                                {"out.b", 0, 10, 1, 1}};
+static const LayerView CNN[] = {
+    {"conv1", 0, 16, 9, 2}, {"conv2", 0, 32, 144, 2}, {"fc", 0, 10, 1568, 2}};
 
 static void check_profile(const Workload *w)
 {
