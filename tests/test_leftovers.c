@@ -204,7 +204,11 @@ static void test_an_interrupted_reproduction_writes_no_report(void **state)
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 130);
     char *err = tmp_file("err");
     assert_non_null(strstr(err, "bellows: reproduce: interrupted in sweep 1 of"));
-    assert_int_equal(count_lines(err), 1);
+    /* one line of ours (a sanitizer build adds its own warnings about SimGrid's stacks) */
+    int ours = 0;
+    for (char *p = err; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        ours += !strncmp(p, "bellows: ", 9);
+    assert_int_equal(ours, 1);
     free(err);
     char path[512];
     snprintf(path, sizeof path, "%s/rep/report.md", TMP);
