@@ -44,6 +44,46 @@ static void test_compare_csv_books_add_up_with_compression(void **state)
     free(csv);
 }
 
+/* The books of a run without a workload (compute, compression, communication, waiting: means
+ * over the workers) add up to its simulated time, also where the workers end at different
+ * times: a platform whose hosts and routes differ, under every allreduce algorithm, and
+ * stragglers with jitter on a generated one. */
+static void test_uncosted_books_add_up_to_the_simulated_time(void **state)
+{
+    (void)state;
+    write_tmp("uneven.xml",
+              "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM "
+              "\"https://simgrid.org/simgrid.dtd\">\n<platform version=\"4.1\">\n<zone id=\"z\" "
+              "routing=\"Full\"><host id=\"a\" speed=\"1Tf\"/><host id=\"b\" speed=\"2Tf\"/>"
+              "<host id=\"c\" speed=\"1Tf\"/><host id=\"d\" speed=\"4Tf\"/><link id=\"l1\" "
+              "bandwidth=\"1GBps\" latency=\"10us\"/><link id=\"l2\" bandwidth=\"100MBps\" "
+              "latency=\"50us\"/><link id=\"l3\" bandwidth=\"500MBps\" latency=\"20us\"/>"
+              "<route src=\"a\" dst=\"b\"><link_ctn id=\"l1\"/></route><route src=\"a\" "
+              "dst=\"c\"><link_ctn id=\"l2\"/></route><route src=\"a\" dst=\"d\"><link_ctn "
+              "id=\"l3\"/></route><route src=\"b\" dst=\"c\"><link_ctn id=\"l2\"/></route>"
+              "<route src=\"b\" dst=\"d\"><link_ctn id=\"l1\"/></route><route src=\"c\" "
+              "dst=\"d\"><link_ctn id=\"l3\"/></route></zone></platform>\n");
+    const char *runs[] = {
+        "--platform @/uneven.xml --allreduce ring",
+        "--platform @/uneven.xml --allreduce tree",
+        "--platform @/uneven.xml --allreduce halving-doubling",
+        "--workers 4 --allreduce tree --compute-jitter 0.3 --slowdown 1,3",
+    };
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(bw("run --train-samples 512 --test-samples 64 --batch 8 --epochs 1 "
+                            "--quiet %s --out @/b%d",
+                            runs[k], k),
+                         0);
+        char dir[16];
+        snprintf(dir, sizeof dir, "b%d", k);
+        double sim = summary_num(dir, "sim_time_s");
+        double books = summary_num(dir, "compute_s") + summary_num(dir, "compression_s") +
+                       summary_num(dir, "communication_s") + summary_num(dir, "wait_s");
+        if (fabs(books - sim) > 1e-9 * sim)
+            fail_msg("%s: books %.12g, simulated time %.12g", runs[k], books, sim);
+    }
+}
+
 /* With --stop-at-target a run that reached the target stopped there: a policy that never
  * reached it ran whole, and its bytes do not compare with the baseline's bytes to the target. */
 static void test_stop_at_target_compares_bytes_to_the_target_only(void **state)
@@ -168,6 +208,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compare_csv_books_add_up_with_compression),
+        cmocka_unit_test(test_uncosted_books_add_up_to_the_simulated_time),
         cmocka_unit_test(test_stop_at_target_compares_bytes_to_the_target_only),
         cmocka_unit_test(test_a_time_to_accuracy_says_its_resolution),
         cmocka_unit_test(test_a_replay_refuses_what_it_would_ignore),

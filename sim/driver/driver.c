@@ -569,6 +569,11 @@ static void run_totals(DriverRun *run)
         if (run->w[w].comp) res->wall_compress_s += compress_math_seconds(run->w[w].comp);
     }
     res->sim_time_s = run_now(run);
+    /* uncosted steps: a worker done before the run's end (a platform whose routes differ) waits
+     * for it, so that every worker's books add up to the simulated time */
+    for (int w = 0; w < P && !run->cost && !run->fast; w++)
+        if (run->w[w].end_s > 0 && run->w[w].end_s < res->sim_time_s)
+            res->wait_s += (res->sim_time_s - run->w[w].end_s) / P;
     const CostModel *cm = run->cost;
     res->overlap = cm && cm->ddp                               ? "ddp"
                    : run->cfg->overlap == OVERLAP_TENSOR && cm ? "tensor"

@@ -484,6 +484,7 @@ static int worker_step_plain(Worker *me)
                       averaged ? "average parameters" : "collectives", t2, t3, st.step, bytes);
     }
     worker_step_end(me, &st, averaged, t3, last);
+    me->end_s = t3;
     return last;
 }
 
