@@ -244,6 +244,45 @@ static void test_a_replay_estimates_what_it_holds(void **state)
     free(f);
 }
 
+/* 4,096 workers with transfer collectives: before it starts, a run says how long it will take,
+ * from the messages SimGrid will simulate: PowerSGD's three allreduces a step (P, Q and the
+ * vectors), each 2 P (P - 1) ring messages; the analytic collectives simulate none. */
+static void test_a_long_run_says_how_long_before_it_starts(void **state)
+{
+    (void)state;
+    char *argv[] = {"--workers",
+                    "4096",
+                    "--train-samples",
+                    "16384",
+                    "--test-samples",
+                    "64",
+                    "--batch",
+                    "4",
+                    "--epochs",
+                    "1",
+                    NULL};
+    Flags *f = calloc(1, sizeof *f);
+    TrainArgs ta;
+    RunConfig cfg;
+    Dataset train = {0}, test = {0};
+    double slowdown[DRIVER_MAX_WORKERS], messages;
+    BwError err;
+    assert_int_equal(run_parse_flags("bellows run", RUN_MODE_RUN, 10, argv, f, &err), BW_OK);
+    assert_int_equal(run_setup("run", f, &ta, &cfg, slowdown, &err), BW_OK);
+    assert_int_equal(run_load_data(&ta, &cfg, &train, &test, &err), BW_OK);
+    double wall = driver_wall_estimate_s(&cfg, &messages);
+    const double P = 4096, steps = 1; /* 16,384 samples / 4,096 workers / 4 */
+    assert_true(fabs(messages - steps * 3 * 2 * P * (P - 1)) < 1);
+    assert_true(wall > 60); /* the header says so (run_print_scenario) */
+    cfg.backend = COLL_ANALYTIC;
+    driver_wall_estimate_s(&cfg, &messages);
+    assert_true(messages == 0); /* a barrier and the closed form */
+    dataset_free(&train);
+    dataset_free(&test);
+    run_flags_release(f);
+    free(f);
+}
+
 /* A trace of many layers reads without reserving room for 1,024 steps of them first: 100,000
  * layers, read under a 1.5 GiB address-space limit (the old first reservation was 3.2 GB). */
 static void test_a_wide_trace_reads_without_a_large_reservation(void **state)
@@ -294,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_a_platform_is_checked_after_loading),
         cmocka_unit_test(test_only_vouched_cfg_options_pass_and_are_recorded),
         cmocka_unit_test(test_a_replay_estimates_what_it_holds),
+        cmocka_unit_test(test_a_long_run_says_how_long_before_it_starts),
         cmocka_unit_test(test_a_wide_trace_reads_without_a_large_reservation),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);

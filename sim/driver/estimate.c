@@ -89,7 +89,7 @@ int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwE
 static double messages_per_call(const RunConfig *cfg, int allgather)
 {
     const double P = cfg->cluster.workers;
-    if (cfg->backend == COLL_ANALYTIC) return P; /* a barrier; no messages */
+    if (cfg->backend == COLL_ANALYTIC) return 0; /* a barrier and the closed form: no messages */
     if (allgather) return P * (P - 1);
     switch (cfg->algo) {
     case COLL_RING:
