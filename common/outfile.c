@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+static void new_dir_add(const char *dir);
 
 int outdir_create(const char *dir, BwError *err)
 {
@@ -19,7 +22,9 @@ int outdir_create(const char *dir, BwError *err)
         if (*p == '/' || *p == '\0') {
             char saved = *p;
             *p = '\0';
-            if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+            int made = mkdir(path, 0777) == 0;
+            if (made) new_dir_add(path);
+            if (!made && errno != EEXIST) {
                 /* A path the user cannot have (no permission, a file in the way, read-only) is
                  * bad input; a machine problem (disk full, I/O) is a runtime failure. */
                 int machine = errno == ENOSPC || errno == EIO || errno == EDQUOT || errno == ENOMEM;
@@ -36,14 +41,27 @@ int outdir_create(const char *dir, BwError *err)
     return BW_OK;
 }
 
-/* The temporary files being written, so that a signal handler can remove them. */
-#define MAX_LIVE 8
+/* What a fatal signal must not leave behind, in static storage a handler may read: the
+ * temporary files being written, the folders this process created (removed if still empty,
+ * newest first), and the child processes running a simulation (sent the signal and waited for
+ * first, so that their own temporaries and folders go before this process's folders). */
+#define MAX_LIVE     16
+#define MAX_NEW_DIRS 16
+#define MAX_CHILDREN 64
+/* each entry with the process that made it: a fork's child inherits the lists, and must
+ * leave its parent's entries to the parent */
 static char *volatile live[MAX_LIVE];
+static volatile pid_t live_owner[MAX_LIVE];
+static char new_dirs[MAX_NEW_DIRS][4096];
+static volatile pid_t new_dir_owner[MAX_NEW_DIRS];
+static volatile sig_atomic_t n_new_dirs;
+static volatile pid_t children[MAX_CHILDREN], children_owner[MAX_CHILDREN];
 
 static void live_add(char *tmp)
 {
     for (int i = 0; i < MAX_LIVE; i++)
         if (!live[i]) {
+            live_owner[i] = getpid();
             live[i] = tmp;
             return;
         }
@@ -55,21 +73,119 @@ static void live_remove(const char *tmp)
         if (live[i] == tmp) live[i] = NULL;
 }
 
+/* Holds the signals whose handlers read the lists off while they change. */
+static void hold_signals(sigset_t *saved)
+{
+    sigset_t fatal;
+    sigemptyset(&fatal);
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaddset(&fatal, sigs[i]);
+    sigprocmask(SIG_BLOCK, &fatal, saved);
+}
+
+void outfile_track(char *tmp)
+{
+    sigset_t saved;
+    hold_signals(&saved);
+    live_add(tmp);
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+void outfile_untrack(const char *tmp)
+{
+    live_remove(tmp);
+}
+
+void outdir_track_below(const char *root, const char *dir)
+{
+    char path[4096];
+    size_t r = strlen(root), n = strlen(dir);
+    if (n >= sizeof path || n <= r || strncmp(dir, root, r) != 0 || dir[r] != '/') return;
+    memcpy(path, dir, n + 1);
+    for (size_t i = r + 1; i <= n; i++)
+        if (path[i] == '/' || path[i] == '\0') {
+            char c = path[i];
+            path[i] = '\0';
+            new_dir_add(path);
+            path[i] = c;
+        }
+}
+
+void outfile_track_child(pid_t pid)
+{
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (!children[i]) {
+            children_owner[i] = getpid();
+            children[i] = pid;
+            return;
+        }
+}
+
+void outfile_untrack_child(pid_t pid)
+{
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (children[i] == pid) children[i] = 0;
+}
+
+/* A folder outdir_create made; a fork's child keeps its parent's list (harmless: rmdir leaves
+ * a folder that is not empty). */
+static void new_dir_add(const char *dir)
+{
+    sigset_t saved;
+    hold_signals(&saved);
+    if (n_new_dirs < MAX_NEW_DIRS) {
+        snprintf(new_dirs[n_new_dirs], sizeof new_dirs[0], "%s", dir);
+        new_dir_owner[n_new_dirs] = getpid();
+        n_new_dirs++;
+    }
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+/* Everything above, with async-signal-safe calls only: the children first (sent sig, waited
+ * for), then the temporaries, then the empty new folders, newest first. */
+static void clean_up(int sig)
+{
+    const pid_t me = getpid();
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (children[i] > 0 && children_owner[i] == me)
+            kill(children[i], sig == SIGINT ? SIGINT : SIGTERM);
+    for (int i = 0; i < MAX_CHILDREN; i++)
+        if (children[i] > 0 && children_owner[i] == me) waitpid(children[i], NULL, 0);
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i] && live_owner[i] == me) unlink(live[i]);
+    for (int i = n_new_dirs - 1; i >= 0; i--)
+        if (new_dir_owner[i] == me) rmdir(new_dirs[i]);
+}
+
 static void on_fatal_signal(int sig)
 {
-    for (int i = 0; i < MAX_LIVE; i++)
-        if (live[i]) unlink(live[i]); /* async-signal-safe */
+    if (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) {
+        static const char msg[] = "bellows: crashed (a failed assertion, or a policy plugin's "
+                                  "abort or fault); temporary files and empty new folders "
+                                  "removed, no results\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)w;
+    }
+    clean_up(sig);
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted, hard;
 /* Called at the first SIGINT: a policy running in an embedded interpreter is told there. */
 static void (*volatile interrupt_hook)(void);
 
+/* A first SIGINT sets the flag; a second, or one that comes while the process runs code that
+ * may never return to look at the flag (outfile_interrupt_hard), kills at once. */
 static void on_interrupt(int sig)
 {
-    if (interrupted) on_fatal_signal(sig);
+    if (hard && !interrupted) {
+        static const char msg[] = "bellows: interrupted inside a policy's own code (it did not "
+                                  "return); nothing written\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)w;
+    }
+    if (interrupted || hard) on_fatal_signal(sig);
     interrupted = 1;
     if (interrupt_hook) interrupt_hook();
 }
@@ -89,6 +205,11 @@ void outfile_interrupt_softly(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
+void outfile_interrupt_hard(int on)
+{
+    hard = on;
+}
+
 int outfile_interrupted(void)
 {
     return interrupted != 0;
@@ -96,7 +217,40 @@ int outfile_interrupted(void)
 
 void outdir_remove_if_new(const char *dir, int existed)
 {
-    if (dir && !existed) rmdir(dir); /* fails, harmlessly, unless empty */
+    if (dir && !existed) rmdir(dir);          /* fails, harmlessly, unless empty */
+    for (int i = n_new_dirs - 1; i >= 0; i--) /* and the empty folders made on the way */
+        if (new_dir_owner[i] == getpid()) rmdir(new_dirs[i]);
+}
+
+/* The message and status of an exit() while a run is guarded (outfile_guard_exit). */
+static char guard_msg[512];
+static volatile sig_atomic_t guarded;
+
+static void on_exit_while_guarded(void)
+{
+    if (!guarded) return;
+    ssize_t w = write(STDERR_FILENO, guard_msg, strlen(guard_msg));
+    (void)w;
+    clean_up(SIGTERM);
+    _exit(1);
+}
+
+void outfile_guard_exit(const char *what)
+{
+    static int registered;
+    if (!registered) registered = atexit(on_exit_while_guarded) == 0;
+    snprintf(guard_msg, sizeof guard_msg,
+             "bellows: %s called exit() before the run ended; no results (nothing written)\n",
+             what);
+    guard_msg[sizeof guard_msg - 2] = '\n';
+    for (char *c = guard_msg; c[1]; c++)
+        if ((unsigned char)*c < 0x20) *c = '?';
+    guarded = 1;
+}
+
+void outfile_unguard_exit(void)
+{
+    guarded = 0;
 }
 
 void outfile_cleanup_on_signals(void)
@@ -104,6 +258,14 @@ void outfile_cleanup_on_signals(void)
     signal(SIGINT, on_fatal_signal);
     signal(SIGTERM, on_fatal_signal);
     signal(SIGHUP, on_fatal_signal);
+    signal(SIGABRT, on_fatal_signal); /* an assert, or a plugin's abort() */
+#if !defined(__SANITIZE_ADDRESS__)
+    /* a plugin's crash; the sanitizers keep these for their own reports */
+    signal(SIGSEGV, on_fatal_signal);
+    signal(SIGBUS, on_fatal_signal);
+    signal(SIGFPE, on_fatal_signal);
+    signal(SIGILL, on_fatal_signal);
+#endif
     /* past a file-size limit, writes fail with EFBIG (a reported error) instead of a kill */
     signal(SIGXFSZ, SIG_IGN);
 }
@@ -117,12 +279,8 @@ int outfile_open(OutFile *of, const char *dir, const char *name, BwError *err)
         return bw_fail(err, BW_EUSAGE, "--out: path too long");
     /* A signal between creating the temporary and registering it would leave it behind:
      * hold the fatal signals off across the two (they are delivered right after). */
-    sigset_t fatal, saved;
-    sigemptyset(&fatal);
-    sigaddset(&fatal, SIGINT);
-    sigaddset(&fatal, SIGTERM);
-    sigaddset(&fatal, SIGHUP);
-    sigprocmask(SIG_BLOCK, &fatal, &saved);
+    sigset_t saved;
+    hold_signals(&saved);
     int fd = mkstemp(of->tmp);
     int mkstemp_errno = errno;
     if (fd >= 0) live_add(of->tmp);

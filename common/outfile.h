@@ -6,6 +6,7 @@
 #define BELLOWS_OUTFILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "status.h"
 
@@ -26,9 +27,32 @@ int outfile_commit(OutFile *of, BwError *err);
 /* Abandons the file (removes the temporary); safe on a closed or zeroed OutFile. */
 void outfile_abort(OutFile *of);
 
-/* On SIGINT, SIGTERM or SIGHUP, removes the temporary files being written, then dies of the
- * signal as usual; ignores SIGXFSZ so that a file-size limit is a write error. Call once. */
+/* On SIGINT, SIGTERM, SIGHUP or SIGABRT (and a crash: SIGSEGV, SIGBUS, SIGFPE, SIGILL, but
+ * in a sanitizer build), sends the signal to the child processes being tracked and waits for
+ * them, removes the temporary files being written and the folders outdir_create made that are
+ * still empty (newest first), then dies of the signal as usual; ignores SIGXFSZ so that a
+ * file-size limit is a write error. Call once. */
 void outfile_cleanup_on_signals(void);
+/* A temporary file written by other means than outfile_open (a gzip stream, the trace writer)
+ * joins the list a signal removes; the path's storage must stay until outfile_untrack. */
+void outfile_track(char *tmp);
+void outfile_untrack(const char *tmp);
+/* dir's folders below root (dir itself included; root excluded) join the folders a fatal
+ * signal or outdir_remove_if_new removes when empty, made by this process or not: the run
+ * folders of a compare or sweep, whose shared parents (seed-1/) one run makes and another
+ * uses, so that whichever run cleans up last leaves no empty folder. */
+void outdir_track_below(const char *root, const char *dir);
+/* A child process running a simulation: a fatal signal is passed on to it, and waited for. */
+void outfile_track_child(pid_t pid);
+void outfile_untrack_child(pid_t pid);
+/* While on, the first SIGINT kills at once, as a second one would, saying so: for code that
+ * may never return to look at the flag (a policy plugin's decide). */
+void outfile_interrupt_hard(int on);
+/* While guarded, an exit() (a plugin's, say) does not end the process with its status: it
+ * prints "bellows: WHAT called exit() before the run ended; no results (nothing written)",
+ * cleans up as a signal would and exits 1. WHAT names the suspects. */
+void outfile_guard_exit(const char *what);
+void outfile_unguard_exit(void);
 /* For the commands that stop cleanly (run, compare, replay, sweep): the first SIGINT only sets
  * a flag, which the driver checks at every step and the child-process runner between runs;
  * a second SIGINT dies as outfile_cleanup_on_signals says. Call after it. */
@@ -39,8 +63,9 @@ int outfile_interrupted(void);
  * outfile_interrupt_softly, after the flag is set: code that does not return to the driver's
  * checks (a Python policy's loop) is stopped there. One hook per process; NULL removes it. */
 void outfile_on_interrupt(void (*hook)(void));
-/* Removes dir if it is empty and did not exist before (existed: as found before creating it);
- * what an interrupted command leaves. */
+/* Removes dir if it is empty and did not exist before (existed: as found before creating it),
+ * and every folder this process's outdir_create made that is empty now (newest first); what
+ * an interrupted command leaves. */
 void outdir_remove_if_new(const char *dir, int existed);
 
 /* JSON writer: keys and commas are tracked per nesting level. Numbers that are not finite

@@ -1,8 +1,12 @@
 # curves.gp: accuracy against simulated time (the target marked, and a panel zoomed on the
-# region around it) and cumulative bytes against simulated time, one line per run, from the
-# runs' evals.csv and steps.csv. Loaded by compare.gp, and called by bellows for each point of
-# a sweep (plots/plots.c) as
-#   gnuplot -e "dir='DIR'; n=2; run1='1-sync'; run2='2-...'; label1='sync'; ...; target=0.85" curves.gp
+# region around it: accuracy from target - 0.1, time from the first run to reach it to the last
+# to reach the target) and cumulative bytes against simulated time on a log scale (compressed
+# policies send hundreds of times fewer bytes), one line per run, from the runs' evals.csv and
+# steps.csv. Loaded by compare.gp, and called by bellows for each point of a sweep
+# (plots/plots.c) as
+#   gnuplot -e "dir='DIR'; n=2; run1='1-sync'; run2='2-...'; label1='sync'; ...; target=0.85;
+#               scenario='bandwidth=1Gbps latency=1us'" curves.gp
+# (scenario: the sweep point's flags, put in every title; empty for a compare).
 # Every run has its own colour, dash and point type, wider lines first so that a run drawn
 # over another does not hide it, and the key sits outside the data.
 # Writes DIR/accuracy_vs_time and DIR/bytes_vs_time, PNG and SVG.
@@ -21,6 +25,30 @@ do for [i=1:n] {
 zoom = target > 0 && amax > target - 0.1
 zlo = target - 0.1
 zhi = (amax > target ? amax : target) + 0.02
+# the zoomed panel's time: from the first run to reach zlo to the last to reach the target (a
+# run that never does: to its end), with a margin
+xlo = 1e300
+xhi = 0
+bmax = 0
+do for [i=1:n] {
+  if (zoom) {
+    stats ev(i) every ::1 using ($6 >= zlo ? $1 : 1e300) nooutput
+    if (STATS_min < xlo) { xlo = STATS_min }
+    stats ev(i) every ::1 using ($6 >= target ? $1 : 1e300) nooutput
+    hit = STATS_min
+    stats ev(i) every ::1 using 1 nooutput
+    if (hit > STATS_max) { hit = STATS_max }
+    if (hit > xhi) { xhi = hit }
+  }
+  stats st(i) every ::1 using 11 nooutput
+  if (STATS_max > bmax) { bmax = STATS_max }
+}
+zoomx = zoom && xhi > xlo
+xpad = zoomx ? 0.05 * (xhi - xlo) : 0
+xfrom = xlo - xpad < 0 ? 0 : xlo - xpad
+xto = xhi + xpad
+sc = exists("scenario") ? scenario : ""
+ttl(s) = sc eq "" ? s : s." (".sc.")"
 set key outside right top vertical Left reverse
 do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 1100,(zoom ? 780 : 560) noenhanced font "sans,10" } \
@@ -29,16 +57,19 @@ do for [t=1:2] {
   set output out("accuracy_vs_time", t)
   if (target > 0) { set arrow 1 from graph 0, first target to graph 1, first target nohead dt 2 lw 1.5 lc rgb "#333333" front
                     set label 1 sprintf("target %.3f", target) at graph 0.01, first target offset 0,0.6 front }
-  if (zoom) { set multiplot layout 2,1 title "Test accuracy against simulated time" }
-  set title zoom ? "whole run" : "Test accuracy against simulated time"
+  if (zoom) { set multiplot layout 2,1 title ttl("Test accuracy against simulated time") }
+  set title zoom ? "whole run" : ttl("Test accuracy against simulated time")
   set xlabel "simulated time (s)"
   set ylabel "test accuracy"
   plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints lc i dt i pt i pointsize 0.6 lw lwidth(i) title label(i)
   if (zoom) {
-    set title sprintf("zoomed: accuracy %.2f to %.2f", zlo, zhi)
+    set title zoomx ? sprintf("zoomed: accuracy %.2f to %.2f, %.4g s to %.4g s", zlo, zhi, xfrom, xto) \
+                    : sprintf("zoomed: accuracy %.2f to %.2f", zlo, zhi)
     set yrange [zlo:zhi]
+    if (zoomx) { set xrange [xfrom : xto] }
     plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints lc i dt i pt i pointsize 0.6 lw lwidth(i) title label(i)
     set autoscale y
+    set autoscale x
     unset multiplot
   }
   unset arrow 1
@@ -47,8 +78,10 @@ do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 1100,560 noenhanced font "sans,10" } \
   else { set terminal svg size 1100,560 noenhanced font "sans,10" }
   set output out("bytes_vs_time", t)
-  set title "Cumulative bytes sent by rank 0 against simulated time"
+  set title ttl("Cumulative bytes sent by rank 0 against simulated time")
   set xlabel "simulated time (s)"
-  set ylabel "bytes sent by rank 0 (MB)"
-  plot for [i=1:n] st(i) every ::1 using 6:($11/1e6) with lines lc i dt i lw lwidth(i) title label(i)
+  if (bmax > 0) { set logscale y; set ylabel "bytes sent by rank 0 (MB, log scale)" } \
+  else { set ylabel "bytes sent by rank 0 (MB)" }
+  plot for [i=1:n] st(i) every ::1 using 6:($11 > 0 || bmax <= 0 ? $11/1e6 : NaN) with lines lc i dt i lw lwidth(i) title label(i)
+  unset logscale y
 }

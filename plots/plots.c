@@ -125,11 +125,13 @@ static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
 
 /* A script over several run folders of dir, labelled. */
 static int runs_script(const char *script, const char *dir, const char *const *runs,
-                       const char *const *labels, int n, double target, BwError *err)
+                       const char *const *labels, int n, double target, const char *scenario,
+                       BwError *err)
 {
     static Expr e;
     memset(&e, 0, sizeof e);
     ex_string(&e, "dir", dir);
+    ex_string(&e, "scenario", scenario ? scenario : "");
     ex_number(&e, "n", n);
     ex_list(&e, "run", runs, n);
     ex_list(&e, "label", labels, n);
@@ -140,13 +142,13 @@ static int runs_script(const char *script, const char *dir, const char *const *r
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err)
 {
-    return runs_script("compare.gp", dir, runs, labels, n, target, err);
+    return runs_script("compare.gp", dir, runs, labels, n, target, NULL, err);
 }
 
 int plots_curves(const char *dir, const char *const *runs, const char *const *labels, int n,
-                 double target, BwError *err)
+                 double target, const char *scenario, BwError *err)
 {
-    return runs_script("curves.gp", dir, runs, labels, n, target, err);
+    return runs_script("curves.gp", dir, runs, labels, n, target, scenario, err);
 }
 
 /* The baseline and the policies of dir/speedup_grid.dat, from its "# baseline" and "# policy"

@@ -13,9 +13,10 @@ int plots_available(void);
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err);
 
-/* Accuracy and bytes against simulated time for several run folders of dir (a sweep point). */
+/* Accuracy and bytes against simulated time for several run folders of dir (a sweep point);
+ * scenario (the point's flags, "bandwidth=1Gbps latency=1us") goes into every title. */
 int plots_curves(const char *dir, const char *const *runs, const char *const *labels, int n,
-                 double target, BwError *err);
+                 double target, const char *scenario, BwError *err);
 
 /* The plots of one run folder (PNG and SVG). */
 int plots_run(const char *dir, double target, BwError *err);

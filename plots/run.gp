@@ -25,20 +25,25 @@ do for [t=1:2] {
 
   set output out("bytes_vs_time", t)
   set title "Cumulative bytes sent by rank 0 against simulated time"
-  set ylabel "bytes sent by rank 0 (MB)"
   set key top left
-  plot st every ::1 using 6:($11/1e6) with lines lw 1.5 title "bytes"
+  stats st every ::1 using 11 nooutput
+  if (STATS_max > 0) { set logscale y; set ylabel "bytes sent by rank 0 (MB, log scale)" } \
+  else { set ylabel "bytes sent by rank 0 (MB)" }
+  plot st every ::1 using 6:($11 > 0 || STATS_max <= 0 ? $11/1e6 : NaN) with lines lw 1.5 title "bytes"
+  unset logscale y
 
   set output out("time_per_step", t)
   set title "Simulated time of each step (rank 0)"
   set xlabel "step"
   set ylabel "simulated time (ms)"
-  set key top right
+  set key outside right top vertical   # beside the lines, never over them
+  set offsets 0, 0, graph 0.05, graph 0.05
   plot st every ::1 using 1:($7*1e3) with lines title "compute", \
        "" every ::1 using 1:($8*1e3) with lines title "compression", \
        "" every ::1 using 1:($9*1e3) with lines title "communication", \
        "" every ::1 using 1:($10*1e3) with lines title "waiting"
-
+  set offsets 0, 0, 0, 0
+  set key inside
   set output out("schedule", t)
   set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame
   stats st every ::1 using 1 nooutput

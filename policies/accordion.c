@@ -195,8 +195,8 @@ static int accordion_paper_run(const AccordionState *s, const BellowsPolicyConte
     if (d2 <= d1)
         return policy_fail(err, errlen, BELLOWS_POLICY_EUSAGE,
                            "paper=1: the authors' two lr decays (epochs %d and %d of %g) do not "
-                           "fit into %d epochs; give --epochs 2 or more",
-                           PAPER_DECAY_1, PAPER_DECAY_2, PAPER_EPOCHS, E);
+                           "fit into %d epoch%s; give --epochs 2 or more",
+                           PAPER_DECAY_1, PAPER_DECAY_2, PAPER_EPOCHS, E, E == 1 ? "" : "s");
     const char *comp = s->mode == ACCORDION_BATCH                 ? PAPER_BATCH_COMP
                        : strcmp(ctx->compressor, "topk") == 0     ? PAPER_TOPK
                        : strcmp(ctx->compressor, "powersgd") == 0 ? PAPER_POWERSGD

@@ -193,8 +193,9 @@ typedef struct {
      * its pointers may be NULL or hold a stand-in, its numbers are NaN (eval_step -1). */
     unsigned have;
     /* The previous step's simulated seconds on rank 0: its compute, its compression (encode and
-     * decode; 0 while bellows does not charge compression), its communication and its waiting
-     * for slower workers. NaN before the first step (BELLOWS_HAS_STEP_TIMES clear). */
+     * decode not hidden by the overlap: charged on a costed step, with --workload or --overlap;
+     * 0 without one), its communication and its waiting for slower workers. NaN before the
+     * first step (BELLOWS_HAS_STEP_TIMES clear). */
     double compute_s, compress_s, comm_s, wait_s;
     /* The last evaluation on the test set: accuracy in [0, 1], loss, and the step and simulated
      * time it was taken at (in a replay, the trace's). NaN and -1 before the first evaluation

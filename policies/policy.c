@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outfile.h"
+
 /* Every policy's ops, defined in its own policies/NAME.c, then the registry in the order of
  * policies.def. */
 #define POLICY(name) extern const PolicyOps policy_##name##_ops;
@@ -220,7 +222,9 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     if (c->py) policy_python_bind(c->py, c->pub.state);
     /* init names the option at fault; the flag and the policy's name go in front here */
     char inner[sizeof err->msg] = "";
+    outfile_interrupt_hard(!c->py); /* a Python policy: outfile_on_interrupt's hook stops it */
     rc = c->ops.init ? c->ops.init(&c->pub, vals, inner, sizeof inner) : BELLOWS_POLICY_OK;
+    outfile_interrupt_hard(0);
     if (rc) {
         core_free(c); /* a failing init frees whatever it allocated itself */
         if (rc != BW_ERUNTIME) rc = BW_EUSAGE;
@@ -298,8 +302,12 @@ int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err
     d->level = level;
     d->batch = c->ctx.batch;
     d->period = c->ops.mode == POLICY_PERIODIC ? 1 : 0;
+    /* a C plugin that never returns: Ctrl-C kills at once (a Python policy is stopped by
+     * outfile_on_interrupt's hook, which raises KeyboardInterrupt in it) */
+    outfile_interrupt_hard(!c->py);
     if (c->ops.observe) c->ops.observe(p, &o);
     c->ops.decide(p, &o, d);
+    outfile_interrupt_hard(0);
     int rc = c->py ? policy_python_status(c->py, c->spec, o.step, err) : BW_OK;
     return rc ? rc : check_decision(c, &o, d, level, err);
 }

@@ -329,7 +329,7 @@ static const BadCase BAD[] = {
      "neg.json: layers[0] \"fc\": \"fwd_flops\" must be a number >= 0"},
     {"run --workload @/one.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
      "one.json: the small model has 2 matrix layers, more than the profile's 1"},
-    {"run --workload @/missing.json --out @/o1", 2, "missing.json: unable to open"},
+    {"run --workload @/missing.json --out @/o1", 2, "missing.json: No such file or directory"},
     {"run --workload @/tpu.json --train-samples 256 --test-samples 64 --batch 8 --out @/o1", 2,
      "tpu.json: measured on \"TPU\", not a GPU bellows knows"},
     {"run --overlap bogus --out @/o1", 2, "--overlap: expected one of none|ddp"},

@@ -590,7 +590,7 @@ static void test_accordion_paper_refuses_a_run_without_the_authors_settings(void
     policy_free(create_ok("accordion:paper=1,decider=rank0,interval=1,critical=4", &ok));
     /* one epoch cannot hold two decays */
     ctx = paper_ctx("powersgd", "powersgd:ef=1,rank_change=reset", 1, 1, 1, 2);
-    assert_has(usage_error("accordion:paper=1", &ctx), "do not fit into 1 epochs");
+    assert_has(usage_error("accordion:paper=1", &ctx), "do not fit into 1 epoch;");
 }
 
 static void test_accordion_batch_fixed_switch_schedule(void **state)

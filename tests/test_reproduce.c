@@ -271,6 +271,61 @@ static void test_report_is_rebuilt_identically_and_resume_runs_nothing(void **st
     free(l);
 }
 
+/* Field k (from 0) of a line of accordion.csv (its fields hold no commas). */
+static double field(const char *line, int k)
+{
+    for (int i = 0; i < k; i++) line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
+/* The Accordion verdicts rest on every row of the table they summarise: recomputed here from
+ * accordion.csv (the batch setting included), the report's largest bytes ratio, its setting,
+ * and the accuracy verdict by the stated thresholds (0.5 and 2 points); and no figure in the
+ * report is "nan" or a dash where a ratio should stand. */
+static void test_the_verdicts_follow_from_the_csv(void **state)
+{
+    (void)state;
+    char *csv = read_out("accordion.csv"), *report = read_out("report.md");
+    /* per setting, in the csv's order: role 0 (low / small batch) then 1 (high), 2 (Accordion),
+     * each at both bandwidths; the first bandwidth's rows */
+    char name[8][64];
+    double bytes[8][3], acc[8][3];
+    int n = -1, row = 0;
+    for (char *line = strchr(csv, '\n') + 1; *line; line = strchr(line, '\n') + 1, row++) {
+        int at = row % 6;
+        if (at == 0) sscanf(line, "%63[^,]", name[++n]);
+        if (at % 2 == 0) { /* the first bandwidth */
+            bytes[n][at / 2] = field(line, 8);
+            acc[n][at / 2] = field(line, 6);
+        }
+    }
+    n++;
+    int best = -1, batch = -1;
+    double worst = INFINITY;
+    for (int s = 0; s < n; s++) {
+        double ratio = bytes[s][0] / bytes[s][2];
+        if (best < 0 || ratio > bytes[best][0] / bytes[best][2]) best = s;
+        if (strstr(name[s], "batch")) batch = s;
+        worst = fmin(worst, 100 * (acc[s][2] - acc[s][0]));
+    }
+    assert_true(batch >= 0); /* the batch setting is one of the rows */
+    char want[256];
+    snprintf(want, sizeof want, "largest %.2fx (%s): ", bytes[best][0] / bytes[best][2],
+             name[best]);
+    if (!strstr(report, want)) fail_msg("the report lacks '%s'", want);
+    const char *verdict = worst >= -0.5 ? "**reproduced**: the worst setting decides"
+                          : worst >= -2 ? "**direction only**: the worst setting decides"
+                                        : "**not reproduced**: the worst setting decides";
+    const char *claim = strstr(report, "- Claim: *Accordion's accuracy is similar");
+    assert_non_null(claim);
+    if (strncmp(strstr(claim, "**"), verdict, strlen(verdict)) != 0)
+        fail_msg("worst accuracy loss %.2f points: expected %s", worst, verdict);
+    assert_null(strstr(report, "nan"));
+    assert_null(strstr(report, "costs low compression - Accordion's"));
+    free(csv);
+    free(report);
+}
+
 static void test_bad_invocations_exit_2(void **state)
 {
     (void)state;
@@ -301,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_runs_charge_resnet18s_dense_step),
         cmocka_unit_test(test_a_priced_run_is_the_live_run),
         cmocka_unit_test(test_report_is_rebuilt_identically_and_resume_runs_nothing),
+        cmocka_unit_test(test_the_verdicts_follow_from_the_csv),
         cmocka_unit_test(test_bad_invocations_exit_2),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -239,7 +239,7 @@ static void test_a_sweep_runs_what_compare_runs(void **state)
     assert_non_null(out);
     assert_non_null(strstr(out, "20 epochs"));
     assert_non_null(strstr(out, "seed 2"));
-    assert_non_null(strstr(out, "# evaluation every 1 steps (8 an epoch of 8 steps)"));
+    assert_non_null(strstr(out, "# evaluation every 1 step (8 an epoch of 8 steps)"));
     free(out);
     snprintf(cmd, sizeof cmd,
              "grep -q '\"epochs\": 20' %s/same-sweep/runs/seed-2/1-sync/summary.json && "

@@ -1,7 +1,8 @@
 /* test_timeline.c: the Chrome-trace timeline writer (sim/driver/timeline.c). Writes small
  * timelines into a scratch folder and reads them back with jansson: the metadata naming the
  * workers and their lanes, the complete and instant events with their fields, times in
- * microseconds, the step bounds, escaping, and that a file appears whole at close or never. */
+ * microseconds, the step bounds, escaping, and that a file appears whole at close or never;
+ * then what a run's own timeline holds (bellows run --timeline). */
 #include "testutil.h"
 
 #include <dirent.h>
@@ -297,6 +298,66 @@ static void test_bad_paths_are_usage_errors(void **state)
     rm_tree(dir);
 }
 
+/* The events a run's timeline holds, counted by name, after `bellows run FLAGS --timeline`. */
+static json_t *run_timeline(const char *dir, const char *flags, json_t **root)
+{
+    char cmd[1024], path[256];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    snprintf(cmd, sizeof cmd,
+             "%s run --train-samples 256 --test-samples 64 --batch 8 --epochs 1 --workers 2 "
+             "--quiet %s --timeline %s >/dev/null",
+             BELLOWS_BIN, flags, path);
+    assert_int_equal(system(cmd), 0);
+    return load_events(path, root);
+}
+
+static int count_named(json_t *ev, const char *ph, const char *name)
+{
+    int n = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e) n += !strcmp(str(e, "ph"), ph) && !strcmp(str(e, "name"), name);
+    return n;
+}
+
+/* A run's timeline: the collectives of a run without a workload carry the bytes each worker
+ * sent (the mlp's dense step: 101,770 floats, the ring's 2 (P - 1) / P of them, with P = 2),
+ * no zero-length wait is drawn, and a costed step shows its rendezvous on every worker's
+ * compute lane (a slice when it waited, an instant when it did not). */
+static void test_a_runs_timeline_says_what_happened(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    json_t *root, *ev = run_timeline(dir, "--compressor none", &root);
+    size_t i;
+    json_t *e;
+    int collectives = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(str(e, "ph"), "X")) continue;
+        assert_true(num(e, "dur") > 0); /* no zero-length slice */
+        if (strcmp(str(e, "name"), "collectives")) continue;
+        assert_int_equal(num(json_object_get(e, "args"), "bytes"), 101770 * 4);
+        collectives++;
+    }
+    assert_int_equal(collectives, 2 * 16);
+    assert_int_equal(count_named(ev, "X", "wait for the slowest"), 0);
+    json_decref(root);
+    ev = run_timeline(dir, "--compressor none --slowdown 1,2", &root);
+    assert_int_equal(count_named(ev, "X", "wait for the slowest"), 16); /* the fast worker's */
+    json_decref(root);
+    ev = run_timeline(dir, "--workload resnet18-cifar", &root);
+    assert_int_equal(count_named(ev, "i", "step rendezvous"), 2 * 16);
+    json_decref(root);
+    ev = run_timeline(dir, "--workload resnet18-cifar --slowdown 1,2", &root);
+    /* the fast worker waits at every step but the first, where both start at 0 */
+    assert_int_equal(count_named(ev, "X", "step rendezvous"), 15);
+    assert_int_equal(count_named(ev, "i", "step rendezvous"), 17);
+    json_decref(root);
+    rm_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_abort_writes_nothing),
         cmocka_unit_test(test_bare_name_in_current_folder),
         cmocka_unit_test(test_bad_paths_are_usage_errors),
+        cmocka_unit_test(test_a_runs_timeline_says_what_happened),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,9 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
+#include <limits.h>
+
+#include "infile.h"
+#include "lines.h"
 
 /* ---- reading ---- */
 
@@ -81,9 +82,9 @@ static int get_str(const Where *w, json_t *o, const char *key, int required, cha
     return BW_OK;
 }
 
-/* An array of n finite, non-negative numbers; *present tells whether it was there. */
-static int get_norms(const Where *w, json_t *o, const char *key, int required, int n, double *out,
-                     int *present)
+/* An array of n finite numbers in [0, max]; *present tells whether it was there. */
+static int get_norms(const Where *w, json_t *o, const char *key, int required, int n, double max,
+                     double *out, int *present)
 {
     json_t *v = json_object_get(o, key);
     if (present) *present = 0;
@@ -95,8 +96,9 @@ static int get_norms(const Where *w, json_t *o, const char *key, int required, i
         return bad(w, "\"%s\": expected an array of %d numbers (one per layer)", key, n);
     for (int i = 0; i < n; i++) {
         json_t *x = json_array_get(v, (size_t)i);
-        if (!json_is_number(x) || !isfinite(json_number_value(x)) || json_number_value(x) < 0)
-            return bad(w, "\"%s\"[%d]: expected a finite number >= 0", key, i);
+        if (!json_is_number(x) || !isfinite(json_number_value(x)) || json_number_value(x) < 0 ||
+            json_number_value(x) > max)
+            return bad(w, "\"%s\"[%d]: expected a number in [0, %g]", key, i, max);
         out[i] = json_number_value(x);
     }
     if (present) *present = 1;
@@ -117,8 +119,8 @@ static int read_timing(const Where *w, json_t *o, TraceHeader *h)
     if (!s) return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory", w->path);
     if ((rc = get_str(w, tm, "device", 1, h->timing_device, sizeof h->timing_device)) ||
         (rc = get_int(w, tm, "steps", 0, 1, 1e9, &steps)) ||
-        (rc = get_norms(w, tm, "fwd_s", 1, n, s, NULL)) ||
-        (rc = get_norms(w, tm, "bwd_s", 1, n, s + n, NULL))) {
+        (rc = get_norms(w, tm, "fwd_s", 1, n, TRACE_MAX_LAYER_S, s, NULL)) ||
+        (rc = get_norms(w, tm, "bwd_s", 1, n, TRACE_MAX_LAYER_S, s + n, NULL))) {
         free(s);
         return rc;
     }
@@ -148,7 +150,7 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
         (rc = get_str(w, o, "model", 1, h->model, sizeof h->model)) ||
         (rc = get_str(w, o, "dataset", 0, h->dataset, sizeof h->dataset)) ||
         (rc = get_int(w, o, "workers", 1, 1, 1e6, &workers)) ||
-        (rc = get_int(w, o, "batch", 1, 1, 1e9, &batch)) ||
+        (rc = get_int(w, o, "batch", 1, 1, INT_MAX, &batch)) ||
         (rc = get_num(w, o, "flops_per_sample", 0, 0, 1e18, &h->flops_per_sample)) ||
         (rc = get_num(w, o, "compute_s_per_step", 0, 0, 1e6, &h->compute_s_per_step)) ||
         (rc = get_int(w, o, "epochs", 0, 0, 1e9, &epochs)) ||
@@ -156,6 +158,15 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
         return rc;
     if (h->flops_per_sample <= 0 && h->compute_s_per_step <= 0)
         return bad(w, "expected \"flops_per_sample\" or \"compute_s_per_step\" above 0");
+    /* products of header fields: a step's global batch and an epoch's samples are ints */
+    if ((double)workers * (double)batch > INT_MAX)
+        return bad(w, "\"workers\" x \"batch\" = %.0f, a global batch above %d",
+                   (double)workers * (double)batch, INT_MAX);
+    if ((double)spe * (double)workers * (double)batch > INT_MAX)
+        return bad(w,
+                   "\"steps_per_epoch\" x \"workers\" x \"batch\" = %.0f samples an epoch, "
+                   "more than %d",
+                   (double)spe * (double)workers * (double)batch, INT_MAX);
     h->workers = (int)workers;
     h->batch = (int)batch;
     h->epochs = (int)epochs;
@@ -174,6 +185,7 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
     if (!(h->layers = calloc((size_t)h->n_layers, sizeof *h->layers)))
         return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory for %d layers", w->path,
                        h->n_layers);
+    double params = 0;
     for (int l = 0; l < h->n_layers; l++) {
         json_t *L = json_array_get(layers, (size_t)l);
         long rows = 0, cols = 0;
@@ -184,6 +196,10 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
             return rc;
         h->layers[l].rows = (int)rows;
         h->layers[l].cols = (int)cols;
+        params += (double)rows * (double)cols;
+        if (params > TRACE_MAX_PARAMS)
+            return bad(w, "\"layers\"[%d]: the layers up to it hold %.0f parameters, more than %g",
+                       l, params, TRACE_MAX_PARAMS);
     }
     return read_timing(w, o, h);
 }
@@ -197,7 +213,7 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
     memset(s, 0, sizeof *s);
     if ((rc = get_int(w, o, "step", 1, 0, 1e15, &step)) ||
         (rc = get_int(w, o, "epoch", 1, 0, 1e9, &epoch)) ||
-        (rc = get_int(w, o, "batch", 0, 1, 1e12, &batch)) ||
+        (rc = get_int(w, o, "batch", 0, 1, INT_MAX, &batch)) ||
         (rc = get_num(w, o, "lr", 1, 0, 1e6, &s->lr)) ||
         (rc = get_num(w, o, "loss", 1, -1e300, 1e300, &s->loss)))
         return rc;
@@ -205,10 +221,11 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
     if (end && !json_is_boolean(end)) return bad(w, "\"epoch_end\": expected true or false");
     s->epoch_end = end && json_is_true(end);
     int n = t->h.n_layers;
-    if ((rc = get_norms(w, o, "grad_norms", 1, n, norms, NULL)) ||
-        (rc = get_norms(w, o, "grad_norms_rank0", 0, n, norms + n, &s->has_rank0)) ||
-        (rc = get_norms(w, o, "epoch_norms", 0, n, norms + 2 * n, &s->has_epoch_norms)) ||
-        (rc = get_norms(w, o, "epoch_norms_rank0", 0, n, norms + 3 * n, &s->has_epoch_rank0)))
+    const double big = 1e300; /* any finite norm */
+    if ((rc = get_norms(w, o, "grad_norms", 1, n, big, norms, NULL)) ||
+        (rc = get_norms(w, o, "grad_norms_rank0", 0, n, big, norms + n, &s->has_rank0)) ||
+        (rc = get_norms(w, o, "epoch_norms", 0, n, big, norms + 2 * n, &s->has_epoch_norms)) ||
+        (rc = get_norms(w, o, "epoch_norms_rank0", 0, n, big, norms + 3 * n, &s->has_epoch_rank0)))
         return rc;
     if (s->has_epoch_rank0 && !s->has_epoch_norms)
         return bad(w, "\"epoch_norms_rank0\": given without \"epoch_norms\"");
@@ -217,6 +234,10 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
     if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance)) ||
         (rc = get_str(w, o, "stopped", 0, s->stopped, sizeof s->stopped)))
         return rc;
+    if (s->stopped[0] && strcmp(s->stopped, "diverged") != 0 &&
+        strcmp(s->stopped, "reached_target") != 0)
+        return bad(w, "\"stopped\": expected \"diverged\" or \"reached_target\", got \"%s\"",
+                   s->stopped);
     s->step = step;
     s->epoch = (int)epoch;
     s->batch = batch ? (int)batch : t->h.batch * t->h.workers;
@@ -249,49 +270,6 @@ static int read_eval(const Where *w, json_t *o, const Trace *t, TraceEval *e)
     return BW_OK;
 }
 
-/* One line of any length from a gz stream (plain files read through gz too). */
-static char *read_line(gzFile f, char **buf, size_t *cap)
-{
-    size_t len = 0;
-    for (;;) {
-        if (len + 2 >= *cap) {
-            size_t grown = *cap ? 2 * *cap : 65536;
-            char *p = realloc(*buf, grown);
-            if (!p) return NULL; /* *buf stays valid for the caller to free */
-            *buf = p;
-            *cap = grown;
-        }
-        if (!gzgets(f, *buf + len, (int)(*cap - len))) return len ? *buf : NULL;
-        len += strlen(*buf + len);
-        if (len && (*buf)[len - 1] == '\n') return *buf;
-    }
-}
-
-/* Whether the line just read is the file's last and stops mid-record: no newline at its end
- * and the stream at its end, or a gzip stream that ended before its trailer. */
-static int cut_short(gzFile f, const char *line)
-{
-    int zerr = 0;
-    gzerror(f, &zerr);
-    if (zerr == Z_BUF_ERROR) return 1;
-    size_t len = strlen(line);
-    return gzeof(f) && (len == 0 || line[len - 1] != '\n');
-}
-
-static int truncated(gzFile f, const Where *w)
-{
-    int zerr = 0;
-    gzerror(f, &zerr);
-    if (zerr == Z_BUF_ERROR)
-        return bw_fail(w->err, BW_EUSAGE,
-                       "%s: truncated: the gzip stream ends early, at line %ld (copied or "
-                       "written only in part?)",
-                       w->path, w->line);
-    return bw_fail(w->err, BW_EUSAGE,
-                   "%s: truncated: the file ends within line %ld, in the middle of a record",
-                   w->path, w->line);
-}
-
 /* A header that gives "epochs" and "steps_per_epoch" promises that many steps; fewer records
  * are a trace cut short unless the last one ends the last epoch (an adaptive batch takes fewer
  * steps) or says the run stopped early ("stopped": diverged or reached its target). */
@@ -300,12 +278,12 @@ static int check_complete(const char *path, const Trace *t, BwError *err)
     const TraceHeader *h = &t->h;
     const TraceStep *last = &t->steps[t->n_steps - 1];
     if (h->epochs <= 0 || h->steps_per_epoch <= 0) return BW_OK;
-    long promised = (long)h->epochs * h->steps_per_epoch;
-    if (t->n_steps >= promised || last->stopped[0] ||
+    double promised = (double)h->epochs * (double)h->steps_per_epoch;
+    if ((double)t->n_steps >= promised || last->stopped[0] ||
         (last->epoch >= h->epochs - 1 && last->epoch_end))
         return BW_OK;
     return bw_fail(err, BW_EUSAGE,
-                   "%s: truncated: the header promises %ld steps (%d epochs of %ld) but the "
+                   "%s: truncated: the header promises %.0f steps (%d epochs of %ld) but the "
                    "trace holds %ld step records, the last in epoch %d of %d",
                    path, promised, h->epochs, h->steps_per_epoch, t->n_steps, last->epoch + 1,
                    h->epochs);
@@ -317,10 +295,13 @@ static double *step_norms(const Trace *t, long i)
     return t->norms + (size_t)i * TRACE_NORM_ARRAYS * (size_t)t->h.n_layers;
 }
 
-/* Doubles the room for steps and their norms; 0 when out of memory (the trace keeps its own). */
+/* Doubles the room for steps and their norms; 0 when out of memory (the trace keeps its own).
+ * The first room holds 1,024 steps, fewer for a trace of many layers (a few MiB of norms):
+ * what is reserved before a step is read stays small whatever the header says. */
 static int grow_steps(Trace *t, long *cap)
 {
-    long grown = *cap ? 2 * *cap : 1024;
+    long first = (1L << 20) / t->h.n_layers;
+    long grown = *cap ? 2 * *cap : first < 1 ? 1 : first > 1024 ? 1024 : first;
     TraceStep *s = realloc(t->steps, sizeof *s * (size_t)grown);
     if (!s) return 0;
     t->steps = s;
@@ -346,71 +327,80 @@ static void point_norms(Trace *t)
     }
 }
 
+/* One record (a line's JSON): the header first, then steps and evaluations. */
+static int read_record(const Where *w, json_t *o, Trace *t, long *steps_cap, long *evals_cap,
+                       int *have_header)
+{
+    if (!json_is_object(o)) return bad(w, "expected a JSON object");
+    if (!*have_header) {
+        *have_header = 1;
+        return read_header(w, o, &t->h);
+    }
+    char type[16] = "";
+    int rc = get_str(w, o, "type", 1, type, sizeof type);
+    if (rc) return rc;
+    if (strcmp(type, "step") == 0) {
+        if (t->n_steps == *steps_cap && !grow_steps(t, steps_cap))
+            return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory", w->path);
+        rc = read_step(w, o, t, &t->steps[t->n_steps], step_norms(t, t->n_steps));
+        if (rc == BW_OK) t->n_steps++;
+        return rc;
+    }
+    if (strcmp(type, "eval") != 0)
+        return bad(w, "\"type\": expected \"step\" or \"eval\", got \"%s\"", type);
+    if (t->n_evals == *evals_cap) {
+        long grown = *evals_cap ? 2 * *evals_cap : 64;
+        TraceEval *e = realloc(t->evals, sizeof *t->evals * (size_t)grown);
+        if (!e) return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory", w->path);
+        t->evals = e;
+        *evals_cap = grown;
+    }
+    rc = read_eval(w, o, t, &t->evals[t->n_evals]);
+    if (rc == BW_OK) t->n_evals++;
+    return rc;
+}
+
+/* Reads path's records into t: all of them, or (header_only) until the header is read.
+ * flag: the CLI flag that named the file, for the errors about the file itself. */
+static int read_records(const char *path, const char *flag, Trace *t, int header_only, BwError *err)
+{
+    int rc = infile_check(flag, path, err);
+    if (rc) return rc;
+    char why[256];
+    LineSrc *src = lines_open(path, why, sizeof why);
+    if (!src) return bw_fail(err, BW_EUSAGE, "%s %s: %s", flag, path, why);
+    Where w = {path, 0, err};
+    long steps_cap = 0, evals_cap = 0;
+    int have_header = 0, complete = 0, got = 0;
+    char *line;
+    size_t len;
+    while (rc == BW_OK && !(header_only && have_header) &&
+           (got = lines_next(src, &line, &len, &complete, why, sizeof why)) > 0) {
+        w.line++;
+        if (strspn(line, " \t\r") == len) continue; /* blank lines are allowed */
+        json_error_t jerr;
+        json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+        if (!o && !complete)
+            rc = bw_fail(err, BW_EUSAGE,
+                         "%s: truncated: the file ends within line %ld, in the middle of a record",
+                         path, w.line);
+        else if (!o)
+            rc = bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line, jerr.column, jerr.text);
+        else
+            rc = read_record(&w, o, t, &steps_cap, &evals_cap, &have_header);
+        json_decref(o);
+    }
+    if (rc == BW_OK && got < 0 && !(header_only && have_header))
+        rc = bw_fail(err, BW_EUSAGE, "%s: %s (line %ld)", path, why, w.line + 1);
+    lines_close(src);
+    if (rc == BW_OK && !have_header) rc = bw_fail(err, BW_EUSAGE, "%s: empty trace", path);
+    return rc;
+}
+
 int trace_read(const char *path, Trace *t, BwError *err)
 {
     memset(t, 0, sizeof *t);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bw_fail(err, BW_EUSAGE, "--trace %s: is a folder, expected a trace file", path);
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        return bw_fail(err, BW_EUSAGE, "--trace %s: %s", path, strerror(errno ? errno : ENOENT));
-    Where w = {path, 0, err};
-    char *buf = NULL;
-    size_t cap = 0;
-    long steps_cap = 0, evals_cap = 0;
-    int rc = BW_OK, have_header = 0;
-    while (rc == BW_OK && read_line(f, &buf, &cap)) {
-        w.line++;
-        if (strspn(buf, " \t\r\n") == strlen(buf)) continue; /* blank lines are allowed */
-        json_error_t jerr;
-        json_t *o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
-        if (!o) {
-            rc = cut_short(f, buf) ? truncated(f, &w)
-                                   : bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line,
-                                             jerr.column, jerr.text);
-            break;
-        }
-        if (!json_is_object(o)) {
-            rc = bad(&w, "expected a JSON object");
-        } else if (!have_header) {
-            rc = read_header(&w, o, &t->h);
-            have_header = 1;
-        } else {
-            char type[16] = "";
-            rc = get_str(&w, o, "type", 1, type, sizeof type);
-            if (rc == BW_OK && strcmp(type, "step") == 0) {
-                if (t->n_steps == steps_cap && !grow_steps(t, &steps_cap))
-                    rc = bw_fail(err, BW_ERUNTIME, "%s: out of memory", path);
-                else
-                    rc = read_step(&w, o, t, &t->steps[t->n_steps], step_norms(t, t->n_steps));
-                if (rc == BW_OK) t->n_steps++;
-            } else if (rc == BW_OK && strcmp(type, "eval") == 0) {
-                if (t->n_evals == evals_cap) {
-                    evals_cap = evals_cap ? 2 * evals_cap : 64;
-                    TraceEval *e = realloc(t->evals, sizeof *t->evals * (size_t)evals_cap);
-                    if (e)
-                        t->evals = e;
-                    else
-                        evals_cap = 0;
-                }
-                rc = evals_cap ? read_eval(&w, o, t, &t->evals[t->n_evals])
-                               : bw_fail(err, BW_ERUNTIME, "%s: out of memory", path);
-                if (rc == BW_OK) t->n_evals++;
-            } else if (rc == BW_OK) {
-                rc = bad(&w, "\"type\": expected \"step\" or \"eval\", got \"%s\"", type);
-            }
-        }
-        json_decref(o);
-    }
-    int zerr = 0;
-    const char *zmsg = gzerror(f, &zerr);
-    if (rc == BW_OK && zerr == Z_BUF_ERROR) rc = truncated(f, &w);
-    if (rc == BW_OK && zerr != Z_OK && zerr != Z_STREAM_END)
-        rc = bw_fail(err, BW_EUSAGE, "%s: cannot read it: %s", path, zmsg);
-    gzclose(f);
-    free(buf);
-    if (rc == BW_OK && !have_header) rc = bw_fail(err, BW_EUSAGE, "%s: empty trace", path);
+    int rc = read_records(path, "--trace", t, 0, err);
     if (rc == BW_OK && t->n_steps == 0)
         rc = bw_fail(err, BW_EUSAGE, "%s: the trace has no step records", path);
     if (rc == BW_OK) rc = check_complete(path, t, err);
@@ -422,33 +412,12 @@ int trace_read(const char *path, Trace *t, BwError *err)
 
 int trace_read_header(const char *path, const char *flag, TraceHeader *h, BwError *err)
 {
-    memset(h, 0, sizeof *h);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bw_fail(err, BW_EUSAGE, "%s %s: is a folder, expected a trace file", flag, path);
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        return bw_fail(err, BW_EUSAGE, "%s %s: %s", flag, path, strerror(errno ? errno : ENOENT));
-    Where w = {path, 0, err};
-    char *buf = NULL;
-    size_t cap = 0;
-    int rc = -1;
-    while (rc < 0 && read_line(f, &buf, &cap)) {
-        w.line++;
-        if (strspn(buf, " \t\r\n") == strlen(buf)) continue;
-        json_error_t jerr;
-        json_t *o = json_loads(buf, JSON_REJECT_DUPLICATES, &jerr);
-        if (!o)
-            rc = cut_short(f, buf) ? truncated(f, &w)
-                                   : bw_fail(err, BW_EUSAGE, "%s:%ld:%d: %s", path, w.line,
-                                             jerr.column, jerr.text);
-        else
-            rc = json_is_object(o) ? read_header(&w, o, h) : bad(&w, "expected a JSON object");
-        json_decref(o);
-    }
-    if (rc < 0) rc = bw_fail(err, BW_EUSAGE, "%s: empty trace", path);
-    gzclose(f);
-    free(buf);
+    Trace t;
+    memset(&t, 0, sizeof t);
+    int rc = read_records(path, flag, &t, 1, err);
+    *h = t.h;
+    t.h.layers = NULL;
+    trace_free(&t);
     if (rc) trace_header_free(h);
     return rc;
 }
@@ -472,156 +441,4 @@ void trace_free(Trace *t)
     t->h.layers = NULL;
     t->h.n_layers = 0;
     t->n_steps = t->n_evals = 0;
-}
-
-/* ---- writing ---- */
-
-struct TraceWriter {
-    gzFile f;
-    char tmp[4096], path[4096];
-    int n_layers;
-    int failed;
-};
-
-static void put_line(TraceWriter *w, json_t *o)
-{
-    char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17) | JSON_PRESERVE_ORDER);
-    json_decref(o);
-    if (!text || gzputs(w->f, text) < 0 || gzputc(w->f, '\n') < 0) w->failed = 1;
-    free(text);
-}
-
-static json_t *norms_array(const double *x, int n)
-{
-    json_t *a = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(a, json_real(x[i]));
-    return a;
-}
-
-int trace_writer_open(const char *path, const TraceHeader *h, TraceWriter **out, BwError *err)
-{
-    *out = NULL;
-    TraceWriter *w = calloc(1, sizeof *w);
-    if (!w) return bw_fail(err, BW_ERUNTIME, "out of memory");
-    snprintf(w->path, sizeof w->path, "%s", path);
-    const char *slash = strrchr(path, '/');
-    int dir_len = slash ? (int)(slash - path) : 1;
-    snprintf(w->tmp, sizeof w->tmp, "%.*s/.%s.tmp.XXXXXX", dir_len, slash ? path : ".",
-             slash ? slash + 1 : path);
-    int fd = mkstemp(w->tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(w);
-        return bw_fail(err, BW_EUSAGE, "--record-trace %s: cannot create: %s", path, strerror(e));
-    }
-    fchmod(fd, 0644);
-    size_t len = strlen(path);
-    int gz = len > 3 && strcmp(path + len - 3, ".gz") == 0;
-    w->f = gzdopen(fd, gz ? "wb6" : "wbT");
-    if (!w->f) {
-        close(fd);
-        unlink(w->tmp);
-        free(w);
-        return bw_fail(err, BW_ERUNTIME, "--record-trace %s: cannot open", path);
-    }
-    w->n_layers = h->n_layers;
-    json_t *o = json_object();
-    json_object_set_new(o, "format", json_string(TRACE_FORMAT));
-    json_object_set_new(o, "version", json_integer(TRACE_VERSION));
-    json_object_set_new(o, "source", json_string(h->source));
-    json_object_set_new(o, "model", json_string(h->model));
-    json_object_set_new(o, "dataset", json_string(h->dataset));
-    json_object_set_new(o, "workers", json_integer(h->workers));
-    json_object_set_new(o, "batch", json_integer(h->batch));
-    if (h->flops_per_sample > 0)
-        json_object_set_new(o, "flops_per_sample", json_real(h->flops_per_sample));
-    if (h->compute_s_per_step > 0)
-        json_object_set_new(o, "compute_s_per_step", json_real(h->compute_s_per_step));
-    json_object_set_new(o, "epochs", json_integer(h->epochs));
-    json_object_set_new(o, "steps_per_epoch", json_integer(h->steps_per_epoch));
-    json_t *lr = json_object();
-    json_object_set_new(lr, "schedule", json_string(h->lr_schedule));
-    json_object_set_new(lr, "base", json_real(h->lr_base));
-    json_object_set_new(o, "lr", lr);
-    json_t *layers = json_array();
-    for (int l = 0; l < h->n_layers; l++) {
-        json_t *L = json_object();
-        json_object_set_new(L, "name", json_string(h->layers[l].name));
-        json_object_set_new(L, "rows", json_integer(h->layers[l].rows));
-        json_object_set_new(L, "cols", json_integer(h->layers[l].cols));
-        json_array_append_new(layers, L);
-    }
-    json_object_set_new(o, "layers", layers);
-    if (h->has_timing) {
-        json_t *tm = json_object(), *f = json_array(), *b = json_array();
-        for (int l = 0; l < h->n_layers; l++) {
-            json_array_append_new(f, json_real(h->layers[l].fwd_s));
-            json_array_append_new(b, json_real(h->layers[l].bwd_s));
-        }
-        json_object_set_new(tm, "device", json_string(h->timing_device));
-        if (h->timing_steps > 0) json_object_set_new(tm, "steps", json_integer(h->timing_steps));
-        json_object_set_new(tm, "fwd_s", f);
-        json_object_set_new(tm, "bwd_s", b);
-        json_object_set_new(o, "timing", tm);
-    }
-    put_line(w, o);
-    *out = w;
-    return BW_OK;
-}
-
-void trace_write_step(TraceWriter *w, const TraceStep *s)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "type", json_string("step"));
-    json_object_set_new(o, "step", json_integer(s->step));
-    json_object_set_new(o, "epoch", json_integer(s->epoch));
-    json_object_set_new(o, "epoch_end", json_boolean(s->epoch_end));
-    json_object_set_new(o, "batch", json_integer(s->batch));
-    json_object_set_new(o, "lr", json_real(s->lr));
-    json_object_set_new(o, "loss", json_real(s->loss));
-    json_object_set_new(o, "grad_norms", norms_array(s->grad_norms, w->n_layers));
-    if (s->has_rank0)
-        json_object_set_new(o, "grad_norms_rank0", norms_array(s->grad_norms_rank0, w->n_layers));
-    if (s->has_epoch_norms)
-        json_object_set_new(o, "epoch_norms", norms_array(s->epoch_norms, w->n_layers));
-    if (s->has_epoch_rank0)
-        json_object_set_new(o, "epoch_norms_rank0", norms_array(s->epoch_norms_rank0, w->n_layers));
-    if (s->has_variance) json_object_set_new(o, "param_variance", json_real(s->param_variance));
-    if (s->stopped[0]) json_object_set_new(o, "stopped", json_string(s->stopped));
-    put_line(w, o);
-}
-
-void trace_write_eval(TraceWriter *w, const TraceEval *e)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "type", json_string("eval"));
-    json_object_set_new(o, "step", json_integer(e->step));
-    json_object_set_new(o, "test_accuracy", json_real(e->test_accuracy));
-    if (isfinite(e->test_loss)) json_object_set_new(o, "test_loss", json_real(e->test_loss));
-    put_line(w, o);
-}
-
-int trace_writer_close(TraceWriter *w, BwError *err)
-{
-    int failed = w->failed;
-    if (gzclose(w->f) != Z_OK) failed = 1;
-    int rc = BW_OK;
-    if (failed) {
-        unlink(w->tmp);
-        rc = bw_fail(err, BW_ERUNTIME, "%s: write failed", w->path);
-    } else if (rename(w->tmp, w->path) != 0) {
-        int e = errno;
-        unlink(w->tmp);
-        rc = bw_fail(err, BW_ERUNTIME, "%s: cannot put the trace there: %s", w->path, strerror(e));
-    }
-    free(w);
-    return rc;
-}
-
-void trace_writer_abort(TraceWriter *w)
-{
-    if (!w) return;
-    gzclose(w->f);
-    unlink(w->tmp);
-    free(w);
 }

@@ -24,6 +24,11 @@
 
 #define TRACE_FORMAT  "bellows-trace"
 #define TRACE_VERSION 1
+/* The largest figures a trace may give (the parameters of its layers in all; a layer's measured
+ * seconds in "timing"): beyond any real model, so that what a replay allocates and simulates
+ * stays representable; the reader refuses the rest. */
+#define TRACE_MAX_PARAMS  1e12
+#define TRACE_MAX_LAYER_S 1e4
 /* a step's norm arrays, each [n_layers]: grad_norms, grad_norms_rank0, epoch_norms,
  * epoch_norms_rank0 (trace_read keeps them in one block per step) */
 #define TRACE_NORM_ARRAYS 4

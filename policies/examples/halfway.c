@@ -1,5 +1,5 @@
 /* halfway.c: the shortest useful policy. Dense for the first half of the epochs, then every
- * matrix layer at the compressor's default level (e.g. PowerSGD rank 4, TopK's fraction).
+ * matrix layer at the compressor's default level (e.g. PowerSGD rank 2, TopK's fraction).
  *   cc -shared -fPIC -I policies -o halfway.so policies/examples/halfway.c
  *   bellows run --compressor powersgd --policy ./halfway.so */
 #include "bellows_policy.h"

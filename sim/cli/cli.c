@@ -104,6 +104,36 @@ static int parse_list(const CliOpt *o, void *dest, const char *text, BwError *er
     return BW_OK;
 }
 
+/* A quantity with units (units.h), then its range [min, max] when the table gives one (max
+ * above 0), said in the flag's units. */
+static int assign_with_units(const CliOpt *o, double *dest, const char *text, BwError *err)
+{
+    double v;
+    int rc = o->kind == CLI_BANDWIDTH  ? units_parse_bandwidth(o->name, text, &v, err)
+             : o->kind == CLI_DURATION ? units_parse_duration(o->name, text, &v, err)
+                                       : units_parse_flops(o->name, text, &v, err);
+    if (rc) return rc;
+    if (o->max > 0 && (v < o->min || v > o->max)) {
+        char lo[32], hi[32];
+        if (o->kind == CLI_BANDWIDTH) {
+            units_format_bandwidth(o->min, lo, sizeof lo);
+            units_format_bandwidth(o->max, hi, sizeof hi);
+        } else if (o->kind == CLI_DURATION) {
+            units_format_duration(o->min, lo, sizeof lo);
+            units_format_duration(o->max, hi, sizeof hi);
+        } else {
+            snprintf(lo, sizeof lo, "%g", o->min);
+            snprintf(hi, sizeof hi, "%g", o->max);
+        }
+        return bw_fail(err, BW_EUSAGE,
+                       "--%s: expected %s to %s (what bellows simulates with representable times), "
+                       "got '%s'",
+                       o->name, lo, hi, text);
+    }
+    *dest = v;
+    return BW_OK;
+}
+
 static int assign(const CliOpt *o, void *dest, const char *text, BwError *err)
 {
     switch (o->kind) {
@@ -131,13 +161,18 @@ static int assign(const CliOpt *o, void *dest, const char *text, BwError *err)
     case CLI_DOUBLE_LIST:
         return parse_list(o, dest, text, err);
     case CLI_BANDWIDTH:
-        return units_parse_bandwidth(o->name, text, dest, err);
     case CLI_DURATION:
-        return units_parse_duration(o->name, text, dest, err);
     case CLI_FLOPS:
-        return units_parse_flops(o->name, text, dest, err);
+        return assign_with_units(o, dest, text, err);
     }
     return BW_EUSAGE;
+}
+
+static int has_flag(const CliOpt *opts, int n_opts, const char *name)
+{
+    for (int i = 0; i < n_opts; i++)
+        if (strcmp(opts[i].name, name) == 0) return 1;
+    return 0;
 }
 
 int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values, int argc,
@@ -157,13 +192,23 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values,
             (void)rc;
         }
     }
+    /* messages start with the command's own name: main puts "bellows: " before them */
+    const char *cmd = strncmp(command, "bellows ", 8) == 0 ? command + 8 : command;
     for (int a = 0; a < argc; a++) {
         const char *arg = argv[a];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) return CLI_HELP;
+        char jobs[64]; /* -j N and -jN: --jobs, where the command has it */
+        if (strncmp(arg, "-j", 2) == 0 && has_flag(opts, n_opts, "jobs")) {
+            if (arg[2])
+                snprintf(jobs, sizeof jobs, "--jobs=%.50s", arg + 2);
+            else
+                snprintf(jobs, sizeof jobs, "--jobs");
+            arg = jobs;
+        }
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
             return bw_fail(err, BW_EUSAGE,
-                           "%s: unexpected argument '%s' (flags start with --; see %s --help)",
-                           command, arg, command);
+                           "%s: unexpected argument '%s' (flags start with --; see %s --help)", cmd,
+                           arg, command);
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -171,7 +216,7 @@ int cli_parse(const char *command, const CliOpt *opts, int n_opts, void *values,
         for (int i = 0; i < n_opts; i++)
             if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0) found = i;
         if (found < 0)
-            return bw_fail(err, BW_EUSAGE, "%s: unknown flag '--%.*s' (see %s --help)", command,
+            return bw_fail(err, BW_EUSAGE, "%s: unknown flag '--%.*s' (see %s --help)", cmd,
                            (int)len, name, command);
         const CliOpt *o = &opts[found];
         if (set && set[found]) return bw_fail(err, BW_EUSAGE, "--%s: given twice", o->name);

@@ -44,7 +44,8 @@ typedef struct {
     const char *def;  /* default, as it would be typed; NULL: none (strings stay NULL) */
     const char *unit; /* shown in --help after the value, e.g. "samples"; may be NULL */
     const char *help;
-    double min, max;     /* for numbers and list items */
+    double min, max;     /* for numbers and list items; for quantities with units (bandwidth,
+                            duration, flop rate) too when max is above 0 */
     const char *choices; /* for CLI_CHOICE */
     int max_items;       /* for lists (0: CLI_LIST_MAX) */
     size_t at;           /* with dest NULL: offset of the value in the values struct */

@@ -30,18 +30,19 @@ const CliOpt cluster_cli_opts[] = {
     CLUSTER_OPT("gpu-efficiency", CLI_DOUBLE, efficiency, "0.5", NULL,
                 "sustained fraction of the peak rate", 1e-6, 1, NULL, 0),
     CLUSTER_OPT("gpu-flops", CLI_FLOPS, gpu_flops, NULL, "flop/s",
-                "sustained rate of one GPU, instead of --gpu/--precision/--gpu-efficiency", 0, 0,
-                NULL, 0),
+                "sustained rate of one GPU, instead of --gpu/--precision/--gpu-efficiency",
+                CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS, NULL, 0),
     CLUSTER_OPT("bandwidth", CLI_BANDWIDTH, bandwidth, "10Gbps", "bps|Bps with K/M/G/T",
-                "NIC link bandwidth, each direction", 0, 0, NULL, 0),
-    CLUSTER_OPT("latency", CLI_DURATION, latency, "5us", "ns|us|ms|s", "NIC link latency", 0, 0,
-                NULL, 0),
+                "NIC link bandwidth, each direction", CLUSTER_MIN_BANDWIDTH_BPS,
+                CLUSTER_MAX_BANDWIDTH_BPS, NULL, 0),
+    CLUSTER_OPT("latency", CLI_DURATION, latency, "5us", "ns|us|ms|s", "NIC link latency", 0,
+                CLUSTER_MAX_LATENCY_S, NULL, 0),
     CLUSTER_OPT(
         "intra-bandwidth", CLI_BANDWIDTH, intra_bandwidth, "300GBps", "bps|Bps with K/M/G/T",
-        "intra-node link bandwidth per GPU, each direction (NVLink; PCIe 4.0 x16 is 32GBps)", 0, 0,
-        NULL, 0),
+        "intra-node link bandwidth per GPU, each direction (NVLink; PCIe 4.0 x16 is 32GBps)",
+        CLUSTER_MIN_BANDWIDTH_BPS, CLUSTER_MAX_BANDWIDTH_BPS, NULL, 0),
     CLUSTER_OPT("intra-latency", CLI_DURATION, intra_latency, "1us", "ns|us|ms|s",
-                "intra-node link latency", 0, 0, NULL, 0),
+                "intra-node link latency", 0, CLUSTER_MAX_LATENCY_S, NULL, 0),
     CLUSTER_OPT("nic-per-gpu", CLI_FLAG, nic_per_gpu, NULL, NULL,
                 "hierarchical: one NIC per GPU instead of one per node", 0, 0, NULL, 0),
     CLUSTER_OPT("leaf-size", CLI_INT, leaf_size, "4", "GPUs", "fat-tree: GPUs per leaf switch", 1,
@@ -122,6 +123,12 @@ static int user_platform(Cluster *c, ClusterFlags *ca, const int *set, BwError *
         if (given(set, "workers") && ca->workers > n)
             return bw_fail(err, BW_EUSAGE, "--workers: %d, but %s has only %d hosts", ca->workers,
                            ca->platform, n);
+        const double most = cluster_cli_opts[0].max; /* --workers' own range */
+        if (!given(set, "workers") && n > most)
+            return bw_fail(err, BW_EUSAGE,
+                           "--platform %s: %d hosts, more than the %.0f workers bellows "
+                           "simulates; take some with --workers N or --hosts h0,h1,...",
+                           ca->platform, n, most);
         c->hosts = names;
         c->workers = given(set, "workers") ? ca->workers : n;
     }

@@ -54,6 +54,7 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc == BW_OK) rc = run_setup("run", &f, &ta, &cfg, slowdown, err);
     if (rc == BW_OK && f.run.out) rc = run_check_out(f.run.out, f.run.force, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
+    if (rc == BW_OK) run_default_eval_every(&f, &cfg); /* with --record-trace */
     if (rc == BW_OK) rc = driver_check(&cfg, err);
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
@@ -65,15 +66,28 @@ int cmd_run(int argc, char **argv, BwError *err)
     run_print_scenario(&f, &cfg, &ta);
     printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
     fflush(stdout);
-    if ((rc = driver_run(&cfg, &res, err))) goto fail;
-    results_print(stdout, &cfg, &res);
+    runner_guard_exit(cfg.policy);
+    rc = driver_run(&cfg, &res, err);
+    outfile_unguard_exit();
+    if (rc) goto fail;
+    char evals[96];
+    run_describe_evals(&cfg, evals, sizeof evals);
+    results_print(stdout, &cfg, &res, evals);
     if (f.run.out) {
-        RunMeta meta = {"run", ta.model, f.run.network_model, f.run.collectives,
-                        wallclock_s() - t0};
+        RunMeta meta = {"run",
+                        ta.model,
+                        f.run.network_model,
+                        f.run.collectives,
+                        wallclock_s() - t0,
+                        cfg.target_accuracy};
         if ((rc = results_write(f.run.out, &cfg, &meta, &res, err))) goto fail;
         printf("# wrote %s/summary.json, evals.csv and steps.csv\n", f.run.out);
     }
-    if (strcmp(res.status, "diverged") == 0) rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
+    if (res.output_error[0]) /* the results stand; the trace or timeline does not */
+        rc = bw_fail(err, BW_ERUNTIME, "%s (the run's results are %s%s)", res.output_error,
+                     f.run.out ? "in " : "printed above", f.run.out ? f.run.out : "");
+    else if (strcmp(res.status, "diverged") == 0)
+        rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
 fail:
     if (rc) outdir_remove_if_new(f.run.out, existed); /* a failed run leaves no empty folder */
     if (rc == BW_EINTR) { /* the driver's "interrupted at step N of M" */
@@ -95,6 +109,7 @@ typedef struct {
     int n_pol, n_seeds, seeds[CLI_LIST_MAX];
     RunRow *rows;
     int out_existed; /* --out was there before: an interruption leaves it */
+    int stop_at_target; /* runs that reached the target stopped there: their bytes are to it */
 } Runs;
 
 static const RunRow *run_of(const Runs *r, int seed_i, int k)
@@ -134,6 +149,7 @@ static void mean_row(const Runs *r, int k, RunRow *m)
         m->sim_time += x->sim_time / n;
         m->bytes += x->bytes / n;
         m->compute += x->compute / n;
+        m->compress += x->compress / n;
         m->comm += x->comm / n;
         m->wait += x->wait / n;
         steps += (double)x->steps / n;
@@ -148,9 +164,11 @@ static int counts(const RunRow *x)
 }
 
 /* Whether policy st has a bytes ratio against the baseline: no failed or diverged run in
- * either. */
-static int has_ratio(const PolicyStats *st, const PolicyStats *base)
+ * either; with --stop-at-target, every seed of both reached the target, so that both byte
+ * counts are to the target (a run that never reached it ran whole). */
+static int has_ratio(const Runs *r, const PolicyStats *st, const PolicyStats *base)
 {
+    if (r->stop_at_target && (st->reached < r->n_seeds || base->reached < r->n_seeds)) return 0;
     return counts(&st->mean) && counts(&base->mean);
 }
 
@@ -197,7 +215,7 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
     for (int k = 0; k < r->n_pol; k++) {
         char folder[SPEC_MAX_TEXT + 8];
         runner_folder_name(k, r->specs[k], folder, sizeof folder);
-        double ratio = has_ratio(&st[k], &st[0]) ? st[k].mean.bytes / st[0].mean.bytes : NAN;
+        double ratio = has_ratio(r, &st[k], &st[0]) ? st[k].mean.bytes / st[0].mean.bytes : NAN;
         fprintf(of.f, "\"%s\",seed-%d/%s,", r->specs[k], r->seeds[0], folder);
         runner_csv_row(of.f, &st[k].mean, st[k].speedup, ratio, RUNNER_CSV_COMPARE);
         fprintf(of.f, ",%d,", r->n_seeds);
@@ -216,8 +234,11 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
 static int print_policy(const Runs *r, int k, const PolicyStats *st, const PolicyStats *base)
 {
     const RunRow *m = &st->mean;
+    /* a spec wider than its column (a plugin's path) goes on a line of its own */
+    const char *name = strlen(r->specs[k]) > 30 ? "" : r->specs[k];
+    if (!*name) printf("%s\n", r->specs[k]);
     if (m->rc) {
-        printf(ROW_FMT "  FAILED\n", r->specs[k], "-", "-", "-", "-", "-", "", "-", "-", "-", "-");
+        printf(ROW_FMT "  FAILED\n", name, "-", "-", "-", "-", "-", "", "-", "-", "-", "-");
         return 0;
     }
     char fin[16], best[16], tta[32], sd[16] = "", sp[32], ci[48], mb[32], ratio[16] = "-", sim[32],
@@ -234,42 +255,55 @@ static int print_policy(const Runs *r, int k, const PolicyStats *st, const Polic
     runner_format_speedup(st->speedup, k ? st->ci_lo : NAN, k ? st->ci_hi : NAN, sp, sizeof sp, ci,
                           sizeof ci);
     snprintf(mb, sizeof mb, "%.3f", m->bytes / 1e6);
-    if (has_ratio(st, base)) snprintf(ratio, sizeof ratio, "%.3fx", m->bytes / base->mean.bytes);
+    if (has_ratio(r, st, base)) snprintf(ratio, sizeof ratio, "%.3fx", m->bytes / base->mean.bytes);
     snprintf(sim, sizeof sim, "%.4f", m->sim_time);
     int coarse = isfinite(st->res_frac) && st->res_frac > 0.02;
     if (isfinite(st->res_frac))
         snprintf(res, sizeof res, "%.1f%%%s", 100 * st->res_frac, coarse ? "!" : "");
-    printf(ROW_FMT "%s%s\n", r->specs[k], fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
+    printf(ROW_FMT "%s%s\n", name, fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
            strcmp(m->status, "diverged") == 0 ? "  DIVERGED" : "",
            strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "");
     return coarse;
 }
 
-static void print_compare_table(const Runs *r, const PolicyStats *st, double target, int eval_every)
+/* The table's footer. evals: when the runs evaluate ("evaluations every 5 steps"); sharpen:
+ * how to make the resolution finer (a replay's evaluations are its trace's). */
+static void print_compare_footer(const Runs *r, const PolicyStats *st, double target,
+                                 const char *evals, const char *sharpen, int coarse)
 {
-    printf("\n" ROW_FMT "\n", "policy", "final", "best", "tta_s", "+-sd", "speedup", "95% CI",
-           "MB/worker", "bytes", "sim_s", "res");
-    int coarse = 0;
-    for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
+    int reached = 0;
+    for (int k = 0; k < r->n_pol; k++) reached += st[k].reached > 0;
     printf("\nMeans over %d seed(s). tta_s: simulated seconds to the first evaluation at or "
            "above test accuracy %.4f\n(+-sd: standard deviation over the seeds; \"k/n seeds\": "
            "only k reached it). speedup: the first\npolicy's tta over this one's, seed by seed, "
            "averaged; 95%% CI: Student's t interval of that mean\n(2 seeds or more); ~: the "
            "interval contains 1 (not told apart from the first policy). bytes:\nagainst the "
-           "first policy; MB/worker: megabytes each worker sent; sim_s: the whole run.\nres: "
+           "first policy%s; MB/worker: megabytes each worker sent; sim_s: the whole run.\nres: "
            "the simulated time between the evaluation that reached the target and the one "
            "before\n(the crossing lies in it), worst over the seeds, as a share of the first "
-           "policy's tta",
-           r->n_seeds, target);
-    if (eval_every > 0)
-        printf(" (evaluations every %d steps).\n", eval_every);
-    else
-        printf(" (evaluations at epoch ends).\n");
+           "policy's tta\n(%s).\n",
+           r->n_seeds, target,
+           r->stop_at_target ? " up to the target (--stop-at-target; '-' where a seed of it or "
+                               "of the first policy\ndid not reach it: its bytes are a whole "
+                               "run's)"
+                             : "",
+           evals);
     if (coarse)
-        printf("%d row(s) marked ! are coarser than 2%%: a smaller --eval-every sharpens them.\n",
-               coarse);
-    else
+        printf("%d row(s) marked ! are coarser than 2%%:\n%s.\n", coarse, sharpen);
+    else if (reached)
         printf("Every row that reached the target is within 2%%.\n");
+    else
+        printf("No policy reached the target.\n");
+}
+
+static void print_compare_table(const Runs *r, const PolicyStats *st, double target,
+                                const char *evals, const char *sharpen)
+{
+    printf("\n" ROW_FMT "\n", "policy", "final", "best", "tta_s", "+-sd", "speedup", "95% CI",
+           "MB/worker", "bytes", "sim_s", "res");
+    int coarse = 0;
+    for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
+    print_compare_footer(r, st, target, evals, sharpen, coarse);
 }
 
 /* Plots are a convenience: a failure is reported, and the results stand. They draw the first
@@ -320,7 +354,8 @@ static void compare_start(int j, int fd, void *ctx)
     job->cfg->policy = r->specs[k];
     job->cfg->label = r->specs[k];
     job->cfg->tc.seed = (unsigned long)seed;
-    runner_child(job->cfg, job->ta->model, "compare", job->f, dir, fd);
+    runner_child(job->cfg, job->ta->model, job->cfg->replay ? "replay" : "compare", job->f,
+                 job->out, dir, fd);
 }
 
 static void compare_done(int j, RunRow *row, void *ctx)
@@ -403,6 +438,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     if (rc) return rc;
     run_default_eval_every(f, cfg);
     cfg->tc.seed = (unsigned long)r->seeds[0];
+    r->stop_at_target = cfg->stop_at_target;
     return BW_OK;
 }
 
@@ -479,13 +515,24 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         if (rc == BW_EINTR) { /* runner: "interrupted; K of N runs finished" */
             outdir_remove_if_new(out, r.out_existed);
             BwError why = *err;
-            bw_fail(err, BW_EINTR, "%s: %s; no compare.csv (run it again for the table)",
-                    replay ? "replay" : "compare", why.msg);
+            if (access(out, F_OK) == 0) /* the finished runs' folders stay */
+                bw_fail(err, BW_EINTR,
+                        "%s: %s; no compare.csv (the finished runs stay in %s: run it again "
+                        "with --force to write over them, or into another --out)",
+                        replay ? "replay" : "compare", why.msg, out);
+            else
+                bw_fail(err, BW_EINTR, "%s: %s; nothing written (run it again to start over)",
+                        replay ? "replay" : "compare", why.msg);
         }
         goto fail;
     }
     for (int k = 0; k < r.n_pol; k++) policy_stats(&r, k, &st[k]);
-    print_compare_table(&r, st, f.run.target, cfg.replay ? 0 : cfg.eval_every);
+    char evals[96];
+    run_describe_evals(&cfg, evals, sizeof evals);
+    print_compare_table(&r, st, f.run.target, evals,
+                        cfg.replay ? "the trace's evaluations set it: record the trace with a "
+                                     "smaller --eval-every"
+                                   : "a smaller --eval-every sharpens them");
     if (cfg.replay)
         printf("replay: accuracy is the trace's (its evaluations at the same steps), not the "
                "policy's own; only time and bytes are simulated\n");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cluster_args.h"
+#include "engine.h"
 #include "units.h"
 
 #define RUN_OPT(name, kind, field, ...)                                                            \
@@ -216,11 +217,14 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "--cfg=", 6) == 0 || strncmp(argv[i], "--log=", 6) == 0) {
             if (f->n_simgrid == RUN_MAX_SIMGRID_ARGS)
-                return bw_fail(err, BW_EUSAGE, "%s: more than %d --cfg/--log options", cmd,
+                return bw_fail(err, BW_EUSAGE, "--cfg: more than %d --cfg/--log options",
                                RUN_MAX_SIMGRID_ARGS);
             f->simgrid_args[f->n_simgrid++] = argv[i];
         } else if (n_rest < 512) {
             rest[n_rest++] = argv[i];
+        } else {
+            return bw_fail(err, BW_EUSAGE, "%s: more than 512 arguments",
+                           strncmp(cmd, "bellows ", 8) == 0 ? cmd + 8 : cmd);
         }
     }
     return cli_parse(cmd, f->opts, f->n, f, n_rest, rest, f->set, err);
@@ -250,8 +254,41 @@ int run_seeds(const Flags *f, int *seeds, int *n, BwError *err)
     return BW_OK;
 }
 
+/* Whether out can be written: the folder itself, or the nearest folder above it that exists
+ * (where it will be made); a usage error now, not a failure after the simulation. */
+static int check_writable(const char *out, BwError *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", out);
+    struct stat st;
+    while (stat(dir, &st) != 0) { /* up to the nearest folder that exists */
+        char *slash = strrchr(dir, '/');
+        if (!slash) {
+            snprintf(dir, sizeof dir, ".");
+            break;
+        }
+        if (slash == dir) {
+            dir[1] = '\0';
+            break;
+        }
+        *slash = '\0';
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return BW_OK; /* outdir_create says so */
+    char probe[4200]; /* a file made and removed at once: permissions, a read-only disk */
+    snprintf(probe, sizeof probe, "%.4000s/.bellows-probe.XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0)
+        return bw_fail(err, BW_EUSAGE, "--out %s: cannot write into %s: %s", out, dir,
+                       strerror(errno));
+    close(fd);
+    unlink(probe);
+    return BW_OK;
+}
+
 int run_check_out(const char *out, int force, BwError *err)
 {
+    int rc = check_writable(out, err);
+    if (rc) return rc;
     DIR *d = opendir(out);
     if (!d) return BW_OK; /* new (or not a folder: outdir_create says so) */
     int full = 0;
@@ -268,14 +305,15 @@ int run_check_out(const char *out, int force, BwError *err)
 
 void run_default_eval_every(const Flags *f, RunConfig *cfg)
 {
-    if (f->mode == RUN_MODE_RUN || cfg->replay || !cfg->train ||
+    if ((f->mode == RUN_MODE_RUN && !cfg->record_trace) || cfg->replay || !cfg->train ||
         cli_given(f->opts, f->n, f->set, "eval-every"))
         return;
     long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
     cfg->eval_every = steps / RUN_EVALS_PER_EPOCH > 1 ? (int)(steps / RUN_EVALS_PER_EPOCH) : 1;
     /* the step evaluations time the crossing of the target; after it, epoch ends suffice (a
-     * fifth of the default compare's wall time went into evaluations after the target) */
-    cfg->eval_sparse_after_target = cfg->target_accuracy > 0;
+     * fifth of the default compare's wall time went into evaluations after the target). A
+     * recorded trace keeps them all: its replays may ask for any target */
+    cfg->eval_sparse_after_target = cfg->target_accuracy > 0 && !cfg->record_trace;
 }
 
 void run_flags_release(Flags *f)
@@ -363,7 +401,9 @@ const char *const RUN_ABOUT =
     "computes real gradients on its shard, the policy decides each step, the gradients go\n"
     "through the compressor and the collectives on the simulated network. Reports the\n"
     "simulated time to reach --target-accuracy, bytes per worker and where the time went.\n"
-    "SimGrid options --cfg=... and --log=... are passed to SimGrid unchanged.";
+    "SimGrid options --cfg=... (those bellows vouches for: network/TCP-gamma, crosstraffic,\n"
+    "latency-factor, bandwidth-factor and weight-S with --network-model tcp; contexts/factory)\n"
+    "and --log=... are passed to SimGrid, and the --cfg= ones recorded in summary.json.";
 
 /* --record-trace PATH (or --timeline PATH, flag): the file is written beside its final name,
  * so that folder must take new files, and PATH must not be a folder (found only at the end,
@@ -413,6 +453,66 @@ static void auto_lr_scale(const Flags *f, const TrainArgs *ta, RunConfig *cfg)
         lr->warmup_epochs = ta->tc.epochs / 5.0 < 5 ? ta->tc.epochs / 5.0 : 5;
 }
 
+/* path as an absolute one with its folder resolved (realpath of the folder, then the name), or
+ * "" when the folder does not exist (then nothing can be written there yet). */
+static void resolved(const char *path, char *out, size_t n)
+{
+    char dir[4096], real[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (slash == dir)
+        snprintf(dir, sizeof dir, "/");
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    out[0] = '\0';
+    if (realpath(dir, real))
+        snprintf(out, n, "%.4000s/%.255s", strcmp(real, "/") ? real : "", name);
+}
+
+/* The files a run writes (--record-trace, --timeline, --out's own) and reads (--workload,
+ * --platform) must all be different files: a collision would silently lose one. */
+static int check_collisions(const Flags *f, BwError *err)
+{
+    static const char *const own[] = {"summary.json", "evals.csv", "steps.csv", "epochs.csv"};
+    enum { N = 8 };
+    const char *flag[N], *given[N];
+    char path[N][4400];
+    int n = 0;
+    const struct {
+        const char *flag, *value;
+    } named[] = {{"--record-trace", f->run.record_trace},
+                 {"--timeline", f->run.timeline},
+                 {"--workload", f->run.workload && strchr(f->run.workload, '/') ? f->run.workload
+                                : f->run.workload && strstr(f->run.workload, ".json")
+                                    ? f->run.workload
+                                    : NULL},
+                 {"--platform", f->cluster.platform}};
+    for (size_t k = 0; k < sizeof named / sizeof *named; k++)
+        if (named[k].value) {
+            flag[n] = named[k].flag;
+            given[n] = named[k].value;
+            resolved(named[k].value, path[n++], sizeof path[0]);
+        }
+    int n_named = n;
+    char out_real[4096];
+    for (size_t k = 0; f->run.out && realpath(f->run.out, out_real) && k < 4; k++) {
+        flag[n] = "--out";
+        given[n] = own[k];
+        snprintf(path[n++], sizeof path[0], "%.4000s/%.16s", out_real, own[k]);
+    }
+    for (int i = 0; i < n_named; i++)
+        for (int j = i + 1; j < n; j++)
+            if (path[i][0] && strcmp(path[i], path[j]) == 0)
+                return bw_fail(err, BW_EUSAGE, "%s %s: is the same file as %s's %s; %s", flag[i],
+                               given[i], flag[j], given[j],
+                               j < n_named ? "give each a file of its own"
+                                           : "the run writes it there: choose another name");
+    return BW_OK;
+}
+
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
               BwError *err)
 {
@@ -429,6 +529,11 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         return bw_fail(err, BW_EUSAGE, "--replay-engine: only for a replay (--trace FILE)");
     if (f->run.stop_at_target && f->run.target <= 0)
         return bw_fail(err, BW_EUSAGE, "--stop-at-target: needs a --target-accuracy above 0");
+    if (strcmp(f->run.network_model, "tcp") == 0 && strcmp(f->run.collectives, "analytic") == 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--network-model tcp: the analytic collectives price every message by "
+                       "its closed form, without SimGrid's network model; use --collectives "
+                       "transfer with tcp");
     int hier = strcmp(f->run.algorithm, "hierarchical") == 0;
     if (hier && cfg->cluster.gpus_per_node < 2)
         return bw_fail(err, BW_EUSAGE,
@@ -447,6 +552,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         (rc = check_out_file("--record-trace", f->run.record_trace, "trace.jsonl.gz", err)))
         return rc;
     cfg->record_trace = f->run.record_trace;
+    if ((rc = check_collisions(f, err))) return rc;
     cfg->eval_every = f->run.eval_every;
     cfg->target_accuracy = f->run.target;
     cfg->stop_at_target = f->run.stop_at_target;
@@ -458,8 +564,13 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     }
     cfg->progress = !f->run.quiet && isatty(STDERR_FILENO);
     cfg->label = cmd;
+    if ((rc = engine_check_cfg(f->n_simgrid, f->simgrid_args, f->run.network_model,
+                               cfg->backend == COLL_ANALYTIC, err)))
+        return rc;
     for (int i = 0; i < f->n_simgrid; i++)
         cfg->simgrid_cfg += strncmp(f->simgrid_args[i], "--cfg=", 6) == 0;
+    cfg->simgrid_args = f->simgrid_args;
+    cfg->n_simgrid_args = f->n_simgrid;
     /* One OpenBLAS thread unless asked: the models are small, and compare runs in parallel.
      * Set only when it changes: OpenBLAS stops its thread pool before a fork, and setting the
      * count (even to the same value) starts it again in the child, where its threads spin on
@@ -509,16 +620,35 @@ static void seed_list(const Flags *f, const RunConfig *cfg, char *buf, size_t n)
         used += (size_t)snprintf(buf + used, n - used, "%s%d", i ? "," : "", seeds[i]);
 }
 
+void run_describe_evals(const RunConfig *cfg, char *buf, size_t n)
+{
+    if (cfg->replay) { /* the trace's evaluations: their widest gap in steps */
+        const Trace *t = cfg->replay;
+        long gap = 0;
+        for (long i = 1; i < t->n_evals; i++)
+            gap = t->evals[i].step - t->evals[i - 1].step > gap
+                      ? t->evals[i].step - t->evals[i - 1].step
+                      : gap;
+        snprintf(buf, n, "evaluation by the trace: %ld evaluations, at most %ld steps apart",
+                 t->n_evals, gap);
+        return;
+    }
+    long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
+    if (cfg->eval_every > 0)
+        snprintf(buf, n, "evaluation every %d step%s (%.3g an epoch of %ld steps)%s",
+                 cfg->eval_every, cfg->eval_every == 1 ? "" : "s", (double)steps / cfg->eval_every,
+                 steps,
+                 cfg->eval_sparse_after_target ? " until the target, then at epoch ends" : "");
+    else
+        snprintf(buf, n, "evaluation at the end of every epoch (%ld steps)", steps);
+}
+
 /* "# evaluation every 5 steps (23 an epoch); target accuracy 0.85": what the runs do. */
 static void print_evaluations(const RunConfig *cfg)
 {
-    long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
-    if (cfg->eval_every > 0)
-        printf("# evaluation every %d steps (%.3g an epoch of %ld steps)%s", cfg->eval_every,
-               (double)steps / cfg->eval_every, steps,
-               cfg->eval_sparse_after_target ? " until the target, then at epoch ends" : "");
-    else
-        printf("# evaluation at the end of every epoch (%ld steps)", steps);
+    char evals[160];
+    run_describe_evals(cfg, evals, sizeof evals);
+    printf("# %s", evals);
     if (cfg->target_accuracy > 0)
         printf("; target accuracy %.4g\n", cfg->target_accuracy);
     else
@@ -571,6 +701,25 @@ static void print_price(const RunConfig *cfg)
            cfg->free_compression ? ", compression free" : "");
 }
 
+/* "# wall time: about 2.3 hours per run ...", for a run of more than a minute: what it will
+ * cost before it starts (driver_wall_estimate_s). */
+static void print_wall_estimate(const RunConfig *cfg)
+{
+    double messages, wall = driver_wall_estimate_s(cfg, &messages);
+    if (wall < 60) return;
+    char when[32];
+    if (wall < 3600)
+        snprintf(when, sizeof when, "%.0f minutes", wall / 60);
+    else if (wall < 48 * 3600)
+        snprintf(when, sizeof when, "%.1f hours", wall / 3600);
+    else
+        snprintf(when, sizeof when, "%.1f days", wall / 86400);
+    printf("# wall time: about %s per run (estimated: %.3g simulated messages at about 3 us each, "
+           "and the real gradients%s); Ctrl-C stops it at the next step\n",
+           when, messages,
+           cfg->backend == COLL_TRANSFER ? "; --collectives analytic simulates no messages" : "");
+}
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;
@@ -583,13 +732,15 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                "worker here (%d global)\n",
                t->h.model, t->n_steps, t->h.workers, t->h.source, cfg->tc.batch,
                cfg->tc.batch * c->workers);
+        print_evaluations(cfg);
     } else {
         char seeds[256];
         seed_list(f, cfg, seeds, sizeof seeds);
-        printf("# %s on Fashion-MNIST (%d train / %d test), %d epochs, batch %d per worker (%d "
+        printf("# %s on Fashion-MNIST (%d train / %d test), %d epoch%s, batch %d per worker (%d "
                "global), lr %g, %s\n",
-               ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs, cfg->tc.batch,
-               cfg->tc.batch * c->workers, cfg->tc.lr.base_lr, seeds);
+               ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs,
+               cfg->tc.epochs == 1 ? "" : "s", cfg->tc.batch, cfg->tc.batch * c->workers,
+               cfg->tc.lr.base_lr, seeds);
         print_lr_scale(cfg);
         print_evaluations(cfg);
     }
@@ -597,6 +748,14 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
     if (need > (double)(1 << 30)) /* large: say it before the wait (per run of a compare) */
         printf("# memory: about %.1f GiB per run, of this machine's %.1f GiB (estimated)\n",
                need / (1 << 30), machine / (1 << 30));
+    print_wall_estimate(cfg);
+    if (cfg->simgrid_cfg) { /* they change results: the header says which */
+        printf("# SimGrid options:");
+        for (int i = 0; i < cfg->n_simgrid_args; i++)
+            if (strncmp(cfg->simgrid_args[i], "--cfg=", 6) == 0)
+                printf(" %s", cfg->simgrid_args[i]);
+        printf("\n");
+    }
     if (c->platform_file) {
         printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
                "(%s), %s network model\n",
@@ -629,6 +788,20 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
             return bw_fail(err, BW_EUSAGE,
                            "--%s: a replay takes the model, data and schedule from --trace",
                            f->opts[i].name);
+    static const char *const live_only[] = {"eval-every", "compute-threads"};
+    for (size_t k = 0; k < sizeof live_only / sizeof *live_only; k++)
+        if (cli_given(f->opts, f->n, f->set, live_only[k]))
+            return bw_fail(err, BW_EUSAGE,
+                           "--%s: a replay computes no gradients and evaluates nothing: its "
+                           "accuracies are the trace's, at the trace's evaluations (record the "
+                           "trace with --eval-every to have more)",
+                           live_only[k]);
+    if (trace->n_evals == 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--trace %s: holds no evaluation records, and a replay takes its "
+                       "accuracies from them; record it with evaluations (bellows run "
+                       "--record-trace evaluates %d times an epoch)",
+                       trace->path, RUN_EVALS_PER_EPOCH);
     int P = cfg->cluster.workers;
     int global = trace->steps[0].batch;
     if (global % P != 0)
@@ -641,7 +814,16 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
                                                                      : REPLAY_ACTORS;
     cfg->tc.batch = global / P;
     cfg->tc.epochs = trace->steps[trace->n_steps - 1].epoch + 1;
-    cfg->tc.lr.base_lr = trace->steps[0].lr;
+    /* the policies' lr0: the header's base, or the first step's that is above 0 (a warm-up
+     * may start at 0) */
+    double lr0 = trace->h.lr_base;
+    for (long i = 0; !(lr0 > 0) && i < trace->n_steps; i++) lr0 = trace->steps[i].lr;
+    if (!(lr0 > 0))
+        return bw_fail(err, BW_EUSAGE,
+                       "--trace %s: its learning rate is 0 at every step (and its header gives "
+                       "no \"lr\": {\"base\"}); a policy scales its decisions by it",
+                       trace->path);
+    cfg->tc.lr.base_lr = lr0;
     cfg->model_name = trace->h.model;
     return BW_OK;
 }

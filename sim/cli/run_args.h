@@ -79,8 +79,10 @@ int run_seeds(const Flags *f, int *seeds, int *n, BwError *err);
  * removes nothing). A path that is not a folder is left to outdir_create to report. */
 int run_check_out(const char *out, int force, BwError *err);
 
-/* compare's and sweep's default --eval-every (not given, live training): steps per epoch /
- * RUN_EVALS_PER_EPOCH, at least 1. Call once cfg->train is loaded. */
+/* compare's and sweep's default --eval-every (not given, live training), and that of a run
+ * that records a trace (cfg->record_trace): steps per epoch / RUN_EVALS_PER_EPOCH, at least 1;
+ * a trace keeps the evaluations after the target too (its replays may ask for any target).
+ * Call once cfg->train is loaded (and cfg->record_trace set). */
 void run_default_eval_every(const Flags *f, RunConfig *cfg);
 
 /* Frees what the flags hold (a --platform's host names); the configurations made from them
@@ -99,6 +101,10 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
 
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta);
+/* When cfg's runs evaluate, for the resolution of a time to accuracy: "evaluation every 5
+ * steps (23.4 an epoch of 117 steps)", "evaluation at the end of every epoch (117 steps)", or
+ * a replay's "evaluation by the trace: 21 evaluations, at most 64 steps apart". */
+void run_describe_evals(const RunConfig *cfg, char *buf, size_t n);
 /* "# replay engine: ..." for a replay: of cfg (points 1), or how many of a sweep's points
  * replay fast. */
 void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points);

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include <gsl/gsl_cdf.h>
@@ -16,6 +19,7 @@
 
 #include "engine.h"
 #include "outfile.h"
+#include "spec.h"
 #include "results.h"
 #include "wallclock.h"
 
@@ -62,14 +66,10 @@ int runner_format_speedup(double mean, double lo, double hi, char *sp, size_t n_
     return ns;
 }
 
-/* The resolution of res's time to accuracy (RunRow.tta_res). */
-static double tta_resolution(const RunResult *res, double target)
+double runner_bytes_ratio(const RunRow *x, const RunRow *base, int stop_at_target)
 {
-    if (!isfinite(res->time_to_accuracy_s)) return NAN;
-    for (int i = 1; i < res->n_evals; i++)
-        if (res->evals[i].test_accuracy >= target)
-            return res->evals[i].sim_time_s - res->evals[i - 1].sim_time_s;
-    return 0; /* the untrained model's evaluation reached it */
+    if (stop_at_target && (!isfinite(x->tta) || !isfinite(base->tta))) return NAN;
+    return base->bytes > 0 ? x->bytes / base->bytes : NAN;
 }
 
 void runner_csv_header(FILE *f)
@@ -110,9 +110,20 @@ void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_rat
     fprintf(f, "%ld", row->steps);
 }
 
-void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
-                  const char *dir, int fd)
+void runner_guard_exit(const char *policy)
 {
+    char what[SPEC_MAX_TEXT + 64];
+    if (strchr(policy, '/') || strstr(policy, ".so"))
+        snprintf(what, sizeof what, "--policy %s (or a library)", policy);
+    else
+        snprintf(what, sizeof what, "a library (SimGrid?)");
+    outfile_guard_exit(what);
+}
+
+void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
+                  const char *root, const char *dir, int fd)
+{
+    outdir_track_below(root, dir); /* removed on a signal while empty, shared parents too */
     RunRow row;
     memset(&row, 0, sizeof row);
     BwError err = {{0}};
@@ -125,12 +136,25 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
     outfile_interrupt_softly(); /* again: SimGrid's engine_init puts its own (exit 1) in */
     int existed = dir && access(dir, F_OK) == 0;
     if (!rc && dir) rc = outdir_create(dir, &err);
-    if (!rc) rc = driver_run(cfg, &res, &err);
+    if (!rc) {
+        runner_guard_exit(cfg->policy);
+        rc = driver_run(cfg, &res, &err);
+        outfile_unguard_exit();
+    }
     if (rc == BW_EINTR && dir) outdir_remove_if_new(dir, existed);
     if (!rc && dir) {
-        RunMeta meta = {command, model, f->run.network_model, f->run.collectives,
-                        wallclock_s() - t0};
+        RunMeta meta = {command,
+                        model,
+                        f->run.network_model,
+                        f->run.collectives,
+                        wallclock_s() - t0,
+                        cfg->target_accuracy};
         rc = results_write(dir, cfg, &meta, &res, &err);
+    }
+    if (!rc && res.output_error[0]) { /* the results are in dir; the trace is not */
+        rc = BW_ERUNTIME;
+        snprintf(err.msg, sizeof err.msg, "%.400s (the run's results are in its folder)",
+                 res.output_error);
     }
     row.rc = rc;
     if (rc) {
@@ -148,10 +172,20 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.compress = res.compression_s;
         row.wait = res.wait_s;
         row.steps = res.n_steps;
-        row.tta_res = tta_resolution(&res, cfg->target_accuracy);
+        row.tta_res = results_tta_resolution(&res, cfg->target_accuracy);
     }
     ssize_t w = write(fd, &row, sizeof row);
     _exit(w == (ssize_t)sizeof row ? 0 : 1);
+}
+
+/* In a run's child: a SIGTERM when the parent dies, even of SIGKILL (Linux), so that no run
+ * goes on as an orphan; it cleans up as any SIGTERM does. */
+static void die_with_parent(pid_t parent)
+{
+#if defined(__linux__)
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
+    if (getppid() != parent) raise(SIGTERM); /* the parent died before the line above */
 }
 
 int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
@@ -165,6 +199,7 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     }
     int next = 0, running = 0, rc = BW_OK, finished = 0;
+    const pid_t parent = getpid();
     /* SIGINT (Ctrl-C reaches the whole process group): no new runs, the running ones stop at
      * their next step and are not results */
     outfile_interrupt_softly();
@@ -185,9 +220,11 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
             }
             if (pid == 0) {
                 close(p[0]);
+                die_with_parent(parent);
                 start(next, p[1], ctx);
                 _exit(1);
             }
+            outfile_track_child(pid); /* a fatal signal here is passed on, and waited for */
             close(p[1]);
             pids[next] = pid;
             fds[next] = p[0];
@@ -203,6 +240,7 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
         }
         for (int i = 0; i < next; i++) {
             if (pids[i] != ended) continue;
+            outfile_untrack_child(ended);
             running--;
             RunRow row;
             memset(&row, 0, sizeof row);

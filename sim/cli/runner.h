@@ -20,10 +20,15 @@ typedef struct {
     long steps;
 } RunRow;
 
-/* In a child: runs cfg (SimGrid options from f, the network model from R) into dir (NULL: no
- * result files, for a run wanted only for its --record-trace), writes the row to fd and exits. */
+/* In a child: runs cfg (SimGrid options from f, the network model from R) into dir (below the
+ * command's output folder root; NULL: no result files, for a run wanted only for its
+ * --record-trace), writes the row to fd and exits. */
 void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
-                  const char *dir, int fd);
+                  const char *root, const char *dir, int fd);
+
+/* Until outfile_unguard_exit, an exit() in the run (a policy plugin's, policy: the run's
+ * spec) is a failure that says so, not a success without results (outfile_guard_exit). */
+void runner_guard_exit(const char *policy);
 
 /* Runs jobs 0..n-1, at most `jobs` at a time. start(job, fd, ctx) runs in the child and must
  * end in runner_child (or _exit); done(job, row, ctx) runs in the parent when a job ends (a
@@ -40,6 +45,11 @@ typedef enum { RUNNER_CSV_COMPARE, RUNNER_CSV_SWEEP } RunnerCsvStyle;
 void runner_csv_header(FILE *f);
 void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_ratio,
                     RunnerCsvStyle style);
+
+/* A run's bytes against its baseline's. With --stop-at-target (stop_at_target) a run that
+ * reached the target stopped there and one that did not ran whole: the two compare only when
+ * both reached it (NAN otherwise, as when the baseline has no bytes). */
+double runner_bytes_ratio(const RunRow *x, const RunRow *base, int stop_at_target);
 
 /* Statistics over seeds. runner_mean_ci: the mean of x[0..n-1] and its 95% interval from
  * Student's t distribution (mean +- t(0.975, n-1) sd / sqrt(n)); lo and hi NAN when n < 2, all

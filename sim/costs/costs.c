@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "costs_impl.h"
+#include "infile.h"
 #include "cost_profiles.h" /* generated: cost_profiles[], cost_profile_names[] */
 
 #define N_BUILTINS ((int)(sizeof cost_profiles / sizeof *cost_profiles))
@@ -141,7 +142,9 @@ int costs_load(const char *spec, const char *flag, const char *gpu, CostProfile 
     if (strcmp(spec, COSTS_DEFAULT) == 0)
         rc = load_default(flag, gpu, out, err);
     else if (strchr(spec, '/') || ends_with(spec, ".json"))
-        rc = costs_parse(spec, NULL, 0, flag, spec, out, err);
+        rc = (rc = infile_check(flag, spec, err))
+                 ? rc
+                 : costs_parse(spec, NULL, 0, flag, spec, out, err);
     else
         rc = load_builtin(spec, flag, out, err);
     if (rc != BW_OK) return rc;

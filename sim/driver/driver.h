@@ -83,6 +83,9 @@ typedef struct {
      * and the results are written as a live run's, which they are bit for bit (tested). */
     int priced;
     int simgrid_cfg; /* --cfg= options given to SimGrid (they may change simulated times) */
+    char *const *simgrid_args; /* [n_simgrid_args] the --cfg= and --log= options, as given (the
+                                  --cfg= ones go into summary.json's scenario) */
+    int n_simgrid_args;
     /* Threads computing the workers' real gradients of a step in parallel (capped at the
      * workers; a replay needs none); <= 1: one at a time in the actors. Results do not depend
      * on it. */
@@ -198,6 +201,10 @@ typedef struct {
     const char *overlap;  /* "none" or "ddp" */
     size_t workload_params;
     int buckets;                 /* DDP buckets of a step (0 without overlap) */
+    /* A file the run wrote beside its results that could not be written (--record-trace,
+     * --timeline: a full disk, say): the run's results stand, and the caller, once it has
+     * written them, fails with this message; "" when all went well */
+    char output_error[512];
     const char *replay_engine;   /* a replay: "fast" or "actors"; NULL for live training */
     char replay_engine_why[160]; /* a replay with actors: why not the fast path */
 } RunResult;
@@ -220,6 +227,10 @@ int driver_costed(const RunConfig *cfg);
 int driver_price_batch(const RunConfig *cfg, int b);
 /* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */
 double driver_memory_bytes(const RunConfig *cfg, double *machine);
+/* The wall time the run will take on this host, estimated (seconds; 0 if unknown) from the
+ * point-to-point messages SimGrid will simulate (*messages) and the real gradients it will
+ * compute; constants measured in tests/perf/README.md. */
+double driver_wall_estimate_s(const RunConfig *cfg, double *messages);
 
 /* Replay: whether driver_run takes the fast path, which needs no SimGrid engine, no actors, no
  * payloads and no compressor math: each step costs the trace's compute time plus the analytic

@@ -93,6 +93,7 @@ typedef struct {
     double *norms; /* [n_layers] */
     double compute_s, comm_s, wait_s;
     double step_compute_s, step_comm_s, step_wait_s;
+    double end_s; /* when its last step ended: until the run's end it waits */
     double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
     PoolJob job;    /* its gradient on the pool (run->pool), submitted for job_b samples */
     int job_b;
@@ -284,5 +285,11 @@ int record_trace_open(DriverRun *run, const Model *m0, BwError *err);
 void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st);
 int record_trace_close(DriverRun *run, BwError *err);
 void record_trace_abort(DriverRun *run);
+
+/* estimate.c: refuses a run whose simulated time would pass CLUSTER_MAX_SIM_S (usage error
+ * naming the flags that price it). shard: samples per worker per epoch (run_shard_of). */
+int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err);
+/* driver.c: samples per worker per epoch: the data's shard, or what the trace's epochs held. */
+int run_shard_of(const RunConfig *cfg);
 
 #endif

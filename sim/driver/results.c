@@ -106,6 +106,11 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
     jsonw_string(w, "allreduce", coll_algo_name(cfg->algo));
     jsonw_string(w, "collectives", meta->collectives);
     jsonw_string(w, "network_model", meta->network_model);
+    jsonw_array(w, "simgrid_cfg"); /* the --cfg= options SimGrid was given, as given */
+    for (int i = 0; i < cfg->n_simgrid_args; i++)
+        if (strncmp(cfg->simgrid_args[i], "--cfg=", 6) == 0)
+            jsonw_string(w, NULL, cfg->simgrid_args[i] + 6);
+    jsonw_end_array(w);
     jsonw_double(w, "compute_jitter", cfg->jitter_sigma);
     jsonw_array(w, "slowdown");
     for (int i = 0; cfg->slowdown && i < c->workers; i++) jsonw_double(w, NULL, cfg->slowdown[i]);
@@ -172,6 +177,8 @@ static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
     jsonw_double(w, "final_test_accuracy", res->final_accuracy);
     jsonw_double(w, "best_test_accuracy", res->best_accuracy);
     jsonw_double(w, "time_to_accuracy_s", res->time_to_accuracy_s);
+    jsonw_double(w, "time_to_accuracy_resolution_s",
+                 results_tta_resolution(res, meta->target_accuracy));
     jsonw_double(w, "sim_time_s", res->sim_time_s);
     jsonw_double(w, "bytes_per_worker", res->bytes_per_worker);
     jsonw_double(w, "payload_bytes_per_worker", res->payload_bytes_per_worker);
@@ -329,7 +336,37 @@ static void fmt_bytes(double b, char *buf, size_t n)
     snprintf(buf, n, "%.3g %s", b, u[i]);
 }
 
-void results_print(FILE *out, const RunConfig *cfg, const RunResult *res)
+double results_tta_resolution(const RunResult *res, double target)
+{
+    if (!isfinite(res->time_to_accuracy_s)) return NAN;
+    for (int i = 1; i < res->n_evals; i++)
+        if (res->evals[i].test_accuracy >= target)
+            return res->evals[i].sim_time_s - res->evals[i - 1].sim_time_s;
+    return 0; /* the untrained model's evaluation reached it */
+}
+
+/* "1 epoch", "2 epochs" */
+static const char *plural(long n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* "time to 0.8500 ...": with its resolution, as evals describes the evaluations. */
+static void print_tta(FILE *out, const RunConfig *cfg, const RunResult *res, const char *evals)
+{
+    if (isnan(res->time_to_accuracy_s)) {
+        fprintf(out, "time to %.4f          not reached\n", cfg->target_accuracy);
+        fprintf(out, "                       (%s)\n", evals);
+        return;
+    }
+    double tta = res->time_to_accuracy_s, res_s = results_tta_resolution(res, cfg->target_accuracy);
+    fprintf(out, "time to %.4f          %.4f simulated s, crossed in its last %.4f s (%.1f%%)\n",
+            cfg->target_accuracy, tta, res_s, tta > 0 ? 100 * res_s / tta : 0.0);
+    fprintf(out, "                       (%s%s)\n", evals,
+            res_s > 0.02 * tta ? "; a smaller --eval-every sharpens it" : "");
+}
+
+void results_print(FILE *out, const RunConfig *cfg, const RunResult *res, const char *evals)
 {
     char bytes[32], payload[32];
     fmt_bytes(res->bytes_per_worker, bytes, sizeof bytes);
@@ -338,15 +375,9 @@ void results_print(FILE *out, const RunConfig *cfg, const RunResult *res)
     fprintf(out, "status                 %s\n", res->status);
     fprintf(out, "final test accuracy    %.4f   (best %.4f)\n", res->final_accuracy,
             res->best_accuracy);
-    if (cfg->target_accuracy > 0) {
-        if (isnan(res->time_to_accuracy_s))
-            fprintf(out, "time to %.4f          not reached\n", cfg->target_accuracy);
-        else
-            fprintf(out, "time to %.4f          %.4f simulated s\n", cfg->target_accuracy,
-                    res->time_to_accuracy_s);
-    }
-    fprintf(out, "simulated time         %.4f s over %ld steps, %d epochs\n", res->sim_time_s,
-            res->n_steps, res->epochs_done);
+    if (cfg->target_accuracy > 0) print_tta(out, cfg, res, evals);
+    fprintf(out, "simulated time         %.4f s over %ld step%s, %d epoch%s\n", res->sim_time_s,
+            res->n_steps, plural(res->n_steps), res->epochs_done, plural(res->epochs_done));
     fprintf(out, "  compute              %.4f s (%.1f%%)\n", res->compute_s,
             100 * res->compute_s / t);
     if (res->compression_s > 0)

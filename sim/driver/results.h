@@ -9,17 +9,24 @@
 #include "driver.h"
 
 typedef struct {
-    const char *command; /* "run" or "compare" */
+    const char *command; /* "run", "compare", "replay" or "sweep" */
     const char *model;
     const char *network_model; /* exact | tcp */
     const char *collectives;   /* transfer | analytic */
     double wall_s;
+    double target_accuracy; /* for the time to accuracy's resolution */
 } RunMeta;
 
 int results_write(const char *dir, const RunConfig *cfg, const RunMeta *meta, const RunResult *res,
                   BwError *err);
 
-/* The one-screen summary printed by `bellows run`. */
-void results_print(FILE *out, const RunConfig *cfg, const RunResult *res);
+/* The one-screen summary printed by `bellows run`; evals says when the run evaluated ("every
+ * 5 steps"), for the time to accuracy's resolution. */
+void results_print(FILE *out, const RunConfig *cfg, const RunResult *res, const char *evals);
+
+/* The resolution of res's time to accuracy: simulated seconds from the evaluation before the
+ * one that first reached target to that one (the crossing lies in between); 0 when the
+ * untrained model reached it; NAN when it was never reached. */
+double results_tta_resolution(const RunResult *res, double target);
 
 #endif

@@ -456,9 +456,14 @@ static int worker_step_plain(Worker *me)
     double t1 = worker_compute(me, &st);
     worker_gradient_wait(me);
     double t2 = worker_meet(me, &st, t1);
-    if (stop_now(run->stop)) return 1;
+    if (stop_now(run->stop)) {
+        me->end_s = t2; /* the run ends at this rendezvous: its books go as far */
+        return 1;
+    }
     const int last = run->stop == STOP_DONE;
 
+    const CollStats *books = coll_stats(run->comm, me->rank);
+    const double sent0 = books->bytes_sent, payload0 = books->payload_bytes;
     int averaged = worker_communicate(me, &st);
     /* with a mirror the data is done (every worker entered it at t2, as its replay wants):
      * the next gradient, then the messages */
@@ -470,13 +475,19 @@ static int worker_step_plain(Worker *me)
     me->step_comm_s = t3 - t2;
     me->comm_s += me->step_comm_s;
     if (run->tl && timeline_wants(run->tl, st.step)) {
+        char bytes[96]; /* what this worker's collectives moved this step */
+        books = coll_stats(run->comm, me->rank);
+        snprintf(bytes, sizeof bytes, "\"bytes\":%.0f,\"payload_bytes\":%.0f",
+                 books->bytes_sent - sent0, books->payload_bytes - payload0);
         timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "compute", "step", t0, t1, st.step, NULL);
-        timeline_span(run->tl, me->rank, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2,
-                      st.step, NULL);
+        if (t2 > t1) /* no slice for a wait that did not happen */
+            timeline_span(run->tl, me->rank, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2,
+                          st.step, NULL);
         timeline_span(run->tl, me->rank, TL_LANE_COMM, "communication",
-                      averaged ? "average parameters" : "collectives", t2, t3, st.step, NULL);
+                      averaged ? "average parameters" : "collectives", t2, t3, st.step, bytes);
     }
     worker_step_end(me, &st, averaged, t3, last);
+    me->end_s = t3;
     return last;
 }
 
@@ -492,14 +503,22 @@ static int worker_step_costed(Worker *me)
     me->step_compress_s = 0;
     double t1 = simgrid_get_clock();
     double t2 = worker_meet(me, &st, t1);
-    if (run->tl && t2 > t1 && timeline_wants(run->tl, st.step))
-        timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "wait", "step rendezvous", t1, t2,
-                      st.step, NULL);
-    if (stop_now(run->stop)) return 1;
+    if (run->tl && timeline_wants(run->tl, st.step)) { /* where the policy decides */
+        if (t2 > t1)
+            timeline_span(run->tl, me->rank, TL_LANE_COMPUTE, "wait", "step rendezvous", t1, t2,
+                          st.step, NULL);
+        else
+            timeline_instant(run->tl, me->rank, "step rendezvous", t1, st.step, NULL);
+    }
+    if (stop_now(run->stop)) {
+        me->end_s = t2; /* the run ends at this rendezvous: its books go as far */
+        return 1;
+    }
     const int last = run->stop == STOP_DONE;
     int averaged = worker_communicate(me, &st);
     cost_step(me, &st, averaged);
     worker_step_end(me, &st, averaged, simgrid_get_clock(), last);
+    me->end_s = simgrid_get_clock();
     return last;
 }
 

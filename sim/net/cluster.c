@@ -107,6 +107,19 @@ int cluster_resolve(Cluster *c, BwError *err)
     } else if (!(c->gpu_flops > 0)) {
         return bw_fail(err, BW_EUSAGE, "--gpu-flops: expected a positive rate");
     }
+    if (!c->platform_file && (c->gpu_flops < CLUSTER_MIN_FLOPS || c->gpu_flops > CLUSTER_MAX_FLOPS))
+        return bw_fail(err, BW_EUSAGE,
+                       "--gpu-efficiency: a GPU of %g flop/s; expected %g to %g (what bellows "
+                       "simulates with representable times)",
+                       c->gpu_flops, CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS);
+    double uplink = c->leaf_size * c->bandwidth_Bps / c->oversubscription;
+    if (c->topology == TOPO_FAT_TREE &&
+        (uplink < CLUSTER_MIN_BANDWIDTH_BPS || uplink > CLUSTER_MAX_BANDWIDTH_BPS))
+        return bw_fail(err, BW_EUSAGE,
+                       "--leaf-size %d: a leaf's uplink of %d x --bandwidth / --oversubscription "
+                       "is %g bytes/s; expected %g to %g",
+                       c->leaf_size, c->leaf_size, uplink, CLUSTER_MIN_BANDWIDTH_BPS,
+                       CLUSTER_MAX_BANDWIDTH_BPS);
     return BW_OK;
 }
 

@@ -37,6 +37,18 @@ const GpuProfile *cluster_gpu_find(const char *name);
  * NVIDIA GPUs (e.g. about 1.3 TB/s of the A100 40GB's 1.555 TB/s). */
 #define CLUSTER_MEM_EFFICIENCY 0.85
 
+/* What a rate or time given to SimGrid may be, so that every simulated time is representable
+ * and resolved: a run's simulated time stays under CLUSTER_MAX_SIM_S (about 31 years), where a
+ * double still resolves a tenth of a microsecond, and a rate stays far above SimGrid's precision
+ * (its solver takes a rate below about 1e-5 for none: an activity at it never ends). Flags, a
+ * platform file's hosts and links, workload profiles and traces are checked against them. */
+#define CLUSTER_MIN_BANDWIDTH_BPS 125.0 /* bytes/s: 1 kbps */
+#define CLUSTER_MAX_BANDWIDTH_BPS 1e15  /* bytes/s: 8 Pbps */
+#define CLUSTER_MAX_LATENCY_S     10.0
+#define CLUSTER_MIN_FLOPS         1e6 /* flop/s */
+#define CLUSTER_MAX_FLOPS         1e18
+#define CLUSTER_MAX_SIM_S         1e9
+
 typedef struct {
     int workers;       /* P */
     int gpus_per_node; /* G, divides P */

@@ -1,11 +1,13 @@
 /* engine.c: SimGrid initialisation and platform loading (see engine.h). SimGrid 3.32's C API
  * cannot build a platform in memory, hence the temporary XML file. */
 #include "engine.h"
+#include "infile.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -184,6 +186,83 @@ static const char *simgrid_complaint(char *text)
     return *last ? last : "(no message)";
 }
 
+/* The --cfg= options bellows vouches for: SimGrid's TCP model's own parameters (which change
+ * simulated times as that model means them to, so only with --network-model tcp and messages
+ * simulated one by one: the exact model fixes them, the analytic collectives ignore them), and
+ * the actors' context factory (which changes no result). A choice list, or a numeric range. */
+static const struct {
+    const char *name, *choices;
+    double min, max;
+    int tcp; /* needs --network-model tcp and --collectives transfer */
+} VOUCHED[] = {
+    {"network/TCP-gamma", NULL, 0, 1e12, 1},
+    {"network/crosstraffic", "0|1|yes|no", 0, 0, 1},
+    {"network/latency-factor", NULL, 0.01, 100, 1},
+    {"network/bandwidth-factor", NULL, 0.01, 100, 1},
+    {"network/weight-S", NULL, 0, 1e9, 1},
+    {"contexts/factory", "thread|raw|ucontext|boost", 0, 0, 0},
+};
+#define N_VOUCHED ((int)(sizeof VOUCHED / sizeof *VOUCHED))
+
+void engine_vouched_options(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < N_VOUCHED && used < n; k++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", k ? ", " : "", VOUCHED[k].name);
+}
+
+/* Whether value is one of choices ("a|b|c") or a number in [min, max]. */
+static int vouched_value(int k, const char *value)
+{
+    if (VOUCHED[k].choices) {
+        size_t len = strlen(value);
+        for (const char *p = VOUCHED[k].choices; *p;) {
+            size_t m = strcspn(p, "|");
+            if (m == len && len && strncmp(p, value, m) == 0) return 1;
+            p += m + (p[m] == '|');
+        }
+        return 0;
+    }
+    char *end;
+    double x = strtod(value, &end);
+    return end != value && !*end && isfinite(x) && x >= VOUCHED[k].min && x <= VOUCHED[k].max;
+}
+
+int engine_check_cfg(int argc, char **argv, const char *network_model, int analytic, BwError *err)
+{
+    char names[256];
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "--cfg=", 6) != 0) continue;
+        const char *opt = argv[i] + 6, *colon = strchr(opt, ':');
+        size_t len = colon ? (size_t)(colon - opt) : strlen(opt);
+        int k = 0;
+        while (k < N_VOUCHED &&
+               !(strlen(VOUCHED[k].name) == len && !strncmp(VOUCHED[k].name, opt, len)))
+            k++;
+        engine_vouched_options(names, sizeof names);
+        if (k == N_VOUCHED)
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: not an option bellows vouches for (its results may be wrong or it "
+                           "may crash SimGrid); the options it takes: %s",
+                           argv[i], names);
+        if (!colon || !vouched_value(k, colon + 1)) {
+            if (VOUCHED[k].choices)
+                return bw_fail(err, BW_EUSAGE, "%s: expected %s:%s", argv[i], VOUCHED[k].name,
+                               VOUCHED[k].choices);
+            return bw_fail(err, BW_EUSAGE, "%s: expected %s:X with X a number in [%g, %g]", argv[i],
+                           VOUCHED[k].name, VOUCHED[k].min, VOUCHED[k].max);
+        }
+        if (VOUCHED[k].tcp && (strcmp(network_model, "tcp") != 0 || analytic))
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: tunes SimGrid's TCP model, which only --network-model tcp with "
+                           "--collectives transfer simulates (the exact model fixes it; the "
+                           "analytic collectives price messages without it)",
+                           argv[i]);
+    }
+    return BW_OK;
+}
+
 #define MAX_PROBE_ARGS 64
 
 int engine_check_options(int argc, char **argv, const char *network_model, BwError *err)
@@ -233,8 +312,8 @@ int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
 {
     *names = NULL;
     *n = 0;
-    if (access(path, R_OK) != 0)
-        return bw_fail(err, BW_EUSAGE, "--platform %s: %s", path, strerror(errno));
+    int rc = infile_check("--platform", path, err);
+    if (rc) return rc;
     int out[2], errp[2];
     if (pipe(out) || pipe(errp)) return bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
     fflush(NULL);
@@ -264,7 +343,6 @@ int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
     close(errp[0]);
     int status;
     waitpid(pid, &status, 0);
-    int rc = BW_OK;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         rc = bw_fail(err, BW_EUSAGE, "--platform %s: SimGrid cannot load it: %.300s", path,
                      simgrid_complaint(errtext));
@@ -284,74 +362,148 @@ int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
     return rc;
 }
 
-/* Whether a route is missing between two of hosts[0..n) that the collectives may pair: every
- * ordered pair of up to 64 hosts; beyond, each host and those 1, 2, 4, 8, ... ranks away in
- * either direction (the partners of the ring, halving-doubling and binomial-tree algorithms).
- * SimGrid gives an empty route, not an error, where the file has none. */
-static int missing_route(sg_host_t *hosts, int n, int *from, int *to)
+/* The child's report to the parent, one line each, written unbuffered so that the last one
+ * survives an abort: "pair I J" before asking SimGrid for the route from rank I to rank J, then
+ * at most one problem: "noroute I J", "host I SPEED", "link I J BANDWIDTH LATENCY NAME". */
+static void report(int fd, const char *fmt, ...)
 {
-    int found = 0;
-    xbt_dynar_t links = xbt_dynar_new(sizeof(void *), NULL);
-    for (int i = 0; i < n && !found; i++)
-        for (int d = 1; d < n && !found; d = n <= 64 ? d + 1 : 2 * d)
-            for (int dir = 0; dir < (n <= 64 ? 1 : 2) && !found; dir++) {
-                int j = dir ? (i + n - d) % n : (i + d) % n;
-                xbt_dynar_reset(links);
-                sg_host_get_route(hosts[i], hosts[j], links);
-                if (xbt_dynar_is_empty(links) &&
-                    sg_host_get_route_latency(hosts[i], hosts[j]) == 0) {
-                    *from = i;
-                    *to = j;
-                    found = 1;
-                }
-            }
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0 && write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
+        _exit(3);
+}
+
+static int speed_ok(double x)
+{
+    return x >= CLUSTER_MIN_FLOPS && x <= CLUSTER_MAX_FLOPS;
+}
+
+/* The route from hosts[i] to hosts[j] (ranks): missing (exit 4), or a link on it whose bandwidth
+ * or latency bellows cannot simulate (exit 6). */
+static void check_route(int fd, sg_host_t *hosts, int i, int j, xbt_dynar_t links)
+{
+    report(fd, "pair %d %d\n", i, j);
+    xbt_dynar_reset(links);
+    sg_host_get_route(hosts[i], hosts[j], links);
+    if (xbt_dynar_is_empty(links) && sg_host_get_route_latency(hosts[i], hosts[j]) == 0) {
+        report(fd, "noroute %d %d\n", i, j);
+        _exit(4);
+    }
+    unsigned k;
+    sg_link_t l;
+    xbt_dynar_foreach(links, k, l)
+    {
+        double bw = sg_link_get_bandwidth(l), lat = sg_link_get_latency(l);
+        if (!(bw >= CLUSTER_MIN_BANDWIDTH_BPS && bw <= CLUSTER_MAX_BANDWIDTH_BPS) ||
+            !(lat >= 0 && lat <= CLUSTER_MAX_LATENCY_S)) {
+            report(fd, "link %d %d %.17g %.17g %.200s\n", i, j, bw, lat, sg_link_get_name(l));
+            _exit(6);
+        }
+    }
+}
+
+/* In the child: every rank's host speed (exit 5 on a bad one), then the routes the collectives
+ * may pair: every ordered pair of up to 64 hosts; beyond, each host and those 1, 2, 4, 8, ...
+ * ranks away in either direction (the partners of the ring, halving-doubling and binomial-tree
+ * algorithms). SimGrid gives an empty route, not an error, where a zone has none. */
+static void check_hosts_and_routes(int fd, sg_host_t *hosts, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!speed_ok(sg_host_get_speed(hosts[i]))) {
+            report(fd, "host %d %.17g\n", i, sg_host_get_speed(hosts[i]));
+            _exit(5);
+        }
+    xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    for (int i = 0; i < n; i++)
+        for (int d = 1; d < n; d = n <= 64 ? d + 1 : 2 * d)
+            for (int dir = 0; dir < (n <= 64 ? 1 : 2); dir++)
+                check_route(fd, hosts, i, dir ? (i + n - d) % n : (i + d) % n, links);
     xbt_dynar_free(&links);
-    return found;
+}
+
+/* The last line the child reported, and the two ranks or the rank it names. */
+static const char *last_report(char *text)
+{
+    size_t len = strlen(text);
+    while (len && text[len - 1] == '\n') text[--len] = '\0';
+    char *nl = strrchr(text, '\n');
+    return nl ? nl + 1 : text;
+}
+
+/* The parent's one line for what the child found. */
+static int platform_problem(const char *path, char *const *names, int n, int status, char *text,
+                            char *errtext, BwError *err)
+{
+    const char *last = last_report(text);
+    int i = -1, j = -1;
+    double bw = 0, lat = 0, speed = 0;
+    char link[256] = "";
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code == 4 && sscanf(last, "noroute %d %d", &i, &j) == 2 && i >= 0 && i < n && j >= 0 &&
+        j < n)
+        return bw_fail(err, BW_EUSAGE,
+                       "--platform %s: no route from host '%s' to host '%s' (ranks %d and %d)",
+                       path, names[i], names[j], i, j);
+    if (code == 5 && sscanf(last, "host %d %lf", &i, &speed) == 2 && i >= 0 && i < n)
+        return bw_fail(err, BW_EUSAGE,
+                       "--platform %s: host '%s' (rank %d) has speed %g flop/s; expected %g to %g",
+                       path, names[i], i, speed, CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS);
+    if (code == 6 && sscanf(last, "link %d %d %lf %lf %255s", &i, &j, &bw, &lat, link) == 5 &&
+        i >= 0 && i < n && j >= 0 && j < n)
+        return bw_fail(err, BW_EUSAGE,
+                       "--platform %s: link '%s' (on the route from host '%s' to host '%s') has "
+                       "bandwidth %g bytes/s and latency %g s; expected a bandwidth of %g to %g "
+                       "bytes/s and a latency of 0 to %g s",
+                       path, link, names[i], names[j], bw, lat, CLUSTER_MIN_BANDWIDTH_BPS,
+                       CLUSTER_MAX_BANDWIDTH_BPS, CLUSTER_MAX_LATENCY_S);
+    if (sscanf(last, "pair %d %d", &i, &j) == 2 && i >= 0 && i < n && j >= 0 && j < n)
+        return bw_fail(err, BW_EUSAGE,
+                       "--platform %s: SimGrid failed on the route from host '%s' to host '%s' "
+                       "(ranks %d and %d; zones without a route between them?): %.200s",
+                       path, names[i], names[j], i, j, simgrid_complaint(errtext));
+    return bw_fail(err, BW_EUSAGE, "--platform %s: SimGrid failed checking it: %.300s", path,
+                   simgrid_complaint(errtext));
 }
 
 int engine_check_routes(const char *path, char *const *names, int n, BwError *err)
 {
-    if (n < 2) return BW_OK;
-    int out[2];
-    if (pipe(out)) return bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
+    int out[2], errp[2];
+    if (pipe(out) || pipe(errp)) return bw_fail(err, BW_ERUNTIME, "pipe: %s", strerror(errno));
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) return bw_fail(err, BW_ERUNTIME, "fork: %s", strerror(errno));
     if (pid == 0) {
         close(out[0]);
-        int null = open("/dev/null", O_WRONLY); /* the parent says what was wrong, in one line */
-        if (null >= 0) dup2(null, STDERR_FILENO);
+        close(errp[0]);
+        dup2(errp[1], STDERR_FILENO); /* the parent says what was wrong, in one line */
         BwError e;
-        if (engine_init(0, NULL, "exact", &e)) _exit(3);
+        char *loud[] = {"--log=root.thres:critical", NULL};
+        if (engine_init(1, loud, "exact", &e)) _exit(3);
         simgrid_load_platform(path);
         sg_host_t *hosts = malloc(sizeof *hosts * (size_t)n);
         if (!hosts) _exit(3);
         for (int i = 0; i < n; i++)
             if (!(hosts[i] = sg_host_by_name(names[i]))) _exit(3);
         simgrid_run(); /* seals the platform: Dijkstra and Floyd tables are built then */
-        int from = 0, to = 0;
-        if (missing_route(hosts, n, &from, &to)) {
-            FILE *f = fdopen(out[1], "w");
-            fprintf(f, "%d %d\n", from, to);
-            fclose(f);
-            _exit(4);
-        }
+        check_hosts_and_routes(out[1], hosts, n);
         _exit(0);
     }
     close(out[1]);
-    char *text;
+    close(errp[1]);
+    char *text, *errtext;
     read_all(out[0], &text);
+    read_all(errp[0], &errtext);
     close(out[0]);
-    int status, from = -1, to = -1;
+    close(errp[0]);
+    int status;
     waitpid(pid, &status, 0);
     int rc = BW_OK;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 4 && sscanf(text, "%d %d", &from, &to) == 2 &&
-        from >= 0 && from < n && to >= 0 && to < n)
-        rc = bw_fail(err, BW_EUSAGE,
-                     "--platform %s: no route from host '%s' to host '%s' (ranks %d and %d)", path,
-                     names[from], names[to], from, to);
-    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        rc = bw_fail(err, BW_ERUNTIME, "--platform %s: checking its routes failed", path);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        rc = platform_problem(path, names, n, status, text, errtext, err);
     free(text);
+    free(errtext);
     return rc;
 }

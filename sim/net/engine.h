@@ -27,16 +27,25 @@ int engine_load_cluster(Cluster *c, BwError *err);
  * before engine_init. */
 int engine_probe_platform(const char *path, char ***names, int *n, BwError *err);
 
-/* Checks, in a child process, that the platform file has a route between every two of the
- * hosts names[0..n) (in rank order) that a collective may pair, so that a missing route is a
- * usage error naming the two hosts before anything is written, rather than SimGrid's abort
- * when the first message takes it. Call it before engine_init. */
+/* Checks, in a child process, what SimGrid will simulate of the platform file for the hosts
+ * names[0..n) (in rank order): every host's speed, and a route between every two hosts that a
+ * collective may pair, each of its links with a bandwidth and latency in cluster.h's ranges
+ * (CLUSTER_MIN_BANDWIDTH_BPS ...). A bad one is a usage error naming the host, or the link and
+ * the two hosts, before anything is written, rather than SimGrid's abort (or a run of
+ * infinite times) when the first computation or message meets it. Call it before engine_init. */
 int engine_check_routes(const char *path, char *const *names, int n, BwError *err);
 
 /* Tries the SimGrid options (--cfg=/--log=) and the network model in a child process on a
  * one-host platform, so that an option SimGrid refuses is a usage error quoting SimGrid rather
  * than an abort. Call it before engine_init. */
 int engine_check_options(int argc, char **argv, const char *network_model, BwError *err);
+
+/* Checks the --cfg= options among argv against those bellows vouches for (a usage error names
+ * the option and lists the others): the TCP model's parameters, with network_model "tcp" and
+ * messages simulated (analytic 0) only, and the actors' context factory. --log= options pass. */
+int engine_check_cfg(int argc, char **argv, const char *network_model, int analytic, BwError *err);
+/* "network/TCP-gamma, ...": the --cfg= options engine_check_cfg takes, for help and messages. */
+void engine_vouched_options(char *buf, size_t n);
 
 /* The host of rank r. */
 sg_host_t engine_host(int rank);

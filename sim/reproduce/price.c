@@ -65,7 +65,7 @@ static int price_run(const Repro *r, const Job *j, int seed, int k, const char *
     argv[argc] = NULL;
     BwError err = {{0}};
     int rc = quiet_sweep(argc, argv, &err);
-    if (rc) fprintf(stderr, "bellows: reproduce: pricing %s: %s\n", out, err.msg);
+    if (rc && rc != BW_EINTR) fprintf(stderr, "bellows: reproduce: pricing %s: %s\n", out, err.msg);
     return rc;
 }
 

@@ -160,9 +160,12 @@ static void cost_table(const Repro *r, FILE *f, int exp)
             "charge the optimiser's update, a pass over the parameters in memory, and "
             "compression's encode and decode); dense communication = the ring allreduce of "
             "4 x %s bytes, 2 (p-1)/p x bytes / bandwidth + 2 (p-1) x the route's latency "
-            "(two links of the star: %.0f us); compute share = compute / (compute + dense "
-            "communication). A compressed step sends less, on ResNet-18's shapes.",
-            fmt_count(pc->params, params, sizeof params), 2e6 * ps->latency);
+            "(two links of the star: %.0f us) x %d collective call%s a step (%s); compute "
+            "share = compute / (compute + dense communication). A compressed step sends less, "
+            "on ResNet-18's shapes.",
+            fmt_count(pc->params, params, sizeof params), 2e6 * ps->latency,
+            papers_dense_calls(exp, pc), papers_dense_calls(exp, pc) == 1 ? "" : "s",
+            exp == 0 ? "one per tensor: `--overlap tensor`" : "one fused allreduce");
     const SimModel *sm = papers_setting(exp, 0)->sim;
     if (ps->batch) /* Accordion's settings differ in batch: the table gives each */
         fprintf(f,
@@ -261,17 +264,27 @@ static void accordion_speedup(const Repro *r, FILE *f, int s)
     const Cell *lo = &x[0][0], *ac = &x[2][0];
     char a[64], d[64];
     double steps_ratio = cells_ratio(r, lo->tta_step, ac->tta_step);
-    fprintf(f,
-            "\nWhere Accordion's time to target comes from: low compression needs %s the "
-            "steps Accordion needs to reach the target",
-            fmt_ratio(steps_ratio, a, sizeof a));
-    for (int bw = 0; bw < MAX_BWS; bw++) {
-        double spd = cells_ratio(r, x[0][bw].tta, x[2][bw].tta);
-        fprintf(f, "; at %s a step to the target costs low compression %s Accordion's",
-                PAPERS_BW[0][bw], fmt_ratio(spd / steps_ratio, d, sizeof d));
+    if (isfinite(steps_ratio)) {
+        fprintf(f,
+                "\nWhere Accordion's time to target comes from: low compression needs %s the "
+                "steps Accordion needs to reach the target",
+                fmt_ratio(steps_ratio, a, sizeof a));
+        for (int bw = 0; bw < MAX_BWS; bw++) {
+            double spd = cells_ratio(r, x[0][bw].tta, x[2][bw].tta);
+            fprintf(f, "; at %s a step to the target costs low compression %s Accordion's",
+                    PAPERS_BW[0][bw], fmt_ratio(spd / steps_ratio, d, sizeof d));
+        }
+        fprintf(f, " (speedup = steps ratio x per-step cost ratio).");
+    } else { /* no ratio to take apart */
+        fprintf(f, "\nNo speedup to take apart: %s did not reach the target in any seed.",
+                !isfinite(cells_mean(r, lo->tta_step, NULL)) &&
+                        !isfinite(cells_mean(r, ac->tta_step, NULL))
+                    ? "neither low compression nor Accordion"
+                : !isfinite(cells_mean(r, lo->tta_step, NULL)) ? "low compression"
+                                                               : "Accordion");
     }
     fprintf(f,
-            " (speedup = steps ratio x per-step cost ratio). Accordion's accuracy minus "
+            " Accordion's accuracy minus "
             "low compression's: %+.2f points (paper %+.2f); minus high compression's: "
             "%+.2f (paper %+.2f).\n\n",
             100 * (cells_mean(r, ac->final, NULL) - cells_mean(r, lo->final, NULL)),

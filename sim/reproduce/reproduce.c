@@ -53,28 +53,39 @@ static int run_job(Repro *r, int index)
      * child processes (SimGrid's one engine per process lives there, not here) */
     fflush(stdout);
     int rc = cmd_sweep(argc, argv, &err);
-    if (rc && err.msg[0]) fprintf(stderr, "bellows: %s\n", err.msg);
+    if (rc && rc != BW_EINTR && err.msg[0]) fprintf(stderr, "bellows: %s\n", err.msg);
     return rc;
 }
 
-/* Runs every job, going on after a failed one. Returns the number that failed. */
-static int run_jobs(Repro *r)
+/* Runs every job, going on after a failed one, but not after a Ctrl-C (BW_EINTR, err says
+ * where it stopped). *failed: the number that failed. */
+static int run_jobs(Repro *r, int *failed, BwError *err)
 {
     printf("# bellows reproduce %s%s: %d sweeps, seeds", r->what, SIZE_FLAG[r->size], r->n_jobs);
     for (int k = 0; k < r->seeds.n; k++) printf("%s%d", k ? "," : " ", r->seeds.v[k]);
     printf(", %d runs at a time, into %s/\n", r->jobs, r->out);
-    int failed = 0;
+    *failed = 0;
+    outfile_interrupt_softly(); /* a first Ctrl-C stops the sweep in flight, then here */
     for (int i = 0; i < r->n_jobs; i++) {
-        int rc = run_job(r, i);
+        int rc = outfile_interrupted() ? BW_EINTR : run_job(r, i);
+        if (rc == BW_EINTR || outfile_interrupted())
+            return bw_fail(err, BW_EINTR,
+                           "reproduce: interrupted in sweep %d of %d (%s); no report (--resume "
+                           "finishes the reproduction)",
+                           i + 1, r->n_jobs, r->job[i].folder);
         if (rc) {
             fprintf(stderr, "bellows: reproduce: sweep %s failed (status %d); going on\n",
                     r->job[i].folder, rc);
-            failed++;
+            (*failed)++;
         }
         /* the runs that finished, priced at every bandwidth (a failed run is not priced) */
-        failed += price_job(r, i);
+        *failed += price_job(r, i);
     }
-    return failed;
+    if (outfile_interrupted())
+        return bw_fail(err, BW_EINTR,
+                       "reproduce: interrupted while pricing the last sweep; no report (--resume "
+                       "finishes the reproduction)");
+    return BW_OK;
 }
 
 /* The arguments without WHAT (the first one that is not a flag, into *what), with -j N and -jN
@@ -211,7 +222,8 @@ static int reproduce(Repro *r, int argc, char **argv, BwError *err)
         (rc = outdir_create(r->out, err)))
         return rc;
     double t0 = wallclock_s();
-    int failed = r->report_only ? 0 : run_jobs(r);
+    int failed = 0;
+    if (!r->report_only && (rc = run_jobs(r, &failed, err))) return rc;
     if ((rc = report_write(r, err))) return rc;
     printf("\n# wrote %s/report.md (%.1f wall min)\n", r->out, (wallclock_s() - t0) / 60);
     if (failed)

@@ -78,34 +78,40 @@ static int read_sweep_json(const char *dir, Sweep *s, BwError *err)
     return BW_OK;
 }
 
-/* Marks run `index` of s finished with the figures of a merged row (fields from status on). */
-static int mark_run(Sweep *s, long index, char *const *figures, const char *dir, BwError *err)
-{
-    if (index < 0 || index >= s->n_runs)
-        return bw_fail(err, BW_EUSAGE, "merge: %s: run %ld is not a run of this sweep (%ld runs)",
-                       dir, index, s->n_runs);
-    s->runs[index].done = 1;
-    sweep_read_figures(&s->runs[index].row, figures);
-    return BW_OK;
-}
-
-int sweep_write_merged(const char *out, const char *first_dir, const MergedRun *runs, long n,
-                       long *n_runs, BwError *err)
+Sweep *sweep_merged_open(const char *first_dir, BwError *err)
 {
     Sweep *s = calloc(1, sizeof *s);
-    if (!s) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    if (!s) {
+        bw_fail(err, BW_ERUNTIME, "out of memory");
+        return NULL;
+    }
     int rc = read_sweep_json(first_dir, s, err);
     if (rc == BW_OK) rc = sweep_plan_runs(s, err);
-    for (long i = 0; i < n && rc == BW_OK; i++)
-        rc = mark_run(s, runs[i].index, runs[i].figures, runs[i].dir, err);
-    s->out = out;
-    s->merged = 1;
-    if (rc == BW_OK) rc = sweep_write_json(s, err);
-    if (rc == BW_OK) rc = sweep_write_grid(s, err);
-    *n_runs = s->n_runs;
+    if (rc) {
+        sweep_merged_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sweep_merged_free(Sweep *s)
+{
+    if (!s) return;
     free(s->runs);
     free(s->todo);
     free(s->base_text);
     free(s);
+}
+
+int sweep_merged_write(Sweep *s, const char *out, const MergedRun *runs, long n, BwError *err)
+{
+    for (long i = 0; i < n; i++) { /* every row was checked (sweep_check_row) */
+        s->runs[runs[i].index].done = 1;
+        sweep_read_figures(&s->runs[runs[i].index].row, runs[i].figures);
+    }
+    s->out = out;
+    s->merged = 1;
+    int rc = sweep_write_json(s, err);
+    if (rc == BW_OK) rc = sweep_write_grid(s, err);
     return rc;
 }

@@ -121,8 +121,9 @@ static int load_scenario(Sweep *s, BwError *err)
     if (rc == BW_OK)
         rc = engine_check_options(s->f.n_simgrid, s->f.simgrid_args, s->f.run.network_model, err);
     if (rc) return rc;
-    s->replay_engine = s->cfg.replay_engine; /* every run's */
-    run_default_eval_every(&s->f, &s->cfg);  /* the first point's, for the header */
+    s->replay_engine = s->cfg.replay_engine;                            /* every run's */
+    if (s->f.run.record_traces) s->cfg.record_trace = "trace.jsonl.gz"; /* in each run's folder */
+    run_default_eval_every(&s->f, &s->cfg); /* the first point's, for the header */
     s->cfg.tc.seed = (unsigned long)s->seeds[0];
     return BW_OK;
 }
@@ -231,6 +232,7 @@ static void sweep_start(int job, int fd, void *ctx)
     if (s->f.run.record_traces) {
         snprintf(trace, sizeof trace, "%s/trace.jsonl.gz", dir);
         cfg.record_trace = trace;
+        run_default_eval_every(&f, &cfg); /* a trace keeps every evaluation */
     }
     if (s->phase == 0 && g->record) {
         sweep_trace_path(s, r, trace, sizeof trace);
@@ -244,8 +246,8 @@ static void sweep_start(int job, int fd, void *ctx)
         cfg.replay_engine = REPLAY_AUTO;
     }
     const int results = !(s->phase == 0 && g->trace_only);
-    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, results ? dir : NULL,
-                 fd);
+    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, s->out,
+                 results ? dir : NULL, fd);
 }
 
 static void print_progress(const Sweep *s)
@@ -326,6 +328,7 @@ static int run_phases(Sweep *s, BwError *err)
         if (s->groups[s->group_of[s->phase_runs[i]]].record) rc = outdir_create(traces, err);
     s->phase = 0;
     if (rc == BW_OK) rc = runner_pool((int)s->n_train, s->jobs, sweep_start, sweep_done, s, err);
+    rmdir(traces); /* when no training left a trace (they failed): no empty folder stays */
     s->t_trained = wallclock_s();
     if (rc == BW_OK) {
         long trained = sweep_load_traces(s);

@@ -45,7 +45,8 @@ static void write_row(const Sweep *s, FILE *f, long r)
     csv_field(f, folder);
     fputc(',', f);
     const Run *b = sweep_baseline_of(s, run);
-    runner_csv_row(f, x, b ? b->row.tta / x->tta : NAN, b ? x->bytes / b->row.bytes : NAN,
+    runner_csv_row(f, x, b ? b->row.tta / x->tta : NAN,
+                   b ? runner_bytes_ratio(x, &b->row, s->f.run.stop_at_target) : NAN,
                    RUNNER_CSV_SWEEP);
     fprintf(f, ",%ld\n", r);
 }
@@ -216,20 +217,68 @@ void sweep_read_figures(RunRow *row, char *const *x)
     row->steps = atol(x[12]);
 }
 
-/* One row of sweep.csv (line lineno of path): its run is done, with its figures. */
-static int read_row(Sweep *s, char *line, const char *path, int lineno, BwError *err)
+/* The figures of a row (x: the fields from status on), each in its range: what a run writes,
+ * so that an edited row is caught before it is read. */
+static int check_figures(char *const *x, const char *where, BwError *err)
 {
-    char *fld[SWEEP_MAX_AXES + 20];
-    int n = csv_split(line, fld, SWEEP_MAX_AXES + 20);
+    static const struct {
+        int col; /* from status */
+        const char *name;
+        double lo, hi;
+        int may_be_empty;
+    } F[] = {{1, "final_test_accuracy", 0, 1, 0},
+             {2, "best_test_accuracy", 0, 1, 0},
+             {3, "time_to_accuracy_s", 0, 1e300, 1},
+             {4, "speedup", 0, 1e300, 1},
+             {5, "bytes_per_worker", 0, 1e300, 0},
+             {6, "bytes_ratio", 0, 1e300, 1},
+             {7, "sim_time_s", 0, 1e300, 0},
+             {8, "compute_s", 0, 1e300, 0},
+             {9, "compression_s", 0, 1e300, 0},
+             {10, "communication_s", 0, 1e300, 0},
+             {11, "wait_s", 0, 1e300, 0},
+             {12, "steps", 0, 1e15, 0}};
+    if (strcmp(x[0], "completed") != 0 && strcmp(x[0], "reached_target") != 0 &&
+        strcmp(x[0], "diverged") != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: status '%s': expected completed, reached_target or diverged", where,
+                       x[0]);
+    for (size_t k = 0; k < sizeof F / sizeof *F; k++) {
+        const char *t = x[F[k].col];
+        if (!*t && (F[k].may_be_empty || strcmp(x[0], "diverged") == 0)) continue;
+        char *end;
+        double v = strtod(t, &end);
+        if (!*t || *end || !(v >= F[k].lo && v <= F[k].hi))
+            return bw_fail(err, BW_EUSAGE, "%s: %s '%s': expected a number in [%g, %g]%s", where,
+                           F[k].name, t, F[k].lo, F[k].hi, F[k].may_be_empty ? " or nothing" : "");
+    }
+    return BW_OK;
+}
+
+int sweep_check_row(const Sweep *s, char **fld, int n, const char *where, long *run, BwError *err)
+{
     if (n != s->n_axes + SWEEP_CSV_COLUMNS)
-        return bw_fail(err, BW_EUSAGE, "--resume: %s line %d: expected %d fields, got %d", path,
-                       lineno, s->n_axes + SWEEP_CSV_COLUMNS, n);
+        return bw_fail(err, BW_EUSAGE, "%s: expected %d fields, got %d", where,
+                       s->n_axes + SWEEP_CSV_COLUMNS, n);
     long r = run_of_row(s, fld);
     if (r < 0)
         return bw_fail(err, BW_EUSAGE,
-                       "--resume: %s line %d is not a run of this sweep (other values, seeds "
-                       "or policies?)",
-                       path, lineno);
+                       "%s is not a run of this sweep (its run_index, values, seed or policy "
+                       "'%s' do not match the sweep's)",
+                       where, fld[s->n_axes + 1]);
+    *run = r;
+    return check_figures(fld + s->n_axes + 3, where, err);
+}
+
+/* One row of sweep.csv (line lineno of path): its run is done, with its figures. */
+static int read_row(Sweep *s, char *line, const char *path, int lineno, BwError *err)
+{
+    char *fld[SWEEP_MAX_AXES + 20], where[4200];
+    int n = csv_split(line, fld, SWEEP_MAX_AXES + 20);
+    long r;
+    snprintf(where, sizeof where, "--resume: %s line %d", path, lineno);
+    int rc = sweep_check_row(s, fld, n, where, &r, err);
+    if (rc) return rc;
     Run *run = &s->runs[r];
     if (run->done)
         return bw_fail(err, BW_EUSAGE, "--resume: %s line %d repeats a run", path, lineno);

@@ -147,6 +147,11 @@ void sweep_print_groups(const Sweep *s);
 
 /* sweep_csv.c */
 void sweep_read_figures(RunRow *row, char *const *figures);
+/* A row of a sweep.csv (split in fld, n fields), checked before it is trusted: its run
+ * (run_index, swept values, seed, policy) is one of s's, into *run, and its figures are each in
+ * their range (an edited row: a policy not in the sweep, a negative time). where: "FILE line N"
+ * for the usage error. */
+int sweep_check_row(const Sweep *s, char **fld, int n, const char *where, long *run, BwError *err);
 void sweep_csv_num(FILE *f, double x, const char *fmt);
 int sweep_write_csv(const Sweep *s, BwError *err);
 int sweep_write_json(const Sweep *s, BwError *err);
@@ -166,9 +171,12 @@ typedef struct {
     char *const *figures;
     const char *dir;
 } MergedRun;
-/* Makes out (holding the merged sweep.csv) a sweep of its own: sweep.json with shard "merged",
- * read from first_dir's, and the heatmap's grid. *n_runs: the runs of the whole sweep. */
-int sweep_write_merged(const char *out, const char *first_dir, const MergedRun *runs, long n,
-                       long *n_runs, BwError *err);
+/* The sweep first_dir/sweep.json describes, its runs planned (for sweep_check_row); NULL with
+ * err set if it cannot be read. sweep_merged_free frees it. */
+Sweep *sweep_merged_open(const char *first_dir, BwError *err);
+void sweep_merged_free(Sweep *s); /* NULL is a no-op */
+/* Makes out (holding the merged sweep.csv) a sweep of its own: the runs marked finished with
+ * their figures, sweep.json with shard "merged", and the heatmap's grid. */
+int sweep_merged_write(Sweep *s, const char *out, const MergedRun *runs, long n, BwError *err);
 
 #endif

@@ -83,7 +83,10 @@ static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, 
     runner_format_speedup(speed, lo, hi, sp, sizeof sp, ci, sizeof ci);
     if (isfinite(bytes_ratio)) snprintf(br, sizeof br, "%.3fx", bytes_ratio);
     if (c->done) snprintf(fn, sizeof fn, "%.4f", c->final / c->done);
-    printf("%-40s %-30s %12s %9s %8s %13s %8s %8s%s\n", k == 0 ? label : "", s->policies[k], t, sd,
+    /* a spec wider than its column (a plugin's path) goes on a line of its own */
+    const char *name = strlen(s->policies[k]) > 30 ? "" : s->policies[k];
+    if (!*name) printf("%-40s %s\n", k == 0 ? label : "", s->policies[k]);
+    printf("%-40s %-30s %12s %9s %8s %13s %8s %8s%s\n", k == 0 && *name ? label : "", name, t, sd,
            sp, ci, br, fn, fastest ? "  <- fastest" : "");
 }
 
@@ -105,9 +108,12 @@ static double print_point(const Sweep *s, long p)
         if (isfinite(mean_tta[k]) && (best < 0 || mean_tta[k] < mean_tta[best])) best = k;
     }
     double worst = NAN;
+    const Cell *base = &cells[s->baseline];
     for (int k = 0; k < s->n_policies; k++) {
-        print_cell(s, &cells[k], k, label, mean_tta[k], &cells[s->baseline],
-                   mean_bytes[k] / mean_bytes[s->baseline], complete && k == best);
+        /* with --stop-at-target, bytes to the target: both must have reached it every seed */
+        int whole = s->f.run.stop_at_target && (cells[k].n < s->n_seeds || base->n < s->n_seeds);
+        print_cell(s, &cells[k], k, label, mean_tta[k], base,
+                   whole ? NAN : mean_bytes[k] / mean_bytes[s->baseline], complete && k == best);
         worst = fmax(worst, cells[k].res / mean_tta[s->baseline]);
     }
     return worst;
@@ -128,12 +134,19 @@ void sweep_print_table(const Sweep *s)
         snprintf(target, sizeof target, "accuracy %.4f", s->target);
     printf("\ntta_s: mean simulated seconds to %s over %d seed(s); speedup: against %s, seed by\n"
            "seed, averaged; 95%% CI: Student's t interval of that mean; ~: it contains 1 (not told "
-           "apart);\nbytes against %s.",
-           target, s->n_seeds, s->policies[s->baseline], s->policies[s->baseline]);
+           "apart);\nbytes against %s%s.",
+           target, s->n_seeds, s->policies[s->baseline], s->policies[s->baseline],
+           s->f.run.stop_at_target ? ", up to the target (--stop-at-target; '-' where a seed of "
+                                     "either did not\nreach it: its bytes are a whole run's)"
+                                   : "");
     if (isfinite(worst))
         printf(" tta resolution (time between the evaluations around the target): at worst\n"
                "%.1f%% of the baseline's tta%s.",
-               100 * worst, worst > 0.02 ? " (above 2%: a smaller --eval-every sharpens it)" : "");
+               100 * worst,
+               worst <= 0.02 ? ""
+               : s->replay ? " (above 2%: the trace's evaluations set it; record the trace with a "
+                             "smaller --eval-every)"
+                           : " (above 2%: a smaller --eval-every sharpens it)");
     printf("\n");
     if (incomplete)
         printf("%d of the sweep's %ld runs are not in this folder (another shard's, or failed): "
@@ -232,7 +245,10 @@ static int point_curve(const Sweep *s, long p)
         labels[n++] = s->policies[k];
     }
     BwError err;
-    if (n && plots_curves(dir, runs, labels, n, sweep_point_target(s, p), &err)) {
+    char label[1024], scenario[1100]; /* the point's flags and the seed, in every title */
+    sweep_point_label(s, p, label, sizeof label);
+    snprintf(scenario, sizeof scenario, "%s%sseed %d", label, label[0] ? ", " : "", s->seeds[0]);
+    if (n && plots_curves(dir, runs, labels, n, sweep_point_target(s, p), scenario, &err)) {
         fprintf(stderr, "bellows: %s\n", err.msg);
         return -1;
     }

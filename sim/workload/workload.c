@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "infile.h"
 #include "workload_impl.h"
 #include "workload_profiles.h" /* generated: workload_profiles[], workload_profile_names[] */
 
@@ -46,7 +47,7 @@ int workload_load(const char *spec, const char *flag, Workload **out, BwError *e
             return bw_fail(err, BW_EUSAGE,
                            "%s %s: a profile file must be .json (or a trace, .jsonl[.gz])", flag,
                            spec);
-        else
+        else if ((rc = infile_check(flag, spec, err)) == BW_OK)
             rc = workload_parse(spec, NULL, 0, flag, spec, out, err);
     } else {
         int i = 0;

@@ -18,6 +18,12 @@
 #include "status.h"
 
 #define WORKLOAD_MAX_DIMS 4
+/* A profile's largest figures (a layer's flops per sample, its measured seconds per step, the
+ * parameters in all): beyond any real model, and small enough that a step's simulated time and
+ * bytes stay representable (cluster.h's CLUSTER_MAX_SIM_S); the loader refuses the rest. */
+#define WORKLOAD_MAX_LAYER_FLOPS 1e15
+#define WORKLOAD_MAX_LAYER_S     1e4
+#define WORKLOAD_MAX_PARAMS      1e12
 
 typedef struct {
     char name[64];

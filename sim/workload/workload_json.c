@@ -62,11 +62,15 @@ static int get_str(const Ctx *c, const json_t *o, const char *key, int required,
     return BW_OK;
 }
 
-static int get_nonneg(const Ctx *c, const json_t *o, const char *key, double *out)
+/* A number in [0, max]: max keeps a step's simulated time representable (cluster.h's
+ * CLUSTER_MAX_SIM_S, over any batch and GPU bellows takes). */
+static int get_nonneg(const Ctx *c, const json_t *o, const char *key, double max, double *out)
 {
     json_t *v = json_object_get(o, key);
     if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
         return bad(c, "\"%s\" must be a number >= 0", key);
+    if (json_number_value(v) > max)
+        return bad(c, "\"%s\" must be at most %g, got %g", key, max, json_number_value(v));
     *out = json_number_value(v);
     return BW_OK;
 }
@@ -147,11 +151,12 @@ static int parse_layer_compute(const Ctx *c, const json_t *o, WorkloadLayer *l)
 {
     int rc;
     if (c->measured) {
-        if ((rc = get_nonneg(c, o, "fwd_s", &l->fwd_s)) != BW_OK) return rc;
-        return get_nonneg(c, o, "bwd_s", &l->bwd_s);
+        if ((rc = get_nonneg(c, o, "fwd_s", WORKLOAD_MAX_LAYER_S, &l->fwd_s)) != BW_OK) return rc;
+        return get_nonneg(c, o, "bwd_s", WORKLOAD_MAX_LAYER_S, &l->bwd_s);
     }
-    if ((rc = get_nonneg(c, o, "fwd_flops", &l->fwd_flops)) != BW_OK) return rc;
-    return get_nonneg(c, o, "bwd_flops", &l->bwd_flops);
+    if ((rc = get_nonneg(c, o, "fwd_flops", WORKLOAD_MAX_LAYER_FLOPS, &l->fwd_flops)) != BW_OK)
+        return rc;
+    return get_nonneg(c, o, "bwd_flops", WORKLOAD_MAX_LAYER_FLOPS, &l->bwd_flops);
 }
 
 static int parse_layer(Ctx *c, const json_t *o, int index, Workload *w)
@@ -174,6 +179,9 @@ static int parse_layer(Ctx *c, const json_t *o, int index, Workload *w)
         t->layer = index;
         w->n_params += t->numel;
         w->n_tensors++;
+        if ((double)w->n_params > WORKLOAD_MAX_PARAMS)
+            return bad(c, "the tensors up to this layer hold %zu parameters, more than %g",
+                       w->n_params, WORKLOAD_MAX_PARAMS);
     }
     return BW_OK;
 }

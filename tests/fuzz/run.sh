@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh: builds the libFuzzer harnesses with clang (AddressSanitizer and UBSan) and runs them
 # from their seed corpora, one after the other, for SECONDS each (default 600).
-#   tests/fuzz/run.sh [HARNESS] [SECONDS]     HARNESS: trace, idx, units, spec or all (default)
+#   tests/fuzz/run.sh [HARNESS] [SECONDS]     HARNESS: trace, idx, units, spec, workload, platform
+#                                             or all (default)
 #   tests/fuzz/run.sh --build [HARNESS]       only build (CI-free check that they compile)
 # Each harness grows its own working corpus in build-fuzz/corpus_NAME/ (seeded from
 # tests/fuzz/corpus_NAME/, which stays small and hand-picked). Crashing inputs are written to
@@ -18,7 +19,7 @@ seconds=${2:-600}
 case "$which" in
   [0-9]*) seconds=$which; which=all ;;  # the old form: run.sh SECONDS
 esac
-all=(trace idx units spec)
+all=(trace idx units spec workload platform)
 if [ "$which" = all ]; then harnesses=("${all[@]}"); else harnesses=("$which"); fi
 
 cflags=(-g -O1 -std=c11 -D_DEFAULT_SOURCE -fsanitize=fuzzer,address,undefined
@@ -28,18 +29,30 @@ cblas_inc=$(dirname "$(find /usr/include -name cblas.h -path '*openblas*' | head
 build() {
   local name=$1 srcs libs
   case "$name" in
-    trace) srcs=(traces/trace.c); libs="$(pkg-config --libs jansson) -lz -lm" ;;
+    trace) srcs=(traces/trace.c traces/lines.c common/infile.c)
+           libs="$(pkg-config --libs jansson) -lz -lm" ;;
+    workload)
+      # the built-in profiles, embedded as the build does
+      mkdir -p build-fuzz/generated
+      cmake -DDIR=sim/workload/profiles -DOUT=build-fuzz/generated/workload_profiles.h \
+        -P sim/workload/embed_profiles.cmake
+      srcs=(sim/workload/workload.c sim/workload/workload_json.c sim/workload/from_trace.c
+            traces/trace.c traces/lines.c common/infile.c)
+      libs="$(pkg-config --libs jansson) -lz -lm" ;;
+    platform)
+      srcs=(sim/net/engine.c sim/net/cluster.c common/infile.c)
+      libs="$(pkg-config --libs simgrid) -lm" ;;
     idx)   srcs=(models/dataset.c); libs="$(pkg-config --libs gsl) -lz -lm" ;;
     units) srcs=(sim/cli/cli.c common/units.c); libs="-lm" ;;
     spec)  srcs=(common/spec.c policies/*.c policies/python/policy_python_none.c sim/compress/*.c
                  sim/net/coll.c sim/net/coll_sum.c sim/net/coll_mirror.c common/half.c common/pool.c)
            libs="$(pkg-config --libs simgrid gsl) -lopenblas -lm" ;;
-    *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec or all)" >&2
+    *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec, workload, platform or all)" >&2
        exit 2 ;;
   esac
   # shellcheck disable=SC2086
   local incs=(-Icommon -Imodels -Itraces -Ipolicies -Ipolicies/python -Isim/cli -Isim/net
-              -Isim/compress)
+              -Isim/compress -Isim/workload -Ibuild-fuzz/generated)
   clang "${cflags[@]}" "${incs[@]}" -I"$cblas_inc" $(pkg-config --cflags jansson simgrid) \
     "tests/fuzz/fuzz_$name.c" "${srcs[@]}" $libs -o "build-fuzz/fuzz_$name"
 }
@@ -53,8 +66,10 @@ for name in "${harnesses[@]}"; do
   mkdir -p "build-fuzz/corpus_$name"
   cp tests/fuzz/"corpus_$name"/* "build-fuzz/corpus_$name/"
   echo "== fuzz_$name: running for ${seconds}s =="
+  dict=()
+  [ -f "tests/fuzz/$name.dict" ] && dict=(-dict="../tests/fuzz/$name.dict")
   (cd build-fuzz && "./fuzz_$name" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 \
-     -print_final_stats=1 "corpus_$name" >"$name.log" 2>&1) || status=$?
+     -print_final_stats=1 "${dict[@]}" "corpus_$name" >"$name.log" 2>&1) || status=$?
   tail -25 "build-fuzz/$name.log"
   if [ "${status:-0}" != 0 ]; then
     echo "run.sh: fuzz_$name found a failure (exit ${status}); see build-fuzz/$name.log" >&2

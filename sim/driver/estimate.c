@@ -1,0 +1,154 @@
+/* estimate.c: what a run will cost before it runs, from its scenario alone. The simulated time
+ * of a dense step (compute at the GPU's rate, the closed-form allreduce of every parameter)
+ * times the steps must stay under CLUSTER_MAX_SIM_S, so that every simulated time is
+ * representable and resolved (a run beyond it is refused, naming the flags that price it); and
+ * the wall time a large run will take, from the messages SimGrid will simulate and the real
+ * gradients the host will compute, so that a run of hours says so before it starts. */
+#include "driver_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+
+/* Measured here (tests/perf/README.md, "wall time"): SimGrid's cost of one simulated
+ * point-to-point message at the transfer level, and the host's rate on the small models'
+ * forward and backward passes, per computing thread. */
+#define WALL_PER_MESSAGE_S 3e-6
+#define WALL_HOST_FLOPS    50e9
+
+/* Steps the run takes at most: the trace's, or epochs x steps per epoch. */
+static double run_steps(const RunConfig *cfg, int shard)
+{
+    if (cfg->replay) return (double)cfg->replay->n_steps;
+    return (double)cfg->tc.epochs * (double)(shard / cfg->tc.batch);
+}
+
+/* The largest compute-time multiplier of the workers (--slowdown). */
+static double max_slowdown(const RunConfig *cfg)
+{
+    double x = 1;
+    for (int w = 0; cfg->slowdown && w < cfg->cluster.workers; w++)
+        x = cfg->slowdown[w] > x ? cfg->slowdown[w] : x;
+    return x;
+}
+
+/* The simulated compute of one worker's step: the workload's layers, the trace's measured
+ * step, or the model's flops, at the GPU's sustained rate. */
+static double step_compute_s(const RunConfig *cfg, const Model *m)
+{
+    const Workload *wl = cfg->workload;
+    const double b = cfg->tc.batch, rate = cfg->cluster.gpu_flops;
+    double s;
+    if (wl && wl->measured_batch > 0) {
+        s = 0;
+        for (int l = 0; l < wl->n_layers; l++)
+            s += (wl->layers[l].fwd_s + wl->layers[l].bwd_s) * b / wl->measured_batch;
+    } else if (wl) {
+        s = workload_flops_per_sample(wl) * b / rate;
+    } else if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) {
+        s = cfg->replay->h.compute_s_per_step;
+    } else {
+        s = model_flops_per_sample(m) * b / rate;
+    }
+    return s * max_slowdown(cfg);
+}
+
+/* The closed-form time of one dense fp32 allreduce of the parameters charged. */
+static double step_comm_s(const RunConfig *cfg, const Model *m)
+{
+    const Cluster *c = &cfg->cluster;
+    double n = 4.0 * (double)(cfg->workload ? cfg->workload->n_params : m->n_params);
+    return coll_allreduce_formula_s(cfg->algo, c->workers, c->gpus_per_node, n, 2 * c->latency_s,
+                                    1 / c->bandwidth_Bps, 2 * c->intra_latency_s,
+                                    1 / c->intra_bandwidth_Bps);
+}
+
+int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err)
+{
+    if (cfg->cluster.platform_file) return BW_OK; /* its hosts and links are checked one by one */
+    double steps = run_steps(cfg, shard), compute = step_compute_s(cfg, m),
+           comm = step_comm_s(cfg, m), total = steps * (compute + comm);
+    if (isfinite(total) && total <= CLUSTER_MAX_SIM_S) return BW_OK;
+    char bw[32], lat[32];
+    units_format_bandwidth(cfg->cluster.bandwidth_Bps, bw, sizeof bw);
+    units_format_duration(cfg->cluster.latency_s, lat, sizeof lat);
+    return bw_fail(err, BW_EUSAGE,
+                   "%s: the run would simulate about %.3g s (%.0f steps of %.3g s of compute at "
+                   "%.3g flop/s and %.3g s of dense communication at %s / %s), more than the "
+                   "%.0e s bellows simulates with representable times; shorten the run or check "
+                   "--gpu-flops, --bandwidth, --latency%s",
+                   compute >= comm ? (cfg->workload ? "--workload" : "--gpu-flops") : "--bandwidth",
+                   total, steps, compute, cfg->cluster.gpu_flops, comm, bw, lat, CLUSTER_MAX_SIM_S,
+                   cfg->workload ? " and the workload's compute" : "");
+}
+
+/* Point-to-point messages of one collective among P ranks at the transfer level. */
+static double messages_per_call(const RunConfig *cfg, int allgather)
+{
+    const double P = cfg->cluster.workers;
+    if (cfg->backend == COLL_ANALYTIC) return 0; /* a barrier and the closed form: no messages */
+    if (allgather) return P * (P - 1);
+    switch (cfg->algo) {
+    case COLL_RING:
+        return 2 * P * (P - 1);
+    case COLL_HALVING_DOUBLING:
+        return 2 * P * ceil(log2(P));
+    case COLL_TREE:
+        return 2 * (P - 1);
+    case COLL_HIERARCHICAL:
+        return 2 * P * (cfg->cluster.gpus_per_node - 1) + 2 * P * (P / cfg->cluster.gpus_per_node);
+    }
+    return 2 * P * (P - 1);
+}
+
+/* The collective calls of a step, allreduces and allgathers: the compressor's at its default
+ * level on every matrix (its plan), or one dense allreduce when it cannot say. */
+static void step_calls(const RunConfig *cfg, const Model *m, double *allreduces, double *allgathers)
+{
+    *allreduces = 1;
+    *allgathers = 0;
+    Compressor *c = NULL;
+    Spec spec;
+    BwError ignore;
+    const CompressorOps *ops = spec_parse(cfg->compressor, "--compressor", &spec, &ignore) == BW_OK
+                                   ? compress_find(spec.name)
+                                   : NULL;
+    double *level = malloc(sizeof *level * (size_t)m->n_layers);
+    if (ops && level &&
+        compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers,
+                        cfg->cluster.workers, 0, cfg->tc.seed, &c, &ignore) == BW_OK) {
+        CompressMsg msgs[COMPRESS_MAX_MSGS];
+        for (int l = 0; l < m->n_layers; l++)
+            level[l] = m->layers[l].ndim == 2 ? ops->level_default : 0;
+        int n = compress_plan(c, level, msgs);
+        *allreduces = 0;
+        for (int i = 0; i < n; i++) {
+            if (msgs[i].op == COMPRESS_ALLGATHER)
+                (*allgathers)++;
+            else
+                (*allreduces)++;
+        }
+    }
+    free(level);
+    compress_free(c);
+}
+
+double driver_wall_estimate_s(const RunConfig *cfg, double *messages)
+{
+    Model *m = NULL;
+    BwError ignore;
+    *messages = 0;
+    if (run_model_create(cfg, &m, &ignore)) return 0;
+    double allreduces, allgathers;
+    step_calls(cfg, m, &allreduces, &allgathers);
+    const double P = cfg->cluster.workers, steps = run_steps(cfg, run_shard_of(cfg));
+    *messages =
+        steps * (allreduces * messages_per_call(cfg, 0) + allgathers * messages_per_call(cfg, 1));
+    double threads = cfg->compute_threads > 1 ? cfg->compute_threads : 1;
+    double grads = cfg->replay ? 0 : steps * P * cfg->tc.batch * model_flops_per_sample(m);
+    model_free(m);
+    return *messages * WALL_PER_MESSAGE_S + grads / (threads * WALL_HOST_FLOPS);
+}
