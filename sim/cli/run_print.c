@@ -1,0 +1,192 @@
+/* run_print.c: the commented header the simulating commands (run, compare, sweep) print
+ * before they start: the scenario, the evaluations, the learning-rate scaling, what a step is
+ * priced at, the replay engine and a rough estimate of the wall-clock time (see run_args.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cluster_args.h"
+#include "run_args.h"
+#include "units.h"
+
+void run_print_replay_engine(const RunConfig *cfg, long fast_points, long points)
+{
+    char why[160];
+    if (points > 1 && fast_points > 0 && fast_points < points)
+        printf("# replay engine: fast at %ld of %ld points, actors at the others (summary.json "
+               "says why)\n",
+               fast_points, points);
+    else if (points > 1 ? fast_points == points : driver_replay_fast(cfg, why, sizeof why))
+        printf("# replay engine: fast (identical workers, analytic collectives: no actors or "
+               "payloads)\n");
+    else if (points > 1)
+        printf("# replay engine: actors (summary.json says why)\n");
+    else
+        printf("# replay engine: actors (%s)\n", why);
+}
+
+/* "seed 1" (run), or "seeds 1,2,3" (compare, sweep) */
+static void seed_list(const Flags *f, const RunConfig *cfg, char *buf, size_t n)
+{
+    int seeds[CLI_LIST_MAX], k = 0;
+    BwError err;
+    if (f->mode == RUN_MODE_RUN || f->mode == RUN_MODE_SWEEP_RUN || run_seeds(f, seeds, &k, &err))
+        k = 0;
+    if (k <= 1) {
+        snprintf(buf, n, "seed %lu", k ? (unsigned long)seeds[0] : cfg->tc.seed);
+        return;
+    }
+    size_t used = (size_t)snprintf(buf, n, "seeds ");
+    for (int i = 0; i < k && used < n; i++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%d", i ? "," : "", seeds[i]);
+}
+
+void run_describe_evals(const RunConfig *cfg, char *buf, size_t n)
+{
+    if (cfg->replay) { /* the trace's evaluations: their widest gap in steps */
+        const Trace *t = cfg->replay;
+        long gap = 0;
+        for (long i = 1; i < t->n_evals; i++)
+            gap = t->evals[i].step - t->evals[i - 1].step > gap
+                      ? t->evals[i].step - t->evals[i - 1].step
+                      : gap;
+        snprintf(buf, n, "evaluation by the trace: %ld evaluations, at most %ld steps apart",
+                 t->n_evals, gap);
+        return;
+    }
+    long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
+    if (cfg->eval_every > 0)
+        snprintf(buf, n, "evaluation every %d step%s (%.3g an epoch of %ld steps)%s",
+                 cfg->eval_every, cfg->eval_every == 1 ? "" : "s", (double)steps / cfg->eval_every,
+                 steps,
+                 cfg->eval_sparse_after_target ? " until the target, then at epoch ends" : "");
+    else
+        snprintf(buf, n, "evaluation at the end of every epoch (%ld steps)", steps);
+}
+
+/* "# evaluation every 5 steps (23 an epoch); target accuracy 0.85": what the runs do. */
+static void print_evaluations(const RunConfig *cfg)
+{
+    char evals[160];
+    run_describe_evals(cfg, evals, sizeof evals);
+    printf("# %s", evals);
+    if (cfg->target_accuracy > 0)
+        printf("; target accuracy %.4g\n", cfg->target_accuracy);
+    else
+        printf("; no target accuracy\n");
+}
+
+/* "# lr: ..." when the rate is scaled with the workers or the global batch. */
+static void print_lr_scale(const RunConfig *cfg)
+{
+    const LrSchedule *lr = &cfg->tc.lr;
+    if (!(lr->peak_scale > 1)) return;
+    if (lr->scale_by_workers)
+        printf("# lr: %g x %g workers = %g (--lr-scale workers)", lr->base_lr, lr->peak_scale,
+               lr->base_lr * lr->peak_scale);
+    else
+        printf("# lr: %g x %g = %g, the linear scaling rule (Goyal et al. 2017): the global batch "
+               "is %g times the %d --lr was tuned for (--lr-scale none keeps %g)",
+               lr->base_lr, lr->peak_scale, lr->base_lr * lr->peak_scale, lr->peak_scale,
+               RUN_TUNED_GLOBAL_BATCH, lr->base_lr);
+    if (lr->warmup_epochs > 0) printf(", warmed up over %g epochs", lr->warmup_epochs);
+    printf("\n");
+}
+
+/* "# price: ..." the workload, the overlap and the cost profile a run's steps are priced at. */
+static void print_price(const RunConfig *cfg)
+{
+    const CostProfile *p = cfg->costs;
+    const char *ov = cfg->overlap == OVERLAP_DDP      ? "DDP's overlap"
+                     : cfg->overlap == OVERLAP_TENSOR ? "one tensor after another after the "
+                                                        "backward"
+                                                      : "no overlap";
+    printf("# price: %s%s", cfg->workload ? "workload " : "the small model's own costs",
+           cfg->workload ? cfg->workload->name : "");
+    if (cfg->workload)
+        printf(" at %d images per GPU (each small step of %d priced as one real step)",
+               cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch, cfg->tc.batch);
+    printf(", %s", ov);
+    if (cfg->overlap == OVERLAP_DDP)
+        printf(" (buckets of %g MiB)",
+               (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) / 1048576.0);
+    if (!p || p->ideal) {
+        printf("; costs ideal (the roofline)%s\n",
+               cfg->free_compression ? ", compression free" : "");
+        return;
+    }
+    printf("; costs %s (%s: %s", p->name, p->gpu, p->implementation);
+    if (p->device[0]) printf(", measured on %s %s", p->device, p->date);
+    printf("), %s links at %.0f%% of their rate%s\n", costs_net_name(cfg->transport),
+           100 * costs_share(p, cfg->transport, 0),
+           cfg->free_compression ? ", compression free" : "");
+}
+
+/* "# wall time: about 2.3 hours per run ...", for a run of more than a minute: what it will
+ * cost before it starts (driver_wall_estimate_s). */
+static void print_wall_estimate(const RunConfig *cfg)
+{
+    double messages, wall = driver_wall_estimate_s(cfg, &messages);
+    if (wall < 60) return;
+    char when[32];
+    if (wall < 3600)
+        snprintf(when, sizeof when, "%.0f minutes", wall / 60);
+    else if (wall < 48 * 3600)
+        snprintf(when, sizeof when, "%.1f hours", wall / 3600);
+    else
+        snprintf(when, sizeof when, "%.1f days", wall / 86400);
+    printf("# wall time: about %s per run (estimated: %.3g simulated messages at about 3 us each, "
+           "and the real gradients%s); Ctrl-C stops it at the next step\n",
+           when, messages,
+           cfg->backend == COLL_TRANSFER ? "; --collectives analytic simulates no messages" : "");
+}
+
+void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
+{
+    const Cluster *c = &cfg->cluster;
+    char bw[32], lat[32];
+    units_format_bandwidth(c->bandwidth_Bps, bw, sizeof bw);
+    units_format_duration(c->latency_s, lat, sizeof lat);
+    if (cfg->replay) {
+        const Trace *t = cfg->replay;
+        printf("# replay of a trace: %s, %ld steps recorded on %d workers (%s); batch %d per "
+               "worker here (%d global)\n",
+               t->h.model, t->n_steps, t->h.workers, t->h.source, cfg->tc.batch,
+               cfg->tc.batch * c->workers);
+        print_evaluations(cfg);
+    } else {
+        char seeds[256];
+        seed_list(f, cfg, seeds, sizeof seeds);
+        printf("# %s on Fashion-MNIST (%d train / %d test), %d epoch%s, batch %d per worker (%d "
+               "global), lr %g, %s\n",
+               ta->model, cfg->train->n, cfg->test->n, cfg->tc.epochs,
+               cfg->tc.epochs == 1 ? "" : "s", cfg->tc.batch, cfg->tc.batch * c->workers,
+               cfg->tc.lr.base_lr, seeds);
+        print_lr_scale(cfg);
+        print_evaluations(cfg);
+    }
+    double machine, need = driver_memory_bytes(cfg, &machine);
+    if (need > (double)(1 << 30)) /* large: say it before the wait (per run of a compare) */
+        printf("# memory: about %.1f GiB per run, of this machine's %.1f GiB (estimated)\n",
+               need / (1 << 30), machine / (1 << 30));
+    print_wall_estimate(cfg);
+    if (cfg->simgrid_cfg) { /* they change results: the header says which */
+        printf("# SimGrid options:");
+        for (int i = 0; i < cfg->n_simgrid_args; i++)
+            if (strncmp(cfg->simgrid_args[i], "--cfg=", 6) == 0)
+                printf(" %s", cfg->simgrid_args[i]);
+        printf("\n");
+    }
+    if (c->platform_file) {
+        printf("# %d ranks on the hosts of %s (speeds and links from the file), %s allreduce "
+               "(%s), %s network model\n",
+               c->workers, c->platform_file, f->run.algorithm, f->run.collectives,
+               f->run.network_model);
+    } else {
+        printf("# %d x %s (%.3g TFLOP/s sustained), %d per node, %s, %s / %s, %s allreduce "
+               "(%s), %s network model\n",
+               c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12,
+               c->gpus_per_node, cluster_topology_name(c->topology), bw, lat, f->run.algorithm,
+               f->run.collectives, f->run.network_model);
+    }
+    print_price(cfg);
+}
