@@ -18,7 +18,18 @@
 
 double run_now(const DriverRun *run)
 {
-    return run->fast ? run->now : simgrid_get_clock();
+    return run->fast ? run->now : simgrid_get_clock() - run->start_s;
+}
+
+sg_host_t run_host(const DriverRun *run, int w)
+{
+    return engine_host(run->place ? run->place->gpus[w] : w);
+}
+
+void run_actor_ended(DriverRun *run)
+{
+    double now = simgrid_get_clock();
+    if (now > run->end_clock) run->end_clock = now;
 }
 
 int run_model_create(const RunConfig *cfg, Model **out, BwError *err)
@@ -345,6 +356,18 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
     return no == NULL;
 }
 
+void driver_cluster_loaded(const RunConfig *cfg, Cluster *out)
+{
+    *out = cfg->cluster;
+    const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
+    if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
+        out->link_share = costs_share(prof, cfg->transport, 0);
+        out->intra_link_share = prof->net[COST_NET_NVLINK].present
+                                    ? costs_share(prof, COST_NET_NVLINK, 0)
+                                    : out->link_share;
+    }
+}
+
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 {
     if (driver_costed(cfg) || cfg->backend == COLL_ANALYTIC) /* cost.c: CostModel.data */
@@ -357,13 +380,14 @@ void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 
 /* ---- one run ---- */
 
-static void run_free(DriverRun *run)
+void run_free(DriverRun *run)
 {
     if (!run) return;
     record_trace_abort(run);
     timeline_abort(run->tl);
     cost_free(run);
-    pool_free(run->pool); /* idle: every worker waits for its job before the rendezvous */
+    if (!run->place || !run->place->pool) /* idle: every worker waits for its job first */
+        pool_free(run->pool);
     for (int t = 0; run->slots && t < run->n_slots; t++) {
         model_free(run->slots[t].model); /* leaves the buffers it borrowed */
         free(run->slots[t].x);
@@ -398,17 +422,15 @@ static int run_alloc(DriverRun *run, BwError *err)
     const RunConfig *cfg = run->cfg;
     RunResult *res = run->res;
     int rc;
-    res->cluster = cfg->cluster;
+    driver_cluster_loaded(cfg, &res->cluster);
     const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
-    if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
-        res->cluster.link_share = costs_share(prof, cfg->transport, 0);
-        res->cluster.intra_link_share = prof->net[COST_NET_NVLINK].present
-                                            ? costs_share(prof, COST_NET_NVLINK, 0)
-                                            : res->cluster.link_share;
-    }
-    if (!run->fast && (rc = engine_load_cluster(&res->cluster, err))) return rc;
+    if (run->place) /* a job of several: the cluster is loaded, its ranks placed on it */
+        engine_measure_job(&res->cluster, run->place->gpus);
+    else if (!run->fast && (rc = engine_load_cluster(&res->cluster, err)))
+        return rc;
     run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
                           : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    if (run->comm && run->place) coll_comm_set_tag(run->comm, run->place->tag);
     if (run->comm && prof)
         coll_comm_set_allgather_factor(run->comm, costs_share(prof, cfg->transport, 0) /
                                                       costs_share(prof, cfg->transport, 1));
@@ -531,12 +553,15 @@ static int run_mirror_create(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwError *err)
+int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, DriverRun **out,
+               BwError *err)
 {
     DriverRun *run = calloc(1, sizeof *run);
     *out = run;
     if (!run) return bw_fail(err, BW_ERUNTIME, "out of memory");
     run->cfg = cfg;
+    run->place = place;
+    run->start_s = place ? place->start_s : 0;
     run->res = res;
     run->P = cfg->cluster.workers;
     run->shard = run_shard_of(cfg);
@@ -552,7 +577,9 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
         rc =
             timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P, &run->tl, err);
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
-    if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
+    if (place && place->pool && !cfg->replay) /* the jobs' threads */
+        threads = pool_threads(run->pool = place->pool);
+    else if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
         rc = bw_fail(err, BW_ERUNTIME, "--compute-threads %d: cannot start the threads", threads);
     if (rc == BW_OK && run->pool) { /* the analytic sums too (the same bits on any thread) */
         coll_comm_set_pool(run->comm, run->pool);
@@ -571,25 +598,31 @@ static void run_actors(DriverRun *run)
         char name[32];
         snprintf(name, sizeof name, "worker%d", w);
         char *argv[] = {name, NULL};
-        sg_actor_t actor = sg_actor_init(name, engine_host(w));
+        sg_actor_t actor = sg_actor_init(name, run_host(run, w));
         sg_actor_set_data(actor, &run->w[w]);
         sg_actor_start(actor, worker_actor, 1, argv);
     }
     cost_start_streams(run);
-    simgrid_run();
 }
 
-/* The untrained model at time 0, then every step until the rendezvous says stop. */
-static void run_simulate(DriverRun *run)
+/* The untrained model at time 0 and the first step; with actors, the actors, which take every
+ * step until the rendezvous says stop once SimGrid runs them. */
+void run_begin(DriverRun *run)
 {
     snprintf(run->state, sizeof run->state, "start");
     record_eval(run, run->eval_model, NULL, 0.0);
     rendezvous_first_step(run);
     run->res->accuracy_from_trace = run->cfg->replay && !run->cfg->priced;
+    if (!run->fast) run_actors(run);
+}
+
+static void run_simulate(DriverRun *run)
+{
+    run_begin(run);
     if (run->fast)
         replay_fast(run);
     else
-        run_actors(run);
+        simgrid_run();
     if (run->cfg->progress) fputs("\r\033[K", stderr);
 }
 
@@ -610,12 +643,15 @@ static void run_totals(DriverRun *run)
         res->wall_policy_s += run->w[w].wall_policy_s;
         if (run->w[w].comp) res->wall_compress_s += compress_math_seconds(run->w[w].comp);
     }
-    res->sim_time_s = run_now(run);
+    /* a job of several ends with its last actor, the engine with the last job */
+    res->sim_time_s = run->place ? run->end_clock - run->start_s : run_now(run);
     /* a worker done before the run's end (a platform whose routes differ, a straggler's last
      * step) waits for it, so that every worker's books add up to the simulated time */
-    for (int w = 0; w < P && !run->fast; w++)
-        if (run->w[w].end_s > 0 && run->w[w].end_s < res->sim_time_s)
-            res->wait_s += (res->sim_time_s - run->w[w].end_s) / P;
+    for (int w = 0; w < P && !run->fast; w++) {
+        const double end_s = run->w[w].end_s - run->start_s;
+        if (run->w[w].end_s > 0 && end_s < res->sim_time_s)
+            res->wait_s += (res->sim_time_s - end_s) / P;
+    }
     const CostModel *cm = run->cost;
     res->overlap = cm && cm->ddp                               ? "ddp"
                    : run->cfg->overlap == OVERLAP_TENSOR && cm ? "tensor"
@@ -676,7 +712,7 @@ static void replay_stopped_as_recorded(DriverRun *run)
     }
 }
 
-static int run_finish(DriverRun *run, BwError *err)
+int run_finish(DriverRun *run, BwError *err)
 {
     RunResult *res = run->res;
     if (run->stop == STOP_ERROR) {
@@ -713,18 +749,23 @@ static int run_finish(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
+void run_result_init(const RunConfig *cfg, RunResult *res)
 {
-    int rc = driver_check(cfg, err);
-    if (rc) return rc;
     memset(res, 0, sizeof *res);
     res->time_to_accuracy_s = NAN;
     res->best_accuracy = NAN;
     res->final_accuracy = NAN;
     snprintf(res->policy_spec, sizeof res->policy_spec, "%s", cfg->policy);
     snprintf(res->compressor_spec, sizeof res->compressor_spec, "%s", cfg->compressor);
+}
+
+int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
+{
+    int rc = driver_check(cfg, err);
+    if (rc) return rc;
+    run_result_init(cfg, res);
     DriverRun *run = NULL;
-    rc = run_create(cfg, res, &run, err);
+    rc = run_create(cfg, NULL, res, &run, err);
     if (rc == BW_OK) {
         run_simulate(run);
         rc = run_finish(run, err);

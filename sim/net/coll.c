@@ -152,9 +152,13 @@ static sg_mailbox_t mbox(Comm *c, int dst, int src)
 {
     sg_mailbox_t *m = &c->mb[(size_t)dst * c->P + src];
     if (!*m) {
-        char name[48];
-        snprintf(name, sizeof name, "coll:%d<-%d", dst, src);
+        char name[64];
+        if (c->tag > 0) /* a job of several in one engine (coll_comm_set_tag) */
+            snprintf(name, sizeof name, "coll:%d:%d<-%d", c->tag, dst, src);
+        else
+            snprintf(name, sizeof name, "coll:%d<-%d", dst, src);
         *m = sg_mailbox_by_name(name);
+        c->mb_named = 1;
     }
     return *m;
 }
@@ -563,6 +567,12 @@ void coll_comm_set_allgather_factor(Comm *c, double factor)
 {
     assert(factor > 0 && isfinite(factor));
     c->allgather_factor = factor;
+}
+
+void coll_comm_set_tag(Comm *c, int tag)
+{
+    assert(tag >= 0 && !c->mb_named);
+    c->tag = tag;
 }
 
 /* Bytes on the wire of a dataless allgather's block of `bytes` (coll_comm_set_allgather_factor). */

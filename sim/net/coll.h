@@ -89,6 +89,11 @@ Comm *coll_comm_create_zero_time(const Cluster *c, CollAlgo algo);
 Comm *coll_comm_create_mirror(const Cluster *c, const Comm *sim);
 void coll_replay(Comm *sim, Comm *mirror, int rank);
 
+/* Several communicators in one engine (the jobs of bellows cluster): tag > 0 goes into the
+ * names of c's mailboxes, so that two jobs' messages between ranks of the same numbers never
+ * meet; 0 (the default) keeps a single run's names. Call before the first collective. */
+void coll_comm_set_tag(Comm *c, int tag);
+
 /* Makes the dataless allgathers below (coll_cost_allgather, coll_charge_allgather) take factor
  * (> 0) times their bytes on the wire, with the books (bytes_sent, payload_bytes) at their true
  * bytes: a collective library whose allgather reaches a smaller share of the link than its

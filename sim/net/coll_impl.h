@@ -108,6 +108,8 @@ struct Comm {
                                 on the wire (coll_comm_set_allgather_factor); 0: as 1 */
     PoolJob ring_job;
     SumJob ring_sum;
+    int tag;      /* > 0: its mailboxes' names carry it (coll_comm_set_tag) */
+    int mb_named; /* a mailbox was looked up (the tag is fixed from then on) */
 };
 
 /* The sum over ranks of their buffers c->bufs[r] (n elements) into every rank's c->outs[r] (its
