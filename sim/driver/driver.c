@@ -430,7 +430,10 @@ static int run_alloc(DriverRun *run, BwError *err)
         return rc;
     run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
                           : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
-    if (run->comm && run->place) coll_comm_set_tag(run->comm, run->place->tag);
+    if (run->comm && run->place) {
+        coll_comm_set_tag(run->comm, run->place->tag);
+        coll_comm_set_wire(run->comm, run->place->wire, run->place->wire_arg);
+    }
     if (run->comm && prof)
         coll_comm_set_allgather_factor(run->comm, costs_share(prof, cfg->transport, 0) /
                                                       costs_share(prof, cfg->transport, 1));

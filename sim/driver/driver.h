@@ -272,6 +272,8 @@ typedef struct DriverPlace {
     double start_s;  /* the engine's clock when its workers start */
     int tag;         /* > 0, different for every job: its collectives' mailboxes (coll.h) */
     Pool *pool;      /* threads shared by the jobs (gradients, sums), or NULL: its own */
+    CollWireFn wire; /* sees each message of its collectives (coll_comm_set_wire), or NULL */
+    void *wire_arg;
 } DriverPlace;
 typedef struct DriverRun DriverRun;
 /* Checks cfg (driver_check) and creates the job; place must outlive it. On failure *out may

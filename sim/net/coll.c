@@ -227,6 +227,7 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
     sg_comm_t comms[2];
     size_t n = 0;
     void *got = NULL;
+    const double t0 = c->wire ? simgrid_get_clock() : 0;
     if (to >= 0) {
         Msg *m = msg_free(c, me);
         m->data = send;
@@ -237,6 +238,7 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
     }
     if (from >= 0) comms[n++] = sg_mailbox_get_async(mbox(c, me, from), &got);
     sg_comm_wait_all(comms, n);
+    if (c->wire && to >= 0) c->wire(c->wire_arg, me, to, (double)bytes, t0, simgrid_get_clock());
     return got;
 }
 
@@ -567,6 +569,12 @@ void coll_comm_set_allgather_factor(Comm *c, double factor)
 {
     assert(factor > 0 && isfinite(factor));
     c->allgather_factor = factor;
+}
+
+void coll_comm_set_wire(Comm *c, CollWireFn fn, void *arg)
+{
+    c->wire = fn;
+    c->wire_arg = arg;
 }
 
 void coll_comm_set_tag(Comm *c, int tag)

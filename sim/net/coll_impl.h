@@ -110,6 +110,8 @@ struct Comm {
     SumJob ring_sum;
     int tag;      /* > 0: its mailboxes' names carry it (coll_comm_set_tag) */
     int mb_named; /* a mailbox was looked up (the tag is fixed from then on) */
+    CollWireFn wire; /* sees every message (coll_comm_set_wire), or NULL */
+    void *wire_arg;
 };
 
 /* The sum over ranks of their buffers c->bufs[r] (n elements) into every rank's c->outs[r] (its
