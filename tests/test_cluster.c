@@ -189,15 +189,21 @@ static void test_shared_uplink_halves_the_bandwidth(void **state)
     same_file("two/cluster.json", "again/cluster.json");
 }
 
-/* Packed jobs on leaves of their own share no link: full speed, their files those alone. */
+/* Packed jobs on leaves of their own share no link: full speed, their files those alone. The
+ * second is another job (a softmax through TopK's allgathers, whose messages differ): each job's
+ * messages reach its own ranks only. */
 static void test_packed_jobs_apart_keep_full_speed(void **state)
 {
     (void)state;
-    write_tmp("packed.json", "{" FABRIC ", \"jobs\": [" JOB("a", "") ", " JOB("b", "") "]}");
+    write_tmp("packed.json",
+              "{" FABRIC ", \"jobs\": [" JOB(
+                  "a", "") ", {\"name\": \"b\", \"workers\": 2, " SMALL
+                           ", \"model\": \"softmax\", \"compressor\": \"topk\", \"policy\": "
+                           "\"static:level=0.1\", \"costs\": \"ideal\"}]}");
     assert_int_equal(bw("cluster @/packed.json --out @/packed"), 0);
-    const double full = ring_s(grad_bytes("packed/jobs/a"), 2, 2, BW_BPS); /* inside a leaf */
-    steps_take("packed/jobs/a", full);
-    steps_take("packed/jobs/b", full);
+    steps_take("packed/jobs/a", ring_s(grad_bytes("packed/jobs/a"), 2, 2, BW_BPS)); /* a leaf's */
+    same_run("packed/jobs/a", "packed/alone/a");
+    same_run("packed/jobs/b", "packed/alone/b");
     json_t *root = cluster_json("packed");
     for (int j = 0; j < 2; j++) {
         assert_true(fabs(job_num(root, j, "contention_share")) < 1e-9);
