@@ -131,6 +131,11 @@ typedef struct {
     double start_s;
 } ClRow;
 int cl_report_read(const char *summary_json, ClFigures *fig, BwError *err);
+/* A job's slowdown: its time to accuracy shared over alone when both reached the target (of_tta
+ * 1), else its whole run's simulated time shared over alone. */
+double cl_slowdown(const ClRow *r, int *of_tta);
+/* The share of its communication time the other jobs added: (shared - alone) / shared. */
+double cl_contention(const ClRow *r);
 int cl_report_write(const ClPlan *plan, const ClRow *rows, const char *dir, double wall_s,
                     int alone, BwError *err);
 void cl_report_print(FILE *out, const ClPlan *plan, const ClRow *rows, int alone);

@@ -41,12 +41,16 @@ int cl_report_read(const char *path, ClFigures *fig, BwError *err)
     return BW_OK;
 }
 
-/* Shared over alone: of the times to accuracy when both reached it, else of the runs' times. */
-static double slowdown(const ClRow *r, int *of_tta)
+double cl_slowdown(const ClRow *r, int *of_tta)
 {
     *of_tta = isfinite(r->shared.tta_s) && isfinite(r->alone.tta_s) && r->alone.tta_s > 0;
     if (*of_tta) return r->shared.tta_s / r->alone.tta_s;
     return r->alone.sim_time_s > 0 ? r->shared.sim_time_s / r->alone.sim_time_s : NAN;
+}
+
+double cl_contention(const ClRow *r)
+{
+    return r->shared.comm_s > 0 ? (r->shared.comm_s - r->alone.comm_s) / r->shared.comm_s : 0;
 }
 
 static void figures_json(JsonW *w, const ClFigures *f)
@@ -77,7 +81,7 @@ static void job_json(JsonW *w, const ClJob *job, const ClRow *r, int alone)
     figures_json(w, &r->shared);
     if (alone) {
         int of_tta;
-        double x = slowdown(r, &of_tta);
+        double x = cl_slowdown(r, &of_tta);
         jsonw_double(w, "slowdown", x);
         jsonw_string(w, "slowdown_of", of_tta ? "time_to_accuracy_s" : "sim_time_s");
         jsonw_double(w, "contention_s", r->shared.comm_s - r->alone.comm_s);
@@ -181,32 +185,32 @@ void cl_gpu_text(const ClJob *job, char *buf, size_t n)
 
 void cl_report_print(FILE *out, const ClPlan *p, const ClRow *rows, int alone)
 {
-    fprintf(out, "\n%-12s %5s %-16s %9s %-15s %9s %9s %9s %10s %9s %8s\n", "job", "GPUs", "on",
-            "start_s", "status", "tta_s", "alone_s", "slowdown", "MB/worker", "comm_s", "content.");
+    fprintf(out, "\n%-12s %5s %-16s %9s %-15s %9s %9s %9s %10s %9s %10s\n", "job", "GPUs", "on",
+            "start_s", "status", "tta_s", "alone_s", "slowdown", "MB/worker", "comm_s",
+            "contention");
     for (int j = 0; j < p->n_jobs; j++) {
         const ClRow *r = &rows[j];
         char on[17], sl[16] = "-", al[16] = "-", co[16] = "-";
         cl_gpu_text(&p->jobs[j], on, sizeof on);
         if (alone) {
             int of_tta;
-            double x = slowdown(r, &of_tta);
+            double x = cl_slowdown(r, &of_tta);
             snprintf(sl, sizeof sl, "%.3fx%s", x, of_tta ? "" : "*");
             snprintf(al, sizeof al, "%.4f", of_tta ? r->alone.tta_s : r->alone.sim_time_s);
-            if (r->shared.comm_s > 0)
-                snprintf(co, sizeof co, "%.1f%%",
-                         100 * (r->shared.comm_s - r->alone.comm_s) / r->shared.comm_s);
+            snprintf(co, sizeof co, "%.1f%%", 100 * cl_contention(r));
         }
-        fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9.4f %9s %9s %10.3f %9.4f %8s\n",
+        fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9.4f %9s %9s %10.3f %9.4f %10s\n",
                 p->jobs[j].spec->name, p->jobs[j].P, on, r->start_s, r->shared.status,
                 r->shared.tta_s, al, sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
     }
     fputs("\ntta_s: simulated seconds from the job's start to the first evaluation at or above its "
-          "target (nan: never);\n",
+          "target (nan: never).\n",
           out);
     if (alone)
-        fputs("alone_s and slowdown: the same job alone on the same GPUs, and its tta shared over "
-              "alone (*: of the\nwhole run's simulated time, a tta missing); content.: the share "
-              "of its communication time\n(comm_s, mean over its workers) that the other jobs' "
-              "traffic added (shared less alone).\n",
-              out);
+        fputs(
+            "alone_s, slowdown: the same job alone on the same GPUs, its tta, and tta shared over "
+            "alone (*: of the\nwhole run's simulated time, a tta missing). contention: the share "
+            "of its communication time\n(comm_s, mean over its workers) that the other jobs' "
+            "traffic added (comm_s shared less alone).\n",
+            out);
 }

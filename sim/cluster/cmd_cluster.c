@@ -251,6 +251,15 @@ static int new_or_empty(const char *path)
     return empty;
 }
 
+/* ",x" for a figure, "," for one that is not finite (an empty field, as in bellows sweep's). */
+static void fig(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, ",%.9g", x);
+    else
+        fputc(',', f);
+}
+
 /* sweep.csv's rows of one point: the point's values, then each job's figures. */
 static void sweep_rows(FILE *f, const ClAxis *axes, int n_axes, const int *value, const Point *pt,
                        const char *folder)
@@ -262,12 +271,18 @@ static void sweep_rows(FILE *f, const ClAxis *axes, int n_axes, const int *value
             fputc(',', f);
         }
         csv_field(f, pt->plan.jobs[j].spec->name);
-        fprintf(f, ",%s,%.9g,%.9g,%.17g,%.9g", r->shared.status, r->shared.tta_s,
-                r->shared.sim_time_s, r->shared.bytes, r->shared.comm_s);
-        if (pt->alone)
-            fprintf(f, ",%.9g,%.9g,%.9g", r->alone.tta_s, r->alone.sim_time_s, r->alone.comm_s);
-        else
-            fputs(",,,", f);
+        fprintf(f, ",%s", r->shared.status);
+        fig(f, r->shared.tta_s);
+        fig(f, r->shared.sim_time_s);
+        fprintf(f, ",%.17g", r->shared.bytes);
+        fig(f, r->shared.comm_s);
+        int of_tta = 0;
+        fig(f, pt->alone ? r->alone.tta_s : NAN);
+        fig(f, pt->alone ? r->alone.sim_time_s : NAN);
+        fig(f, pt->alone ? r->alone.comm_s : NAN);
+        fig(f, pt->alone ? cl_slowdown(r, &of_tta) : NAN);
+        fprintf(f, ",%s", !pt->alone ? "" : of_tta ? "time_to_accuracy_s" : "sim_time_s");
+        fig(f, pt->alone ? cl_contention(r) : NAN);
         fputc(',', f);
         csv_field(f, folder);
         fputc('\n', f);
@@ -285,7 +300,8 @@ static int sweep_write(const char *out, const ClAxis *axes, int n_axes, const ch
         fputc(',', of.f);
     }
     fputs("job,status,time_to_accuracy_s,sim_time_s,bytes_per_worker,communication_s,"
-          "alone_time_to_accuracy_s,alone_sim_time_s,alone_communication_s,folder\n",
+          "alone_time_to_accuracy_s,alone_sim_time_s,alone_communication_s,slowdown,slowdown_of,"
+          "contention_share,folder\n",
           of.f);
     fputs(rows, of.f);
     return outfile_commit(&of, err);
