@@ -3,9 +3,10 @@
  * expect_refusal compares the scratch folder before and after). A key that is not a flag, a
  * cluster key in a job and a job key at the top, a value of the wrong type or range, two jobs on
  * one GPU, a job that does not fit, jobs that disagree on the hardware, --set's keys; and a run
- * that fails midway leaves a new --out as it found it (absent). */
+ * that fails midway, or is interrupted, leaves a new --out as it found it (absent). */
 #include "testutil.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "clitest.h"
@@ -126,6 +127,49 @@ static void test_a_failure_leaves_no_out(void **state)
     assert_false(file_exists(path));
 }
 
+/* Ctrl-C (SIGINT to the process group) once the simulations run: exit 130, one line saying so,
+ * and the new --out gone again, no temporary file left. */
+static void test_an_interruption_leaves_no_out(void **state)
+{
+    (void)state;
+    write_tmp("long.json", "{\"jobs\": [{\"name\": \"a\", \"workers\": 2, \"epochs\": 200, "
+                           "\"train_samples\": 4096}, {\"name\": \"b\", \"workers\": 2, "
+                           "\"epochs\": 200, \"train_samples\": 4096}]}");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "exec %s cluster %s/long.json --out %s/int >%s/stdout 2>%s/stderr", BELLOWS_BIN,
+                 TMP, TMP, TMP, TMP);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    int ready = 0;
+    for (int tries = 0; tries < 12000 && !ready; tries++) {
+        usleep(5000);
+        char *out = tmp_file("stdout");
+        ready = out && strstr(out, "results in");
+        free(out);
+    }
+    assert_true(ready);
+    usleep(300000); /* the children are simulating */
+    kill(-pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 130);
+    char *err = tmp_file("stderr");
+    if (!strstr(err, "bellows: cluster: interrupted") || !strstr(err, "nothing written"))
+        fail_msg("stderr: %s", err);
+    free(err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/int", TMP);
+    assert_false(file_exists(path));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -135,6 +179,7 @@ int main(void)
         cmocka_unit_test(test_jobs_share_the_hardware),
         cmocka_unit_test(test_command_line_is_checked),
         cmocka_unit_test(test_a_failure_leaves_no_out),
+        cmocka_unit_test(test_an_interruption_leaves_no_out),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

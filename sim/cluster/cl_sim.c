@@ -109,6 +109,7 @@ int cl_simulate(const ClPlan *p, const int *which, int n, int alone, const char 
     s.timeline = calloc((size_t)n, sizeof *s.timeline);
     s.wire = calloc((size_t)n, sizeof *s.wire);
     int rc = engine_init(0, NULL, p->spec->network_model, err);
+    outfile_interrupt_softly(); /* again: SimGrid's engine_init puts its own (exit 1) in */
     Cluster platform = p->platform;
     if (!rc) rc = engine_load_cluster(&platform, err);
     if (!rc && !alone) s.links = cl_links_create(platform.workers);

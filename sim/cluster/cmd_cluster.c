@@ -94,7 +94,6 @@ static void point_child(int task, int fd, void *arg)
     BwError e = {{0}};
     int which[CL_MAX_JOBS];
     for (int j = 0; j < pt->plan.n_jobs; j++) which[j] = j;
-    outfile_interrupt_softly();
     outfile_guard_exit("a job's policy plugin (or a library)");
     row.rc =
         task == 0
@@ -388,6 +387,11 @@ int cmd_cluster(int argc, char **argv, BwError *err)
         if (!rc && n_axes) printf("# wrote %s/sweep.csv\n", o.out);
         free(text);
         if (rc) out_restore(o.out, was_empty, existed);
+        if (rc == BW_EINTR) {
+            BwError why = *err;
+            bw_fail(err, BW_EINTR, "cluster: %s; %s", why.msg,
+                    was_empty ? "nothing written" : "the files written so far stay");
+        }
     }
     json_decref(root);
     free(axes);
