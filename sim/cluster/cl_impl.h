@@ -139,6 +139,8 @@ double cl_contention(const ClRow *r);
 int cl_report_write(const ClPlan *plan, const ClRow *rows, const char *dir, double wall_s,
                     int alone, BwError *err);
 void cl_report_print(FILE *out, const ClPlan *plan, const ClRow *rows, int alone);
+/* One line: the busiest links of dir/links.csv, their mean and peak utilisation. */
+void cl_report_links(FILE *out, const char *dir);
 /* A job's GPUs as "0-7", "0,4,8,12", "0-3,8-11" (at most n bytes, "..." when cut). */
 void cl_gpu_text(const ClJob *job, char *buf, size_t n);
 /* The jobs' timelines (dir/jobs/NAME/timeline.json) as one, dir/timeline.json: a process per

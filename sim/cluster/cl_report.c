@@ -112,30 +112,50 @@ static void link_json(JsonW *w, const LinkSum *l)
     jsonw_end_object(w);
 }
 
-/* links.csv's links (the busiest, in its order): bytes, mean and peak utilisation. */
-static void links_json(JsonW *w, const char *dir)
+/* links.csv's links (the busiest first), summed over their bins, into l[CL_LINKS_TOP]. */
+static int links_read(const char *dir, LinkSum *l)
 {
     char path[4200], line[1024];
     snprintf(path, sizeof path, "%s/links.csv", dir);
     FILE *f = fopen(path, "r");
-    jsonw_array(w, "links");
-    LinkSum l = {.name = ""};
+    int n = 0;
     for (int first = 1; f && fgets(line, sizeof line, f); first = 0) {
         char *fld[8];
         if (first || csv_split(line, fld, 8) != 6) continue;
-        if (l.name[0] && strcmp(fld[0], l.name) != 0) {
-            link_json(w, &l);
-            memset(&l, 0, sizeof l);
+        if (n == 0 || strcmp(fld[0], l[n - 1].name) != 0) {
+            if (n == CL_LINKS_TOP) break;
+            memset(&l[n++], 0, sizeof *l);
+            snprintf(l[n - 1].name, sizeof l->name, "%s", fld[0]);
         }
-        snprintf(l.name, sizeof l.name, "%s", fld[0]);
-        l.bw = csv_num(fld[1]);
-        l.t_end = csv_num(fld[3]);
-        l.bytes += csv_num(fld[4]);
-        if (csv_num(fld[5]) > l.peak) l.peak = csv_num(fld[5]);
+        LinkSum *k = &l[n - 1];
+        k->bw = csv_num(fld[1]);
+        k->t_end = csv_num(fld[3]);
+        k->bytes += csv_num(fld[4]);
+        if (csv_num(fld[5]) > k->peak) k->peak = csv_num(fld[5]);
     }
-    if (l.name[0]) link_json(w, &l);
     if (f) fclose(f);
+    return n;
+}
+
+static void links_json(JsonW *w, const char *dir)
+{
+    LinkSum l[CL_LINKS_TOP];
+    int n = links_read(dir, l);
+    jsonw_array(w, "links");
+    for (int i = 0; i < n; i++) link_json(w, &l[i]);
     jsonw_end_array(w);
+}
+
+void cl_report_links(FILE *out, const char *dir)
+{
+    LinkSum l[CL_LINKS_TOP];
+    int n = links_read(dir, l);
+    if (n == 0) return;
+    fputs("busiest links (links.csv; mean and peak utilisation of their rate):", out);
+    for (int i = 0; i < n && i < 4; i++)
+        fprintf(out, "%s %s %.1f%% (%.1f%%)", i ? "," : "", l[i].name,
+                100 * (l[i].t_end > 0 ? l[i].bytes / (l[i].t_end * l[i].bw) : 0), 100 * l[i].peak);
+    fputc('\n', out);
 }
 
 int cl_report_write(const ClPlan *p, const ClRow *rows, const char *dir, double wall_s, int alone,

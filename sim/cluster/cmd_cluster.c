@@ -158,9 +158,10 @@ static void point_header(const Point *pt, int jobs)
         const ClJob *job = &p->jobs[j];
         char on[64];
         cl_gpu_text(job, on, sizeof on);
-        printf("# job %s: %s, %d workers on GPUs %s, from %g s; policy %s, compressor %s\n",
-               job->spec->name, job->ta.model, job->P, on, job->spec->start_s, job->cfg.policy,
-               job->cfg.compressor);
+        printf("# job %s: %s%s%s, %d workers on GPUs %s, from %g s; policy %s, compressor %s\n",
+               job->spec->name, job->ta.model, job->cfg.workload ? " priced as " : "",
+               job->cfg.workload ? job->cfg.workload->name : "", job->P, on, job->spec->start_s,
+               job->cfg.policy, job->cfg.compressor);
     }
     int sims = 1 + (pt->alone ? p->n_jobs : 0);
     printf("# %d simulation%s (the jobs together%s), %d at a time; results in %s\n", sims,
@@ -187,6 +188,7 @@ static int point_run(Point *pt, const Opts *o, BwError *err)
                              err);
     if (rc) return rc;
     cl_report_print(stdout, &pt->plan, pt->rows, pt->alone);
+    cl_report_links(stdout, pt->dir);
     printf("# wrote %s/cluster.json (%.1f wall s)\n", pt->dir, wallclock_s() - pt->wall0);
     fflush(stdout);
     return BW_OK;
@@ -339,7 +341,10 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
         memset(pt, 0, sizeof *pt);
         if (n_axes) {
             cl_axes_folder(axes, n_axes, value, folder, sizeof folder);
-            printf("%s# point %ld of %ld: %s\n", i ? "\n" : "", i + 1, n, folder);
+            printf("%s# point %ld of %ld:", i ? "\n" : "", i + 1, n);
+            for (int k = 0; k < n_axes; k++)
+                printf(" %s=%s", axes[k].key, axes[k].values[value[k]]);
+            putchar('\n');
             snprintf(pt->dir, sizeof pt->dir, "%s/points/%s", o->out, folder);
         } else {
             snprintf(pt->dir, sizeof pt->dir, "%s", o->out);
