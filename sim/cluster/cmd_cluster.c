@@ -309,7 +309,7 @@ static int sweep_write(const char *out, const ClAxis *axes, int n_axes, const ch
 }
 
 /* Every point checked whole (its file, its jobs as bellows run checks a run, its placement)
- * before anything is written. */
+ * before anything is written. Without --set the one point stays built in pt, its data loaded. */
 static int check_points(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
                         const Opts *o, Point *pt, BwError *err)
 {
@@ -317,7 +317,7 @@ static int check_points(const json_t *root, const char *file, const ClAxis *axes
     for (long i = 0; i < (n_axes ? cl_axes_points(axes, n_axes) : 1); i++) {
         cl_axes_point(axes, n_axes, i, value);
         int rc = point_build(pt, root, file, axes, n_axes, value, o, err);
-        point_free(pt);
+        if (rc || n_axes) point_free(pt);
         if (rc && n_axes) {
             char folder[1024];
             cl_axes_folder(axes, n_axes, value, folder, sizeof folder);
@@ -338,8 +338,8 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
     for (long i = 0; i < n && !rc; i++) {
         char folder[1024] = "";
         cl_axes_point(axes, n_axes, i, value);
-        memset(pt, 0, sizeof *pt);
         if (n_axes) {
+            memset(pt, 0, sizeof *pt);
             cl_axes_folder(axes, n_axes, value, folder, sizeof folder);
             printf("%s# point %ld of %ld:", i ? "\n" : "", i + 1, n);
             for (int k = 0; k < n_axes; k++)
@@ -350,7 +350,7 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
             snprintf(pt->dir, sizeof pt->dir, "%s", o->out);
         }
         pt->alone = strcmp(o->alone, "run") == 0;
-        rc = point_build(pt, root, file, axes, n_axes, value, o, err);
+        if (n_axes) rc = point_build(pt, root, file, axes, n_axes, value, o, err);
         if (!rc) rc = point_run(pt, o, err);
         if (!rc && n_axes) sweep_rows(rows, axes, n_axes, value, pt, folder);
         point_free(pt);
@@ -398,6 +398,7 @@ int cmd_cluster(int argc, char **argv, BwError *err)
                     was_empty ? "nothing written" : "the files written so far stay");
         }
     }
+    point_free(pt); /* the one point, when it was not run (freed twice is a no-op) */
     json_decref(root);
     free(axes);
     free(pt);
