@@ -276,12 +276,12 @@ static void accordion_speedup(const Repro *r, FILE *f, int s)
         }
         fprintf(f, " (speedup = steps ratio x per-step cost ratio).");
     } else { /* no ratio to take apart */
-        fprintf(f, "\nNo speedup to take apart: %s did not reach the target in any seed.",
-                !isfinite(cells_mean(r, lo->tta_step, NULL)) &&
-                        !isfinite(cells_mean(r, ac->tta_step, NULL))
-                    ? "neither low compression nor Accordion"
-                : !isfinite(cells_mean(r, lo->tta_step, NULL)) ? "low compression"
-                                                               : "Accordion");
+        int lo_none = !isfinite(cells_mean(r, lo->tta_step, NULL));
+        int ac_none = !isfinite(cells_mean(r, ac->tta_step, NULL));
+        fprintf(f, "\nNo speedup to take apart: %s the target in any seed.",
+                lo_none && ac_none ? "neither low compression nor Accordion reached"
+                : lo_none          ? "low compression did not reach"
+                                   : "Accordion did not reach");
     }
     fprintf(f,
             " Accordion's accuracy minus "
