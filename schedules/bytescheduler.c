@@ -17,8 +17,10 @@ typedef struct {
 } ByteSchedulerState;
 
 static const BellowsScheduleOpt bytescheduler_opts[] = {
-    {"partition", BELLOWS_SCHEDULE_OPT_DOUBLE, "4096000", BELLOWS_SCHEDULE_MIN_PARTITION_BYTES,
-     1e15, NULL, "bytes of a partition (BytePS's BYTEPS_PARTITION_BYTES); at most the model's"},
+    {"partition", BELLOWS_SCHEDULE_OPT_DOUBLE, NULL, BELLOWS_SCHEDULE_MIN_PARTITION_BYTES, 1e15,
+     NULL,
+     "bytes of a partition, at most the model's; default 4096000 (BytePS's "
+     "BYTEPS_PARTITION_BYTES), or the whole model when it is smaller"},
     {"credit", BELLOWS_SCHEDULE_OPT_INT, "4", 1, 1e6, NULL,
      "partitions' worth of bytes in flight at once (ByteScheduler's credit)"},
 };
@@ -27,8 +29,12 @@ static int bytescheduler_init(BellowsSchedule *s, const BellowsScheduleValue *va
                               size_t errlen)
 {
     ByteSchedulerState *st = s->state;
-    st->partition_bytes = vals[0].num;
     st->credit = (int)vals[1].num;
+    if (!vals[0].set) {
+        st->partition_bytes = schedule_default_partition(s->ctx, 4096000);
+        return BELLOWS_SCHEDULE_OK;
+    }
+    st->partition_bytes = vals[0].num;
     return schedule_check_partition(s->ctx, st->partition_bytes, "partition", err, errlen);
 }
 

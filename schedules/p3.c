@@ -15,16 +15,21 @@ typedef struct {
 } P3State;
 
 static const BellowsScheduleOpt p3_opts[] = {
-    {"slice", BELLOWS_SCHEDULE_OPT_DOUBLE, "200000", BELLOWS_SCHEDULE_MIN_PARTITION_BYTES, 1e15,
-     NULL, "bytes of a slice (50,000 fp32 parameters); at most the model's"},
+    {"slice", BELLOWS_SCHEDULE_OPT_DOUBLE, NULL, BELLOWS_SCHEDULE_MIN_PARTITION_BYTES, 1e15, NULL,
+     "bytes of a slice, at most the model's; default 200000 (50,000 fp32 parameters), or the "
+     "whole model when it is smaller"},
     {"credit", BELLOWS_SCHEDULE_OPT_INT, "1", 1, 1e6, NULL, "slices in flight at once"},
 };
 
 static int p3_init(BellowsSchedule *s, const BellowsScheduleValue *vals, char *err, size_t errlen)
 {
     P3State *st = s->state;
-    st->slice_bytes = vals[0].num;
     st->credit = (int)vals[1].num;
+    if (!vals[0].set) {
+        st->slice_bytes = schedule_default_partition(s->ctx, 200000);
+        return BELLOWS_SCHEDULE_OK;
+    }
+    st->slice_bytes = vals[0].num;
     return schedule_check_partition(s->ctx, st->slice_bytes, "slice", err, errlen);
 }
 

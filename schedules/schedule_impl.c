@@ -26,6 +26,13 @@ int schedule_check_partition(const BellowsScheduleContext *ctx, double bytes, co
     return BELLOWS_SCHEDULE_OK;
 }
 
+double schedule_default_partition(const BellowsScheduleContext *ctx, double bytes)
+{
+    if (ctx->model_bytes < bytes) bytes = ctx->model_bytes;
+    return bytes < BELLOWS_SCHEDULE_MIN_PARTITION_BYTES ? BELLOWS_SCHEDULE_MIN_PARTITION_BYTES
+                                                        : bytes;
+}
+
 void schedule_priority_by_layer(const BellowsScheduleContext *ctx, BellowsScheduleDecision *d)
 {
     for (int t = 0; t < ctx->n_tensors; t++) d->priority[t] = ctx->tensors[t].layer;

@@ -20,6 +20,10 @@ int schedule_fail(char *err, size_t errlen, int rc, const char *fmt, ...);
 int schedule_check_partition(const BellowsScheduleContext *ctx, double bytes, const char *what,
                              char *err, size_t errlen);
 
+/* A partition size's default: `bytes`, or the whole model when it is smaller (but never below
+ * BELLOWS_SCHEDULE_MIN_PARTITION_BYTES). */
+double schedule_default_partition(const BellowsScheduleContext *ctx, double bytes);
+
 /* Every tensor's priority is its layer's index in the forward pass: the first layers, which the
  * next forward needs first, go first (ByteScheduler, P3). */
 void schedule_priority_by_layer(const BellowsScheduleContext *ctx, BellowsScheduleDecision *d);

@@ -151,7 +151,9 @@ static void test_ps_allreduce_is_the_exact_sum_and_mean(void **state)
     for (int own = 0; own <= 1; own++)
         for (int P = 1; P <= 6; P++)
             for (int servers = 1; servers <= 3 && (own || servers <= P); servers++) {
-                SC = (Scenario){.cl = star_ps(P, servers, own), .count = 1001, .calls = 4,
+                SC = (Scenario){.cl = star_ps(P, servers, own),
+                                .count = 1001,
+                                .calls = 4,
                                 .mean = (P + servers) % 2};
                 Result r = simulate();
                 if (r.wrong)
@@ -222,8 +224,8 @@ static void test_ps_spreads_calls_in_flight_over_servers(void **state)
     (void)state;
     const int P = 4;
     const double n = 200000.0 * 4, a = 2 * 5e-6, b = 1 / 1.25e9;
-    SC = (Scenario){.cl = star_ps(P, 2, 1), .count = 200000, .calls = 1, .cost_servers = 2,
-                    .concurrent = 1};
+    SC = (Scenario){
+        .cl = star_ps(P, 2, 1), .count = 200000, .calls = 1, .cost_servers = 2, .concurrent = 1};
     expect_close(simulate().time_s, 2 * (a + P * n * b), 1e-9, "two servers");
     SC.cl = star_ps(P, 1, 1);
     SC.cost_servers = 1;
