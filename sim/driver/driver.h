@@ -212,6 +212,7 @@ typedef struct {
     /* the schedule with every option spelled out ("fifo" when none was given), and for a
      * scheduled step (driver_scheduled) its partitions handed out per step, on average */
     char schedule[512];
+    char schedule_state[64]; /* a scheduled run's schedule as its last step had it (describe) */
     int scheduled;
     double partitions_per_step;
     /* A file the run wrote beside its results that could not be written (--record-trace,

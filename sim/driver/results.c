@@ -150,9 +150,10 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
     }
     jsonw_string(w, "overlap", res->overlap ? res->overlap : "none");
     jsonw_string(w, "schedule", res->schedule[0] ? res->schedule : "fifo");
-    if (res->scheduled)
+    if (res->scheduled) {
+        jsonw_string(w, "schedule_state", res->schedule_state);
         jsonw_double(w, "partitions_per_step", res->partitions_per_step);
-    else if (cfg->schedule && strcmp(res->schedule, "fifo") != 0) /* given, and not run */
+    } else if (cfg->schedule && strcmp(res->schedule, "fifo") != 0) /* given, and not run */
         jsonw_string(w, "schedule_note", "periodic policies average parameters unscheduled");
     if (res->buckets) {
         jsonw_double(w, "bucket_mb",

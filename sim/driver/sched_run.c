@@ -141,6 +141,12 @@ void sched_free(DriverRun *run)
 {
     SchedEngine *E = run->cost ? run->cost->sched : NULL;
     if (!E) return;
+    /* what the run's files say of its schedule, before the schedule goes */
+    run->res->partitions_per_step =
+        E->steps_planned ? E->parts_total / (double)E->steps_planned : 0;
+    if (E->sched)
+        snprintf(run->res->schedule, sizeof run->res->schedule, "%s", schedule_spec(E->sched));
+    snprintf(run->res->schedule_state, sizeof run->res->schedule_state, "%s", E->state);
     schedule_free(E->sched);
     free(E->dec.priority);
     free(E->tensor_bytes);
@@ -163,10 +169,6 @@ void sched_free(DriverRun *run)
     free(E->lane_busy);
     if (E->wake) sg_sem_destroy(E->wake);
     free(E->opt_s);
-    run->res->partitions_per_step =
-        E->steps_planned ? E->parts_total / (double)E->steps_planned : 0;
-    if (E->sched)
-        snprintf(run->res->schedule, sizeof run->res->schedule, "%s", schedule_spec(E->sched));
     free(E);
     run->cost->sched = NULL;
 }
