@@ -222,6 +222,60 @@ static void test_a_scheduled_run_names_its_schedule_and_repeats_exactly(void **s
     free(err);
 }
 
+/* One timeline event of worker 0 (a line of the Chrome trace: name, cat, tid, ts, dur, step). */
+typedef struct {
+    char name[64], cat[24];
+    int tid;
+    double ts, dur;
+    long step;
+} Event;
+
+static int parse_event(const char *line, Event *e)
+{
+    const char *n = strstr(line, "{\"name\":\""), *c = strstr(line, "\"cat\":\"");
+    const char *p = strstr(line, "\"pid\":0,"), *t = strstr(line, "\"ts\":");
+    const char *d = strstr(line, "\"dur\":"), *st = strstr(line, "\"step\":");
+    if (!n || !c || !p || !t || !d || !st) return 0;
+    memset(e, 0, sizeof *e);
+    sscanf(n + 9, "%63[^\"]", e->name);
+    sscanf(c + 7, "%23[^\"]", e->cat);
+    sscanf(p + 8, "\"tid\":%d", &e->tid);
+    e->ts = strtod(t + 5, NULL);
+    e->dur = strtod(d + 6, NULL);
+    e->step = strtol(st + 7, NULL, 10);
+    return 1;
+}
+
+/* The timeline of a layer-wise run shows its partitions with their priority on the
+ * communication lane, the compute lane waiting for a layer's update, and step t's communication
+ * overlapping step t+1's forward. */
+static void test_the_timeline_shows_partitions_and_cross_step_overlap(void **state)
+{
+    (void)state;
+    assert_int_equal(bw(RUN "--batch 16 --workload vgg16 --schedule bytescheduler "
+                            "--timeline @/tl.json --timeline-steps 0:3 --out @/tl"),
+                     0);
+    char *text = tmp_file("tl.json");
+    assert_non_null(text);
+    static Event ev[20000];
+    int n = 0, partitions = 0, waits = 0, overlaps = 0;
+    for (char *line = strtok(text, "\n"); line && n < 20000; line = strtok(NULL, "\n")) {
+        if (!parse_event(line, &ev[n])) continue;
+        partitions += strcmp(ev[n].name, "partition") == 0 && strstr(line, "\"priority\":");
+        waits += strncmp(ev[n].name, "wait for ", 9) == 0 && ev[n].tid == 0;
+        n++;
+    }
+    for (int i = 0; i < n; i++) /* a collective of step t while step t+1's forward runs */
+        for (int j = 0; ev[i].tid > 0 && j < n; j++)
+            overlaps += ev[j].tid == 0 && ev[j].step == ev[i].step + 1 &&
+                        strncmp(ev[j].name, "forward", 7) == 0 && ev[j].ts < ev[i].ts + ev[i].dur &&
+                        ev[i].ts < ev[j].ts + ev[j].dur;
+    if (!partitions || !waits || !overlaps)
+        fail_msg("%d events: %d partitions with a priority, %d waits for an update, %d overlaps", n,
+                 partitions, waits, overlaps);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_bad_invocations_exit_2_naming_the_flag),
         cmocka_unit_test(test_the_listing_names_every_schedule),
         cmocka_unit_test(test_a_scheduled_run_names_its_schedule_and_repeats_exactly),
+        cmocka_unit_test(test_the_timeline_shows_partitions_and_cross_step_overlap),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }
