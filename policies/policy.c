@@ -321,6 +321,7 @@ int policy_sees_price(const char *spec, const char *flag, int *sees, BwError *er
     memset(&c, 0, sizeof c);
     if ((rc = find_ops(&s, flag, &c, err))) return rc;
     *sees = !c.ops.price_blind;
+    policy_python_close(c.py);
     policy_plugin_close(c.dl);
     return BW_OK;
 }
