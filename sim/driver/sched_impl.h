@@ -154,7 +154,7 @@ int sched_best_group(SchedEngine *E, SchedPlan **plan);
 /* Takes a GROUP off its plan's eligible list once its last partition went out. */
 void sched_group_exhausted(SchedPlan *plan, int stage);
 void sched_queue_push(SchedQueue *q, SchedItem it);
-void sched_plans_free(SchedEngine *E, int P);
+void sched_plans_free(SchedEngine *E);
 
 /* sched_run.c */
 int sched_create(DriverRun *run, BwError *err); /* after cost_create's plan of the run */

@@ -232,7 +232,6 @@ static void observe_bytes(DriverRun *run, double *bytes)
 int sched_plan_build(DriverRun *run, long step, BwError *err)
 {
     SchedEngine *E = run->cost->sched;
-    const int P = run->P;
     observe_bytes(run, E->tensor_bytes);
     const StepRow *last = run->res->n_steps ? &run->res->steps[run->res->n_steps - 1] : NULL;
     const StepRow *before = run->res->n_steps > 1 ? &run->res->steps[run->res->n_steps - 2] : NULL;
@@ -251,7 +250,6 @@ int sched_plan_build(DriverRun *run, long step, BwError *err)
         const int gathers = unit_stages(run, p, u, E->dec.partition_bytes);
         p->units[u].defer = gathers && prof && !prof->allgather_overlaps;
     }
-    (void)P;
     plan_progress_reset(run, p);
     p->step = step;
     E->steps_planned++;
@@ -444,9 +442,8 @@ void sched_group_exhausted(SchedPlan *p, int s)
         }
 }
 
-void sched_plans_free(SchedEngine *E, int P)
+void sched_plans_free(SchedEngine *E)
 {
-    (void)P;
     for (int k = 0; k < 2; k++) {
         SchedPlan *p = &E->plans[k];
         free(p->units);

@@ -152,7 +152,7 @@ void sched_free(DriverRun *run)
     free(E->tensor_bytes);
     free(E->tensors);
     free(E->layers);
-    sched_plans_free(E, run->P);
+    sched_plans_free(E);
     for (int r = 0; E->ranks && r < run->P; r++) {
         SchedRank *R = &E->ranks[r];
         for (int k = 0; R->q && k < E->lanes; k++) {
