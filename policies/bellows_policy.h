@@ -59,9 +59,13 @@
 /* BellowsPolicyContext.overlap (version 4): how the gradients' collectives meet the backward
  * pass, --overlap */
 enum {
-    BELLOWS_OVERLAP_NONE = 0,  /* the backward, then every collective */
-    BELLOWS_OVERLAP_DDP = 1,   /* PyTorch DDP's buckets, reduced while the backward goes on */
-    BELLOWS_OVERLAP_TENSOR = 2 /* the backward, then one tensor's collectives after another */
+    BELLOWS_OVERLAP_NONE = 0,   /* the backward, then every collective */
+    BELLOWS_OVERLAP_DDP = 1,    /* PyTorch DDP's buckets, reduced while the backward goes on */
+    BELLOWS_OVERLAP_TENSOR = 2, /* the backward, then one tensor's collectives after another */
+    /* since bellows' schedules (no new field: a plugin of version 4 or 5 may see it): the
+     * backward hands gradients over as DDP does and the next step's forward of a layer waits
+     * only for that layer's update */
+    BELLOWS_OVERLAP_LAYER = 3
 };
 
 /* BellowsPolicyContext.warmup_shape (version 4), --warmup-shape */

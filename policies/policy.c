@@ -82,7 +82,7 @@ static void policy_assert_context(const PolicyContext *ctx)
     assert(memchr(ctx->compressor, '\0', sizeof ctx->compressor) && ctx->compressor[0]);
     assert(isfinite(ctx->compressor_level) && ctx->compressor_level >= 0);
     assert(memchr(ctx->compressor_spec, '\0', sizeof ctx->compressor_spec));
-    assert(ctx->overlap >= BELLOWS_OVERLAP_NONE && ctx->overlap <= BELLOWS_OVERLAP_TENSOR);
+    assert(ctx->overlap >= BELLOWS_OVERLAP_NONE && ctx->overlap <= BELLOWS_OVERLAP_LAYER);
     assert(ctx->warmup_shape == BELLOWS_WARMUP_STEP || ctx->warmup_shape == BELLOWS_WARMUP_EPOCH);
     (void)ctx; /* unused when NDEBUG */
 }
@@ -321,6 +321,7 @@ int policy_sees_price(const char *spec, const char *flag, int *sees, BwError *er
     memset(&c, 0, sizeof c);
     if ((rc = find_ops(&s, flag, &c, err))) return rc;
     *sees = !c.ops.price_blind;
+    policy_python_close(c.py);
     policy_plugin_close(c.dl);
     return BW_OK;
 }

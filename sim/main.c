@@ -35,6 +35,8 @@ static const Command commands[] = {
     {"models", cmd_models, "list the models with their parameter and flop counts"},
     {"platform", cmd_platform, "print the SimGrid platform XML a set of cluster flags generates"},
     {"policies", cmd_policies, "list the scheduling policies with their sources and options"},
+    {"schedules", cmd_schedules,
+     "list the communication schedules (what is sent when) with their sources and options"},
     {"compressors", cmd_compressors,
      "list the gradient compressors with their levels, options and sources"},
     {"workloads", cmd_workloads,

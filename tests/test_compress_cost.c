@@ -221,7 +221,7 @@ static void test_powersgd_plan_on_other_shapes(void **state)
     toy(t);
     const double levels[3] = {2, 4, 4}; /* the vector's level is ignored */
     CompressMsg m[COMPRESS_MAX_MSGS];
-    CompressCost cost;
+    CompressCost cost = {0}; /* its prof is read: none, the roofline */
     int n = compress_plan_views(c, t, (int[]){0, 1, 2}, 3, levels, m, &cost);
     assert_int_equal(n, 3);
     assert_int_equal(m[0].op, COMPRESS_ALLREDUCE_F32);
@@ -312,7 +312,7 @@ static void test_many_layers_batch_into_few_messages(void **state)
     const LayerView *own = own_layers(&n_own);
     Compressor *c = make("powersgd", own, n_own, WORLD);
     CompressMsg m[COMPRESS_MAX_MSGS];
-    CompressCost cost;
+    CompressCost cost = {0}; /* its prof is read: none, the roofline */
     int n = compress_plan_views(c, v, all, L, levels, m, &cost);
     assert_int_equal(n, 3);
     size_t p = 0, q = 0;

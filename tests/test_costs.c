@@ -8,25 +8,9 @@
 #include "testutil.h"
 
 #include <sys/stat.h>
-#include <sys/wait.h>
 
+#include "clitest.h"
 #include "costs.h"
-
-static char TMP[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    make_tmpdir(TMP, sizeof TMP);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    rm_tree(TMP);
-    return 0;
-}
 
 static void write_file(const char *path, const char *text)
 {
@@ -287,5 +271,5 @@ int main(void)
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -53,6 +53,22 @@ grep -q '^# ./halfway.so may see the price' sw.txt || { cat sw.txt; fail "halfwa
   --policies sync,./netaware.so,./plateau.so,./halfway.so --out rep --no-plots --quiet > /dev/null
 [ "$(grep -c ',completed,' rep/compare.csv)" -eq 4 ] || { cat rep/compare.csv; fail "replay"; }
 
+# a schedule of one's own (README: Write your own schedule), built with the documented line and
+# run, listed, and given a bad option
+cd "$here"
+cp schedules/examples/smallfirst.c "$tmp/smallfirst.c"
+$cc -shared -fPIC -I schedules -o "$tmp/smallfirst.so" "$tmp/smallfirst.c"
+cd "$tmp"
+"$bellows" schedules --plugin ./smallfirst.so | grep -q '^smallfirst ' || fail "schedules --plugin"
+"$bellows" run $S --workload vgg16 --schedule ./smallfirst.so --out sf --quiet > /dev/null
+grep -q '"schedule": "./smallfirst.so"' sf/summary.json || fail "smallfirst's run"
+grep -q '"overlap": "layer"' sf/summary.json || fail "smallfirst's run: not layer-wise"
+if "$bellows" run $S --workload vgg16 --schedule ./smallfirst.so:x=1 --out sf2 2> sf.err; then
+  fail "smallfirst took an option it has not"
+fi
+grep -q "^bellows: --schedule ./smallfirst.so: unknown option 'x'" sf.err || { cat sf.err; fail "option"; }
+[ ! -e sf2 ] || fail "a refused run left sf2"
+
 # a plugin written for interface version 3 (before the context grew the run's settings) runs
 sed 's/\.iVersion = BELLOWS_POLICY_VERSION/.iVersion = 3/' "$here/policies/examples/halfway.c" > v3.c
 grep -q '\.iVersion = 3' v3.c || fail "v3.c: no iVersion to set"

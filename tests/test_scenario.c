@@ -4,23 +4,7 @@
  * rule with a warm-up, said in the header, unless --lr or --lr-scale is given. */
 #include "testutil.h"
 
-#include <sys/wait.h>
-
-static char TMP[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    make_tmpdir(TMP, sizeof TMP);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    rm_tree(TMP);
-    return 0;
-}
+#include "clitest.h"
 
 /* Runs `bellows run FLAGS --out TMP/NAME`, its stdout into TMP/NAME.out; the exit status. */
 static int run(const char *name, const char *flags)
@@ -135,5 +119,5 @@ int main(void)
         cmocka_unit_test(test_the_price_batch_scales_the_real_models_compute_only),
         cmocka_unit_test(test_a_large_global_batch_gets_the_linear_scaling_rule),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

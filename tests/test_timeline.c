@@ -94,7 +94,7 @@ static void test_two_workers_spans_and_instant(void **state)
     snprintf(path, sizeof path, "%s/run.trace.json", dir);
     Timeline *tl = NULL;
     BwError err = {0};
-    assert_int_equal(timeline_open(path, 1, 2, 2, &tl, &err), BW_OK);
+    assert_int_equal(timeline_open(path, 1, 2, 2, 1, &tl, &err), BW_OK);
     assert_non_null(tl);
     assert_false(timeline_wants(tl, 0));
     assert_true(timeline_wants(tl, 1));
@@ -177,7 +177,7 @@ static void test_no_upper_bound(void **state)
     make_tmpdir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/t.json", dir);
     Timeline *tl;
-    assert_int_equal(timeline_open(path, 10, -1, 1, &tl, NULL), BW_OK);
+    assert_int_equal(timeline_open(path, 10, -1, 1, 1, &tl, NULL), BW_OK);
     assert_false(timeline_wants(tl, 9));
     assert_true(timeline_wants(tl, 10));
     assert_true(timeline_wants(tl, 1000000));
@@ -206,7 +206,7 @@ static void test_adjacent_spans_meet_exactly(void **state)
     make_tmpdir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/t.json", dir);
     Timeline *tl;
-    assert_int_equal(timeline_open(path, 0, -1, 1, &tl, NULL), BW_OK);
+    assert_int_equal(timeline_open(path, 0, -1, 1, 1, &tl, NULL), BW_OK);
     const double t[] = {0.4e-9, 1.6e-9, 3e-9, 0.1, 0.1 + 0.2, 1.0 / 3, 0.7};
     const int n = (int)(sizeof t / sizeof *t);
     for (int i = 0; i + 1 < n; i++)
@@ -233,7 +233,7 @@ static void test_abort_writes_nothing(void **state)
     make_tmpdir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/t.json", dir);
     Timeline *tl;
-    assert_int_equal(timeline_open(path, 0, -1, 3, &tl, NULL), BW_OK);
+    assert_int_equal(timeline_open(path, 0, -1, 3, 1, &tl, NULL), BW_OK);
     timeline_span(tl, 2, TL_LANE_COMM, "communication", "x", 0, 1, 0, NULL);
     timeline_abort(tl);
     assert_int_equal(dir_entries(dir), 0);
@@ -252,7 +252,7 @@ static void test_bare_name_in_current_folder(void **state)
     assert_non_null(getcwd(cwd, sizeof cwd));
     assert_int_equal(chdir(dir), 0);
     Timeline *tl;
-    int rc = timeline_open("bare.json", 0, 0, 1, &tl, NULL);
+    int rc = timeline_open("bare.json", 0, 0, 1, 1, &tl, NULL);
     if (rc == BW_OK) rc = timeline_close(tl, NULL);
     assert_int_equal(chdir(cwd), 0);
     assert_int_equal(rc, BW_OK);
@@ -273,13 +273,13 @@ static void test_bad_paths_are_usage_errors(void **state)
     Timeline *tl = (Timeline *)1;
     BwError err = {0};
     snprintf(path, sizeof path, "%s/missing/sub/t.json", dir);
-    assert_int_equal(timeline_open(path, 0, -1, 2, &tl, &err), BW_EUSAGE);
+    assert_int_equal(timeline_open(path, 0, -1, 2, 1, &tl, &err), BW_EUSAGE);
     assert_null(tl);
     assert_non_null(strstr(err.msg, path));
     assert_non_null(strstr(err.msg, "missing/sub"));
 
     snprintf(path, sizeof path, "%s/", dir); /* a folder, no file name */
-    assert_int_equal(timeline_open(path, 0, -1, 2, &tl, &err), BW_EUSAGE);
+    assert_int_equal(timeline_open(path, 0, -1, 2, 1, &tl, &err), BW_EUSAGE);
     assert_non_null(strstr(err.msg, path));
 
     snprintf(path, sizeof path, "%s/file", dir); /* a file in the way of the folder */
@@ -287,13 +287,13 @@ static void test_bad_paths_are_usage_errors(void **state)
     assert_non_null(f);
     fclose(f);
     snprintf(path, sizeof path, "%s/file/t.json", dir);
-    assert_int_equal(timeline_open(path, 0, -1, 2, &tl, &err), BW_EUSAGE);
+    assert_int_equal(timeline_open(path, 0, -1, 2, 1, &tl, &err), BW_EUSAGE);
     assert_non_null(strstr(err.msg, path));
 
     snprintf(path, sizeof path, "%s/t.json", dir);
-    assert_int_equal(timeline_open(path, 5, 4, 2, &tl, &err), BW_EUSAGE);
+    assert_int_equal(timeline_open(path, 5, 4, 2, 1, &tl, &err), BW_EUSAGE);
     assert_non_null(strstr(err.msg, path));
-    assert_int_equal(timeline_open("", 0, -1, 2, &tl, &err), BW_EUSAGE);
+    assert_int_equal(timeline_open("", 0, -1, 2, 1, &tl, &err), BW_EUSAGE);
     assert_int_equal(dir_entries(dir), 1); /* only "file": nothing created */
     rm_tree(dir);
 }

@@ -65,6 +65,7 @@ OPT_CHOICE = 2  # one of choices; opts[key] is the word
 OVERLAP_NONE = 0  # ctx.overlap: the backward, then every collective
 OVERLAP_DDP = 1  # PyTorch DDP's buckets, reduced while the backward goes on
 OVERLAP_TENSOR = 2  # the backward, then one tensor's collectives after another
+OVERLAP_LAYER = 3  # DDP's hand-over, and the next forward of a layer waits only for its update
 
 WARMUP_STEP = 0  # ctx.warmup_shape: the warm-up's rate grows every step
 WARMUP_EPOCH = 1  # once an epoch, one epoch late (the Accordion authors' code)
@@ -142,7 +143,7 @@ class Context:
         "nodes": "nodes in the cluster",
         "compressor_spec": "the compressor with every option spelled out, defaults included "
                            "(\"topk:ef=1,divide=1,index=int32,count=ceil\")",
-        "overlap": "OVERLAP_NONE, OVERLAP_DDP or OVERLAP_TENSOR (--overlap)",
+        "overlap": "OVERLAP_NONE, OVERLAP_DDP, OVERLAP_TENSOR or OVERLAP_LAYER (--overlap)",
         "lr_known": "1 when the run follows its lr flags; 0 in a replay, whose rate is the "
                     "trace's (the four fields below are then 0)",
         "lr_peak_scale": "the rate after the warm-up is lr0 x this (--lr-scale workers)",

@@ -18,5 +18,6 @@ int cmd_policies(int argc, char **argv, BwError *err);
 int cmd_compressors(int argc, char **argv, BwError *err);
 int cmd_workloads(int argc, char **argv, BwError *err);
 int cmd_costs(int argc, char **argv, BwError *err);
+int cmd_schedules(int argc, char **argv, BwError *err);
 
 #endif

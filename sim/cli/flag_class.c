@@ -65,6 +65,9 @@ static const FlagClassRow CLASSES[] = {
     {"oversubscription", FLAG_PRICE},
     /* the network model and the collectives */
     {"allreduce", FLAG_PRICE},
+    {"servers", FLAG_PRICE},
+    {"ps-hosts", FLAG_PRICE},
+    {"schedule", FLAG_PRICE}, /* what is sent when: the same gradients, in another order */
     {"collectives", FLAG_PRICE},
     {"network-model", FLAG_PRICE},
     /* the costs of a step, and the GPUs' speeds (a policy that sees them is trained anyway) */

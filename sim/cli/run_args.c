@@ -14,6 +14,7 @@
 
 #include "cluster_args.h"
 #include "engine.h"
+#include "schedule.h"
 
 #define RUN_OPT(name, kind, field, ...)                                                            \
     {                                                                                              \
@@ -23,8 +24,18 @@
 static const CliOpt run_opts[] = {
     RUN_OPT("compressor", CLI_STRING, compressor, "powersgd", NULL,
             "gradient compressor NAME[:key=value,...] (bellows compressors)", 0, 0, NULL, 0),
-    RUN_OPT("allreduce", CLI_CHOICE, algorithm, "ring", NULL, "allreduce algorithm", 0, 0,
-            "ring|halving-doubling|tree|hierarchical", 0),
+    RUN_OPT("allreduce", CLI_CHOICE, algorithm, "ring", NULL,
+            "allreduce algorithm; ps: parameter servers (--servers), each call or partition pushed "
+            "to one and pulled back",
+            0, 0, "ring|halving-doubling|tree|hierarchical|ps", 0),
+    RUN_OPT("servers", CLI_INT, servers, NULL, "servers",
+            "--allreduce ps: parameter servers, partitions spread over them round-robin "
+            "(default: one a worker)",
+            1, 4096, NULL, 0),
+    RUN_OPT("ps-hosts", CLI_CHOICE, ps_hosts, "colocated", NULL,
+            "--allreduce ps: colocated, server s on rank s's host and NIC (BytePS's default); "
+            "own, on hosts of their own with NICs like the GPUs'",
+            0, 0, "colocated|own", 0),
     RUN_OPT("collectives", CLI_CHOICE, collectives, "transfer", NULL,
             "transfer: every message simulated; analytic: the closed-form cost on the bottleneck "
             "link (equal to transfer on the exact network model when nothing contends; an "
@@ -59,10 +70,17 @@ static const CliOpt run_opts[] = {
             "compute; the small model still gives the gradients and the accuracy",
             0, 0, NULL, 0),
     RUN_OPT("overlap", CLI_CHOICE, overlap, NULL, NULL,
-            "ddp: the backward overlaps bucketed collectives as PyTorch DDP does; none: compute, "
-            "then communication; tensor: no overlap and one collective per tensor (the Accordion "
-            "authors' code). Default: ddp with --workload (what real jobs do), else none",
-            0, 0, "none|ddp|tensor", 0),
+            "ddp: the backward overlaps bucketed collectives as PyTorch DDP does; layer: as ddp, "
+            "and the next step's forward of a layer waits only for that layer's update, so the "
+            "last collectives overlap it; none: compute, then communication; tensor: no overlap "
+            "and one collective per tensor (the Accordion authors' code). Default: layer with a "
+            "--schedule other than fifo, ddp with --workload (what real jobs do), else none",
+            0, 0, "none|ddp|tensor|layer", 0),
+    RUN_OPT("schedule", CLI_STRING, schedule, "fifo", NULL,
+            "what is sent when: NAME[:key=value,...] (bellows schedules: fifo, bytescheduler, p3, "
+            "tictac) or a plugin PATH.so[:key=value,...]: tensor priority, buckets, partition "
+            "size and credit, per step",
+            0, 0, NULL, 0),
     RUN_OPT("price-batch", CLI_INT, price_batch, NULL, "images",
             "images per GPU the workload's compute is charged for (default: --batch): the small "
             "model trains at --batch per worker, and each of its steps is priced as one step of "
@@ -375,10 +393,16 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
         (rc = workload_load(f->run.workload, "--workload", &f->workload, err)))
         return rc;
     cfg->workload = f->workload;
-    const char *ov = f->run.overlap ? f->run.overlap : cfg->workload ? "ddp" : "none";
+    const char *ov = f->run.overlap                            ? f->run.overlap
+                     : !schedule_spec_is_fifo(f->run.schedule) ? "layer"
+                     : cfg->workload                           ? "ddp"
+                                                               : "none";
     cfg->overlap = strcmp(ov, "ddp") == 0      ? OVERLAP_DDP
                    : strcmp(ov, "tensor") == 0 ? OVERLAP_TENSOR
+                   : strcmp(ov, "layer") == 0  ? OVERLAP_LAYER
                                                : OVERLAP_NONE;
+    cfg->schedule = f->run.schedule;
+    if ((rc = run_ps_setup(f, cfg, err))) return rc;
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
     if (f->run.price_batch && !cfg->workload)
         return bw_fail(err, BW_EUSAGE,

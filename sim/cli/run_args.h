@@ -37,6 +37,8 @@ typedef struct {
     int eval_every, stop_at_target, quiet, jobs, no_plots, resume, force;
     int compute_threads; /* 0: not given (run_setup picks) */
     const char *workload, *overlap, *timeline, *timeline_steps, *costs, *transport;
+    const char *schedule, *ps_hosts;
+    int servers; /* 0: not given (one a worker) */
     double bucket_mb;
     int price_batch; /* 0: not given (--batch) */
     int free_compression;
@@ -94,6 +96,10 @@ void run_flags_release(Flags *f);
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
               BwError *err);
 int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *test, BwError *err);
+
+/* --allreduce ps with --servers and --ps-hosts into cfg->cluster (checked there); either flag
+ * without ps is a usage error (ps_args.c). */
+int run_ps_setup(const Flags *f, RunConfig *cfg, BwError *err);
 
 /* --trace: the run replays trace (model, data and schedule flags are refused; the per-worker
  * batch is the trace's global batch over the workers, which must divide it), with the replay

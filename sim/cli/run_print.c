@@ -97,6 +97,8 @@ static void print_price(const RunConfig *cfg)
 {
     const CostProfile *p = cfg->costs;
     const char *ov = cfg->overlap == OVERLAP_DDP      ? "DDP's overlap"
+                     : cfg->overlap == OVERLAP_LAYER  ? "DDP's overlap and layer-wise "
+                                                        "dependencies across steps"
                      : cfg->overlap == OVERLAP_TENSOR ? "one tensor after another after the "
                                                         "backward"
                                                       : "no overlap";
@@ -106,7 +108,9 @@ static void print_price(const RunConfig *cfg)
         printf(" at %d images per GPU (each small step of %d priced as one real step)",
                cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch, cfg->tc.batch);
     printf(", %s", ov);
-    if (cfg->overlap == OVERLAP_DDP)
+    if (driver_scheduled(cfg))
+        printf(", schedule %s", cfg->schedule);
+    else if (cfg->overlap == OVERLAP_DDP)
         printf(" (buckets of %g MiB)",
                (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) / 1048576.0);
     if (!p || p->ideal) {

@@ -4,7 +4,6 @@
  * "ops", "networks" and an operation (a misspelt constant would silently fall back), and ignored
  * elsewhere, so a file can carry notes and the source of each constant ("source" keys). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,38 +11,11 @@
 
 #include "cluster.h"
 #include "costs_impl.h"
+#include "jsonfield.h"
 
 typedef struct {
-    BwError *err;
-    char where[320]; /* "FLAG LABEL: " then the path to the field */
+    JsonAt loc; /* "FLAG LABEL: " then the path to the field */
 } Ctx;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-bad(const Ctx *c, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return bw_fail(c->err, BW_EUSAGE, "%s%s", c->where, msg);
-}
-
-/* An optional string of 1 .. n-1 characters into out[n] (left alone when absent). */
-static int get_str(const Ctx *c, const json_t *o, const char *key, int required, char *out,
-                   size_t n)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v && !required) return BW_OK;
-    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= n ||
-        strlen(json_string_value(v)) != json_string_length(v))
-        return bad(c, "\"%s\" must be a string of 1 to %zu characters", key, n - 1);
-    memcpy(out, json_string_value(v), json_string_length(v) + 1);
-    return BW_OK;
-}
 
 /* A finite number > 0 and at most max (every constant of a profile is one). */
 static int get_num(const Ctx *c, const json_t *o, const char *key, double max, double *out)
@@ -51,7 +23,7 @@ static int get_num(const Ctx *c, const json_t *o, const char *key, double max, d
     json_t *v = json_object_get(o, key);
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     if (!isfinite(x) || !(x > 0) || x > max)
-        return bad(c, "\"%s\" must be a number > 0 and at most %g", key, max);
+        return json_at_fail(&c->loc, "\"%s\" must be a number > 0 and at most %g", key, max);
     *out = x;
     return BW_OK;
 }
@@ -66,7 +38,7 @@ static int only_keys(const Ctx *c, const json_t *o, const char *const *known, co
         (void)v;
         int ok = strcmp(key, "source") == 0;
         for (int i = 0; !ok && known[i]; i++) ok = strcmp(key, known[i]) == 0;
-        if (!ok) return bad(c, "%s: unknown key \"%s\"", what, key);
+        if (!ok) return json_at_fail(&c->loc, "%s: unknown key \"%s\"", what, key);
     }
     return BW_OK;
 }
@@ -74,8 +46,8 @@ static int only_keys(const Ctx *c, const json_t *o, const char *const *known, co
 /* Appends "ops.topk: " (or any path) to where; returns the length to cut back to. */
 static size_t enter(Ctx *c, const char *path)
 {
-    size_t n = strlen(c->where);
-    snprintf(c->where + n, sizeof c->where - n, "%s: ", path);
+    size_t n = strlen(c->loc.where);
+    snprintf(c->loc.where + n, sizeof c->loc.where - n, "%s: ", path);
     return n;
 }
 
@@ -85,7 +57,7 @@ static int parse_rate(const Ctx *c, const json_t *a, CostOpRate *r)
     size_t n = json_is_array(a) ? json_array_size(a) : 0;
     const char *must = "\"rate\" must be a list of 1 to 16 [size, units per second] pairs of "
                        "finite positive numbers, sizes rising";
-    if (n < 1 || n > COSTS_MAX_POINTS) return bad(c, "%s", must);
+    if (n < 1 || n > COSTS_MAX_POINTS) return json_at_fail(&c->loc, "%s", must);
     for (size_t i = 0; i < n; i++) {
         json_t *p = json_array_get(a, i);
         json_t *s = json_array_get(p, 0), *v = json_array_get(p, 1);
@@ -93,7 +65,7 @@ static int parse_rate(const Ctx *c, const json_t *a, CostOpRate *r)
         double rate = json_is_number(v) ? json_number_value(v) : NAN;
         if (!json_is_array(p) || json_array_size(p) != 2 || !isfinite(size) || !(size > 0) ||
             !isfinite(rate) || !(rate > 0) || (i > 0 && !(size > r->points[i - 1].size)))
-            return bad(c, "%s (pair %zu)", must, i);
+            return json_at_fail(&c->loc, "%s (pair %zu)", must, i);
         r->points[i] = (CostPoint){size, rate};
     }
     r->n_points = (int)n;
@@ -103,7 +75,8 @@ static int parse_rate(const Ctx *c, const json_t *a, CostOpRate *r)
 static int parse_op(Ctx *c, const json_t *o, CostOpRate *r)
 {
     static const char *const known[] = {"kernels", "rate", NULL};
-    if (!json_is_object(o)) return bad(c, "must be an object with \"kernels\" and \"rate\"");
+    if (!json_is_object(o))
+        return json_at_fail(&c->loc, "must be an object with \"kernels\" and \"rate\"");
     int rc = only_keys(c, o, known, "an operation");
     if (rc == BW_OK) rc = get_num(c, o, "kernels", 1e6, &r->kernels);
     if (rc == BW_OK) rc = parse_rate(c, json_object_get(o, "rate"), r);
@@ -114,7 +87,8 @@ static int parse_op(Ctx *c, const json_t *o, CostOpRate *r)
 static int parse_ops(Ctx *c, const json_t *ops, CostProfile *p)
 {
     if (!ops) return BW_OK; /* a profile may price no operation (then no compressor needs one) */
-    if (!json_is_object(ops)) return bad(c, "\"ops\" must be an object of operations");
+    if (!json_is_object(ops))
+        return json_at_fail(&c->loc, "\"ops\" must be an object of operations");
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)ops, key, v)
@@ -124,14 +98,15 @@ static int parse_ops(Ctx *c, const json_t *ops, CostProfile *p)
         if (op < 0) {
             char names[160];
             costs_op_names(names, sizeof names);
-            return bad(c, "\"ops\": unknown operation \"%s\" (the operations: %s)", key, names);
+            return json_at_fail(&c->loc, "\"ops\": unknown operation \"%s\" (the operations: %s)",
+                                key, names);
         }
         char path[64];
         snprintf(path, sizeof path, "ops.%s", key);
         size_t back = enter(c, path);
         int rc = parse_op(c, v, &p->ops[op]);
         if (rc != BW_OK) return rc;
-        c->where[back] = '\0';
+        c->loc.where[back] = '\0';
     }
     return BW_OK;
 }
@@ -140,8 +115,9 @@ static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
 {
     static const char *const known[] = {"allreduce", "allgather", NULL};
     if (!json_is_object(nets) || json_object_size(nets) == 0)
-        return bad(c, "\"networks\" must be an object with at least one of \"tcp\", \"rdma\", "
-                      "\"nvlink\"");
+        return json_at_fail(
+            &c->loc, "\"networks\" must be an object with at least one of \"tcp\", \"rdma\", "
+                     "\"nvlink\"");
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)nets, key, v)
@@ -149,19 +125,20 @@ static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
         if (strcmp(key, "source") == 0) continue;
         int n = costs_net_parse(key);
         if (n < 0)
-            return bad(c, "\"networks\": unknown network kind \"%s\" (tcp, rdma or nvlink)", key);
+            return json_at_fail(
+                &c->loc, "\"networks\": unknown network kind \"%s\" (tcp, rdma or nvlink)", key);
         char path[64];
         snprintf(path, sizeof path, "networks.%s", key);
         size_t back = enter(c, path);
         if (!json_is_object(v))
-            return bad(c, "must be an object with \"allreduce\", \"allgather\"");
+            return json_at_fail(&c->loc, "must be an object with \"allreduce\", \"allgather\"");
         CostNetShare *s = &p->net[n];
         int rc = only_keys(c, v, known, "a network");
         if (rc == BW_OK) rc = get_num(c, v, "allreduce", 1, &s->allreduce);
         if (rc == BW_OK) rc = get_num(c, v, "allgather", 1, &s->allgather);
         if (rc != BW_OK) return rc;
         s->present = 1;
-        c->where[back] = '\0';
+        c->loc.where[back] = '\0';
     }
     return BW_OK;
 }
@@ -170,15 +147,15 @@ static int parse_fixed(Ctx *c, const json_t *f, CostProfile *p)
 {
     static const char *const known[] = {"tensor_s", "kernel_s", "collective_s", "cycle_s", NULL};
     if (!json_is_object(f))
-        return bad(c, "\"fixed\" must be an object with \"tensor_s\", \"kernel_s\", "
-                      "\"collective_s\"");
+        return json_at_fail(&c->loc, "\"fixed\" must be an object with \"tensor_s\", \"kernel_s\", "
+                                     "\"collective_s\"");
     size_t back = enter(c, "fixed");
     int rc = only_keys(c, f, known, "\"fixed\"");
     if (rc == BW_OK) rc = get_num(c, f, "tensor_s", 1, &p->tensor_s);
     if (rc == BW_OK) rc = get_num(c, f, "kernel_s", 1, &p->kernel_s);
     if (rc == BW_OK) rc = get_num(c, f, "collective_s", 1, &p->collective_s);
     if (rc == BW_OK && json_object_get(f, "cycle_s")) rc = get_num(c, f, "cycle_s", 1, &p->cycle_s);
-    c->where[back] = '\0';
+    c->loc.where[back] = '\0';
     return rc;
 }
 
@@ -187,12 +164,13 @@ static int parse_efficiency(Ctx *c, const json_t *e, CostProfile *p)
 {
     static const char *const known[] = {"fp32", "tf32", "bf16", NULL};
     if (!e) return BW_OK;
-    if (!json_is_object(e)) return bad(c, "\"efficiency\" must be an object of precisions");
+    if (!json_is_object(e))
+        return json_at_fail(&c->loc, "\"efficiency\" must be an object of precisions");
     size_t back = enter(c, "efficiency");
     int rc = only_keys(c, e, known, "\"efficiency\"");
     for (int i = 0; rc == BW_OK && known[i]; i++)
         if (json_object_get(e, known[i])) rc = get_num(c, e, known[i], 1, &p->efficiency[i]);
-    c->where[back] = '\0';
+    c->loc.where[back] = '\0';
     return rc;
 }
 
@@ -200,12 +178,12 @@ static int parse_efficiency(Ctx *c, const json_t *e, CostProfile *p)
 static int parse_measured(Ctx *c, const json_t *m, CostProfile *p)
 {
     if (!m) return BW_OK;
-    if (!json_is_object(m)) return bad(c, "\"measured\" must be an object");
+    if (!json_is_object(m)) return json_at_fail(&c->loc, "\"measured\" must be an object");
     size_t back = enter(c, "measured");
-    int rc = get_str(c, m, "device", 0, p->device, sizeof p->device);
-    if (rc == BW_OK) rc = get_str(c, m, "versions", 0, p->versions, sizeof p->versions);
-    if (rc == BW_OK) rc = get_str(c, m, "date", 0, p->date, sizeof p->date);
-    c->where[back] = '\0';
+    int rc = json_at_str(&c->loc, m, "device", 0, p->device, sizeof p->device);
+    if (rc == BW_OK) rc = json_at_str(&c->loc, m, "versions", 0, p->versions, sizeof p->versions);
+    if (rc == BW_OK) rc = json_at_str(&c->loc, m, "date", 0, p->date, sizeof p->date);
+    c->loc.where[back] = '\0';
     return rc;
 }
 
@@ -214,7 +192,8 @@ static int parse_allgather(Ctx *c, const json_t *a, CostProfile *p)
     static const char *const known[] = {"overlaps_backward", NULL};
     json_t *o = json_object_get(a, "overlaps_backward");
     if (!json_is_object(a) || !json_is_boolean(o))
-        return bad(c, "\"allgather\" must be {\"overlaps_backward\": true or false}");
+        return json_at_fail(&c->loc,
+                            "\"allgather\" must be {\"overlaps_backward\": true or false}");
     int rc = only_keys(c, a, known, "\"allgather\"");
     p->allgather_overlaps = json_is_true(o);
     return rc;
@@ -222,20 +201,22 @@ static int parse_allgather(Ctx *c, const json_t *a, CostProfile *p)
 
 static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
 {
-    if (!json_is_object(root)) return bad(c, "a cost profile must be a JSON object");
+    if (!json_is_object(root)) return json_at_fail(&c->loc, "a cost profile must be a JSON object");
     json_t *v = json_object_get(root, "bellows_costs");
     if (!json_is_integer(v) || json_integer_value(v) != COSTS_FORMAT)
-        return bad(c, "\"bellows_costs\" must be %d, the format's version", COSTS_FORMAT);
-    int rc = get_str(c, root, "name", 1, p->name, sizeof p->name);
-    if (rc == BW_OK) rc = get_str(c, root, "source", 0, p->source, sizeof p->source);
+        return json_at_fail(&c->loc, "\"bellows_costs\" must be %d, the format's version",
+                            COSTS_FORMAT);
+    int rc = json_at_str(&c->loc, root, "name", 1, p->name, sizeof p->name);
+    if (rc == BW_OK) rc = json_at_str(&c->loc, root, "source", 0, p->source, sizeof p->source);
     if (rc == BW_OK)
-        rc = get_str(c, root, "implementation", 1, p->implementation, sizeof p->implementation);
-    if (rc == BW_OK) rc = get_str(c, root, "gpu", 1, p->gpu, sizeof p->gpu);
+        rc = json_at_str(&c->loc, root, "implementation", 1, p->implementation,
+                         sizeof p->implementation);
+    if (rc == BW_OK) rc = json_at_str(&c->loc, root, "gpu", 1, p->gpu, sizeof p->gpu);
     if (rc == BW_OK && !cluster_gpu_find(p->gpu))
-        rc = bad(c,
-                 "\"gpu\": unknown GPU \"%s\" (bellows platform --help lists V100, A100, "
-                 "H100)",
-                 p->gpu);
+        rc = json_at_fail(&c->loc,
+                          "\"gpu\": unknown GPU \"%s\" (bellows platform --help lists V100, A100, "
+                          "H100)",
+                          p->gpu);
     if (rc == BW_OK) rc = parse_measured(c, json_object_get(root, "measured"), p);
     if (rc == BW_OK) rc = parse_efficiency(c, json_object_get(root, "efficiency"), p);
     if (rc == BW_OK) rc = parse_fixed(c, json_object_get(root, "fixed"), p);
@@ -249,15 +230,15 @@ int costs_parse(const char *path, const char *text, size_t len, const char *flag
                 CostProfile **out, BwError *err)
 {
     *out = NULL;
-    Ctx c = {.err = err};
-    snprintf(c.where, sizeof c.where, "%s %s: ", flag, label);
+    Ctx c = {.loc.err = err};
+    snprintf(c.loc.where, sizeof c.loc.where, "%s %s: ", flag, label);
     json_error_t jerr;
     json_t *root = text ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr)
                         : json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         if (jerr.line > 0)
-            return bad(&c, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
-        return bad(&c, "%s", jerr.text);
+            return json_at_fail(&c.loc, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+        return json_at_fail(&c.loc, "%s", jerr.text);
     }
     CostProfile *p = calloc(1, sizeof *p);
     int rc = p ? parse_root(&c, root, p) : bw_fail(err, BW_ERUNTIME, "out of memory");

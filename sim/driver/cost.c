@@ -43,6 +43,7 @@
 #include <simgrid/semaphore.h>
 
 #include "engine.h"
+#include "sched_impl.h"
 
 /* ---- the plan, fixed for the run ---- */
 
@@ -71,7 +72,7 @@ static int cost_buckets(CostModel *cm, double cap)
 
 /* The measured GPU's peak over the simulated one's, at each one's precision (1 when the profile
  * is in flops, or its GPU is not one bellows knows, or the cluster's rate was given directly). */
-static double cost_peak_ratio(const Workload *wl, const Cluster *cl)
+double cost_peak_ratio(const Workload *wl, const Cluster *cl)
 {
     if (!wl->measured_batch || !wl->measured_gpu[0] || !(cl->gpu_peak_flops > 0)) return 1.0;
     const GpuProfile *g = cluster_gpu_find(wl->measured_gpu);
@@ -120,18 +121,20 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
         cost_buckets(cm, cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES);
     cm->peak_ratio = cost_peak_ratio(cm->wl, &run->res->cluster);
     sgd_cost(cm->wl->n_params, &cfg->tc.sgd, &cm->opt_flops, &cm->opt_bytes);
-    cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic;
+    const int scheduled = driver_scheduled(cfg) && !run->periodic;
+    cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic && !scheduled;
     if (run->fast) return BW_OK;
     cm->data = coll_comm_create_zero_time(&run->res->cluster, cfg->algo);
     if (!cm->data) return bw_fail(err, BW_ERUNTIME, "out of memory");
     if (cm->ddp) cm->stream_bar = sg_barrier_init((unsigned)run->P);
-    return BW_OK;
+    return scheduled ? sched_create(run, err) : BW_OK;
 }
 
 void cost_free(DriverRun *run)
 {
     CostModel *cm = run->cost;
     if (!cm) return;
+    sched_free(run);
     workload_free(cm->own);
     free(cm->views);
     free(cm->follows);
@@ -163,12 +166,18 @@ static int bucket_waits(const DriverRun *run, int k)
 
 /* At the rendezvous, once the policy has decided: each real tensor's level, that of the small
  * layer it follows (vectors dense), and which buckets wait for the backward. */
-void cost_decided(DriverRun *run)
+void cost_decided(DriverRun *run, long step)
 {
     CostModel *cm = run->cost;
     for (int t = 0; t < cm->wl->n_tensors; t++)
         cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
     for (int k = 0; cm->ddp && k < cm->n_buckets; k++) cm->bucket_defer[k] = bucket_waits(run, k);
+    if (!cm->sched) return;
+    int rc = sched_plan_build(run, step, &run->err);
+    if (rc) { /* a plugin's bad decision: the run stops at this rendezvous */
+        run->stop = STOP_ERROR;
+        run->err_status = rc;
+    }
 }
 
 /* ---- seconds on the simulated GPU ---- */
@@ -184,7 +193,7 @@ double cost_gpu_seconds(const Cluster *cl, double flops, double bytes)
 
 /* Executes `flops` on the worker's host, scaled by its slowdown and this step's jitter; returns
  * the seconds it took (longer when its stream computes at the same time). */
-static double gpu_exec(Worker *me, double flops)
+double cost_gpu_exec(Worker *me, double flops)
 {
     if (!(flops > 0)) return 0.0;
     double t0 = simgrid_get_clock();
@@ -192,8 +201,8 @@ static double gpu_exec(Worker *me, double flops)
     return simgrid_get_clock() - t0;
 }
 
-static void span(Worker *me, TimelineLane lane, const char *cat, const char *name, double t0,
-                 double t1, const char *args)
+void cost_span(Worker *me, TimelineLane lane, const char *cat, const char *name, double t0,
+               double t1, const char *args)
 {
     DriverRun *run = me->run;
     if (run->tl && t1 > t0 && timeline_wants(run->tl, me->cost_step))
@@ -201,7 +210,7 @@ static void span(Worker *me, TimelineLane lane, const char *cat, const char *nam
 }
 
 /* The stream's record of what it did this step, for the exposed-time split. */
-static void stream_note(Worker *me, int kind, double t0, double t1)
+void cost_note(Worker *me, int kind, double t0, double t1)
 {
     if (!(t1 > t0)) return;
     if (me->n_spans == me->cap_spans) {
@@ -264,10 +273,10 @@ static void compress_work(Worker *me, TimelineLane lane, const char *name, doubl
                           const char *args, double *split)
 {
     double t0 = simgrid_get_clock();
-    split[COST_COMPRESS] += gpu_exec(me, seconds * sg_host_get_speed(sg_host_self()));
+    split[COST_COMPRESS] += cost_gpu_exec(me, seconds * sg_host_get_speed(sg_host_self()));
     double t1 = simgrid_get_clock();
-    span(me, lane, "compression", name, t0, t1, args);
-    stream_note(me, COST_COMPRESS, t0, t1);
+    cost_span(me, lane, "compression", name, t0, t1, args);
+    cost_note(me, COST_COMPRESS, t0, t1);
 }
 
 /* Communication from t0 to now, booked, noted and drawn as one span carrying its bytes. */
@@ -280,8 +289,8 @@ static void comm_done(Worker *me, TimelineLane lane, double t0, double bytes, in
     if (me->run->tl && timeline_wants(me->run->tl, me->cost_step))
         snprintf(args, sizeof args, "\"bucket\":%d,\"tensors\":%d,\"bytes\":%.0f", bucket, n,
                  bytes);
-    span(me, lane, "communication", "collectives", t0, t1, args);
-    stream_note(me, COST_COMM, t0, t1);
+    cost_span(me, lane, "communication", "collectives", t0, t1, args);
+    cost_note(me, COST_COMM, t0, t1);
 }
 
 /* The collectives of the tensors todo[0..n) at this step's levels with the compressor's work
@@ -308,8 +317,8 @@ static void cost_reduce(Worker *me, const int *todo, int n, sg_bar_t bar, Timeli
     sg_barrier_wait(bar);
     double t2 = simgrid_get_clock();
     split[COST_WAIT] += t2 - t1;
-    span(me, lane, "wait", "wait for the slowest", t1, t2, args);
-    stream_note(me, COST_WAIT, t1, t2);
+    cost_span(me, lane, "wait", "wait for the slowest", t1, t2, args);
+    cost_note(me, COST_WAIT, t1, t2);
     double bytes = 0, total = 0;
     cycle_wait(me, queued);
     for (int i = 0; i < nm; i++) {
@@ -359,6 +368,7 @@ static void stream_actor(int argc, char **argv)
 
 void cost_start_streams(DriverRun *run)
 {
+    if (run->cost && run->cost->sched) sched_start(run);
     if (!run->cost || !run->cost->ddp) return;
     for (int w = 0; w < run->P; w++) {
         Worker *me = &run->w[w];
@@ -375,6 +385,7 @@ void cost_start_streams(DriverRun *run)
 
 void cost_stop_stream(Worker *me)
 {
+    if (me->run->cost && me->run->cost->sched) sched_stop(me);
     if (!me->ready) return;
     me->stream_quit = 1;
     sg_sem_release(me->ready);
@@ -393,7 +404,7 @@ double cost_opt_seconds(const DriverRun *run)
 
 /* This step's multiplier of every GPU time: the worker's slowdown and a lognormal jitter of
  * mean 1 (drawn as the uncosted step draws it). */
-static double step_multiplier(Worker *me)
+double cost_step_multiplier(Worker *me)
 {
     const RunConfig *cfg = me->run->cfg;
     double mult = cfg->slowdown ? cfg->slowdown[me->rank] : 1.0;
@@ -412,8 +423,8 @@ static double cost_forward(Worker *me, int b)
     for (int l = 0; l < cm->wl->n_layers; l++)
         f += workload_fwd_flops(cm->wl, l, b, sg_host_get_speed(sg_host_self()), cm->peak_ratio);
     double t0 = simgrid_get_clock();
-    double d = gpu_exec(me, f);
-    span(me, TL_LANE_COMPUTE, "compute", "forward", t0, t0 + d, NULL);
+    double d = cost_gpu_exec(me, f);
+    cost_span(me, TL_LANE_COMPUTE, "compute", "forward", t0, t0 + d, NULL);
     return d;
 }
 
@@ -434,11 +445,11 @@ static double cost_backward(Worker *me, int b)
         while (cm->ddp && k < cm->n_buckets && cm->bucket_layer[k] == l) k++, full++;
         if (!full && l > 0) continue;
         double t0 = simgrid_get_clock();
-        double d = gpu_exec(me, f);
+        double d = cost_gpu_exec(me, f);
         total += d;
         char name[160];
         snprintf(name, sizeof name, "backward %s .. %s", wl->layers[from].name, wl->layers[l].name);
-        span(me, TL_LANE_COMPUTE, "compute", name, t0, t0 + d, NULL);
+        cost_span(me, TL_LANE_COMPUTE, "compute", name, t0, t0 + d, NULL);
         for (int i = k - full; i < k; i++) {
             held += held || cm->bucket_defer[i];
             if (!held) sg_sem_release(me->ready);
@@ -475,7 +486,7 @@ void cost_step(Worker *me, const StepState *st, int averaged)
     CostModel *cm = run->cost;
     double split[COST_KINDS] = {0};
     me->cost_step = st->step;
-    me->cost_mult = step_multiplier(me);
+    me->cost_mult = cost_step_multiplier(me);
     me->n_spans = 0;
     const int b = driver_price_batch(run->cfg, st->b);
     double compute = cost_forward(me, b);
@@ -493,8 +504,8 @@ void cost_step(Worker *me, const StepState *st, int averaged)
             cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, 0, split);
     }
     double t0 = simgrid_get_clock();
-    double opt = gpu_exec(me, cost_opt_seconds(run) * sg_host_get_speed(sg_host_self()));
-    span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
+    double opt = cost_gpu_exec(me, cost_opt_seconds(run) * sg_host_get_speed(sg_host_self()));
+    cost_span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
     compute += opt;
     if (averaged) { /* the real model's parameters, dense: nothing to overlap with */
         double t1 = simgrid_get_clock();
@@ -507,8 +518,8 @@ void cost_step(Worker *me, const StepState *st, int averaged)
         double t3 = simgrid_get_clock();
         split[COST_WAIT] += t2 - t1;
         split[COST_COMM] += t3 - t2;
-        span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
-        span(me, TL_LANE_COMM, "communication", "average parameters", t2, t3, NULL);
+        cost_span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
+        cost_span(me, TL_LANE_COMM, "communication", "average parameters", t2, t3, NULL);
     }
     me->step_compute_s = compute;
     me->step_compress_s = split[COST_COMPRESS];

@@ -91,6 +91,7 @@ static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Clust
     const LrSchedule *lr = &cfg->tc.lr;
     ctx->overlap = cfg->overlap == OVERLAP_DDP      ? BELLOWS_OVERLAP_DDP
                    : cfg->overlap == OVERLAP_TENSOR ? BELLOWS_OVERLAP_TENSOR
+                   : cfg->overlap == OVERLAP_LAYER  ? BELLOWS_OVERLAP_LAYER
                                                     : BELLOWS_OVERLAP_NONE;
     ctx->lr_known = !cfg->replay || cfg->priced;
     if (ctx->lr_known) {
@@ -285,6 +286,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
     if ((rc = run_model_create(cfg, &m, err))) return rc;
     if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
     if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err);
+    if (rc == BW_OK) rc = sched_check(cfg, m, err);
     const Workload *wl = cfg->workload;
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
         rc = bw_fail(err, BW_EUSAGE,
@@ -320,6 +322,12 @@ int driver_costed(const RunConfig *cfg)
     return cfg->workload || cfg->overlap != OVERLAP_NONE || (cfg->costs && !cfg->costs->ideal);
 }
 
+int driver_scheduled(const RunConfig *cfg)
+{
+    return cfg->overlap == OVERLAP_LAYER ||
+           (cfg->overlap == OVERLAP_DDP && cfg->schedule && !schedule_spec_is_fifo(cfg->schedule));
+}
+
 int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
 {
     const char *no = NULL;
@@ -340,6 +348,9 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
         no = "--platform: a platform file's hosts and routes may differ";
     else if (cfg->simgrid_cfg)
         no = "--cfg= options may change SimGrid's timings";
+    else if (driver_scheduled(cfg))
+        no = "--schedule or --overlap layer: partitions, credit and layer-wise dependencies "
+             "need the actors";
     else if (cfg->priced && driver_costed(cfg) && cfg->overlap == OVERLAP_DDP)
         no = "--overlap ddp: its closed form equals the actors to 1e-9 but not to the bit, and a "
              "priced run must be the live run";
@@ -370,8 +381,8 @@ void driver_cluster_loaded(const RunConfig *cfg, Cluster *out)
 
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 {
-    if (driver_costed(cfg) || cfg->backend == COLL_ANALYTIC) /* cost.c: CostModel.data */
-        snprintf(buf, n, "rank");
+    if (driver_costed(cfg) || cfg->backend == COLL_ANALYTIC || cfg->algo == COLL_PS)
+        snprintf(buf, n, "rank"); /* cost.c: CostModel.data; a ps server sums in rank order */
     else if (cfg->algo == COLL_HIERARCHICAL)
         snprintf(buf, n, "hierarchical/%d", cfg->cluster.gpus_per_node);
     else
@@ -546,7 +557,7 @@ static int run_mirror_create(DriverRun *run, BwError *err)
     const RunConfig *cfg = run->cfg;
     if (run->fast || cfg->replay) return BW_OK;
     if (!run->cost && !cfg->direct_collectives &&
-        !(cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING)) {
+        !(cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING && cfg->algo != COLL_PS)) {
         if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
         coll_comm_set_pool(run->mirror, run->pool);
@@ -577,8 +588,8 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
     if (rc == BW_OK && cfg->record_trace) rc = record_trace_open(run, run->w[0].model, err);
     if (rc == BW_OK && driver_costed(cfg)) rc = cost_create(run, run->w[0].model, err);
     if (rc == BW_OK && cfg->timeline)
-        rc =
-            timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P, &run->tl, err);
+        rc = timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P,
+                           sched_lanes(run), &run->tl, err);
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
     if (place && place->pool && !cfg->replay) /* the jobs' threads */
         threads = pool_threads(run->pool = place->pool);
@@ -656,9 +667,13 @@ static void run_totals(DriverRun *run)
             res->wait_s += (res->sim_time_s - end_s) / P;
     }
     const CostModel *cm = run->cost;
-    res->overlap = cm && cm->ddp                               ? "ddp"
-                   : run->cfg->overlap == OVERLAP_TENSOR && cm ? "tensor"
-                                                               : "none";
+    const int scheduled = cm && cm->sched;
+    res->overlap = cm && cm->ddp                                     ? "ddp"
+                   : scheduled && run->cfg->overlap == OVERLAP_LAYER ? "layer"
+                   : scheduled                                       ? "ddp"
+                   : run->cfg->overlap == OVERLAP_TENSOR && cm       ? "tensor"
+                                                                     : "none";
+    res->scheduled = scheduled;
     res->workload = run->cfg->workload ? run->cfg->workload->name : NULL;
     res->workload_params = run->cfg->workload ? run->cfg->workload->n_params : 0;
     res->buckets = cm && cm->ddp ? cm->n_buckets : 0;
@@ -760,6 +775,8 @@ void run_result_init(const RunConfig *cfg, RunResult *res)
     res->final_accuracy = NAN;
     snprintf(res->policy_spec, sizeof res->policy_spec, "%s", cfg->policy);
     snprintf(res->compressor_spec, sizeof res->compressor_spec, "%s", cfg->compressor);
+    /* what a scheduled run resolves (sched_free) replaces it */
+    snprintf(res->schedule, sizeof res->schedule, "%s", cfg->schedule ? cfg->schedule : "fifo");
 }
 
 int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)

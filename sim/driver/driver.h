@@ -36,10 +36,14 @@ typedef enum {
 
 /* How the backward pass overlaps the gradients' collectives (--overlap). */
 typedef enum {
-    OVERLAP_NONE,  /* compute, then every collective (today's runs without a profile) */
-    OVERLAP_DDP,   /* PyTorch DDP: buckets in reverse layer order, each reduced once full */
-    OVERLAP_TENSOR /* no overlap, and each tensor's collectives on their own (the Accordion
-                      authors' code: one allreduce per tensor after the backward) */
+    OVERLAP_NONE,   /* compute, then every collective (today's runs without a profile) */
+    OVERLAP_DDP,    /* PyTorch DDP: buckets in reverse layer order, each reduced once full */
+    OVERLAP_TENSOR, /* no overlap, and each tensor's collectives on their own (the Accordion
+                       authors' code: one allreduce per tensor after the backward) */
+    OVERLAP_LAYER   /* the backward hands gradients over as DDP's does, and the next step's
+                       forward of layer l waits only for layer l's update (a per-layer optimiser
+                       step, as ByteScheduler and P3 hook it), so what is reduced last overlaps
+                       the next forward (sim/driver/sched_run.c) */
 } Overlap;
 
 /* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and
@@ -107,7 +111,10 @@ typedef struct {
      * collectives. */
     const Workload *workload;
     Overlap overlap;
-    double bucket_bytes;  /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
+    double bucket_bytes; /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
+    /* What is sent when (schedules/bellows_schedule.h): NAME[:k=v,...] or a plugin's path; NULL
+     * or "fifo": DDP's buckets as they fill, priced by cost.c as before schedules existed */
+    const char *schedule;
     /* images per GPU a costed step's compute is charged for at the configured batch (0: the
      * small model's per-worker batch, tc.batch); a step of b samples is charged price_batch x
      * b / tc.batch (a policy that changes the batch changes it in proportion) */
@@ -148,6 +155,7 @@ typedef struct {
     double bytes;                     /* rank 0's bytes on the wire so far */
     int averaged;
     double variance;   /* parameter variance at this step's averaging */
+    char schedule[64]; /* a scheduled step's schedule state (describe); "" otherwise */
     double level_mean; /* gradient mode: the mean decided level over matrix layers (0 dense) */
     int period;        /* periodic mode: the averaging period in force */
     char state[64];
@@ -200,7 +208,13 @@ typedef struct {
     const char *workload; /* the profile's name, or NULL (the small model's own costs) */
     const char *overlap;  /* "none" or "ddp" */
     size_t workload_params;
-    int buckets;                 /* DDP buckets of a step (0 without overlap) */
+    int buckets; /* DDP buckets of a step (0 without overlap) */
+    /* the schedule with every option spelled out ("fifo" when none was given), and for a
+     * scheduled step (driver_scheduled) its partitions handed out per step, on average */
+    char schedule[512];
+    char schedule_state[64]; /* a scheduled run's schedule as its last step had it (describe) */
+    int scheduled;
+    double partitions_per_step;
     /* A file the run wrote beside its results that could not be written (--record-trace,
      * --timeline: a full disk, say): the run's results stand, and the caller, once it has
      * written them, fails with this message; "" when all went well */
@@ -223,6 +237,9 @@ int driver_check(const RunConfig *cfg, BwError *err);
 /* Whether every step is costed layer by layer (cost.c): a workload, an overlap, or a cost
  * profile other than ideal. */
 int driver_costed(const RunConfig *cfg);
+/* Whether every step is scheduled (sim/driver/sched_run.c): a --schedule other than fifo, or
+ * --overlap layer. Periodic policies average parameters without a schedule. */
+int driver_scheduled(const RunConfig *cfg);
 /* The samples per worker a costed step of b samples charges compute for (price_batch). */
 int driver_price_batch(const RunConfig *cfg, int b);
 /* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */

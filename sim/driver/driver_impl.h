@@ -23,6 +23,7 @@
 #include "pool.h"
 #include "optim.h"
 #include "policy.h"
+#include "schedule.h"
 #include "timeline.h"
 #include "trace.h"
 #include "workload.h"
@@ -37,6 +38,7 @@ static inline int stop_now(StopReason s)
 }
 
 typedef struct DriverRun DriverRun;
+typedef struct SchedEngine SchedEngine; /* a scheduled step's (sched_impl.h) */
 
 /* What a costed step's time went to, besides compute (cost.c). */
 enum { COST_COMPRESS, COST_COMM, COST_WAIT, COST_KINDS };
@@ -69,6 +71,10 @@ typedef struct {
     /* [n_buckets]: this step, bucket k's collectives include an allgather, which waits for
      * the backward to end when the profile's allgathers do not overlap it (cost_decided) */
     unsigned char *bucket_defer;
+    /* a schedule other than fifo, or --overlap layer, in gradient mode: the step is priced by
+     * sched_run.c (partitions, priorities, credit, layer-wise dependencies), ddp is 0; NULL:
+     * by this file as before */
+    SchedEngine *sched;
 } CostModel;
 
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the
@@ -93,7 +99,7 @@ typedef struct {
     double *norms; /* [n_layers] */
     double compute_s, comm_s, wait_s;
     double step_compute_s, step_comm_s, step_wait_s;
-    double end_s; /* when its last step ended: until the run's end it waits */
+    double end_s;   /* when its last step ended: until the run's end it waits */
     double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
     PoolJob job;    /* its gradient on the pool (run->pool), submitted for job_b samples */
     int job_b;
@@ -218,6 +224,11 @@ struct DriverRun {
 
     CostModel *cost; /* costed steps (a workload or overlap ddp); NULL: charged as before */
     Timeline *tl;    /* --timeline, or NULL */
+    /* layer-wise steps: the evaluation recorded after step eval_pending_step (row
+     * eval_pending_row, -1: none), to be stamped when that step's update is applied, and whether
+     * it set the time to accuracy (sched_evaluated) */
+    long eval_pending_step;
+    int eval_pending_row, eval_pending_tta;
 
     /* a job of several in one engine (driver_job_create), or NULL: a run of its own */
     const DriverPlace *place;
@@ -257,8 +268,10 @@ double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, d
 
 /* cost.c */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
-void cost_free(DriverRun *run);          /* also a partial one; NULL cost is a no-op */
-void cost_decided(DriverRun *run);       /* the leader, once the policy has decided the step */
+void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
+/* The leader, once the policy has decided step `step`: its levels, and a scheduled step's plan
+ * (a plugin schedule's bad decision stops the run, run->stop STOP_ERROR). */
+void cost_decided(DriverRun *run, long step);
 void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
 void cost_stop_stream(Worker *me);
 void cost_step(Worker *me, const StepState *st, int averaged);
@@ -269,6 +282,30 @@ double cost_gpu_seconds(const Cluster *cl, double flops, double bytes);
 double cost_cycle_wait_s(const CostProfile *prof, int queued);
 int cost_phases(const DriverRun *run, int nm, CompressCost *cc);
 double cost_opt_seconds(const DriverRun *run);
+/* What the scheduled step (sched_run.c) shares with cost.c: an execution of flops on the
+ * worker's GPU (times this step's slowdown and jitter; returns its seconds), a timeline span of
+ * the step being costed, a note in the worker's record of what its streams did (the books'
+ * split), this step's slowdown and jitter, a measured profile's GPU peak over the cluster's. */
+double cost_gpu_exec(Worker *me, double flops);
+void cost_span(Worker *me, TimelineLane lane, const char *cat, const char *name, double t0,
+               double t1, const char *args);
+void cost_note(Worker *me, int kind, double t0, double t1);
+double cost_step_multiplier(Worker *me);
+double cost_peak_ratio(const Workload *wl, const Cluster *cl);
+
+/* sched_run.c: a scheduled step (CostModel.sched), as cost_step; last: the run's last step,
+ * which drains its partitions before it ends. sched_drain: a run stopped at a rendezvous drains
+ * the previous step's (layer-wise: they may still be in flight). sched_evaluated: an evaluation
+ * just recorded after step `step` is stamped again when that step's update is applied (layer-wise
+ * it lands during the next forward). sched_check: driver_check's checks of --schedule. */
+void sched_step(Worker *me, const StepState *st, int last);
+void sched_drain(Worker *me, const StepState *st);
+void sched_evaluated(DriverRun *run, long step, int set_tta);
+int sched_check(const RunConfig *cfg, const Model *m, BwError *err);
+/* The schedule's state this step (its describe()), or NULL without a scheduled step; the
+ * communication lanes a worker's timeline shows (1 unless a schedule runs parameter servers). */
+const char *sched_state(const DriverRun *run);
+int sched_lanes(const DriverRun *run);
 
 /* cost_fast.c */
 double cost_charge(Comm *comm, const CompressMsg *msg); /* offline: seconds of one message */

@@ -61,7 +61,8 @@ static double step_comm_s(const RunConfig *cfg, const Model *m)
 {
     const Cluster *c = &cfg->cluster;
     double n = 4.0 * (double)(cfg->workload ? cfg->workload->n_params : m->n_params);
-    return coll_allreduce_formula_s(cfg->algo, c->workers, c->gpus_per_node, n, 2 * c->latency_s,
+    const int g = cfg->algo == COLL_PS ? c->workers - !c->ps_own_hosts : c->gpus_per_node;
+    return coll_allreduce_formula_s(cfg->algo, c->workers, g, n, 2 * c->latency_s,
                                     1 / c->bandwidth_Bps, 2 * c->intra_latency_s,
                                     1 / c->intra_bandwidth_Bps);
 }
@@ -100,6 +101,8 @@ static double messages_per_call(const RunConfig *cfg, int allgather)
         return 2 * (P - 1);
     case COLL_HIERARCHICAL:
         return 2 * P * (cfg->cluster.gpus_per_node - 1) + 2 * P * (P / cfg->cluster.gpus_per_node);
+    case COLL_PS: /* a push and a pull of every worker whose server is elsewhere */
+        return 2 * (cfg->cluster.ps_own_hosts ? P : P - 1);
     }
     return 2 * P * (P - 1);
 }

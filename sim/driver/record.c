@@ -178,6 +178,8 @@ void record_step(DriverRun *run, const StepState *st, const Worker *w0, int aver
     else
         r->level_mean = 0;
     snprintf(r->state, sizeof r->state, "%s", run->state);
+    const char *sched = sched_state(run);
+    if (sched) snprintf(r->schedule, sizeof r->schedule, "%s", sched);
 }
 
 /* The last row's variance, once its averaging has been measured. */

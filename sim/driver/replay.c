@@ -141,7 +141,7 @@ static int fast_step_costed(DriverRun *run, const StepState *st)
     Worker *me = &run->w[0];
     rendezvous_leader(run);
     if (stop_now(run->stop)) return 1;
-    cost_decided(run);
+    cost_decided(run, st->step);
     const int last = run->stop == STOP_DONE;
     const int averaged = run->periodic && run->dec.average;
     double split[COST_KINDS] = {0}, compute = 0;

@@ -104,6 +104,10 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
         jsonw_double(w, "oversubscription", c->oversubscription);
     }
     jsonw_string(w, "allreduce", coll_algo_name(cfg->algo));
+    if (cfg->algo == COLL_PS) {
+        jsonw_long(w, "servers", c->ps_servers);
+        jsonw_string(w, "ps_hosts", c->ps_own_hosts ? "own" : "colocated");
+    }
     jsonw_string(w, "collectives", meta->collectives);
     jsonw_string(w, "network_model", meta->network_model);
     jsonw_array(w, "simgrid_cfg"); /* the --cfg= options SimGrid was given, as given */
@@ -145,6 +149,12 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_long(w, "price_batch", cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch);
     }
     jsonw_string(w, "overlap", res->overlap ? res->overlap : "none");
+    jsonw_string(w, "schedule", res->schedule[0] ? res->schedule : "fifo");
+    if (res->scheduled) {
+        jsonw_string(w, "schedule_state", res->schedule_state);
+        jsonw_double(w, "partitions_per_step", res->partitions_per_step);
+    } else if (cfg->schedule && strcmp(res->schedule, "fifo") != 0) /* given, and not run */
+        jsonw_string(w, "schedule_note", "periodic policies average parameters unscheduled");
     if (res->buckets) {
         jsonw_double(w, "bucket_mb",
                      (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) /
@@ -266,14 +276,17 @@ static const char *num_text(NumText *c, const char *fmt, double x)
     return c->text;
 }
 
+/* steps.csv; a scheduled run (RunResult.scheduled) adds the schedule's state of each step as a
+ * last column, `schedule` (the files of an unscheduled run keep the columns they had). */
 static int write_steps(const char *dir, const RunResult *res, BwError *err)
 {
     OutFile of;
     int rc = outfile_open(&of, dir, "steps.csv", err);
     if (rc) return rc;
     fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,compression_s,communication_s,wait_s,"
-          "bytes_rank0,averaged,param_variance,level_mean,period,policy_state\n",
+          "bytes_rank0,averaged,param_variance,level_mean,period,policy_state",
           of.f);
+    fputs(res->scheduled ? ",schedule\n" : "\n", of.f);
     enum { LR, LOSS, COMPUTE, COMPRESS, COMM, WAIT, VARIANCE, LEVEL, N_CACHED };
     NumText c[N_CACHED];
     memset(c, 0, sizeof c);
@@ -287,6 +300,10 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
                 r->bytes, r->averaged, num_text(&c[VARIANCE], "%.9g", r->variance),
                 num_text(&c[LEVEL], "%.6g", r->level_mean), r->period);
         csv_string(of.f, r->state);
+        if (res->scheduled) {
+            fputc(',', of.f);
+            csv_string(of.f, r->schedule);
+        }
         fputc('\n', of.f);
     }
     return outfile_commit(&of, err);

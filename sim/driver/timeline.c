@@ -29,7 +29,8 @@ struct Timeline {
     OutFile of;
     long step_lo, step_hi; /* step_hi < 0: no upper bound */
     int workers;
-    int any; /* an event was written (the next one needs a comma) */
+    int lanes; /* communication lanes a worker has */
+    int any;   /* an event was written (the next one needs a comma) */
 };
 
 /* Writes s as a JSON string: quotes, backslashes and control bytes escaped (RFC 8259 section
@@ -115,10 +116,10 @@ static int split_path(const char *path, char *dir, size_t dir_len, const char **
     return BW_OK;
 }
 
-int timeline_open(const char *path, long step_lo, long step_hi, int workers, Timeline **out,
-                  BwError *err)
+int timeline_open(const char *path, long step_lo, long step_hi, int workers, int comm_lanes,
+                  Timeline **out, BwError *err)
 {
-    assert(path && out && workers >= 1 && step_lo >= 0);
+    assert(path && out && workers >= 1 && step_lo >= 0 && comm_lanes >= 1);
     *out = NULL;
     if (!*path) return bw_fail(err, BW_EUSAGE, "timeline: expected a file name, got ''");
     if (step_hi >= 0 && step_hi < step_lo)
@@ -138,6 +139,7 @@ int timeline_open(const char *path, long step_lo, long step_hi, int workers, Tim
     tl->step_lo = step_lo;
     tl->step_hi = step_hi;
     tl->workers = workers;
+    tl->lanes = comm_lanes;
     fputs("{\"traceEvents\":[", tl->of.f);
     for (int w = 0; w < workers; w++) {
         char label[32];
@@ -145,6 +147,11 @@ int timeline_open(const char *path, long step_lo, long step_hi, int workers, Tim
         put_meta(tl, "process_name", w, 0, label);
         put_meta(tl, "thread_name", w, TL_LANE_COMPUTE, "compute");
         put_meta(tl, "thread_name", w, TL_LANE_COMM, "communication");
+        for (int k = 1; k < comm_lanes; k++) {
+            char lane[32];
+            snprintf(lane, sizeof lane, "partitions in flight %d", k);
+            put_meta(tl, "thread_name", w, TL_LANE_COMM + k, lane);
+        }
     }
     *out = tl;
     return BW_OK;
@@ -160,7 +167,7 @@ void timeline_span(Timeline *tl, int worker, TimelineLane lane, const char *cat,
 {
     if (!timeline_wants(tl, step)) return;
     assert(worker >= 0 && worker < tl->workers);
-    assert(lane == TL_LANE_COMPUTE || lane == TL_LANE_COMM);
+    assert((int)lane >= TL_LANE_COMPUTE && (int)lane < TL_LANE_COMM + tl->lanes);
     assert(cat && name && t1_s >= t0_s);
     const long long ns0 = to_ns(t0_s), ns1 = to_ns(t1_s);
     FILE *f = begin_event(tl);

@@ -12,11 +12,14 @@
 
 typedef struct Timeline Timeline;
 
+/* A worker's threads: its compute, and its communication lanes TL_LANE_COMM + k for k below the
+ * comm_lanes given at open (a schedule's partitions in flight to parameter servers run on
+ * lanes of their own). */
 typedef enum { TL_LANE_COMPUTE, TL_LANE_COMM } TimelineLane;
 
-/* step_hi < 0: no upper bound. workers: the run's P (names the processes). */
-int timeline_open(const char *path, long step_lo, long step_hi, int workers, Timeline **out,
-                  BwError *err);
+/* step_hi < 0: no upper bound. workers: the run's P (names the processes); comm_lanes >= 1. */
+int timeline_open(const char *path, long step_lo, long step_hi, int workers, int comm_lanes,
+                  Timeline **out, BwError *err);
 /* Whether events of this step are kept (callers skip building args otherwise). NULL: no. */
 int timeline_wants(const Timeline *tl, long step);
 /* A complete event. cat: "compute", "compression", "communication" or "wait"; name: e.g.

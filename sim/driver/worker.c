@@ -218,7 +218,7 @@ static double worker_meet(Worker *me, const StepState *st, double t1)
          * the pool while the actors arrived): the policy needs them all */
         for (int w = 0; w < run->P; w++) worker_gradient_wait(&run->w[w]);
         rendezvous_leader(run);
-        if (run->cost && !stop_now(run->stop)) cost_decided(run);
+        if (run->cost && !stop_now(run->stop)) cost_decided(run, st->step);
         if (run->tl && timeline_wants(run->tl, st->step)) decision_event(run, st, t1);
     }
     sg_barrier_wait(run->bar);
@@ -411,7 +411,10 @@ static void worker_evaluate(Worker *me, const StepState *st, double now)
     DriverRun *run = me->run;
     Model *m = me->model;
     if (!run->periodic) {
-        if (me->rank == 0) record_eval(run, m, st, now);
+        if (me->rank != 0) return;
+        const int had_tta = !isnan(run->res->time_to_accuracy_s);
+        record_eval(run, m, st, now);
+        sched_evaluated(run, st->step, !had_tta && !isnan(run->res->time_to_accuracy_s));
         return;
     }
     const size_t np = m->n_params, ns = m->n_state;
@@ -511,12 +514,18 @@ static int worker_step_costed(Worker *me)
             timeline_instant(run->tl, me->rank, "step rendezvous", t1, st.step, NULL);
     }
     if (stop_now(run->stop)) {
-        me->end_s = t2; /* the run ends at this rendezvous: its books go as far */
+        /* the run ends at this rendezvous: the previous step's partitions may still be in
+         * flight (layer-wise), and its books go as far as they do */
+        if (run->cost->sched) sched_drain(me, &st);
+        me->end_s = simgrid_get_clock();
         return 1;
     }
     const int last = run->stop == STOP_DONE;
     int averaged = worker_communicate(me, &st);
-    cost_step(me, &st, averaged);
+    if (run->cost->sched)
+        sched_step(me, &st, last);
+    else
+        cost_step(me, &st, averaged);
     worker_step_end(me, &st, averaged, simgrid_get_clock(), last);
     me->end_s = simgrid_get_clock();
     return last;

@@ -112,6 +112,15 @@ int cluster_resolve(Cluster *c, BwError *err)
                        "--gpu-efficiency: a GPU of %g flop/s; expected %g to %g (what bellows "
                        "simulates with representable times)",
                        c->gpu_flops, CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS);
+    if (c->ps_servers > 0 && (c->topology != TOPO_STAR || c->platform_file))
+        return bw_fail(err, BW_EUSAGE,
+                       "--allreduce ps: on a generated star only (--topology star, no "
+                       "--platform), where a server's NIC is the bottleneck its formula prices");
+    if (c->ps_servers > 0 && !c->ps_own_hosts && c->ps_servers > c->workers)
+        return bw_fail(err, BW_EUSAGE,
+                       "--servers: %d colocated servers for %d workers; at most one a worker (or "
+                       "--ps-hosts own)",
+                       c->ps_servers, c->workers);
     double uplink = c->leaf_size * c->bandwidth_Bps / c->oversubscription;
     if (c->topology == TOPO_FAT_TREE &&
         (uplink < CLUSTER_MIN_BANDWIDTH_BPS || uplink > CLUSTER_MAX_BANDWIDTH_BPS))
@@ -156,6 +165,17 @@ static void star_xml(const Cluster *c, FILE *out, FILE *routes)
     for (int r = 0; r < c->workers; r++) {
         link_xml(out, "nic", r, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
         route_xml(routes, name(a, sizeof a, "gpu", r), "core", name(l, sizeof l, "nic", r), "UP",
+                  NULL, NULL);
+    }
+}
+
+/* parameter servers on hosts of their own: each with a NIC like a GPU's, to the core switch */
+static void ps_xml(const Cluster *c, FILE *out, FILE *routes)
+{
+    char a[32], l[32];
+    for (int k = 0; c->ps_own_hosts && k < c->ps_servers; k++) {
+        link_xml(out, "psnic", k, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
+        route_xml(routes, name(a, sizeof a, "ps", k), "core", name(l, sizeof l, "psnic", k), "UP",
                   NULL, NULL);
     }
 }
@@ -230,10 +250,13 @@ void cluster_write_xml(const Cluster *c, FILE *out)
             c->workers, cluster_topology_name(c->topology));
     for (int r = 0; r < c->workers; r++)
         fprintf(out, "    <host id=\"gpu%d\" speed=\"%.17gf\"/>\n", r, c->gpu_flops);
+    for (int k = 0; c->ps_own_hosts && k < c->ps_servers; k++)
+        fprintf(out, "    <host id=\"ps%d\" speed=\"%.17gf\"/>\n", k, c->gpu_flops);
     fputs("    <router id=\"core\"/>\n", out);
     switch (c->topology) {
     case TOPO_STAR:
         star_xml(c, out, R);
+        ps_xml(c, out, R);
         break;
     case TOPO_FAT_TREE:
         fat_tree_xml(c, out, R);

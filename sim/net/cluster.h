@@ -77,6 +77,12 @@ typedef struct {
      * intra-node links. In (0, 1]; 0 stands for 1 (line rate), so a zeroed Cluster is ideal.
      * bandwidth_Bps and intra_bandwidth_Bps stay the links' own rates. */
     double link_share, intra_link_share;
+    /* --allreduce ps (sim/net/coll_ps.c): parameter servers, each partition pushed to one of
+     * them and pulled back; 0 without ps. ps_own_hosts: on hosts of their own (ps0 ...
+     * ps{N-1}, each with a NIC like a GPU's to the core), else server s shares rank s's host
+     * and NIC (BytePS's default, colocated) */
+    int ps_servers;
+    int ps_own_hosts;
 } Cluster;
 
 /* The shares above, 0 read as 1. */

@@ -26,11 +26,11 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-static const char *const ALGO_NAMES[] = {"ring", "halving-doubling", "tree", "hierarchical"};
+static const char *const ALGO_NAMES[] = {"ring", "halving-doubling", "tree", "hierarchical", "ps"};
 
 int coll_algo_parse(const char *name)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (strcmp(name, ALGO_NAMES[i]) == 0) return i;
     return -1;
 }
@@ -86,7 +86,7 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
     c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
     c->peers = malloc(sizeof *c->peers * (size_t)c->P);
     if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->outs || !c->sizes ||
-        !c->ranks || !c->peers) {
+        !c->ranks || !c->peers || (algo == COLL_PS && !coll_ps_init(c, cl))) {
         coll_comm_free(c);
         return NULL;
     }
@@ -117,6 +117,16 @@ Comm *coll_comm_create_offline(const Cluster *cl, CollAlgo algo)
     return comm_new(cl, algo, COLL_ANALYTIC, 0);
 }
 
+Comm *coll_comm_create_sibling(const Cluster *cl, Comm *parent)
+{
+    Comm *c = comm_new(cl, parent->algo, parent->backend, 1);
+    if (!c) return NULL;
+    free(c->stats);
+    c->stats = parent->stats;
+    c->shares_stats = 1;
+    return c;
+}
+
 void coll_comm_free(Comm *c)
 {
     if (!c) return;
@@ -133,7 +143,8 @@ void coll_comm_free(Comm *c)
     }
     free(c->rs);
     free(c->mb);
-    free(c->stats);
+    if (!c->shares_stats) free(c->stats);
+    coll_ps_free(c);
     free(c->bufs);
     free(c->outs);
     free(c->sizes);
@@ -468,6 +479,7 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     sg_barrier_wait(c->bar);
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += coll_allreduce_bytes(c, rank, bytes);
+    if (c->algo == COLL_PS) c->ps_calls[rank]++; /* the round robin's next server */
     if (!c->zero_time) sg_actor_sleep_for(coll_allreduce_time_s(c, bytes));
 }
 
@@ -486,9 +498,13 @@ static void allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char
         if (c->backend == COLL_ANALYTIC) {
             analytic_allreduce(c, rank, buf, out, count, dt, mean);
             divided = 1;
-        } else if (c->algo == COLL_RING)
+        } else if (c->algo == COLL_RING) {
             divided = ring_allreduce(c, rank, buf, out, count, dt, mean);
-        else if (c->algo == COLL_HALVING_DOUBLING)
+        } else if (c->algo == COLL_PS) { /* the server sums once, in rank order */
+            coll_ps_allreduce(c, rank, (int)(c->ps_calls[rank] % c->ps_servers), buf, out, count,
+                              dt, mean);
+            divided = buf != NULL;
+        } else if (c->algo == COLL_HALVING_DOUBLING)
             halving_doubling_allreduce(c, rank, out, count, dt);
         else if (c->algo == COLL_TREE) {
             tree_reduce(c, rank, out, count, dt);
@@ -522,7 +538,7 @@ int coll_zero_time(const Comm *c)
 
 int coll_sums_once(const Comm *c)
 {
-    return c->backend == COLL_ANALYTIC || c->algo == COLL_RING;
+    return c->backend == COLL_ANALYTIC || c->algo == COLL_RING || c->algo == COLL_PS;
 }
 
 void coll_allreduce_mean_into(Comm *c, int rank, const float *buf, float *out, size_t count)

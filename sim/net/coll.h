@@ -19,6 +19,12 @@
  *   hierarchical      ring reduce-scatter inside each node, ring allreduce of each GPU's share
  *                     between nodes, ring allgather inside each node:
  *                     2(g-1) a_l + 2 (g-1)/g n b_l + 2(m-1) a_g + 2 (m-1)/m (n/g) b_g
+ *   ps                parameter servers (BytePS, Jiang et al., OSDI 2020; coll_ps.c): every call
+ *                     pushes the n bytes of each worker to one server, chosen round-robin over
+ *                     the calls, which sums them and sends the sum back to each worker; the r
+ *                     workers whose pushes cross the network share the server's NIC, each way:
+ *                     2 (a + r n b), r = p - 1 with servers on the workers' hosts (colocated),
+ *                     r = p with servers on hosts of their own. Allgathers stay rings.
  * where a is the latency of a route and b its seconds per byte. The analytic backend does the
  * reduction in memory (in rank order) and makes every rank wait the formula's time instead. */
 #ifndef BELLOWS_COLL_H
@@ -29,7 +35,7 @@
 
 #include "cluster.h"
 
-typedef enum { COLL_RING, COLL_HALVING_DOUBLING, COLL_TREE, COLL_HIERARCHICAL } CollAlgo;
+typedef enum { COLL_RING, COLL_HALVING_DOUBLING, COLL_TREE, COLL_HIERARCHICAL, COLL_PS } CollAlgo;
 typedef enum { COLL_TRANSFER, COLL_ANALYTIC } CollBackend;
 
 /* "ring" etc.; -1 if unknown. */
@@ -115,6 +121,18 @@ void coll_comm_set_allgather_factor(Comm *c, double factor);
 void coll_cost_allreduce(Comm *c, int rank, size_t count, size_t elem_bytes);
 void coll_cost_allgather(Comm *c, int rank, size_t bytes);
 
+/* A dataless push and pull of count elements to and from parameter server `server` (0 ..
+ * servers - 1) on a ps communicator: the books and times of coll_cost_allreduce, with the server
+ * chosen by the caller (a schedule's round robin over partitions) instead of the call count. */
+void coll_cost_ps(Comm *c, int rank, int server, size_t count, size_t elem_bytes);
+/* The parameter servers of a ps communicator (0 for the other algorithms). */
+int coll_ps_servers(const Comm *c);
+
+/* A communicator of its own mailboxes (and barrier) whose books are parent's: a second stream of
+ * collectives running beside parent's on the same ranks (a schedule's partitions in flight at
+ * once to parameter servers). Free it before its parent. */
+Comm *coll_comm_create_sibling(const Cluster *c, Comm *parent);
+
 /* buf [count] is replaced by the sum over ranks. */
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
 
@@ -151,7 +169,9 @@ unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes,
 void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes);
 
 /* The closed-form time of an allreduce of n bytes with the given algorithm, with per-route
- * latency a_s and seconds per byte b (and the intra-node pair for hierarchical). */
+ * latency a_s and seconds per byte b (and the intra-node pair for hierarchical). For ps, g is
+ * the number of workers whose pushes cross the network to a server (p - 1 colocated, p on hosts
+ * of their own). */
 double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n_bytes, double a_s, double b,
                                 double a_local_s, double b_local);
 

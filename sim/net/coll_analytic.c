@@ -35,6 +35,8 @@ double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a,
         return 2.0 * (g - 1) * al + 2.0 * (g - 1) / g * n * bl + 2.0 * (m - 1) * a +
                2.0 * (m - 1) / m * (n / g) * b;
     }
+    case COLL_PS: /* g: the workers whose pushes cross the network (coll_ps.c) */
+        return 2.0 * (a + g * n * b);
     }
     return 0.0;
 }
@@ -59,13 +61,16 @@ double coll_allreduce_bytes(const Comm *c, int rank, double n)
     }
     case COLL_TREE:
         return rank == 0 ? coll_ceil_log2(P) * n : 2.0 * n;
+    case COLL_PS: /* the call's server: the rank's next in the round robin */
+        return coll_ps_bytes(c, rank, (int)(c->ps_calls[rank] % c->ps_servers), n);
     }
     return 0.0;
 }
 
 double coll_allreduce_time_s(const Comm *c, double n)
 {
-    return coll_allreduce_formula_s(c->algo, c->P, c->G, n, c->a_s, c->b, c->a_local_s, c->b_local);
+    const int g = c->algo == COLL_PS ? c->ps_remote : c->G;
+    return coll_allreduce_formula_s(c->algo, c->P, g, n, c->a_s, c->b, c->a_local_s, c->b_local);
 }
 
 double coll_allgather_time_s(const Comm *c, double total)
@@ -83,6 +88,7 @@ double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
     for (int r = 0; r < c->P; r++) {
         CollStats *s = &c->stats[r];
         if (c->P > 1) s->bytes_sent += coll_allreduce_bytes(c, r, bytes);
+        if (c->algo == COLL_PS) c->ps_calls[r]++;
         s->payload_bytes += bytes;
         s->time_s += t;
         s->calls++;

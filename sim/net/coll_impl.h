@@ -108,6 +108,13 @@ struct Comm {
                                 on the wire (coll_comm_set_allgather_factor); 0: as 1 */
     PoolJob ring_job;
     SumJob ring_sum;
+    int shares_stats; /* a sibling (coll_comm_create_sibling): stats are its parent's */
+    /* ps (coll_ps.c) */
+    int ps_servers, ps_own; /* servers; 1: on hosts of their own */
+    int ps_remote;          /* workers whose pushes cross the network: P - 1 or P */
+    long *ps_calls;         /* [P]: allreduces each rank has entered (the round robin) */
+    long ps_spawned;        /* own hosts: calls whose server actor has been started */
+    sg_mailbox_t *ps_mb;    /* [ps_servers * P * 2]: (server, rank, push|pull) */
     int tag;      /* > 0: its mailboxes' names carry it (coll_comm_set_tag) */
     int mb_named; /* a mailbox was looked up (the tag is fixed from then on) */
     CollWireFn wire; /* sees every message (coll_comm_set_wire), or NULL */
@@ -129,6 +136,15 @@ void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *si
 void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t count,
                    const size_t *sizes);
 void coll_log_free(Comm *c);
+
+/* coll_ps.c: the ps communicator's tables (with_engine: its mailboxes come lazily) and their
+ * release; a transfer-level allreduce through server `server` (buf NULL: dataless; the sum in
+ * rank order, once, by the server); the bytes rank sends in a call of n bytes through server. */
+int coll_ps_init(Comm *c, const Cluster *cl);
+void coll_ps_free(Comm *c);
+void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, unsigned char *out,
+                       size_t n, Dtype dt, int mean);
+double coll_ps_bytes(const Comm *c, int rank, int server, double n);
 
 /* coll_analytic.c: ceil(log2 p); the bytes one rank sends in an allreduce of n bytes, and the
  * seconds it lasts, as the analytic backend charges them; the seconds of a ring allgather of

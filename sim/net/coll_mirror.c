@@ -10,10 +10,11 @@
 
 Comm *coll_comm_create_mirror(const Cluster *cl, const Comm *sim)
 {
-    if (sim->backend == COLL_TRANSFER && sim->algo != COLL_RING) return NULL;
+    const int transfer = sim->backend == COLL_TRANSFER;
+    if (transfer && sim->algo != COLL_RING && sim->algo != COLL_PS) return NULL;
     Comm *c = coll_comm_create_zero_time(cl, sim->algo);
     if (!c) return NULL;
-    c->ring_order = sim->backend == COLL_TRANSFER;
+    c->ring_order = transfer && sim->algo == COLL_RING; /* a ps server sums in rank order */
     c->log = calloc((size_t)c->P, sizeof *c->log);
     if (!c->log) {
         coll_comm_free(c);

@@ -106,9 +106,10 @@ int engine_load_cluster(Cluster *c, BwError *err)
         if (rc) return rc;
         simgrid_load_platform(path);
         unlink(path);
-        if (sg_host_count() != (size_t)c->workers)
+        const int hosts = c->workers + (c->ps_own_hosts ? c->ps_servers : 0);
+        if (sg_host_count() != (size_t)hosts)
             return bw_fail(err, BW_ERUNTIME, "platform has %zu hosts, expected %d", sg_host_count(),
-                           c->workers);
+                           hosts);
     }
     free(rank_hosts);
     rank_hosts = malloc(sizeof *rank_hosts * (size_t)c->workers);

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "cluster.h"
+#include "costs.h"
 #include "reproduce_internal.h"
 #include "workload.h"
 
@@ -162,13 +163,21 @@ void papers_decay_epochs(int epochs, int *a, int *b)
     if (*b <= *a) *b = *a + 1;
 }
 
-/* The real model's figures from its workload profile, and the GPU rate the runs' --gpu,
- * --precision fp32 and --gpu-efficiency give (cluster_resolve's rule: peak x efficiency). */
-int papers_profile_cost(const PaperSetting *ps, ProfileCost *pc, BwError *err)
+/* The real model's figures from its workload profile, the GPU rate the runs' --gpu,
+ * --precision fp32 and --gpu-efficiency give (cluster_resolve's rule: peak x efficiency), and
+ * what the runs' cost profile (costs: --costs) charges a dense allreduce over TCP beside the
+ * formula: the link's share it reaches and a fixed cost per call. */
+int papers_profile_cost(const PaperSetting *ps, const char *costs, ProfileCost *pc, BwError *err)
 {
-    Workload *w;
-    int rc = workload_load(ps->workload, "reproduce", &w, err);
+    CostProfile *prof;
+    int rc = costs_load(costs, "--costs", ps->gpu, &prof, err);
     if (rc) return rc;
+    pc->share = costs_share(prof, COST_NET_TCP, 0);
+    pc->call_s = prof->ideal ? 0.0 : prof->collective_s;
+    snprintf(pc->costs_name, sizeof pc->costs_name, "%s", prof->name);
+    costs_free(prof);
+    Workload *w;
+    if ((rc = workload_load(ps->workload, "reproduce", &w, err))) return rc;
     pc->params = (double)w->n_params;
     pc->tensors = w->n_tensors;
     pc->flops_sample = workload_flops_per_sample(w);
@@ -193,12 +202,14 @@ double papers_compute_s(const ProfileCost *pc, int batch)
 }
 
 /* The dense ring allreduce of the fp32 gradient among p workers, 2 (p-1)/p n beta + 2 (p-1)
- * alpha (REFERENCES.md, Patarasuk and Yuan 2009), at bw_bps bits/s; alpha is a route's latency,
- * which in the star topology crosses two NIC links of link_latency each. In `calls` allreduces
- * (one per tensor, as Accordion's code: --overlap tensor), the latency term is paid each time. */
+ * alpha (REFERENCES.md, Patarasuk and Yuan 2009), at the profile's share of bw_bps bits/s; alpha
+ * is a route's latency, which in the star topology crosses two NIC links of link_latency each.
+ * In `calls` allreduces (one per tensor, as Accordion's code: --overlap tensor), the latency
+ * term and the profile's fixed cost of a call are paid each time. */
 double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency,
                            int calls)
 {
     double bytes = 4.0 * pc->params;
-    return 2.0 * (p - 1) / p * bytes * 8.0 / bw_bps + calls * 2.0 * (p - 1) * 2.0 * link_latency;
+    return 2.0 * (p - 1) / p * bytes * 8.0 / (bw_bps * pc->share) +
+           calls * (2.0 * (p - 1) * 2.0 * link_latency + pc->call_s);
 }

@@ -159,13 +159,16 @@ static void cost_table(const Repro *r, FILE *f, int exp)
             "\nCompute per step = batch x flops per sample / the GPU's rate (the runs also "
             "charge the optimiser's update, a pass over the parameters in memory, and "
             "compression's encode and decode); dense communication = the ring allreduce of "
-            "4 x %s bytes, 2 (p-1)/p x bytes / bandwidth + 2 (p-1) x the route's latency "
-            "(two links of the star: %.0f us) x %d collective call%s a step (%s); compute "
-            "share = compute / (compute + dense communication). A compressed step sends less, "
-            "on ResNet-18's shapes.",
-            fmt_count(pc->params, params, sizeof params), 2e6 * ps->latency,
-            papers_dense_calls(exp, pc), papers_dense_calls(exp, pc) == 1 ? "" : "s",
-            exp == 0 ? "one per tensor: `--overlap tensor`" : "one fused allreduce");
+            "4 x %s bytes, 2 (p-1)/p x bytes / (bandwidth x %.2f) + (2 (p-1) x the route's "
+            "latency (two links of the star: %.0f us) + %.0f us) x %d collective call%s a step "
+            "(%s), where %.2f is the share of a TCP link and %.0f us the fixed cost of a call "
+            "that the cost profile `%s` gives; compute share = compute / (compute + dense "
+            "communication). A compressed step sends less, on ResNet-18's shapes.",
+            fmt_count(pc->params, params, sizeof params), pc->share, 2e6 * ps->latency,
+            1e6 * pc->call_s, papers_dense_calls(exp, pc),
+            papers_dense_calls(exp, pc) == 1 ? "" : "s",
+            exp == 0 ? "one per tensor: `--overlap tensor`" : "one fused allreduce", pc->share,
+            1e6 * pc->call_s, pc->costs_name);
     const SimModel *sm = papers_setting(exp, 0)->sim;
     if (ps->batch) /* Accordion's settings differ in batch: the table gives each */
         fprintf(f,
@@ -276,12 +279,12 @@ static void accordion_speedup(const Repro *r, FILE *f, int s)
         }
         fprintf(f, " (speedup = steps ratio x per-step cost ratio).");
     } else { /* no ratio to take apart */
-        fprintf(f, "\nNo speedup to take apart: %s did not reach the target in any seed.",
-                !isfinite(cells_mean(r, lo->tta_step, NULL)) &&
-                        !isfinite(cells_mean(r, ac->tta_step, NULL))
-                    ? "neither low compression nor Accordion"
-                : !isfinite(cells_mean(r, lo->tta_step, NULL)) ? "low compression"
-                                                               : "Accordion");
+        int lo_none = !isfinite(cells_mean(r, lo->tta_step, NULL));
+        int ac_none = !isfinite(cells_mean(r, ac->tta_step, NULL));
+        fprintf(f, "\nNo speedup to take apart: %s the target in any seed.",
+                lo_none && ac_none ? "neither low compression nor Accordion reached"
+                : lo_none          ? "low compression did not reach"
+                                   : "Accordion did not reach");
     }
     fprintf(f,
             " Accordion's accuracy minus "

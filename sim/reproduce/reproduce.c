@@ -207,7 +207,7 @@ static int plan_jobs(Repro *r, BwError *err)
 {
     for (int e = 0; e < N_EXPS; e++)
         if (r->exp_on[e]) {
-            int rc = papers_profile_cost(papers_paper(e), &r->cost[e], err);
+            int rc = papers_profile_cost(papers_paper(e), r->costs, &r->cost[e], err);
             if (rc) return rc;
         }
     jobs_build(r);

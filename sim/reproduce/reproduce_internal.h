@@ -76,6 +76,10 @@ typedef struct {
     double flops_sample; /* forward and backward of one sample */
     double gpu_peak;     /* the GPU's fp32 peak, flop/s */
     double gpu_flops;    /* its sustained rate: peak x efficiency */
+    /* the cost profile's (--costs): the allreduce's share of a TCP link, the fixed cost of a
+     * collective call [s] (1 and 0 under `ideal`), and the profile's name */
+    double share, call_s;
+    char costs_name[64];
 } ProfileCost;
 
 /* One sweep of an experiment: its folder, its flags, and the role of each of its policies. The
@@ -135,7 +139,7 @@ const Setting *papers_setting(int exp, int s);       /* s < papers_n_settings(ex
 int papers_n_settings(int exp);
 void papers_decay_epochs(int epochs, int *a, int *b); /* --lr-decay-epochs of a run */
 int papers_scaled_epochs(double e300, int epochs, int lo);
-int papers_profile_cost(const PaperSetting *ps, ProfileCost *pc, BwError *err);
+int papers_profile_cost(const PaperSetting *ps, const char *costs, ProfileCost *pc, BwError *err);
 double papers_compute_s(const ProfileCost *pc, int batch); /* per step, forward + backward */
 double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double link_latency,
                            int calls);

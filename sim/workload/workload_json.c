@@ -5,61 +5,33 @@
  * and freed on any error: the caller gets a complete profile or none. */
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "jsonfield.h"
 #include "workload_impl.h"
 
 typedef struct {
-    BwError *err;
-    char where[320]; /* "FLAG LABEL: layers[3] \"conv2\": ", what comes before the field */
-    size_t base;     /* length of "FLAG LABEL: ", to which where is reset */
+    JsonAt loc;  /* "FLAG LABEL: " then the path to the field */
+    size_t base; /* length of "FLAG LABEL: ", to which where is reset */
     int measured;
 } Ctx;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-bad(const Ctx *c, const char *fmt, ...)
-{
-    char msg[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return bw_fail(c->err, BW_EUSAGE, "%s%s", c->where, msg);
-}
 
 /* Appends "layers[3] \"conv2\": " (or "tensors[1] ...") to where; keep: its length before. */
 static void at(Ctx *c, const char *what, int index, const char *name)
 {
-    size_t n = strlen(c->where);
+    size_t n = strlen(c->loc.where);
     if (name)
-        snprintf(c->where + n, sizeof c->where - n, "%s[%d] \"%s\": ", what, index, name);
+        snprintf(c->loc.where + n, sizeof c->loc.where - n, "%s[%d] \"%s\": ", what, index, name);
     else
-        snprintf(c->where + n, sizeof c->where - n, "%s[%d]: ", what, index);
+        snprintf(c->loc.where + n, sizeof c->loc.where - n, "%s[%d]: ", what, index);
 }
 
 static void cut(Ctx *c, size_t len)
 {
-    c->where[len] = '\0';
-}
-
-/* A string of 1 .. n-1 characters into out[n]; required or optional (out left alone). */
-static int get_str(const Ctx *c, const json_t *o, const char *key, int required, char *out,
-                   size_t n)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v && !required) return BW_OK;
-    if (!json_is_string(v) || json_string_length(v) == 0 || json_string_length(v) >= n ||
-        strlen(json_string_value(v)) != json_string_length(v))
-        return bad(c, "\"%s\" must be a string of 1 to %zu characters", key, n - 1);
-    memcpy(out, json_string_value(v), json_string_length(v) + 1);
-    return BW_OK;
+    c->loc.where[len] = '\0';
 }
 
 /* A number in [0, max]: max keeps a step's simulated time representable (cluster.h's
@@ -68,9 +40,10 @@ static int get_nonneg(const Ctx *c, const json_t *o, const char *key, double max
 {
     json_t *v = json_object_get(o, key);
     if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
-        return bad(c, "\"%s\" must be a number >= 0", key);
+        return json_at_fail(&c->loc, "\"%s\" must be a number >= 0", key);
     if (json_number_value(v) > max)
-        return bad(c, "\"%s\" must be at most %g, got %g", key, max, json_number_value(v));
+        return json_at_fail(&c->loc, "\"%s\" must be at most %g, got %g", key, max,
+                            json_number_value(v));
     *out = json_number_value(v);
     return BW_OK;
 }
@@ -82,26 +55,29 @@ static int parse_compute(Ctx *c, const json_t *root, Workload *w)
     if (json_is_string(v) && strcmp(json_string_value(v), "flops") == 0) return BW_OK;
     json_t *m = json_is_object(v) ? json_object_get(v, "measured") : NULL;
     if (!json_is_object(m))
-        return bad(c, "\"compute\" must be \"flops\" or {\"measured\": {\"batch\": B, \"gpu\": "
-                      "NAME, \"precision\": \"fp32\"|\"tf32\"|\"bf16\"}}");
+        return json_at_fail(
+            &c->loc, "\"compute\" must be \"flops\" or {\"measured\": {\"batch\": B, \"gpu\": "
+                     "NAME, \"precision\": \"fp32\"|\"tf32\"|\"bf16\"}}");
     c->measured = 1;
     json_t *b = json_object_get(m, "batch");
     if (!json_is_integer(b) || json_integer_value(b) < 1 || json_integer_value(b) > INT_MAX)
-        return bad(c, "\"compute\": \"measured\": \"batch\" must be a positive integer");
+        return json_at_fail(&c->loc,
+                            "\"compute\": \"measured\": \"batch\" must be a positive integer");
     w->measured_batch = (int)json_integer_value(b);
     json_t *g = json_object_get(m, "gpu");
     if (!json_is_string(g) || json_string_length(g) == 0 ||
         json_string_length(g) >= sizeof w->measured_gpu)
-        return bad(c,
-                   "\"compute\": \"measured\": \"gpu\" must be a GPU's name (at most %zu "
-                   "characters, e.g. \"A100\")",
-                   sizeof w->measured_gpu - 1);
+        return json_at_fail(&c->loc,
+                            "\"compute\": \"measured\": \"gpu\" must be a GPU's name (at most %zu "
+                            "characters, e.g. \"A100\")",
+                            sizeof w->measured_gpu - 1);
     snprintf(w->measured_gpu, sizeof w->measured_gpu, "%s", json_string_value(g));
     json_t *p = json_object_get(m, "precision");
     const char *ps = json_is_string(p) ? json_string_value(p) : "";
     if (strcmp(ps, "fp32") != 0 && strcmp(ps, "tf32") != 0 && strcmp(ps, "bf16") != 0)
-        return bad(c, "\"compute\": \"measured\": \"precision\" must be \"fp32\", \"tf32\" or "
-                      "\"bf16\"");
+        return json_at_fail(
+            &c->loc, "\"compute\": \"measured\": \"precision\" must be \"fp32\", \"tf32\" or "
+                     "\"bf16\"");
     snprintf(w->measured_precision, sizeof w->measured_precision, "%s", ps);
     return BW_OK;
 }
@@ -112,18 +88,18 @@ static int parse_shape(const Ctx *c, const json_t *o, WorkloadTensor *t)
     json_t *s = json_object_get(o, "shape");
     size_t n = json_is_array(s) ? json_array_size(s) : 0;
     const char *must = "\"shape\" must be a list of 1 to 4 positive integers";
-    if (n < 1 || n > WORKLOAD_MAX_DIMS) return bad(c, "%s", must);
+    if (n < 1 || n > WORKLOAD_MAX_DIMS) return json_at_fail(&c->loc, "%s", must);
     double cols = 1;
     for (size_t i = 0; i < n; i++) {
         json_t *d = json_array_get(s, i);
         if (!json_is_integer(d) || json_integer_value(d) < 1 || json_integer_value(d) > INT_MAX)
-            return bad(c, "%s", must);
+            return json_at_fail(&c->loc, "%s", must);
         t->shape[i] = (int)json_integer_value(d);
         if (i > 0) cols *= t->shape[i];
     }
     if (cols > INT_MAX)
-        return bad(c, "\"shape\": the dimensions after the first multiply to more than %d",
-                   INT_MAX);
+        return json_at_fail(
+            &c->loc, "\"shape\": the dimensions after the first multiply to more than %d", INT_MAX);
     t->ndim = (int)n;
     t->rows = t->shape[0];
     t->cols = (int)cols;
@@ -133,15 +109,17 @@ static int parse_shape(const Ctx *c, const json_t *o, WorkloadTensor *t)
 
 static int parse_tensor(Ctx *c, const json_t *o, int index, WorkloadTensor *t)
 {
-    size_t keep = strlen(c->where);
+    size_t keep = strlen(c->loc.where);
     at(c, "tensors", index, NULL);
-    if (!json_is_object(o)) return bad(c, "must be an object with \"name\" and \"shape\"");
-    int rc = get_str(c, o, "name", 1, t->name, sizeof t->name);
+    if (!json_is_object(o))
+        return json_at_fail(&c->loc, "must be an object with \"name\" and \"shape\"");
+    int rc = json_at_str(&c->loc, o, "name", 1, t->name, sizeof t->name);
     if (rc != BW_OK) return rc;
     cut(c, keep);
     at(c, "tensors", index, t->name);
     if ((rc = parse_shape(c, o, t)) != BW_OK) return rc;
-    if ((rc = get_str(c, o, "follows", 0, t->follows, sizeof t->follows)) != BW_OK) return rc;
+    if ((rc = json_at_str(&c->loc, o, "follows", 0, t->follows, sizeof t->follows)) != BW_OK)
+        return rc;
     cut(c, keep);
     return BW_OK;
 }
@@ -164,8 +142,9 @@ static int parse_layer(Ctx *c, const json_t *o, int index, Workload *w)
     WorkloadLayer *l = &w->layers[index];
     cut(c, c->base);
     at(c, "layers", index, NULL);
-    if (!json_is_object(o)) return bad(c, "must be an object with \"name\" and its compute");
-    int rc = get_str(c, o, "name", 1, l->name, sizeof l->name);
+    if (!json_is_object(o))
+        return json_at_fail(&c->loc, "must be an object with \"name\" and its compute");
+    int rc = json_at_str(&c->loc, o, "name", 1, l->name, sizeof l->name);
     if (rc != BW_OK) return rc;
     cut(c, c->base);
     at(c, "layers", index, l->name);
@@ -180,8 +159,9 @@ static int parse_layer(Ctx *c, const json_t *o, int index, Workload *w)
         w->n_params += t->numel;
         w->n_tensors++;
         if ((double)w->n_params > WORKLOAD_MAX_PARAMS)
-            return bad(c, "the tensors up to this layer hold %zu parameters, more than %g",
-                       w->n_params, WORKLOAD_MAX_PARAMS);
+            return json_at_fail(&c->loc,
+                                "the tensors up to this layer hold %zu parameters, more than %g",
+                                w->n_params, WORKLOAD_MAX_PARAMS);
     }
     return BW_OK;
 }
@@ -195,20 +175,20 @@ static int count_tensors(Ctx *c, const json_t *layers, size_t *n)
         if (ts && !json_is_array(ts)) {
             cut(c, c->base);
             at(c, "layers", (int)i, NULL);
-            return bad(c, "\"tensors\" must be a list (it may be empty)");
+            return json_at_fail(&c->loc, "\"tensors\" must be a list (it may be empty)");
         }
         *n += ts ? json_array_size(ts) : 0;
     }
-    if (*n > INT_MAX) return bad(c, "more than %d tensors", INT_MAX);
+    if (*n > INT_MAX) return json_at_fail(&c->loc, "more than %d tensors", INT_MAX);
     return BW_OK;
 }
 
 static int parse_root(Ctx *c, const json_t *root, Workload **out)
 {
-    if (!json_is_object(root)) return bad(c, "a profile must be a JSON object");
+    if (!json_is_object(root)) return json_at_fail(&c->loc, "a profile must be a JSON object");
     json_t *layers = json_object_get(root, "layers");
     if (!json_is_array(layers) || json_array_size(layers) == 0 || json_array_size(layers) > INT_MAX)
-        return bad(c, "\"layers\" must be a non-empty list of layers");
+        return json_at_fail(&c->loc, "\"layers\" must be a non-empty list of layers");
     size_t n_tensors;
     int rc = count_tensors(c, layers, &n_tensors);
     if (rc != BW_OK) return rc;
@@ -219,11 +199,11 @@ static int parse_root(Ctx *c, const json_t *root, Workload **out)
     if (w && n_tensors) w->tensors = calloc(n_tensors, sizeof *w->tensors);
     if (!w || !w->layers || (n_tensors && !w->tensors)) {
         workload_free(w);
-        return bw_fail(c->err, BW_ERUNTIME, "%sout of memory", c->where);
+        return bw_fail(c->loc.err, BW_ERUNTIME, "%sout of memory", c->loc.where);
     }
     w->n_layers = (int)n_layers;
-    if ((rc = get_str(c, root, "name", 1, w->name, sizeof w->name)) == BW_OK &&
-        (rc = get_str(c, root, "source", 0, w->source, sizeof w->source)) == BW_OK)
+    if ((rc = json_at_str(&c->loc, root, "name", 1, w->name, sizeof w->name)) == BW_OK &&
+        (rc = json_at_str(&c->loc, root, "source", 0, w->source, sizeof w->source)) == BW_OK)
         rc = parse_compute(c, root, w);
     for (int i = 0; rc == BW_OK && i < w->n_layers; i++)
         rc = parse_layer(c, json_array_get(layers, (size_t)i), i, w);
@@ -239,16 +219,16 @@ int workload_parse(const char *path, const char *text, size_t len, const char *f
                    const char *label, Workload **out, BwError *err)
 {
     *out = NULL;
-    Ctx c = {.err = err};
-    snprintf(c.where, sizeof c.where, "%s %s: ", flag, label);
-    c.base = strlen(c.where);
+    Ctx c = {.loc.err = err};
+    snprintf(c.loc.where, sizeof c.loc.where, "%s %s: ", flag, label);
+    c.base = strlen(c.loc.where);
     json_error_t jerr;
     json_t *root = text ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr)
                         : json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
         if (jerr.line > 0)
-            return bad(&c, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
-        return bad(&c, "%s", jerr.text);
+            return json_at_fail(&c.loc, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+        return json_at_fail(&c.loc, "%s", jerr.text);
     }
     int rc = parse_root(&c, root, out);
     json_decref(root);

@@ -1,0 +1,63 @@
+/* p3.c: Priority-based Parameter Propagation (Jayarajan et al., "Priority-based Parameter
+ * Propagation for Distributed DNN Training", MLSys 2019): parameters sliced finer than the
+ * model's layers, and slices sent in priority order, the layer the next forward needs first
+ * first, so a slice of a front layer overtakes the rest of a large back layer at the next slice
+ * boundary. P3 has no credit of its own: its sender takes the highest-priority slice as the
+ * network takes the previous one, which here is one slice in flight (credit=1). The default
+ * slice, 50,000 parameters (200,000 bytes), is the slice size bellows' authors recall from the
+ * paper's MXNet implementation; it was not verified against the paper here: set slice= to your
+ * own. */
+#include "schedule_impl.h"
+
+typedef struct {
+    double slice_bytes;
+    int credit;
+} P3State;
+
+static const BellowsScheduleOpt p3_opts[] = {
+    {"slice", BELLOWS_SCHEDULE_OPT_DOUBLE, NULL, BELLOWS_SCHEDULE_MIN_PARTITION_BYTES, 1e15, NULL,
+     "bytes of a slice, at most the model's; default 200000 (50,000 fp32 parameters), or the "
+     "whole model when it is smaller"},
+    {"credit", BELLOWS_SCHEDULE_OPT_INT, "1", 1, 1e6, NULL, "slices in flight at once"},
+};
+
+static int p3_init(BellowsSchedule *s, const BellowsScheduleValue *vals, char *err, size_t errlen)
+{
+    P3State *st = s->state;
+    st->credit = (int)vals[1].num;
+    if (!vals[0].set) {
+        st->slice_bytes = schedule_default_partition(s->ctx, 200000);
+        return BELLOWS_SCHEDULE_OK;
+    }
+    st->slice_bytes = vals[0].num;
+    return schedule_check_partition(s->ctx, st->slice_bytes, "slice", err, errlen);
+}
+
+static void p3_decide(BellowsSchedule *s, const BellowsScheduleObs *obs, BellowsScheduleDecision *d)
+{
+    (void)obs;
+    const P3State *st = s->state;
+    schedule_priority_by_layer(s->ctx, d);
+    d->bucket_bytes = d->first_bucket_bytes = 0;
+    d->partition_bytes = st->slice_bytes;
+    d->credit_partitions = st->credit;
+}
+
+static void p3_describe(const BellowsSchedule *s, char *buf, size_t n)
+{
+    const P3State *st = s->state;
+    snprintf(buf, n, "slice=%.15g,credit=%d", st->slice_bytes, st->credit);
+}
+
+const BellowsScheduleOps schedule_p3_ops = {
+    .iVersion = BELLOWS_SCHEDULE_VERSION,
+    .name = "p3",
+    .help = "P3: parameters in slices, sent one at a time in priority order (first layers first)",
+    .source = "Jayarajan et al., Priority-based Parameter Propagation, MLSys 2019",
+    .opts = p3_opts,
+    .n_opts = BELLOWS_SCHEDULE_N(p3_opts),
+    .state_size = sizeof(P3State),
+    .init = p3_init,
+    .decide = p3_decide,
+    .describe = p3_describe,
+};

@@ -1,0 +1,245 @@
+/* test_coll_ps.c: the parameter-server allreduce (--allreduce ps, sim/net/coll_ps.c) on real
+ * SimGrid platforms, each scenario in a forked child (one engine per process). Checked: the
+ * result is the exact sum (and mean) for 1..6 workers, servers colocated or on hosts of their
+ * own, calls spread over the servers round-robin; with random floats it is the rank-order sum
+ * bit for bit; a call's time equals the closed form 2 (a + r n b) on a star (r = p - 1
+ * colocated, p on hosts of their own) at the transfer level and on the analytic backend; rank
+ * r's bytes are a push, or the pulls of the call it serves; two calls in flight at once (a
+ * sibling communicator) to two servers take as long as one, to one server twice as long. */
+#include "testutil.h"
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+
+#include "coll.h"
+#include "engine.h"
+
+typedef struct {
+    Cluster cl;
+    CollBackend backend;
+    size_t count;      /* floats per call */
+    int calls;         /* allreduces one after the other */
+    int mean;          /* coll_allreduce_mean */
+    int random_values; /* random floats, compared with the rank-order sum bit for bit */
+    int cost_servers;  /* > 0: dataless coll_cost_ps calls instead, to server = call % this */
+    int concurrent;    /* 2: a second stream (a sibling) makes the same calls at once, to
+                          server cost_servers - 1 - (call % cost_servers) */
+} Scenario;
+
+typedef struct {
+    double time_s, bytes[16], payload0;
+    int wrong, done;
+} Result;
+
+static Scenario SC;
+static Result *RES;
+static Comm *COMM, *SIBLING;
+
+static float value(int rank, size_t i, int call)
+{
+    if (!SC.random_values) return (float)((rank * 7 + (int)(i % 1000) * 3 + call) % 11);
+    TestRng r = {(uint64_t)rank * 1000003 + i * 7919 + (uint64_t)call * 31 + 1};
+    return (float)(trng_uniform(&r) * 2 - 1);
+}
+
+static void check(const float *buf, int P, int call)
+{
+    for (size_t i = 0; i < SC.count; i++) {
+        float want = value(0, i, call); /* rank order: ((x0 + x1) + x2) + ... */
+        for (int r = 1; r < P; r++) want += value(r, i, call);
+        if (SC.mean) want = (want + 0.0f) / (float)P;
+        if (memcmp(&buf[i], &want, sizeof want) != 0) RES->wrong++;
+    }
+}
+
+static void sibling_stream(int argc, char **argv)
+{
+    (void)argc;
+    const int rank = atoi(argv[1]);
+    for (int k = 0; k < SC.calls; k++)
+        coll_cost_ps(SIBLING, rank, SC.cost_servers - 1 - k % SC.cost_servers, SC.count, 4);
+}
+
+static void worker(int argc, char **argv)
+{
+    (void)argc;
+    const int rank = atoi(argv[1]), P = SC.cl.workers;
+    float *buf = malloc(sizeof(float) * (SC.count + 1));
+    for (int k = 0; k < SC.calls; k++) {
+        if (SC.cost_servers) {
+            coll_cost_ps(COMM, rank, k % SC.cost_servers, SC.count, 4);
+            continue;
+        }
+        for (size_t i = 0; i < SC.count; i++) buf[i] = value(rank, i, k);
+        if (SC.mean)
+            coll_allreduce_mean(COMM, rank, buf, SC.count);
+        else
+            coll_allreduce(COMM, rank, buf, SC.count);
+        check(buf, P, k);
+    }
+    free(buf);
+    const double t = simgrid_get_clock();
+    if (t > RES->time_s) RES->time_s = t;
+    if (rank < 16) RES->bytes[rank] = coll_stats(COMM, rank)->bytes_sent;
+    if (rank == 0) RES->payload0 = coll_stats(COMM, 0)->payload_bytes;
+    RES->done++;
+}
+
+static Result simulate(void)
+{
+    RES = mmap(NULL, sizeof *RES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(RES != MAP_FAILED);
+    memset(RES, 0, sizeof *RES);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        BwError err;
+        if (cluster_resolve(&SC.cl, &err) || engine_init(0, NULL, "exact", &err) ||
+            engine_load_cluster(&SC.cl, &err)) {
+            fprintf(stderr, "child: %s\n", err.msg);
+            _exit(3);
+        }
+        COMM = coll_comm_create(&SC.cl, COLL_PS, SC.backend);
+        SIBLING = SC.concurrent ? coll_comm_create_sibling(&SC.cl, COMM) : NULL;
+        for (int r = 0; r < SC.cl.workers; r++) {
+            char arg[16];
+            snprintf(arg, sizeof arg, "%d", r);
+            char *av[] = {"worker", arg, NULL};
+            sg_actor_create("worker", engine_host(r), worker, 2, av);
+            if (SIBLING) sg_actor_create("sibling", engine_host(r), sibling_stream, 2, av);
+        }
+        simgrid_run();
+        coll_comm_free(SIBLING);
+        coll_comm_free(COMM);
+        _exit(0);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("simulation child failed (status %d)", st);
+    Result out = *RES;
+    munmap(RES, sizeof *RES);
+    assert_int_equal(out.done, SC.cl.workers);
+    return out;
+}
+
+static Cluster star_ps(int P, int servers, int own)
+{
+    Cluster c = cluster_default();
+    c.workers = P;
+    c.bandwidth_Bps = 1.25e9;
+    c.latency_s = 5e-6;
+    c.ps_servers = servers;
+    c.ps_own_hosts = own;
+    return c;
+}
+
+static void expect_close(double got, double want, double rel, const char *what)
+{
+    if (fabs(got - want) > rel * want)
+        fail_msg("%s: simulated %.12g, expected %.12g (relative error %.2e)", what, got, want,
+                 fabs(got - want) / want);
+}
+
+static void test_ps_allreduce_is_the_exact_sum_and_mean(void **state)
+{
+    (void)state;
+    for (int own = 0; own <= 1; own++)
+        for (int P = 1; P <= 6; P++)
+            for (int servers = 1; servers <= 3 && (own || servers <= P); servers++) {
+                SC = (Scenario){.cl = star_ps(P, servers, own),
+                                .count = 1001,
+                                .calls = 4,
+                                .mean = (P + servers) % 2};
+                Result r = simulate();
+                if (r.wrong)
+                    fail_msg("P=%d, %d servers (%s): %d wrong elements", P, servers,
+                             own ? "own hosts" : "colocated", r.wrong);
+            }
+}
+
+static void test_ps_sums_in_rank_order_bit_for_bit(void **state)
+{
+    (void)state;
+    for (int own = 0; own <= 1; own++) {
+        SC = (Scenario){.cl = star_ps(5, 2, own), .count = 5000, .calls = 3, .random_values = 1};
+        assert_int_equal(simulate().wrong, 0);
+        SC.mean = 1;
+        assert_int_equal(simulate().wrong, 0);
+    }
+}
+
+/* One call of n bytes: the r remote pushes share the server's NIC into it, then its r pulls
+ * share it out of it; a route crosses two NIC links (latency 2 x 5 us). */
+static void test_ps_time_equals_its_formula_on_a_star(void **state)
+{
+    (void)state;
+    const int Ps[] = {2, 3, 5, 8};
+    for (size_t k = 0; k < sizeof Ps / sizeof *Ps; k++)
+        for (int own = 0; own <= 1; own++) {
+            const int P = Ps[k], remote = own ? P : P - 1;
+            SC = (Scenario){.cl = star_ps(P, 1, own), .count = 250000, .calls = 1};
+            const double n = 250000.0 * 4, a = 2 * 5e-6, b = 1 / 1.25e9;
+            const double want = 2 * (a + remote * n * b);
+            assert_true(fabs(coll_allreduce_formula_s(COLL_PS, P, remote, n, a, b, 0, 0) - want) <
+                        1e-15);
+            char what[96];
+            snprintf(what, sizeof what, "ps, P=%d, %s", P, own ? "own host" : "colocated");
+            Result r = simulate();
+            expect_close(r.time_s, want, 1e-9, what);
+            SC.backend = COLL_ANALYTIC;
+            Result an = simulate();
+            expect_close(an.time_s, r.time_s, 1e-9, what);
+            for (int w = 0; w < P; w++) {
+                /* a push, or (colocated, rank 0 serves) the pulls to the others */
+                const double sent = !own && w == 0 ? (P - 1) * n : n;
+                expect_close(r.bytes[w], sent, 1e-12, "bytes at the transfer level");
+                expect_close(an.bytes[w], sent, 1e-12, "bytes on the analytic backend");
+            }
+        }
+}
+
+/* Calls go to servers 0, 1, 2, 0, 1, ...: colocated, rank s serves calls s, s + 3, ... */
+static void test_ps_calls_go_round_robin(void **state)
+{
+    (void)state;
+    SC = (Scenario){.cl = star_ps(4, 3, 0), .count = 1000, .calls = 7};
+    Result r = simulate();
+    const double n = 4000;
+    const int served[4] = {3, 2, 2, 0}; /* calls 0,3,6 / 1,4 / 2,5 */
+    for (int w = 0; w < 4; w++)
+        expect_close(r.bytes[w], served[w] * 3 * n + (7 - served[w]) * n, 1e-12, "round robin");
+    expect_close(r.payload0, 7 * n, 1e-12, "payload");
+}
+
+/* Two streams at once: to two servers of their own, each server's NIC carries its own call (the
+ * workers' NICs have room for both), so they take the time of one; to one server, its NIC
+ * carries both: twice the bandwidth term, the latencies paid at the same time. */
+static void test_ps_spreads_calls_in_flight_over_servers(void **state)
+{
+    (void)state;
+    const int P = 4;
+    const double n = 200000.0 * 4, a = 2 * 5e-6, b = 1 / 1.25e9;
+    SC = (Scenario){
+        .cl = star_ps(P, 2, 1), .count = 200000, .calls = 1, .cost_servers = 2, .concurrent = 1};
+    expect_close(simulate().time_s, 2 * (a + P * n * b), 1e-9, "two servers");
+    SC.cl = star_ps(P, 1, 1);
+    SC.cost_servers = 1;
+    expect_close(simulate().time_s, 2 * (a + 2 * P * n * b), 1e-9, "one server");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ps_allreduce_is_the_exact_sum_and_mean),
+        cmocka_unit_test(test_ps_sums_in_rank_order_bit_for_bit),
+        cmocka_unit_test(test_ps_time_equals_its_formula_on_a_star),
+        cmocka_unit_test(test_ps_calls_go_round_robin),
+        cmocka_unit_test(test_ps_spreads_calls_in_flight_over_servers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
