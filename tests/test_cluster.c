@@ -191,7 +191,7 @@ static void test_shared_uplink_halves_the_bandwidth(void **state)
 
 /* Packed jobs on leaves of their own share no link: full speed, their files those alone. The
  * second is another job (a softmax through TopK's allgathers, whose messages differ): each job's
- * messages reach its own ranks only. */
+ * messages reach its own ranks only; so do a scheduled job's lanes and servers. */
 static void test_packed_jobs_apart_keep_full_speed(void **state)
 {
     (void)state;
@@ -209,6 +209,22 @@ static void test_packed_jobs_apart_keep_full_speed(void **state)
         assert_true(fabs(job_num(root, j, "contention_share")) < 1e-9);
         assert_true(fabs(job_num(root, j, "slowdown") - 1) < 1e-9);
     }
+    json_decref(root);
+    /* on a star no two jobs share a link: a ring beside ResNet-18's costs sent by a schedule's
+     * lanes to parameter servers (actors of their own, on the job's GPUs) */
+    write_tmp("star.json",
+              "{\"bandwidth\": \"10Gbps\", \"jobs\": [" JOB(
+                  "a", "") ", {\"name\": \"c\", "
+                           "\"workers\": 2, " SMALL ", \"workload\": \"resnet18-cifar\", "
+                           "\"schedule\": \"bytescheduler\", \"allreduce\": \"ps\", \"costs\": "
+                           "\"ideal\"}]}");
+    assert_int_equal(bw("cluster @/star.json --out @/star"), 0);
+    same_run("star/jobs/a", "star/alone/a");
+    same_run("star/jobs/c", "star/alone/c");
+    root = cluster_json("star");
+    const json_t *busiest = json_array_get(json_object_get(root, "links"), 0); /* c's NICs */
+    const double sent = summary_num("star/jobs/c", "bytes_per_worker");
+    assert_true(fabs(json_number_value(json_object_get(busiest, "bytes")) - sent) <= 1e-9 * sent);
     json_decref(root);
 }
 

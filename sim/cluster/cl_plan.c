@@ -155,6 +155,11 @@ static int plan_job(ClPlan *p, ClJob *job, int threads, BwError *err)
     job->cfg.progress = 0;
     job->cfg.label = job->spec->name;
     job->cfg.compute_threads = threads; /* the process's pool, which the jobs share */
+    if (job->cfg.cluster.ps_own_hosts)
+        return bw_fail(err, BW_EUSAGE,
+                       "%skey \"ps_hosts\": own parameter-server hosts are hosts beyond the "
+                       "cluster's GPUs, which a cluster file does not place; use \"colocated\"",
+                       where);
     if (p->n_jobs > 1 && job->cfg.backend == COLL_ANALYTIC)
         return bw_fail(err, BW_EUSAGE,
                        "%skey \"collectives\": analytic prices each collective alone, blind to "

@@ -124,6 +124,9 @@ Comm *coll_comm_create_sibling(const Cluster *cl, Comm *parent)
     free(c->stats);
     c->stats = parent->stats;
     c->shares_stats = 1;
+    c->tag = parent->tag; /* a job's, in one engine of several (coll_comm_set_tag) */
+    c->wire = parent->wire;
+    c->wire_arg = parent->wire_arg;
     return c;
 }
 
