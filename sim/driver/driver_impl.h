@@ -347,5 +347,9 @@ void record_trace_abort(DriverRun *run);
 int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err);
 /* driver.c: samples per worker per epoch: the data's shard, or what the trace's epochs held. */
 int run_shard_of(const RunConfig *cfg);
+/* driver_check.c: what a policy knows of the run when it starts. cluster: as loaded, or NULL if
+ * not known. layers: room for m's n_layers entries, which ctx->layers points at. */
+void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,
+                        const Model *m, int shard, PolicyLayer *layers);
 
 #endif
