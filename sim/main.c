@@ -6,6 +6,7 @@
 
 #include "status.h"
 #include "blas_cpu.h"
+#include "cluster_cmd.h"
 #include "commands.h"
 #include "reproduce.h"
 #include "sweep.h"
@@ -25,6 +26,8 @@ static const Command commands[] = {
     {"replay", cmd_replay, "replay a gradient trace under several policies on any cluster"},
     {"sweep", cmd_sweep, "run the cross product of scenario flags given as lists, and policies"},
     {"merge", cmd_merge, "join the sweep.csv files of a sweep's shards"},
+    {"cluster", cmd_cluster,
+     "several training jobs sharing one cluster's network: each job's slowdown"},
     {"reproduce", cmd_reproduce,
      "run the Accordion or ADPSGD paper's headline experiments; a report"},
     {"plot", cmd_plot, "draw the plots of a run, compare or sweep folder (gnuplot)"},

@@ -377,7 +377,7 @@ void cost_start_streams(DriverRun *run)
         char name[32];
         snprintf(name, sizeof name, "stream%d", w);
         char *argv[] = {name, NULL};
-        sg_actor_t actor = sg_actor_init(name, engine_host(w));
+        sg_actor_t actor = sg_actor_init(name, run_host(run, w));
         sg_actor_set_data(actor, me);
         sg_actor_start(actor, stream_actor, 1, argv);
     }

@@ -1,7 +1,8 @@
-/* driver.c: the public face of the training loop (driver.h): checking a run, choosing the fast
- * replay, and creating, running and freeing one DriverRun. The run holds everything it
- * allocates, and run_free releases it also after a failure part-way through run_create. The
- * rooms of a run: worker.c, rendezvous.c, replay.c and record.c. */
+/* driver.c: the public face of the training loop (driver.h): choosing the fast replay, and
+ * creating, running and freeing one DriverRun (driver_check.c checks a run before it starts).
+ * The run holds everything it allocates, and run_free releases it also after a failure
+ * part-way through run_create. The rooms of a run: worker.c, rendezvous.c, replay.c and
+ * record.c. */
 #include "driver_impl.h"
 
 #include <assert.h>
@@ -18,7 +19,18 @@
 
 double run_now(const DriverRun *run)
 {
-    return run->fast ? run->now : simgrid_get_clock();
+    return run->fast ? run->now : simgrid_get_clock() - run->start_s;
+}
+
+sg_host_t run_host(const DriverRun *run, int w)
+{
+    return engine_host(run->place ? run->place->gpus[w] : w);
+}
+
+void run_actor_ended(DriverRun *run)
+{
+    double now = simgrid_get_clock();
+    if (now > run->end_clock) run->end_clock = now;
 }
 
 int run_model_create(const RunConfig *cfg, Model **out, BwError *err)
@@ -32,272 +44,6 @@ int run_shard_of(const RunConfig *cfg)
     if (!cfg->replay || cfg->priced) return dataset_shard_size(cfg->train->n, cfg->cluster.workers);
     long spe = cfg->replay->h.steps_per_epoch ? cfg->replay->h.steps_per_epoch : 1;
     return (int)(spe * cfg->tc.batch);
-}
-
-static int check_level(const void *arg, double level, const char *what, BwError *err)
-{
-    return compress_check_level(arg, level, what, err);
-}
-
-/* What the policy is told of the run when it starts. */
-/* The cluster as a policy's rank sees it (bellows_policy.h): the NIC's bandwidth, less a
- * fat-tree's oversubscription of the leaf uplinks, and its latency. Unknown (0) for a platform
- * file before it is loaded. */
-static void policy_cluster(PolicyContext *ctx, const Cluster *c)
-{
-    if (!c) return;
-    ctx->bandwidth_Bps = c->bandwidth_Bps;
-    if (c->topology == TOPO_FAT_TREE && c->oversubscription > 1)
-        ctx->bandwidth_Bps /= c->oversubscription;
-    ctx->latency_s = c->latency_s;
-    ctx->gpus_per_node = c->gpus_per_node;
-    ctx->nodes = c->workers / c->gpus_per_node;
-}
-
-/* What a policy knows of the run when it starts. cluster: as loaded, or NULL if not known.
- * layers: room for m's n_layers entries, which ctx->layers points at. */
-static void policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,
-                           const Model *m, int shard, PolicyLayer *layers)
-{
-    memset(ctx, 0, sizeof *ctx);
-    ctx->n_layers = m->n_layers;
-    ctx->layers = layers;
-    for (int l = 0; l < m->n_layers; l++) {
-        snprintf(layers[l].name, sizeof layers[l].name, "%s", m->layers[l].name);
-        layers[l].rows = m->layers[l].rows;
-        layers[l].cols = m->layers[l].cols;
-        layers[l].ndim = m->layers[l].ndim;
-    }
-    int P = cfg->cluster.workers;
-    ctx->workers = P;
-    ctx->epochs = cfg->tc.epochs;
-    ctx->batch = cfg->tc.batch * P;
-    ctx->steps_per_epoch = shard / cfg->tc.batch;
-    ctx->lr0 = cfg->tc.lr.base_lr;
-    if (cfg->tc.lr.kind == LR_STEP)
-        for (int i = 0; i < cfg->tc.lr.n_milestones && i < POLICY_MAX_DECAYS; i++)
-            ctx->decay_epochs[ctx->n_decays++] = (int)ceil(cfg->tc.lr.milestones[i]);
-    const LrSchedule *lr = &cfg->tc.lr;
-    ctx->overlap = cfg->overlap == OVERLAP_DDP      ? BELLOWS_OVERLAP_DDP
-                   : cfg->overlap == OVERLAP_TENSOR ? BELLOWS_OVERLAP_TENSOR
-                   : cfg->overlap == OVERLAP_LAYER  ? BELLOWS_OVERLAP_LAYER
-                                                    : BELLOWS_OVERLAP_NONE;
-    ctx->lr_known = !cfg->replay || cfg->priced;
-    if (ctx->lr_known) {
-        ctx->lr_peak_scale = lr->peak_scale > 0 ? lr->peak_scale : 1;
-        ctx->warmup_epochs = lr->warmup_epochs;
-        ctx->warmup_shape =
-            lr->warmup_shape == WARMUP_EPOCH ? BELLOWS_WARMUP_EPOCH : BELLOWS_WARMUP_STEP;
-        ctx->decay_factor = lr->kind == LR_STEP ? lr->decay_factor : 0;
-    }
-    Spec s;
-    BwError ignore;
-    /* a bad spec leaves it empty: compress_create says what is wrong */
-    compress_spec_resolved(cfg->compressor, "--compressor", ctx->compressor_spec,
-                           sizeof ctx->compressor_spec, &ignore);
-    if (spec_parse(cfg->compressor, "--compressor", &s, &ignore) == BW_OK) {
-        snprintf(ctx->compressor, sizeof ctx->compressor, "%s", s.name);
-        const CompressorOps *ops = compress_find(s.name);
-        ctx->compressor_level = ops ? ops->level_default : 0;
-        if (ops) {
-            ctx->check_level = check_level;
-            ctx->check_level_arg = ops;
-        }
-    }
-    policy_cluster(ctx, cluster);
-}
-
-/* The checks that need no model: worker count, batch, slowdowns, the replay engine asked for. */
-static int check_config(const RunConfig *cfg, int shard, BwError *err)
-{
-    const int P = cfg->cluster.workers;
-    if (P > DRIVER_MAX_WORKERS)
-        return bw_fail(err, BW_EUSAGE, "--workers: at most %d", DRIVER_MAX_WORKERS);
-    if (!cfg->replay && shard < 1)
-        return bw_fail(err, BW_EUSAGE,
-                       "--train-samples: %d training samples leave nothing for each of the %d "
-                       "workers; give at least %d (workers x --batch)",
-                       cfg->train->n, P, P * cfg->tc.batch);
-    if (!cfg->replay && cfg->tc.batch > shard)
-        return bw_fail(err, BW_EUSAGE,
-                       "--batch: %d per worker, but each of the %d workers has a shard of only %d "
-                       "of the %d training samples (--train-samples)",
-                       cfg->tc.batch, P, shard, cfg->train->n);
-    if (cfg->slowdown)
-        for (int w = 0; w < P; w++) assert(cfg->slowdown[w] > 0);
-    char why[160];
-    if (cfg->replay && cfg->replay_engine == REPLAY_FAST &&
-        !driver_replay_fast(cfg, why, sizeof why))
-        return bw_fail(err, BW_EUSAGE, "--replay-engine fast: %s; use auto or actors", why);
-    return BW_OK;
-}
-
-/* Whether cfg's policy runs in periodic mode (each worker its own replica); no policy, or one
- * that cannot be created, counts as periodic, the larger estimate (driver_check says what is
- * wrong). */
-static int memory_periodic(const RunConfig *cfg, const Model *m)
-{
-    PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
-    Policy *p = NULL;
-    BwError ignore;
-    int periodic = 1;
-    if (!layers || !cfg->policy) { /* no policy yet: the larger estimate */
-        free(layers);
-        return periodic;
-    }
-    policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
-    /* a --compressor that does not parse leaves the context without one: driver_check says so */
-    if (ctx.compressor[0] && policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK)
-        periodic = p->ops->mode == POLICY_PERIODIC;
-    policy_free(p);
-    free(layers);
-    return periodic;
-}
-
-/* Memory, fitted to measurements (maximum resident set, /usr/bin/time -v, mlp of 101,770
- * parameters, batch 4, analytic collectives; tests/perf/run_memory.sh): before the workers
- * shared their replica, 174 MiB with 64 workers and 587 MiB with 256, so 2.15 MiB per worker =
- * 22 bytes per parameter (replica, gradient, velocity, compressor memory and buffers), which
- * periodic mode still keeps (less the activations, now per computing thread); in gradient
- * mode 2.44 GiB with 4096 workers, 0.6 MiB per worker: its gradient and the compressor's
- * error-feedback memory (8 bytes per parameter with compression, fewer without) and about
- * 64 KiB of its own (actor, stack, buffers). Over about 40 MiB for the process and the data,
- * the shared replica and each computing thread's activations (bounded by batch x flops / 16
- * bytes for these models). A fast replay holds one worker. */
-static double memory_need(const RunConfig *cfg, const Model *m)
-{
-    const int P = driver_replay_fast(cfg, NULL, 0) ? 1 : cfg->cluster.workers;
-    const double per_param = memory_periodic(cfg, m) || cfg->per_worker_replicas ? 22.0 : 8.0;
-    const int threads = cfg->compute_threads > 1 ? cfg->compute_threads : 1;
-    const double activations = cfg->replay ? 0 : (double)cfg->tc.batch * model_flops_per_sample(m);
-    return 40.0 * (1 << 20) + 22.0 * (double)m->n_params + threads * activations / 16.0 +
-           (double)P * (per_param * (double)m->n_params + 64.0 * 1024);
-}
-
-double driver_memory_bytes(const RunConfig *cfg, double *machine)
-{
-    Model *m = NULL;
-    BwError ignore;
-    *machine = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
-    if (run_model_create(cfg, &m, &ignore)) return 0;
-    double need = memory_need(cfg, m);
-    model_free(m);
-    return need;
-}
-
-static int check_memory(const RunConfig *cfg, const Model *m, BwError *err)
-{
-    const int P = cfg->cluster.workers;
-    double need = memory_need(cfg, m);
-    double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
-    if (phys > 0 && need > 0.8 * phys)
-        return bw_fail(err, BW_EUSAGE,
-                       "--workers %d: the %d replicas of this %zu-parameter model need about "
-                       "%.1f GiB, more than 80%% of this machine's %.1f GiB; use fewer workers or "
-                       "a smaller model",
-                       P, P, m->n_params, need / (1 << 30), phys / (1 << 30));
-    return BW_OK;
-}
-
-/* A replay refuses a policy that needs a part of the observation the trace never holds (its
- * decisions would rest on stand-ins: ADPSGD without the variance grows its period forever). */
-static int check_trace_holds(const RunConfig *cfg, const PolicyOps *ops, BwError *err)
-{
-    static const struct {
-        unsigned bit;
-        const char *field;
-    } parts[] = {{BELLOWS_HAS_EPOCH_NORMS, "epoch_norms"},
-                 {BELLOWS_HAS_VARIANCE, "param_variance"}};
-    const Trace *tr = cfg->replay;
-    if (!tr || !ops->needs) return BW_OK;
-    unsigned have = 0;
-    for (long i = 0; i < tr->n_steps; i++)
-        have |= (tr->steps[i].has_epoch_norms ? BELLOWS_HAS_EPOCH_NORMS : 0u) |
-                (tr->steps[i].has_variance ? BELLOWS_HAS_VARIANCE : 0u);
-    for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
-        if ((ops->needs & parts[k].bit) && !(have & parts[k].bit))
-            return bw_fail(err, BW_EUSAGE,
-                           "--policy %s: it needs \"%s\", which the trace %s does not hold; "
-                           "record a trace that has it or replay other policies",
-                           ops->name, parts[k].field, tr->path);
-    return BW_OK;
-}
-
-/* The compressor and the policy are created as the run would, and the policy's first decision,
- * on an empty observation, must already be valid. */
-static int check_first_decision(const RunConfig *cfg, const Model *m, int shard, BwError *err)
-{
-    Policy *p = NULL;
-    Compressor *c = NULL;
-    PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
-    double *zeros = calloc((size_t)m->n_layers, sizeof *zeros); /* the norms observed */
-    double *level = malloc(sizeof *level * (size_t)m->n_layers);
-    if (!layers || !zeros || !level) {
-        free(layers);
-        free(zeros);
-        free(level);
-        return bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", m->n_layers);
-    }
-    policy_context(&ctx, cfg, cfg->cluster.platform_file ? NULL : &cfg->cluster, m, shard, layers);
-    int rc = compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers,
-                             cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
-    if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
-    if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
-    if (rc == BW_OK) {
-        PolicyObs obs = {.epoch_start = 1,
-                         .lr = cfg->tc.lr.base_lr,
-                         .loss = 1,
-                         .grad_norm_rank0 = zeros,
-                         .grad_norm_mean = zeros};
-        PolicyDecision d = {.level = level}; /* policy_step resets it and sets its batch */
-        rc = policy_step(p, &obs, &d, err);
-        if (rc == BW_ERUNTIME) rc = BW_EUSAGE; /* a plugin's failure before the run starts */
-        if (rc == BW_OK)
-            rc = rendezvous_check_decision(cfg, m, compress_find(ctx.compressor), &d,
-                                           p->ops->mode == POLICY_PERIODIC, err);
-    }
-    policy_free(p);
-    compress_free(c);
-    free(layers);
-    free(zeros);
-    free(level);
-    return rc;
-}
-
-int driver_check(const RunConfig *cfg, BwError *err)
-{
-    int shard = run_shard_of(cfg);
-    int rc = check_config(cfg, shard, err);
-    if (rc) return rc;
-    Model *m = NULL;
-    if ((rc = run_model_create(cfg, &m, err))) return rc;
-    if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
-    if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err);
-    if (rc == BW_OK) rc = sched_check(cfg, m, err);
-    const Workload *wl = cfg->workload;
-    if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
-        rc = bw_fail(err, BW_EUSAGE,
-                     "--workload %s: measured on \"%s\", not a GPU bellows knows "
-                     "(V100, A100, H100)",
-                     wl->spec, wl->measured_gpu);
-    if (rc == BW_OK && cfg->workload) { /* the real tensors must map onto the small layers */
-        int *follows = malloc(sizeof(int) * (size_t)cfg->workload->n_tensors);
-        rc = follows
-                 ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload", follows, err)
-                 : bw_fail(err, BW_ERUNTIME, "out of memory");
-        free(follows);
-    }
-    if (rc == BW_OK && cfg->costs) { /* the profile prices what this run will do */
-        char who[320];
-        snprintf(who, sizeof who, "--compressor %s (or the optimiser)", cfg->compressor);
-        rc = costs_check(cfg->costs,
-                         compress_cost_ops(cfg->compressor) | COST_OP_BIT(COST_OP_OPTIMIZER),
-                         cfg->transport, who, "--costs", err);
-    }
-    model_free(m);
-    return rc;
 }
 
 int driver_price_batch(const RunConfig *cfg, int b)
@@ -356,6 +102,18 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
     return no == NULL;
 }
 
+void driver_cluster_loaded(const RunConfig *cfg, Cluster *out)
+{
+    *out = cfg->cluster;
+    const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
+    if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
+        out->link_share = costs_share(prof, cfg->transport, 0);
+        out->intra_link_share = prof->net[COST_NET_NVLINK].present
+                                    ? costs_share(prof, COST_NET_NVLINK, 0)
+                                    : out->link_share;
+    }
+}
+
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 {
     if (driver_costed(cfg) || cfg->backend == COLL_ANALYTIC || cfg->algo == COLL_PS)
@@ -368,13 +126,14 @@ void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 
 /* ---- one run ---- */
 
-static void run_free(DriverRun *run)
+void run_free(DriverRun *run)
 {
     if (!run) return;
     record_trace_abort(run);
     timeline_abort(run->tl);
     cost_free(run);
-    pool_free(run->pool); /* idle: every worker waits for its job before the rendezvous */
+    if (!run->place || !run->place->pool) /* idle: every worker waits for its job first */
+        pool_free(run->pool);
     for (int t = 0; run->slots && t < run->n_slots; t++) {
         model_free(run->slots[t].model); /* leaves the buffers it borrowed */
         free(run->slots[t].x);
@@ -409,17 +168,18 @@ static int run_alloc(DriverRun *run, BwError *err)
     const RunConfig *cfg = run->cfg;
     RunResult *res = run->res;
     int rc;
-    res->cluster = cfg->cluster;
+    driver_cluster_loaded(cfg, &res->cluster);
     const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
-    if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
-        res->cluster.link_share = costs_share(prof, cfg->transport, 0);
-        res->cluster.intra_link_share = prof->net[COST_NET_NVLINK].present
-                                            ? costs_share(prof, COST_NET_NVLINK, 0)
-                                            : res->cluster.link_share;
-    }
-    if (!run->fast && (rc = engine_load_cluster(&res->cluster, err))) return rc;
+    if (run->place) /* a job of several: the cluster is loaded, its ranks placed on it */
+        engine_measure_job(&res->cluster, run->place->gpus);
+    else if (!run->fast && (rc = engine_load_cluster(&res->cluster, err)))
+        return rc;
     run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
                           : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    if (run->comm && run->place) {
+        coll_comm_set_tag(run->comm, run->place->tag);
+        coll_comm_set_wire(run->comm, run->place->wire, run->place->wire_arg);
+    }
     if (run->comm && prof)
         coll_comm_set_allgather_factor(run->comm, costs_share(prof, cfg->transport, 0) /
                                                       costs_share(prof, cfg->transport, 1));
@@ -501,7 +261,7 @@ static int run_policy_create(DriverRun *run, BwError *err)
     PolicyContext ctx;
     PolicyLayer *layers = malloc(sizeof *layers * (size_t)m0->n_layers);
     if (!layers) return bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", m0->n_layers);
-    policy_context(&ctx, cfg, &res->cluster, m0, run->shard, layers);
+    run_policy_context(&ctx, cfg, &res->cluster, m0, run->shard, layers);
     int rc = run_layer_arrays(run, m0, err);
     if (!rc) rc = policy_create(cfg->policy, "--policy", &ctx, &run->pol, err);
     free(layers); /* the policy keeps its own copy */
@@ -542,12 +302,15 @@ static int run_mirror_create(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwError *err)
+int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, DriverRun **out,
+               BwError *err)
 {
     DriverRun *run = calloc(1, sizeof *run);
     *out = run;
     if (!run) return bw_fail(err, BW_ERUNTIME, "out of memory");
     run->cfg = cfg;
+    run->place = place;
+    run->start_s = place ? place->start_s : 0;
     run->res = res;
     run->P = cfg->cluster.workers;
     run->shard = run_shard_of(cfg);
@@ -563,7 +326,9 @@ static int run_create(const RunConfig *cfg, RunResult *res, DriverRun **out, BwE
         rc = timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P,
                            sched_lanes(run), &run->tl, err);
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
-    if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
+    if (place && place->pool && !cfg->replay) /* the jobs' threads */
+        threads = pool_threads(run->pool = place->pool);
+    else if (rc == BW_OK && !cfg->replay && threads > 1 && !(run->pool = pool_create(threads)))
         rc = bw_fail(err, BW_ERUNTIME, "--compute-threads %d: cannot start the threads", threads);
     if (rc == BW_OK && run->pool) { /* the analytic sums too (the same bits on any thread) */
         coll_comm_set_pool(run->comm, run->pool);
@@ -582,25 +347,31 @@ static void run_actors(DriverRun *run)
         char name[32];
         snprintf(name, sizeof name, "worker%d", w);
         char *argv[] = {name, NULL};
-        sg_actor_t actor = sg_actor_init(name, engine_host(w));
+        sg_actor_t actor = sg_actor_init(name, run_host(run, w));
         sg_actor_set_data(actor, &run->w[w]);
         sg_actor_start(actor, worker_actor, 1, argv);
     }
     cost_start_streams(run);
-    simgrid_run();
 }
 
-/* The untrained model at time 0, then every step until the rendezvous says stop. */
-static void run_simulate(DriverRun *run)
+/* The untrained model at time 0 and the first step; with actors, the actors, which take every
+ * step until the rendezvous says stop once SimGrid runs them. */
+void run_begin(DriverRun *run)
 {
     snprintf(run->state, sizeof run->state, "start");
     record_eval(run, run->eval_model, NULL, 0.0);
     rendezvous_first_step(run);
     run->res->accuracy_from_trace = run->cfg->replay && !run->cfg->priced;
+    if (!run->fast) run_actors(run);
+}
+
+static void run_simulate(DriverRun *run)
+{
+    run_begin(run);
     if (run->fast)
         replay_fast(run);
     else
-        run_actors(run);
+        simgrid_run();
     if (run->cfg->progress) fputs("\r\033[K", stderr);
 }
 
@@ -621,12 +392,15 @@ static void run_totals(DriverRun *run)
         res->wall_policy_s += run->w[w].wall_policy_s;
         if (run->w[w].comp) res->wall_compress_s += compress_math_seconds(run->w[w].comp);
     }
-    res->sim_time_s = run_now(run);
+    /* a job of several ends with its last actor, the engine with the last job */
+    res->sim_time_s = run->place ? run->end_clock - run->start_s : run_now(run);
     /* a worker done before the run's end (a platform whose routes differ, a straggler's last
      * step) waits for it, so that every worker's books add up to the simulated time */
-    for (int w = 0; w < P && !run->fast; w++)
-        if (run->w[w].end_s > 0 && run->w[w].end_s < res->sim_time_s)
-            res->wait_s += (res->sim_time_s - run->w[w].end_s) / P;
+    for (int w = 0; w < P && !run->fast; w++) {
+        const double end_s = run->w[w].end_s - run->start_s;
+        if (run->w[w].end_s > 0 && end_s < res->sim_time_s)
+            res->wait_s += (res->sim_time_s - end_s) / P;
+    }
     const CostModel *cm = run->cost;
     const int scheduled = cm && cm->sched;
     res->overlap = cm && cm->ddp                                     ? "ddp"
@@ -691,7 +465,7 @@ static void replay_stopped_as_recorded(DriverRun *run)
     }
 }
 
-static int run_finish(DriverRun *run, BwError *err)
+int run_finish(DriverRun *run, BwError *err)
 {
     RunResult *res = run->res;
     if (run->stop == STOP_ERROR) {
@@ -728,10 +502,8 @@ static int run_finish(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
+void run_result_init(const RunConfig *cfg, RunResult *res)
 {
-    int rc = driver_check(cfg, err);
-    if (rc) return rc;
     memset(res, 0, sizeof *res);
     res->time_to_accuracy_s = NAN;
     res->best_accuracy = NAN;
@@ -740,8 +512,15 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
     snprintf(res->compressor_spec, sizeof res->compressor_spec, "%s", cfg->compressor);
     /* what a scheduled run resolves (sched_free) replaces it */
     snprintf(res->schedule, sizeof res->schedule, "%s", cfg->schedule ? cfg->schedule : "fifo");
+}
+
+int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
+{
+    int rc = driver_check(cfg, err);
+    if (rc) return rc;
+    run_result_init(cfg, res);
     DriverRun *run = NULL;
-    rc = run_create(cfg, res, &run, err);
+    rc = run_create(cfg, NULL, res, &run, err);
     if (rc == BW_OK) {
         run_simulate(run);
         rc = run_finish(run, err);

@@ -272,4 +272,33 @@ void driver_sum_order(const RunConfig *cfg, char *buf, size_t n);
 int driver_run(const RunConfig *cfg, RunResult *res, BwError *err);
 void driver_result_free(RunResult *res);
 
+/* The cluster as cfg's run loads it into SimGrid: cfg->cluster with its links at the cost
+ * profile's share for its transport (Cluster.link_share, intra_link_share). */
+void driver_cluster_loaded(const RunConfig *cfg, Cluster *out);
+
+/* ---- several jobs in one simulation (bellows cluster) ----
+ * Each job is a run with its own dynamics, policy, seeds and results; all are actors of one
+ * SimGrid engine, on hosts of their own, so their messages share the links as SimGrid shares
+ * them. The caller loads the cluster's platform (engine_load_cluster), creates every job, starts
+ * them, runs the engine once (simgrid_run) and finishes each. A job's figures (steps, evaluations,
+ * time to accuracy, sim_time_s) are in its own simulated time, from its start; its timeline
+ * (--timeline) in the engine's. A run of its own is a job placed on ranks 0..P-1 at time 0. */
+typedef struct Pool Pool;
+typedef struct DriverPlace {
+    const int *gpus; /* [cfg->cluster.workers]: rank r runs on the loaded cluster's rank gpus[r] */
+    double start_s;  /* the engine's clock when its workers start */
+    int tag;         /* > 0, different for every job: its collectives' mailboxes (coll.h) */
+    Pool *pool;      /* threads shared by the jobs (gradients, sums), or NULL: its own */
+    CollWireFn wire; /* sees each message of its collectives (coll_comm_set_wire), or NULL */
+    void *wire_arg;
+} DriverPlace;
+typedef struct DriverRun DriverRun;
+/* Checks cfg (driver_check) and creates the job; place must outlive it. On failure *out may
+ * hold a partial job: driver_job_free it. */
+int driver_job_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res,
+                      DriverRun **out, BwError *err);
+void driver_job_start(DriverRun *run);               /* its actors; simgrid_run then runs them */
+int driver_job_finish(DriverRun *run, BwError *err); /* once simgrid_run has returned */
+void driver_job_free(DriverRun *run);                /* NULL is a no-op */
+
 #endif

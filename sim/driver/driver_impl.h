@@ -229,10 +229,29 @@ struct DriverRun {
      * it set the time to accuracy (sched_evaluated) */
     long eval_pending_step;
     int eval_pending_row, eval_pending_tta;
+
+    /* a job of several in one engine (driver_job_create), or NULL: a run of its own */
+    const DriverPlace *place;
+    double start_s;   /* the engine's clock at the job's start (0 for a run of its own) */
+    double end_clock; /* the engine's clock when its last actor ended */
 };
 
 /* driver.c */
 double run_now(const DriverRun *run); /* simulated seconds since the start */
+/* The host of rank w: the loaded cluster's w-th, or its place's (a job of several). */
+sg_host_t run_host(const DriverRun *run, int w);
+/* A worker actor has ended: the run ends with its last (end_clock). */
+void run_actor_ended(DriverRun *run);
+/* The life of a run, in parts that a run of its own (driver_run) and the jobs of one engine
+ * (driver_job.c) share: res made empty for cfg; the run created (place NULL: it loads the
+ * platform); the untrained model's evaluation, the first step and the actors (SimGrid then
+ * runs them: simgrid_run); its books once they are done; freed (also a partial one). */
+void run_result_init(const RunConfig *cfg, RunResult *res);
+int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, DriverRun **out,
+               BwError *err);
+void run_begin(DriverRun *run);
+int run_finish(DriverRun *run, BwError *err);
+void run_free(DriverRun *run);
 /* The model of every replica: the configured one, or a replay's stand-in. */
 int run_model_create(const RunConfig *cfg, Model **out, BwError *err);
 
@@ -328,5 +347,9 @@ void record_trace_abort(DriverRun *run);
 int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err);
 /* driver.c: samples per worker per epoch: the data's shard, or what the trace's epochs held. */
 int run_shard_of(const RunConfig *cfg);
+/* driver_check.c: what a policy knows of the run when it starts. cluster: as loaded, or NULL if
+ * not known. layers: room for m's n_layers entries, which ctx->layers points at. */
+void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,
+                        const Model *m, int shard, PolicyLayer *layers);
 
 #endif

@@ -327,7 +327,7 @@ static void lane_actor(int argc, char **argv)
 void sched_start(DriverRun *run)
 {
     SchedEngine *E = run->cost->sched;
-    sg_actor_t d = sg_actor_init("dispatcher", engine_host(0));
+    sg_actor_t d = sg_actor_init("dispatcher", run_host(run, 0));
     sg_actor_set_data(d, run);
     sg_actor_start(d, dispatcher_actor, 0, NULL);
     for (int w = 0; w < run->P; w++)
@@ -336,7 +336,7 @@ void sched_start(DriverRun *run)
             snprintf(name, sizeof name, "lane%d.%d", w, k);
             snprintf(lane, sizeof lane, "%d", k);
             char *argv[] = {name, lane, NULL};
-            sg_actor_t a = sg_actor_init(name, engine_host(w));
+            sg_actor_t a = sg_actor_init(name, run_host(run, w));
             sg_actor_set_data(a, &run->w[w]);
             sg_actor_start(a, lane_actor, 2, argv);
         }

@@ -101,7 +101,7 @@ static void applied(Worker *me, long step)
     DriverRun *run = me->run;
     if (me->rank != 0 || !run->cost->sched->layerwise) return;
     RunResult *res = run->res;
-    const double now = simgrid_get_clock(), sent = coll_stats(run->comm, 0)->bytes_sent;
+    const double now = run_now(run), sent = coll_stats(run->comm, 0)->bytes_sent;
     for (long i = res->n_steps - 1; i >= 0 && i >= res->n_steps - 2; i--)
         if (res->steps[i].step == step) res->steps[i].bytes = sent;
     if (run->eval_pending_row < 0 || run->eval_pending_step != step) return;

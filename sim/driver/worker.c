@@ -431,7 +431,7 @@ static void worker_evaluate(Worker *me, const StepState *st, double now)
         run->eval_acc[i] = 0;
     }
     run->eval_deposits = 0;
-    record_eval(run, e, st, simgrid_get_clock());
+    record_eval(run, e, st, run_now(run));
 }
 
 /* What follows a step's update, costed or not: the variance at an averaging, the step's row,
@@ -442,7 +442,7 @@ static void worker_step_end(Worker *me, const StepState *st, int averaged, doubl
     /* the variance at this averaging, for the policy at the next step */
     if (averaged && ++run->avg_deposits == run->P) rendezvous_averaged(run, st);
     if (me->rank == 0) record_step(run, st, me, averaged);
-    if (run->eval_due) worker_evaluate(me, st, t3);
+    if (run->eval_due) worker_evaluate(me, st, t3 - run->start_s);
     if (me->rank == 0 && run->cfg->progress && (st->step % 10 == 0 || last))
         record_progress(run, st);
 }
@@ -536,9 +536,11 @@ void worker_actor(int argc, char **argv)
     (void)argc;
     (void)argv;
     Worker *me = sg_actor_self_get_data();
+    if (me->run->start_s > 0) sg_actor_sleep_until(me->run->start_s); /* a later job's */
     if (me->run->cost)
         while (!worker_step_costed(me)) continue;
     else
         while (!worker_step_plain(me)) continue;
     cost_stop_stream(me);
+    run_actor_ended(me->run);
 }

@@ -124,6 +124,9 @@ Comm *coll_comm_create_sibling(const Cluster *cl, Comm *parent)
     free(c->stats);
     c->stats = parent->stats;
     c->shares_stats = 1;
+    c->tag = parent->tag; /* a job's, in one engine of several (coll_comm_set_tag) */
+    c->wire = parent->wire;
+    c->wire_arg = parent->wire_arg;
     return c;
 }
 
@@ -163,9 +166,13 @@ static sg_mailbox_t mbox(Comm *c, int dst, int src)
 {
     sg_mailbox_t *m = &c->mb[(size_t)dst * c->P + src];
     if (!*m) {
-        char name[48];
-        snprintf(name, sizeof name, "coll:%d<-%d", dst, src);
+        char name[64];
+        if (c->tag > 0) /* a job of several in one engine (coll_comm_set_tag) */
+            snprintf(name, sizeof name, "coll:%d:%d<-%d", c->tag, dst, src);
+        else
+            snprintf(name, sizeof name, "coll:%d<-%d", dst, src);
         *m = sg_mailbox_by_name(name);
+        c->mb_named = 1;
     }
     return *m;
 }
@@ -234,6 +241,7 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
     sg_comm_t comms[2];
     size_t n = 0;
     void *got = NULL;
+    const double t0 = c->wire ? simgrid_get_clock() : 0;
     if (to >= 0) {
         Msg *m = msg_free(c, me);
         m->data = send;
@@ -244,6 +252,7 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
     }
     if (from >= 0) comms[n++] = sg_mailbox_get_async(mbox(c, me, from), &got);
     sg_comm_wait_all(comms, n);
+    if (c->wire && to >= 0) c->wire(c->wire_arg, me, to, (double)bytes, t0, simgrid_get_clock());
     return got;
 }
 
@@ -579,6 +588,18 @@ void coll_comm_set_allgather_factor(Comm *c, double factor)
 {
     assert(factor > 0 && isfinite(factor));
     c->allgather_factor = factor;
+}
+
+void coll_comm_set_wire(Comm *c, CollWireFn fn, void *arg)
+{
+    c->wire = fn;
+    c->wire_arg = arg;
+}
+
+void coll_comm_set_tag(Comm *c, int tag)
+{
+    assert(tag >= 0 && !c->mb_named);
+    c->tag = tag;
 }
 
 /* Bytes on the wire of a dataless allgather's block of `bytes` (coll_comm_set_allgather_factor). */

@@ -95,6 +95,18 @@ Comm *coll_comm_create_zero_time(const Cluster *c, CollAlgo algo);
 Comm *coll_comm_create_mirror(const Cluster *c, const Comm *sim);
 void coll_replay(Comm *sim, Comm *mirror, int rank);
 
+/* Several communicators in one engine (the jobs of bellows cluster): tag > 0 goes into the
+ * names of c's mailboxes, so that two jobs' messages between ranks of the same numbers never
+ * meet; 0 (the default) keeps a single run's names. Call before the first collective. */
+void coll_comm_set_tag(Comm *c, int tag);
+
+/* Sees every message of c's transfer-level collectives once the caller's send (and receive) is
+ * done: from rank src to rank dst, its bytes on the wire, posted at t0_s and done by t1_s
+ * (simulated seconds). For accounting the links' use (bellows cluster); fn NULL: none. The
+ * analytic backend sends no message. */
+typedef void (*CollWireFn)(void *arg, int src, int dst, double bytes, double t0_s, double t1_s);
+void coll_comm_set_wire(Comm *c, CollWireFn fn, void *arg);
+
 /* Makes the dataless allgathers below (coll_cost_allgather, coll_charge_allgather) take factor
  * (> 0) times their bytes on the wire, with the books (bytes_sent, payload_bytes) at their true
  * bytes: a collective library whose allgather reaches a smaller share of the link than its

@@ -87,15 +87,23 @@ static void ps_serve(const PsCall *k)
     void **got = malloc(sizeof *got * (size_t)P);
     assert(comms && got);
     size_t m = 0;
+    const double t0 = c->wire ? simgrid_get_clock() : 0;
     for (int w = 0; w < P; w++)
         if (w != k->self) comms[m++] = sg_mailbox_get_async(ps_mbox(c, k->server, w, 0), &got[w]);
     sg_comm_wait_all(comms, m);
+    const double t1 = c->wire ? simgrid_get_clock() : 0;
     if (k->data) coll_sum_into_all(c, k->n, k->dt, k->mean, 0);
     m = 0;
     for (int w = 0; w < P; w++)
         if (w != k->self)
             comms[m++] = sg_mailbox_put_async(ps_mbox(c, k->server, w, 1), c, (long)bytes);
     sg_comm_wait_all(comms, m);
+    /* the links' books (coll_comm_set_wire): a colocated server's pushes in and pulls out */
+    for (int w = 0; c->wire && k->self >= 0 && w < P; w++)
+        if (w != k->self) {
+            c->wire(c->wire_arg, w, k->self, (double)bytes, t0, t1);
+            c->wire(c->wire_arg, k->self, w, (double)bytes, t1, simgrid_get_clock());
+        }
     free(comms);
     free(got);
 }

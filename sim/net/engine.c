@@ -3,6 +3,7 @@
 #include "engine.h"
 #include "infile.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -50,14 +51,21 @@ int engine_init(int argc, char **argv, const char *network_model, BwError *err)
     return BW_OK;
 }
 
-static sg_host_t *rank_hosts; /* [workers] */
+static sg_host_t *rank_hosts; /* [n_rank_hosts]: the loaded cluster's, in rank order */
+static int n_rank_hosts;
+
+/* The host of rank r: the loaded cluster's r-th, or its gpus[r]-th when gpus is given. */
+static sg_host_t host_of(const int *gpus, int r)
+{
+    return rank_hosts[gpus ? gpus[r] : r];
+}
 
 /* The platform's routes between ring neighbours, as one latency and bandwidth at their worst. */
-static void measure_user_routes(Cluster *c)
+static void measure_user_routes(Cluster *c, const int *gpus)
 {
     double lat = 0, bw = INFINITY, bw_max = 0;
     for (int r = 0; r < c->workers && c->workers > 1; r++) {
-        sg_host_t a = rank_hosts[r], b = rank_hosts[(r + 1) % c->workers];
+        sg_host_t a = host_of(gpus, r), b = host_of(gpus, (r + 1) % c->workers);
         double l = sg_host_get_route_latency(a, b), w = sg_host_get_route_bandwidth(a, b);
         if (l > lat) lat = l;
         if (w < bw) bw = w;
@@ -67,10 +75,10 @@ static void measure_user_routes(Cluster *c)
     /* the links' own rates: scale_links reached only a share of them */
     c->bandwidth_Bps = isfinite(bw) ? bw / cluster_link_share(c) : 1e30;
     c->route_bandwidth_max_Bps = isfinite(bw) ? bw_max / cluster_link_share(c) : 1e30;
-    c->gpu_flops = sg_host_get_speed(rank_hosts[0]);
+    c->gpu_flops = sg_host_get_speed(host_of(gpus, 0));
     c->gpu_flops_min = c->gpu_flops_max = c->gpu_flops;
     for (int r = 1; r < c->workers; r++) {
-        double s = sg_host_get_speed(rank_hosts[r]);
+        double s = sg_host_get_speed(host_of(gpus, r));
         c->gpu_flops_min = s < c->gpu_flops_min ? s : c->gpu_flops_min;
         c->gpu_flops_max = s > c->gpu_flops_max ? s : c->gpu_flops_max;
     }
@@ -119,14 +127,22 @@ int engine_load_cluster(Cluster *c, BwError *err)
         /* SimGrid builds a file's Dijkstra or Floyd route tables when the simulation starts:
          * an empty run seals the platform (the actors come later) */
         simgrid_run();
-        measure_user_routes(c);
+        measure_user_routes(c, NULL);
     }
+    n_rank_hosts = c->workers;
     return BW_OK;
 }
 
 sg_host_t engine_host(int rank)
 {
+    assert(rank >= 0 && rank < n_rank_hosts);
     return rank_hosts[rank];
+}
+
+void engine_measure_job(Cluster *job, const int *gpus)
+{
+    for (int r = 0; r < job->workers; r++) assert(gpus[r] >= 0 && gpus[r] < n_rank_hosts);
+    if (job->platform_file) measure_user_routes(job, gpus);
 }
 
 /* Natural order: digit runs compare as numbers, so gpu2 < gpu10. */

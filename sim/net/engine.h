@@ -47,7 +47,13 @@ int engine_check_cfg(int argc, char **argv, const char *network_model, int analy
 /* "network/TCP-gamma, ...": the --cfg= options engine_check_cfg takes, for help and messages. */
 void engine_vouched_options(char *buf, size_t n);
 
-/* The host of rank r. */
+/* The host of rank r of the loaded cluster. */
 sg_host_t engine_host(int rank);
+
+/* A job of several on the loaded cluster (bellows cluster): its rank r sits on the cluster's
+ * rank gpus[r] (engine_host). For a platform file, sets job's latency_s, bandwidth_Bps and
+ * gpu_flops from the routes and hosts of its own ranks, as engine_load_cluster does for a run's;
+ * a generated cluster's figures stay the flags'. */
+void engine_measure_job(Cluster *job, const int *gpus);
 
 #endif

@@ -1,0 +1,268 @@
+/* cl_plan.c: a cluster file's spec made into what one engine simulates: the cluster's flags
+ * parsed as `bellows run` parses them into the whole cluster's platform, each job's GPUs placed
+ * (cl_place.c), and each job's command line (the cluster's flags but its size, then the job's
+ * own) parsed, resolved and checked by the same code as `bellows run`'s (run_setup,
+ * driver_check), with its data. A job's messages name the file, the job and the key. The jobs
+ * share the hardware, so they must agree on what their cost profiles make of it (the GPUs'
+ * sustained rate, the links' share), and several jobs need the transfer-level collectives: the
+ * analytic ones price each collective alone, blind to the other jobs' traffic. */
+#include "cl_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster_args.h"
+
+/* Appends "--flag" [value] to argv. */
+static int push(char **argv, int *argc, const char *flag, const char *value, BwError *err)
+{
+    if (*argc + 2 >= CL_MAX_ARGS)
+        return bw_fail(err, BW_EUSAGE, "more than %d flags", CL_MAX_ARGS / 2);
+    size_t n = strlen(flag) + 3;
+    argv[*argc] = malloc(n);
+    snprintf(argv[(*argc)++], n, "--%s", flag);
+    if (value) argv[(*argc)++] = strdup(value);
+    return BW_OK;
+}
+
+static const char *flag_of(const ClFlag *f, int n, const char *flag)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(f[i].flag, flag) == 0) return f[i].value ? f[i].value : "";
+    return NULL;
+}
+
+/* The workers job j asks for: its "workers", its hosts' count, or `bellows run`'s default (8;
+ * with a platform file a job names its workers or hosts). */
+static int job_workers(const ClSpec *s, const ClJobSpec *j, int platform, int *P, BwError *err)
+{
+    const char *w = flag_of(j->flags, j->n_flags, "workers");
+    *P = j->n_hosts ? j->n_hosts : 8;
+    if (w) {
+        char *end;
+        long n = strtol(w, &end, 10);
+        if (*end || n < 1 || n > DRIVER_MAX_WORKERS)
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: job \"%s\": key \"workers\": expected an integer in [1, %d], "
+                           "got '%s'",
+                           s->path, j->name, DRIVER_MAX_WORKERS, w);
+        if (j->n_hosts && n != j->n_hosts)
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: job \"%s\": key \"workers\": %ld, but key \"hosts\" lists %d",
+                           s->path, j->name, n, j->n_hosts);
+        *P = (int)n;
+    } else if (platform && !j->n_hosts) {
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: job \"%s\": key \"workers\": missing (with a platform file each job "
+                       "gives its workers or its hosts)",
+                       s->path, j->name);
+    }
+    return BW_OK;
+}
+
+/* The whole cluster: its flags, and its size unless given (the jobs' workers together). */
+static int plan_platform(ClPlan *p, BwError *err)
+{
+    const ClSpec *s = p->spec;
+    int rc = BW_OK, platform = flag_of(s->flags, s->n_flags, "platform") != NULL;
+    long sum = 0;
+    for (int j = 0; j < s->n_jobs; j++) {
+        if ((rc = job_workers(s, &s->jobs[j], platform, &p->jobs[j].P, err))) return rc;
+        sum += p->jobs[j].P;
+    }
+    for (int i = 0; i < s->n_flags && !rc; i++)
+        rc = push(p->top_argv, &p->top_argc, s->flags[i].flag, s->flags[i].value, err);
+    if (!rc && !platform && !flag_of(s->flags, s->n_flags, "workers")) {
+        char n[32];
+        snprintf(n, sizeof n, "%ld", sum > 4096 ? 4097 : sum); /* past its range: refused */
+        rc = push(p->top_argv, &p->top_argc, "workers", n, err);
+    }
+    if (rc) return rc;
+    char where[1100];
+    snprintf(where, sizeof where, "%s: ", s->path);
+    rc = run_parse_flags("bellows cluster", RUN_MODE_RUN, p->top_argc, p->top_argv, &p->top, err);
+    if (!rc)
+        rc = cluster_from_cli(&p->platform, &p->top.cluster, p->top.set + p->top.cluster_at, err);
+    if (rc) return cl_fail_keys(err, rc, where, err->msg);
+    p->gpus = p->platform.workers;
+    return BW_OK;
+}
+
+/* Job j's command line: the cluster's flags but its size and hosts, the network model, then
+ * its own; with a platform file, the hosts it was placed on. */
+static int job_argv(ClPlan *p, ClJob *job, BwError *err)
+{
+    const ClSpec *s = p->spec;
+    const ClJobSpec *j = job->spec;
+    int rc = BW_OK;
+    for (int i = 0; i < s->n_flags && !rc; i++)
+        if (strcmp(s->flags[i].flag, "workers") && strcmp(s->flags[i].flag, "hosts"))
+            rc = push(job->argv, &job->argc, s->flags[i].flag, s->flags[i].value, err);
+    if (!rc) rc = push(job->argv, &job->argc, "network-model", s->network_model, err);
+    for (int i = 0; i < j->n_flags && !rc; i++)
+        rc = push(job->argv, &job->argc, j->flags[i].flag, j->flags[i].value, err);
+    const int P = job->P;
+    if (!rc && !flag_of(j->flags, j->n_flags, "workers") &&
+        (j->n_hosts || p->platform.platform_file)) {
+        char n[32];
+        snprintf(n, sizeof n, "%d", P);
+        rc = push(job->argv, &job->argc, "workers", n, err);
+    }
+    if (rc || !p->platform.platform_file) return rc;
+    size_t len = 1;
+    for (int r = 0; r < P; r++) len += strlen(p->platform.hosts[job->gpus[r]]) + 1;
+    char *hosts = calloc(len, 1);
+    for (int r = 0; r < P; r++)
+        strcat(strcat(hosts, r ? "," : ""), p->platform.hosts[job->gpus[r]]);
+    rc = push(job->argv, &job->argc, "hosts", hosts, err);
+    free(hosts);
+    return rc;
+}
+
+/* The data a job trains on: a data set already loaded for another job with the same flags, or
+ * its own. */
+static int job_data(ClPlan *p, ClJob *job, BwError *err)
+{
+    const TrainArgs *ta = &job->ta;
+    for (int k = 0; k < p->n_data; k++) {
+        const ClJob *o = NULL;
+        for (int i = 0; i < p->n_jobs && !o; i++)
+            if (&p->jobs[i] != job && p->jobs[i].cfg.train == &p->train[k]) o = &p->jobs[i];
+        if (o && strcmp(o->ta.data_dir, ta->data_dir) == 0 &&
+            o->ta.train_samples == ta->train_samples && o->ta.test_samples == ta->test_samples) {
+            job->cfg.train = &p->train[k];
+            job->cfg.test = &p->test[k];
+            return BW_OK;
+        }
+    }
+    int k = p->n_data++;
+    return run_load_data(ta, &job->cfg, &p->train[k], &p->test[k], err);
+}
+
+/* One job: parsed, resolved, its data loaded, checked as `bellows run` checks its run. */
+static int plan_job(ClPlan *p, ClJob *job, int threads, BwError *err)
+{
+    char where[1100];
+    snprintf(where, sizeof where, "%s: job \"%s\": ", p->spec->path, job->spec->name);
+    int rc = job_argv(p, job, err);
+    if (!rc)
+        rc = run_parse_flags("bellows cluster", RUN_MODE_RUN, job->argc, job->argv, &job->f, err);
+    job->slowdown = calloc(DRIVER_MAX_WORKERS, sizeof *job->slowdown);
+    if (!rc) rc = run_setup("cluster", &job->f, &job->ta, &job->cfg, job->slowdown, err);
+    if (!rc) rc = job_data(p, job, err);
+    if (rc) return cl_fail_keys(err, rc, where, err->msg);
+    job->cfg.progress = 0;
+    job->cfg.label = job->spec->name;
+    job->cfg.compute_threads = threads; /* the process's pool, which the jobs share */
+    if (job->cfg.cluster.ps_own_hosts)
+        return bw_fail(err, BW_EUSAGE,
+                       "%skey \"ps_hosts\": own parameter-server hosts are hosts beyond the "
+                       "cluster's GPUs, which a cluster file does not place; use \"colocated\"",
+                       where);
+    if (p->n_jobs > 1 && job->cfg.backend == COLL_ANALYTIC)
+        return bw_fail(err, BW_EUSAGE,
+                       "%skey \"collectives\": analytic prices each collective alone, blind to "
+                       "the other jobs' traffic; several jobs need \"transfer\"",
+                       where);
+    if ((rc = driver_check(&job->cfg, err))) return cl_fail_keys(err, rc, where, err->msg);
+    return BW_OK;
+}
+
+/* The jobs share the GPUs and links: each must see them as the first job does. */
+static int plan_hardware(ClPlan *p, BwError *err)
+{
+    Cluster first, mine;
+    driver_cluster_loaded(&p->jobs[0].cfg, &first);
+    for (int j = 1; j < p->n_jobs; j++) {
+        driver_cluster_loaded(&p->jobs[j].cfg, &mine);
+        if (mine.link_share != first.link_share ||
+            mine.intra_link_share != first.intra_link_share ||
+            (!p->platform.platform_file && mine.gpu_flops != first.gpu_flops))
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: job \"%s\": key \"costs\": its cost profile makes the GPUs %g "
+                           "flop/s and the links' share %g, job \"%s\"'s %g and %g; the jobs "
+                           "share the hardware: give them the same costs and transport (or "
+                           "gpu_efficiency at the top)",
+                           p->spec->path, p->jobs[j].spec->name, mine.gpu_flops,
+                           cluster_link_share(&mine), p->jobs[0].spec->name, first.gpu_flops,
+                           cluster_link_share(&first));
+    }
+    p->platform.link_share = first.link_share;
+    p->platform.intra_link_share = first.intra_link_share;
+    if (!p->platform.platform_file) {
+        p->platform.efficiency = first.efficiency;
+        p->platform.gpu_flops = first.gpu_flops;
+        p->platform.gpu_mem_Bps = first.gpu_mem_Bps;
+    }
+    return BW_OK;
+}
+
+/* "A:B" or "A:" (B < 0: no end) */
+static int steps_range(const char *text, long *lo, long *hi)
+{
+    char *end;
+    *lo = strtol(text, &end, 10);
+    *hi = -1;
+    if (end == text || *end != ':' || *lo < 0) return 0;
+    if (!end[1]) return 1;
+    const char *b = end + 1;
+    *hi = strtol(b, &end, 10);
+    return end != b && !*end && *hi >= *lo;
+}
+
+int cl_plan_build(const ClSpec *spec, const char *timeline_steps, ClPlan *p, BwError *err)
+{
+    memset(p, 0, sizeof *p);
+    p->spec = spec;
+    p->n_jobs = spec->n_jobs;
+    p->jobs = calloc((size_t)p->n_jobs, sizeof *p->jobs);
+    p->train = calloc((size_t)p->n_jobs, sizeof *p->train);
+    p->test = calloc((size_t)p->n_jobs, sizeof *p->test);
+    for (int j = 0; j < p->n_jobs; j++) p->jobs[j].spec = &spec->jobs[j];
+    long lo, hi;
+    if (timeline_steps && !steps_range(timeline_steps, &lo, &hi))
+        return bw_fail(err, BW_EUSAGE,
+                       "--timeline-steps: expected A:B or A: with 0 <= A <= B, got '%s'",
+                       timeline_steps);
+    snprintf(p->timeline_steps, sizeof p->timeline_steps, "%s",
+             timeline_steps ? timeline_steps : "");
+    int rc = plan_platform(p, err);
+    if (!rc) rc = cl_place(p, err);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int j = 0; j < p->n_jobs && !rc; j++)
+        rc = plan_job(p, &p->jobs[j], cores > 1 ? (int)cores : 1, err);
+    if (!rc) rc = plan_hardware(p, err);
+    return rc;
+}
+
+void cl_timeline_range(const ClPlan *p, long *lo, long *hi)
+{
+    if (!steps_range(p->timeline_steps, lo, hi)) *lo = 0, *hi = -1;
+}
+
+static void argv_free(char **argv, int argc)
+{
+    for (int i = 0; i < argc; i++) free(argv[i]);
+}
+
+void cl_plan_free(ClPlan *p)
+{
+    for (int j = 0; p->jobs && j < p->n_jobs; j++) {
+        ClJob *job = &p->jobs[j];
+        run_flags_release(&job->f);
+        argv_free(job->argv, job->argc);
+        free(job->slowdown);
+        free(job->gpus);
+    }
+    for (int k = 0; k < p->n_data; k++) {
+        dataset_free(&p->train[k]);
+        dataset_free(&p->test[k]);
+    }
+    free(p->train);
+    free(p->test);
+    free(p->jobs);
+    run_flags_release(&p->top);
+    argv_free(p->top_argv, p->top_argc);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,185 @@
+/* test_cluster_file.c: bellows cluster's input, answered as every bad input must be: exit 2,
+ * one line naming the file, the job and the key, and nothing written (clitest.h's
+ * expect_refusal compares the scratch folder before and after). A key that is not a flag, a
+ * cluster key in a job and a job key at the top, a value of the wrong type or range, two jobs on
+ * one GPU, a job that does not fit, jobs that disagree on the hardware, --set's keys; and a run
+ * that fails midway, or is interrupted, leaves a new --out as it found it (absent). */
+#include "testutil.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "clitest.h"
+
+#define JOB "\"workers\": 2, \"epochs\": 1, \"train_samples\": 1024, \"test_samples\": 200"
+
+/* expect_refusal for a cluster file holding text. */
+static void refused(const char *needle, const char *text)
+{
+    write_tmp("c.json", text);
+    expect_refusal(needle, "cluster @/c.json --out @/out");
+}
+
+static void test_keys_are_flags_in_their_place(void **state)
+{
+    (void)state;
+    refused("c.json: job \"a\": unknown key \"polcy\"",
+            "{\"jobs\": [{\"name\": \"a\", \"polcy\": 1}]}");
+    refused("c.json: unknown key \"bogus\"", "{\"bogus\": 1, \"jobs\": [{\"name\": \"a\"}]}");
+    refused("c.json: job \"a\": unknown key \"out\"",
+            "{\"jobs\": [{\"name\": \"a\", \"out\": \"x\"}]}");
+    refused("job \"a\": key \"bandwidth\" belongs to the cluster",
+            "{\"jobs\": [{\"name\": \"a\", \"bandwidth\": \"1Gbps\"}]}");
+    refused("c.json: key \"policy\" belongs to a job",
+            "{\"policy\": \"sync\", \"jobs\": [{\"name\": \"a\"}]}");
+    refused("job \"a\": key \"train-samples\": write the flag's hyphens as underscores",
+            "{\"jobs\": [{\"name\": \"a\", \"train-samples\": 64}]}");
+    refused("c.json: key \"jobs\": missing", "{\"bandwidth\": \"1Gbps\"}");
+    refused("c.json: key \"version\"", "{\"version\": 2, \"jobs\": [{\"name\": \"a\"}]}");
+    refused("c.json: line 1", "{\"jobs\": [{\"name\": \"a\",}]}");
+    refused("c.json: jobs[0]: key \"name\"", "{\"jobs\": [{\"name\": \"../x\"}]}");
+    refused("job \"a\": key \"name\": jobs 0 and 1 are both called \"a\"",
+            "{\"jobs\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}");
+}
+
+static void test_values_are_checked_as_the_flags(void **state)
+{
+    (void)state;
+    refused("c.json: job \"a\": key \"epochs\": expected an integer",
+            "{\"jobs\": [{\"name\": \"a\", \"epochs\": \"x\"}]}");
+    refused("job \"a\": key \"stop_at_target\": expected true or false",
+            "{\"jobs\": [{\"name\": \"a\", \"stop_at_target\": 1}]}");
+    refused("job \"a\": key \"slowdown\": 3 values for 2 workers",
+            "{\"jobs\": [{\"name\": \"a\", " JOB ", \"slowdown\": [1, 2, 3]}]}");
+    refused("c.json: key \"oversubscription\"",
+            "{\"oversubscription\": 4, \"jobs\": [{\"name\": \"a\", " JOB "}]}");
+    refused("job \"a\": key \"start_s\"", "{\"jobs\": [{\"name\": \"a\", \"start_s\": -1}]}");
+    refused("job \"a\": key \"policy\"",
+            "{\"jobs\": [{\"name\": \"a\", " JOB ", \"policy\": \"nope\"}]}");
+    refused("job \"a\": key \"placement\"",
+            "{\"jobs\": [{\"name\": \"a\", \"placement\": \"wide\"}]}");
+}
+
+static void test_placement_is_checked(void **state)
+{
+    (void)state;
+    refused("job \"b\": key \"hosts\": GPU 1 is job \"a\"'s too; two jobs on one GPU",
+            "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", " JOB ", \"hosts\": [0, 1]}, "
+            "{\"name\": \"b\", " JOB ", \"hosts\": [1, 2]}]}");
+    refused("job \"a\": key \"hosts\": gpu9 is not a GPU of the cluster of 2",
+            "{\"jobs\": [{\"name\": \"a\", " JOB ", \"hosts\": [\"gpu0\", \"gpu9\"]}]}");
+    refused("job \"b\": key \"workers\": 4 GPUs, but 2 of the cluster's 4 are free",
+            "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", " JOB "}, {\"name\": \"b\", "
+            "\"workers\": 4}]}");
+    refused("job \"a\": key \"workers\": 3, but key \"hosts\" lists 2",
+            "{\"jobs\": [{\"name\": \"a\", \"workers\": 3, \"hosts\": [0, 1]}]}");
+}
+
+/* The jobs share the hardware and the network: they must agree on what it is. */
+static void test_jobs_share_the_hardware(void **state)
+{
+    (void)state;
+    refused("job \"b\": key \"costs\"", "{\"jobs\": [{\"name\": \"a\", " JOB ", \"costs\": "
+                                        "\"ideal\"}, {\"name\": \"b\", " JOB "}]}");
+    refused("job \"a\": key \"collectives\": analytic prices each collective alone",
+            "{\"jobs\": [{\"name\": \"a\", " JOB ", \"collectives\": \"analytic\"}, "
+            "{\"name\": \"b\", " JOB "}]}");
+    refused("c.json: key \"network_model\"",
+            "{\"network_model\": \"lv08\", \"jobs\": [{\"name\": \"a\", " JOB "}]}");
+}
+
+static void test_command_line_is_checked(void **state)
+{
+    (void)state;
+    write_tmp("ok.json", "{\"jobs\": [{\"name\": \"a\", " JOB "}]}");
+    expect_refusal("expected the cluster file first", "cluster --out @/out");
+    expect_refusal("cluster file @/none.json", "cluster @/none.json --out @/out");
+    expect_refusal("--set z.policy: @/ok.json has no job \"z\"",
+                   "cluster @/ok.json --out @/out --set z.policy=sync");
+    expect_refusal("--set point a.polcy=sync", "cluster @/ok.json --out @/out --set a.polcy=sync");
+    expect_refusal("--set: expected KEY=V1", "cluster @/ok.json --out @/out --set policy");
+    expect_refusal("--timeline-steps",
+                   "cluster @/ok.json --out @/out --timeline --timeline-steps 3");
+    char full[128];
+    snprintf(full, sizeof full, "%s/full", TMP);
+    assert_int_equal(mkdir(full, 0755), 0);
+    write_tmp("full/x", "earlier results");
+    expect_refusal("--out @/full: the folder is not empty", "cluster @/ok.json --out @/full");
+}
+
+/* A job whose policy calls exit() fails the cluster (exit 1, saying so), and a new --out is
+ * gone again. */
+static void test_a_failure_leaves_no_out(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"jobs\": [{\"name\": \"a\", " JOB "}, {\"name\": \"b\", " JOB
+             ", \"policy\": \"%s\"}]}",
+             PLUGIN_EXIT);
+    write_tmp("exits.json", text);
+    assert_int_equal(bw("cluster @/exits.json --out @/gone"), 1);
+    char *err = tmp_file("stderr");
+    assert_non_null(strstr(err, "exit()"));
+    free(err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/gone", TMP);
+    assert_false(file_exists(path));
+}
+
+/* Ctrl-C (SIGINT to the process group) once the simulations run: exit 130, one line saying so,
+ * and the new --out gone again, no temporary file left. */
+static void test_an_interruption_leaves_no_out(void **state)
+{
+    (void)state;
+    write_tmp("long.json", "{\"jobs\": [{\"name\": \"a\", \"workers\": 2, \"epochs\": 200, "
+                           "\"train_samples\": 4096}, {\"name\": \"b\", \"workers\": 2, "
+                           "\"epochs\": 200, \"train_samples\": 4096}]}");
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "exec %s cluster %s/long.json --out %s/int >%s/stdout 2>%s/stderr", BELLOWS_BIN,
+                 TMP, TMP, TMP, TMP);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    int ready = 0;
+    for (int tries = 0; tries < 12000 && !ready; tries++) {
+        usleep(5000);
+        char *out = tmp_file("stdout");
+        ready = out && strstr(out, "results in");
+        free(out);
+    }
+    assert_true(ready);
+    usleep(300000); /* the children are simulating */
+    kill(-pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 130);
+    char *err = tmp_file("stderr");
+    if (!strstr(err, "bellows: cluster: interrupted") || !strstr(err, "nothing written"))
+        fail_msg("stderr: %s", err);
+    free(err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/int", TMP);
+    assert_false(file_exists(path));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keys_are_flags_in_their_place),
+        cmocka_unit_test(test_values_are_checked_as_the_flags),
+        cmocka_unit_test(test_placement_is_checked),
+        cmocka_unit_test(test_jobs_share_the_hardware),
+        cmocka_unit_test(test_command_line_is_checked),
+        cmocka_unit_test(test_a_failure_leaves_no_out),
+        cmocka_unit_test(test_an_interruption_leaves_no_out),
+    };
+    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+}
