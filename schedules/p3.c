@@ -4,9 +4,9 @@
  * first, so a slice of a front layer overtakes the rest of a large back layer at the next slice
  * boundary. P3 has no credit of its own: its sender takes the highest-priority slice as the
  * network takes the previous one, which here is one slice in flight (credit=1). The default
- * slice, 50,000 parameters (200,000 bytes), is the slice size bellows' authors recall from the
- * paper's MXNet implementation; it was not verified against the paper here: set slice= to your
- * own. */
+ * slice is that of P3 as merged into MXNet (apache/mxnet, src/kvstore/p3store_dist.h, the
+ * `dist_p3` KVStore): MXNET_KVSTORE_SLICE_THRESHOLD, 40 * 1000 parameters, so 160,000 bytes of
+ * fp32; its slices go to the servers round-robin, as `--allreduce ps` deals partitions. */
 #include "schedule_impl.h"
 
 typedef struct {
@@ -16,7 +16,7 @@ typedef struct {
 
 static const BellowsScheduleOpt p3_opts[] = {
     {"slice", BELLOWS_SCHEDULE_OPT_DOUBLE, NULL, BELLOWS_SCHEDULE_MIN_PARTITION_BYTES, 1e15, NULL,
-     "bytes of a slice, at most the model's; default 200000 (50,000 fp32 parameters), or the "
+     "bytes of a slice, at most the model's; default 160000 (40,000 fp32 parameters, MXNet dist_p3), or the "
      "whole model when it is smaller"},
     {"credit", BELLOWS_SCHEDULE_OPT_INT, "1", 1, 1e6, NULL, "slices in flight at once"},
 };
@@ -26,7 +26,7 @@ static int p3_init(BellowsSchedule *s, const BellowsScheduleValue *vals, char *e
     P3State *st = s->state;
     st->credit = (int)vals[1].num;
     if (!vals[0].set) {
-        st->slice_bytes = schedule_default_partition(s->ctx, 200000);
+        st->slice_bytes = schedule_default_partition(s->ctx, 160000);
         return BELLOWS_SCHEDULE_OK;
     }
     st->slice_bytes = vals[0].num;

@@ -97,7 +97,7 @@ static void test_each_built_in_decides_its_rule(void **state)
     assert_true(d.partition_bytes == 100000 && d.credit_bytes == 300000);
     d = decide_once("p3", p);
     assert_true(p[0] < p[1] && p[1] < p[2]);
-    assert_true(d.partition_bytes == 200000 && d.credit_partitions == 1);
+    assert_true(d.partition_bytes == 160000 && d.credit_partitions == 1);
     d = decide_once("tictac", p); /* when the forward reaches each: 0, 3 ms, 4 ms */
     assert_true(p[0] == 0 && p[1] == 3e-3 && p[2] == 4e-3);
     assert_true(d.partition_bytes == 0 && d.credit_partitions == 1 && d.bucket_bytes == 0);
