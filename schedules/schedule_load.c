@@ -7,10 +7,11 @@
  * contract test runs on the built-ins too. */
 #include "schedule.h"
 
-#include <dlfcn.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+
+#include "plugin.h"
 
 void schedule_spec_opts(const BellowsScheduleOpt *opts, int n, SpecOpt *out)
 {
@@ -98,52 +99,25 @@ int schedule_ops_check(const ScheduleOps *ops, const char *what, BwError *err)
     return BW_OK;
 }
 
-/* dlopen; a path without '/' would be searched for on the library path, so it gets "./". */
-static int open_file(const char *path, const char *flag, void **handle, BwError *err)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) return bw_fail(err, BW_EUSAGE, "%s %s: no such file", flag, path);
-    if (!S_ISREG(st.st_mode))
-        return bw_fail(err, BW_EUSAGE, "%s %s: not a regular file", flag, path);
-    char local[SPEC_MAX_TEXT + 2];
-    snprintf(local, sizeof local, "%s%s", strchr(path, '/') ? "" : "./", path);
-    dlerror();
-    *handle = dlopen(local, RTLD_NOW | RTLD_LOCAL);
-    if (!*handle) {
-        const char *why = dlerror();
-        return bw_fail(err, BW_EUSAGE, "%s %s: cannot load it as a shared object (%s)", flag, path,
-                       why ? why : "dlopen failed");
-    }
-    return BW_OK;
-}
-
 int schedule_plugin_open(const char *path, const char *flag, void **handle, ScheduleOps *ops,
                          BwError *err)
 {
-    *handle = NULL;
     memset(ops, 0, sizeof *ops);
-    int rc = open_file(path, flag, handle, err);
+    const void *table;
+    int rc =
+        plugin_open(path, flag, BELLOWS_SCHEDULE_ENTRY, "bellows_schedule.h", handle, &table, err);
     if (rc) return rc;
-    const BellowsScheduleOps *(*entry)(void);
-    void *sym = dlsym(*handle, BELLOWS_SCHEDULE_ENTRY);
-    memcpy(&entry, &sym, sizeof entry); /* ISO C has no object-to-function pointer cast */
-    const BellowsScheduleOps *raw = sym ? entry() : NULL;
+    const BellowsScheduleOps *raw = table;
     char what[SPEC_MAX_TEXT + 64];
     snprintf(what, sizeof what, "%s %s", flag, path);
-    if (!sym)
-        rc = bw_fail(err, BW_EUSAGE, "%s: no entry point %s() (define it, see bellows_schedule.h)",
-                     what, BELLOWS_SCHEDULE_ENTRY);
-    else if (!raw)
-        rc = bw_fail(err, BW_EUSAGE, "%s: %s() returned NULL", what, BELLOWS_SCHEDULE_ENTRY);
-    else if (raw->iVersion < BELLOWS_SCHEDULE_OLDEST_VERSION ||
-             raw->iVersion > BELLOWS_SCHEDULE_VERSION)
+    if (raw->iVersion < BELLOWS_SCHEDULE_OLDEST_VERSION || raw->iVersion > BELLOWS_SCHEDULE_VERSION)
         rc = schedule_ops_check(raw, what, err); /* reads iVersion only, says what is wrong */
     if (!rc) {
         memcpy(ops, raw, sizeof *ops); /* version 1 is the only one: its table is whole */
         rc = schedule_ops_check(ops, what, err);
     }
     if (rc) {
-        dlclose(*handle);
+        plugin_close(*handle);
         *handle = NULL;
     }
     return rc;
@@ -151,5 +125,5 @@ int schedule_plugin_open(const char *path, const char *flag, void **handle, Sche
 
 void schedule_plugin_close(void *handle)
 {
-    if (handle) dlclose(handle);
+    plugin_close(handle);
 }
