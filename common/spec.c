@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,4 +235,47 @@ void spec_format(const Spec *s, char *buf, size_t n)
     for (int k = 0; k < s->n && used < n; k++)
         used +=
             (size_t)snprintf(buf + used, n - used, "%c%s=%s", k ? ',' : ':', s->key[k], s->val[k]);
+}
+
+int spec_name_ok(const char *s)
+{
+    return s && strlen(s) < SPEC_MAX_NAME && valid_word(s, strlen(s));
+}
+
+static int choices_ok(const char *ch)
+{
+    return ch && *ch && *ch != '|' && ch[strlen(ch) - 1] != '|' && !strstr(ch, "||");
+}
+
+int spec_opt_check(const SpecOpt *opts, int i, int raw_type, int type_known, const char *what,
+                   BwError *err)
+{
+    const SpecOpt *o = &opts[i];
+    if (!spec_name_ok(o->key))
+        return bw_fail(err, BW_EUSAGE, "%s: option %d: key is not a name of [a-z0-9_-] (< 32)",
+                       what, i);
+    for (int j = 0; j < i; j++)
+        if (strcmp(opts[j].key, o->key) == 0)
+            return bw_fail(err, BW_EUSAGE, "%s: option '%s' is declared twice", what, o->key);
+    if (!type_known)
+        return bw_fail(err, BW_EUSAGE, "%s: option '%s': type %d is not DOUBLE, INT or CHOICE",
+                       what, o->key, raw_type);
+    if (!o->help) return bw_fail(err, BW_EUSAGE, "%s: option '%s' has no help", what, o->key);
+    if (o->type == SPEC_CHOICE && !choices_ok(o->choices))
+        return bw_fail(err, BW_EUSAGE, "%s: option '%s': choices must be \"a|b|...\"", what,
+                       o->key);
+    if (o->type != SPEC_CHOICE && !(isfinite(o->lo) && isfinite(o->hi) && o->lo <= o->hi))
+        return bw_fail(err, BW_EUSAGE, "%s: option '%s': range [%g, %g] is empty or not finite",
+                       what, o->key, o->lo, o->hi);
+    /* the default must be a value the option accepts */
+    Spec s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.flag, sizeof s.flag, "%s", "default");
+    snprintf(s.name, sizeof s.name, "%s", o->key);
+    SpecVal sv;
+    BwError inner = {{0}};
+    if (o->def && spec_resolve(&s, o, 1, &sv, &inner))
+        return bw_fail(err, BW_EUSAGE, "%s: option '%s': its default '%s' is not valid (%s)", what,
+                       o->key, o->def, inner.msg);
+    return BW_OK;
 }

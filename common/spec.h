@@ -70,6 +70,15 @@ int spec_resolve(const Spec *s, const SpecOpt *opts, int n_opts, SpecVal *vals, 
 int spec_resolve_as(const Spec *s, const char *label, const SpecOpt *opts, int n_opts,
                     SpecVal *vals, BwError *err);
 
+/* s is a name of [a-z0-9_-], 1 to SPEC_MAX_NAME - 1 bytes: a plug-in's name or an option's key. */
+int spec_name_ok(const char *s);
+/* Entry i of a plug-in's option table, the table converted to SpecOpt up to i: its key a name
+ * declared once, its help, its choices "a|b|..." or a finite range, and a default the option
+ * accepts. type_known: the plug-in's own type was DOUBLE, INT or CHOICE (else raw_type, its
+ * number, is in the message). Usage errors start "WHAT: option ...". */
+int spec_opt_check(const SpecOpt *opts, int i, int raw_type, int type_known, const char *what,
+                   BwError *err);
+
 /* "    key=default  help" lines, one per option. */
 void spec_print_opts(FILE *out, const SpecOpt *opts, int n_opts);
 

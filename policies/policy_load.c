@@ -43,52 +43,16 @@ static size_t ops_size(int v)
     return sizeof(BellowsPolicyOps);
 }
 
-static int word_ok(const char *s)
+/* The plug-in's option table, entry by entry (spec_opt_check). */
+static int opts_check(const BellowsPolicyOpt *opts, int n, const char *what, BwError *err)
 {
-    if (!s || !*s || strlen(s) >= SPEC_MAX_NAME) return 0;
-    for (const char *c = s; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
-            return 0;
-    return 1;
-}
-
-static int choices_ok(const char *ch)
-{
-    if (!ch || !*ch || ch[strlen(ch) - 1] == '|' || *ch == '|' || strstr(ch, "||")) return 0;
-    return 1;
-}
-
-static int opt_check(const BellowsPolicyOpt *opts, int i, const char *what, BwError *err)
-{
-    const BellowsPolicyOpt *o = &opts[i];
-    if (!word_ok(o->key))
-        return bw_fail(err, BW_EUSAGE, "%s: option %d: key is not a name of [a-z0-9_-] (< 32)",
-                       what, i);
-    for (int j = 0; j < i; j++)
-        if (strcmp(opts[j].key, o->key) == 0)
-            return bw_fail(err, BW_EUSAGE, "%s: option '%s' is declared twice", what, o->key);
-    if (o->type < BELLOWS_OPT_DOUBLE || o->type > BELLOWS_OPT_CHOICE)
-        return bw_fail(err, BW_EUSAGE, "%s: option '%s': type %d is not DOUBLE, INT or CHOICE",
-                       what, o->key, o->type);
-    if (!o->help) return bw_fail(err, BW_EUSAGE, "%s: option '%s' has no help", what, o->key);
-    if (o->type == BELLOWS_OPT_CHOICE && !choices_ok(o->choices))
-        return bw_fail(err, BW_EUSAGE, "%s: option '%s': choices must be \"a|b|...\"", what,
-                       o->key);
-    if (o->type != BELLOWS_OPT_CHOICE && !(isfinite(o->lo) && isfinite(o->hi) && o->lo <= o->hi))
-        return bw_fail(err, BW_EUSAGE, "%s: option '%s': range [%g, %g] is empty or not finite",
-                       what, o->key, o->lo, o->hi);
-    /* the default must be a value the option accepts */
-    SpecOpt so;
-    SpecVal sv;
-    Spec s;
-    memset(&s, 0, sizeof s);
-    snprintf(s.flag, sizeof s.flag, "%s", "default");
-    snprintf(s.name, sizeof s.name, "%s", o->key);
-    policy_spec_opts(o, 1, &so);
-    BwError inner = {{0}};
-    if (o->def && spec_resolve(&s, &so, 1, &sv, &inner))
-        return bw_fail(err, BW_EUSAGE, "%s: option '%s': its default '%s' is not valid (%s)", what,
-                       o->key, o->def, inner.msg);
+    SpecOpt so[BELLOWS_POLICY_MAX_OPTS];
+    policy_spec_opts(opts, n, so);
+    for (int i = 0; i < n; i++) {
+        int known = opts[i].type >= BELLOWS_OPT_DOUBLE && opts[i].type <= BELLOWS_OPT_CHOICE;
+        int rc = spec_opt_check(so, i, (int)opts[i].type, known, what, err);
+        if (rc) return rc;
+    }
     return BW_OK;
 }
 
@@ -102,7 +66,7 @@ int policy_ops_check(const PolicyOps *ops, const char *what, BwError *err)
             : ops->iVersion >= 1 ? " (version 3 made the layer arrays pointers: rebuild the plugin "
                                    "against this bellows' policies/bellows_policy.h)"
                                  : "");
-    if (!word_ok(ops->name))
+    if (!spec_name_ok(ops->name))
         return bw_fail(err, BW_EUSAGE, "%s: name is not a word of [a-z0-9_-] (< 32 bytes)", what);
     if (!ops->help || !*ops->help) return bw_fail(err, BW_EUSAGE, "%s: help is empty", what);
     if (ops->mode != BELLOWS_POLICY_GRADIENT && ops->mode != BELLOWS_POLICY_PERIODIC)
@@ -121,11 +85,7 @@ int policy_ops_check(const PolicyOps *ops, const char *what, BwError *err)
     if (ops->needs & ~(unsigned)(BELLOWS_HAS_EVAL * 2 - 1))
         return bw_fail(err, BW_EUSAGE, "%s: needs 0x%x holds bits that are not BELLOWS_HAS_*", what,
                        ops->needs);
-    for (int i = 0; i < ops->n_opts; i++) {
-        int rc = opt_check(ops->opts, i, what, err);
-        if (rc) return rc;
-    }
-    return BW_OK;
+    return opts_check(ops->opts, ops->n_opts, what, err);
 }
 
 int policy_plugin_open(const char *path, const char *flag, void **handle, PolicyOps *ops,

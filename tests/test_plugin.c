@@ -1,6 +1,8 @@
 /* test_plugin.c: policies loaded from shared objects, at the C level: the path form of a spec,
  * the network-aware example's rule on a context with the cluster filled in, what a plugin
- * observes before the driver fills the new fields, and the ops check on every built-in.
+ * observes before the driver fills the new fields, the ops check on every built-in, and every
+ * refusal of a plug-in's option table (spec_opt_check, which the policy and schedule loaders
+ * share).
  * tests/test_plugins.sh runs plugins through the commands. */
 #include "testutil.h"
 
@@ -116,12 +118,55 @@ static void test_new_observation_fields_read_as_absent(void **state)
     policy_free(p);
 }
 
+/* Entry i of opts, checked: BW_OK, or a usage error whose message holds `words`. */
+static void opt_check_says(const SpecOpt *opts, int i, int known, const char *words)
+{
+    BwError err = {{0}};
+    int rc = spec_opt_check(opts, i, 9, known, "p.so", &err);
+    if (!words) {
+        if (rc != BW_OK) fail_msg("refused: %s", err.msg);
+        return;
+    }
+    assert_int_equal(rc, BW_EUSAGE);
+    if (!strstr(err.msg, words) || strncmp(err.msg, "p.so: option ", 13) != 0)
+        fail_msg("'%s' does not say '%s'", err.msg, words);
+}
+
+static void test_option_tables_are_checked_entry_by_entry(void **state)
+{
+    (void)state;
+    const SpecOpt good[] = {{"k", SPEC_DOUBLE, "0.5", 0, 1, NULL, "a fraction"},
+                            {"n", SPEC_INT, NULL, 1, 8, NULL, "a count, no default"},
+                            {"m", SPEC_CHOICE, "b", 0, 0, "a|b", "a mode"}};
+    for (int i = 0; i < 3; i++) opt_check_says(good, i, 1, NULL);
+    opt_check_says((SpecOpt[]){{"K", SPEC_DOUBLE, NULL, 0, 1, NULL, "h"}}, 0, 1, "option 0: key");
+    opt_check_says((SpecOpt[]){{"", SPEC_DOUBLE, NULL, 0, 1, NULL, "h"}}, 0, 1, "option 0: key");
+    opt_check_says((SpecOpt[]){{"k", SPEC_DOUBLE, NULL, 0, 1, NULL, "h"},
+                               {"k", SPEC_INT, NULL, 0, 1, NULL, "h"}},
+                   1, 1, "'k' is declared twice");
+    opt_check_says(good, 0, 0, "option 'k': type 9 is not DOUBLE, INT or CHOICE");
+    opt_check_says((SpecOpt[]){{"k", SPEC_DOUBLE, NULL, 0, 1, NULL, NULL}}, 0, 1, "has no help");
+    const char *bad_choices[] = {NULL, "", "|a", "a|", "a||b"};
+    for (int c = 0; c < 5; c++)
+        opt_check_says((SpecOpt[]){{"m", SPEC_CHOICE, NULL, 0, 0, bad_choices[c], "h"}}, 0, 1,
+                       "choices must be");
+    opt_check_says((SpecOpt[]){{"k", SPEC_DOUBLE, NULL, 2, 1, NULL, "h"}}, 0, 1, "range [2, 1]");
+    opt_check_says((SpecOpt[]){{"k", SPEC_INT, NULL, 0, INFINITY, NULL, "h"}}, 0, 1, "not finite");
+    opt_check_says((SpecOpt[]){{"k", SPEC_INT, "1.5", 0, 4, NULL, "h"}}, 0, 1,
+                   "its default '1.5' is not valid");
+    opt_check_says((SpecOpt[]){{"m", SPEC_CHOICE, "c", 0, 0, "a|b", "h"}}, 0, 1,
+                   "its default 'c' is not valid");
+    assert_true(spec_name_ok("a-b_9") && !spec_name_ok("a.b") && !spec_name_ok(NULL));
+    assert_false(spec_name_ok("abcdefghijklmnopqrstuvwxyz0123456789"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_netaware_rank_from_bandwidth_and_latency),
         cmocka_unit_test(test_plugin_specs),
         cmocka_unit_test(test_new_observation_fields_read_as_absent),
+        cmocka_unit_test(test_option_tables_are_checked_entry_by_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
