@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/test_units ] || scripts/setup.sh
 
-all=(driver coll compress compress_methods cli cli_runs policies policies_accordion
+all=(driver driver_policies coll compress compress_methods cli cli_runs policies policies_accordion
   policies_periodic reproduce sweep sweep_priced cli_results trace trace_replay layers models resnet
   dataset optim trainer units pool plugin interrupt compress_cost timeline workload python_absent
   figures inputs leftovers outputs flags costs scenario sched schedules coll_ps cluster cluster_file
