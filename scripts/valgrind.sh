@@ -6,23 +6,25 @@
 # Only the test processes themselves are checked, not the bellows processes some tests start
 # (those run under AddressSanitizer in build-asan/). Builds build/ first if needed.
 #   scripts/valgrind.sh              every suite, VALGRIND_JOBS (default: the cores) at a time
-#   scripts/valgrind.sh --fast       every suite but coll (scripts/test.sh)
+#   scripts/valgrind.sh --fast       every suite but coll and coll_time (scripts/test.sh)
 #   scripts/valgrind.sh dataset cli  the named suites (tests/test_NAME.c)
 # Logs: build/valgrind/NAME.log (valgrind's report, empty when clean) and NAME.out (the test's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/test_units ] || scripts/setup.sh
 
-all=(driver coll compress cli policies reproduce sweep sweep_priced cli_results trace layers models resnet dataset optim
-  trainer units pool plugin interrupt compress_cost timeline workload python_absent figures inputs
-  leftovers outputs flags costs scenario sched schedules coll_ps cluster cluster_file coll_tag)
+all=(driver driver_policies coll coll_time compress compress_methods cli cli_runs policies
+  policies_accordion policies_periodic reproduce sweep sweep_priced cli_results trace trace_replay
+  layers models resnet dataset optim trainer units pool plugin interrupt compress_cost timeline
+  workload python_absent figures inputs leftovers outputs flags costs scenario sched schedules
+  coll_ps cluster cluster_file coll_tag)
 # conv_fast is not in the list: its shapes and thread checks take 78 s under valgrind, and its
 # memory is checked under AddressSanitizer (build-asan/); scripts/valgrind.sh conv_fast runs it.
 if [ "${1:-}" = --fast ]; then
-  # test_coll alone takes 150 s under valgrind; the collectives also run under it in
-  # test_compress and test_driver
+  # test_coll (split into test_coll and test_coll_time) alone took 150 s under valgrind; the
+  # collectives also run under it in test_compress and test_driver
   suites=()
-  for s in "${all[@]}"; do [ "$s" = coll ] || suites+=("$s"); done
+  for s in "${all[@]}"; do [ "$s" = coll ] || [ "$s" = coll_time ] || suites+=("$s"); done
 elif [ $# -gt 0 ]; then
   suites=("$@")
 else

@@ -1,146 +1,20 @@
-/* test_driver.c: simulated training end to end, on synthetic data (one simulation per forked
- * child, since SimGrid allows one engine per process). Checked: `sync` with P workers of batch b
- * ends at the same model as single-process training with batch P*b; replicas stay identical;
- * a sync step's simulated time is compute plus the ring formula on a contention-free star; the
- * same seed gives identical results; periodic averaging happens every period steps with the
- * variance measured; stragglers show up as waiting; divergence (a loss that is not finite, or
- * finite and DRIVER_DIVERGENCE_FACTOR x the first step's) is reported. */
+/* test_driver.c: simulated training end to end, on synthetic data (drivertest.h: one
+ * simulation per forked child, since SimGrid allows one engine per process). Checked: `sync`
+ * with P workers of batch b ends at the same model as single-process training with batch P*b;
+ * replicas stay identical, and one shared replica gives the per-worker results; a sync step's
+ * simulated time is compute plus the ring formula on a contention-free star, and DDP's schedule
+ * the hand-computed max-plus; a profile's tensors are what moves and its costs do not change the
+ * dynamics; the same seed, a mirror of the collectives and compute threads all give identical
+ * results; stragglers show up as waiting; the TCP model is slower than the formula; periodic
+ * evaluation takes the replicas' running statistics; divergence (a loss that is not finite, or
+ * finite and DRIVER_DIVERGENCE_FACTOR x the first step's) is reported. The policies end to
+ * end: test_driver_policies.c. */
 #include "testutil.h"
 
 #include "blas_cpu.h"
 
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "driver.h"
-#include "engine.h"
+#include "drivertest.h"
 #include "optim.h"
-
-#define MAX_PARAMS 200000
-#define MAX_STEPS  512
-
-typedef struct {
-    int rc;
-    char status[32];
-    char message[512];
-    double sim_time_s, compute_s, comm_s, wait_s, bytes, payload, final_acc, tta, replica_diff;
-    long n_steps, averagings;
-    int n_evals;
-    double step_end[MAX_STEPS];
-    double step_variance[MAX_STEPS];
-    int step_averaged[MAX_STEPS];
-    int step_batch[MAX_STEPS];
-    int step_period[MAX_STEPS];
-    double step_lr[MAX_STEPS];
-    double step_loss[MAX_STEPS];
-    double step_bytes[MAX_STEPS];
-    double step_level[MAX_STEPS];
-    double eval_acc[64];
-    double eval_loss[64];
-    float params[MAX_PARAMS];
-} Shared;
-
-static Dataset TRAIN, TEST;
-
-static void make_data(void)
-{
-    BwError err;
-    if (TRAIN.n) return;
-    assert_int_equal(dataset_synthetic(&TRAIN, 512, 28, 28, 10, 0.5, 11, &err), BW_OK);
-    assert_int_equal(dataset_synthetic(&TEST, 200, 28, 28, 10, 0.5, 11, &err), BW_OK);
-}
-
-static RunConfig base_config(int P, int batch, int epochs)
-{
-    make_data();
-    RunConfig cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.model = model_find("mlp");
-    cfg.mc = model_config_default();
-    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){32});
-    cfg.train = &TRAIN;
-    cfg.test = &TEST;
-    cfg.tc.epochs = epochs;
-    cfg.tc.batch = batch;
-    cfg.tc.seed = 5;
-    cfg.tc.sgd.momentum = 0.9;
-    cfg.tc.lr.kind = LR_CONSTANT;
-    cfg.tc.lr.base_lr = 0.05;
-    cfg.cluster = cluster_default();
-    cfg.cluster.workers = P;
-    BwError err;
-    assert_int_equal(cluster_resolve(&cfg.cluster, &err), BW_OK);
-    cfg.algo = COLL_RING;
-    cfg.backend = COLL_TRANSFER;
-    cfg.compressor = "none";
-    cfg.policy = "sync";
-    cfg.label = "test";
-    return cfg;
-}
-
-/* Runs cfg in a child; the result lands in shared memory. */
-static const char *NETWORK_MODEL = "exact";
-
-static Shared *simulate(RunConfig cfg)
-{
-    Shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(sh != MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        BwError err = {{0}};
-        RunResult res;
-        cfg.params_out = sh->params;
-        int rc = engine_init(0, NULL, NETWORK_MODEL, &err);
-        if (!rc) rc = driver_run(&cfg, &res, &err);
-        sh->rc = rc;
-        if (rc) {
-            fprintf(stderr, "child: %s\n", err.msg);
-            _exit(0);
-        }
-        snprintf(sh->status, sizeof sh->status, "%s", res.status);
-        snprintf(sh->message, sizeof sh->message, "%s", res.message);
-        sh->sim_time_s = res.sim_time_s;
-        sh->compute_s = res.compute_s;
-        sh->comm_s = res.communication_s;
-        sh->wait_s = res.wait_s;
-        sh->bytes = res.bytes_per_worker;
-        sh->payload = res.payload_bytes_per_worker;
-        sh->final_acc = res.final_accuracy;
-        sh->tta = res.time_to_accuracy_s;
-        sh->replica_diff = res.replica_max_diff;
-        sh->n_steps = res.n_steps;
-        sh->averagings = res.averagings;
-        sh->n_evals = res.n_evals;
-        for (long i = 0; i < res.n_steps && i < MAX_STEPS; i++) {
-            sh->step_end[i] = res.steps[i].end_s;
-            sh->step_variance[i] = res.steps[i].variance;
-            sh->step_averaged[i] = res.steps[i].averaged;
-            sh->step_batch[i] = res.steps[i].batch;
-            sh->step_period[i] = res.steps[i].period;
-            sh->step_lr[i] = res.steps[i].lr;
-            sh->step_loss[i] = res.steps[i].loss;
-            sh->step_bytes[i] = res.steps[i].bytes;
-            sh->step_level[i] = res.steps[i].level_mean;
-        }
-        for (int i = 0; i < res.n_evals && i < 64; i++)
-            sh->eval_acc[i] = res.evals[i].test_accuracy, sh->eval_loss[i] = res.evals[i].test_loss;
-        driver_result_free(&res);
-        _exit(0);
-    }
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("simulation child failed (status %d)", st);
-    return sh;
-}
-
-static void release(Shared *sh)
-{
-    munmap(sh, sizeof *sh);
-}
 
 /* Two runs of what should be the same training: the same steps, evaluations, parameters, step
  * times and losses, bit for bit (each test adds what else it expects equal). */
@@ -555,119 +429,6 @@ static void test_compute_threads_give_the_sequential_results(void **state)
     }
 }
 
-static void test_cpsgd_averages_every_period_steps_and_measures_variance(void **state)
-{
-    (void)state;
-    RunConfig cfg = base_config(4, 8, 1);
-    cfg.policy = "cpsgd:period=4";
-    Shared *sh = simulate(cfg);
-    assert_int_equal(sh->rc, BW_OK);
-    assert_int_equal(sh->n_steps, 16);
-    long count = 0;
-    for (long s = 0; s < sh->n_steps; s++) {
-        assert_int_equal(sh->step_averaged[s], (s + 1) % 4 == 0);
-        count += sh->step_averaged[s];
-        /* the variance of an averaging is filled in at the next step (not after the last) */
-        if (sh->step_averaged[s] && s + 1 < sh->n_steps) assert_true(sh->step_variance[s] > 0);
-    }
-    assert_int_equal(sh->averagings, count);
-    release(sh);
-}
-
-/* --average-momentum: the momentum buffers ride in the averaging's allreduce, which moves twice
- * the bytes and changes the dynamics; a gradient-mode policy ignores it (its buffers are equal). */
-static void test_average_momentum_doubles_the_averaging(void **state)
-{
-    (void)state;
-    RunConfig cfg = base_config(4, 8, 1);
-    cfg.policy = "cpsgd:period=4";
-    Shared *a = simulate(cfg);
-    cfg.average_momentum = 1;
-    Shared *b = simulate(cfg);
-    assert_int_equal(a->rc, BW_OK);
-    assert_int_equal(b->rc, BW_OK);
-    assert_int_equal(b->averagings, a->averagings);
-    assert_float_equal(b->bytes, 2 * a->bytes, 1e-9 * a->bytes);
-    assert_true(b->comm_s > a->comm_s);
-    assert_true(memcmp(a->params, b->params, sizeof a->params) != 0);
-    release(a);
-    release(b);
-    cfg = base_config(4, 8, 1);
-    a = simulate(cfg);
-    cfg.average_momentum = 1;
-    b = simulate(cfg);
-    assert_float_equal(b->bytes, a->bytes, 0);
-    assert_memory_equal(a->params, b->params, sizeof a->params);
-    release(a);
-    release(b);
-}
-
-/* The mean period over steps [lo, hi). */
-static double mean_period(const Shared *sh, long lo, long hi)
-{
-    double sum = 0;
-    for (long s = lo; s < hi; s++) sum += sh->step_period[s];
-    return sum / (double)(hi - lo);
-}
-
-/* ADPSGD under a constant lr, on data the mlp learns by heart (the gradients' disagreement, so
- * the parameter variance, falls as the loss does): the period lengthens, and the run averages as
- * often as cpsgd with the same period (equal bytes). 400 steps. */
-static void test_adpsgd_lengthens_its_period_on_cpsgd_s_budget(void **state)
-{
-    (void)state;
-    /* end-to-end properties, slow under valgrind (scripts/valgrind.sh); their code paths'
-     * memory is checked there by the shorter tests, and here under ASan */
-    if (getenv("BELLOWS_VALGRIND")) skip();
-    RunConfig cfg = base_config(4, 16, 50); /* 512 samples / 64 = 8 steps an epoch */
-    cfg.eval_every = 400;
-    cfg.tc.lr.base_lr = 0.003;
-    cfg.policy = "adpsgd:period=4";
-    Shared *ad = simulate(cfg);
-    cfg.policy = "cpsgd:period=4";
-    Shared *cp = simulate(cfg);
-    assert_int_equal(ad->rc, BW_OK);
-    assert_int_equal(cp->rc, BW_OK);
-    const long T = ad->n_steps;
-    assert_int_equal(T, 400);
-    assert_int_equal(cp->averagings, 100);
-    const double first = mean_period(ad, 0, T / 10), last = mean_period(ad, T - T / 3, T);
-    printf("adpsgd: %ld averagings (cpsgd %ld), mean period %.2f over the first tenth, %.2f over "
-           "the last third\n",
-           ad->averagings, cp->averagings, first, last);
-    assert_true(fabs((double)ad->averagings - (double)cp->averagings) <= 0.1 * cp->averagings);
-    assert_true(last >= 2 * first);
-    release(ad);
-    release(cp);
-}
-
-/* ADPSGD across a 10x lr decay: the variance falls ~100x (it goes as lr^2), so the period
- * lengthens ~100^(1/(g+1)) = 6.3x (g = 1.5, policies/adpsgd.c), on cpsgd's budget. */
-static void test_adpsgd_lengthens_its_period_at_an_lr_decay(void **state)
-{
-    (void)state;
-    /* end-to-end properties, slow under valgrind (scripts/valgrind.sh); their code paths'
-     * memory is checked there by the shorter tests, and here under ASan */
-    if (getenv("BELLOWS_VALGRIND")) skip();
-    RunConfig cfg = base_config(4, 16, 20); /* 160 steps, the decay at step 80 */
-    cfg.eval_every = 160;
-    cfg.tc.lr.base_lr = 0.003;
-    cfg.tc.lr.kind = LR_STEP;
-    cfg.tc.lr.decay_factor = 0.1;
-    cfg.tc.lr.n_milestones = 1;
-    cfg.tc.lr.milestones[0] = 10;
-    cfg.policy = "adpsgd:period=4";
-    Shared *ad = simulate(cfg);
-    assert_int_equal(ad->rc, BW_OK);
-    assert_int_equal(ad->n_steps, 160);
-    const double before = mean_period(ad, 40, 80), after = mean_period(ad, 100, 140);
-    printf("adpsgd: %ld averagings (cpsgd 40), mean period %.2f before the decay, %.2f after\n",
-           ad->averagings, before, after);
-    assert_true(fabs((double)ad->averagings - 40) <= 4);
-    assert_true(after >= 3.5 * before && after <= 12 * before);
-    release(ad);
-}
-
 static void test_a_slow_gpu_makes_the_others_wait(void **state)
 {
     (void)state;
@@ -737,86 +498,6 @@ static void test_periodic_evaluation_takes_the_replicas_running_statistics(void 
     release(b);
 }
 
-/* Accordion's batch mode with interval=1 and an eta no change reaches: epoch 0 is critical
- * (small batch, 16 global: 32 steps of 8 per worker over the 256 samples each holds), the check
- * at its end has no reference and keeps it critical (32 more steps), the check after epoch 1
- * finds the change below eta and turns normal: epochs 2 and 3 at the large batch (64 global,
- * 8 steps each). The learning rate follows the batch linearly. */
-static void test_accordion_batch_mode_changes_the_batch_at_epoch_starts(void **state)
-{
-    (void)state;
-    RunConfig cfg = base_config(2, 8, 4);
-    cfg.policy = "accordion:mode=batch,interval=1,critical=16,normal=64,eta=1000000";
-    Shared *sh = simulate(cfg);
-    assert_int_equal(sh->rc, BW_OK);
-    assert_string_equal(sh->status, "completed");
-    assert_int_equal(sh->n_steps, 32 + 32 + 8 + 8);
-    for (long s = 0; s < sh->n_steps; s++) assert_int_equal(sh->step_batch[s], s < 64 ? 16 : 64);
-    for (long s = 0; s < sh->n_steps; s++)
-        assert_true(fabs(sh->step_lr[s] - (s < 64 ? 0.05 : 0.2)) < 1e-12);
-    release(sh);
-}
-
-/* The Accordion authors' run on 4 epochs (accordion.c's paper=1 scales their 300): their TopK
- * wire, one collective per tensor after the backward, lr x 2 workers warmed up per epoch over
- * round(5 x 4 / 300) -> 1 epoch, decays at round(152 x 4 / 300) = 2 and round(252 x 4 / 300) =
- * 3. accordion:paper=1 must run exactly as its options set one by one: the same decisions, the
- * same bytes, the same times and the same final model. */
-static void test_accordion_paper_runs_as_its_options_one_by_one(void **state)
-{
-    (void)state;
-    /* end-to-end properties, slow under valgrind (scripts/valgrind.sh); their code paths'
-     * memory is checked there by the shorter tests, and here under ASan */
-    if (getenv("BELLOWS_VALGRIND")) skip();
-    RunConfig cfg = base_config(2, 16, 4);
-    cfg.compressor = "topk:ef=0,divide=0,index=int64,count=trunc";
-    cfg.overlap = OVERLAP_TENSOR;
-    cfg.backend = COLL_ANALYTIC;
-    cfg.tc.lr = (LrSchedule){.kind = LR_STEP,
-                             .base_lr = 0.02,
-                             .warmup_epochs = 1,
-                             .warmup_shape = WARMUP_EPOCH,
-                             .peak_scale = 2,
-                             .scale_by_workers = 1,
-                             .decay_factor = 0.1,
-                             .n_milestones = 2,
-                             .milestones = {2, 3}};
-    BwError err = {{0}};
-    cfg.policy = "accordion:paper=1";
-    assert_int_equal(driver_check(&cfg, &err), BW_OK);
-    Shared *a = simulate(cfg);
-    cfg.policy = "accordion:decider=rank0,interval=1,eta=0.5";
-    Shared *b = simulate(cfg);
-    assert_int_equal(a->rc, BW_OK);
-    assert_int_equal(b->rc, BW_OK);
-    assert_int_equal(a->n_steps, 4 * 16);
-    assert_int_equal(a->n_steps, b->n_steps);
-    int critical = 0;
-    for (long s = 0; s < a->n_steps; s++) {
-        assert_true(a->step_level[s] == b->step_level[s]);
-        assert_true(a->step_bytes[s] == b->step_bytes[s]);
-        assert_true(a->step_end[s] == b->step_end[s]);
-        assert_true(a->step_lr[s] == b->step_lr[s]);
-        critical += a->step_level[s] == 0.99;
-    }
-    assert_true(critical > 0); /* epoch 0 at least, and the decays */
-    assert_true(a->bytes == b->bytes && a->sim_time_s == b->sim_time_s);
-    assert_memory_equal(a->params, b->params, sizeof a->params);
-    /* the rate: 0.02 for epochs 0 and 1, x 2 workers from epoch 2, then the decays at 2 and 3 */
-    assert_true(fabs(a->step_lr[0] - 0.02) < 1e-15 && fabs(a->step_lr[31] - 0.02) < 1e-15);
-    assert_true(fabs(a->step_lr[32] - 0.004) < 1e-15 && fabs(a->step_lr[48] - 0.0004) < 1e-15);
-    release(a);
-    release(b);
-    /* without the authors' settings, paper=1 is a usage error naming what to add */
-    cfg.policy = "accordion:paper=1";
-    cfg.overlap = OVERLAP_NONE;
-    cfg.compressor = "topk";
-    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
-    if (!strstr(err.msg, "add: --compressor topk:ef=0,divide=0,index=int64,count=trunc "
-                         "--overlap tensor"))
-        fail_msg("%s", err.msg);
-}
-
 static void test_divergence_is_reported(void **state)
 {
     (void)state;
@@ -843,28 +524,6 @@ static void test_a_finite_exploding_loss_is_a_divergence(void **state)
     release(sh);
 }
 
-static void test_bad_policy_specs_are_usage_errors(void **state)
-{
-    (void)state;
-    BwError err;
-    RunConfig cfg = base_config(2, 16, 1);
-    const char *bad[] = {"nosuch", "static:level=0.5", "cpsgd:period=0", "sync:x=1"};
-    cfg.compressor = "powersgd";
-    for (int i = 0; i < 4; i++) {
-        cfg.policy = bad[i];
-        err.msg[0] = 0;
-        assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
-        assert_true(strstr(err.msg, "--policy") != NULL);
-    }
-    cfg.policy = "sync";
-    cfg.compressor = "topk:nosuch=1";
-    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
-    cfg.compressor = "none";
-    cfg.tc.batch = 1000; /* more than the 256 samples each of 2 workers has */
-    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
-    assert_true(strstr(err.msg, "--batch") != NULL);
-}
-
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -880,18 +539,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_same_seed_gives_identical_results),
         cmocka_unit_test(test_compute_threads_give_the_sequential_results),
         cmocka_unit_test(test_a_mirror_gives_the_direct_collectives_results),
-        cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),
-        cmocka_unit_test(test_average_momentum_doubles_the_averaging),
-        cmocka_unit_test(test_adpsgd_lengthens_its_period_on_cpsgd_s_budget),
-        cmocka_unit_test(test_adpsgd_lengthens_its_period_at_an_lr_decay),
         cmocka_unit_test(test_a_slow_gpu_makes_the_others_wait),
         cmocka_unit_test(test_tcp_network_model_is_slower_than_the_formula),
         cmocka_unit_test(test_periodic_evaluation_takes_the_replicas_running_statistics),
-        cmocka_unit_test(test_accordion_batch_mode_changes_the_batch_at_epoch_starts),
-        cmocka_unit_test(test_accordion_paper_runs_as_its_options_one_by_one),
         cmocka_unit_test(test_divergence_is_reported),
         cmocka_unit_test(test_a_finite_exploding_loss_is_a_divergence),
-        cmocka_unit_test(test_bad_policy_specs_are_usage_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);

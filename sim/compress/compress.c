@@ -13,7 +13,8 @@
  *      share);
  *   2. the line COMPRESSOR(NAME) in sim/compress/compressors.def, where it should be listed.
  * CMake compiles every sim/compress/comp_*.c by itself, and tests/test_compress.c runs every
- * registered compressor through its contract; add tests of the new one's own definition. */
+ * registered compressor through its contract; add tests of the new one's own definition to
+ * tests/test_compress_methods.c. */
 #include "compress_impl.h"
 #include "splitmix.h"
 #include "wallclock.h"

@@ -1,5 +1,6 @@
 /* compress_impl.h: what the compressor core (compress.c) shares with its plug-in files
- * (comp_*.c) and with tests/test_compress.c; nothing else includes it. A plug-in is one const
+ * (comp_*.c) and with the compressor suites' harness (tests/compresstest.h); nothing else
+ * includes it. A plug-in is one const
  * CompressorOps whose hooks (declared there, in compress.h) work on the struct Compressor below
  * with the helpers below. The core parses the spec, allocates the Compressor, reduces the
  * vectors and the level-0 layers dense in one fused fp32 allreduce, and hands the other layers

@@ -252,7 +252,7 @@ double driver_wall_estimate_s(const RunConfig *cfg, double *messages);
 /* Replay: whether driver_run takes the fast path, which needs no SimGrid engine, no actors, no
  * payloads and no compressor math: each step costs the trace's compute time plus the analytic
  * collectives' closed-form times for the messages the compressor would send at the decided
- * levels (compress_plan, coll_charge_*). It gives the actors' results (tests/test_trace.c)
+ * levels (compress_plan, coll_charge_*). It gives the actors' results (tests/test_trace_replay.c)
  * when every worker is the same: analytic collectives, no jitter, one slowdown for all, a
  * generated platform, no --cfg= options for SimGrid. Returns 1 if so; else 0, with why (when
  * not NULL) saying what prevents it. */

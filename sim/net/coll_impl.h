@@ -149,7 +149,7 @@ double coll_ps_bytes(const Comm *c, int rank, int server, double n);
 /* coll_analytic.c: ceil(log2 p); the bytes one rank sends in an allreduce of n bytes, and the
  * seconds it lasts, as the analytic backend charges them; the seconds of a ring allgather of
  * `total` bytes summed over the ranks: (p-1) a + (p-1)/p total b. The transfer-level
- * collectives take these times on a contention-free platform (tests/test_coll.c). */
+ * collectives take these times on a contention-free platform (tests/test_coll_time.c). */
 int coll_ceil_log2(int p);
 double coll_allreduce_bytes(const Comm *c, int rank, double n);
 double coll_allreduce_time_s(const Comm *c, double n);

@@ -1,0 +1,149 @@
+/* test_coll_time.c: how long the collectives take, on real SimGrid platforms (colltest.h: each
+ * scenario in a forked child). Checked: times equal the closed-form costs of REFERENCES.md to
+ * 1e-6 on contention-free platforms (ring, halving-doubling and tree on a star, the hierarchical
+ * allreduce against its two-level formula), for the transfer-level and the analytic backends;
+ * an oversubscribed fat-tree and a node-shared NIC are slower by exactly the bottleneck the test
+ * states. What the collectives compute: test_coll.c. */
+#include "testutil.h"
+
+#include "colltest.h"
+
+/* ---- times against the closed forms, contention-free platforms ---- */
+
+static void check_formula_on_star(CollAlgo algo, int P, size_t count, double bw, double lat)
+{
+    SC = (Scenario){.cl = star(P, bw, lat), .algo = algo, .count = count};
+    Result r = simulate();
+    double n = (double)count * sizeof(float);
+    double want = coll_allreduce_formula_s(algo, P, 1, n, 2 * lat, 1 / bw, 0, 0);
+    char what[96];
+    snprintf(what, sizeof what, "%s on a star, P=%d, %zu floats, %g s latency",
+             coll_algo_name(algo), P, count, lat);
+    expect_close(r.time_s, want, 1e-6, what);
+    /* and the analytic backend */
+    SC.backend = COLL_ANALYTIC;
+    Result a = simulate();
+    expect_close(a.time_s, r.time_s, 1e-6, what);
+    if (algo == COLL_RING || algo == COLL_HALVING_DOUBLING)
+        expect_close(a.bytes0, r.bytes0, 1e-9, "bytes sent by rank 0");
+}
+
+static void test_ring_time_equals_formula_on_star(void **state)
+{
+    (void)state;
+    int Ps[] = {2, 3, 5, 8, 12};
+    for (size_t i = 0; i < sizeof Ps / sizeof *Ps; i++) {
+        check_formula_on_star(COLL_RING, Ps[i], 1000 * (size_t)Ps[i], 1.25e9, 5e-6);
+        check_formula_on_star(COLL_RING, Ps[i], 262144 * (size_t)Ps[i], 12.5e9, 50e-6);
+    }
+}
+
+static void test_halving_doubling_time_equals_formula_on_star(void **state)
+{
+    (void)state;
+    int Ps[] = {2, 3, 4, 6, 8, 16};
+    for (size_t i = 0; i < sizeof Ps / sizeof *Ps; i++) {
+        check_formula_on_star(COLL_HALVING_DOUBLING, Ps[i], 4096 * 16, 1.25e9, 5e-6);
+        check_formula_on_star(COLL_HALVING_DOUBLING, Ps[i], 1 << 20, 12.5e9, 1e-6);
+    }
+}
+
+static void test_tree_time_equals_formula_on_star(void **state)
+{
+    (void)state;
+    int Ps[] = {2, 3, 5, 8};
+    for (size_t i = 0; i < sizeof Ps / sizeof *Ps; i++)
+        check_formula_on_star(COLL_TREE, Ps[i], 50000, 1.25e9, 10e-6);
+}
+
+static Cluster hier(int P, int G, int nic_per_gpu)
+{
+    Cluster c = star(P, 12.5e9, 5e-6);
+    c.topology = TOPO_HIERARCHICAL;
+    c.gpus_per_node = G;
+    c.nic_per_gpu = nic_per_gpu;
+    c.intra_bandwidth_Bps = 150e9;
+    c.intra_latency_s = 1e-6;
+    return c;
+}
+
+static void test_hierarchical_time_equals_two_level_formula(void **state)
+{
+    (void)state;
+    int cfg[][2] = {{8, 4}, {12, 3}, {8, 2}};
+    for (int k = 0; k < 3; k++) {
+        int P = cfg[k][0], G = cfg[k][1];
+        SC = (Scenario){.cl = hier(P, G, 1), .algo = COLL_HIERARCHICAL, .count = 240000};
+        Result r = simulate();
+        double n = 240000.0 * 4;
+        double want = coll_allreduce_formula_s(COLL_HIERARCHICAL, P, G, n, 2 * 5e-6, 1 / 12.5e9,
+                                               2 * 1e-6, 1 / 150e9);
+        expect_close(r.time_s, want, 1e-6, "hierarchical allreduce, NIC per GPU");
+        SC.backend = COLL_ANALYTIC;
+        expect_close(simulate().time_s, r.time_s, 1e-6, "analytic hierarchical");
+    }
+    /* one GPU per node: the hierarchical platform is a star */
+    check_formula_on_star(COLL_RING, 6, 6000, 1.25e9, 5e-6);
+    SC.cl.topology = TOPO_HIERARCHICAL;
+    SC.backend = COLL_TRANSFER;
+    expect_close(simulate().time_s,
+                 coll_allreduce_formula_s(COLL_RING, 6, 1, 24000, 10e-6, 0.8e-9, 0, 0), 1e-6,
+                 "ring on hierarchical with G=1");
+}
+
+/* ---- bottlenecks ---- */
+
+static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
+{
+    (void)state;
+    /* 8 GPUs, leaves of 4, uplinks of 4 B / 4 = B. Halving-doubling's first and last steps
+     * (distance 4) send the four GPUs of a leaf across at once: they share the uplink, so
+     * each gets B/4, and the route has four links (nic, up, up, nic). The other steps stay in
+     * the leaf. */
+    const double B = 1.25e9, l = 5e-6, n = 65536.0 * 4;
+    SC = (Scenario){.cl = star(8, B, l), .algo = COLL_HALVING_DOUBLING, .count = 65536};
+    SC.cl.topology = TOPO_FAT_TREE;
+    SC.cl.leaf_size = 4;
+    SC.cl.oversubscription = 4;
+    double want =
+        2 * (4 * l + (n / 2) / (B / 4)) + 2 * (2 * l + (n / 4) / B) + 2 * (2 * l + (n / 8) / B);
+    double fat = simulate().time_s;
+    expect_close(fat, want, 1e-6, "halving-doubling on an oversubscribed fat-tree");
+    /* not oversubscribed: only the extra latency of the cross-leaf route remains */
+    SC.cl.oversubscription = 1;
+    double flat = simulate().time_s;
+    expect_close(flat,
+                 2 * (4 * l + (n / 2) / B) + 2 * (2 * l + (n / 4) / B) + 2 * (2 * l + (n / 8) / B),
+                 1e-6, "halving-doubling on a non-blocking fat-tree");
+    assert_true(fat > 2 * flat);
+}
+
+static void test_node_shared_nic_divides_inter_node_bandwidth(void **state)
+{
+    (void)state;
+    /* 2 nodes of 4 GPUs with one NIC each: in the inter-node phase the 4 rings (one per local
+     * GPU index) share each NIC, so each flow gets B/4; the route is nvl, nic, nic, nvl. */
+    const int P = 8, G = 4, m = 2;
+    const double B = 12.5e9, l = 5e-6, Bi = 150e9, li = 1e-6, n = 240000.0 * 4;
+    SC = (Scenario){.cl = hier(P, G, 0), .algo = COLL_HIERARCHICAL, .count = 240000};
+    double shared = simulate().time_s;
+    double want = 2.0 * (G - 1) * 2 * li + 2.0 * (G - 1) / G * n / Bi +
+                  2.0 * (m - 1) * (2 * l + 2 * li) + 2.0 * (m - 1) / m * (n / G) / (B / G);
+    expect_close(shared, want, 1e-6, "hierarchical allreduce, one NIC per node");
+    SC.cl.nic_per_gpu = 1;
+    double own = simulate().time_s;
+    assert_true(shared > own);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_time_equals_formula_on_star),
+        cmocka_unit_test(test_halving_doubling_time_equals_formula_on_star),
+        cmocka_unit_test(test_tree_time_equals_formula_on_star),
+        cmocka_unit_test(test_hierarchical_time_equals_two_level_formula),
+        cmocka_unit_test(test_oversubscribed_fat_tree_slows_cross_leaf_steps),
+        cmocka_unit_test(test_node_shared_nic_divides_inter_node_bandwidth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
