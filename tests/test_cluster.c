@@ -135,16 +135,18 @@ static void same_run(const char *a, const char *b)
     }
 }
 
-/* The runs in TMP/a and TMP/b have the same figures to 1e-9: simulated times, books, bytes,
- * every step's end and loss. (Jobs that share no link may still differ from alone in a last bit:
- * the other jobs' events split the engine's clock differently.) */
+/* The runs in TMP/a and TMP/b have the same figures to 1e-8: simulated times, books, bytes,
+ * every step's end and loss. (Jobs that share no link still differ from alone in the last
+ * digits: SimGrid brings every flow's remaining bytes up to date, in floating point, at each
+ * event of the engine, and the other jobs add events: p3's 160 KB slices of ResNet-18 beside two
+ * other jobs drifted 1.3e-9 of a run. Sharing a link changes the times by far more.) */
 static void close_run(const char *a, const char *b)
 {
     const char *keys[] = {"sim_time_s", "compute_s",        "communication_s",
                           "wait_s",     "bytes_per_worker", "final_test_accuracy"};
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         double x = summary_num(a, keys[k]), y = summary_num(b, keys[k]);
-        if (!(fabs(x - y) <= 1e-9 * fabs(y)))
+        if (!(fabs(x - y) <= 1e-8 * fabs(y)))
             fail_msg("%s: %s %.17g, %s: %.17g", a, keys[k], x, b, y);
     }
     const char *cols[] = {"end_s", "loss"};
@@ -155,7 +157,7 @@ static void close_run(const char *a, const char *b)
         snprintf(fb, sizeof fb, "%s/steps.csv", b);
         int n = csv_column_of(fa, cols[c], x, 512);
         assert_int_equal(csv_column_of(fb, cols[c], y, 512), n);
-        for (int i = 0; i < n; i++) assert_true(fabs(x[i] - y[i]) <= 1e-9 * fabs(y[i]));
+        for (int i = 0; i < n; i++) assert_true(fabs(x[i] - y[i]) <= 1e-8 * fabs(y[i]));
     }
 }
 
