@@ -1,5 +1,6 @@
 /* drivertest.h: the harness of the driver suites (test_driver.c, test_driver_policies.c):
- * synthetic data (512 training and 200 test samples), a small mlp run's configuration, and
+ * synthetic data (512 training and 200 test samples), a small mlp run's configuration, a toy
+ * workload profile, and
  * simulate(), which runs a configuration in a forked child (SimGrid allows one engine per
  * process) and brings its results back through shared memory. Header-only; every function is
  * static inline so each suite takes what it uses. */
@@ -36,6 +37,7 @@ typedef struct {
     double step_level[MAX_STEPS];
     double eval_acc[64];
     double eval_loss[64];
+    double eval_time[64]; /* each evaluation's simulated time */
     float params[MAX_PARAMS];
 } Shared;
 
@@ -125,7 +127,8 @@ static inline Shared *simulate(RunConfig cfg)
             sh->step_level[i] = res.steps[i].level_mean;
         }
         for (int i = 0; i < res.n_evals && i < 64; i++)
-            sh->eval_acc[i] = res.evals[i].test_accuracy, sh->eval_loss[i] = res.evals[i].test_loss;
+            sh->eval_acc[i] = res.evals[i].test_accuracy, sh->eval_loss[i] = res.evals[i].test_loss,
+            sh->eval_time[i] = res.evals[i].sim_time_s;
         driver_result_free(&res);
         _exit(0);
     }
@@ -138,6 +141,43 @@ static inline Shared *simulate(RunConfig cfg)
 static inline void release(Shared *sh)
 {
     munmap(sh, sizeof *sh);
+}
+
+/* A toy profile of three layers, one matrix each, 300, 200 and 100 x 1000 floats (1.2, 0.8 and
+ * 0.4 MB), forward 1, 2, 3 and backward 2, 4, 6 GFLOP a sample. */
+static inline Workload *toy_workload(void)
+{
+    static const int rows[3] = {300, 200, 100};
+    static const double fwd[3] = {1e9, 2e9, 3e9}, bwd[3] = {2e9, 4e9, 6e9};
+    Workload *w = calloc(1, sizeof *w);
+    w->layers = calloc(3, sizeof *w->layers);
+    w->tensors = calloc(3, sizeof *w->tensors);
+    snprintf(w->name, sizeof w->name, "toy");
+    w->n_layers = w->n_tensors = 3;
+    for (int l = 0; l < 3; l++) {
+        WorkloadLayer *L = &w->layers[l];
+        snprintf(L->name, sizeof L->name, "layer%d", l);
+        L->fwd_flops = fwd[l];
+        L->bwd_flops = bwd[l];
+        L->first_tensor = l;
+        L->n_tensors = 1;
+        WorkloadTensor *t = &w->tensors[l];
+        snprintf(t->name, sizeof t->name, "layer%d.weight", l);
+        t->layer = l;
+        t->ndim = 2;
+        t->shape[0] = t->rows = rows[l];
+        t->shape[1] = t->cols = 1000;
+        t->numel = (size_t)rows[l] * 1000;
+        w->n_params += t->numel;
+    }
+    return w;
+}
+
+static inline void toy_free(Workload *w)
+{
+    free(w->layers);
+    free(w->tensors);
+    free(w);
 }
 
 #endif

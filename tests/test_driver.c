@@ -155,42 +155,6 @@ static void test_sync_step_time_is_compute_plus_ring_formula(void **state)
     }
 }
 
-/* A toy profile of three layers, one matrix each (rows x 1000), with per-sample flops. */
-static Workload *toy_workload(void)
-{
-    static const int rows[3] = {300, 200, 100};
-    static const double fwd[3] = {1e9, 2e9, 3e9}, bwd[3] = {2e9, 4e9, 6e9};
-    Workload *w = calloc(1, sizeof *w);
-    w->layers = calloc(3, sizeof *w->layers);
-    w->tensors = calloc(3, sizeof *w->tensors);
-    snprintf(w->name, sizeof w->name, "toy");
-    w->n_layers = w->n_tensors = 3;
-    for (int l = 0; l < 3; l++) {
-        WorkloadLayer *L = &w->layers[l];
-        snprintf(L->name, sizeof L->name, "layer%d", l);
-        L->fwd_flops = fwd[l];
-        L->bwd_flops = bwd[l];
-        L->first_tensor = l;
-        L->n_tensors = 1;
-        WorkloadTensor *t = &w->tensors[l];
-        snprintf(t->name, sizeof t->name, "layer%d.weight", l);
-        t->layer = l;
-        t->ndim = 2;
-        t->shape[0] = t->rows = rows[l];
-        t->shape[1] = t->cols = 1000;
-        t->numel = (size_t)rows[l] * 1000;
-        w->n_params += t->numel;
-    }
-    return w;
-}
-
-static void toy_free(Workload *w)
-{
-    free(w->layers);
-    free(w->tensors);
-    free(w);
-}
-
 /* DDP by hand on the toy (4 workers, batch 8, analytic ring on a 10 Gbps star): in reverse order
  * layer 2's 0.4 MB and layer 1's 0.8 MB fill the first bucket (1 MiB cap) after layer 1's
  * backward; layer 0's 1.2 MB is the second, full after the whole backward. The first bucket's

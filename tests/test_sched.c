@@ -8,143 +8,32 @@
  * changes the prices, never the dynamics. */
 #include "testutil.h"
 
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "driver.h"
-#include "engine.h"
+#include "drivertest.h"
 #include "optim.h"
 
-#define MAX_STEPS 64
-
-typedef struct {
-    int rc;
-    long n_steps;
-    double sim_time_s, compute_s, comm_s, wait_s, bytes, tta;
-    double step_end[MAX_STEPS], step_loss[MAX_STEPS], eval_time[MAX_STEPS];
-    int n_evals;
-    float params[8192]; /* the softmax's 7,850 */
-} Shared;
-
-static Dataset TRAIN, TEST;
-
-static RunConfig base_config(void)
+/* The scheduled runs' cluster: 4 workers of the softmax on a 1 Gbps star, so the toy's
+ * communication is its bottleneck, the analytic collectives. */
+static RunConfig sched_config(void)
 {
-    BwError err;
-    if (!TRAIN.n) {
-        assert_int_equal(dataset_synthetic(&TRAIN, 512, 28, 28, 10, 0.5, 11, &err), BW_OK);
-        assert_int_equal(dataset_synthetic(&TEST, 200, 28, 28, 10, 0.5, 11, &err), BW_OK);
-    }
-    RunConfig cfg;
-    memset(&cfg, 0, sizeof cfg);
+    RunConfig cfg = base_config(4, 8, 1); /* 16 steps */
     cfg.model = model_find("softmax");
     cfg.mc = model_config_default();
-    cfg.train = &TRAIN;
-    cfg.test = &TEST;
-    cfg.tc.epochs = 1;
-    cfg.tc.batch = 8; /* 4 workers: 16 steps */
-    cfg.tc.seed = 5;
-    cfg.tc.sgd.momentum = 0.9;
-    cfg.tc.lr.kind = LR_CONSTANT;
-    cfg.tc.lr.base_lr = 0.05;
-    cfg.cluster = cluster_default();
-    cfg.cluster.workers = 4;
-    cfg.cluster.bandwidth_Bps = 1e9 / 8; /* 1 Gbps: the toy's communication is its bottleneck */
+    cfg.cluster.bandwidth_Bps = 1e9 / 8;
+    BwError err;
     assert_int_equal(cluster_resolve(&cfg.cluster, &err), BW_OK);
-    cfg.algo = COLL_RING;
     cfg.backend = COLL_ANALYTIC;
-    cfg.compressor = "none";
-    cfg.policy = "sync";
-    cfg.label = "test";
     return cfg;
 }
 
-static Shared *simulate(RunConfig cfg)
+/* simulate(), which must succeed. */
+static Shared *run_ok(RunConfig cfg)
 {
-    Shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(sh != MAP_FAILED);
-    memset(sh, 0, sizeof *sh);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        BwError err = {{0}};
-        RunResult res;
-        cfg.params_out = sh->params;
-        int rc = engine_init(0, NULL, "exact", &err);
-        if (!rc) rc = driver_run(&cfg, &res, &err);
-        sh->rc = rc;
-        if (rc) {
-            fprintf(stderr, "child: %s\n", err.msg);
-            _exit(0);
-        }
-        sh->n_steps = res.n_steps;
-        sh->sim_time_s = res.sim_time_s;
-        sh->compute_s = res.compute_s;
-        sh->comm_s = res.communication_s;
-        sh->wait_s = res.wait_s;
-        sh->bytes = res.bytes_per_worker;
-        sh->tta = res.time_to_accuracy_s;
-        for (long i = 0; i < res.n_steps && i < MAX_STEPS; i++) {
-            sh->step_end[i] = res.steps[i].end_s;
-            sh->step_loss[i] = res.steps[i].loss;
-        }
-        sh->n_evals = res.n_evals;
-        for (int i = 0; i < res.n_evals && i < MAX_STEPS; i++)
-            sh->eval_time[i] = res.evals[i].sim_time_s;
-        driver_result_free(&res);
-        _exit(0);
-    }
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("simulation child failed (status %d)", st);
-    assert_int_equal(sh->rc, BW_OK);
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("run failed: %s", sh->message);
     return sh;
 }
 
-static void release(Shared *sh)
-{
-    munmap(sh, sizeof *sh);
-}
-
-/* The toy of test_driver.c: three layers, one matrix each, 300, 200 and 100 x 1000 floats (1.2,
- * 0.8 and 0.4 MB), forward 1, 2, 3 and backward 2, 4, 6 GFLOP a sample. */
-static Workload *toy(void)
-{
-    static const int rows[3] = {300, 200, 100};
-    Workload *w = calloc(1, sizeof *w);
-    w->layers = calloc(3, sizeof *w->layers);
-    w->tensors = calloc(3, sizeof *w->tensors);
-    snprintf(w->name, sizeof w->name, "toy");
-    w->n_layers = w->n_tensors = 3;
-    for (int l = 0; l < 3; l++) {
-        WorkloadLayer *L = &w->layers[l];
-        snprintf(L->name, sizeof L->name, "layer%d", l);
-        L->fwd_flops = 1e9 * (l + 1);
-        L->bwd_flops = 2e9 * (l + 1);
-        L->first_tensor = l;
-        L->n_tensors = 1;
-        WorkloadTensor *t = &w->tensors[l];
-        snprintf(t->name, sizeof t->name, "layer%d.weight", l);
-        t->layer = l;
-        t->ndim = 2;
-        t->shape[0] = t->rows = rows[l];
-        t->shape[1] = t->cols = 1000;
-        t->numel = (size_t)rows[l] * 1000;
-        w->n_params += t->numel;
-    }
-    return w;
-}
-
-static void toy_free(Workload *w)
-{
-    free(w->layers);
-    free(w->tensors);
-    free(w);
-}
-
-/* The toy's times on the cluster of base_config: each layer's forward, backward and update, and
+/* The toy's times on the cluster of sched_config: each layer's forward, backward and update, and
  * a ring allreduce of n bytes on the analytic backend. */
 typedef struct {
     double fwd[3], bwd[3], opt[3], F, B, a, b;
@@ -193,12 +82,12 @@ static void expect_steps(const Shared *sh, double end0, double period, const cha
 static void test_fifo_layerwise_is_the_hand_computed_schedule(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.overlap = OVERLAP_LAYER;
     cfg.schedule = "fifo";
-    Shared *sh = simulate(cfg);
+    Shared *sh = run_ok(cfg);
     const Toy t = toy_times(&cfg, wl);
     const double ready1 = t.F + t.bwd[2] + t.bwd[1], end0 = t.F + t.B;
     const double layer0_done = ready1 + 2 * ring(&t, 1.2e6);
@@ -215,8 +104,8 @@ static void test_fifo_layerwise_is_the_hand_computed_schedule(void **state)
 static void test_bytescheduler_preempts_at_partition_boundaries(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.overlap = OVERLAP_LAYER;
     const char *specs[] = {"bytescheduler:partition=400000,credit=1", "p3:slice=400000"};
@@ -225,7 +114,7 @@ static void test_bytescheduler_preempts_at_partition_boundaries(void **state)
     assert_true(ready2 + t.bwd[1] + t.bwd[0] < ready2 + 2 * R); /* layer 0 ready in time */
     for (int k = 0; k < 2; k++) {
         cfg.schedule = specs[k];
-        Shared *sh = simulate(cfg);
+        Shared *sh = run_ok(cfg);
         const double layer0 = ready2 + 5 * R, layer1 = ready2 + 6 * R;
         const double fwd1 = fmax(layer0 + t.opt[0] + t.fwd[0], layer1);
         const double end1 = fwd1 + t.opt[1] + t.fwd[1] + t.opt[2] + t.fwd[2] + t.B;
@@ -240,15 +129,15 @@ static void test_bytescheduler_preempts_at_partition_boundaries(void **state)
 static void test_a_larger_credit_loses_priority(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.overlap = OVERLAP_LAYER;
     cfg.schedule = "bytescheduler:partition=400000,credit=2";
     const Toy t = toy_times(&cfg, wl);
     const double R = ring(&t, 0.4e6), ready2 = t.F + t.bwd[2];
     assert_true(ready2 + R < ready2 + t.bwd[1] + t.bwd[0]); /* layer 1's 2nd goes first */
-    Shared *sh = simulate(cfg);
+    Shared *sh = run_ok(cfg);
     const double layer0 = ready2 + 6 * R;
     const double end1 = layer0 + t.opt[0] + t.opt[1] + t.opt[2] + t.F + t.B;
     expect_steps(sh, t.F + t.B, end1 - (t.F + t.B), "bytescheduler, credit=2");
@@ -261,14 +150,14 @@ static void test_a_larger_credit_loses_priority(void **state)
 static void test_tictac_sends_whole_tensors_in_forward_order(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.overlap = OVERLAP_LAYER;
     cfg.schedule = "tictac";
     const Toy t = toy_times(&cfg, wl);
     const double ready2 = t.F + t.bwd[2];
-    Shared *sh = simulate(cfg);
+    Shared *sh = run_ok(cfg);
     const double layer0 = ready2 + ring(&t, 0.4e6) + ring(&t, 0.8e6) + ring(&t, 1.2e6);
     const double end1 = layer0 + t.opt[0] + t.opt[1] + t.opt[2] + t.F + t.B;
     expect_steps(sh, t.F + t.B, end1 - (t.F + t.B), "tictac");
@@ -281,13 +170,13 @@ static void test_tictac_sends_whole_tensors_in_forward_order(void **state)
 static void test_a_schedule_under_ddp_overlap_waits_for_every_partition(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.overlap = OVERLAP_DDP;
     cfg.schedule = "bytescheduler:partition=400000,credit=1";
     const Toy t = toy_times(&cfg, wl);
-    Shared *sh = simulate(cfg);
+    Shared *sh = run_ok(cfg);
     const double step = t.F + t.bwd[2] + 6 * ring(&t, 0.4e6) + t.opt[0] + t.opt[1] + t.opt[2];
     expect_steps(sh, step, step, "bytescheduler, --overlap ddp");
     release(sh);
@@ -299,7 +188,7 @@ static double period_of(RunConfig cfg, const char *spec, Overlap overlap)
 {
     cfg.schedule = spec;
     cfg.overlap = overlap;
-    Shared *sh = simulate(cfg);
+    Shared *sh = run_ok(cfg);
     const double p = sh->step_end[2] - sh->step_end[1];
     release(sh);
     return p;
@@ -313,8 +202,8 @@ static double period_of(RunConfig cfg, const char *spec, Overlap overlap)
 static void test_hidden_communication_no_schedule_shortens_tiny_partitions_lengthen(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.cluster.bandwidth_Bps = 100e9 / 8;
     const Toy t = toy_times(&cfg, wl);
@@ -340,14 +229,14 @@ static void test_hidden_communication_no_schedule_shortens_tiny_partitions_lengt
 static void test_a_schedule_changes_the_prices_not_the_dynamics(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.overlap = OVERLAP_DDP;
-    Shared *a = simulate(cfg);
+    Shared *a = run_ok(cfg);
     cfg.overlap = OVERLAP_LAYER;
     cfg.schedule = "bytescheduler:partition=100000,credit=3";
-    Shared *b = simulate(cfg);
+    Shared *b = run_ok(cfg);
     assert_int_equal(a->n_steps, b->n_steps);
     assert_memory_equal(a->step_loss, b->step_loss, sizeof a->step_loss);
     assert_memory_equal(a->params, b->params, sizeof a->params);
@@ -364,14 +253,14 @@ static void test_a_schedule_changes_the_prices_not_the_dynamics(void **state)
 static void test_layerwise_evaluations_wait_for_the_update(void **state)
 {
     (void)state;
-    Workload *wl = toy();
-    RunConfig cfg = base_config();
+    Workload *wl = toy_workload();
+    RunConfig cfg = sched_config();
     cfg.workload = wl;
     cfg.overlap = OVERLAP_LAYER;
     cfg.schedule = "fifo";
     cfg.eval_every = 4;
     const Toy t = toy_times(&cfg, wl);
-    Shared *sh = simulate(cfg);
+    Shared *sh = run_ok(cfg);
     assert_true(sh->n_evals >= 3);
     for (int k = 1; k < 3; k++) {
         const long step = 4L * k - 1; /* evaluated after step 3, 7 */
@@ -382,7 +271,7 @@ static void test_layerwise_evaluations_wait_for_the_update(void **state)
     release(sh);
     cfg.target_accuracy = 1e-9; /* reached at the first evaluation after a step */
     cfg.stop_at_target = 1;
-    sh = simulate(cfg);
+    sh = run_ok(cfg);
     assert_true(sh->n_steps == 4 && isfinite(sh->tta));
     assert_true(sh->tta == sh->eval_time[1] && sh->sim_time_s >= sh->tta);
     release(sh);
