@@ -1,10 +1,12 @@
-/* plots.c: runs gnuplot on a compare folder (see plots.h). The scripts are found in
- * $BELLOWS_PLOTS_DIR or, by default, in the data folder beside the executable (datadir.h):
- * PREFIX/share/bellows/plots when installed, build/share/bellows/plots in a build folder. */
+/* plots.c: runs gnuplot on result folders: a run, a compare, a sweep, a cluster (see plots.h). The
+ * scripts are found in $BELLOWS_PLOTS_DIR or, by default, in the data folder beside the executable
+ * (datadir.h): PREFIX/share/bellows/plots when installed, build/share/bellows/plots in a build
+ * folder. */
 #include "plots.h"
 
 #include "datadir.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,4 +199,48 @@ int plots_run(const char *dir, double target, BwError *err)
     ex_number(&e, "target", target > 0 ? target : 0.0);
     ex_number(&e, "has_epochs", stat(epochs, &sb) == 0 && sb.st_size > 0);
     return run_script("run.gp", &e, dir, err);
+}
+
+/* The jobs of dir/cluster.json (names, starts, whether they also ran alone) and its busiest
+ * links' names, as gnuplot assignments. */
+static int cluster_vars(const char *dir, Expr *e, BwError *err)
+{
+    char path[4096], var[64];
+    snprintf(path, sizeof path, "%s/cluster.json", dir);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    const json_t *jobs = json_object_get(root, "jobs"), *links = json_object_get(root, "links");
+    if (!root || !json_is_array(jobs) || json_array_size(jobs) == 0) {
+        json_decref(root);
+        return bw_fail(err, BW_EUSAGE, "plot: %s: not a bellows cluster file (%s)", path,
+                       root ? "no jobs" : je.text);
+    }
+    size_t n = json_array_size(jobs), nl = json_array_size(links);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *job = json_array_get(jobs, i);
+        const char *name = json_string_value(json_object_get(job, "name"));
+        snprintf(var, sizeof var, "job%zu", i + 1);
+        ex_string(e, var, name ? name : "");
+        snprintf(var, sizeof var, "start%zu", i + 1);
+        ex_number(e, var, json_number_value(json_object_get(job, "start_s")));
+    }
+    for (size_t i = 0; i < nl; i++) {
+        const char *name = json_string_value(json_object_get(json_array_get(links, i), "link"));
+        snprintf(var, sizeof var, "link%zu", i + 1);
+        ex_string(e, var, name ? name : "");
+    }
+    ex_number(e, "n", (double)n);
+    ex_number(e, "nl", (double)nl);
+    ex_number(e, "alone", json_is_true(json_object_get(root, "alone")));
+    json_decref(root);
+    return BW_OK;
+}
+
+int plots_cluster(const char *dir, BwError *err)
+{
+    static Expr e;
+    memset(&e, 0, sizeof e);
+    ex_string(&e, "dir", dir);
+    int rc = cluster_vars(dir, &e, err);
+    return rc ? rc : run_script("cluster.gp", &e, dir, err);
 }

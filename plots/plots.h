@@ -21,6 +21,11 @@ int plots_curves(const char *dir, const char *const *runs, const char *const *la
 /* The plots of one run folder (PNG and SVG). */
 int plots_run(const char *dir, double target, BwError *err);
 
+/* The plots of a bellows cluster folder, from its cluster.json, each job's evals.csv and
+ * links.csv: jobs_accuracy_vs_time (every job on the cluster's clock, and alone, dashed) and
+ * links_utilisation (the busiest links' use over time; not drawn without links). */
+int plots_cluster(const char *dir, BwError *err);
+
 /* The speedup heatmap of a sweep folder, one panel per policy but the baseline, from its
  * speedup_grid.dat: comment lines ("# baseline NAME" once, then "# policy NAME" before each
  * policy's block; blocks end in two blank lines), rows "x_index y_index log2_speedup x_value

@@ -312,6 +312,34 @@ static void test_a_later_job_starts_at_its_start(void **state)
     assert_true(before > 2 && slower > 2);
 }
 
+/* Each point of TMP/sw has its plots, with every job (shared and alone) and the busiest link in
+ * them; `bellows plot` on the sweep's folder draws them again. */
+static void plots_of_points(void)
+{
+    if (system("gnuplot --version >/dev/null 2>&1") != 0) return;
+    for (int round = 0; round < 2; round++) {
+        for (int p = 1; p <= 2; p++) {
+            char path[128];
+            snprintf(path, sizeof path, "sw/points/oversubscription=%d/jobs_accuracy_vs_time.svg",
+                     p);
+            char *acc = tmp_file(path);
+            if (!acc) fail_msg("%s/%s missing (round %d)", TMP, path, round);
+            assert_non_null(strstr(acc, "<text>a alone</text>"));
+            assert_non_null(strstr(acc, "<text>b</text>"));
+            free(acc);
+            snprintf(path, sizeof path, "sw/points/oversubscription=%d/links_utilisation.svg", p);
+            char *links = tmp_file(path);
+            assert_non_null(links);
+            assert_non_null(strstr(links, "up0_UP"));
+            free(links);
+            snprintf(path, sizeof path,
+                     "%s/sw/points/oversubscription=%d/jobs_accuracy_vs_time.svg", TMP, p);
+            if (round == 0) assert_int_equal(unlink(path), 0);
+        }
+        if (round == 0) assert_int_equal(bw("plot @/sw"), 0);
+    }
+}
+
 /* --set oversubscription=1,2: at 1 the uplinks carry both jobs at full speed, at 2 they halve;
  * sweep.csv has a row per point and job. */
 static void test_set_sweeps_a_key(void **state)
@@ -332,6 +360,7 @@ static void test_set_sweeps_a_key(void **state)
     free(csv);
     steps_take("sw/points/oversubscription=1/jobs/a",
                ring_s(grad_bytes("sw/points/oversubscription=1/jobs/a"), 2, 4, BW_BPS));
+    plots_of_points();
 }
 
 int main(void)

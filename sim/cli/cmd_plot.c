@@ -1,7 +1,9 @@
 /* cmd_plot.c: `bellows plot DIR`, the plots of whatever DIR holds: a sweep (its speedup
- * heatmap), a compare folder (accuracy, bytes, time breakdown and schedules of its runs) or one
- * run (accuracy, bytes, time per step and schedule), as PNG and SVG beside the results. It
- * reads the result files only. */
+ * heatmap), a compare folder (accuracy, bytes, time breakdown and schedules of its runs), one
+ * run (accuracy, bytes, time per step and schedule) or a cluster folder (each job's accuracy on
+ * the cluster's clock, the busiest links' use; with --set, every point's), as PNG and SVG beside
+ * the results. It reads the result files only. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +85,35 @@ static int plot_sweep(const char *dir, BwError *err)
     return rc;
 }
 
+/* A cluster folder, or with --set each point of one (DIR/points/NAME/cluster.json), in name
+ * order. */
+static int plot_cluster(const char *dir, BwError *err)
+{
+    if (exists(dir, "cluster.json")) {
+        int rc = plots_cluster(dir, err);
+        if (!rc)
+            printf("# plots in %s: jobs_accuracy_vs_time, links_utilisation (.png and .svg)\n",
+                   dir);
+        return rc;
+    }
+    char points[1024];
+    snprintf(points, sizeof points, "%s/points", dir);
+    struct dirent **names;
+    int n = scandir(points, &names, NULL, alphasort), rc = BW_OK, done = 0;
+    for (int i = 0; i < n; i++) {
+        char point[2048];
+        snprintf(point, sizeof point, "%s/%s", points, names[i]->d_name);
+        if (!rc && names[i]->d_name[0] != '.' && exists(point, "cluster.json")) {
+            rc = plot_cluster(point, err);
+            done++;
+        }
+        free(names[i]);
+    }
+    if (n >= 0) free(names);
+    if (!rc && !done) rc = bw_fail(err, BW_EUSAGE, "plot: %s/points holds no cluster folder", dir);
+    return rc;
+}
+
 int cmd_plot(int argc, char **argv, BwError *err)
 {
     if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
@@ -92,7 +123,10 @@ int cmd_plot(int argc, char **argv, BwError *err)
                "(compare.csv): accuracy against simulated time (target marked) and bytes,\n"
                "    cumulative bytes against time, the time breakdown, each policy's schedule;\n"
                "  a run (summary.json): accuracy against time, bytes against time, the time of "
-               "each step,\n    the schedule (mean compression level, period, batch).\n");
+               "each step,\n    the schedule (mean compression level, period, batch);\n"
+               "  a cluster folder (cluster.json, or a bellows cluster --set folder's points): "
+               "each job's\n    accuracy on the cluster's clock beside its run alone, the "
+               "busiest links' utilisation.\n");
         return BW_OK;
     }
     int rc = BW_OK;
@@ -102,7 +136,9 @@ int cmd_plot(int argc, char **argv, BwError *err)
     if (!rc && !plots_available())
         rc = bw_fail(err, BW_ERUNTIME, "plot: gnuplot not found (scripts/setup.sh installs it)");
     if (!rc) {
-        if (exists(dir, "sweep.csv"))
+        if (exists(dir, "cluster.json") || (exists(dir, "sweep.csv") && exists(dir, "points")))
+            rc = plot_cluster(dir, err);
+        else if (exists(dir, "sweep.csv"))
             rc = plot_sweep(dir, err);
         else if (exists(dir, "compare.csv"))
             rc = plot_compare(dir, err);
@@ -114,8 +150,8 @@ int cmd_plot(int argc, char **argv, BwError *err)
                        dir);
         } else
             rc = bw_fail(err, BW_EUSAGE,
-                         "plot: %s holds no results (sweep.csv, compare.csv or a run's "
-                         "summary.json and steps.csv)",
+                         "plot: %s holds no results (sweep.csv, compare.csv, cluster.json or "
+                         "a run's summary.json and steps.csv)",
                          dir);
     }
     return rc;

@@ -18,6 +18,7 @@
 #include "cl_sweep.h"
 #include "csv.h"
 #include "outfile.h"
+#include "plots.h"
 #include "runner.h"
 #include "wallclock.h"
 
@@ -170,6 +171,20 @@ static void point_header(const Point *pt, int jobs)
     fflush(stdout);
 }
 
+/* Plots are a convenience: a failure is reported, and the results stand. */
+static void point_plots(const char *dir)
+{
+    if (!plots_available()) {
+        printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
+        return;
+    }
+    BwError err;
+    if (plots_cluster(dir, &err) != BW_OK)
+        fprintf(stderr, "bellows: %s\n", err.msg);
+    else
+        printf("# plots in %s: jobs_accuracy_vs_time, links_utilisation (.png and .svg)\n", dir);
+}
+
 /* A point: its children, then its files and table. */
 static int point_run(Point *pt, const Opts *o, BwError *err)
 {
@@ -190,6 +205,7 @@ static int point_run(Point *pt, const Opts *o, BwError *err)
     cl_report_print(stdout, &pt->plan, pt->rows, pt->alone);
     cl_report_links(stdout, pt->dir);
     printf("# wrote %s/cluster.json (%.1f wall s)\n", pt->dir, wallclock_s() - pt->wall0);
+    point_plots(pt->dir);
     fflush(stdout);
     return BW_OK;
 }
