@@ -73,7 +73,8 @@ static const char ABOUT[] =
     "run (model, workers, policy, compressor, workload, epochs, train_samples, seed, ...),\n"
     "start_s and optionally hosts (sim/cluster/README.md). Prints each job's time to accuracy,\n"
     "its slowdown against the same job alone on the same GPUs, its bytes and the share of its\n"
-    "communication time that contention added.";
+    "communication time that contention added, and plots each job's accuracy on the cluster's\n"
+    "clock and the busiest links' utilisation (jobs_accuracy_vs_time, links_utilisation).";
 
 /* One point: its file, plan and results. */
 typedef struct {
