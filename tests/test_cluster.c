@@ -161,6 +161,37 @@ static void close_run(const char *a, const char *b)
     }
 }
 
+/* In a merged timeline every thread of a job's process is one lane of one worker: a thread named
+ * twice would draw two workers' events (a parameter server's schedule has 17 lanes) as one. */
+static void threads_apart(const char *file)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TMP, file);
+    json_error_t e;
+    json_t *root = json_load_file(path, 0, &e);
+    if (!root) fail_msg("%s: %s", path, e.text);
+    const json_t *events = json_object_get(root, "traceEvents");
+    size_t i, k, named = 0;
+    json_t *a, *b;
+    json_array_foreach(events, i, a)
+    {
+        if (strcmp(json_string_value(json_object_get(a, "name")), "thread_name") != 0) continue;
+        named++;
+        json_array_foreach(events, k, b)
+        {
+            if (k <= i || strcmp(json_string_value(json_object_get(b, "name")), "thread_name"))
+                continue;
+            if (json_equal(json_object_get(a, "pid"), json_object_get(b, "pid")) &&
+                json_equal(json_object_get(a, "tid"), json_object_get(b, "tid")))
+                fail_msg("%s: one thread named %s and %s", file,
+                         json_dumps(json_object_get(a, "args"), 0),
+                         json_dumps(json_object_get(b, "args"), 0));
+        }
+    }
+    assert_true(named > 6 * 3); /* 3 jobs of 2 workers, compute and lanes */
+    json_decref(root);
+}
+
 /* One job in cluster equals bellows run of the same flags: an uncosted ring, and a costed step
  * (a workload, DDP's overlap with its stream actors, the default cost profile). */
 static void test_one_job_is_a_run(void **state)
@@ -248,7 +279,8 @@ static void test_packed_jobs_apart_keep_full_speed(void **state)
               "{\"bandwidth\": \"10Gbps\", \"jobs\": [" SCHED("a", "p3", "") ", " SCHED(
                   "c", "bytescheduler",
                   ", \"allreduce\": \"ps\"") ", " SCHED("d", "tictac", ", \"seed\": 2") "]}");
-    assert_int_equal(bw("cluster @/star.json --out @/star"), 0);
+    assert_int_equal(bw("cluster @/star.json --out @/star --timeline --timeline-steps 0:1"), 0);
+    threads_apart("star/timeline.json");
     close_run("star/jobs/a", "star/alone/a");
     close_run("star/jobs/c", "star/alone/c");
     close_run("star/jobs/d", "star/alone/d");

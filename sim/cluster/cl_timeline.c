@@ -15,9 +15,26 @@ static json_t *meta(const char *what, int pid, int tid, json_t *args)
                      "args", args);
 }
 
-/* Job j's events, moved to process j: worker w's lane L becomes thread 2 w + L. */
+/* The lanes a worker of the job has: its compute lane and its communication lanes (one, or a
+ * schedule's parameter-server lanes), from the highest thread of any of its events. */
+static int lanes_of(const json_t *events)
+{
+    int lanes = 2;
+    size_t i;
+    json_t *e;
+    json_array_foreach(events, i, e)
+    {
+        const int tid = (int)json_integer_value(json_object_get(e, "tid"));
+        if (tid + 1 > lanes) lanes = tid + 1;
+    }
+    return lanes;
+}
+
+/* Job j's events, moved to process j: worker w's lane L becomes thread lanes w + L, so no two
+ * workers share a thread. */
 static void move_events(json_t *out, const json_t *events, int j)
 {
+    const int stride = lanes_of(events);
     size_t i;
     json_t *e;
     json_array_foreach(events, i, e)
@@ -33,14 +50,14 @@ static void move_events(json_t *out, const json_t *events, int j)
             char label[96];
             snprintf(label, sizeof label, "worker %d %s", w, lane_name ? lane_name : "");
             json_array_append_new(
-                out, meta("thread_name", j, 2 * w + lane, json_pack("{s:s}", "name", label)));
-            json_array_append_new(out, meta("thread_sort_index", j, 2 * w + lane,
-                                            json_pack("{s:i}", "sort_index", 2 * w + lane)));
+                out, meta("thread_name", j, stride * w + lane, json_pack("{s:s}", "name", label)));
+            json_array_append_new(out, meta("thread_sort_index", j, stride * w + lane,
+                                            json_pack("{s:i}", "sort_index", stride * w + lane)));
             continue;
         }
         json_t *moved = json_deep_copy(e);
         json_object_set_new(moved, "pid", json_integer(j));
-        json_object_set_new(moved, "tid", json_integer(2 * w + lane));
+        json_object_set_new(moved, "tid", json_integer(stride * w + lane));
         json_array_append_new(out, moved);
     }
 }
