@@ -100,6 +100,24 @@ static void test_command_line_is_checked(void **state)
     expect_refusal("--set: expected KEY=V1", "cluster @/ok.json --out @/out --set policy");
     expect_refusal("--timeline-steps",
                    "cluster @/ok.json --out @/out --timeline --timeline-steps 3");
+    /* every point a folder of its own, of a name a file system takes */
+    expect_refusal("a.workload's values 'x/50' and 'x-50' would both write the folder "
+                   "points/a.workload=x-50",
+                   "cluster @/ok.json --out @/out --set a.workload=x/50,x-50");
+    expect_refusal("a.seed's values '3' and '3' would both write",
+                   "cluster @/ok.json --out @/out --set a.seed=1,3,3");
+    char longer[1024];
+    snprintf(longer, sizeof longer,
+             "cluster @/ok.json --out @/out --set 'a.lr=0.%0130d,0.1 a.seed=%0130d,2'", 1, 1);
+    expect_refusal("would be 275 bytes, more than a file name's 255", longer);
+    expect_refusal("key \"seed\": expected an integer, got '11111111111111111111'",
+                   "cluster @/ok.json --out @/out --set a.seed=11111111111111111111");
+    /* a job's name may hold dots: JOB.KEY splits at the last */
+    write_tmp("dots.json", "{\"jobs\": [{\"name\": \"x.y\", " JOB "}]}");
+    assert_int_equal(bw("cluster @/dots.json --out @/dots --alone none --set x.y.seed=1,2"), 0);
+    char *seed = tmp_file("dots/points/x.y.seed=2/jobs/x.y/summary.json");
+    assert_non_null(seed);
+    free(seed);
     char full[128];
     snprintf(full, sizeof full, "%s/full", TMP);
     assert_int_equal(mkdir(full, 0755), 0);

@@ -375,6 +375,7 @@ static json_t *set_value(const char *value)
     double x = strtod(value, &end);
     if (*value && !*end && errno == 0 && isfinite(x)) {
         long long i = strtoll(value, &end, 10);
+        if (!*end && errno == ERANGE) return json_string(value); /* its flag says it is too big */
         return !*end ? json_integer(i) : json_real(x);
     }
     if (strcmp(value, "true") == 0) return json_true();
@@ -385,7 +386,7 @@ static json_t *set_value(const char *value)
 int cl_file_set(json_t *root, const char *path, const char *key, const char *value, BwError *err)
 {
     json_t *obj = root;
-    const char *dot = strchr(key, '.');
+    const char *dot = strrchr(key, '.'); /* a job's name may hold dots, a key none */
     if (!json_is_object(root)) return bw_fail(err, BW_EUSAGE, "%s: expected a JSON object", path);
     if (dot) { /* JOB.KEY */
         json_t *jobs = json_object_get(root, "jobs"), *job;

@@ -79,3 +79,40 @@ int cl_axes_apply(json_t *root, const char *path, const ClAxis *axes, int n, con
     }
     return BW_OK;
 }
+
+/* "KEY=VALUE" as a folder name's part. */
+static void axis_part(const ClAxis *a, int v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s=%s", a->key, a->values[v]);
+    for (char *p = buf; *p; p++) *p = folder_byte(*p);
+}
+
+int cl_axes_check(const ClAxis *axes, int n, BwError *err)
+{
+    size_t longest = 0;
+    for (int k = 0; k < n; k++) {
+        const ClAxis *a = &axes[k];
+        size_t widest = 0;
+        for (int i = 0; i < a->n; i++) {
+            char x[2 * SPEC_MAX_TEXT], y[2 * SPEC_MAX_TEXT];
+            axis_part(a, i, x, sizeof x);
+            if (strlen(x) > widest) widest = strlen(x);
+            for (int j = 0; j < i; j++) {
+                axis_part(a, j, y, sizeof y);
+                if (strcmp(x, y) == 0)
+                    return bw_fail(err, BW_EUSAGE,
+                                   "--set: %s's values '%s' and '%s' would both write the folder "
+                                   "points/%s (a folder's name keeps [A-Za-z0-9._+=-] and turns "
+                                   "the rest into '-'); give values that differ there",
+                                   a->key, a->values[j], a->values[i], x);
+            }
+        }
+        longest += widest + (k ? 1 : 0);
+    }
+    if (longest > 255)
+        return bw_fail(err, BW_EUSAGE,
+                       "--set: a point's folder name (KEY=VALUE_KEY=VALUE...) would be %zu bytes, "
+                       "more than a file name's 255; set fewer keys or shorter values",
+                       longest);
+    return BW_OK;
+}

@@ -17,6 +17,9 @@ typedef struct {
 
 /* "KEY=V1,V2 JOB.KEY=V1,V2" into axes[CL_MAX_AXES]. */
 int cl_axes_parse(const char *text, ClAxis *axes, int *n, BwError *err);
+/* Every point gets a folder of its own that a file system takes: no two values of an axis that
+ * the folder's characters make the same, no name over 255 bytes. A usage error says which. */
+int cl_axes_check(const ClAxis *axes, int n, BwError *err);
 long cl_axes_points(const ClAxis *axes, int n);
 /* Point p's value index on each axis (the first axis slowest). */
 void cl_axes_point(const ClAxis *axes, int n, long p, int *value);

@@ -393,6 +393,7 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     json_t *root = NULL;
     int n_axes = 0;
     if (o.set) rc = cl_axes_parse(o.set, axes, &n_axes, err);
+    if (!rc && o.set) rc = cl_axes_check(axes, n_axes, err);
     if (!rc) rc = cl_file_read(file, &root, err);
     if (!rc) rc = check_points(root, file, axes, n_axes, &o, pt, err);
     if (!rc) rc = run_check_out(o.out, o.force, err);
