@@ -66,8 +66,22 @@ static void test_placement_is_checked(void **state)
     refused("job \"b\": key \"hosts\": GPU 1 is job \"a\"'s too; two jobs on one GPU",
             "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", " JOB ", \"hosts\": [0, 1]}, "
             "{\"name\": \"b\", " JOB ", \"hosts\": [1, 2]}]}");
-    refused("job \"a\": key \"hosts\": gpu9 is not a GPU of the cluster of 2",
+    refused("job \"a\": key \"hosts\": gpu9 is not a GPU of the cluster of 2 (gpu0 to gpu1; "
+            "the top-level \"workers\" sizes the cluster",
             "{\"jobs\": [{\"name\": \"a\", " JOB ", \"hosts\": [\"gpu0\", \"gpu9\"]}]}");
+    const char *sloppy[] = {"gpu-0", "gpu+1", "gpu 1", "gpu01", "gpu", "gpu1x"};
+    for (int i = 0; i < 6; i++) {
+        char text[256], needle[96];
+        snprintf(text, sizeof text,
+                 "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", " JOB
+                 ", \"hosts\": [\"gpu3\", \"%s\"]}]}",
+                 sloppy[i]);
+        snprintf(needle, sizeof needle, "key \"hosts\": %s is not a GPU of the cluster of 4",
+                 sloppy[i]);
+        refused(needle, text);
+    }
+    refused("key \"workers\": 2, but key \"hosts\" lists 1", /* one number is one GPU */
+            "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", " JOB ", \"hosts\": 3}]}");
     refused("job \"b\": key \"workers\": 4 GPUs, but 2 of the cluster's 4 are free",
             "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", " JOB "}, {\"name\": \"b\", "
             "\"workers\": 4}]}");

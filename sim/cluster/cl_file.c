@@ -204,15 +204,15 @@ static int get_placement(const Ctx *c, const json_t *v, char *out)
     return BW_OK;
 }
 
-/* A job's "hosts": GPU indices (numbers) or host names (strings), or one comma-separated
- * string of names. */
+/* A job's "hosts": GPU indices (numbers, or one number) or host names (strings), or one
+ * comma-separated string of names. */
 static int get_hosts(const Ctx *c, const json_t *v, ClJobSpec *j)
 {
     char *text = NULL;
     int rc = list_text(c, "hosts", v, &text);
     if (rc) return rc;
-    j->hosts_indices =
-        json_is_array(v) && json_array_size(v) && json_is_integer(json_array_get(v, 0));
+    j->hosts_indices = json_is_integer(v) || (json_is_array(v) && json_array_size(v) &&
+                                              json_is_integer(json_array_get(v, 0)));
     for (char *tok = strtok(text, ","); tok; tok = strtok(NULL, ",")) {
         j->hosts = realloc(j->hosts, sizeof *j->hosts * (size_t)(j->n_hosts + 1));
         j->hosts[j->n_hosts++] = strdup(tok);

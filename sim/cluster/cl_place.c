@@ -20,9 +20,10 @@ static int host_index(const ClPlan *p, const char *h)
             if (strcmp(p->platform.hosts[g], h) == 0) return g;
         return -1;
     }
-    char *end;
-    long g = strncmp(h, "gpu", 3) == 0 ? strtol(h + 3, &end, 10) : -1;
-    return g >= 0 && g < p->gpus && h[3] && !*end ? (int)g : -1;
+    long g = strncmp(h, "gpu", 3) == 0 ? strtol(h + 3, NULL, 10) : -1;
+    char name[32];
+    snprintf(name, sizeof name, "gpu%ld", g);
+    return g >= 0 && g < p->gpus && strcmp(name, h) == 0 ? (int)g : -1; /* "gpu-0" is none */
 }
 
 /* A job's "hosts" as GPU indices, taken in owner[]. */
@@ -33,12 +34,14 @@ static int place_hosts(ClPlan *p, ClJob *job, int *owner, BwError *err)
         char *end;
         long g = j->hosts_indices ? strtol(j->hosts[r], &end, 10) : host_index(p, j->hosts[r]);
         if (g < 0 || g >= p->gpus) {
-            char range[96];
+            char range[192];
             if (p->platform.platform_file)
                 snprintf(range, sizeof range, "the platform's hosts or the top-level \"hosts\"");
             else
-                snprintf(range, sizeof range, "%s0 to %s%d", j->hosts_indices ? "" : "gpu",
-                         j->hosts_indices ? "" : "gpu", p->gpus - 1);
+                snprintf(range, sizeof range,
+                         "%s0 to %s%d; the top-level \"workers\" sizes the cluster, by default "
+                         "the jobs' workers added up",
+                         j->hosts_indices ? "" : "gpu", j->hosts_indices ? "" : "gpu", p->gpus - 1);
             return bw_fail(err, BW_EUSAGE,
                            "%s: job \"%s\": key \"hosts\": %s is not a GPU of the cluster of %d "
                            "(%s)",

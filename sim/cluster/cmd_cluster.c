@@ -160,10 +160,10 @@ static void point_header(const Point *pt, int jobs)
         const ClJob *job = &p->jobs[j];
         char on[64];
         cl_gpu_text(job, on, sizeof on);
-        printf("# job %s: %s%s%s, %d workers on GPUs %s, from %g s; policy %s, compressor %s\n",
+        printf("# job %s: %s%s%s, %d worker%s on GPU%s %s, from %g s; policy %s, compressor %s\n",
                job->spec->name, job->ta.model, job->cfg.workload ? " priced as " : "",
-               job->cfg.workload ? job->cfg.workload->name : "", job->P, on, job->spec->start_s,
-               job->cfg.policy, job->cfg.compressor);
+               job->cfg.workload ? job->cfg.workload->name : "", job->P, job->P > 1 ? "s" : "",
+               job->P > 1 ? "s" : "", on, job->spec->start_s, job->cfg.policy, job->cfg.compressor);
     }
     int sims = 1 + (pt->alone ? p->n_jobs : 0);
     printf("# %d simulation%s (the jobs together%s), %d at a time; results in %s\n", sims,
