@@ -6,6 +6,7 @@
  * that fails midway, or is interrupted, leaves a new --out as it found it (absent). */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -159,23 +160,22 @@ static void test_a_failure_leaves_no_out(void **state)
     assert_false(file_exists(path));
 }
 
-/* Ctrl-C (SIGINT to the process group) once the simulations run: exit 130, one line saying so,
- * and the new --out gone again, no temporary file left. */
-static void test_an_interruption_leaves_no_out(void **state)
+/* Starts `bellows cluster TMP/long.json ARGS` in a process group of its own, interrupts it with
+ * SIGINT while its children simulate, and returns its stderr (exit 130 checked). */
+static char *interrupted(const char *args)
 {
-    (void)state;
     write_tmp("long.json", "{\"jobs\": [{\"name\": \"a\", \"workers\": 2, \"epochs\": 200, "
                            "\"train_samples\": 4096}, {\"name\": \"b\", \"workers\": 2, "
                            "\"epochs\": 200, \"train_samples\": 4096}]}");
+    write_tmp("stdout", "");
     fflush(NULL);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         setpgid(0, 0);
         char cmd[1024];
-        snprintf(cmd, sizeof cmd,
-                 "exec %s cluster %s/long.json --out %s/int >%s/stdout 2>%s/stderr", BELLOWS_BIN,
-                 TMP, TMP, TMP, TMP);
+        snprintf(cmd, sizeof cmd, "exec %s cluster %s/long.json %s >%s/stdout 2>%s/stderr",
+                 BELLOWS_BIN, TMP, args, TMP, TMP);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
@@ -193,13 +193,55 @@ static void test_an_interruption_leaves_no_out(void **state)
     int st;
     waitpid(pid, &st, 0);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 130);
-    char *err = tmp_file("stderr");
+    return tmp_file("stderr");
+}
+
+/* Whether a folder below path (path itself aside) is empty. */
+static int has_empty_folder(const char *path)
+{
+    DIR *d = opendir(path);
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char sub[1024];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        DIR *s = opendir(sub);
+        if (!s) continue;
+        int n = 0;
+        for (struct dirent *f; (f = readdir(s));) n += f->d_name[0] != '.';
+        closedir(s);
+        found = n == 0 || has_empty_folder(sub);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* Ctrl-C (SIGINT to the process group) once the simulations run: exit 130, one line saying so,
+ * and a new --out gone again, no temporary file left; into a folder that held files, those stay
+ * and no empty folder of the stopped point is left. */
+static void test_an_interruption_leaves_no_out(void **state)
+{
+    (void)state;
+    char args[512], path[256];
+    snprintf(args, sizeof args, "--out %s/int", TMP);
+    char *err = interrupted(args);
     if (!strstr(err, "bellows: cluster: interrupted") || !strstr(err, "nothing written"))
         fail_msg("stderr: %s", err);
     free(err);
-    char path[256];
     snprintf(path, sizeof path, "%s/int", TMP);
     assert_false(file_exists(path));
+    /* into a folder with files (--force): they stay, and so does nothing half-made */
+    snprintf(path, sizeof path, "%s/kept", TMP);
+    assert_int_equal(mkdir(path, 0755), 0);
+    write_tmp("kept/notes.txt", "mine");
+    snprintf(args, sizeof args, "--out %s/kept --force --set b.seed=2,3", TMP);
+    err = interrupted(args);
+    if (!strstr(err, "the files written so far stay")) fail_msg("stderr: %s", err);
+    free(err);
+    char *notes = tmp_file("kept/notes.txt");
+    assert_string_equal(notes, "mine");
+    free(notes);
+    assert_false(has_empty_folder(path));
 }
 
 int main(void)

@@ -250,9 +250,33 @@ static void remove_below(const char *path)
 }
 
 /* A failed or interrupted command leaves a new or empty --out as it found it. */
+/* Removes the empty folders below path (a point or a job begun and never written), keeping
+ * every file. */
+static void prune_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char sub[4400];
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        struct stat st;
+        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+            prune_empty(sub);
+            rmdir(sub); /* fails, as it should, on a folder that holds anything */
+        }
+    }
+    closedir(d);
+}
+
+/* After a failure: a new or empty --out as it was; another keeps what was written, less the
+ * empty folders the stopped point left. */
 static void out_restore(const char *out, int was_empty, int existed)
 {
-    if (!was_empty) return;
+    if (!was_empty) {
+        prune_empty(out);
+        return;
+    }
     remove_below(out);
     outdir_remove_if_new(out, existed);
 }
