@@ -229,8 +229,9 @@ static void point_free(Point *pt)
     cl_spec_free(&pt->spec);
 }
 
-/* Removes what path's folder holds, its folders' too (never following a link). */
-static void remove_below(const char *path)
+/* Removes what path's folder holds, its folders' too (never following a link); files_too 0:
+ * only the folders that end up empty, every file kept. */
+static void remove_below(const char *path, int files_too)
 {
     DIR *d = opendir(path);
     if (!d) return;
@@ -240,30 +241,10 @@ static void remove_below(const char *path)
         snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
         struct stat st;
         if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
-            remove_below(sub);
-            rmdir(sub);
-        } else {
+            remove_below(sub, files_too);
+            rmdir(sub); /* fails, as it should, on a folder that still holds a file */
+        } else if (files_too) {
             unlink(sub);
-        }
-    }
-    closedir(d);
-}
-
-/* A failed or interrupted command leaves a new or empty --out as it found it. */
-/* Removes the empty folders below path (a point or a job begun and never written), keeping
- * every file. */
-static void prune_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char sub[4400];
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        struct stat st;
-        if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
-            prune_empty(sub);
-            rmdir(sub); /* fails, as it should, on a folder that holds anything */
         }
     }
     closedir(d);
@@ -273,12 +254,8 @@ static void prune_empty(const char *path)
  * empty folders the stopped point left. */
 static void out_restore(const char *out, int was_empty, int existed)
 {
-    if (!was_empty) {
-        prune_empty(out);
-        return;
-    }
-    remove_below(out);
-    outdir_remove_if_new(out, existed);
+    remove_below(out, was_empty); /* all, or a stopped point's empty folders */
+    if (was_empty) outdir_remove_if_new(out, existed);
 }
 
 /* Whether path is missing or an empty folder. */
