@@ -16,8 +16,8 @@ typedef struct {
 
 static const BellowsScheduleOpt p3_opts[] = {
     {"slice", BELLOWS_SCHEDULE_OPT_DOUBLE, NULL, BELLOWS_SCHEDULE_MIN_PARTITION_BYTES, 1e15, NULL,
-     "bytes of a slice, at most the model's; default 160000 (40,000 fp32 parameters, MXNet dist_p3), or the "
-     "whole model when it is smaller"},
+     "bytes of a slice, at most the model's; default 160000 (40,000 fp32 parameters, MXNet "
+     "dist_p3), or the whole model when it is smaller"},
     {"credit", BELLOWS_SCHEDULE_OPT_INT, "1", 1, 1e6, NULL, "slices in flight at once"},
 };
 

@@ -485,18 +485,6 @@ static void make_corrupt_data_dir(void)
     make_broken_inputs();
 }
 
-static void expand(char *out, size_t len, const char *args)
-{
-    size_t o = 0;
-    for (const char *p = args; *p && o + 64 < len; p++) {
-        if (*p == '@')
-            o += (size_t)snprintf(out + o, len - o, "%s", TMP);
-        else
-            out[o++] = *p;
-    }
-    out[o] = '\0';
-}
-
 /* Every path under TMP but the captured stdout and stderr, sorted: what a run left behind. */
 static char *listing(void)
 {
@@ -518,7 +506,7 @@ static void test_bad_invocations_fail_cleanly(void **state)
     size_t n = sizeof BAD / sizeof *BAD, failures = 0;
     for (size_t i = 0; i < n; i++) {
         char args[1024];
-        expand(args, sizeof args, BAD[i].args);
+        clitest_expand_text(args, sizeof args, BAD[i].args);
         int st = run(args);
         char *err = captured("stderr");
         char *out = captured("stdout");
@@ -548,8 +536,9 @@ static void test_bad_invocations_fail_cleanly(void **state)
     if (failures) fail_msg("%zu of %zu bad invocations were not handled as expected", failures, n);
     /* the spoilt folders are spoilt by one thing only: the unspoilt one trains */
     char args[512];
-    expand(args, sizeof args,
-           "train --data-dir @/idx-good --epochs 1 --batch 8 --quiet --out @/idx-good-run");
+    clitest_expand_text(
+        args, sizeof args,
+        "train --data-dir @/idx-good --epochs 1 --batch 8 --quiet --out @/idx-good-run");
     if (run(args) != 0) fail_msg("bellows %s failed on the unspoilt IDX folder", args);
     print_message("%zu bad invocations checked\n", n);
 }

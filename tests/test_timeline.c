@@ -86,6 +86,47 @@ static int has_meta(json_t *ev, const char *what, int pid, int tid, const char *
     return 0;
 }
 
+/* The three spans and the instant test_two_workers_spans_and_instant wrote, as read back. */
+static void check_written_events(json_t *ev)
+{
+    json_t *e = nth(ev, "X", 0);
+    assert_string_equal(str(e, "name"), "forward");
+    assert_string_equal(str(e, "cat"), "compute");
+    assert_int_equal(num(e, "pid"), 0);
+    assert_int_equal(num(e, "tid"), 0);
+    assert_float_equal(num(e, "ts"), 500000.0, 1e-6);
+    assert_float_equal(num(e, "dur"), 1234.5, 1e-6); /* to the nanosecond */
+    assert_int_equal(num(json_object_get(e, "args"), "step"), 1);
+    assert_int_equal(json_object_size(json_object_get(e, "args")), 1);
+
+    e = nth(ev, "X", 1);
+    assert_string_equal(str(e, "name"), "backward \"layer\\1\"\n"); /* escaped and back */
+    assert_float_equal(num(e, "ts"), 501234.5, 1e-6);
+    assert_float_equal(num(e, "dur"), 98765.5, 1e-6);
+
+    e = nth(ev, "X", 2);
+    assert_string_equal(str(e, "name"), "bucket 3");
+    assert_string_equal(str(e, "cat"), "communication");
+    assert_int_equal(num(e, "pid"), 1);
+    assert_int_equal(num(e, "tid"), 1);
+    assert_float_equal(num(e, "ts"), 2250000.0, 1e-6);
+    assert_float_equal(num(e, "dur"), 250000.0, 1e-6);
+    json_t *args = json_object_get(e, "args");
+    assert_int_equal(num(args, "step"), 2);
+    assert_int_equal(num(args, "bucket"), 3);
+    assert_int_equal(num(args, "bytes"), 1048576);
+
+    e = nth(ev, "i", 0);
+    assert_string_equal(str(e, "name"), "rank 2 -> 1");
+    assert_string_equal(str(e, "s"), "t");
+    assert_int_equal(num(e, "pid"), 1);
+    assert_int_equal(num(e, "tid"), 0);
+    assert_float_equal(num(e, "ts"), 750000.0, 1e-6);
+    assert_null(json_object_get(e, "dur"));
+    assert_int_equal(num(json_object_get(e, "args"), "level"), 1);
+    assert_int_equal(num(json_object_get(e, "args"), "step"), 2);
+}
+
 static void test_two_workers_spans_and_instant(void **state)
 {
     (void)state;
@@ -129,42 +170,7 @@ static void test_two_workers_spans_and_instant(void **state)
         assert_true(has_meta(ev, "thread_name", w, 1, "communication"));
     }
 
-    json_t *e = nth(ev, "X", 0);
-    assert_string_equal(str(e, "name"), "forward");
-    assert_string_equal(str(e, "cat"), "compute");
-    assert_int_equal(num(e, "pid"), 0);
-    assert_int_equal(num(e, "tid"), 0);
-    assert_float_equal(num(e, "ts"), 500000.0, 1e-6);
-    assert_float_equal(num(e, "dur"), 1234.5, 1e-6); /* to the nanosecond */
-    assert_int_equal(num(json_object_get(e, "args"), "step"), 1);
-    assert_int_equal(json_object_size(json_object_get(e, "args")), 1);
-
-    e = nth(ev, "X", 1);
-    assert_string_equal(str(e, "name"), "backward \"layer\\1\"\n"); /* escaped and back */
-    assert_float_equal(num(e, "ts"), 501234.5, 1e-6);
-    assert_float_equal(num(e, "dur"), 98765.5, 1e-6);
-
-    e = nth(ev, "X", 2);
-    assert_string_equal(str(e, "name"), "bucket 3");
-    assert_string_equal(str(e, "cat"), "communication");
-    assert_int_equal(num(e, "pid"), 1);
-    assert_int_equal(num(e, "tid"), 1);
-    assert_float_equal(num(e, "ts"), 2250000.0, 1e-6);
-    assert_float_equal(num(e, "dur"), 250000.0, 1e-6);
-    json_t *args = json_object_get(e, "args");
-    assert_int_equal(num(args, "step"), 2);
-    assert_int_equal(num(args, "bucket"), 3);
-    assert_int_equal(num(args, "bytes"), 1048576);
-
-    e = nth(ev, "i", 0);
-    assert_string_equal(str(e, "name"), "rank 2 -> 1");
-    assert_string_equal(str(e, "s"), "t");
-    assert_int_equal(num(e, "pid"), 1);
-    assert_int_equal(num(e, "tid"), 0);
-    assert_float_equal(num(e, "ts"), 750000.0, 1e-6);
-    assert_null(json_object_get(e, "dur"));
-    assert_int_equal(num(json_object_get(e, "args"), "level"), 1);
-    assert_int_equal(num(json_object_get(e, "args"), "step"), 2);
+    check_written_events(ev);
     json_decref(root);
     rm_tree(dir);
 }

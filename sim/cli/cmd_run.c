@@ -108,7 +108,7 @@ typedef struct {
     char (*specs)[SPEC_MAX_TEXT];
     int n_pol, n_seeds, seeds[CLI_LIST_MAX];
     RunRow *rows;
-    int out_existed; /* --out was there before: an interruption leaves it */
+    int out_existed;    /* --out was there before: an interruption leaves it */
     int stop_at_target; /* runs that reached the target stopped there: their bytes are to it */
 } Runs;
 

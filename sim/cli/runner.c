@@ -188,6 +188,25 @@ static void die_with_parent(pid_t parent)
     if (getppid() != parent) raise(SIGTERM); /* the parent died before the line above */
 }
 
+/* The row an ended child wrote to fd (which is closed), or a failed row saying how the process
+ * ended when it wrote none. */
+static void child_row(int fd, int status, RunRow *row)
+{
+    memset(row, 0, sizeof *row);
+    ssize_t got = read(fd, row, sizeof *row);
+    close(fd);
+    if (got == (ssize_t)sizeof *row) return;
+    memset(row, 0, sizeof *row);
+    row->rc = BW_ERUNTIME;
+    snprintf(row->status, sizeof row->status, "failed");
+    if (WIFSIGNALED(status))
+        snprintf(row->error, sizeof row->error, "the run process died of signal %d",
+                 WTERMSIG(status));
+    else
+        snprintf(row->error, sizeof row->error, "the run process exited with %d",
+                 WEXITSTATUS(status));
+}
+
 int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
                 void (*done)(int job, RunRow *row, void *ctx), void *ctx, BwError *err)
 {
@@ -243,21 +262,8 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
             outfile_untrack_child(ended);
             running--;
             RunRow row;
-            memset(&row, 0, sizeof row);
-            ssize_t got = read(fds[i], &row, sizeof row);
-            close(fds[i]);
+            child_row(fds[i], status, &row);
             pids[i] = 0;
-            if (got != (ssize_t)sizeof row) {
-                memset(&row, 0, sizeof row);
-                row.rc = BW_ERUNTIME;
-                snprintf(row.status, sizeof row.status, "failed");
-                if (WIFSIGNALED(status))
-                    snprintf(row.error, sizeof row.error, "the run process died of signal %d",
-                             WTERMSIG(status));
-                else
-                    snprintf(row.error, sizeof row.error, "the run process exited with %d",
-                             WEXITSTATUS(status));
-            }
             if (row.rc == BW_EINTR || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT))
                 continue; /* an interrupted run is not a result */
             finished++;

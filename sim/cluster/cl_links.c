@@ -4,13 +4,13 @@
  * each direction of a full-duplex link on its own, nic3_UP and nic3_DOWN), spread evenly over
  * the bins its time spans: from when its sender posted it to when the sender's exchange ended,
  * which also holds any wait for the receiver or the exchange's other half, so a bin's share can
- * be off (and read above 100%) where a link's total is exact. The bins start 1e-4 simulated seconds wide; when a message ends past
- * the last they are merged in pairs and their width doubles, so a run of any length ends with
- * between CL_BINS / 2 and CL_BINS bins of equal width and a last, partial one. A link's bytes
- * are exact; their spread over a message's window is even where SimGrid's rate may not be.
- * (SimGrid 3.32's link load plugin would read the rates themselves, but it does not
- * attach to the two halves of a full-duplex link and crashes on them.) Nothing here takes
- * simulated time or changes what SimGrid simulates. */
+ * be off (and read above 100%) where a link's total is exact. The bins start 1e-4 simulated seconds
+ * wide; when a message ends past the last they are merged in pairs and their width doubles, so a
+ * run of any length ends with between CL_BINS / 2 and CL_BINS bins of equal width and a last,
+ * partial one. A link's bytes are exact; their spread over a message's window is even where
+ * SimGrid's rate may not be. (SimGrid 3.32's link load plugin would read the rates themselves, but
+ * it does not attach to the two halves of a full-duplex link and crashes on them.) Nothing here
+ * takes simulated time or changes what SimGrid simulates. */
 #include "cl_impl.h"
 
 #include <stdint.h>

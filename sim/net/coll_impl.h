@@ -115,9 +115,9 @@ struct Comm {
     long *ps_calls;         /* [P]: allreduces each rank has entered (the round robin) */
     long ps_spawned;        /* own hosts: calls whose server actor has been started */
     sg_mailbox_t *ps_mb;    /* [ps_servers * P * 2]: (server, rank, push|pull) */
-    int tag;      /* > 0: its mailboxes' names carry it (coll_comm_set_tag) */
-    int mb_named; /* a mailbox was looked up (the tag is fixed from then on) */
-    CollWireFn wire; /* sees every message (coll_comm_set_wire), or NULL */
+    int tag;                /* > 0: its mailboxes' names carry it (coll_comm_set_tag) */
+    int mb_named;           /* a mailbox was looked up (the tag is fixed from then on) */
+    CollWireFn wire;        /* sees every message (coll_comm_set_wire), or NULL */
     void *wire_arg;
 };
 
