@@ -48,6 +48,50 @@ EFFICIENCY = {
     "H100": {},
 }
 
+# GPUs measured by traces/pytorch/calibrate.py (the files in measured/, each naming its device,
+# versions and date): their profile takes the compute efficiency, the per-tensor and per-kernel
+# costs and every operation's rate from the measurement. A collective call's cost and the links'
+# shares stay cited: one machine has no network to measure.
+MEASURED = {"H100": "h100-sxm-pytorch2.11.json"}
+# what calibrate.py times for each operation (its op_table)
+MEASURED_CALLS = {
+    "elementwise": "a.add_(b), 12 bytes an element", "matmul": "torch.mm(M, Q), Q of rank 2",
+    "orthogonalise": "powerSGD_hook's Gram-Schmidt on P (n x 2), per column",
+    "topk": "torch.topk(|x|, 1% of n, sorted=False)", "quantise": "QSGD's encode at 64 levels",
+    "pack": "signs packed 8 to a byte", "scatter": "index_add_ of k entries",
+    "optimizer": "torch.optim.SGD(momentum 0.9).step() over 8 tensors",
+    "random": "torch.randperm(n)"}
+
+
+def measured(gpu):
+    """The calibrate.py profile measured on gpu, or None."""
+    import json
+    if gpu not in MEASURED:
+        return None
+    with open(os.path.join(os.path.dirname(OUT_DIR), "measured", MEASURED[gpu])) as f:
+        return json.load(f)
+
+
+def apply_measured(p, m):
+    """Profile p with m's compute, fixed costs and operations, each source naming m."""
+    where = "measured on %s (%s, %s) by traces/pytorch/calibrate.py, sim/costs/measured/%s" % (
+        m["measured"]["device"], m["measured"]["versions"], m["measured"]["date"],
+        MEASURED[p["gpu"]])
+    p["source"] = ("compute, kernels and operations %s; the links' shares and a collective "
+                   "call's cost cited (sim/costs/gen_costs.py)" % where)
+    p["measured"] = m["measured"]
+    p["efficiency"] = dict(m["efficiency"])
+    p["efficiency"]["source"] = m["efficiency"]["source"] + "; " + where
+    p["fixed"]["tensor_s"] = m["fixed"]["tensor_s"]
+    p["fixed"]["kernel_s"] = m["fixed"]["kernel_s"]
+    p["fixed"]["source"] = ("a tensor's hook work and a kernel's launch %s; a collective call "
+                            "(NCCL's launch, its proxy thread and the first bytes over a socket) "
+                            "50 us, an estimate" % where)
+    for name, op in m["ops"].items():
+        p["ops"][name] = {"kernels": op["kernels"], "rate": op["rate"],
+                          "source": "%s, %s" % (MEASURED_CALLS[name], where)}
+    return p
+
 
 def dumps(obj, indent=0):
     """JSON with two-space indents, a list of numbers (or of number pairs) on one line."""
@@ -144,6 +188,9 @@ def profile(gpu):
                                 "whatever collective it calls (torch/nn/parallel/distributed.py "
                                 "register_comm_hook)"},
     }
+    m = measured(gpu)
+    if m:
+        return apply_measured(p, m)
     if EFFICIENCY[gpu]:
         p["efficiency"]["source"] = ("ResNet-50 v1.5 in PyTorch, NVIDIA DeepLearningExamples: "
                                      "V100 FP32 367 img/s, A100 TF32 938 img/s, at 24.60 GFLOP "
@@ -153,13 +200,26 @@ def profile(gpu):
     return p
 
 
-def main():
+def main(argv):
+    """Writes the PyTorch profiles; with --check, writes nothing and exits 1 if a committed
+    profile differs from what this script makes of its constants and measurements."""
+    stale = []
     for gpu in GPUS:
         path = os.path.join(OUT_DIR, "pytorch-%s.json" % gpu.lower())
+        text = dumps(profile(gpu)) + "\n"
+        if argv[1:] == ["--check"]:
+            with open(path) as f:
+                if f.read() != text:
+                    stale.append(path)
+            continue
         with open(path, "w") as f:
-            f.write(dumps(profile(gpu)) + "\n")
+            f.write(text)
         print(path)
+    for path in stale:
+        print("%s is stale: run sim/costs/gen_costs.py" % path)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    sys.exit(main(sys.argv))

@@ -17,9 +17,11 @@ What it times, each after a warm-up and with the device synchronised around the 
     topk   torch.topk(|x|, 1% of n);                 quantise  QSGD's encode at 64 levels;
     pack   signs packed 8 to a byte;                 scatter   index_add_ of k entries;
     optimizer  torch.optim.SGD(momentum 0.9).step() over 8 tensors;  random  torch.randperm(n).
-  efficiency (a GPU only): torchvision's ResNet-50, forward and backward at batch 32, against
-    the GPU's datasheet peak at the precision PyTorch used (bellows' workload profile counts
-    24.60 GFLOP an image).
+  efficiency (a GPU only): torchvision's ResNet-50, forward and backward, channels-last, at
+    batches 64, 128 and 256, in tf32 (fp32 on a V100) and under bf16 autocast where the GPU has
+    bf16, against the GPU's datasheet peak at that precision (bellows' workload profile counts
+    24.60 GFLOP an image); the profile keeps batch 128's, the others are in its source: small
+    batches are bound by eager PyTorch's launches, not by the GPU.
 What it cannot measure here, and copies from the built-in profile of the same GPU with its
 citations: the collective library's share of a link (one machine has no network to measure),
 and whether allgathers overlap the backward (DDP's hooks: yes).
@@ -45,8 +47,9 @@ BUILTINS = os.path.join(COSTS, "profiles")
 sys.path.insert(0, COSTS)
 from gen_costs import dumps  # noqa: E402  (the profiles' JSON layout)
 # the datasheet peaks bellows uses (sim/net/cluster.c), flop/s
-PEAK = {"V100": {"fp32": 15.7e12}, "A100": {"fp32": 19.5e12, "tf32": 156e12},
-        "H100": {"fp32": 67e12, "tf32": 494.7e12}}
+PEAK = {"V100": {"fp32": 15.7e12}, "A100": {"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12},
+        "H100": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12}}
+EFF_BATCHES = (64, 128, 256)  # per-GPU batches the efficiency is measured at; the profile keeps 128's
 RESNET50_FLOPS = 24.60e9  # forward and backward an image, sim/workload/profiles/resnet50.json
 
 
@@ -193,21 +196,44 @@ def measure_ops(tm, dev, kernel_s, sizes):
     return ops
 
 
-def efficiency(tm, dev, gpu):
+def resnet50_rate(tm, dev, batch, bf16):
+    """Images a second of torchvision's ResNet-50, forward and backward (no optimizer step),
+    channels-last as PyTorch's AMP recipes run it; under bf16 autocast when bf16."""
     import torchvision
-    model = torchvision.models.resnet50().to(dev)
-    x = torch.randn(32, 3, 224, 224, device=dev)
-    y = torch.randint(0, 1000, (32,), device=dev)
+    model = torchvision.models.resnet50().to(dev).to(memory_format=torch.channels_last)
+    x = torch.randn(batch, 3, 224, 224, device=dev).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (batch,), device=dev)
     loss_fn = torch.nn.CrossEntropyLoss()
 
     def step():
         model.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(model(x), y)
+        loss.backward()
 
     t = tm.each(step, reps=5 if tm.quick else 20)
+    del model, x, y
+    return batch / t
+
+
+def efficiency(tm, dev, gpu):
+    """The sustained fraction of the datasheet peak, per precision the GPU has, from ResNet-50's
+    rate at EFF_BATCHES[1] images; the other batches' rates go in the source."""
     tf32 = gpu in ("A100", "H100") and torch.backends.cudnn.allow_tf32
-    precision = "tf32" if tf32 else "fp32"
-    return precision, min(1.0, 32 * RESNET50_FLOPS / t / PEAK[gpu][precision]), 32 / t
+    precisions = [("tf32" if tf32 else "fp32", False)]
+    if "bf16" in PEAK[gpu]:
+        precisions.append(("bf16", True))
+    eff, notes = {}, []
+    for precision, bf16 in precisions:
+        rates = {b: resnet50_rate(tm, dev, b, bf16) for b in EFF_BATCHES}
+        eff[precision] = round(min(1.0, rates[EFF_BATCHES[1]] * RESNET50_FLOPS
+                                   / PEAK[gpu][precision]), 4)
+        notes.append("%s %s img/s" % (precision, ", ".join(
+            "%.0f at %d" % (rates[b], b) for b in EFF_BATCHES)))
+    eff["source"] = ("torchvision resnet50, forward and backward, channels-last, one GPU: "
+                     + "; ".join(notes) + " (the efficiency is batch %d's, at %.2f GFLOP an "
+                     "image)" % (EFF_BATCHES[1], RESNET50_FLOPS / 1e9))
+    return eff
 
 
 def builtin(gpu):
@@ -258,9 +284,7 @@ def main(argv):
                      "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")},
     }
     if dev.type == "cuda":
-        precision, eff, img_s = efficiency(tm, dev, a.gpu)
-        prof["efficiency"] = {precision: round(eff, 4),
-                              "source": "torchvision resnet50, batch 32: %.1f img/s" % img_s}
+        prof["efficiency"] = efficiency(tm, dev, a.gpu)
     prof["fixed"] = {"tensor_s": float("%.4g" % tensor_s), "kernel_s": float("%.4g" % kernel_s),
                      "collective_s": float("%.4g" % collective_cost(tm, dev)),
                      "source": "measured by calibrate.py (one process: a collective call's own "
