@@ -50,8 +50,8 @@ EOF
   cat <<'EOF'
 Real gradients from small C models flow through a SimGrid model of a GPU cluster, and a
 policy (built in, a shared object, or a Python file) decides step by step how hard to
-compress, how large a batch to use or how often to average. The README, installed with the
-examples in the documentation folder, explains each command at length.
+compress, how large a batch to use or how often to average. The README and its manual (docs/),
+installed with the examples in the documentation folder, explain each command at length.
 .SH COMMANDS
 EOF
   awk -F'\t' '$1 == "command" {printf ".TP\n.B %s\n%s\n", $2, $3}' "$tmp/main.tsv"

@@ -23,7 +23,8 @@ bellows=$P/bin/bellows
 for f in bin/bellows share/bellows/plots/run.gp share/bellows/plots/common.gp \
          include/bellows/bellows_policy.h share/pkgconfig/bellows-policy.pc \
          share/man/man1/bellows.1 share/bash-completion/completions/bellows \
-         share/doc/bellows/README.md share/doc/bellows/examples/halfway.c; do
+         share/doc/bellows/README.md share/doc/bellows/examples/halfway.c \
+         share/doc/bellows/docs/README.md share/doc/bellows/docs/reference/run.md; do
   [ -f "$P/$f" ] || fail "$f not installed"
 done
 if [ "$python" = with ]; then

@@ -14,9 +14,12 @@ trap 'rm -rf "$tmp"' EXIT
 S="--train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 32 --seed 1"
 fail() { echo "FAIL: $*"; exit 1; }
 
-# the README's minimal policy is policies/examples/halfway.c, word for word
-sed -n '/^<!-- halfway.c -->/,/^```$/p' "$here/README.md" | sed '1,2d;$d' > "$tmp/readme.c"
-diff "$tmp/readme.c" "$here/policies/examples/halfway.c" || fail "README's example differs from halfway.c"
+# the manual's minimal policy (docs/guide/write-a-policy.md) is policies/examples/halfway.c,
+# word for word
+sed -n '/^<!-- halfway.c -->/,/^```$/p' "$here/docs/guide/write-a-policy.md" | sed '1,2d;$d' > "$tmp/readme.c"
+[ -s "$tmp/readme.c" ] || fail "docs/guide/write-a-policy.md has no <!-- halfway.c --> example"
+diff "$tmp/readme.c" "$here/policies/examples/halfway.c" \
+  || fail "docs/guide/write-a-policy.md's example differs from halfway.c"
 
 # the examples, built with exactly the documented line (from the checkout's root)
 cd "$here"

@@ -44,9 +44,12 @@ if [ "${2:-with}" = without ]; then
   exit 0
 fi
 
-# the README's Python policy is policies/examples/halfway.py, word for word
-sed -n '/^<!-- halfway.py -->/,/^```$/p' "$here/README.md" | sed '1,2d;$d' > readme.py
-diff readme.py "$here/policies/examples/halfway.py" || fail "README's example differs from halfway.py"
+# the manual's Python policy (docs/guide/write-a-policy.md) is policies/examples/halfway.py,
+# word for word
+sed -n '/^<!-- halfway.py -->/,/^```$/p' "$here/docs/guide/write-a-policy.md" | sed '1,2d;$d' > readme.py
+[ -s readme.py ] || fail "docs/guide/write-a-policy.md has no <!-- halfway.py --> example"
+diff readme.py "$here/policies/examples/halfway.py" \
+  || fail "docs/guide/write-a-policy.md's example differs from halfway.py"
 
 cp "$here"/policies/examples/*.py .
 for p in netaware plateau halfway; do

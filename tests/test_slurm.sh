@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# test_slurm.sh: the README's "Many machines" recipe, run for real. Starts a single-node Slurm
+# test_slurm.sh: the manual's "Many machines" recipe (docs/guide/sweep-a-grid.md), run for real. Starts a single-node Slurm
 # (munged, slurmctld, slurmd) in a temporary folder, runs a tiny sweep as a 4-task job array of
 # shards, merges and plots them; then the same through GNU parallel. Each merged sweep.csv must
 # equal the unsharded sweep's, the `folder` column aside. The recipe's lines are taken from the
-# README (and must be there verbatim), so the README shows what is tested. Needs Debian's munge,
+# manual's page (and must be there verbatim), so the page shows what is tested. Needs Debian's munge,
 # slurmd, slurmctld, slurm-client and parallel (scripts/setup.sh --tests); exits 77 (skipped)
 # without them. Every daemon is stopped by its PID on exit, whatever happens.
 #   tests/test_slurm.sh BELLOWS_BINARY
@@ -204,16 +204,17 @@ start_slurm() {
   fail "the node is not idle after 20 s (sinfo: '$state')"
 }
 
-# ---- the README's recipe ----
+# ---- the manual's recipe ----
 
-# LINE must be in README.md as is (the README shows what this test runs); prints it with
+# LINE must be in the manual's page as is (the page shows what this test runs); prints it with
 # [flags] replaced by this test's flags
+page=docs/guide/sweep-a-grid.md
 readme_line() {
-  grep -qxF -- "$1" "$here/README.md" || fail "README.md no longer has the line: $1"
+  grep -qxF -- "$1" "$here/$page" || fail "$page no longer has the line: $1"
   echo "${1//\[flags\]/${FLAGS[*]}}"
 }
 
-# runs a README line in the current folder; its output (each shard's table) goes to a log
+# runs a line of the page in the current folder; its output (each shard's table) goes to a log
 run_readme_line() {
   local line
   line=$(readme_line "$1")
@@ -248,7 +249,7 @@ start_munge
 start_slurm
 slurm_up=$(since "$t0")
 
-# the job array: the batch script is the README's, its sweep line with this test's flags
+# the job array: the batch script is the page's, its sweep line with this test's flags
 cd "$tmp/slurm"
 {
   readme_line '#!/bin/bash'
