@@ -54,6 +54,7 @@ typedef struct {
 } Result;
 
 static Scenario SC;
+static CollShareCurve CURVE[2]; /* n > 0: set on the communicator (coll_comm_set_share_curves) */
 static Result *RES;
 static Comm *COMM;
 static Comm *MIRROR;  /* SC.mirror */
@@ -264,6 +265,7 @@ static inline Result simulate(void)
             _exit(3);
         }
         COMM = coll_comm_create(&SC.cl, SC.algo, SC.backend);
+        if (CURVE[0].n > 0) coll_comm_set_share_curves(COMM, &CURVE[0], &CURVE[1]);
         Pool *pool = SC.threads > 1 ? pool_create(SC.threads) : NULL;
         coll_comm_set_pool(COMM, pool);
         MIRROR = SC.mirror ? coll_comm_create_mirror(&SC.cl, COMM) : NULL;

@@ -45,6 +45,10 @@ const CliOpt cluster_cli_opts[] = {
                 "intra-node link latency", 0, CLUSTER_MAX_LATENCY_S, NULL, 0),
     CLUSTER_OPT("nic-per-gpu", CLI_FLAG, nic_per_gpu, NULL, NULL,
                 "hierarchical: one NIC per GPU instead of one per node", 0, 0, NULL, 0),
+    CLUSTER_OPT("nics-per-node", CLI_INT, nics_per_node, "0", "NICs",
+                "hierarchical: NICs per node, dividing --gpus-per-node; each NIC's GPUs cross it "
+                "together (0: one, as clouds sell them; --nic-per-gpu: one per GPU)",
+                0, 1024, NULL, 0),
     CLUSTER_OPT("leaf-size", CLI_INT, leaf_size, "4", "GPUs", "fat-tree: GPUs per leaf switch", 1,
                 65536, NULL, 0),
     CLUSTER_OPT(
@@ -82,7 +86,7 @@ static int user_platform(Cluster *c, ClusterFlags *ca, const int *set, BwError *
     static const char *const generated_only[] = {
         "topology",      "gpu",         "precision", "gpu-efficiency",
         "gpu-flops",     "bandwidth",   "latency",   "intra-bandwidth",
-        "intra-latency", "nic-per-gpu", "leaf-size", "oversubscription"};
+        "intra-latency", "nic-per-gpu", "leaf-size", "oversubscription", "nics-per-node"};
     for (size_t i = 0; i < sizeof generated_only / sizeof *generated_only; i++)
         if (given(set, generated_only[i]))
             return bw_fail(err, BW_EUSAGE,
@@ -153,6 +157,7 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
     c->intra_bandwidth_Bps = ca->intra_bandwidth;
     c->intra_latency_s = ca->intra_latency;
     c->nic_per_gpu = ca->nic_per_gpu;
+    c->nics_per_node = ca->nics_per_node;
     c->leaf_size = ca->leaf_size;
     c->oversubscription = ca->oversub;
     if (given(set, "hosts") && !ca->platform)

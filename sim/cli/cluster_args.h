@@ -9,7 +9,7 @@
 /* The flags' values as parsed (cluster_cli_opts address them by offset, cli.h), and the host
  * names a --platform file gave, which the clusters built from them point into. */
 typedef struct {
-    int workers, gpus_per_node, nic_per_gpu, leaf_size;
+    int workers, gpus_per_node, nic_per_gpu, nics_per_node, leaf_size;
     const char *topology, *gpu, *precision, *platform, *hosts;
     double efficiency, gpu_flops, bandwidth, latency, intra_bandwidth, intra_latency, oversub;
     char **probed_names, *hosts_text, **hosts_list; /* owned; cluster_flags_release */

@@ -27,5 +27,7 @@ int cmd_workloads(int argc, char **argv, BwError *err)
 
 int cmd_costs(int argc, char **argv, BwError *err)
 {
+    if (argc > 0 && strcmp(argv[0], "import-nccl-tests") == 0)
+        return cmd_costs_import(argc - 1, argv + 1, err);
     return listing(argc, argv, "costs", costs_print_list, err);
 }

@@ -18,6 +18,7 @@ int cmd_policies(int argc, char **argv, BwError *err);
 int cmd_compressors(int argc, char **argv, BwError *err);
 int cmd_workloads(int argc, char **argv, BwError *err);
 int cmd_costs(int argc, char **argv, BwError *err);
+int cmd_costs_import(int argc, char **argv, BwError *err); /* costs import-nccl-tests */
 int cmd_schedules(int argc, char **argv, BwError *err);
 
 #endif

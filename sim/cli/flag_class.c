@@ -59,6 +59,7 @@ static const FlagClassRow CLASSES[] = {
     {"intra-bandwidth", FLAG_PRICE},
     {"intra-latency", FLAG_PRICE},
     {"nic-per-gpu", FLAG_PRICE},
+    {"nics-per-node", FLAG_PRICE},
     {"leaf-size", FLAG_PRICE},
     {"platform", FLAG_PRICE},
     {"hosts", FLAG_PRICE},

@@ -120,9 +120,14 @@ static void print_price(const RunConfig *cfg)
     }
     printf("; costs %s (%s: %s", p->name, p->gpu, p->implementation);
     if (p->device[0]) printf(", measured on %s %s", p->device, p->date);
-    printf("), %s links at %.0f%% of their rate%s\n", costs_net_name(cfg->transport),
-           100 * costs_share(p, cfg->transport, 0),
-           cfg->free_compression ? ", compression free" : "");
+    if (p->net[cfg->transport].busbw) /* costs_busbw.c: each call at its size's busbw */
+        printf("), %s collectives at nccl-tests' busbw for %d GPUs per NIC%s\n",
+               costs_net_name(cfg->transport), cluster_gpus_per_nic(&cfg->cluster),
+               cfg->free_compression ? ", compression free" : "");
+    else
+        printf("), %s links at %.0f%% of their rate%s\n", costs_net_name(cfg->transport),
+               100 * costs_share(p, cfg->transport, 0),
+               cfg->free_compression ? ", compression free" : "");
 }
 
 /* "# wall time: about 2.3 hours per run ...", for a run of more than a minute: what it will

@@ -76,6 +76,17 @@ const char *const *costs_builtin_names(void)
     return cost_profile_names;
 }
 
+int costs_builtin_text(const char *name, const char **text, size_t *len)
+{
+    for (int i = 0; i < N_BUILTINS; i++)
+        if (strcmp(cost_profiles[i].name, name) == 0) {
+            *text = (const char *)cost_profiles[i].json;
+            *len = cost_profiles[i].len;
+            return 1;
+        }
+    return 0;
+}
+
 /* ---- loading ---- */
 
 static int ends_with(const char *s, const char *tail)
@@ -243,7 +254,11 @@ static void print_profile(FILE *out, const CostProfile *p)
         if (p->ops[op].present) fprintf(out, " %s", OP_NAMES[op]);
     fprintf(out, "\n  networks  ");
     for (int n = 0; n < COST_NET_COUNT; n++)
-        if (p->net[n].present)
+        if (p->net[n].present && p->net[n].busbw)
+            fprintf(out, " %s (nccl-tests' busbw at %d and %d GPU counts per NIC, on %.4g Gbps)",
+                    NET_NAMES[n], p->net[n].n_tables[0], p->net[n].n_tables[1],
+                    p->net[n].link_Bps * 8 / 1e9);
+        else if (p->net[n].present)
             fprintf(out, " %s (allreduce %.2f, allgather %.2f of the link)", NET_NAMES[n],
                     p->net[n].allreduce, p->net[n].allgather);
     fprintf(out, "\n  allgathers %s the backward\n", p->allgather_overlaps ? "overlap" : "follow");

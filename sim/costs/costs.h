@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 
+#include "coll.h"
 #include "status.h"
 
 /* The operations a profile prices; each stage of a compressor's cost hook is one of them. The
@@ -58,9 +59,25 @@ typedef struct {
     CostPoint points[COSTS_MAX_POINTS];
 } CostOpRate;
 
+/* nccl-tests' bus bandwidth (doc/PERFORMANCE.md) at rising sizes, for one number of GPUs per
+ * NIC: what `bellows costs import-nccl-tests` reads from its logs (costs_busbw.c). */
+#define COSTS_BUSBW_TABLES 8
+#define COSTS_BUSBW_POINTS 32
+typedef struct {
+    double gpus_per_nic; /* >= 1 */
+    int n;               /* 1 .. COSTS_BUSBW_POINTS, bytes rising */
+    double bytes[COSTS_BUSBW_POINTS], busbw_Bps[COSTS_BUSBW_POINTS];
+} CostBusbwTable;
+
 typedef struct {
     int present;
     double allreduce, allgather; /* achieved bus bandwidth over the link's, in (0, 1] */
+    /* "busbw" instead of the two shares: the tables of allreduce [0] and allgather [1] (none:
+     * the allreduce's), gpus_per_nic rising, measured on links of link_Bps bytes/s */
+    int busbw;
+    double link_Bps;
+    int n_tables[2];
+    CostBusbwTable tables[2][COSTS_BUSBW_TABLES];
 } CostNetShare;
 
 typedef struct {
@@ -114,8 +131,16 @@ int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char
  * interpolated rate. p must not be ideal and must have the operation. */
 double costs_op_seconds(const CostProfile *p, CostOp op, double size);
 
-/* The link share of a collective on network net (1 for ideal). */
+/* The link share of a collective on network net (1 for ideal, and for a network priced by its
+ * "busbw" tables: its links run at line rate, and costs_busbw_curve scales each call). */
 double costs_share(const CostProfile *p, CostNet net, int allgather);
+
+/* The share of the link (busbw over the measured link's rate) as a function of a call's bytes,
+ * for a cluster of gpus_per_nic GPUs behind each NIC: the table of that many, or between the two
+ * tables around it (linear in log GPUs per NIC, at the sizes of both), clamped to the first and
+ * last tables. Returns 0 (out->n 0) when network net has no "busbw". */
+int costs_busbw_curve(const CostProfile *p, CostNet net, int allgather, double gpus_per_nic,
+                      CollShareCurve *out);
 
 /* The efficiency the profile gives for precision ("fp32", "tf32", "bf16"), or 0. */
 double costs_efficiency(const CostProfile *p, const char *precision);

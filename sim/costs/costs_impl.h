@@ -5,7 +5,10 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "costs.h"
+#include "jsonfield.h"
 
 /* The format's version ("bellows_costs": 1). */
 #define COSTS_FORMAT 1
@@ -15,6 +18,12 @@
  * BW_EUSAGE with a message starting "FLAG LABEL: " and naming the field. */
 int costs_parse(const char *path, const char *text, size_t len, const char *flag, const char *label,
                 CostProfile **out, BwError *err);
+
+/* costs_busbw.c: the "busbw" key of network object net into s (at names the network). */
+int costs_parse_busbw(JsonAt *at, const json_t *net, CostNetShare *s);
+
+/* A built-in's JSON text by name: 1, or 0 when there is none of that name. */
+int costs_builtin_text(const char *name, const char **text, size_t *len);
 
 int costs_op_parse(const char *name);        /* -1 if unknown */
 void costs_op_names(char *buf, size_t size); /* "elementwise, matmul, ..." */

@@ -113,7 +113,7 @@ static int parse_ops(Ctx *c, const json_t *ops, CostProfile *p)
 
 static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
 {
-    static const char *const known[] = {"allreduce", "allgather", NULL};
+    static const char *const known[] = {"allreduce", "allgather", "busbw", NULL};
     if (!json_is_object(nets) || json_object_size(nets) == 0)
         return json_at_fail(
             &c->loc, "\"networks\" must be an object with at least one of \"tcp\", \"rdma\", "
@@ -134,8 +134,10 @@ static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
             return json_at_fail(&c->loc, "must be an object with \"allreduce\", \"allgather\"");
         CostNetShare *s = &p->net[n];
         int rc = only_keys(c, v, known, "a network");
-        if (rc == BW_OK) rc = get_num(c, v, "allreduce", 1, &s->allreduce);
-        if (rc == BW_OK) rc = get_num(c, v, "allgather", 1, &s->allgather);
+        if (rc == BW_OK && json_object_get(v, "busbw")) /* nccl-tests' tables: costs_busbw.c */
+            rc = costs_parse_busbw(&c->loc, v, s);
+        if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allreduce", 1, &s->allreduce);
+        if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allgather", 1, &s->allgather);
         if (rc != BW_OK) return rc;
         s->present = 1;
         c->loc.where[back] = '\0';

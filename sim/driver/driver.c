@@ -183,6 +183,11 @@ static int run_alloc(DriverRun *run, BwError *err)
     if (run->comm && prof)
         coll_comm_set_allgather_factor(run->comm, costs_share(prof, cfg->transport, 0) /
                                                       costs_share(prof, cfg->transport, 1));
+    CollShareCurve curve[2]; /* nccl-tests' busbw for the cluster's GPUs per NIC (costs_busbw.c) */
+    const double per_nic = cluster_gpus_per_nic(&res->cluster);
+    if (run->comm && prof && costs_busbw_curve(prof, cfg->transport, 0, per_nic, &curve[0]) &&
+        costs_busbw_curve(prof, cfg->transport, 1, per_nic, &curve[1]))
+        coll_comm_set_share_curves(run->comm, &curve[0], &curve[1]);
     run->w = calloc((size_t)run->P, sizeof *run->w);
     run->perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
     if (!run->comm || !run->w || !run->perm)

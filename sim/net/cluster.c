@@ -54,6 +54,13 @@ Cluster cluster_default(void)
     return c;
 }
 
+int cluster_gpus_per_nic(const Cluster *c)
+{
+    if (c->topology != TOPO_HIERARCHICAL || c->platform_file || c->nic_per_gpu) return 1;
+    int k = c->nics_per_node > 0 ? c->nics_per_node : 1;
+    return c->gpus_per_node / k > 1 ? c->gpus_per_node / k : 1;
+}
+
 const char *cluster_topology_name(Topology t)
 {
     switch (t) {
@@ -81,6 +88,18 @@ int cluster_resolve(Cluster *c, BwError *err)
                        "every GPU its own NIC)");
     if (c->topology != TOPO_HIERARCHICAL && c->nic_per_gpu)
         return bw_fail(err, BW_EUSAGE, "--nic-per-gpu: needs --topology hierarchical");
+    if (c->nics_per_node > 0 && (c->topology != TOPO_HIERARCHICAL || c->platform_file))
+        return bw_fail(err, BW_EUSAGE, "--nics-per-node: needs --topology hierarchical");
+    if (c->nics_per_node > 0 && c->nic_per_gpu)
+        return bw_fail(err, BW_EUSAGE,
+                       "--nics-per-node: give it or --nic-per-gpu (which is --nics-per-node %d)",
+                       c->gpus_per_node);
+    if (c->nics_per_node < 0 ||
+        (c->nics_per_node > 0 && (c->gpus_per_node % c->nics_per_node != 0)))
+        return bw_fail(err, BW_EUSAGE,
+                       "--nics-per-node: %d does not divide --gpus-per-node %d (each NIC serves "
+                       "as many GPUs)",
+                       c->nics_per_node, c->gpus_per_node);
     if (c->topology == TOPO_FAT_TREE && (c->leaf_size < 1 || c->oversubscription < 1))
         return bw_fail(err, BW_EUSAGE, "--leaf-size and --oversubscription: expected >= 1");
     if (!(c->bandwidth_Bps > 0) || !(c->intra_bandwidth_Bps > 0) || c->latency_s < 0 ||
@@ -218,18 +237,20 @@ static void hierarchical_xml(const Cluster *c, FILE *out, FILE *routes)
                           name(b, sizeof b, "gpu", n * G + j),
                           name(l1, sizeof l1, "nvl", n * G + i), "UP",
                           name(l2, sizeof l2, "nvl", n * G + j), "DOWN");
-    if (c->nic_per_gpu || G == 1) {
+    const int per_nic = cluster_gpus_per_nic(c), k = G / per_nic; /* NICs a node */
+    if (per_nic == 1) {
         star_xml(c, out, routes);
         return;
     }
-    for (int n = 0; n < nodes; n++) {
-        fprintf(out, "    <router id=\"node%d\"/>\n", n);
-        link_xml(out, "nic", n, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
-        route_xml(routes, name(a, sizeof a, "node", n), "core", name(l1, sizeof l1, "nic", n), "UP",
+    /* NIC j of node n is router and link n*k + j (node0, nic0, ... with one a node) */
+    for (int x = 0; x < nodes * k; x++) {
+        fprintf(out, "    <router id=\"node%d\"/>\n", x);
+        link_xml(out, "nic", x, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
+        route_xml(routes, name(a, sizeof a, "node", x), "core", name(l1, sizeof l1, "nic", x), "UP",
                   NULL, NULL);
-        for (int i = 0; i < G; i++)
-            route_xml(routes, name(b, sizeof b, "gpu", n * G + i), a,
-                      name(l2, sizeof l2, "nvl", n * G + i), "UP", NULL, NULL);
+        for (int i = 0; i < per_nic; i++)
+            route_xml(routes, name(b, sizeof b, "gpu", x * per_nic + i), a,
+                      name(l2, sizeof l2, "nvl", x * per_nic + i), "UP", NULL, NULL);
     }
 }
 

@@ -62,6 +62,8 @@ typedef struct {
     double bandwidth_Bps, latency_s;             /* NIC links */
     double intra_bandwidth_Bps, intra_latency_s; /* intra-node links (hierarchical) */
     int nic_per_gpu;         /* hierarchical: a NIC per GPU rather than per node */
+    int nics_per_node;       /* hierarchical: NICs per node, dividing G (0: one; nic_per_gpu: G);
+                                GPU i of a node reaches NIC i / (G / nics_per_node) */
     int leaf_size;           /* fat-tree: GPUs per leaf switch */
     double oversubscription; /* fat-tree: >= 1 */
     /* A user's own SimGrid platform instead of a generated one (--platform): rank r runs on
@@ -94,6 +96,10 @@ static inline double cluster_intra_link_share(const Cluster *c)
 {
     return c->intra_link_share > 0 ? c->intra_link_share : 1.0;
 }
+
+/* The GPUs that share each NIC: G / nics_per_node on a generated hierarchical cluster, 1 where
+ * every GPU has its own (star, fat-tree, --nic-per-gpu, one GPU a node, --platform). */
+int cluster_gpus_per_nic(const Cluster *c);
 
 /* 8 A100s (fp32, efficiency 0.5), one per node, on a 10 Gbps / 5 us star; NVLink at
  * 300 GBps / 1 us within nodes; fat-tree leaves of 4, not oversubscribed. */

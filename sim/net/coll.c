@@ -56,10 +56,10 @@ static void derive_costs(Comm *c, const Cluster *cl)
             c->algo == COLL_RING ? cl->oversubscription / cl->leaf_size : cl->oversubscription;
         b *= share > 1 ? share : 1;
     }
-    if (cl->topology == TOPO_HIERARCHICAL && cl->gpus_per_node > 1 && !cl->nic_per_gpu) {
+    if (cl->topology == TOPO_HIERARCHICAL && cluster_gpus_per_nic(cl) > 1) {
         a += 2 * cl->intra_latency_s;
-        /* the G GPUs of a node share its NIC when they all talk to other nodes at once */
-        if (c->algo != COLL_RING) b *= cl->gpus_per_node;
+        /* the GPUs behind a NIC share it when they all talk to other nodes at once */
+        if (c->algo != COLL_RING) b *= cluster_gpus_per_nic(cl);
     }
     c->a_s = a;
     c->b = b;
@@ -124,6 +124,8 @@ Comm *coll_comm_create_sibling(const Cluster *cl, Comm *parent)
     free(c->stats);
     c->stats = parent->stats;
     c->shares_stats = 1;
+    c->curve[0] = parent->curve[0];
+    c->curve[1] = parent->curve[1];
     c->tag = parent->tag; /* a job's, in one engine of several (coll_comm_set_tag) */
     c->wire = parent->wire;
     c->wire_arg = parent->wire_arg;
@@ -247,7 +249,9 @@ static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, in
         m->data = send;
         m->bytes = bytes;
         m->unread = 1;
-        comms[n++] = sg_mailbox_put_async(mbox(c, to, me), m, (long)bytes);
+        const double f = c->rs[me].factor; /* coll_comm_set_share_curves */
+        const long wire = f > 0 ? (long)llround((double)bytes * f) : (long)bytes;
+        comms[n++] = sg_mailbox_put_async(mbox(c, to, me), m, wire);
         c->stats[me].bytes_sent += (double)bytes;
     }
     if (from >= 0) comms[n++] = sg_mailbox_get_async(mbox(c, me, from), &got);
@@ -483,7 +487,8 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += coll_allreduce_bytes(c, rank, bytes);
     if (c->algo == COLL_PS) c->ps_calls[rank]++; /* the round robin's next server */
-    if (!c->zero_time) sg_actor_sleep_for(coll_allreduce_time_s(c, bytes));
+    const double f = coll_curve_factor(c, 0, bytes);
+    if (!c->zero_time) sg_actor_sleep_for(coll_allreduce_time_s(c, f != 1 ? bytes * f : bytes));
 }
 
 /* An allreduce of buf into out: out is buf, or (coll_allreduce_mean_into, on a communicator that
@@ -497,6 +502,8 @@ static void allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char
     double t0 = simgrid_get_clock();
     int divided = 0;
     assert(out == buf || coll_sums_once(c));
+    if (c->rs && c->curve[0].n > 0)
+        c->rs[rank].factor = coll_curve_factor(c, 0, (double)count * (double)dt_size(dt));
     if (c->P > 1) {
         if (c->backend == COLL_ANALYTIC) {
             analytic_allreduce(c, rank, buf, out, count, dt, mean);
@@ -516,6 +523,7 @@ static void allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char
             hierarchical_allreduce(c, rank, out, count, dt);
         if (c->backend == COLL_TRANSFER) release(c, rank);
     }
+    if (c->rs) c->rs[rank].factor = 0;
     if (mean && !divided) {
         const float *f = (const float *)(const void *)buf;
         float *o = (float *)(void *)out;
@@ -621,16 +629,24 @@ void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *si
         for (int r = 0; r < P; r++) total += (double)c->sizes[r];
         sg_barrier_wait(c->bar); /* every rank has read the sizes before any call reuses them */
         c->stats[rank].bytes_sent += total - (double)bytes;
+        const double f = coll_curve_factor(c, 1, total);
         if (c->allgather_factor > 0) total *= c->allgather_factor;
+        if (f != 1) total *= f;
         if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, total));
     } else if (P > 1) {   /* the ring of coll_allgather: at step s, block rank - s goes on */
         double extra = 0; /* booked by sendrecv beyond the true bytes */
+        if (c->curve[1].n > 0) {
+            double total = 0;
+            for (int r = 0; r < P; r++) total += sizes ? (double)sizes[r] : (double)bytes;
+            c->rs[rank].factor = coll_curve_factor(c, 1, total);
+        }
         for (int s = 0; s < P - 1; s++) {
             const size_t out = sizes ? sizes[mod(rank - s, P)] : bytes, wire = wire_bytes(c, out);
             msg_done(sendrecv(c, rank, (rank + 1) % P, NULL, wire, mod(rank - 1, P)));
             extra += (double)wire - (double)out;
         }
         c->stats[rank].bytes_sent -= extra;
+        c->rs[rank].factor = 0;
     }
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;
@@ -661,7 +677,8 @@ static unsigned char *analytic_allgather(Comm *c, int rank, const void *send, si
     }
     sg_barrier_wait(c->bar); /* every rank has read the others' buffers */
     c->stats[rank].bytes_sent += total - (double)bytes;
-    if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, total));
+    const double f = coll_curve_factor(c, 1, total);
+    if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, f != 1 ? total * f : total));
     return all;
 }
 
@@ -724,8 +741,12 @@ unsigned char *coll_allgather(Comm *c, int rank, const void *send, size_t bytes,
     unsigned char *all;
     if (c->P > 1 && c->backend == COLL_ANALYTIC)
         all = analytic_allgather(c, rank, send, bytes, sizes);
-    else
+    else {
+        if (c->curve[1].n > 0) /* the total is known only at the end: this rank's block P times */
+            c->rs[rank].factor = coll_curve_factor(c, 1, (double)bytes * c->P);
         all = ring_allgather_blocks(c, rank, send, bytes, sizes);
+        c->rs[rank].factor = 0;
+    }
     if (c->log) coll_log_call(c, rank, CALL_ALLGATHER, DT_F32, 0, bytes, sizes);
     c->stats[rank].payload_bytes += (double)bytes;
     c->stats[rank].time_s += simgrid_get_clock() - t0;

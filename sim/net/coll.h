@@ -114,6 +114,24 @@ void coll_comm_set_wire(Comm *c, CollWireFn fn, void *arg);
  * Cluster.link_share). 1: as the allreduce. */
 void coll_comm_set_allgather_factor(Comm *c, double factor);
 
+/* A collective library's share of the links as a function of a call's size: the bus bandwidth
+ * nccl-tests measured over the link's rate (a cost profile's "busbw" table, sim/costs/), at
+ * rising sizes in bytes (an allreduce's buffer, an allgather's total over the ranks, as
+ * nccl-tests counts them), interpolated in log-log and constant beyond the ends. With curves
+ * set, every call's messages take 1 / share(its size) times their bytes on the wire (the links
+ * themselves at line rate, Cluster.link_share 1), the books at their true bytes; for a ring on
+ * links of the measured rate that is t = 2 (p-1)/p n / busbw(n), nccl-tests' own definition
+ * (doc/PERFORMANCE.md). Parameter servers' pushes and pulls and broadcasts are not scaled. */
+#define COLL_CURVE_MAX 64
+typedef struct {
+    int n; /* 0: no curve */
+    double bytes[COLL_CURVE_MAX], share[COLL_CURVE_MAX];
+} CollShareCurve;
+double coll_share_curve_at(const CollShareCurve *k, double bytes);
+/* allgather NULL: the allreduce's curve for both. */
+void coll_comm_set_share_curves(Comm *c, const CollShareCurve *allreduce,
+                                const CollShareCurve *allgather);
+
 /* Dataless collectives: the same messages, times and books as coll_allreduce(_f16) of count
  * elements of elem_bytes (4 or 2) and coll_allgather of `bytes` from every rank, without any
  * data (the transfer backend sends messages of those sizes and no payload). For costs of tensors

@@ -4,6 +4,7 @@
  * charges (coll.c), and the offline communicator's books, charged for every rank at once
  * without SimGrid (the fast replay). coll.h gives the formulas. */
 #include <assert.h>
+#include <math.h>
 
 #include "coll_impl.h"
 
@@ -78,13 +79,40 @@ double coll_allgather_time_s(const Comm *c, double total)
     return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
 }
 
+double coll_share_curve_at(const CollShareCurve *k, double bytes)
+{
+    assert(k->n > 0);
+    const double *x = k->bytes, *y = k->share;
+    if (k->n == 1 || bytes <= x[0]) return y[0];
+    if (bytes >= x[k->n - 1]) return y[k->n - 1];
+    int i = 1;
+    while (x[i] < bytes) i++;
+    double f = log(bytes / x[i - 1]) / log(x[i] / x[i - 1]);
+    return exp(log(y[i - 1]) + f * log(y[i] / y[i - 1]));
+}
+
+double coll_curve_factor(const Comm *c, int allgather, double bytes)
+{
+    const CollShareCurve *k = &c->curve[allgather ? 1 : 0];
+    return k->n > 0 ? 1.0 / coll_share_curve_at(k, bytes) : 1.0;
+}
+
+void coll_comm_set_share_curves(Comm *c, const CollShareCurve *allreduce,
+                                const CollShareCurve *allgather)
+{
+    assert(allreduce && allreduce->n > 0 && allreduce->n <= COLL_CURVE_MAX);
+    c->curve[0] = *allreduce;
+    c->curve[1] = allgather && allgather->n > 0 ? *allgather : *allreduce;
+}
+
 /* ---- offline accounting: the analytic backend's books without SimGrid ---- */
 
 double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
 {
     assert(!c->bar); /* an offline communicator */
     const double bytes = (double)count * (double)elem_bytes;
-    const double t = c->P > 1 ? coll_allreduce_time_s(c, bytes) : 0.0;
+    const double f = coll_curve_factor(c, 0, bytes);
+    const double t = c->P > 1 ? coll_allreduce_time_s(c, f != 1 ? bytes * f : bytes) : 0.0;
     for (int r = 0; r < c->P; r++) {
         CollStats *s = &c->stats[r];
         if (c->P > 1) s->bytes_sent += coll_allreduce_bytes(c, r, bytes);
@@ -101,7 +129,8 @@ double coll_charge_allgather(Comm *c, size_t bytes)
     assert(!c->bar);
     double total = 0; /* summed as the analytic allgather sums the ranks' sizes */
     for (int r = 0; r < c->P; r++) total += (double)bytes;
-    const double wire = c->allgather_factor > 0 ? total * c->allgather_factor : total;
+    double wire = c->allgather_factor > 0 ? total * c->allgather_factor : total;
+    wire *= coll_curve_factor(c, 1, total);
     const double t = c->P > 1 ? coll_allgather_time_s(c, wire) : 0.0;
     for (int r = 0; r < c->P; r++) {
         CollStats *s = &c->stats[r];

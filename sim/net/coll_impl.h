@@ -28,6 +28,8 @@ typedef struct {
     size_t gather_cap;
     size_t *goff;    /* [P]: where each rank's block starts in gather */
     long ring_calls; /* ring allreduces with data this rank has entered */
+    double factor;   /* > 0: the current call's messages take this many times their bytes on
+                        the wire (coll_comm_set_share_curves); 0: their bytes */
 } RankState;
 
 /* The element types an allreduce sums: fp32, or IEEE binary16 (halves on the wire; each
@@ -108,6 +110,7 @@ struct Comm {
                                 on the wire (coll_comm_set_allgather_factor); 0: as 1 */
     PoolJob ring_job;
     SumJob ring_sum;
+    CollShareCurve curve[2]; /* allreduce, allgather (coll_comm_set_share_curves); n 0: none */
     int shares_stats; /* a sibling (coll_comm_create_sibling): stats are its parent's */
     /* ps (coll_ps.c) */
     int ps_servers, ps_own; /* servers; 1: on hosts of their own */
@@ -154,6 +157,8 @@ int coll_ceil_log2(int p);
 double coll_allreduce_bytes(const Comm *c, int rank, double n);
 double coll_allreduce_time_s(const Comm *c, double n);
 double coll_allgather_time_s(const Comm *c, double total);
+/* 1 / share(bytes) of the allreduce's (allgather 0) or the allgather's curve; 1 without one. */
+double coll_curve_factor(const Comm *c, int allgather, double bytes);
 
 /* The same for a SumJob (arg), all of it on one thread: a pool job (pool.h) that sums while the
  * ring's messages are simulated. */

@@ -1,0 +1,106 @@
+/* cmd_costs_import.c: `bellows costs import-nccl-tests LOG... --link-gbps R --out FILE`, which
+ * turns nccl-tests' published or measured tables into a cost profile's "busbw" tables
+ * (sim/costs/nccl_import.c; the format is in sim/costs/README.md). */
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "nccl_import.h"
+
+typedef struct {
+    const char *transport, *collective, *base, *name, *out;
+    double link_Gbps;
+    int gpus_per_node, nics_per_node;
+} ImportFlags;
+
+int cmd_costs_import(int argc, char **argv, BwError *err)
+{
+    ImportFlags f = {0};
+    const CliOpt opts[] = {
+        {.name = "transport",
+         .kind = CLI_CHOICE,
+         .dest = &f.transport,
+         .def = "tcp",
+         .help = "the network the logs measured (the profile's networks key)",
+         .choices = "tcp|rdma|nvlink"},
+        {.name = "link-gbps",
+         .kind = CLI_DOUBLE,
+         .dest = &f.link_Gbps,
+         .unit = "Gbit/s",
+         .help = "the rate of one NIC the logs ran on (required)",
+         .min = 1e-3,
+         .max = 1e7},
+        {.name = "gpus-per-node",
+         .kind = CLI_INT,
+         .dest = &f.gpus_per_node,
+         .def = "0",
+         .help = "the logs' GPUs per node; 0: from their '#  Rank N ... on HOST' lines",
+         .min = 0,
+         .max = 65536},
+        {.name = "nics-per-node",
+         .kind = CLI_INT,
+         .dest = &f.nics_per_node,
+         .def = "1",
+         .help = "the NICs each node's GPUs shared in the logs (GPUs per NIC = GPUs per node / "
+                 "it)",
+         .min = 1,
+         .max = 65536},
+        {.name = "collective",
+         .kind = CLI_CHOICE,
+         .dest = &f.collective,
+         .def = "auto",
+         .help = "what the logs measured; auto: from the program's name, or the redop column",
+         .choices = "auto|allreduce|allgather"},
+        {.name = "base",
+         .kind = CLI_STRING,
+         .dest = &f.base,
+         .unit = "NAME|FILE",
+         .help = "write a whole profile: this one with the network's tables replaced; without "
+                 "it, the networks fragment alone"},
+        {.name = "name",
+         .kind = CLI_STRING,
+         .dest = &f.name,
+         .help = "the written profile's name (with --base)"},
+        {.name = "out",
+         .kind = CLI_STRING,
+         .dest = &f.out,
+         .unit = "FILE",
+         .help = "where to write it (required)"},
+    };
+    const int n_opts = (int)(sizeof opts / sizeof *opts);
+    int n_logs = 0;
+    while (n_logs < argc && strncmp(argv[n_logs], "-", 1) != 0) n_logs++;
+    int rc = cli_parse("bellows costs import-nccl-tests", opts, n_opts, NULL, argc - n_logs,
+                       argv + n_logs, NULL, err);
+    if (rc == CLI_HELP) {
+        cli_print_help(
+            stdout, "bellows costs import-nccl-tests LOG... --link-gbps R --out FILE [flags]",
+            "Reads nccl-tests' output tables (all_reduce_perf, all_gather_perf,\n"
+            "reduce_scatter_perf) and writes the bus bandwidth they report, per message size and\n"
+            "GPUs per NIC, as a cost profile's \"busbw\" tables (sim/costs/README.md).",
+            opts, n_opts);
+        return BW_OK;
+    }
+    if (rc == BW_OK && n_logs == 0)
+        rc = bw_fail(err, BW_EUSAGE, "costs import-nccl-tests: expected LOG... before the flags");
+    if (rc == BW_OK && !(f.link_Gbps > 0))
+        rc = bw_fail(err, BW_EUSAGE,
+                     "--link-gbps: required, the rate of one NIC the logs ran on (Gbit/s)");
+    if (rc == BW_OK && !f.out) rc = bw_fail(err, BW_EUSAGE, "--out: required, a FILE to write");
+    if (rc != BW_OK) return rc;
+    NcclImport a = {
+        .logs = (const char *const *)argv,
+        .n_logs = n_logs,
+        .net = (CostNet)costs_net_parse(f.transport),
+        .link_Bps = f.link_Gbps * 1e9 / 8,
+        .gpus_per_node = f.gpus_per_node,
+        .nics_per_node = f.nics_per_node,
+        .collective = strcmp(f.collective, "auto") == 0        ? -1
+                      : strcmp(f.collective, "allreduce") == 0 ? 0
+                                                               : 1,
+        .base = f.base,
+        .name = f.name,
+        .out = f.out,
+    };
+    return costs_import_nccl_tests(&a, err);
+}

@@ -1,0 +1,185 @@
+/* test_busbw.c: collectives priced from nccl-tests' bus bandwidth (sim/costs/costs_busbw.c,
+ * nccl_import.c) and NICs shared by a node's GPUs (--nics-per-node, sim/net/cluster.c): a
+ * published log of 2 nodes x 8 V100 behind one 100 Gb/s NIC each goes through the importer, and
+ * a simulated ring allreduce on such a cluster takes the log's measured time; malformed logs are
+ * refused with their file and line, and nothing is written. */
+#include "colltest.h"
+
+#include <sys/stat.h>
+
+#include "costs.h"
+#include "nccl_import.h"
+
+#define LOG_8_PER_NIC BELLOWS_SOURCE_DIR "/tests/data/nccl-tests/p3dn-2x8-efa-allreduce.txt"
+
+/* A hierarchical cluster of P GPUs, G a node, behind nics NICs a node of B bytes/s, no latency
+ * (nccl-tests' busbw already holds NCCL's per-step latency). */
+static Cluster nodes(int P, int G, int nics, double B)
+{
+    Cluster c = star(P, B, 0);
+    c.topology = TOPO_HIERARCHICAL;
+    c.gpus_per_node = G;
+    c.nics_per_node = nics;
+    c.intra_bandwidth_Bps = 150e9;
+    c.intra_latency_s = 0;
+    return c;
+}
+
+static int import(const char *log, const char *out, BwError *err)
+{
+    const char *logs[] = {log};
+    NcclImport a = {.logs = logs,
+                    .n_logs = 1,
+                    .net = COST_NET_RDMA,
+                    .link_Bps = 100e9 / 8,
+                    .gpus_per_node = 8,
+                    .nics_per_node = 1,
+                    .collective = -1,
+                    .base = "pytorch-v100",
+                    .out = out};
+    return costs_import_nccl_tests(&a, err);
+}
+
+static void test_imported_log_prices_an_allreduce_at_its_measured_time(void **state)
+{
+    (void)state;
+    char out[] = "/tmp/bellows-busbw-XXXXXX.json";
+    int fd = mkstemps(out, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    BwError err;
+    assert_int_equal(import(LOG_8_PER_NIC, out, &err), BW_OK);
+    CostProfile *p = NULL;
+    assert_int_equal(costs_load(out, "--costs", "V100", &p, &err), BW_OK);
+    unlink(out);
+    SC = (Scenario){.cl = nodes(16, 8, 1, 100e9 / 8), .algo = COLL_RING};
+    assert_int_equal(cluster_gpus_per_nic(&SC.cl), 8);
+    assert_true(costs_busbw_curve(p, COST_NET_RDMA, 0, 8, &CURVE[0]));
+    assert_true(costs_busbw_curve(p, COST_NET_RDMA, 1, 8, &CURVE[1]));
+    assert_true(costs_share(p, COST_NET_RDMA, 0) == 1.0); /* the links at line rate */
+    costs_free(p);
+    /* the log's out-of-place times (us) at 1, 2 and 4 MiB. Within 1%: busbw is printed to 3
+     * digits (1.90: +-0.26%) and the time to 5, and the links add no latency here */
+    const double bytes[] = {1048576, 2097152, 4194304}, measured_us[] = {1035.3, 671.4, 1140.5};
+    for (int i = 0; i < 3; i++) {
+        SC.count = (size_t)bytes[i] / 4;
+        SC.backend = COLL_TRANSFER;
+        double t = simulate().time_s * 1e6;
+        expect_close(t, measured_us[i], 0.01, "ring allreduce against nccl-tests' time");
+        SC.backend = COLL_ANALYTIC; /* the transfers round each message's bytes on the wire */
+        expect_close(simulate().time_s * 1e6, t, 1e-5, "analytic against transfer");
+    }
+    memset(CURVE, 0, sizeof CURVE);
+}
+
+static void test_curve_interpolates_sizes_and_gpus_per_nic(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/bellows-busbw-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "{\"bellows_costs\": 1, \"name\": \"t\", \"implementation\": \"t\", \"gpu\": "
+               "\"V100\", \"fixed\": {\"tensor_s\": 1e-5, \"kernel_s\": 1e-5, \"collective_s\": "
+               "1e-5}, \"allgather\": {\"overlaps_backward\": true}, \"networks\": {\"tcp\": "
+               "{\"busbw\": {\"link_Gbps\": 80, \"allreduce\": [{\"gpus_per_nic\": 1, "
+               "\"points\": [[1e6, 2], [1e8, 8]]}, {\"gpus_per_nic\": 8, \"points\": [[1e6, "
+               "1], [1e8, 4]]}]}}}}\n");
+    fclose(f);
+    CostProfile *p = NULL;
+    BwError err;
+    assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_OK);
+    unlink(path);
+    CollShareCurve k;
+    assert_true(costs_busbw_curve(p, COST_NET_TCP, 0, 1, &k));
+    expect_close(coll_share_curve_at(&k, 1e6), 0.2, 1e-12, "1 GPU a NIC, 1 MB: 2 of 10 GB/s");
+    expect_close(coll_share_curve_at(&k, 1e7), 0.4, 1e-12, "log-log half way: 4 GB/s");
+    expect_close(coll_share_curve_at(&k, 1e9), 0.8, 1e-12, "clamped beyond the last size");
+    assert_true(costs_busbw_curve(p, COST_NET_TCP, 0, 8, &k));
+    expect_close(coll_share_curve_at(&k, 1e8), 0.4, 1e-12, "8 GPUs a NIC");
+    assert_true(costs_busbw_curve(p, COST_NET_TCP, 1, 16, &k)); /* allgather: the allreduce's */
+    expect_close(coll_share_curve_at(&k, 1e8), 0.4, 1e-12, "clamped to the last table");
+    assert_true(costs_busbw_curve(p, COST_NET_TCP, 0, 2, &k)); /* a third of the way in log */
+    expect_close(coll_share_curve_at(&k, 1e8), 0.8 - (0.8 - 0.4) / 3, 1e-12, "2 GPUs a NIC");
+    assert_false(costs_busbw_curve(p, COST_NET_RDMA, 0, 1, &k));
+    costs_free(p);
+}
+
+/* Writes text to a new temporary log; returns its path in path. */
+static void write_log(char *path, const char *text)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+}
+
+static void test_malformed_logs_are_refused_with_file_and_line(void **state)
+{
+    (void)state;
+    const char *header = "# nThread 1\n#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] V100\n"
+                         "#       size         count      type   redop    root     time   algbw "
+                         "  busbw #wrong     time   algbw   busbw #wrong\n";
+    struct {
+        const char *rows, *want;
+    } cases[] = {
+        {"1048576 262144 float sum -1 100.0 10.4 10.4 0 100.0 10.4\n", ":4: a table row must "
+                                                                       "have 13 columns"},
+        {"1048576 262144 float sum -1 100.0 10.4 x10 0 100.0 10.4 10.4 0\n",
+         ":4: column 8 (busbw) must be a number"},
+        {"2097152 524288 float sum -1 1 1 1 0 1 1 1 0\n1048576 262144 float sum -1 1 1 1 0 1 1 1 "
+         "0\n",
+         ":5: sizes must rise"},
+        {"NCCL INFO nothing here\n", ":1: no nccl-tests table"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char log[] = "/tmp/bellows-log-XXXXXX", out[] = "/tmp/bellows-busbw-out.json", text[1024];
+        snprintf(text, sizeof text, "%s%s", i == 3 ? "" : header, cases[i].rows);
+        write_log(log, text);
+        unlink(out);
+        BwError err = {0};
+        assert_int_equal(import(log, out, &err), BW_EUSAGE);
+        char want[256];
+        snprintf(want, sizeof want, "%s%s", log, cases[i].want);
+        if (!strstr(err.msg, want)) fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, want);
+        struct stat st;
+        assert_true(stat(out, &st) != 0); /* nothing written */
+        unlink(log);
+    }
+}
+
+static void test_nics_per_node_splits_a_node_gpus_between_its_nics(void **state)
+{
+    (void)state;
+    /* 2 nodes of 4 GPUs, 2 NICs a node: in the hierarchical allreduce's inter-node phase the 4
+     * rings (one per local GPU index) share 2 NICs, 2 rings each: B/2 a flow */
+    const int P = 8, G = 4, m = 2;
+    const double B = 12.5e9, Bi = 150e9, n = 240000.0 * 4;
+    memset(CURVE, 0, sizeof CURVE); /* links at their rate */
+    SC = (Scenario){.cl = nodes(P, G, 2, B), .algo = COLL_HIERARCHICAL, .count = 240000};
+    assert_int_equal(cluster_gpus_per_nic(&SC.cl), 2);
+    double want = 2.0 * (G - 1) / G * n / Bi + 2.0 * (m - 1) / m * (n / G) / (B / 2);
+    expect_close(simulate().time_s, want, 1e-6, "hierarchical allreduce, 2 NICs a node");
+    SC.backend = COLL_ANALYTIC;
+    expect_close(simulate().time_s, want, 1e-6, "analytic, 2 NICs a node");
+    /* one NIC a node (0, the default) is --nics-per-node 1 */
+    SC.cl.nics_per_node = 0;
+    double one = simulate().time_s;
+    SC.cl.nics_per_node = 1;
+    expect_close(simulate().time_s, one, 1e-12, "--nics-per-node 1 is the default");
+    BwError err;
+    Cluster bad = nodes(P, G, 3, B);
+    assert_int_equal(cluster_resolve(&bad, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--nics-per-node: 3 does not divide --gpus-per-node 4"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_imported_log_prices_an_allreduce_at_its_measured_time),
+        cmocka_unit_test(test_curve_interpolates_sizes_and_gpus_per_nic),
+        cmocka_unit_test(test_malformed_logs_are_refused_with_file_and_line),
+        cmocka_unit_test(test_nics_per_node_splits_a_node_gpus_between_its_nics),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
