@@ -44,6 +44,7 @@
 
 #include "engine.h"
 #include "sched_impl.h"
+#include "xalloc.h"
 
 /* ---- the plan, fixed for the run ---- */
 
@@ -215,8 +216,8 @@ void cost_note(Worker *me, int kind, double t0, double t1)
     if (!(t1 > t0)) return;
     if (me->n_spans == me->cap_spans) {
         me->cap_spans = me->cap_spans ? 2 * me->cap_spans : 16;
-        me->spans = realloc(me->spans, sizeof *me->spans * (size_t)me->cap_spans);
-        if (!me->spans) abort();
+        me->spans = bw_xrealloc_n(me->spans, (size_t)me->cap_spans, sizeof *me->spans,
+                                  "a stream's spans");
     }
     me->spans[me->n_spans++] = (CostSpan){t0, t1, kind};
 }

@@ -20,6 +20,7 @@
 #include "grad_norms.h"
 #include "wallclock.h"
 #include "splitmix.h"
+#include "xalloc.h"
 
 /* The worker's model: its own replica (a copy of the untrained run->replica, which is the same
  * model from the same seed), or one that borrows the shared replica's parameters (a replay's
@@ -87,8 +88,7 @@ static void worker_reserve(Worker *me, int b)
 {
     if (b <= me->cap) return;
     me->cap = b;
-    me->idx = realloc(me->idx, sizeof(int) * (size_t)b);
-    assert(me->idx);
+    me->idx = bw_xrealloc_n(me->idx, (size_t)b, sizeof(int), "a worker's batch");
 }
 
 /* Room in a computing thread's scratch for a batch of b samples of dim features. */
@@ -96,9 +96,8 @@ static void slot_reserve(ComputeSlot *s, int b, int dim)
 {
     if (b <= s->cap) return;
     s->cap = b;
-    s->x = realloc(s->x, sizeof(float) * (size_t)b * (size_t)dim);
-    s->y = realloc(s->y, (size_t)b);
-    assert(s->x && s->y);
+    s->x = bw_xrealloc_n(s->x, (size_t)b * (size_t)dim, sizeof(float), "a batch's images");
+    s->y = bw_xrealloc(s->y, (size_t)b, "a batch's labels");
 }
 
 /* The real forward and backward on the job_b samples of idx, the loss, and the norms: on a pool
