@@ -12,11 +12,11 @@
 void bw_out_of_memory(size_t bytes, const char *what)
 {
     char msg[512]; /* on the stack: the heap is what failed */
-    int n = bytes == SIZE_MAX
-                ? snprintf(msg, sizeof msg, "bellows: out of memory (more than %zu bytes) in %s\n",
-                           bytes, what)
-                : snprintf(msg, sizeof msg, "bellows: out of memory (%zu bytes) in %s\n", bytes,
-                           what);
+    int n =
+        bytes == SIZE_MAX
+            ? snprintf(msg, sizeof msg, "bellows: out of memory (more than %zu bytes) in %s\n",
+                       bytes, what)
+            : snprintf(msg, sizeof msg, "bellows: out of memory (%zu bytes) in %s\n", bytes, what);
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof msg) {
         n = (int)sizeof msg - 1;

@@ -27,10 +27,18 @@ static void child_asks(int how, const char *dir)
     if (dir && outfile_open(&of, dir, "result.csv", NULL) != BW_OK) _exit(90);
     void *keep = bw_xmalloc(16, "a test's first block"); /* a small one succeeds */
     switch (how) {
-    case ASK_MALLOC: (void)bw_xmalloc(SIZE_MAX / 2, "a test's malloc"); break;
-    case ASK_CALLOC: (void)bw_xcalloc(SIZE_MAX / 16, 8, "a test's calloc"); break;
-    case ASK_REALLOC: keep = bw_xrealloc(keep, SIZE_MAX / 2, "a test's realloc"); break;
-    case ASK_REALLOC_N: keep = bw_xrealloc_n(keep, SIZE_MAX / 4, 8, "a test's array"); break;
+    case ASK_MALLOC:
+        (void)bw_xmalloc(SIZE_MAX / 2, "a test's malloc");
+        break;
+    case ASK_CALLOC:
+        (void)bw_xcalloc(SIZE_MAX / 16, 8, "a test's calloc");
+        break;
+    case ASK_REALLOC:
+        keep = bw_xrealloc(keep, SIZE_MAX / 2, "a test's realloc");
+        break;
+    case ASK_REALLOC_N:
+        keep = bw_xrealloc_n(keep, SIZE_MAX / 4, 8, "a test's array");
+        break;
     }
     free(keep);
     _exit(91); /* not reached when the helper works */

@@ -71,8 +71,8 @@ static SchedStage *stage_add(SchedPlan *p, int P)
         const char *what = "a scheduled step's plan";
         p->stages = bw_xrealloc_n(p->stages, (size_t)cap, sizeof *p->stages, what);
         p->elig = bw_xrealloc_n(p->elig, (size_t)cap, sizeof *p->elig, what);
-        p->parts_done = bw_xrealloc_n(p->parts_done, (size_t)cap * (size_t)P,
-                                      sizeof *p->parts_done, what);
+        p->parts_done =
+            bw_xrealloc_n(p->parts_done, (size_t)cap * (size_t)P, sizeof *p->parts_done, what);
         p->stage_end =
             bw_xrealloc_n(p->stage_end, (size_t)cap * (size_t)P, sizeof *p->stage_end, what);
         p->cap_stages = cap;
