@@ -167,19 +167,6 @@ static void worker_gradient_wait(Worker *me)
     me->job_pending = 0;
 }
 
-/* Flops per sample x b, or (a trace with measured step times) the measured seconds scaled by
- * the batch, as flops of this host; times the worker's slowdown. Jitter comes on top
- * (worker_compute). */
-double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
-                         int rank)
-{
-    double flops = flops_per_sample * b;
-    if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
-        flops = cfg->replay->h.compute_s_per_step * speed_flops * b / cfg->replay->h.batch;
-    if (cfg->slowdown) flops *= cfg->slowdown[rank];
-    return flops;
-}
-
 /* The step's simulated compute on the worker's host; returns the clock after it. */
 static double worker_compute(Worker *me, const StepState *st)
 {
