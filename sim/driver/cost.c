@@ -159,11 +159,9 @@ void cost_decided(DriverRun *run, long step)
         cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
     for (int k = 0; cm->ddp && k < cm->n_buckets; k++) cm->bucket_defer[k] = bucket_waits(run, k);
     if (!cm->sched) return;
-    int rc = sched_plan_build(run, step, &run->err);
-    if (rc) { /* a plugin's bad decision: the run stops at this rendezvous */
-        run->stop = STOP_ERROR;
-        run->err_status = rc;
-    }
+    BwError why = {{0}};
+    int rc = sched_plan_build(run, step, &why);
+    if (rc) run_fail(run, rc, &why); /* a plugin's bad decision: the run stops here */
 }
 
 /* ---- seconds on the simulated GPU ---- */

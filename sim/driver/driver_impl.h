@@ -200,7 +200,7 @@ struct DriverRun {
     double epoch_first_lr; /* replay: the lr at the current epoch's first step */
     double trace_variance; /* replay: the trace's latest parameter variance */
     long eval_cursor;      /* replay: the first trace evaluation not yet passed */
-    BwError err;           /* STOP_ERROR: why */
+    BwError err;           /* STOP_ERROR: why (run_fail) */
     int err_status;
 
     /* evaluations with actors: the untrained model at time 0; in periodic mode, the mean of
@@ -239,6 +239,10 @@ struct DriverRun {
 /* run_info.c: what every file asks of a run (a leaf of the call graph: it calls no other file
  * of sim/driver/). driver_price_batch, driver_costed, driver_scheduled and driver_replay_fast,
  * also defined there, are driver.h's. */
+/* An error raised inside an actor (a policy's or a schedule's failure or bad decision, a
+ * Ctrl-C): the run stops at once (STOP_ERROR) and run_finish returns status with why's message.
+ * The first error is kept; every actor that stops a run with an error calls this. */
+void run_fail(DriverRun *run, int status, const BwError *why);
 double run_now(const DriverRun *run); /* simulated seconds since the start */
 /* The host of rank w: the loaded cluster's w-th, or its place's (a job of several). */
 sg_host_t run_host(const DriverRun *run, int w);

@@ -5,6 +5,7 @@
  * the files above it (driver.c, worker.c, replay.c, cost.c, the sched files) call one way. */
 #include "driver_impl.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,16 @@
 #include <simgrid/engine.h>
 
 #include "engine.h"
+
+/* The one way an actor stops the run with an error (driver_impl.h). */
+void run_fail(DriverRun *run, int status, const BwError *why)
+{
+    assert(status != BW_OK && why);
+    if (run->stop == STOP_ERROR) return; /* the first error is the one reported */
+    run->stop = STOP_ERROR;
+    run->err = *why;
+    run->err_status = status;
+}
 
 double run_now(const DriverRun *run)
 {
