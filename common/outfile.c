@@ -235,6 +235,12 @@ static void on_exit_while_guarded(void)
     _exit(1);
 }
 
+void outfile_exit_now(int status)
+{
+    clean_up(SIGTERM);
+    _exit(status);
+}
+
 void outfile_guard_exit(const char *what)
 {
     static int registered;

@@ -48,6 +48,10 @@ void outfile_untrack_child(pid_t pid);
 /* While on, the first SIGINT kills at once, as a second one would, saying so: for code that
  * may never return to look at the flag (a policy plugin's decide). */
 void outfile_interrupt_hard(int on);
+/* Ends the process now with status, after removing what a fatal signal would (the tracked
+ * children, the temporaries, the empty new folders); no atexit handler runs. For a failure with
+ * no way back to main (out of memory, common/xalloc.h); the caller has written its message. */
+_Noreturn void outfile_exit_now(int status);
 /* While guarded, an exit() (a plugin's, say) does not end the process with its status: it
  * prints "bellows: WHAT called exit() before the run ended; no results (nothing written)",
  * cleans up as a signal would and exits 1. WHAT names the suspects. */

@@ -13,6 +13,32 @@ typedef struct {
     int gpus_per_node, nics_per_node;
 } ImportFlags;
 
+/* The flags checked, then the logs imported (sim/costs/nccl_import.c). */
+static int import_run(const ImportFlags *f, char **logs, int n_logs, BwError *err)
+{
+    if (n_logs == 0)
+        return bw_fail(err, BW_EUSAGE, "costs import-nccl-tests: expected LOG... before the flags");
+    if (!(f->link_Gbps > 0))
+        return bw_fail(err, BW_EUSAGE,
+                       "--link-gbps: required, the rate of one NIC the logs ran on (Gbit/s)");
+    if (!f->out) return bw_fail(err, BW_EUSAGE, "--out: required, a FILE to write");
+    NcclImport a = {
+        .logs = (const char *const *)logs,
+        .n_logs = n_logs,
+        .net = (CostNet)costs_net_parse(f->transport),
+        .link_Bps = f->link_Gbps * 1e9 / 8,
+        .gpus_per_node = f->gpus_per_node,
+        .nics_per_node = f->nics_per_node,
+        .collective = strcmp(f->collective, "auto") == 0        ? -1
+                      : strcmp(f->collective, "allreduce") == 0 ? 0
+                                                               : 1,
+        .base = f->base,
+        .name = f->name,
+        .out = f->out,
+    };
+    return costs_import_nccl_tests(&a, err);
+}
+
 int cmd_costs_import(int argc, char **argv, BwError *err)
 {
     ImportFlags f = {0};
@@ -81,26 +107,6 @@ int cmd_costs_import(int argc, char **argv, BwError *err)
             opts, n_opts);
         return BW_OK;
     }
-    if (rc == BW_OK && n_logs == 0)
-        rc = bw_fail(err, BW_EUSAGE, "costs import-nccl-tests: expected LOG... before the flags");
-    if (rc == BW_OK && !(f.link_Gbps > 0))
-        rc = bw_fail(err, BW_EUSAGE,
-                     "--link-gbps: required, the rate of one NIC the logs ran on (Gbit/s)");
-    if (rc == BW_OK && !f.out) rc = bw_fail(err, BW_EUSAGE, "--out: required, a FILE to write");
     if (rc != BW_OK) return rc;
-    NcclImport a = {
-        .logs = (const char *const *)argv,
-        .n_logs = n_logs,
-        .net = (CostNet)costs_net_parse(f.transport),
-        .link_Bps = f.link_Gbps * 1e9 / 8,
-        .gpus_per_node = f.gpus_per_node,
-        .nics_per_node = f.nics_per_node,
-        .collective = strcmp(f.collective, "auto") == 0        ? -1
-                      : strcmp(f.collective, "allreduce") == 0 ? 0
-                                                               : 1,
-        .base = f.base,
-        .name = f.name,
-        .out = f.out,
-    };
-    return costs_import_nccl_tests(&a, err);
+    return import_run(&f, argv, n_logs, err);
 }

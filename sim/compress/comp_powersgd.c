@@ -16,6 +16,7 @@
  * the layer's very first one again; here it is a new draw of the run's shared stream, which is
  * as independent of the gradient. */
 #include "compress_impl.h"
+#include "xalloc.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -82,8 +83,8 @@ static void psgd_free(Compressor *c)
 static void reserve(float **buf, size_t *cap, size_t n)
 {
     if (n <= *cap) return;
-    float *p = realloc(*buf, n * sizeof(float));
-    if (!p) abort(); /* out of memory in the middle of a collective: nothing sane to return */
+    /* in the middle of a collective: nothing sane to return */
+    float *p = bw_xrealloc_n(*buf, n, sizeof(float), "powersgd's factors");
     *buf = p;
     *cap = n;
 }

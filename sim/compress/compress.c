@@ -18,6 +18,7 @@
 #include "compress_impl.h"
 #include "splitmix.h"
 #include "wallclock.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <gsl/gsl_randist.h>
@@ -560,8 +561,8 @@ int compress_plan_views(const Compressor *c, const LayerView *layers, const int 
     assert(n >= 0 && (layers || n == 0));
     int on_stack[PLAN_ON_STACK], *sel = on_stack, n_sel = 0, n_msgs = 0;
     if (n > PLAN_ON_STACK) {
-        sel = malloc(sizeof *sel * (size_t)n);
-        if (!sel) abort(); /* a plan has no error to return, and a few KB are out of reach */
+        /* a plan has no error to return */
+        sel = bw_xrealloc_n(NULL, (size_t)n, sizeof *sel, "a compressor's plan");
     }
     const CostProfile *prof = cost && cost->prof && !cost->prof->ideal ? cost->prof : NULL;
     CompressCost total = {.prof = cost ? cost->prof : NULL};

@@ -70,20 +70,6 @@ static int cost_buckets(CostModel *cm, double cap)
     return k;
 }
 
-/* The measured GPU's peak over the simulated one's, at each one's precision (1 when the profile
- * is in flops, or its GPU is not one bellows knows, or the cluster's rate was given directly). */
-double cost_peak_ratio(const Workload *wl, const Cluster *cl)
-{
-    if (!wl->measured_batch || !wl->measured_gpu[0] || !(cl->gpu_peak_flops > 0)) return 1.0;
-    const GpuProfile *g = cluster_gpu_find(wl->measured_gpu);
-    if (!g) return 1.0;
-    const char *p = wl->measured_precision[0] ? wl->measured_precision : "fp32";
-    double peak = strcmp(p, "tf32") == 0   ? g->tf32_flops
-                  : strcmp(p, "bf16") == 0 ? g->bf16_flops
-                                           : g->fp32_flops;
-    return peak > 0 ? peak / cl->gpu_peak_flops : 1.0;
-}
-
 int cost_create(DriverRun *run, const Model *m0, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
@@ -173,53 +159,12 @@ void cost_decided(DriverRun *run, long step)
         cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
     for (int k = 0; cm->ddp && k < cm->n_buckets; k++) cm->bucket_defer[k] = bucket_waits(run, k);
     if (!cm->sched) return;
-    int rc = sched_plan_build(run, step, &run->err);
-    if (rc) { /* a plugin's bad decision: the run stops at this rendezvous */
-        run->stop = STOP_ERROR;
-        run->err_status = rc;
-    }
+    BwError why = {{0}};
+    int rc = sched_plan_build(run, step, &why);
+    if (rc) run_fail(run, rc, &why); /* a plugin's bad decision: the run stops here */
 }
 
 /* ---- seconds on the simulated GPU ---- */
-
-/* The roofline time of flops and bytes of memory traffic on the cluster's GPU: the larger of the
- * two (a GPU given only by its rate has no memory bound). */
-double cost_gpu_seconds(const Cluster *cl, double flops, double bytes)
-{
-    double t = flops / cl->gpu_flops;
-    if (cl->gpu_mem_Bps > 0 && bytes / cl->gpu_mem_Bps > t) t = bytes / cl->gpu_mem_Bps;
-    return t;
-}
-
-/* Executes `flops` on the worker's host, scaled by its slowdown and this step's jitter; returns
- * the seconds it took (longer when its stream computes at the same time). */
-double cost_gpu_exec(Worker *me, double flops)
-{
-    if (!(flops > 0)) return 0.0;
-    double t0 = simgrid_get_clock();
-    sg_actor_execute(flops * me->cost_mult);
-    return simgrid_get_clock() - t0;
-}
-
-void cost_span(Worker *me, TimelineLane lane, const char *cat, const char *name, double t0,
-               double t1, const char *args)
-{
-    DriverRun *run = me->run;
-    if (run->tl && t1 > t0 && timeline_wants(run->tl, me->cost_step))
-        timeline_span(run->tl, me->rank, lane, cat, name, t0, t1, me->cost_step, args);
-}
-
-/* The stream's record of what it did this step, for the exposed-time split. */
-void cost_note(Worker *me, int kind, double t0, double t1)
-{
-    if (!(t1 > t0)) return;
-    if (me->n_spans == me->cap_spans) {
-        me->cap_spans = me->cap_spans ? 2 * me->cap_spans : 16;
-        me->spans = realloc(me->spans, sizeof *me->spans * (size_t)me->cap_spans);
-        if (!me->spans) abort();
-    }
-    me->spans[me->n_spans++] = (CostSpan){t0, t1, kind};
-}
 
 /* One message of a plan on the run's communicator, after the profile's fixed cost of a call;
  * returns its payload bytes. */
@@ -237,35 +182,10 @@ static double cost_message(Worker *me, const CompressMsg *m)
     return (double)m->count * (double)es;
 }
 
-/* A round of collectives submitted at once waits for the background thread that starts them,
- * under a profile with a cycle (CostProfile.cycle_s, Horovod's): half a cycle on average when
- * the thread was idle; nothing when the round was queued while the previous one ran (the busy
- * thread takes it at once, as Horovod fuses the tensors that are ready). */
-double cost_cycle_wait_s(const CostProfile *prof, int queued)
-{
-    return prof && !queued ? 0.5 * prof->cycle_s : 0.0;
-}
-
 static void cycle_wait(Worker *me, int queued)
 {
     double w = cost_cycle_wait_s(me->run->cost->prof, queued);
     if (w > 0) sg_actor_sleep_for(w);
-}
-
-/* What a bucket's compressor work costs, per phase (CompressCost.phase_s): under the ideal
- * profile the roofline of its flops and bytes, half as the encode and half as the decode
- * after the last message; nothing with --free-compression. Returns the last phase. */
-int cost_phases(const DriverRun *run, int nm, CompressCost *cc)
-{
-    const int last = nm - cc->first_msg;
-    if (run->cfg->free_compression) {
-        memset(cc->phase_s, 0, sizeof cc->phase_s);
-    } else if (!run->cost->prof) {
-        double half = 0.5 * cost_gpu_seconds(&run->res->cluster, cc->flops, cc->bytes);
-        cc->phase_s[0] = half;
-        if (last > 0) cc->phase_s[last] = half;
-    }
-    return last;
 }
 
 /* Compressor work of `seconds` on the GPU, booked as compression and noted as `name`. */
@@ -392,28 +312,6 @@ void cost_stop_stream(Worker *me)
 }
 
 /* ---- a step ---- */
-
-/* The optimiser's step over the real model's parameters on the GPU: the profile's rate, or the
- * roofline of its flops and memory traffic. */
-double cost_opt_seconds(const DriverRun *run)
-{
-    const CostModel *cm = run->cost;
-    if (cm->prof) return costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)cm->wl->n_params);
-    return cost_gpu_seconds(&run->res->cluster, cm->opt_flops, cm->opt_bytes);
-}
-
-/* This step's multiplier of every GPU time: the worker's slowdown and a lognormal jitter of
- * mean 1 (drawn as the uncosted step draws it). */
-double cost_step_multiplier(Worker *me)
-{
-    const RunConfig *cfg = me->run->cfg;
-    double mult = cfg->slowdown ? cfg->slowdown[me->rank] : 1.0;
-    if (cfg->jitter_sigma > 0) {
-        double s = cfg->jitter_sigma;
-        mult *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);
-    }
-    return mult;
-}
 
 /* The forward of every layer, as one execution (nothing else runs on the GPU meanwhile). */
 static double cost_forward(Worker *me, int b)

@@ -200,7 +200,7 @@ struct DriverRun {
     double epoch_first_lr; /* replay: the lr at the current epoch's first step */
     double trace_variance; /* replay: the trace's latest parameter variance */
     long eval_cursor;      /* replay: the first trace evaluation not yet passed */
-    BwError err;           /* STOP_ERROR: why */
+    BwError err;           /* STOP_ERROR: why (run_fail) */
     int err_status;
 
     /* evaluations with actors: the untrained model at time 0; in periodic mode, the mean of
@@ -236,14 +236,34 @@ struct DriverRun {
     double end_clock; /* the engine's clock when its last actor ended */
 };
 
-/* driver.c */
+/* run_info.c: what every file asks of a run (a leaf of the call graph: it calls no other file
+ * of sim/driver/). driver_price_batch, driver_costed, driver_scheduled and driver_replay_fast,
+ * also defined there, are driver.h's. */
+/* An error raised inside an actor (a policy's or a schedule's failure or bad decision, a
+ * Ctrl-C): the run stops at once (STOP_ERROR) and run_finish returns status with why's message.
+ * The first error is kept; every actor that stops a run with an error calls this. */
+void run_fail(DriverRun *run, int status, const BwError *why);
 double run_now(const DriverRun *run); /* simulated seconds since the start */
 /* The host of rank w: the loaded cluster's w-th, or its place's (a job of several). */
 sg_host_t run_host(const DriverRun *run, int w);
 /* A worker actor has ended: the run ends with its last (end_clock). */
 void run_actor_ended(DriverRun *run);
-/* The life of a run, in parts that a run of its own (driver_run) and the jobs of one engine
- * (driver_job.c) share: res made empty for cfg; the run created (place NULL: it loads the
+/* The model of every replica: the configured one, or a replay's stand-in (replay_model_create:
+ * the trace's layer table). */
+int run_model_create(const RunConfig *cfg, Model **out, BwError *err);
+int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err);
+/* Samples per worker per epoch: the data's shard, or what the trace's epochs held. */
+int run_shard_of(const RunConfig *cfg);
+/* A worker's simulated work for a step of b samples, as flops of a host of the given speed. */
+double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
+                         int rank);
+/* The trace's evaluation after `steps` steps, or NULL (a cursor, steps never decreasing); a
+ * trace step's global batch shared by P workers. */
+const TraceEval *replay_eval_at(DriverRun *run, long steps);
+int replay_per_worker_batch(const TraceStep *ts, int P);
+
+/* driver.c: the life of a run, in parts that a run of its own (driver_run) and the jobs of one
+ * engine (driver_job.c) share: res made empty for cfg; the run created (place NULL: it loads the
  * platform); the untrained model's evaluation, the first step and the actors (SimGrid then
  * runs them: simgrid_run); its books once they are done; freed (also a partial one). */
 void run_result_init(const RunConfig *cfg, RunResult *res);
@@ -252,8 +272,6 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
 void run_begin(DriverRun *run);
 int run_finish(DriverRun *run, BwError *err);
 void run_free(DriverRun *run);
-/* The model of every replica: the configured one, or a replay's stand-in. */
-int run_model_create(const RunConfig *cfg, Model **out, BwError *err);
 
 /* worker.c */
 /* A worker's model, optimiser, compressor, buffers and random stream; worker_free undoes it,
@@ -262,9 +280,6 @@ int run_model_create(const RunConfig *cfg, Model **out, BwError *err);
 int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err);
 void worker_free(Worker *me);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
-/* A worker's simulated work for a step of b samples, as flops of a host of the given speed. */
-double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
-                         int rank);
 
 /* cost.c */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
@@ -275,14 +290,16 @@ void cost_decided(DriverRun *run, long step);
 void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
 void cost_stop_stream(Worker *me);
 void cost_step(Worker *me, const StepState *st, int averaged);
-double cost_gpu_seconds(const Cluster *cl, double flops, double bytes);
-/* What cost.c and cost_fast.c share: the wait of a round of collectives for the profile's
+
+/* cost_lane.c (a leaf, as run_info.c): the roofline seconds of flops and bytes on the cluster's
+ * GPU. What cost.c and cost_fast.c share: the wait of a round of collectives for the profile's
  * cycle; a bucket's compressor work per phase (returns the last phase); the optimiser's
  * seconds on the GPU. */
+double cost_gpu_seconds(const Cluster *cl, double flops, double bytes);
 double cost_cycle_wait_s(const CostProfile *prof, int queued);
 int cost_phases(const DriverRun *run, int nm, CompressCost *cc);
 double cost_opt_seconds(const DriverRun *run);
-/* What the scheduled step (sched_run.c) shares with cost.c: an execution of flops on the
+/* What the scheduled step (sched_*.c) shares with cost.c: an execution of flops on the
  * worker's GPU (times this step's slowdown and jitter; returns its seconds), a timeline span of
  * the step being costed, a note in the worker's record of what its streams did (the books'
  * split), this step's slowdown and jitter, a measured profile's GPU peak over the cluster's. */
@@ -293,7 +310,7 @@ void cost_note(Worker *me, int kind, double t0, double t1);
 double cost_step_multiplier(Worker *me);
 double cost_peak_ratio(const Workload *wl, const Cluster *cl);
 
-/* sched_run.c: a scheduled step (CostModel.sched), as cost_step; last: the run's last step,
+/* sched_step.c: a scheduled step (CostModel.sched), as cost_step; last: the run's last step,
  * which drains its partitions before it ends. sched_drain: a run stopped at a rendezvous drains
  * the previous step's (layer-wise: they may still be in flight). sched_evaluated: an evaluation
  * just recorded after step `step` is stamped again when that step's update is applied (layer-wise
@@ -302,8 +319,9 @@ void sched_step(Worker *me, const StepState *st, int last);
 void sched_drain(Worker *me, const StepState *st);
 void sched_evaluated(DriverRun *run, long step, int set_tta);
 int sched_check(const RunConfig *cfg, const Model *m, BwError *err);
-/* The schedule's state this step (its describe()), or NULL without a scheduled step; the
- * communication lanes a worker's timeline shows (1 unless a schedule runs parameter servers). */
+/* sched_run.c: the schedule's state this step (its describe()), or NULL without a scheduled
+ * step; the communication lanes a worker's timeline shows (1 unless a schedule runs parameter
+ * servers). */
 const char *sched_state(const DriverRun *run);
 int sched_lanes(const DriverRun *run);
 
@@ -322,12 +340,9 @@ int rendezvous_check_decision(const RunConfig *cfg, const Model *m, const Compre
                               const PolicyDecision *d, int periodic, BwError *err);
 
 /* replay.c */
-int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err);
 int replay_template_create(Worker *me, unsigned long seed, BwError *err);
 void replay_observation(Worker *me, const TraceStep *ts, int n_layers);
 void replay_gradient(Worker *me, const TraceStep *ts);
-const TraceEval *replay_eval_at(DriverRun *run, long steps);
-int replay_per_worker_batch(const TraceStep *ts, int P);
 int replay_fast_init(DriverRun *run, BwError *err);
 void replay_fast(DriverRun *run);
 
@@ -345,8 +360,6 @@ void record_trace_abort(DriverRun *run);
 /* estimate.c: refuses a run whose simulated time would pass CLUSTER_MAX_SIM_S (usage error
  * naming the flags that price it). shard: samples per worker per epoch (run_shard_of). */
 int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err);
-/* driver.c: samples per worker per epoch: the data's shard, or what the trace's epochs held. */
-int run_shard_of(const RunConfig *cfg);
 /* driver_check.c: what a policy knows of the run when it starts. cluster: as loaded, or NULL if
  * not known. layers: room for m's n_layers entries, which ctx->layers points at. */
 void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "wallclock.h"
+#include "xalloc.h"
 
 /* Writes the step record held back, and the evaluation that followed it. */
 static void flush_trace(TraceRecorder *rec)
@@ -38,8 +39,8 @@ static EvalRow *eval_row_add(DriverRun *run)
     RunResult *res = run->res;
     if (res->n_evals == run->cap_evals) {
         run->cap_evals = run->cap_evals ? 2 * run->cap_evals : 64;
-        res->evals = realloc(res->evals, sizeof *res->evals * (size_t)run->cap_evals);
-        assert(res->evals);
+        res->evals = bw_xrealloc_n(res->evals, (size_t)run->cap_evals, sizeof *res->evals,
+                                   "the evaluations' rows");
     }
     EvalRow *e = &res->evals[res->n_evals++];
     memset(e, 0, sizeof *e);
@@ -149,8 +150,8 @@ void record_step(DriverRun *run, const StepState *st, const Worker *w0, int aver
     RunResult *res = run->res;
     if (res->n_steps == run->cap_steps) {
         run->cap_steps = run->cap_steps ? 2 * run->cap_steps : 1024;
-        res->steps = realloc(res->steps, sizeof *res->steps * (size_t)run->cap_steps);
-        assert(res->steps);
+        res->steps = bw_xrealloc_n(res->steps, (size_t)run->cap_steps, sizeof *res->steps,
+                                   "the steps' rows");
     }
     StepRow *r = &res->steps[res->n_steps++];
     memset(r, 0, sizeof *r);
@@ -199,10 +200,10 @@ void record_epoch_norm(DriverRun *run, const StepState *st)
     double sq = 0;
     for (int l = 0; l < n; l++) sq += run->epoch_norm_mean[l] * run->epoch_norm_mean[l];
     size_t k = (size_t)res->n_epoch_norms + 1;
-    res->epoch_norm = realloc(res->epoch_norm, sizeof(double) * k);
-    res->epoch_last_step = realloc(res->epoch_last_step, sizeof(long) * k);
-    res->epoch_index = realloc(res->epoch_index, sizeof(int) * k);
-    assert(res->epoch_norm && res->epoch_last_step && res->epoch_index);
+    res->epoch_norm = bw_xrealloc_n(res->epoch_norm, k, sizeof(double), "the epochs' norms");
+    res->epoch_last_step =
+        bw_xrealloc_n(res->epoch_last_step, k, sizeof(long), "the epochs' norms");
+    res->epoch_index = bw_xrealloc_n(res->epoch_index, k, sizeof(int), "the epochs' norms");
     res->epoch_index[res->n_epoch_norms] = st->epoch;
     res->epoch_last_step[res->n_epoch_norms] = st->step;
     res->epoch_norm[res->n_epoch_norms++] = sqrt(sq);

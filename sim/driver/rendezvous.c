@@ -266,8 +266,8 @@ static void stop_interrupted(DriverRun *run, long step)
 {
     long of = run->cfg->replay ? run->cfg->replay->n_steps
                                : (long)run->cfg->tc.epochs * (run->shard / run->b0);
-    run->stop = STOP_ERROR;
-    run->err_status = bw_fail(&run->err, BW_EINTR, "interrupted at step %ld of %ld", step, of);
+    BwError why;
+    run_fail(run, bw_fail(&why, BW_EINTR, "interrupted at step %ld of %ld", step, of), &why);
 }
 
 /* The policy's decision, checked; returns 0 (and stops the run) if it is not valid, or the
@@ -275,7 +275,8 @@ static void stop_interrupted(DriverRun *run, long step)
 static int decide(DriverRun *run, const PolicyObs *obs)
 {
     PolicyDecision d = {.level = run->dec.level}; /* policy_step resets it, sets its batch */
-    int rc = policy_step(run->pol, obs, &d, &run->err);
+    BwError why = {{0}};
+    int rc = policy_step(run->pol, obs, &d, &why);
     if (rc == BW_EINTR) {
         stop_interrupted(run, obs->step);
         return 0;
@@ -283,10 +284,9 @@ static int decide(DriverRun *run, const PolicyObs *obs)
     policy_describe(run->pol, run->state, sizeof run->state);
     if (rc == BW_OK)
         rc = rendezvous_check_decision(run->cfg, run->w[0].model, run->cops, &d, run->periodic,
-                                       &run->err);
+                                       &why);
     if (rc) {
-        run->stop = STOP_ERROR;
-        run->err_status = rc;
+        run_fail(run, rc, &why);
         return 0;
     }
     run->dec = d;

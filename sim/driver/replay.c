@@ -13,26 +13,6 @@
 
 #include "splitmix.h"
 
-/* A matrix per 2-D entry of the table, a vector where cols is 1, at the trace's cost per
- * sample. */
-int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err)
-{
-    LayerView *layers = calloc((size_t)h->n_layers, sizeof *layers);
-    if (!layers)
-        return bw_fail(err, BW_ERUNTIME, "--trace: out of memory for %d layers", h->n_layers);
-    for (int l = 0; l < h->n_layers; l++) {
-        LayerView *v = &layers[l];
-        /* a trace's names may be longer than a layer view's: shown shortened */
-        snprintf(v->name, sizeof v->name, "%.*s", (int)sizeof v->name - 1, h->layers[l].name);
-        v->rows = h->layers[l].rows;
-        v->cols = h->layers[l].cols;
-        v->ndim = v->cols == 1 ? 1 : 2;
-    }
-    int rc = model_create_from_layers(layers, h->n_layers, h->flops_per_sample, seed, out, err);
-    free(layers);
-    return rc;
-}
-
 /* The worker's fixed random gradient, drawn from its own stream (seeded from the run's seed and
  * its rank), each layer scaled to norm 1. */
 int replay_template_create(Worker *me, unsigned long seed, BwError *err)
@@ -75,24 +55,6 @@ void replay_gradient(Worker *me, const TraceStep *ts)
         for (size_t i = 0; i < layer_size(v); i++) g[i] = scale * t[i];
     }
     replay_observation(me, ts, m->n_layers);
-}
-
-/* The trace's evaluation after `steps` steps, or NULL. Asked with steps that never decrease, so
- * a cursor walks the (ordered) evaluations once over the whole replay. */
-const TraceEval *replay_eval_at(DriverRun *run, long steps)
-{
-    const Trace *t = run->cfg->replay;
-    while (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step < steps)
-        run->eval_cursor++;
-    if (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step == steps)
-        return &t->evals[run->eval_cursor];
-    return NULL;
-}
-
-/* A trace step's global batch, shared by P workers (at least one sample each). */
-int replay_per_worker_batch(const TraceStep *ts, int P)
-{
-    return ts->batch / P > 0 ? ts->batch / P : 1;
 }
 
 /* The fast replay needs rank 0's layer table, and its compressor for the message plans; the

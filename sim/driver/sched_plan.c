@@ -7,6 +7,7 @@
  * tensor to the last and from a message's first partition to its last, as BytePS's scheduled
  * queue sorts them (byteps/common/scheduled_queue.cc). */
 #include "sched_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -67,11 +68,13 @@ static SchedStage *stage_add(SchedPlan *p, int P)
 {
     if (p->n_stages == p->cap_stages) {
         const int cap = p->cap_stages ? 2 * p->cap_stages : 64;
-        p->stages = realloc(p->stages, sizeof *p->stages * (size_t)cap);
-        p->elig = realloc(p->elig, sizeof *p->elig * (size_t)cap);
-        p->parts_done = realloc(p->parts_done, sizeof *p->parts_done * (size_t)cap * (size_t)P);
-        p->stage_end = realloc(p->stage_end, sizeof *p->stage_end * (size_t)cap * (size_t)P);
-        if (!p->stages || !p->elig || !p->parts_done || !p->stage_end) abort();
+        const char *what = "a scheduled step's plan";
+        p->stages = bw_xrealloc_n(p->stages, (size_t)cap, sizeof *p->stages, what);
+        p->elig = bw_xrealloc_n(p->elig, (size_t)cap, sizeof *p->elig, what);
+        p->parts_done =
+            bw_xrealloc_n(p->parts_done, (size_t)cap * (size_t)P, sizeof *p->parts_done, what);
+        p->stage_end =
+            bw_xrealloc_n(p->stage_end, (size_t)cap * (size_t)P, sizeof *p->stage_end, what);
         p->cap_stages = cap;
     }
     SchedStage *s = &p->stages[p->n_stages++];
@@ -83,8 +86,8 @@ static SchedPart *part_add(SchedPlan *p)
 {
     if (p->n_parts == p->cap_parts) {
         p->cap_parts = p->cap_parts ? 2 * p->cap_parts : 256;
-        p->parts = realloc(p->parts, sizeof *p->parts * (size_t)p->cap_parts);
-        if (!p->parts) abort();
+        p->parts = bw_xrealloc_n(p->parts, (size_t)p->cap_parts, sizeof *p->parts,
+                                 "a scheduled step's partitions");
     }
     SchedPart *x = &p->parts[p->n_parts++];
     memset(x, 0, sizeof *x);
@@ -269,8 +272,7 @@ void sched_queue_push(SchedQueue *q, SchedItem it)
 {
     if (q->n == q->cap) {
         const int cap = q->cap ? 2 * q->cap : 16;
-        SchedItem *grown = malloc(sizeof *grown * (size_t)cap);
-        if (!grown) abort();
+        SchedItem *grown = bw_xrealloc_n(NULL, (size_t)cap, sizeof *grown, "a lane's queue");
         for (int i = 0; i < q->n; i++) grown[i] = q->items[(q->head + i) % q->cap];
         free(q->items);
         q->items = grown;

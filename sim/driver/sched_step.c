@@ -4,6 +4,7 @@
  * step under --overlap ddp, the last one layer-wise), the books of what the compute lane waited
  * for, and driver_check's checks of a --schedule. */
 #include "sched_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -35,8 +36,8 @@ static void sched_split(Worker *me, double a, double b, double *split)
     for (int i = 0; i < me->n_spans; i++)
         if (me->spans[i].t1 > a) me->spans[kept++] = me->spans[i];
     me->n_spans = kept;
-    SplitEvent *ev = malloc(sizeof *ev * (size_t)(2 * kept + 1));
-    if (!ev) abort();
+    SplitEvent *ev =
+        bw_xrealloc_n(NULL, (size_t)(2 * kept + 1), sizeof *ev, "a scheduled step's time split");
     int n = 0;
     for (int i = 0; i < kept; i++) {
         const CostSpan *s = &me->spans[i];

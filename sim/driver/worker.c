@@ -20,6 +20,7 @@
 #include "grad_norms.h"
 #include "wallclock.h"
 #include "splitmix.h"
+#include "xalloc.h"
 
 /* The worker's model: its own replica (a copy of the untrained run->replica, which is the same
  * model from the same seed), or one that borrows the shared replica's parameters (a replay's
@@ -87,8 +88,7 @@ static void worker_reserve(Worker *me, int b)
 {
     if (b <= me->cap) return;
     me->cap = b;
-    me->idx = realloc(me->idx, sizeof(int) * (size_t)b);
-    assert(me->idx);
+    me->idx = bw_xrealloc_n(me->idx, (size_t)b, sizeof(int), "a worker's batch");
 }
 
 /* Room in a computing thread's scratch for a batch of b samples of dim features. */
@@ -96,9 +96,8 @@ static void slot_reserve(ComputeSlot *s, int b, int dim)
 {
     if (b <= s->cap) return;
     s->cap = b;
-    s->x = realloc(s->x, sizeof(float) * (size_t)b * (size_t)dim);
-    s->y = realloc(s->y, (size_t)b);
-    assert(s->x && s->y);
+    s->x = bw_xrealloc_n(s->x, (size_t)b * (size_t)dim, sizeof(float), "a batch's images");
+    s->y = bw_xrealloc(s->y, (size_t)b, "a batch's labels");
 }
 
 /* The real forward and backward on the job_b samples of idx, the loss, and the norms: on a pool
@@ -166,19 +165,6 @@ static void worker_gradient_wait(Worker *me)
     if (!me->job_pending) return;
     pool_wait(me->run->pool, &me->job);
     me->job_pending = 0;
-}
-
-/* Flops per sample x b, or (a trace with measured step times) the measured seconds scaled by
- * the batch, as flops of this host; times the worker's slowdown. Jitter comes on top
- * (worker_compute). */
-double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
-                         int rank)
-{
-    double flops = flops_per_sample * b;
-    if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
-        flops = cfg->replay->h.compute_s_per_step * speed_flops * b / cfg->replay->h.batch;
-    if (cfg->slowdown) flops *= cfg->slowdown[rank];
-    return flops;
 }
 
 /* The step's simulated compute on the worker's host; returns the clock after it. */

@@ -13,6 +13,7 @@
  * created mailbox table) needs a lock; the in-memory sums may use the communicator's pool,
  * whose threads only ever touch the buffers of the call that waits for them. */
 #include "coll_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -185,11 +186,9 @@ static Msg *msg_free(Comm *c, int me)
     RankState *rs = &c->rs[me];
     for (int i = 0; i < rs->n_msgs; i++)
         if (!rs->msgs[i]->unread) return rs->msgs[i];
-    Msg **grown = realloc(rs->msgs, sizeof *grown * (size_t)(rs->n_msgs + 1));
-    assert(grown);
+    Msg **grown = bw_xrealloc_n(rs->msgs, (size_t)(rs->n_msgs + 1), sizeof *grown, "coll");
     rs->msgs = grown;
-    Msg *m = calloc(1, sizeof *m);
-    assert(m);
+    Msg *m = bw_xcalloc(1, sizeof *m, "coll: a message");
     return rs->msgs[rs->n_msgs++] = m;
 }
 
@@ -205,8 +204,7 @@ static void msg_stage(Msg *m)
     if (!m->unread || !m->data || m->data == m->stage || !m->bytes) return;
     if (m->bytes > m->stage_cap) {
         free(m->stage);
-        m->stage = malloc(m->bytes);
-        assert(m->stage);
+        m->stage = bw_xmalloc(m->bytes, "coll: a message's staging copy");
         m->stage_cap = m->bytes;
     }
     memcpy(m->stage, m->data, m->bytes);
@@ -668,8 +666,7 @@ static unsigned char *analytic_allgather(Comm *c, int rank, const void *send, si
         total += (double)c->sizes[r];
         all_bytes += c->sizes[r];
     }
-    unsigned char *all = malloc(all_bytes ? all_bytes : 1), *p = all;
-    assert(all);
+    unsigned char *all = bw_xmalloc(all_bytes, "coll: an allgather's result"), *p = all;
     for (int r = 0; r < P; r++) {
         sizes[r] = c->sizes[r];
         if (sizes[r]) memcpy(p, c->bufs[r], sizes[r]);
@@ -690,8 +687,7 @@ static unsigned char *gather_room(Comm *c, int me, size_t used, size_t more)
     if (used + more > rs->gather_cap || !rs->gather) {
         release(c, me);
         size_t cap = 2 * rs->gather_cap > used + more ? 2 * rs->gather_cap : used + more + 1;
-        unsigned char *g = realloc(rs->gather, cap);
-        assert(g);
+        unsigned char *g = bw_xrealloc(rs->gather, cap, "coll: an allgather's buffer");
         rs->gather = g;
         rs->gather_cap = cap;
     }
@@ -706,8 +702,7 @@ static unsigned char *ring_allgather_blocks(Comm *c, int rank, const void *send,
     const int P = c->P;
     RankState *rs = &c->rs[rank];
     if (!rs->goff) {
-        rs->goff = malloc(sizeof *rs->goff * (size_t)P);
-        assert(rs->goff);
+        rs->goff = bw_xrealloc_n(NULL, (size_t)P, sizeof *rs->goff, "coll: an allgather");
     }
     size_t used = 0;
     const unsigned char *out = send;
@@ -724,8 +719,7 @@ static unsigned char *ring_allgather_blocks(Comm *c, int rank, const void *send,
         out_bytes = sizes[r];
         used += sizes[r];
     }
-    unsigned char *all = malloc(used + bytes ? used + bytes : 1), *p = all;
-    assert(all);
+    unsigned char *all = bw_xmalloc(used + bytes, "coll: an allgather's result"), *p = all;
     for (int r = 0; r < P; r++) {
         const unsigned char *src = r == rank ? send : rs->gather + rs->goff[r];
         if (sizes[r]) memcpy(p, src, sizes[r]);

@@ -4,6 +4,7 @@
  * (coll_sum.c: a ring's order or rank order), so the bits are the same; the replay makes the
  * same calls in the same order with the same sizes, so the messages, times and books are too. */
 #include "coll_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -29,8 +30,7 @@ void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t 
     CallLog *l = &c->log[rank];
     if (l->n == l->cap) {
         const int cap = l->cap ? 2 * l->cap : 8;
-        CollCall *grown = realloc(l->calls, sizeof *grown * (size_t)cap);
-        assert(grown);
+        CollCall *grown = bw_xrealloc_n(l->calls, (size_t)cap, sizeof *grown, "a mirror's log");
         l->calls = grown;
         l->cap = cap;
     }
@@ -39,8 +39,7 @@ void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t 
     if (!sizes) return;
     if (l->n_sizes + (size_t)c->P > l->cap_sizes) {
         const size_t cap = 2 * (l->n_sizes + (size_t)c->P);
-        size_t *grown = realloc(l->sizes, sizeof *grown * cap);
-        assert(grown);
+        size_t *grown = bw_xrealloc_n(l->sizes, cap, sizeof *grown, "a mirror's log");
         l->sizes = grown;
         l->cap_sizes = cap;
     }

@@ -16,6 +16,7 @@
  * host, started by the first rank to enter the call. Calls on one communicator follow each
  * other on every rank, so the mailbox of each (server, rank) pair delivers them in order. */
 #include "coll_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -83,9 +84,8 @@ static void ps_serve(const PsCall *k)
     Comm *c = k->c;
     const int P = c->P;
     const size_t bytes = k->n * dt_size(k->dt);
-    sg_comm_t *comms = malloc(sizeof *comms * (size_t)P);
-    void **got = malloc(sizeof *got * (size_t)P);
-    assert(comms && got);
+    sg_comm_t *comms = bw_xrealloc_n(NULL, (size_t)P, sizeof *comms, "a parameter server");
+    void **got = bw_xrealloc_n(NULL, (size_t)P, sizeof *got, "a parameter server");
     size_t m = 0;
     const double t0 = c->wire ? simgrid_get_clock() : 0;
     for (int w = 0; w < P; w++)
@@ -120,8 +120,7 @@ static void ps_server_actor(int argc, char **argv)
 
 static void ps_spawn(const PsCall *proto)
 {
-    PsCall *k = malloc(sizeof *k);
-    assert(k);
+    PsCall *k = bw_xmalloc(sizeof *k, "a parameter server");
     *k = *proto;
     char name[32];
     snprintf(name, sizeof name, "ps%d", k->server);

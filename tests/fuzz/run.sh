@@ -45,7 +45,8 @@ build() {
     idx)   srcs=(models/dataset.c); libs="$(pkg-config --libs gsl) -lz -lm" ;;
     units) srcs=(sim/cli/cli.c common/units.c); libs="-lm" ;;
     spec)  srcs=(common/spec.c policies/*.c policies/python/policy_python_none.c sim/compress/*.c
-                 sim/net/coll.c sim/net/coll_sum.c sim/net/coll_mirror.c common/half.c common/pool.c)
+                 sim/net/coll.c sim/net/coll_sum.c sim/net/coll_mirror.c common/half.c common/pool.c
+                 common/xalloc.c common/outfile.c)
            libs="$(pkg-config --libs simgrid gsl) -lopenblas -lm" ;;
     *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec, workload, platform or all)" >&2
        exit 2 ;;

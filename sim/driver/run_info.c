@@ -1,0 +1,161 @@
+/* run_info.c: what every room of a run asks of it and of its configuration, and nothing more:
+ * its clock and hosts, its model, its shard, the price of a batch, the kind of step it prices,
+ * whether the fast replay may run it, and the replay's stand-in model and trace cursor. A leaf of
+ * sim/driver/'s call graph (scripts/callgraph.py): it calls no function of another file here, so
+ * the files above it (driver.c, worker.c, replay.c, cost.c, the sched files) call one way. */
+#include "driver_impl.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <simgrid/engine.h>
+
+#include "engine.h"
+
+/* The one way an actor stops the run with an error (driver_impl.h). */
+void run_fail(DriverRun *run, int status, const BwError *why)
+{
+    assert(status != BW_OK && why);
+    if (run->stop == STOP_ERROR) return; /* the first error is the one reported */
+    run->stop = STOP_ERROR;
+    run->err = *why;
+    run->err_status = status;
+}
+
+double run_now(const DriverRun *run)
+{
+    return run->fast ? run->now : simgrid_get_clock() - run->start_s;
+}
+
+sg_host_t run_host(const DriverRun *run, int w)
+{
+    return engine_host(run->place ? run->place->gpus[w] : w);
+}
+
+void run_actor_ended(DriverRun *run)
+{
+    double now = simgrid_get_clock();
+    if (now > run->end_clock) run->end_clock = now;
+}
+
+int run_model_create(const RunConfig *cfg, Model **out, BwError *err)
+{
+    if (!cfg->replay) return model_create(cfg->model, &cfg->mc, cfg->tc.seed, out, err);
+    return replay_model_create(&cfg->replay->h, cfg->tc.seed, out, err);
+}
+
+int run_shard_of(const RunConfig *cfg)
+{
+    if (!cfg->replay || cfg->priced) return dataset_shard_size(cfg->train->n, cfg->cluster.workers);
+    long spe = cfg->replay->h.steps_per_epoch ? cfg->replay->h.steps_per_epoch : 1;
+    return (int)(spe * cfg->tc.batch);
+}
+
+int driver_price_batch(const RunConfig *cfg, int b)
+{
+    if (cfg->price_batch <= 0 || cfg->price_batch == cfg->tc.batch) return b;
+    return (int)llround((double)cfg->price_batch * b / cfg->tc.batch);
+}
+
+int driver_costed(const RunConfig *cfg)
+{
+    return cfg->workload || cfg->overlap != OVERLAP_NONE || (cfg->costs && !cfg->costs->ideal);
+}
+
+int driver_scheduled(const RunConfig *cfg)
+{
+    return cfg->overlap == OVERLAP_LAYER ||
+           (cfg->overlap == OVERLAP_DDP && cfg->schedule && !schedule_spec_is_fifo(cfg->schedule));
+}
+
+int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
+{
+    const char *no = NULL;
+    int same_slowdown = 1;
+    for (int w = 1; cfg->slowdown && w < cfg->cluster.workers; w++)
+        same_slowdown &= cfg->slowdown[w] == cfg->slowdown[0];
+    if (!cfg->replay)
+        no = "not a replay";
+    else if (cfg->replay_engine == REPLAY_ACTORS)
+        no = "--replay-engine actors";
+    else if (cfg->backend != COLL_ANALYTIC)
+        no = "--collectives transfer simulates every message";
+    else if (cfg->jitter_sigma > 0)
+        no = "--compute-jitter makes the workers differ";
+    else if (!same_slowdown)
+        no = "--slowdown makes the workers differ";
+    else if (cfg->cluster.platform_file)
+        no = "--platform: a platform file's hosts and routes may differ";
+    else if (cfg->simgrid_cfg)
+        no = "--cfg= options may change SimGrid's timings";
+    else if (driver_scheduled(cfg))
+        no = "--schedule or --overlap layer: partitions, credit and layer-wise dependencies "
+             "need the actors";
+    else if (cfg->priced && driver_costed(cfg) && cfg->overlap == OVERLAP_DDP)
+        no = "--overlap ddp: its closed form equals the actors to 1e-9 but not to the bit, and a "
+             "priced run must be the live run";
+    else if (cfg->overlap == OVERLAP_DDP && !cfg->free_compression)
+        no = "--overlap ddp: encode and decode share the GPU with the backward, which only the "
+             "actors simulate (--free-compression or --overlap none allow the fast path)";
+    else if (cfg->timeline)
+        no = "--timeline records the actors' events";
+    else if (cfg->record_trace)
+        no = "--record-trace";
+    else if (cfg->params_out)
+        no = "the final parameters are wanted";
+    if (why && n) snprintf(why, n, "%s", no ? no : "");
+    return no == NULL;
+}
+
+/* Flops per sample x b, or (a trace with measured step times) the measured seconds scaled by
+ * the batch, as flops of this host; times the worker's slowdown. Jitter comes on top
+ * (worker_compute). */
+double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, double speed_flops,
+                         int rank)
+{
+    double flops = flops_per_sample * b;
+    if (cfg->replay && cfg->replay->h.compute_s_per_step > 0) /* measured, scaled by batch */
+        flops = cfg->replay->h.compute_s_per_step * speed_flops * b / cfg->replay->h.batch;
+    if (cfg->slowdown) flops *= cfg->slowdown[rank];
+    return flops;
+}
+
+/* A matrix per 2-D entry of the table, a vector where cols is 1, at the trace's cost per
+ * sample. */
+int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err)
+{
+    LayerView *layers = calloc((size_t)h->n_layers, sizeof *layers);
+    if (!layers)
+        return bw_fail(err, BW_ERUNTIME, "--trace: out of memory for %d layers", h->n_layers);
+    for (int l = 0; l < h->n_layers; l++) {
+        LayerView *v = &layers[l];
+        /* a trace's names may be longer than a layer view's: shown shortened */
+        snprintf(v->name, sizeof v->name, "%.*s", (int)sizeof v->name - 1, h->layers[l].name);
+        v->rows = h->layers[l].rows;
+        v->cols = h->layers[l].cols;
+        v->ndim = v->cols == 1 ? 1 : 2;
+    }
+    int rc = model_create_from_layers(layers, h->n_layers, h->flops_per_sample, seed, out, err);
+    free(layers);
+    return rc;
+}
+
+/* The trace's evaluation after `steps` steps, or NULL. Asked with steps that never decrease, so
+ * a cursor walks the (ordered) evaluations once over the whole replay. */
+const TraceEval *replay_eval_at(DriverRun *run, long steps)
+{
+    const Trace *t = run->cfg->replay;
+    while (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step < steps)
+        run->eval_cursor++;
+    if (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step == steps)
+        return &t->evals[run->eval_cursor];
+    return NULL;
+}
+
+/* A trace step's global batch, shared by P workers (at least one sample each). */
+int replay_per_worker_batch(const TraceStep *ts, int P)
+{
+    return ts->batch / P > 0 ? ts->batch / P : 1;
+}
