@@ -83,6 +83,28 @@ static void test_messages_blame_the_keys_the_file_has(void **state)
     refused("c.json: job \"a\": key \"placement\": spread needs", text);
 }
 
+/* A flag given twice is refused, as bellows run refuses it, but --set: repeated, its keys
+ * combine into axes (they ran one axis only, and --out A --out B wrote B). */
+static void test_flags_given_twice(void **state)
+{
+    (void)state;
+    write_tmp("two.json", "{\"jobs\": [" JOB("a", "") ", " JOB("b", "") "]}");
+    expect_refusal("--out: given twice", "cluster @/two.json --out @/A --out @/B");
+    expect_refusal("--alone: given twice", "cluster @/two.json --alone none --alone=run");
+    expect_refusal("--set: key 'a.seed' given twice",
+                   "cluster @/two.json --out @/A --set a.seed=1 --set=a.seed=2");
+    assert_int_equal(bw("cluster @/two.json --alone none --out @/sets --set a.seed=1 --set "
+                        "b.seed=2,3"),
+                     0);
+    char *csv = tmp_file("sets/sweep.csv");
+    assert_non_null(csv);
+    assert_true(strncmp(csv, "a.seed,b.seed,job,", 18) == 0);
+    free(csv);
+    char *b3 = tmp_file("sets/points/a.seed=1_b.seed=3/cluster.json");
+    assert_non_null(b3);
+    free(b3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -90,6 +112,7 @@ int main(void)
         T(test_a_start_within_the_timing_precision_runs),
         T(test_a_scheduled_job_reports_its_schedule),
         T(test_messages_blame_the_keys_the_file_has),
+        T(test_flags_given_twice),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

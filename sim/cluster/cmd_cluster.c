@@ -211,14 +211,38 @@ static int point_run(Point *pt, const Opts *o, BwError *err)
     return BW_OK;
 }
 
-/* The point's spec and plan from the file's tree with the point's values set. */
+/* The files the point's keys read (a job's costs, policy, schedule, workload; the platform)
+ * into io, checked (io_check.h) with what io holds already. */
+static int point_files(const ClSpec *spec, IoFiles *io, BwError *err)
+{
+    char where[1200];
+    for (int j = -1; j < spec->n_jobs; j++) {
+        const ClFlag *f = j < 0 ? spec->flags : spec->jobs[j].flags;
+        int n = j < 0 ? spec->n_flags : spec->jobs[j].n_flags;
+        for (int i = 0; i < n; i++) {
+            if (j < 0)
+                snprintf(where, sizeof where, "%.1000s: key \"%s\"", spec->path, f[i].flag);
+            else
+                snprintf(where, sizeof where, "%.1000s: job \"%s\": key \"%s\"", spec->path,
+                         spec->jobs[j].name, f[i].flag);
+            for (char *c = strstr(where, ": key \"") + 7; *c; c++) /* the file's key_name */
+                if (*c == '-') *c = '_';
+            io_input(io, f[i].flag, where, f[i].value);
+        }
+    }
+    return io_check(io, err);
+}
+
+/* The point's spec and plan from the file's tree with the point's values set; with io, the
+ * files its keys read checked first. */
 static int point_build(Point *pt, const json_t *root, const char *path, const ClAxis *axes,
-                       int n_axes, const int *value, const Opts *o, BwError *err)
+                       int n_axes, const int *value, const Opts *o, IoFiles *io, BwError *err)
 {
     json_t *copy = json_deep_copy(root);
     int rc = n_axes ? cl_axes_apply(copy, path, axes, n_axes, value, err) : BW_OK;
     if (!rc) rc = cl_spec_from_json(path, copy, &pt->spec, err);
     json_decref(copy);
+    if (!rc && io) rc = point_files(&pt->spec, io, err);
     if (!rc) rc = cl_plan_build(&pt->spec, o->timeline ? o->timeline_steps : NULL, &pt->plan, err);
     return rc;
 }
@@ -329,12 +353,12 @@ static int sweep_write(const char *out, const ClAxis *axes, int n_axes, const ch
 /* Every point checked whole (its file, its jobs as bellows run checks a run, its placement)
  * before anything is written. Without --set the one point stays built in pt, its data loaded. */
 static int check_points(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
-                        const Opts *o, Point *pt, BwError *err)
+                        const Opts *o, Point *pt, IoFiles *io, BwError *err)
 {
     int value[CL_MAX_AXES];
     for (long i = 0; i < (n_axes ? cl_axes_points(axes, n_axes) : 1); i++) {
         cl_axes_point(axes, n_axes, i, value);
-        int rc = point_build(pt, root, file, axes, n_axes, value, o, err);
+        int rc = point_build(pt, root, file, axes, n_axes, value, o, io, err);
         if (rc || n_axes) point_free(pt);
         if (rc && n_axes) {
             char folder[1024];
@@ -368,7 +392,7 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
             snprintf(pt->dir, sizeof pt->dir, "%s", o->out);
         }
         pt->alone = strcmp(o->alone, "run") == 0;
-        if (n_axes) rc = point_build(pt, root, file, axes, n_axes, value, o, err);
+        if (n_axes) rc = point_build(pt, root, file, axes, n_axes, value, o, NULL, err);
         if (!rc) rc = point_run(pt, o, err);
         if (!rc && n_axes) sweep_rows(rows, axes, n_axes, value, pt, folder);
         point_free(pt);
@@ -376,12 +400,43 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
     return rc;
 }
 
+/* The flags with every --set joined into one (its keys separated by spaces, as one --set takes
+ * them), so that repeated --set combine into axes while any other flag given twice is refused
+ * (cli_parse). rest holds argc + 1; sets is the joined text. */
+static int join_sets(int argc, char **argv, char **rest, int *n_rest, char *sets, size_t size,
+                     BwError *err)
+{
+    size_t used = 0;
+    *n_rest = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--set") == 0 && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], "--set=", 6) == 0)
+            v = argv[i] + 6;
+        if (!v) {
+            rest[(*n_rest)++] = argv[i];
+            continue;
+        }
+        int n = snprintf(sets + used, size - used, "%s%s", used ? " " : "--set=", v);
+        if (n < 0 || (size_t)n >= size - used)
+            return bw_fail(err, BW_EUSAGE, "--set: more than %zu bytes of keys and values",
+                           size - 7);
+        used += (size_t)n;
+    }
+    if (used) rest[(*n_rest)++] = sets;
+    return BW_OK;
+}
+
 int cmd_cluster(int argc, char **argv, BwError *err)
 {
     Opts o;
     const char *file = argc > 0 && argv[0][0] != '-' ? argv[0] : NULL;
-    int rc =
-        cli_parse("bellows cluster", OPTS, N_OPTS, &o, argc - !!file, argv + !!file, NULL, err);
+    char **rest = calloc((size_t)argc + 1, sizeof *rest), sets[4096];
+    int n_rest = 0, given[N_OPTS];
+    int rc = join_sets(argc - !!file, argv + !!file, rest, &n_rest, sets, sizeof sets, err);
+    if (!rc) rc = cli_parse("bellows cluster", OPTS, N_OPTS, &o, n_rest, rest, given, err);
+    free(rest);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, USAGE, ABOUT, OPTS, N_OPTS);
         return BW_OK;
@@ -395,8 +450,13 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     int n_axes = 0;
     if (o.set) rc = cl_axes_parse(o.set, axes, &n_axes, err);
     if (!rc && o.set) rc = cl_axes_check(axes, n_axes, err);
+    IoFiles io = {0}; /* inputs are never outputs (io_check.h) */
+    io_input_file(&io, "cluster file", file);
+    io_out_dir(&io, "--out", o.out);
+    if (!rc) rc = io_check(&io, err);
     if (!rc) rc = cl_file_read(file, &root, err);
-    if (!rc) rc = check_points(root, file, axes, n_axes, &o, pt, err);
+    if (!rc) rc = check_points(root, file, axes, n_axes, &o, pt, &io, err);
+    io_free(&io);
     if (!rc) rc = run_check_out(o.out, o.force, err);
     const int existed = access(o.out, F_OK) == 0, was_empty = new_or_empty(o.out);
     if (!rc) rc = outdir_create(o.out, err);
