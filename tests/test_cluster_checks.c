@@ -105,6 +105,23 @@ static void test_flags_given_twice(void **state)
     free(b3);
 }
 
+/* --set's cross product is held to sweep's limit, refused before any point is checked. */
+static void test_too_many_points_are_refused(void **state)
+{
+    (void)state;
+    write_tmp("two.json", "{\"jobs\": [" JOB("a", "") ", " JOB("b", "") "]}");
+    char args[1024] = "cluster @/two.json --out @/many";
+    const char *keys[] = {"a.seed", "b.seed", "a.lr", "b.lr", "a.epochs", "b.epochs", "a.batch",
+                          "b.batch"};
+    for (int k = 0; k < 8; k++) {
+        size_t n = strlen(args);
+        snprintf(args + n, sizeof args - n, " --set %s=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16",
+                 keys[k]);
+    }
+    expect_refusal("--set: 4294967296 points is too many (at most 1000000, as bellows sweep)",
+                   "%s", args);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -113,6 +130,7 @@ int main(void)
         T(test_a_scheduled_job_reports_its_schedule),
         T(test_messages_blame_the_keys_the_file_has),
         T(test_flags_given_twice),
+        T(test_too_many_points_are_refused),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,6 +25,9 @@ typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP, RUN_MODE_SWEEP_RU
  * --lr-scale auto applies the linear scaling rule (run_setup). */
 #define RUN_TUNED_GLOBAL_BATCH 512
 
+/* The most runs a sweep plans, and the most points of bellows cluster --set */
+#define RUN_MAX_RUNS 1000000
+
 /* compare's and sweep's default seeds (--seeds) */
 #define RUN_DEFAULT_SEEDS "1,2,3"
 

@@ -24,7 +24,7 @@
 
 typedef struct {
     const char *out, *alone, *set, *timeline_steps;
-    int force, jobs, timeline;
+    int force, jobs, timeline, resume;
 } Opts;
 
 #define OPT(name, kind, field, ...)                                                                \
@@ -51,6 +51,10 @@ static const CliOpt OPTS[] = {
         "or a job's as JOB.KEY (b.policy, b.compressor, b.start_s, ...), each with a list of "
         "values, several separated by spaces; the cross product, into DIR/points/, and "
         "DIR/sweep.csv",
+        0, 0, NULL, 0),
+    OPT("resume", CLI_FLAG, resume, NULL, NULL,
+        "skip the points already in DIR (their cluster.json written) after an interruption, and "
+        "run the rest",
         0, 0, NULL, 0),
     OPT("timeline", CLI_FLAG, timeline, NULL, NULL,
         "write DIR/timeline.json: Chrome trace events, one process per job, one thread per "
@@ -175,7 +179,9 @@ static void point_header(const Point *pt, int jobs)
 /* Plots are a convenience: a failure is reported, and the results stand. */
 static void point_plots(const char *dir)
 {
-    if (!plots_available()) {
+    int available = plots_available();
+    if (outfile_interrupted()) return; /* a Ctrl-C while it looked for gnuplot: run_points */
+    if (!available) {
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
         return;
     }
@@ -356,9 +362,22 @@ static int check_points(const json_t *root, const char *file, const ClAxis *axes
                         const Opts *o, Point *pt, IoFiles *io, BwError *err)
 {
     int value[CL_MAX_AXES];
-    for (long i = 0; i < (n_axes ? cl_axes_points(axes, n_axes) : 1); i++) {
+    const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
+    const int progress = n > 1 && isatty(STDERR_FILENO);
+    const double t0 = wallclock_s();
+    if (n > 1) { /* each check loads the point's data: say so before the wait */
+        printf("# checking the %ld points of --set before anything runs\n", n);
+        fflush(stdout);
+    }
+    for (long i = 0; i < n; i++) {
+        if (progress && i) {
+            double el = wallclock_s() - t0;
+            fprintf(stderr, "\r\033[K[cluster] %ld/%ld points checked, %.0fs elapsed, ~%.0fs left",
+                    i, n, el, el / (double)i * (double)(n - i));
+        }
         cl_axes_point(axes, n_axes, i, value);
         int rc = point_build(pt, root, file, axes, n_axes, value, o, io, err);
+        if (progress && (rc || i == n - 1)) fputs("\r\033[K", stderr);
         if (rc || n_axes) point_free(pt);
         if (rc && n_axes) {
             char folder[1024];
@@ -371,12 +390,32 @@ static int check_points(const json_t *root, const char *file, const ClAxis *axes
     return BW_OK;
 }
 
-/* Each point into out (or out/points/FOLDER with --set); sweep.csv's rows into rows. */
+/* A point that --resume finds finished (its cluster.json written): its rows read back. */
+static int point_resumed(Point *pt, BwError *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cluster.json", pt->dir);
+    if (access(path, F_OK) != 0) return 0;
+    int rc = point_read(pt, err);
+    if (rc) {
+        BwError why = *err;
+        bw_fail(err, BW_EUSAGE, "--resume: %s holds results of another cluster? %s", pt->dir,
+                why.msg);
+        return -1;
+    }
+    printf("# done already (--resume): %s\n", path);
+    return 1;
+}
+
+/* Each point into out (or out/points/FOLDER with --set); sweep.csv's rows into rows; *done:
+ * the points finished (with --resume, before too). A Ctrl-C stops after the point in flight;
+ * pt->dir is then the stopped point's folder. */
 static int run_points(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
-                      const Opts *o, Point *pt, FILE *rows, BwError *err)
+                      const Opts *o, Point *pt, FILE *rows, long *done, BwError *err)
 {
     int value[CL_MAX_AXES], rc = BW_OK;
     const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
+    *done = 0;
     for (long i = 0; i < n && !rc; i++) {
         char folder[1024] = "";
         cl_axes_point(axes, n_axes, i, value);
@@ -393,8 +432,18 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
         }
         pt->alone = strcmp(o->alone, "run") == 0;
         if (n_axes) rc = point_build(pt, root, file, axes, n_axes, value, o, NULL, err);
-        if (!rc) rc = point_run(pt, o, err);
+        int resumed = !rc && o->resume ? point_resumed(pt, err) : 0;
+        if (resumed < 0) rc = BW_EUSAGE;
+        if (!rc && !resumed) rc = point_run(pt, o, err);
         if (!rc && n_axes) sweep_rows(rows, axes, n_axes, value, pt, folder);
+        if (!rc) ++*done;
+        if (!rc && outfile_interrupted()) { /* after this point (looking for gnuplot, say) */
+            pt->dir[0] = '\0';                /* no point stopped midway */
+            rc = bw_fail(err, BW_EINTR, "interrupted after point %ld of %ld", i + 1, n);
+        } else if (rc == BW_EINTR && n_axes) {
+            BwError why = *err;
+            bw_fail(err, BW_EINTR, "point %ld of %ld: %s", i + 1, n, why.msg);
+        }
         point_free(pt);
     }
     return rc;
@@ -428,6 +477,49 @@ static int join_sets(int argc, char **argv, char **rest, int *n_rest, char *sets
     return BW_OK;
 }
 
+/* The points, then sweep.csv of those that finished. After a failure or an interruption the
+ * finished points stay (sweep.csv lists them; --resume runs the rest), and the stopped point's
+ * folder goes (its files too in a --out that was new or empty); with none finished, a new or
+ * empty --out is as it was, another keeps its files. The message says what stayed. */
+static int run_all(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
+                   const Opts *o, Point *pt, int was_empty, int existed, BwError *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    long done = 0;
+    FILE *rows = open_memstream(&text, &len);
+    outfile_interrupt_softly();
+    int rc = run_points(root, file, axes, n_axes, o, pt, rows, &done, err);
+    fclose(rows);
+    BwError werr;
+    int wrc = n_axes && done ? sweep_write(o->out, axes, n_axes, text, &werr) : BW_OK;
+    free(text);
+    if (!rc && wrc) *err = werr;
+    if (!rc && !wrc && n_axes) printf("# wrote %s/sweep.csv\n", o->out);
+    if (!rc || wrc) return rc ? rc : wrc;
+    if (done == 0) {
+        out_restore(o->out, was_empty, existed);
+    } else if (pt->dir[0]) {
+        remove_below(pt->dir, was_empty);
+        rmdir(pt->dir);
+    }
+    BwError why = *err;
+    if (done == 0 && rc == BW_EINTR)
+        return bw_fail(err, rc, "cluster: %s; %s", why.msg,
+                       was_empty ? "nothing written" : "the files written so far stay");
+    if (done == 0) return rc;
+    const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
+    if (done == n) /* stopped while it looked for gnuplot */
+        return bw_fail(err, rc, "cluster: %s; every point finished: the results stay in %s (no "
+                       "plots; bellows plot draws them)",
+                       why.msg, o->out);
+    return bw_fail(err, rc,
+                   "cluster: %s; the %ld finished point%s stay%s in %s%s: add --resume to run "
+                   "the rest",
+                   why.msg, done, done > 1 ? "s" : "", done > 1 ? "" : "s", o->out,
+                   n_axes ? " (sweep.csv lists them)" : "");
+}
+
 int cmd_cluster(int argc, char **argv, BwError *err)
 {
     Opts o;
@@ -450,6 +542,11 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     int n_axes = 0;
     if (o.set) rc = cl_axes_parse(o.set, axes, &n_axes, err);
     if (!rc && o.set) rc = cl_axes_check(axes, n_axes, err);
+    if (!rc && o.set && cl_axes_points(axes, n_axes) > RUN_MAX_RUNS)
+        rc = bw_fail(err, BW_EUSAGE,
+                     "--set: %ld points is too many (at most %d, as bellows sweep); set fewer "
+                     "keys or values",
+                     cl_axes_points(axes, n_axes), RUN_MAX_RUNS);
     IoFiles io = {0}; /* inputs are never outputs (io_check.h) */
     io_input_file(&io, "cluster file", file);
     io_out_dir(&io, "--out", o.out);
@@ -457,26 +554,11 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     if (!rc) rc = cl_file_read(file, &root, err);
     if (!rc) rc = check_points(root, file, axes, n_axes, &o, pt, &io, err);
     io_free(&io);
-    if (!rc) rc = run_check_out(o.out, o.force, err);
+    if (!rc && o.resume && o.force) rc = bw_fail(err, BW_EUSAGE, "--force: not with --resume");
+    if (!rc && !o.resume) rc = run_check_out(o.out, o.force, err);
     const int existed = access(o.out, F_OK) == 0, was_empty = new_or_empty(o.out);
     if (!rc) rc = outdir_create(o.out, err);
-    if (!rc) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *rows = open_memstream(&text, &len);
-        outfile_interrupt_softly();
-        rc = run_points(root, file, axes, n_axes, &o, pt, rows, err);
-        fclose(rows);
-        if (!rc && n_axes) rc = sweep_write(o.out, axes, n_axes, text, err);
-        if (!rc && n_axes) printf("# wrote %s/sweep.csv\n", o.out);
-        free(text);
-        if (rc) out_restore(o.out, was_empty, existed);
-        if (rc == BW_EINTR) {
-            BwError why = *err;
-            bw_fail(err, BW_EINTR, "cluster: %s; %s", why.msg,
-                    was_empty ? "nothing written" : "the files written so far stay");
-        }
-    }
+    if (!rc) rc = run_all(root, file, axes, n_axes, &o, pt, was_empty, existed, err);
     point_free(pt); /* the one point, when it was not run (freed twice is a no-op) */
     json_decref(root);
     free(axes);

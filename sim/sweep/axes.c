@@ -205,7 +205,7 @@ int sweep_plan_runs(Sweep *s, BwError *err)
     s->n_points = 1;
     for (int a = 0; a < s->n_axes; a++) s->n_points *= s->axes[a].n;
     s->n_runs = s->n_points * s->n_seeds * s->n_policies;
-    if (s->n_runs > 1000000)
+    if (s->n_runs > RUN_MAX_RUNS)
         return bw_fail(err, BW_EUSAGE, "sweep: %ld runs is too many", s->n_runs);
     s->runs = calloc((size_t)s->n_runs, sizeof *s->runs);
     s->todo = malloc(sizeof *s->todo * (size_t)s->n_runs);
