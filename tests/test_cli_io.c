@@ -13,7 +13,7 @@
 #include "run_args.h"
 
 #define TINY                                                                                       \
-    "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --workers 2 --quiet "             \
+    "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --workers 2 --quiet "              \
     "--collectives analytic"
 
 static void sh(const char *fmt)
@@ -68,8 +68,7 @@ static void test_an_input_inside_out_is_refused_everywhere(void **state)
     sh("cd @ && mkdir o && echo '{}' >o/summary.json && touch o/s.so o/t.jsonl.gz o/x.json");
     write_tmp("o/cluster.json", "{\"jobs\": [{\"name\": \"a\"}]}");
     char text[256];
-    snprintf(text, sizeof text, "{\"jobs\": [{\"name\": \"a\", \"costs\": \"%s/o/x.json\"}]}",
-             TMP);
+    snprintf(text, sizeof text, "{\"jobs\": [{\"name\": \"a\", \"costs\": \"%s/o/x.json\"}]}", TMP);
     write_tmp("c.json", text);
     write_tmp("ok.json", "{\"jobs\": [{\"name\": \"a\", \"workers\": 2}]}");
     const char *inside = "lies inside --out @/o, where bellows writes";

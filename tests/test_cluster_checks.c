@@ -72,14 +72,15 @@ static void test_messages_blame_the_keys_the_file_has(void **state)
     snprintf(cmd, sizeof cmd, "%s platform --workers 4 >%s/p.xml", BELLOWS_BIN, TMP);
     assert_int_equal(system(cmd), 0);
     char text[512];
-    snprintf(text, sizeof text,
-             "{\"platform\": \"%s/p.xml\", \"placement\": \"spread\", \"jobs\": [" JOB("a", "")
-             "]}",
-             TMP);
+    snprintf(
+        text, sizeof text,
+        "{\"platform\": \"%s/p.xml\", \"placement\": \"spread\", \"jobs\": [" JOB("a", "") "]}",
+        TMP);
     refused("c.json: key \"placement\": spread needs a generated fat-tree", text);
-    snprintf(text, sizeof text,
-             "{\"platform\": \"%s/p.xml\", \"jobs\": [" JOB("a", ", \"placement\": \"spread\"") "]}",
-             TMP);
+    snprintf(
+        text, sizeof text,
+        "{\"platform\": \"%s/p.xml\", \"jobs\": [" JOB("a", ", \"placement\": \"spread\"") "]}",
+        TMP);
     refused("c.json: job \"a\": key \"placement\": spread needs", text);
 }
 
@@ -111,15 +112,15 @@ static void test_too_many_points_are_refused(void **state)
     (void)state;
     write_tmp("two.json", "{\"jobs\": [" JOB("a", "") ", " JOB("b", "") "]}");
     char args[1024] = "cluster @/two.json --out @/many";
-    const char *keys[] = {"a.seed", "b.seed", "a.lr", "b.lr", "a.epochs", "b.epochs", "a.batch",
-                          "b.batch"};
+    const char *keys[] = {"a.seed",   "b.seed",   "a.lr",    "b.lr",
+                          "a.epochs", "b.epochs", "a.batch", "b.batch"};
     for (int k = 0; k < 8; k++) {
         size_t n = strlen(args);
         snprintf(args + n, sizeof args - n, " --set %s=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16",
                  keys[k]);
     }
-    expect_refusal("--set: 4294967296 points is too many (at most 1000000, as bellows sweep)",
-                   "%s", args);
+    expect_refusal("--set: 4294967296 points is too many (at most 1000000, as bellows sweep)", "%s",
+                   args);
 }
 
 int main(void)

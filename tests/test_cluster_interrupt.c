@@ -11,7 +11,7 @@
 
 #include "clitest.h"
 
-#define SMALL "\"epochs\": 1, \"train_samples\": 1024, \"test_samples\": 200"
+#define SMALL     "\"epochs\": 1, \"train_samples\": 1024, \"test_samples\": 200"
 #define JOB(name) "{\"name\": \"" name "\", \"workers\": 2, " SMALL ", \"compressor\": \"none\"}"
 
 /* Starts `[env] bellows ARGS` ("@" for TMP) in a process group of its own, waits until its
@@ -21,8 +21,8 @@
 static int interrupt(const char *env, const char *args, const char *needle)
 {
     char cmd[2048], raw[2048], wait_for[512];
-    snprintf(raw, sizeof raw, "exec env %s %s %s >@/stdout 2>@/stderr </dev/null", env,
-             BELLOWS_BIN, args);
+    snprintf(raw, sizeof raw, "exec env %s %s %s >@/stdout 2>@/stderr </dev/null", env, BELLOWS_BIN,
+             args);
     clitest_expand_text(cmd, sizeof cmd, raw);
     clitest_expand_text(wait_for, sizeof wait_for, needle);
     write_tmp("stdout", "");
@@ -64,7 +64,8 @@ static void test_a_stopped_point_keeps_the_finished_ones(void **state)
 {
     (void)state;
     write_tmp("c.json", "{\"jobs\": [" JOB("a") ", " JOB("b") "]}");
-    int rc = interrupt("", "cluster @/c.json --alone none --out @/o --set "
+    int rc = interrupt("",
+                       "cluster @/c.json --alone none --out @/o --set "
                        "a.train_samples=1024,16384 --set a.epochs=1,100",
                        "# point 2 of 4");
     assert_int_equal(rc, 130);
@@ -98,7 +99,8 @@ static void test_resume_runs_only_what_is_missing(void **state)
     char *out = tmp_file("stdout");
     assert_non_null(strstr(out, "# done already (--resume): "));
     free(out);
-    char *again = tmp_file("r/sweep.csv"), *first_again = tmp_file("r/points/a.seed=1/cluster.json");
+    char *again = tmp_file("r/sweep.csv"),
+         *first_again = tmp_file("r/points/a.seed=1/cluster.json");
     assert_string_equal(first, first_again); /* not run again: its wall time would differ */
     /* the same rows (the folders and figures) as the run that was not interrupted */
     assert_string_equal(whole, again);
@@ -113,13 +115,16 @@ static void test_a_ctrl_c_while_looking_for_gnuplot_stops(void **state)
 {
     (void)state;
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "mkdir %s/bin && printf '#!/bin/sh\\ntouch %s/looking\\nexec sleep 30\\n' "
-             ">%s/bin/gnuplot && chmod +x %s/bin/gnuplot", TMP, TMP, TMP, TMP);
+    snprintf(cmd, sizeof cmd,
+             "mkdir %s/bin && printf '#!/bin/sh\\ntouch %s/looking\\nexec sleep 30\\n' "
+             ">%s/bin/gnuplot && chmod +x %s/bin/gnuplot",
+             TMP, TMP, TMP, TMP);
     assert_int_equal(system(cmd), 0);
     write_tmp("c.json", "{\"jobs\": [" JOB("a") ", " JOB("b") "]}");
     char env[1024];
     snprintf(env, sizeof env, "PATH=%s/bin:%s", TMP, getenv("PATH"));
-    int rc = interrupt(env, "cluster @/c.json --alone none --out @/g --set a.seed=1,2", "@/looking");
+    int rc =
+        interrupt(env, "cluster @/c.json --alone none --out @/g --set a.seed=1,2", "@/looking");
     assert_int_equal(rc, 130);
     expect_stderr("bellows: cluster: interrupted after point 1 of 2; the 1 finished point stays");
     char *out = tmp_file("stdout");
@@ -134,9 +139,9 @@ static void test_a_ctrl_c_before_the_run_says_so(void **state)
 {
     (void)state;
     write_tmp("c.json", "{\"jobs\": [" JOB("a") ", " JOB("b") "]}");
-    int rc = interrupt("", "cluster @/c.json --out @/b --set a.seed=" SIXTEEN " --set b.seed="
-                       SIXTEEN,
-                       "# checking the");
+    int rc =
+        interrupt("", "cluster @/c.json --out @/b --set a.seed=" SIXTEEN " --set b.seed=" SIXTEEN,
+                  "# checking the");
     assert_int_equal(rc, 130);
     expect_stderr("bellows: interrupted; no file half-written");
     char path[256];

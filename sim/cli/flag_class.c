@@ -152,21 +152,14 @@ static const struct {
     const char *name;
     FlagFile role;
 } FILES[] = {
-    {"platform", FLAG_FILE_IN},
-    {"trace", FLAG_FILE_IN},
-    {"costs", FLAG_FILE_IN_NAMED},
-    {"workload", FLAG_FILE_IN_NAMED},
-    {"policy", FLAG_FILE_IN_SPECS},
-    {"policies", FLAG_FILE_IN_SPECS},
-    {"schedule", FLAG_FILE_IN_SPECS},
-    {"timeline", FLAG_FILE_OUT},
-    {"record-trace", FLAG_FILE_OUT},
-    {"out", FLAG_FILE_OUT_DIR},
+    {"platform", FLAG_FILE_IN},       {"trace", FLAG_FILE_IN},
+    {"costs", FLAG_FILE_IN_NAMED},    {"workload", FLAG_FILE_IN_NAMED},
+    {"policy", FLAG_FILE_IN_SPECS},   {"policies", FLAG_FILE_IN_SPECS},
+    {"schedule", FLAG_FILE_IN_SPECS}, {"timeline", FLAG_FILE_OUT},
+    {"record-trace", FLAG_FILE_OUT},  {"out", FLAG_FILE_OUT_DIR},
     {"compressor", FLAG_FILE_NONE}, /* built-ins only (bellows compressors) */
-    {"hosts", FLAG_FILE_NONE},
-    {"timeline-steps", FLAG_FILE_NONE},
-    {"shard", FLAG_FILE_NONE},
-    {"set", FLAG_FILE_NONE},
+    {"hosts", FLAG_FILE_NONE},        {"timeline-steps", FLAG_FILE_NONE},
+    {"shard", FLAG_FILE_NONE},        {"set", FLAG_FILE_NONE},
     {"data-dir", FLAG_FILE_NONE}, /* a folder only read, never written */
 };
 

@@ -179,8 +179,8 @@ int io_check(const IoFiles *io, BwError *err)
             if (j == i || (b->out && j < i)) continue; /* each pair of outputs once */
             resolve(b->path, rb, sizeof rb);
             if (same_file(a->path, b->path, ra, rb))
-                return bw_fail(err, BW_EUSAGE, "%s %s: is the same file as %s's %s; %s",
-                               a->label, a->path, b->label, b->path,
+                return bw_fail(err, BW_EUSAGE, "%s %s: is the same file as %s's %s; %s", a->label,
+                               a->path, b->label, b->path,
                                b->out ? "give each a file of its own"
                                       : "bellows would write over its input: choose another "
                                         "name");

@@ -21,7 +21,7 @@ typedef struct {
     IoFile *f;
     int n;
     char out_label[160]; /* the output folder's flag, "--out" */
-    char *out_dir;      /* NULL: none (owned) */
+    char *out_dir;       /* NULL: none (owned) */
 } IoFiles;
 
 /* A zeroed IoFiles is empty; io_free empties it again. */

@@ -438,7 +438,7 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
         if (!rc && n_axes) sweep_rows(rows, axes, n_axes, value, pt, folder);
         if (!rc) ++*done;
         if (!rc && outfile_interrupted()) { /* after this point (looking for gnuplot, say) */
-            pt->dir[0] = '\0';                /* no point stopped midway */
+            pt->dir[0] = '\0';              /* no point stopped midway */
             rc = bw_fail(err, BW_EINTR, "interrupted after point %ld of %ld", i + 1, n);
         } else if (rc == BW_EINTR && n_axes) {
             BwError why = *err;
@@ -510,7 +510,8 @@ static int run_all(const json_t *root, const char *file, const ClAxis *axes, int
     if (done == 0) return rc;
     const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
     if (done == n) /* stopped while it looked for gnuplot */
-        return bw_fail(err, rc, "cluster: %s; every point finished: the results stay in %s (no "
+        return bw_fail(err, rc,
+                       "cluster: %s; every point finished: the results stay in %s (no "
                        "plots; bellows plot draws them)",
                        why.msg, o->out);
     return bw_fail(err, rc,
