@@ -157,8 +157,18 @@ static void clean_up(int sig)
         if (new_dir_owner[i] == me) rmdir(new_dirs[i]);
 }
 
+static volatile sig_atomic_t interrupted, hard;
+static volatile pid_t main_pid; /* the command's process, not a child running a simulation */
+
 static void on_fatal_signal(int sig)
 {
+    if (sig == SIGINT && !interrupted && !hard && getpid() == main_pid) {
+        /* a Ctrl-C before a command's run (or in a command that runs none) */
+        static const char msg[] = "bellows: interrupted; no file half-written (temporary files "
+                                  "and empty new folders removed)\n";
+        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)w;
+    }
     if (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) {
         static const char msg[] = "bellows: crashed (a failed assertion, or a policy plugin's "
                                   "abort or fault); temporary files and empty new folders "
@@ -171,7 +181,6 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
-static volatile sig_atomic_t interrupted, hard;
 /* Called at the first SIGINT: a policy running in an embedded interpreter is told there. */
 static void (*volatile interrupt_hook)(void);
 
@@ -261,6 +270,7 @@ void outfile_unguard_exit(void)
 
 void outfile_cleanup_on_signals(void)
 {
+    main_pid = getpid();
     signal(SIGINT, on_fatal_signal);
     signal(SIGTERM, on_fatal_signal);
     signal(SIGHUP, on_fatal_signal);

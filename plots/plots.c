@@ -7,6 +7,7 @@
 #include "datadir.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,15 @@ static void scripts_dir(char *out, size_t n)
 
 int plots_available(void)
 {
-    return system("gnuplot --version >/dev/null 2>&1") == 0;
+    int st = system("gnuplot --version >/dev/null 2>&1");
+    /* a Ctrl-C meanwhile reached gnuplot's shell, not this process (system() ignores SIGINT
+     * while it waits): passed on, so that the command stops as it would have */
+    if (st != -1 && ((WIFSIGNALED(st) && WTERMSIG(st) == SIGINT) ||
+                     (WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGINT))) {
+        raise(SIGINT);
+        return 0;
+    }
+    return st == 0;
 }
 
 /* The -e expression handed to gnuplot: assignments, the text values as gnuplot strings. */

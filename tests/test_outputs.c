@@ -71,11 +71,11 @@ static void test_a_run_writes_and_reads_different_files(void **state)
     char cmd[256];
     snprintf(cmd, sizeof cmd, "mkdir %s/o && touch %s/p.json", TMP, TMP);
     assert_int_equal(system(cmd), 0);
-    expect_refusal("--record-trace @/o/steps.csv: is the same file as --out's steps.csv",
+    expect_refusal("--record-trace @/o/steps.csv: is the same file as --out's @/o/steps.csv",
                    "run " TINY " --force --out @/o --record-trace @/o/steps.csv");
-    expect_refusal("--timeline @/o/../o/summary.json: is the same file as --out's summary.json",
+    expect_refusal("--timeline @/o/../o/summary.json: is the same file as --out's @/o/summary.json",
                    "run " TINY " --force --out @/o --timeline @/o/../o/summary.json");
-    expect_refusal("--record-trace @/t.json: is the same file as --timeline's",
+    expect_refusal("--timeline @/t.json: is the same file as --record-trace's",
                    "run " TINY " --record-trace @/t.json --timeline @/t.json");
     expect_refusal("--record-trace @/p.json: is the same file as --workload's",
                    "run " TINY " --workload @/p.json --record-trace @/p.json");

@@ -442,7 +442,8 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     return BW_OK;
 }
 
-/* A list of values of a price flag (--bandwidth 1Gbps,10Gbps) is a usage error that points to
+/* A list of values of a price flag (--bandwidth 1Gbps,10Gbps), as sweep reads one (a comma in a
+ * spec's options or a host list is one value: flag_scenarios), is a usage error that points to
  * bellows sweep: compare's files (compare.csv, DIR/seed-S/K-POLICY/) are one scenario's, and
  * sweep already runs compare's runs at every point, training each policy and seed once. */
 static int one_scenario(int argc, char **argv, int replay, BwError *err)
@@ -459,7 +460,7 @@ static int one_scenario(int argc, char **argv, int replay, BwError *err)
                 o->kind == CLI_FLAG || o->kind == CLI_INT_LIST || o->kind == CLI_DOUBLE_LIST)
                 continue;
             const char *v = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : "";
-            if (flag_class(o->name) == FLAG_PRICE && strchr(v, ','))
+            if (flag_class(o->name) == FLAG_PRICE && flag_scenarios(o, o->name, v) > 1)
                 rc = bw_fail(err, BW_EUSAGE, "--%s %s: %s runs one scenario; for several, %s",
                              o->name, v, replay ? "replay" : "compare",
                              replay ? "bellows sweep --trace takes lists"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "spec.h"
 
 typedef struct {
     const char *name;
@@ -121,4 +122,51 @@ const char *flag_class_name(FlagClass c)
         break;
     }
     return "unclassed";
+}
+
+/* Flags a sweep may not vary: the data is loaded once, and these shape the sweep itself. */
+static const char *const NOT_SWEPT[] = {
+    "seed",           "data-dir", "train-samples", "test-samples",  "out",
+    "threads",        "shard",    "platform",      "hosts",         "policies",
+    "jobs",           "seeds",    "resume",        "quiet",         "no-plots",
+    "stop-at-target", "nesterov", "nic-per-gpu",   "replay-engine", "record-traces"};
+
+int flag_scenarios(const CliOpt *o, const char *name, const char *value)
+{
+    int listy = value && (strchr(value, ',') || strstr(value, ".."));
+    int sweepable = o && value && o->kind != CLI_INT_LIST && o->kind != CLI_DOUBLE_LIST;
+    for (size_t i = 0; sweepable && i < sizeof NOT_SWEPT / sizeof *NOT_SWEPT; i++)
+        sweepable = strcmp(NOT_SWEPT[i], name) != 0;
+    if (!listy || !sweepable ||
+        (o->kind == CLI_STRING && strcmp(name, "compressor") != 0 &&
+         strcmp(name, "workload") != 0 && strcmp(name, "schedule") != 0))
+        return 0;
+    if (strstr(value, "..") && (o->kind == CLI_INT || o->kind == CLI_LONG)) return 2;
+    char items[2][SPEC_MAX_TEXT];
+    int n = 0;
+    BwError ignore;
+    /* a list too long or malformed is several values, which sweep reports on */
+    return spec_split_list(value, "", items, 2, &n, &ignore) == BW_OK ? n : 2;
+}
+
+static const struct {
+    const char *name;
+    FlagFile role;
+} FILES[] = {
+    {"platform", FLAG_FILE_IN},       {"trace", FLAG_FILE_IN},
+    {"costs", FLAG_FILE_IN_NAMED},    {"workload", FLAG_FILE_IN_NAMED},
+    {"policy", FLAG_FILE_IN_SPECS},   {"policies", FLAG_FILE_IN_SPECS},
+    {"schedule", FLAG_FILE_IN_SPECS}, {"timeline", FLAG_FILE_OUT},
+    {"record-trace", FLAG_FILE_OUT},  {"out", FLAG_FILE_OUT_DIR},
+    {"compressor", FLAG_FILE_NONE}, /* built-ins only (bellows compressors) */
+    {"hosts", FLAG_FILE_NONE},        {"timeline-steps", FLAG_FILE_NONE},
+    {"shard", FLAG_FILE_NONE},        {"set", FLAG_FILE_NONE},
+    {"data-dir", FLAG_FILE_NONE}, /* a folder only read, never written */
+};
+
+FlagFile flag_file(const char *name)
+{
+    for (size_t i = 0; i < sizeof FILES / sizeof *FILES; i++)
+        if (strcmp(FILES[i].name, name) == 0) return FILES[i].role;
+    return FLAG_FILE_UNCLASSED;
 }

@@ -476,64 +476,25 @@ static void auto_lr_scale(const Flags *f, const TrainArgs *ta, RunConfig *cfg)
         lr->warmup_epochs = ta->tc.epochs / 5.0 < 5 ? ta->tc.epochs / 5.0 : 5;
 }
 
-/* path as an absolute one with its folder resolved (realpath of the folder, then the name), or
- * "" when the folder does not exist (then nothing can be written there yet). */
-static void resolved(const char *path, char *out, size_t n)
-{
-    char dir[4096], real[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    const char *name = slash ? slash + 1 : path;
-    if (slash == dir)
-        snprintf(dir, sizeof dir, "/");
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    out[0] = '\0';
-    if (realpath(dir, real))
-        snprintf(out, n, "%.4000s/%.255s", strcmp(real, "/") ? real : "", name);
-}
-
-/* The files a run writes (--record-trace, --timeline, --out's own) and reads (--workload,
- * --platform) must all be different files: a collision would silently lose one. */
-static int check_collisions(const Flags *f, BwError *err)
+void run_io_files(const Flags *f, IoFiles *io)
 {
     static const char *const own[] = {"summary.json", "evals.csv", "steps.csv", "epochs.csv"};
-    enum { N = 8 };
-    const char *flag[N], *given[N];
-    char path[N][4400];
-    int n = 0;
-    const struct {
-        const char *flag, *value;
-    } named[] = {{"--record-trace", f->run.record_trace},
-                 {"--timeline", f->run.timeline},
-                 {"--workload", f->run.workload && strchr(f->run.workload, '/') ? f->run.workload
-                                : f->run.workload && strstr(f->run.workload, ".json")
-                                    ? f->run.workload
-                                    : NULL},
-                 {"--platform", f->cluster.platform}};
-    for (size_t k = 0; k < sizeof named / sizeof *named; k++)
-        if (named[k].value) {
-            flag[n] = named[k].flag;
-            given[n] = named[k].value;
-            resolved(named[k].value, path[n++], sizeof path[0]);
-        }
-    int n_named = n;
-    char out_real[4096];
-    for (size_t k = 0; f->run.out && realpath(f->run.out, out_real) && k < 4; k++) {
-        flag[n] = "--out";
-        given[n] = own[k];
-        snprintf(path[n++], sizeof path[0], "%.4000s/%.16s", out_real, own[k]);
+    io_flags(io, f->opts, f->n, f, NULL);
+    for (size_t k = 0; f->mode == RUN_MODE_RUN && f->run.out && k < 4; k++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%.4000s/%s", f->run.out, own[k]);
+        io_output(io, "--out", path);
     }
-    for (int i = 0; i < n_named; i++)
-        for (int j = i + 1; j < n; j++)
-            if (path[i][0] && strcmp(path[i], path[j]) == 0)
-                return bw_fail(err, BW_EUSAGE, "%s %s: is the same file as %s's %s; %s", flag[i],
-                               given[i], flag[j], given[j],
-                               j < n_named ? "give each a file of its own"
-                                           : "the run writes it there: choose another name");
-    return BW_OK;
+}
+
+/* Inputs are never outputs (io_check.h): the flags' files, and a run's own in --out. */
+static int check_io(const Flags *f, BwError *err)
+{
+    IoFiles io = {0};
+    run_io_files(f, &io);
+    int rc = io_check(&io, err);
+    io_free(&io);
+    return rc;
 }
 
 int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown,
@@ -575,7 +536,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         (rc = check_out_file("--record-trace", f->run.record_trace, "trace.jsonl.gz", err)))
         return rc;
     cfg->record_trace = f->run.record_trace;
-    if ((rc = check_collisions(f, err))) return rc;
+    if ((rc = check_io(f, err))) return rc;
     cfg->eval_every = f->run.eval_every;
     cfg->target_accuracy = f->run.target;
     cfg->stop_at_target = f->run.stop_at_target;

@@ -7,6 +7,7 @@
 
 #include "dataset.h"
 #include "cli.h"
+#include "io_check.h"
 #include "cluster_args.h"
 #include "driver.h"
 #include "train_args.h"
@@ -23,6 +24,9 @@ typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP, RUN_MODE_SWEEP_RU
 /* The global batch the defaults (--lr 0.02) were tuned for: 8 workers x 64. Above it,
  * --lr-scale auto applies the linear scaling rule (run_setup). */
 #define RUN_TUNED_GLOBAL_BATCH 512
+
+/* The most runs a sweep plans, and the most points of bellows cluster --set */
+#define RUN_MAX_RUNS 1000000
 
 /* compare's and sweep's default seeds (--seeds) */
 #define RUN_DEFAULT_SEEDS "1,2,3"
@@ -90,6 +94,10 @@ void run_default_eval_every(const Flags *f, RunConfig *cfg);
 /* Frees what the flags hold (a --platform's host names); the configurations made from them
  * are then invalid. A Flags that run_parse_flags filled, or zeroed, is fine. */
 void run_flags_release(Flags *f);
+
+/* The files the flags read and write, and a run's own files in --out, into io (io_check.h);
+ * run_setup checks them (a sweep adds its axes' values first). */
+void run_io_files(const Flags *f, IoFiles *io);
 
 /* The scenario from the parsed flags (everything but the data). slowdown holds
  * DRIVER_MAX_WORKERS values. */

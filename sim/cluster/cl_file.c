@@ -218,6 +218,18 @@ static int get_hosts(const Ctx *c, const json_t *v, ClJobSpec *j)
         j->hosts[j->n_hosts++] = strdup(tok);
     }
     free(text);
+    for (size_t i = 0; json_is_real(v) || (json_is_array(v) && i < json_array_size(v)); i++) {
+        const json_t *h = json_is_array(v) ? json_array_get(v, i) : v;
+        const double x = json_real_value(h);
+        char num[48];
+        snprintf(num, sizeof num, x == floor(x) && fabs(x) < 1e15 ? "%.1f" : "%.17g", x);
+        if (json_is_real(h)) /* 0.0 would read as the host name "0" */
+            return bad(c,
+                       "key \"hosts\": item %zu: expected an integer GPU index (0, 1, ...) or a "
+                       "host name (\"gpu0\", or a platform file's), got %s",
+                       i, num);
+        if (!json_is_array(v)) break;
+    }
     for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++)
         if (json_is_integer(json_array_get(v, i)) != j->hosts_indices)
             return bad(c, "key \"hosts\": expected all GPU indices or all host names");

@@ -111,11 +111,17 @@ int cl_place(ClPlan *p, BwError *err)
             strcmp(job->spec->placement[0] ? job->spec->placement : p->spec->placement, "spread") ==
                 0 &&
             !job->spec->n_hosts)
-            rc = bw_fail(err, BW_EUSAGE,
-                         "%s: job \"%s\": key \"placement\": spread needs a generated fat-tree "
-                         "or hierarchical cluster (a platform file's switches are not known); "
-                         "use packed or hosts",
-                         p->spec->path, job->spec->name);
+            rc = job->spec->placement[0] /* the job's own key, or the top level's */
+                     ? bw_fail(err, BW_EUSAGE,
+                               "%s: job \"%s\": key \"placement\": spread needs a generated "
+                               "fat-tree or hierarchical cluster (a platform file's switches are "
+                               "not known); use packed or hosts",
+                               p->spec->path, job->spec->name)
+                     : bw_fail(err, BW_EUSAGE,
+                               "%s: key \"placement\": spread needs a generated fat-tree or "
+                               "hierarchical cluster (a platform file's switches are not "
+                               "known); use packed, or give the jobs hosts",
+                               p->spec->path);
         else if (job->spec->n_hosts)
             rc = place_hosts(p, job, owner, err);
     }

@@ -74,8 +74,13 @@ static int plan_platform(ClPlan *p, BwError *err)
     for (int i = 0; i < s->n_flags && !rc; i++)
         rc = push(p->top_argv, &p->top_argc, s->flags[i].flag, s->flags[i].value, err);
     if (!rc && !platform && !flag_of(s->flags, s->n_flags, "workers")) {
+        if (sum > DRIVER_MAX_WORKERS) /* the file has no "workers" of its own to blame */
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: the jobs' \"workers\" add up to %ld GPUs, and the cluster they "
+                           "size holds at most %d; give the jobs fewer workers",
+                           s->path, sum, DRIVER_MAX_WORKERS);
         char n[32];
-        snprintf(n, sizeof n, "%ld", sum > 4096 ? 4097 : sum); /* past its range: refused */
+        snprintf(n, sizeof n, "%ld", sum);
         rc = push(p->top_argv, &p->top_argc, "workers", n, err);
     }
     if (rc) return rc;

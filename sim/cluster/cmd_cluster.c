@@ -24,7 +24,7 @@
 
 typedef struct {
     const char *out, *alone, *set, *timeline_steps;
-    int force, jobs, timeline;
+    int force, jobs, timeline, resume;
 } Opts;
 
 #define OPT(name, kind, field, ...)                                                                \
@@ -51,6 +51,10 @@ static const CliOpt OPTS[] = {
         "or a job's as JOB.KEY (b.policy, b.compressor, b.start_s, ...), each with a list of "
         "values, several separated by spaces; the cross product, into DIR/points/, and "
         "DIR/sweep.csv",
+        0, 0, NULL, 0),
+    OPT("resume", CLI_FLAG, resume, NULL, NULL,
+        "skip the points already in DIR (their cluster.json written) after an interruption, and "
+        "run the rest",
         0, 0, NULL, 0),
     OPT("timeline", CLI_FLAG, timeline, NULL, NULL,
         "write DIR/timeline.json: Chrome trace events, one process per job, one thread per "
@@ -175,7 +179,9 @@ static void point_header(const Point *pt, int jobs)
 /* Plots are a convenience: a failure is reported, and the results stand. */
 static void point_plots(const char *dir)
 {
-    if (!plots_available()) {
+    int available = plots_available();
+    if (outfile_interrupted()) return; /* a Ctrl-C while it looked for gnuplot: run_points */
+    if (!available) {
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
         return;
     }
@@ -211,14 +217,38 @@ static int point_run(Point *pt, const Opts *o, BwError *err)
     return BW_OK;
 }
 
-/* The point's spec and plan from the file's tree with the point's values set. */
+/* The files the point's keys read (a job's costs, policy, schedule, workload; the platform)
+ * into io, checked (io_check.h) with what io holds already. */
+static int point_files(const ClSpec *spec, IoFiles *io, BwError *err)
+{
+    char where[1200];
+    for (int j = -1; j < spec->n_jobs; j++) {
+        const ClFlag *f = j < 0 ? spec->flags : spec->jobs[j].flags;
+        int n = j < 0 ? spec->n_flags : spec->jobs[j].n_flags;
+        for (int i = 0; i < n; i++) {
+            if (j < 0)
+                snprintf(where, sizeof where, "%.1000s: key \"%s\"", spec->path, f[i].flag);
+            else
+                snprintf(where, sizeof where, "%.1000s: job \"%s\": key \"%s\"", spec->path,
+                         spec->jobs[j].name, f[i].flag);
+            for (char *c = strstr(where, ": key \"") + 7; *c; c++) /* the file's key_name */
+                if (*c == '-') *c = '_';
+            io_input(io, f[i].flag, where, f[i].value);
+        }
+    }
+    return io_check(io, err);
+}
+
+/* The point's spec and plan from the file's tree with the point's values set; with io, the
+ * files its keys read checked first. */
 static int point_build(Point *pt, const json_t *root, const char *path, const ClAxis *axes,
-                       int n_axes, const int *value, const Opts *o, BwError *err)
+                       int n_axes, const int *value, const Opts *o, IoFiles *io, BwError *err)
 {
     json_t *copy = json_deep_copy(root);
     int rc = n_axes ? cl_axes_apply(copy, path, axes, n_axes, value, err) : BW_OK;
     if (!rc) rc = cl_spec_from_json(path, copy, &pt->spec, err);
     json_decref(copy);
+    if (!rc && io) rc = point_files(&pt->spec, io, err);
     if (!rc) rc = cl_plan_build(&pt->spec, o->timeline ? o->timeline_steps : NULL, &pt->plan, err);
     return rc;
 }
@@ -329,12 +359,25 @@ static int sweep_write(const char *out, const ClAxis *axes, int n_axes, const ch
 /* Every point checked whole (its file, its jobs as bellows run checks a run, its placement)
  * before anything is written. Without --set the one point stays built in pt, its data loaded. */
 static int check_points(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
-                        const Opts *o, Point *pt, BwError *err)
+                        const Opts *o, Point *pt, IoFiles *io, BwError *err)
 {
     int value[CL_MAX_AXES];
-    for (long i = 0; i < (n_axes ? cl_axes_points(axes, n_axes) : 1); i++) {
+    const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
+    const int progress = n > 1 && isatty(STDERR_FILENO);
+    const double t0 = wallclock_s();
+    if (n > 1) { /* each check loads the point's data: say so before the wait */
+        printf("# checking the %ld points of --set before anything runs\n", n);
+        fflush(stdout);
+    }
+    for (long i = 0; i < n; i++) {
+        if (progress && i) {
+            double el = wallclock_s() - t0;
+            fprintf(stderr, "\r\033[K[cluster] %ld/%ld points checked, %.0fs elapsed, ~%.0fs left",
+                    i, n, el, el / (double)i * (double)(n - i));
+        }
         cl_axes_point(axes, n_axes, i, value);
-        int rc = point_build(pt, root, file, axes, n_axes, value, o, err);
+        int rc = point_build(pt, root, file, axes, n_axes, value, o, io, err);
+        if (progress && (rc || i == n - 1)) fputs("\r\033[K", stderr);
         if (rc || n_axes) point_free(pt);
         if (rc && n_axes) {
             char folder[1024];
@@ -347,12 +390,32 @@ static int check_points(const json_t *root, const char *file, const ClAxis *axes
     return BW_OK;
 }
 
-/* Each point into out (or out/points/FOLDER with --set); sweep.csv's rows into rows. */
+/* A point that --resume finds finished (its cluster.json written): its rows read back. */
+static int point_resumed(Point *pt, BwError *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cluster.json", pt->dir);
+    if (access(path, F_OK) != 0) return 0;
+    int rc = point_read(pt, err);
+    if (rc) {
+        BwError why = *err;
+        bw_fail(err, BW_EUSAGE, "--resume: %s holds results of another cluster? %s", pt->dir,
+                why.msg);
+        return -1;
+    }
+    printf("# done already (--resume): %s\n", path);
+    return 1;
+}
+
+/* Each point into out (or out/points/FOLDER with --set); sweep.csv's rows into rows; *done:
+ * the points finished (with --resume, before too). A Ctrl-C stops after the point in flight;
+ * pt->dir is then the stopped point's folder. */
 static int run_points(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
-                      const Opts *o, Point *pt, FILE *rows, BwError *err)
+                      const Opts *o, Point *pt, FILE *rows, long *done, BwError *err)
 {
     int value[CL_MAX_AXES], rc = BW_OK;
     const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
+    *done = 0;
     for (long i = 0; i < n && !rc; i++) {
         char folder[1024] = "";
         cl_axes_point(axes, n_axes, i, value);
@@ -368,20 +431,105 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
             snprintf(pt->dir, sizeof pt->dir, "%s", o->out);
         }
         pt->alone = strcmp(o->alone, "run") == 0;
-        if (n_axes) rc = point_build(pt, root, file, axes, n_axes, value, o, err);
-        if (!rc) rc = point_run(pt, o, err);
+        if (n_axes) rc = point_build(pt, root, file, axes, n_axes, value, o, NULL, err);
+        int resumed = !rc && o->resume ? point_resumed(pt, err) : 0;
+        if (resumed < 0) rc = BW_EUSAGE;
+        if (!rc && !resumed) rc = point_run(pt, o, err);
         if (!rc && n_axes) sweep_rows(rows, axes, n_axes, value, pt, folder);
+        if (!rc) ++*done;
+        if (!rc && outfile_interrupted()) { /* after this point (looking for gnuplot, say) */
+            pt->dir[0] = '\0';              /* no point stopped midway */
+            rc = bw_fail(err, BW_EINTR, "interrupted after point %ld of %ld", i + 1, n);
+        } else if (rc == BW_EINTR && n_axes) {
+            BwError why = *err;
+            bw_fail(err, BW_EINTR, "point %ld of %ld: %s", i + 1, n, why.msg);
+        }
         point_free(pt);
     }
     return rc;
+}
+
+/* The flags with every --set joined into one (its keys separated by spaces, as one --set takes
+ * them), so that repeated --set combine into axes while any other flag given twice is refused
+ * (cli_parse). rest holds argc + 1; sets is the joined text. */
+static int join_sets(int argc, char **argv, char **rest, int *n_rest, char *sets, size_t size,
+                     BwError *err)
+{
+    size_t used = 0;
+    *n_rest = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--set") == 0 && i + 1 < argc)
+            v = argv[++i];
+        else if (strncmp(argv[i], "--set=", 6) == 0)
+            v = argv[i] + 6;
+        if (!v) {
+            rest[(*n_rest)++] = argv[i];
+            continue;
+        }
+        int n = snprintf(sets + used, size - used, "%s%s", used ? " " : "--set=", v);
+        if (n < 0 || (size_t)n >= size - used)
+            return bw_fail(err, BW_EUSAGE, "--set: more than %zu bytes of keys and values",
+                           size - 7);
+        used += (size_t)n;
+    }
+    if (used) rest[(*n_rest)++] = sets;
+    return BW_OK;
+}
+
+/* The points, then sweep.csv of those that finished. After a failure or an interruption the
+ * finished points stay (sweep.csv lists them; --resume runs the rest), and the stopped point's
+ * folder goes (its files too in a --out that was new or empty); with none finished, a new or
+ * empty --out is as it was, another keeps its files. The message says what stayed. */
+static int run_all(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
+                   const Opts *o, Point *pt, int was_empty, int existed, BwError *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    long done = 0;
+    FILE *rows = open_memstream(&text, &len);
+    outfile_interrupt_softly();
+    int rc = run_points(root, file, axes, n_axes, o, pt, rows, &done, err);
+    fclose(rows);
+    BwError werr;
+    int wrc = n_axes && done ? sweep_write(o->out, axes, n_axes, text, &werr) : BW_OK;
+    free(text);
+    if (!rc && wrc) *err = werr;
+    if (!rc && !wrc && n_axes) printf("# wrote %s/sweep.csv\n", o->out);
+    if (!rc || wrc) return rc ? rc : wrc;
+    if (done == 0) {
+        out_restore(o->out, was_empty, existed);
+    } else if (pt->dir[0]) {
+        remove_below(pt->dir, was_empty);
+        rmdir(pt->dir);
+    }
+    BwError why = *err;
+    if (done == 0 && rc == BW_EINTR)
+        return bw_fail(err, rc, "cluster: %s; %s", why.msg,
+                       was_empty ? "nothing written" : "the files written so far stay");
+    if (done == 0) return rc;
+    const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
+    if (done == n) /* stopped while it looked for gnuplot */
+        return bw_fail(err, rc,
+                       "cluster: %s; every point finished: the results stay in %s (no "
+                       "plots; bellows plot draws them)",
+                       why.msg, o->out);
+    return bw_fail(err, rc,
+                   "cluster: %s; the %ld finished point%s stay%s in %s%s: add --resume to run "
+                   "the rest",
+                   why.msg, done, done > 1 ? "s" : "", done > 1 ? "" : "s", o->out,
+                   n_axes ? " (sweep.csv lists them)" : "");
 }
 
 int cmd_cluster(int argc, char **argv, BwError *err)
 {
     Opts o;
     const char *file = argc > 0 && argv[0][0] != '-' ? argv[0] : NULL;
-    int rc =
-        cli_parse("bellows cluster", OPTS, N_OPTS, &o, argc - !!file, argv + !!file, NULL, err);
+    char **rest = calloc((size_t)argc + 1, sizeof *rest), sets[4096];
+    int n_rest = 0, given[N_OPTS];
+    int rc = join_sets(argc - !!file, argv + !!file, rest, &n_rest, sets, sizeof sets, err);
+    if (!rc) rc = cli_parse("bellows cluster", OPTS, N_OPTS, &o, n_rest, rest, given, err);
+    free(rest);
     if (rc == CLI_HELP) {
         cli_print_help(stdout, USAGE, ABOUT, OPTS, N_OPTS);
         return BW_OK;
@@ -395,28 +543,23 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     int n_axes = 0;
     if (o.set) rc = cl_axes_parse(o.set, axes, &n_axes, err);
     if (!rc && o.set) rc = cl_axes_check(axes, n_axes, err);
+    if (!rc && o.set && cl_axes_points(axes, n_axes) > RUN_MAX_RUNS)
+        rc = bw_fail(err, BW_EUSAGE,
+                     "--set: %ld points is too many (at most %d, as bellows sweep); set fewer "
+                     "keys or values",
+                     cl_axes_points(axes, n_axes), RUN_MAX_RUNS);
+    IoFiles io = {0}; /* inputs are never outputs (io_check.h) */
+    io_input_file(&io, "cluster file", file);
+    io_out_dir(&io, "--out", o.out);
+    if (!rc) rc = io_check(&io, err);
     if (!rc) rc = cl_file_read(file, &root, err);
-    if (!rc) rc = check_points(root, file, axes, n_axes, &o, pt, err);
-    if (!rc) rc = run_check_out(o.out, o.force, err);
+    if (!rc) rc = check_points(root, file, axes, n_axes, &o, pt, &io, err);
+    io_free(&io);
+    if (!rc && o.resume && o.force) rc = bw_fail(err, BW_EUSAGE, "--force: not with --resume");
+    if (!rc && !o.resume) rc = run_check_out(o.out, o.force, err);
     const int existed = access(o.out, F_OK) == 0, was_empty = new_or_empty(o.out);
     if (!rc) rc = outdir_create(o.out, err);
-    if (!rc) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *rows = open_memstream(&text, &len);
-        outfile_interrupt_softly();
-        rc = run_points(root, file, axes, n_axes, &o, pt, rows, err);
-        fclose(rows);
-        if (!rc && n_axes) rc = sweep_write(o.out, axes, n_axes, text, err);
-        if (!rc && n_axes) printf("# wrote %s/sweep.csv\n", o.out);
-        free(text);
-        if (rc) out_restore(o.out, was_empty, existed);
-        if (rc == BW_EINTR) {
-            BwError why = *err;
-            bw_fail(err, BW_EINTR, "cluster: %s; %s", why.msg,
-                    was_empty ? "nothing written" : "the files written so far stay");
-        }
-    }
+    if (!rc) rc = run_all(root, file, axes, n_axes, &o, pt, was_empty, existed, err);
     point_free(pt); /* the one point, when it was not run (freed twice is a no-op) */
     json_decref(root);
     free(axes);

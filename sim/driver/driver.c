@@ -412,6 +412,7 @@ int run_finish(DriverRun *run, BwError *err)
     res->epochs_done = run->cur.epoch;
     record_step_variance(run); /* the last averaging had no next step to report it */
     run_totals(run);
+    sched_record(run);
     /* the books add up to the simulated time on every path (compute, compression, exposed
      * communication, waiting: each worker's, its tail to the run's end as waiting): a run whose
      * figures would not is a bug of bellows, stopped here in every test that runs one */

@@ -287,6 +287,10 @@ void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
 /* The leader, once the policy has decided step `step`: its levels, and a scheduled step's plan
  * (a plugin schedule's bad decision stops the run, run->stop STOP_ERROR). */
 void cost_decided(DriverRun *run, long step);
+/* What the run's files say of its schedule (its spec as resolved, its last state, partitions a
+ * step) into run->res, for a scheduled run (sched_run.c; nothing otherwise); run_finish calls
+ * it, before the files of a run or of a cluster's job are written (its jobs are freed after). */
+void sched_record(DriverRun *run);
 void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
 void cost_stop_stream(Worker *me);
 void cost_step(Worker *me, const StepState *st, int averaged);

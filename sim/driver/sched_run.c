@@ -137,16 +137,21 @@ int sched_create(DriverRun *run, BwError *err)
     return layer_updates(run, E, err);
 }
 
-void sched_free(DriverRun *run)
+void sched_record(DriverRun *run)
 {
-    SchedEngine *E = run->cost ? run->cost->sched : NULL;
+    const SchedEngine *E = run->cost ? run->cost->sched : NULL;
     if (!E) return;
-    /* what the run's files say of its schedule, before the schedule goes */
     run->res->partitions_per_step =
         E->steps_planned ? E->parts_total / (double)E->steps_planned : 0;
     if (E->sched)
         snprintf(run->res->schedule, sizeof run->res->schedule, "%s", schedule_spec(E->sched));
     snprintf(run->res->schedule_state, sizeof run->res->schedule_state, "%s", E->state);
+}
+
+void sched_free(DriverRun *run)
+{
+    SchedEngine *E = run->cost ? run->cost->sched : NULL;
+    if (!E) return;
     schedule_free(E->sched);
     free(E->dec.priority);
     free(E->tensor_bytes);

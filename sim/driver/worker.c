@@ -522,7 +522,12 @@ void worker_actor(int argc, char **argv)
     (void)argc;
     (void)argv;
     Worker *me = sg_actor_self_get_data();
-    if (me->run->start_s > 0) sg_actor_sleep_until(me->run->start_s); /* a later job's */
+    if (me->run->start_s > 0) { /* a later job's */
+        sg_actor_sleep_until(me->run->start_s);
+        /* SimGrid wakes it within its timing precision (1e-9 s) of start_s, not at it (1e-12
+         * gives 1e-9): the job starts when it wakes, and its books and clock count from there */
+        me->run->start_s = simgrid_get_clock();
+    }
     if (me->run->cost)
         while (!worker_step_costed(me)) continue;
     else

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "costs.h"
+#include "io_check.h"
 #include "outfile.h"
 #include "reproduce.h"
 #include "reproduce_internal.h"
@@ -214,11 +215,22 @@ static int plan_jobs(Repro *r, BwError *err)
     return BW_OK;
 }
 
+/* Inputs are never outputs (io_check.h): a --costs file is not inside --out. */
+static int check_io(const Repro *r, BwError *err)
+{
+    IoFiles io = {0};
+    io_input(&io, "costs", NULL, r->costs);
+    io_out_dir(&io, "--out", r->out);
+    int rc = io_check(&io, err);
+    io_free(&io);
+    return rc;
+}
+
 static int reproduce(Repro *r, int argc, char **argv, BwError *err)
 {
     int rc = parse_flags(r, argc, argv, err);
     if (rc == CLI_HELP) return BW_OK;
-    if (rc || (rc = check_flags(r, err)) || (rc = plan_jobs(r, err)) ||
+    if (rc || (rc = check_flags(r, err)) || (rc = check_io(r, err)) || (rc = plan_jobs(r, err)) ||
         (rc = outdir_create(r->out, err)))
         return rc;
     double t0 = wallclock_s();

@@ -6,14 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flag_class.h"
 #include "sweep_impl.h"
 
-/* Flags a sweep may not vary: the data is loaded once, and these shape the sweep itself. */
-static const char *const NOT_SWEPT[] = {
-    "seed",           "data-dir", "train-samples", "test-samples",  "out",
-    "threads",        "shard",    "platform",      "hosts",         "policies",
-    "jobs",           "seeds",    "resume",        "quiet",         "no-plots",
-    "stop-at-target", "nesterov", "nic-per-gpu",   "replay-engine", "record-traces"};
 /* Flags of the sweep itself, dropped from the command line of each run. */
 static const char *const SWEEP_ONLY[] = {
     "policies", "jobs",  "seeds",         "resume", "shard",         "out",       "no-plots",
@@ -74,17 +69,6 @@ static int add_axis(Sweep *s, const CliOpt *o, const char *name, const char *val
     return rc;
 }
 
-/* Whether flag o, given value, is a swept list or range. */
-static int is_swept(const CliOpt *o, const char *name, const char *value)
-{
-    int listy = value && (strchr(value, ',') || strstr(value, ".."));
-    int sweepable = o && value && !in_list(name, NOT_SWEPT, sizeof NOT_SWEPT / sizeof *NOT_SWEPT) &&
-                    o->kind != CLI_INT_LIST && o->kind != CLI_DOUBLE_LIST;
-    return listy && sweepable &&
-           (o->kind != CLI_STRING || strcmp(name, "compressor") == 0 ||
-            strcmp(name, "workload") == 0 || strcmp(name, "schedule") == 0);
-}
-
 /* Splits the command line into the swept axes and the base command line of every run. */
 int sweep_find_axes(Sweep *s, const Flags *table, BwError *err)
 {
@@ -105,7 +89,7 @@ int sweep_find_axes(Sweep *s, const Flags *table, BwError *err)
         int takes_value = o && o->kind != CLI_FLAG;
         if (takes_value) value = eq ? eq + 1 : (i + 1 < s->argc ? s->argv[i + 1] : NULL);
         int consumed = takes_value && !eq && value ? 2 : 1;
-        if (is_swept(o, name, value)) {
+        if (flag_scenarios(o, name, value) > 0) { /* one value of a spec's options too */
             int rc = add_axis(s, o, name, value, err);
             if (rc) return rc;
         } else if (!in_list(name, SWEEP_ONLY, sizeof SWEEP_ONLY / sizeof *SWEEP_ONLY)) {
@@ -221,7 +205,7 @@ int sweep_plan_runs(Sweep *s, BwError *err)
     s->n_points = 1;
     for (int a = 0; a < s->n_axes; a++) s->n_points *= s->axes[a].n;
     s->n_runs = s->n_points * s->n_seeds * s->n_policies;
-    if (s->n_runs > 1000000)
+    if (s->n_runs > RUN_MAX_RUNS)
         return bw_fail(err, BW_EUSAGE, "sweep: %ld runs is too many", s->n_runs);
     s->runs = calloc((size_t)s->n_runs, sizeof *s->runs);
     s->todo = malloc(sizeof *s->todo * (size_t)s->n_runs);

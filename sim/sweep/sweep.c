@@ -105,6 +105,20 @@ static int own_flags(Sweep *s, BwError *err)
     return run_seeds(&s->f, s->seeds, &s->n_seeds, err);
 }
 
+/* Inputs are never outputs (io_check.h): the first point's files and every value of a swept
+ * input flag (--workload a.json,b.json). */
+static int check_io(const Sweep *s, BwError *err)
+{
+    IoFiles io = {0};
+    run_io_files(&s->f, &io);
+    for (int a = 0; a < s->n_axes; a++)
+        for (int v = 0; v < s->axes[a].n; v++)
+            io_input(&io, s->axes[a].name, NULL, s->axes[a].value[v]);
+    int rc = io_check(&io, err);
+    io_free(&io);
+    return rc;
+}
+
 /* The scenario shared by every run, its data (or --trace) loaded once, and the seeds. */
 static int load_scenario(Sweep *s, BwError *err)
 {
@@ -393,6 +407,7 @@ int cmd_sweep(int argc, char **argv, BwError *err)
     int rc = parse_axes(s, err);
     if (rc == BW_OK) rc = sweep_parse_first_point(s, err);
     if (rc == BW_OK) rc = own_flags(s, err);
+    if (rc == BW_OK) rc = check_io(s, err);
     if (rc == BW_OK) rc = load_scenario(s, err);
     if (rc == BW_OK) rc = sweep_check_values(s, err);
     if (rc == BW_OK) rc = sweep_plan_runs(s, err);
