@@ -56,6 +56,9 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     if (rc == BW_OK) run_default_eval_every(&f, &cfg); /* with --record-trace */
     if (rc == BW_OK) rc = driver_check(&cfg, err);
+    char one[1][SPEC_MAX_TEXT];
+    if (rc == BW_OK) snprintf(one[0], sizeof one[0], "%s", cfg.policy);
+    if (rc == BW_OK) rc = run_note_idle_flags(&f, &cfg, one, 1, err);
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
     if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
@@ -105,7 +108,9 @@ fail:
 
 /* compare's runs: policy k with seed i is run i * n_pol + k, in folder seed-S/<k>-<policy>. */
 typedef struct {
-    char (*specs)[SPEC_MAX_TEXT];
+    char (*specs)[SPEC_MAX_TEXT];      /* as given: POLICY or POLICY@COMPRESSOR (the labels) */
+    char (*policy)[SPEC_MAX_TEXT];     /* each spec's policy */
+    char (*compressor)[SPEC_MAX_TEXT]; /* and its compressor ("": --compressor) */
     int n_pol, n_seeds, seeds[CLI_LIST_MAX];
     RunRow *rows;
     int out_existed;    /* --out was there before: an interruption leaves it */
@@ -351,7 +356,8 @@ static void compare_start(int j, int fd, void *ctx)
     char dir[4096], folder[SPEC_MAX_TEXT + 8];
     runner_folder_name(k, r->specs[k], folder, sizeof folder);
     snprintf(dir, sizeof dir, "%s/seed-%d/%s", job->out, seed, folder);
-    job->cfg->policy = r->specs[k];
+    job->cfg->policy = r->policy[k];
+    job->cfg->compressor = r->compressor[k][0] ? r->compressor[k] : job->f->run.compressor;
     job->cfg->label = r->specs[k];
     job->cfg->tc.seed = (unsigned long)seed;
     runner_child(job->cfg, job->ta->model, job->cfg->replay ? "replay" : "compare", job->f,
@@ -418,6 +424,8 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
                          BwError *err)
 {
     int rc = spec_split_list(f->run.policies, "--policies", r->specs, MAX_POLICIES, &r->n_pol, err);
+    for (int i = 0; rc == BW_OK && i < r->n_pol; i++)
+        rc = spec_split_compressor(r->specs[i], "--policies", r->policy[i], r->compressor[i], err);
     if (rc == BW_OK) rc = run_seeds(f, r->seeds, &r->n_seeds, err);
     if (rc == BW_OK) rc = run_setup("compare", f, ta, cfg, slowdown, err);
     if (rc == BW_OK) rc = run_check_out(f->run.out, f->run.force, err);
@@ -428,9 +436,12 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     else if (rc == BW_OK && !f->run.trace)
         rc = run_load_data(ta, cfg, train, test, err);
     for (int i = 0; rc == BW_OK && i < r->n_pol; i++) {
-        cfg->policy = r->specs[i];
+        cfg->policy = r->policy[i];
+        cfg->compressor = r->compressor[i][0] ? r->compressor[i] : f->run.compressor;
         rc = driver_check(cfg, err);
     }
+    cfg->compressor = f->run.compressor;
+    if (rc == BW_OK) rc = run_note_idle_flags(f, cfg, r->specs, r->n_pol, err);
     if (rc == BW_OK)
         rc = engine_check_options(f->n_simgrid, f->simgrid_args, f->run.network_model, err);
     r->out_existed = access(f->run.out, F_OK) == 0;
@@ -484,8 +495,9 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         print_compare_help(replay, &f);
         return BW_OK;
     }
-    char specs[MAX_POLICIES][SPEC_MAX_TEXT];
-    Runs r = {.specs = specs};
+    char specs[MAX_POLICIES][SPEC_MAX_TEXT], policy[MAX_POLICIES][SPEC_MAX_TEXT],
+        compressor[MAX_POLICIES][SPEC_MAX_TEXT];
+    Runs r = {.specs = specs, .policy = policy, .compressor = compressor};
     TrainArgs ta;
     RunConfig cfg;
     Dataset train = {0}, test = {0};
@@ -503,8 +515,14 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     }
     run_print_scenario(&f, &cfg, &ta);
     if (cfg.replay) run_print_replay_engine(&cfg, 0, 1);
-    printf("# compressor %s; %d policies x %d seeds, %d at a time; run folders in %s/seed-S/\n",
-           cfg.compressor, r.n_pol, r.n_seeds, f.run.jobs, out);
+    int own = 0; /* policies with a compressor of their own (POLICY@COMPRESSOR) */
+    for (int k = 0; k < r.n_pol; k++) own += r.compressor[k][0] != '\0';
+    if (own)
+        printf("# compressor: each POLICY@COMPRESSOR its own, the others %s; ", cfg.compressor);
+    else
+        printf("# compressor %s; ", cfg.compressor);
+    printf("%d policies x %d seeds, %d at a time; run folders in %s/seed-S/\n", r.n_pol, r.n_seeds,
+           f.run.jobs, out);
     fflush(stdout);
     fflush(stderr);
 

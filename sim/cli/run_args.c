@@ -156,8 +156,11 @@ static const CliOpt sweep_opts[] = {
 
 static const CliOpt compare_opts[] = {
     RUN_OPT("policies", CLI_STRING, policies, "sync,static:level=1,static:level=2,accordion", NULL,
-            "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline", 0,
-            0, NULL, 0),
+            "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline. "
+            "compare and replay: POLICY@COMPRESSOR[:k=v,...] gives a policy a compressor of its "
+            "own, the others taking --compressor (static:level=2@powersgd,static:level=0.01@topk "
+            "compares PowerSGD with Top-k)",
+            0, 0, NULL, 0),
     RUN_OPT("jobs", CLI_INT, jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0),
     RUN_OPT("seeds", CLI_INT_LIST, seeds, RUN_DEFAULT_SEEDS, "seeds",
             "repeat every policy (and point) with each of these seeds; --seed S alone, or a "

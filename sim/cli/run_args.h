@@ -6,6 +6,7 @@
 #define BELLOWS_RUN_ARGS_H
 
 #include "dataset.h"
+#include "spec.h"
 #include "cli.h"
 #include "cluster_args.h"
 #include "driver.h"
@@ -105,6 +106,13 @@ int run_ps_setup(const Flags *f, RunConfig *cfg, BwError *err);
  * batch is the trace's global batch over the workers, which must divide it), with the replay
  * engine of --replay-engine. */
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
+
+/* Flags given that do nothing in this scenario (flag_effect.c: --bucket-mb without an overlap,
+ * --transport with --costs ideal, --compressor where every policy of policies[0..n) is sync or
+ * names its own, --timeline-steps without --timeline): a note on stderr for each, or a usage
+ * error for one that can only be a mistake. Call once the scenario is set up (run_setup). */
+int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                        int n, BwError *err);
 
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta);
 /* When cfg's runs evaluate, for the resolution of a time to accuracy: "evaluation every 5
