@@ -110,12 +110,38 @@ static void test_compare_takes_a_compressor_per_policy(void **state)
     stdout_has("POLICY@COMPRESSOR");
 }
 
+/* replay --help lists only what replay takes (not the model, data, optimiser and evaluation
+ * flags it refuses), and its refusal names the learning-rate schedule, not --schedule (the
+ * communication schedule, which a replay takes). */
+static void test_replay_help_lists_only_its_own_flags(void **state)
+{
+    (void)state;
+    assert_int_equal(bw("replay --help"), 0);
+    char *help = tmp_file("stdout");
+    assert_non_null(help);
+    const char *refused[] = {"--model ", "--epochs ",     "--data-dir ",
+                             "--lr ",    "--eval-every ", "--compute-threads "};
+    for (size_t k = 0; k < sizeof refused / sizeof *refused; k++)
+        if (strstr(help, refused[k])) fail_msg("replay --help lists %s", refused[k]);
+    const char *taken[] = {"--trace ", "--policies ", "--seed ", "--schedule ", "--bandwidth "};
+    for (size_t k = 0; k < sizeof taken / sizeof *taken; k++)
+        if (!strstr(help, taken[k])) fail_msg("replay --help lacks %s", taken[k]);
+    free(help);
+    assert_int_equal(bw("compare --help"), 0); /* compare trains: it lists them */
+    stdout_has("--epochs ");
+    assert_int_equal(bw(RUN "--workers 2 --record-trace @/t.jsonl.gz"), 0);
+    expect_refusal("the learning-rate schedule from --trace",
+                   "replay --trace @/t.jsonl.gz --policies sync --lr-schedule cosine --out @/rp");
+    expect_refusal("--epochs: a replay takes", "replay --trace @/t.jsonl.gz --epochs 2 --out @/rp");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flags_without_effect_are_noted),
         cmocka_unit_test(test_hierarchical_header_states_the_intra_node_links),
         cmocka_unit_test(test_compare_takes_a_compressor_per_policy),
+        cmocka_unit_test(test_replay_help_lists_only_its_own_flags),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -395,6 +395,10 @@ int cmd_replay(int argc, char **argv, BwError *err)
 
 static void print_compare_help(int replay, const Flags *f)
 {
+    CliOpt own[RUN_MAX_OPTS]; /* replay's: the flags it takes */
+    int n_own = 0;
+    for (int i = 0; i < f->n; i++)
+        if (!run_replay_refuses(f, i)) own[n_own++] = f->opts[i];
     if (replay)
         cli_print_help(stdout,
                        "bellows replay --trace FILE --policies SPEC,... [cluster flags] "
@@ -404,7 +408,7 @@ static void print_compare_help(int replay, const Flags *f)
                        "policies, the compute and communication their decisions imply are\n"
                        "simulated, and accuracy comes from the trace's evaluations "
                        "(accuracy_source: trace). Writes\nwhat compare writes.",
-                       f->opts, f->n);
+                       own, n_own);
     else
         cli_print_help(stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
                        "Runs every policy of --policies on the identical scenario, once per seed "

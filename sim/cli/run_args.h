@@ -102,10 +102,14 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
  * without ps is a usage error (ps_args.c). */
 int run_ps_setup(const Flags *f, RunConfig *cfg, BwError *err);
 
-/* --trace: the run replays trace (model, data and schedule flags are refused; the per-worker
+/* --trace: the run replays trace (model, data, optimiser and lr-schedule flags are refused; the per-worker
  * batch is the trace's global batch over the workers, which must divide it), with the replay
  * engine of --replay-engine. */
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
+/* Whether a replay refuses flag f->opts[i]: 1 for the model, data and optimiser flags (the
+ * trace's), 2 for those of a live run only (--eval-every, --compute-threads), else 0; replay's
+ * --help leaves the refused ones out. */
+int run_replay_refuses(const Flags *f, int i);
 
 /* Flags given that do nothing in this scenario (flag_effect.c: --bucket-mb without an overlap,
  * --transport with --costs ideal, --compressor where every policy of policies[0..n) is sync or
