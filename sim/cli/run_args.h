@@ -102,9 +102,9 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
  * without ps is a usage error (ps_args.c). */
 int run_ps_setup(const Flags *f, RunConfig *cfg, BwError *err);
 
-/* --trace: the run replays trace (model, data, optimiser and lr-schedule flags are refused; the per-worker
- * batch is the trace's global batch over the workers, which must divide it), with the replay
- * engine of --replay-engine. */
+/* --trace: the run replays trace (model, data, optimiser and lr-schedule flags are refused;
+ * the per-worker batch is the trace's global batch over the workers, which must divide it),
+ * with the replay engine of --replay-engine. */
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
 /* Whether a replay refuses flag f->opts[i]: 1 for the model, data and optimiser flags (the
  * trace's), 2 for those of a live run only (--eval-every, --compute-threads), else 0; replay's
