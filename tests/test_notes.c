@@ -135,6 +135,24 @@ static void test_replay_help_lists_only_its_own_flags(void **state)
     expect_refusal("--epochs: a replay takes", "replay --trace @/t.jsonl.gz --epochs 2 --out @/rp");
 }
 
+/* bellows cluster --set takes its keys as one argument or as several: "--set a=1,2 b=x,y". */
+static void test_cluster_set_takes_several_arguments(void **state)
+{
+    (void)state;
+    write_tmp("one.json", "{\"jobs\": [{\"name\": \"a\", \"workers\": 2, \"epochs\": 1, "
+                          "\"train_samples\": 512, \"test_samples\": 64, \"batch\": 8}]}");
+    assert_int_equal(bw("cluster @/one.json --out @/cs --alone none --set a.policy=sync "
+                        "a.seed=1,2"),
+                     0);
+    char *csv = tmp_file("cs/sweep.csv");
+    assert_non_null(csv);
+    assert_int_equal(count_lines(csv), 3); /* the header and two points */
+    free(csv);
+    expect_refusal("unknown key \"polcy\"",
+                   "cluster @/one.json --out @/cx --set a.policy=sync a.polcy=x");
+    expect_refusal("unexpected argument 'x=1'", "cluster @/one.json --set a.seed=1 --out @/cx x=1");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -142,6 +160,7 @@ int main(void)
         cmocka_unit_test(test_hierarchical_header_states_the_intra_node_links),
         cmocka_unit_test(test_compare_takes_a_compressor_per_policy),
         cmocka_unit_test(test_replay_help_lists_only_its_own_flags),
+        cmocka_unit_test(test_cluster_set_takes_several_arguments),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -11,6 +11,41 @@
 #include <stdio.h>
 #include <string.h>
 
+/* An argument that continues --set's list: KEY=VALUES, not a flag. */
+static int set_item(const char *arg)
+{
+    return arg[0] != '-' && strchr(arg, '=') != NULL;
+}
+
+int cl_set_join(int argc, char **argv, char **out, char *buf, size_t n, BwError *err)
+{
+    int k = 0;
+    size_t used = 0;
+    for (int i = 0; i < argc; i++) {
+        const int flag = strcmp(argv[i], "--set") == 0,
+                  inline_value = !strncmp(argv[i], "--set=", 6);
+        const int first = flag ? i + 1 : i; /* the argument holding the first KEY=VALUES */
+        if ((!flag && !inline_value) || first >= argc || first + 1 >= argc ||
+            !set_item(argv[first + 1])) {
+            out[k++] = argv[i];
+            continue;
+        }
+        if (flag) out[k++] = argv[i];
+        out[k++] = buf + used;
+        int last = first;
+        while (last + 1 < argc && set_item(argv[last + 1])) last++;
+        for (int j = first; j <= last; j++) {
+            int w = snprintf(buf + used, n - used, "%s%s", argv[j], j < last ? " " : "");
+            if (w < 0 || (size_t)w >= n - used)
+                return bw_fail(err, BW_EUSAGE, "--set: the keys and values are too long");
+            used += (size_t)w;
+        }
+        used++; /* past the '\0' */
+        i = last;
+    }
+    return k;
+}
+
 int cl_axes_parse(const char *text, ClAxis *axes, int *n, BwError *err)
 {
     *n = 0;

@@ -15,6 +15,12 @@ typedef struct {
     int n;
 } ClAxis;
 
+/* The command line with the KEY=VALUES arguments that follow one --set joined into its value,
+ * separated by spaces ("--set a=1,2 b.policy=x,y" as "--set 'a=1,2 b.policy=x,y'"): out holds
+ * argc pointers, into argv or into buf (n bytes). Returns the new count, or -1 (usage error)
+ * when buf is too small. */
+int cl_set_join(int argc, char **argv, char **out, char *buf, size_t n, BwError *err);
+
 /* "KEY=V1,V2 JOB.KEY=V1,V2" into axes[CL_MAX_AXES]. */
 int cl_axes_parse(const char *text, ClAxis *axes, int *n, BwError *err);
 /* Every point gets a folder of its own that a file system takes: no two values of an axis that

@@ -49,7 +49,8 @@ static const CliOpt OPTS[] = {
     OPT("set", CLI_STRING, set, NULL, "KEY=V1,V2 ...",
         "sweep keys of the file: a top-level key (oversubscription, bandwidth, placement, ...) "
         "or a job's as JOB.KEY (b.policy, b.compressor, b.start_s, ...), each with a list of "
-        "values, several separated by spaces; the cross product, into DIR/points/, and "
+        "values, several separated by spaces (in one argument, or as arguments of their own after "
+        "--set); the cross product, into DIR/points/, and "
         "DIR/sweep.csv",
         0, 0, NULL, 0),
     OPT("timeline", CLI_FLAG, timeline, NULL, NULL,
@@ -380,8 +381,13 @@ int cmd_cluster(int argc, char **argv, BwError *err)
 {
     Opts o;
     const char *file = argc > 0 && argv[0][0] != '-' ? argv[0] : NULL;
-    int rc =
-        cli_parse("bellows cluster", OPTS, N_OPTS, &o, argc - !!file, argv + !!file, NULL, err);
+    static char joined[8192]; /* --set's values, joined (cl_set_join) */
+    char **args = calloc((size_t)argc + 1, sizeof *args);
+    if (!args) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    int n_args = cl_set_join(argc - !!file, argv + !!file, args, joined, sizeof joined, err);
+    int rc = n_args < 0 ? BW_EUSAGE
+                        : cli_parse("bellows cluster", OPTS, N_OPTS, &o, n_args, args, NULL, err);
+    free(args); /* o's strings point into argv and joined */
     if (rc == CLI_HELP) {
         cli_print_help(stdout, USAGE, ABOUT, OPTS, N_OPTS);
         return BW_OK;
