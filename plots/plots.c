@@ -165,6 +165,7 @@ static int grid_policies(const char *dir, Expr *e)
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         if (strncmp(line, "# baseline ", 11) == 0) ex_string(e, "baseline", line + 11);
+        if (strncmp(line, "# seeds ", 8) == 0) ex_number(e, "seeds", atoi(line + 8));
         if (strncmp(line, "# policy ", 9) != 0) continue;
         snprintf(var, sizeof var, "label%d", ++n);
         ex_string(e, var, line + 9);

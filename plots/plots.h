@@ -27,7 +27,8 @@ int plots_run(const char *dir, double target, BwError *err);
 int plots_cluster(const char *dir, BwError *err);
 
 /* The speedup heatmap of a sweep folder, one panel per policy but the baseline, from its
- * speedup_grid.dat: comment lines ("# baseline NAME" once, then "# policy NAME" before each
+ * speedup_grid.dat: comment lines ("# baseline NAME" and "# seeds N", the seeds each cell's
+ * speedup is the mean over, paired by seed, once; then "# policy NAME" before each
  * policy's block; blocks end in two blank lines), rows "x_index y_index log2_speedup x_value
  * y_value label" over the swept bandwidth (x) and latency (y); a cell without a speedup has
  * "-" for log2_speedup and its label says why ("not reached", "not run", "diverged",
