@@ -1,7 +1,7 @@
 # compare.gp: the plots of a `bellows compare` folder, from its compare.csv and each run's
 # evals.csv and steps.csv. Called by bellows (plots/plots.c) as
 #   gnuplot -e "dir='DIR'; n=2; run1='1-sync'; run2='2-static...'; label1='sync';
-#               label2='static:level=1'; target=0.85" compare.gp
+#               label2='static:level=1'; target=0.85; has_breakdown=1" compare.gp
 # Writes, as PNG and SVG: the curves of curves.gp (accuracy_vs_time with the target marked,
 # bytes_vs_time), accuracy_vs_bytes, time_breakdown (compute / compression / communication /
 # waiting per policy up to the target, from time_breakdown.csv; without it, compare.csv's whole
@@ -22,9 +22,10 @@ do for [i=1:n] {
   if (STATS_max > STATS_min) { batches = 1 }
 }
 panels = 1 + periodic + batches
-# the time breakdown to the target (time_breakdown.csv, written by compare), else the whole run
+# the time breakdown to the target (time_breakdown.csv, written by compare: plots.c says
+# whether it is there), else the whole run
 tbf = dir."/time_breakdown.csv"
-tb = system("test -r '".tbf."' && echo 1 || echo 0") + 0
+tb = exists("has_breakdown") ? has_breakdown : 0
 do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 1100,560 noenhanced font "sans,10" } \
   else { set terminal svg size 1100,560 noenhanced font "sans,10" }

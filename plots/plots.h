@@ -9,7 +9,8 @@
 int plots_available(void);
 
 /* The plots of a compare folder (PNG and SVG): runs[i] is the folder of the run labelled
- * labels[i]; target (0: none) is marked on the accuracy plot. */
+ * labels[i]; target (0: none) is marked on the accuracy plot; the time breakdown is
+ * dir/time_breakdown.csv's (to the target), or without it compare.csv's (whole runs). */
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err);
 
