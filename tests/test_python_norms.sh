@@ -29,5 +29,7 @@ S="--train-samples 512 --test-samples 64 --workers 2 --batch 16 --epochs 1 --qui
 [ "$(grep -c 'reads obs.grad_norm_mean, which bellows computes only for a policy whose class sets needs_grad_norms = True' err.txt)" = 1 ] ||
   { cat err.txt; fail "no warning, or more than one"; }
 "$bellows" run $S --policy ./sighted.py --out sighted > /dev/null 2> err.txt
-[ ! -s err.txt ] || { cat err.txt; fail "a policy that needs the norms was warned"; }
+# (AddressSanitizer's note on SimGrid's stack switches is not bellows' output)
+! grep -v '^==[0-9]*==WARNING: ASan is ignoring\|^False positive error reports\|^For details see https://github.com/google/sanitizers' err.txt ||
+  fail "a policy that needs the norms was warned"
 echo "python norms: ok"
