@@ -151,6 +151,8 @@ static void test_cluster_set_takes_several_arguments(void **state)
     expect_refusal("unknown key \"polcy\"",
                    "cluster @/one.json --out @/cx --set a.policy=sync a.polcy=x");
     expect_refusal("unexpected argument 'x=1'", "cluster @/one.json --set a.seed=1 --out @/cx x=1");
+    expect_refusal("--timeline-steps: has no effect alone",
+                   "cluster @/one.json --timeline-steps 0:3 --out @/cx");
 }
 
 int main(void)

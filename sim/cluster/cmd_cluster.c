@@ -385,14 +385,20 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     char **args = calloc((size_t)argc + 1, sizeof *args);
     if (!args) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int n_args = cl_set_join(argc - !!file, argv + !!file, args, joined, sizeof joined, err);
+    int set[N_OPTS];
     int rc = n_args < 0 ? BW_EUSAGE
-                        : cli_parse("bellows cluster", OPTS, N_OPTS, &o, n_args, args, NULL, err);
+                        : cli_parse("bellows cluster", OPTS, N_OPTS, &o, n_args, args, set, err);
     free(args); /* o's strings point into argv and joined */
     if (rc == CLI_HELP) {
         cli_print_help(stdout, USAGE, ABOUT, OPTS, N_OPTS);
         return BW_OK;
     }
     if (rc) return rc;
+    if (cli_given(OPTS, N_OPTS, set, "timeline-steps") &&
+        !o.timeline) /* as run's (flag_effect.c) */
+        return bw_fail(err, BW_EUSAGE,
+                       "--timeline-steps: has no effect alone: the steps a timeline keeps; add "
+                       "--timeline");
     if (!file)
         return bw_fail(err, BW_EUSAGE, "cluster: expected the cluster file first (%s)", USAGE);
     ClAxis *axes = calloc(CL_MAX_AXES, sizeof *axes);
