@@ -104,6 +104,20 @@ static int parse_options(const char *text, const char *p, const char *flag, Spec
     return BW_OK;
 }
 
+int spec_split_compressor(const char *item, const char *flag, char *policy, char *compressor,
+                          BwError *err)
+{
+    const char *at = strchr(item, '@');
+    size_t len = at ? (size_t)(at - item) : strlen(item);
+    if (len == 0 || (at && (!at[1] || strchr(at + 1, '@'))))
+        return bw_fail(err, BW_EUSAGE,
+                       "%s '%s': expected POLICY or POLICY@COMPRESSOR (static:level=2@powersgd)",
+                       flag, item);
+    snprintf(policy, SPEC_MAX_TEXT, "%.*s", (int)len, item);
+    snprintf(compressor, SPEC_MAX_TEXT, "%s", at ? at + 1 : "");
+    return BW_OK;
+}
+
 int spec_split_list(const char *text, const char *flag, char items[][SPEC_MAX_TEXT], int max,
                     int *n, BwError *err)
 {

@@ -42,6 +42,13 @@ int spec_is_path(const char *text);
 int spec_split_list(const char *text, const char *flag, char items[][SPEC_MAX_TEXT], int max,
                     int *n, BwError *err);
 
+/* An item of compare's --policies, POLICY[@COMPRESSOR] ("static:level=2@powersgd",
+ * "static:level=0.01@topk:ef=0"): the policy's spec into policy and the compressor's into
+ * compressor ("" without an '@': the run's --compressor). Each holds SPEC_MAX_TEXT bytes. An
+ * empty part, or a second '@', is a usage error naming flag. */
+int spec_split_compressor(const char *item, const char *flag, char *policy, char *compressor,
+                          BwError *err);
+
 typedef enum { SPEC_DOUBLE, SPEC_INT, SPEC_CHOICE } SpecType;
 
 typedef struct {

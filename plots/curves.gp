@@ -8,14 +8,20 @@
 #               scenario='bandwidth=1Gbps latency=1us'" curves.gp
 # (scenario: the sweep point's flags, put in every title; empty for a compare).
 # Every run has its own colour, dash and point type, wider lines first so that a run drawn
-# over another does not hide it, and the key sits outside the data.
+# over another does not hide it (lwidth, dtype), and the key sits outside the data.
 # Writes DIR/accuracy_vs_time and DIR/bytes_vs_time, PNG and SVG.
 load scriptdir."/common.gp"
 run(i) = value(sprintf("run%d", i))
 label(i) = value(sprintf("label%d", i))
 ev(i) = dir."/".run(i)."/evals.csv"
 st(i) = dir."/".run(i)."/steps.csv"
-lwidth(i) = 1.2 + 1.6 * (n - i) / (n > 1 ? n - 1 : 1)
+# Equal curves stay visible: each run is drawn over the one before it at least 1 px narrower
+# (a border of the earlier one's colour shows on both sides), from 5.2 px down to 1.2 px
+# (more than five runs: 1 px apart), and in dashes or solid, never dotted (a dotted line
+# under another vanishes).
+lstep = n > 1 ? (4.0 / (n - 1) > 1 ? 4.0 / (n - 1) : 1) : 0
+lwidth(i) = 1.2 + lstep * (n - i)
+dtype(i) = int(word("1 2 4 5", (i - 1) % 4 + 1))
 # the best accuracy of any run, for the zoomed panel: from target - 0.1 to just above it
 amax = 0
 do for [i=1:n] {
@@ -61,13 +67,13 @@ do for [t=1:2] {
   set title zoom ? "whole run" : ttl("Test accuracy against simulated time")
   set xlabel "simulated time (s)"
   set ylabel "test accuracy"
-  plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints lc i dt i pt i pointsize 0.6 lw lwidth(i) title label(i)
+  plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints lc i dt dtype(i) pt i pointsize 0.6 lw lwidth(i) title label(i)
   if (zoom) {
     set title zoomx ? sprintf("zoomed: accuracy %.2f to %.2f, %.4g s to %.4g s", zlo, zhi, xfrom, xto) \
                     : sprintf("zoomed: accuracy %.2f to %.2f", zlo, zhi)
     set yrange [zlo:zhi]
     if (zoomx) { set xrange [xfrom : xto] }
-    plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints lc i dt i pt i pointsize 0.6 lw lwidth(i) title label(i)
+    plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints lc i dt dtype(i) pt i pointsize 0.6 lw lwidth(i) title label(i)
     set autoscale y
     set autoscale x
     unset multiplot
@@ -82,6 +88,6 @@ do for [t=1:2] {
   set xlabel "simulated time (s)"
   if (bmax > 0) { set logscale y; set ylabel "bytes sent by rank 0 (MB, log scale)" } \
   else { set ylabel "bytes sent by rank 0 (MB)" }
-  plot for [i=1:n] st(i) every ::1 using 6:($11 > 0 || bmax <= 0 ? $11/1e6 : NaN) with lines lc i dt i lw lwidth(i) title label(i)
+  plot for [i=1:n] st(i) every ::1 using 6:($11 > 0 || bmax <= 0 ? $11/1e6 : NaN) with lines lc i dt dtype(i) lw lwidth(i) title label(i)
   unset logscale y
 }

@@ -134,14 +134,20 @@ static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
     return BW_OK;
 }
 
-/* A script over several run folders of dir, labelled. */
+/* A script over several run folders of dir, labelled; a compare's (time_breakdown: 1) also
+ * says whether dir holds time_breakdown.csv. */
 static int runs_script(const char *script, const char *dir, const char *const *runs,
                        const char *const *labels, int n, double target, const char *scenario,
-                       BwError *err)
+                       int time_breakdown, BwError *err)
 {
     static Expr e;
     memset(&e, 0, sizeof e);
     ex_string(&e, "dir", dir);
+    if (time_breakdown) {
+        char path[4200];
+        snprintf(path, sizeof path, "%.4096s/time_breakdown.csv", dir);
+        ex_number(&e, "has_breakdown", access(path, R_OK) == 0);
+    }
     ex_string(&e, "scenario", scenario ? scenario : "");
     ex_number(&e, "n", n);
     ex_list(&e, "run", runs, n);
@@ -153,13 +159,13 @@ static int runs_script(const char *script, const char *dir, const char *const *r
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err)
 {
-    return runs_script("compare.gp", dir, runs, labels, n, target, NULL, err);
+    return runs_script("compare.gp", dir, runs, labels, n, target, NULL, 1, err);
 }
 
 int plots_curves(const char *dir, const char *const *runs, const char *const *labels, int n,
                  double target, const char *scenario, BwError *err)
 {
-    return runs_script("curves.gp", dir, runs, labels, n, target, scenario, err);
+    return runs_script("curves.gp", dir, runs, labels, n, target, scenario, 0, err);
 }
 
 /* The baseline and the policies of dir/speedup_grid.dat, from its "# baseline" and "# policy"
@@ -174,6 +180,7 @@ static int grid_policies(const char *dir, Expr *e)
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = '\0';
         if (strncmp(line, "# baseline ", 11) == 0) ex_string(e, "baseline", line + 11);
+        if (strncmp(line, "# seeds ", 8) == 0) ex_number(e, "seeds", atoi(line + 8));
         if (strncmp(line, "# policy ", 9) != 0) continue;
         snprintf(var, sizeof var, "label%d", ++n);
         ex_string(e, var, line + 9);

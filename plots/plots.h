@@ -9,7 +9,8 @@
 int plots_available(void);
 
 /* The plots of a compare folder (PNG and SVG): runs[i] is the folder of the run labelled
- * labels[i]; target (0: none) is marked on the accuracy plot. */
+ * labels[i]; target (0: none) is marked on the accuracy plot; the time breakdown is
+ * dir/time_breakdown.csv's (to the target), or without it compare.csv's (whole runs). */
 int plots_compare(const char *dir, const char *const *runs, const char *const *labels, int n,
                   double target, BwError *err);
 
@@ -27,7 +28,8 @@ int plots_run(const char *dir, double target, BwError *err);
 int plots_cluster(const char *dir, BwError *err);
 
 /* The speedup heatmap of a sweep folder, one panel per policy but the baseline, from its
- * speedup_grid.dat: comment lines ("# baseline NAME" once, then "# policy NAME" before each
+ * speedup_grid.dat: comment lines ("# baseline NAME" and "# seeds N", the seeds each cell's
+ * speedup is the mean over, paired by seed, once; then "# policy NAME" before each
  * policy's block; blocks end in two blank lines), rows "x_index y_index log2_speedup x_value
  * y_value label" over the swept bandwidth (x) and latency (y); a cell without a speedup has
  * "-" for log2_speedup and its label says why ("not reached", "not run", "diverged",

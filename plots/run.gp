@@ -2,8 +2,9 @@
 #   gnuplot -e "dir='DIR'; target=0.85; has_epochs=1" run.gp   (has_epochs: epochs.csv is there)
 # Writes, as PNG and SVG: accuracy_vs_time (the target marked), bytes_vs_time, time_per_step
 # (compute / communication / waiting of each step) and schedule (the decided mean compression
-# level, averaging period and global batch of every step, and, for policies that read gradient
-# norms, epochs.csv's relative change of the epoch gradient norm that Accordion decides on).
+# level of every step, its averaging period if the policy is periodic and its global batch if
+# it changes, and, for policies that read gradient norms, epochs.csv's relative change of the
+# epoch gradient norm that Accordion decides on; the panels aligned on the same steps).
 load scriptdir."/common.gp"
 ev = dir."/evals.csv"
 st = dir."/steps.csv"
@@ -46,18 +47,31 @@ do for [t=1:2] {
   set key inside
   set output out("schedule", t)
   set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame
-  stats st every ::1 using 1 nooutput
-  set xrange [0:STATS_max]   # the same steps on every panel
-  set multiplot layout (has_epochs ? 4 : 3),1 title "The schedule the policy chose"
+  # the panels that say something: the level always, the averaging period if the policy is
+  # periodic (a gradient policy's is 0), the global batch if it changes, the norm's change if
+  # epochs.csv is there; each over the same steps, between the same margins
+  stats st every ::1 using 1:15 nooutput
+  set xrange [0:STATS_max_x]
+  periodic = STATS_max_y > 0
+  stats st every ::1 using 3 nooutput
+  batches = STATS_max > STATS_min
+  set lmargin at screen 0.1
+  set rmargin at screen 0.96
+  set multiplot layout (1 + periodic + batches + has_epochs),1 title "The schedule the policy chose"
   unset title
-  set xlabel ""
+  set xlabel periodic || batches || has_epochs ? "" : "step"
   set ylabel "mean level (0: dense)"
   plot st every ::1 using 1:14 with steps notitle
-  set ylabel "averaging period"
-  plot st every ::1 using 1:15 with steps notitle
-  set xlabel has_epochs ? "" : "step"
-  set ylabel "global batch"
-  plot st every ::1 using 1:3 with steps notitle
+  if (periodic) {
+    set xlabel batches || has_epochs ? "" : "step"
+    set ylabel "averaging period"
+    plot st every ::1 using 1:15 with steps notitle
+  }
+  if (batches) {
+    set xlabel has_epochs ? "" : "step"
+    set ylabel "global batch"
+    plot st every ::1 using 1:3 with steps notitle
+  }
   if (has_epochs) {
     # the signal: relative change of the epoch's gradient norm from the epoch before, at the
     # step that ended the epoch (where Accordion decides)
@@ -67,5 +81,7 @@ do for [t=1:2] {
   }
   unset multiplot
   set autoscale x
+  set lmargin -1
+  set rmargin -1
   set offsets 0, 0, 0, 0
 }

@@ -3,12 +3,13 @@
 # speedup_grid.dat (format in plots/plots.h: one block per policy, rows "x_index y_index
 # log2_speedup bandwidth latency label", log2_speedup "-" where there is no speedup and the
 # label says why: not a number, so the coloured cells skip it and a grey cell takes its place). Called by bellows (plots/plots.c) as
-#   gnuplot -e "dir='DIR'; baseline='sync'; label1='static:level=1'; ...; n=3" sweep.gp
+#   gnuplot -e "dir='DIR'; baseline='sync'; seeds=3; label1='static:level=1'; ...; n=3" sweep.gp
 # The colour is log2 of the speedup on a range symmetric about 1x (white), blue faster, red
 # slower, so 27x and 6x differ as much as 6x and 1.2x; cells without a speedup are grey with
 # their reason. Writes DIR/speedup_heatmap.png and DIR/speedup_heatmap.svg.
 load scriptdir."/common.gp"
 set datafile separator whitespace
+nseeds = exists("seeds") ? seeds : 1   # a speedup_grid.dat before "# seeds": one
 f = dir."/speedup_grid.dat"
 label(i) = value(sprintf("label%d", i))
 # a long policy spec broken after commas, so a panel's title fits above it
@@ -49,7 +50,9 @@ do for [t=1:2] {
     set terminal svg size 440*cols,(400*rows + 40) noenhanced font "sans,9"
   }
   set output out("speedup_heatmap", t)
-  set multiplot layout rows,cols title sprintf("Speedup over %s in time to the target accuracy (first seed)", baseline) \
+  set multiplot layout rows,cols title (nseeds > 1 \
+      ? sprintf("Speedup over %s in time to the target accuracy (mean over %d seeds, paired by seed, as in the table)", baseline, nseeds) \
+      : sprintf("Speedup over %s in time to the target accuracy", baseline)) \
       margins 70.0/(440*cols), 1 - 120.0/(440*cols), (rows == 1 ? 0.14 : 0.08), (rows == 1 ? 0.78 : 0.88) \
       spacing 190.0/(440*cols), 0.16
   do for [i=1:n] {

@@ -252,7 +252,7 @@ w later.py 'class P(bp.Policy):
             raise RuntimeError("at nine")'
 expect_fail ./later.py 1 "line 6, in decide: RuntimeError: at nine (step 9)"
 w observe.py 'class P(bp.Policy):
-    name, help = "p", "p"
+    name, help, needs_grad_norms = "p", "p", True
     def observe(self, obs):
         obs.grad_norm_mean[0] = 1
     def decide(self, obs, d): pass'

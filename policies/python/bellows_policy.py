@@ -155,6 +155,11 @@ class Context:
     __repr__ = _fields_repr
 
 
+# the observation's per-step norms: zeros unless the policy declares needs_grad_norms
+_NORM_FIELDS = ("grad_norm_rank0", "grad_norm_mean")
+_norms_warned = []  # the field whose read was warned about (once a process)
+
+
 @_documented
 class Observation:
     """What a policy observes at step t, once for all workers (BellowsPolicyObs). Step t's own
@@ -195,8 +200,33 @@ class Observation:
         "eval_step": "the step it was taken at (-1 before the first)",
         "eval_time_s": "the simulated time it was taken at",
     }
-    __slots__ = tuple(FIELDS)
+    # the norms are properties (below) over slots of their own
+    __slots__ = tuple("_" + k if k in _NORM_FIELDS else k for k in FIELDS)
     __repr__ = _fields_repr
+
+
+def _norms_property(name):
+    """obs.NAME, with a warning on stderr, once, the first time a policy reads it while bellows
+    computes no norms for it (HAS_GRAD_NORMS clear: its class lacks needs_grad_norms = True)."""
+    slot = "_" + name
+
+    def get(self):
+        if not (self.have & HAS_GRAD_NORMS) and not _norms_warned:
+            _norms_warned.append(name)
+            sys.stderr.write(
+                "bellows: warning: the Python policy reads obs.%s, which bellows computes only "
+                "for a policy whose class sets needs_grad_norms = True (in a training run it "
+                "holds zeros)\n" % name)
+        return getattr(self, slot)
+
+    def put(self, value):
+        setattr(self, slot, value)
+
+    return property(get, put, doc=Observation.FIELDS[name])
+
+
+for _name in _NORM_FIELDS:
+    setattr(Observation, _name, _norms_property(_name))
 
 
 @_documented

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "spec.h"
+#include "breakdown.h"
 #include "dataset.h"
 #include "plots.h"
 #include "cli.h"
@@ -56,6 +57,9 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     if (rc == BW_OK) run_default_eval_every(&f, &cfg); /* with --record-trace */
     if (rc == BW_OK) rc = driver_check(&cfg, err);
+    char one[1][SPEC_MAX_TEXT];
+    if (rc == BW_OK) snprintf(one[0], sizeof one[0], "%s", cfg.policy);
+    if (rc == BW_OK) rc = run_note_idle_flags(&f, &cfg, one, 1, err);
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
     if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
@@ -105,7 +109,9 @@ fail:
 
 /* compare's runs: policy k with seed i is run i * n_pol + k, in folder seed-S/<k>-<policy>. */
 typedef struct {
-    char (*specs)[SPEC_MAX_TEXT];
+    char (*specs)[SPEC_MAX_TEXT];      /* as given: POLICY or POLICY@COMPRESSOR (the labels) */
+    char (*policy)[SPEC_MAX_TEXT];     /* each spec's policy */
+    char (*compressor)[SPEC_MAX_TEXT]; /* and its compressor ("": --compressor) */
     int n_pol, n_seeds, seeds[CLI_LIST_MAX];
     RunRow *rows;
     int out_existed;    /* --out was there before: an interruption leaves it */
@@ -306,6 +312,39 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
     print_compare_footer(r, st, target, evals, sharpen, coarse);
 }
 
+/* time_breakdown.csv, the time breakdown plot's data: each policy's books up to its time to
+ * accuracy, means over the seeds (breakdown.h). */
+static int write_breakdown(const char *out, const Runs *r, BwError *err)
+{
+    const int n = r->n_pol * r->n_seeds;
+    char(*folders)[SPEC_MAX_TEXT + 24] = calloc((size_t)n, sizeof *folders);
+    const char **fp = calloc((size_t)n, sizeof *fp), *labels[MAX_POLICIES];
+    double *tta = calloc((size_t)n, sizeof *tta);
+    int *failed = calloc((size_t)n, sizeof *failed), rc;
+    if (!folders || !fp || !tta || !failed) {
+        rc = bw_fail(err, BW_ERUNTIME, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < n; j++) {
+        const int k = j % r->n_pol, i = j / r->n_pol;
+        char folder[SPEC_MAX_TEXT + 8];
+        runner_folder_name(k, r->specs[k], folder, sizeof folder);
+        snprintf(folders[j], sizeof folders[j], "seed-%d/%s", r->seeds[i], folder);
+        fp[j] = folders[j];
+        tta[j] = r->rows[j].tta;
+        failed[j] = r->rows[j].rc != BW_OK;
+        if (i == 0) labels[k] = r->specs[k];
+    }
+    Breakdown b = {r->n_pol, r->n_seeds, labels, fp, tta, failed};
+    rc = breakdown_write(out, &b, err);
+done:
+    free(folders);
+    free(fp);
+    free(tta);
+    free(failed);
+    return rc;
+}
+
 /* Plots are a convenience: a failure is reported, and the results stand. They draw the first
  * seed's runs (the legend says which seed). */
 static void make_plots(const char *out, const Runs *r, double target)
@@ -314,6 +353,8 @@ static void make_plots(const char *out, const Runs *r, double target)
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
         return;
     }
+    BwError why;
+    if (write_breakdown(out, r, &why) != BW_OK) fprintf(stderr, "bellows: %s\n", why.msg);
     char folders[MAX_POLICIES][SPEC_MAX_TEXT + 24], labels_of[MAX_POLICIES][SPEC_MAX_TEXT + 24];
     const char *runs[MAX_POLICIES], *labels[MAX_POLICIES];
     for (int k = 0; k < r->n_pol; k++) {
@@ -329,7 +370,8 @@ static void make_plots(const char *out, const Runs *r, double target)
         fprintf(stderr, "bellows: %s\n", err.msg);
     else
         printf("# plots in %s (the runs of seed %d): accuracy_vs_time, accuracy_vs_bytes, "
-               "bytes_vs_time, time_breakdown (means over seeds), schedule (.png and .svg)\n",
+               "bytes_vs_time, time_breakdown (to the target, means over seeds: "
+               "time_breakdown.csv), schedule (.png and .svg)\n",
                out, r->seeds[0]);
 }
 
@@ -351,7 +393,8 @@ static void compare_start(int j, int fd, void *ctx)
     char dir[4096], folder[SPEC_MAX_TEXT + 8];
     runner_folder_name(k, r->specs[k], folder, sizeof folder);
     snprintf(dir, sizeof dir, "%s/seed-%d/%s", job->out, seed, folder);
-    job->cfg->policy = r->specs[k];
+    job->cfg->policy = r->policy[k];
+    job->cfg->compressor = r->compressor[k][0] ? r->compressor[k] : job->f->run.compressor;
     job->cfg->label = r->specs[k];
     job->cfg->tc.seed = (unsigned long)seed;
     runner_child(job->cfg, job->ta->model, job->cfg->replay ? "replay" : "compare", job->f,
@@ -375,6 +418,40 @@ static void compare_done(int j, RunRow *row, void *ctx)
     }
 }
 
+/* The lines compare and replay print before their runs: the scenario, then the compressors,
+ * the policies and seeds and where their folders go. */
+static void print_compare_header(const Flags *f, const RunConfig *cfg, const TrainArgs *ta,
+                                 const Runs *r)
+{
+    run_print_scenario(f, cfg, ta);
+    if (cfg->replay) run_print_replay_engine(cfg, 0, 1);
+    int own = 0; /* policies with a compressor of their own (POLICY@COMPRESSOR) */
+    for (int k = 0; k < r->n_pol; k++) own += r->compressor[k][0] != '\0';
+    if (own)
+        printf("# compressor: each POLICY@COMPRESSOR its own, the others %s; ", cfg->compressor);
+    else
+        printf("# compressor %s; ", cfg->compressor);
+    printf("%d policies x %d seeds, %d at a time; run folders in %s/seed-S/\n", r->n_pol,
+           r->n_seeds, f->run.jobs, f->run.out);
+    fflush(stdout);
+    fflush(stderr);
+}
+
+/* err (the runner's "interrupted; K of N runs finished") said with what stays in out. */
+static void compare_interrupted(const char *out, int out_existed, int replay, BwError *err)
+{
+    outdir_remove_if_new(out, out_existed);
+    BwError why = *err;
+    if (access(out, F_OK) == 0) /* the finished runs' folders stay */
+        bw_fail(err, BW_EINTR,
+                "%s: %s; no compare.csv (the finished runs stay in %s: run it again with "
+                "--force to write over them, or into another --out)",
+                replay ? "replay" : "compare", why.msg, out);
+    else
+        bw_fail(err, BW_EINTR, "%s: %s; nothing written (run it again to start over)",
+                replay ? "replay" : "compare", why.msg);
+}
+
 static int compare_or_replay(int argc, char **argv, int replay, BwError *err);
 
 int cmd_compare(int argc, char **argv, BwError *err)
@@ -389,6 +466,10 @@ int cmd_replay(int argc, char **argv, BwError *err)
 
 static void print_compare_help(int replay, const Flags *f)
 {
+    CliOpt own[RUN_MAX_OPTS]; /* replay's: the flags it takes */
+    int n_own = 0;
+    for (int i = 0; i < f->n; i++)
+        if (!run_replay_refuses(f, i)) own[n_own++] = f->opts[i];
     if (replay)
         cli_print_help(stdout,
                        "bellows replay --trace FILE --policies SPEC,... [cluster flags] "
@@ -398,7 +479,7 @@ static void print_compare_help(int replay, const Flags *f)
                        "policies, the compute and communication their decisions imply are\n"
                        "simulated, and accuracy comes from the trace's evaluations "
                        "(accuracy_source: trace). Writes\nwhat compare writes.",
-                       f->opts, f->n);
+                       own, n_own);
     else
         cli_print_help(stdout, "bellows compare [flags] [--cfg=SIMGRID_OPTION ...]",
                        "Runs every policy of --policies on the identical scenario, once per seed "
@@ -418,6 +499,8 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
                          BwError *err)
 {
     int rc = spec_split_list(f->run.policies, "--policies", r->specs, MAX_POLICIES, &r->n_pol, err);
+    for (int i = 0; rc == BW_OK && i < r->n_pol; i++)
+        rc = spec_split_compressor(r->specs[i], "--policies", r->policy[i], r->compressor[i], err);
     if (rc == BW_OK) rc = run_seeds(f, r->seeds, &r->n_seeds, err);
     if (rc == BW_OK) rc = run_setup("compare", f, ta, cfg, slowdown, err);
     if (rc == BW_OK) rc = run_check_out(f->run.out, f->run.force, err);
@@ -428,9 +511,12 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     else if (rc == BW_OK && !f->run.trace)
         rc = run_load_data(ta, cfg, train, test, err);
     for (int i = 0; rc == BW_OK && i < r->n_pol; i++) {
-        cfg->policy = r->specs[i];
+        cfg->policy = r->policy[i];
+        cfg->compressor = r->compressor[i][0] ? r->compressor[i] : f->run.compressor;
         rc = driver_check(cfg, err);
     }
+    cfg->compressor = f->run.compressor;
+    if (rc == BW_OK) rc = run_note_idle_flags(f, cfg, r->specs, r->n_pol, err);
     if (rc == BW_OK)
         rc = engine_check_options(f->n_simgrid, f->simgrid_args, f->run.network_model, err);
     r->out_existed = access(f->run.out, F_OK) == 0;
@@ -485,8 +571,9 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         print_compare_help(replay, &f);
         return BW_OK;
     }
-    char specs[MAX_POLICIES][SPEC_MAX_TEXT];
-    Runs r = {.specs = specs};
+    char specs[MAX_POLICIES][SPEC_MAX_TEXT], policy[MAX_POLICIES][SPEC_MAX_TEXT],
+        compressor[MAX_POLICIES][SPEC_MAX_TEXT];
+    Runs r = {.specs = specs, .policy = policy, .compressor = compressor};
     TrainArgs ta;
     RunConfig cfg;
     Dataset train = {0}, test = {0};
@@ -502,29 +589,13 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         goto fail;
     }
-    run_print_scenario(&f, &cfg, &ta);
-    if (cfg.replay) run_print_replay_engine(&cfg, 0, 1);
-    printf("# compressor %s; %d policies x %d seeds, %d at a time; run folders in %s/seed-S/\n",
-           cfg.compressor, r.n_pol, r.n_seeds, f.run.jobs, out);
-    fflush(stdout);
-    fflush(stderr);
+    print_compare_header(&f, &cfg, &ta, &r);
 
     CompareJob job = {&cfg, &ta, &f, out, &r, wallclock_s(), cfg.progress, 0};
     if (cfg.replay) ta.model = cfg.replay->h.model;
     cfg.progress = cfg.progress && f.run.jobs == 1;
     if ((rc = runner_pool(n, f.run.jobs, compare_start, compare_done, &job, err))) {
-        if (rc == BW_EINTR) { /* runner: "interrupted; K of N runs finished" */
-            outdir_remove_if_new(out, r.out_existed);
-            BwError why = *err;
-            if (access(out, F_OK) == 0) /* the finished runs' folders stay */
-                bw_fail(err, BW_EINTR,
-                        "%s: %s; no compare.csv (the finished runs stay in %s: run it again "
-                        "with --force to write over them, or into another --out)",
-                        replay ? "replay" : "compare", why.msg, out);
-            else
-                bw_fail(err, BW_EINTR, "%s: %s; nothing written (run it again to start over)",
-                        replay ? "replay" : "compare", why.msg);
-        }
+        if (rc == BW_EINTR) compare_interrupted(out, r.out_existed, replay, err);
         goto fail;
     }
     for (int k = 0; k < r.n_pol; k++) policy_stats(&r, k, &st[k]);

@@ -156,8 +156,11 @@ static const CliOpt sweep_opts[] = {
 
 static const CliOpt compare_opts[] = {
     RUN_OPT("policies", CLI_STRING, policies, "sync,static:level=1,static:level=2,accordion", NULL,
-            "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline", 0,
-            0, NULL, 0),
+            "policies to compare, NAME[:k=v,...] separated by commas; the first is the baseline. "
+            "compare and replay: POLICY@COMPRESSOR[:k=v,...] gives a policy a compressor of its "
+            "own, the others taking --compressor (static:level=2@powersgd,static:level=0.01@topk "
+            "compares PowerSGD with Top-k)",
+            0, 0, NULL, 0),
     RUN_OPT("jobs", CLI_INT, jobs, "2", "processes", "runs at a time", 1, 64, NULL, 0),
     RUN_OPT("seeds", CLI_INT_LIST, seeds, RUN_DEFAULT_SEEDS, "seeds",
             "repeat every policy (and point) with each of these seeds; --seed S alone, or a "
@@ -581,22 +584,34 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
     return rc;
 }
 
+/* Flags a live run computes with and a replay has no use for. */
+static const char *const live_only[] = {"eval-every", "compute-threads"};
+
+int run_replay_refuses(const Flags *f, int i)
+{
+    if (i >= f->train_at && i < f->cluster_at)
+        return strcmp(f->opts[i].name, "seed") != 0 && strcmp(f->opts[i].name, "threads") != 0;
+    for (size_t k = 0; k < sizeof live_only / sizeof *live_only; k++)
+        if (strcmp(f->opts[i].name, live_only[k]) == 0) return 2;
+    return 0;
+}
+
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err)
 {
-    for (int i = f->train_at; i < f->cluster_at; i++)
-        if (f->set[i] && strcmp(f->opts[i].name, "seed") != 0 &&
-            strcmp(f->opts[i].name, "threads") != 0)
+    for (int i = 0; i < f->n; i++) {
+        int why = f->set[i] ? run_replay_refuses(f, i) : 0;
+        if (why == 1)
             return bw_fail(err, BW_EUSAGE,
-                           "--%s: a replay takes the model, data and schedule from --trace",
+                           "--%s: a replay takes the model, the data, the optimiser and the "
+                           "learning-rate schedule from --trace",
                            f->opts[i].name);
-    static const char *const live_only[] = {"eval-every", "compute-threads"};
-    for (size_t k = 0; k < sizeof live_only / sizeof *live_only; k++)
-        if (cli_given(f->opts, f->n, f->set, live_only[k]))
+        if (why == 2)
             return bw_fail(err, BW_EUSAGE,
                            "--%s: a replay computes no gradients and evaluates nothing: its "
                            "accuracies are the trace's, at the trace's evaluations (record the "
                            "trace with --eval-every to have more)",
-                           live_only[k]);
+                           f->opts[i].name);
+    }
     if (trace->n_evals == 0)
         return bw_fail(err, BW_EUSAGE,
                        "--trace %s: holds no evaluation records, and a replay takes its "

@@ -6,6 +6,7 @@
 #define BELLOWS_RUN_ARGS_H
 
 #include "dataset.h"
+#include "spec.h"
 #include "cli.h"
 #include "io_check.h"
 #include "cluster_args.h"
@@ -109,10 +110,21 @@ int run_load_data(const TrainArgs *ta, RunConfig *cfg, Dataset *train, Dataset *
  * without ps is a usage error (ps_args.c). */
 int run_ps_setup(const Flags *f, RunConfig *cfg, BwError *err);
 
-/* --trace: the run replays trace (model, data and schedule flags are refused; the per-worker
- * batch is the trace's global batch over the workers, which must divide it), with the replay
- * engine of --replay-engine. */
+/* --trace: the run replays trace (model, data, optimiser and lr-schedule flags are refused;
+ * the per-worker batch is the trace's global batch over the workers, which must divide it),
+ * with the replay engine of --replay-engine. */
 int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError *err);
+/* Whether a replay refuses flag f->opts[i]: 1 for the model, data and optimiser flags (the
+ * trace's), 2 for those of a live run only (--eval-every, --compute-threads), else 0; replay's
+ * --help leaves the refused ones out. */
+int run_replay_refuses(const Flags *f, int i);
+
+/* Flags given that do nothing in this scenario (flag_effect.c: --bucket-mb without an overlap,
+ * --transport with --costs ideal, --compressor where every policy of policies[0..n) is sync or
+ * names its own, --timeline-steps without --timeline): a note on stderr for each, or a usage
+ * error for one that can only be a mistake. Call once the scenario is set up (run_setup). */
+int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                        int n, BwError *err);
 
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta);
 /* When cfg's runs evaluate, for the resolution of a time to accuracy: "evaluation every 5

@@ -149,6 +149,31 @@ static void print_wall_estimate(const RunConfig *cfg)
            cfg->backend == COLL_TRANSFER ? "; --collectives analytic simulates no messages" : "");
 }
 
+/* "# intra-node: ..." for the hierarchical topology: each GPU's link to its node's fabric, and
+ * the share of its rate the cost profile gives NVLink (driver_cluster_loaded, as the run uses
+ * it). */
+static void print_intra_node(const RunConfig *cfg)
+{
+    const Cluster *c = &cfg->cluster;
+    if (c->platform_file || c->topology != TOPO_HIERARCHICAL) return;
+    Cluster loaded;
+    driver_cluster_loaded(cfg, &loaded);
+    const CostProfile *p = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
+    char bw[32], lat[32], why[160];
+    units_format_bandwidth(c->intra_bandwidth_Bps, bw, sizeof bw);
+    units_format_duration(c->intra_latency_s, lat, sizeof lat);
+    if (!p)
+        snprintf(why, sizeof why, "costs ideal");
+    else if (p->net[COST_NET_NVLINK].present)
+        snprintf(why, sizeof why, "the nvlink share of costs %s", p->name);
+    else
+        snprintf(why, sizeof why, "costs %s has no nvlink share: its %s one", p->name,
+                 costs_net_name(cfg->transport));
+    printf("# intra-node: %s / %s per GPU (--intra-bandwidth, --intra-latency), at %.0f%% of its "
+           "rate (%s)\n",
+           bw, lat, 100 * cluster_intra_link_share(&loaded), why);
+}
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;
@@ -196,6 +221,7 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12,
                c->gpus_per_node, cluster_topology_name(c->topology), bw, lat, f->run.algorithm,
                f->run.collectives, f->run.network_model);
+        print_intra_node(cfg);
     }
     print_price(cfg);
 }

@@ -11,6 +11,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* An argument that continues --set's list: KEY=VALUES, not a flag. */
+int cl_set_item(const char *arg)
+{
+    return arg[0] != '-' && strchr(arg, '=') != NULL;
+}
+
 int cl_axes_parse(const char *text, ClAxis *axes, int *n, BwError *err)
 {
     *n = 0;

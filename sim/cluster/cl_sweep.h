@@ -15,6 +15,10 @@ typedef struct {
     int n;
 } ClAxis;
 
+/* Whether a command-line argument is one more KEY=VALUES of the --set before it (several may
+ * follow one --set: "--set a=1,2 b.policy=x,y"). */
+int cl_set_item(const char *arg);
+
 /* "KEY=V1,V2 JOB.KEY=V1,V2" into axes[CL_MAX_AXES]. */
 int cl_axes_parse(const char *text, ClAxis *axes, int *n, BwError *err);
 /* Every point gets a folder of its own that a file system takes: no two values of an axis that

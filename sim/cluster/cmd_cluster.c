@@ -49,7 +49,8 @@ static const CliOpt OPTS[] = {
     OPT("set", CLI_STRING, set, NULL, "KEY=V1,V2 ...",
         "sweep keys of the file: a top-level key (oversubscription, bandwidth, placement, ...) "
         "or a job's as JOB.KEY (b.policy, b.compressor, b.start_s, ...), each with a list of "
-        "values, several separated by spaces; the cross product, into DIR/points/, and "
+        "values, several separated by spaces (in one argument, or as arguments of their own after "
+        "--set); the cross product, into DIR/points/, and "
         "DIR/sweep.csv",
         0, 0, NULL, 0),
     OPT("resume", CLI_FLAG, resume, NULL, NULL,
@@ -467,11 +468,15 @@ static int join_sets(int argc, char **argv, char **rest, int *n_rest, char *sets
             rest[(*n_rest)++] = argv[i];
             continue;
         }
-        int n = snprintf(sets + used, size - used, "%s%s", used ? " " : "--set=", v);
-        if (n < 0 || (size_t)n >= size - used)
-            return bw_fail(err, BW_EUSAGE, "--set: more than %zu bytes of keys and values",
-                           size - 7);
-        used += (size_t)n;
+        for (;;) { /* this --set's value, then the KEY=VALUES arguments that follow it */
+            int n = snprintf(sets + used, size - used, "%s%s", used ? " " : "--set=", v);
+            if (n < 0 || (size_t)n >= size - used)
+                return bw_fail(err, BW_EUSAGE, "--set: more than %zu bytes of keys and values",
+                               size - 7);
+            used += (size_t)n;
+            if (i + 1 >= argc || !cl_set_item(argv[i + 1])) break;
+            v = argv[++i];
+        }
     }
     if (used) rest[(*n_rest)++] = sets;
     return BW_OK;
@@ -535,6 +540,11 @@ int cmd_cluster(int argc, char **argv, BwError *err)
         return BW_OK;
     }
     if (rc) return rc;
+    if (cli_given(OPTS, N_OPTS, given, "timeline-steps") &&
+        !o.timeline) /* as run's (flag_effect.c) */
+        return bw_fail(err, BW_EUSAGE,
+                       "--timeline-steps: has no effect alone: the steps a timeline keeps; add "
+                       "--timeline");
     if (!file)
         return bw_fail(err, BW_EUSAGE, "cluster: expected the cluster file first (%s)", USAGE);
     ClAxis *axes = calloc(CL_MAX_AXES, sizeof *axes);

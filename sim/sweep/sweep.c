@@ -96,6 +96,12 @@ static int own_flags(Sweep *s, BwError *err)
     int rc = spec_split_list(o->policies, "--policies", s->policies, SWEEP_MAX_POLICIES,
                              &s->n_policies, err);
     if (rc) return rc;
+    for (int k = 0; k < s->n_policies; k++)
+        if (strchr(s->policies[k], '@'))
+            return bw_fail(err, BW_EUSAGE,
+                           "--policies '%s': POLICY@COMPRESSOR is compare's and replay's; a sweep "
+                           "sweeps --compressor A,B as an axis",
+                           s->policies[k]);
     s->baseline = 0;
     for (int k = s->n_policies - 1; k >= 0; k--)
         if (strcmp(s->policies[k], "sync") == 0) s->baseline = k;

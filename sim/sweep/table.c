@@ -154,8 +154,8 @@ void sweep_print_table(const Sweep *s)
                incomplete, s->n_runs);
 }
 
-/* What the heatmap shows for run (policy k, first seed, at one point): its speedup over the
- * baseline in x (returns 1), or in why a word for a cell without one (returns 0). */
+/* Run's (policy k, one seed, at one point) speedup over the baseline in x (returns 1), or in
+ * why a word for a heatmap cell without one (returns 0). */
 static int grid_speedup(const Sweep *s, const Run *run, double *x, char *why, size_t n)
 {
     const Run *base = run - run->policy_i + s->baseline;
@@ -194,19 +194,24 @@ static void grid_row(const Sweep *s, FILE *f, long p, int k, int ax, int ay)
     }
     for (int a = 0; a < s->n_axes; a++)
         if (a != ax && a != ay && vi[a] != 0) return;
-    const Run *run = &s->runs[(p * s->n_seeds) * s->n_policies + k];
     const char *x = s->axes[ax].value[vi[ax]], *y = s->axes[ay].value[vi[ay]];
-    double speed;
-    char why[32];
-    if (grid_speedup(s, run, &speed, why, sizeof why))
+    double speed, lo, hi;
+    char why[32] = "";
+    for (int i = 0; i < s->n_seeds && !why[0]; i++) /* the first seed without a speedup says why */
+        grid_speedup(s, &s->runs[(p * s->n_seeds + i) * s->n_policies + k], &speed, why,
+                     sizeof why);
+    Cell c = cell_of(s, p, k), base = cell_of(s, p, s->baseline);
+    cell_speedup(s, &c, &base, &speed, &lo, &hi); /* the table's: over the seeds */
+    if (!why[0] && isfinite(speed) && speed > 0)
         fprintf(f, "%d %d %.6f %s %s \"%.3gx\"\n", vi[ax], vi[ay], log2(speed), x, y, speed);
     else
-        fprintf(f, "%d %d - %s %s \"%s\"\n", vi[ax], vi[ay], x, y, why);
+        fprintf(f, "%d %d - %s %s \"%s\"\n", vi[ax], vi[ay], x, y, why[0] ? why : "no speedup");
 }
 
-/* speedup_grid.dat for the heatmap (plots/sweep.gp): a header naming the baseline, then one
- * block per other policy (the baseline's speedup is 1 by definition) over the bandwidth and
- * latency axes (other axes at their first value, first seed); plots/plots.h documents it. */
+/* speedup_grid.dat for the heatmap (plots/sweep.gp): a header naming the baseline and the
+ * seeds, then one block per other policy (the baseline's speedup is 1 by definition) over the
+ * bandwidth and latency axes (other axes at their first value), each cell the table's speedup:
+ * over the seeds, paired by seed; plots/plots.h documents it. */
 static int write_grid(const Sweep *s, int ax, int ay, BwError *err)
 {
     OutFile of;
@@ -216,8 +221,8 @@ static int write_grid(const Sweep *s, int ax, int ay, BwError *err)
             "# speedup_grid.dat: bellows sweep's heatmap, drawn by plots/sweep.gp\n"
             "# columns: x_index y_index log2_speedup %s %s label "
             "(log2_speedup \"-\": no speedup, label says why)\n"
-            "# baseline %s\n",
-            s->axes[ax].name, s->axes[ay].name, s->policies[s->baseline]);
+            "# baseline %s\n# seeds %d\n",
+            s->axes[ax].name, s->axes[ay].name, s->policies[s->baseline], s->n_seeds);
     for (int k = 0; k < s->n_policies; k++) {
         if (k == s->baseline) continue;
         fprintf(of.f, "# policy %s\n", s->policies[k]);

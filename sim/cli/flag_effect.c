@@ -1,0 +1,80 @@
+/* flag_effect.c: flags a run accepts whose effect depends on other flags (see run_args.h,
+ * run_note_idle_flags). One table says, for each, when it does nothing and why; a flag given
+ * then is a note on stderr, or a usage error where it can only be a mistake. */
+#include <stdio.h>
+#include <string.h>
+
+#include "run_args.h"
+#include "spec.h"
+
+typedef struct {
+    const char *flag;
+    int refuse; /* 1: a usage error (nothing could make it count in this command) */
+    int (*idle)(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n);
+    const char *why;
+} IdleFlag;
+
+static int no_timeline(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    (void)cfg, (void)policies, (void)n;
+    return !f->run.timeline;
+}
+
+static int no_buckets(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    (void)f, (void)policies, (void)n;
+    return cfg->overlap == OVERLAP_NONE || cfg->overlap == OVERLAP_TENSOR;
+}
+
+static int ideal_costs(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    (void)f, (void)policies, (void)n;
+    return !cfg->costs || cfg->costs->ideal;
+}
+
+/* No policy uses --compressor: each is sync (dense) or names its own (POLICY@COMPRESSOR). */
+static int no_compressor(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                         int n)
+{
+    (void)f, (void)cfg;
+    for (int i = 0; i < n; i++) {
+        const char *p = policies[i];
+        size_t name = strcspn(p, ":@");
+        if (!strchr(p, '@') && !(name == 4 && strncmp(p, "sync", 4) == 0)) return 0;
+    }
+    return 1;
+}
+
+static const IdleFlag IDLE[] = {
+    {"timeline-steps", 1, no_timeline, "the steps a timeline keeps; add --timeline FILE"},
+    {"bucket-mb", 0, no_buckets,
+     "DDP's buckets form only with --overlap ddp or layer (the default with --workload or a "
+     "--schedule); this run has no overlap"},
+    {"transport", 0, ideal_costs,
+     "it picks the cost profile's share of the links, and --costs ideal gives the links whole"},
+    {"compressor", 0, no_compressor,
+     "no policy here compresses with it (sync sends dense gradients; POLICY@COMPRESSOR names its "
+     "own)"},
+};
+
+static int in_table(const Flags *f, const char *name)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->opts[i].name, name) == 0) return 1;
+    return 0;
+}
+
+int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                        int n, BwError *err)
+{
+    for (size_t k = 0; k < sizeof IDLE / sizeof *IDLE; k++) {
+        const IdleFlag *x = &IDLE[k];
+        if (!in_table(f, x->flag) || !cli_given(f->opts, f->n, f->set, x->flag) ||
+            !x->idle(f, cfg, policies, n))
+            continue;
+        if (x->refuse)
+            return bw_fail(err, BW_EUSAGE, "--%s: has no effect alone: %s", x->flag, x->why);
+        fprintf(stderr, "bellows: note: --%s has no effect here: %s\n", x->flag, x->why);
+    }
+    return BW_OK;
+}
