@@ -152,6 +152,7 @@ static int plan_job(ClPlan *p, ClJob *job, int threads, BwError *err)
     if (!rc) rc = run_setup("cluster", &job->f, &job->ta, &job->cfg, job->slowdown, err);
     if (!rc) rc = job_data(p, job, err);
     if (rc) return cl_fail_keys(err, rc, where, err->msg);
+    run_compare_eval_every(&job->f, &job->cfg); /* compare's: 20 evaluations an epoch */
     job->cfg.progress = 0;
     job->cfg.label = job->spec->name;
     job->cfg.compute_threads = threads; /* the process's pool, which the jobs share */
