@@ -193,6 +193,9 @@ static int plan_hardware(ClPlan *p, BwError *err)
     p->platform.intra_link_share = first.intra_link_share;
     if (!p->platform.platform_file) {
         p->platform.efficiency = first.efficiency;
+        p->platform.efficiency_from = first.efficiency_from; /* its source, for the XML's note */
+        snprintf(p->platform.efficiency_of, sizeof p->platform.efficiency_of, "%s",
+                 first.efficiency_of);
         p->platform.gpu_flops = first.gpu_flops;
         p->platform.gpu_mem_Bps = first.gpu_mem_Bps;
     }
