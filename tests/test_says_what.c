@@ -214,6 +214,8 @@ static void test_bench_prints_a_throughput_and_writes_nothing(void **state)
     free(after);
     free(out);
     expect_refusal("--workload", "bench --workers 2");
+    expect_refusal("--workers x --batch: 32768 samples a step",
+                   "bench --workload resnet50 --workers 1024 --batch 32");
 }
 
 int main(int argc, char **argv)

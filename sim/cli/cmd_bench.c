@@ -29,8 +29,9 @@ static const char BENCH_ABOUT[] =
     "(images; sequences for the language models) per second, per GPU and in all, as GRACE's\n"
     "scripts measure it: a quick check against a real cluster's figure. The small model trains\n"
     "12 steps of a slice of Fashion-MNIST (only their dynamics drive the policy), each priced as\n"
-    "the workload's step; the last 10 are timed. No target and no evaluation; writes nothing\n"
-    "unless --out. The flags are bellows run's.";
+    "the workload's step (fewer where 12 global batches exceed the set); all but the first 2\n"
+    "are timed. No target, one evaluation at the end; writes nothing unless --out. The flags\n"
+    "are bellows run's.";
 
 /* run's scenario, cut to BENCH_STEPS steps of one epoch and one evaluation of a batch. */
 static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown, BwError *err)
@@ -46,7 +47,17 @@ static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown
                            not_here[i], BENCH_STEPS);
     int rc = run_setup("bench", f, ta, cfg, slowdown, err);
     if (rc) return rc;
-    ta->train_samples = BENCH_STEPS * cfg->cluster.workers * cfg->tc.batch;
+    /* BENCH_STEPS steps, or as many as Fashion-MNIST's training set holds */
+    const long step = (long)cfg->cluster.workers * cfg->tc.batch;
+    const long steps =
+        RUN_FASHION_MNIST_TRAIN / step < BENCH_STEPS ? RUN_FASHION_MNIST_TRAIN / step : BENCH_STEPS;
+    if (steps <= BENCH_WARMUP)
+        return bw_fail(err, BW_EUSAGE,
+                       "--workers x --batch: %ld samples a step; bench takes at least %d steps "
+                       "of the %d training samples (at most %d a step)",
+                       step, BENCH_WARMUP + 1, RUN_FASHION_MNIST_TRAIN,
+                       RUN_FASHION_MNIST_TRAIN / (BENCH_WARMUP + 1));
+    ta->train_samples = (int)(steps * step);
     ta->test_samples = cfg->tc.batch;
     cfg->tc.epochs = 1;
     cfg->target_accuracy = 0;
