@@ -151,6 +151,8 @@ static void test_a_training_that_does_not_complete_leaves_its_scenarios_to_train
     expect_priced_as_trained("diverged", SMALL " --epochs 2 --collectives analytic --lr 10 "
                                                "--bandwidth 1Gbps,10Gbps --policies sync");
     expect_header("diverged", "# 1 scenario(s) to train after all");
+    /* the closing line books the second phase as what it was, not as pricing */
+    expect_header("diverged", " for 1 training(s) after all and 0 priced run(s))");
 }
 
 /* With --stop-at-target a group trains once to the end for its trace, and every scenario of it
