@@ -31,7 +31,7 @@ do for [t=1:2] {
   else { set terminal svg size 1100,560 noenhanced font "sans,10" }
 
   set output out("accuracy_vs_bytes", t)
-  set title "Test accuracy against bytes sent (rank 0)"
+  set title acct("Test accuracy against bytes sent (rank 0)")
   set xlabel "bytes sent by rank 0 (MB)"
   set ylabel "test accuracy"
   set logscale x

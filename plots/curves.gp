@@ -55,6 +55,9 @@ xfrom = xlo - xpad < 0 ? 0 : xlo - xpad
 xto = xhi + xpad
 sc = exists("scenario") ? scenario : ""
 ttl(s) = sc eq "" ? s : s." (".sc.")"
+# a replay's accuracy is its trace's, the same curve under every policy: said on the figure
+an = exists("accnote") ? accnote : ""
+acct(s) = an eq "" ? s : s." [".an."]"
 set key outside right top vertical Left reverse
 do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 1100,(zoom ? 780 : 560) noenhanced font "sans,10" } \
@@ -63,8 +66,8 @@ do for [t=1:2] {
   set output out("accuracy_vs_time", t)
   if (target > 0) { set arrow 1 from graph 0, first target to graph 1, first target nohead dt 2 lw 1.5 lc rgb "#333333" front
                     set label 1 sprintf("target %.3f", target) at graph 0.01, first target offset 0,0.6 front }
-  if (zoom) { set multiplot layout 2,1 title ttl("Test accuracy against simulated time") }
-  set title zoom ? "whole run" : ttl("Test accuracy against simulated time")
+  if (zoom) { set multiplot layout 2,1 title acct(ttl("Test accuracy against simulated time")) }
+  set title zoom ? "whole run" : acct(ttl("Test accuracy against simulated time"))
   set xlabel "simulated time (s)"
   set ylabel "test accuracy"
   plot for [i=1:n] ev(i) every ::1 using 1:6 with linespoints lc i dt dtype(i) pt i pointsize 0.6 lw lwidth(i) title label(i)

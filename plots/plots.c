@@ -134,6 +134,21 @@ static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
     return BW_OK;
 }
 
+/* accnote='...' when run folder dir/run replayed a trace (its summary.json's accuracy_source):
+ * its accuracy is the trace's, the same under every policy, and the plots say so. */
+static void ex_accuracy_note(Expr *e, const char *dir, const char *run)
+{
+    char path[8192];
+    snprintf(path, sizeof path, "%s%s%s/summary.json", dir, run ? "/" : "", run ? run : "");
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int trace = 0;
+    while (f && !trace && fgets(line, sizeof line, f))
+        trace = strstr(line, "\"accuracy_source\"") && strstr(line, "\"trace\"");
+    if (f) fclose(f);
+    if (trace) ex_string(e, "accnote", "accuracy: the trace's, the same for every policy");
+}
+
 /* A script over several run folders of dir, labelled; a compare's (time_breakdown: 1) also
  * says whether dir holds time_breakdown.csv. */
 static int runs_script(const char *script, const char *dir, const char *const *runs,
@@ -153,6 +168,7 @@ static int runs_script(const char *script, const char *dir, const char *const *r
     ex_list(&e, "run", runs, n);
     ex_list(&e, "label", labels, n);
     ex_number(&e, "target", target > 0 ? target : 0.0);
+    if (n > 0) ex_accuracy_note(&e, dir, runs[0]);
     return run_script(script, &e, dir, err);
 }
 
@@ -214,6 +230,7 @@ int plots_run(const char *dir, double target, BwError *err)
     ex_string(&e, "dir", dir);
     ex_number(&e, "target", target > 0 ? target : 0.0);
     ex_number(&e, "has_epochs", stat(epochs, &sb) == 0 && sb.st_size > 0);
+    ex_accuracy_note(&e, dir, NULL);
     return run_script("run.gp", &e, dir, err);
 }
 

@@ -14,7 +14,7 @@ do for [t=1:2] {
   else { set terminal svg size 900,560 noenhanced font "sans,10" }
 
   set output out("accuracy_vs_time", t)
-  set title "Test accuracy against simulated time"
+  set title (exists("accnote") && accnote ne "") ? "Test accuracy against simulated time [".accnote."]" : "Test accuracy against simulated time"
   set xlabel "simulated time (s)"
   set ylabel "test accuracy"
   set key bottom right

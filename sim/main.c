@@ -33,6 +33,8 @@ static const Command commands[] = {
     {"plot", cmd_plot, "draw the plots of a run, compare or sweep folder (gnuplot)"},
     {"train", cmd_train, "train one model on Fashion-MNIST in this process (reference trainer)"},
     {"models", cmd_models, "list the models with their parameter and flop counts"},
+    {"bench", cmd_bench,
+     "price a few steady steps of a workload on a cluster: samples/s per GPU and in all"},
     {"platform", cmd_platform, "print the SimGrid platform XML a set of cluster flags generates"},
     {"policies", cmd_policies, "list the scheduling policies with their sources and options"},
     {"schedules", cmd_schedules,

@@ -263,6 +263,31 @@ static double csv_field(const char *csv, const char *prefix, int k)
     return strtod(line, NULL);
 }
 
+/* The speedup of static:level=1 in compare.csv is the geometric mean of the per-seed
+ * speedups, its interval Student's t with 2 degrees of freedom on their logs, from the runs' own
+ * summary.json; its resolution one evaluation interval. */
+static void check_speedup_of_static(const char *csv)
+{
+    double sp[3], mean = 0, var = 0, res = 0;
+    for (int i = 0; i < 3; i++) {
+        char a[256], b[256];
+        snprintf(a, sizeof a, "%s/cmp/seed-%d/1-sync", TMP, i + 1);
+        snprintf(b, sizeof b, "%s/cmp/seed-%d/2-static-level-1", TMP, i + 1);
+        sp[i] =
+            log(summary_figure(a, "time_to_accuracy_s") / summary_figure(b, "time_to_accuracy_s"));
+        mean += sp[i] / 3;
+    }
+    for (int i = 0; i < 3; i++) var += (sp[i] - mean) * (sp[i] - mean) / 2;
+    double half = 4.302652729911275 * sqrt(var / 3);
+    const char *row = "\"static:level=1\"";
+    assert_true(fabs(csv_field(csv, row, 6) - exp(mean)) < 1e-5 * exp(mean));
+    assert_int_equal((int)csv_field(csv, row, 15), 3);
+    assert_true(fabs(csv_field(csv, row, 17) - exp(mean - half)) < 1e-6 * exp(mean + half));
+    assert_true(fabs(csv_field(csv, row, 18) - exp(mean + half)) < 1e-6 * exp(mean + half));
+    res = csv_field(csv, row, 19); /* one evaluation interval: positive, below the tta */
+    assert_true(res > 0 && res < csv_field(csv, row, 5));
+}
+
 static void test_compare_writes_its_table_folders_and_plots(void **state)
 {
     (void)state;
@@ -287,25 +312,7 @@ static void test_compare_writes_its_table_folders_and_plots(void **state)
                                 "speedup_ci_high,tta_resolution_s\n"));
     /* the baseline's speedup and byte ratio against itself are 1; the folder is seed 1's */
     assert_non_null(strstr(csv, "\"sync\",seed-1/1-sync,completed,"));
-    /* the speedup of static:level=1 is the mean of the per-seed speedups, its interval
-     * Student's t with 2 degrees of freedom, from the runs' own summary.json */
-    double sp[3], mean = 0, var = 0, res = 0;
-    for (int i = 0; i < 3; i++) {
-        char a[256], b[256];
-        snprintf(a, sizeof a, "%s/cmp/seed-%d/1-sync", TMP, i + 1);
-        snprintf(b, sizeof b, "%s/cmp/seed-%d/2-static-level-1", TMP, i + 1);
-        sp[i] = summary_figure(a, "time_to_accuracy_s") / summary_figure(b, "time_to_accuracy_s");
-        mean += sp[i] / 3;
-    }
-    for (int i = 0; i < 3; i++) var += (sp[i] - mean) * (sp[i] - mean) / 2;
-    double half = 4.302652729911275 * sqrt(var / 3);
-    const char *row = "\"static:level=1\"";
-    assert_true(fabs(csv_field(csv, row, 6) - mean) < 1e-5 * mean);
-    assert_int_equal((int)csv_field(csv, row, 15), 3);
-    assert_true(fabs(csv_field(csv, row, 17) - (mean - half)) < 1e-6);
-    assert_true(fabs(csv_field(csv, row, 18) - (mean + half)) < 1e-6);
-    res = csv_field(csv, row, 19); /* one evaluation interval: positive, below the tta */
-    assert_true(res > 0 && res < csv_field(csv, row, 5));
+    check_speedup_of_static(csv);
     free(csv);
     const char *must[] = {"seed-1/1-sync/summary.json", "seed-3/2-static-level-1/steps.csv",
                           "seed-2/3-cpsgd-period-4/evals.csv", "schedule.svg"};

@@ -200,8 +200,10 @@ static void test_one_job_is_a_run(void **state)
     write_tmp("one.json", "{\"bandwidth\": \"10Gbps\", \"jobs\": [{\"name\": \"a\", \"workers\": "
                           "4, " SMALL ", \"policy\": \"accordion\", \"compressor\": \"topk\"}]}");
     assert_int_equal(bw("cluster @/one.json --out @/c1 --alone none"), 0);
+    /* a job evaluates as compare's runs (steps an epoch / 20, at least 1) */
     assert_int_equal(bw("run --bandwidth 10Gbps --workers 4 --epochs 1 --train-samples 2048 "
-                        "--test-samples 500 --policy accordion --compressor topk --out @/r1"),
+                        "--test-samples 500 --policy accordion --compressor topk --eval-every 1 "
+                        "--out @/r1"),
                      0);
     same_run("c1/jobs/a", "r1");
     write_tmp("ddp.json", "{\"topology\": \"fat-tree\", \"oversubscription\": 2, \"jobs\": "
@@ -210,7 +212,7 @@ static void test_one_job_is_a_run(void **state)
     assert_int_equal(bw("cluster @/ddp.json --out @/c2 --alone none"), 0);
     assert_int_equal(bw("run --topology fat-tree --oversubscription 2 --workers 8 --epochs 1 "
                         "--train-samples 2048 --test-samples 500 --workload resnet18-cifar "
-                        "--compressor powersgd --out @/r2"),
+                        "--compressor powersgd --eval-every 1 --out @/r2"),
                      0);
     same_run("c2/jobs/a", "r2");
 }

@@ -26,7 +26,8 @@ for run in plain ddp periodic; do
 import json, sys
 old, new = (json.load(open(p)) for p in sys.argv[1:3])
 added = {"costs", "costs_spec", "transport", "link_share", "allgather_link_share", "price_batch",
-         "simgrid_cfg", "time_to_accuracy_resolution_s", "schedule"}
+         "simgrid_cfg", "time_to_accuracy_resolution_s", "schedule", "gpu_efficiency",
+         "gpu_efficiency_source"}
 def same(a, b, where):
     for k in a:
         if k == "wall_s":

@@ -86,15 +86,25 @@ static double last_lr(const char *name)
 static void test_a_large_global_batch_gets_the_linear_scaling_rule(void **state)
 {
     (void)state;
-    /* 16 x 64 = 1024, twice the 512 --lr 0.02 was tuned for: 0.04 after the warm-up */
-    const char *big = "--epochs 2 --train-samples 4096 --test-samples 100 --collectives analytic "
-                      "--costs ideal --compressor none --workers 16";
+    /* 16 x 64 = 1024, twice the 512 --lr 0.02 was tuned for: 0.04 after the warm-up, which
+     * on a slice of 4096 samples is 5 epochs (a fixed 240,000 samples, at most 5 epochs) */
+#define BIG_RUN                                                                                    \
+    "--train-samples 4096 --test-samples 100 --collectives analytic --costs ideal "                \
+    "--compressor none --workers 16"
+    const char *big = "--epochs 6 " BIG_RUN;
     char flags[512];
     assert_int_equal(run("auto", big), 0);
     assert_true(fabs(last_lr("auto") - 0.04) < 1e-12);
     char *hdr = out_file("auto", NULL);
     assert_non_null(strstr(hdr, "# lr: 0.02 x 2 = 0.04, the linear scaling rule (Goyal et al. "
                                 "2017)"));
+    assert_non_null(strstr(hdr, "warmed up over 5 epochs\n"));
+    free(hdr);
+    /* a run shorter than the warm-up says that the rate never reaches its peak */
+    assert_int_equal(run("short", "--epochs 2 " BIG_RUN), 0);
+    hdr = out_file("short", NULL);
+    assert_non_null(strstr(hdr, "warmed up over 5 epochs (more than the run's 2: the rate never "
+                                "reaches its peak)"));
     free(hdr);
     /* a rate given, or --lr-scale none: as given */
     snprintf(flags, sizeof flags, "%s --lr 0.02", big);

@@ -5,7 +5,8 @@
  * same sweep with --train-each, but for summary.json's wall_s: with the fast replay (every
  * built-in policy, Accordion's batch mode, a policy that sees the price) and with the actors (a
  * workload under --overlap none and ddp, a straggler, jitter, transfer-level collectives whose
- * order of additions differs); a training that does not complete leaves its scenarios to train; a
+ * order of additions differs); a training that does not complete leaves its scenarios to train,
+ * but one under --stop-at-target trains to the end and its scenarios are replays cut there; a
  * resumed or sharded sweep trains only what it is missing; compare, which runs one scenario, sends
  * a list of them to sweep. Each test runs alone: test_sweep_priced [NAME-PATTERN]. */
 #include "testutil.h"
@@ -146,13 +147,39 @@ static void test_a_training_that_does_not_complete_leaves_its_scenarios_to_train
 {
     (void)state;
     SKIP_UNDER_VALGRIND();
-    /* lr 10 diverges in its first steps; --stop-at-target stops the others early */
+    /* lr 10 diverges in its first steps */
     expect_priced_as_trained("diverged", SMALL " --epochs 2 --collectives analytic --lr 10 "
                                                "--bandwidth 1Gbps,10Gbps --policies sync");
     expect_header("diverged", "# 1 scenario(s) to train after all");
+    /* the closing line books the second phase as what it was, not as pricing */
+    expect_header("diverged", " for 1 training(s) after all and 0 priced run(s))");
+}
+
+/* With --stop-at-target a group trains once to the end for its trace, and every scenario of it
+ * (the trainer's own too) is a replay cut at its target: the files of --train-each, with the
+ * fast replay and with the actors; the header says so, and no scenario trains after all. */
+static void test_a_sweep_stopped_at_the_target_still_trains_once(void **state)
+{
+    (void)state;
+    SKIP_UNDER_VALGRIND();
     expect_priced_as_trained("stopped", SMALL " --epochs 2 --collectives analytic --stop-at-target "
-                                              "--bandwidth 1Gbps,10Gbps --policies sync");
-    expect_header("stopped", "# 1 scenario(s) to train after all");
+                                              "--bandwidth 1Gbps,10Gbps --policies sync,accordion");
+    expect_header("stopped", "# 2 trainings, 4 scenarios priced by replaying their training's "
+                             "trace (the fast replay)");
+    expect_header("stopped", "# --stop-at-target: each such training runs to the end");
+    char path[256];
+    snprintf(path, sizeof path, "%s/stopped.out", TMP);
+    char *out = slurp(path, NULL);
+    assert_null(strstr(out, "to train after all"));
+    assert_non_null(strstr(out, " training, ")); /* the closing line books both phases */
+    assert_non_null(strstr(out, " pricing)"));
+    free(out);
+    expect_priced_as_trained("stopped-actors",
+                             SMALL " --epochs 2 --collectives analytic --stop-at-target "
+                                   "--workload resnet18-cifar --bandwidth 1Gbps,10Gbps "
+                                   "--compute-jitter 0.2 --policies sync,static:level=1");
+    expect_header("stopped-actors", "# 2 trainings, 4 scenarios priced by replaying their "
+                                    "training's trace (the actors");
 }
 
 /* Copies TMP/from to TMP/to, keeping the header and the first `rows` rows of its sweep.csv. */
@@ -260,6 +287,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_priced_runs_are_the_trained_runs_with_the_fast_replay),
         cmocka_unit_test(test_priced_runs_are_the_trained_runs_with_the_actors),
         cmocka_unit_test(test_a_training_that_does_not_complete_leaves_its_scenarios_to_train),
+        cmocka_unit_test(test_a_sweep_stopped_at_the_target_still_trains_once),
         cmocka_unit_test(test_a_resumed_sweep_trains_only_what_it_is_missing),
         cmocka_unit_test(test_a_shard_trains_only_the_groups_it_needs),
         cmocka_unit_test(test_compare_refuses_a_list_of_scenarios_and_names_sweep),

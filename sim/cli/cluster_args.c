@@ -27,8 +27,10 @@ const CliOpt cluster_cli_opts[] = {
                 "GPU profile (peak rates from the datasheets)", 0, 0, "V100|A100|H100", 0),
     CLUSTER_OPT("precision", CLI_CHOICE, precision, "fp32", NULL, "which peak rate of the profile",
                 0, 0, "fp32|tf32|bf16", 0),
-    CLUSTER_OPT("gpu-efficiency", CLI_DOUBLE, efficiency, "0.5", NULL,
-                "sustained fraction of the peak rate", 1e-6, 1, NULL, 0),
+    CLUSTER_OPT("gpu-efficiency", CLI_DOUBLE, efficiency, NULL, NULL,
+                "sustained fraction of the peak rate (default: the cost profile's efficiency "
+                "for the GPU and precision, or 0.5 where it has none: assumed, not calibrated)",
+                1e-6, 1, NULL, 0),
     CLUSTER_OPT("gpu-flops", CLI_FLOPS, gpu_flops, NULL, "flop/s",
                 "sustained rate of one GPU, instead of --gpu/--precision/--gpu-efficiency",
                 CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS, NULL, 0),
@@ -151,7 +153,8 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
                   : strcmp(ca->topology, "hierarchical") == 0 ? TOPO_HIERARCHICAL
                                                               : TOPO_STAR;
     c->precision = ca->precision;
-    c->efficiency = ca->efficiency;
+    c->efficiency = given(set, "gpu-efficiency") ? ca->efficiency : CLUSTER_DEFAULT_EFFICIENCY;
+    c->efficiency_from = given(set, "gpu-efficiency") ? CLUSTER_EFF_GIVEN : CLUSTER_EFF_ASSUMED;
     c->bandwidth_Bps = ca->bandwidth;
     c->latency_s = ca->latency;
     c->intra_bandwidth_Bps = ca->intra_bandwidth;
@@ -180,5 +183,15 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
         (given(set, "intra-bandwidth") || given(set, "intra-latency")))
         return bw_fail(err, BW_EUSAGE, "--%s: applies to --topology hierarchical only",
                        given(set, "intra-bandwidth") ? "intra-bandwidth" : "intra-latency");
+    return cluster_resolve(c, err);
+}
+
+int cluster_apply_costs(Cluster *c, const CostProfile *p, BwError *err)
+{
+    double eff = p ? costs_efficiency(p, c->precision) : 0;
+    if (!(eff > 0) || !c->gpu || c->efficiency_from == CLUSTER_EFF_GIVEN) return BW_OK;
+    c->efficiency = eff;
+    c->efficiency_from = CLUSTER_EFF_PROFILE;
+    snprintf(c->efficiency_of, sizeof c->efficiency_of, "%s", p->name);
     return cluster_resolve(c, err);
 }

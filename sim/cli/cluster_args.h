@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "cluster.h"
+#include "costs.h"
 
 /* The flags' values as parsed (cluster_cli_opts address them by offset, cli.h), and the host
  * names a --platform file gave, which the clusters built from them point into. */
@@ -23,6 +24,11 @@ extern const int cluster_cli_n_opts;
  * belongs to cluster_cli_opts. Checks every combination (cluster_resolve). With --platform,
  * c's host names live in ca until cluster_flags_release. */
 int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err);
+
+/* The cost profile p's compute efficiency for c's GPU and precision, unless --gpu-efficiency
+ * was given or p has none (then c keeps 0.5, assumed): the one rule every simulating command
+ * and `bellows platform` apply. p may be NULL. */
+int cluster_apply_costs(Cluster *c, const CostProfile *p, BwError *err);
 
 /* Frees what a --platform's host list holds; the clusters made from it are then invalid.
  * A zeroed ClusterFlags is fine. */

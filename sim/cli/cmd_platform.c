@@ -6,6 +6,8 @@
 #include "cli.h"
 #include "cluster_args.h"
 #include "commands.h"
+#include "costs.h"
+#include "driver.h"
 
 int cmd_platform(int argc, char **argv, BwError *err)
 {
@@ -18,7 +20,11 @@ int cmd_platform(int argc, char **argv, BwError *err)
         cli_print_help(stdout, "bellows platform [cluster flags]",
                        "Prints the SimGrid platform (XML) that the cluster flags describe. Hosts "
                        "are gpu0..gpu{P-1};\nlinks are full-duplex; routing is Dijkstra over the "
-                       "declared neighbour routes.",
+                       "declared neighbour routes. Host speeds and link\nbandwidths are what a "
+                       "run with the default --costs pytorch and --transport tcp loads: the\n"
+                       "GPU's sustained rate (the profile's efficiency, or 0.5 of the peak where "
+                       "it has none) and\nthe links at the share of their bandwidth its "
+                       "collectives reach.",
                        cluster_cli_opts, cluster_cli_n_opts);
         return BW_OK;
     }
@@ -28,11 +34,21 @@ int cmd_platform(int argc, char **argv, BwError *err)
                      "--platform: bellows platform prints generated platforms; a file of your own "
                      "is already XML");
     if (rc == BW_OK) rc = cluster_from_cli(&c, &ca, set, err);
+    CostProfile *prof = NULL;
+    if (rc == BW_OK) /* run's defaults: --costs pytorch (the GPU's profile), --transport tcp */
+        rc = costs_load(COSTS_DEFAULT, "--costs", c.gpu ? c.gpu->name : NULL, &prof, err);
+    if (rc == BW_OK) rc = cluster_apply_costs(&c, prof, err);
     if (rc == BW_OK) {
+        RunConfig cfg = {0};
+        cfg.cluster = c;
+        cfg.costs = prof;
+        cfg.transport = COST_NET_TCP;
+        driver_cluster_loaded(&cfg, &c);
         cluster_write_xml(&c, stdout);
         if (fflush(stdout) != 0 || ferror(stdout))
             rc = bw_fail(err, BW_ERUNTIME, "platform: cannot write to standard output");
     }
+    costs_free(prof);
     cluster_flags_release(&ca);
     return rc;
 }

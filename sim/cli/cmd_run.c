@@ -204,7 +204,7 @@ static void policy_stats(const Runs *r, int k, PolicyStats *st)
         if (!counts(run_of(r, i, 0))) base[i] = NAN;
     }
     if (runner_paired_speedups(base, tta, r->n_seeds, sp) == r->n_seeds)
-        runner_mean_ci(sp, r->n_seeds, &st->speedup, &st->ci_lo, &st->ci_hi);
+        runner_speedup_ci(sp, r->n_seeds, &st->speedup, &st->ci_lo, &st->ci_hi);
 }
 
 /* compare.csv: one row per policy, the shared columns as means over the seeds, then seeds,
@@ -282,12 +282,12 @@ static void print_compare_footer(const Runs *r, const PolicyStats *st, double ta
     printf("\nMeans over %d seed(s). tta_s: simulated seconds to the first evaluation at or "
            "above test accuracy %.4f\n(+-sd: standard deviation over the seeds; \"k/n seeds\": "
            "only k reached it). speedup: the first\npolicy's tta over this one's, seed by seed, "
-           "averaged; 95%% CI: Student's t interval of that mean\n(2 seeds or more); ~: the "
-           "interval contains 1 (not told apart from the first policy). bytes:\nagainst the "
-           "first policy%s; MB/worker: megabytes each worker sent; sim_s: the whole run.\nres: "
-           "the simulated time between the evaluation that reached the target and the one "
-           "before\n(the crossing lies in it), worst over the seeds, as a share of the first "
-           "policy's tta\n(%s).\n",
+           "their geometric mean; 95%% CI: Student's t interval\non the log of the ratio (2 "
+           "seeds or more); ~: the interval contains 1 (not told apart from the first\npolicy). "
+           "bytes: against the first policy%s; MB/worker: megabytes each worker sent; sim_s: the "
+           "whole run.\nres: the simulated time between the evaluation that reached the target "
+           "and the one before\n(the crossing lies in it), worst over the seeds, as a share of "
+           "the first policy's tta\n(%s).\n",
            r->n_seeds, target,
            r->stop_at_target ? " up to the target (--stop-at-target; '-' where a seed of it or "
                                "of the first policy\ndid not reach it: its bytes are a whole "
@@ -506,7 +506,11 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     if (rc == BW_OK) rc = run_check_out(f->run.out, f->run.force, err);
     if (rc == BW_OK && replay && !f->run.trace)
         rc = bw_fail(err, BW_EUSAGE, "--trace: replay needs the trace to replay");
-    if (rc == BW_OK && f->run.trace && (rc = trace_read(f->run.trace, trace, err)) == BW_OK)
+    if (rc == BW_OK && f->run.trace && (rc = trace_read(f->run.trace, trace, err)) == BW_OK) {
+        f->trace_workers = trace->h.workers; /* the replay's cluster unless --workers */
+        rc = run_setup("compare", f, ta, cfg, slowdown, err);
+    }
+    if (rc == BW_OK && f->run.trace)
         rc = run_apply_trace(f, cfg, trace, err);
     else if (rc == BW_OK && !f->run.trace)
         rc = run_load_data(ta, cfg, train, test, err);

@@ -10,6 +10,7 @@
 int cmd_train(int argc, char **argv, BwError *err);
 int cmd_models(int argc, char **argv, BwError *err);
 int cmd_platform(int argc, char **argv, BwError *err);
+int cmd_bench(int argc, char **argv, BwError *err);
 int cmd_run(int argc, char **argv, BwError *err);
 int cmd_compare(int argc, char **argv, BwError *err);
 int cmd_replay(int argc, char **argv, BwError *err);

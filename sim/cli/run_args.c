@@ -5,6 +5,7 @@
 #include <cblas.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,9 +326,13 @@ int run_check_out(const char *out, int force, BwError *err)
 
 void run_default_eval_every(const Flags *f, RunConfig *cfg)
 {
-    if ((f->mode == RUN_MODE_RUN && !cfg->record_trace) || cfg->replay || !cfg->train ||
-        cli_given(f->opts, f->n, f->set, "eval-every"))
-        return;
+    if (f->mode == RUN_MODE_RUN && !cfg->record_trace) return;
+    run_compare_eval_every(f, cfg);
+}
+
+void run_compare_eval_every(const Flags *f, RunConfig *cfg)
+{
+    if (cfg->replay || !cfg->train || cli_given(f->opts, f->n, f->set, "eval-every")) return;
     long steps = cfg->train->n / cfg->cluster.workers / cfg->tc.batch;
     cfg->eval_every = steps / RUN_EVALS_PER_EPOCH > 1 ? (int)(steps / RUN_EVALS_PER_EPOCH) : 1;
     /* the step evaluations time the crossing of the target; after it, epoch ends suffice (a
@@ -378,12 +383,7 @@ static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
         return rc;
     cfg->costs = f->costs;
     cfg->transport = (CostNet)costs_net_parse(f->run.transport);
-    double eff = costs_efficiency(cfg->costs, c->precision);
-    if (eff > 0 && c->gpu && !cli_given(f->opts, f->n, f->set, "gpu-efficiency")) {
-        c->efficiency = eff;
-        return cluster_resolve(c, err);
-    }
-    return BW_OK;
+    return cluster_apply_costs(c, cfg->costs, err);
 }
 
 /* The costs' flags: the workload (loaded once and kept by the flags), overlap, buckets,
@@ -475,8 +475,11 @@ static void auto_lr_scale(const Flags *f, const TrainArgs *ta, RunConfig *cfg)
         global <= RUN_TUNED_GLOBAL_BATCH)
         return;
     lr->peak_scale = (double)global / RUN_TUNED_GLOBAL_BATCH;
+    const int n = ta->train_samples > 0 && ta->train_samples < RUN_FASHION_MNIST_TRAIN
+                      ? ta->train_samples
+                      : RUN_FASHION_MNIST_TRAIN;
     if (!cli_given(f->opts, f->n, f->set, "warmup-epochs"))
-        lr->warmup_epochs = ta->tc.epochs / 5.0 < 5 ? ta->tc.epochs / 5.0 : 5;
+        lr->warmup_epochs = fmin(RUN_AUTO_WARMUP_SAMPLES / n, RUN_AUTO_WARMUP_MAX_EPOCHS);
 }
 
 void run_io_files(const Flags *f, IoFiles *io)
@@ -507,6 +510,11 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     if (rc) return rc;
     memset(cfg, 0, sizeof *cfg);
     if ((rc = cluster_from_cli(&cfg->cluster, &f->cluster, f->set + f->cluster_at, err))) return rc;
+    if (f->trace_workers > 0 && !f->cluster.platform &&
+        !cli_given(f->opts, f->n, f->set, "workers")) { /* a replay: the trace's cluster */
+        cfg->cluster.workers = f->trace_workers;
+        if ((rc = cluster_resolve(&cfg->cluster, err))) return rc;
+    }
     if (f->run.slowdown.n > cfg->cluster.workers)
         return bw_fail(err, BW_EUSAGE, "--slowdown: %d values for %d workers", f->run.slowdown.n,
                        cfg->cluster.workers);

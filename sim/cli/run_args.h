@@ -25,6 +25,14 @@ typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP, RUN_MODE_SWEEP_RU
 /* The global batch the defaults (--lr 0.02) were tuned for: 8 workers x 64. Above it,
  * --lr-scale auto applies the linear scaling rule (run_setup). */
 #define RUN_TUNED_GLOBAL_BATCH 512
+/* --lr-scale auto's warm-up, a fixed count of training samples, whatever --epochs plans (so one
+ * scenario's time to a target does not depend on the run's planned length): 240,000 samples,
+ * four passes over Fashion-MNIST's 60,000, which is the fifth of the default 20 epochs the rule
+ * used to take; at most RUN_AUTO_WARMUP_MAX_EPOCHS epochs, Goyal et al.'s 5 (Section 2.2: a
+ * gradual warm-up over 5 epochs), which a slice of the set (--train-samples) reaches first. */
+#define RUN_AUTO_WARMUP_SAMPLES    240000.0
+#define RUN_AUTO_WARMUP_MAX_EPOCHS 5.0
+#define RUN_FASHION_MNIST_TRAIN    60000 /* the training set's size without --train-samples */
 
 /* The most runs a sweep plans, and the most points of bellows cluster --set */
 #define RUN_MAX_RUNS 1000000
@@ -70,6 +78,10 @@ typedef struct {
     RunMode mode;
     Workload *workload; /* --workload, loaded by run_setup (run_flags_release frees it) */
     CostProfile *costs; /* --costs, loaded by run_setup for the cluster's GPU (freed there too) */
+    /* a replay's trace's workers (set by the caller after run_parse_flags, before run_setup):
+     * the cluster's --workers unless given (or --platform), so that a replay keeps the
+     * trace's cluster and per-worker batch; 0: none */
+    int trace_workers;
 } Flags;
 
 /* Separates --cfg=/--log= from bellows' flags and parses the latter with the mode's table
@@ -91,6 +103,8 @@ int run_check_out(const char *out, int force, BwError *err);
  * a trace keeps the evaluations after the target too (its replays may ask for any target).
  * Call once cfg->train is loaded (and cfg->record_trace set). */
 void run_default_eval_every(const Flags *f, RunConfig *cfg);
+/* The same default whatever the mode (a job of bellows cluster, whose table is compare's). */
+void run_compare_eval_every(const Flags *f, RunConfig *cfg);
 
 /* Frees what the flags hold (a --platform's host names); the configurations made from them
  * are then invalid. A Flags that run_parse_flags filled, or zeroed, is fine. */

@@ -89,6 +89,8 @@ static void print_lr_scale(const RunConfig *cfg)
                lr->base_lr, lr->peak_scale, lr->base_lr * lr->peak_scale, lr->peak_scale,
                RUN_TUNED_GLOBAL_BATCH, lr->base_lr);
     if (lr->warmup_epochs > 0) printf(", warmed up over %g epochs", lr->warmup_epochs);
+    if (lr->warmup_epochs > cfg->tc.epochs)
+        printf(" (more than the run's %d: the rate never reaches its peak)", cfg->tc.epochs);
     printf("\n");
 }
 
@@ -216,11 +218,12 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                c->workers, c->platform_file, f->run.algorithm, f->run.collectives,
                f->run.network_model);
     } else {
-        printf("# %d x %s (%.3g TFLOP/s sustained), %d per node, %s, %s / %s, %s allreduce "
-               "(%s), %s network model\n",
-               c->workers, c->gpu ? c->gpu->name : "custom GPU", c->gpu_flops / 1e12,
-               c->gpus_per_node, cluster_topology_name(c->topology), bw, lat, f->run.algorithm,
-               f->run.collectives, f->run.network_model);
+        char rate[256];
+        cluster_describe_rate(c, rate, sizeof rate);
+        printf("# %d x %s (%s), %d per node, %s, %s / %s, %s allreduce (%s), %s network model\n",
+               c->workers, c->gpu ? c->gpu->name : "custom GPU", rate, c->gpus_per_node,
+               cluster_topology_name(c->topology), bw, lat, f->run.algorithm, f->run.collectives,
+               f->run.network_model);
         print_intra_node(cfg);
     }
     print_price(cfg);

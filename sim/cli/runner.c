@@ -43,6 +43,19 @@ void runner_mean_ci(const double *x, int n, double *mean, double *lo, double *hi
     *hi = *mean + half;
 }
 
+void runner_speedup_ci(const double *sp, int n, double *gmean, double *lo, double *hi)
+{
+    double m = 0, ss = 0;
+    for (int i = 0; i < n; i++) m += log(sp[i]) / n;
+    for (int i = 0; i < n; i++) ss += (log(sp[i]) - m) * (log(sp[i]) - m);
+    *gmean = n > 0 ? exp(m) : NAN;
+    *lo = *hi = NAN;
+    if (n < 2) return;
+    double half = gsl_cdf_tdist_Pinv(0.975, n - 1) * sqrt(ss / (n - 1)) / sqrt(n);
+    *lo = exp(m - half);
+    *hi = exp(m + half);
+}
+
 int runner_paired_speedups(const double *base, const double *tta, int n, double *out)
 {
     int k = 0;
@@ -123,7 +136,8 @@ void runner_guard_exit(const char *policy)
 void runner_child(const RunConfig *cfg, const char *model, const char *command, const Flags *f,
                   const char *root, const char *dir, int fd)
 {
-    outdir_track_below(root, dir); /* removed on a signal while empty, shared parents too */
+    if (dir) /* removed on a signal while empty, shared parents too; none for a trace only */
+        outdir_track_below(root, dir);
     RunRow row;
     memset(&row, 0, sizeof row);
     BwError err = {{0}};

@@ -57,6 +57,11 @@ double runner_bytes_ratio(const RunRow *x, const RunRow *base, int stop_at_targe
  * finite, into out; returns how many. */
 void runner_mean_ci(const double *x, int n, double *mean, double *lo, double *hi);
 int runner_paired_speedups(const double *base, const double *tta, int n, double *out);
+/* The paired speedups sp[0..n-1] (each > 0) summed up on the log scale, where a ratio's
+ * interval belongs: their geometric mean exp(mean log sp) and the 95% interval exp(mean +-
+ * t(0.975, n-1) sd(log sp) / sqrt(n)), which is never negative; lo and hi NAN when n < 2 (too
+ * few seeds), all three NAN when n is 0. */
+void runner_speedup_ci(const double *sp, int n, double *gmean, double *lo, double *hi);
 /* The speedup and its interval as the tables print them: "1.40x" (with "~" when the interval
  * contains 1: not told apart from the baseline) and "[1.31,1.49]" (empty without an interval;
  * "-" for an unknown speedup). Returns 1 if marked "~". */

@@ -45,7 +45,8 @@ static const CliOpt own_opts[] = {
               "linear scaling), the warm-up climbing from --lr to it, as the Accordion authors' "
               "code; auto: with the default --lr, a global batch above the 512 the defaults "
               "were tuned for (8 workers x 64) scales the rate by global / 512, warmed up over "
-              "--warmup-epochs or a fifth of the run, at most 5 epochs (simulated runs)",
+              "--warmup-epochs or a fixed 240000 samples (4 epochs of Fashion-MNIST), at most 5 "
+              "epochs, whatever --epochs plans (simulated runs)",
               0, 0, "none|workers|auto", 0),
     TRAIN_OPT("seed", CLI_LONG, seed, "1", NULL,
               "seed of the initialisation, the sampling order and every random stream", 0,

@@ -157,6 +157,7 @@ static int plan_job(ClPlan *p, ClJob *job, int threads, BwError *err)
     if (!rc) rc = run_setup("cluster", &job->f, &job->ta, &job->cfg, job->slowdown, err);
     if (!rc) rc = job_data(p, job, err);
     if (rc) return cl_fail_keys(err, rc, where, err->msg);
+    run_compare_eval_every(&job->f, &job->cfg); /* compare's: 20 evaluations an epoch */
     job->cfg.progress = 0;
     job->cfg.label = job->spec->name;
     job->cfg.compute_threads = threads; /* the process's pool, which the jobs share */
@@ -197,6 +198,9 @@ static int plan_hardware(ClPlan *p, BwError *err)
     p->platform.intra_link_share = first.intra_link_share;
     if (!p->platform.platform_file) {
         p->platform.efficiency = first.efficiency;
+        p->platform.efficiency_from = first.efficiency_from; /* its source, for the XML's note */
+        snprintf(p->platform.efficiency_of, sizeof p->platform.efficiency_of, "%s",
+                 first.efficiency_of);
         p->platform.gpu_flops = first.gpu_flops;
         p->platform.gpu_mem_Bps = first.gpu_mem_Bps;
     }

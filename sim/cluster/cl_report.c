@@ -203,34 +203,57 @@ void cl_gpu_text(const ClJob *job, char *buf, size_t n)
     if (used >= n && n > 4) snprintf(buf + n - 4, 4, "...");
 }
 
+/* A job's tta resolution as a share of its tta, compare's res column: "1.2%", "44.1%!" above
+ * 2%, "-" without a tta; returns 1 if marked. */
+static int res_text(const ClFigures *f, char *buf, size_t n)
+{
+    snprintf(buf, n, "-");
+    if (!isfinite(f->tta_s) || !(f->tta_s > 0) || !isfinite(f->tta_res_s)) return 0;
+    int coarse = f->tta_res_s / f->tta_s > 0.02;
+    snprintf(buf, n, "%.1f%%%s", 100 * f->tta_res_s / f->tta_s, coarse ? "!" : "");
+    return coarse;
+}
+
 void cl_report_print(FILE *out, const ClPlan *p, const ClRow *rows, int alone)
 {
-    fprintf(out, "\n%-12s %5s %-16s %9s %-15s %9s %9s %9s %10s %9s %10s\n", "job", "GPUs", "on",
-            "start_s", "status", "tta_s", "alone_s", "slowdown", "MB/worker", "comm_s",
+    fprintf(out, "\n%-12s %5s %-16s %9s %-15s %9s %7s %9s %9s %10s %9s %10s\n", "job", "GPUs", "on",
+            "start_s", "status", "tta_s", "res", "alone_s", "slowdown", "MB/worker", "comm_s",
             "contention");
+    int coarse = 0;
     for (int j = 0; j < p->n_jobs; j++) {
         const ClRow *r = &rows[j];
-        char on[17], sl[16] = "-", al[16] = "-", co[16] = "-";
+        char on[17], sl[16] = "-", al[16] = "-", co[16] = "-", res[16];
         cl_gpu_text(&p->jobs[j], on, sizeof on);
+        coarse += res_text(&r->shared, res, sizeof res);
         if (alone) {
             int of_tta;
             double x = cl_slowdown(r, &of_tta);
-            snprintf(sl, sizeof sl, "%.3fx%s", x, of_tta ? "" : "*");
+            /* ~: shared and alone lie within an evaluation interval of each other */
+            double within = fmax(r->shared.tta_res_s, r->alone.tta_res_s);
+            int ns = of_tta && fabs(r->shared.tta_s - r->alone.tta_s) <= within;
+            snprintf(sl, sizeof sl, "%.3fx%s", x, of_tta ? (ns ? "~" : "") : "*");
             snprintf(al, sizeof al, "%.4f", of_tta ? r->alone.tta_s : r->alone.sim_time_s);
             snprintf(co, sizeof co, "%.1f%%", 100 * cl_contention(r));
         }
-        fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9.4f %9s %9s %10.3f %9.4f %10s\n",
+        fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9.4f %7s %9s %9s %10.3f %9.4f %10s\n",
                 p->jobs[j].spec->name, p->jobs[j].P, on, r->start_s, r->shared.status,
-                r->shared.tta_s, al, sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
+                r->shared.tta_s, res, al, sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
     }
     fputs("\ntta_s: simulated seconds from the job's start to the first evaluation at or above its "
-          "target (nan: never).\n",
+          "target (nan: never).\nres: the simulated time between that evaluation and the one "
+          "before (the crossing lies in it),\nas a share of tta_s; ! above 2% (a job evaluates "
+          "20 times an epoch unless its eval_every says\notherwise).\n",
           out);
+    if (coarse)
+        fprintf(out,
+                "%d job(s) marked ! are coarser than 2%%: a smaller eval_every sharpens them.\n",
+                coarse);
     if (alone)
         fputs(
             "alone_s, slowdown: the same job alone on the same GPUs, its tta, and tta shared over "
-            "alone (*: of the\nwhole run's simulated time, a tta missing). contention: the share "
-            "of its communication time\n(comm_s, mean over its workers) that the other jobs' "
-            "traffic added (comm_s shared less alone).\n",
+            "alone (*: of the\nwhole run's simulated time, a tta missing; ~: the two lie within "
+            "an evaluation interval, not\ntold apart). contention: the share of its communication "
+            "time (comm_s, mean over its workers)\nthat the other jobs' traffic added (comm_s "
+            "shared less alone).\n",
             out);
 }

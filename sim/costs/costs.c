@@ -241,9 +241,16 @@ static void print_profile(FILE *out, const CostProfile *p)
     fprintf(out, "\n%-14s %s: %s\n", p->name, p->gpu, p->implementation);
     if (p->device[0])
         fprintf(out, "  measured   on %s (%s), %s\n", p->device, p->versions, p->date);
+    char none[32] = "";
     for (int i = 0; i < 3; i++)
         if (p->efficiency[i] > 0)
             fprintf(out, "  compute    %.3g of the %s peak\n", p->efficiency[i], PRECISIONS[i]);
+        else
+            snprintf(none + strlen(none), sizeof none - strlen(none), "%s%s", *none ? ", " : "",
+                     PRECISIONS[i]);
+    if (*none) /* what a run at those precisions assumes (cluster_apply_costs) */
+        fprintf(out, "  compute    none for %s: runs assume 0.5 of the peak, not calibrated\n",
+                none);
     fprintf(out, "  fixed      %.3g us a tensor, %.3g us a kernel, %.3g us a collective call\n",
             1e6 * p->tensor_s, 1e6 * p->kernel_s, 1e6 * p->collective_s);
     if (p->cycle_s > 0)

@@ -92,6 +92,11 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
     }
     jsonw_string(w, "gpu", c->gpu ? c->gpu->name : "custom");
     jsonw_double(w, "gpu_flops", c->gpu_flops);
+    if (c->gpu && !c->platform_file) { /* the sustained rate's fraction of the peak, and whose */
+        char src[128];
+        jsonw_double(w, "gpu_efficiency", c->efficiency);
+        jsonw_string(w, "gpu_efficiency_source", cluster_efficiency_source(c, src, sizeof src));
+    }
     jsonw_double(w, "bandwidth_bps", c->bandwidth_Bps * 8);
     jsonw_double(w, "latency_s", c->latency_s);
     if (c->platform_file) summary_platform_spread(w, c);

@@ -61,6 +61,30 @@ int cluster_gpus_per_nic(const Cluster *c)
     return c->gpus_per_node / k > 1 ? c->gpus_per_node / k : 1;
 }
 
+const char *cluster_efficiency_source(const Cluster *c, char *buf, size_t n)
+{
+    if (c->efficiency_from == CLUSTER_EFF_PROFILE)
+        snprintf(buf, n, "%s's efficiency", c->efficiency_of);
+    else if (c->efficiency_from == CLUSTER_EFF_GIVEN)
+        snprintf(buf, n, "--gpu-efficiency");
+    else
+        snprintf(buf, n, "assumed, not calibrated");
+    return buf;
+}
+
+void cluster_describe_rate(const Cluster *c, char *buf, size_t n)
+{
+    char src[128];
+    if (!c->gpu) {
+        snprintf(buf, n, "%.3g TFLOP/s sustained, the given rate", c->gpu_flops / 1e12);
+        return;
+    }
+    cluster_efficiency_source(c, src, sizeof src);
+    snprintf(buf, n, "%.3g TFLOP/s sustained: %g of the %s's %s peak%s %s", c->gpu_flops / 1e12,
+             c->efficiency, c->gpu->name, c->precision,
+             c->efficiency_from == CLUSTER_EFF_ASSUMED ? ":" : ",", src);
+}
+
 const char *cluster_topology_name(Topology t)
 {
     switch (t) {
@@ -269,6 +293,17 @@ void cluster_write_xml(const Cluster *c, FILE *out)
             "<platform version=\"4.1\">\n"
             "  <zone id=\"cluster\" routing=\"DijkstraCache\">\n",
             c->workers, cluster_topology_name(c->topology));
+    char rate[256];
+    cluster_describe_rate(c, rate, sizeof rate);
+    for (char *d; (d = strstr(rate, "--"));) /* no "--" in an XML comment */
+        memmove(d, d + 2, strlen(d + 2) + 1);
+    fprintf(out, "  <!-- each GPU: %s", rate);
+    if (c->link_share > 0 && c->link_share < 1)
+        fprintf(out, "; NIC links at %g%% of their bandwidth (the collectives' share)",
+                100 * c->link_share);
+    if (c->topology == TOPO_HIERARCHICAL && c->intra_link_share > 0 && c->intra_link_share < 1)
+        fprintf(out, ", intra-node links at %g%%", 100 * c->intra_link_share);
+    fputs(" -->\n", out);
     for (int r = 0; r < c->workers; r++)
         fprintf(out, "    <host id=\"gpu%d\" speed=\"%.17gf\"/>\n", r, c->gpu_flops);
     for (int k = 0; c->ps_own_hosts && k < c->ps_servers; k++)

@@ -32,6 +32,7 @@ const GpuProfile *const *cluster_gpu_profiles(void);
 const GpuProfile *cluster_gpu_find(const char *name);
 
 #define CLUSTER_DEFAULT_EFFICIENCY 0.5
+enum { CLUSTER_EFF_ASSUMED, CLUSTER_EFF_GIVEN, CLUSTER_EFF_PROFILE };
 /* The sustained fraction of the peak memory bandwidth for streaming kernels (the optimiser's
  * and the compressors' elementwise passes): STREAM-like copies reach about 85% of it on recent
  * NVIDIA GPUs (e.g. about 1.3 TB/s of the A100 40GB's 1.555 TB/s). */
@@ -56,6 +57,11 @@ typedef struct {
     const GpuProfile *gpu; /* NULL when the rate was given directly */
     const char *precision; /* fp32, tf32 or bf16 */
     double efficiency;     /* sustained fraction of the peak */
+    /* where efficiency comes from: CLUSTER_EFF_ASSUMED (CLUSTER_DEFAULT_EFFICIENCY, no
+     * calibration), _GIVEN (--gpu-efficiency), _PROFILE (the cost profile efficiency_of's
+     * figure for the GPU and precision) */
+    int efficiency_from;
+    char efficiency_of[64];
     double gpu_flops;      /* sustained flop/s of one GPU (resolved by cluster_resolve) */
     double gpu_peak_flops; /* the profile's peak at the precision; 0: rate given */
     double gpu_mem_Bps;    /* sustained memory bandwidth (resolved); 0: unknown (--gpu-flops) */
@@ -109,6 +115,13 @@ const char *cluster_topology_name(Topology t);
 /* Checks the description (naming the flag at fault) and fills gpu_flops from the profile,
  * precision and efficiency unless gpu is NULL (then gpu_flops must already be set). */
 int cluster_resolve(Cluster *c, BwError *err);
+
+/* What the GPUs' sustained rate is, the same words wherever it is printed: "9.03 TFLOP/s
+ * sustained: 0.575 of the V100's fp32 peak, pytorch-v100's efficiency", "... 0.5 of the A100's
+ * fp32 peak: assumed, not calibrated", "... --gpu-efficiency"; "the given rate (--gpu-flops)"
+ * for a custom GPU. And the efficiency's source alone (summary.json's gpu_efficiency_source). */
+void cluster_describe_rate(const Cluster *c, char *buf, size_t n);
+const char *cluster_efficiency_source(const Cluster *c, char *buf, size_t n);
 
 /* Writes the SimGrid platform XML. */
 void cluster_write_xml(const Cluster *c, FILE *out);

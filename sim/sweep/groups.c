@@ -32,7 +32,7 @@ int sweep_groups_create(Sweep *s, BwError *err)
     s->price_why = calloc((size_t)s->n_points, sizeof *s->price_why);
     s->group_of = calloc((size_t)s->n_runs, sizeof *s->group_of);
     s->groups = calloc((size_t)s->n_runs, sizeof *s->groups);
-    s->phase_runs = malloc(sizeof *s->phase_runs * (size_t)s->n_runs);
+    s->phase_runs = malloc(sizeof *s->phase_runs * 2 * (size_t)s->n_runs); /* a run twice */
     if (!s->sum_order || !s->price_why || !s->group_of || !s->groups || !s->phase_runs)
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     return BW_OK;
@@ -164,6 +164,21 @@ static int trace_made(const Sweep *s, const Group *g)
     return access(path, R_OK) == 0;
 }
 
+/* With --stop-at-target a training that stops at the target leaves a trace that ends there,
+ * which no other scenario can replay to its own target: a group of several runs trains to the
+ * end for its trace only, and every run of it, the trainer's own included, is a replay cut at
+ * its target (which writes what the live run stopped there writes). */
+static int priced_self(const Sweep *s, const Group *g)
+{
+    return s->f.run.stop_at_target && g->members > 1;
+}
+
+int sweep_priced_run(const Sweep *s, long r)
+{
+    const Group *g = &s->groups[s->group_of[r]];
+    return g->trainer != r || priced_self(s, g);
+}
+
 void sweep_plan_phases(Sweep *s)
 {
     for (long g = 0; g < s->n_groups; g++) {
@@ -177,19 +192,20 @@ void sweep_plan_phases(Sweep *s)
         Group *g = &s->groups[s->group_of[r]];
         if (g->trainer != r) continue;
         g->record = g->members > 1;
+        g->trace_only = priced_self(s, g);
         s->phase_runs[s->n_train++] = r;
     }
     for (long i = 0; i < s->n_todo; i++) { /* the priced runs, and the traces they need */
         long r = s->todo[i];
         Group *g = &s->groups[s->group_of[r]];
-        if (g->trainer == r) continue;
+        if (!sweep_priced_run(s, r)) continue;
         s->n_price++;
         if (g->record || g->trace_only || trace_made(s, g)) continue;
         g->trace_only = g->record = 1; /* another shard's run, or one done without its trace */
         s->phase_runs[s->n_train++] = g->trainer;
     }
     for (long i = 0, k = s->n_train; i < s->n_todo; i++)
-        if (!sweep_is_trainer(s, s->todo[i])) s->phase_runs[k++] = s->todo[i];
+        if (sweep_priced_run(s, s->todo[i])) s->phase_runs[k++] = s->todo[i];
 }
 
 long sweep_load_traces(Sweep *s)
@@ -226,7 +242,7 @@ void sweep_print_groups(const Sweep *s)
     long fast = 0, actors = 0;
     const char *why = NULL;
     for (long r = 0; r < s->n_runs; r++) {
-        if (sweep_is_trainer(s, r)) continue;
+        if (!sweep_priced_run(s, r)) continue;
         const char *w = s->price_why[s->runs[r].point];
         if (!w[0]) {
             fast++;
@@ -235,7 +251,8 @@ void sweep_print_groups(const Sweep *s)
             why = why ? why : w;
         }
     }
-    const long priced = s->n_runs - s->n_groups;
+    long priced = s->n_runs - s->n_groups;
+    for (long g = 0; g < s->n_groups; g++) priced += priced_self(s, &s->groups[g]);
     printf("# %ld training%s, %ld scenario%s priced", s->n_groups, s->n_groups == 1 ? "" : "s",
            priced, priced == 1 ? "" : "s");
     if (fast && !actors) printf(" by replaying their training's trace (the fast replay)");
@@ -245,6 +262,9 @@ void sweep_print_groups(const Sweep *s)
                "%s)",
                fast, actors, why);
     printf("; --train-each trains every run\n");
+    if (s->f.run.stop_at_target && priced)
+        printf("# --stop-at-target: each such training runs to the end for its trace, and every "
+               "scenario of its\n# dynamics, its own included, is a replay cut at its target\n");
     for (int k = 0; k < s->n_policies; k++)
         if (s->sees_price[k] && s->n_points > 1)
             printf("# %s may see the price (its ops do not say price_blind): trained in every "

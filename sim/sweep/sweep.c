@@ -133,6 +133,10 @@ static int load_scenario(Sweep *s, BwError *err)
     if (rc == BW_OK)
         rc = s->replay ? trace_read(s->f.run.trace, &s->trace, err)
                        : run_load_data(&s->ta, &s->cfg, &s->train, &s->test, err);
+    if (rc == BW_OK && s->replay) { /* the trace's cluster unless --workers */
+        s->f.trace_workers = s->trace.h.workers;
+        rc = run_setup("sweep", &s->f, &s->ta, &s->cfg, s->slowdown, err);
+    }
     if (rc == BW_OK && s->replay) rc = run_apply_trace(&s->f, &s->cfg, &s->trace, err);
     s->train_shape = s->train; /* what a priced run reads of the sets: their sizes */
     s->train_shape.x = NULL, s->train_shape.px = NULL, s->train_shape.y = NULL;
@@ -156,6 +160,7 @@ static int run_config(Sweep *s, long point, int seed_i, int policy_i, Flags *f, 
     char *argv[SWEEP_MAX_ARGS + 16], store[2 * SWEEP_MAX_AXES + 8][SPEC_MAX_TEXT];
     int argc = sweep_run_argv(s, point, seed_i, policy_i, argv, store);
     int rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP_RUN, argc, argv, f, err);
+    if (s->replay) f->trace_workers = s->trace.h.workers;
     if (rc == BW_OK) rc = run_setup("sweep", f, ta, cfg, s->slowdown, err);
     if (rc == BW_OK && s->replay) rc = run_apply_trace(f, cfg, &s->trace, err);
     cfg->replay_engine = s->replay_engine;
@@ -257,6 +262,7 @@ static void sweep_start(int job, int fd, void *ctx)
     if (s->phase == 0 && g->record) {
         sweep_trace_path(s, r, trace, sizeof trace);
         cfg.record_trace = trace;
+        if (g->trace_only) cfg.stop_at_target = 0; /* a trace to the end: groups.c priced_self */
     }
     if (s->phase == 1 && g->priced) {
         cfg.train = &s->train_shape; /* the samples may be gone (run_phases) */
@@ -351,7 +357,7 @@ static int run_phases(Sweep *s, BwError *err)
     rmdir(traces); /* when no training left a trace (they failed): no empty folder stays */
     s->t_trained = wallclock_s();
     if (rc == BW_OK) {
-        long trained = sweep_load_traces(s);
+        long trained = s->n_after = sweep_load_traces(s);
         if (!trained && !s->replay) { /* priced runs read only the sets' sizes: lighter forks */
             dataset_free(&s->train);
             dataset_free(&s->test);
@@ -388,8 +394,11 @@ static int run_all(Sweep *s, BwError *err)
         sweep_print_table(s);
         double end = wallclock_s();
         printf("# wrote %s/sweep.csv (%.1f wall s", s->out, end - s->t0);
-        if (s->n_price) /* the trainings' phase, then the pricing's */
+        if (s->n_price && !s->n_after) /* the trainings' phase, then the pricing's */
             printf(": %.1f training, %.1f pricing", s->t_trained - s->t0, end - s->t_trained);
+        else if (s->n_price) /* the second phase trained some after all */
+            printf(": %.1f training, then %.1f for %ld training(s) after all and %ld priced run(s)",
+                   s->t_trained - s->t0, end - s->t_trained, s->n_after, s->n_price - s->n_after);
         printf(")\n");
         sweep_plots(s);
     }

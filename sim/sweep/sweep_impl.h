@@ -108,8 +108,9 @@ typedef struct {
     long n_groups;
     /* this invocation, in two phases: the trainings (those of its runs, then those done only for
      * a trace its priced runs need), then the priced runs */
-    long *phase_runs; /* [n_train + n_price] */
+    long *phase_runs; /* [n_train + n_price], at most 2 n_runs (a trainer priced too) */
     long n_train, n_price;
+    long n_after;   /* runs of the second phase trained after all (sweep_load_traces) */
     int phase;      /* 0: trainings, 1: priced runs */
     long n_results; /* runs of this invocation finished (not the trace-only trainings) */
 } Sweep;
@@ -135,6 +136,9 @@ void sweep_groups_free(Sweep *s);
 /* What the groups need of point p, from its configuration (check_points). */
 void sweep_note_point(Sweep *s, long p, const RunConfig *cfg);
 int sweep_plan_groups(Sweep *s, BwError *err); /* after check_points */
+/* Whether run r is priced by replaying its group's trace (the trainer's own too under
+ * --stop-at-target, groups.c). */
+int sweep_priced_run(const Sweep *s, long r);
 int sweep_is_trainer(const Sweep *s, long r);
 /* DIR/traces/run-R-HASH.jsonl.gz: the trace run r's training records for its group. */
 void sweep_trace_path(const Sweep *s, long r, char *buf, size_t n);

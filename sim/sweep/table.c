@@ -51,19 +51,38 @@ static double cell_mean_tta(const Sweep *s, const Cell *c)
     return c->n == s->n_seeds && c->n > 0 ? gsl_stats_mean(c->tta, 1, (size_t)c->n) : NAN;
 }
 
-/* The speedup against the baseline, paired by seed: mean and 95% interval (NAN unless every
- * seed of both reached the target). */
+/* The speedup against the baseline, paired by seed: geometric mean and 95% interval on the log
+ * scale (NAN unless every seed of both reached the target). */
 static void cell_speedup(const Sweep *s, const Cell *c, const Cell *base, double *mean, double *lo,
                          double *hi)
 {
     double sp[CLI_LIST_MAX];
     *mean = *lo = *hi = NAN;
     if (runner_paired_speedups(base->by_seed, c->by_seed, s->n_seeds, sp) == s->n_seeds)
-        runner_mean_ci(sp, s->n_seeds, mean, lo, hi);
+        runner_speedup_ci(sp, s->n_seeds, mean, lo, hi);
+}
+
+/* Whether the point's fastest row (best) is told apart from every other row that reached the
+ * target at every seed: the paired interval of the other's tta over best's lies above 1. A row
+ * that did not reach it at every seed is slower. Else the first row it is not told apart from
+ * goes into *with (-1: too few seeds for any interval). */
+static int told_apart(const Sweep *s, const Cell *cells, const double *mean_tta, int best,
+                      int *with)
+{
+    for (int k = 0; k < s->n_policies; k++) {
+        if (k == best || !isfinite(mean_tta[k])) continue;
+        double m, lo, hi;
+        cell_speedup(s, &cells[best], &cells[k], &m, &lo, &hi);
+        if (!(lo > 1)) {
+            *with = s->n_seeds < 2 ? -1 : k;
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, double mean_tta,
-                       const Cell *base, double bytes_ratio, int fastest)
+                       const Cell *base, double bytes_ratio, const char *fastest)
 {
     char t[32] = "-", sd[32] = "", sp[32], ci[48], br[32] = "-", fn[32] = "-";
     if (!c->done)
@@ -87,7 +106,7 @@ static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, 
     const char *name = strlen(s->policies[k]) > 30 ? "" : s->policies[k];
     if (!*name) printf("%-40s %s\n", k == 0 ? label : "", s->policies[k]);
     printf("%-40s %-30s %12s %9s %8s %13s %8s %8s%s\n", k == 0 && *name ? label : "", name, t, sd,
-           sp, ci, br, fn, fastest ? "  <- fastest" : "");
+           sp, ci, br, fn, fastest);
 }
 
 /* The rows of one point, one per policy. "fastest" only when this folder holds every run of
@@ -109,11 +128,17 @@ static double print_point(const Sweep *s, long p)
     }
     double worst = NAN;
     const Cell *base = &cells[s->baseline];
+    char fastest[SPEC_MAX_TEXT + 64] = "  <- fastest";
+    int with;
+    if (complete && best >= 0 && !told_apart(s, cells, mean_tta, best, &with))
+        snprintf(fastest, sizeof fastest, "  <- fastest, not told apart %s%s",
+                 with < 0 ? "(too few seeds)" : "from ", with < 0 ? "" : s->policies[with]);
     for (int k = 0; k < s->n_policies; k++) {
         /* with --stop-at-target, bytes to the target: both must have reached it every seed */
         int whole = s->f.run.stop_at_target && (cells[k].n < s->n_seeds || base->n < s->n_seeds);
         print_cell(s, &cells[k], k, label, mean_tta[k], base,
-                   whole ? NAN : mean_bytes[k] / mean_bytes[s->baseline], complete && k == best);
+                   whole ? NAN : mean_bytes[k] / mean_bytes[s->baseline],
+                   complete && k == best ? fastest : "");
         worst = fmax(worst, cells[k].res / mean_tta[s->baseline]);
     }
     return worst;
@@ -133,8 +158,10 @@ void sweep_print_table(const Sweep *s)
     else
         snprintf(target, sizeof target, "accuracy %.4f", s->target);
     printf("\ntta_s: mean simulated seconds to %s over %d seed(s); speedup: against %s, seed by\n"
-           "seed, averaged; 95%% CI: Student's t interval of that mean; ~: it contains 1 (not told "
-           "apart);\nbytes against %s%s.",
+           "seed, their geometric mean; 95%% CI: Student's t interval on the log of the ratio (2 "
+           "seeds or\nmore); ~: it contains 1 (not told apart); fastest: the least mean tta, \"not "
+           "told apart\"\nwhere a paired interval against another row's contains 1 (or there are "
+           "too few seeds);\nbytes against %s%s.",
            target, s->n_seeds, s->policies[s->baseline], s->policies[s->baseline],
            s->f.run.stop_at_target ? ", up to the target (--stop-at-target; '-' where a seed of "
                                      "either did not\nreach it: its bytes are a whole run's)"

@@ -1,0 +1,134 @@
+/* cmd_bench.c: `bellows bench`, a throughput check as GRACE's scripts measure one: a few steady
+ * steps of a workload priced on a cluster, printed as samples (images) per second per GPU and
+ * in all, without training to a target. It is `bellows run` cut short: the small model trains
+ * BENCH_STEPS steps of one epoch on a slice of Fashion-MNIST just large enough, the workload
+ * prices each step (its compute, its tensors on the network, the policy's and the compressor's
+ * costs), and the steps after BENCH_WARMUP are timed. Writes nothing unless --out. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "dataset.h"
+#include "driver.h"
+#include "engine.h"
+#include "outfile.h"
+#include "results.h"
+#include "run_args.h"
+#include "train_args.h"
+#include "wallclock.h"
+
+#define BENCH_STEPS 12 /* steps priced */
+#define BENCH_WARMUP                                                                               \
+    2 /* of them, the first ones not timed (DDP's first buckets, a policy's                        \
+         first decisions) */
+
+static const char BENCH_ABOUT[] =
+    "Prices a few steady steps of --workload on the cluster and prints its throughput in samples\n"
+    "(images; sequences for the language models) per second, per GPU and in all, as GRACE's\n"
+    "scripts measure it: a quick check against a real cluster's figure. The small model trains\n"
+    "12 steps of a slice of Fashion-MNIST (only their dynamics drive the policy), each priced as\n"
+    "the workload's step (fewer where 12 global batches exceed the set); all but the first 2\n"
+    "are timed. No target, one evaluation at the end; writes nothing unless --out. The flags\n"
+    "are bellows run's.";
+
+/* run's scenario, cut to BENCH_STEPS steps of one epoch and one evaluation of a batch. */
+static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown, BwError *err)
+{
+    if (!f->run.workload)
+        return bw_fail(err, BW_EUSAGE,
+                       "--workload: bench prices a workload's steps; name one (bellows workloads)");
+    static const char *const not_here[] = {"epochs",          "train-samples",  "test-samples",
+                                           "target-accuracy", "stop-at-target", "eval-every"};
+    for (size_t i = 0; i < sizeof not_here / sizeof *not_here; i++)
+        if (cli_given(f->opts, f->n, f->set, not_here[i]))
+            return bw_fail(err, BW_EUSAGE, "--%s: bench times %d steps, with no target",
+                           not_here[i], BENCH_STEPS);
+    int rc = run_setup("bench", f, ta, cfg, slowdown, err);
+    if (rc) return rc;
+    /* BENCH_STEPS steps, or as many as Fashion-MNIST's training set holds */
+    const long step = (long)cfg->cluster.workers * cfg->tc.batch;
+    const long steps =
+        RUN_FASHION_MNIST_TRAIN / step < BENCH_STEPS ? RUN_FASHION_MNIST_TRAIN / step : BENCH_STEPS;
+    if (steps <= BENCH_WARMUP)
+        return bw_fail(err, BW_EUSAGE,
+                       "--workers x --batch: %ld samples a step; bench takes at least %d steps "
+                       "of the %d training samples (at most %d a step)",
+                       step, BENCH_WARMUP + 1, RUN_FASHION_MNIST_TRAIN,
+                       RUN_FASHION_MNIST_TRAIN / (BENCH_WARMUP + 1));
+    ta->train_samples = (int)(steps * step);
+    ta->test_samples = cfg->tc.batch;
+    cfg->tc.epochs = 1;
+    cfg->target_accuracy = 0;
+    cfg->eval_every = 0;
+    return BW_OK;
+}
+
+/* The timed steps' throughput, from the steps' ends on rank 0. */
+static void bench_print(const RunConfig *cfg, const RunResult *res)
+{
+    const long n = res->n_steps;
+    const int P = cfg->cluster.workers;
+    const long per_gpu = cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch;
+    if (n <= BENCH_WARMUP) {
+        printf("# bench: only %ld step(s) ran; no throughput\n", n);
+        return;
+    }
+    const double t = res->steps[n - 1].end_s - res->steps[BENCH_WARMUP - 1].end_s;
+    const long timed = n - BENCH_WARMUP;
+    const double step_s = t / (double)timed, rate = (double)per_gpu / step_s;
+    printf("# bench: %ld steps timed after %d; %.4g s a step (rank 0), %ld samples per GPU a "
+           "step\n",
+           timed, BENCH_WARMUP, step_s, per_gpu);
+    printf("throughput: %.1f samples/s per GPU, %.1f samples/s in all (%d GPUs)\n", rate, rate * P,
+           P);
+}
+
+int cmd_bench(int argc, char **argv, BwError *err)
+{
+    Flags f;
+    int rc = run_parse_flags("bellows bench", RUN_MODE_RUN, argc, argv, &f, err);
+    if (rc == CLI_HELP) {
+        cli_print_help(stdout, "bellows bench --workload NAME [flags]", BENCH_ABOUT, f.opts, f.n);
+        run_flags_release(&f);
+        return BW_OK;
+    }
+    TrainArgs ta;
+    RunConfig cfg;
+    Dataset train = {0}, test = {0};
+    double slowdown[DRIVER_MAX_WORKERS];
+    RunResult res;
+    memset(&res, 0, sizeof res);
+    double t0 = wallclock_s();
+    int existed = 0;
+    if (rc == BW_OK) rc = bench_setup(&f, &ta, &cfg, slowdown, err);
+    if (rc == BW_OK && f.run.out) rc = run_check_out(f.run.out, f.run.force, err);
+    if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
+    if (rc == BW_OK) rc = driver_check(&cfg, err);
+    if (rc == BW_OK)
+        rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
+    if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
+    existed = f.run.out && access(f.run.out, F_OK) == 0;
+    if (rc == BW_OK && f.run.out) rc = outdir_create(f.run.out, err);
+    if (rc) goto fail;
+    run_print_scenario(&f, &cfg, &ta);
+    printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
+    fflush(stdout);
+    if ((rc = driver_run(&cfg, &res, err))) goto fail;
+    bench_print(&cfg, &res);
+    if (f.run.out) {
+        RunMeta meta = {"bench",           ta.model,           f.run.network_model,
+                        f.run.collectives, wallclock_s() - t0, 0};
+        if ((rc = results_write(f.run.out, &cfg, &meta, &res, err))) goto fail;
+        printf("# wrote %s/summary.json, evals.csv and steps.csv\n", f.run.out);
+    }
+    if (strcmp(res.status, "diverged") == 0) rc = bw_fail(err, BW_ERUNTIME, "%s", res.message);
+fail:
+    if (rc) outdir_remove_if_new(f.run.out, existed);
+    driver_result_free(&res);
+    dataset_free(&train);
+    dataset_free(&test);
+    run_flags_release(&f);
+    return rc;
+}
