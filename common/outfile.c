@@ -1,5 +1,6 @@
 /* outfile.c: atomic result files (temporary name, fsync, rename) and the JSON writer. */
 #include "outfile.h"
+#include "plugguard.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -157,14 +158,27 @@ static void clean_up(int sig)
         if (new_dir_owner[i] == me) rmdir(new_dirs[i]);
 }
 
+/* Writes s to stderr (async-signal-safe). */
+static void say(const char *s)
+{
+    ssize_t w = write(STDERR_FILENO, s, strlen(s));
+    (void)w;
+}
+
 static void on_fatal_signal(int sig)
 {
+    static char plugin[600];
     if (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) {
-        static const char msg[] = "bellows: crashed (a failed assertion, or a policy plugin's "
-                                  "abort or fault); temporary files and empty new folders "
-                                  "removed, no results\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-        (void)w;
+        if (plugguard_describe(NULL, plugin, sizeof plugin)) {
+            say("bellows: crashed in ");
+            say(plugin);
+            say(sig == SIGABRT ? " (abort)" : " (a fault)");
+            say("; temporary files and empty new folders removed, no results\n");
+        } else {
+            say("bellows: crashed (a failed assertion, or a library's abort or fault); "
+                "temporary files and empty new folders removed, no results\n");
+        }
+        plugguard_said();
     }
     clean_up(sig);
     signal(sig, SIG_DFL);
@@ -226,19 +240,34 @@ void outdir_remove_if_new(const char *dir, int existed)
 static char guard_msg[512];
 static volatile sig_atomic_t guarded;
 
+/* An exit() inside a plug-in's call (bellows itself never exits there), or while a run is
+ * guarded: a failure that names the plug-in, or the suspects. */
 static void on_exit_while_guarded(void)
 {
-    if (!guarded) return;
-    ssize_t w = write(STDERR_FILENO, guard_msg, strlen(guard_msg));
-    (void)w;
+    static char plugin[600];
+    if (plugguard_describe(NULL, plugin, sizeof plugin)) {
+        say("bellows: ");
+        say(plugin);
+        say(", called exit() before the run ended; no results (nothing written)\n");
+    } else if (guarded) {
+        say(guard_msg);
+    } else {
+        return;
+    }
+    plugguard_said();
     clean_up(SIGTERM);
     _exit(1);
 }
 
-void outfile_guard_exit(const char *what)
+static void register_exit_guard(void)
 {
     static int registered;
     if (!registered) registered = atexit(on_exit_while_guarded) == 0;
+}
+
+void outfile_guard_exit(const char *what)
+{
+    register_exit_guard();
     snprintf(guard_msg, sizeof guard_msg,
              "bellows: %s called exit() before the run ended; no results (nothing written)\n",
              what);
@@ -255,6 +284,7 @@ void outfile_unguard_exit(void)
 
 void outfile_cleanup_on_signals(void)
 {
+    register_exit_guard();
     signal(SIGINT, on_fatal_signal);
     signal(SIGTERM, on_fatal_signal);
     signal(SIGHUP, on_fatal_signal);

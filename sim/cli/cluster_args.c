@@ -28,7 +28,7 @@ const CliOpt cluster_cli_opts[] = {
     CLUSTER_OPT("precision", CLI_CHOICE, precision, "fp32", NULL, "which peak rate of the profile",
                 0, 0, "fp32|tf32|bf16", 0),
     CLUSTER_OPT("gpu-efficiency", CLI_DOUBLE, efficiency, "0.5", NULL,
-                "sustained fraction of the peak rate", 1e-6, 1, NULL, 0),
+                "sustained fraction of the peak rate", CLUSTER_MIN_EFFICIENCY, 1, NULL, 0),
     CLUSTER_OPT("gpu-flops", CLI_FLOPS, gpu_flops, NULL, "flop/s",
                 "sustained rate of one GPU, instead of --gpu/--precision/--gpu-efficiency",
                 CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS, NULL, 0),

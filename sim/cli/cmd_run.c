@@ -36,6 +36,7 @@
 
 int cmd_run(int argc, char **argv, BwError *err)
 {
+    runner_supervise(); /* a plug-in's _exit() is reported, not taken for success */
     Flags f;
     int rc = run_parse_flags("bellows run", RUN_MODE_RUN, argc, argv, &f, err);
     if (rc == CLI_HELP) {

@@ -252,7 +252,20 @@ int driver_check(const RunConfig *cfg, BwError *err)
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;
     if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
-    if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err);
+    if (rc == BW_OK && cfg->costs) { /* the profile prices what this run will do */
+        char who[320];
+        snprintf(who, sizeof who, "--compressor %s (or the optimiser)", cfg->compressor);
+        rc = costs_check(cfg->costs,
+                         compress_cost_ops(cfg->compressor) | COST_OP_BIT(COST_OP_OPTIMIZER),
+                         cfg->transport, who, "--costs", err);
+        if (rc == BW_OK && !cfg->cluster.platform_file) /* a platform's links: at its end */
+            rc = costs_check_links(cfg->costs, cfg->transport, cfg->cluster.bandwidth_Bps,
+                                   cfg->cluster.topology == TOPO_HIERARCHICAL
+                                       ? cfg->cluster.intra_bandwidth_Bps
+                                       : 0,
+                                   "--costs", err);
+    }
+    if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err); /* at the profile's rates */
     if (rc == BW_OK) rc = sched_check(cfg, m, err);
     const Workload *wl = cfg->workload;
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
@@ -266,13 +279,6 @@ int driver_check(const RunConfig *cfg, BwError *err)
                  ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload", follows, err)
                  : bw_fail(err, BW_ERUNTIME, "out of memory");
         free(follows);
-    }
-    if (rc == BW_OK && cfg->costs) { /* the profile prices what this run will do */
-        char who[320];
-        snprintf(who, sizeof who, "--compressor %s (or the optimiser)", cfg->compressor);
-        rc = costs_check(cfg->costs,
-                         compress_cost_ops(cfg->compressor) | COST_OP_BIT(COST_OP_OPTIMIZER),
-                         cfg->transport, who, "--costs", err);
     }
     model_free(m);
     return rc;

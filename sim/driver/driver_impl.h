@@ -234,6 +234,7 @@ struct DriverRun {
     const DriverPlace *place;
     double start_s;   /* the engine's clock at the job's start (0 for a run of its own) */
     double end_clock; /* the engine's clock when its last actor ended */
+    int actors_ended; /* worker actors that ran to their end (all P, unless SimGrid stalled) */
 };
 
 /* driver.c */
