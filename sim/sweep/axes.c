@@ -82,7 +82,8 @@ static int is_swept(const CliOpt *o, const char *name, const char *value)
                     o->kind != CLI_INT_LIST && o->kind != CLI_DOUBLE_LIST;
     return listy && sweepable &&
            (o->kind != CLI_STRING || strcmp(name, "compressor") == 0 ||
-            strcmp(name, "workload") == 0 || strcmp(name, "schedule") == 0);
+            strcmp(name, "workload") == 0 || strcmp(name, "schedule") == 0 ||
+            strcmp(name, "costs") == 0);
 }
 
 /* Splits the command line into the swept axes and the base command line of every run. */
