@@ -85,6 +85,7 @@ typedef struct {
     char dir[4096];
     int alone, threads;
     double wall0;
+    int plots_failed; /* its plots failed (said on stderr); its results stand */
 } Point;
 
 /* A child: task 0 the jobs together, task k the job k - 1 alone. */
@@ -172,18 +173,21 @@ static void point_header(const Point *pt, int jobs)
     fflush(stdout);
 }
 
-/* Plots are a convenience: a failure is reported, and the results stand. */
-static void point_plots(const char *dir)
+/* Plots are a convenience: a failure is reported, the results stand, and the command fails
+ * at its end (exit 1). Returns 1 if they failed. */
+static int point_plots(const char *dir)
 {
     if (!plots_available()) {
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
-        return;
+        return 0;
     }
     BwError err;
-    if (plots_cluster(dir, &err) != BW_OK)
+    if (plots_cluster(dir, &err) != BW_OK) {
         fprintf(stderr, "bellows: %s\n", err.msg);
-    else
-        printf("# plots in %s: jobs_accuracy_vs_time, links_utilisation (.png and .svg)\n", dir);
+        return 1;
+    }
+    printf("# plots in %s: jobs_accuracy_vs_time, links_utilisation (.png and .svg)\n", dir);
+    return 0;
 }
 
 /* A point: its children, then its files and table. */
@@ -206,7 +210,7 @@ static int point_run(Point *pt, const Opts *o, BwError *err)
     cl_report_print(stdout, &pt->plan, pt->rows, pt->alone);
     cl_report_links(stdout, pt->dir);
     printf("# wrote %s/cluster.json (%.1f wall s)\n", pt->dir, wallclock_s() - pt->wall0);
-    point_plots(pt->dir);
+    pt->plots_failed = point_plots(pt->dir);
     fflush(stdout);
     return BW_OK;
 }
@@ -349,7 +353,7 @@ static int check_points(const json_t *root, const char *file, const ClAxis *axes
 
 /* Each point into out (or out/points/FOLDER with --set); sweep.csv's rows into rows. */
 static int run_points(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
-                      const Opts *o, Point *pt, FILE *rows, BwError *err)
+                      const Opts *o, Point *pt, FILE *rows, int *plots_failed, BwError *err)
 {
     int value[CL_MAX_AXES], rc = BW_OK;
     const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
@@ -371,6 +375,7 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
         if (n_axes) rc = point_build(pt, root, file, axes, n_axes, value, o, err);
         if (!rc) rc = point_run(pt, o, err);
         if (!rc && n_axes) sweep_rows(rows, axes, n_axes, value, pt, folder);
+        *plots_failed += pt->plots_failed;
         point_free(pt);
     }
     return rc;
@@ -392,7 +397,7 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     ClAxis *axes = calloc(CL_MAX_AXES, sizeof *axes);
     Point *pt = calloc(1, sizeof *pt);
     json_t *root = NULL;
-    int n_axes = 0;
+    int n_axes = 0, plots_failed = 0;
     if (o.set) rc = cl_axes_parse(o.set, axes, &n_axes, err);
     if (!rc && o.set) rc = cl_axes_check(axes, n_axes, err);
     if (!rc) rc = cl_file_read(file, &root, err);
@@ -405,7 +410,7 @@ int cmd_cluster(int argc, char **argv, BwError *err)
         size_t len = 0;
         FILE *rows = open_memstream(&text, &len);
         outfile_interrupt_softly();
-        rc = run_points(root, file, axes, n_axes, &o, pt, rows, err);
+        rc = run_points(root, file, axes, n_axes, &o, pt, rows, &plots_failed, err);
         fclose(rows);
         if (!rc && n_axes) rc = sweep_write(o.out, axes, n_axes, text, err);
         if (!rc && n_axes) printf("# wrote %s/sweep.csv\n", o.out);
@@ -417,6 +422,11 @@ int cmd_cluster(int argc, char **argv, BwError *err)
                     was_empty ? "nothing written" : "the files written so far stay");
         }
     }
+    if (!rc && plots_failed) /* after the results are kept */
+        rc = bw_fail(err, BW_ERUNTIME,
+                     "cluster: the plots of %d point(s) failed (see above); the results are "
+                     "written",
+                     plots_failed);
     point_free(pt); /* the one point, when it was not run (freed twice is a no-op) */
     json_decref(root);
     free(axes);

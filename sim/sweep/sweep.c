@@ -362,7 +362,7 @@ static int run_all(Sweep *s, BwError *err)
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &s->old_sigpipe);
-    int rc = run_phases(s, err);
+    int rc = run_phases(s, err), plots_failed = 0;
     if (rc == BW_OK) {
         if (s->progress) fputs("\r\033[K", stderr);
         sweep_print_table(s);
@@ -371,7 +371,7 @@ static int run_all(Sweep *s, BwError *err)
         if (s->n_price) /* the trainings' phase, then the pricing's */
             printf(": %.1f training, %.1f pricing", s->t_trained - s->t0, end - s->t_trained);
         printf(")\n");
-        sweep_plots(s);
+        plots_failed = sweep_plots(s);
     }
     sigaction(SIGPIPE, &s->old_sigpipe, NULL);
     if (rc == BW_EINTR) { /* "interrupted; K of N runs finished" */
@@ -382,6 +382,8 @@ static int run_all(Sweep *s, BwError *err)
     if (rc == BW_OK && s->failed)
         rc = bw_fail(err, BW_ERUNTIME,
                      "sweep: %d run(s) failed (see above); --resume runs them again", s->failed);
+    else if (rc == BW_OK && plots_failed)
+        rc = bw_fail(err, BW_ERUNTIME, "sweep: plots failed (see above); the results are written");
     return rc;
 }
 
