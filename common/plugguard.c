@@ -17,8 +17,8 @@ static PlugGuard *cur = &own;
 
 PlugGuard *plugguard_share(void)
 {
-    void *p = mmap(NULL, sizeof(PlugGuard), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                   -1, 0);
+    void *p =
+        mmap(NULL, sizeof(PlugGuard), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     memset(p, 0, sizeof(PlugGuard));
     return p;

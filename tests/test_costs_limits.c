@@ -12,7 +12,7 @@
 #include "costs.h"
 
 #define SMALL                                                                                      \
-    "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --quiet --workers 2 --compressor "  \
+    "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --quiet --workers 2 --compressor " \
     "none"
 
 /* A valid A100 profile with one member replaced (the text after "gpu"), into TMP/NAME.json. */

@@ -14,8 +14,8 @@ static int bw_limited(const char *args)
 {
     char expanded[4096], cmd[8192];
     clitest_expand_text(expanded, sizeof expanded, args);
-    snprintf(cmd, sizeof cmd, "ulimit -f 16; %s %s >%s/stdout 2>%s/stderr </dev/null",
-             BELLOWS_BIN, expanded, TMP, TMP);
+    snprintf(cmd, sizeof cmd, "ulimit -f 16; %s %s >%s/stdout 2>%s/stderr </dev/null", BELLOWS_BIN,
+             expanded, TMP, TMP);
     int st = system(cmd);
     assert_true(WIFEXITED(st));
     return WEXITSTATUS(st);
@@ -31,7 +31,8 @@ static void expect_plots_failed(const char *what, const char *dir)
     free(err);
     free(out);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd %s/%s && for f in *.png *.svg; do [ -e \"$f\" ] || continue; "
+    snprintf(cmd, sizeof cmd,
+             "cd %s/%s && for f in *.png *.svg; do [ -e \"$f\" ] || continue; "
              "tail -c 12 \"$f\" | od -c | grep -q 'I   E   N   D' || tail -c 16 \"$f\" | grep -q "
              "'</svg>' || exit 1; done",
              TMP, dir);
@@ -71,10 +72,11 @@ static void test_cluster_fails_when_gnuplot_cannot_write(void **state)
 {
     (void)state;
     if (!have_gnuplot()) skip();
-    write_tmp("c.json", "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", \"workers\": 2, \"epochs\": "
-                        "1, \"train_samples\": 256, \"test_samples\": 64, \"compressor\": \"none\"}, "
-                        "{\"name\": \"b\", \"workers\": 2, \"epochs\": 1, \"train_samples\": 256, "
-                        "\"test_samples\": 64, \"compressor\": \"none\"}]}\n");
+    write_tmp("c.json",
+              "{\"workers\": 4, \"jobs\": [{\"name\": \"a\", \"workers\": 2, \"epochs\": "
+              "1, \"train_samples\": 256, \"test_samples\": 64, \"compressor\": \"none\"}, "
+              "{\"name\": \"b\", \"workers\": 2, \"epochs\": 1, \"train_samples\": 256, "
+              "\"test_samples\": 64, \"compressor\": \"none\"}]}\n");
     assert_int_equal(bw_limited("cluster @/c.json --alone none --out @/k"), 1);
     expect_plots_failed("cluster", "k");
     assert_non_null(tmp_file("k/cluster.json"));

@@ -9,17 +9,15 @@
 
 #include <signal.h>
 
-#define SMALL                                                                                      \
-    "--train-samples 512 --test-samples 100 --batch 8 --workers 2 --epochs 1 --quiet"
+#define SMALL "--train-samples 512 --test-samples 100 --batch 8 --workers 2 --epochs 1 --quiet"
 
 /* `BELLOWS_TEST_END=END bellows ARGS` ("@" for TMP), stderr into TMP/stderr; its wait status. */
 static int run_ending(const char *end, const char *args)
 {
     char expanded[4096], cmd[8192];
     clitest_expand_text(expanded, sizeof expanded, args);
-    snprintf(cmd, sizeof cmd,
-             "BELLOWS_TEST_END='%s' exec %s %s >%s/stdout 2>%s/stderr </dev/null", end,
-             BELLOWS_BIN, expanded, TMP, TMP);
+    snprintf(cmd, sizeof cmd, "BELLOWS_TEST_END='%s' exec %s %s >%s/stdout 2>%s/stderr </dev/null",
+             end, BELLOWS_BIN, expanded, TMP, TMP);
     return system(cmd);
 }
 
@@ -93,10 +91,13 @@ static void test_a_stalled_simulation_fails_instead_of_completing(void **state)
 static void test_compare_names_the_plugin_that_ended_its_run(void **state)
 {
     (void)state;
-    int st = run_ending("_exit mid", "compare " SMALL " --no-plots --seeds 1 --policies sync --schedule "
-                                     ENDER_SCHEDULE " --out @/c");
+    int st =
+        run_ending("_exit mid",
+                   "compare " SMALL
+                   " --no-plots --seeds 1 --policies sync --schedule " ENDER_SCHEDULE " --out @/c");
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
-    expect_stderr("the schedule plug-in " ENDER_SCHEDULE " (--schedule), in its decision at step 2, "
+    expect_stderr("the schedule plug-in " ENDER_SCHEDULE
+                  " (--schedule), in its decision at step 2, "
                   "ended the run process",
                   "_exit mid", "compare");
 }
@@ -118,8 +119,8 @@ static void test_a_python_os_exit_names_the_policy(void **state)
         snprintf(args, sizeof args, "run " SMALL " --policy @/%s.py --force --out @/o", files[i]);
         int st = run_ending("none none", args);
         assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0);
-        snprintf(needle, sizeof needle, "bellows: the policy plug-in %s/%s.py (--policy), %s",
-                 TMP, files[i], phases[i]);
+        snprintf(needle, sizeof needle, "bellows: the policy plug-in %s/%s.py (--policy), %s", TMP,
+                 files[i], phases[i]);
         expect_stderr(needle, "", args);
         assert_null(tmp_file("o/summary.json"));
     }

@@ -174,8 +174,7 @@ static int check_gpu_rate(const Ctx *c, const char *key, int i, const CostProfil
 {
     const GpuProfile *g = cluster_gpu_find(p->gpu);
     const double peak = i == 0 ? g->fp32_flops : i == 1 ? g->tf32_flops : g->bf16_flops;
-    if (peak == 0)
-        return json_at_fail(&c->loc, "\"%s\": the %s has no %s rate", key, g->name, key);
+    if (peak == 0) return json_at_fail(&c->loc, "\"%s\": the %s has no %s rate", key, g->name, key);
     if (p->efficiency[i] < CLUSTER_MIN_EFFICIENCY)
         return json_at_fail(&c->loc, "\"%s\": %g; expected a fraction of %g to 1", key,
                             p->efficiency[i], CLUSTER_MIN_EFFICIENCY);

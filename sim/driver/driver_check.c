@@ -261,11 +261,10 @@ int driver_check(const RunConfig *cfg, BwError *err)
                          compress_cost_ops(cfg->compressor) | COST_OP_BIT(COST_OP_OPTIMIZER),
                          cfg->transport, who, "--costs", err);
         if (rc == BW_OK && !cfg->cluster.platform_file) /* a platform's links: at its end */
-            rc = costs_check_links(cfg->costs, cfg->transport, cfg->cluster.bandwidth_Bps,
-                                   cfg->cluster.topology == TOPO_HIERARCHICAL
-                                       ? cfg->cluster.intra_bandwidth_Bps
-                                       : 0,
-                                   "--costs", err);
+            rc = costs_check_links(
+                cfg->costs, cfg->transport, cfg->cluster.bandwidth_Bps,
+                cfg->cluster.topology == TOPO_HIERARCHICAL ? cfg->cluster.intra_bandwidth_Bps : 0,
+                "--costs", err);
     }
     if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err); /* at the profile's rates */
     if (rc == BW_OK) rc = sched_check(cfg, m, err);
