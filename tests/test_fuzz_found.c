@@ -9,7 +9,8 @@
 static void test_a_control_byte_in_a_cluster_value_is_refused(void **state)
 {
     (void)state;
-    write_tmp("del.json", "{\"topology\": \"fat-tr\x7f" "ee\", \"jobs\": [{\"name\": \"a\", "
+    write_tmp("del.json", "{\"topology\": \"fat-tr\x7f"
+                          "ee\", \"jobs\": [{\"name\": \"a\", "
                           "\"workers\": 2}]}\n");
     expect_refusal("del.json: key \"topology\": a control character in its value",
                    "cluster @/del.json --out @/o");

@@ -1,7 +1,8 @@
 /* test_sweep_lists.c: a train-once sweep prices what its runs saw, and sweeps every price flag.
  * A run too short for ADPSGD to average records no param_variance, and its priced twin sees
  * what the live run saw: the sweep succeeds with the rows --train-each gives (it failed, and
- * --resume failed again). --costs, a price flag, takes a list of built-ins and files. */
+ * --resume failed again). --costs, a price flag, takes a list of built-ins and files. A policy
+ * that declares itself price-blind but reads the price is refused when priced. */
 #include "testutil.h"
 
 #include "clitest.h"
@@ -75,11 +76,33 @@ static void test_costs_is_swept_as_a_list(void **state)
     free(csv);
 }
 
+/* Defect 14: a policy declaring price_blind = 1 that reads the bandwidth was priced on its
+ * decisions at the trained price (rank 1 bytes at 1 Gbps). The training run records each
+ * decision's fingerprint; the priced twin's differs, and it is refused, naming the policy. */
+static void test_a_policy_that_lies_about_price_blindness_is_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(
+        bw("sweep " SHORT " --policies sync," PLUGIN_LIAR " --bandwidth 10Gbps,1Gbps --out @/liar"),
+        1);
+    char *err = tmp_file("stderr");
+    assert_non_null(err);
+    if (!strstr(err, "--policy " PLUGIN_LIAR ": declared price-blind (price_blind = 1), but at "
+                     "step 0 it decides differently at this price"))
+        fail_msg("stderr: %s", err);
+    free(err);
+    /* trained at each price, it runs */
+    assert_int_equal(bw("sweep " SHORT " --policies sync," PLUGIN_LIAR
+                        " --bandwidth 10Gbps,1Gbps --train-each --out @/liar2"),
+                     0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_priced_twin_of_a_run_too_short_to_average_succeeds),
         cmocka_unit_test(test_costs_is_swept_as_a_list),
+        cmocka_unit_test(test_a_policy_that_lies_about_price_blindness_is_refused),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -237,6 +237,7 @@ static void sweep_start(int job, int fd, void *ctx)
     if (s->phase == 0 && g->record) {
         sweep_trace_path(s, r, trace, sizeof trace);
         cfg.record_trace = trace;
+        cfg.record_decisions = 1; /* its priced twins check the policy is price-blind */
     }
     if (s->phase == 1 && g->priced) {
         cfg.train = &s->train_shape; /* the samples may be gone (run_phases) */
