@@ -1,5 +1,6 @@
 /* outfile.c: atomic result files (temporary name, fsync, rename) and the JSON writer. */
 #include "outfile.h"
+#include "plugguard.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -160,21 +161,31 @@ static void clean_up(int sig)
 static volatile sig_atomic_t interrupted, hard;
 static volatile pid_t main_pid; /* the command's process, not a child running a simulation */
 
+/* Writes s to stderr (async-signal-safe). */
+static void say(const char *s)
+{
+    ssize_t w = write(STDERR_FILENO, s, strlen(s));
+    (void)w;
+}
+
 static void on_fatal_signal(int sig)
 {
-    if (sig == SIGINT && !interrupted && !hard && getpid() == main_pid) {
+    static char plugin[600];
+    if (sig == SIGINT && !interrupted && !hard && getpid() == main_pid)
         /* a Ctrl-C before a command's run (or in a command that runs none) */
-        static const char msg[] = "bellows: interrupted; no file half-written (temporary files "
-                                  "and empty new folders removed)\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-        (void)w;
-    }
+        say("bellows: interrupted; no file half-written (temporary files and empty new folders "
+            "removed)\n");
     if (sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) {
-        static const char msg[] = "bellows: crashed (a failed assertion, or a policy plugin's "
-                                  "abort or fault); temporary files and empty new folders "
-                                  "removed, no results\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-        (void)w;
+        if (plugguard_describe(NULL, plugin, sizeof plugin)) {
+            say("bellows: crashed in ");
+            say(plugin);
+            say(sig == SIGABRT ? " (abort)" : " (a fault)");
+            say("; temporary files and empty new folders removed, no results\n");
+        } else {
+            say("bellows: crashed (a failed assertion, or a library's abort or fault); "
+                "temporary files and empty new folders removed, no results\n");
+        }
+        plugguard_said();
     }
     clean_up(sig);
     signal(sig, SIG_DFL);
@@ -235,11 +246,21 @@ void outdir_remove_if_new(const char *dir, int existed)
 static char guard_msg[512];
 static volatile sig_atomic_t guarded;
 
+/* An exit() inside a plug-in's call (bellows itself never exits there), or while a run is
+ * guarded: a failure that names the plug-in, or the suspects. */
 static void on_exit_while_guarded(void)
 {
-    if (!guarded) return;
-    ssize_t w = write(STDERR_FILENO, guard_msg, strlen(guard_msg));
-    (void)w;
+    static char plugin[600];
+    if (plugguard_describe(NULL, plugin, sizeof plugin)) {
+        say("bellows: ");
+        say(plugin);
+        say(", called exit() before the run ended; no results (nothing written)\n");
+    } else if (guarded) {
+        say(guard_msg);
+    } else {
+        return;
+    }
+    plugguard_said();
     clean_up(SIGTERM);
     _exit(1);
 }
@@ -250,10 +271,15 @@ void outfile_exit_now(int status)
     _exit(status);
 }
 
-void outfile_guard_exit(const char *what)
+static void register_exit_guard(void)
 {
     static int registered;
     if (!registered) registered = atexit(on_exit_while_guarded) == 0;
+}
+
+void outfile_guard_exit(const char *what)
+{
+    register_exit_guard();
     snprintf(guard_msg, sizeof guard_msg,
              "bellows: %s called exit() before the run ended; no results (nothing written)\n",
              what);
@@ -271,6 +297,7 @@ void outfile_unguard_exit(void)
 void outfile_cleanup_on_signals(void)
 {
     main_pid = getpid();
+    register_exit_guard();
     signal(SIGINT, on_fatal_signal);
     signal(SIGTERM, on_fatal_signal);
     signal(SIGHUP, on_fatal_signal);

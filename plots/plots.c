@@ -6,6 +6,7 @@
 
 #include "datadir.h"
 
+#include <dirent.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void scripts_dir(char *out, size_t n)
@@ -86,7 +88,61 @@ static void ex_list(Expr *e, const char *name, const char *const *v, int n)
     }
 }
 
-/* Runs gnuplot on plots/NAME with -e "scriptdir='...'; " and the expression e. */
+/* Whether path, a plot gnuplot wrote, is whole: a PNG ends with its IEND chunk, an SVG with
+ * its closing tag (a full disk or a file-size limit leaves them empty or cut off, and gnuplot
+ * exits 0 all the same). */
+static int plot_whole(const char *path, int png)
+{
+    static const unsigned char iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    unsigned char tail[64];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    long from = size > (long)sizeof tail ? size - (long)sizeof tail : 0;
+    size_t got = size > 0 && fseek(f, from, SEEK_SET) == 0 ? fread(tail, 1, sizeof tail, f) : 0;
+    fclose(f);
+    if (got == 0 || (long)got != size - from) return 0;
+    if (png) return got >= sizeof iend && memcmp(tail + got - sizeof iend, iend, sizeof iend) == 0;
+    while (got > 0 && (tail[got - 1] == '\n' || tail[got - 1] == ' ' || tail[got - 1] == '\r'))
+        got--;
+    return got >= 6 && memcmp(tail + got - 6, "</svg>", 6) == 0;
+}
+
+/* The PNG and SVG files of dir modified since t0 (gnuplot's, to the second: a plot of the same
+ * second before is whole, or checked as well): at least one, each whole; those that are not are
+ * removed. */
+static int check_written(const char *dir, time_t t0, BwError *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return bw_fail(err, BW_ERUNTIME, "plots: cannot read %s", dir);
+    int written = 0, cut = 0;
+    char first[4096] = "";
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        int png = n > 4 && strcmp(e->d_name + n - 4, ".png") == 0;
+        if (!png && !(n > 4 && strcmp(e->d_name + n - 4, ".svg") == 0)) continue;
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0 || st.st_mtime < t0) continue; /* an earlier plot */
+        written++;
+        if (plot_whole(path, png)) continue;
+        if (!cut++) snprintf(first, sizeof first, "%s", path);
+        unlink(path); /* no half-written file stays */
+    }
+    closedir(d);
+    if (cut)
+        return bw_fail(err, BW_ERUNTIME,
+                       "plots: gnuplot left %d plot(s) empty or cut off, %s the first (a full "
+                       "disk or a file-size limit?); removed",
+                       cut, first);
+    if (!written) return bw_fail(err, BW_ERUNTIME, "plots: gnuplot wrote no plot into %s", dir);
+    return BW_OK;
+}
+
+/* Runs gnuplot on plots/NAME with -e "scriptdir='...'; " and the expression e; then checks
+ * what it wrote into dir. */
 static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
 {
     static Expr full;
@@ -109,6 +165,7 @@ static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
     /* gnuplot's chatter (warnings about flat ranges) is kept and shown only if it fails */
     FILE *log = tmpfile();
     if (!log) return bw_fail(err, BW_ERUNTIME, "plots: cannot create a temporary file");
+    const time_t t0 = time(NULL);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
@@ -131,7 +188,7 @@ static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
     if (failed)
         return bw_fail(err, BW_ERUNTIME, "plots: gnuplot failed on %s: %s", dir,
                        last[0] ? last : "(no message)");
-    return BW_OK;
+    return check_written(dir, t0, err);
 }
 
 /* accnote='...' when run folder dir/run replayed a trace (its summary.json's accuracy_source):

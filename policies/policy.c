@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "outfile.h"
+#include "plugguard.h"
 
 /* Every policy's ops, defined in its own policies/NAME.c, then the registry in the order of
  * policies.def. */
@@ -45,6 +46,7 @@ typedef struct {
     PolicyContext ictx;       /* the driver's, for its level check */
     PolicyLayer *layers;      /* ctx's and ictx's layer table: a copy of the driver's */
     char spec[SPEC_MAX_TEXT];
+    char flag[32];    /* the flag it came from, for plugguard */
     void *dl;         /* a plugin's handle; NULL: built in or Python */
     PyPolicyFile *py; /* a Python file's; NULL: C */
 } PolicyCore;
@@ -154,9 +156,13 @@ static int is_python(const char *path)
  * Python file's. */
 static int find_ops(const Spec *s, const char *flag, PolicyCore *c, BwError *err)
 {
-    if (s->path[0] && is_python(s->path))
-        return policy_python_open(s->path, flag, &c->py, &c->ops, err);
-    if (s->path[0]) return policy_plugin_open(s->path, flag, &c->dl, &c->ops, err);
+    if (s->path[0]) { /* its constructor, or the Python file's top level, runs here */
+        plugguard_enter("policy", flag, s->path, "loading");
+        int rc = is_python(s->path) ? policy_python_open(s->path, flag, &c->py, &c->ops, err)
+                                    : policy_plugin_open(s->path, flag, &c->dl, &c->ops, err);
+        plugguard_leave();
+        return rc;
+    }
     const PolicyOps *ops = policy_find(s->name);
     if (!ops) return unknown_policy(flag, s->name, err);
     assert(policy_ops_check(ops, "built-in policy", NULL) == BW_OK);
@@ -177,14 +183,27 @@ static int resolve_values(const Spec *s, const char *label, const PolicyOps *ops
     return BW_OK;
 }
 
+/* Whether c is a plug-in (a .so or a Python file), whose calls plugguard records. */
+static int is_plugin(const PolicyCore *c)
+{
+    return c->dl || c->py;
+}
+
+static void guard_enter(const PolicyCore *c, const char *phase)
+{
+    if (is_plugin(c)) plugguard_enter("policy", c->flag, c->spec, phase);
+}
+
 /* What the core allocated for a policy (its state, layer table, plugin handle or Python
  * file), and itself. */
 static void core_free(PolicyCore *c)
 {
     free(c->pub.state);
     free(c->layers);
+    guard_enter(c, "unloading");
     policy_plugin_close(c->dl);
     policy_python_close(c->py);
+    plugguard_leave();
     free(c);
 }
 
@@ -215,6 +234,7 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     c->pub.ops = &c->ops;
     c->pub.ctx = &c->ctx;
     spec_format(&s, c->spec, sizeof c->spec);
+    snprintf(c->flag, sizeof c->flag, "%s", flag);
     if (c->ops.state_size > 0 && !(c->pub.state = calloc(1, c->ops.state_size))) {
         core_free(c);
         return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
@@ -223,7 +243,9 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     /* init names the option at fault; the flag and the policy's name go in front here */
     char inner[sizeof err->msg] = "";
     outfile_interrupt_hard(!c->py); /* a Python policy: outfile_on_interrupt's hook stops it */
+    guard_enter(c, "init");
     rc = c->ops.init ? c->ops.init(&c->pub, vals, inner, sizeof inner) : BELLOWS_POLICY_OK;
+    plugguard_leave();
     outfile_interrupt_hard(0);
     if (rc) {
         core_free(c); /* a failing init frees whatever it allocated itself */
@@ -305,8 +327,14 @@ int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err
     /* a C plugin that never returns: Ctrl-C kills at once (a Python policy is stopped by
      * outfile_on_interrupt's hook, which raises KeyboardInterrupt in it) */
     outfile_interrupt_hard(!c->py);
+    if (is_plugin(c)) {
+        char phase[48];
+        snprintf(phase, sizeof phase, "decision at step %ld", o.step);
+        plugguard_enter("policy", c->flag, c->spec, phase);
+    }
     if (c->ops.observe) c->ops.observe(p, &o);
     c->ops.decide(p, &o, d);
+    plugguard_leave();
     outfile_interrupt_hard(0);
     int rc = c->py ? policy_python_status(c->py, c->spec, o.step, err) : BW_OK;
     return rc ? rc : check_decision(c, &o, d, level, err);
@@ -330,9 +358,11 @@ void policy_describe(const Policy *p, char *buf, size_t n)
 {
     assert(p && buf && n > 0);
     buf[0] = '\0';
-    if (p->ops->describe)
+    if (p->ops->describe) {
+        guard_enter(core_of(p), "describe");
         p->ops->describe(p, buf, n);
-    else
+        plugguard_leave();
+    } else
         snprintf(buf, n, "%s", p->ops->name);
 }
 
@@ -345,7 +375,9 @@ void policy_free(Policy *p)
 {
     if (!p) return;
     PolicyCore *c = core_of(p);
+    guard_enter(c, "free");
     if (c->ops.free_impl) c->ops.free_impl(p);
+    plugguard_leave();
     core_free(c);
 }
 

@@ -10,6 +10,7 @@
  *   2. the line SCHEDULE(NAME) in schedules/schedules.def, where it should be listed.
  * tests/test_schedules.c runs every registered schedule through its contract. */
 #include "schedule.h"
+#include "plugguard.h"
 
 #include <assert.h>
 #include <math.h>
@@ -36,6 +37,7 @@ typedef struct {
     BellowsScheduleLayer *layers;
     char spec[SPEC_MAX_TEXT * 2]; /* every option spelled out */
     void *dl;                     /* a plugin's handle; NULL: built in */
+    char flag[32];                /* the flag it came from, for plugguard */
 } ScheduleCore;
 
 static ScheduleCore *core_of(const Schedule *s)
@@ -93,7 +95,12 @@ static int find_ops(const Spec *s, const char *flag, ScheduleCore *c, BwError *e
                        "%s %s: schedules are C plugins (.so) or built-ins; Python is for "
                        "policies only",
                        flag, s->path);
-    if (s->path[0]) return schedule_plugin_open(s->path, flag, &c->dl, &c->ops, err);
+    if (s->path[0]) { /* its constructor runs here */
+        plugguard_enter("schedule", flag, s->path, "loading");
+        int rc = schedule_plugin_open(s->path, flag, &c->dl, &c->ops, err);
+        plugguard_leave();
+        return rc;
+    }
     const ScheduleOps *ops = schedule_find(s->name);
     if (!ops) return unknown_schedule(flag, s->name, err);
     assert(schedule_ops_check(ops, "built-in schedule", NULL) == BW_OK);
@@ -131,12 +138,20 @@ static int resolve_values(const Spec *s, const char *label, ScheduleCore *c,
     return BW_OK;
 }
 
+/* A plug-in's calls are recorded by plugguard, naming it. */
+static void guard_enter(const ScheduleCore *c, const char *phase)
+{
+    if (c->dl) plugguard_enter("schedule", c->flag, c->spec, phase);
+}
+
 static void core_free(ScheduleCore *c)
 {
     free(c->pub.state);
     free(c->tensors);
     free(c->layers);
+    guard_enter(c, "unloading");
     schedule_plugin_close(c->dl);
+    plugguard_leave();
     free(c);
 }
 
@@ -167,6 +182,8 @@ int schedule_create(const char *spec, const char *flag, const ScheduleContext *c
     snprintf(label, sizeof label, "%s %s", flag, s.path[0] ? s.path : s.name);
     ScheduleCore *c = calloc(1, sizeof *c);
     if (!c) return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
+    snprintf(c->flag, sizeof c->flag, "%s", flag);
+    snprintf(c->spec, sizeof c->spec, "%s", s.path[0] ? s.path : s.name); /* until resolved */
     BellowsScheduleValue vals[BELLOWS_SCHEDULE_MAX_OPTS];
     if ((rc = find_ops(&s, flag, c, err)) || (rc = resolve_values(&s, label, c, vals, err))) {
         core_free(c);
@@ -180,7 +197,9 @@ int schedule_create(const char *spec, const char *flag, const ScheduleContext *c
     c->pub.ops = &c->ops;
     c->pub.ctx = &c->ctx;
     char inner[sizeof err->msg] = "";
+    guard_enter(c, "init");
     rc = c->ops.init ? c->ops.init(&c->pub, vals, inner, sizeof inner) : BELLOWS_SCHEDULE_OK;
+    plugguard_leave();
     if (rc) {
         core_free(c); /* a failing init frees whatever it allocated itself */
         inner[sizeof inner - 1] = '\0';
@@ -240,7 +259,13 @@ int schedule_step(Schedule *s, const ScheduleObs *obs, ScheduleDecision *d, BwEr
     const ScheduleCore *c = core_of(s);
     double *priority = d->priority;
     prefill(&c->ctx, d);
+    if (c->dl) {
+        char phase[48];
+        snprintf(phase, sizeof phase, "decision at step %ld", obs->step);
+        plugguard_enter("schedule", c->flag, c->spec, phase);
+    }
     c->ops.decide(s, obs, d);
+    plugguard_leave();
     return check_decision(c, obs, d, priority, err);
 }
 
@@ -248,9 +273,11 @@ void schedule_describe(const Schedule *s, char *buf, size_t n)
 {
     assert(s && buf && n > 0);
     buf[0] = '\0';
-    if (s->ops->describe)
+    if (s->ops->describe) {
+        guard_enter(core_of(s), "describe");
         s->ops->describe(s, buf, n);
-    else
+        plugguard_leave();
+    } else
         snprintf(buf, n, "%s", s->ops->name);
 }
 
@@ -263,7 +290,9 @@ void schedule_free(Schedule *s)
 {
     if (!s) return;
     ScheduleCore *c = core_of(s);
+    guard_enter(c, "free");
     if (c->ops.free_impl) c->ops.free_impl(s);
+    plugguard_leave();
     core_free(c);
 }
 

@@ -11,6 +11,7 @@
 #include "reproduce.h"
 #include "sweep.h"
 #include "outfile.h"
+#include "plugguard.h"
 
 #define BELLOWS_VERSION "0.1.0"
 
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
         if (strcmp(commands[i].name, cmd) == 0) c = &commands[i];
     if (c) {
         rc = c->run(argc - 2, argv + 2, &err);
+        plugguard_said(); /* a supervisor (runner_supervise) adds nothing */
     } else { /* bw_fail keeps the message one line whatever the command holds */
         bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd);
     }

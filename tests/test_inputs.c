@@ -44,7 +44,7 @@ static void test_numbers_simgrid_cannot_represent_are_refused(void **state)
     (void)state;
     expect_refusal("--latency: expected 0s to 10s", "run " SMALL " --latency 1e308s");
     expect_refusal("--bandwidth: expected 1Kbps to", "run " SMALL " --bandwidth 1e-305bps");
-    expect_refusal("--gpu-flops: expected 1e+06 to 1e+18", "run " SMALL " --gpu-flops 1e-300");
+    expect_refusal("--gpu-flops: expected 0.01 to 1e+18", "run " SMALL " --gpu-flops 1e-300");
     expect_refusal("--intra-bandwidth", "platform --topology hierarchical --gpus-per-node 2 "
                                         "--intra-bandwidth 1e20Bps");
     write_tmp("huge.json",

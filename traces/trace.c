@@ -232,8 +232,12 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
     s->has_variance = json_object_get(o, "param_variance") != NULL &&
                       !json_is_null(json_object_get(o, "param_variance"));
     if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance)) ||
-        (rc = get_str(w, o, "stopped", 0, s->stopped, sizeof s->stopped)))
+        (rc = get_str(w, o, "stopped", 0, s->stopped, sizeof s->stopped)) ||
+        (rc = get_str(w, o, "decision", 0, s->decision, sizeof s->decision)))
         return rc;
+    if (s->decision[0] &&
+        (strlen(s->decision) != 16 || strspn(s->decision, "0123456789abcdef") != 16))
+        return bad(w, "\"decision\": expected 16 lower-case hex digits");
     if (s->stopped[0] && strcmp(s->stopped, "diverged") != 0 &&
         strcmp(s->stopped, "reached_target") != 0)
         return bad(w, "\"stopped\": expected \"diverged\" or \"reached_target\", got \"%s\"",

@@ -8,7 +8,8 @@
  *   steps    {"type": "step", "step", "epoch", "epoch_end", "batch" (global), "lr", "loss",
  *            "grad_norms": [per layer, mean over workers], optional "grad_norms_rank0",
  *            "epoch_norms" (at an epoch's end), "param_variance" (after an averaging),
- *            "stopped" (on the last record of a run that stopped before its "epochs")}
+ *            "stopped" (on the last record of a run that stopped before its "epochs"),
+ *            "decision" (a fingerprint of the policy's decision: 16 hex digits)}
  *   evals    {"type": "eval", "step", "test_accuracy", optional "test_loss"}
  * Steps are numbered 0, 1, 2, ... without gaps; epochs never go back; evals come after the
  * step they follow. A header with "epochs" and "steps_per_epoch" promises the run's length: a
@@ -72,6 +73,10 @@ typedef struct {
     double param_variance;
     char stopped[16]; /* the run's last record when it stopped early: "diverged",
                          "reached_target"; "" otherwise */
+    /* a fingerprint of the policy's decision at this step (16 hex digits: its levels, period
+     * and batch), recorded by a sweep's training runs so that their priced twins can check that
+     * a policy declared price-blind decides the same at another price; "" when absent */
+    char decision[17];
 } TraceStep;
 
 typedef struct {

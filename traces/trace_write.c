@@ -152,6 +152,7 @@ void trace_write_step(TraceWriter *w, const TraceStep *s)
         json_object_set_new(o, "epoch_norms_rank0", norms_array(s->epoch_norms_rank0, w->n_layers));
     if (s->has_variance) json_object_set_new(o, "param_variance", json_real(s->param_variance));
     if (s->stopped[0]) json_object_set_new(o, "stopped", json_string(s->stopped));
+    if (s->decision[0]) json_object_set_new(o, "decision", json_string(s->decision));
     put_line(w, o);
 }
 

@@ -30,7 +30,7 @@ const CliOpt cluster_cli_opts[] = {
     CLUSTER_OPT("gpu-efficiency", CLI_DOUBLE, efficiency, NULL, NULL,
                 "sustained fraction of the peak rate (default: the cost profile's efficiency "
                 "for the GPU and precision, or 0.5 where it has none: assumed, not calibrated)",
-                1e-6, 1, NULL, 0),
+                CLUSTER_MIN_EFFICIENCY, 1, NULL, 0),
     CLUSTER_OPT("gpu-flops", CLI_FLOPS, gpu_flops, NULL, "flop/s",
                 "sustained rate of one GPU, instead of --gpu/--precision/--gpu-efficiency",
                 CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS, NULL, 0),

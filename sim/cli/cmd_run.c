@@ -37,6 +37,7 @@
 
 int cmd_run(int argc, char **argv, BwError *err)
 {
+    runner_supervise(); /* a plug-in's _exit() is reported, not taken for success */
     Flags f;
     int rc = run_parse_flags("bellows run", RUN_MODE_RUN, argc, argv, &f, err);
     if (rc == CLI_HELP) {
@@ -345,16 +346,17 @@ done:
     return rc;
 }
 
-/* Plots are a convenience: a failure is reported, and the results stand. They draw the first
- * seed's runs (the legend says which seed). */
-static void make_plots(const char *out, const Runs *r, double target)
+/* Plots are a convenience: a failure leaves the results standing, and is the command's
+ * failure (exit 1), with err saying so. They draw the first seed's runs (the legend says which
+ * seed). */
+static int make_plots(const char *out, const Runs *r, double target, BwError *err)
 {
     if (!plots_available()) {
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
-        return;
+        return BW_OK;
     }
-    BwError why;
-    if (write_breakdown(out, r, &why) != BW_OK) fprintf(stderr, "bellows: %s\n", why.msg);
+    BwError berr;
+    if (write_breakdown(out, r, &berr) != BW_OK) fprintf(stderr, "bellows: %s\n", berr.msg);
     char folders[MAX_POLICIES][SPEC_MAX_TEXT + 24], labels_of[MAX_POLICIES][SPEC_MAX_TEXT + 24];
     const char *runs[MAX_POLICIES], *labels[MAX_POLICIES];
     for (int k = 0; k < r->n_pol; k++) {
@@ -365,14 +367,15 @@ static void make_plots(const char *out, const Runs *r, double target)
         runs[k] = folders[k];
         labels[k] = labels_of[k];
     }
-    BwError err;
-    if (plots_compare(out, runs, labels, r->n_pol, target, &err) != BW_OK)
-        fprintf(stderr, "bellows: %s\n", err.msg);
-    else
-        printf("# plots in %s (the runs of seed %d): accuracy_vs_time, accuracy_vs_bytes, "
-               "bytes_vs_time, time_breakdown (to the target, means over seeds: "
-               "time_breakdown.csv), schedule (.png and .svg)\n",
-               out, r->seeds[0]);
+    if (plots_compare(out, runs, labels, r->n_pol, target, err) != BW_OK) {
+        BwError why = *err;
+        return bw_fail(err, BW_ERUNTIME, "%s (the results are written)", why.msg);
+    }
+    printf("# plots in %s (the runs of seed %d): accuracy_vs_time, accuracy_vs_bytes, "
+           "bytes_vs_time, time_breakdown (to the target, means over seeds: "
+           "time_breakdown.csv), schedule (.png and .svg)\n",
+           out, r->seeds[0]);
+    return BW_OK;
 }
 
 typedef struct {
@@ -614,7 +617,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
                "policy's own; only time and bytes are simulated\n");
     if ((rc = write_compare_csv(out, &r, st, err))) goto fail;
     printf("# wrote %s/compare.csv (%.1f wall s)\n", out, wallclock_s() - job.t0);
-    if (!f.run.no_plots) make_plots(out, &r, f.run.target);
+    if (!f.run.no_plots) rc = make_plots(out, &r, f.run.target, err);
     if (job.failed)
         rc = bw_fail(err, BW_ERUNTIME, "%s: %d of %d runs failed (see above)",
                      replay ? "replay" : "compare", job.failed, n);

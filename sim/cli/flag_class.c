@@ -139,7 +139,8 @@ int flag_scenarios(const CliOpt *o, const char *name, const char *value)
         sweepable = strcmp(NOT_SWEPT[i], name) != 0;
     if (!listy || !sweepable ||
         (o->kind == CLI_STRING && strcmp(name, "compressor") != 0 &&
-         strcmp(name, "workload") != 0 && strcmp(name, "schedule") != 0))
+         strcmp(name, "workload") != 0 && strcmp(name, "schedule") != 0 &&
+         strcmp(name, "costs") != 0))
         return 0;
     if (strstr(value, "..") && (o->kind == CLI_INT || o->kind == CLI_LONG)) return 2;
     char items[2][SPEC_MAX_TEXT];

@@ -19,6 +19,7 @@
 
 #include "engine.h"
 #include "outfile.h"
+#include "plugguard.h"
 #include "spec.h"
 #include "results.h"
 #include "wallclock.h"
@@ -189,6 +190,7 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.tta_res = results_tta_resolution(&res, cfg->target_accuracy);
     }
     ssize_t w = write(fd, &row, sizeof row);
+    plugguard_said();
     _exit(w == (ssize_t)sizeof row ? 0 : 1);
 }
 
@@ -203,8 +205,9 @@ static void die_with_parent(pid_t parent)
 }
 
 /* The row an ended child wrote to fd (which is closed), or a failed row saying how the process
- * ended when it wrote none. */
-static void child_row(int fd, int status, RunRow *row)
+ * ended when it wrote none: in a plug-in (guard's record; its _exit() or os._exit() ran no
+ * handler of the child's) or otherwise. */
+static void child_row(int fd, int status, const PlugGuard *guard, RunRow *row)
 {
     memset(row, 0, sizeof *row);
     ssize_t got = read(fd, row, sizeof *row);
@@ -213,7 +216,12 @@ static void child_row(int fd, int status, RunRow *row)
     memset(row, 0, sizeof *row);
     row->rc = BW_ERUNTIME;
     snprintf(row->status, sizeof row->status, "failed");
-    if (WIFSIGNALED(status))
+    char what[600];
+    if (guard && !plugguard_was_said(guard) && plugguard_describe(guard, what, sizeof what))
+        snprintf(row->error, sizeof row->error, "%.400s, ended the run process (%s %d)", what,
+                 WIFSIGNALED(status) ? "signal" : "exit status",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
         snprintf(row->error, sizeof row->error, "the run process died of signal %d",
                  WTERMSIG(status));
     else
@@ -226,9 +234,11 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
 {
     pid_t *pids = calloc((size_t)(n ? n : 1), sizeof *pids);
     int *fds = calloc((size_t)(n ? n : 1), sizeof *fds);
-    if (!pids || !fds) {
+    PlugGuard **guards = calloc((size_t)(n ? n : 1), sizeof *guards); /* a running child's */
+    if (!pids || !fds || !guards) {
         free(pids);
         free(fds);
+        free(guards);
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     }
     int next = 0, running = 0, rc = BW_OK, finished = 0;
@@ -244,16 +254,20 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
                 break;
             }
             fflush(NULL);
+            guards[next] = plugguard_share(); /* NULL: the child's end is reported unnamed */
             pid_t pid = fork();
             if (pid < 0) {
                 close(p[0]);
                 close(p[1]);
+                plugguard_free(guards[next]);
+                guards[next] = NULL;
                 rc = bw_fail(err, BW_ERUNTIME, "fork: %s", strerror(errno));
                 break;
             }
             if (pid == 0) {
                 close(p[0]);
                 die_with_parent(parent);
+                plugguard_use(guards[next]);
                 start(next, p[1], ctx);
                 _exit(1);
             }
@@ -276,7 +290,9 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
             outfile_untrack_child(ended);
             running--;
             RunRow row;
-            child_row(fds[i], status, &row);
+            child_row(fds[i], status, guards[i], &row);
+            plugguard_free(guards[i]);
+            guards[i] = NULL;
             pids[i] = 0;
             if (row.rc == BW_EINTR || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT))
                 continue; /* an interrupted run is not a result */
@@ -286,7 +302,82 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
     }
     free(pids);
     free(fds);
+    free(guards);
     if (rc == BW_OK && outfile_interrupted())
         rc = bw_fail(err, BW_EINTR, "interrupted; %d of %d runs finished", finished, n);
     return rc;
+}
+
+/* ---- run's supervisor ---- */
+
+static volatile pid_t supervised;
+
+static void forward_signal(int sig)
+{
+    if (supervised > 0) kill(supervised, sig);
+}
+
+/* The parent's end: the child's, and a message when a plug-in (or, with status 0, anything)
+ * ended it without a word. */
+static void supervisor_exit(const PlugGuard *g, int status)
+{
+    if (WIFSIGNALED(status)) { /* the child said what it could; end as it did */
+        int sig = WTERMSIG(status);
+        signal(sig, SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+        _exit(128 + sig);
+    }
+    int code = WEXITSTATUS(status);
+    char what[600];
+    int plugin = plugguard_describe(g, what, sizeof what);
+    if (!plugguard_was_said(g) && (plugin || code == 0)) {
+        if (plugin)
+            fprintf(stderr,
+                    "bellows: %s, ended bellows (exit status %d: _exit() or os._exit(), which "
+                    "no handler sees) before the run ended; no results\n",
+                    what, code);
+        else
+            fprintf(stderr,
+                    "bellows: the run ended (exit status 0) without finishing or saying why: a "
+                    "library called _exit()?; no results\n");
+        code = code ? code : 1;
+    }
+    fflush(stderr);
+    _exit(code);
+}
+
+void runner_supervise(void)
+{
+    PlugGuard *g = plugguard_share();
+    if (!g) return; /* unsupervised: _exit() goes unreported, as before */
+    fflush(NULL);
+    const pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        plugguard_free(g);
+        return;
+    }
+    if (pid == 0) {
+        die_with_parent(parent);
+        plugguard_use(g);
+        return;
+    }
+    supervised = pid;
+    /* a Ctrl-C reaches the child with the process group; a signal to this process alone is
+     * passed on */
+    signal(SIGINT, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) _exit(1);
+    supervisor_exit(g, status);
 }

@@ -30,6 +30,14 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
  * spec) is a failure that says so, not a success without results (outfile_guard_exit). */
 void runner_guard_exit(const char *policy);
 
+/* Runs the rest of the process (bellows run) in a child and returns there; this process waits
+ * and exits as the child did. A plug-in that ends the child with _exit() or os._exit(), which
+ * no handler of the child's sees, is named (plugguard's record) and the exit is 1, not 0; a
+ * child that ended with status 0 without saying so is a failure too. Signals: a Ctrl-C reaches
+ * the child with the process group; a SIGTERM or SIGHUP to this process is passed on; the
+ * child ends when this process dies. Returns unsupervised if it cannot fork. */
+void runner_supervise(void);
+
 /* Runs jobs 0..n-1, at most `jobs` at a time. start(job, fd, ctx) runs in the child and must
  * end in runner_child (or _exit); done(job, row, ctx) runs in the parent when a job ends (a
  * child that died yields rc BW_ERUNTIME). Returns BW_OK, or BW_ERUNTIME if it could not fork. */

@@ -149,12 +149,22 @@ static int flag_value(const Ctx *c, const char *key, const CliOpt *o, const json
         *skip = json_is_false(v);
         return BW_OK;
     }
+    int rc = BW_OK;
     if (o->kind == CLI_INT_LIST || o->kind == CLI_DOUBLE_LIST || strcmp(o->name, "hosts") == 0)
-        return list_text(c, key, v, &out->value);
-    if (!(out->value = scalar_text(v)))
+        rc = list_text(c, key, v, &out->value);
+    else if (!(out->value = scalar_text(v)))
         return bad(c, "key \"%s\": expected a %s", key,
                    o->kind == CLI_STRING || o->kind == CLI_CHOICE ? "string" : "number or string");
-    return BW_OK;
+    if (rc) return rc;
+    /* a value is a command line's text, printed in messages and summaries: no control byte, and
+     * no NUL inside a JSON string (it would cut the value short) */
+    int control = json_is_string(v) && strlen(out->value) != json_string_length(v);
+    for (const char *p = out->value; !control && *p; p++)
+        control = (unsigned char)*p < 0x20 || *p == 0x7f;
+    if (!control) return BW_OK;
+    free(out->value);
+    out->value = NULL;
+    return bad(c, "key \"%s\": a control character in its value; expected printable text", key);
 }
 
 /* The flag a key names ("train_samples": "train-samples"), or a usage error saying why not. */

@@ -90,6 +90,7 @@ typedef struct {
     char dir[4096];
     int alone, threads;
     double wall0;
+    int plots_failed; /* its plots failed (said on stderr); its results stand */
 } Point;
 
 /* A child: task 0 the jobs together, task k the job k - 1 alone. */
@@ -177,20 +178,23 @@ static void point_header(const Point *pt, int jobs)
     fflush(stdout);
 }
 
-/* Plots are a convenience: a failure is reported, and the results stand. */
-static void point_plots(const char *dir)
+/* Plots are a convenience: a failure is reported, the results stand, and the command fails
+ * at its end (exit 1). Returns 1 if they failed. */
+static int point_plots(const char *dir)
 {
     int available = plots_available();
-    if (outfile_interrupted()) return; /* a Ctrl-C while it looked for gnuplot: run_points */
+    if (outfile_interrupted()) return 0; /* a Ctrl-C while it looked for gnuplot: run_points */
     if (!available) {
         printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
-        return;
+        return 0;
     }
     BwError err;
-    if (plots_cluster(dir, &err) != BW_OK)
+    if (plots_cluster(dir, &err) != BW_OK) {
         fprintf(stderr, "bellows: %s\n", err.msg);
-    else
-        printf("# plots in %s: jobs_accuracy_vs_time, links_utilisation (.png and .svg)\n", dir);
+        return 1;
+    }
+    printf("# plots in %s: jobs_accuracy_vs_time, links_utilisation (.png and .svg)\n", dir);
+    return 0;
 }
 
 /* A point: its children, then its files and table. */
@@ -213,7 +217,7 @@ static int point_run(Point *pt, const Opts *o, BwError *err)
     cl_report_print(stdout, &pt->plan, pt->rows, pt->alone);
     cl_report_links(stdout, pt->dir);
     printf("# wrote %s/cluster.json (%.1f wall s)\n", pt->dir, wallclock_s() - pt->wall0);
-    point_plots(pt->dir);
+    pt->plots_failed = point_plots(pt->dir);
     fflush(stdout);
     return BW_OK;
 }
@@ -412,7 +416,8 @@ static int point_resumed(Point *pt, BwError *err)
  * the points finished (with --resume, before too). A Ctrl-C stops after the point in flight;
  * pt->dir is then the stopped point's folder. */
 static int run_points(const json_t *root, const char *file, const ClAxis *axes, int n_axes,
-                      const Opts *o, Point *pt, FILE *rows, long *done, BwError *err)
+                      const Opts *o, Point *pt, FILE *rows, long *done, int *plots_failed,
+                      BwError *err)
 {
     int value[CL_MAX_AXES], rc = BW_OK;
     const long n = n_axes ? cl_axes_points(axes, n_axes) : 1;
@@ -438,6 +443,7 @@ static int run_points(const json_t *root, const char *file, const ClAxis *axes, 
         if (!rc && !resumed) rc = point_run(pt, o, err);
         if (!rc && n_axes) sweep_rows(rows, axes, n_axes, value, pt, folder);
         if (!rc) ++*done;
+        *plots_failed += pt->plots_failed;
         if (!rc && outfile_interrupted()) { /* after this point (looking for gnuplot, say) */
             pt->dir[0] = '\0';              /* no point stopped midway */
             rc = bw_fail(err, BW_EINTR, "interrupted after point %ld of %ld", i + 1, n);
@@ -492,15 +498,21 @@ static int run_all(const json_t *root, const char *file, const ClAxis *axes, int
     char *text = NULL;
     size_t len = 0;
     long done = 0;
+    int plots_failed = 0;
     FILE *rows = open_memstream(&text, &len);
     outfile_interrupt_softly();
-    int rc = run_points(root, file, axes, n_axes, o, pt, rows, &done, err);
+    int rc = run_points(root, file, axes, n_axes, o, pt, rows, &done, &plots_failed, err);
     fclose(rows);
     BwError werr;
     int wrc = n_axes && done ? sweep_write(o->out, axes, n_axes, text, &werr) : BW_OK;
     free(text);
     if (!rc && wrc) *err = werr;
     if (!rc && !wrc && n_axes) printf("# wrote %s/sweep.csv\n", o->out);
+    if (!rc && !wrc && plots_failed) /* after the results are kept */
+        return bw_fail(err, BW_ERUNTIME,
+                       "cluster: the plots of %d point(s) failed (see above); the results are "
+                       "written",
+                       plots_failed);
     if (!rc || wrc) return rc ? rc : wrc;
     if (done == 0) {
         out_restore(o->out, was_empty, existed);

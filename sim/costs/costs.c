@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cluster.h"
 #include "costs_impl.h"
 #include "infile.h"
 #include "cost_profiles.h" /* generated: cost_profiles[], cost_profile_names[] */
@@ -198,7 +199,37 @@ int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char
     return BW_OK;
 }
 
-/* The rate at size: log-log interpolation between the points, constant beyond them. */
+/* One link share of p at a link of link_Bps: what it leaves must be a bandwidth bellows
+ * simulates, as --bandwidth must be. */
+static int check_share(const CostProfile *p, CostNet net, int allgather, const char *link,
+                       double link_Bps, const char *flag, BwError *err)
+{
+    const double share = costs_share(p, net, allgather), x = share * link_Bps;
+    if (x >= CLUSTER_MIN_RATE && x <= CLUSTER_MAX_BANDWIDTH_BPS) return BW_OK;
+    return bw_fail(err, BW_EUSAGE,
+                   "%s %s: networks.%s.%s: a share of %g of a %s of %g bytes/s leaves %g "
+                   "bytes/s; expected a link of %g to %g bytes/s (what bellows simulates)",
+                   flag, p->spec, NET_NAMES[net], allgather ? "allgather" : "allreduce", share,
+                   link, link_Bps, x, CLUSTER_MIN_RATE, CLUSTER_MAX_BANDWIDTH_BPS);
+}
+
+int costs_check_links(const CostProfile *p, CostNet net, double bandwidth_Bps, double intra_Bps,
+                      const char *flag, BwError *err)
+{
+    if (p->ideal || !p->net[net].present) return BW_OK;
+    const CostNet intra = p->net[COST_NET_NVLINK].present ? COST_NET_NVLINK : net;
+    int rc = BW_OK;
+    for (int ag = 0; rc == BW_OK && ag < 2; ag++)
+        rc = check_share(p, net, ag, "NIC", bandwidth_Bps, flag, err);
+    for (int ag = 0; rc == BW_OK && intra_Bps > 0 && ag < 2; ag++)
+        rc = check_share(p, intra, ag, "intra-node link", intra_Bps, flag, err);
+    return rc;
+}
+
+/* The rate at size: log-log interpolation between the points, constant beyond them. The logs
+ * are taken of each number alone (a ratio of two sizes or rates a profile may give, 1e300 over
+ * 1e-305, overflows), the fraction is kept in [0, 1], and equal rates or an exact point give
+ * that rate itself: the result is always between the two rates, never NaN. */
 static double rate_at(const CostOpRate *r, double size)
 {
     const CostPoint *pt = r->points;
@@ -206,8 +237,15 @@ static double rate_at(const CostOpRate *r, double size)
     if (size >= pt[r->n_points - 1].size) return pt[r->n_points - 1].rate;
     int i = 1;
     while (pt[i].size < size) i++;
-    double f = log(size / pt[i - 1].size) / log(pt[i].size / pt[i - 1].size);
-    return exp(log(pt[i - 1].rate) + f * log(pt[i].rate / pt[i - 1].rate));
+    const CostPoint *a = &pt[i - 1], *b = &pt[i];
+    if (size == b->size || a->rate == b->rate) return b->rate;
+    const double ls = log(size), la = log(a->size), lb = log(b->size);
+    if (!(lb > la)) return b->rate; /* two sizes a rounding apart */
+    double f = (ls - la) / (lb - la);
+    f = f < 0 ? 0 : f > 1 ? 1 : f;
+    const double lr = log(a->rate) + f * (log(b->rate) - log(a->rate));
+    const double lo = fmin(a->rate, b->rate), hi = fmax(a->rate, b->rate), x = exp(lr);
+    return x < lo ? lo : x > hi ? hi : x;
 }
 
 double costs_op_seconds(const CostProfile *p, CostOp op, double size)

@@ -127,6 +127,12 @@ const CostProfile *costs_ideal(void);
 int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char *who,
                 const char *flag, BwError *err);
 
+/* Checks that each link share of p on network net (and nvlink, or net, inside a node) leaves a
+ * bandwidth bellows simulates on links of bandwidth_Bps (intra_Bps inside a node; 0: no such links): else a usage
+ * error naming flag, the profile and the field. */
+int costs_check_links(const CostProfile *p, CostNet net, double bandwidth_Bps, double intra_Bps,
+                      const char *flag, BwError *err);
+
 /* Seconds of one stage of op over size units: its kernels' fixed cost and size at the
  * interpolated rate. p must not be ideal and must have the operation. */
 double costs_op_seconds(const CostProfile *p, CostOp op, double size);

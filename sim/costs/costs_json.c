@@ -51,7 +51,10 @@ static size_t enter(Ctx *c, const char *path)
     return n;
 }
 
-/* "rate": [[size, rate], ...], 1 to COSTS_MAX_POINTS pairs of positive numbers, sizes rising. */
+/* "rate": [[size, rate], ...], 1 to COSTS_MAX_POINTS pairs of positive numbers, sizes rising;
+ * each rate in the range of a GPU's (--gpu-flops), what bellows simulates: a stage at a rate
+ * below it would stall SimGrid's solver, and a run of stages too slow for the simulated-time
+ * limit is refused when it runs. */
 static int parse_rate(const Ctx *c, const json_t *a, CostOpRate *r)
 {
     size_t n = json_is_array(a) ? json_array_size(a) : 0;
@@ -66,6 +69,11 @@ static int parse_rate(const Ctx *c, const json_t *a, CostOpRate *r)
         if (!json_is_array(p) || json_array_size(p) != 2 || !isfinite(size) || !(size > 0) ||
             !isfinite(rate) || !(rate > 0) || (i > 0 && !(size > r->points[i - 1].size)))
             return json_at_fail(&c->loc, "%s (pair %zu)", must, i);
+        if (rate < CLUSTER_MIN_FLOPS || rate > CLUSTER_MAX_FLOPS)
+            return json_at_fail(&c->loc,
+                                "\"rate\" pair %zu: %g units per second; expected %g to %g (what "
+                                "bellows simulates)",
+                                i, rate, CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS);
         r->points[i] = (CostPoint){size, rate};
     }
     r->n_points = (int)n;
@@ -161,6 +169,27 @@ static int parse_fixed(Ctx *c, const json_t *f, CostProfile *p)
     return rc;
 }
 
+/* The sustained rate an efficiency gives the profile's GPU at precision i (fp32, tf32, bf16)
+ * must be one bellows simulates, as --gpu-efficiency's must; a precision the GPU lacks has no
+ * efficiency. */
+static int check_gpu_rate(const Ctx *c, const char *key, int i, const CostProfile *p)
+{
+    const GpuProfile *g = cluster_gpu_find(p->gpu);
+    const double peak = i == 0 ? g->fp32_flops : i == 1 ? g->tf32_flops : g->bf16_flops;
+    if (peak == 0) return json_at_fail(&c->loc, "\"%s\": the %s has no %s rate", key, g->name, key);
+    if (p->efficiency[i] < CLUSTER_MIN_EFFICIENCY)
+        return json_at_fail(&c->loc, "\"%s\": %g; expected a fraction of %g to 1", key,
+                            p->efficiency[i], CLUSTER_MIN_EFFICIENCY);
+    const double rate = peak * p->efficiency[i];
+    if (rate < CLUSTER_MIN_FLOPS || rate > CLUSTER_MAX_FLOPS)
+        return json_at_fail(&c->loc,
+                            "\"%s\": %g of the %s's %g flop/s is %g flop/s; expected %g to %g "
+                            "(what bellows simulates)",
+                            key, p->efficiency[i], g->name, peak, rate, CLUSTER_MIN_FLOPS,
+                            CLUSTER_MAX_FLOPS);
+    return BW_OK;
+}
+
 /* "efficiency": {"fp32": x, "tf32": y, "bf16": z}, each optional, in (0, 1]. */
 static int parse_efficiency(Ctx *c, const json_t *e, CostProfile *p)
 {
@@ -171,7 +200,9 @@ static int parse_efficiency(Ctx *c, const json_t *e, CostProfile *p)
     size_t back = enter(c, "efficiency");
     int rc = only_keys(c, e, known, "\"efficiency\"");
     for (int i = 0; rc == BW_OK && known[i]; i++)
-        if (json_object_get(e, known[i])) rc = get_num(c, e, known[i], 1, &p->efficiency[i]);
+        if (json_object_get(e, known[i]) &&
+            (rc = get_num(c, e, known[i], 1, &p->efficiency[i])) == BW_OK)
+            rc = check_gpu_rate(c, known[i], i, p);
     c->loc.where[back] = '\0';
     return rc;
 }

@@ -385,6 +385,32 @@ static void replay_stopped_as_recorded(DriverRun *run)
     }
 }
 
+/* A run that did not reach its end, or whose result is past what bellows promises, is a
+ * failure, never a completed run: SimGrid stalled (it reports a deadlock and returns with
+ * actors left: an activity at a rate its solver takes for none), no step was taken, or the
+ * simulated time is not finite or past CLUSTER_MAX_SIM_S (the estimate checks the scenario
+ * before it runs; this checks the run as priced: profiles, --price-batch, stragglers). */
+static int check_run_end(const DriverRun *run, BwError *err)
+{
+    const RunResult *res = run->res;
+    if (!run->fast && run->actors_ended < run->P)
+        return bw_fail(err, BW_ERUNTIME,
+                       "the simulation stalled at %.6g simulated s: %d of %d workers never "
+                       "finished (SimGrid found activities that will never complete; a rate "
+                       "too small for its solver?); no results",
+                       run_now(run), run->P - run->actors_ended, run->P);
+    if (res->n_steps == 0)
+        return bw_fail(err, BW_ERUNTIME, "the run ended without taking a step; no results");
+    if (!(res->sim_time_s >= 0 && res->sim_time_s <= CLUSTER_MAX_SIM_S))
+        return bw_fail(err, BW_EUSAGE,
+                       "the run simulated %.3g s over %ld steps, more than the %.0e s bellows "
+                       "simulates with representable times (as priced: the cost profile, "
+                       "--price-batch, --slowdown and the platform included); shorten the run "
+                       "or check the rates that price it; no results",
+                       res->sim_time_s, res->n_steps, CLUSTER_MAX_SIM_S);
+    return BW_OK;
+}
+
 int run_finish(DriverRun *run, BwError *err)
 {
     RunResult *res = run->res;
@@ -392,6 +418,7 @@ int run_finish(DriverRun *run, BwError *err)
         *err = run->err;
         return run->err_status;
     }
+    if (!run->fast && run->actors_ended < run->P) return check_run_end(run, err);
     /* the trace and the timeline are written beside the results: a failure there (a full
      * disk) leaves the results standing, and the caller reports it once they are written */
     BwError trace_err = {{0}}, tl_err = {{0}};
@@ -419,6 +446,8 @@ int run_finish(DriverRun *run, BwError *err)
     const double books = res->compute_s + res->compression_s + res->communication_s + res->wait_s;
     assert(fabs(books - res->sim_time_s) <= 1e-9 * res->sim_time_s + 1e-12);
     (void)books;
+    int rc = check_run_end(run, err);
+    if (rc) return rc;
     if (run->cfg->params_out) run_params_out(run);
     return BW_OK;
 }

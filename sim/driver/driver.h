@@ -72,6 +72,9 @@ typedef struct {
     const char *label;            /* for the progress line */
     float *params_out;            /* [n_params] or NULL: the final model (tests) */
     const char *record_trace; /* write the run's gradient trace here (traces/trace.h), or NULL */
+    /* record each step's decision's fingerprint in it (a sweep's training run: its priced twins
+     * check that a price-blind policy decides the same at their price) */
+    int record_decisions;
     const char *model_name;   /* for the trace's header */
     /* Replay: the trace's steps, losses, norms and evaluations stand in for training; the model
      * is the trace's layer table, gradients are fixed random tensors scaled to the trace's norms

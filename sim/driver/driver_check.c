@@ -178,7 +178,9 @@ static int check_memory(const RunConfig *cfg, const Model *m, BwError *err)
 }
 
 /* A replay refuses a policy that needs a part of the observation the trace never holds (its
- * decisions would rest on stand-ins: ADPSGD without the variance grows its period forever). */
+ * decisions would rest on stand-ins: ADPSGD without the variance grows its period forever).
+ * A priced twin's trace is its own live run's record: what it lacks, the live run's policy
+ * never saw either (a run too short for ADPSGD to average), so the twin sees what it saw. */
 static int check_trace_holds(const RunConfig *cfg, const PolicyOps *ops, BwError *err)
 {
     static const struct {
@@ -187,7 +189,7 @@ static int check_trace_holds(const RunConfig *cfg, const PolicyOps *ops, BwError
     } parts[] = {{BELLOWS_HAS_EPOCH_NORMS, "epoch_norms"},
                  {BELLOWS_HAS_VARIANCE, "param_variance"}};
     const Trace *tr = cfg->replay;
-    if (!tr || !ops->needs) return BW_OK;
+    if (!tr || !ops->needs || cfg->priced) return BW_OK;
     unsigned have = 0;
     for (long i = 0; i < tr->n_steps; i++)
         have |= (tr->steps[i].has_epoch_norms ? BELLOWS_HAS_EPOCH_NORMS : 0u) |
@@ -252,7 +254,19 @@ int driver_check(const RunConfig *cfg, BwError *err)
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;
     if ((rc = check_memory(cfg, m, err)) == BW_OK) rc = check_first_decision(cfg, m, shard, err);
-    if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err);
+    if (rc == BW_OK && cfg->costs) { /* the profile prices what this run will do */
+        char who[320];
+        snprintf(who, sizeof who, "--compressor %s (or the optimiser)", cfg->compressor);
+        rc = costs_check(cfg->costs,
+                         compress_cost_ops(cfg->compressor) | COST_OP_BIT(COST_OP_OPTIMIZER),
+                         cfg->transport, who, "--costs", err);
+        if (rc == BW_OK && !cfg->cluster.platform_file) /* a platform's links: at its end */
+            rc = costs_check_links(
+                cfg->costs, cfg->transport, cfg->cluster.bandwidth_Bps,
+                cfg->cluster.topology == TOPO_HIERARCHICAL ? cfg->cluster.intra_bandwidth_Bps : 0,
+                "--costs", err);
+    }
+    if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err); /* at the profile's rates */
     if (rc == BW_OK) rc = sched_check(cfg, m, err);
     const Workload *wl = cfg->workload;
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
@@ -266,13 +280,6 @@ int driver_check(const RunConfig *cfg, BwError *err)
                  ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload", follows, err)
                  : bw_fail(err, BW_ERUNTIME, "out of memory");
         free(follows);
-    }
-    if (rc == BW_OK && cfg->costs) { /* the profile prices what this run will do */
-        char who[320];
-        snprintf(who, sizeof who, "--compressor %s (or the optimiser)", cfg->compressor);
-        rc = costs_check(cfg->costs,
-                         compress_cost_ops(cfg->compressor) | COST_OP_BIT(COST_OP_OPTIMIZER),
-                         cfg->transport, who, "--costs", err);
     }
     model_free(m);
     return rc;

@@ -234,6 +234,7 @@ struct DriverRun {
     const DriverPlace *place;
     double start_s;   /* the engine's clock at the job's start (0 for a run of its own) */
     double end_clock; /* the engine's clock when its last actor ended */
+    int actors_ended; /* worker actors that ran to their end (all P, unless SimGrid stalled) */
 };
 
 /* run_info.c: what every file asks of a run (a leaf of the call graph: it calls no other file
@@ -358,6 +359,12 @@ void record_epoch_norm(DriverRun *run, const StepState *st);
 void record_progress(const DriverRun *run, const StepState *st);
 int record_trace_open(DriverRun *run, const Model *m0, BwError *err);
 void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st);
+/* The fingerprint of decision d (its n_layers levels' bits, batch, average and period), 16 lower-
+ * case hex digits and a NUL into out[17]: what a trace records (cfg->record_decisions) and a
+ * priced twin compares. */
+void record_decision_print(const PolicyDecision *d, int n_layers, char *out);
+/* The step's decision, into the step record_trace_step began (with cfg->record_decisions). */
+void record_trace_decision(DriverRun *run, const PolicyDecision *d);
 int record_trace_close(DriverRun *run, BwError *err);
 void record_trace_abort(DriverRun *run);
 

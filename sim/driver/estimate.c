@@ -35,12 +35,13 @@ static double max_slowdown(const RunConfig *cfg)
     return x;
 }
 
-/* The simulated compute of one worker's step: the workload's layers, the trace's measured
- * step, or the model's flops, at the GPU's sustained rate. */
+/* The simulated compute of one worker's step as priced: the workload's layers at the batch it
+ * is charged for (--price-batch), the trace's measured step, or the model's flops, at the GPU's
+ * sustained rate (the cost profile's efficiency in it). */
 static double step_compute_s(const RunConfig *cfg, const Model *m)
 {
     const Workload *wl = cfg->workload;
-    const double b = cfg->tc.batch, rate = cfg->cluster.gpu_flops;
+    const double b = driver_price_batch(cfg, cfg->tc.batch), rate = cfg->cluster.gpu_flops;
     double s;
     if (wl && wl->measured_batch > 0) {
         s = 0;
@@ -56,15 +57,19 @@ static double step_compute_s(const RunConfig *cfg, const Model *m)
     return s * max_slowdown(cfg);
 }
 
-/* The closed-form time of one dense fp32 allreduce of the parameters charged. */
+/* The closed-form time of one dense fp32 allreduce of the parameters charged, on links at the
+ * cost profile's share of their rate. */
 static double step_comm_s(const RunConfig *cfg, const Model *m)
 {
-    const Cluster *c = &cfg->cluster;
+    Cluster loaded;
+    driver_cluster_loaded(cfg, &loaded);
+    const Cluster *c = &loaded;
+    const double share = cluster_link_share(c), intra_share = cluster_intra_link_share(c);
     double n = 4.0 * (double)(cfg->workload ? cfg->workload->n_params : m->n_params);
     const int g = cfg->algo == COLL_PS ? c->workers - !c->ps_own_hosts : c->gpus_per_node;
     return coll_allreduce_formula_s(cfg->algo, c->workers, g, n, 2 * c->latency_s,
-                                    1 / c->bandwidth_Bps, 2 * c->intra_latency_s,
-                                    1 / c->intra_bandwidth_Bps);
+                                    1 / (c->bandwidth_Bps * share), 2 * c->intra_latency_s,
+                                    1 / (c->intra_bandwidth_Bps * intra_share));
 }
 
 int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err)
@@ -80,10 +85,11 @@ int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwE
                    "%s: the run would simulate about %.3g s (%.0f steps of %.3g s of compute at "
                    "%.3g flop/s and %.3g s of dense communication at %s / %s), more than the "
                    "%.0e s bellows simulates with representable times; shorten the run or check "
-                   "--gpu-flops, --bandwidth, --latency%s",
+                   "--gpu-flops, --bandwidth, --latency%s%s",
                    compute >= comm ? (cfg->workload ? "--workload" : "--gpu-flops") : "--bandwidth",
                    total, steps, compute, cfg->cluster.gpu_flops, comm, bw, lat, CLUSTER_MAX_SIM_S,
-                   cfg->workload ? " and the workload's compute" : "");
+                   cfg->workload ? " and the workload's compute" : "",
+                   cfg->price_batch > 0 ? " at --price-batch" : "");
 }
 
 /* Point-to-point messages of one collective among P ranks at the transfer level. */

@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,27 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
         t->has_epoch_rank0 = 1;
     }
     rec->has_pending = 1;
+}
+
+void record_decision_print(const PolicyDecision *d, int n_layers, char *out)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a over the bytes, in a fixed order */
+    const int ints[3] = {d->batch, d->average, d->period};
+    const unsigned char *p = (const unsigned char *)ints;
+    for (size_t i = 0; i < sizeof ints; i++) h = (h ^ p[i]) * 1099511628211ull;
+    for (int l = 0; l < n_layers; l++) {
+        double x = d->level[l] == 0 ? 0 : d->level[l]; /* -0 as 0 */
+        p = (const unsigned char *)&x;
+        for (size_t i = 0; i < sizeof x; i++) h = (h ^ p[i]) * 1099511628211ull;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+void record_trace_decision(DriverRun *run, const PolicyDecision *d)
+{
+    TraceRecorder *rec = &run->rec;
+    if (!rec->writer || !rec->has_pending || !run->cfg->record_decisions) return;
+    record_decision_print(d, run->w[0].model->n_layers, rec->pending.decision);
 }
 
 /* Writes what is held back and completes the file (no-op without --record-trace). */

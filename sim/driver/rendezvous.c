@@ -270,6 +270,28 @@ static void stop_interrupted(DriverRun *run, long step)
     run_fail(run, bw_fail(&why, BW_EINTR, "interrupted at step %ld of %ld", step, of), &why);
 }
 
+/* A priced twin's policy, declared price-blind, must decide at this price what it decided in
+ * the training run (the trace's fingerprint): one that reads the price anyway would be priced
+ * on decisions it would not make here. */
+static int check_price_blind(const DriverRun *run, long step, const PolicyDecision *d,
+                             BwError *err)
+{
+    const RunConfig *cfg = run->cfg;
+    if (!cfg->priced || step >= cfg->replay->n_steps) return BW_OK;
+    const char *was = cfg->replay->steps[step].decision;
+    char now[17];
+    if (!was[0]) return BW_OK; /* a trace without fingerprints */
+    record_decision_print(d, run->w[0].model->n_layers, now);
+    if (strcmp(now, was) == 0) return BW_OK;
+    return bw_fail(
+        err, BW_EUSAGE,
+        "--policy %s: declared price-blind (price_blind = 1), but at step %ld it decides "
+        "differently at this price than in the training run it is priced from: it "
+        "reads the price; declare price_blind = 0 (bellows_policy.h), or sweep with "
+        "--train-each",
+        cfg->policy, step);
+}
+
 /* The policy's decision, checked; returns 0 (and stops the run) if it is not valid, or the
  * policy failed (a plugin's or Python policy's error, or a Ctrl-C while a Python policy ran). */
 static int decide(DriverRun *run, const PolicyObs *obs)
@@ -285,6 +307,7 @@ static int decide(DriverRun *run, const PolicyObs *obs)
     if (rc == BW_OK)
         rc = rendezvous_check_decision(run->cfg, run->w[0].model, run->cops, &d, run->periodic,
                                        &why);
+    if (rc == BW_OK) rc = check_price_blind(run, obs->step, &d, &why);
     if (rc) {
         run_fail(run, rc, &why);
         return 0;
@@ -361,6 +384,7 @@ void rendezvous_leader(DriverRun *run)
     if (run->rec.writer) record_trace_step(run, &obs, &st);
     run->averaged_prev = 0;
     if (!decide(run, &obs)) return;
+    record_trace_decision(run, &run->dec);
     if (run->cfg->replay)
         replay_advance(run, &st);
     else

@@ -38,6 +38,7 @@ void run_actor_ended(DriverRun *run)
 {
     double now = simgrid_get_clock();
     if (now > run->end_clock) run->end_clock = now;
+    run->actors_ended++;
 }
 
 int run_model_create(const RunConfig *cfg, Model **out, BwError *err)

@@ -33,6 +33,7 @@ const GpuProfile *cluster_gpu_find(const char *name);
 
 #define CLUSTER_DEFAULT_EFFICIENCY 0.5
 enum { CLUSTER_EFF_ASSUMED, CLUSTER_EFF_GIVEN, CLUSTER_EFF_PROFILE };
+#define CLUSTER_MIN_EFFICIENCY     1e-6 /* --gpu-efficiency's floor, and a cost profile's */
 /* The sustained fraction of the peak memory bandwidth for streaming kernels (the optimiser's
  * and the compressors' elementwise passes): STREAM-like copies reach about 85% of it on recent
  * NVIDIA GPUs (e.g. about 1.3 TB/s of the A100 40GB's 1.555 TB/s). */
@@ -46,7 +47,13 @@ enum { CLUSTER_EFF_ASSUMED, CLUSTER_EFF_GIVEN, CLUSTER_EFF_PROFILE };
 #define CLUSTER_MIN_BANDWIDTH_BPS 125.0 /* bytes/s: 1 kbps */
 #define CLUSTER_MAX_BANDWIDTH_BPS 1e15  /* bytes/s: 8 Pbps */
 #define CLUSTER_MAX_LATENCY_S     10.0
-#define CLUSTER_MIN_FLOPS         1e6 /* flop/s */
+/* flop/s or bytes/s: a thousand times SimGrid's solver precision (1e-5), below which it takes
+ * a rate for none. The floor of what bellows cannot simulate, not of what is plausible: a slow
+ * host (SimGrid's griffon.xml example has 286.087 kflop/s) runs, and a run too slow for
+ * CLUSTER_MAX_SIM_S is refused by that limit, checked on the step as priced (estimate.c) and
+ * on the run's end. A cost profile's rates, and its link shares of a link, are held to it. */
+#define CLUSTER_MIN_RATE  1e-2
+#define CLUSTER_MIN_FLOPS CLUSTER_MIN_RATE
 #define CLUSTER_MAX_FLOPS         1e18
 #define CLUSTER_MAX_SIM_S         1e9
 

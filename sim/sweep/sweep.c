@@ -263,6 +263,7 @@ static void sweep_start(int job, int fd, void *ctx)
         sweep_trace_path(s, r, trace, sizeof trace);
         cfg.record_trace = trace;
         if (g->trace_only) cfg.stop_at_target = 0; /* a trace to the end: groups.c priced_self */
+        cfg.record_decisions = 1; /* its priced twins check the policy is price-blind */
     }
     if (s->phase == 1 && g->priced) {
         cfg.train = &s->train_shape; /* the samples may be gone (run_phases) */
@@ -388,7 +389,7 @@ static int run_all(Sweep *s, BwError *err)
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGPIPE, &ignore, &s->old_sigpipe);
-    int rc = run_phases(s, err);
+    int rc = run_phases(s, err), plots_failed = 0;
     if (rc == BW_OK) {
         if (s->progress) fputs("\r\033[K", stderr);
         sweep_print_table(s);
@@ -400,7 +401,7 @@ static int run_all(Sweep *s, BwError *err)
             printf(": %.1f training, then %.1f for %ld training(s) after all and %ld priced run(s)",
                    s->t_trained - s->t0, end - s->t_trained, s->n_after, s->n_price - s->n_after);
         printf(")\n");
-        sweep_plots(s);
+        plots_failed = sweep_plots(s);
     }
     sigaction(SIGPIPE, &s->old_sigpipe, NULL);
     if (rc == BW_EINTR) { /* "interrupted; K of N runs finished" */
@@ -411,6 +412,8 @@ static int run_all(Sweep *s, BwError *err)
     if (rc == BW_OK && s->failed)
         rc = bw_fail(err, BW_ERUNTIME,
                      "sweep: %d run(s) failed (see above); --resume runs them again", s->failed);
+    else if (rc == BW_OK && plots_failed)
+        rc = bw_fail(err, BW_ERUNTIME, "sweep: plots failed (see above); the results are written");
     return rc;
 }
 

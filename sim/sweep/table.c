@@ -288,18 +288,19 @@ static int point_curve(const Sweep *s, long p)
 }
 
 /* Each point's curves: accuracy and bytes against time. A plot that fails is reported and
- * ends the plotting (the results are written already). */
-static void point_curves(const Sweep *s)
+ * ends the plotting (the results are written already); returns 1 then. */
+static int point_curves(const Sweep *s)
 {
     int drawn = 0;
     for (long p = 0; p < s->n_points; p++) {
         int got = point_curve(s, p);
-        if (got < 0) return;
+        if (got < 0) return 1;
         drawn += got;
     }
     printf(
         "# plots: accuracy_vs_time and bytes_vs_time of each of %d points, in %s/runs/*/seed-%d/\n",
         drawn, s->out, s->seeds[0]);
+    return 0;
 }
 
 int sweep_write_grid(const Sweep *s, BwError *err)
@@ -308,37 +309,40 @@ int sweep_write_grid(const Sweep *s, BwError *err)
     return ax < 0 || ay < 0 ? BW_OK : write_grid(s, ax, ay, err);
 }
 
-/* The heatmap's data (whenever bandwidth and latency are both swept), then its plot. */
-static void heatmap(const Sweep *s, int draw)
+/* The heatmap's data (whenever bandwidth and latency are both swept), then its plot; returns 1
+ * if either failed (said on stderr). */
+static int heatmap(const Sweep *s, int draw)
 {
     int ax = sweep_axis_index(s, "bandwidth"), ay = sweep_axis_index(s, "latency");
     if (ax < 0 || ay < 0) {
         if (draw) printf("# plots: a heatmap needs both --bandwidth and --latency swept\n");
-        return;
+        return 0;
     }
     BwError err;
     if (write_grid(s, ax, ay, &err)) {
         fprintf(stderr, "bellows: %s\n", err.msg);
-        return;
+        return 1;
     }
-    if (!draw) return;
+    if (!draw) return 0;
     if (!plots_available()) {
         printf("# gnuplot not found: no plots\n");
-        return;
+        return 0;
     }
     if (s->n_policies < 2) {
         printf("# plots: no heatmap: the baseline is the only policy\n");
-        return;
+        return 0;
     }
-    if (plots_sweep(s->out, &err))
+    if (plots_sweep(s->out, &err)) {
         fprintf(stderr, "bellows: %s\n", err.msg);
-    else
-        printf("# plots: %s/speedup_heatmap.png (and .svg)\n", s->out);
+        return 1;
+    }
+    printf("# plots: %s/speedup_heatmap.png (and .svg)\n", s->out);
+    return 0;
 }
 
-/* The heatmap and curves (unless --no-plots; the grid's data even then). */
-void sweep_plots(const Sweep *s)
+int sweep_plots(const Sweep *s)
 {
-    heatmap(s, !s->no_plots);
-    if (!s->no_plots && plots_available()) point_curves(s);
+    int failed = heatmap(s, !s->no_plots);
+    if (!s->no_plots && plots_available()) failed |= point_curves(s);
+    return failed;
 }

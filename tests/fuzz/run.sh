@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # run.sh: builds the libFuzzer harnesses with clang (AddressSanitizer and UBSan) and runs them
 # from their seed corpora, one after the other, for SECONDS each (default 600).
-#   tests/fuzz/run.sh [HARNESS] [SECONDS]     HARNESS: trace, idx, units, spec, workload, platform
-#                                             or all (default)
+#   tests/fuzz/run.sh [HARNESS] [SECONDS]     HARNESS: trace, idx, units, spec, workload, platform,
+#                                             costs, cluster or all (default)
 #   tests/fuzz/run.sh --build [HARNESS]       only build (CI-free check that they compile)
 # Each harness grows its own working corpus in build-fuzz/corpus_NAME/ (seeded from
 # tests/fuzz/corpus_NAME/, which stays small and hand-picked). Crashing inputs are written to
 # build-fuzz/ as crash-*, leak-*, oom-*; once fixed, copy them into tests/fuzz/corpus_NAME/ and
 # into a CMocka test as a regression. The last lines of libFuzzer's report (executions, exec/s,
-# corpus units) are printed; the whole log is in build-fuzz/NAME.log.
+# corpus units) are printed; the whole log is in build-fuzz/NAME.log. fuzz_cluster links the
+# project's own libraries from build/ (cmake --build build first): its reader parses each job's
+# keys as `bellows run`'s flags, which need most of bellows; only cl_file.c is instrumented.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -19,7 +21,7 @@ seconds=${2:-600}
 case "$which" in
   [0-9]*) seconds=$which; which=all ;;  # the old form: run.sh SECONDS
 esac
-all=(trace idx units spec workload platform)
+all=(trace idx units spec workload platform costs cluster)
 if [ "$which" = all ]; then harnesses=("${all[@]}"); else harnesses=("$which"); fi
 
 cflags=(-g -O1 -std=c11 -D_DEFAULT_SOURCE -fsanitize=fuzzer,address,undefined
@@ -42,18 +44,33 @@ build() {
     platform)
       srcs=(sim/net/engine.c sim/net/cluster.c common/infile.c)
       libs="$(pkg-config --libs simgrid) -lm" ;;
+    costs)
+      mkdir -p build-fuzz/generated
+      cmake -DDIR=sim/costs/profiles -DPREFIX=cost_profile \
+        -DOUT=build-fuzz/generated/cost_profiles.h -P sim/workload/embed_profiles.cmake
+      srcs=(sim/costs/costs.c sim/costs/costs_json.c sim/net/cluster.c common/jsonfield.c
+            common/infile.c common/outfile.c common/plugguard.c)
+      libs="$(pkg-config --libs jansson) -lm" ;;
+    cluster)
+      [ -f build/libbw_cluster.a ] || { echo "run.sh: fuzz_cluster needs build/ (cmake --build build)" >&2; exit 2; }
+      srcs=(sim/cluster/cl_file.c)
+      local py=""
+      pkg-config --exists python3-embed && py="$(pkg-config --libs python3-embed)"
+      libs="-Wl,--start-group $(ls build/libbw_*.a | tr '\n' ' ') -Wl,--end-group
+            -lopenblas $(pkg-config --libs simgrid gsl jansson) $py -ldeflate -lz -lm -lpthread -ldl" ;;
     idx)   srcs=(models/dataset.c); libs="$(pkg-config --libs gsl) -lz -lm" ;;
     units) srcs=(sim/cli/cli.c common/units.c); libs="-lm" ;;
     spec)  srcs=(common/spec.c policies/*.c policies/python/policy_python_none.c sim/compress/*.c
                  sim/net/coll.c sim/net/coll_sum.c sim/net/coll_mirror.c common/half.c common/pool.c
                  common/xalloc.c common/outfile.c)
            libs="$(pkg-config --libs simgrid gsl) -lopenblas -lm" ;;
-    *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec, workload, platform or all)" >&2
+    *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec, workload, platform, costs, cluster or all)" >&2
        exit 2 ;;
   esac
   # shellcheck disable=SC2086
-  local incs=(-Icommon -Imodels -Itraces -Ipolicies -Ipolicies/python -Isim/cli -Isim/net
-              -Isim/compress -Isim/workload -Ibuild-fuzz/generated)
+  local incs=(-Icommon -Imodels -Itraces -Ipolicies -Ipolicies/python -Ischedules -Isim/cli
+              -Isim/net -Isim/compress -Isim/workload -Isim/costs -Isim/driver -Isim/cluster
+              -Ibuild-fuzz/generated)
   clang "${cflags[@]}" "${incs[@]}" -I"$cblas_inc" $(pkg-config --cflags jansson simgrid) \
     "tests/fuzz/fuzz_$name.c" "${srcs[@]}" $libs -o "build-fuzz/fuzz_$name"
 }
