@@ -17,18 +17,6 @@
 
 #include "engine.h"
 
-void driver_cluster_loaded(const RunConfig *cfg, Cluster *out)
-{
-    *out = cfg->cluster;
-    const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
-    if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
-        out->link_share = costs_share(prof, cfg->transport, 0);
-        out->intra_link_share = prof->net[COST_NET_NVLINK].present
-                                    ? costs_share(prof, COST_NET_NVLINK, 0)
-                                    : out->link_share;
-    }
-}
-
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 {
     if (driver_costed(cfg) || cfg->backend == COLL_ANALYTIC || cfg->algo == COLL_PS)

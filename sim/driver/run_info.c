@@ -160,3 +160,16 @@ int replay_per_worker_batch(const TraceStep *ts, int P)
 {
     return ts->batch / P > 0 ? ts->batch / P : 1;
 }
+
+/* The cluster as the run loads it: the cost profile's share of the links (driver.h). */
+void driver_cluster_loaded(const RunConfig *cfg, Cluster *out)
+{
+    *out = cfg->cluster;
+    const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
+    if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
+        out->link_share = costs_share(prof, cfg->transport, 0);
+        out->intra_link_share = prof->net[COST_NET_NVLINK].present
+                                    ? costs_share(prof, COST_NET_NVLINK, 0)
+                                    : out->link_share;
+    }
+}
