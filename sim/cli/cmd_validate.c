@@ -368,7 +368,7 @@ int cmd_validate(int argc, char **argv, BwError *err)
          .help = "the rows to run (the format: sim/costs/README.md); default the built-in "
                  "sim/costs/validation/rows.csv"},
         {.name = "jobs", .kind = CLI_INT, .dest = &vf.jobs, .def = jobs_def, .unit = "processes",
-         .help = "runs at a time (default: the cores)", .min = 1, .max = 64},
+         .help = "runs at a time", .min = 1, .max = 64},
         {.name = "csv", .kind = CLI_STRING, .dest = &vf.csv, .unit = "FILE",
          .help = "also write the table as CSV"},
         {.name = "write-summary", .kind = CLI_STRING, .dest = &vf.summary, .unit = "FILE",
