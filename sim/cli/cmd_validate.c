@@ -108,6 +108,7 @@ static void validate_start(int j, int fd, void *ctx)
                                                &err);
     if (rc == BW_OK) {
         cfg.progress = 0;
+        if (!f.run.compute_threads) cfg.compute_threads = 1; /* the runs share the cores */
         runner_child(&cfg, ta.model, "validate", &f, NULL, NULL, fd);
     }
     RunRow out;
