@@ -104,8 +104,8 @@ static void validate_start(int j, int fd, void *ctx)
     int rc = setup_job(row, j - row->first_job, &f, &ta, &cfg, slowdown, buf, &err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, &err);
     if (rc == BW_OK) rc = driver_check(&cfg, &err);
-    if (rc == BW_OK) rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model,
-                                               &err);
+    if (rc == BW_OK)
+        rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, &err);
     if (rc == BW_OK) {
         cfg.progress = 0;
         if (!f.run.compute_threads) cfg.compute_threads = 1; /* the runs share the cores */
@@ -282,8 +282,9 @@ static int write_summary(const char *path, const Validate *v, const double *err,
         if (!n) continue;
         double med, worst;
         median_worst(tmp, n, &med, &worst);
-        fprintf(of.f, "%s\n    \"%s\": {\"rows\": %d, \"median_error\": %.4f, \"worst_error\": "
-                      "%.4f}",
+        fprintf(of.f,
+                "%s\n    \"%s\": {\"rows\": %d, \"median_error\": %.4f, \"worst_error\": "
+                "%.4f}",
                 first ? "" : ",", key, n, med, worst);
         first = 0;
     }
@@ -365,14 +366,29 @@ int cmd_validate(int argc, char **argv, BwError *err)
     char jobs_def[16];
     snprintf(jobs_def, sizeof jobs_def, "%ld", cores > 0 ? (cores < 64 ? cores : 64) : 1);
     const CliOpt opts[] = {
-        {.name = "rows", .kind = CLI_STRING, .dest = &vf.rows, .unit = "FILE",
+        {.name = "rows",
+         .kind = CLI_STRING,
+         .dest = &vf.rows,
+         .unit = "FILE",
          .help = "the rows to run (the format: sim/costs/README.md); default the built-in "
                  "sim/costs/validation/rows.csv"},
-        {.name = "jobs", .kind = CLI_INT, .dest = &vf.jobs, .def = jobs_def, .unit = "processes",
-         .help = "runs at a time", .min = 1, .max = 64},
-        {.name = "csv", .kind = CLI_STRING, .dest = &vf.csv, .unit = "FILE",
+        {.name = "jobs",
+         .kind = CLI_INT,
+         .dest = &vf.jobs,
+         .def = jobs_def,
+         .unit = "processes",
+         .help = "runs at a time",
+         .min = 1,
+         .max = 64},
+        {.name = "csv",
+         .kind = CLI_STRING,
+         .dest = &vf.csv,
+         .unit = "FILE",
          .help = "also write the table as CSV"},
-        {.name = "write-summary", .kind = CLI_STRING, .dest = &vf.summary, .unit = "FILE",
+        {.name = "write-summary",
+         .kind = CLI_STRING,
+         .dest = &vf.summary,
+         .unit = "FILE",
          .help = "write each cost profile's validation, as sim/costs/validation/summary.json "
                  "holds it"},
     };
@@ -408,15 +424,15 @@ static int validate_run(const ValidateFlags *vf, Validate *v, BwError *err)
                  : check_settings(v, err);
     double t0 = wallclock_s();
     if (rc == BW_OK) {
-        printf("# bellows validate: %d published rows from %s, %d runs, %d at a time\n", n,
-               v->name, v->rows.n_jobs, vf->jobs);
+        printf("# bellows validate: %d published rows from %s, %d runs, %d at a time\n", n, v->name,
+               v->rows.n_jobs, vf->jobs);
         fflush(stdout);
         rc = runner_pool(v->rows.n_jobs, vf->jobs, validate_start, validate_done, v, err);
     }
     if (rc == BW_OK && v->failed) {
         for (int j = 0; j < v->rows.n_jobs; j++)
-            if (v->error[j][0]) fprintf(stderr, "bellows: validate: run %d: %s\n", j + 1,
-                                        v->error[j]);
+            if (v->error[j][0])
+                fprintf(stderr, "bellows: validate: run %d: %s\n", j + 1, v->error[j]);
         rc = bw_fail(err, BW_ERUNTIME, "validate: %d of %d runs failed (see above)", v->failed,
                      v->rows.n_jobs);
     }

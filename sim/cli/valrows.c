@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const FIELDS[] = {"id",        "group",  "figure", "unit", "fit",
-                                     "tolerance", "source", "setting"};
+static const char *const FIELDS[] = {"id",  "group",     "figure", "unit",
+                                     "fit", "tolerance", "source", "setting"};
 #define N_FIELDS 8
 
-/* One CSV line (no newline) into fields, each copied into its own buffer of sizes[i]; quotes as
- * RFC 4180. Returns the number of fields, or -1 (*bad: which) when one is too long or a quote is
- * not closed. */
+/* One CSV line (no newline) into fields[0..max), each at most 2047 bytes; quotes as RFC 4180.
+ * Returns the number of fields (max + 1: more than max), or -1 (*bad: which) when one is too
+ * long or a quote is not closed. */
 static int split_line(const char *line, char fields[][2048], int max, int *bad)
 {
     int n = 0;
@@ -102,8 +102,9 @@ static int parse_row(ValRows *r, char f[][2048], ValRow *row, const char *where,
 {
     const char *id = f[0];
     size_t idn = strlen(id);
-    if (idn == 0 || idn >= sizeof row->id || strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
-                                                         "qrstuvwxyz0123456789._-") != idn)
+    if (idn == 0 || idn >= sizeof row->id ||
+        strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+                   "qrstuvwxyz0123456789._-") != idn)
         return bw_fail(err, BW_EUSAGE,
                        "%s: field id: \"%.80s\" must be 1 to 63 of A-Z a-z 0-9 . _ -", where, id);
     if (find_id(r, id) >= 0)
@@ -125,15 +126,16 @@ static int parse_row(ValRows *r, char f[][2048], ValRow *row, const char *where,
         return bw_fail(err, BW_EUSAGE, "%s: field fit: \"%.80s\" must be fit or predict", where,
                        f[4]);
     row->fit = strcmp(f[4], "fit") == 0;
+    char pct[64];
     size_t tn = strlen(f[5]);
     double tol;
+    snprintf(pct, sizeof pct, "%.*s", tn >= 2 && tn < sizeof pct ? (int)tn - 1 : 0, f[5]);
     if (strcmp(f[5], "none") == 0) {
         row->tolerance = -1;
-    } else if (tn >= 2 && f[5][tn - 1] == '%' && (f[5][tn - 1] = '\0', 1) &&
-               !parse_number_field(f[5], &tol) && tol > 0 && tol <= 1000) {
+    } else if (tn >= 2 && f[5][tn - 1] == '%' && !parse_number_field(pct, &tol) && tol > 0 &&
+               tol <= 1000) {
         row->tolerance = tol / 100;
     } else {
-        if (tn && f[5][tn - 1] == '\0') f[5][tn - 1] = '%';
         return bw_fail(err, BW_EUSAGE,
                        "%s: field tolerance: \"%.80s\" must be a percentage > 0 (\"20%%\") or "
                        "none",
@@ -155,8 +157,12 @@ static int parse_row(ValRows *r, char f[][2048], ValRow *row, const char *where,
         int k = row->n_alts++;
         int argc = valrows_args(row, k, buf, sizeof buf, argv);
         if (argc <= 0)
-            return bw_fail(err, BW_EUSAGE, "%s: field setting: setting %d is %s", where, k + 1,
-                           argc ? "more than " "96 words" : "empty");
+            return argc ? bw_fail(err, BW_EUSAGE,
+                                  "%s: field setting: setting %d has more than "
+                                  "%d words",
+                                  where, k + 1, VALROW_MAX_ARGS)
+                        : bw_fail(err, BW_EUSAGE, "%s: field setting: setting %d is empty", where,
+                                  k + 1);
     }
     row->first_job = r->n_jobs;
     r->n_jobs += row->n_alts;
@@ -233,8 +239,10 @@ int valrows_parse(const char *name, const char *text, ValRows *out, BwError *err
         }
         if (nf != N_FIELDS) {
             rc = bw_fail(err, BW_EUSAGE, "%s: %s fields, expected %d (%s)", where,
-                         nf > N_FIELDS ? "more than 8" : nf == 1 ? "1" : "fewer", N_FIELDS,
-                         "id,group,figure,unit,fit,tolerance,source,setting");
+                         nf > N_FIELDS ? "more than 8"
+                         : nf == 1     ? "1"
+                                       : "fewer",
+                         N_FIELDS, "id,group,figure,unit,fit,tolerance,source,setting");
             break;
         }
         ValRow *grown = realloc(out->rows, (size_t)(out->n + 1) * sizeof *grown);

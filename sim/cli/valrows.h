@@ -28,8 +28,8 @@ typedef struct {
     double figure;
     double tolerance; /* < 0: none (reported only) */
     ValUnit unit;
-    int fit;  /* 1: fitted from this row */
-    int line; /* in the file */
+    int fit;         /* 1: fitted from this row */
+    int line;        /* in the file */
     int ratio_of[2]; /* VALROW_RATIO: the rows A and B */
     int n_alts;      /* VALROW_IMG_S: settings averaged */
     int first_job;   /* their jobs are first_job .. first_job + n_alts - 1 */

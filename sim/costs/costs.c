@@ -111,8 +111,8 @@ static int load_builtin(const char *name, const char *flag, CostProfile **out, B
         if (strcmp(cost_profiles[i].name, name) == 0) {
             int rc = costs_parse(NULL, (const char *)cost_profiles[i].json, cost_profiles[i].len,
                                  flag, name, out, err);
-            if (rc == BW_OK) costs_validation_text(name, (*out)->validation,
-                                                   sizeof (*out)->validation);
+            if (rc == BW_OK)
+                costs_validation_text(name, (*out)->validation, sizeof(*out)->validation);
             return rc;
         }
     char names[512];

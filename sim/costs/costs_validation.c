@@ -14,8 +14,8 @@ void costs_validation_text(const char *name, char *buf, size_t n)
     buf[0] = '\0';
     for (size_t i = 0; i < sizeof cost_validations / sizeof *cost_validations; i++) {
         if (strcmp(cost_validations[i].name, "summary") != 0) continue;
-        json_t *root = json_loadb((const char *)cost_validations[i].json, cost_validations[i].len,
-                                  0, NULL);
+        json_t *root =
+            json_loadb((const char *)cost_validations[i].json, cost_validations[i].len, 0, NULL);
         json_t *p = json_object_get(json_object_get(root, "profiles"), name);
         json_t *rows = json_object_get(p, "rows"), *med = json_object_get(p, "median_error"),
                *worst = json_object_get(p, "worst_error");
