@@ -100,6 +100,7 @@ void outfile_untrack(const char *tmp)
 void outdir_track_below(const char *root, const char *dir)
 {
     char path[4096];
+    if (!root || !dir) return; /* a run that writes no folder (runner_child's dir NULL) */
     size_t r = strlen(root), n = strlen(dir);
     if (n >= sizeof path || n <= r || strncmp(dir, root, r) != 0 || dir[r] != '/') return;
     memcpy(path, dir, n + 1);

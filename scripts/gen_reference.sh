@@ -7,7 +7,7 @@
 # are committed, so that they read on GitHub; tests/test_reference.sh regenerates them and fails
 # when a committed page differs. After changing a flag, a default or a help text:
 #   scripts/gen_reference.sh build/bellows docs/reference
-# The one default that depends on the machine, sweep's --jobs (one per core), is written as
+# The defaults that depend on the machine, sweep's and validate's --jobs (one per core), are written as
 # such, so the pages are the same wherever they are made.
 set -eu
 bellows=$1
@@ -62,7 +62,7 @@ for c in $commands; do
             print "|---|---|---|---|---|"
           }
           def = $5
-          if (cmd == "sweep" && $2 == "jobs" && def == cores) def = "one per core (at most 64)"
+          if ((cmd == "sweep" || cmd == "validate") && $2 == "jobs" && def == cores) def = "one per core (at most 64)"
           else def = code(def)
           printf "| `--%s` | %s | %s | %s | %s |\n", $2, code($3), cell(text($4)), def, cell(text($6))
         }' "$tmp/$c.help"

@@ -46,6 +46,8 @@ static const Command commands[] = {
      "list the built-in workload profiles: real models' parameters, tensors and flops"},
     {"costs", cmd_costs,
      "list the built-in cost profiles: what an implementation pays beside the roofline"},
+    {"validate", cmd_validate,
+     "run every published measurement the project holds against bellows' prediction"},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof *commands))
 

@@ -68,7 +68,7 @@ static void test_every_builtin_loads(void **state)
         check_consistent(w);
         workload_free(w);
     }
-    assert_int_equal(n, 6);
+    assert_int_equal(n, 7);
 }
 
 /* name, parameters, tensors, and the forward flops' range: 2 x the published multiply-adds (the
@@ -86,6 +86,9 @@ static void test_builtins_match_their_models(void **state)
         {"resnet50", 25557032, 161, 2 * 4.09e9, 2 * 4.09e9 * 1.04},
         {"resnet18-cifar", 11173962, 62, 2 * 0.556e9, 2 * 0.556e9 * 1.04},
         {"vgg16", 138357544, 32, 2 * 15.47e9, 2 * 15.47e9 * 1.02},
+        /* cifar10-fast's ResNet-9: 9 x (3x64x32^2 + 64x128x32^2 + 2x128x128x16^2 + 128x256x16^2
+         * + 256x512x8^2 + 2x512x512x4^2) + 512x10 = 0.3793 G multiply-adds */
+        {"resnet9-cifar", 6573120, 25, 2 * 0.3793e9, 2 * 0.3793e9 * 1.04},
         {"bert-base", 110106428, 206, 0.97 * (2 * 110106428.0 * 128 + 4 * 12 * 128.0 * 128 * 768),
          1.03 * (2 * 110106428.0 * 128 + 4 * 12 * 128.0 * 128 * 768)},
         {"gpt2-small", 124439808, 148,

@@ -122,6 +122,7 @@ static void print_price(const RunConfig *cfg)
     }
     printf("; costs %s (%s: %s", p->name, p->gpu, p->implementation);
     if (p->device[0]) printf(", measured on %s %s", p->device, p->date);
+    if (p->validation[0]) printf("; validated: %s", p->validation);
     if (p->net[cfg->transport].busbw) /* costs_busbw.c: each call at its size's busbw */
         printf("), %s collectives at nccl-tests' busbw for %d GPUs per NIC%s\n",
                costs_net_name(cfg->transport), cluster_gpus_per_nic(&cfg->cluster),

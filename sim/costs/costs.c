@@ -109,9 +109,13 @@ static void list_names(char *buf, size_t size)
 static int load_builtin(const char *name, const char *flag, CostProfile **out, BwError *err)
 {
     for (int i = 0; i < N_BUILTINS; i++)
-        if (strcmp(cost_profiles[i].name, name) == 0)
-            return costs_parse(NULL, (const char *)cost_profiles[i].json, cost_profiles[i].len,
-                               flag, name, out, err);
+        if (strcmp(cost_profiles[i].name, name) == 0) {
+            int rc = costs_parse(NULL, (const char *)cost_profiles[i].json, cost_profiles[i].len,
+                                 flag, name, out, err);
+            if (rc == BW_OK)
+                costs_validation_text(name, (*out)->validation, sizeof(*out)->validation);
+            return rc;
+        }
     char names[512];
     list_names(names, sizeof names);
     return bw_fail(err, BW_EUSAGE,

@@ -89,6 +89,9 @@ typedef struct {
     char gpu[16]; /* the GPU it describes (cluster_gpu_find's name) */
     /* where it was measured (calibrate.py writes them; "" for cited profiles) */
     char device[128], versions[128], date[32];
+    /* a built-in's validation against published measurements (bellows validate), e.g. "median
+     * error 8%, worst 19% over 24 published rows"; "" for a file or a profile not validated */
+    char validation[160];
     /* the workload layers' sustained fraction of the GPU's peak, per precision (fp32, tf32,
      * bf16); 0: not given (the cluster's --gpu-efficiency default applies) */
     double efficiency[3];

@@ -8,6 +8,7 @@ Not run by the build or CI: the JSON files are committed, and embedded into bell
 time. To regenerate (Debian: apt-get install python3-torchvision, which brings python3-torch):
 
     /usr/bin/python3 sim/workload/gen_profiles.py        # from the repository's root
+    /usr/bin/python3 sim/workload/gen_profiles.py resnet9-cifar   # one of them (no torch)
 
 Counting convention (sim/workload/README.md says the same), per sample, in flops:
   - a multiply-add is 2 flops; conv: 2*K*K*Cin/groups*Cout*Hout*Wout, plus Cout*Hout*Wout for a
@@ -267,6 +268,55 @@ def vgg16():
     return p
 
 
+def resnet9_cifar():
+    """The ResNet-9 of GRACE's PyTorch CIFAR-10 runs (sands-lab/grace, examples/dist/
+    CIFAR10-dawndist/dawn.py, David Page's DAWNBench net of cifar10-fast), written as explicit
+    shapes (its Network is a dict of layers, not a torchvision model): prep conv_bn(3, 64);
+    layer1 conv_bn(64, 128), max pool 2, residual (two conv_bn(128, 128), add); layer2
+    conv_bn(128, 256), max pool 2; layer3 conv_bn(256, 512), max pool 2, residual (two
+    conv_bn(512, 512), add); max pool 4, flatten, linear(512, 10) without bias, times 0.125.
+    conv_bn is a 3x3 stride-1 conv without bias, batch norm and ReLU."""
+    p = Profile("resnet9-cifar")
+
+    def conv_bn(name, c_in, c_out, hw):
+        out = c_out * hw * hw
+        macs = 9 * c_in * out
+        p.macs += macs
+        p.add(name + ".conv", 2 * macs, [(name + ".conv.weight", (c_out, c_in, 3, 3))])
+        p.add(name + ".bn", NORM_FLOPS * out, [(name + ".bn.weight", (c_out,)),
+                                               (name + ".bn.bias", (c_out,))])
+        p.add(name + ".relu", RELU_FLOPS * out)
+
+    def pool(name, c, hw_out, k):
+        p.add(name, k * k * c * hw_out * hw_out)
+
+    def residual(name, c, hw):
+        conv_bn(name + ".res1", c, c, hw)
+        conv_bn(name + ".res2", c, c, hw)
+        p.add(name + ".add", ADD_FLOPS * c * hw * hw)
+
+    conv_bn("prep", 3, 64, 32)
+    conv_bn("layer1", 64, 128, 32)
+    pool("layer1.pool", 128, 16, 2)
+    residual("layer1.residual", 128, 16)
+    conv_bn("layer2", 128, 256, 16)
+    pool("layer2.pool", 256, 8, 2)
+    conv_bn("layer3", 256, 512, 8)
+    pool("layer3.pool", 512, 4, 2)
+    residual("layer3.residual", 512, 4)
+    pool("pool", 512, 1, 4)
+    p.macs += 512 * 10
+    p.add("linear", 2 * 512 * 10, [("linear.weight", (10, 512))])
+    p.add("classifier", 10)  # Mul(0.125)
+    p.finish()
+    assert p.n_params() == 6573120, p.n_params()
+    p.write("GRACE's ResNet-9 for CIFAR-10 (sands-lab/grace examples/dist/CIFAR10-dawndist/"
+            "dawn.py; David Page's DAWNBench net): 32x32 input, 6,573,120 parameters; forward "
+            "%.3f G multiply-adds in conv/fc; flops by sim/workload/gen_profiles.py's convention"
+            % (p.macs / 1e9))
+    return p
+
+
 # ---- transformers: explicit shapes ----
 
 def linear(prof, name, d_in, d_out, tokens, bias=True, weight_shape=None, tied=False):
@@ -382,9 +432,13 @@ def gpt2_small(T=1024):
     return p
 
 
-def main():
+def main(names):
+    """Every profile, or those named (resnet9-cifar, bert-base and gpt2-small need no torch)."""
     os.makedirs(OUT_DIR, exist_ok=True)
-    for make in (resnet18_cifar, resnet50, vgg16, bert_base, gpt2_small):
+    makers = (resnet18_cifar, resnet50, vgg16, resnet9_cifar, bert_base, gpt2_small)
+    for make in makers:
+        if names and make.__name__.replace("_", "-") not in names:
+            continue
         p = make()
         if make is resnet50:
             q = resnet50_tf(p)
@@ -395,4 +449,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
