@@ -295,6 +295,11 @@ void outfile_unguard_exit(void)
     guarded = 0;
 }
 
+void outfile_main_process(void)
+{
+    main_pid = getpid();
+}
+
 void outfile_cleanup_on_signals(void)
 {
     main_pid = getpid();

@@ -33,6 +33,9 @@ void outfile_abort(OutFile *of);
  * still empty (newest first), then dies of the signal as usual; ignores SIGXFSZ so that a
  * file-size limit is a write error. Call once. */
 void outfile_cleanup_on_signals(void);
+/* This process is now the command's own (a supervised child that runs it, runner.c): a Ctrl-C
+ * before its run starts says so here (outfile_cleanup_on_signals sets the first). */
+void outfile_main_process(void);
 /* A temporary file written by other means than outfile_open (a gzip stream, the trace writer)
  * joins the list a signal removes; the path's storage must stay until outfile_untrack. */
 void outfile_track(char *tmp);

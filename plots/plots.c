@@ -5,6 +5,7 @@
 #include "plots.h"
 
 #include "datadir.h"
+#include "outfile.h"
 
 #include <dirent.h>
 #include <jansson.h>
@@ -37,6 +38,14 @@ int plots_available(void)
         return 0;
     }
     return st == 0;
+}
+
+int plots_find(void)
+{
+    if (plots_available()) return 1;
+    if (outfile_interrupted()) return -1;
+    printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
+    return 0;
 }
 
 /* The -e expression handed to gnuplot: assignments, the text values as gnuplot strings. */

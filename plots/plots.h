@@ -8,6 +8,11 @@
 /* Whether gnuplot can be run. */
 int plots_available(void);
 
+/* The same, said for a command about to draw: 1 when gnuplot is there; 0 after printing that it
+ * is not; -1 when a Ctrl-C came while it looked (the caller stops as interrupted: the search
+ * runs gnuplot, whose shell took the signal, and a soft SIGINT handler only set the flag). */
+int plots_find(void);
+
 /* The plots of a compare folder (PNG and SVG): runs[i] is the folder of the run labelled
  * labels[i]; target (0: none) is marked on the accuracy plot; the time breakdown is
  * dir/time_breakdown.csv's (to the target), or without it compare.csv's (whole runs). */

@@ -72,20 +72,47 @@ static void test_imported_log_prices_an_allreduce_at_its_measured_time(void **st
     memset(CURVE, 0, sizeof CURVE);
 }
 
+/* A V100 profile whose tcp network has busbw tables on an 80 Gbps (10 GB/s) link: tables is
+ * the "allreduce" list's JSON. Writes it to path (a mkstemps template ending in .json). */
+static void write_busbw_profile(char *path, const char *tables)
+{
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f,
+            "{\"bellows_costs\": 1, \"name\": \"t\", \"implementation\": \"t\", \"gpu\": "
+            "\"V100\", \"fixed\": {\"tensor_s\": 1e-5, \"kernel_s\": 1e-5, \"collective_s\": "
+            "1e-5}, \"allgather\": {\"overlaps_backward\": true}, \"networks\": {\"tcp\": "
+            "{\"busbw\": {\"link_Gbps\": 80, \"allreduce\": %s}}}}\n",
+            tables);
+    fclose(f);
+}
+
+/* A busbw above its link's rate, or below a thousandth of it, is refused, naming the pair. */
+static void test_busbw_beyond_its_link_is_refused(void **state)
+{
+    (void)state;
+    const char *bad[] = {"[{\"gpus_per_nic\": 1, \"points\": [[1e6, 2], [1e8, 11]]}]",
+                         "[{\"gpus_per_nic\": 1, \"points\": [[1e6, 0.001], [1e8, 8]]}]"};
+    for (int i = 0; i < 2; i++) {
+        char path[] = "/tmp/bellows-busbw-XXXXXX.json";
+        write_busbw_profile(path, bad[i]);
+        CostProfile *p = NULL;
+        BwError err = {{0}};
+        assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_EUSAGE);
+        unlink(path);
+        assert_null(p);
+        if (!strstr(err.msg, "busbw") || !strstr(err.msg, i ? "pair 0" : "pair 1"))
+            fail_msg("%s", err.msg);
+    }
+}
+
 static void test_curve_interpolates_sizes_and_gpus_per_nic(void **state)
 {
     (void)state;
     char path[] = "/tmp/bellows-busbw-XXXXXX.json";
-    int fd = mkstemps(path, 5);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "{\"bellows_costs\": 1, \"name\": \"t\", \"implementation\": \"t\", \"gpu\": "
-               "\"V100\", \"fixed\": {\"tensor_s\": 1e-5, \"kernel_s\": 1e-5, \"collective_s\": "
-               "1e-5}, \"allgather\": {\"overlaps_backward\": true}, \"networks\": {\"tcp\": "
-               "{\"busbw\": {\"link_Gbps\": 80, \"allreduce\": [{\"gpus_per_nic\": 1, "
-               "\"points\": [[1e6, 2], [1e8, 8]]}, {\"gpus_per_nic\": 8, \"points\": [[1e6, "
-               "1], [1e8, 4]]}]}}}}\n");
-    fclose(f);
+    write_busbw_profile(path, "[{\"gpus_per_nic\": 1, \"points\": [[1e6, 2], [1e8, 8]]}, "
+                              "{\"gpus_per_nic\": 8, \"points\": [[1e6, 1], [1e8, 4]]}]");
     CostProfile *p = NULL;
     BwError err;
     assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_OK);
@@ -178,6 +205,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_imported_log_prices_an_allreduce_at_its_measured_time),
         cmocka_unit_test(test_curve_interpolates_sizes_and_gpus_per_nic),
+        cmocka_unit_test(test_busbw_beyond_its_link_is_refused),
         cmocka_unit_test(test_malformed_logs_are_refused_with_file_and_line),
         cmocka_unit_test(test_nics_per_node_splits_a_node_gpus_between_its_nics),
     };

@@ -132,6 +132,35 @@ static void test_a_ctrl_c_while_looking_for_gnuplot_stops(void **state)
     free(out);
 }
 
+/* compare and sweep likewise: a Ctrl-C while they look for gnuplot (their soft SIGINT
+ * handler only sets a flag) stops them with exit 130, not "gnuplot not found" and exit 0. */
+static void test_compare_and_sweep_stop_while_looking_for_gnuplot(void **state)
+{
+    (void)state;
+    char cmd[512], env[1024];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/bin && printf '#!/bin/sh\\ntouch %s/looking\\nexec sleep 30\\n' "
+             ">%s/bin/gnuplot && chmod +x %s/bin/gnuplot",
+             TMP, TMP, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(env, sizeof env, "PATH=%s/bin:%s", TMP, getenv("PATH"));
+    const char *runs[] = {"compare --policies sync --seeds 1 --workers 2 --epochs 1 "
+                          "--train-samples 512 --test-samples 100 --out @/cg",
+                          "sweep --policies sync --seed 1 --workers 2 --epochs 1 "
+                          "--train-samples 512 --test-samples 100 --bandwidth 1Gbps,10Gbps "
+                          "--out @/sg"};
+    for (int i = 0; i < 2; i++) {
+        char looking[256];
+        snprintf(looking, sizeof looking, "%s/looking", TMP);
+        unlink(looking);
+        assert_int_equal(interrupt(env, runs[i], "@/looking"), 130);
+        expect_stderr("interrupted while looking for gnuplot");
+        char *out = tmp_file("stdout");
+        if (out && strstr(out, "gnuplot not found")) fail_msg("stdout: %s", out);
+        free(out);
+    }
+}
+
 #define SIXTEEN "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"
 
 /* A Ctrl-C before any simulation starts (bellows checks --set's points): a message, exit 130. */
@@ -157,6 +186,7 @@ int main(void)
         T(test_resume_runs_only_what_is_missing),
         T(test_a_ctrl_c_while_looking_for_gnuplot_stops),
         T(test_a_ctrl_c_before_the_run_says_so),
+        T(test_compare_and_sweep_stop_while_looking_for_gnuplot),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,11 +158,15 @@ static void test_slow_platform_hosts_run_and_too_slow_ones_fail(void **state)
     double t = summary_num("g", "sim_time_s");
     assert_true(isfinite(t) && t > 0 && t < 1e9);
     write_platform("crawl", "0.02f");
-    assert_int_equal(bw("run --platform @/crawl.xml " SMALL " --out @/c"), 2);
+    assert_int_equal(bw("run --platform @/crawl.xml " SMALL " --out @/c --record-trace "
+                        "@/c.jsonl.gz --timeline @/c.json"),
+                     2);
     char *err = tmp_file("stderr");
     assert_non_null(strstr(err, "more than the 1e+09 s bellows simulates"));
     free(err);
     assert_null(tmp_file("c/summary.json"));
+    assert_null(tmp_file("c.jsonl.gz")); /* a refused run leaves no trace nor timeline */
+    assert_null(tmp_file("c.json"));
 }
 
 int main(void)

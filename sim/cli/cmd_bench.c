@@ -33,18 +33,20 @@ static const char BENCH_ABOUT[] =
     "are timed. No target, one evaluation at the end; writes nothing unless --out. The flags\n"
     "are bellows run's.";
 
+/* run's flags that bench refuses: it times BENCH_STEPS steps, with no target. */
+static const char *const NOT_HERE[] = {"epochs",          "train-samples",  "test-samples",
+                                       "target-accuracy", "stop-at-target", "eval-every"};
+
 /* run's scenario, cut to BENCH_STEPS steps of one epoch and one evaluation of a batch. */
 static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown, BwError *err)
 {
     if (!f->run.workload)
         return bw_fail(err, BW_EUSAGE,
                        "--workload: bench prices a workload's steps; name one (bellows workloads)");
-    static const char *const not_here[] = {"epochs",          "train-samples",  "test-samples",
-                                           "target-accuracy", "stop-at-target", "eval-every"};
-    for (size_t i = 0; i < sizeof not_here / sizeof *not_here; i++)
-        if (cli_given(f->opts, f->n, f->set, not_here[i]))
+    for (size_t i = 0; i < sizeof NOT_HERE / sizeof *NOT_HERE; i++)
+        if (cli_given(f->opts, f->n, f->set, NOT_HERE[i]))
             return bw_fail(err, BW_EUSAGE, "--%s: bench times %d steps, with no target",
-                           not_here[i], BENCH_STEPS);
+                           NOT_HERE[i], BENCH_STEPS);
     int rc = run_setup("bench", f, ta, cfg, slowdown, err);
     if (rc) return rc;
     /* BENCH_STEPS steps, or as many as Fashion-MNIST's training set holds */
@@ -90,7 +92,15 @@ int cmd_bench(int argc, char **argv, BwError *err)
     Flags f;
     int rc = run_parse_flags("bellows bench", RUN_MODE_RUN, argc, argv, &f, err);
     if (rc == CLI_HELP) {
-        cli_print_help(stdout, "bellows bench --workload NAME [flags]", BENCH_ABOUT, f.opts, f.n);
+        CliOpt own[RUN_MAX_OPTS]; /* the flags bench takes */
+        int n_own = 0;
+        for (int i = 0; i < f.n; i++) {
+            int refused = 0;
+            for (size_t k = 0; k < sizeof NOT_HERE / sizeof *NOT_HERE; k++)
+                refused |= strcmp(f.opts[i].name, NOT_HERE[k]) == 0;
+            if (!refused) own[n_own++] = f.opts[i];
+        }
+        cli_print_help(stdout, "bellows bench --workload NAME [flags]", BENCH_ABOUT, own, n_own);
         run_flags_release(&f);
         return BW_OK;
     }

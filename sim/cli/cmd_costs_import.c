@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "io_check.h"
 #include "nccl_import.h"
 
 typedef struct {
@@ -22,6 +23,13 @@ static int import_run(const ImportFlags *f, char **logs, int n_logs, BwError *er
         return bw_fail(err, BW_EUSAGE,
                        "--link-gbps: required, the rate of one NIC the logs ran on (Gbit/s)");
     if (!f->out) return bw_fail(err, BW_EUSAGE, "--out: required, a FILE to write");
+    IoFiles io = {0}; /* inputs are never outputs (io_check.h) */
+    for (int i = 0; i < n_logs; i++) io_input_file(&io, "LOG", logs[i]);
+    if (f->base) io_input(&io, "costs", "--base", f->base);
+    io_output(&io, "--out", f->out);
+    int rc = io_check(&io, err);
+    io_free(&io);
+    if (rc) return rc;
     NcclImport a = {
         .logs = (const char *const *)logs,
         .n_logs = n_logs,
@@ -60,6 +68,7 @@ int cmd_costs_import(int argc, char **argv, BwError *err)
          .kind = CLI_INT,
          .dest = &f.gpus_per_node,
          .def = "0",
+         .unit = "GPUs",
          .help = "the logs' GPUs per node; 0: from their '#  Rank N ... on HOST' lines",
          .min = 0,
          .max = 65536},
@@ -67,6 +76,7 @@ int cmd_costs_import(int argc, char **argv, BwError *err)
          .kind = CLI_INT,
          .dest = &f.nics_per_node,
          .def = "1",
+         .unit = "NICs",
          .help = "the NICs each node's GPUs shared in the logs (GPUs per NIC = GPUs per node / "
                  "it)",
          .min = 1,

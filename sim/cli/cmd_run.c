@@ -351,10 +351,11 @@ done:
  * seed). */
 static int make_plots(const char *out, const Runs *r, double target, BwError *err)
 {
-    if (!plots_available()) {
-        printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
-        return BW_OK;
-    }
+    const int found = plots_find();
+    if (found < 0)
+        return bw_fail(err, BW_EINTR, "interrupted while looking for gnuplot; the results are "
+                                      "written, no plots (bellows plot draws them)");
+    if (!found) return BW_OK;
     BwError berr;
     if (write_breakdown(out, r, &berr) != BW_OK) fprintf(stderr, "bellows: %s\n", berr.msg);
     char folders[MAX_POLICIES][SPEC_MAX_TEXT + 24], labels_of[MAX_POLICIES][SPEC_MAX_TEXT + 24];

@@ -15,6 +15,7 @@
 #include "driver.h"
 #include "engine.h"
 #include "infile.h"
+#include "io_check.h"
 #include "outfile.h"
 #include "run_args.h"
 #include "runner.h"
@@ -359,6 +360,18 @@ static const char *const VALIDATE_ABOUT =
 
 static int validate_run(const ValidateFlags *vf, Validate *v, BwError *err);
 
+/* Inputs are never outputs (io_check.h): --rows is read, --csv and --write-summary written. */
+static int validate_io(const ValidateFlags *vf, BwError *err)
+{
+    IoFiles io = {0};
+    if (vf->rows) io_input_file(&io, "--rows", vf->rows);
+    if (vf->csv) io_output(&io, "--csv", vf->csv);
+    if (vf->summary) io_output(&io, "--write-summary", vf->summary);
+    int rc = io_check(&io, err);
+    io_free(&io);
+    return rc;
+}
+
 int cmd_validate(int argc, char **argv, BwError *err)
 {
     ValidateFlags vf = {0};
@@ -398,7 +411,7 @@ int cmd_validate(int argc, char **argv, BwError *err)
         cli_print_help(stdout, "bellows validate [flags]", VALIDATE_ABOUT, opts, n_opts);
         return BW_OK;
     }
-    if (rc) return rc;
+    if (rc || (rc = validate_io(&vf, err))) return rc;
     Validate v = {0};
     rc = read_rows(&vf, &v, err);
     if (rc == BW_OK) rc = validate_run(&vf, &v, err);

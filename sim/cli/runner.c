@@ -364,6 +364,7 @@ void runner_supervise(void)
     if (pid == 0) {
         die_with_parent(parent);
         plugguard_use(g);
+        outfile_main_process(); /* the command runs here: its Ctrl-C message too */
         return;
     }
     supervised = pid;

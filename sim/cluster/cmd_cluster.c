@@ -21,6 +21,7 @@
 #include "plots.h"
 #include "runner.h"
 #include "wallclock.h"
+#include "xalloc.h"
 
 typedef struct {
     const char *out, *alone, *set, *timeline_steps;
@@ -182,12 +183,7 @@ static void point_header(const Point *pt, int jobs)
  * at its end (exit 1). Returns 1 if they failed. */
 static int point_plots(const char *dir)
 {
-    int available = plots_available();
-    if (outfile_interrupted()) return 0; /* a Ctrl-C while it looked for gnuplot: run_points */
-    if (!available) {
-        printf("# gnuplot not found: no plots (scripts/setup.sh installs gnuplot-nox)\n");
-        return 0;
-    }
+    if (plots_find() <= 0) return 0; /* none, or a Ctrl-C while it looked: run_points */
     BwError err;
     if (plots_cluster(dir, &err) != BW_OK) {
         fprintf(stderr, "bellows: %s\n", err.msg);
@@ -542,7 +538,7 @@ int cmd_cluster(int argc, char **argv, BwError *err)
 {
     Opts o;
     const char *file = argc > 0 && argv[0][0] != '-' ? argv[0] : NULL;
-    char **rest = calloc((size_t)argc + 1, sizeof *rest), sets[4096];
+    char **rest = bw_xcalloc((size_t)argc + 1, sizeof *rest, "the command line"), sets[4096];
     int n_rest = 0, given[N_OPTS];
     int rc = join_sets(argc - !!file, argv + !!file, rest, &n_rest, sets, sizeof sets, err);
     if (!rc) rc = cli_parse("bellows cluster", OPTS, N_OPTS, &o, n_rest, rest, given, err);

@@ -10,8 +10,14 @@
 
 #include "costs_impl.h"
 
-/* [[bytes, GB/s], ...]: 1 to COSTS_BUSBW_POINTS pairs of finite positive numbers, bytes rising. */
-static int parse_points(const JsonAt *at, const json_t *a, CostBusbwTable *t)
+/* The least share of its link a busbw point may give: below, a log is broken (and a rate of a
+ * thousandth of bellows' slowest link, 1 kbps, is still one SimGrid resolves). */
+#define BUSBW_MIN_SHARE 1e-3
+
+/* [[bytes, GB/s], ...]: 1 to COSTS_BUSBW_POINTS pairs of finite positive numbers, bytes rising,
+ * each busbw between BUSBW_MIN_SHARE and 1 of the measured link's rate, link_Bps (a collective
+ * over NICs does not beat their line rate: a log that does was measured on more links). */
+static int parse_points(const JsonAt *at, const json_t *a, double link_Bps, CostBusbwTable *t)
 {
     size_t n = json_is_array(a) ? json_array_size(a) : 0;
     const char *must = "\"points\" must be a list of 1 to 32 [bytes, busbw in GB/s] pairs of "
@@ -27,6 +33,12 @@ static int parse_points(const JsonAt *at, const json_t *a, CostBusbwTable *t)
             return json_at_fail(at, "%s (pair %zu)", must, i);
         t->bytes[i] = bytes;
         t->busbw_Bps[i] = gbps * 1e9; /* nccl-tests' GB/s are 1e9 bytes a second */
+        const double share = t->busbw_Bps[i] / link_Bps;
+        if (!(share >= BUSBW_MIN_SHARE && share <= 1 + 1e-9))
+            return json_at_fail(at,
+                                "pair %zu: a busbw of %g GB/s is %g of the link's %g GB/s "
+                                "(\"link_Gbps\"); expected %g to 1 of it",
+                                i, gbps, share, link_Bps / 1e9, BUSBW_MIN_SHARE);
     }
     t->n = (int)n;
     return BW_OK;
@@ -63,7 +75,7 @@ static int parse_tables(JsonAt *at, const json_t *a, const char *op, CostNetShar
                                 "table %zu: \"gpus_per_nic\" must be a number from 1 to 1024, "
                                 "rising from table to table",
                                 i);
-        int rc = parse_points(at, json_object_get(o, "points"), t);
+        int rc = parse_points(at, json_object_get(o, "points"), s->link_Bps, t);
         if (rc != BW_OK) return rc;
     }
     s->n_tables[k] = (int)n;

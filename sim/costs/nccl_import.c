@@ -22,6 +22,7 @@
 typedef struct {
     const char *path;
     int op;              /* 0 allreduce, 1 allgather (reduce-scatter too); -1 unknown */
+    int given, named;    /* --collective's op, the program's name's (-1: none) */
     int ranks, hosts;    /* from the "Rank" lines; 0 when there are none */
     int cols, has_redop; /* the header's columns; 0 before it */
     int n_rows;          /* rows kept (busbw > 0) */
@@ -67,8 +68,9 @@ static void rank_line(Log *g, char **tok, int n)
 /* A "#" line: the program's name, a rank, or the table's header. */
 static void comment_line(Log *g, const char *raw, char **tok, int n)
 {
-    if (strstr(raw, "all_reduce_perf")) g->op = 0;
-    if (strstr(raw, "all_gather_perf") || strstr(raw, "reduce_scatter_perf")) g->op = 1;
+    if (strstr(raw, "all_reduce_perf")) g->named = 0;
+    if (strstr(raw, "all_gather_perf") || strstr(raw, "reduce_scatter_perf")) g->named = 1;
+    if (g->given < 0 && g->named >= 0) g->op = g->named;
     int i = n > 0 && strcmp(tok[0], "#") == 0 ? 1 : 0;
     if (i < n && strcmp(tok[i], "Rank") == 0) rank_line(g, tok, n);
     if (i < n && strcmp(tok[i], "size") == 0 && i + 2 < n && strcmp(tok[i + 1], "count") == 0) {
@@ -212,9 +214,14 @@ static int build_busbw(const NcclImport *a, json_t **out, BwError *err)
             break;
         }
         g->path = a->logs[i];
-        g->op = a->collective;
+        g->op = g->given = a->collective;
+        g->named = -1;
         double gpn = 0;
         rc = read_log(g, err);
+        if (rc == BW_OK && g->given >= 0 && g->named >= 0 && g->given != g->named)
+            rc = bw_fail(err, BW_EUSAGE, "%s: the log is %s's, --collective says %s", g->path,
+                         g->named ? "all_gather_perf (or reduce_scatter_perf)" : "all_reduce_perf",
+                         g->given ? "allgather" : "allreduce");
         if (rc == BW_OK) rc = log_gpus_per_nic(g, a, &gpn, err);
         int op = g->op < 0 ? 0 : g->op;
         if (rc == BW_OK)

@@ -435,7 +435,11 @@ int run_finish(DriverRun *run, BwError *err)
     assert(fabs(books - res->sim_time_s) <= 1e-9 * res->sim_time_s + 1e-12);
     (void)books;
     int rc = check_run_end(run, err);
-    if (rc) return rc;
+    if (rc) { /* no results: the trace and the timeline written above go too */
+        if (run->cfg->record_trace) unlink(run->cfg->record_trace);
+        if (run->cfg->timeline) unlink(run->cfg->timeline);
+        return rc;
+    }
     if (run->cfg->params_out) run_params_out(run);
     return BW_OK;
 }

@@ -165,7 +165,8 @@ char *sweep_json_scenario(const char *dir);
 /* table.c */
 void sweep_print_table(const Sweep *s);
 /* The heatmap and curves (unless --no-plots; the grid's data even then); 1 if any failed (said
- * on stderr: the results stand, and the sweep fails at its end). */
+ * on stderr: the results stand, and the sweep fails at its end), -1 if a Ctrl-C came while it
+ * looked for gnuplot. */
 int sweep_plots(const Sweep *s);
 /* speedup_grid.dat when bandwidth and latency are both swept (else nothing, BW_OK). */
 int sweep_write_grid(const Sweep *s, BwError *err);

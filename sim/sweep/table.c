@@ -324,10 +324,6 @@ static int heatmap(const Sweep *s, int draw)
         return 1;
     }
     if (!draw) return 0;
-    if (!plots_available()) {
-        printf("# gnuplot not found: no plots\n");
-        return 0;
-    }
     if (s->n_policies < 2) {
         printf("# plots: no heatmap: the baseline is the only policy\n");
         return 0;
@@ -342,7 +338,9 @@ static int heatmap(const Sweep *s, int draw)
 
 int sweep_plots(const Sweep *s)
 {
-    int failed = heatmap(s, !s->no_plots);
-    if (!s->no_plots && plots_available()) failed |= point_curves(s);
+    const int found = s->no_plots ? 0 : plots_find();
+    if (found < 0) return -1;
+    int failed = heatmap(s, found);
+    if (found) failed |= point_curves(s);
     return failed;
 }
