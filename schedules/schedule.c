@@ -215,7 +215,9 @@ int schedule_create(const char *spec, const char *flag, const ScheduleContext *c
  * On all-reduce, DDP's buckets, whole messages. On parameter servers, what BytePS does
  * (bytedance/byteps: its framework plugins call push_pull on each tensor as its gradient is
  * ready, and the core cuts it into BYTEPS_PARTITION_BYTES, 4,096,000-byte partitions, each
- * pushed to its server and pulled as soon as that server has summed it) and MXNet's KVStore
+ * pushed to its server and pulled as soon as that server has summed it; its push and pull
+ * queues hold no credit unless BYTEPS_SCHEDULING_CREDIT is set, common/scheduled_queue.cc's
+ * "32GB, basically disabling credit control") and MXNet's KVStore
  * (kvstore_dist.h: every ready key's push posted at once, a big array split across the servers):
  * a unit per tensor, 4,096,000-byte partitions, every one in flight once its tensor is ready. */
 static void prefill(const ScheduleContext *ctx, ScheduleDecision *d)
