@@ -123,7 +123,8 @@ typedef struct {
 
 /* What a schedule decides at each step. The core pre-fills it with fifo's decision (the
  * priorities of the order the backward produces the gradients, DDP's buckets, no partitions,
- * no credit limit) and checks it after decide. */
+ * no credit limit; with parameter servers, servers > 0, BytePS's: a unit per tensor,
+ * partitions of 4,096,000 bytes, no credit limit) and checks it after decide. */
 typedef struct {
     /* ---- version 1 ---- */
     /* [n_tensors]: the lower, the sooner (finite). The core's array, pre-filled with

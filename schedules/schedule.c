@@ -11,6 +11,7 @@
  * tests/test_schedules.c runs every registered schedule through its contract. */
 #include "schedule.h"
 #include "plugguard.h"
+#include "schedule_impl.h"
 
 #include <assert.h>
 #include <math.h>
@@ -210,14 +211,25 @@ int schedule_create(const char *spec, const char *flag, const ScheduleContext *c
     return BW_OK;
 }
 
-/* fifo's decision: the order the backward produces the gradients, DDP's buckets, whole
- * messages, nothing held back. */
+/* fifo's decision: the order the backward produces the gradients, nothing held back (no credit).
+ * On all-reduce, DDP's buckets, whole messages. On parameter servers, what BytePS does
+ * (bytedance/byteps: its framework plugins call push_pull on each tensor as its gradient is
+ * ready, and the core cuts it into BYTEPS_PARTITION_BYTES, 4,096,000-byte partitions, each
+ * pushed to its server and pulled as soon as that server has summed it; its push and pull
+ * queues hold no credit unless BYTEPS_SCHEDULING_CREDIT is set, common/scheduled_queue.cc's
+ * "32GB, basically disabling credit control") and MXNet's KVStore
+ * (kvstore_dist.h: every ready key's push posted at once, a big array split across the servers):
+ * a unit per tensor, 4,096,000-byte partitions, every one in flight once its tensor is ready. */
 static void prefill(const ScheduleContext *ctx, ScheduleDecision *d)
 {
     double *priority = d->priority;
     memset(d, 0, sizeof *d);
     d->priority = priority;
     for (int t = 0; t < ctx->n_tensors; t++) priority[t] = ctx->n_tensors - 1 - t;
+    if (ctx->servers > 0) {
+        d->partition_bytes = schedule_default_partition(ctx, SCHEDULE_PS_PARTITION_BYTES);
+        return;
+    }
     d->bucket_bytes = ctx->bucket_bytes;
     d->first_bucket_bytes = ctx->first_bucket_bytes;
 }

@@ -26,6 +26,10 @@ typedef BellowsSchedule Schedule;
 /* The default --schedule: DDP's buckets in the order the backward fills them. */
 #define SCHEDULE_DEFAULT "fifo"
 
+/* BytePS's BYTEPS_PARTITION_BYTES (byteps/common/global.cc): fifo's partitions on parameter
+ * servers, and ByteScheduler's default partition. */
+#define SCHEDULE_PS_PARTITION_BYTES 4096000.0
+
 const ScheduleOps *schedule_find(const char *name);
 const ScheduleOps *const *schedule_registry(void); /* NULL-terminated */
 

@@ -41,6 +41,8 @@ static void test_flags_without_effect_are_noted(void **state)
     stderr_has("note: --bucket-mb has no effect here", 1);
     assert_int_equal(bw(RUN "--bucket-mb 50 --overlap ddp"), 0);
     stderr_has("--bucket-mb", 0);
+    assert_int_equal(bw(RUN "--bucket-mb 50 --overlap ddp --allreduce ps --workers 2"), 0);
+    stderr_has("note: --bucket-mb has no effect here: on parameter servers", 1);
     assert_int_equal(bw(RUN "--costs ideal --transport rdma"), 0);
     stderr_has("note: --transport has no effect here", 1);
     assert_int_equal(bw(RUN "--transport rdma"), 0);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "run_args.h"
+#include "schedule.h"
 #include "spec.h"
 
 typedef struct {
@@ -24,6 +25,17 @@ static int no_buckets(const Flags *f, const RunConfig *cfg, char (*policies)[SPE
 {
     (void)f, (void)policies, (void)n;
     return cfg->overlap == OVERLAP_NONE || cfg->overlap == OVERLAP_TENSOR;
+}
+
+/* fifo on parameter servers at the transfer level sends BytePS's partitions, not DDP's buckets
+ * (schedules/schedule.c's prefill; driver_scheduled). */
+static int ps_partitions(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                         int n)
+{
+    (void)f, (void)policies, (void)n;
+    return cfg->algo == COLL_PS && cfg->backend == COLL_TRANSFER &&
+           (cfg->overlap == OVERLAP_DDP || cfg->overlap == OVERLAP_LAYER) &&
+           (!cfg->schedule || schedule_spec_is_fifo(cfg->schedule));
 }
 
 static int ideal_costs(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
@@ -50,6 +62,9 @@ static const IdleFlag IDLE[] = {
     {"bucket-mb", 0, no_buckets,
      "DDP's buckets form only with --overlap ddp or layer (the default with --workload or a "
      "--schedule); this run has no overlap"},
+    {"bucket-mb", 0, ps_partitions,
+     "on parameter servers fifo sends each tensor as its gradient is ready, in 4,096,000-byte "
+     "partitions (BytePS's), not in DDP's buckets"},
     {"transport", 0, ideal_costs,
      "it picks the cost profile's share of the links, and --costs ideal gives the links whole"},
     {"compressor", 0, no_compressor,

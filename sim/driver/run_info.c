@@ -65,8 +65,14 @@ int driver_costed(const RunConfig *cfg)
     return cfg->workload || cfg->overlap != OVERLAP_NONE || (cfg->costs && !cfg->costs->ideal);
 }
 
+/* Parameter servers at the transfer level are always scheduled under --overlap ddp, fifo
+ * included: there fifo posts every ready tensor's partitions at once, as BytePS and MXNet's
+ * KVStore do (schedule.c's prefill), which needs the engine's lanes, not cost.c's one call at a
+ * time. The analytic backend prices one call alone and keeps cost.c's path. */
 int driver_scheduled(const RunConfig *cfg)
 {
+    if (cfg->overlap == OVERLAP_DDP && cfg->algo == COLL_PS && cfg->backend == COLL_TRANSFER)
+        return 1;
     return cfg->overlap == OVERLAP_LAYER ||
            (cfg->overlap == OVERLAP_DDP && cfg->schedule && !schedule_spec_is_fifo(cfg->schedule));
 }

@@ -27,8 +27,12 @@
 #include "schedule.h"
 
 /* Lanes of a worker with parameter servers: lane 0 for the compressor's work, the others one
- * partition in flight each (a credit above SCHED_PS_LANES - 1 partitions is capped there). */
+ * partition in flight each: at least SCHED_PS_LANES - 1, and as many as fifo's partitions of
+ * the whole model (a unit per tensor, SCHEDULE_PS_PARTITION_BYTES each) up to
+ * SCHED_PS_MAX_LANES - 1, so that fifo has every partition of a step in flight (a credit above
+ * the lanes is capped there). */
 #define SCHED_PS_LANES 17
+#define SCHED_PS_MAX_LANES 1025
 
 typedef enum { STAGE_WORK, STAGE_GROUP } SchedStageKind;
 

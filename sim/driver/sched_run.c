@@ -76,6 +76,16 @@ static int plans_alloc(SchedEngine *E, int n_tensors, int n_layers, int P)
     return 1;
 }
 
+/* Lanes with parameter servers: one more than fifo's partitions of the model, within
+ * [SCHED_PS_LANES, SCHED_PS_MAX_LANES]. */
+static int ps_lanes(const Workload *wl)
+{
+    double n = 1;
+    for (int t = 0; t < wl->n_tensors; t++)
+        n += ceil(4.0 * (double)wl->tensors[t].numel / SCHEDULE_PS_PARTITION_BYTES);
+    return n < SCHED_PS_LANES ? SCHED_PS_LANES : n > SCHED_PS_MAX_LANES ? SCHED_PS_MAX_LANES : (int)n;
+}
+
 /* The lanes: lane 0 is the run's communicator; with parameter servers each other lane is a
  * sibling (mailboxes of its own, the run's books), at the run's allgather factor. */
 static int lanes_create(DriverRun *run, SchedEngine *E)
@@ -83,7 +93,7 @@ static int lanes_create(DriverRun *run, SchedEngine *E)
     const RunConfig *cfg = run->cfg;
     E->ps = cfg->algo == COLL_PS;
     E->servers = coll_ps_servers(run->comm);
-    E->lanes = E->ps ? SCHED_PS_LANES : 1;
+    E->lanes = E->ps ? ps_lanes(run->cost->wl) : 1;
     E->lane_comm = calloc((size_t)E->lanes, sizeof *E->lane_comm);
     E->lane_busy = calloc((size_t)E->lanes, sizeof *E->lane_busy);
     if (!E->lane_comm || !E->lane_busy) return 0;

@@ -54,7 +54,8 @@ for b in "${batches[@]}"; do
   for s in bytescheduler bytescheduler:credit=1 p3 p3:slice=4096000 tictac; do
     row "$s (ring)" "$b" "$fifo" --collectives analytic --schedule "$s"
   done
-  for s in fifo bytescheduler bytescheduler:credit=16 p3:credit=16; do
+  row "fifo (ps, 8 colocated, DDP)" "$b" "$fifo" --allreduce ps
+  for s in fifo bytescheduler bytescheduler:credit=16 p3; do
     row "$s (ps, 8 colocated)" "$b" "$fifo" --allreduce ps --schedule "$s" --overlap layer
   done
   row "bytescheduler:credit=16 (ps, 8 own hosts)" "$b" "$fifo" --allreduce ps --ps-hosts own \
