@@ -236,15 +236,21 @@ static int print_table(const Validate *v, const double *pred, const double *err)
     return outside;
 }
 
-/* --csv FILE: the table as CSV, written whole or not at all. */
-static int write_csv(const char *path, const Validate *v, const double *pred, const double *err,
-                     BwError *ferr)
+/* path (a file, in a folder or not) opened as an OutFile: written whole or not at all. */
+static int open_path(OutFile *of, const char *path, BwError *err)
 {
     char dir[4096];
     const char *slash = strrchr(path, '/');
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    return outfile_open(of, dir, slash ? slash + 1 : path, err);
+}
+
+/* --csv FILE: the table as CSV, written whole or not at all. */
+static int write_csv(const char *path, const Validate *v, const double *pred, const double *err,
+                     BwError *ferr)
+{
     OutFile of;
-    int rc = outfile_open(&of, dir, slash ? slash + 1 : path, ferr);
+    int rc = open_path(&of, path, ferr);
     if (rc) return rc;
     fputs("id,group,profile,unit,measured,bellows,error,fit,tolerance,within\n", of.f);
     for (int i = 0; i < v->rows.n; i++) {
@@ -265,11 +271,8 @@ static int write_csv(const char *path, const Validate *v, const double *pred, co
 static int write_summary(const char *path, const Validate *v, const double *err, double *tmp,
                          BwError *ferr)
 {
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
     OutFile of;
-    int rc = outfile_open(&of, dir, slash ? slash + 1 : path, ferr);
+    int rc = open_path(&of, path, ferr);
     if (rc) return rc;
     fputs("{\n  \"source\": \"bellows validate --write-summary: each cost profile's predicted "
           "rows of sim/costs/validation/rows.csv, |bellows / measured - 1|\",\n"
