@@ -21,8 +21,8 @@ __attribute__((format(printf, 2, 3)))
 #endif
 int json_at_fail(const JsonAt *at, const char *fmt, ...);
 
-/* o's string key, of 1 .. n-1 characters, no NUL and no control character, into out[n]. An absent key is an error
- * when required, else leaves out alone. */
+/* o's string key, of 1 .. n-1 characters, no NUL and no control character, into out[n]. An absent
+ * key is an error when required, else leaves out alone. */
 int json_at_str(const JsonAt *at, const json_t *o, const char *key, int required, char *out,
                 size_t n);
 

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
     if (c) {
         rc = c->run(argc - 2, argv + 2, &err);
         plugguard_said(); /* a supervisor (runner_supervise) adds nothing */
-    } else { /* bw_fail keeps the message one line whatever the command holds */
+    } else {              /* bw_fail keeps the message one line whatever the command holds */
         bw_fail(&err, BW_EUSAGE, "unknown command '%s' (see bellows --help)", cmd);
     }
     /* the one place an error is printed */

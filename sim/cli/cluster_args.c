@@ -88,7 +88,8 @@ static int user_platform(Cluster *c, ClusterFlags *ca, const int *set, BwError *
     static const char *const generated_only[] = {
         "topology",      "gpu",         "precision", "gpu-efficiency",
         "gpu-flops",     "bandwidth",   "latency",   "intra-bandwidth",
-        "intra-latency", "nic-per-gpu", "leaf-size", "oversubscription", "nics-per-node"};
+        "intra-latency", "nic-per-gpu", "leaf-size", "oversubscription",
+        "nics-per-node"};
     for (size_t i = 0; i < sizeof generated_only / sizeof *generated_only; i++)
         if (given(set, generated_only[i]))
             return bw_fail(err, BW_EUSAGE,

@@ -39,7 +39,7 @@ static int import_run(const ImportFlags *f, char **logs, int n_logs, BwError *er
         .nics_per_node = f->nics_per_node,
         .collective = strcmp(f->collective, "auto") == 0        ? -1
                       : strcmp(f->collective, "allreduce") == 0 ? 0
-                                                               : 1,
+                                                                : 1,
         .base = f->base,
         .name = f->name,
         .out = f->out,

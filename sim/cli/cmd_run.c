@@ -353,8 +353,9 @@ static int make_plots(const char *out, const Runs *r, double target, BwError *er
 {
     const int found = plots_find();
     if (found < 0)
-        return bw_fail(err, BW_EINTR, "interrupted while looking for gnuplot; the results are "
-                                      "written, no plots (bellows plot draws them)");
+        return bw_fail(err, BW_EINTR,
+                       "interrupted while looking for gnuplot; the results are "
+                       "written, no plots (bellows plot draws them)");
     if (!found) return BW_OK;
     BwError berr;
     if (write_breakdown(out, r, &berr) != BW_OK) fprintf(stderr, "bellows: %s\n", berr.msg);

@@ -20,7 +20,7 @@ int cmd_compressors(int argc, char **argv, BwError *err);
 int cmd_workloads(int argc, char **argv, BwError *err);
 int cmd_costs(int argc, char **argv, BwError *err);
 int cmd_costs_import(int argc, char **argv, BwError *err); /* costs import-nccl-tests */
-int cmd_validate(int argc, char **argv, BwError *err); /* cmd_validate.c */
+int cmd_validate(int argc, char **argv, BwError *err);     /* cmd_validate.c */
 int cmd_schedules(int argc, char **argv, BwError *err);
 
 #endif

@@ -131,8 +131,8 @@ int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char
                 const char *flag, BwError *err);
 
 /* Checks that each link share of p on network net (and nvlink, or net, inside a node) leaves a
- * bandwidth bellows simulates on links of bandwidth_Bps (intra_Bps inside a node; 0: no such links): else a usage
- * error naming flag, the profile and the field. */
+ * bandwidth bellows simulates on links of bandwidth_Bps (intra_Bps inside a node; 0: no such
+ * links): else a usage error naming flag, the profile and the field. */
 int costs_check_links(const CostProfile *p, CostNet net, double bandwidth_Bps, double intra_Bps,
                       const char *flag, BwError *err);
 

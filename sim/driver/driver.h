@@ -75,7 +75,7 @@ typedef struct {
     /* record each step's decision's fingerprint in it (a sweep's training run: its priced twins
      * check that a price-blind policy decides the same at their price) */
     int record_decisions;
-    const char *model_name;   /* for the trace's header */
+    const char *model_name; /* for the trace's header */
     /* Replay: the trace's steps, losses, norms and evaluations stand in for training; the model
      * is the trace's layer table, gradients are fixed random tensors scaled to the trace's norms
      * (so compressors and collectives move what they would), and accuracy comes from the trace.

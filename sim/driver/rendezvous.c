@@ -273,8 +273,7 @@ static void stop_interrupted(DriverRun *run, long step)
 /* A priced twin's policy, declared price-blind, must decide at this price what it decided in
  * the training run (the trace's fingerprint): one that reads the price anyway would be priced
  * on decisions it would not make here. */
-static int check_price_blind(const DriverRun *run, long step, const PolicyDecision *d,
-                             BwError *err)
+static int check_price_blind(const DriverRun *run, long step, const PolicyDecision *d, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     if (!cfg->priced || step >= cfg->replay->n_steps) return BW_OK;

@@ -31,7 +31,7 @@
  * the whole model (a unit per tensor, SCHEDULE_PS_PARTITION_BYTES each) up to
  * SCHED_PS_MAX_LANES - 1, so that fifo has every partition of a step in flight (a credit above
  * the lanes is capped there). */
-#define SCHED_PS_LANES 17
+#define SCHED_PS_LANES     17
 #define SCHED_PS_MAX_LANES 1025
 
 typedef enum { STAGE_WORK, STAGE_GROUP } SchedStageKind;

@@ -83,7 +83,9 @@ static int ps_lanes(const Workload *wl)
     double n = 1;
     for (int t = 0; t < wl->n_tensors; t++)
         n += ceil(4.0 * (double)wl->tensors[t].numel / SCHEDULE_PS_PARTITION_BYTES);
-    return n < SCHED_PS_LANES ? SCHED_PS_LANES : n > SCHED_PS_MAX_LANES ? SCHED_PS_MAX_LANES : (int)n;
+    return n < SCHED_PS_LANES       ? SCHED_PS_LANES
+           : n > SCHED_PS_MAX_LANES ? SCHED_PS_MAX_LANES
+                                    : (int)n;
 }
 
 /* The lanes: lane 0 is the run's communicator; with parameter servers each other lane is a

@@ -33,7 +33,7 @@ const GpuProfile *cluster_gpu_find(const char *name);
 
 #define CLUSTER_DEFAULT_EFFICIENCY 0.5
 enum { CLUSTER_EFF_ASSUMED, CLUSTER_EFF_GIVEN, CLUSTER_EFF_PROFILE };
-#define CLUSTER_MIN_EFFICIENCY     1e-6 /* --gpu-efficiency's floor, and a cost profile's */
+#define CLUSTER_MIN_EFFICIENCY 1e-6 /* --gpu-efficiency's floor, and a cost profile's */
 /* The sustained fraction of the peak memory bandwidth for streaming kernels (the optimiser's
  * and the compressors' elementwise passes): STREAM-like copies reach about 85% of it on recent
  * NVIDIA GPUs (e.g. about 1.3 TB/s of the A100 40GB's 1.555 TB/s). */
@@ -54,8 +54,8 @@ enum { CLUSTER_EFF_ASSUMED, CLUSTER_EFF_GIVEN, CLUSTER_EFF_PROFILE };
  * on the run's end. A cost profile's rates, and its link shares of a link, are held to it. */
 #define CLUSTER_MIN_RATE  1e-2
 #define CLUSTER_MIN_FLOPS CLUSTER_MIN_RATE
-#define CLUSTER_MAX_FLOPS         1e18
-#define CLUSTER_MAX_SIM_S         1e9
+#define CLUSTER_MAX_FLOPS 1e18
+#define CLUSTER_MAX_SIM_S 1e9
 
 typedef struct {
     int workers;       /* P */

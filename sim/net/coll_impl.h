@@ -111,7 +111,7 @@ struct Comm {
     PoolJob ring_job;
     SumJob ring_sum;
     CollShareCurve curve[2]; /* allreduce, allgather (coll_comm_set_share_curves); n 0: none */
-    int shares_stats; /* a sibling (coll_comm_create_sibling): stats are its parent's */
+    int shares_stats;        /* a sibling (coll_comm_create_sibling): stats are its parent's */
     /* ps (coll_ps.c) */
     int ps_servers, ps_own; /* servers; 1: on hosts of their own */
     int ps_remote;          /* workers whose pushes cross the network: P - 1 or P */

@@ -587,8 +587,10 @@ int report_write(Repro *r, BwError *err)
         if (r->exp_on[e] && (rc = outfile_commit(&csv[e], err))) goto abandon;
     if ((rc = outfile_commit(&rep, err))) return rc;
     const int found = r->no_plots ? 0 : plots_find();
-    if (found < 0) return bw_fail(err, BW_EINTR, "reproduce: interrupted while looking for "
-                                                 "gnuplot; the report is written, no plots");
+    if (found < 0)
+        return bw_fail(err, BW_EINTR,
+                       "reproduce: interrupted while looking for "
+                       "gnuplot; the report is written, no plots");
     if (found)
         for (int e = 0; e < N_EXPS; e++)
             for (int s = 0; r->exp_on[e] && s < papers_n_settings(e); s++)

@@ -413,8 +413,10 @@ static int run_all(Sweep *s, BwError *err)
         rc = bw_fail(err, BW_ERUNTIME,
                      "sweep: %d run(s) failed (see above); --resume runs them again", s->failed);
     else if (rc == BW_OK && plots_failed < 0)
-        rc = bw_fail(err, BW_EINTR, "sweep: interrupted while looking for gnuplot; %s/sweep.csv "
-                                    "is written, no plots (bellows plot draws them)", s->out);
+        rc = bw_fail(err, BW_EINTR,
+                     "sweep: interrupted while looking for gnuplot; %s/sweep.csv "
+                     "is written, no plots (bellows plot draws them)",
+                     s->out);
     else if (rc == BW_OK && plots_failed)
         rc = bw_fail(err, BW_ERUNTIME, "sweep: plots failed (see above); the results are written");
     return rc;
