@@ -295,6 +295,7 @@ static void sweep_done(int job, RunRow *row, void *ctx)
     long r = job_run(s, job);
     Run *run = &s->runs[r];
     const int trace_only = s->phase == 0 && s->groups[s->group_of[r]].trace_only;
+    if (row->rc == BW_EINTR && outfile_interrupted()) return; /* the sweep's one line says it */
     if (!trace_only) s->done_now++;
     if (row->rc) {
         char label[1024];
