@@ -13,6 +13,22 @@
 
 static char TMP[64];
 
+/* Runs the shell command cmd in a process group of its own, so that a test can signal bellows
+ * and every process it starts (kill(-pid, ...)); returns its pid. */
+static inline pid_t clitest_spawn(const char *cmd)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    return pid;
+}
+
 static inline int clitest_setup(void **state)
 {
     (void)state;

@@ -168,18 +168,10 @@ static char *interrupted(const char *args)
                            "\"train_samples\": 4096}, {\"name\": \"b\", \"workers\": 2, "
                            "\"epochs\": 200, \"train_samples\": 4096}]}");
     write_tmp("stdout", "");
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        char cmd[1024];
-        snprintf(cmd, sizeof cmd, "exec %s cluster %s/long.json %s >%s/stdout 2>%s/stderr",
-                 BELLOWS_BIN, TMP, args, TMP, TMP);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "exec %s cluster %s/long.json %s >%s/stdout 2>%s/stderr",
+             BELLOWS_BIN, TMP, args, TMP, TMP);
+    pid_t pid = clitest_spawn(cmd);
     int ready = 0;
     for (int tries = 0; tries < 12000 && !ready; tries++) {
         usleep(5000);

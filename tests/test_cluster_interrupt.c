@@ -26,15 +26,7 @@ static int interrupt(const char *env, const char *args, const char *needle)
     clitest_expand_text(cmd, sizeof cmd, raw);
     clitest_expand_text(wait_for, sizeof wait_for, needle);
     write_tmp("stdout", "");
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
+    pid_t pid = clitest_spawn(cmd);
     int ready = 0;
     for (int tries = 0; tries < 12000 && !ready; tries++) {
         usleep(5000);

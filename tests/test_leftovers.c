@@ -22,16 +22,7 @@ static pid_t start(const char *args)
     clitest_expand_text(expanded, sizeof expanded, args);
     snprintf(cmd, sizeof cmd, "exec %s %s >%s/out 2>%s/err </dev/null", BELLOWS_BIN, expanded, TMP,
              TMP);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    return pid;
+    return clitest_spawn(cmd);
 }
 
 /* Waits (up to 60 s) until TMP/name exists, and holds needle when given. */
