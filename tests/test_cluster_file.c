@@ -169,8 +169,8 @@ static char *interrupted(const char *args)
                            "\"epochs\": 200, \"train_samples\": 4096}]}");
     write_tmp("stdout", "");
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "exec %s cluster %s/long.json %s >%s/stdout 2>%s/stderr",
-             BELLOWS_BIN, TMP, args, TMP, TMP);
+    snprintf(cmd, sizeof cmd, "exec %s cluster %s/long.json %s >%s/stdout 2>%s/stderr", BELLOWS_BIN,
+             TMP, args, TMP, TMP);
     pid_t pid = clitest_spawn(cmd);
     int ready = 0;
     for (int tries = 0; tries < 12000 && !ready; tries++) {
