@@ -1,9 +1,12 @@
-/* coll.c: the collectives (see coll.h for the algorithms, sources and cost formulas).
+/* coll.c: the collectives (see coll.h for the algorithms, sources and cost formulas): the
+ * communicators, the allreduce's entry (the analytic backend here, the transfer level through
+ * the algorithm's entry in the table, collectives.def: coll_ring.c, coll_halving_doubling.c,
+ * coll_tree.c, coll_hierarchical.c, coll_ps.c), the allgathers and the broadcast.
  * The ring allreduce simulates every message with its size and no data, and its sum is done
  * once in memory, in the ring's own order of additions, by the first rank to finish
- * (ring_allreduce; coll_sum.c); the analytic backend's sum is done there too, in rank order.
- * The other algorithms' messages are zero-copy: the sender puts a descriptor (Msg) on the
- * mailbox of the (receiver, sender) pair, with the data's size as the simulated size; the
+ * (coll_ring.c; coll_sum.c); the analytic backend's sum is done there too, in rank order.
+ * The other algorithms' messages (coll_msg.c) are zero-copy: the sender puts a descriptor (Msg) on
+ * the mailbox of the (receiver, sender) pair, with the data's size as the simulated size; the
  * descriptor points at the sender's own buffer, and the receiver adds or copies straight from
  * it, then marks it read. Until then the sender must not change those bytes: before a rank
  * writes into its buffer (protect) and before a collective returns to its caller (release),

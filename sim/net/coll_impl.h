@@ -1,5 +1,7 @@
-/* coll_impl.h: what the collectives' files share (coll.c: the messages and the algorithms;
- * coll_sum.c: the sums done in memory); nothing else includes it. */
+/* coll_impl.h: what the collectives' files share (coll.c: the communicators and the calls;
+ * coll_msg.c: the messages; coll_algos.c and one file per algorithm: the table of
+ * collectives.def; coll_sum.c: the sums done in memory); nothing else includes it but the
+ * tests' (tests/coll_toy.c: an algorithm added by a test). */
 #ifndef BELLOWS_COLL_IMPL_H
 #define BELLOWS_COLL_IMPL_H
 
