@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # check_coll_reference.sh: two bellows binaries write the same files for every collective
 # algorithm (issue 38, item 2: the collectives' table must not change a bit). For each algorithm
-# (ring, halving-doubling on a power of two and not, tree, hierarchical, ps colocated and on
-# hosts of their own) at both levels (--collectives transfer|analytic) it runs, with each binary:
-#   run       the small model trained, steps uncosted;
+# (ring, halving-doubling on a power of two and not, tree on a star and on an oversubscribed
+# fat-tree, hierarchical, ps colocated and on hosts of their own) at both levels
+# (--collectives transfer|analytic) it runs, with each binary:
+#   run       the small model trained, its steps priced by the default costs, and again
+#             uncosted (--costs ideal: the collectives carry the data);
 #   replay    a gradient trace under two policies;
-#   schedule  ResNet-18's workload under DDP's overlap with the p3 schedule;
-# and compares every file written, byte for byte, but summary.json's wall clock ("wall_s"),
-# plus each command's exit status and stderr (a refused combination must be refused the same).
+#   schedule  ResNet-18's workload under DDP's overlap with the p3 schedule, and with fifo;
+# then two sweeps over the algorithms (which group runs by their order of sums) and the refusal
+# of a per-node algorithm on one GPU a node. It compares every file written, byte for byte, but
+# summary.json's wall clock ("wall_s"), and each command's exit status and stderr (a refused
+# combination must be refused the same). About 3.5 minutes on 2 cores.
 #   scripts/check_coll_reference.sh OLD_BELLOWS NEW_BELLOWS     exit 0 when all match
 set -uo pipefail
 old=$1
@@ -74,11 +78,18 @@ for level in transfer analytic; do
     read -r -a a <<< "${algos[$i]}"
     flags=(--workers 4 --allreduce "${a[@]}" --collectives "$level")
     same "run-$level-$i" run "${small[@]}" "${flags[@]}"
+    same "ideal-$level-$i" run "${small[@]}" --costs ideal "${flags[@]}"
     same "replay-$level-$i" replay --trace "$trace" --policies sync,cpsgd:period=2 "${flags[@]}"
     same "sched-$level-$i" run "${sched[@]}" "${flags[@]}"
     same "ddp-$level-$i" run --workload resnet18-cifar --overlap ddp "${small[@]}" "${flags[@]}"
   done
 done
+# sweeps group their runs by the order the workers' gradients add in (driver_sum_order)
+same sweep sweep "${small[@]}" --workers 4 --allreduce ring,halving-doubling,tree,ps \
+  --collectives transfer,analytic --policies sync
+same sweep-hier sweep "${small[@]}" --workers 4 --topology hierarchical --gpus-per-node 2 \
+  --allreduce hierarchical,ring --collectives transfer,analytic --policies sync
+same hier-one-gpu run "${small[@]}" --workers 4 --allreduce hierarchical
 if [ "$fail" = 0 ]; then
   echo "ok: $n runs ($refused refused by both, alike), every file the same bytes (summary.json but its wall clock)"
 else
