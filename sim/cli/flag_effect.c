@@ -33,7 +33,7 @@ static int ps_partitions(const Flags *f, const RunConfig *cfg, char (*policies)[
                          int n)
 {
     (void)f, (void)policies, (void)n;
-    return cfg->algo == COLL_PS && cfg->backend == COLL_TRANSFER &&
+    return coll_algo_servers(cfg->algo) && cfg->backend == COLL_TRANSFER &&
            (cfg->overlap == OVERLAP_DDP || cfg->overlap == OVERLAP_LAYER) &&
            (!cfg->schedule || schedule_spec_is_fifo(cfg->schedule));
 }

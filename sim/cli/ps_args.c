@@ -10,7 +10,7 @@ int run_ps_setup(const Flags *f, RunConfig *cfg, BwError *err)
     Cluster *c = &cfg->cluster;
     const int given_servers = cli_given(f->opts, f->n, f->set, "servers");
     const int given_hosts = cli_given(f->opts, f->n, f->set, "ps-hosts");
-    if (cfg->algo != COLL_PS) {
+    if (!coll_algo_servers(cfg->algo)) {
         if (given_servers || given_hosts)
             return bw_fail(err, BW_EUSAGE, "--%s: parameter servers need --allreduce ps",
                            given_servers ? "servers" : "ps-hosts");

@@ -22,13 +22,20 @@
         name, kind, NULL, __VA_ARGS__, offsetof(RunOpts, field)                                    \
     }
 
+/* --allreduce's choices, "|ring|halving-doubling|...": collectives.def's names, in its order */
+static const char ALLREDUCE_CHOICES[] =
+#define COLL_ALGO(ID, file, name) "|" name
+#include "collectives.def"
+#undef COLL_ALGO
+    ;
+
 static const CliOpt run_opts[] = {
     RUN_OPT("compressor", CLI_STRING, compressor, "powersgd", NULL,
             "gradient compressor NAME[:key=value,...] (bellows compressors)", 0, 0, NULL, 0),
     RUN_OPT("allreduce", CLI_CHOICE, algorithm, "ring", NULL,
             "allreduce algorithm; ps: parameter servers (--servers), each call or partition pushed "
             "to one and pulled back",
-            0, 0, "ring|halving-doubling|tree|hierarchical|ps", 0),
+            0, 0, ALLREDUCE_CHOICES + 1, 0),
     RUN_OPT("servers", CLI_INT, servers, NULL, "servers",
             "--allreduce ps: parameter servers, partitions spread over them round-robin "
             "(default: one a worker)",
@@ -529,10 +536,10 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
                        "--network-model tcp: the analytic collectives price every message by "
                        "its closed form, without SimGrid's network model; use --collectives "
                        "transfer with tcp");
-    int hier = strcmp(f->run.algorithm, "hierarchical") == 0;
-    if (hier && cfg->cluster.gpus_per_node < 2)
-        return bw_fail(err, BW_EUSAGE,
-                       "--allreduce hierarchical: needs --gpus-per-node of 2 or more");
+    if (coll_algo_per_node((CollAlgo)coll_algo_parse(f->run.algorithm)) &&
+        cfg->cluster.gpus_per_node < 2)
+        return bw_fail(err, BW_EUSAGE, "--allreduce %s: needs --gpus-per-node of 2 or more",
+                       f->run.algorithm);
     cfg->model = model_find(ta->model);
     cfg->mc = ta->mc;
     cfg->tc = ta->tc;

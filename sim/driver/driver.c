@@ -19,12 +19,10 @@
 
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 {
-    if (driver_costed(cfg) || cfg->backend == COLL_ANALYTIC || cfg->algo == COLL_PS)
-        snprintf(buf, n, "rank"); /* cost.c: CostModel.data; a ps server sums in rank order */
-    else if (cfg->algo == COLL_HIERARCHICAL)
-        snprintf(buf, n, "hierarchical/%d", cfg->cluster.gpus_per_node);
-    else
-        snprintf(buf, n, "%s", coll_algo_name(cfg->algo));
+    if (driver_costed(cfg))
+        snprintf(buf, n, "rank"); /* cost.c: CostModel.data */
+    else /* the analytic backend's, a server's or the algorithm's own (coll.h) */
+        coll_algo_sum_order(cfg->algo, cfg->backend, cfg->cluster.gpus_per_node, buf, n);
 }
 
 /* ---- one run ---- */
@@ -200,7 +198,7 @@ static int run_mirror_create(DriverRun *run, BwError *err)
     const RunConfig *cfg = run->cfg;
     if (run->fast || cfg->replay) return BW_OK;
     if (!run->cost && !cfg->direct_collectives &&
-        !(cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING && cfg->algo != COLL_PS)) {
+        !(cfg->backend == COLL_TRANSFER && !coll_algo_sums_once(cfg->algo))) {
         if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
         coll_comm_set_pool(run->mirror, run->pool);

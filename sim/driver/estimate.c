@@ -66,7 +66,7 @@ static double step_comm_s(const RunConfig *cfg, const Model *m)
     const Cluster *c = &loaded;
     const double share = cluster_link_share(c), intra_share = cluster_intra_link_share(c);
     double n = 4.0 * (double)(cfg->workload ? cfg->workload->n_params : m->n_params);
-    const int g = cfg->algo == COLL_PS ? c->workers - !c->ps_own_hosts : c->gpus_per_node;
+    const int g = coll_algo_group(cfg->algo, c);
     return coll_allreduce_formula_s(cfg->algo, c->workers, g, n, 2 * c->latency_s,
                                     1 / (c->bandwidth_Bps * share), 2 * c->intra_latency_s,
                                     1 / (c->intra_bandwidth_Bps * intra_share));
@@ -98,19 +98,7 @@ static double messages_per_call(const RunConfig *cfg, int allgather)
     const double P = cfg->cluster.workers;
     if (cfg->backend == COLL_ANALYTIC) return 0; /* a barrier and the closed form: no messages */
     if (allgather) return P * (P - 1);
-    switch (cfg->algo) {
-    case COLL_RING:
-        return 2 * P * (P - 1);
-    case COLL_HALVING_DOUBLING:
-        return 2 * P * ceil(log2(P));
-    case COLL_TREE:
-        return 2 * (P - 1);
-    case COLL_HIERARCHICAL:
-        return 2 * P * (cfg->cluster.gpus_per_node - 1) + 2 * P * (P / cfg->cluster.gpus_per_node);
-    case COLL_PS: /* a push and a pull of every worker whose server is elsewhere */
-        return 2 * (cfg->cluster.ps_own_hosts ? P : P - 1);
-    }
-    return 2 * P * (P - 1);
+    return coll_algo_messages(cfg->algo, &cfg->cluster); /* the algorithm's table entry */
 }
 
 /* The collective calls of a step, allreduces and allgathers: the compressor's at its default

@@ -109,7 +109,7 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
         jsonw_double(w, "oversubscription", c->oversubscription);
     }
     jsonw_string(w, "allreduce", coll_algo_name(cfg->algo));
-    if (cfg->algo == COLL_PS) {
+    if (coll_algo_servers(cfg->algo)) {
         jsonw_long(w, "servers", c->ps_servers);
         jsonw_string(w, "ps_hosts", c->ps_own_hosts ? "own" : "colocated");
     }

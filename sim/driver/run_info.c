@@ -71,7 +71,8 @@ int driver_costed(const RunConfig *cfg)
  * time. The analytic backend prices one call alone and keeps cost.c's path. */
 int driver_scheduled(const RunConfig *cfg)
 {
-    if (cfg->overlap == OVERLAP_DDP && cfg->algo == COLL_PS && cfg->backend == COLL_TRANSFER)
+    if (cfg->overlap == OVERLAP_DDP && coll_algo_servers(cfg->algo) &&
+        cfg->backend == COLL_TRANSFER)
         return 1;
     return cfg->overlap == OVERLAP_LAYER ||
            (cfg->overlap == OVERLAP_DDP && cfg->schedule && !schedule_spec_is_fifo(cfg->schedule));

@@ -52,7 +52,7 @@ int sched_context(const RunConfig *cfg, const Workload *wl, double speed, double
         .workers = c->workers,
         .bandwidth_Bps = c->platform_file ? 0 : c->bandwidth_Bps,
         .latency_s = c->platform_file ? 0 : c->latency_s,
-        .servers = cfg->algo == COLL_PS ? c->ps_servers : 0,
+        .servers = coll_algo_servers(cfg->algo) ? c->ps_servers : 0,
         .layerwise = cfg->overlap == OVERLAP_LAYER,
         .bucket_bytes = cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES,
         .first_bucket_bytes = DRIVER_FIRST_BUCKET_BYTES,

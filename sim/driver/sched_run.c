@@ -93,7 +93,7 @@ static int ps_lanes(const Workload *wl)
 static int lanes_create(DriverRun *run, SchedEngine *E)
 {
     const RunConfig *cfg = run->cfg;
-    E->ps = cfg->algo == COLL_PS;
+    E->ps = coll_algo_servers(cfg->algo);
     E->servers = coll_ps_servers(run->comm);
     E->lanes = E->ps ? ps_lanes(run->cost->wl) : 1;
     E->lane_comm = calloc((size_t)E->lanes, sizeof *E->lane_comm);

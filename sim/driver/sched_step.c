@@ -302,7 +302,7 @@ int sched_check(const RunConfig *cfg, const Model *m, BwError *err)
                        "--schedule %s: orders what the backward overlaps; needs --overlap ddp or "
                        "layer (none and tensor send every gradient after the backward)",
                        cfg->schedule);
-    if (cfg->algo == COLL_PS && cfg->backend == COLL_ANALYTIC && driver_scheduled(cfg))
+    if (coll_algo_servers(cfg->algo) && cfg->backend == COLL_ANALYTIC && driver_scheduled(cfg))
         return bw_fail(err, BW_EUSAGE,
                        "--collectives analytic: prices one push and pull at a time, alone on the "
                        "links; a schedule's partitions in flight to several servers share them: "

@@ -1,9 +1,12 @@
-/* coll.c: the collectives (see coll.h for the algorithms, sources and cost formulas).
+/* coll.c: the collectives (see coll.h for the algorithms, sources and cost formulas): the
+ * communicators, the allreduce's entry (the analytic backend here, the transfer level through
+ * the algorithm's entry in the table, collectives.def: coll_ring.c, coll_halving_doubling.c,
+ * coll_tree.c, coll_hierarchical.c, coll_ps.c), the allgathers and the broadcast.
  * The ring allreduce simulates every message with its size and no data, and its sum is done
  * once in memory, in the ring's own order of additions, by the first rank to finish
- * (ring_allreduce; coll_sum.c); the analytic backend's sum is done there too, in rank order.
- * The other algorithms' messages are zero-copy: the sender puts a descriptor (Msg) on the
- * mailbox of the (receiver, sender) pair, with the data's size as the simulated size; the
+ * (coll_ring.c; coll_sum.c); the analytic backend's sum is done there too, in rank order.
+ * The other algorithms' messages (coll_msg.c) are zero-copy: the sender puts a descriptor (Msg) on
+ * the mailbox of the (receiver, sender) pair, with the data's size as the simulated size; the
  * descriptor points at the sender's own buffer, and the receiver adds or copies straight from
  * it, then marks it read. Until then the sender must not change those bytes: before a rank
  * writes into its buffer (protect) and before a collective returns to its caller (release),
@@ -27,20 +30,6 @@
 #include <simgrid/engine.h>
 #include <simgrid/mailbox.h>
 
-static const char *const ALGO_NAMES[] = {"ring", "halving-doubling", "tree", "hierarchical", "ps"};
-
-int coll_algo_parse(const char *name)
-{
-    for (int i = 0; i < 5; i++)
-        if (strcmp(name, ALGO_NAMES[i]) == 0) return i;
-    return -1;
-}
-
-const char *coll_algo_name(CollAlgo a)
-{
-    return ALGO_NAMES[a];
-}
-
 /* Latency and inverse bandwidth of the routes an algorithm's transfers take, for the analytic
  * backend: on a star a route crosses two NIC links; on a fat-tree a cross-leaf route crosses
  * two uplinks too, whose share per flow is B / oversubscription when a whole leaf sends out at
@@ -54,13 +43,13 @@ static void derive_costs(Comm *c, const Cluster *cl)
     if (cl->topology == TOPO_FAT_TREE && cl->workers > cl->leaf_size) {
         a = 4 * cl->latency_s;
         double share =
-            c->algo == COLL_RING ? cl->oversubscription / cl->leaf_size : cl->oversubscription;
+            c->ops->single_flow ? cl->oversubscription / cl->leaf_size : cl->oversubscription;
         b *= share > 1 ? share : 1;
     }
     if (cl->topology == TOPO_HIERARCHICAL && cluster_gpus_per_nic(cl) > 1) {
         a += 2 * cl->intra_latency_s;
         /* the GPUs behind a NIC share it when they all talk to other nodes at once */
-        if (c->algo != COLL_RING) b *= cluster_gpus_per_nic(cl);
+        if (!c->ops->single_flow) b *= cluster_gpus_per_nic(cl);
     }
     c->a_s = a;
     c->b = b;
@@ -75,6 +64,8 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
     c->P = cl->workers;
     c->G = cl->gpus_per_node;
     c->algo = algo;
+    c->ops = coll_algo_ops(algo);
+    c->group = coll_algo_group(algo, cl);
     c->backend = backend;
     if (with_engine) {
         c->mb = calloc((size_t)c->P * c->P, sizeof *c->mb);
@@ -87,7 +78,7 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
     c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
     c->peers = malloc(sizeof *c->peers * (size_t)c->P);
     if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->outs || !c->sizes ||
-        !c->ranks || !c->peers || (algo == COLL_PS && !coll_ps_init(c, cl))) {
+        !c->ranks || !c->peers || (c->ops->servers && !coll_ps_init(c, cl))) {
         coll_comm_free(c);
         return NULL;
     }
@@ -164,309 +155,6 @@ const CollStats *coll_stats(const Comm *c, int rank)
 {
     return &c->stats[rank];
 }
-
-static sg_mailbox_t mbox(Comm *c, int dst, int src)
-{
-    sg_mailbox_t *m = &c->mb[(size_t)dst * c->P + src];
-    if (!*m) {
-        char name[64];
-        if (c->tag > 0) /* a job of several in one engine (coll_comm_set_tag) */
-            snprintf(name, sizeof name, "coll:%d:%d<-%d", c->tag, dst, src);
-        else
-            snprintf(name, sizeof name, "coll:%d<-%d", dst, src);
-        *m = sg_mailbox_by_name(name);
-        c->mb_named = 1;
-    }
-    return *m;
-}
-
-/* A free descriptor of rank me's (read by its receiver), or a new one. */
-static Msg *msg_free(Comm *c, int me)
-{
-    RankState *rs = &c->rs[me];
-    for (int i = 0; i < rs->n_msgs; i++)
-        if (!rs->msgs[i]->unread) return rs->msgs[i];
-    Msg **grown = bw_xrealloc_n(rs->msgs, (size_t)(rs->n_msgs + 1), sizeof *grown, "coll");
-    rs->msgs = grown;
-    Msg *m = bw_xcalloc(1, sizeof *m, "coll: a message");
-    return rs->msgs[rs->n_msgs++] = m;
-}
-
-/* The receiver has read m's bytes (NULL: nothing was received). */
-static void msg_done(Msg *m)
-{
-    if (m) m->unread = 0;
-}
-
-/* m's bytes into its own stage, so that the sender may change or free its buffer. */
-static void msg_stage(Msg *m)
-{
-    if (!m->unread || !m->data || m->data == m->stage || !m->bytes) return;
-    if (m->bytes > m->stage_cap) {
-        free(m->stage);
-        m->stage = bw_xmalloc(m->bytes, "coll: a message's staging copy");
-        m->stage_cap = m->bytes;
-    }
-    memcpy(m->stage, m->data, m->bytes);
-    m->data = m->stage;
-}
-
-/* Rank me is about to write p[0..len): its unread messages from those bytes are staged first.
- * (Ranges compared as addresses: the bytes of one buffer, or of distinct ones.) */
-static void protect(Comm *c, int me, const unsigned char *p, size_t len)
-{
-    const RankState *rs = &c->rs[me];
-    const uintptr_t lo = (uintptr_t)p, hi = lo + len;
-    for (int i = 0; i < rs->n_msgs; i++) {
-        Msg *m = rs->msgs[i];
-        if (!m->unread || !m->data || m->data == m->stage) continue;
-        const uintptr_t mlo = (uintptr_t)m->data;
-        if (mlo < hi && lo < mlo + m->bytes) msg_stage(m);
-    }
-}
-
-/* Before a collective returns: none of rank me's unread messages may point into the caller's
- * buffers any more. */
-static void release(Comm *c, int me)
-{
-    const RankState *rs = &c->rs[me];
-    for (int i = 0; i < rs->n_msgs; i++) msg_stage(rs->msgs[i]);
-}
-
-/* Sends send[0..bytes) to rank `to` (if to >= 0) while receiving from rank `from` (if
- * from >= 0); returns the received message, which the caller reads and hands to msg_done
- * before its next sendrecv. send NULL: a message of that size with no data (sizes only). */
-static Msg *sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, int from)
-{
-    sg_comm_t comms[2];
-    size_t n = 0;
-    void *got = NULL;
-    const double t0 = c->wire ? simgrid_get_clock() : 0;
-    if (to >= 0) {
-        Msg *m = msg_free(c, me);
-        m->data = send;
-        m->bytes = bytes;
-        m->unread = 1;
-        const double f = c->rs[me].factor; /* coll_comm_set_share_curves */
-        const long wire = f > 0 ? (long)llround((double)bytes * f) : (long)bytes;
-        comms[n++] = sg_mailbox_put_async(mbox(c, to, me), m, wire);
-        c->stats[me].bytes_sent += (double)bytes;
-    }
-    if (from >= 0) comms[n++] = sg_mailbox_get_async(mbox(c, me, from), &got);
-    sg_comm_wait_all(comms, n);
-    if (c->wire && to >= 0) c->wire(c->wire_arg, me, to, (double)bytes, t0, simgrid_get_clock());
-    return got;
-}
-
-/* buf + off, or NULL for a dataless call (coll_cost_*: sizes only; NULL + off is undefined) */
-static unsigned char *at(unsigned char *buf, size_t off)
-{
-    return buf ? buf + off : NULL;
-}
-
-/* Rank me adds the received message into dst, element by element in order, and releases it. */
-static void add_into(Comm *c, int me, Dtype dt, unsigned char *dst, Msg *m)
-{
-    if (dst && m->bytes) {
-        protect(c, me, dst, m->bytes);
-        dt_add(dt, dst, m->data, m->bytes / dt_size(dt));
-    }
-    msg_done(m);
-}
-
-/* Rank me copies the received message into dst (NULL: a dataless call) and releases it. */
-static void copy_from(Comm *c, int me, unsigned char *dst, Msg *m)
-{
-    if (dst && m->bytes) {
-        protect(c, me, dst, m->bytes);
-        memcpy(dst, m->data, m->bytes);
-    }
-    msg_done(m);
-}
-static int mod(int a, int n)
-{
-    return ((a % n) + n) % n;
-}
-
-/* Chunk j of gn equal parts of [lo, hi). */
-static void chunk(size_t lo, size_t hi, int gn, int j, size_t *a, size_t *b)
-{
-    size_t len = hi - lo;
-    *a = lo + len * (size_t)j / (size_t)gn;
-    *b = lo + len * (size_t)(j + 1) / (size_t)gn;
-}
-
-/* The algorithms below work on buf as count elements of type dt; lo, hi, a, b count elements. */
-
-/* Ring reduce-scatter of buf[lo, hi) over the ranks g[0..gn), this rank being g[i]; afterwards
- * g[i] holds the sum of chunk (i + 1) mod gn. */
-static void ring_reduce_scatter(Comm *c, const int *g, int gn, int i, unsigned char *buf, size_t lo,
-                                size_t hi, Dtype dt)
-{
-    const size_t es = dt_size(dt);
-    int next = g[(i + 1) % gn], prev = g[mod(i - 1, gn)];
-    for (int s = 0; s < gn - 1; s++) {
-        size_t a, b;
-        chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
-        Msg *m = sendrecv(c, g[i], next, at(buf, a * es), (b - a) * es, prev);
-        chunk(lo, hi, gn, mod(i - s - 1, gn), &a, &b);
-        add_into(c, g[i], dt, at(buf, a * es), m);
-    }
-}
-
-/* The matching allgather: g[i] starts with chunk (i + 1) mod gn and ends with all. */
-static void ring_allgather(Comm *c, const int *g, int gn, int i, unsigned char *buf, size_t lo,
-                           size_t hi, Dtype dt)
-{
-    const size_t es = dt_size(dt);
-    int next = g[(i + 1) % gn], prev = g[mod(i - 1, gn)];
-    for (int s = 0; s < gn - 1; s++) {
-        size_t a, b;
-        chunk(lo, hi, gn, mod(i + 1 - s, gn), &a, &b);
-        Msg *m = sendrecv(c, g[i], next, at(buf, a * es), (b - a) * es, prev);
-        chunk(lo, hi, gn, mod(i - s, gn), &a, &b);
-        copy_from(c, g[i], at(buf, a * es), m);
-    }
-}
-
-/* The last rank to enter a ring allreduce: every input is in place and none will change before
- * the sum is done, so with a pool the sum starts now on one of its threads, while the actors
- * simulate the messages (the pool's threads are idle then: every gradient job of the step was
- * waited for before the step's rendezvous). */
-static void ring_sum_start(Comm *c, size_t n, Dtype dt, int mean)
-{
-    c->ring_entered = 0;
-    if (!c->pool) return;
-    c->ring_sum = (SumJob){c, n, dt, mean, 1};
-    pool_submit(c->pool, &c->ring_job, coll_sum_job, &c->ring_sum);
-    c->ring_pending = 1;
-}
-
-/* The ring allreduce: every message of the reduce-scatter and the allgather is simulated, with
- * its size but without data; the reduction itself is done once, by the first rank to finish, in
- * the order the messages would have added (coll_sum.c), into every rank's buffer. A rank can only
- * finish once every rank has entered the call and registered its buffer (its last chunk depends
- * on all of them), no rank writes its buffer while inside the call, and none returns before the
- * sum is done, so the sum reads every input intact and each rank returns with the result the
- * messages would have given it, in out. Returns whether it divided (mean). */
-static int ring_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out, size_t n,
-                          Dtype dt, int mean)
-{
-    long call = 0;
-    if (buf) {
-        call = ++c->rs[rank].ring_calls;
-        c->bufs[rank] = buf;
-        c->outs[rank] = out;
-        if (++c->ring_entered == c->P) ring_sum_start(c, n, dt, mean);
-    }
-    ring_reduce_scatter(c, c->ranks, c->P, rank, NULL, 0, n, dt);
-    ring_allgather(c, c->ranks, c->P, rank, NULL, 0, n, dt);
-    if (buf && c->ring_summed < call) {
-        if (c->ring_pending)
-            pool_wait(c->pool, &c->ring_job);
-        else
-            coll_sum_into_all(c, n, dt, mean, 1);
-        c->ring_pending = 0;
-        c->ring_summed = call;
-    }
-    return buf != NULL;
-}
-
-static void hierarchical_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
-{
-    const int G = c->G, nodes = c->P / G, node = rank / G, li = rank % G;
-    const int *local = c->ranks + node * G, *peers = c->peers + li * nodes;
-    ring_reduce_scatter(c, local, G, li, buf, 0, n, dt);
-    size_t a, b;
-    chunk(0, n, G, (li + 1) % G, &a, &b);
-    ring_reduce_scatter(c, peers, nodes, node, buf, a, b, dt);
-    ring_allgather(c, peers, nodes, node, buf, a, b, dt);
-    ring_allgather(c, local, G, li, buf, 0, n, dt);
-}
-
-static void halving_doubling_allreduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
-{
-    const int P = c->P;
-    int p2 = 1;
-    while (p2 * 2 <= P) p2 *= 2;
-    const int rem = P - p2;
-    const size_t es = dt_size(dt);
-    int nr; /* rank among the p2 that take part in the halving and doubling */
-    if (rank < 2 * rem) {
-        if (rank % 2 == 0) {
-            sendrecv(c, rank, rank + 1, buf, n * es, -1);
-            nr = -1;
-        } else {
-            add_into(c, rank, dt, buf, sendrecv(c, rank, -1, NULL, 0, rank - 1));
-            nr = rank / 2;
-        }
-    } else {
-        nr = rank - rem;
-    }
-    if (nr >= 0) {
-        size_t lo = 0, hi = n, los[32], his[32];
-        int steps = 0;
-        for (int d = p2 / 2; d >= 1; d /= 2, steps++) {
-            int pn = nr ^ d, partner = pn < rem ? 2 * pn + 1 : pn + rem;
-            size_t mid = lo + (hi - lo) / 2;
-            los[steps] = lo;
-            his[steps] = hi;
-            Msg *m;
-            if (nr < pn) { /* keep the lower half */
-                m = sendrecv(c, rank, partner, at(buf, mid * es), (hi - mid) * es, partner);
-                add_into(c, rank, dt, at(buf, lo * es), m);
-                hi = mid;
-            } else {
-                m = sendrecv(c, rank, partner, at(buf, lo * es), (mid - lo) * es, partner);
-                add_into(c, rank, dt, at(buf, mid * es), m);
-                lo = mid;
-            }
-        }
-        for (int k = steps - 1; k >= 0; k--) {
-            int d = p2 >> (k + 1), pn = nr ^ d, partner = pn < rem ? 2 * pn + 1 : pn + rem;
-            size_t mid = los[k] + (his[k] - los[k]) / 2;
-            Msg *m = sendrecv(c, rank, partner, at(buf, lo * es), (hi - lo) * es, partner);
-            copy_from(c, rank, at(buf, (nr < pn ? mid : los[k]) * es), m);
-            lo = los[k];
-            hi = his[k];
-        }
-    }
-    if (rank < 2 * rem) {
-        if (rank % 2 == 1) {
-            sendrecv(c, rank, rank - 1, buf, n * es, -1);
-        } else {
-            copy_from(c, rank, buf, sendrecv(c, rank, -1, NULL, 0, rank + 1));
-        }
-    }
-}
-
-static void tree_reduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
-{
-    for (int mask = 1; mask < c->P; mask <<= 1) {
-        if (rank & mask) {
-            sendrecv(c, rank, rank - mask, buf, n * dt_size(dt), -1);
-            return;
-        }
-        if (rank + mask < c->P) {
-            add_into(c, rank, dt, buf, sendrecv(c, rank, -1, NULL, 0, rank + mask));
-        }
-    }
-}
-
-static void tree_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
-{
-    const int P = c->P, vr = mod(rank - root, P);
-    int top = 1;
-    while (top < P) top <<= 1;
-    for (int mask = top / 2; mask >= 1; mask >>= 1) {
-        if ((vr & (2 * mask - 1)) == 0 && vr + mask < P) {
-            sendrecv(c, rank, (vr + mask + root) % P, buf, bytes, -1);
-        } else if ((vr & (2 * mask - 1)) == mask) {
-            copy_from(c, rank, buf, sendrecv(c, rank, -1, NULL, 0, mod(vr - mask + root, P)));
-        }
-    }
-}
-
 /* The analytic backend: the sum in memory (in rank order, or a mirror's in the ring's) into
  * out, by the last rank to enter (every buffer is registered by then, and the others wait in the
  * barrier, so none returns before the sum is written), then every rank waits the formula's time
@@ -484,7 +172,7 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     sg_barrier_wait(c->bar);
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += coll_allreduce_bytes(c, rank, bytes);
-    if (c->algo == COLL_PS) c->ps_calls[rank]++; /* the round robin's next server */
+    if (c->ops->servers) c->ps_calls[rank]++; /* the round robin's next server */
     const double f = coll_curve_factor(c, 0, bytes);
     if (!c->zero_time) sg_actor_sleep_for(coll_allreduce_time_s(c, f != 1 ? bytes * f : bytes));
 }
@@ -506,20 +194,10 @@ static void allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char
         if (c->backend == COLL_ANALYTIC) {
             analytic_allreduce(c, rank, buf, out, count, dt, mean);
             divided = 1;
-        } else if (c->algo == COLL_RING) {
-            divided = ring_allreduce(c, rank, buf, out, count, dt, mean);
-        } else if (c->algo == COLL_PS) { /* the server sums once, in rank order */
-            coll_ps_allreduce(c, rank, (int)(c->ps_calls[rank] % c->ps_servers), buf, out, count,
-                              dt, mean);
-            divided = buf != NULL;
-        } else if (c->algo == COLL_HALVING_DOUBLING)
-            halving_doubling_allreduce(c, rank, out, count, dt);
-        else if (c->algo == COLL_TREE) {
-            tree_reduce(c, rank, out, count, dt);
-            tree_broadcast(c, rank, 0, out, count * dt_size(dt));
-        } else
-            hierarchical_allreduce(c, rank, out, count, dt);
-        if (c->backend == COLL_TRANSFER) release(c, rank);
+        } else {
+            divided = c->ops->allreduce(c, rank, buf, out, count, dt, mean);
+        }
+        if (c->backend == COLL_TRANSFER) coll_release(c, rank);
     }
     if (c->rs) c->rs[rank].factor = 0;
     if (mean && !divided) {
@@ -547,7 +225,7 @@ int coll_zero_time(const Comm *c)
 
 int coll_sums_once(const Comm *c)
 {
-    return c->backend == COLL_ANALYTIC || c->algo == COLL_RING || c->algo == COLL_PS;
+    return c->backend == COLL_ANALYTIC || c->ops->sums != COLL_SUMS_ARRIVING;
 }
 
 void coll_allreduce_mean_into(Comm *c, int rank, const float *buf, float *out, size_t count)
@@ -639,8 +317,10 @@ void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *si
             c->rs[rank].factor = coll_curve_factor(c, 1, total);
         }
         for (int s = 0; s < P - 1; s++) {
-            const size_t out = sizes ? sizes[mod(rank - s, P)] : bytes, wire = wire_bytes(c, out);
-            msg_done(sendrecv(c, rank, (rank + 1) % P, NULL, wire, mod(rank - 1, P)));
+            const size_t out = sizes ? sizes[coll_mod(rank - s, P)] : bytes,
+                         wire = wire_bytes(c, out);
+            coll_msg_done(
+                coll_sendrecv(c, rank, (rank + 1) % P, NULL, wire, coll_mod(rank - 1, P)));
             extra += (double)wire - (double)out;
         }
         c->stats[rank].bytes_sent -= extra;
@@ -685,7 +365,7 @@ static unsigned char *gather_room(Comm *c, int me, size_t used, size_t more)
 {
     RankState *rs = &c->rs[me];
     if (used + more > rs->gather_cap || !rs->gather) {
-        release(c, me);
+        coll_release(c, me);
         size_t cap = 2 * rs->gather_cap > used + more ? 2 * rs->gather_cap : used + more + 1;
         unsigned char *g = bw_xrealloc(rs->gather, cap, "coll: an allgather's buffer");
         rs->gather = g;
@@ -709,12 +389,12 @@ static unsigned char *ring_allgather_blocks(Comm *c, int rank, const void *send,
     size_t out_bytes = bytes;
     sizes[rank] = bytes;
     for (int s = 0; s < P - 1; s++) {
-        Msg *m = sendrecv(c, rank, (rank + 1) % P, out, out_bytes, mod(rank - 1, P));
-        const int r = mod(rank - s - 1, P);
+        Msg *m = coll_sendrecv(c, rank, (rank + 1) % P, out, out_bytes, coll_mod(rank - 1, P));
+        const int r = coll_mod(rank - s - 1, P);
         unsigned char *dst = gather_room(c, rank, used, m->bytes);
         rs->goff[r] = used;
         sizes[r] = m->bytes;
-        copy_from(c, rank, dst, m);
+        coll_copy_from(c, rank, dst, m);
         out = dst;
         out_bytes = sizes[r];
         used += sizes[r];
@@ -725,7 +405,7 @@ static unsigned char *ring_allgather_blocks(Comm *c, int rank, const void *send,
         if (sizes[r]) memcpy(p, src, sizes[r]);
         p += sizes[r];
     }
-    release(c, rank);
+    coll_release(c, rank);
     return all;
 }
 
@@ -762,8 +442,8 @@ void coll_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes)
             if (!c->zero_time)
                 sg_actor_sleep_for(coll_ceil_log2(c->P) * (c->a_s + (double)bytes * c->b));
         } else {
-            tree_broadcast(c, rank, root, buf, bytes);
-            release(c, rank);
+            coll_tree_broadcast(c, rank, root, buf, bytes);
+            coll_release(c, rank);
         }
     }
     c->stats[rank].payload_bytes += (double)bytes;

@@ -35,12 +35,40 @@
 
 #include "cluster.h"
 
-typedef enum { COLL_RING, COLL_HALVING_DOUBLING, COLL_TREE, COLL_HIERARCHICAL, COLL_PS } CollAlgo;
+/* The algorithms of collectives.def, in its order: COLL_RING, COLL_HALVING_DOUBLING, ... */
+typedef enum {
+#define COLL_ALGO(ID, file, name) COLL_##ID,
+#include "collectives.def"
+#undef COLL_ALGO
+    COLL_N_ALGOS
+} CollAlgo;
 typedef enum { COLL_TRANSFER, COLL_ANALYTIC } CollBackend;
 
 /* "ring" etc.; -1 if unknown. */
 int coll_algo_parse(const char *name);
 const char *coll_algo_name(CollAlgo a);
+
+/* What an algorithm's entry in the table decides (collectives.def, coll_impl.h's CollAlgoOps),
+ * for the layers above, which never name an algorithm:
+ *   servers: it goes through parameter servers (--servers, --ps-hosts, coll_cost_ps; a
+ *     schedule's partitions round-robin over them);
+ *   per_node: it works in groups of a node's GPUs (needs --gpus-per-node 2 or more; its order
+ *     of additions depends on the group);
+ *   sums_once: at the transfer level its sum is done once in memory for every rank (a ring's
+ *     order, or a server's rank order), so a mirror can take its data apart from its messages
+ *     (coll_comm_create_mirror); otherwise its messages carry the data and add as they arrive;
+ *   group: the g of coll_allreduce_formula_s on cluster c (GPUs a node; ps: the workers whose
+ *     pushes cross the network);
+ *   messages: point-to-point messages of one transfer-level allreduce among c's workers;
+ *   sum_order: the order in which a run's allreduce adds, as summary.json names it: "rank"
+ *     (the analytic backend, a server), else the algorithm's name ("hierarchical/G" for a
+ *     per-node one, G GPUs a node). */
+int coll_algo_servers(CollAlgo a);
+int coll_algo_per_node(CollAlgo a);
+int coll_algo_sums_once(CollAlgo a);
+int coll_algo_group(CollAlgo a, const Cluster *c);
+double coll_algo_messages(CollAlgo a, const Cluster *c);
+void coll_algo_sum_order(CollAlgo a, CollBackend backend, int gpus_per_node, char *buf, size_t n);
 
 typedef struct {
     double

@@ -1,8 +1,9 @@
 /* coll_analytic.c: the collectives' closed forms (Thakur, Rabenseifner, Gropp, "Optimization of
  * Collective Communication Operations in MPICH", IJHPCA 19(1), 2005; the ring: Patarasuk and
  * Yuan, JPDC 2009): an algorithm's time and the bytes each rank sends, what the analytic backend
- * charges (coll.c), and the offline communicator's books, charged for every rank at once
- * without SimGrid (the fast replay). coll.h gives the formulas. */
+ * charges (coll.c), through the algorithms' table (collectives.def: each algorithm's own
+ * closed form and bytes in its file), and the offline communicator's books, charged for every rank
+ * at once without SimGrid (the fast replay). coll.h gives the formulas. */
 #include <assert.h>
 #include <math.h>
 
@@ -19,59 +20,19 @@ double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a,
                                 double al, double bl)
 {
     if (p <= 1) return 0.0;
-    switch (algo) {
-    case COLL_RING:
-        return 2.0 * (p - 1) * a + 2.0 * (p - 1) / p * n * b;
-    case COLL_HALVING_DOUBLING: {
-        int lg = 0;
-        while ((2 << lg) <= p) lg++;
-        int p2 = 1 << lg;
-        double t = 2.0 * lg * a + 2.0 * (p2 - 1) / p2 * n * b;
-        return p2 == p ? t : t + 2.0 * (a + n * b); /* fold in and out the extra ranks */
-    }
-    case COLL_TREE:
-        return 2.0 * coll_ceil_log2(p) * (a + n * b);
-    case COLL_HIERARCHICAL: {
-        int m = p / g;
-        return 2.0 * (g - 1) * al + 2.0 * (g - 1) / g * n * bl + 2.0 * (m - 1) * a +
-               2.0 * (m - 1) / m * (n / g) * b;
-    }
-    case COLL_PS: /* g: the workers whose pushes cross the network (coll_ps.c) */
-        return 2.0 * (a + g * n * b);
-    }
-    return 0.0;
+    const CollShape s = {p, g, a, b, al, bl};
+    return coll_algo_ops(algo)->time_s(&s, n);
 }
 
 double coll_allreduce_bytes(const Comm *c, int rank, double n)
 {
-    int P = c->P;
-    switch (c->algo) {
-    case COLL_RING:
-        return 2.0 * (P - 1) / P * n;
-    case COLL_HIERARCHICAL: {
-        int G = c->G, m = P / G;
-        return 2.0 * (G - 1) / G * n + 2.0 * (m - 1) / m * n / G;
-    }
-    case COLL_HALVING_DOUBLING: {
-        int p2 = 1;
-        while (p2 * 2 <= P) p2 *= 2;
-        int rem = P - p2;
-        double core = 2.0 * (p2 - 1) / p2 * n;
-        if (rank >= 2 * rem) return core;
-        return rank % 2 == 0 ? n : n + core; /* even: folds in; odd: takes part, sends back */
-    }
-    case COLL_TREE:
-        return rank == 0 ? coll_ceil_log2(P) * n : 2.0 * n;
-    case COLL_PS: /* the call's server: the rank's next in the round robin */
-        return coll_ps_bytes(c, rank, (int)(c->ps_calls[rank] % c->ps_servers), n);
-    }
-    return 0.0;
+    return c->ops->bytes(c, rank, n);
 }
 
 double coll_allreduce_time_s(const Comm *c, double n)
 {
-    const int g = c->algo == COLL_PS ? c->ps_remote : c->G;
-    return coll_allreduce_formula_s(c->algo, c->P, g, n, c->a_s, c->b, c->a_local_s, c->b_local);
+    return coll_allreduce_formula_s(c->algo, c->P, c->group, n, c->a_s, c->b, c->a_local_s,
+                                    c->b_local);
 }
 
 double coll_allgather_time_s(const Comm *c, double total)
@@ -116,7 +77,7 @@ double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
     for (int r = 0; r < c->P; r++) {
         CollStats *s = &c->stats[r];
         if (c->P > 1) s->bytes_sent += coll_allreduce_bytes(c, r, bytes);
-        if (c->algo == COLL_PS) c->ps_calls[r]++;
+        if (c->ops->servers) c->ps_calls[r]++;
         s->payload_bytes += bytes;
         s->time_s += t;
         s->calls++;

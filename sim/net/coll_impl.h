@@ -1,5 +1,7 @@
-/* coll_impl.h: what the collectives' files share (coll.c: the messages and the algorithms;
- * coll_sum.c: the sums done in memory); nothing else includes it. */
+/* coll_impl.h: what the collectives' files share (coll.c: the communicators and the calls;
+ * coll_msg.c: the messages; coll_algos.c and one file per algorithm: the table of
+ * collectives.def; coll_sum.c: the sums done in memory); nothing else includes it but the
+ * tests' (tests/coll_toy.c: an algorithm added by a test). */
 #ifndef BELLOWS_COLL_IMPL_H
 #define BELLOWS_COLL_IMPL_H
 
@@ -66,6 +68,98 @@ typedef struct {
     int ring; /* ring order, else rank order */
 } SumJob;
 
+/* ---- the algorithms' table (collectives.def) ---- */
+
+/* What the closed forms read: p ranks, the algorithm's group g (coll_algo_group), a route's
+ * latency a (seconds) and seconds per byte b, and the intra-node pair for per-node ones. */
+typedef struct {
+    int p, g;
+    double a, b, a_local, b_local;
+} CollShape;
+
+/* How a transfer-level allreduce sums (coll.h: sums_once; coll_sum.c: the orders). */
+typedef enum {
+    COLL_SUMS_ARRIVING, /* its messages carry the data, added as they arrive */
+    COLL_SUMS_RING,     /* once in memory, in a ring allreduce's order of additions */
+    COLL_SUMS_RANK      /* once in memory, in rank order (a parameter server's) */
+} CollSums;
+
+/* One algorithm: its file coll_FILE.c defines `const CollAlgoOps coll_FILE_ops`, and its line
+ * in collectives.def puts it in the table. coll.h says what the flags decide above the net. */
+typedef struct CollAlgoOps {
+    /* The transfer level: rank's part of an allreduce of n elements of dt from buf into out
+     * (out is buf unless sums is not COLL_SUMS_ARRIVING; buf NULL: dataless, sizes only; P > 1),
+     * with coll_sendrecv and its helpers below. mean (f32): whether out may become the mean
+     * (sum + 0.0f) / P; returns 1 when it did, 0 to leave the division to the caller. */
+    int (*allreduce)(Comm *c, int rank, const unsigned char *buf, unsigned char *out, size_t n,
+                     Dtype dt, int mean);
+    /* The analytic level: the closed form (shared/REFERENCES.md) of an allreduce of n bytes
+     * (s->p > 1), which the transfer level takes on a contention-free platform
+     * (tests/test_coll_time.c), and the bytes rank sends in it. */
+    double (*time_s)(const CollShape *s, double n);
+    double (*bytes)(const Comm *c, int rank, double n);
+    /* Point-to-point messages of one transfer-level allreduce among cl's workers. */
+    double (*messages)(const Cluster *cl);
+    /* coll.h's group; NULL: cl's GPUs a node. */
+    int (*group)(const Cluster *cl);
+    CollSums sums;
+    /* 1: each rank talks to one peer at a time on the links it shares (a ring): a fat-tree's
+     * uplink carries one flow a direction, and the GPUs behind one NIC do not share it; 0: a
+     * leaf's GPUs (a NIC's) cross at once, each at its share (coll.c derive_costs). */
+    int single_flow;
+    int per_node; /* coll.h */
+    int servers;  /* coll.h; the communicator gets coll_ps.c's tables (coll_ps_init) */
+} CollAlgoOps;
+
+/* The table's entry of algorithm a (coll_algos.c). */
+const CollAlgoOps *coll_algo_ops(CollAlgo a);
+
+/* ---- the messages (coll_msg.c), for the algorithms' transfer levels ---- */
+
+/* Sends send[0..bytes) to rank `to` (if to >= 0) while receiving from rank `from` (if
+ * from >= 0); returns the received message, which the caller reads (coll_add_into,
+ * coll_copy_from) or hands to coll_msg_done before its next sendrecv. send NULL: a message of
+ * that size with no data (sizes only). The sender must not change send's bytes until the
+ * collective returns (coll.c's header: zero-copy). */
+Msg *coll_sendrecv(Comm *c, int me, int to, const void *send, size_t bytes, int from);
+/* The receiver has read m's bytes (NULL: nothing was received). */
+void coll_msg_done(Msg *m);
+/* Rank me adds the received message into dst (element by element, in order; NULL: a dataless
+ * call), or copies it there, and releases it. */
+void coll_add_into(Comm *c, int me, Dtype dt, unsigned char *dst, Msg *m);
+void coll_copy_from(Comm *c, int me, unsigned char *dst, Msg *m);
+/* Before a collective returns: none of rank me's unread messages may point into the caller's
+ * buffers any more. */
+void coll_release(Comm *c, int me);
+/* Ring reduce-scatter of buf[lo, hi) (elements of dt) over the ranks g[0..gn), this rank
+ * being g[i]; afterwards g[i] holds the sum of chunk (i + 1) mod gn. Then the matching
+ * allgather: g[i] starts with chunk (i + 1) mod gn and ends with all. */
+void coll_ring_reduce_scatter(Comm *c, const int *g, int gn, int i, unsigned char *buf, size_t lo,
+                              size_t hi, Dtype dt);
+void coll_ring_allgather(Comm *c, const int *g, int gn, int i, unsigned char *buf, size_t lo,
+                         size_t hi, Dtype dt);
+/* Binomial-tree broadcast of root's buf [bytes] (NULL: dataless). */
+void coll_tree_broadcast(Comm *c, int rank, int root, void *buf, size_t bytes);
+
+static inline int coll_mod(int a, int n)
+{
+    return ((a % n) + n) % n;
+}
+
+/* Chunk j of gn equal parts of [lo, hi). */
+static inline void coll_chunk(size_t lo, size_t hi, int gn, int j, size_t *a, size_t *b)
+{
+    size_t len = hi - lo;
+    *a = lo + len * (size_t)j / (size_t)gn;
+    *b = lo + len * (size_t)(j + 1) / (size_t)gn;
+}
+
+/* buf + off, or NULL for a dataless call (coll_cost_*: sizes only; NULL + off is undefined) */
+static inline unsigned char *coll_at(unsigned char *buf, size_t off)
+{
+    return buf ? buf + off : NULL;
+}
+
 /* A mirror's log (coll_mirror.c): the calls one rank made since its last replay. */
 typedef enum { CALL_ALLREDUCE, CALL_ALLGATHER, CALL_BROADCAST } CallKind;
 typedef struct {
@@ -86,6 +180,8 @@ typedef struct {
 struct Comm {
     int P, G;
     CollAlgo algo;
+    const CollAlgoOps *ops; /* algo's entry in the table */
+    int group;              /* coll_algo_group: the closed form's g */
     CollBackend backend;
     sg_mailbox_t *mb; /* [P * P]: mb[dst * P + src] */
     RankState *rs;    /* [P], with the engine only */

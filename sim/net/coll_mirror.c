@@ -12,10 +12,10 @@
 Comm *coll_comm_create_mirror(const Cluster *cl, const Comm *sim)
 {
     const int transfer = sim->backend == COLL_TRANSFER;
-    if (transfer && sim->algo != COLL_RING && sim->algo != COLL_PS) return NULL;
+    if (transfer && sim->ops->sums == COLL_SUMS_ARRIVING) return NULL;
     Comm *c = coll_comm_create_zero_time(cl, sim->algo);
     if (!c) return NULL;
-    c->ring_order = transfer && sim->algo == COLL_RING; /* a ps server sums in rank order */
+    c->ring_order = transfer && sim->ops->sums == COLL_SUMS_RING; /* or a server's rank order */
     c->log = calloc((size_t)c->P, sizeof *c->log);
     if (!c->log) {
         coll_comm_free(c);

@@ -47,7 +47,7 @@ void coll_ps_free(Comm *c)
 
 int coll_ps_servers(const Comm *c)
 {
-    return c->algo == COLL_PS ? c->ps_servers : 0;
+    return c->ps_servers; /* 0 but on a servers algorithm's communicator (coll_ps_init) */
 }
 
 double coll_ps_bytes(const Comm *c, int rank, int server, double n)
@@ -134,7 +134,7 @@ static void ps_spawn(const PsCall *proto)
 void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, unsigned char *out,
                        size_t n, Dtype dt, int mean)
 {
-    assert(c->algo == COLL_PS && server >= 0 && server < c->ps_servers);
+    assert(c->ops->servers && server >= 0 && server < c->ps_servers);
     const size_t bytes = n * dt_size(dt);
     if (buf) {
         c->bufs[rank] = buf;
@@ -160,7 +160,7 @@ void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, 
 
 void coll_cost_ps(Comm *c, int rank, int server, size_t count, size_t elem_bytes)
 {
-    assert(c->algo == COLL_PS && server >= 0 && server < c->ps_servers);
+    assert(c->ops->servers && server >= 0 && server < c->ps_servers);
     const double t0 = simgrid_get_clock();
     const Dtype dt = elem_bytes == 2 ? DT_F16 : DT_F32;
     const double bytes = (double)count * (double)dt_size(dt);
@@ -176,3 +176,41 @@ void coll_cost_ps(Comm *c, int rank, int server, size_t count, size_t elem_bytes
     c->stats[rank].time_s += simgrid_get_clock() - t0;
     c->stats[rank].calls++;
 }
+
+/* ---- the entry in collectives.def's table ---- */
+
+static int ps_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out, size_t n,
+                        Dtype dt, int mean)
+{ /* the call's server: the rank's next in the round robin; it sums once, in rank order */
+    coll_ps_allreduce(c, rank, (int)(c->ps_calls[rank] % c->ps_servers), buf, out, n, dt, mean);
+    return buf != NULL;
+}
+
+static double ps_time_s(const CollShape *s, double n)
+{ /* g: the workers whose pushes cross the network */
+    return 2.0 * (s->a + s->g * n * s->b);
+}
+
+static double ps_bytes(const Comm *c, int rank, double n)
+{ /* the call's server: the rank's next in the round robin */
+    return coll_ps_bytes(c, rank, (int)(c->ps_calls[rank] % c->ps_servers), n);
+}
+
+static double ps_messages(const Cluster *cl)
+{ /* a push and a pull of every worker whose server is elsewhere */
+    const double P = cl->workers;
+    return 2 * (cl->ps_own_hosts ? P : P - 1);
+}
+
+static int ps_group(const Cluster *cl)
+{
+    return cl->workers - !cl->ps_own_hosts;
+}
+
+const CollAlgoOps coll_ps_ops = {.allreduce = ps_allreduce,
+                                 .time_s = ps_time_s,
+                                 .bytes = ps_bytes,
+                                 .messages = ps_messages,
+                                 .group = ps_group,
+                                 .sums = COLL_SUMS_RANK,
+                                 .servers = 1};

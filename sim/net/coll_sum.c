@@ -7,10 +7,10 @@
  *     not depend on the ranks' arrival order);
  *   ring: the order in which a ring allreduce adds it. In its reduce-scatter, at step s rank i
  *     sends chunk (i - s) mod P to rank i + 1, which adds it to its own copy of that chunk
- *     (coll.c ring_reduce_scatter); so chunk j starts as rank j's, and ranks j + 1, j + 2, ...,
- *     j + P - 1 (mod P, around c->ranks) each add theirs in turn. Addition commutes, so the sum
- *     of a chunk here, added in that order, has the bits the messages would have made.
- * The blocks are spread over the communicator's pool when it has one. */
+ *     (coll_msg.c coll_ring_reduce_scatter); so chunk j starts as rank j's, and ranks j + 1, j + 2,
+ * ..., j + P - 1 (mod P, around c->ranks) each add theirs in turn. Addition commutes, so the sum of
+ * a chunk here, added in that order, has the bits the messages would have made. The blocks are
+ * spread over the communicator's pool when it has one. */
 #include "coll_impl.h"
 
 #include <string.h>
@@ -19,7 +19,7 @@
 
 enum { SUM_BLOCK_BYTES = 8192, SUM_ITEM_BYTES = 16 * SUM_BLOCK_BYTES };
 
-/* The end of ring chunk j of n elements over P ranks (coll.c's chunk(0, n, P, j, ..)). */
+/* The end of ring chunk j of n elements over P ranks (coll_impl.h's coll_chunk(0, n, P, j, ..)). */
 static size_t ring_chunk_end(size_t n, int P, int j)
 {
     return n * (size_t)(j + 1) / (size_t)P;

@@ -1,0 +1,48 @@
+/* coll_tree.c: the binomial-tree allreduce, a reduce to rank 0 then a broadcast from it (coll_msg.c
+ * coll_tree_broadcast): 2 ceil(log2 p) (a + n b). Its messages carry the data, each parent
+ * adding its children's. Its entry in collectives.def's table. */
+#include "coll_impl.h"
+
+static void tree_reduce(Comm *c, int rank, unsigned char *buf, size_t n, Dtype dt)
+{
+    for (int mask = 1; mask < c->P; mask <<= 1) {
+        if (rank & mask) {
+            coll_sendrecv(c, rank, rank - mask, buf, n * dt_size(dt), -1);
+            return;
+        }
+        if (rank + mask < c->P) {
+            coll_add_into(c, rank, dt, buf, coll_sendrecv(c, rank, -1, NULL, 0, rank + mask));
+        }
+    }
+}
+
+static int tree_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out, size_t n,
+                          Dtype dt, int mean)
+{
+    (void)buf, (void)mean; /* out is buf: the data travels with the messages */
+    tree_reduce(c, rank, out, n, dt);
+    coll_tree_broadcast(c, rank, 0, out, n * dt_size(dt));
+    return 0;
+}
+
+static double tree_time_s(const CollShape *s, double n)
+{
+    return 2.0 * coll_ceil_log2(s->p) * (s->a + n * s->b);
+}
+
+static double tree_bytes(const Comm *c, int rank, double n)
+{
+    return rank == 0 ? coll_ceil_log2(c->P) * n : 2.0 * n;
+}
+
+static double tree_messages(const Cluster *cl)
+{
+    const double P = cl->workers;
+    return 2 * (P - 1);
+}
+
+const CollAlgoOps coll_tree_ops = {.allreduce = tree_allreduce,
+                                   .time_s = tree_time_s,
+                                   .bytes = tree_bytes,
+                                   .messages = tree_messages,
+                                   .sums = COLL_SUMS_ARRIVING};
