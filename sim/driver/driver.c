@@ -3,7 +3,7 @@
  * The run holds everything it allocates, and run_free releases it also after a failure
  * part-way through run_create. The rooms of a run: worker.c, rendezvous.c, replay.c and
  * record.c. */
-#include "driver_impl.h"
+#include "exec_impl.h"
 
 #include <assert.h>
 #include <math.h>
@@ -259,7 +259,7 @@ static void run_actors(DriverRun *run)
         sg_actor_set_data(actor, &run->w[w]);
         sg_actor_start(actor, worker_actor, 1, argv);
     }
-    cost_start_streams(run);
+    exec_start(run);
 }
 
 /* The untrained model at time 0 and the first step; with actors, the actors, which take every

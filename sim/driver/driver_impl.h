@@ -39,6 +39,7 @@ static inline int stop_now(StopReason s)
 
 typedef struct DriverRun DriverRun;
 typedef struct SchedEngine SchedEngine; /* a scheduled step's (sched_impl.h) */
+typedef struct StepExec StepExec;       /* how a costed step is priced (exec_impl.h) */
 
 /* What a costed step's time went to, besides compute (cost.c). */
 enum { COST_COMPRESS, COST_COMM, COST_WAIT, COST_KINDS };
@@ -71,9 +72,11 @@ typedef struct {
     /* [n_buckets]: this step, bucket k's collectives include an allgather, which waits for
      * the backward to end when the profile's allgathers do not overlap it (cost_decided) */
     unsigned char *bucket_defer;
-    /* a schedule other than fifo, or --overlap layer, in gradient mode: the step is priced by
-     * sched_run.c (partitions, priorities, credit, layer-wise dependencies), ddp is 0; NULL:
-     * by this file as before */
+    /* how the step is priced (exec_impl.h), chosen by cost_create: exec_ddp (this file), exec_sched
+     * or exec_fast */
+    const StepExec *exec;
+    /* exec_sched's state (a schedule other than fifo, or --overlap layer, in gradient mode:
+     * partitions, priorities, credit, layer-wise dependencies; ddp is 0); NULL otherwise */
     SchedEngine *sched;
 } CostModel;
 
@@ -285,16 +288,15 @@ void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its W
 /* cost.c */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
 void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
-/* The leader, once the policy has decided step `step`: its levels, and a scheduled step's plan
- * (a plugin schedule's bad decision stops the run, run->stop STOP_ERROR). */
+/* The leader, once the policy has decided step `step`: its levels, and the executor's
+ * (exec_decided: a scheduled step's plan; a plugin schedule's bad decision stops the run,
+ * run->stop STOP_ERROR). */
 void cost_decided(DriverRun *run, long step);
 /* What the run's files say of its schedule (its spec as resolved, its last state, partitions a
  * step) into run->res, for a scheduled run (sched_run.c; nothing otherwise); run_finish calls
  * it, before the files of a run or of a cluster's job are written (its jobs are freed after). */
 void sched_record(DriverRun *run);
-void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
-void cost_stop_stream(Worker *me);
-void cost_step(Worker *me, const StepState *st, int averaged);
+/* exec_ddp (exec_impl.h) is this file's: one stream actor per worker under --overlap ddp */
 
 /* cost_lane.c (a leaf, as run_info.c): the roofline seconds of flops and bytes on the cluster's
  * GPU. What cost.c and cost_fast.c share: the wait of a round of collectives for the profile's
@@ -315,14 +317,12 @@ void cost_note(Worker *me, int kind, double t0, double t1);
 double cost_step_multiplier(Worker *me);
 double cost_peak_ratio(const Workload *wl, const Cluster *cl);
 
-/* sched_step.c: a scheduled step (CostModel.sched), as cost_step; last: the run's last step,
- * which drains its partitions before it ends. sched_drain: a run stopped at a rendezvous drains
- * the previous step's (layer-wise: they may still be in flight). sched_evaluated: an evaluation
- * just recorded after step `step` is stamped again when that step's update is applied (layer-wise
- * it lands during the next forward). sched_check: driver_check's checks of --schedule. */
-void sched_step(Worker *me, const StepState *st, int last);
-void sched_drain(Worker *me, const StepState *st);
-void sched_evaluated(DriverRun *run, long step, int set_tta);
+/* sched_step.c: exec_sched (exec_impl.h), a scheduled step (CostModel.sched); its step's last: the
+ * run's last step, which drains its partitions before it ends; its drain: a run stopped at a
+ * rendezvous drains the previous step's (layer-wise: they may still be in flight); its
+ * evaluated: an evaluation just recorded after step `step` is stamped again when that step's
+ * update is applied (layer-wise it lands during the next forward). sched_check: driver_check's
+ * checks of --schedule. */
 int sched_check(const RunConfig *cfg, const Model *m, BwError *err);
 /* sched_run.c: the schedule's state this step (its describe()), or NULL without a scheduled
  * step; the communication lanes a worker's timeline shows (1 unless a schedule runs parameter
@@ -330,12 +330,9 @@ int sched_check(const RunConfig *cfg, const Model *m, BwError *err);
 const char *sched_state(const DriverRun *run);
 int sched_lanes(const DriverRun *run);
 
-/* cost_fast.c */
+/* cost_fast.c: exec_fast (exec_impl.h), a costed step of identical workers on rank 0's clock
+ * (run->now), as exec_ddp books it */
 double cost_charge(Comm *comm, const CompressMsg *msg); /* offline: seconds of one message */
-/* A costed step of identical workers from `now` on rank 0's clock: returns when it ends; the
- * compute's seconds into *compute, the rest into split (COST_*), as cost_step books them. */
-double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double now,
-                      double *compute, double *split);
 
 /* rendezvous.c */
 void rendezvous_first_step(DriverRun *run);

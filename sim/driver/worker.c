@@ -4,7 +4,7 @@
  * are one shared replica, updated once by the first worker to hold the decoded mean) or a local
  * step and, when decided, parameter averaging (periodic mode). It takes its step only from
  * run->cur. */
-#include "driver_impl.h"
+#include "exec_impl.h"
 
 #include <assert.h>
 #include <math.h>
@@ -400,7 +400,7 @@ static void worker_evaluate(Worker *me, const StepState *st, double now)
         if (me->rank != 0) return;
         const int had_tta = !isnan(run->res->time_to_accuracy_s);
         record_eval(run, m, st, now);
-        sched_evaluated(run, st->step, !had_tta && !isnan(run->res->time_to_accuracy_s));
+        exec_evaluated(run, st->step, !had_tta && !isnan(run->res->time_to_accuracy_s));
         return;
     }
     const size_t np = m->n_params, ns = m->n_state;
@@ -502,16 +502,13 @@ static int worker_step_costed(Worker *me)
     if (stop_now(run->stop)) {
         /* the run ends at this rendezvous: the previous step's partitions may still be in
          * flight (layer-wise), and its books go as far as they do */
-        if (run->cost->sched) sched_drain(me, &st);
+        exec_drain(me, &st);
         me->end_s = simgrid_get_clock();
         return 1;
     }
     const int last = run->stop == STOP_DONE;
     int averaged = worker_communicate(me, &st);
-    if (run->cost->sched)
-        sched_step(me, &st, last);
-    else
-        cost_step(me, &st, averaged);
+    exec_step(me, &st, averaged, last);
     worker_step_end(me, &st, averaged, simgrid_get_clock(), last);
     me->end_s = simgrid_get_clock();
     return last;
@@ -532,6 +529,6 @@ void worker_actor(int argc, char **argv)
         while (!worker_step_costed(me)) continue;
     else
         while (!worker_step_plain(me)) continue;
-    cost_stop_stream(me);
+    exec_stop(me);
     run_actor_ended(me->run);
 }
