@@ -105,12 +105,12 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
     if (rc) return rc;
     cm->n_buckets =
         cost_buckets(cm, cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES);
-    cm->peak_ratio = cost_peak_ratio(cm->wl, &run->res->cluster);
+    cm->peak_ratio = cost_peak_ratio(cm->wl, &run->cluster);
     sgd_cost(cm->wl->n_params, &cfg->tc.sgd, &cm->opt_flops, &cm->opt_bytes);
     cm->exec = exec_choose(run);
     cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic && cm->exec != &exec_sched;
     if (run->fast) return BW_OK;
-    cm->data = coll_comm_create_zero_time(&run->res->cluster, cfg->algo);
+    cm->data = coll_comm_create_zero_time(&run->cluster, cfg->algo);
     if (!cm->data) return bw_fail(err, BW_ERUNTIME, "out of memory");
     return exec_create(run, err);
 }

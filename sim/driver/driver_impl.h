@@ -82,10 +82,10 @@ typedef struct {
 
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the
  * rendezvous (loss, norms), and its own books of where its time went. With shared replicas
- * (DriverRun.replica) its model borrows the one set of parameters and its optimiser is unused;
- * its own are the gradients and the state (batch norm's running statistics). Its model never
- * computes a training step (a ComputeSlot's does, on its buffers), so it holds no activations;
- * only rank 0's evaluations give it some. */
+ * (DriverRun.shared.replica) its model borrows the one set of parameters and its optimiser is
+ * unused; its own are the gradients and the state (batch norm's running statistics). Its model
+ * never computes a training step (a ComputeSlot's does, on its buffers), so it holds no
+ * activations; only rank 0's evaluations give it some. */
 typedef struct {
     DriverRun *run; /* the simulation it belongs to */
     int rank;
@@ -150,11 +150,62 @@ typedef struct {
     int has_queued_eval;
 } TraceRecorder;
 
+/* Gradient mode's one shared replica (unless cfg->per_worker_replicas): every replica applies
+ * the same decoded mean, so they are bit-identical and kept once: replica owns the parameters
+ * every worker's model borrows, opt is their one optimiser, and the first worker to hold the
+ * step's decoded mean applies it (updated_step). replica NULL: every worker keeps its own
+ * (periodic mode). worker.c's shared_update; driver.c makes and frees them. */
+typedef struct {
+    Model *replica;
+    Sgd opt;
+    long updated_step; /* the last step whose update was applied to the shared replica */
+    float *applied;    /* that update's decoded mean, which every worker's must equal (a dense
+                          step's one mean itself on a communicator that sums once) */
+} SharedReplica;
+
+/* Periodic mode: the averaging of the workers' parameters, its variance, and the evaluation
+ * of the replicas' mean (worker.c, rendezvous.c, record.c). */
+typedef struct {
+    long averaged_step; /* the last step whose averaging is done for every worker */
+    double *eval_acc;   /* sum of the replicas' parameters */
+    int eval_deposits;  /* replicas added to eval_acc this step */
+    int avg_deposits;   /* replicas that measured their distance this step */
+    int averaged_prev;  /* the previous step averaged, with this variance */
+    double variance_prev;
+} PeriodicAveraging;
+
+/* A replay's cursor in its trace (rendezvous.c, run_info.c). */
+typedef struct {
+    double epoch_first_lr; /* the lr at the current epoch's first step */
+    double trace_variance; /* the trace's latest parameter variance */
+    long eval_cursor;      /* the first trace evaluation not yet passed */
+} ReplayCursor;
+
+/* Layer-wise steps (sched_step.c): the evaluation recorded after step eval_pending_step (row
+ * eval_pending_row, -1: none), to be stamped when that step's update is applied, and whether
+ * it set the time to accuracy (exec_sched's evaluated). */
+typedef struct {
+    long eval_pending_step;
+    int eval_pending_row, eval_pending_tta;
+} EvalStamps;
+
+/* Where the run sits in its engine: a job of several (driver_job_create), or a run of its own
+ * (place NULL). */
+typedef struct {
+    const DriverPlace *place;
+    double start_s;   /* the engine's clock at the job's start (0 for a run of its own) */
+    double end_clock; /* the engine's clock when its last actor ended */
+    int actors_ended; /* worker actors that ran to their end (all P, unless SimGrid stalled) */
+} JobPlacement;
+
 /* One simulation. */
 struct DriverRun {
     /* fixed for the run */
     const RunConfig *cfg;
     RunResult *res;
+    /* the cluster as loaded (a --platform file's measured routes filled in, a job's ranks
+     * measured on the engine's): what the run's files report is a copy, RunResult.cluster */
+    Cluster cluster;
     int P;
     int shard;      /* samples per worker per epoch */
     int b0;         /* starting per-worker batch */
@@ -162,16 +213,7 @@ struct DriverRun {
     int want_norms; /* the workers compute their gradient norms (live runs that need them) */
     int fast;       /* the fast replay (driver_replay_fast): no SimGrid, no actors */
     Worker *w;      /* [P] */
-    /* Gradient mode (unless cfg->per_worker_replicas): every replica applies the same decoded
-     * mean, so they are bit-identical and kept once: replica owns the parameters every worker's
-     * model borrows, opt is their one optimiser, and the first worker to hold the step's decoded
-     * mean applies it (updated_step). NULL: every worker keeps its own (periodic mode). */
-    Model *replica;
-    Sgd opt;
-    long updated_step;  /* the last step whose update was applied to the shared replica */
-    long averaged_step; /* periodic: the last step whose averaging is done for every worker */
-    float *applied;     /* that update's decoded mean, which every worker's must equal (a dense
-                           step's one mean itself on a communicator that sums once) */
+    SharedReplica shared;
     ComputeSlot *slots; /* [n_slots]: live runs, one per computing thread */
     int n_slots;
     Comm *comm;
@@ -200,22 +242,15 @@ struct DriverRun {
     double *grad_norm_rank0, *grad_norm_mean;   /* [n_layers] each, as dec.level */
     double *epoch_norm_rank0, *epoch_norm_mean; /* [n_layers] each */
     long epoch_steps;                           /* live: steps summed into the workers' gsum */
-    double epoch_first_lr; /* replay: the lr at the current epoch's first step */
-    double trace_variance; /* replay: the trace's latest parameter variance */
-    long eval_cursor;      /* replay: the first trace evaluation not yet passed */
-    BwError err;           /* STOP_ERROR: why (run_fail) */
+    ReplayCursor cursor;                        /* replay */
+    BwError err;                                /* STOP_ERROR: why (run_fail) */
     int err_status;
 
     /* evaluations with actors: the untrained model at time 0; in periodic mode, the mean of
      * the replicas (gradient mode evaluates rank 0's replica) */
     Model *eval_model;
 
-    /* periodic mode */
-    double *eval_acc;  /* sum of the replicas' parameters */
-    int eval_deposits; /* replicas added to eval_acc this step */
-    int avg_deposits;  /* replicas that measured their distance this step */
-    int averaged_prev; /* the previous step averaged, with this variance */
-    double variance_prev;
+    PeriodicAveraging avg; /* periodic mode */
 
     /* results */
     long cap_steps; /* rows res->steps and res->evals hold */
@@ -225,19 +260,10 @@ struct DriverRun {
 
     double now; /* the fast replay's simulated clock */
 
-    CostModel *cost; /* costed steps (a workload or overlap ddp); NULL: charged as before */
-    Timeline *tl;    /* --timeline, or NULL */
-    /* layer-wise steps: the evaluation recorded after step eval_pending_step (row
-     * eval_pending_row, -1: none), to be stamped when that step's update is applied, and whether
-     * it set the time to accuracy (sched_evaluated) */
-    long eval_pending_step;
-    int eval_pending_row, eval_pending_tta;
-
-    /* a job of several in one engine (driver_job_create), or NULL: a run of its own */
-    const DriverPlace *place;
-    double start_s;   /* the engine's clock at the job's start (0 for a run of its own) */
-    double end_clock; /* the engine's clock when its last actor ended */
-    int actors_ended; /* worker actors that ran to their end (all P, unless SimGrid stalled) */
+    CostModel *cost;   /* costed steps (a workload or overlap ddp); NULL: charged as before */
+    Timeline *tl;      /* --timeline, or NULL */
+    EvalStamps stamps; /* layer-wise steps */
+    JobPlacement job;
 };
 
 /* run_info.c: what every file asks of a run (a leaf of the call graph: it calls no other file
@@ -280,7 +306,8 @@ void run_free(DriverRun *run);
 /* worker.c */
 /* A worker's model, optimiser, compressor, buffers and random stream; worker_free undoes it,
  * also a partial one, and is a no-op on a zeroed Worker. own: the worker keeps its own replica
- * and optimiser (made from run->replica, still untrained), else it shares run->replica. */
+ * and optimiser (made from run->shared.replica, still untrained), else it shares
+ * run->shared.replica. */
 int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err);
 void worker_free(Worker *me);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */

@@ -188,8 +188,8 @@ void record_step(DriverRun *run, const StepState *st, const Worker *w0, int aver
 void record_step_variance(DriverRun *run)
 {
     RunResult *res = run->res;
-    if (run->averaged_prev && res->n_steps)
-        res->steps[res->n_steps - 1].variance = run->variance_prev;
+    if (run->avg.averaged_prev && res->n_steps)
+        res->steps[res->n_steps - 1].variance = run->avg.variance_prev;
 }
 
 /* The epoch that step st ended: the whole model's norm of its mean gradient, from the
@@ -326,9 +326,9 @@ int record_trace_close(DriverRun *run, BwError *err)
     if (rec->has_pending && (run->stop == STOP_DIVERGED || run->stop == STOP_TARGET))
         snprintf(rec->pending.stopped, sizeof rec->pending.stopped, "%s",
                  run->stop == STOP_DIVERGED ? "diverged" : "reached_target");
-    if (rec->has_pending && run->averaged_prev) { /* the last step's averaging: no next step */
+    if (rec->has_pending && run->avg.averaged_prev) { /* the last step's averaging: no next step */
         rec->pending.has_variance = 1;
-        rec->pending.param_variance = run->variance_prev;
+        rec->pending.param_variance = run->avg.variance_prev;
     }
     flush_trace(rec);
     int rc = trace_writer_close(rec->writer, err);

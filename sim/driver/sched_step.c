@@ -106,20 +106,20 @@ static void applied(Worker *me, long step)
     const double now = run_now(run), sent = coll_stats(run->comm, 0)->bytes_sent;
     for (long i = res->n_steps - 1; i >= 0 && i >= res->n_steps - 2; i--)
         if (res->steps[i].step == step) res->steps[i].bytes = sent;
-    if (run->eval_pending_row < 0 || run->eval_pending_step != step) return;
-    EvalRow *e = &res->evals[run->eval_pending_row];
+    if (run->stamps.eval_pending_row < 0 || run->stamps.eval_pending_step != step) return;
+    EvalRow *e = &res->evals[run->stamps.eval_pending_row];
     e->sim_time_s = now;
     e->bytes_per_worker = sent;
-    if (run->eval_pending_tta) res->time_to_accuracy_s = now;
-    run->eval_pending_row = -1;
+    if (run->stamps.eval_pending_tta) res->time_to_accuracy_s = now;
+    run->stamps.eval_pending_row = -1;
 }
 
 static void sched_evaluated(DriverRun *run, long step, int set_tta)
 {
     if (!run->cost->sched || !run->cost->sched->layerwise) return;
-    run->eval_pending_row = run->res->n_evals - 1;
-    run->eval_pending_step = step;
-    run->eval_pending_tta = set_tta;
+    run->stamps.eval_pending_row = run->res->n_evals - 1;
+    run->stamps.eval_pending_step = step;
+    run->stamps.eval_pending_tta = set_tta;
 }
 
 /* An execution of flops on the compute lane, drawn as `name`; its seconds. */
