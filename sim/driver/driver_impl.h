@@ -389,6 +389,12 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
 void record_decision_print(const PolicyDecision *d, int n_layers, char *out);
 /* The step's decision, into the step record_trace_step began (with cfg->record_decisions). */
 void record_trace_decision(DriverRun *run, const PolicyDecision *d);
+/* Layer-wise steps (DriverRun.stamps): the evaluation just recorded after step `step` waits for
+ * that step's update (set_tta: it set the time to accuracy); record_applied, once rank 0 has
+ * applied it, stamps the step's row (its bytes) and that evaluation (its time, bytes and any
+ * time to accuracy) with the clock and bytes of now. */
+void record_eval_pending(DriverRun *run, long step, int set_tta);
+void record_applied(DriverRun *run, long step);
 int record_trace_close(DriverRun *run, BwError *err);
 void record_trace_abort(DriverRun *run);
 

@@ -97,29 +97,15 @@ static int plan_done(const Worker *me, const void *arg)
 }
 
 /* Step `step`'s update is applied on this worker: rank 0's row of that step and the evaluation
- * that followed it are stamped now (their bytes, its time and any time to accuracy). */
+ * that followed it are stamped now (record_applied). */
 static void applied(Worker *me, long step)
 {
-    DriverRun *run = me->run;
-    if (me->rank != 0 || !run->cost->sched->layerwise) return;
-    RunResult *res = run->res;
-    const double now = run_now(run), sent = coll_stats(run->comm, 0)->bytes_sent;
-    for (long i = res->n_steps - 1; i >= 0 && i >= res->n_steps - 2; i--)
-        if (res->steps[i].step == step) res->steps[i].bytes = sent;
-    if (run->stamps.eval_pending_row < 0 || run->stamps.eval_pending_step != step) return;
-    EvalRow *e = &res->evals[run->stamps.eval_pending_row];
-    e->sim_time_s = now;
-    e->bytes_per_worker = sent;
-    if (run->stamps.eval_pending_tta) res->time_to_accuracy_s = now;
-    run->stamps.eval_pending_row = -1;
+    if (me->rank == 0 && me->run->cost->sched->layerwise) record_applied(me->run, step);
 }
 
 static void sched_evaluated(DriverRun *run, long step, int set_tta)
 {
-    if (!run->cost->sched || !run->cost->sched->layerwise) return;
-    run->stamps.eval_pending_row = run->res->n_evals - 1;
-    run->stamps.eval_pending_step = step;
-    run->stamps.eval_pending_tta = set_tta;
+    if (run->cost->sched && run->cost->sched->layerwise) record_eval_pending(run, step, set_tta);
 }
 
 /* An execution of flops on the compute lane, drawn as `name`; its seconds. */
