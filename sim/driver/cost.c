@@ -267,16 +267,16 @@ static void stream_actor(int argc, char **argv)
     double ignored[COST_KINDS];
     int queued = 0;
     for (;;) {
-        sg_sem_acquire(me->ready);
-        if (me->stream_quit) break;
-        int k = me->stream_next++;
+        sg_sem_acquire(me->stream.ready);
+        if (me->stream.quit) break;
+        int k = me->stream.next++;
         const int *todo = cm->order + cm->bucket_start[k];
         int n = cm->bucket_start[k + 1] - cm->bucket_start[k];
         cost_reduce(me, todo, n, cm->stream_bar, TL_LANE_COMM, k, k > 0 && queued, ignored);
-        queued = sg_sem_get_capacity(me->ready) > 0; /* the next bucket is ready already */
-        if (me->stream_next == cm->n_buckets) {
-            me->stream_next = 0;
-            sg_sem_release(me->done);
+        queued = sg_sem_get_capacity(me->stream.ready) > 0; /* the next bucket is ready already */
+        if (me->stream.next == cm->n_buckets) {
+            me->stream.next = 0;
+            sg_sem_release(me->stream.done);
         }
     }
 }
@@ -301,8 +301,8 @@ static void ddp_start(DriverRun *run)
     if (!run->cost->ddp) return;
     for (int w = 0; w < run->P; w++) {
         Worker *me = &run->w[w];
-        me->ready = sg_sem_init(0);
-        me->done = sg_sem_init(0);
+        me->stream.ready = sg_sem_init(0);
+        me->stream.done = sg_sem_init(0);
         char name[32];
         snprintf(name, sizeof name, "stream%d", w);
         char *argv[] = {name, NULL};
@@ -314,9 +314,9 @@ static void ddp_start(DriverRun *run)
 
 static void ddp_stop(Worker *me)
 {
-    if (!me->ready) return;
-    me->stream_quit = 1;
-    sg_sem_release(me->ready);
+    if (!me->stream.ready) return;
+    me->stream.quit = 1;
+    sg_sem_release(me->stream.ready);
 }
 
 /* ---- a step ---- */
@@ -358,12 +358,12 @@ static double cost_backward(Worker *me, int b)
         cost_span(me, TL_LANE_COMPUTE, "compute", name, t0, t0 + d, NULL);
         for (int i = k - full; i < k; i++) {
             held += held || cm->bucket_defer[i];
-            if (!held) sg_sem_release(me->ready);
+            if (!held) sg_sem_release(me->stream.ready);
         }
         f = 0;
         from = l - 1;
     }
-    for (; held > 0; held--) sg_sem_release(me->ready);
+    for (; held > 0; held--) sg_sem_release(me->stream.ready);
     return total;
 }
 
@@ -399,7 +399,7 @@ static void ddp_step(Worker *me, const StepState *st, int averaged, int last, St
     compute += cost_backward(me, b);
     if (cm->ddp) {
         double t0 = simgrid_get_clock();
-        sg_sem_acquire(me->done);
+        sg_sem_acquire(me->stream.done);
         double t1 = simgrid_get_clock();
         exposed_split(me, t0, t1, split);
     } else if (!run->periodic) {

@@ -80,6 +80,13 @@ typedef struct {
     SchedEngine *sched;
 } CostModel;
 
+/* A worker's communication stream under DDP's overlap (cost.c's stream actor, exec_ddp). */
+typedef struct {
+    sg_sem_t ready; /* a bucket is full (released once per bucket) */
+    sg_sem_t done;  /* the stream has reduced the step's last bucket */
+    int next, quit; /* the next bucket it reduces; told to end */
+} DdpStream;
+
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the
  * rendezvous (loss, norms), and its own books of where its time went. With shared replicas
  * (DriverRun.shared.replica) its model borrows the one set of parameters and its optimiser is
@@ -115,10 +122,8 @@ typedef struct {
     double compress_s, step_compress_s;
     double cost_mult; /* this step's slowdown x jitter */
     long cost_step;   /* the step being costed (the stream's timeline events) */
-    sg_sem_t ready;   /* ddp: a bucket is full (released once per bucket) */
-    sg_sem_t done;    /* ddp: the stream has reduced the step's last bucket */
-    int stream_next, stream_quit;
-    CostSpan *spans; /* what the stream did this step */
+    DdpStream stream; /* exec_ddp under --overlap ddp (cost.c) */
+    CostSpan *spans;  /* what the stream did this step */
     int n_spans, cap_spans;
 } Worker;
 

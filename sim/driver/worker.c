@@ -78,8 +78,8 @@ void worker_free(Worker *me)
     free(me->gtemplate);
     free(me->norms);
     free(me->spans);
-    if (me->ready) sg_sem_destroy(me->ready);
-    if (me->done) sg_sem_destroy(me->done);
+    if (me->stream.ready) sg_sem_destroy(me->stream.ready);
+    if (me->stream.done) sg_sem_destroy(me->stream.done);
     memset(me, 0, sizeof *me);
 }
 
