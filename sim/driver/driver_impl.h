@@ -72,7 +72,7 @@ typedef struct {
     /* [n_buckets]: this step, bucket k's collectives include an allgather, which waits for
      * the backward to end when the profile's allgathers do not overlap it (cost_decided) */
     unsigned char *bucket_defer;
-    /* how the step is priced (exec_impl.h), chosen by cost_create: exec_ddp (this file), exec_sched
+    /* how the step is priced (exec_impl.h), chosen by cost_create: exec_ddp (cost.c), exec_sched
      * or exec_fast */
     const StepExec *exec;
     /* exec_sched's state (a schedule other than fifo, or --overlap layer, in gradient mode:
