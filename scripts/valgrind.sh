@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 all=(driver driver_policies coll coll_time compress compress_methods cli cli_runs policies
   policies_accordion policies_periodic reproduce sweep sweep_priced cli_results trace trace_replay
   layers models resnet dataset optim trainer units pool plugin interrupt compress_cost timeline
-  workload python_absent figures inputs leftovers outputs flags costs scenario sched schedules
+  workload python_absent figures inputs leftovers outputs flags costs scenario sched exec schedules
   coll_ps cluster cluster_file coll_tag coll_toy notes plots says_what costs_limits plugin_end
   sweep_lists plots_written fuzz_found)
 # conv_fast is not in the list: its shapes and thread checks take 78 s under valgrind, and its

@@ -43,7 +43,7 @@
 #include <simgrid/semaphore.h>
 
 #include "engine.h"
-#include "sched_impl.h"
+#include "exec_impl.h"
 
 /* ---- the plan, fixed for the run ---- */
 
@@ -105,22 +105,21 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
     if (rc) return rc;
     cm->n_buckets =
         cost_buckets(cm, cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES);
-    cm->peak_ratio = cost_peak_ratio(cm->wl, &run->res->cluster);
+    cm->peak_ratio = cost_peak_ratio(cm->wl, &run->cluster);
     sgd_cost(cm->wl->n_params, &cfg->tc.sgd, &cm->opt_flops, &cm->opt_bytes);
-    const int scheduled = driver_scheduled(cfg) && !run->periodic;
-    cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic && !scheduled;
+    cm->exec = exec_choose(run);
+    cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic && cm->exec != &exec_sched;
     if (run->fast) return BW_OK;
-    cm->data = coll_comm_create_zero_time(&run->res->cluster, cfg->algo);
+    cm->data = coll_comm_create_zero_time(&run->cluster, cfg->algo);
     if (!cm->data) return bw_fail(err, BW_ERUNTIME, "out of memory");
-    if (cm->ddp) cm->stream_bar = sg_barrier_init((unsigned)run->P);
-    return scheduled ? sched_create(run, err) : BW_OK;
+    return exec_create(run, err);
 }
 
 void cost_free(DriverRun *run)
 {
     CostModel *cm = run->cost;
     if (!cm) return;
-    sched_free(run);
+    exec_free(run);
     workload_free(cm->own);
     free(cm->views);
     free(cm->follows);
@@ -130,7 +129,6 @@ void cost_free(DriverRun *run)
     free(cm->bucket_layer);
     free(cm->bucket_defer);
     coll_comm_free(cm->data);
-    if (cm->stream_bar) sg_barrier_destroy(cm->stream_bar);
     free(cm);
     run->cost = NULL;
 }
@@ -158,10 +156,7 @@ void cost_decided(DriverRun *run, long step)
     for (int t = 0; t < cm->wl->n_tensors; t++)
         cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
     for (int k = 0; cm->ddp && k < cm->n_buckets; k++) cm->bucket_defer[k] = bucket_waits(run, k);
-    if (!cm->sched) return;
-    BwError why = {{0}};
-    int rc = sched_plan_build(run, step, &why);
-    if (rc) run_fail(run, rc, &why); /* a plugin's bad decision: the run stops here */
+    exec_decided(run, step);
 }
 
 /* ---- seconds on the simulated GPU ---- */
@@ -272,28 +267,42 @@ static void stream_actor(int argc, char **argv)
     double ignored[COST_KINDS];
     int queued = 0;
     for (;;) {
-        sg_sem_acquire(me->ready);
-        if (me->stream_quit) break;
-        int k = me->stream_next++;
+        sg_sem_acquire(me->stream.ready);
+        if (me->stream.quit) break;
+        int k = me->stream.next++;
         const int *todo = cm->order + cm->bucket_start[k];
         int n = cm->bucket_start[k + 1] - cm->bucket_start[k];
         cost_reduce(me, todo, n, cm->stream_bar, TL_LANE_COMM, k, k > 0 && queued, ignored);
-        queued = sg_sem_get_capacity(me->ready) > 0; /* the next bucket is ready already */
-        if (me->stream_next == cm->n_buckets) {
-            me->stream_next = 0;
-            sg_sem_release(me->done);
+        queued = sg_sem_get_capacity(me->stream.ready) > 0; /* the next bucket is ready already */
+        if (me->stream.next == cm->n_buckets) {
+            me->stream.next = 0;
+            sg_sem_release(me->stream.done);
         }
     }
 }
 
-void cost_start_streams(DriverRun *run)
+/* The streams' rendezvous (the exposed wait of each bucket's collectives), under ddp. */
+static int ddp_create(DriverRun *run, BwError *err)
 {
-    if (run->cost && run->cost->sched) sched_start(run);
-    if (!run->cost || !run->cost->ddp) return;
+    (void)err;
+    CostModel *cm = run->cost;
+    if (cm->ddp) cm->stream_bar = sg_barrier_init((unsigned)run->P);
+    return BW_OK;
+}
+
+static void ddp_free(DriverRun *run)
+{
+    if (run->cost->stream_bar) sg_barrier_destroy(run->cost->stream_bar);
+    run->cost->stream_bar = NULL;
+}
+
+static void ddp_start(DriverRun *run)
+{
+    if (!run->cost->ddp) return;
     for (int w = 0; w < run->P; w++) {
         Worker *me = &run->w[w];
-        me->ready = sg_sem_init(0);
-        me->done = sg_sem_init(0);
+        me->stream.ready = sg_sem_init(0);
+        me->stream.done = sg_sem_init(0);
         char name[32];
         snprintf(name, sizeof name, "stream%d", w);
         char *argv[] = {name, NULL};
@@ -303,12 +312,11 @@ void cost_start_streams(DriverRun *run)
     }
 }
 
-void cost_stop_stream(Worker *me)
+static void ddp_stop(Worker *me)
 {
-    if (me->run->cost && me->run->cost->sched) sched_stop(me);
-    if (!me->ready) return;
-    me->stream_quit = 1;
-    sg_sem_release(me->ready);
+    if (!me->stream.ready) return;
+    me->stream.quit = 1;
+    sg_sem_release(me->stream.ready);
 }
 
 /* ---- a step ---- */
@@ -350,12 +358,12 @@ static double cost_backward(Worker *me, int b)
         cost_span(me, TL_LANE_COMPUTE, "compute", name, t0, t0 + d, NULL);
         for (int i = k - full; i < k; i++) {
             held += held || cm->bucket_defer[i];
-            if (!held) sg_sem_release(me->ready);
+            if (!held) sg_sem_release(me->stream.ready);
         }
         f = 0;
         from = l - 1;
     }
-    for (; held > 0; held--) sg_sem_release(me->ready);
+    for (; held > 0; held--) sg_sem_release(me->stream.ready);
     return total;
 }
 
@@ -375,14 +383,14 @@ static void exposed_split(const Worker *me, double t0, double t1, double *split)
     split[COST_COMM] += fmax(0.0, (t1 - t0) - covered);
 }
 
-/* The simulated part of a costed step, after the rendezvous and the real update: adds the
- * step's books to the worker's (step_* and their totals). averaged: periodic mode averaged the
- * parameters at this step. */
-void cost_step(Worker *me, const StepState *st, int averaged)
+/* The simulated part of a costed step, after the rendezvous and the real update, into books.
+ * averaged: periodic mode averaged the parameters at this step. */
+static void ddp_step(Worker *me, const StepState *st, int averaged, int last, StepBooks *books)
 {
+    (void)last;
     DriverRun *run = me->run;
     CostModel *cm = run->cost;
-    double split[COST_KINDS] = {0};
+    double *split = books->split;
     me->cost_step = st->step;
     me->cost_mult = cost_step_multiplier(me);
     me->n_spans = 0;
@@ -391,7 +399,7 @@ void cost_step(Worker *me, const StepState *st, int averaged)
     compute += cost_backward(me, b);
     if (cm->ddp) {
         double t0 = simgrid_get_clock();
-        sg_sem_acquire(me->done);
+        sg_sem_acquire(me->stream.done);
         double t1 = simgrid_get_clock();
         exposed_split(me, t0, t1, split);
     } else if (!run->periodic) {
@@ -419,12 +427,15 @@ void cost_step(Worker *me, const StepState *st, int averaged)
         cost_span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
         cost_span(me, TL_LANE_COMM, "communication", "average parameters", t2, t3, NULL);
     }
-    me->step_compute_s = compute;
-    me->step_compress_s = split[COST_COMPRESS];
-    me->step_comm_s = split[COST_COMM];
-    me->step_wait_s += split[COST_WAIT];
-    me->compute_s += compute;
-    me->compress_s += split[COST_COMPRESS];
-    me->comm_s += split[COST_COMM];
-    me->wait_s += split[COST_WAIT];
+    books->compute = compute;
 }
+
+const StepExec exec_ddp = {
+    .version = STEP_EXEC_VERSION,
+    .name = "ddp",
+    .create = ddp_create,
+    .free = ddp_free,
+    .start = ddp_start,
+    .step = ddp_step,
+    .stop = ddp_stop,
+};

@@ -6,7 +6,7 @@
  * --free-compression only: an encode would share the GPU with the backward, which only the
  * actors simulate) each bucket's collectives start at max(its last gradient, the previous
  * bucket's end), max-plus arithmetic that equals the actors to about 1e-9. */
-#include "driver_impl.h"
+#include "exec_impl.h"
 
 #include <math.h>
 
@@ -121,13 +121,14 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
     return t - t0;
 }
 
-double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double now,
-                      double *compute, double *split)
+/* A costed step of identical workers from `now` on rank 0's clock: returns when it ends; the
+ * compute's seconds into *compute, the rest into split (COST_*), as exec_ddp books them. */
+static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double now,
+                             double *compute, double *split)
 {
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
-    FastClock c = {now, run->res->cluster.gpu_flops,
-                   run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0};
+    FastClock c = {now, run->cluster.gpu_flops, run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0};
     const int b = driver_price_batch(run->cfg, st->b);
     double comp;
     if (cm->ddp) {
@@ -160,3 +161,17 @@ double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double 
     *compute = comp;
     return c.now;
 }
+
+/* Every worker's step at once, on rank 0's books and the run's clock. */
+static void fast_step(Worker *me, const StepState *st, int averaged, int last, StepBooks *books)
+{
+    (void)last;
+    DriverRun *run = me->run;
+    run->now = cost_step_fast(run, st, averaged, run->now, &books->compute, books->split);
+}
+
+const StepExec exec_fast = {
+    .version = STEP_EXEC_VERSION,
+    .name = "fast",
+    .step = fast_step,
+};

@@ -86,7 +86,7 @@ int cost_phases(const DriverRun *run, int nm, CompressCost *cc)
     if (run->cfg->free_compression) {
         memset(cc->phase_s, 0, sizeof cc->phase_s);
     } else if (!run->cost->prof) {
-        double half = 0.5 * cost_gpu_seconds(&run->res->cluster, cc->flops, cc->bytes);
+        double half = 0.5 * cost_gpu_seconds(&run->cluster, cc->flops, cc->bytes);
         cc->phase_s[0] = half;
         if (last > 0) cc->phase_s[last] = half;
     }
@@ -99,7 +99,7 @@ double cost_opt_seconds(const DriverRun *run)
 {
     const CostModel *cm = run->cost;
     if (cm->prof) return costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)cm->wl->n_params);
-    return cost_gpu_seconds(&run->res->cluster, cm->opt_flops, cm->opt_bytes);
+    return cost_gpu_seconds(&run->cluster, cm->opt_flops, cm->opt_bytes);
 }
 
 /* This step's multiplier of every GPU time: the worker's slowdown and a lognormal jitter of

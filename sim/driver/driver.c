@@ -3,7 +3,7 @@
  * The run holds everything it allocates, and run_free releases it also after a failure
  * part-way through run_create. The rooms of a run: worker.c, rendezvous.c, replay.c and
  * record.c. */
-#include "driver_impl.h"
+#include "exec_impl.h"
 
 #include <assert.h>
 #include <math.h>
@@ -33,7 +33,7 @@ void run_free(DriverRun *run)
     record_trace_abort(run);
     timeline_abort(run->tl);
     cost_free(run);
-    if (!run->place || !run->place->pool) /* idle: every worker waits for its job first */
+    if (!run->job.place || !run->job.place->pool) /* idle: every worker waits for its job first */
         pool_free(run->pool);
     for (int t = 0; run->slots && t < run->n_slots; t++) {
         model_free(run->slots[t].model); /* leaves the buffers it borrowed */
@@ -45,9 +45,9 @@ void run_free(DriverRun *run)
     policy_free(run->pol);
     for (int w = 0; run->w && w < run->P; w++) worker_free(&run->w[w]);
     free(run->w);
-    model_free(run->replica); /* after the workers' models, which borrow its parameters */
-    sgd_free(&run->opt);
-    free(run->applied);
+    model_free(run->shared.replica); /* after the workers' models, which borrow its parameters */
+    sgd_free(&run->shared.opt);
+    free(run->shared.applied);
     free(run->dec.level);
     free(run->grad_norm_rank0);
     free(run->grad_norm_mean);
@@ -56,36 +56,37 @@ void run_free(DriverRun *run)
     coll_comm_free(run->comm);
     coll_comm_free(run->mirror);
     model_free(run->eval_model);
-    free(run->eval_acc);
+    free(run->avg.eval_acc);
     free(run->perm);
     free(run);
 }
 
 /* The run's cluster (loaded into SimGrid unless the fast replay needs none), its collectives
  * and its workers, each knowing its run and rank (worker_init comes once the policy's mode is
- * known: run_workers_init), and the model the policy is described from (run->replica). */
+ * known: run_workers_init), and the model the policy is described from (run->shared.replica). */
 static int run_alloc(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     RunResult *res = run->res;
     int rc;
-    driver_cluster_loaded(cfg, &res->cluster);
+    driver_cluster_loaded(cfg, &run->cluster);
     const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
-    if (run->place) /* a job of several: the cluster is loaded, its ranks placed on it */
-        engine_measure_job(&res->cluster, run->place->gpus);
-    else if (!run->fast && (rc = engine_load_cluster(&res->cluster, err)))
+    if (run->job.place) /* a job of several: the cluster is loaded, its ranks placed on it */
+        engine_measure_job(&run->cluster, run->job.place->gpus);
+    else if (!run->fast && (rc = engine_load_cluster(&run->cluster, err)))
         return rc;
-    run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
-                          : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
-    if (run->comm && run->place) {
-        coll_comm_set_tag(run->comm, run->place->tag);
-        coll_comm_set_wire(run->comm, run->place->wire, run->place->wire_arg);
+    res->cluster = run->cluster; /* what the files say of it */
+    run->comm = run->fast ? coll_comm_create_offline(&run->cluster, cfg->algo)
+                          : coll_comm_create(&run->cluster, cfg->algo, cfg->backend);
+    if (run->comm && run->job.place) {
+        coll_comm_set_tag(run->comm, run->job.place->tag);
+        coll_comm_set_wire(run->comm, run->job.place->wire, run->job.place->wire_arg);
     }
     if (run->comm && prof)
         coll_comm_set_allgather_factor(run->comm, costs_share(prof, cfg->transport, 0) /
                                                       costs_share(prof, cfg->transport, 1));
     CollShareCurve curve[2]; /* nccl-tests' busbw for the cluster's GPUs per NIC (costs_busbw.c) */
-    const double per_nic = cluster_gpus_per_nic(&res->cluster);
+    const double per_nic = cluster_gpus_per_nic(&run->cluster);
     if (run->comm && prof && costs_busbw_curve(prof, cfg->transport, 0, per_nic, &curve[0]) &&
         costs_busbw_curve(prof, cfg->transport, 1, per_nic, &curve[1]))
         coll_comm_set_share_curves(run->comm, &curve[0], &curve[1]);
@@ -98,10 +99,10 @@ static int run_alloc(DriverRun *run, BwError *err)
         run->w[w].rank = w;
     }
     if (run->fast) return replay_fast_init(run, err);
-    return run_model_create(cfg, &run->replica, err);
+    return run_model_create(cfg, &run->shared.replica, err);
 }
 
-/* The workers. Gradient mode keeps run->replica as the one replica every worker shares, with
+/* The workers. Gradient mode keeps run->shared.replica as the one replica every worker shares, with
  * its optimiser (unless cfg->per_worker_replicas); otherwise each worker's own replica is a copy
  * of it, and it is freed. */
 static int run_workers_init(DriverRun *run, BwError *err)
@@ -109,19 +110,19 @@ static int run_workers_init(DriverRun *run, BwError *err)
     const RunConfig *cfg = run->cfg;
     const int own = run->periodic || cfg->per_worker_replicas;
     int rc;
-    run->averaged_step = -1;
+    run->avg.averaged_step = -1;
     if (!own) {
-        const size_t n = run->replica->n_params;
-        run->updated_step = -1;
-        if ((rc = sgd_init(&run->opt, n, cfg->tc.sgd, err))) return rc;
-        if (!(run->applied = malloc(sizeof(float) * n)))
+        const size_t n = run->shared.replica->n_params;
+        run->shared.updated_step = -1;
+        if ((rc = sgd_init(&run->shared.opt, n, cfg->tc.sgd, err))) return rc;
+        if (!(run->shared.applied = malloc(sizeof(float) * n)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", n);
     }
     for (int w = 0; w < run->P; w++)
         if ((rc = worker_init(&run->w[w], run, w, own, err))) return rc;
     if (own) { /* each worker made its own, a copy of it */
-        model_free(run->replica);
-        run->replica = NULL;
+        model_free(run->shared.replica);
+        run->shared.replica = NULL;
     }
     return BW_OK;
 }
@@ -163,11 +164,11 @@ static int run_policy_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     RunResult *res = run->res;
-    const Model *m0 = run->fast ? run->w[0].model : run->replica;
+    const Model *m0 = run->fast ? run->w[0].model : run->shared.replica;
     PolicyContext ctx;
     PolicyLayer *layers = malloc(sizeof *layers * (size_t)m0->n_layers);
     if (!layers) return bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", m0->n_layers);
-    run_policy_context(&ctx, cfg, &res->cluster, m0, run->shard, layers);
+    run_policy_context(&ctx, cfg, &run->cluster, m0, run->shard, layers);
     int rc = run_layer_arrays(run, m0, err);
     if (!rc) rc = policy_create(cfg->policy, "--policy", &ctx, &run->pol, err);
     free(layers); /* the policy keeps its own copy */
@@ -181,10 +182,10 @@ static int run_policy_create(DriverRun *run, BwError *err)
     run->want_norms = !cfg->replay && (run->pol->ops->needs_grad_norms || cfg->record_trace);
     if (run->fast) return BW_OK;
     rc = cfg->replay ? run_model_create(cfg, &run->eval_model, err)
-                     : model_create_copy(run->replica, &run->eval_model, err);
+                     : model_create_copy(run->shared.replica, &run->eval_model, err);
     if (rc) return rc;
-    run->eval_acc = calloc(m0->n_params + m0->n_state, sizeof(double)); /* worker_evaluate */
-    if (!run->eval_acc) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    run->avg.eval_acc = calloc(m0->n_params + m0->n_state, sizeof(double)); /* worker_evaluate */
+    if (!run->avg.eval_acc) return bw_fail(err, BW_ERUNTIME, "out of memory");
     return BW_OK;
 }
 
@@ -199,7 +200,7 @@ static int run_mirror_create(DriverRun *run, BwError *err)
     if (run->fast || cfg->replay) return BW_OK;
     if (!run->cost && !cfg->direct_collectives &&
         !(cfg->backend == COLL_TRANSFER && !coll_algo_sums_once(cfg->algo))) {
-        if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
+        if (!(run->mirror = coll_comm_create_mirror(&run->cluster, run->comm)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
         coll_comm_set_pool(run->mirror, run->pool);
     }
@@ -215,8 +216,8 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
     *out = run;
     if (!run) return bw_fail(err, BW_ERUNTIME, "out of memory");
     run->cfg = cfg;
-    run->place = place;
-    run->start_s = place ? place->start_s : 0;
+    run->job.place = place;
+    run->job.start_s = place ? place->start_s : 0;
     run->res = res;
     run->P = cfg->cluster.workers;
     run->shard = run_shard_of(cfg);
@@ -257,7 +258,7 @@ static void run_actors(DriverRun *run)
         sg_actor_set_data(actor, &run->w[w]);
         sg_actor_start(actor, worker_actor, 1, argv);
     }
-    cost_start_streams(run);
+    exec_start(run);
 }
 
 /* The untrained model at time 0 and the first step; with actors, the actors, which take every
@@ -299,11 +300,11 @@ static void run_totals(DriverRun *run)
         if (run->w[w].comp) res->wall_compress_s += compress_math_seconds(run->w[w].comp);
     }
     /* a job of several ends with its last actor, the engine with the last job */
-    res->sim_time_s = run->place ? run->end_clock - run->start_s : run_now(run);
+    res->sim_time_s = run->job.place ? run->job.end_clock - run->job.start_s : run_now(run);
     /* a worker done before the run's end (a platform whose routes differ, a straggler's last
      * step) waits for it, so that every worker's books add up to the simulated time */
     for (int w = 0; w < P && !run->fast; w++) {
-        const double end_s = run->w[w].end_s - run->start_s;
+        const double end_s = run->w[w].end_s - run->job.start_s;
         if (run->w[w].end_s > 0 && end_s < res->sim_time_s)
             res->wait_s += (res->sim_time_s - end_s) / P;
     }
@@ -320,7 +321,7 @@ static void run_totals(DriverRun *run)
     res->buckets = cm && cm->ddp ? cm->n_buckets : 0;
     const Model *m = run->w[0].model;
     /* a shared replica measured its workers' decoded means as it went (shared_update) */
-    for (int w = 1; w < P && !run->fast && !run->replica; w++)
+    for (int w = 1; w < P && !run->fast && !run->shared.replica; w++)
         for (size_t i = 0; i < m->n_params; i++) {
             double d = fabs((double)run->w[w].model->params[i] - m->params[i]);
             if (!(d <= res->replica_max_diff)) res->replica_max_diff = d;
@@ -379,12 +380,12 @@ static void replay_stopped_as_recorded(DriverRun *run)
 static int check_run_end(const DriverRun *run, BwError *err)
 {
     const RunResult *res = run->res;
-    if (!run->fast && run->actors_ended < run->P)
+    if (!run->fast && run->job.actors_ended < run->P)
         return bw_fail(err, BW_ERUNTIME,
                        "the simulation stalled at %.6g simulated s: %d of %d workers never "
                        "finished (SimGrid found activities that will never complete; a rate "
                        "too small for its solver?); no results",
-                       run_now(run), run->P - run->actors_ended, run->P);
+                       run_now(run), run->P - run->job.actors_ended, run->P);
     if (res->n_steps == 0)
         return bw_fail(err, BW_ERUNTIME, "the run ended without taking a step; no results");
     if (!(res->sim_time_s >= 0 && res->sim_time_s <= CLUSTER_MAX_SIM_S))
@@ -404,7 +405,7 @@ int run_finish(DriverRun *run, BwError *err)
         *err = run->err;
         return run->err_status;
     }
-    if (!run->fast && run->actors_ended < run->P) return check_run_end(run, err);
+    if (!run->fast && run->job.actors_ended < run->P) return check_run_end(run, err);
     /* the trace and the timeline are written beside the results: a failure there (a full
      * disk) leaves the results standing, and the caller reports it once they are written */
     BwError trace_err = {{0}}, tl_err = {{0}};

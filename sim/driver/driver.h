@@ -184,7 +184,7 @@ typedef struct {
     double flops_per_sample;
     int policy_mode;         /* PolicyMode */
     int accuracy_from_trace; /* replay: accuracies are the trace's, not re-simulated */
-    Cluster cluster;         /* as loaded: a --platform file's measured routes filled in */
+    Cluster cluster;         /* as loaded, for the files (the run reads its own, not this copy) */
     /* Accordion's signal, for policies that read gradient norms: per epoch, the whole model's
      * norm of the epoch's mean gradient, sqrt(sum over layers of the workers' mean of
      * ||(1/T) sum_t g_t||^2); NULL otherwise */

@@ -39,6 +39,7 @@ static inline int stop_now(StopReason s)
 
 typedef struct DriverRun DriverRun;
 typedef struct SchedEngine SchedEngine; /* a scheduled step's (sched_impl.h) */
+typedef struct StepExec StepExec;       /* how a costed step is priced (exec_impl.h) */
 
 /* What a costed step's time went to, besides compute (cost.c). */
 enum { COST_COMPRESS, COST_COMM, COST_WAIT, COST_KINDS };
@@ -71,18 +72,27 @@ typedef struct {
     /* [n_buckets]: this step, bucket k's collectives include an allgather, which waits for
      * the backward to end when the profile's allgathers do not overlap it (cost_decided) */
     unsigned char *bucket_defer;
-    /* a schedule other than fifo, or --overlap layer, in gradient mode: the step is priced by
-     * sched_run.c (partitions, priorities, credit, layer-wise dependencies), ddp is 0; NULL:
-     * by this file as before */
+    /* how the step is priced (exec_impl.h), chosen by cost_create: exec_ddp (cost.c), exec_sched
+     * or exec_fast */
+    const StepExec *exec;
+    /* exec_sched's state (a schedule other than fifo, or --overlap layer, in gradient mode:
+     * partitions, priorities, credit, layer-wise dependencies; ddp is 0); NULL otherwise */
     SchedEngine *sched;
 } CostModel;
 
+/* A worker's communication stream under DDP's overlap (cost.c's stream actor, exec_ddp). */
+typedef struct {
+    sg_sem_t ready; /* a bucket is full (released once per bucket) */
+    sg_sem_t done;  /* the stream has reduced the step's last bucket */
+    int next, quit; /* the next bucket it reduces; told to end */
+} DdpStream;
+
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the
  * rendezvous (loss, norms), and its own books of where its time went. With shared replicas
- * (DriverRun.replica) its model borrows the one set of parameters and its optimiser is unused;
- * its own are the gradients and the state (batch norm's running statistics). Its model never
- * computes a training step (a ComputeSlot's does, on its buffers), so it holds no activations;
- * only rank 0's evaluations give it some. */
+ * (DriverRun.shared.replica) its model borrows the one set of parameters and its optimiser is
+ * unused; its own are the gradients and the state (batch norm's running statistics). Its model
+ * never computes a training step (a ComputeSlot's does, on its buffers), so it holds no
+ * activations; only rank 0's evaluations give it some. */
 typedef struct {
     DriverRun *run; /* the simulation it belongs to */
     int rank;
@@ -112,10 +122,8 @@ typedef struct {
     double compress_s, step_compress_s;
     double cost_mult; /* this step's slowdown x jitter */
     long cost_step;   /* the step being costed (the stream's timeline events) */
-    sg_sem_t ready;   /* ddp: a bucket is full (released once per bucket) */
-    sg_sem_t done;    /* ddp: the stream has reduced the step's last bucket */
-    int stream_next, stream_quit;
-    CostSpan *spans; /* what the stream did this step */
+    DdpStream stream; /* exec_ddp under --overlap ddp (cost.c) */
+    CostSpan *spans;  /* what the stream did this step */
     int n_spans, cap_spans;
 } Worker;
 
@@ -147,11 +155,62 @@ typedef struct {
     int has_queued_eval;
 } TraceRecorder;
 
+/* Gradient mode's one shared replica (unless cfg->per_worker_replicas): every replica applies
+ * the same decoded mean, so they are bit-identical and kept once: replica owns the parameters
+ * every worker's model borrows, opt is their one optimiser, and the first worker to hold the
+ * step's decoded mean applies it (updated_step). replica NULL: every worker keeps its own
+ * (periodic mode). worker.c's shared_update; driver.c makes and frees them. */
+typedef struct {
+    Model *replica;
+    Sgd opt;
+    long updated_step; /* the last step whose update was applied to the shared replica */
+    float *applied;    /* that update's decoded mean, which every worker's must equal (a dense
+                          step's one mean itself on a communicator that sums once) */
+} SharedReplica;
+
+/* Periodic mode: the averaging of the workers' parameters, its variance, and the evaluation
+ * of the replicas' mean (worker.c, rendezvous.c, record.c). */
+typedef struct {
+    long averaged_step; /* the last step whose averaging is done for every worker */
+    double *eval_acc;   /* sum of the replicas' parameters */
+    int eval_deposits;  /* replicas added to eval_acc this step */
+    int avg_deposits;   /* replicas that measured their distance this step */
+    int averaged_prev;  /* the previous step averaged, with this variance */
+    double variance_prev;
+} PeriodicAveraging;
+
+/* A replay's cursor in its trace (rendezvous.c, run_info.c). */
+typedef struct {
+    double epoch_first_lr; /* the lr at the current epoch's first step */
+    double trace_variance; /* the trace's latest parameter variance */
+    long eval_cursor;      /* the first trace evaluation not yet passed */
+} ReplayCursor;
+
+/* Layer-wise steps (sched_step.c): the evaluation recorded after step eval_pending_step (row
+ * eval_pending_row, -1: none), to be stamped when that step's update is applied, and whether
+ * it set the time to accuracy (exec_sched's evaluated). */
+typedef struct {
+    long eval_pending_step;
+    int eval_pending_row, eval_pending_tta;
+} EvalStamps;
+
+/* Where the run sits in its engine: a job of several (driver_job_create), or a run of its own
+ * (place NULL). */
+typedef struct {
+    const DriverPlace *place;
+    double start_s;   /* the engine's clock at the job's start (0 for a run of its own) */
+    double end_clock; /* the engine's clock when its last actor ended */
+    int actors_ended; /* worker actors that ran to their end (all P, unless SimGrid stalled) */
+} JobPlacement;
+
 /* One simulation. */
 struct DriverRun {
     /* fixed for the run */
     const RunConfig *cfg;
     RunResult *res;
+    /* the cluster as loaded (a --platform file's measured routes filled in, a job's ranks
+     * measured on the engine's): what the run's files report is a copy, RunResult.cluster */
+    Cluster cluster;
     int P;
     int shard;      /* samples per worker per epoch */
     int b0;         /* starting per-worker batch */
@@ -159,16 +218,7 @@ struct DriverRun {
     int want_norms; /* the workers compute their gradient norms (live runs that need them) */
     int fast;       /* the fast replay (driver_replay_fast): no SimGrid, no actors */
     Worker *w;      /* [P] */
-    /* Gradient mode (unless cfg->per_worker_replicas): every replica applies the same decoded
-     * mean, so they are bit-identical and kept once: replica owns the parameters every worker's
-     * model borrows, opt is their one optimiser, and the first worker to hold the step's decoded
-     * mean applies it (updated_step). NULL: every worker keeps its own (periodic mode). */
-    Model *replica;
-    Sgd opt;
-    long updated_step;  /* the last step whose update was applied to the shared replica */
-    long averaged_step; /* periodic: the last step whose averaging is done for every worker */
-    float *applied;     /* that update's decoded mean, which every worker's must equal (a dense
-                           step's one mean itself on a communicator that sums once) */
+    SharedReplica shared;
     ComputeSlot *slots; /* [n_slots]: live runs, one per computing thread */
     int n_slots;
     Comm *comm;
@@ -197,22 +247,15 @@ struct DriverRun {
     double *grad_norm_rank0, *grad_norm_mean;   /* [n_layers] each, as dec.level */
     double *epoch_norm_rank0, *epoch_norm_mean; /* [n_layers] each */
     long epoch_steps;                           /* live: steps summed into the workers' gsum */
-    double epoch_first_lr; /* replay: the lr at the current epoch's first step */
-    double trace_variance; /* replay: the trace's latest parameter variance */
-    long eval_cursor;      /* replay: the first trace evaluation not yet passed */
-    BwError err;           /* STOP_ERROR: why (run_fail) */
+    ReplayCursor cursor;                        /* replay */
+    BwError err;                                /* STOP_ERROR: why (run_fail) */
     int err_status;
 
     /* evaluations with actors: the untrained model at time 0; in periodic mode, the mean of
      * the replicas (gradient mode evaluates rank 0's replica) */
     Model *eval_model;
 
-    /* periodic mode */
-    double *eval_acc;  /* sum of the replicas' parameters */
-    int eval_deposits; /* replicas added to eval_acc this step */
-    int avg_deposits;  /* replicas that measured their distance this step */
-    int averaged_prev; /* the previous step averaged, with this variance */
-    double variance_prev;
+    PeriodicAveraging avg; /* periodic mode */
 
     /* results */
     long cap_steps; /* rows res->steps and res->evals hold */
@@ -222,19 +265,10 @@ struct DriverRun {
 
     double now; /* the fast replay's simulated clock */
 
-    CostModel *cost; /* costed steps (a workload or overlap ddp); NULL: charged as before */
-    Timeline *tl;    /* --timeline, or NULL */
-    /* layer-wise steps: the evaluation recorded after step eval_pending_step (row
-     * eval_pending_row, -1: none), to be stamped when that step's update is applied, and whether
-     * it set the time to accuracy (sched_evaluated) */
-    long eval_pending_step;
-    int eval_pending_row, eval_pending_tta;
-
-    /* a job of several in one engine (driver_job_create), or NULL: a run of its own */
-    const DriverPlace *place;
-    double start_s;   /* the engine's clock at the job's start (0 for a run of its own) */
-    double end_clock; /* the engine's clock when its last actor ended */
-    int actors_ended; /* worker actors that ran to their end (all P, unless SimGrid stalled) */
+    CostModel *cost;   /* costed steps (a workload or overlap ddp); NULL: charged as before */
+    Timeline *tl;      /* --timeline, or NULL */
+    EvalStamps stamps; /* layer-wise steps */
+    JobPlacement job;
 };
 
 /* run_info.c: what every file asks of a run (a leaf of the call graph: it calls no other file
@@ -277,7 +311,8 @@ void run_free(DriverRun *run);
 /* worker.c */
 /* A worker's model, optimiser, compressor, buffers and random stream; worker_free undoes it,
  * also a partial one, and is a no-op on a zeroed Worker. own: the worker keeps its own replica
- * and optimiser (made from run->replica, still untrained), else it shares run->replica. */
+ * and optimiser (made from run->shared.replica, still untrained), else it shares
+ * run->shared.replica. */
 int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err);
 void worker_free(Worker *me);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
@@ -285,16 +320,15 @@ void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its W
 /* cost.c */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
 void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
-/* The leader, once the policy has decided step `step`: its levels, and a scheduled step's plan
- * (a plugin schedule's bad decision stops the run, run->stop STOP_ERROR). */
+/* The leader, once the policy has decided step `step`: its levels, and the executor's
+ * (exec_decided: a scheduled step's plan; a plugin schedule's bad decision stops the run,
+ * run->stop STOP_ERROR). */
 void cost_decided(DriverRun *run, long step);
 /* What the run's files say of its schedule (its spec as resolved, its last state, partitions a
  * step) into run->res, for a scheduled run (sched_run.c; nothing otherwise); run_finish calls
  * it, before the files of a run or of a cluster's job are written (its jobs are freed after). */
 void sched_record(DriverRun *run);
-void cost_start_streams(DriverRun *run); /* ddp: one stream actor per worker */
-void cost_stop_stream(Worker *me);
-void cost_step(Worker *me, const StepState *st, int averaged);
+/* exec_ddp (exec_impl.h) is this file's: one stream actor per worker under --overlap ddp */
 
 /* cost_lane.c (a leaf, as run_info.c): the roofline seconds of flops and bytes on the cluster's
  * GPU. What cost.c and cost_fast.c share: the wait of a round of collectives for the profile's
@@ -315,14 +349,12 @@ void cost_note(Worker *me, int kind, double t0, double t1);
 double cost_step_multiplier(Worker *me);
 double cost_peak_ratio(const Workload *wl, const Cluster *cl);
 
-/* sched_step.c: a scheduled step (CostModel.sched), as cost_step; last: the run's last step,
- * which drains its partitions before it ends. sched_drain: a run stopped at a rendezvous drains
- * the previous step's (layer-wise: they may still be in flight). sched_evaluated: an evaluation
- * just recorded after step `step` is stamped again when that step's update is applied (layer-wise
- * it lands during the next forward). sched_check: driver_check's checks of --schedule. */
-void sched_step(Worker *me, const StepState *st, int last);
-void sched_drain(Worker *me, const StepState *st);
-void sched_evaluated(DriverRun *run, long step, int set_tta);
+/* sched_step.c: exec_sched (exec_impl.h), a scheduled step (CostModel.sched); its step's last: the
+ * run's last step, which drains its partitions before it ends; its drain: a run stopped at a
+ * rendezvous drains the previous step's (layer-wise: they may still be in flight); its
+ * evaluated: an evaluation just recorded after step `step` is stamped again when that step's
+ * update is applied (layer-wise it lands during the next forward). sched_check: driver_check's
+ * checks of --schedule. */
 int sched_check(const RunConfig *cfg, const Model *m, BwError *err);
 /* sched_run.c: the schedule's state this step (its describe()), or NULL without a scheduled
  * step; the communication lanes a worker's timeline shows (1 unless a schedule runs parameter
@@ -330,12 +362,9 @@ int sched_check(const RunConfig *cfg, const Model *m, BwError *err);
 const char *sched_state(const DriverRun *run);
 int sched_lanes(const DriverRun *run);
 
-/* cost_fast.c */
+/* cost_fast.c: exec_fast (exec_impl.h), a costed step of identical workers on rank 0's clock
+ * (run->now), as exec_ddp books it */
 double cost_charge(Comm *comm, const CompressMsg *msg); /* offline: seconds of one message */
-/* A costed step of identical workers from `now` on rank 0's clock: returns when it ends; the
- * compute's seconds into *compute, the rest into split (COST_*), as cost_step books them. */
-double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double now,
-                      double *compute, double *split);
 
 /* rendezvous.c */
 void rendezvous_first_step(DriverRun *run);
@@ -365,6 +394,12 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
 void record_decision_print(const PolicyDecision *d, int n_layers, char *out);
 /* The step's decision, into the step record_trace_step began (with cfg->record_decisions). */
 void record_trace_decision(DriverRun *run, const PolicyDecision *d);
+/* Layer-wise steps (DriverRun.stamps): the evaluation just recorded after step `step` waits for
+ * that step's update (set_tta: it set the time to accuracy); record_applied, once rank 0 has
+ * applied it, stamps the step's row (its bytes) and that evaluation (its time, bytes and any
+ * time to accuracy) with the clock and bytes of now. */
+void record_eval_pending(DriverRun *run, long step, int set_tta);
+void record_applied(DriverRun *run, long step);
 int record_trace_close(DriverRun *run, BwError *err);
 void record_trace_abort(DriverRun *run);
 

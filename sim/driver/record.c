@@ -1,7 +1,8 @@
 /* record.c: the run's books: a StepRow per step and an EvalRow per evaluation (from rank 0 or
  * the fast loop), the epoch norms, the progress line, and --record-trace, where a step's record
  * waits for the next rendezvous (which knows its averaging's variance) and an evaluation that
- * follows it waits with it, so the file keeps the trace's order. */
+ * follows it waits with it, so the file keeps the trace's order; and, layer-wise, the row and
+ * evaluation of a step stamped again once its update is applied (record_applied). */
 #include "driver_impl.h"
 
 #include <assert.h>
@@ -188,8 +189,8 @@ void record_step(DriverRun *run, const StepState *st, const Worker *w0, int aver
 void record_step_variance(DriverRun *run)
 {
     RunResult *res = run->res;
-    if (run->averaged_prev && res->n_steps)
-        res->steps[res->n_steps - 1].variance = run->variance_prev;
+    if (run->avg.averaged_prev && res->n_steps)
+        res->steps[res->n_steps - 1].variance = run->avg.variance_prev;
 }
 
 /* The epoch that step st ended: the whole model's norm of its mean gradient, from the
@@ -326,9 +327,9 @@ int record_trace_close(DriverRun *run, BwError *err)
     if (rec->has_pending && (run->stop == STOP_DIVERGED || run->stop == STOP_TARGET))
         snprintf(rec->pending.stopped, sizeof rec->pending.stopped, "%s",
                  run->stop == STOP_DIVERGED ? "diverged" : "reached_target");
-    if (rec->has_pending && run->averaged_prev) { /* the last step's averaging: no next step */
+    if (rec->has_pending && run->avg.averaged_prev) { /* the last step's averaging: no next step */
         rec->pending.has_variance = 1;
-        rec->pending.param_variance = run->variance_prev;
+        rec->pending.param_variance = run->avg.variance_prev;
     }
     flush_trace(rec);
     int rc = trace_writer_close(rec->writer, err);
@@ -344,4 +345,25 @@ void record_trace_abort(DriverRun *run)
     run->rec.writer = NULL;
     free(run->rec.pending.grad_norms);
     run->rec.pending.grad_norms = NULL;
+}
+
+void record_eval_pending(DriverRun *run, long step, int set_tta)
+{
+    run->stamps.eval_pending_row = run->res->n_evals - 1;
+    run->stamps.eval_pending_step = step;
+    run->stamps.eval_pending_tta = set_tta;
+}
+
+void record_applied(DriverRun *run, long step)
+{
+    RunResult *res = run->res;
+    const double now = run_now(run), sent = coll_stats(run->comm, 0)->bytes_sent;
+    for (long i = res->n_steps - 1; i >= 0 && i >= res->n_steps - 2; i--)
+        if (res->steps[i].step == step) res->steps[i].bytes = sent;
+    if (run->stamps.eval_pending_row < 0 || run->stamps.eval_pending_step != step) return;
+    EvalRow *e = &res->evals[run->stamps.eval_pending_row];
+    e->sim_time_s = now;
+    e->bytes_per_worker = sent;
+    if (run->stamps.eval_pending_tta) res->time_to_accuracy_s = now;
+    run->stamps.eval_pending_row = -1;
 }

@@ -155,8 +155,8 @@ static PolicyObs observation(const DriverRun *run, const StepState *st, int lr_d
                    .loss = run->loss_mean,
                    .grad_norm_rank0 = run->grad_norm_rank0,
                    .grad_norm_mean = run->grad_norm_mean,
-                   .averaged = run->averaged_prev,
-                   .param_variance = run->averaged_prev ? run->variance_prev : 0,
+                   .averaged = run->avg.averaged_prev,
+                   .param_variance = run->avg.averaged_prev ? run->avg.variance_prev : 0,
                    .sim_time_s = run_now(run),
                    .bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent,
                    .epoch_norm_rank0 = run->epoch_end ? run->epoch_norm_rank0 : NULL,
@@ -228,10 +228,10 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
     run->epoch_end =
         ts->epoch_end || st->step + 1 == tr->n_steps || tr->steps[st->step + 1].epoch != ts->epoch;
     /* a priced run knows its schedule; a replay guesses from the rates */
-    int lr_decayed = run->cfg->priced
-                         ? lr_decayed_live(&run->cfg->tc.lr, st)
-                         : st->epoch_start && st->epoch > 0 && st->lr <= 0.5 * run->epoch_first_lr;
-    if (st->epoch_start) run->epoch_first_lr = st->lr;
+    int lr_decayed = run->cfg->priced ? lr_decayed_live(&run->cfg->tc.lr, st)
+                                      : st->epoch_start && st->epoch > 0 &&
+                                            st->lr <= 0.5 * run->cursor.epoch_first_lr;
+    if (st->epoch_start) run->cursor.epoch_first_lr = st->lr;
     PolicyObs obs = observation(run, st, lr_decayed);
     /* the trace's mean norms are the recorded run's mean (rank 0's stands in the gathered one) */
     memcpy(run->grad_norm_mean, ts->grad_norms, sizeof(double) * (size_t)tr->h.n_layers);
@@ -239,8 +239,8 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
     /* rank 0's own epoch norms if recorded (decider=rank0), else the mean stands in */
     obs.epoch_norm_rank0 = ts->has_epoch_rank0 ? ts->epoch_norms_rank0 : obs.epoch_norm_mean;
     if (st->step > 0 && tr->steps[st->step - 1].has_variance)
-        run->trace_variance = tr->steps[st->step - 1].param_variance;
-    obs.param_variance = run->averaged_prev ? run->trace_variance : 0;
+        run->cursor.trace_variance = tr->steps[st->step - 1].param_variance;
+    obs.param_variance = run->avg.averaged_prev ? run->cursor.trace_variance : 0;
     /* what the trace recorded: its mean norms always, rank 0's and the epoch norms if written,
      * a variance once it measured one */
     if (obs.epoch_norm_mean) obs.have |= BELLOWS_HAS_EPOCH_NORMS;
@@ -257,7 +257,7 @@ static PolicyObs replay_observe(DriverRun *run, const StepState *st)
     }
     obs.have |= BELLOWS_HAS_GRAD_NORMS;
     if (ts->has_rank0) obs.have |= BELLOWS_HAS_RANK0_NORMS;
-    if (obs.averaged && run->trace_variance > 0) obs.have |= BELLOWS_HAS_VARIANCE;
+    if (obs.averaged && run->cursor.trace_variance > 0) obs.have |= BELLOWS_HAS_VARIANCE;
     return obs;
 }
 
@@ -381,7 +381,7 @@ void rendezvous_leader(DriverRun *run)
     PolicyObs obs = run->cfg->replay ? replay_observe(run, &st) : live_observe(run, &st);
     record_step_variance(run); /* the previous step's averaging, measured since */
     if (run->rec.writer) record_trace_step(run, &obs, &st);
-    run->averaged_prev = 0;
+    run->avg.averaged_prev = 0;
     if (!decide(run, &obs)) return;
     record_trace_decision(run, &run->dec);
     if (run->cfg->replay)
@@ -398,13 +398,13 @@ void rendezvous_averaged(DriverRun *run, const StepState *st)
     const Trace *tr = run->cfg->replay;
     if (tr) {
         const TraceStep *ts = &tr->steps[st->step];
-        run->variance_prev = ts->has_variance ? ts->param_variance : run->trace_variance;
+        run->avg.variance_prev = ts->has_variance ? ts->param_variance : run->cursor.trace_variance;
     } else {
         double v = 0;
         for (int w = 0; w < run->P; w++) v += run->w[w].sq_dist;
-        run->variance_prev = v / run->P;
+        run->avg.variance_prev = v / run->P;
     }
-    run->averaged_prev = 1;
-    run->avg_deposits = 0;
+    run->avg.averaged_prev = 1;
+    run->avg.avg_deposits = 0;
     run->res->averagings++;
 }

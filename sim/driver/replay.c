@@ -2,7 +2,7 @@
  * model, a fixed random gradient per worker scaled every step to the trace's norms (so compressors
  * and collectives move what they would), the trace's losses and accuracies. And the fast replay:
  * the workers are identical, so one loop on rank 0's clock does the actors' arithmetic. */
-#include "driver_impl.h"
+#include "exec_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -96,8 +96,8 @@ static void fast_step_end(DriverRun *run, const StepState *st, int averaged, int
     if (run->cfg->progress && (st->step % 10 == 0 || last)) record_progress(run, st);
 }
 
-/* A costed step of every worker at once (cost_step_fast): the rendezvous first, as the actors
- * meet before a costed step. */
+/* A costed step of every worker at once (the run's executor, exec_fast, on rank 0's books):
+ * the rendezvous first, as the actors meet before a costed step, where nobody waits. */
 static int fast_step_costed(DriverRun *run, const StepState *st)
 {
     Worker *me = &run->w[0];
@@ -106,15 +106,8 @@ static int fast_step_costed(DriverRun *run, const StepState *st)
     cost_decided(run, st->step);
     const int last = run->stop == STOP_DONE;
     const int averaged = run->periodic && run->dec.average;
-    double split[COST_KINDS] = {0}, compute = 0;
-    run->now = cost_step_fast(run, st, averaged, run->now, &compute, split);
-    me->step_compute_s = compute;
-    me->step_compress_s = split[COST_COMPRESS];
-    me->step_comm_s = split[COST_COMM];
     me->step_wait_s = 0;
-    me->compute_s += compute;
-    me->compress_s += split[COST_COMPRESS];
-    me->comm_s += split[COST_COMM];
+    exec_step(me, st, averaged, last);
     fast_step_end(run, st, averaged, last);
     return last;
 }

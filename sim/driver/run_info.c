@@ -26,19 +26,19 @@ void run_fail(DriverRun *run, int status, const BwError *why)
 
 double run_now(const DriverRun *run)
 {
-    return run->fast ? run->now : simgrid_get_clock() - run->start_s;
+    return run->fast ? run->now : simgrid_get_clock() - run->job.start_s;
 }
 
 sg_host_t run_host(const DriverRun *run, int w)
 {
-    return engine_host(run->place ? run->place->gpus[w] : w);
+    return engine_host(run->job.place ? run->job.place->gpus[w] : w);
 }
 
 void run_actor_ended(DriverRun *run)
 {
     double now = simgrid_get_clock();
-    if (now > run->end_clock) run->end_clock = now;
-    run->actors_ended++;
+    if (now > run->job.end_clock) run->job.end_clock = now;
+    run->job.actors_ended++;
 }
 
 int run_model_create(const RunConfig *cfg, Model **out, BwError *err)
@@ -155,10 +155,10 @@ int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, B
 const TraceEval *replay_eval_at(DriverRun *run, long steps)
 {
     const Trace *t = run->cfg->replay;
-    while (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step < steps)
-        run->eval_cursor++;
-    if (run->eval_cursor < t->n_evals && t->evals[run->eval_cursor].step == steps)
-        return &t->evals[run->eval_cursor];
+    while (run->cursor.eval_cursor < t->n_evals && t->evals[run->cursor.eval_cursor].step < steps)
+        run->cursor.eval_cursor++;
+    if (run->cursor.eval_cursor < t->n_evals && t->evals[run->cursor.eval_cursor].step == steps)
+        return &t->evals[run->cursor.eval_cursor];
     return NULL;
 }
 

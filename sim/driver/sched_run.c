@@ -50,7 +50,7 @@ static int layer_updates(DriverRun *run, SchedEngine *E, BwError *err)
         double flops, bytes;
         sgd_cost(n, &run->cfg->tc.sgd, &flops, &bytes);
         E->opt_s[l] = cm->prof ? costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)n)
-                               : cost_gpu_seconds(&run->res->cluster, flops, bytes);
+                               : cost_gpu_seconds(&run->cluster, flops, bytes);
         E->last_updated = l;
     }
     return BW_OK;
@@ -102,7 +102,7 @@ static int lanes_create(DriverRun *run, SchedEngine *E)
     E->lane_comm[0] = run->comm;
     const CostProfile *prof = run->cost->prof;
     for (int k = 1; k < E->lanes; k++) {
-        if (!(E->lane_comm[k] = coll_comm_create_sibling(&run->res->cluster, run->comm))) return 0;
+        if (!(E->lane_comm[k] = coll_comm_create_sibling(&run->cluster, run->comm))) return 0;
         if (prof)
             coll_comm_set_allgather_factor(E->lane_comm[k],
                                            costs_share(prof, cfg->transport, 0) /
@@ -132,8 +132,8 @@ int sched_create(DriverRun *run, BwError *err)
     cm->sched = E;
     if (!E) return bw_fail(err, BW_ERUNTIME, "out of memory");
     ScheduleContext ctx;
-    int rc = sched_context(cfg, cm->wl, run->res->cluster.gpu_flops, cm->peak_ratio, &ctx,
-                           &E->tensors, &E->layers, err);
+    int rc = sched_context(cfg, cm->wl, run->cluster.gpu_flops, cm->peak_ratio, &ctx, &E->tensors,
+                           &E->layers, err);
     if (!rc)
         rc = schedule_create(cfg->schedule ? cfg->schedule : SCHEDULE_DEFAULT, "--schedule", &ctx,
                              &E->sched, err);
@@ -145,7 +145,7 @@ int sched_create(DriverRun *run, BwError *err)
     if (!E->dec.priority || !E->tensor_bytes || !plans_alloc(E, n, cm->wl->n_layers, run->P) ||
         !lanes_create(run, E))
         return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
-    run->eval_pending_row = -1;
+    run->stamps.eval_pending_row = -1;
     return layer_updates(run, E, err);
 }
 

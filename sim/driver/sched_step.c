@@ -3,6 +3,7 @@
  * before its forward), the backward handing units over, the drain before the optimiser (every
  * step under --overlap ddp, the last one layer-wise), the books of what the compute lane waited
  * for, and driver_check's checks of a --schedule. */
+#include "exec_impl.h"
 #include "sched_impl.h"
 #include "xalloc.h"
 
@@ -96,29 +97,15 @@ static int plan_done(const Worker *me, const void *arg)
 }
 
 /* Step `step`'s update is applied on this worker: rank 0's row of that step and the evaluation
- * that followed it are stamped now (their bytes, its time and any time to accuracy). */
+ * that followed it are stamped now (record_applied). */
 static void applied(Worker *me, long step)
 {
-    DriverRun *run = me->run;
-    if (me->rank != 0 || !run->cost->sched->layerwise) return;
-    RunResult *res = run->res;
-    const double now = run_now(run), sent = coll_stats(run->comm, 0)->bytes_sent;
-    for (long i = res->n_steps - 1; i >= 0 && i >= res->n_steps - 2; i--)
-        if (res->steps[i].step == step) res->steps[i].bytes = sent;
-    if (run->eval_pending_row < 0 || run->eval_pending_step != step) return;
-    EvalRow *e = &res->evals[run->eval_pending_row];
-    e->sim_time_s = now;
-    e->bytes_per_worker = sent;
-    if (run->eval_pending_tta) res->time_to_accuracy_s = now;
-    run->eval_pending_row = -1;
+    if (me->rank == 0 && me->run->cost->sched->layerwise) record_applied(me->run, step);
 }
 
-void sched_evaluated(DriverRun *run, long step, int set_tta)
+static void sched_evaluated(DriverRun *run, long step, int set_tta)
 {
-    if (!run->cost || !run->cost->sched || !run->cost->sched->layerwise) return;
-    run->eval_pending_row = run->res->n_evals - 1;
-    run->eval_pending_step = step;
-    run->eval_pending_tta = set_tta;
+    if (run->cost->sched && run->cost->sched->layerwise) record_eval_pending(run, step, set_tta);
 }
 
 /* An execution of flops on the compute lane, drawn as `name`; its seconds. */
@@ -203,11 +190,12 @@ static double sched_backward(Worker *me, int b, SchedPlan *p)
     return d;
 }
 
-void sched_step(Worker *me, const StepState *st, int last)
+static void sched_step(Worker *me, const StepState *st, int averaged, int last, StepBooks *books)
 {
+    (void)averaged; /* gradient mode only */
     DriverRun *run = me->run;
     SchedEngine *E = run->cost->sched;
-    double split[COST_KINDS] = {0};
+    double *split = books->split;
     me->cost_step = st->step;
     me->cost_mult = cost_step_multiplier(me);
     const int b = driver_price_batch(run->cfg, st->b);
@@ -223,28 +211,37 @@ void sched_step(Worker *me, const StepState *st, int last)
     } else if (last) {
         compute += update_all(me, p, split);
     }
-    me->step_compute_s = compute;
-    me->step_compress_s = split[COST_COMPRESS];
-    me->step_comm_s = split[COST_COMM];
-    me->step_wait_s += split[COST_WAIT];
-    me->compute_s += compute;
-    me->compress_s += split[COST_COMPRESS];
-    me->comm_s += split[COST_COMM];
-    me->wait_s += split[COST_WAIT];
+    books->compute = compute;
 }
 
-void sched_drain(Worker *me, const StepState *st)
+static void sched_drain(Worker *me, const StepState *st, StepBooks *books)
 {
     SchedEngine *E = me->run->cost->sched;
     SchedPlan *prev = E->layerwise ? sched_plan_of(E, st->step - 1) : NULL;
     if (!prev) return;
-    double split[COST_KINDS] = {0};
-    const double compute = update_all(me, prev, split);
-    me->compute_s += compute;
-    me->compress_s += split[COST_COMPRESS];
-    me->comm_s += split[COST_COMM];
-    me->wait_s += split[COST_WAIT];
+    books->compute = update_all(me, prev, books->split);
 }
+
+/* The step's plan, once the policy and the schedule decided it. */
+static void sched_decided(DriverRun *run, long step)
+{
+    BwError why = {{0}};
+    int rc = sched_plan_build(run, step, &why);
+    if (rc) run_fail(run, rc, &why); /* a plugin's bad decision: the run stops here */
+}
+
+const StepExec exec_sched = {
+    .version = STEP_EXEC_VERSION,
+    .name = "sched",
+    .create = sched_create,
+    .free = sched_free,
+    .decided = sched_decided,
+    .start = sched_start,
+    .step = sched_step,
+    .drain = sched_drain,
+    .evaluated = sched_evaluated,
+    .stop = sched_stop,
+};
 
 /* The workload a run's schedule sees: --workload, or the small model's own (a replayed trace's
  * measured step split over it), as cost_create makes it. */

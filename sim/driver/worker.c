@@ -4,7 +4,7 @@
  * are one shared replica, updated once by the first worker to hold the decoded mean) or a local
  * step and, when decided, parameter averaging (periodic mode). It takes its step only from
  * run->cur. */
-#include "driver_impl.h"
+#include "exec_impl.h"
 
 #include <assert.h>
 #include <math.h>
@@ -22,23 +22,23 @@
 #include "splitmix.h"
 #include "xalloc.h"
 
-/* The worker's model: its own replica (a copy of the untrained run->replica, which is the same
- * model from the same seed), or one that borrows the shared replica's parameters (a replay's
+/* The worker's model: its own replica (a copy of the untrained run->shared.replica, which is the
+ * same model from the same seed), or one that borrows the shared replica's parameters (a replay's
  * stand-in, which has no setup to run again, is made whole and then borrows them). */
 static int worker_model_create(Worker *me, int own, BwError *err)
 {
     DriverRun *run = me->run;
     if (own && run->cfg->replay) return run_model_create(run->cfg, &me->model, err);
-    if (own) return model_create_copy(run->replica, &me->model, err);
-    if (!run->cfg->replay) return model_create_sharing(run->replica, &me->model, err);
+    if (own) return model_create_copy(run->shared.replica, &me->model, err);
+    if (!run->cfg->replay) return model_create_sharing(run->shared.replica, &me->model, err);
     int rc = run_model_create(run->cfg, &me->model, err);
     if (rc) return rc;
     /* made from the same seed: a check that sharing changes nothing */
-    if (memcmp(me->model->params, run->replica->params, sizeof(float) * me->model->n_params))
+    if (memcmp(me->model->params, run->shared.replica->params, sizeof(float) * me->model->n_params))
         return bw_fail(err, BW_ERUNTIME,
                        "worker %d: its initial parameters differ from the shared replica's",
                        me->rank);
-    model_borrow(me->model, run->replica->params, NULL, NULL);
+    model_borrow(me->model, run->shared.replica->params, NULL, NULL);
     return BW_OK;
 }
 
@@ -78,8 +78,8 @@ void worker_free(Worker *me)
     free(me->gtemplate);
     free(me->norms);
     free(me->spans);
-    if (me->ready) sg_sem_destroy(me->ready);
-    if (me->done) sg_sem_destroy(me->done);
+    if (me->stream.ready) sg_sem_destroy(me->stream.ready);
+    if (me->stream.done) sg_sem_destroy(me->stream.done);
     memset(me, 0, sizeof *me);
 }
 
@@ -241,31 +241,33 @@ static void update_item(void *arg, int item, int thread)
     (void)thread;
     UpdateJob *u = arg;
     DriverRun *run = u->run;
-    const size_t n = run->replica->n_params, lo = (size_t)item * UPDATE_ITEM;
+    const size_t n = run->shared.replica->n_params, lo = (size_t)item * UPDATE_ITEM;
     const size_t hi = n - lo < UPDATE_ITEM ? n : lo + UPDATE_ITEM;
     if (!u->first) {
-        if (memcmp(u->g + lo, run->applied + lo, (hi - lo) * sizeof(float)))
+        if (memcmp(u->g + lo, run->shared.applied + lo, (hi - lo) * sizeof(float)))
             atomic_store(&u->differs, 1);
         return;
     }
-    if (u->g != run->applied) memcpy(run->applied + lo, u->g + lo, (hi - lo) * sizeof(float));
-    if (!run->cfg->replay) sgd_step_range(&run->opt, run->replica->params, u->g, u->lr, lo, hi);
+    if (u->g != run->shared.applied)
+        memcpy(run->shared.applied + lo, u->g + lo, (hi - lo) * sizeof(float));
+    if (!run->cfg->replay)
+        sgd_step_range(&run->shared.opt, run->shared.replica->params, u->g, u->lr, lo, hi);
 }
 
 /* Gradient mode with a shared replica: the first worker to hold the step's decoded mean applies
  * it once and keeps a copy; every other worker's must equal it bit for bit (they are what each
  * replica would have applied), else the largest difference is reported as replica_max_diff.
- * in_applied: the collective stored the one mean of all workers in run->applied itself
+ * in_applied: the collective stored the one mean of all workers in run->shared.applied itself
  * (compress_reduce_into), so there is one to apply and none to compare. */
 static void shared_update(Worker *me, double lr, long step, int in_applied)
 {
     DriverRun *run = me->run;
-    const float *g = in_applied ? run->applied : me->model->grads;
+    const float *g = in_applied ? run->shared.applied : me->model->grads;
     const size_t n = me->model->n_params;
-    UpdateJob u = {run, g, lr, run->updated_step != step, 0};
+    UpdateJob u = {run, g, lr, run->shared.updated_step != step, 0};
     if (in_applied && !u.first) return;
     double w0 = wallclock_s();
-    run->updated_step = step;
+    run->shared.updated_step = step;
     pool_for(run->pool, (int)((n + UPDATE_ITEM - 1) / UPDATE_ITEM), update_item, &u);
     if (u.first) {
         me->wall_model_s += wallclock_s() - w0;
@@ -274,7 +276,7 @@ static void shared_update(Worker *me, double lr, long step, int in_applied)
     if (!atomic_load(&u.differs)) return;
     double *worst = &run->res->replica_max_diff;
     for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)g[i] - run->applied[i]);
+        double d = fabs((double)g[i] - run->shared.applied[i]);
         if (!(d <= *worst)) *worst = d;
     }
 }
@@ -360,8 +362,8 @@ static void average_parameters(Worker *me, long step)
     }
     if (!coll_zero_time(comm)) {
         average_one(me, buf);
-    } else if (run->averaged_step != step) {
-        run->averaged_step = step;
+    } else if (run->avg.averaged_step != step) {
+        run->avg.averaged_step = step;
         pool_for(run->pool, (run->P + AVG_GROUP - 1) / AVG_GROUP, average_group, run);
     }
 }
@@ -375,8 +377,8 @@ static int worker_communicate(Worker *me, const StepState *st)
     if (!run->periodic) {
         int in_applied = 0;
         compress_reduce_into(me->comp, data_comm(run), m->grads, run->dec.level,
-                             run->replica ? run->applied : NULL, &in_applied);
-        if (run->replica)
+                             run->shared.replica ? run->shared.applied : NULL, &in_applied);
+        if (run->shared.replica)
             shared_update(me, st->lr, st->step, in_applied);
         else
             worker_sgd(me, st->lr);
@@ -400,23 +402,23 @@ static void worker_evaluate(Worker *me, const StepState *st, double now)
         if (me->rank != 0) return;
         const int had_tta = !isnan(run->res->time_to_accuracy_s);
         record_eval(run, m, st, now);
-        sched_evaluated(run, st->step, !had_tta && !isnan(run->res->time_to_accuracy_s));
+        exec_evaluated(run, st->step, !had_tta && !isnan(run->res->time_to_accuracy_s));
         return;
     }
     const size_t np = m->n_params, ns = m->n_state;
-    for (size_t i = 0; i < np; i++) run->eval_acc[i] += m->params[i];
-    for (size_t i = 0; i < ns; i++) run->eval_acc[np + i] += m->state[i];
-    if (++run->eval_deposits < run->P) return;
+    for (size_t i = 0; i < np; i++) run->avg.eval_acc[i] += m->params[i];
+    for (size_t i = 0; i < ns; i++) run->avg.eval_acc[np + i] += m->state[i];
+    if (++run->avg.eval_deposits < run->P) return;
     Model *e = run->eval_model;
     for (size_t i = 0; i < np + ns; i++) {
-        float mean = (float)(run->eval_acc[i] / run->P);
+        float mean = (float)(run->avg.eval_acc[i] / run->P);
         if (i < np)
             e->params[i] = mean;
         else
             e->state[i - np] = mean;
-        run->eval_acc[i] = 0;
+        run->avg.eval_acc[i] = 0;
     }
-    run->eval_deposits = 0;
+    run->avg.eval_deposits = 0;
     record_eval(run, e, st, run_now(run));
 }
 
@@ -426,9 +428,9 @@ static void worker_step_end(Worker *me, const StepState *st, int averaged, doubl
 {
     DriverRun *run = me->run;
     /* the variance at this averaging, for the policy at the next step */
-    if (averaged && ++run->avg_deposits == run->P) rendezvous_averaged(run, st);
+    if (averaged && ++run->avg.avg_deposits == run->P) rendezvous_averaged(run, st);
     if (me->rank == 0) record_step(run, st, me, averaged);
-    if (run->eval_due) worker_evaluate(me, st, t3 - run->start_s);
+    if (run->eval_due) worker_evaluate(me, st, t3 - run->job.start_s);
     if (me->rank == 0 && run->cfg->progress && (st->step % 10 == 0 || last))
         record_progress(run, st);
 }
@@ -502,16 +504,13 @@ static int worker_step_costed(Worker *me)
     if (stop_now(run->stop)) {
         /* the run ends at this rendezvous: the previous step's partitions may still be in
          * flight (layer-wise), and its books go as far as they do */
-        if (run->cost->sched) sched_drain(me, &st);
+        exec_drain(me, &st);
         me->end_s = simgrid_get_clock();
         return 1;
     }
     const int last = run->stop == STOP_DONE;
     int averaged = worker_communicate(me, &st);
-    if (run->cost->sched)
-        sched_step(me, &st, last);
-    else
-        cost_step(me, &st, averaged);
+    exec_step(me, &st, averaged, last);
     worker_step_end(me, &st, averaged, simgrid_get_clock(), last);
     me->end_s = simgrid_get_clock();
     return last;
@@ -522,16 +521,16 @@ void worker_actor(int argc, char **argv)
     (void)argc;
     (void)argv;
     Worker *me = sg_actor_self_get_data();
-    if (me->run->start_s > 0) { /* a later job's */
-        sg_actor_sleep_until(me->run->start_s);
+    if (me->run->job.start_s > 0) { /* a later job's */
+        sg_actor_sleep_until(me->run->job.start_s);
         /* SimGrid wakes it within its timing precision (1e-9 s) of start_s, not at it (1e-12
          * gives 1e-9): the job starts when it wakes, and its books and clock count from there */
-        me->run->start_s = simgrid_get_clock();
+        me->run->job.start_s = simgrid_get_clock();
     }
     if (me->run->cost)
         while (!worker_step_costed(me)) continue;
     else
         while (!worker_step_plain(me)) continue;
-    cost_stop_stream(me);
+    exec_stop(me);
     run_actor_ended(me->run);
 }
