@@ -79,6 +79,11 @@ static int run_alloc(DriverRun *run, BwError *err)
         return rc;
     run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
                           : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+    if (run->comm && cfg->price_workers > run->P) { /* --price-workers: the closed forms at N */
+        Cluster priced = res->cluster;
+        priced.workers = cfg->price_workers;
+        coll_comm_set_price(run->comm, &priced);
+    }
     if (run->comm && run->place) {
         coll_comm_set_tag(run->comm, run->place->tag);
         coll_comm_set_wire(run->comm, run->place->wire, run->place->wire_arg);

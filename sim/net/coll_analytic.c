@@ -44,7 +44,7 @@ double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a,
 
 double coll_allreduce_bytes(const Comm *c, int rank, double n)
 {
-    int P = c->P;
+    int P = c->price_P;
     switch (c->algo) {
     case COLL_RING:
         return 2.0 * (P - 1) / P * n;
@@ -71,12 +71,14 @@ double coll_allreduce_bytes(const Comm *c, int rank, double n)
 double coll_allreduce_time_s(const Comm *c, double n)
 {
     const int g = c->algo == COLL_PS ? c->ps_remote : c->G;
-    return coll_allreduce_formula_s(c->algo, c->P, g, n, c->a_s, c->b, c->a_local_s, c->b_local);
+    return coll_allreduce_formula_s(c->algo, c->price_P, g, n, c->a_s, c->b, c->a_local_s,
+                                    c->b_local);
 }
 
 double coll_allgather_time_s(const Comm *c, double total)
 {
-    return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
+    const int P = c->price_P;
+    return (P - 1) * c->a_s + (double)(P - 1) / P * total * c->b;
 }
 
 double coll_share_curve_at(const CollShareCurve *k, double bytes)
@@ -129,6 +131,7 @@ double coll_charge_allgather(Comm *c, size_t bytes)
     assert(!c->bar);
     double total = 0; /* summed as the analytic allgather sums the ranks' sizes */
     for (int r = 0; r < c->P; r++) total += (double)bytes;
+    total = coll_priced_total(c, total);
     double wire = c->allgather_factor > 0 ? total * c->allgather_factor : total;
     wire *= coll_curve_factor(c, 1, total);
     const double t = c->P > 1 ? coll_allgather_time_s(c, wire) : 0.0;
