@@ -107,6 +107,27 @@ static void test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there(voi
     free(s);
 }
 
+/* bench's throughput in all is the priced GPUs', each at the per-GPU rate of a priced step. */
+static void test_bench_counts_the_priced_gpus(void **state)
+{
+    (void)state;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " bench --workload resnet50 --workers 8 --collectives analytic "
+                         "--price-workers 4096 >%s/bench.out 2>&1",
+             TMP);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 0);
+    char *out = read_out("bench", NULL);
+    double per = 0, all = 0;
+    const char *at = strstr(out, "throughput: ");
+    if (!at ||
+        sscanf(at, "throughput: %lf samples/s per GPU, %lf samples/s in all", &per, &all) != 2)
+        fail_msg("no throughput in: %s", out);
+    assert_non_null(strstr(out, "(4096 GPUs)"));
+    assert_true(fabs(all - 4096 * per) <= 1e-3 * all + 0.1);
+    free(out);
+}
+
 static void test_bad_prices_are_refused_naming_the_flag(void **state)
 {
     (void)state;
@@ -137,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_replay_priced_at_65536_gpus_pays_the_closed_form_there),
         cmocka_unit_test(test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there),
+        cmocka_unit_test(test_bench_counts_the_priced_gpus),
         cmocka_unit_test(test_bad_prices_are_refused_naming_the_flag),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
