@@ -343,12 +343,13 @@ static void test_compute_threads_give_the_sequential_results(void **state)
     /* the fourth: the transfer-level ring, whose next gradients go on the pool while its
      * messages are simulated; the fifth: the same with batch norm, whose running statistics the
      * early gradients must not move before an evaluation has read them; the sixth: TopK on
-     * the ring */
+     * the ring; the seventh: a costed step (its next gradients go on the pool while the
+     * actors price it) of the batch-norm model in periodic mode, evaluated every 3 steps */
     const char *policies[] = {"sync", "accordion:interval=1", "cpsgd:period=4", "sync",
-                              "sync", "accordion:interval=1"};
+                              "sync", "accordion:interval=1", "cpsgd:period=2"};
     /* under valgrind (scripts/valgrind.sh), which runs threads one at a time, the first policy
      * is enough to check the pool's memory; the identity needs real threads */
-    int n_policies = getenv("BELLOWS_VALGRIND") ? 1 : 6;
+    int n_policies = getenv("BELLOWS_VALGRIND") ? 1 : 7;
     static Dataset big_test;
     if (!big_test.n)
         assert_int_equal(dataset_synthetic(&big_test, 1250, 28, 28, 10, 0.5, 12, NULL), BW_OK);
@@ -366,7 +367,8 @@ static void test_compute_threads_give_the_sequential_results(void **state)
         /* jobs long enough that one read before it is done would see an unfinished gradient */
         if (!getenv("BELLOWS_VALGRIND")) /* valgrind runs threads one at a time anyway */
             model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){128});
-        if (i == 4) {
+        if (i == 6) cfg.overlap = OVERLAP_TENSOR;
+        if (i == 4 || i == 6) {
             cfg.model = model_find("resnet");
             cfg.mc = model_config_default();
             model_config_set(&cfg.mc, cfg.model, "widths", 2, (const int[]){4, 8});

@@ -71,7 +71,7 @@ static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown
 static void bench_print(const RunConfig *cfg, const RunResult *res)
 {
     const long n = res->n_steps;
-    const int P = cfg->cluster.workers;
+    const int P = cfg->price_workers ? cfg->price_workers : cfg->cluster.workers; /* priced */
     const long per_gpu = cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch;
     if (n <= BENCH_WARMUP) {
         printf("# bench: only %ld step(s) ran; no throughput\n", n);

@@ -77,6 +77,7 @@ static const FlagClassRow CLASSES[] = {
     {"overlap", FLAG_PRICE},
     {"bucket-mb", FLAG_PRICE},
     {"price-batch", FLAG_PRICE},
+    {"price-workers", FLAG_PRICE},
     {"free-compression", FLAG_PRICE},
     {"costs", FLAG_PRICE},
     {"transport", FLAG_PRICE},

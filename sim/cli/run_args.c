@@ -94,6 +94,11 @@ static const CliOpt run_opts[] = {
             "model trains at --batch per worker, and each of its steps is priced as one step of "
             "the real model at this batch",
             1, 1 << 20, NULL, 0),
+    RUN_OPT("price-workers", CLI_INT, price_workers, NULL, "GPUs",
+            "price every step's communication as this many GPUs would pay it (the analytic "
+            "collectives' closed forms on the same topology), while the small model trains on "
+            "--workers; at least --workers, up to 1048576 (--collectives analytic)",
+            1, 1 << 20, NULL, 0),
     RUN_OPT("bucket-mb", CLI_DOUBLE, bucket_mb, "25", "MiB",
             "DDP bucket size (PyTorch's bucket_cap_mb; the first bucket is 1 MiB as in DDP)", 0.001,
             1e6, NULL, 0),
@@ -393,6 +398,33 @@ static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
     return cluster_apply_costs(c, cfg->costs, err);
 }
 
+/* --price-workers N: the closed forms at N GPUs of the same cluster (coll_comm_set_price). */
+static int price_workers_setup(const Flags *f, RunConfig *cfg, BwError *err)
+{
+    const int N = f->run.price_workers, P = cfg->cluster.workers;
+    if (!N) return BW_OK;
+    if (N < P)
+        return bw_fail(err, BW_EUSAGE,
+                       "--price-workers: %d is below --workers %d; the GPUs a step is priced at "
+                       "include those that train, so give at least %d",
+                       N, P, P);
+    if (cfg->backend != COLL_ANALYTIC)
+        return bw_fail(err, BW_EUSAGE,
+                       "--price-workers: needs --collectives analytic (the transfer level "
+                       "simulates one actor per GPU: use --workers up to %d for that)",
+                       DRIVER_MAX_WORKERS);
+    if (P < 2 || cfg->cluster.platform_file || cfg->algo == COLL_PS)
+        return bw_fail(err, BW_EUSAGE,
+                       "--price-workers: needs --workers 2 or more on a generated cluster "
+                       "(not --platform) and an allreduce other than ps");
+    if (N % cfg->cluster.gpus_per_node != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--price-workers: %d is not a multiple of --gpus-per-node %d", N,
+                       cfg->cluster.gpus_per_node);
+    cfg->price_workers = N;
+    return BW_OK;
+}
+
 /* The costs' flags: the workload (loaded once and kept by the flags), overlap, buckets,
  * compression, timeline, the cost profile. */
 static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
@@ -418,6 +450,7 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
         return bw_fail(err, BW_EUSAGE,
                        "--price-batch: the batch a workload is charged for; add --workload");
     cfg->price_batch = f->run.price_batch;
+    if ((rc = price_workers_setup(f, cfg, err))) return rc;
     cfg->free_compression = f->run.free_compression;
     cfg->average_momentum = f->run.average_momentum;
     if (f->run.timeline) {

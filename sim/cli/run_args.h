@@ -54,6 +54,7 @@ typedef struct {
     int servers; /* 0: not given (one a worker) */
     double bucket_mb;
     int price_batch; /* 0: not given (--batch) */
+    int price_workers; /* 0: not given (--workers) */
     int free_compression;
     int average_momentum;
     int record_traces; /* sweep: every run writes DIR/runs/.../trace.jsonl.gz */

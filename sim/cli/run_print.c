@@ -228,4 +228,10 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
         print_intra_node(cfg);
     }
     print_price(cfg);
+    if (cfg->price_workers) /* the closed forms at N GPUs, the small model on P */
+        printf("# price at scale: every step's communication as %d GPUs pay it (the analytic "
+               "collectives' closed forms on this %s; the small model trains on %d; the transfer "
+               "level simulates at most %d actors)\n",
+               cfg->price_workers, cluster_topology_name(c->topology), c->workers,
+               DRIVER_MAX_WORKERS);
 }

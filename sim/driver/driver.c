@@ -78,6 +78,11 @@ static int run_alloc(DriverRun *run, BwError *err)
     res->cluster = run->cluster; /* what the files say of it */
     run->comm = run->fast ? coll_comm_create_offline(&run->cluster, cfg->algo)
                           : coll_comm_create(&run->cluster, cfg->algo, cfg->backend);
+    if (run->comm && cfg->price_workers > run->P) { /* --price-workers: the closed forms at N */
+        Cluster priced = run->cluster;
+        priced.workers = cfg->price_workers;
+        coll_comm_set_price(run->comm, &priced);
+    }
     if (run->comm && run->job.place) {
         coll_comm_set_tag(run->comm, run->job.place->tag);
         coll_comm_set_wire(run->comm, run->job.place->wire, run->job.place->wire_arg);

@@ -122,6 +122,10 @@ typedef struct {
      * small model's per-worker batch, tc.batch); a step of b samples is charged price_batch x
      * b / tc.batch (a policy that changes the batch changes it in proportion) */
     int price_batch;
+    /* GPUs each step's communication is priced for (--price-workers; analytic collectives):
+     * the small model trains on cluster.workers, and its collectives take the closed-form time
+     * of the same cluster with this many GPUs (coll_comm_set_price); 0: cluster.workers */
+    int price_workers;
     int free_compression; /* charge no encode/decode time */
     /* What the implementation pays beside the roofline (sim/costs/): NULL or `ideal`, the
      * roofline (the runs as before profiles existed). Any other profile costs every step (as a

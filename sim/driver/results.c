@@ -153,6 +153,8 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_long(w, "workload_params", (long long)res->workload_params);
         jsonw_long(w, "price_batch", cfg->price_batch > 0 ? cfg->price_batch : cfg->tc.batch);
     }
+    if (cfg->price_workers) /* --price-workers: the GPUs the collectives were priced at */
+        jsonw_long(w, "price_workers", cfg->price_workers);
     jsonw_string(w, "overlap", res->overlap ? res->overlap : "none");
     jsonw_string(w, "schedule", res->schedule[0] ? res->schedule : "fifo");
     if (res->scheduled) {

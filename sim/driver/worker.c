@@ -510,6 +510,10 @@ static int worker_step_costed(Worker *me)
     }
     const int last = run->stop == STOP_DONE;
     int averaged = worker_communicate(me, &st);
+    /* the step's data is done on the zero-time communicator (every worker entered it at the
+     * rendezvous' instant, as with a mirror): the next gradient goes on the pool while the
+     * actors price this step */
+    worker_gradient_early(me, last);
     exec_step(me, &st, averaged, last);
     worker_step_end(me, &st, averaged, simgrid_get_clock(), last);
     me->end_s = simgrid_get_clock();

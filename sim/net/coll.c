@@ -61,7 +61,7 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
 {
     Comm *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->P = cl->workers;
+    c->P = c->price_P = cl->workers;
     c->G = cl->gpus_per_node;
     c->algo = algo;
     c->ops = coll_algo_ops(algo);
@@ -280,6 +280,13 @@ void coll_comm_set_wire(Comm *c, CollWireFn fn, void *arg)
     c->wire_arg = arg;
 }
 
+void coll_comm_set_price(Comm *c, const Cluster *priced)
+{
+    assert(c->backend == COLL_ANALYTIC && c->algo != COLL_PS && priced->workers >= c->P);
+    c->price_P = priced->workers;
+    derive_costs(c, priced);
+}
+
 void coll_comm_set_tag(Comm *c, int tag)
 {
     assert(tag >= 0 && !c->mb_named);
@@ -303,6 +310,7 @@ void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *si
         sg_barrier_wait(c->bar);
         double total = 0;
         for (int r = 0; r < P; r++) total += (double)c->sizes[r];
+        total = coll_priced_total(c, total);
         sg_barrier_wait(c->bar); /* every rank has read the sizes before any call reuses them */
         c->stats[rank].bytes_sent += total - (double)bytes;
         const double f = coll_curve_factor(c, 1, total);
@@ -353,6 +361,7 @@ static unsigned char *analytic_allgather(Comm *c, int rank, const void *send, si
         p += sizes[r];
     }
     sg_barrier_wait(c->bar); /* every rank has read the others' buffers */
+    total = coll_priced_total(c, total);
     c->stats[rank].bytes_sent += total - (double)bytes;
     const double f = coll_curve_factor(c, 1, total);
     if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, f != 1 ? total * f : total));

@@ -123,6 +123,14 @@ Comm *coll_comm_create_zero_time(const Cluster *c, CollAlgo algo);
 Comm *coll_comm_create_mirror(const Cluster *c, const Comm *sim);
 void coll_replay(Comm *sim, Comm *mirror, int rank);
 
+/* Prices the analytic collectives of c as `priced`'s GPUs would pay them (--price-workers):
+ * the closed forms' p and routes (a fat-tree's leaves, a hierarchical cluster's nodes) are
+ * priced's, its workers at least c's ranks, while the calls and their sums stay c's ranks'.
+ * An allgather's total is priced's workers' blocks of the same size (identical workers); each
+ * rank's books are those of one of priced's GPUs. Analytic backend, not ps; call before the
+ * first collective. */
+void coll_comm_set_price(Comm *c, const Cluster *priced);
+
 /* Several communicators in one engine (the jobs of bellows cluster): tag > 0 goes into the
  * names of c's mailboxes, so that two jobs' messages between ranks of the same numbers never
  * meet; 0 (the default) keeps a single run's names. Call before the first collective. */

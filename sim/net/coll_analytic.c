@@ -31,13 +31,14 @@ double coll_allreduce_bytes(const Comm *c, int rank, double n)
 
 double coll_allreduce_time_s(const Comm *c, double n)
 {
-    return coll_allreduce_formula_s(c->algo, c->P, c->group, n, c->a_s, c->b, c->a_local_s,
+    return coll_allreduce_formula_s(c->algo, c->price_P, c->group, n, c->a_s, c->b, c->a_local_s,
                                     c->b_local);
 }
 
 double coll_allgather_time_s(const Comm *c, double total)
 {
-    return (c->P - 1) * c->a_s + (double)(c->P - 1) / c->P * total * c->b;
+    const int P = c->price_P;
+    return (P - 1) * c->a_s + (double)(P - 1) / P * total * c->b;
 }
 
 double coll_share_curve_at(const CollShareCurve *k, double bytes)
@@ -90,6 +91,7 @@ double coll_charge_allgather(Comm *c, size_t bytes)
     assert(!c->bar);
     double total = 0; /* summed as the analytic allgather sums the ranks' sizes */
     for (int r = 0; r < c->P; r++) total += (double)bytes;
+    total = coll_priced_total(c, total);
     double wire = c->allgather_factor > 0 ? total * c->allgather_factor : total;
     wire *= coll_curve_factor(c, 1, total);
     const double t = c->P > 1 ? coll_allgather_time_s(c, wire) : 0.0;

@@ -88,7 +88,7 @@ static double hd_time_s(const CollShape *s, double n)
 
 static double hd_bytes(const Comm *c, int rank, double n)
 {
-    int P = c->P;
+    int P = c->price_P; /* --price-workers: the priced GPUs' folding */
     int p2 = 1;
     while (p2 * 2 <= P) p2 *= 2;
     int rem = P - p2;

@@ -35,7 +35,7 @@ static double hier_time_s(const CollShape *s, double n)
 static double hier_bytes(const Comm *c, int rank, double n)
 {
     (void)rank;
-    int P = c->P, G = c->G, m = P / G;
+    int P = c->price_P, G = c->G, m = P / G; /* price_P: --price-workers */
     return 2.0 * (G - 1) / G * n + 2.0 * (m - 1) / m * n / G;
 }
 

@@ -179,6 +179,7 @@ typedef struct {
 
 struct Comm {
     int P, G;
+    int price_P; /* the GPUs the closed forms price (coll_comm_set_price); P when not priced */
     CollAlgo algo;
     const CollAlgoOps *ops; /* algo's entry in the table */
     int group;              /* coll_algo_group: the closed form's g */
@@ -219,6 +220,13 @@ struct Comm {
     CollWireFn wire;        /* sees every message (coll_comm_set_wire), or NULL */
     void *wire_arg;
 };
+
+/* An analytic allgather's total bytes over the P ranks, as price_P ranks of the same blocks
+ * would send them (identical workers); the total itself when not priced. */
+static inline double coll_priced_total(const Comm *c, double total)
+{
+    return c->price_P != c->P ? total / c->P * c->price_P : total;
+}
 
 /* The sum over ranks of their buffers c->bufs[r] (n elements) into every rank's c->outs[r] (its
  * buffer, or one that several ranks share: stored once for a run of equal outs): analytic, in

@@ -55,7 +55,7 @@ static double ring_time_s(const CollShape *s, double n)
 static double ring_bytes(const Comm *c, int rank, double n)
 {
     (void)rank;
-    const int P = c->P;
+    const int P = c->price_P; /* --price-workers: the priced GPUs' share */
     return 2.0 * (P - 1) / P * n;
 }
 

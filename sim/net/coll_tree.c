@@ -32,7 +32,7 @@ static double tree_time_s(const CollShape *s, double n)
 
 static double tree_bytes(const Comm *c, int rank, double n)
 {
-    return rank == 0 ? coll_ceil_log2(c->P) * n : 2.0 * n;
+    return rank == 0 ? coll_ceil_log2(c->price_P) * n : 2.0 * n;
 }
 
 static double tree_messages(const Cluster *cl)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# test_pai_trace.sh: sim/cluster/pai_to_cluster.py makes a cluster file of the first GPU jobs of a
+# trace in Alibaba PAI's 2020 format (the synthetic sample in sim/cluster/examples/pai-sample/):
+# their sizes (inst_num x plan_gpu / 100, rounded up; CPU jobs skipped), starts and models; an
+# unknown model tag or a negative size is refused with its file and line (exit 2, nothing
+# written); and bellows cluster runs the first three jobs of the sample.
+#   tests/test_pai_trace.sh BELLOWS_BINARY SOURCE_DIR
+set -euo pipefail
+bellows=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+src=$2
+conv="/usr/bin/python3 $src/sim/cluster/pai_to_cluster.py"
+sample=$src/sim/cluster/examples/pai-sample
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# the sample: 72 jobs, 8 of them CPU jobs; the 64 GPU jobs take 2,656 GPUs
+$conv "$sample" -o all.json
+/usr/bin/python3 - all.json <<'PY' || fail "the sample's jobs"
+import json, sys
+d = json.load(open(sys.argv[1]))
+jobs = d["jobs"]
+assert len(jobs) == 64 and d["workers"] == 4096 and d["topology"] == "fat-tree", (len(jobs), d)
+assert sum(j["workers"] for j in jobs) == 2656, sum(j["workers"] for j in jobs)
+# the first job: 2 instances of 800% GPU (16 GPUs), resnet; the third: 8 of 100% (8 GPUs)
+assert jobs[0]["workers"] == 16 and jobs[0]["workload"] == "resnet50" and jobs[0]["start_s"] == 0
+assert jobs[2]["workers"] == 8 and jobs[2]["start_s"] == 90, jobs[2]
+assert jobs[3]["workload"] == "bert-base", jobs[3]
+starts = [j["start_s"] for j in jobs]
+assert starts == sorted(starts)
+assert all(j["train_samples"] == j["workers"] * 16 * 4 for j in jobs)
+PY
+
+# bad input: its file and line named, exit 2, no output file
+bad() { # NAME SED-EXPR TABLE EXPECTED
+  rm -rf "$1" && cp -r "$sample" "$1"
+  sed -i "$2" "$1/$3"
+  set +e
+  $conv "$1" -o "$1.json" 2> "$1.err"
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] || fail "$1: exit $rc, expected 2"
+  grep -q -- "$4" "$1.err" || { cat "$1.err"; fail "$1: expected '$4'"; }
+  [ ! -e "$1.json" ] || fail "$1: wrote $1.json"
+}
+bad unknown '3s/,resnet$/,xlnet/' pai_group_tag_table.csv "pai_group_tag_table.csv:3: unknown model 'xlnet'"
+bad negative '4s/,800.0,V100$/,-800.0,V100/' pai_task_table.csv "pai_task_table.csv:4: plan_gpu -800.0 is negative"
+bad inst '2s/,worker,2.0,/,worker,-2.0,/' pai_task_table.csv "pai_task_table.csv:2: inst_num -2.0 is negative"
+bad when '7s/,Terminated,[0-9.]*,/,Terminated,soon,/' pai_job_table.csv "pai_job_table.csv:7: start_time 'soon' is not a number"
+# a mapped tag is taken
+cp -r "$sample" mapped && sed -i '3s/,resnet$/,xlnet/' mapped/pai_group_tag_table.csv
+$conv mapped --map xlnet=bert-base --jobs 3 -o mapped.json
+grep -q '"workload": "bert-base"' mapped.json || fail "--map"
+
+# the first three jobs (16, 16 and 8 GPUs) on the 4,096-GPU fat-tree, with their contention
+$conv "$sample" --jobs 3 --time-scale 0.001 --steps 2 --test-samples 50 -o three.json
+"$bellows" cluster three.json --alone none --out three > three.out 2>&1 || { tail three.out; fail "bellows cluster"; }
+/usr/bin/python3 - three/cluster.json <<'PY' || fail "cluster.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+jobs = d["jobs"]
+assert len(jobs) == 3 and [len(j["gpus"]) for j in jobs] == [16, 16, 8], [j.keys() for j in jobs]
+PY
+echo "ok"

@@ -1,0 +1,167 @@
+/* test_price_workers.c: --price-workers N prices every step's communication as N GPUs would pay
+ * it while the small model trains on --workers. The priced times are checked against the
+ * collectives' closed forms written out here (coll.h; the fat-tree's cross-leaf routes of
+ * cluster.h), at N: the fast replay of the sample trace at 65,536 GPUs (ring), a live run on the
+ * actors at 16,384 (halving-doubling, oversubscribed uplinks), and an unpriced replay at its own
+ * 8 workers, which checks the formula itself. Bad input: N below --workers, or the transfer
+ * level, is refused naming the flag, with nothing written. */
+#include "testutil.h"
+
+#include <math.h>
+#include <sys/stat.h>
+
+#include "clitest.h"
+
+#define SAMPLE BELLOWS_SOURCE_DIR "/traces/samples/mlp-sync-8w.jsonl.gz"
+#define LAT    5e-6         /* the default link latency, s */
+#define BW     (10e9 / 8.0) /* the default 10 Gbps, bytes/s */
+
+/* Runs `bellows ARGS --quiet --out TMP/NAME`, its stdout and stderr into TMP/NAME.out. */
+static int bellows(const char *name, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, BELLOWS_BIN " %s --quiet --out %s/%s >%s/%s.out 2>&1", args, TMP,
+             name, TMP, name);
+    return WEXITSTATUS(system(cmd));
+}
+
+static char *read_out(const char *name, const char *file)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s%s%s", TMP, name, file ? "/" : ".out", file ? file : "");
+    char *s = slurp(path, NULL);
+    if (!s) fail_msg("no %s", path);
+    return s;
+}
+
+static double json_number(const char *text, const char *key)
+{
+    char k[64];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *at = strstr(text, k);
+    if (!at) fail_msg("no %s in summary.json", key);
+    return strtod(at + strlen(k), NULL);
+}
+
+static void assert_close(double got, double want, const char *what)
+{
+    if (!(fabs(got - want) <= 1e-9 * fabs(want)))
+        fail_msg("%s: %.17g, the closed form gives %.17g (relative %.3g)", what, got, want,
+                 fabs(got - want) / fabs(want));
+}
+
+/* The ring's allreduce of n bytes on p GPUs over routes of latency a and seconds per byte b. */
+static double ring_s(double p, double n, double a, double b)
+{
+    return 2 * (p - 1) * a + 2 * (p - 1) / p * n * b;
+}
+
+/* The replay's communication over its steps against steps x the ring at p GPUs: one dense
+ * allreduce of the mlp's parameters a step (compressor none), on fat-tree routes across leaves
+ * (4 latencies), a ring's one flow per uplink (line rate). */
+static void check_replay(const char *name, const char *extra, double p)
+{
+    char args[1024];
+    snprintf(args, sizeof args,
+             "replay --trace " SAMPLE " --topology fat-tree --collectives analytic --costs ideal "
+             "--compressor none --policies sync --no-plots %s",
+             extra);
+    assert_int_equal(bellows(name, args), 0);
+    char *s = read_out(name, "seed-1/1-sync/summary.json");
+    const double steps = json_number(s, "steps"), n = 4 * json_number(s, "n_params");
+    assert_true(steps > 1000 && strstr(s, "\"replay_engine\": \"fast\""));
+    assert_close(json_number(s, "communication_s"), steps * ring_s(p, n, 4 * LAT, 1 / BW),
+                 "communication_s");
+    free(s);
+}
+
+static void test_a_replay_priced_at_65536_gpus_pays_the_closed_form_there(void **state)
+{
+    (void)state;
+    check_replay("own", "", 8); /* the formula at the trace's own 8 workers */
+    check_replay("p64k", "--price-workers 65536", 65536);
+    char *out = read_out("p64k", NULL), *s = read_out("p64k", "seed-1/1-sync/summary.json");
+    assert_non_null(strstr(out, "every step's communication as 65536 GPUs pay it"));
+    assert_true(json_number(s, "price_workers") == 65536 && json_number(s, "workers") == 8);
+    free(out);
+    free(s);
+}
+
+/* A live run on the actors: 4 workers train, priced at 16,384 on leaves of 8 with 2:1 uplinks.
+ * Unpriced, the 4 would share one leaf; priced, the routes cross leaves (4 latencies) and
+ * halving-doubling's flows share the uplinks (oversubscription x the seconds per byte). */
+static void test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there(void **state)
+{
+    (void)state;
+    assert_int_equal(bellows("live",
+                             "run --epochs 1 --train-samples 512 --test-samples 100 --collectives "
+                             "analytic --costs ideal --overlap none --compressor none --workers 4 "
+                             "--topology fat-tree --leaf-size 8 --oversubscription 2 --allreduce "
+                             "halving-doubling --price-workers 16384"),
+                     0);
+    char *s = read_out("live", "summary.json");
+    const double p = 16384, n = 4 * json_number(s, "n_params"), a = 4 * LAT, b = 2 / BW;
+    const double step = 2 * log2(p) * a + 2 * (p - 1) / p * n * b;
+    assert_close(json_number(s, "communication_s"), json_number(s, "steps") * step,
+                 "communication_s");
+    free(s);
+}
+
+/* bench's throughput in all is the priced GPUs', each at the per-GPU rate of a priced step. */
+static void test_bench_counts_the_priced_gpus(void **state)
+{
+    (void)state;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " bench --workload resnet50 --workers 8 --collectives analytic "
+                         "--price-workers 4096 >%s/bench.out 2>&1",
+             TMP);
+    assert_int_equal(WEXITSTATUS(system(cmd)), 0);
+    char *out = read_out("bench", NULL);
+    double per = 0, all = 0;
+    const char *at = strstr(out, "throughput: ");
+    if (!at ||
+        sscanf(at, "throughput: %lf samples/s per GPU, %lf samples/s in all", &per, &all) != 2)
+        fail_msg("no throughput in: %s", out);
+    assert_non_null(strstr(out, "(4096 GPUs)"));
+    assert_true(fabs(all - 4096 * per) <= 1e-3 * all + 0.1);
+    free(out);
+}
+
+static void test_bad_prices_are_refused_naming_the_flag(void **state)
+{
+    (void)state;
+    const char *bad[][2] = {
+        {"below", "run --workers 8 --price-workers 4 --collectives analytic"},
+        {"transfer", "run --workers 8 --price-workers 4096"},
+        {"rbelow", "replay --trace " SAMPLE " --price-workers 7 --collectives analytic"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        assert_int_equal(bellows(bad[i][0], bad[i][1]), 2);
+        char *msg = read_out(bad[i][0], NULL);
+        if (!strstr(msg, "--price-workers"))
+            fail_msg("%s: no --price-workers in: %s", bad[i][1], msg);
+        free(msg);
+        char dir[256];
+        struct stat st;
+        snprintf(dir, sizeof dir, "%s/%s", TMP, bad[i][0]);
+        assert_int_not_equal(stat(dir, &st), 0); /* nothing written */
+    }
+    char *msg = read_out("below", NULL);
+    assert_non_null(strstr(msg, "below --workers 8"));
+    free(msg);
+}
+
+int main(void)
+{
+    make_tmpdir(TMP, sizeof TMP);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_replay_priced_at_65536_gpus_pays_the_closed_form_there),
+        cmocka_unit_test(test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there),
+        cmocka_unit_test(test_bench_counts_the_priced_gpus),
+        cmocka_unit_test(test_bad_prices_are_refused_naming_the_flag),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    rm_tree(TMP);
+    return rc;
+}
