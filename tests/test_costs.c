@@ -106,6 +106,12 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
         {3, "\"gpu\": \"K80\"", "unknown GPU \"K80\""},
         {4, "\"efficiency\": {\"fp32\": 1.5}", "efficiency: \"fp32\" must be a number > 0"},
         {4, "\"efficiency\": {\"fp16\": 0.5}", "unknown key \"fp16\""},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp32\": 4.5}}}",
+         "efficiency: workloads: toy: \"fp32\" must be a number > 0 and at most 4"},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp16\": 1}}}",
+         "efficiency: workloads: toy: a workload's efficiency: unknown key \"fp16\""},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": 2}}", "efficiency: workloads: toy:"},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"tf32\": 2}}}", "the V100 has no tf32"},
         {5, "\"fixed\": {\"tensor_s\": -1, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}",
          "fixed: \"tensor_s\" must be a number > 0"},
         {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 0, \"collective_s\": 1e-4}",
@@ -263,6 +269,49 @@ static void test_a_costed_step_is_the_sum_of_its_parts(void **state)
     free(s);
 }
 
+/* A profile's efficiency for one workload (in its direct flops, up to 4) prices that
+ * workload's layers, and only that workload's: the toy step's layer compute at 2 of the peak
+ * is a quarter of its compute at the profile's 0.5; another workload's entry changes nothing. */
+static void test_a_workloads_own_efficiency_prices_its_layers(void **state)
+{
+    (void)state;
+    char prof[256], wl[256], cmd[2048];
+    snprintf(wl, sizeof wl, "%s/toy-workload.json", TMP);
+    write_file(wl, "{\"name\": \"toy\", \"compute\": \"flops\", \"layers\": [{\"name\": \"fc\", "
+                   "\"fwd_flops\": 1e9, \"bwd_flops\": 2e9, \"tensors\": [{\"name\": "
+                   "\"fc.weight\", \"shape\": [1000, 2000]}, {\"name\": \"fc.bias\", "
+                   "\"shape\": [1000]}]}]}");
+    double compute, compress, comm;
+    toy_step(&compute, &compress, &comm);
+    const double layers = 8 * 3e9 / (0.5 * 15.7e12); /* toy_step's, at 0.5 */
+    const struct {
+        const char *name;
+        double want;
+    } cases[] = {{"toy", compute - layers + layers / 4}, {"other", compute}};
+    for (int i = 0; i < 2; i++) {
+        char member[128];
+        snprintf(member, sizeof member,
+                 "\"efficiency\": {\"fp32\": 0.5, \"workloads\": {\"%s\": {\"fp32\": 2}}}",
+                 cases[i].name);
+        write_profile("wl-eff", 4, member, prof, sizeof prof);
+        snprintf(cmd, sizeof cmd,
+                 BELLOWS_BIN
+                 " run --workload %s --costs %s --model softmax --workers 4 --batch 8 --gpu "
+                 "V100 --bandwidth 10Gbps --latency 10us --collectives analytic --overlap "
+                 "none --compressor topk --policy static:level=0.1 --epochs 1 "
+                 "--train-samples 64 --test-samples 50 --quiet --out %s/wl-eff-%d >/dev/null",
+                 wl, prof, TMP, i);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s/wl-eff-%d/summary.json", TMP, i);
+        char *s = slurp(cmd, NULL);
+        assert_non_null(s);
+        double got = json_number(s, "compute_s") / json_number(s, "steps");
+        if (!(fabs(got - cases[i].want) <= 1e-9 * cases[i].want))
+            fail_msg("%s: compute %.12g a step, expected %.12g", cases[i].name, got, cases[i].want);
+        free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
+        cmocka_unit_test(test_a_workloads_own_efficiency_prices_its_layers),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

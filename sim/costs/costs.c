@@ -276,6 +276,17 @@ double costs_efficiency(const CostProfile *p, const char *precision)
     return 0;
 }
 
+double costs_workload_efficiency(const CostProfile *p, const char *precision, const char *workload)
+{
+    if (p->ideal) return 0;
+    for (int w = 0; workload && w < p->n_workload_eff; w++)
+        for (int i = 0; i < 3; i++)
+            if (strcmp(workload, p->workload_eff[w].workload) == 0 &&
+                strcmp(precision, PRECISIONS[i]) == 0 && p->workload_eff[w].efficiency[i] > 0)
+                return p->workload_eff[w].efficiency[i];
+    return costs_efficiency(p, precision);
+}
+
 /* ---- the listing ---- */
 
 static void print_profile(FILE *out, const CostProfile *p)
@@ -290,6 +301,12 @@ static void print_profile(FILE *out, const CostProfile *p)
         else
             snprintf(none + strlen(none), sizeof none - strlen(none), "%s%s", *none ? ", " : "",
                      PRECISIONS[i]);
+    for (int w = 0; w < p->n_workload_eff; w++)
+        for (int i = 0; i < 3; i++)
+            if (p->workload_eff[w].efficiency[i] > 0)
+                fprintf(out, "  compute    %.3g of the %s peak for %s (in its direct flops)\n",
+                        p->workload_eff[w].efficiency[i], PRECISIONS[i],
+                        p->workload_eff[w].workload);
     if (*none) /* what a run at those precisions assumes (cluster_apply_costs) */
         fprintf(out, "  compute    none for %s: runs assume 0.5 of the peak, not calibrated\n",
                 none);

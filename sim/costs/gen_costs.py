@@ -43,7 +43,15 @@ STREAM = 0.85
 # 1 A100 80GB TF32 938 img/s; at 24.60 GFLOP per image (bellows' resnet50 profile, forward and
 # backward) over the peak: V100 FP32 15.7 TFLOP/s, A100 TF32 156 TFLOP/s.
 EFFICIENCY = {
-    "V100": {"fp32": round(367 * 24.60e9 / 15.7e12, 4)},
+    "V100": {"fp32": round(367 * 24.60e9 / 15.7e12, 4),
+             # GRACE's one V100 ran its PyTorch ResNet-9 (sands-lab/grace examples/dist/
+             # CIFAR10-dawndist/dawn.py, fp32, batch 512, torch.backends.cudnn.benchmark on) at
+             # 8,675 img/s (sands-lab/grace-data, cifar10-classification-pytorch, run 499r72l00):
+             # 19.8 TFLOP/s of the net's direct-convolution flops, above the 15.7 TFLOP/s peak.
+             # cuDNN's Winograd kernels for 3x3 stride-1 convolutions do 2.25 to 4 times fewer
+             # multiplies (Lavin and Gray, CVPR 2016), and ResNet-9 is nearly all such layers.
+             # Fitted to that one row (bellows validate's grace-r9-none-1).
+             "workloads": {"resnet9-cifar": {"fp32": 1.29}}},
     "A100": {"tf32": round(938 * 24.60e9 / 156e12, 4)},
     "H100": {},
 }
@@ -61,6 +69,52 @@ MEASURED_CALLS = {
     "pack": "signs packed 8 to a byte", "scatter": "index_add_ of k entries",
     "optimizer": "torch.optim.SGD(momentum 0.9).step() over 8 tensors",
     "random": "torch.randperm(n)"}
+
+
+# NCCL over sockets with one GPU per NIC. GRACE's PyTorch runs over TCP (sands-lab/grace-data,
+# cifar10-classification-pytorch: 8 V100s one per node) reached the same throughput with the link
+# limited to 25 Gbps and with no limit (none: 32,618 and 33,024 img/s), and RDMA on the same
+# nodes 35% more (44,061): the cap is NCCL's socket transport (by default one thread and one
+# socket per channel, NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD), not the link. The share
+# is fitted to one row, grace-r9-none-8-tcp (bellows validate); the other 20 TCP rows of that
+# table are predicted. Where NCCL opens more sockets (GCP's 32 GbE, 2 nodes x 1 GPU: all-reduce
+# bus bandwidth 30.6-31.4 Gbit/s, NVIDIA/nccl#209) it reaches 0.95: give such a cluster a
+# profile of its own (or its nccl-tests log: bellows costs import-nccl-tests).
+TCP_SHARE = 0.30
+TCP_SOURCE = ("fitted to GRACE's PyTorch ResNet-9, none, 8 V100s one per node over TCP at 25 "
+              "Gbps (sands-lab/grace-data; bellows validate's grace-r9-none-8-tcp), whose "
+              "throughput was the same with no limit on the link (32,618 and 33,024 img/s): "
+              "NCCL's socket transport with its defaults (one thread, one socket per channel) "
+              "caps it, not the link. Tuned sockets reach 0.95 (GCP 32 GbE, 2 x 1 GPU: 30.6-31.4 "
+              "Gbit/s, NVIDIA/nccl#209): give such a cluster a profile or an nccl-tests log of "
+              "its own")
+
+# Operations whose rate for a GPU comes from a published PyTorch measurement (or, labelled, a
+# fit to one published row), replacing the roofline estimate in profile(). Each entry: kernels,
+# units a second, its source.
+PUBLISHED_OPS = {
+    "V100": {
+        # pytorch/pytorch#22812 (PyTorch 1.1, Quadro GP100): torch.topk of 2,000,000 fp32
+        # elements, k = 1000, sorted=False, 100 calls in 2.5576 s: 25.6 ms a call, 7.8e7
+        # elements/s. Until pytorch PR #71081 (1.12) topk of one row ran its radix select in a
+        # single thread block, so a V100 (the same 1.5 GHz SMs) selects at about the P100's rate;
+        # GRACE's runs (2020) are of that PyTorch.
+        "topk": (6, 2e6 / (2.5576 / 100),
+                 "pytorch/pytorch#22812: torch.topk of 2M fp32 elements (k = 1000) in 25.6 ms "
+                 "on a P100 with PyTorch 1.1, 7.8e7 elements/s; before PR #71081 (PyTorch 1.12) "
+                 "one row's radix select ran in one thread block, whose rate a V100's SM "
+                 "matches (GRACE's runs, 2020, used that PyTorch)"),
+        # GRACE's randomk (grace_dl/dist/compressor/randomk.py) draws torch.randperm(n) per
+        # tensor after torch.manual_seed; before PyTorch 1.8.1 randperm sorted on the GPU with
+        # thrust, which synchronised the host (pytorch PR #54537). No per-element rate of it is
+        # published: fitted to one row, grace-r9-randomk-8-rdma (bellows validate).
+        "random": (3, 3.6e8,
+                   "fitted to GRACE's PyTorch ResNet-9 Random-k 1% over RDMA at 8 V100s "
+                   "(bellows validate's grace-r9-randomk-8-rdma): torch.randperm(n) as "
+                   "PyTorch before 1.8.1 drew it (a thrust sort that synchronised the host, "
+                   "pytorch PR #54537); no per-element rate is published"),
+    },
+}
 
 
 def measured(gpu):
@@ -153,11 +207,7 @@ def profile(gpu):
                                 "bytes a parameter; about 6 launches for a model's tensors"},
     }
     nets = {
-        "tcp": {"allreduce": 0.95, "allgather": 0.95,
-                "source": "NCCL over sockets with one GPU per NIC: all-reduce bus bandwidth "
-                          "30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl "
-                          "#209, REFERENCES.md); several GPUs per NIC get far less (14.5-22.9 "
-                          "Gbit/s with 8): give --transport tcp a profile of their own"},
+        "tcp": {"allreduce": TCP_SHARE, "allgather": TCP_SHARE, "source": TCP_SOURCE},
         "rdma": {"allreduce": 0.85, "allgather": 0.85,
                  "source": "nccl-tests on 4x HDR InfiniBand per node of A100s: 84.8 of 100 GB/s "
                            "(NVIDIA/nccl-tests#119)"},
@@ -188,6 +238,8 @@ def profile(gpu):
                                 "whatever collective it calls (torch/nn/parallel/distributed.py "
                                 "register_comm_hook)"},
     }
+    for name, (kernels, units_per_s, source) in PUBLISHED_OPS.get(gpu, {}).items():
+        ops[name] = {"kernels": kernels, "rate": rate(units_per_s), "source": source}
     m = measured(gpu)
     if m:
         return apply_measured(p, m)
@@ -195,6 +247,12 @@ def profile(gpu):
         p["efficiency"]["source"] = ("ResNet-50 v1.5 in PyTorch, NVIDIA DeepLearningExamples: "
                                      "V100 FP32 367 img/s, A100 TF32 938 img/s, at 24.60 GFLOP "
                                      "an image over the peak")
+        if "workloads" in EFFICIENCY[gpu]:
+            p["efficiency"]["workloads"]["source"] = (
+                "resnet9-cifar: fitted to GRACE's one V100 (8,675 img/s, sands-lab/grace-data "
+                "cifar10-classification-pytorch 499r72l00; bellows validate's grace-r9-none-1): "
+                "in the net's direct-convolution flops, above 1 because cuDNN's Winograd 3x3 "
+                "convolutions do 2.25-4x fewer multiplies (Lavin and Gray, CVPR 2016)")
     else:
         del p["efficiency"]
     return p
