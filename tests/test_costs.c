@@ -110,6 +110,12 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
          "efficiency: workloads: toy: \"fp32\" must be a number > 0 and at most 4"},
         {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp16\": 1}}}",
          "efficiency: workloads: toy: a workload's efficiency: unknown key \"fp16\""},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 2.5}",
+         "interference: \"compute\" must be a number > 0 and at most 2"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 0.5}",
+         "interference: \"compute\" must be a slowdown of 1 (none) to 2"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": 1.2",
+         "\"interference\" must be {\"compute\": a slowdown}"},
         {4, "\"efficiency\": {\"workloads\": {\"toy\": 2}}", "efficiency: workloads: toy:"},
         {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"tf32\": 2}}}", "the V100 has no tf32"},
         {5, "\"fixed\": {\"tensor_s\": -1, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}",
@@ -312,6 +318,59 @@ static void test_a_workloads_own_efficiency_prices_its_layers(void **state)
     }
 }
 
+/* The sim_time_s a step of the two-layer workload under --overlap OVERLAP, with the toy profile
+ * and `"interference": {"compute": S}` (S 0: none given). */
+static double interfered_step(const char *overlap, double S, int i)
+{
+    char prof[256], wl[256], cmd[2048], member[160];
+    snprintf(wl, sizeof wl, "%s/two-layers.json", TMP);
+    /* forward order: a (its backward long), then b, whose 2.4 MB fill DDP's first bucket */
+    write_file(wl, "{\"name\": \"two\", \"compute\": \"flops\", \"layers\": [{\"name\": \"a\", "
+                   "\"fwd_flops\": 1e9, \"bwd_flops\": 4e10, \"tensors\": [{\"name\": "
+                   "\"a.weight\", \"shape\": [1000, 1000]}]}, {\"name\": \"b\", \"fwd_flops\": "
+                   "1e9, \"bwd_flops\": 1e9, \"tensors\": [{\"name\": \"b.weight\", \"shape\": "
+                   "[600, 1000]}]}]}");
+    if (S > 0)
+        snprintf(member, sizeof member,
+                 "\"allgather\": {\"overlaps_backward\": true}, \"interference\": "
+                 "{\"compute\": %g}",
+                 S);
+    write_profile("interfered", 8, S > 0 ? member : GOOD[8], prof, sizeof prof);
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " run --workload %s --costs %s --model softmax --workers 4 --batch 8 "
+                         "--gpu V100 --bandwidth 10Gbps --latency 10us --collectives analytic "
+                         "--overlap %s --compressor none --policy sync --epochs 1 "
+                         "--train-samples 64 --test-samples 50 --quiet --out %s/interfered-%d "
+                         ">/dev/null",
+             wl, prof, overlap, TMP, i);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/interfered-%d/summary.json", TMP, i);
+    char *s = slurp(cmd, NULL);
+    assert_non_null(s);
+    double step = json_number(s, "sim_time_s") / json_number(s, "steps");
+    free(s);
+    return step;
+}
+
+/* A profile's interference s: DDP's backward beside its first bucket's collective (C seconds,
+ * wholly inside the backward) runs at 1/s of its rate, so the step is C (1 - 1/s) longer, to
+ * 1e-9; s = 1 changes nothing (the same sim_time_s bit for bit); the layer-wise overlap pays it
+ * too (longer). */
+static void test_interference_lengthens_an_overlapped_step(void **state)
+{
+    (void)state;
+    const double P = 4, lat = 10e-6, bw = 10e9 / 8, share = 0.5, S = 1.5;
+    const double C = 2 * (P - 1) * 2 * lat + 2 * (P - 1) / P * 4 * 600e3 / (bw * share);
+    const double none = interfered_step("ddp", 0, 0), one = interfered_step("ddp", 1, 1);
+    const double slowed = interfered_step("ddp", S, 2);
+    assert_true(one == none);
+    const double want = none + C * (1 - 1 / S);
+    if (!(fabs(slowed - want) <= 1e-9 * want))
+        fail_msg("a step at interference %g: %.12g s, expected %.12g (%.12g + %.12g)", S, slowed,
+                 want, none, C * (1 - 1 / S));
+    assert_true(interfered_step("layer", S, 3) > interfered_step("layer", 0, 4));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
         cmocka_unit_test(test_a_workloads_own_efficiency_prices_its_layers),
+        cmocka_unit_test(test_interference_lengthens_an_overlapped_step),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

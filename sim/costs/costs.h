@@ -48,6 +48,9 @@ typedef enum { COST_NET_TCP, COST_NET_RDMA, COST_NET_NVLINK, COST_NET_COUNT } Co
 
 #define COSTS_MAX_POINTS    16
 #define COSTS_MAX_WORKLOADS 8
+/* the largest interference a profile may give: the compute keeps at least half the GPU (the
+ * sharing bellows simulates it with, cost_comm_begin, gives no less) */
+#define COSTS_MAX_INTERFERENCE 2.0
 /* Winograd's F(4x4, 3x3) does a quarter of a direct 3x3 convolution's multiplies (Lavin and
  * Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016): a workload's efficiency
  * in direct flops may reach 4 times the peak, no more */
@@ -120,6 +123,10 @@ typedef struct {
     /* whether a bucket whose collectives include an allgather starts during the backward (as
      * DDP's allreduce buckets do), or waits for the backward to end */
     int allgather_overlaps;
+    /* the compute beside a worker's collective (DDP's backward beside its buckets, the
+     * layer-wise next forward beside the last partitions) takes this many times as long: NCCL's
+     * kernels share the SMs and the memory; 1 (or 0, ideal): no interference */
+    double interference;
 } CostProfile;
 
 /* The default --costs: the PyTorch DDP + NCCL profile of the cluster's GPU. */

@@ -282,6 +282,25 @@ static int parse_allgather(Ctx *c, const json_t *a, CostProfile *p)
     return rc;
 }
 
+/* "interference": {"compute": s}, optional: the compute beside a collective takes s times as
+ * long, 1 <= s <= COSTS_MAX_INTERFERENCE. */
+static int parse_interference(Ctx *c, const json_t *o, CostProfile *p)
+{
+    static const char *const known[] = {"compute", NULL};
+    p->interference = 1;
+    if (!o) return BW_OK;
+    if (!json_is_object(o))
+        return json_at_fail(&c->loc, "\"interference\" must be {\"compute\": a slowdown}");
+    size_t back = enter(c, "interference");
+    int rc = only_keys(c, o, known, "\"interference\"");
+    if (rc == BW_OK) rc = get_num(c, o, "compute", COSTS_MAX_INTERFERENCE, &p->interference);
+    if (rc == BW_OK && p->interference < 1)
+        rc = json_at_fail(&c->loc, "\"compute\" must be a slowdown of 1 (none) to %g",
+                          COSTS_MAX_INTERFERENCE);
+    c->loc.where[back] = '\0';
+    return rc;
+}
+
 static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
 {
     if (!json_is_object(root)) return json_at_fail(&c->loc, "a cost profile must be a JSON object");
@@ -306,6 +325,7 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
     if (rc == BW_OK) rc = parse_ops(c, json_object_get(root, "ops"), p);
     if (rc == BW_OK) rc = parse_networks(c, json_object_get(root, "networks"), p);
     if (rc == BW_OK) rc = parse_allgather(c, json_object_get(root, "allgather"), p);
+    if (rc == BW_OK) rc = parse_interference(c, json_object_get(root, "interference"), p);
     return rc;
 }
 

@@ -89,6 +89,20 @@ TCP_SOURCE = ("fitted to GRACE's PyTorch ResNet-9, none, 8 V100s one per node ov
               "Gbit/s, NVIDIA/nccl#209): give such a cluster a profile or an nccl-tests log of "
               "its own")
 
+# The compute's slowdown while a collective runs beside it (NCCL's kernels take SMs and memory
+# bandwidth): Lee et al., "Characterizing Compute-Communication Overlap in GPU-Accelerated
+# Distributed Deep Learning: Performance and Power Implications" (arXiv 2507.03114, 2025),
+# measured on 4 A100s, 4 H100s, MI250s and MI210s with GPT and LLaMA models: overlapped compute
+# was on average 18.9% slower than alone (at most 40.0%). No V100 was measured there; the
+# average is used for it too.
+INTERFERENCE = {gpu: {"compute": 1.189,
+                      "source": "Lee et al., arXiv 2507.03114 (2025): compute overlapped with "
+                                "communication ran on average 18.9% slower than alone (at most "
+                                "40.0%) on 4 A100s, H100s, MI250s and MI210s, GPT and LLaMA"
+                                + ("" if gpu in ("A100", "H100") else
+                                   "; no V100 was measured: their average")}
+                for gpu in ("V100", "A100", "H100")}
+
 # Operations whose rate for a GPU comes from a published PyTorch measurement (or, labelled, a
 # fit to one published row), replacing the roofline estimate in profile(). Each entry: kernels,
 # units a second, its source.
@@ -237,6 +251,7 @@ def profile(gpu):
                       "source": "a DDP communication hook runs per bucket as the bucket fills, "
                                 "whatever collective it calls (torch/nn/parallel/distributed.py "
                                 "register_comm_hook)"},
+        "interference": INTERFERENCE[gpu],
     }
     for name, (kernels, units_per_s, source) in PUBLISHED_OPS.get(gpu, {}).items():
         ops[name] = {"kernels": kernels, "rate": rate(units_per_s), "source": source}

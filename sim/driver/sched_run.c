@@ -295,12 +295,14 @@ static void run_part(Worker *me, int lane, SchedPlan *p, int i)
     Comm *c = E->lane_comm[lane];
     const double t0 = simgrid_get_clock();
     const size_t es = x->op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
+    cost_comm_begin(me); /* the backward, or the next forward, runs beside it */
     if (x->op == COMPRESS_ALLGATHER)
         coll_cost_allgather(c, me->rank, x->count);
     else if (E->ps)
         coll_cost_ps(c, me->rank, x->server, x->count, es);
     else
         coll_cost_allreduce(c, me->rank, x->count, es);
+    cost_comm_end(me);
     const double t1 = simgrid_get_clock();
     cost_note(me, COST_COMM, t0, t1);
     if (me->run->tl && timeline_wants(me->run->tl, p->step)) {
