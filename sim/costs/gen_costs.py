@@ -131,6 +131,30 @@ PUBLISHED_OPS = {
 }
 
 
+# Operations with no published PyTorch rate for a GPU: derived from the H100's measured ones
+# (MEASURED) as that GPU would run them: the measured rate at each size, capped at the H100's
+# fastest rate of that operation times the ratio of the two GPUs' memory bandwidths (a large
+# tensor's pass is bandwidth-bound; a small one's is launch-bound, the same on either GPU).
+DERIVED_OPS = {"V100": ["orthogonalise", "quantise", "scatter"],
+               "A100": ["topk", "orthogonalise", "quantise", "scatter", "random"]}
+
+
+def derived_op(gpu, name):
+    """The H100's measured operation name, derived for gpu (DERIVED_OPS), with its source."""
+    m = measured("H100")
+    op = m["ops"][name]
+    ratio = GPUS[gpu]["mem_Bps"] / GPUS["H100"]["mem_Bps"]
+    cap = max(r for _, r in op["rate"]) * ratio
+    pts = [[size, float("%.4g" % min(r, cap))] for size, r in op["rate"]]
+    return {"kernels": op["kernels"], "rate": pts,
+            "source": "derived, not published: no PyTorch measurement of it on the %s was found; "
+                      "%s measured on the H100 (sim/costs/measured/%s), each size's rate capped "
+                      "at the H100's fastest times %.3g, the %s's memory bandwidth over the "
+                      "H100's (%.3g of %.3g TB/s)" % (
+                          gpu, MEASURED_CALLS[name], MEASURED["H100"], ratio, gpu,
+                          GPUS[gpu]["mem_Bps"] / 1e12, GPUS["H100"]["mem_Bps"] / 1e12)}
+
+
 def measured(gpu):
     """The calibrate.py profile measured on gpu, or None."""
     import json
@@ -255,6 +279,8 @@ def profile(gpu):
     }
     for name, (kernels, units_per_s, source) in PUBLISHED_OPS.get(gpu, {}).items():
         ops[name] = {"kernels": kernels, "rate": rate(units_per_s), "source": source}
+    for name in DERIVED_OPS.get(gpu, []):
+        ops[name] = derived_op(gpu, name)
     m = measured(gpu)
     if m:
         return apply_measured(p, m)
@@ -273,13 +299,29 @@ def profile(gpu):
     return p
 
 
+# What a rate's source must say it is: a citation of a published measurement, a measurement of
+# our own, a labelled derivation or fit, or (for the operations the issue does not name) an
+# estimate.
+LABELS = ("pytorch/pytorch#", "measured on", "derived, not published", "fitted to", "estimate",
+          "streaming pass", "torch.optim", "torch powerSGD_hook")
+
+
+def unlabelled(p):
+    """The operations of profile p whose source names none of LABELS."""
+    return [name for name, op in p["ops"].items()
+            if not any(label in op.get("source", "") for label in LABELS)]
+
+
 def main(argv):
     """Writes the PyTorch profiles; with --check, writes nothing and exits 1 if a committed
     profile differs from what this script makes of its constants and measurements."""
     stale = []
     for gpu in GPUS:
         path = os.path.join(OUT_DIR, "pytorch-%s.json" % gpu.lower())
-        text = dumps(profile(gpu)) + "\n"
+        prof = profile(gpu)
+        text = dumps(prof) + "\n"
+        for name in unlabelled(prof):
+            stale.append("%s: ops.%s has no source naming where its rate comes from" % (path, name))
         if argv[1:] == ["--check"]:
             with open(path) as f:
                 if f.read() != text:
@@ -289,7 +331,7 @@ def main(argv):
             f.write(text)
         print(path)
     for path in stale:
-        print("%s is stale: run sim/costs/gen_costs.py" % path)
+        print(path if ": ops." in path else "%s is stale: run sim/costs/gen_costs.py" % path)
     return 1 if stale else 0
 
 
