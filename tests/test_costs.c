@@ -114,6 +114,14 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
          "interference: \"compute\" must be a number > 0 and at most 2"},
         {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 0.5}",
          "interference: \"compute\" must be a slowdown of 1 (none) to 2"},
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"partition_s\": "
+         "0}}",
+         "schedules: p3: \"partition_s\" must be a number > 0 and at most 1"},
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"slice_s\": "
+         "1e-4}}",
+         "schedules: p3: a schedule's costs: unknown key \"slice_s\""},
         {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": 1.2",
          "\"interference\" must be {\"compute\": a slowdown}"},
         {4, "\"efficiency\": {\"workloads\": {\"toy\": 2}}", "efficiency: workloads: toy:"},
@@ -371,6 +379,51 @@ static void test_interference_lengthens_an_overlapped_step(void **state)
     assert_true(interfered_step("layer", S, 3) > interfered_step("layer", 0, 4));
 }
 
+/* The step of one 4 MB tensor under ByteScheduler with 400 kB partitions, one in flight
+ * (credit=1), with the toy profile and `"schedules": {"NAME": {"partition_s": X}}` (X 0: none
+ * given). */
+static double scheduled_step(const char *name, double X, int i)
+{
+    char prof[256], wl[256], cmd[2048], member[200];
+    snprintf(wl, sizeof wl, "%s/one-tensor.json", TMP);
+    write_file(wl, "{\"name\": \"one\", \"compute\": \"flops\", \"layers\": [{\"name\": \"a\", "
+                   "\"fwd_flops\": 1e9, \"bwd_flops\": 2e9, \"tensors\": [{\"name\": "
+                   "\"a.weight\", \"shape\": [1000, 1000]}]}]}");
+    if (X > 0)
+        snprintf(member, sizeof member,
+                 "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"%s\": "
+                 "{\"partition_s\": %g}}",
+                 name, X);
+    write_profile("scheduled", 8, X > 0 ? member : GOOD[8], prof, sizeof prof);
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " run --workload %s --costs %s --model softmax --workers 4 --batch 8 "
+                         "--gpu V100 --bandwidth 10Gbps --latency 10us --collectives analytic "
+                         "--overlap ddp --schedule bytescheduler:partition=400000,credit=1 "
+                         "--compressor none --policy sync --epochs 1 --train-samples 64 "
+                         "--test-samples 50 --quiet --out %s/scheduled-%d >/dev/null",
+             wl, prof, TMP, i);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/scheduled-%d/summary.json", TMP, i);
+    char *s = slurp(cmd, NULL);
+    assert_non_null(s);
+    double step = json_number(s, "sim_time_s") / json_number(s, "steps");
+    free(s);
+    return step;
+}
+
+/* A schedule's cost per partition (ByteScheduler's core): 10 partitions sent one at a time
+ * after the backward make the step 10 X longer, to 1e-9; another schedule's entry changes
+ * nothing (bit for bit). */
+static void test_a_schedules_partition_cost_is_paid_per_partition(void **state)
+{
+    (void)state;
+    const double X = 1e-4, none = scheduled_step("bytescheduler", 0, 0);
+    assert_true(scheduled_step("p3", X, 1) == none);
+    const double got = scheduled_step("bytescheduler", X, 2), want = none + 10 * X;
+    if (!(fabs(got - want) <= 1e-9 * want))
+        fail_msg("a step with %g s a partition: %.12g s, expected %.12g", X, got, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
         cmocka_unit_test(test_a_workloads_own_efficiency_prices_its_layers),
         cmocka_unit_test(test_interference_lengthens_an_overlapped_step),
+        cmocka_unit_test(test_a_schedules_partition_cost_is_paid_per_partition),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -287,6 +287,17 @@ double costs_workload_efficiency(const CostProfile *p, const char *precision, co
     return costs_efficiency(p, precision);
 }
 
+double costs_partition_s(const CostProfile *p, const char *spec)
+{
+    if (!p || p->ideal || !spec) return 0;
+    const size_t n = strcspn(spec, ":");
+    for (int i = 0; i < p->n_sched_cost; i++)
+        if (strlen(p->sched_cost[i].schedule) == n &&
+            strncmp(spec, p->sched_cost[i].schedule, n) == 0)
+            return p->sched_cost[i].partition_s;
+    return 0;
+}
+
 /* ---- the listing ---- */
 
 static void print_profile(FILE *out, const CostProfile *p)

@@ -51,6 +51,7 @@ typedef enum { COST_NET_TCP, COST_NET_RDMA, COST_NET_NVLINK, COST_NET_COUNT } Co
 /* the largest interference a profile may give: the compute keeps at least half the GPU (the
  * sharing bellows simulates it with, cost_comm_begin, gives no less) */
 #define COSTS_MAX_INTERFERENCE 2.0
+#define COSTS_MAX_SCHEDULES    8
 /* Winograd's F(4x4, 3x3) does a quarter of a direct 3x3 convolution's multiplies (Lavin and
  * Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016): a workload's efficiency
  * in direct flops may reach 4 times the peak, no more */
@@ -127,6 +128,13 @@ typedef struct {
      * layer-wise next forward beside the last partitions) takes this many times as long: NCCL's
      * kernels share the SMs and the memory; 1 (or 0, ideal): no interference */
     double interference;
+    /* "schedules": {NAME: {"partition_s": x}}: what a schedule's own machinery pays per
+     * partition it hands out (ByteScheduler's Python core), beyond a collective call */
+    struct {
+        char schedule[32];
+        double partition_s;
+    } sched_cost[COSTS_MAX_SCHEDULES];
+    int n_sched_cost;
 } CostProfile;
 
 /* The default --costs: the PyTorch DDP + NCCL profile of the cluster's GPU. */
@@ -176,6 +184,10 @@ double costs_efficiency(const CostProfile *p, const char *precision);
 /* The same for the workload named workload (NULL: none): its own entry when the profile has
  * one for that precision, else costs_efficiency's. */
 double costs_workload_efficiency(const CostProfile *p, const char *precision, const char *workload);
+
+/* The seconds the profile gives a partition of the schedule named by spec ("NAME[:k=v,...]"),
+ * or 0 (none given, ideal, NULL). */
+double costs_partition_s(const CostProfile *p, const char *spec);
 
 const char *costs_op_name(CostOp op);
 const char *costs_net_name(CostNet n);

@@ -301,6 +301,45 @@ static int parse_interference(Ctx *c, const json_t *o, CostProfile *p)
     return rc;
 }
 
+/* "schedules": {NAME: {"partition_s": x}, ...}, optional: at most COSTS_MAX_SCHEDULES, x in
+ * (0, 1] seconds. */
+static int parse_schedules(Ctx *c, const json_t *o, CostProfile *p)
+{
+    static const char *const known[] = {"partition_s", NULL};
+    if (!o) return BW_OK;
+    if (!json_is_object(o) || json_object_size(o) > COSTS_MAX_SCHEDULES + 1)
+        return json_at_fail(&c->loc,
+                            "\"schedules\" must be an object of at most %d schedules, "
+                            "each {\"partition_s\": seconds}",
+                            COSTS_MAX_SCHEDULES);
+    size_t back = enter(c, "schedules");
+    const char *name;
+    json_t *v;
+    int rc = BW_OK;
+    json_object_foreach((json_t *)o, name, v)
+    {
+        if (strcmp(name, "source") == 0) continue;
+        size_t in = enter(c, name);
+        const int k = p->n_sched_cost;
+        if (k == COSTS_MAX_SCHEDULES || !json_is_object(v) ||
+            strlen(name) >= sizeof p->sched_cost[0].schedule || strchr(name, ':'))
+            rc = json_at_fail(&c->loc,
+                              "expected {\"partition_s\": seconds} under a schedule's "
+                              "name (at most %d)",
+                              COSTS_MAX_SCHEDULES);
+        if (rc == BW_OK) rc = only_keys(c, v, known, "a schedule's costs");
+        if (rc == BW_OK) rc = get_num(c, v, "partition_s", 1, &p->sched_cost[k].partition_s);
+        if (rc == BW_OK) {
+            snprintf(p->sched_cost[k].schedule, sizeof p->sched_cost[k].schedule, "%s", name);
+            p->n_sched_cost++;
+        }
+        c->loc.where[in] = '\0';
+        if (rc) break;
+    }
+    c->loc.where[back] = '\0';
+    return rc;
+}
+
 static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
 {
     if (!json_is_object(root)) return json_at_fail(&c->loc, "a cost profile must be a JSON object");
@@ -326,6 +365,7 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
     if (rc == BW_OK) rc = parse_networks(c, json_object_get(root, "networks"), p);
     if (rc == BW_OK) rc = parse_allgather(c, json_object_get(root, "allgather"), p);
     if (rc == BW_OK) rc = parse_interference(c, json_object_get(root, "interference"), p);
+    if (rc == BW_OK) rc = parse_schedules(c, json_object_get(root, "schedules"), p);
     return rc;
 }
 

@@ -103,6 +103,19 @@ INTERFERENCE = {gpu: {"compute": 1.189,
                                    "; no V100 was measured: their average")}
                 for gpu in ("V100", "A100", "H100")}
 
+# ByteScheduler's own cost per partition it schedules (its Python core queues each one as a task
+# and takes it back in a callback), beyond the collective call: bytedance/byteps#370 ran
+# PyTorch + Horovod's ResNet-50 benchmark (pytorch_horovod_benchmark.py: batch 32, 161 parameter
+# tensors) on 2 1080 Tis over PCIe at 182.4 img/s a GPU without ByteScheduler and 169.2 with it
+# but its partition and credit infinite (one partition a tensor, nothing held back): 13.7 ms a
+# step more, 85 us a partition.
+BYTESCHEDULER_PARTITION_S = (32 / 169.2 - 32 / 182.4) / 161
+SCHEDULES = {"bytescheduler": {"partition_s": float("%.3g" % BYTESCHEDULER_PARTITION_S)},
+             "source": "bytescheduler: bytedance/byteps#370, PyTorch + Horovod ResNet-50 (batch "
+                       "32, 161 tensors) on 2 1080 Tis: 182.4 img/s a GPU without ByteScheduler, "
+                       "169.2 with it and partition and credit infinite, 13.7 ms a step more: "
+                       "85 us for each partition its Python core schedules"}
+
 # Operations whose rate for a GPU comes from a published PyTorch measurement (or, labelled, a
 # fit to one published row), replacing the roofline estimate in profile(). Each entry: kernels,
 # units a second, its source.
@@ -276,6 +289,7 @@ def profile(gpu):
                                 "whatever collective it calls (torch/nn/parallel/distributed.py "
                                 "register_comm_hook)"},
         "interference": INTERFERENCE[gpu],
+        "schedules": SCHEDULES,
     }
     for name, (kernels, units_per_s, source) in PUBLISHED_OPS.get(gpu, {}).items():
         ops[name] = {"kernels": kernels, "rate": rate(units_per_s), "source": source}
