@@ -326,6 +326,11 @@ static void print_profile(FILE *out, const CostProfile *p)
     if (p->cycle_s > 0)
         fprintf(out, "  cycle      collectives start on a thread that wakes every %.3g ms\n",
                 1e3 * p->cycle_s);
+    if (p->interference > 1)
+        fprintf(out, "  overlap    compute beside a collective %.3gx as long\n", p->interference);
+    for (int i = 0; i < p->n_sched_cost; i++)
+        fprintf(out, "  schedule   %s: %.3g us a partition\n", p->sched_cost[i].schedule,
+                1e6 * p->sched_cost[i].partition_s);
     fprintf(out, "  ops       ");
     for (int op = 0; op < COST_OP_COUNT; op++)
         if (p->ops[op].present) fprintf(out, " %s", OP_NAMES[op]);
