@@ -116,6 +116,16 @@ SCHEDULES = {"bytescheduler": {"partition_s": float("%.3g" % BYTESCHEDULER_PARTI
                        "169.2 with it and partition and credit infinite, 13.7 ms a step more: "
                        "85 us for each partition its Python core schedules"}
 
+# The A100's and H100's TCP share stays the tuned sockets' figure: GRACE's cap is NCCL's socket
+# transport's own rate (about 7.5 Gbit/s there, the same at 25 Gbps and with no limit), not a
+# share of the link, so 0.30 of a 10 Gbps link would price it 2.5 times too slow; a share cannot
+# say both, and only the V100's profile is validated against GRACE's TCP rows.
+TCP_TUNED_SOURCE = ("NCCL over sockets with one GPU per NIC, tuned: all-reduce bus bandwidth "
+                    "30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl#209, "
+                    "REFERENCES.md). With NCCL's default sockets GRACE's TCP runs were capped at "
+                    "about 7.5 Gbit/s whatever the link (pytorch-v100 gives 0.30, fitted at 25 "
+                    "Gbps): give such a cluster a profile or an nccl-tests log of its own")
+
 # Operations whose rate for a GPU comes from a published PyTorch measurement (or, labelled, a
 # fit to one published row), replacing the roofline estimate in profile(). Each entry: kernels,
 # units a second, its source.
@@ -258,7 +268,9 @@ def profile(gpu):
                                 "bytes a parameter; about 6 launches for a model's tensors"},
     }
     nets = {
-        "tcp": {"allreduce": TCP_SHARE, "allgather": TCP_SHARE, "source": TCP_SOURCE},
+        "tcp": ({"allreduce": TCP_SHARE, "allgather": TCP_SHARE, "source": TCP_SOURCE}
+                if gpu == "V100" else
+                {"allreduce": 0.95, "allgather": 0.95, "source": TCP_TUNED_SOURCE}),
         "rdma": {"allreduce": 0.85, "allgather": 0.85,
                  "source": "nccl-tests on 4x HDR InfiniBand per node of A100s: 84.8 of 100 GB/s "
                            "(NVIDIA/nccl-tests#119)"},
