@@ -284,7 +284,9 @@ def profile(gpu):
         "gpu": gpu,
         "source": "cited estimates, not measurements (sim/costs/gen_costs.py): the %s's "
                   "datasheet, PyTorch's and NCCL's published figures; measure your own with "
-                  "traces/pytorch/calibrate.py" % gpu,
+                  "traces/pytorch/calibrate.py" % gpu + (
+                      "; ResNet-9's efficiency, the TCP share and randperm's rate fitted to one "
+                      "of GRACE's PyTorch rows each (bellows validate)" if gpu == "V100" else ""),
         "efficiency": EFFICIENCY[gpu],
         "fixed": {
             "tensor_s": 20e-6,
