@@ -106,6 +106,26 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
         {3, "\"gpu\": \"K80\"", "unknown GPU \"K80\""},
         {4, "\"efficiency\": {\"fp32\": 1.5}", "efficiency: \"fp32\" must be a number > 0"},
         {4, "\"efficiency\": {\"fp16\": 0.5}", "unknown key \"fp16\""},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp32\": 4.5}}}",
+         "efficiency: workloads: toy: \"fp32\" must be a number > 0 and at most 4"},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp16\": 1}}}",
+         "efficiency: workloads: toy: a workload's efficiency: unknown key \"fp16\""},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 2.5}",
+         "interference: \"compute\" must be a number > 0 and at most 2"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 0.5}",
+         "interference: \"compute\" must be a slowdown of 1 (none) to 2"},
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"partition_s\": "
+         "0}}",
+         "schedules: p3: \"partition_s\" must be a number > 0 and at most 1"},
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"slice_s\": "
+         "1e-4}}",
+         "schedules: p3: a schedule's costs: unknown key \"slice_s\""},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": 1.2",
+         "\"interference\" must be {\"compute\": a slowdown}"},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": 2}}", "efficiency: workloads: toy:"},
+        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"tf32\": 2}}}", "the V100 has no tf32"},
         {5, "\"fixed\": {\"tensor_s\": -1, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}",
          "fixed: \"tensor_s\" must be a number > 0"},
         {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 0, \"collective_s\": 1e-4}",
@@ -263,6 +283,147 @@ static void test_a_costed_step_is_the_sum_of_its_parts(void **state)
     free(s);
 }
 
+/* A profile's efficiency for one workload (in its direct flops, up to 4) prices that
+ * workload's layers, and only that workload's: the toy step's layer compute at 2 of the peak
+ * is a quarter of its compute at the profile's 0.5; another workload's entry changes nothing. */
+static void test_a_workloads_own_efficiency_prices_its_layers(void **state)
+{
+    (void)state;
+    char prof[256], wl[256], cmd[2048];
+    snprintf(wl, sizeof wl, "%s/toy-workload.json", TMP);
+    write_file(wl, "{\"name\": \"toy\", \"compute\": \"flops\", \"layers\": [{\"name\": \"fc\", "
+                   "\"fwd_flops\": 1e9, \"bwd_flops\": 2e9, \"tensors\": [{\"name\": "
+                   "\"fc.weight\", \"shape\": [1000, 2000]}, {\"name\": \"fc.bias\", "
+                   "\"shape\": [1000]}]}]}");
+    double compute, compress, comm;
+    toy_step(&compute, &compress, &comm);
+    const double layers = 8 * 3e9 / (0.5 * 15.7e12); /* toy_step's, at 0.5 */
+    const struct {
+        const char *name;
+        double want;
+    } cases[] = {{"toy", compute - layers + layers / 4}, {"other", compute}};
+    for (int i = 0; i < 2; i++) {
+        char member[128];
+        snprintf(member, sizeof member,
+                 "\"efficiency\": {\"fp32\": 0.5, \"workloads\": {\"%s\": {\"fp32\": 2}}}",
+                 cases[i].name);
+        write_profile("wl-eff", 4, member, prof, sizeof prof);
+        snprintf(cmd, sizeof cmd,
+                 BELLOWS_BIN
+                 " run --workload %s --costs %s --model softmax --workers 4 --batch 8 --gpu "
+                 "V100 --bandwidth 10Gbps --latency 10us --collectives analytic --overlap "
+                 "none --compressor topk --policy static:level=0.1 --epochs 1 "
+                 "--train-samples 64 --test-samples 50 --quiet --out %s/wl-eff-%d >/dev/null",
+                 wl, prof, TMP, i);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "%s/wl-eff-%d/summary.json", TMP, i);
+        char *s = slurp(cmd, NULL);
+        assert_non_null(s);
+        double got = json_number(s, "compute_s") / json_number(s, "steps");
+        if (!(fabs(got - cases[i].want) <= 1e-9 * cases[i].want))
+            fail_msg("%s: compute %.12g a step, expected %.12g", cases[i].name, got, cases[i].want);
+        free(s);
+    }
+}
+
+/* The sim_time_s a step of the two-layer workload under --overlap OVERLAP, with the toy profile
+ * and `"interference": {"compute": S}` (S 0: none given). */
+static double interfered_step(const char *overlap, double S, int i)
+{
+    char prof[256], wl[256], cmd[2048], member[160];
+    snprintf(wl, sizeof wl, "%s/two-layers.json", TMP);
+    /* forward order: a (its backward long), then b, whose 2.4 MB fill DDP's first bucket */
+    write_file(wl, "{\"name\": \"two\", \"compute\": \"flops\", \"layers\": [{\"name\": \"a\", "
+                   "\"fwd_flops\": 1e9, \"bwd_flops\": 4e10, \"tensors\": [{\"name\": "
+                   "\"a.weight\", \"shape\": [1000, 1000]}]}, {\"name\": \"b\", \"fwd_flops\": "
+                   "1e9, \"bwd_flops\": 1e9, \"tensors\": [{\"name\": \"b.weight\", \"shape\": "
+                   "[600, 1000]}]}]}");
+    if (S > 0)
+        snprintf(member, sizeof member,
+                 "\"allgather\": {\"overlaps_backward\": true}, \"interference\": "
+                 "{\"compute\": %g}",
+                 S);
+    write_profile("interfered", 8, S > 0 ? member : GOOD[8], prof, sizeof prof);
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " run --workload %s --costs %s --model softmax --workers 4 --batch 8 "
+                         "--gpu V100 --bandwidth 10Gbps --latency 10us --collectives analytic "
+                         "--overlap %s --compressor none --policy sync --epochs 1 "
+                         "--train-samples 64 --test-samples 50 --quiet --out %s/interfered-%d "
+                         ">/dev/null",
+             wl, prof, overlap, TMP, i);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/interfered-%d/summary.json", TMP, i);
+    char *s = slurp(cmd, NULL);
+    assert_non_null(s);
+    double step = json_number(s, "sim_time_s") / json_number(s, "steps");
+    free(s);
+    return step;
+}
+
+/* A profile's interference s: DDP's backward beside its first bucket's collective (C seconds,
+ * wholly inside the backward) runs at 1/s of its rate, so the step is C (1 - 1/s) longer, to
+ * 1e-9; s = 1 changes nothing (the same sim_time_s bit for bit); the layer-wise overlap pays it
+ * too (longer). */
+static void test_interference_lengthens_an_overlapped_step(void **state)
+{
+    (void)state;
+    const double P = 4, lat = 10e-6, bw = 10e9 / 8, share = 0.5, S = 1.5;
+    const double C = 2 * (P - 1) * 2 * lat + 2 * (P - 1) / P * 4 * 600e3 / (bw * share);
+    const double none = interfered_step("ddp", 0, 0), one = interfered_step("ddp", 1, 1);
+    const double slowed = interfered_step("ddp", S, 2);
+    assert_true(one == none);
+    const double want = none + C * (1 - 1 / S);
+    if (!(fabs(slowed - want) <= 1e-9 * want))
+        fail_msg("a step at interference %g: %.12g s, expected %.12g (%.12g + %.12g)", S, slowed,
+                 want, none, C * (1 - 1 / S));
+    assert_true(interfered_step("layer", S, 3) > interfered_step("layer", 0, 4));
+}
+
+/* The step of one 4 MB tensor under ByteScheduler with 400 kB partitions, one in flight
+ * (credit=1), with the toy profile and `"schedules": {"NAME": {"partition_s": X}}` (X 0: none
+ * given). */
+static double scheduled_step(const char *name, double X, int i)
+{
+    char prof[256], wl[256], cmd[2048], member[200];
+    snprintf(wl, sizeof wl, "%s/one-tensor.json", TMP);
+    write_file(wl, "{\"name\": \"one\", \"compute\": \"flops\", \"layers\": [{\"name\": \"a\", "
+                   "\"fwd_flops\": 1e9, \"bwd_flops\": 2e9, \"tensors\": [{\"name\": "
+                   "\"a.weight\", \"shape\": [1000, 1000]}]}]}");
+    if (X > 0)
+        snprintf(member, sizeof member,
+                 "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"%s\": "
+                 "{\"partition_s\": %g}}",
+                 name, X);
+    write_profile("scheduled", 8, X > 0 ? member : GOOD[8], prof, sizeof prof);
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " run --workload %s --costs %s --model softmax --workers 4 --batch 8 "
+                         "--gpu V100 --bandwidth 10Gbps --latency 10us --collectives analytic "
+                         "--overlap ddp --schedule bytescheduler:partition=400000,credit=1 "
+                         "--compressor none --policy sync --epochs 1 --train-samples 64 "
+                         "--test-samples 50 --quiet --out %s/scheduled-%d >/dev/null",
+             wl, prof, TMP, i);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/scheduled-%d/summary.json", TMP, i);
+    char *s = slurp(cmd, NULL);
+    assert_non_null(s);
+    double step = json_number(s, "sim_time_s") / json_number(s, "steps");
+    free(s);
+    return step;
+}
+
+/* A schedule's cost per partition (ByteScheduler's core): 10 partitions sent one at a time
+ * after the backward make the step 10 X longer, to 1e-9; another schedule's entry changes
+ * nothing (bit for bit). */
+static void test_a_schedules_partition_cost_is_paid_per_partition(void **state)
+{
+    (void)state;
+    const double X = 1e-4, none = scheduled_step("bytescheduler", 0, 0);
+    assert_true(scheduled_step("p3", X, 1) == none);
+    const double got = scheduled_step("bytescheduler", X, 2), want = none + 10 * X;
+    if (!(fabs(got - want) <= 1e-9 * want))
+        fail_msg("a step with %g s a partition: %.12g s, expected %.12g", X, got, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +431,9 @@ int main(void)
         cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
+        cmocka_unit_test(test_a_workloads_own_efficiency_prices_its_layers),
+        cmocka_unit_test(test_interference_lengthens_an_overlapped_step),
+        cmocka_unit_test(test_a_schedules_partition_cost_is_paid_per_partition),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

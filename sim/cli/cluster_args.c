@@ -187,12 +187,15 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
     return cluster_resolve(c, err);
 }
 
-int cluster_apply_costs(Cluster *c, const CostProfile *p, BwError *err)
+int cluster_apply_costs(Cluster *c, const CostProfile *p, const char *workload, BwError *err)
 {
-    double eff = p ? costs_efficiency(p, c->precision) : 0;
+    double eff = p ? costs_workload_efficiency(p, c->precision, workload) : 0;
     if (!(eff > 0) || !c->gpu || c->efficiency_from == CLUSTER_EFF_GIVEN) return BW_OK;
     c->efficiency = eff;
     c->efficiency_from = CLUSTER_EFF_PROFILE;
-    snprintf(c->efficiency_of, sizeof c->efficiency_of, "%s", p->name);
+    if (eff != costs_efficiency(p, c->precision))
+        snprintf(c->efficiency_of, sizeof c->efficiency_of, "%.24s for %.32s", p->name, workload);
+    else
+        snprintf(c->efficiency_of, sizeof c->efficiency_of, "%s", p->name);
     return cluster_resolve(c, err);
 }

@@ -25,10 +25,11 @@ extern const int cluster_cli_n_opts;
  * c's host names live in ca until cluster_flags_release. */
 int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err);
 
-/* The cost profile p's compute efficiency for c's GPU and precision, unless --gpu-efficiency
- * was given or p has none (then c keeps 0.5, assumed): the one rule every simulating command
- * and `bellows platform` apply. p may be NULL. */
-int cluster_apply_costs(Cluster *c, const CostProfile *p, BwError *err);
+/* The cost profile p's compute efficiency for c's GPU and precision (its own for the workload
+ * named workload when p has one; NULL: none), unless --gpu-efficiency was given or p has none
+ * (then c keeps 0.5, assumed): the one rule every simulating command and `bellows platform`
+ * apply. p may be NULL. */
+int cluster_apply_costs(Cluster *c, const CostProfile *p, const char *workload, BwError *err);
 
 /* Frees what a --platform's host list holds; the clusters made from it are then invalid.
  * A zeroed ClusterFlags is fine. */

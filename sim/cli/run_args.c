@@ -395,7 +395,7 @@ static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
         return rc;
     cfg->costs = f->costs;
     cfg->transport = (CostNet)costs_net_parse(f->run.transport);
-    return cluster_apply_costs(c, cfg->costs, err);
+    return cluster_apply_costs(c, cfg->costs, f->workload ? f->workload->name : NULL, err);
 }
 
 /* --price-workers N: the closed forms at N GPUs of the same cluster (coll_comm_set_price). */
@@ -429,11 +429,11 @@ static int price_workers_setup(const Flags *f, RunConfig *cfg, BwError *err)
  * compression, timeline, the cost profile. */
 static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
 {
-    int rc = costs_setup(f, cfg, err);
-    if (rc) return rc;
+    int rc;
     if (f->run.workload && !f->workload &&
         (rc = workload_load(f->run.workload, "--workload", &f->workload, err)))
         return rc;
+    if ((rc = costs_setup(f, cfg, err))) return rc;
     cfg->workload = f->workload;
     const char *ov = f->run.overlap                            ? f->run.overlap
                      : !schedule_spec_is_fifo(f->run.schedule) ? "layer"

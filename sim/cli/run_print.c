@@ -123,6 +123,8 @@ static void print_price(const RunConfig *cfg)
     printf("; costs %s (%s: %s", p->name, p->gpu, p->implementation);
     if (p->device[0]) printf(", measured on %s %s", p->device, p->date);
     if (p->validation[0]) printf("; validated: %s", p->validation);
+    if (p->interference > 1 && cfg->overlap != OVERLAP_NONE && cfg->overlap != OVERLAP_TENSOR)
+        printf("; compute beside a collective %.3gx as long", p->interference);
     if (p->net[cfg->transport].busbw) /* costs_busbw.c: each call at its size's busbw */
         printf("), %s collectives at nccl-tests' busbw for %d GPUs per NIC%s\n",
                costs_net_name(cfg->transport), cluster_gpus_per_nic(&cfg->cluster),

@@ -276,6 +276,28 @@ double costs_efficiency(const CostProfile *p, const char *precision)
     return 0;
 }
 
+double costs_workload_efficiency(const CostProfile *p, const char *precision, const char *workload)
+{
+    if (p->ideal) return 0;
+    for (int w = 0; workload && w < p->n_workload_eff; w++)
+        for (int i = 0; i < 3; i++)
+            if (strcmp(workload, p->workload_eff[w].workload) == 0 &&
+                strcmp(precision, PRECISIONS[i]) == 0 && p->workload_eff[w].efficiency[i] > 0)
+                return p->workload_eff[w].efficiency[i];
+    return costs_efficiency(p, precision);
+}
+
+double costs_partition_s(const CostProfile *p, const char *spec)
+{
+    if (!p || p->ideal || !spec) return 0;
+    const size_t n = strcspn(spec, ":");
+    for (int i = 0; i < p->n_sched_cost; i++)
+        if (strlen(p->sched_cost[i].schedule) == n &&
+            strncmp(spec, p->sched_cost[i].schedule, n) == 0)
+            return p->sched_cost[i].partition_s;
+    return 0;
+}
+
 /* ---- the listing ---- */
 
 static void print_profile(FILE *out, const CostProfile *p)
@@ -290,6 +312,12 @@ static void print_profile(FILE *out, const CostProfile *p)
         else
             snprintf(none + strlen(none), sizeof none - strlen(none), "%s%s", *none ? ", " : "",
                      PRECISIONS[i]);
+    for (int w = 0; w < p->n_workload_eff; w++)
+        for (int i = 0; i < 3; i++)
+            if (p->workload_eff[w].efficiency[i] > 0)
+                fprintf(out, "  compute    %.3g of the %s peak for %s (in its direct flops)\n",
+                        p->workload_eff[w].efficiency[i], PRECISIONS[i],
+                        p->workload_eff[w].workload);
     if (*none) /* what a run at those precisions assumes (cluster_apply_costs) */
         fprintf(out, "  compute    none for %s: runs assume 0.5 of the peak, not calibrated\n",
                 none);
@@ -298,6 +326,11 @@ static void print_profile(FILE *out, const CostProfile *p)
     if (p->cycle_s > 0)
         fprintf(out, "  cycle      collectives start on a thread that wakes every %.3g ms\n",
                 1e3 * p->cycle_s);
+    if (p->interference > 1)
+        fprintf(out, "  overlap    compute beside a collective %.3gx as long\n", p->interference);
+    for (int i = 0; i < p->n_sched_cost; i++)
+        fprintf(out, "  schedule   %s: %.3g us a partition\n", p->sched_cost[i].schedule,
+                1e6 * p->sched_cost[i].partition_s);
     fprintf(out, "  ops       ");
     for (int op = 0; op < COST_OP_COUNT; op++)
         if (p->ops[op].present) fprintf(out, " %s", OP_NAMES[op]);

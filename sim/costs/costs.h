@@ -46,7 +46,16 @@ typedef enum {
 /* The kinds of network whose achievable link share a profile gives (--transport). */
 typedef enum { COST_NET_TCP, COST_NET_RDMA, COST_NET_NVLINK, COST_NET_COUNT } CostNet;
 
-#define COSTS_MAX_POINTS 16
+#define COSTS_MAX_POINTS    16
+#define COSTS_MAX_WORKLOADS 8
+/* the largest interference a profile may give: the compute keeps at least half the GPU (the
+ * sharing bellows simulates it with, cost_comm_begin, gives no less) */
+#define COSTS_MAX_INTERFERENCE 2.0
+#define COSTS_MAX_SCHEDULES    8
+/* Winograd's F(4x4, 3x3) does a quarter of a direct 3x3 convolution's multiplies (Lavin and
+ * Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016): a workload's efficiency
+ * in direct flops may reach 4 times the peak, no more */
+#define COSTS_MAX_WORKLOAD_EFFICIENCY 4.0
 
 typedef struct {
     double size, rate; /* at this size, this many units per second */
@@ -95,6 +104,14 @@ typedef struct {
     /* the workload layers' sustained fraction of the GPU's peak, per precision (fp32, tf32,
      * bf16); 0: not given (the cluster's --gpu-efficiency default applies) */
     double efficiency[3];
+    /* "efficiency": {"workloads": {NAME: {...}}}: a workload's own efficiency per precision (0:
+     * the precision's above), in its profile's direct flops: up to COSTS_MAX_WORKLOAD_EFFICIENCY,
+     * as cuDNN's Winograd and FFT convolutions do fewer multiplies than they count */
+    struct {
+        char workload[64];
+        double efficiency[3];
+    } workload_eff[COSTS_MAX_WORKLOADS];
+    int n_workload_eff;
     double tensor_s;     /* per tensor handed to a compression hook (framework dispatch) */
     double kernel_s;     /* per GPU kernel: launch and the framework's dispatch */
     double collective_s; /* per collective call, beyond its messages */
@@ -107,6 +124,17 @@ typedef struct {
     /* whether a bucket whose collectives include an allgather starts during the backward (as
      * DDP's allreduce buckets do), or waits for the backward to end */
     int allgather_overlaps;
+    /* the compute beside a worker's collective (DDP's backward beside its buckets, the
+     * layer-wise next forward beside the last partitions) takes this many times as long: NCCL's
+     * kernels share the SMs and the memory; 1 (or 0, ideal): no interference */
+    double interference;
+    /* "schedules": {NAME: {"partition_s": x}}: what a schedule's own machinery pays per
+     * partition it hands out (ByteScheduler's Python core), beyond a collective call */
+    struct {
+        char schedule[32];
+        double partition_s;
+    } sched_cost[COSTS_MAX_SCHEDULES];
+    int n_sched_cost;
 } CostProfile;
 
 /* The default --costs: the PyTorch DDP + NCCL profile of the cluster's GPU. */
@@ -153,6 +181,13 @@ int costs_busbw_curve(const CostProfile *p, CostNet net, int allgather, double g
 
 /* The efficiency the profile gives for precision ("fp32", "tf32", "bf16"), or 0. */
 double costs_efficiency(const CostProfile *p, const char *precision);
+/* The same for the workload named workload (NULL: none): its own entry when the profile has
+ * one for that precision, else costs_efficiency's. */
+double costs_workload_efficiency(const CostProfile *p, const char *precision, const char *workload);
+
+/* The seconds the profile gives a partition of the schedule named by spec ("NAME[:k=v,...]"),
+ * or 0 (none given, ideal, NULL). */
+double costs_partition_s(const CostProfile *p, const char *spec);
 
 const char *costs_op_name(CostOp op);
 const char *costs_net_name(CostNet n);

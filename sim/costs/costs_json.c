@@ -13,6 +13,9 @@
 #include "costs_impl.h"
 #include "jsonfield.h"
 
+_Static_assert(COSTS_MAX_WORKLOAD_EFFICIENCY == CLUSTER_MAX_PROFILE_EFFICIENCY,
+               "a workload's efficiency: the same bound in the profile and the cluster");
+
 typedef struct {
     JsonAt loc; /* "FLAG LABEL: " then the path to the field */
 } Ctx;
@@ -169,40 +172,87 @@ static int parse_fixed(Ctx *c, const json_t *f, CostProfile *p)
     return rc;
 }
 
-/* The sustained rate an efficiency gives the profile's GPU at precision i (fp32, tf32, bf16)
- * must be one bellows simulates, as --gpu-efficiency's must; a precision the GPU lacks has no
- * efficiency. */
-static int check_gpu_rate(const Ctx *c, const char *key, int i, const CostProfile *p)
+/* The sustained rate an efficiency eff gives the profile's GPU at precision i (fp32, tf32,
+ * bf16) must be one bellows simulates, as --gpu-efficiency's must; a precision the GPU lacks has
+ * no efficiency. */
+static int check_gpu_rate(const Ctx *c, const char *key, int i, double eff, const CostProfile *p)
 {
     const GpuProfile *g = cluster_gpu_find(p->gpu);
     const double peak = i == 0 ? g->fp32_flops : i == 1 ? g->tf32_flops : g->bf16_flops;
     if (peak == 0) return json_at_fail(&c->loc, "\"%s\": the %s has no %s rate", key, g->name, key);
-    if (p->efficiency[i] < CLUSTER_MIN_EFFICIENCY)
-        return json_at_fail(&c->loc, "\"%s\": %g; expected a fraction of %g to 1", key,
-                            p->efficiency[i], CLUSTER_MIN_EFFICIENCY);
-    const double rate = peak * p->efficiency[i];
+    if (eff < CLUSTER_MIN_EFFICIENCY)
+        return json_at_fail(&c->loc, "\"%s\": %g; expected a fraction of %g to 1", key, eff,
+                            CLUSTER_MIN_EFFICIENCY);
+    const double rate = peak * eff;
     if (rate < CLUSTER_MIN_FLOPS || rate > CLUSTER_MAX_FLOPS)
         return json_at_fail(&c->loc,
                             "\"%s\": %g of the %s's %g flop/s is %g flop/s; expected %g to %g "
                             "(what bellows simulates)",
-                            key, p->efficiency[i], g->name, peak, rate, CLUSTER_MIN_FLOPS,
-                            CLUSTER_MAX_FLOPS);
+                            key, eff, g->name, peak, rate, CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS);
     return BW_OK;
 }
 
-/* "efficiency": {"fp32": x, "tf32": y, "bf16": z}, each optional, in (0, 1]. */
-static int parse_efficiency(Ctx *c, const json_t *e, CostProfile *p)
+/* {"fp32": x, "tf32": y, "bf16": z}, each optional, in (0, max], into eff[3]. */
+static int parse_precisions(Ctx *c, const json_t *e, const char *const *known, double max,
+                            double *eff, const CostProfile *p)
+{
+    int rc = BW_OK;
+    for (int i = 0; rc == BW_OK && i < 3; i++)
+        if (json_object_get(e, known[i]) && (rc = get_num(c, e, known[i], max, &eff[i])) == BW_OK)
+            rc = check_gpu_rate(c, known[i], i, eff[i], p);
+    return rc;
+}
+
+/* "workloads": {NAME: {"fp32": x, ...}, ...}: each workload's own efficiency, in its direct
+ * flops, up to COSTS_MAX_WORKLOAD_EFFICIENCY. */
+static int parse_workload_eff(Ctx *c, const json_t *w, CostProfile *p)
 {
     static const char *const known[] = {"fp32", "tf32", "bf16", NULL};
+    if (!w) return BW_OK;
+    if (!json_is_object(w) || json_object_size(w) > COSTS_MAX_WORKLOADS)
+        return json_at_fail(&c->loc,
+                            "\"workloads\" must be an object of at most %d workloads, "
+                            "each {\"fp32\": x, ...}",
+                            COSTS_MAX_WORKLOADS);
+    const char *name;
+    json_t *v;
+    int rc = BW_OK;
+    json_object_foreach((json_t *)w, name, v)
+    {
+        if (strcmp(name, "source") == 0) continue;
+        size_t back = enter(c, name);
+        if (!json_is_object(v) || strlen(name) >= sizeof p->workload_eff[0].workload)
+            rc = json_at_fail(&c->loc, "expected {\"fp32\": x, ...} under a workload's name");
+        if (rc == BW_OK) rc = only_keys(c, v, known, "a workload's efficiency");
+        int k = p->n_workload_eff;
+        if (rc == BW_OK) {
+            snprintf(p->workload_eff[k].workload, sizeof p->workload_eff[k].workload, "%s", name);
+            rc = parse_precisions(c, v, known, COSTS_MAX_WORKLOAD_EFFICIENCY,
+                                  p->workload_eff[k].efficiency, p);
+            p->n_workload_eff++;
+        }
+        c->loc.where[back] = '\0';
+        if (rc) return rc;
+    }
+    return rc;
+}
+
+/* "efficiency": {"fp32": x, "tf32": y, "bf16": z, "workloads": {...}}, each optional, the
+ * precisions in (0, 1]. */
+static int parse_efficiency(Ctx *c, const json_t *e, CostProfile *p)
+{
+    static const char *const known[] = {"fp32", "tf32", "bf16", "workloads", NULL};
     if (!e) return BW_OK;
     if (!json_is_object(e))
         return json_at_fail(&c->loc, "\"efficiency\" must be an object of precisions");
     size_t back = enter(c, "efficiency");
     int rc = only_keys(c, e, known, "\"efficiency\"");
-    for (int i = 0; rc == BW_OK && known[i]; i++)
-        if (json_object_get(e, known[i]) &&
-            (rc = get_num(c, e, known[i], 1, &p->efficiency[i])) == BW_OK)
-            rc = check_gpu_rate(c, known[i], i, p);
+    if (rc == BW_OK) rc = parse_precisions(c, e, known, 1, p->efficiency, p);
+    if (rc == BW_OK) {
+        size_t in = enter(c, "workloads");
+        rc = parse_workload_eff(c, json_object_get(e, "workloads"), p);
+        c->loc.where[in] = '\0';
+    }
     c->loc.where[back] = '\0';
     return rc;
 }
@@ -232,6 +282,64 @@ static int parse_allgather(Ctx *c, const json_t *a, CostProfile *p)
     return rc;
 }
 
+/* "interference": {"compute": s}, optional: the compute beside a collective takes s times as
+ * long, 1 <= s <= COSTS_MAX_INTERFERENCE. */
+static int parse_interference(Ctx *c, const json_t *o, CostProfile *p)
+{
+    static const char *const known[] = {"compute", NULL};
+    p->interference = 1;
+    if (!o) return BW_OK;
+    if (!json_is_object(o))
+        return json_at_fail(&c->loc, "\"interference\" must be {\"compute\": a slowdown}");
+    size_t back = enter(c, "interference");
+    int rc = only_keys(c, o, known, "\"interference\"");
+    if (rc == BW_OK) rc = get_num(c, o, "compute", COSTS_MAX_INTERFERENCE, &p->interference);
+    if (rc == BW_OK && p->interference < 1)
+        rc = json_at_fail(&c->loc, "\"compute\" must be a slowdown of 1 (none) to %g",
+                          COSTS_MAX_INTERFERENCE);
+    c->loc.where[back] = '\0';
+    return rc;
+}
+
+/* "schedules": {NAME: {"partition_s": x}, ...}, optional: at most COSTS_MAX_SCHEDULES, x in
+ * (0, 1] seconds. */
+static int parse_schedules(Ctx *c, const json_t *o, CostProfile *p)
+{
+    static const char *const known[] = {"partition_s", NULL};
+    if (!o) return BW_OK;
+    if (!json_is_object(o) || json_object_size(o) > COSTS_MAX_SCHEDULES + 1)
+        return json_at_fail(&c->loc,
+                            "\"schedules\" must be an object of at most %d schedules, "
+                            "each {\"partition_s\": seconds}",
+                            COSTS_MAX_SCHEDULES);
+    size_t back = enter(c, "schedules");
+    const char *name;
+    json_t *v;
+    int rc = BW_OK;
+    json_object_foreach((json_t *)o, name, v)
+    {
+        if (strcmp(name, "source") == 0) continue;
+        size_t in = enter(c, name);
+        const int k = p->n_sched_cost;
+        if (k == COSTS_MAX_SCHEDULES || !json_is_object(v) ||
+            strlen(name) >= sizeof p->sched_cost[0].schedule || strchr(name, ':'))
+            rc = json_at_fail(&c->loc,
+                              "expected {\"partition_s\": seconds} under a schedule's "
+                              "name (at most %d)",
+                              COSTS_MAX_SCHEDULES);
+        if (rc == BW_OK) rc = only_keys(c, v, known, "a schedule's costs");
+        if (rc == BW_OK) rc = get_num(c, v, "partition_s", 1, &p->sched_cost[k].partition_s);
+        if (rc == BW_OK) {
+            snprintf(p->sched_cost[k].schedule, sizeof p->sched_cost[k].schedule, "%s", name);
+            p->n_sched_cost++;
+        }
+        c->loc.where[in] = '\0';
+        if (rc) break;
+    }
+    c->loc.where[back] = '\0';
+    return rc;
+}
+
 static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
 {
     if (!json_is_object(root)) return json_at_fail(&c->loc, "a cost profile must be a JSON object");
@@ -256,6 +364,8 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
     if (rc == BW_OK) rc = parse_ops(c, json_object_get(root, "ops"), p);
     if (rc == BW_OK) rc = parse_networks(c, json_object_get(root, "networks"), p);
     if (rc == BW_OK) rc = parse_allgather(c, json_object_get(root, "allgather"), p);
+    if (rc == BW_OK) rc = parse_interference(c, json_object_get(root, "interference"), p);
+    if (rc == BW_OK) rc = parse_schedules(c, json_object_get(root, "schedules"), p);
     return rc;
 }
 

@@ -43,7 +43,15 @@ STREAM = 0.85
 # 1 A100 80GB TF32 938 img/s; at 24.60 GFLOP per image (bellows' resnet50 profile, forward and
 # backward) over the peak: V100 FP32 15.7 TFLOP/s, A100 TF32 156 TFLOP/s.
 EFFICIENCY = {
-    "V100": {"fp32": round(367 * 24.60e9 / 15.7e12, 4)},
+    "V100": {"fp32": round(367 * 24.60e9 / 15.7e12, 4),
+             # GRACE's one V100 ran its PyTorch ResNet-9 (sands-lab/grace examples/dist/
+             # CIFAR10-dawndist/dawn.py, fp32, batch 512, torch.backends.cudnn.benchmark on) at
+             # 8,675 img/s (sands-lab/grace-data, cifar10-classification-pytorch, run 499r72l00):
+             # 19.8 TFLOP/s of the net's direct-convolution flops, above the 15.7 TFLOP/s peak.
+             # cuDNN's Winograd kernels for 3x3 stride-1 convolutions do 2.25 to 4 times fewer
+             # multiplies (Lavin and Gray, CVPR 2016), and ResNet-9 is nearly all such layers.
+             # Fitted to that one row (bellows validate's grace-r9-none-1).
+             "workloads": {"resnet9-cifar": {"fp32": 1.29}}},
     "A100": {"tf32": round(938 * 24.60e9 / 156e12, 4)},
     "H100": {},
 }
@@ -61,6 +69,113 @@ MEASURED_CALLS = {
     "pack": "signs packed 8 to a byte", "scatter": "index_add_ of k entries",
     "optimizer": "torch.optim.SGD(momentum 0.9).step() over 8 tensors",
     "random": "torch.randperm(n)"}
+
+
+# NCCL over sockets with one GPU per NIC. GRACE's PyTorch runs over TCP (sands-lab/grace-data,
+# cifar10-classification-pytorch: 8 V100s one per node) reached the same throughput with the link
+# limited to 25 Gbps and with no limit (none: 32,618 and 33,024 img/s), and RDMA on the same
+# nodes 35% more (44,061): the cap is NCCL's socket transport (by default one thread and one
+# socket per channel, NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD), not the link. The share
+# is fitted to one row, grace-r9-none-8-tcp (bellows validate); the other 20 TCP rows of that
+# table are predicted. Where NCCL opens more sockets (GCP's 32 GbE, 2 nodes x 1 GPU: all-reduce
+# bus bandwidth 30.6-31.4 Gbit/s, NVIDIA/nccl#209) it reaches 0.95: give such a cluster a
+# profile of its own (or its nccl-tests log: bellows costs import-nccl-tests).
+TCP_SHARE = 0.30
+TCP_SOURCE = ("fitted to GRACE's PyTorch ResNet-9, none, 8 V100s one per node over TCP at 25 "
+              "Gbps (sands-lab/grace-data; bellows validate's grace-r9-none-8-tcp), whose "
+              "throughput was the same with no limit on the link (32,618 and 33,024 img/s): "
+              "NCCL's socket transport with its defaults (one thread, one socket per channel) "
+              "caps it, not the link. Tuned sockets reach 0.95 (GCP 32 GbE, 2 x 1 GPU: 30.6-31.4 "
+              "Gbit/s, NVIDIA/nccl#209): give such a cluster a profile or an nccl-tests log of "
+              "its own")
+
+# The compute's slowdown while a collective runs beside it (NCCL's kernels take SMs and memory
+# bandwidth): Lee et al., "Characterizing Compute-Communication Overlap in GPU-Accelerated
+# Distributed Deep Learning: Performance and Power Implications" (arXiv 2507.03114, 2025),
+# measured on 4 A100s, 4 H100s, MI250s and MI210s with GPT and LLaMA models: overlapped compute
+# was on average 18.9% slower than alone (at most 40.0%). No V100 was measured there; the
+# average is used for it too.
+INTERFERENCE = {gpu: {"compute": 1.189,
+                      "source": "Lee et al., arXiv 2507.03114 (2025): compute overlapped with "
+                                "communication ran on average 18.9% slower than alone (at most "
+                                "40.0%) on 4 A100s, H100s, MI250s and MI210s, GPT and LLaMA"
+                                + ("" if gpu in ("A100", "H100") else
+                                   "; no V100 was measured: their average")}
+                for gpu in ("V100", "A100", "H100")}
+
+# ByteScheduler's own cost per partition it schedules (its Python core queues each one as a task
+# and takes it back in a callback), beyond the collective call: bytedance/byteps#370 ran
+# PyTorch + Horovod's ResNet-50 benchmark (pytorch_horovod_benchmark.py: batch 32, 161 parameter
+# tensors) on 2 1080 Tis over PCIe at 182.4 img/s a GPU without ByteScheduler and 169.2 with it
+# but its partition and credit infinite (one partition a tensor, nothing held back): 13.7 ms a
+# step more, 85 us a partition.
+BYTESCHEDULER_PARTITION_S = (32 / 169.2 - 32 / 182.4) / 161
+SCHEDULES = {"bytescheduler": {"partition_s": float("%.3g" % BYTESCHEDULER_PARTITION_S)},
+             "source": "bytescheduler: bytedance/byteps#370, PyTorch + Horovod ResNet-50 (batch "
+                       "32, 161 tensors) on 2 1080 Tis: 182.4 img/s a GPU without ByteScheduler, "
+                       "169.2 with it and partition and credit infinite, 13.7 ms a step more: "
+                       "85 us for each partition its Python core schedules"}
+
+# The A100's and H100's TCP share stays the tuned sockets' figure: GRACE's cap is NCCL's socket
+# transport's own rate (about 7.5 Gbit/s there, the same at 25 Gbps and with no limit), not a
+# share of the link, so 0.30 of a 10 Gbps link would price it 2.5 times too slow; a share cannot
+# say both, and only the V100's profile is validated against GRACE's TCP rows.
+TCP_TUNED_SOURCE = ("NCCL over sockets with one GPU per NIC, tuned: all-reduce bus bandwidth "
+                    "30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl#209, "
+                    "REFERENCES.md). With NCCL's default sockets GRACE's TCP runs were capped at "
+                    "about 7.5 Gbit/s whatever the link (pytorch-v100 gives 0.30, fitted at 25 "
+                    "Gbps): give such a cluster a profile or an nccl-tests log of its own")
+
+# Operations whose rate for a GPU comes from a published PyTorch measurement (or, labelled, a
+# fit to one published row), replacing the roofline estimate in profile(). Each entry: kernels,
+# units a second, its source.
+PUBLISHED_OPS = {
+    "V100": {
+        # pytorch/pytorch#22812 (PyTorch 1.1, Quadro GP100): torch.topk of 2,000,000 fp32
+        # elements, k = 1000, sorted=False, 100 calls in 2.5576 s: 25.6 ms a call, 7.8e7
+        # elements/s. Until pytorch PR #71081 (1.12) topk of one row ran its radix select in a
+        # single thread block, so a V100 (the same 1.5 GHz SMs) selects at about the P100's rate;
+        # GRACE's runs (2020) are of that PyTorch.
+        "topk": (6, 2e6 / (2.5576 / 100),
+                 "pytorch/pytorch#22812: torch.topk of 2M fp32 elements (k = 1000) in 25.6 ms "
+                 "on a P100 with PyTorch 1.1, 7.8e7 elements/s; before PR #71081 (PyTorch 1.12) "
+                 "one row's radix select ran in one thread block, whose rate a V100's SM "
+                 "matches (GRACE's runs, 2020, used that PyTorch)"),
+        # GRACE's randomk (grace_dl/dist/compressor/randomk.py) draws torch.randperm(n) per
+        # tensor after torch.manual_seed; before PyTorch 1.8.1 randperm sorted on the GPU with
+        # thrust, which synchronised the host (pytorch PR #54537). No per-element rate of it is
+        # published: fitted to one row, grace-r9-randomk-8-rdma (bellows validate).
+        "random": (3, 3.6e8,
+                   "fitted to GRACE's PyTorch ResNet-9 Random-k 1% over RDMA at 8 V100s "
+                   "(bellows validate's grace-r9-randomk-8-rdma): torch.randperm(n) as "
+                   "PyTorch before 1.8.1 drew it (a thrust sort that synchronised the host, "
+                   "pytorch PR #54537); no per-element rate is published"),
+    },
+}
+
+
+# Operations with no published PyTorch rate for a GPU: derived from the H100's measured ones
+# (MEASURED) as that GPU would run them: the measured rate at each size, capped at the H100's
+# fastest rate of that operation times the ratio of the two GPUs' memory bandwidths (a large
+# tensor's pass is bandwidth-bound; a small one's is launch-bound, the same on either GPU).
+DERIVED_OPS = {"V100": ["orthogonalise", "quantise", "scatter"],
+               "A100": ["topk", "orthogonalise", "quantise", "scatter", "random"]}
+
+
+def derived_op(gpu, name):
+    """The H100's measured operation name, derived for gpu (DERIVED_OPS), with its source."""
+    m = measured("H100")
+    op = m["ops"][name]
+    ratio = GPUS[gpu]["mem_Bps"] / GPUS["H100"]["mem_Bps"]
+    cap = max(r for _, r in op["rate"]) * ratio
+    pts = [[size, float("%.4g" % min(r, cap))] for size, r in op["rate"]]
+    return {"kernels": op["kernels"], "rate": pts,
+            "source": "derived, not published: no PyTorch measurement of it on the %s was found; "
+                      "%s measured on the H100 (sim/costs/measured/%s), each size's rate capped "
+                      "at the H100's fastest times %.3g, the %s's memory bandwidth over the "
+                      "H100's (%.3g of %.3g TB/s)" % (
+                          gpu, MEASURED_CALLS[name], MEASURED["H100"], ratio, gpu,
+                          GPUS[gpu]["mem_Bps"] / 1e12, GPUS["H100"]["mem_Bps"] / 1e12)}
 
 
 def measured(gpu):
@@ -153,11 +268,9 @@ def profile(gpu):
                                 "bytes a parameter; about 6 launches for a model's tensors"},
     }
     nets = {
-        "tcp": {"allreduce": 0.95, "allgather": 0.95,
-                "source": "NCCL over sockets with one GPU per NIC: all-reduce bus bandwidth "
-                          "30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl "
-                          "#209, REFERENCES.md); several GPUs per NIC get far less (14.5-22.9 "
-                          "Gbit/s with 8): give --transport tcp a profile of their own"},
+        "tcp": ({"allreduce": TCP_SHARE, "allgather": TCP_SHARE, "source": TCP_SOURCE}
+                if gpu == "V100" else
+                {"allreduce": 0.95, "allgather": 0.95, "source": TCP_TUNED_SOURCE}),
         "rdma": {"allreduce": 0.85, "allgather": 0.85,
                  "source": "nccl-tests on 4x HDR InfiniBand per node of A100s: 84.8 of 100 GB/s "
                            "(NVIDIA/nccl-tests#119)"},
@@ -171,7 +284,9 @@ def profile(gpu):
         "gpu": gpu,
         "source": "cited estimates, not measurements (sim/costs/gen_costs.py): the %s's "
                   "datasheet, PyTorch's and NCCL's published figures; measure your own with "
-                  "traces/pytorch/calibrate.py" % gpu,
+                  "traces/pytorch/calibrate.py" % gpu + (
+                      "; ResNet-9's efficiency, the TCP share and randperm's rate fitted to one "
+                      "of GRACE's PyTorch rows each (bellows validate)" if gpu == "V100" else ""),
         "efficiency": EFFICIENCY[gpu],
         "fixed": {
             "tensor_s": 20e-6,
@@ -187,7 +302,13 @@ def profile(gpu):
                       "source": "a DDP communication hook runs per bucket as the bucket fills, "
                                 "whatever collective it calls (torch/nn/parallel/distributed.py "
                                 "register_comm_hook)"},
+        "interference": INTERFERENCE[gpu],
+        "schedules": SCHEDULES,
     }
+    for name, (kernels, units_per_s, source) in PUBLISHED_OPS.get(gpu, {}).items():
+        ops[name] = {"kernels": kernels, "rate": rate(units_per_s), "source": source}
+    for name in DERIVED_OPS.get(gpu, []):
+        ops[name] = derived_op(gpu, name)
     m = measured(gpu)
     if m:
         return apply_measured(p, m)
@@ -195,9 +316,28 @@ def profile(gpu):
         p["efficiency"]["source"] = ("ResNet-50 v1.5 in PyTorch, NVIDIA DeepLearningExamples: "
                                      "V100 FP32 367 img/s, A100 TF32 938 img/s, at 24.60 GFLOP "
                                      "an image over the peak")
+        if "workloads" in EFFICIENCY[gpu]:
+            p["efficiency"]["workloads"]["source"] = (
+                "resnet9-cifar: fitted to GRACE's one V100 (8,675 img/s, sands-lab/grace-data "
+                "cifar10-classification-pytorch 499r72l00; bellows validate's grace-r9-none-1): "
+                "in the net's direct-convolution flops, above 1 because cuDNN's Winograd 3x3 "
+                "convolutions do 2.25-4x fewer multiplies (Lavin and Gray, CVPR 2016)")
     else:
         del p["efficiency"]
     return p
+
+
+# What a rate's source must say it is: a citation of a published measurement, a measurement of
+# our own, a labelled derivation or fit, or (for the operations the issue does not name) an
+# estimate.
+LABELS = ("pytorch/pytorch#", "measured on", "derived, not published", "fitted to", "estimate",
+          "streaming pass", "torch.optim", "torch powerSGD_hook")
+
+
+def unlabelled(p):
+    """The operations of profile p whose source names none of LABELS."""
+    return [name for name, op in p["ops"].items()
+            if not any(label in op.get("source", "") for label in LABELS)]
 
 
 def main(argv):
@@ -206,7 +346,10 @@ def main(argv):
     stale = []
     for gpu in GPUS:
         path = os.path.join(OUT_DIR, "pytorch-%s.json" % gpu.lower())
-        text = dumps(profile(gpu)) + "\n"
+        prof = profile(gpu)
+        text = dumps(prof) + "\n"
+        for name in unlabelled(prof):
+            stale.append("%s: ops.%s has no source naming where its rate comes from" % (path, name))
         if argv[1:] == ["--check"]:
             with open(path) as f:
                 if f.read() != text:
@@ -216,7 +359,7 @@ def main(argv):
             f.write(text)
         print(path)
     for path in stale:
-        print("%s is stale: run sim/costs/gen_costs.py" % path)
+        print(path if ": ops." in path else "%s is stale: run sim/costs/gen_costs.py" % path)
     return 1 if stale else 0
 
 

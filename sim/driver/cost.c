@@ -168,13 +168,18 @@ static double cost_message(Worker *me, const CompressMsg *m)
     DriverRun *run = me->run;
     const CostProfile *prof = run->cost->prof;
     if (prof) sg_actor_sleep_for(prof->collective_s);
+    const int beside = run->cost->ddp; /* the stream's: the backward runs beside it */
+    if (beside) cost_comm_begin(me);
+    double bytes = (double)m->count;
     if (m->op == COMPRESS_ALLGATHER) {
         coll_cost_allgather(run->comm, me->rank, m->count);
-        return (double)m->count;
+    } else {
+        size_t es = m->op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
+        coll_cost_allreduce(run->comm, me->rank, m->count, es);
+        bytes *= (double)es;
     }
-    size_t es = m->op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
-    coll_cost_allreduce(run->comm, me->rank, m->count, es);
-    return (double)m->count * (double)es;
+    if (beside) cost_comm_end(me);
+    return bytes;
 }
 
 static void cycle_wait(Worker *me, int queued)

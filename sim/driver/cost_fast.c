@@ -5,17 +5,63 @@
  * times to the bit and a sweep can price its runs with it. Under DDP's buckets (with
  * --free-compression only: an encode would share the GPU with the backward, which only the
  * actors simulate) each bucket's collectives start at max(its last gradient, the previous
- * bucket's end), max-plus arithmetic that equals the actors to about 1e-9. */
+ * bucket's end), max-plus arithmetic that equals the actors to about 1e-9; under a profile's
+ * interference s the backward runs at 1/s of its rate while a collective is in flight, as the
+ * actors share the GPU (cost_comm_begin). */
 #include "exec_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+#include "xalloc.h"
+
+/* When a worker's collectives are in flight (under DDP and a profile's interference): the
+ * intervals [t0[i], t1[i]), in the order they happen. */
+typedef struct {
+    double *t0, *t1;
+    int n, cap;
+} Busy;
 
 /* Rank 0's simulated clock, and what turns work into its seconds. */
 typedef struct {
     double now;
     double speed; /* every generated host's flop rate */
     double mult;  /* the workers' one slowdown */
+    Busy *busy;   /* where each collective's interval goes, or NULL */
 } FastClock;
+
+static void busy_add(Busy *b, double t0, double t1)
+{
+    if (!b || !(t1 > t0)) return;
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        b->t0 = bw_xrealloc_n(b->t0, (size_t)b->cap, sizeof *b->t0, "collectives in flight");
+        b->t1 = bw_xrealloc_n(b->t1, (size_t)b->cap, sizeof *b->t1, "collectives in flight");
+    }
+    b->t0[b->n] = t0;
+    b->t1[b->n++] = t1;
+}
+
+/* When compute of w seconds (at the GPU's full rate) started at t ends, if it runs at 1/s of its
+ * rate inside the busy intervals (cost_comm_begin's sharing); *cur: the first interval that may
+ * still matter (t only grows). */
+static double busy_advance(const Busy *b, int *cur, double t, double w, double s)
+{
+    while (w > 0) {
+        while (*cur < b->n && b->t1[*cur] <= t) (*cur)++;
+        if (*cur == b->n) return t + w;
+        const double a = b->t0[*cur], e = b->t1[*cur];
+        if (t < a) {
+            if (w <= a - t) return t + w;
+            w -= a - t;
+            t = a;
+        }
+        if (w <= (e - t) / s) return t + w * s;
+        w -= (e - t) / s;
+        t = e;
+    }
+    return t;
+}
 
 /* An execution of flops (times the slowdown) on the GPU, as gpu_exec runs it; its seconds, as
  * the actors read them off the clock. */
@@ -51,7 +97,9 @@ double cost_charge(Comm *comm, const CompressMsg *msg)
 static void fc_message(DriverRun *run, FastClock *c, const CompressMsg *m)
 {
     if (run->cost->prof) fc_wait(c, run->cost->prof->collective_s);
+    const double t0 = c->now;
     fc_wait(c, cost_charge(run->comm, m));
+    busy_add(c->busy, t0, c->now);
 }
 
 /* cost_reduce of the tensors todo[0..n) on the clock: the encode, the (empty) rendezvous, the
@@ -87,7 +135,7 @@ static void fc_reduce(DriverRun *run, FastClock *c, const int *todo, int n, int 
 static double fc_bucket(DriverRun *run, const FastClock *c, int k, double ready, double prev)
 {
     const CostModel *cm = run->cost;
-    FastClock b = {fmax(prev, ready), c->speed, c->mult};
+    FastClock b = {fmax(prev, ready), c->speed, c->mult, c->busy};
     double ignored[COST_KINDS] = {0};
     fc_reduce(run, &b, cm->order + cm->bucket_start[k],
               cm->bucket_start[k + 1] - cm->bucket_start[k], k > 0 && ready <= prev, ignored);
@@ -103,12 +151,18 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
     const double t0 = c->now;
+    const double s = cm->prof && cm->prof->interference > 1 ? cm->prof->interference : 1.0;
+    Busy busy = {0};
+    int cur = 0;
+    c->busy = s > 1 ? &busy : NULL;
     double t = t0, comm_end = t0;
     for (int l = 0; l < wl->n_layers; l++)
         t += workload_fwd_flops(wl, l, b, c->speed, cm->peak_ratio) * c->mult / c->speed;
     int k = 0, deferred = -1; /* the first bucket that waits for the backward's end */
     for (int l = wl->n_layers - 1; l >= 0; l--) {
-        t += workload_bwd_flops(wl, l, b, c->speed, cm->peak_ratio) * c->mult / c->speed;
+        const double w =
+            workload_bwd_flops(wl, l, b, c->speed, cm->peak_ratio) * c->mult / c->speed;
+        t = s > 1 ? busy_advance(&busy, &cur, t, w, s) : t + w;
         for (; k < cm->n_buckets && cm->bucket_layer[k] == l; k++) {
             if (deferred < 0 && cm->bucket_defer[k]) deferred = k;
             if (deferred < 0) comm_end = fc_bucket(run, c, k, t, comm_end);
@@ -118,6 +172,9 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
         comm_end = fc_bucket(run, c, k, t, comm_end);
     split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
     c->now = fmax(t, comm_end);
+    c->busy = NULL;
+    free(busy.t0);
+    free(busy.t1);
     return t - t0;
 }
 
@@ -128,7 +185,8 @@ static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, 
 {
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
-    FastClock c = {now, run->cluster.gpu_flops, run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0};
+    FastClock c = {now, run->cluster.gpu_flops,
+                   run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0, NULL};
     const int b = driver_price_batch(run->cfg, st->b);
     double comp;
     if (cm->ddp) {

@@ -12,6 +12,8 @@
 #include <gsl/gsl_randist.h>
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
+#include <simgrid/exec.h>
+#include <simgrid/host.h>
 
 #include "xalloc.h"
 
@@ -46,6 +48,31 @@ double cost_gpu_exec(Worker *me, double flops)
     double t0 = simgrid_get_clock();
     sg_actor_execute(flops * me->cost_mult);
     return simgrid_get_clock() - t0;
+}
+
+/* The profile's interference, or 1 (none). */
+static double interference(const Worker *me)
+{
+    const CostProfile *prof = me->run->cost ? me->run->cost->prof : NULL;
+    return prof && prof->interference > 1 ? prof->interference : 1.0;
+}
+
+void cost_comm_begin(Worker *me)
+{
+    const double s = interference(me);
+    if (s == 1.0 || me->comm_busy++ > 0) return;
+    const double speed = sg_host_get_speed(sg_host_self());
+    /* more work than any run simulates (CLUSTER_MAX_SIM_S): it never ends, it is cancelled */
+    me->interfering = sg_actor_exec_init(speed * 1e12);
+    sg_exec_set_bound(me->interfering, speed * (1 - 1 / s));
+    sg_exec_start(me->interfering);
+}
+
+void cost_comm_end(Worker *me)
+{
+    if (interference(me) == 1.0 || --me->comm_busy > 0) return;
+    sg_exec_cancel(me->interfering);
+    me->interfering = NULL;
 }
 
 void cost_span(Worker *me, TimelineLane lane, const char *cat, const char *name, double t0,

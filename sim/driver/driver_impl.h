@@ -122,8 +122,10 @@ typedef struct {
     double compress_s, step_compress_s;
     double cost_mult; /* this step's slowdown x jitter */
     long cost_step;   /* the step being costed (the stream's timeline events) */
-    DdpStream stream; /* exec_ddp under --overlap ddp (cost.c) */
-    CostSpan *spans;  /* what the stream did this step */
+    DdpStream stream;      /* exec_ddp under --overlap ddp (cost.c) */
+    int comm_busy;         /* the worker's collectives in flight (cost_comm_begin) */
+    sg_exec_t interfering; /* while comm_busy: the collectives' share of the GPU */
+    CostSpan *spans;       /* what the stream did this step */
     int n_spans, cap_spans;
 } Worker;
 
@@ -346,6 +348,12 @@ double cost_gpu_exec(Worker *me, double flops);
 void cost_span(Worker *me, TimelineLane lane, const char *cat, const char *name, double t0,
                double t1, const char *args);
 void cost_note(Worker *me, int kind, double t0, double t1);
+/* Around each collective of a worker that overlaps its compute (DDP's stream, the scheduled
+ * lanes): under a profile's interference s > 1, while any is in flight an execution bounded at
+ * (1 - 1/s) of the GPU shares the worker's host, so the compute beside it runs at 1/s of its
+ * rate (SimGrid shares a host max-min fairly; s <= 2). Nothing under s = 1 or `ideal`. */
+void cost_comm_begin(Worker *me);
+void cost_comm_end(Worker *me);
 double cost_step_multiplier(Worker *me);
 double cost_peak_ratio(const Workload *wl, const Cluster *cl);
 

@@ -180,6 +180,7 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_string(w, "transport", costs_net_name(cfg->transport));
         jsonw_double(w, "link_share", costs_share(p, cfg->transport, 0));
         jsonw_double(w, "allgather_link_share", costs_share(p, cfg->transport, 1));
+        if (p->interference > 1) jsonw_double(w, "costs_interference", p->interference);
     }
 }
 

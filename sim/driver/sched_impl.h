@@ -133,6 +133,7 @@ struct SchedEngine {
     double *opt_s;      /* [n_layers]: a layer's update on the GPU (0 without tensors) */
     int last_updated;   /* the last layer with an update (opt_s > 0) */
     double parts_total; /* partitions handed out, over the run */
+    double partition_s; /* the profile's cost of one of this schedule's partitions */
     long steps_planned;
 };
 

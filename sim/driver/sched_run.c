@@ -94,6 +94,7 @@ static int lanes_create(DriverRun *run, SchedEngine *E)
 {
     const RunConfig *cfg = run->cfg;
     E->ps = coll_algo_servers(cfg->algo);
+    E->partition_s = costs_partition_s(run->cost->prof, cfg->schedule);
     E->servers = coll_ps_servers(run->comm);
     E->lanes = E->ps ? ps_lanes(run->cost->wl) : 1;
     E->lane_comm = calloc((size_t)E->lanes, sizeof *E->lane_comm);
@@ -228,7 +229,8 @@ static void launch(DriverRun *run, SchedPlan *p, int s, int lane)
 }
 
 /* While the credit and a lane allow: the best ready partition, after the cost profile's fixed
- * cost of a call (and half of a background thread's cycle when it was idle: cost.c's rule). */
+ * cost of a call and its cost of one of this schedule's partitions (ByteScheduler's core), and
+ * half of a background thread's cycle when it was idle (cost.c's rule). */
 static void dispatch(DriverRun *run)
 {
     SchedEngine *E = run->cost->sched;
@@ -242,7 +244,7 @@ static void dispatch(DriverRun *run)
         const double t0 = simgrid_get_clock();
         const double wait =
             cost_cycle_wait_s(prof, E->in_flight_parts > 0 || G->next_part > 0 || G->queued) +
-            (prof ? prof->collective_s : 0);
+            (prof ? prof->collective_s : 0) + E->partition_s;
         if (wait > 0) sg_actor_sleep_for(wait);
         const double t1 = simgrid_get_clock();
         for (int r = 0; t1 > t0 && r < run->P; r++) cost_note(&run->w[r], COST_COMM, t0, t1);
@@ -295,12 +297,14 @@ static void run_part(Worker *me, int lane, SchedPlan *p, int i)
     Comm *c = E->lane_comm[lane];
     const double t0 = simgrid_get_clock();
     const size_t es = x->op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
+    cost_comm_begin(me); /* the backward, or the next forward, runs beside it */
     if (x->op == COMPRESS_ALLGATHER)
         coll_cost_allgather(c, me->rank, x->count);
     else if (E->ps)
         coll_cost_ps(c, me->rank, x->server, x->count, es);
     else
         coll_cost_allreduce(c, me->rank, x->count, es);
+    cost_comm_end(me);
     const double t1 = simgrid_get_clock();
     cost_note(me, COST_COMM, t0, t1);
     if (me->run->tl && timeline_wants(me->run->tl, p->step)) {

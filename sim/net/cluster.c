@@ -132,7 +132,9 @@ int cluster_resolve(Cluster *c, BwError *err)
     assert(c->link_share >= 0 && c->link_share <= 1 && c->intra_link_share >= 0 &&
            c->intra_link_share <= 1); /* from a checked cost profile */
     if (c->gpu) {
-        if (!(c->efficiency > 0 && c->efficiency <= 1))
+        const double most =
+            c->efficiency_from == CLUSTER_EFF_PROFILE ? CLUSTER_MAX_PROFILE_EFFICIENCY : 1;
+        if (!(c->efficiency > 0 && c->efficiency <= most))
             return bw_fail(err, BW_EUSAGE, "--gpu-efficiency: expected a fraction in (0, 1]");
         double peak = strcmp(c->precision, "fp32") == 0   ? c->gpu->fp32_flops
                       : strcmp(c->precision, "tf32") == 0 ? c->gpu->tf32_flops

@@ -34,6 +34,9 @@ const GpuProfile *cluster_gpu_find(const char *name);
 #define CLUSTER_DEFAULT_EFFICIENCY 0.5
 enum { CLUSTER_EFF_ASSUMED, CLUSTER_EFF_GIVEN, CLUSTER_EFF_PROFILE };
 #define CLUSTER_MIN_EFFICIENCY 1e-6 /* --gpu-efficiency's floor, and a cost profile's */
+/* a cost profile's efficiency for one workload, in its direct flops (costs.h's
+ * COSTS_MAX_WORKLOAD_EFFICIENCY): fewer multiplies than counted (Winograd) may exceed 1 */
+#define CLUSTER_MAX_PROFILE_EFFICIENCY 4.0
 /* The sustained fraction of the peak memory bandwidth for streaming kernels (the optimiser's
  * and the compressors' elementwise passes): STREAM-like copies reach about 85% of it on recent
  * NVIDIA GPUs (e.g. about 1.3 TB/s of the A100 40GB's 1.555 TB/s). */
