@@ -272,7 +272,7 @@ class Run:
                 if var is not None:
                     rec["param_variance"] = var
                 rec.update(dec)
-                rec["state"] = self.pol.describe()
+                rec["state"] = self.pol.describe()[:47]
                 self.records.append(rec)
                 self.averaged_prev, self.variance_prev = var is not None, var
                 step += 1
