@@ -7,7 +7,8 @@
 # differ), with speedups paired by seed; the bytes each trace recorded are bellows' own payload
 # for those levels. Bad input (traces of different workers, a trace without decisions, a seed
 # one policy lacks, a policy the library cannot load) exits 2 naming the file and field, with
-# nothing written. Needs Debian's python3-torch and the packaged Fashion-MNIST (77: skipped).
+# nothing written. Then torchvision's ResNet-18 on the CPU, small, under sync and PowerSGD rank 2.
+# Needs Debian's python3-torch and the packaged Fashion-MNIST (77: skipped).
 #   tests/test_own_traces.sh BELLOWS LIBBELLOWS_POLICY
 set -euo pipefail
 bellows=$1
@@ -83,4 +84,23 @@ fail "--policy 'nosuch': unknown policy" train nosuch 1 "$tmp/bad5.jsonl.gz"
 for b in bad1 bad2 bad3 bad4 bad5.jsonl.gz; do
   [ ! -e "$tmp/$b" ] || { echo "$b was written"; exit 1; }
 done
+# ResNet-18 (torchvision's, CIFAR form, 1 channel: 62 tensors) on the CPU: 2 workers, 2 epochs
+# of 2 steps; PowerSGD at rank 2 sends far fewer bytes than sync, as recorded and as priced
+for p in sync static:level=2; do
+  $py "$here/traces/pytorch/train_policy.py" --model resnet18 --policy $p --compressor powersgd \
+    --workers 2 --epochs 2 --batch 8 --train-samples 32 --test-samples 32 --seed 1 \
+    --out "$tmp/r18-${p%%:*}.jsonl.gz"
+done
+"$bellows" compare --traces "$tmp/r18-sync.jsonl.gz,$tmp/r18-static.jsonl.gz" --collectives analytic \
+  --no-plots --quiet --out "$tmp/r18" > /dev/null
+$py - "$tmp" <<'PY'
+import csv, gzip, json, sys
+tmp = sys.argv[1]
+rows = {r["policy"]: r for r in csv.DictReader(open(tmp + "/r18/compare.csv"))}
+sync, psgd = float(rows["sync"]["bytes_per_worker"]), float(rows["static:level=2"]["bytes_per_worker"])
+rec = [json.loads(x) for x in gzip.open(tmp + "/r18-static.jsonl.gz", "rt")]
+assert len(rec[0]["layers"]) == 62 and rec[0]["model"] == "resnet18", rec[0]["model"]
+assert psgd < 0.05 * sync, (psgd, sync)
+print("resnet18: sync %.0f bytes a worker, static:level=2 %.0f" % (sync, psgd))
+PY
 echo "ok: $(($(date +%s) - start)) s in all"
