@@ -14,16 +14,22 @@ set -euo pipefail
 bellows=$1
 export BELLOWS_POLICY_LIB=$2
 here=$(cd "$(dirname "$0")/.." && pwd)
-py=/usr/bin/python3
+# a sanitized library (build-asan/) is loaded into Python with the sanitizers' runtimes first
+pyenv=()
+if ldd "$BELLOWS_POLICY_LIB" | grep -q libasan; then
+  pyenv=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+         ASAN_OPTIONS=detect_leaks=0)
+fi
+py() { "${pyenv[@]}" /usr/bin/python3 "$@"; }
 data=/usr/share/datasets/fashion-mnist
-$py -c "import torch" 2>/dev/null || { echo "python3-torch is not installed: skipped"; exit 77; }
+py -c "import torch" 2>/dev/null || { echo "python3-torch is not installed: skipped"; exit 77; }
 [ -f "$data/train-images-idx3-ubyte.gz" ] || { echo "no Fashion-MNIST in $data: skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMP_NUM_THREADS=1
 train() { # POLICY SEED OUT [flags]
   local p=$1 s=$2 o=$3; shift 3
-  $py "$here/traces/pytorch/train_policy.py" --policy "$p" --compressor powersgd --workers 8 \
+  py "$here/traces/pytorch/train_policy.py" --policy "$p" --compressor powersgd --workers 8 \
     --model mlp --epochs 3 --train-samples 6144 --test-samples 2000 --eval-every 4 --seed "$s" \
     --out "$o" "$@"
 }
@@ -37,7 +43,7 @@ traces=$tmp/static-1.jsonl.gz,$tmp/accordion-1.jsonl.gz,$tmp/static-2.jsonl.gz,$
 "$bellows" compare --traces "$traces" --target-accuracy 0.6 --no-plots --out "$tmp/cmp" > "$tmp/out.txt"
 cat "$tmp/out.txt"
 grep -q "own traces: each policy's accuracy is that of its own recorded run" "$tmp/out.txt"
-$py - "$tmp" <<'PY'
+py - "$tmp" <<'PY'
 import csv, gzip, json, sys
 tmp = sys.argv[1]
 rows = {r["policy"]: r for r in csv.DictReader(open(tmp + "/cmp/compare.csv"))}
@@ -87,13 +93,13 @@ done
 # ResNet-18 (torchvision's, CIFAR form, 1 channel: 62 tensors) on the CPU: 2 workers, 2 epochs
 # of 2 steps; PowerSGD at rank 2 sends far fewer bytes than sync, as recorded and as priced
 for p in sync static:level=2; do
-  $py "$here/traces/pytorch/train_policy.py" --model resnet18 --policy $p --compressor powersgd \
+  py "$here/traces/pytorch/train_policy.py" --model resnet18 --policy $p --compressor powersgd \
     --workers 2 --epochs 2 --batch 8 --train-samples 32 --test-samples 32 --seed 1 \
     --out "$tmp/r18-${p%%:*}.jsonl.gz"
 done
 "$bellows" compare --traces "$tmp/r18-sync.jsonl.gz,$tmp/r18-static.jsonl.gz" --collectives analytic \
   --no-plots --quiet --out "$tmp/r18" > /dev/null
-$py - "$tmp" <<'PY'
+py - "$tmp" <<'PY'
 import csv, gzip, json, sys
 tmp = sys.argv[1]
 rows = {r["policy"]: r for r in csv.DictReader(open(tmp + "/r18/compare.csv"))}

@@ -10,8 +10,14 @@ set -euo pipefail
 feed=$1
 export BELLOWS_POLICY_LIB=$2
 here=$(cd "$(dirname "$0")/.." && pwd)
-py=/usr/bin/python3
-$py -c "import numpy" 2>/dev/null || { echo "python3-numpy is not installed: skipped"; exit 77; }
+# a sanitized library (build-asan/) is loaded into Python with the sanitizers' runtimes first
+pyenv=()
+if ldd "$BELLOWS_POLICY_LIB" | grep -q libasan; then
+  pyenv=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+         ASAN_OPTIONS=detect_leaks=0)
+fi
+py() { "${pyenv[@]}" /usr/bin/python3 "$@"; }
+py -c "import numpy" 2>/dev/null || { echo "python3-numpy is not installed: skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 trace=$here/traces/samples/mlp-sync-8w.jsonl.gz
@@ -20,7 +26,7 @@ n=0
 for spec in accordion static:level=1 sync cpsgd adacomm adpsgd postlocal "$tmp/netaware.so" \
             "$here/policies/examples/plateau.py" "$here/policies/examples/accordion.py"; do
   "$feed" "$trace" "$spec" powersgd 2 > "$tmp/c.txt"
-  $py "$here/traces/pytorch/bellows_host.py" feed "$trace" "$spec" powersgd 2 > "$tmp/p.txt"
+  py "$here/traces/pytorch/bellows_host.py" feed "$trace" "$spec" powersgd 2 > "$tmp/p.txt"
   [ "$(wc -l < "$tmp/c.txt")" -eq 1170 ] || { echo "$spec: $(wc -l < "$tmp/c.txt") steps"; exit 1; }
   if ! cmp -s "$tmp/c.txt" "$tmp/p.txt"; then
     echo "$spec decides differently through the library:"; diff "$tmp/c.txt" "$tmp/p.txt" | head
@@ -32,7 +38,7 @@ done
 [ "$(cut -d' ' -f2- "$tmp/c.txt" | sort -u | wc -l)" -gt 1 ] || { echo "one decision only"; exit 1; }
 # a spec the library cannot load: bellows' message, status 2
 set +e
-$py "$here/traces/pytorch/bellows_host.py" feed "$trace" nosuch:level=1 powersgd 2 2> "$tmp/err.txt"
+py "$here/traces/pytorch/bellows_host.py" feed "$trace" nosuch:level=1 powersgd 2 2> "$tmp/err.txt"
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "unknown policy: exit $rc"; exit 1; }

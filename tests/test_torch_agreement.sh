@@ -19,9 +19,15 @@ bellows=$1
 feed=$2
 export BELLOWS_POLICY_LIB=$3
 here=$(cd "$(dirname "$0")/.." && pwd)
-py=/usr/bin/python3
+# a sanitized library (build-asan/) is loaded into Python with the sanitizers' runtimes first
+pyenv=()
+if ldd "$BELLOWS_POLICY_LIB" | grep -q libasan; then
+  pyenv=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+         ASAN_OPTIONS=detect_leaks=0)
+fi
+py() { "${pyenv[@]}" /usr/bin/python3 "$@"; }
 data=/usr/share/datasets/fashion-mnist
-$py -c "import torch" 2>/dev/null || { echo "python3-torch is not installed: skipped"; exit 77; }
+py -c "import torch" 2>/dev/null || { echo "python3-torch is not installed: skipped"; exit 77; }
 [ -f "$data/train-images-idx3-ubyte.gz" ] || { echo "no Fashion-MNIST in $data: skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,7 +40,7 @@ start=$(date +%s)
   --quiet --out "$tmp/run" --record-trace "$tmp/live-accordion.jsonl.gz" > /dev/null
 for p in static:level=1 accordion; do
   for s in 1 2 3; do
-    $py "$here/traces/pytorch/train_policy.py" --policy $p --compressor powersgd --model mlp \
+    py "$here/traces/pytorch/train_policy.py" --policy $p --compressor powersgd --model mlp \
       "${common[@]}" --seed $s --out "$tmp/torch-${p%%:*}-$s.jsonl.gz" > /dev/null
   done
 done
@@ -44,13 +50,13 @@ for s in 1 2 3; do
     --out "$tmp/own-$s" > /dev/null
 done
 # the live run's observations through the library
-$py "$here/traces/pytorch/bellows_host.py" feed "$tmp/live-accordion.jsonl.gz" accordion powersgd 2 \
+py "$here/traces/pytorch/bellows_host.py" feed "$tmp/live-accordion.jsonl.gz" accordion powersgd 2 \
   > "$tmp/fed-live.txt"
 # PyTorch's observations through bellows' core
 for s in 1 2 3; do
   "$feed" "$tmp/torch-accordion-$s.jsonl.gz" accordion powersgd 2 > "$tmp/fed-torch-$s.txt"
 done
-$py - "$tmp" <<'PY'
+py - "$tmp" <<'PY'
 import csv, glob, gzip, json, math, statistics, sys
 tmp = sys.argv[1]
 def steps(path):
