@@ -1,7 +1,7 @@
 """bellows_compress.py: bellows' gradient compressors (sim/compress/) in PyTorch, with their
 options, defaults, semantics, error feedback and wire sizes, for k workers emulated on one
-device (train_policy.py) or run under torch.distributed (ddp_hook, PyTorch DDP's
-register_comm_hook).
+device (train_policy.py) or run under torch.distributed (DdpHook, a PyTorch DDP communication
+hook for register_comm_hook).
 
 Spec: `NAME[:key=value,...]` as `bellows --compressor` takes it (`bellows compressors` lists
 them): none, powersgd (ef=1, rank_change=warm|reset), topk (ef=1, divide=1,
@@ -71,7 +71,8 @@ def keep_count(fraction, n):
 
 
 def _seed(seed, tag, a, b):
-    """A 63-bit seed from (seed, stream, a, b) (splitmix64, as bellows' comp_seed mixes)."""
+    """A 63-bit seed for torch's generator from (seed, stream, a, b), mixed by splitmix64's
+    finaliser: the streams bellows' comp_seed separates, not its numbers."""
     x = (seed * 0x9E3779B97F4A7C15 + tag * 0xBF58476D1CE4E5B9 + a * 0x94D049BB133111EB + b) \
         & 0xFFFFFFFFFFFFFFFF
     x ^= x >> 30
@@ -273,18 +274,109 @@ def _orthogonalise(P):
     return P.float()
 
 
-def ddp_hook(comp, layer_of_bucket=None):
-    """A DDP communication hook (model.register_comm_hook(state, hook)) for a dense or fp16
-    compressor under torch.distributed: each bucket allreduced (fp16 on the wire for fp16) and
-    divided by the world size. Per-layer levels and the matrix compressors need every worker's
-    layers whole, which DDP's flat buckets do not keep: use the emulation (train_policy.py)
-    for those."""
-    import torch.distributed as dist
+class DdpHook:
+    """bellows' compressors as a DDP communication hook under torch.distributed (any backend;
+    gloo on the CPU): model.register_comm_hook(hook, hook.hook) after
+        hook = DdpHook(spec, model, seed)
+    and before each step's backward, hook.levels[:] = the policy's levels (layer l: the model's
+    l-th parameter). Each bucket's tensors are compressed at their levels with this rank's own
+    error-feedback memory and combined by real collectives: dense and Random-k values
+    all-reduced, PowerSGD's P then Q all-reduced, Top-k's indices and values all-gathered;
+    QSGD's, signSGD's and fp16's messages are all-gathered as the values they decode to (the
+    same sums as bellows' bit-packed messages, more bytes on this wire). The decoded mean is what
+    the emulation (Compressor.reduce) computes for the same gradients (tested to float
+    tolerance: tests/test_torch_ddp.py); call hook.end_step() after each optimizer step."""
 
-    def hook(state, bucket):
-        t = bucket.buffer()
-        if comp.name == "fp16":
-            t = t.half()
-        fut = dist.all_reduce(t, async_op=True).get_future()
-        return fut.then(lambda f: (f.value()[0].float() / dist.get_world_size()))
-    return hook
+    def __init__(self, spec, model, seed):
+        import torch.distributed as dist
+        self.dist = dist
+        params = [p for p in model.parameters() if p.requires_grad]
+        shapes = [(p.numel(), 1) if p.dim() <= 1 else (p.shape[0], p.numel() // p.shape[0])
+                  for p in params]
+        self.world, self.rank = dist.get_world_size(), dist.get_rank()
+        # one worker's compressor: its memory, its queries, its QSGD stream
+        self.comp = Compressor(spec, shapes, 1, seed)
+        self.comp.world = self.world
+        self.comp.rngs = [torch.Generator().manual_seed(_seed(seed, 3, self.rank, 0))]
+        self.index = {id(p): l for l, p in enumerate(params)}
+        self.levels = [0.0] * len(params)
+        self.bytes = 0
+
+    def end_step(self):
+        self.comp.step += 1
+
+    def _sum(self, t):
+        self.dist.all_reduce(t)
+        return t
+
+    def _gather(self, t):
+        out = [torch.zeros_like(t) for _ in range(self.world)]
+        self.dist.all_gather(out, t)
+        return out
+
+    def _layer(self, l, g):
+        c, W = self.comp, self.world
+        n, m = c.shapes[l]
+        lv = self.levels[l] if m > 1 else 0
+        if lv == 0 or c.name == "none":
+            return self._sum(g.clone()) / W
+        if c.ef and c.memory is None:
+            c.memory = [[torch.zeros(r, k) for r, k in c.shapes]]
+        M = g + c.memory[0][l] if c.ef else g
+        if c.name == "powersgd":
+            dec = self._powersgd(l, M, lv)
+            sent = dec
+        elif c.name == "randomk":
+            k = keep_count(lv, n * m)
+            idx = torch.randperm(n * m, generator=c._gen(2, l))[:k]
+            vals = self._sum(M.reshape(-1)[idx].clone()) / W
+            dec, sent = torch.zeros(n * m), torch.zeros(n * m)
+            dec[idx], sent[idx] = vals, M.reshape(-1)[idx]
+            dec, sent = dec.view(n, m), sent.view(n, m)
+        else:  # one worker's message through the emulation's code, then gathered
+            mean, sents = getattr(c, "_" + c.name)(l, [M], lv)
+            sent = sents[0]
+            parts = self._gather(sent.contiguous())
+            if c.name == "fp16":
+                acc = parts[0].half()
+                for h in parts[1:]:
+                    acc = (acc + h.half()).half()
+                dec = acc.float() / W
+            else:
+                dec = sum(parts)
+                dec = dec / W if c.name != "topk" or c.opts["divide"] == "1" else dec
+        if c.ef:
+            c.memory[0][l] = M - sent
+        return dec
+
+    def _powersgd(self, l, M, level):
+        c = self.comp
+        n, m = c.shapes[l]
+        r = min(int(level), n, m)
+        q = c.query.get(l)
+        keep = 0 if q is None or (c.opts["rank_change"] == "reset" and q.shape[0] != r) \
+            else min(q.shape[0], r)
+        qt = torch.zeros(r, m)
+        if keep:
+            qt[:keep] = q[:keep]
+        g = None
+        for j in range(r):
+            if j < keep and bool((qt[j] != 0).any()):
+                continue
+            if g is None:
+                g = c._gen(1, l)
+            qt[j] = torch.randn(m, generator=g)
+        P = _orthogonalise(self._sum(M @ qt.t()))
+        Q = self._sum(M.t() @ P) / self.world
+        c.query[l] = Q.t().contiguous()
+        return P @ Q.t()
+
+    def hook(self, state, bucket):
+        """The communication hook: returns a future of the bucket's decoded mean."""
+        out = []
+        for p, g in zip(bucket.parameters(), bucket.gradients()):
+            l = self.index[id(p)]
+            out.append(self._layer(l, g.detach().reshape(self.comp.shapes[l])).reshape(-1))
+        fut = torch.futures.Future()
+        fut.set_result(torch.cat(out))
+        return fut

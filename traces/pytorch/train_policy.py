@@ -93,6 +93,29 @@ def make_model(name):
     return m, 0
 
 
+def flops_per_sample(model, x):
+    """Forward + backward flops of one sample: 3 x the multiply-adds (2 flops each) of the
+    linear and convolution layers in one forward pass of x (one sample), counted with hooks."""
+    total = [0]
+
+    def count(mod, inp, out):
+        if isinstance(mod, torch.nn.Linear):
+            total[0] += 2 * mod.in_features * mod.out_features
+        elif isinstance(mod, torch.nn.Conv2d):
+            k = mod.in_channels // mod.groups * mod.kernel_size[0] * mod.kernel_size[1]
+            total[0] += 2 * k * out.numel()
+    hooks = [m.register_forward_hook(count) for m in model.modules()
+             if isinstance(m, (torch.nn.Linear, torch.nn.Conv2d))]
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        model(x)
+    model.train(was)
+    for h in hooks:
+        h.remove()
+    return 3.0 * total[0]
+
+
 def shape2(p):
     return (p.numel(), 1) if p.dim() <= 1 else (p.shape[0], p.numel() // p.shape[0])
 
@@ -135,6 +158,8 @@ class Run:
                                                               a.test_samples)
         self.model, self.flat = make_model(a.model)
         self.params = [(n, p) for n, p in self.model.named_parameters()]
+        one = self.xtr[:1] if self.flat else self.xtr[:1].unsqueeze(1)
+        self.flops = flops_per_sample(self.model, one)
         self.shapes = [shape2(p) for _, p in self.params]
         W = a.workers
         self.shard = len(self.ytr) // W
@@ -167,10 +192,10 @@ class Run:
     def worker_grads(self, epoch, i):
         """Every worker's loss and gradient (as [rows, cols] matrices) on its own batch."""
         a, W = self.a, self.a.workers
-        g = torch.Generator().manual_seed(a.seed * 1000003 + epoch + 1)
-        perm = torch.randperm(len(self.ytr), generator=g) if i == 0 or not hasattr(self, "perm") \
-            else self.perm
-        self.perm = perm
+        if i == 0:  # the epoch's order, from (seed, epoch) as bellows' dataset_epoch_order
+            g = torch.Generator().manual_seed(a.seed * 1000003 + epoch + 1)
+            self.perm = torch.randperm(len(self.ytr), generator=g)
+        perm = self.perm
         losses, grads = [], []
         for w in range(W):
             m = self.copies[w] if self.periodic else self.model
@@ -284,13 +309,13 @@ class Run:
         return step
 
     def header(self):
-        a, n_params = self.a, sum(r * c for r, c in self.shapes)
+        a = self.a
         return {"format": FORMAT, "version": VERSION,
                 "source": "pytorch %s train_policy.py (%d emulated workers)"
                           % (torch.__version__, a.workers),
                 "model": a.model if a.model != "mlp" else "mlp",
                 "dataset": "fashion-mnist", "workers": a.workers, "batch": a.batch,
-                "flops_per_sample": 6.0 * n_params, "epochs": a.epochs,
+                "flops_per_sample": self.flops, "epochs": a.epochs,
                 "steps_per_epoch": self.spe, "lr": {"schedule": "constant", "base": a.lr},
                 "layers": [{"name": n, "rows": r, "cols": c}
                            for (n, _), (r, c) in zip(self.params, self.shapes)],
