@@ -439,7 +439,10 @@ static void print_compare_header(const Flags *f, const RunConfig *cfg, const Tra
     if (cfg->replay) run_print_replay_engine(cfg, 0, 1);
     int own = 0; /* policies with a compressor of their own (POLICY@COMPRESSOR) */
     for (int k = 0; k < r->n_pol; k++) own += r->compressor[k][0] != '\0';
-    if (own)
+    if (r->own)
+        printf("# own traces: each policy's recorded decisions and compressor (%s first); ",
+               r->compressor[0]);
+    else if (own)
         printf("# compressor: each POLICY@COMPRESSOR its own, the others %s; ", cfg->compressor);
     else
         printf("# compressor %s; ", cfg->compressor);
