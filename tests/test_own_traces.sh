@@ -68,6 +68,21 @@ print("own accuracies:", own)
 PY
 # the replay followed each trace's decisions: its steps.csv states are the recorded ones
 grep -q '"level=1"' "$tmp"/cmp/seed-1/1-*/steps.csv
+# a periodic policy: the workers' copies averaged where ADPSGD says; the replay averages at the
+# recorded steps
+train adpsgd 1 "$tmp/adpsgd-1.jsonl.gz"
+"$bellows" compare --traces "$tmp/adpsgd-1.jsonl.gz" --no-plots --quiet --out "$tmp/ad" > /dev/null
+py - "$tmp" <<'PY'
+import csv, glob, gzip, json, sys
+tmp = sys.argv[1]
+rec = [json.loads(x) for x in gzip.open(tmp + "/adpsgd-1.jsonl.gz", "rt") if '"type":"step"' in x]
+rows = list(csv.DictReader(open(glob.glob(tmp + "/ad/seed-1/1-*/steps.csv")[0])))
+want = [int(r["average"]) for r in rec]
+assert 0 < sum(want) < len(want), want
+assert [int(r["averaged"]) for r in rows] == want, "the replay averaged elsewhere"
+assert all(("param_variance" in r) == bool(r["average"]) for r in rec)
+print("adpsgd: %d averagings of %d steps, followed" % (sum(want), len(want)))
+PY
 # bad input: exit 2, the file and field named, nothing written
 fail() { # NEEDLE CMD...
   local needle=$1; shift
