@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 [ -x build/test_units ] || scripts/setup.sh
 
 all=(driver driver_policies coll coll_time compress compress_methods cli cli_runs policies
-  policies_accordion policies_periodic reproduce sweep sweep_priced cli_results trace trace_replay
+  policies_accordion policies_periodic reproduce sweep sweep_priced cli_results trace trace_replay trace_v2
   layers models resnet dataset optim trainer units pool plugin interrupt compress_cost timeline
   workload python_absent figures inputs leftovers outputs flags costs scenario sched exec schedules
   coll_ps cluster cluster_file coll_tag coll_toy notes plots says_what costs_limits plugin_end

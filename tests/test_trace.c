@@ -135,7 +135,7 @@ static const BadTrace BAD[] = {
     {"not json\n", ":1:"},
     {"[1,2]\n", ":1: expected a JSON object"},
     {"{\"format\":\"other\",\"version\":1}\n", "\"format\": expected \"bellows-trace\""},
-    {"{\"format\":\"bellows-trace\",\"version\":2}\n", "reads version 1, not 2"},
+    {"{\"format\":\"bellows-trace\",\"version\":3}\n", "reads versions 1 to 2, not 3"},
     {"{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":0,\"batch\":4}\n",
      "\"workers\": 0 is outside"},
     {"{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":2,\"batch\":4,"

@@ -134,6 +134,68 @@ static int read_timing(const Where *w, json_t *o, TraceHeader *h)
     return BW_OK;
 }
 
+/* Version 2's header "policy": {"spec", "mode": "gradient"|"periodic", "compressor", "seed",
+ * optional "train_samples", "test_samples"}. */
+static int read_policy(const Where *w, json_t *o, TraceHeader *h)
+{
+    json_t *p = json_object_get(o, "policy");
+    if (!p) return BW_OK;
+    if (h->version < 2) return bad(w, "\"policy\": a version 2 field in a version 1 trace");
+    if (!json_is_object(p)) return bad(w, "\"policy\": expected an object");
+    char mode[16] = "";
+    int rc;
+    if ((rc = get_str(w, p, "spec", 1, h->policy_spec, sizeof h->policy_spec)) ||
+        (rc = get_str(w, p, "mode", 1, mode, sizeof mode)) ||
+        (rc = get_str(w, p, "compressor", 1, h->policy_compressor, sizeof h->policy_compressor)) ||
+        (rc = get_int(w, p, "seed", 1, 0, 2147483647.0, &h->policy_seed)) ||
+        (rc = get_int(w, p, "train_samples", 0, 0, 1e12, &h->train_samples)) ||
+        (rc = get_int(w, p, "test_samples", 0, 0, 1e12, &h->test_samples)))
+        return rc;
+    if (strcmp(mode, "gradient") != 0 && strcmp(mode, "periodic") != 0)
+        return bad(w,
+                   "\"policy\": \"mode\": expected \"gradient\" or \"periodic\", got "
+                   "\"%s\"",
+                   mode);
+    if (!h->policy_spec[0] || !h->policy_compressor[0])
+        return bad(w, "\"policy\": \"spec\" and \"compressor\" must not be empty");
+    h->policy_periodic = mode[0] == 'p';
+    h->has_policy = 1;
+    return BW_OK;
+}
+
+/* Version 2's decision of a step: "levels" (gradient mode) or "average" and "period"
+ * (periodic), "bytes", "state"; all of them or none. levels: room for [n_layers]. */
+static int read_decision(const Where *w, json_t *o, const Trace *t, TraceStep *s, double *levels)
+{
+    json_t *avg = json_object_get(o, "average");
+    int has_levels = 0, rc;
+    if ((rc = get_norms(w, o, "levels", 0, t->h.n_layers, 1e9, levels, &has_levels))) return rc;
+    if (!has_levels && !avg && !json_object_get(o, "bytes")) return BW_OK;
+    if (t->h.version < 2)
+        return bad(w, "a decision (\"levels\", \"average\", \"bytes\") in a "
+                      "version 1 trace");
+    if (!t->h.has_policy) return bad(w, "a decision, but the header has no \"policy\"");
+    if (t->h.policy_periodic ? !avg || has_levels : !has_levels || avg != NULL)
+        return bad(w, "a %s policy's decision: expected %s",
+                   t->h.policy_periodic ? "periodic" : "gradient-mode",
+                   t->h.policy_periodic ? "\"average\" and \"period\", no \"levels\""
+                                        : "\"levels\", no \"average\"");
+    if (avg && !json_is_boolean(avg)) return bad(w, "\"average\": expected true or false");
+    long period = 0;
+    if ((rc = get_num(w, o, "bytes", 1, 0, 1e18, &s->bytes)) ||
+        (rc = get_int(w, o, "period", avg != NULL, 1, 1e9, &period)) ||
+        (rc = get_str(w, o, "state", 0, s->state, sizeof s->state)))
+        return rc;
+    for (int l = 0; has_levels && l < t->h.n_layers; l++)
+        if (levels[l] != 0 && t->h.layers[l].cols == 1)
+            return bad(w, "\"levels\"[%d]: a vector (cols 1) is always sent dense: expected 0", l);
+    s->average = avg && json_is_true(avg);
+    s->period = (int)period;
+    s->has_decision = 1;
+    s->levels = has_levels ? levels : NULL; /* pointed again once every step is read */
+    return BW_OK;
+}
+
 static int read_header(const Where *w, json_t *o, TraceHeader *h)
 {
     char format[64] = "";
@@ -143,9 +205,11 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
     if (strcmp(format, TRACE_FORMAT) != 0)
         return bad(w, "\"format\": expected \"%s\", got \"%s\"", TRACE_FORMAT, format);
     if ((rc = get_int(w, o, "version", 1, 1, 1e9, &version))) return rc;
-    if (version != TRACE_VERSION)
-        return bad(w, "\"version\": this bellows reads version %d, not %ld", TRACE_VERSION,
-                   version);
+    if (version > TRACE_VERSION_MAX)
+        return bad(w, "\"version\": this bellows reads versions 1 to %d, not %ld",
+                   TRACE_VERSION_MAX, version);
+    h->version = (int)version;
+    if ((rc = read_policy(w, o, h))) return rc;
     if ((rc = get_str(w, o, "source", 0, h->source, sizeof h->source)) ||
         (rc = get_str(w, o, "model", 1, h->model, sizeof h->model)) ||
         (rc = get_str(w, o, "dataset", 0, h->dataset, sizeof h->dataset)) ||
@@ -233,7 +297,8 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
                       !json_is_null(json_object_get(o, "param_variance"));
     if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance)) ||
         (rc = get_str(w, o, "stopped", 0, s->stopped, sizeof s->stopped)) ||
-        (rc = get_str(w, o, "decision", 0, s->decision, sizeof s->decision)))
+        (rc = get_str(w, o, "decision", 0, s->decision, sizeof s->decision)) ||
+        (rc = read_decision(w, o, t, s, norms + 4 * n)))
         return rc;
     if (s->decision[0] &&
         (strlen(s->decision) != 16 || strspn(s->decision, "0123456789abcdef") != 16))
@@ -328,6 +393,7 @@ static void point_norms(Trace *t)
         s->grad_norms_rank0 = s->has_rank0 ? b + n : NULL;
         s->epoch_norms = s->has_epoch_norms ? b + 2 * n : NULL;
         s->epoch_norms_rank0 = s->has_epoch_rank0 ? b + 3 * n : NULL;
+        s->levels = s->has_decision && s->levels ? b + 4 * n : NULL;
     }
 }
 

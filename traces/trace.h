@@ -24,7 +24,11 @@
 #include "status.h"
 
 #define TRACE_FORMAT  "bellows-trace"
-#define TRACE_VERSION 1
+#define TRACE_VERSION 1 /* what bellows writes (bellows run --record-trace) */
+/* the newest version read: 2 adds a policy's own trace (traces/pytorch/train_policy.py): the
+ * header's "policy" object and each step's decision ("levels" or "average" and "period"),
+ * "bytes" and "state"; a version-1 trace reads as before */
+#define TRACE_VERSION_MAX 2
 /* The largest figures a trace may give (the parameters of its layers in all; a layer's measured
  * seconds in "timing"): beyond any real model, so that what a replay allocates and simulates
  * stays representable; the reader refuses the rest. */
@@ -32,7 +36,7 @@
 #define TRACE_MAX_LAYER_S 1e4
 /* a step's norm arrays, each [n_layers]: grad_norms, grad_norms_rank0, epoch_norms,
  * epoch_norms_rank0 (trace_read keeps them in one block per step) */
-#define TRACE_NORM_ARRAYS 4
+#define TRACE_NORM_ARRAYS 5 /* and a version-2 step's "levels" */
 
 typedef struct {
     char name[64];
@@ -57,6 +61,13 @@ typedef struct {
     int has_timing;         /* the layers' fwd_s and bwd_s were measured */
     char timing_device[64]; /* where ("cpu", "cuda:0 NVIDIA A100-SXM4-40GB"); "" without */
     int timing_steps;       /* steps the times are averaged over; 0 if not said */
+    int version;            /* 1 or 2 */
+    /* version 2, the header's "policy" object (has_policy): the policy that decided in the
+     * recorded run (its spec, normalised), its mode, the compressor spec, the seed, and the
+     * training and test samples (0: not said) */
+    int has_policy, policy_periodic;
+    char policy_spec[256], policy_compressor[256];
+    long policy_seed, train_samples, test_samples;
 } TraceHeader;
 
 typedef struct {
@@ -77,6 +88,13 @@ typedef struct {
      * and batch), recorded by a sweep's training runs so that their priced twins can check that
      * a policy declared price-blind decides the same at another price; "" when absent */
     char decision[17];
+    /* version 2: the recorded policy's decision at this step (has_decision): "levels" (gradient
+     * mode, [n_layers], else NULL) or "average" and "period" (periodic), the payload "bytes"
+     * one worker sent for it, and the policy's described "state" ("" if absent) */
+    int has_decision, average, period;
+    double *levels;
+    double bytes;
+    char state[48];
 } TraceStep;
 
 typedef struct {

@@ -33,6 +33,8 @@ static struct {
     PyBinding b; /* valid when tried and why is "" */
     PyGILState_STATE fork_gil;
     volatile sig_atomic_t in_call; /* a policy's method is running (the SIGINT hook reads it) */
+    int hosted; /* the process is a Python already (libbellows_policy.so under ctypes): its
+                   interpreter runs the policies, its signals and forks are its own */
 } py;
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -158,6 +160,22 @@ static int keyboard_interrupt(void)
 static int import_modules(PyBinding *b, BwError *err)
 {
     char dir[4096];
+    if (py.hosted) {
+        /* a hosting Python has bellows_policy on its own path (bellows_host.py puts it there) */
+        snprintf(dir, sizeof dir, "%s", "the hosting Python's path");
+        PyObject *np = PyImport_ImportModule("numpy");
+        int bad = !np || !(b->frombuffer = PyObject_GetAttrString(np, "frombuffer")) ||
+                  !(b->float64 = PyObject_GetAttrString(np, "float64")) ||
+                  !(b->module = PyImport_ImportModule("bellows_policy")) || take_objects(b);
+        Py_XDECREF(np);
+        if (bad) {
+            char msg[400];
+            py_error(NULL, "", msg, sizeof msg);
+            return bw_fail(err, BW_EUSAGE, "the Python policy module does not load in %s: %s", dir,
+                           msg);
+        }
+        return py_values_check(b, err);
+    }
     if (!datadir_find("python", dir, sizeof dir))
         return bw_fail(err, BW_EUSAGE,
                        "the Python policy module (share/bellows/python/bellows_policy.py) is "
@@ -190,6 +208,13 @@ static int import_modules(PyBinding *b, BwError *err)
 
 const PyBinding *py_enter(const char *what, PyGILState_STATE *gil, BwError *err)
 {
+    if (!py.tried && Py_IsInitialized()) { /* loaded into a Python process */
+        py.tried = 1;
+        py.hosted = 1;
+        PyGILState_STATE g = PyGILState_Ensure();
+        import_modules(&py.b, &py.why);
+        PyGILState_Release(g);
+    }
     if (!py.tried) {
         py.tried = 1;
         if (start_interpreter(&py.why) == BW_OK) {

@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "flag_class.h"
 #include "outfile.h"
+#include "own_traces.h"
 #include "results.h"
 #include "train_args.h"
 #include "run_args.h"
@@ -117,6 +118,7 @@ typedef struct {
     RunRow *rows;
     int out_existed;    /* --out was there before: an interruption leaves it */
     int stop_at_target; /* runs that reached the target stopped there: their bytes are to it */
+    OwnTraces *own;     /* compare --traces: each run's own trace; NULL otherwise */
 } Runs;
 
 static const RunRow *run_of(const Runs *r, int seed_i, int k)
@@ -402,6 +404,11 @@ static void compare_start(int j, int fd, void *ctx)
     job->cfg->compressor = r->compressor[k][0] ? r->compressor[k] : job->f->run.compressor;
     job->cfg->label = r->specs[k];
     job->cfg->tc.seed = (unsigned long)seed;
+    if (r->own) { /* this run's own trace (checked in compare_setup), its decisions followed */
+        BwError e;
+        job->cfg->replay = r->own->run[j];
+        run_apply_trace(job->f, job->cfg, r->own->run[j], &e);
+    }
     runner_child(job->cfg, job->ta->model, job->cfg->replay ? "replay" : "compare", job->f,
                  job->out, dir, fd);
 }
@@ -432,7 +439,10 @@ static void print_compare_header(const Flags *f, const RunConfig *cfg, const Tra
     if (cfg->replay) run_print_replay_engine(cfg, 0, 1);
     int own = 0; /* policies with a compressor of their own (POLICY@COMPRESSOR) */
     for (int k = 0; k < r->n_pol; k++) own += r->compressor[k][0] != '\0';
-    if (own)
+    if (r->own)
+        printf("# own traces: each policy's recorded decisions and compressor (%s first); ",
+               r->compressor[0]);
+    else if (own)
         printf("# compressor: each POLICY@COMPRESSOR its own, the others %s; ", cfg->compressor);
     else
         printf("# compressor %s; ", cfg->compressor);
@@ -499,10 +509,67 @@ static void print_compare_help(int replay, const Flags *f)
 }
 
 /* The policies, seeds and scenario checked, the data (or trace) loaded; nothing written. */
+/* compare --traces: the policies and seeds are the traces', each run replays its own trace
+ * following its recorded decisions. */
+static int own_traces_setup(Flags *f, Runs *r, OwnTraces *own, BwError *err)
+{
+    static const char *const alone[] = {"trace", "policies", "seeds", "seed"};
+    for (size_t i = 0; i < sizeof alone / sizeof *alone; i++)
+        if (cli_given(f->opts, f->n, f->set, alone[i]))
+            return bw_fail(err, BW_EUSAGE,
+                           "--%s: compare --traces takes the policies and seeds from the traces",
+                           alone[i]);
+    int rc =
+        own_traces_load(f->run.traces, own, r->specs, r->policy, r->compressor, MAX_POLICIES, err);
+    if (rc) return rc;
+    r->n_pol = own->n_pol;
+    r->n_seeds = own->n_seeds;
+    memcpy(r->seeds, own->seeds, sizeof(int) * (size_t)own->n_seeds);
+    r->own = own;
+    f->trace_workers = own->t[0].h.workers; /* the cluster unless --workers */
+    return BW_OK;
+}
+
+/* Every own trace applied once (its evaluations, its batch against --workers) and its policy's
+ * stand-in and compressor checked on it. */
+static int own_traces_check(const Flags *f, const Runs *r, RunConfig *cfg, BwError *err)
+{
+    int rc = BW_OK;
+    for (int j = 0; rc == BW_OK && j < r->n_pol * r->n_seeds; j++) {
+        rc = run_apply_trace(f, cfg, r->own->run[j], err);
+        cfg->policy = r->policy[j % r->n_pol];
+        cfg->compressor = r->compressor[j % r->n_pol];
+        if (rc == BW_OK) rc = driver_check(cfg, err);
+    }
+    if (rc == BW_OK) rc = run_apply_trace(f, cfg, r->own->run[0], err);
+    cfg->follow_decisions = 1;
+    return rc;
+}
+
 static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig *cfg,
                          Dataset *train, Dataset *test, Trace *trace, double *slowdown,
                          BwError *err)
 {
+    if (f->run.traces && replay)
+        return bw_fail(err, BW_EUSAGE,
+                       "--traces: replay replays one --trace under --policies; bellows compare "
+                       "--traces prices each policy's own trace");
+    if (f->run.traces) {
+        int rc = run_check_out(f->run.out, f->run.force, err);
+        if (rc == BW_OK) rc = own_traces_setup(f, r, r->own, err);
+        if (rc == BW_OK) rc = run_setup("compare", f, ta, cfg, slowdown, err);
+        if (rc == BW_OK) rc = own_traces_check(f, r, cfg, err);
+        cfg->compressor = f->run.compressor;
+        if (rc == BW_OK)
+            rc = engine_check_options(f->n_simgrid, f->simgrid_args, f->run.network_model, err);
+        r->out_existed = access(f->run.out, F_OK) == 0;
+        if (rc == BW_OK) rc = outdir_create(f->run.out, err);
+        if (rc) return rc;
+        cfg->tc.seed = (unsigned long)r->seeds[0];
+        r->stop_at_target = cfg->stop_at_target;
+        return BW_OK;
+    }
+    r->own = NULL; /* not compare --traces */
     int rc = spec_split_list(f->run.policies, "--policies", r->specs, MAX_POLICIES, &r->n_pol, err);
     for (int i = 0; rc == BW_OK && i < r->n_pol; i++)
         rc = spec_split_compressor(r->specs[i], "--policies", r->policy[i], r->compressor[i], err);
@@ -582,7 +649,8 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     }
     char specs[MAX_POLICIES][SPEC_MAX_TEXT], policy[MAX_POLICIES][SPEC_MAX_TEXT],
         compressor[MAX_POLICIES][SPEC_MAX_TEXT];
-    Runs r = {.specs = specs, .policy = policy, .compressor = compressor};
+    OwnTraces own = {0};
+    Runs r = {.specs = specs, .policy = policy, .compressor = compressor, .own = &own};
     TrainArgs ta;
     RunConfig cfg;
     Dataset train = {0}, test = {0};
@@ -614,7 +682,10 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
                         cfg.replay ? "the trace's evaluations set it: record the trace with a "
                                      "smaller --eval-every"
                                    : "a smaller --eval-every sharpens them");
-    if (cfg.replay)
+    if (r.own)
+        printf("own traces: each policy's accuracy is that of its own recorded run (its trace's "
+               "evaluations); time and bytes are simulated from its recorded decisions\n");
+    else if (cfg.replay)
         printf("replay: accuracy is the trace's (its evaluations at the same steps), not the "
                "policy's own; only time and bytes are simulated\n");
     if ((rc = write_compare_csv(out, &r, st, err))) goto fail;
@@ -628,6 +699,7 @@ fail:
     dataset_free(&train);
     dataset_free(&test);
     trace_free(&trace);
+    own_traces_free(&own);
     run_flags_release(&f);
     return rc;
 }

@@ -48,6 +48,7 @@ static const FlagClassRow CLASSES[] = {
     {"target-accuracy", FLAG_DYNAMICS}, /* evaluations thin out after it */
     {"stop-at-target", FLAG_DYNAMICS},
     {"trace", FLAG_DYNAMICS}, /* a replay: the trace is the dynamics */
+    {"traces", FLAG_DYNAMICS}, /* compare --traces: each policy's own trace */
     /* the cluster */
     {"gpus-per-node", FLAG_PRICE},
     {"topology", FLAG_PRICE},

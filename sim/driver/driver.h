@@ -89,6 +89,10 @@ typedef struct {
      * stay set); the policy is shown what training would show it, decides what it decided there,
      * and the results are written as a live run's, which they are bit for bit (tested). */
     int priced;
+    /* A replay of a policy's own trace (bellows compare --traces): each step's decision is the
+     * trace's recorded one (its levels, or its averaging and period), not the policy's; the
+     * policy (a stand-in of the trace's mode) only sets the run up. */
+    int follow_decisions;
     int simgrid_cfg; /* --cfg= options given to SimGrid (they may change simulated times) */
     char *const *simgrid_args; /* [n_simgrid_args] the --cfg= and --log= options, as given (the
                                   --cfg= ones go into summary.json's scenario) */

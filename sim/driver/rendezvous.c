@@ -291,12 +291,39 @@ static int check_price_blind(const DriverRun *run, long step, const PolicyDecisi
         cfg->policy, step);
 }
 
+/* The trace's recorded decision at obs's step (follow_decisions), as policy_step would fill
+ * it: levels (gradient mode) or average and period, the step's batch, the recorded state. */
+static int recorded_decision(DriverRun *run, const PolicyObs *obs, PolicyDecision *d)
+{
+    const TraceStep *ts = &run->cfg->replay->steps[obs->step];
+    const int n = run->w[0].model->n_layers;
+    memset(d->level, 0, sizeof *d->level * (size_t)n);
+    if (ts->levels) memcpy(d->level, ts->levels, sizeof *d->level * (size_t)n);
+    d->batch = ts->batch;
+    d->average = run->periodic ? ts->average : 0;
+    d->period = run->periodic ? ts->period : 0;
+    snprintf(run->state, sizeof run->state, "%s", ts->state[0] ? ts->state : "recorded");
+    return BW_OK;
+}
+
 /* The policy's decision, checked; returns 0 (and stops the run) if it is not valid, or the
  * policy failed (a plugin's or Python policy's error, or a Ctrl-C while a Python policy ran). */
 static int decide(DriverRun *run, const PolicyObs *obs)
 {
     PolicyDecision d = {.level = run->dec.level}; /* policy_step resets it, sets its batch */
     BwError why = {{0}};
+    if (run->cfg->follow_decisions) {
+        int rc = recorded_decision(run, obs, &d);
+        if (rc == BW_OK)
+            rc = rendezvous_check_decision(run->cfg, run->w[0].model, run->cops, &d, run->periodic,
+                                           &why);
+        if (rc) {
+            run_fail(run, rc, &why);
+            return 0;
+        }
+        run->dec = d;
+        return 1;
+    }
     int rc = policy_step(run->pol, obs, &d, &why);
     if (rc == BW_EINTR) {
         stop_interrupted(run, obs->step);

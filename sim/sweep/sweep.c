@@ -87,6 +87,10 @@ static int own_flags(Sweep *s, BwError *err)
     s->resume = o->resume;
     s->progress = !o->quiet && isatty(STDERR_FILENO);
     if (!s->out) return bw_fail(err, BW_EUSAGE, "--out: a sweep needs an output folder");
+    if (o->traces)
+        return bw_fail(err, BW_EUSAGE,
+                       "--traces: a sweep does not price own traces yet; run bellows compare "
+                       "--traces once per scenario");
     s->shard_k = 1;
     s->shard_n = 1;
     char extra;

@@ -1,0 +1,170 @@
+/* own_traces.c: the traces of compare --traces, read, checked against each other and grouped
+ * into policies and seeds (own_traces.h). */
+#include "own_traces.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first field in which b differs from a (the experiment's), or NULL. */
+static const char *differs(const TraceHeader *a, const TraceHeader *b, char *what, size_t n)
+{
+    if (strcmp(a->model, b->model) != 0) return "model";
+    if (strcmp(a->dataset, b->dataset) != 0) return "dataset";
+    if (a->workers != b->workers) return "workers";
+    if (a->batch != b->batch) return "batch";
+    if (a->train_samples != b->train_samples) return "policy.train_samples";
+    if (a->test_samples != b->test_samples) return "policy.test_samples";
+    if (a->n_layers != b->n_layers) return "layers";
+    for (int l = 0; l < a->n_layers; l++)
+        if (a->layers[l].rows != b->layers[l].rows || a->layers[l].cols != b->layers[l].cols) {
+            snprintf(what, n, "layers[%d]", l);
+            return what;
+        }
+    return NULL;
+}
+
+/* What a field reads in a header, for the message. */
+static void field_value(const TraceHeader *h, const char *field, char *out, size_t n)
+{
+    if (strcmp(field, "model") == 0)
+        snprintf(out, n, "\"%s\"", h->model);
+    else if (strcmp(field, "dataset") == 0)
+        snprintf(out, n, "\"%s\"", h->dataset);
+    else if (strcmp(field, "workers") == 0)
+        snprintf(out, n, "%d", h->workers);
+    else if (strcmp(field, "batch") == 0)
+        snprintf(out, n, "%d", h->batch);
+    else if (strcmp(field, "policy.train_samples") == 0)
+        snprintf(out, n, "%ld", h->train_samples);
+    else if (strcmp(field, "policy.test_samples") == 0)
+        snprintf(out, n, "%ld", h->test_samples);
+    else if (strcmp(field, "layers") == 0)
+        snprintf(out, n, "%d layers", h->n_layers);
+    else
+        snprintf(out, n, "a different shape");
+}
+
+/* A trace a policy can be priced on: it records the policy and every step's decision. */
+static int check_own(const Trace *t, BwError *err)
+{
+    if (!t->h.has_policy)
+        return bw_fail(err, BW_EUSAGE,
+                       "--traces %s: \"policy\": the header names no policy, so the trace holds "
+                       "no decisions to price (record it with traces/pytorch/train_policy.py; a "
+                       "trace of one run for every policy is bellows replay's)",
+                       t->path);
+    for (long s = 0; s < t->n_steps; s++)
+        if (!t->steps[s].has_decision)
+            return bw_fail(err, BW_EUSAGE,
+                           "--traces %s: step %ld: no decision (\"levels\" or \"average\"): a "
+                           "policy's own trace records one every step",
+                           t->path, s);
+    return BW_OK;
+}
+
+/* The index of t's policy in specs (adding it), or -1 when there are too many. */
+static int policy_of(OwnTraces *o, const Trace *t, char (*specs)[SPEC_MAX_TEXT],
+                     char (*policy)[SPEC_MAX_TEXT], char (*compressor)[SPEC_MAX_TEXT], int max)
+{
+    char label[SPEC_MAX_TEXT];
+    snprintf(label, sizeof label, "%.120s@%.120s", t->h.policy_spec, t->h.policy_compressor);
+    for (int k = 0; k < o->n_pol; k++)
+        if (strcmp(specs[k], label) == 0) return k;
+    if (o->n_pol == max) return -1;
+    snprintf(specs[o->n_pol], SPEC_MAX_TEXT, "%s", label);
+    snprintf(policy[o->n_pol], SPEC_MAX_TEXT, "%s", t->h.policy_periodic ? "cpsgd" : "sync");
+    snprintf(compressor[o->n_pol], SPEC_MAX_TEXT, "%s", t->h.policy_compressor);
+    return o->n_pol++;
+}
+
+static int seed_index(const OwnTraces *o, long seed)
+{
+    for (int i = 0; i < o->n_seeds; i++)
+        if (o->seeds[i] == seed) return i;
+    return -1;
+}
+
+/* Policies and seeds, and the run table; every policy must have every seed once. */
+static int group(OwnTraces *o, char (*specs)[SPEC_MAX_TEXT], char (*policy)[SPEC_MAX_TEXT],
+                 char (*compressor)[SPEC_MAX_TEXT], int max_pol, int *pol_of, BwError *err)
+{
+    for (int i = 0; i < o->n; i++) {
+        pol_of[i] = policy_of(o, &o->t[i], specs, policy, compressor, max_pol);
+        if (pol_of[i] < 0)
+            return bw_fail(err, BW_EUSAGE, "--traces %s: more than %d policies", o->t[i].path,
+                           max_pol);
+        long seed = o->t[i].h.policy_seed;
+        if (seed_index(o, seed) < 0) {
+            int j = o->n_seeds++;
+            while (j > 0 && o->seeds[j - 1] > seed) o->seeds[j] = o->seeds[j - 1], j--;
+            o->seeds[j] = (int)seed;
+        }
+    }
+    o->run = calloc((size_t)o->n_pol * (size_t)o->n_seeds, sizeof *o->run);
+    if (!o->run) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    for (int i = 0; i < o->n; i++) {
+        const Trace **slot = &o->run[seed_index(o, o->t[i].h.policy_seed) * o->n_pol + pol_of[i]];
+        if (*slot)
+            return bw_fail(err, BW_EUSAGE,
+                           "--traces %s: \"policy.seed\": %s with seed %ld is %s already",
+                           o->t[i].path, specs[pol_of[i]], o->t[i].h.policy_seed, (*slot)->path);
+        *slot = &o->t[i];
+    }
+    int same = 1; /* one compressor for all: the labels are the policies' specs alone */
+    for (int k = 1; k < o->n_pol; k++) same &= strcmp(compressor[k], compressor[0]) == 0;
+    for (int k = 0; same && k < o->n_pol; k++) *strrchr(specs[k], '@') = '\0';
+    for (int j = 0; j < o->n_pol * o->n_seeds; j++)
+        if (!o->run[j])
+            return bw_fail(err, BW_EUSAGE,
+                           "--traces: \"policy.seed\": %s has no trace of seed %d, which others "
+                           "have (speedups pair the policies by seed: give every policy the same "
+                           "seeds)",
+                           specs[j % o->n_pol], o->seeds[j / o->n_pol]);
+    return BW_OK;
+}
+
+int own_traces_load(const char *list, OwnTraces *o, char (*specs)[SPEC_MAX_TEXT],
+                    char (*policy)[SPEC_MAX_TEXT], char (*compressor)[SPEC_MAX_TEXT], int max_pol,
+                    BwError *err)
+{
+    memset(o, 0, sizeof *o);
+    char(*paths)[SPEC_MAX_TEXT] = malloc(sizeof *paths * OWN_TRACES_MAX);
+    int n = 0;
+    int rc = paths ? spec_split_list(list, "--traces", paths, OWN_TRACES_MAX, &n, err)
+                   : bw_fail(err, BW_ERUNTIME, "out of memory");
+    if (rc == BW_OK && !(o->t = calloc((size_t)n, sizeof *o->t)))
+        rc = bw_fail(err, BW_ERUNTIME, "out of memory");
+    for (int i = 0; i < n && rc == BW_OK; i++) {
+        for (int j = 0; j < i && rc == BW_OK; j++)
+            if (strcmp(paths[i], paths[j]) == 0)
+                rc = bw_fail(err, BW_EUSAGE, "--traces %s: listed twice", paths[i]);
+        if (rc == BW_OK && (rc = trace_read(paths[i], &o->t[i], err)) == BW_OK) o->n++;
+        if (rc == BW_OK) rc = check_own(&o->t[i], err);
+        char what[32], was[96], is[96];
+        const char *field = rc ? NULL : differs(&o->t[0].h, &o->t[i].h, what, sizeof what);
+        if (field) {
+            field_value(&o->t[0].h, field, was, sizeof was);
+            field_value(&o->t[i].h, field, is, sizeof is);
+            rc = bw_fail(err, BW_EUSAGE,
+                         "--traces %s: \"%s\" is %s, but %s's is %s: the traces compared must "
+                         "share the model, data, workers and batch",
+                         paths[i], field, is, paths[0], was);
+        }
+    }
+    free(paths);
+    int *pol_of = rc ? NULL : calloc((size_t)n, sizeof *pol_of);
+    if (rc == BW_OK && !pol_of) rc = bw_fail(err, BW_ERUNTIME, "out of memory");
+    if (rc == BW_OK) rc = group(o, specs, policy, compressor, max_pol, pol_of, err);
+    free(pol_of);
+    if (rc) own_traces_free(o);
+    return rc;
+}
+
+void own_traces_free(OwnTraces *o)
+{
+    for (int i = 0; i < o->n; i++) trace_free(&o->t[i]);
+    free(o->t);
+    free(o->run);
+    memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,126 @@
+/* test_trace_v2.c: version 2 of the trace format, a policy's own trace (traces/README.md): the
+ * header's "policy" and each step's decision ("levels", or "average" and "period"; "bytes";
+ * "state") read back; a decision where it does not belong (a version-1 trace, a header without
+ * "policy", the other mode's fields, a vector's level) is refused with the file, line and field;
+ * a version-1 trace still reads, without decisions. */
+#include "testutil.h"
+
+#include "trace.h"
+
+static char TMP[64];
+
+#define HDR2(policy)                                                                               \
+    "{\"format\":\"bellows-trace\",\"version\":2,\"model\":\"m\",\"workers\":2,\"batch\":4,"       \
+    "\"flops_per_sample\":10,\"layers\":[{\"name\":\"w\",\"rows\":2,\"cols\":3},{\"name\":\"b\","  \
+    "\"rows\":2,\"cols\":1}]" policy "}\n"
+#define GRAD                                                                                       \
+    ",\"policy\":{\"spec\":\"accordion\",\"mode\":\"gradient\",\"compressor\":\"powersgd\","       \
+    "\"seed\":3}"
+#define PERI                                                                                       \
+    ",\"policy\":{\"spec\":\"adpsgd\",\"mode\":\"periodic\",\"compressor\":\"none\",\"seed\":1}"
+#define STEP(n, dec)                                                                               \
+    "{\"type\":\"step\",\"step\":" #n                                                              \
+    ",\"epoch\":0,\"lr\":0.1,\"loss\":1,\"grad_norms\":[1,2]" dec "}\n"
+#define EVAL "{\"type\":\"eval\",\"step\":0,\"test_accuracy\":0.5}\n"
+
+static int read_text(const char *text, Trace *t, BwError *err)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/t.jsonl", TMP);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return trace_read(path, t, err);
+}
+
+static void test_decisions_read_back(void **state)
+{
+    (void)state;
+    Trace t;
+    BwError err = {{0}};
+    int rc = read_text(HDR2(GRAD) EVAL STEP(0, ",\"levels\":[2,0],\"bytes\":64,\"state\":\"C.\"")
+                           STEP(1, ",\"levels\":[1,0],\"bytes\":40"),
+                       &t, &err);
+    if (rc) fail_msg("%s", err.msg);
+    assert_int_equal(t.h.version, 2);
+    assert_true(t.h.has_policy && !t.h.policy_periodic);
+    assert_string_equal(t.h.policy_spec, "accordion");
+    assert_string_equal(t.h.policy_compressor, "powersgd");
+    assert_int_equal(t.h.policy_seed, 3);
+    assert_true(t.steps[0].has_decision && t.steps[1].has_decision);
+    assert_true(t.steps[0].levels[0] == 2 && t.steps[0].levels[1] == 0);
+    assert_true(t.steps[1].levels[0] == 1 && t.steps[1].bytes == 40);
+    assert_string_equal(t.steps[0].state, "C.");
+    assert_true(t.steps[0].grad_norms[1] == 2); /* the norms stay where they were */
+    trace_free(&t);
+    rc = read_text(HDR2(PERI) EVAL STEP(0, ",\"average\":false,\"period\":4,\"bytes\":0")
+                       STEP(1, ",\"average\":true,\"period\":4,\"bytes\":32"),
+                   &t, &err);
+    if (rc) fail_msg("%s", err.msg);
+    assert_true(t.h.policy_periodic && t.steps[1].average && !t.steps[0].average);
+    assert_int_equal(t.steps[1].period, 4);
+    assert_null(t.steps[1].levels);
+    trace_free(&t);
+    /* version 1 reads as before: no policy, no decisions */
+    rc = read_text("{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":2,"
+                   "\"batch\":4,\"flops_per_sample\":10,\"layers\":[{\"name\":\"w\",\"rows\":2,"
+                   "\"cols\":3},{\"name\":\"b\",\"rows\":2,\"cols\":1}]}\n" EVAL STEP(0, ""),
+                   &t, &err);
+    assert_int_equal(rc, BW_OK);
+    assert_true(t.h.version == 1 && !t.h.has_policy && !t.steps[0].has_decision);
+    trace_free(&t);
+}
+
+static void test_misplaced_decisions_are_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"{\"format\":\"bellows-trace\",\"version\":1,\"model\":\"m\",\"workers\":2,\"batch\":4,"
+         "\"flops_per_sample\":10,\"layers\":[{\"name\":\"w\",\"rows\":2,\"cols\":3}]" GRAD "}\n",
+         ":1: \"policy\": a version 2 field in a version 1 trace"},
+        {HDR2("") STEP(0, ",\"levels\":[1,0],\"bytes\":4"), ":2: a decision, but the header"},
+        {HDR2(GRAD) STEP(0, ",\"average\":true,\"period\":1,\"bytes\":4"),
+         ":2: a gradient-mode policy's decision: expected \"levels\""},
+        {HDR2(PERI) STEP(0, ",\"levels\":[1,0],\"bytes\":4"), ":2: a periodic policy's decision"},
+        {HDR2(GRAD) STEP(0, ",\"levels\":[1,1],\"bytes\":4"), "\"levels\"[1]: a vector"},
+        {HDR2(GRAD) STEP(0, ",\"levels\":[1,0]"), ":2: missing \"bytes\""},
+        {HDR2(PERI) STEP(0, ",\"average\":true,\"bytes\":4"), ":2: missing \"period\""},
+        {HDR2(",\"policy\":{\"spec\":\"x\",\"mode\":\"other\",\"compressor\":\"none\",\"seed\":1}"),
+         "\"mode\": expected \"gradient\" or \"periodic\""},
+        {HDR2(",\"policy\":{\"mode\":\"gradient\",\"compressor\":\"none\",\"seed\":1}"),
+         "missing \"spec\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        Trace t;
+        BwError err = {{0}};
+        int rc = read_text(bad[i].text, &t, &err);
+        if (rc != BW_EUSAGE || !strstr(err.msg, bad[i].needle) || !strstr(err.msg, "t.jsonl"))
+            fail_msg("case %zu: status %d, '%s', expected '%s'", i, rc, err.msg, bad[i].needle);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    make_tmpdir(TMP, sizeof TMP);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rm_tree(TMP);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decisions_read_back),
+        cmocka_unit_test(test_misplaced_decisions_are_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
