@@ -47,7 +47,7 @@ static const FlagClassRow CLASSES[] = {
     {"eval-every", FLAG_DYNAMICS},
     {"target-accuracy", FLAG_DYNAMICS}, /* evaluations thin out after it */
     {"stop-at-target", FLAG_DYNAMICS},
-    {"trace", FLAG_DYNAMICS}, /* a replay: the trace is the dynamics */
+    {"trace", FLAG_DYNAMICS},  /* a replay: the trace is the dynamics */
     {"traces", FLAG_DYNAMICS}, /* compare --traces: each policy's own trace */
     /* the cluster */
     {"gpus-per-node", FLAG_PRICE},
@@ -156,14 +156,22 @@ static const struct {
     const char *name;
     FlagFile role;
 } FILES[] = {
-    {"platform", FLAG_FILE_IN},       {"trace", FLAG_FILE_IN},
-    {"costs", FLAG_FILE_IN_NAMED},    {"workload", FLAG_FILE_IN_NAMED},
-    {"policy", FLAG_FILE_IN_SPECS},   {"policies", FLAG_FILE_IN_SPECS},
-    {"schedule", FLAG_FILE_IN_SPECS}, {"timeline", FLAG_FILE_OUT},
-    {"record-trace", FLAG_FILE_OUT},  {"out", FLAG_FILE_OUT_DIR},
+    {"platform", FLAG_FILE_IN},
+    {"trace", FLAG_FILE_IN},
+    {"costs", FLAG_FILE_IN_NAMED},
+    {"workload", FLAG_FILE_IN_NAMED},
+    {"policy", FLAG_FILE_IN_SPECS},
+    {"policies", FLAG_FILE_IN_SPECS},
+    {"schedule", FLAG_FILE_IN_SPECS},
+    {"timeline", FLAG_FILE_OUT},
+    {"record-trace", FLAG_FILE_OUT},
+    {"out", FLAG_FILE_OUT_DIR},
+    {"traces", FLAG_FILE_IN_LIST},
     {"compressor", FLAG_FILE_NONE}, /* built-ins only (bellows compressors) */
-    {"hosts", FLAG_FILE_NONE},        {"timeline-steps", FLAG_FILE_NONE},
-    {"shard", FLAG_FILE_NONE},        {"set", FLAG_FILE_NONE},
+    {"hosts", FLAG_FILE_NONE},
+    {"timeline-steps", FLAG_FILE_NONE},
+    {"shard", FLAG_FILE_NONE},
+    {"set", FLAG_FILE_NONE},
     {"data-dir", FLAG_FILE_NONE}, /* a folder only read, never written */
 };
 

@@ -29,6 +29,7 @@ typedef enum {
     FLAG_FILE_IN,       /* a file read (--platform, --trace) */
     FLAG_FILE_IN_NAMED, /* a built-in's name, or a file read: a '/' or .json/.jsonl[.gz] */
     FLAG_FILE_IN_SPECS, /* plug-in specs, NAME or PATH.so|.py[:k=v,...], several with commas */
+    FLAG_FILE_IN_LIST,  /* files read, several with commas (compare --traces) */
     FLAG_FILE_OUT,      /* a file written (--timeline, --record-trace) */
     FLAG_FILE_OUT_DIR   /* the folder written into (--out) */
 } FlagFile;

@@ -12,6 +12,7 @@
 
 #include "flag_class.h"
 #include "spec.h"
+#include "xalloc.h"
 
 #define IO_PATH 8192
 
@@ -67,6 +68,16 @@ void io_input(IoFiles *io, const char *flag, const char *label, const char *valu
                 snprintf(path, sizeof path, "%.*s", (int)strcspn(items[i], ":"), items[i]);
                 add(io, label, path, 0);
             }
+        return;
+    }
+    case FLAG_FILE_IN_LIST: {     /* each file of the list is read */
+        enum { MAX_FILES = 256 }; /* own_traces.h's OWN_TRACES_MAX */
+        char(*items)[SPEC_MAX_TEXT] = bw_xcalloc(MAX_FILES, SPEC_MAX_TEXT, "--traces");
+        int n = 0;
+        BwError ignore;
+        if (spec_split_list(value, own, items, MAX_FILES, &n, &ignore) != BW_OK) n = 0;
+        for (int i = 0; i < n; i++) add(io, label, items[i], 0);
+        free(items);
         return;
     }
     default:
