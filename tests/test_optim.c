@@ -48,6 +48,48 @@ static void test_sgd_nesterov(void **state)
     check_sgd((SgdConfig){.momentum = 0.9, .weight_decay = 1e-4, .nesterov = 1});
 }
 
+/* AdamW against torch.optim.AdamW's rule written out in double (torch/optim/adamw.py,
+ * _single_tensor_adamw): decoupled decay, both moments, bias correction at step t; in ranges,
+ * as a shared replica updates, after one sgd_tick per step. */
+static void test_adamw_against_the_rule_in_double(void **state)
+{
+    (void)state;
+    enum { N = 7, STEPS = 30 };
+    const double lr = 0.01, wd = 0.05, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    float p[N], g[N];
+    double rp[N], rm[N] = {0}, rv[N] = {0};
+    fill_uniform(p, N, -1, 1, 72);
+    for (int i = 0; i < N; i++) rp[i] = p[i];
+    Sgd opt;
+    assert_int_equal(sgd_init(&opt, N, (SgdConfig){.weight_decay = wd, .kind = OPT_ADAMW}, NULL),
+                     BW_OK);
+    for (int s = 1; s <= STEPS; s++) {
+        fill_uniform(g, N, -1, 1, 180 + (uint64_t)s);
+        if (s % 2) {
+            sgd_step(&opt, p, g, lr);
+        } else {
+            sgd_tick(&opt);
+            sgd_step_range(&opt, p, g, lr, 0, 3);
+            sgd_step_range(&opt, p, g, lr, 3, N);
+        }
+        for (int i = 0; i < N; i++) {
+            rp[i] *= 1 - lr * wd;
+            rm[i] = b1 * rm[i] + (1 - b1) * g[i];
+            rv[i] = b2 * rv[i] + (1 - b2) * g[i] * g[i];
+            double denom = sqrt(rv[i]) / sqrt(1 - pow(b2, s)) + eps;
+            rp[i] -= lr / (1 - pow(b1, s)) * rm[i] / denom;
+        }
+    }
+    assert_int_equal(opt.t, STEPS);
+    for (int i = 0; i < N; i++) assert_true(fabs(p[i] - rp[i]) < 1e-6);
+    double flops, bytes;
+    sgd_cost(1000, &opt.cfg, &flops, &bytes);
+    assert_float_equal(flops, 14000, 0);
+    assert_float_equal(bytes, 28000, 0);
+    sgd_free(&opt);
+    sgd_free(&opt);
+}
+
 /* The optimiser's cost by hand, per parameter: p -= lr g is 2 flops and 12 bytes (p and grad
  * read, p written); weight decay adds 2 flops; momentum 2 flops and 8 bytes (v read and
  * written); Nesterov 2 more flops. */
@@ -183,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_sgd_momentum_and_weight_decay),
         cmocka_unit_test(test_sgd_nesterov),
         cmocka_unit_test(test_sgd_cost_by_hand),
+        cmocka_unit_test(test_adamw_against_the_rule_in_double),
         cmocka_unit_test(test_lr_constant_and_step),
         cmocka_unit_test(test_lr_cosine_endpoints),
         cmocka_unit_test(test_lr_warmup_ramps_per_step),

@@ -24,6 +24,7 @@ static const FlagClassRow CLASSES[] = {
     {"lr", FLAG_DYNAMICS},
     {"momentum", FLAG_DYNAMICS},
     {"nesterov", FLAG_DYNAMICS},
+    {"optimizer", FLAG_DYNAMICS},
     {"weight-decay", FLAG_DYNAMICS},
     {"lr-decay-epochs", FLAG_DYNAMICS},
     {"lr-decay-factor", FLAG_DYNAMICS},

@@ -51,6 +51,8 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_double(w, "lr", cfg->tc.lr.base_lr);
     jsonw_string(w, "lr_schedule", lr_kind_name(cfg->tc.lr.kind));
     jsonw_double(w, "momentum", cfg->tc.sgd.momentum);
+    if (cfg->tc.sgd.kind != OPT_SGD) /* only when asked: SGD runs' files stay as they were */
+        jsonw_string(w, "optimizer", opt_kind_name(cfg->tc.sgd.kind));
     /* in effect: a periodic policy and a momentum (--average-momentum is ignored otherwise) */
     jsonw_bool(w, "average_momentum",
                res->policy_mode == POLICY_PERIODIC && driver_average_floats(cfg) == 2);

@@ -266,6 +266,7 @@ static void shared_update(Worker *me, double lr, long step, int in_applied)
     if (in_applied && !u.first) return;
     double w0 = wallclock_s();
     run->updated_step = step;
+    if (u.first) sgd_tick(&run->opt); /* AdamW's step count; the ranges follow */
     pool_for(run->pool, (int)((n + UPDATE_ITEM - 1) / UPDATE_ITEM), update_item, &u);
     if (u.first) {
         me->wall_model_s += wallclock_s() - w0;
