@@ -52,6 +52,13 @@ void sgd_tick(Sgd *opt)
     opt->t++;
 }
 
+void outer_step(Sgd *outer, float *global, const float *sum, int replicas, float *delta, double lr)
+{
+    const float inv = 1.0f / (float)replicas; /* the mean as parameter averaging takes it */
+    for (size_t i = 0; i < outer->n; i++) delta[i] = global[i] - sum[i] * inv;
+    sgd_step(outer, global, delta, lr);
+}
+
 const char *opt_kind_name(OptKind k)
 {
     return k == OPT_ADAMW ? "adamw" : "sgd";

@@ -47,6 +47,12 @@ void sgd_tick(Sgd *opt);
 /* The update on the parameters [lo, hi) only, of the step sgd_tick began (each parameter's
  * update is its own: steps over disjoint ranges, on any threads, give sgd_step's bits). */
 void sgd_step_range(Sgd *opt, float *params, const float *grads, double lr, size_t lo, size_t hi);
+/* DiLoCo's outer step (Douillard et al., arXiv 2311.08105, Algorithm 1) on theta_global [n]
+ * from the sum over `replicas` replicas of their parameters: the outer gradient
+ * delta = theta_global - sum / replicas (the replicas' mean of theta_global - theta_i, into
+ * delta [n]), then sgd_step(outer, theta_global, delta, lr): with outer's Nesterov momentum,
+ * torch.optim.SGD(nesterov=True)'s step, as pytorch/torchft's DiLoCo applies it. */
+void outer_step(Sgd *outer, float *global, const float *sum, int replicas, float *delta, double lr);
 /* The kind's name ("sgd", "adamw"). */
 const char *opt_kind_name(OptKind k);
 /* What one sgd_step over n_params parameters costs a GPU, for a roofline time

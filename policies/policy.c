@@ -15,6 +15,7 @@
  * has the details. */
 #include "policy.h"
 
+#include "policy_impl.h"
 #include "policy_python.h"
 
 #include <assert.h>
@@ -364,6 +365,16 @@ void policy_describe(const Policy *p, char *buf, size_t n)
         plugguard_leave();
     } else
         snprintf(buf, n, "%s", p->ops->name);
+}
+
+int policy_outer(const Policy *p, double *lr, double *momentum)
+{
+    const PolicyCore *c = core_of(p);
+    PolicyOuterOpt o;
+    if (c->dl || c->py || !policy_builtin_outer(&c->pub, &o)) return 0;
+    *lr = o.lr;
+    *momentum = o.momentum;
+    return 1;
 }
 
 const char *policy_spec(const Policy *p)

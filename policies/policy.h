@@ -90,6 +90,10 @@ int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err
  * stand for its own. Loads a plugin to read its ops; usage errors as policy_create's. */
 int policy_sees_price(const char *spec, const char *flag, int *sees, BwError *err);
 void policy_describe(const Policy *p, char *buf, size_t n);
+/* Whether p's averagings are outer steps (DiLoCo's): 1 with the outer Nesterov optimizer's lr
+ * and momentum in *lr and *momentum, else 0 (plain averaging). Built-in policies only: the public
+ * interface has no field for it yet. */
+int policy_outer(const Policy *p, double *lr, double *momentum);
 void policy_free(Policy *p);              /* NULL is a no-op */
 const char *policy_spec(const Policy *p); /* as given, normalised: name:k=v,... */
 

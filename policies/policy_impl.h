@@ -34,4 +34,13 @@ typedef struct {
 
 int policy_clock_tick(PolicyClock *c);
 
+/* The outer optimizer a built-in policy asks the driver for at each averaging (DiLoCo's:
+ * Nesterov SGD on the outer gradient, the mean of theta_global - theta_i). */
+typedef struct {
+    double lr, momentum;
+} PolicyOuterOpt;
+
+/* Whether p, a built-in policy, asks for an outer step, and its settings into *o (diloco.c). */
+int policy_builtin_outer(const BellowsPolicy *p, PolicyOuterOpt *o);
+
 #endif

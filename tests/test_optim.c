@@ -90,6 +90,40 @@ static void test_adamw_against_the_rule_in_double(void **state)
     sgd_free(&opt);
 }
 
+/* DiLoCo's outer step against a naive reference: two replicas with known parameters, the
+ * outer gradient delta = theta_g - (theta_1 + theta_2) / 2, then torch.optim.SGD's Nesterov
+ * step (buf = delta at the first step; theta_g -= lr (delta + mu buf)), twice, to 1e-7. */
+static void test_outer_nesterov_step_two_replicas(void **state)
+{
+    (void)state;
+    enum { N = 3 };
+    const double lr = 0.7, mu = 0.9;
+    float g[N] = {1.0f, -2.0f, 0.5f}, th1[N] = {0.5f, -1.0f, 0.25f}, th2[N] = {1.5f, -2.5f, 1.0f};
+    float sum[N], delta[N];
+    double rg[N], rbuf[N] = {0};
+    for (int i = 0; i < N; i++) rg[i] = g[i];
+    Sgd outer;
+    assert_int_equal(sgd_init(&outer, N, (SgdConfig){.momentum = mu, .nesterov = 1}, NULL), BW_OK);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < N; i++) sum[i] = th1[i] + th2[i];
+        outer_step(&outer, g, sum, 2, delta, lr);
+        for (int i = 0; i < N; i++) {
+            double d = rg[i] - ((double)th1[i] + th2[i]) / 2;
+            assert_true(fabs(delta[i] - d) < 1e-7);
+            rbuf[i] = mu * rbuf[i] + d;
+            rg[i] -= lr * (d + mu * rbuf[i]);
+            assert_true(fabs(g[i] - rg[i]) < 1e-7);
+        }
+        if (k == 0) { /* by hand: delta = (0, -0.25, -0.125); theta_g -= 0.7 x 1.9 delta */
+            assert_true(fabs(g[0] - 1.0) < 1e-7);
+            assert_true(fabs(g[1] - -1.6675) < 1e-7);
+            assert_true(fabs(g[2] - 0.66625) < 1e-7);
+        }
+        for (int i = 0; i < N; i++) th1[i] = g[i] - 0.25f, th2[i] = g[i] + 0.125f * (float)i;
+    }
+    sgd_free(&outer);
+}
+
 /* The optimiser's cost by hand, per parameter: p -= lr g is 2 flops and 12 bytes (p and grad
  * read, p written); weight decay adds 2 flops; momentum 2 flops and 8 bytes (v read and
  * written); Nesterov 2 more flops. */
@@ -226,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_sgd_nesterov),
         cmocka_unit_test(test_sgd_cost_by_hand),
         cmocka_unit_test(test_adamw_against_the_rule_in_double),
+        cmocka_unit_test(test_outer_nesterov_step_two_replicas),
         cmocka_unit_test(test_lr_constant_and_step),
         cmocka_unit_test(test_lr_cosine_endpoints),
         cmocka_unit_test(test_lr_warmup_ramps_per_step),

@@ -122,7 +122,8 @@ static void contract_check(const char *spec, const PolicyContext *pctx)
         assert_int_equal(d->period, b.d[t].period);
         assert_string_equal(a.describe[t], b.describe[t]);
     }
-    if (ops->mode == POLICY_PERIODIC && averagings == 0)
+    /* a period longer than the run (diloco's H = 500 by default) need not average in it */
+    if (ops->mode == POLICY_PERIODIC && averagings == 0 && a.d[0].period <= CONTRACT_STEPS)
         fail_msg("%s never averaged in %d steps", ops->name, CONTRACT_STEPS);
     policy_free(p);
     policy_free(q);

@@ -49,6 +49,7 @@ void run_free(DriverRun *run)
     free(run->w);
     model_free(run->replica); /* after the workers' models, which borrow its parameters */
     sgd_free(&run->opt);
+    outer_free(run);
     free(run->applied);
     free(run->dec.level);
     free(run->grad_norm_rank0);
@@ -121,6 +122,7 @@ static int run_workers_init(DriverRun *run, BwError *err)
     }
     for (int w = 0; w < run->P; w++)
         if ((rc = worker_init(&run->w[w], run, w, own, err))) return rc;
+    if (own && (rc = outer_init(run, run->replica->params, run->replica->n_params, err))) return rc;
     if (own) { /* each worker made its own, a copy of it */
         model_free(run->replica);
         run->replica = NULL;

@@ -211,6 +211,15 @@ struct DriverRun {
     double *eval_acc;  /* sum of the replicas' parameters */
     int eval_deposits; /* replicas added to eval_acc this step */
     int avg_deposits;  /* replicas that measured their distance this step */
+    /* DiLoCo's outer step (policy_outer; outer.c): theta_global, its Nesterov optimizer, the
+     * outer gradient's buffer and the last step whose outer step is done; on 0: averaging */
+    struct {
+        int on;
+        double lr;
+        Sgd opt;
+        float *global, *delta;
+        long step;
+    } outer;
     int averaged_prev; /* the previous step averaged, with this variance */
     double variance_prev;
 
@@ -280,6 +289,14 @@ void run_free(DriverRun *run);
  * and optimiser (made from run->replica, still untrained), else it shares run->replica. */
 int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err);
 void worker_free(Worker *me);
+
+/* outer.c: DiLoCo's outer step. outer_init reads the policy's (policy_outer) and keeps
+ * theta_global from the untrained params [n]; outer_apply, in a periodic averaging, sets the
+ * worker's parameters to theta_global after the step's outer step (done once, by the first
+ * worker, from its sum of the replicas' parameters) and its sq_dist to ||x_w - mean||^2. */
+int outer_init(DriverRun *run, const float *params, size_t n, BwError *err);
+void outer_free(DriverRun *run);
+void outer_apply(DriverRun *run, Worker *me, const float *sum, long step);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
 
 /* cost.c */

@@ -359,7 +359,12 @@ static void average_parameters(Worker *me, long step)
         const float inv = 1.0f / (float)run->P;
         for (size_t i = 0; i < n; i++) me->opt.velocity[i] = buf[n + i] * inv;
     }
-    if (!coll_zero_time(comm)) {
+    if (run->outer.on && !coll_zero_time(comm)) {
+        outer_apply(run, me, buf, step);
+    } else if (run->outer.on && run->averaged_step != step) {
+        run->averaged_step = step; /* every worker's sum is done: the outer step for them all */
+        for (int w = 0; w < run->P; w++) outer_apply(run, &run->w[w], run->w[w].before, step);
+    } else if (!coll_zero_time(comm)) {
         average_one(me, buf);
     } else if (run->averaged_step != step) {
         run->averaged_step = step;
