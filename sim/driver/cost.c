@@ -401,7 +401,11 @@ void cost_step(Worker *me, const StepState *st, int averaged)
         else
             cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, 0, split);
     }
-    double t0 = simgrid_get_clock();
+    double t0 = simgrid_get_clock(), isl = islands_cost(me, cm->wl->n_params); /* islands.c */
+    if (isl > 0)
+        cost_span(me, TL_LANE_COMM, "communication", "island allreduce", t0, t0 + isl, NULL);
+    split[COST_COMM] += isl;
+    t0 = simgrid_get_clock();
     double opt = cost_gpu_exec(me, cost_opt_seconds(run) * sg_host_get_speed(sg_host_self()));
     cost_span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
     compute += opt;

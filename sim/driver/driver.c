@@ -56,6 +56,7 @@ void run_free(DriverRun *run)
     free(run->grad_norm_mean);
     free(run->epoch_norm_rank0);
     free(run->epoch_norm_mean);
+    islands_free(run); /* its rings before run->comm, whose books they share */
     coll_comm_free(run->comm);
     coll_comm_free(run->mirror);
     model_free(run->eval_model);
@@ -79,7 +80,7 @@ static int run_alloc(DriverRun *run, BwError *err)
     else if (!run->fast && (rc = engine_load_cluster(&res->cluster, err)))
         return rc;
     run->comm = run->fast ? coll_comm_create_offline(&res->cluster, cfg->algo)
-                          : coll_comm_create(&res->cluster, cfg->algo, cfg->backend);
+                          : islands_comm_create(&res->cluster, cfg->algo, cfg->backend);
     if (run->comm && run->place) {
         coll_comm_set_tag(run->comm, run->place->tag);
         coll_comm_set_wire(run->comm, run->place->wire, run->place->wire_arg);
@@ -201,7 +202,7 @@ static int run_mirror_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     if (run->fast || cfg->replay) return BW_OK;
-    if (!run->cost && !cfg->direct_collectives &&
+    if (!run->cost && !cfg->direct_collectives && cfg->cluster.topology != TOPO_ISLANDS &&
         !(cfg->backend == COLL_TRANSFER && cfg->algo != COLL_RING && cfg->algo != COLL_PS)) {
         if (!(run->mirror = coll_comm_create_mirror(&run->res->cluster, run->comm)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
@@ -244,6 +245,7 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
         coll_comm_set_pool(run->comm, run->pool);
         if (run->cost) coll_comm_set_pool(run->cost->data, run->pool);
     }
+    if (rc == BW_OK) rc = islands_init(run, err);
     if (rc == BW_OK) rc = run_mirror_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);
     return rc;

@@ -180,6 +180,9 @@ typedef struct {
     double time_to_accuracy_s; /* NAN when never reached */
     int epochs_done;
     long averagings;
+    /* --topology islands: bytes every message between two islands put on the WAN, summed over
+     * all ranks (transfer-level collectives: each message counted once, as sent) */
+    double wan_bytes;
     size_t n_params;
     double flops_per_sample;
     int policy_mode;         /* PolicyMode */

@@ -220,6 +220,12 @@ struct DriverRun {
         float *global, *delta;
         long step;
     } outer;
+    /* --topology islands (islands.c): run->comm is hierarchical over the islands; in periodic
+     * mode each island's ring (comm[k], its ranks' books in run->comm's) reduces the gradients
+     * every step, so an island's replicas stay one replica; NULL otherwise */
+    Comm **island_comm;
+    long *island_step; /* [K] costed steps: the last step whose island mean is done */
+    int island_size;
     int averaged_prev; /* the previous step averaged, with this variance */
     double variance_prev;
 
@@ -295,6 +301,16 @@ void worker_free(Worker *me);
  * worker's parameters to theta_global after the step's outer step (done once, by the first
  * worker, from its sum of the replicas' parameters) and its sq_dist to ||x_w - mean||^2. */
 int outer_init(DriverRun *run, const float *params, size_t n, BwError *err);
+/* islands.c: the run's communicator on --topology islands (hierarchical, an island a "node"),
+ * else coll_comm_create's; islands_init counts the WAN's bytes and, in periodic mode, makes the
+ * islands' rings; islands_reduce, in periodic mode, makes the worker's gradient its island's
+ * mean (a no-op without islands; on a costed step, in memory, islands_cost charging it). */
+Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend);
+int islands_init(DriverRun *run, BwError *err);
+void islands_free(DriverRun *run);
+void islands_reduce(Worker *me, long step);
+/* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without). */
+double islands_cost(Worker *me, size_t n_params);
 void outer_free(DriverRun *run);
 void outer_apply(DriverRun *run, Worker *me, const float *sum, long step);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */

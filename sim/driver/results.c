@@ -110,7 +110,13 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
         jsonw_long(w, "leaf_size", c->leaf_size);
         jsonw_double(w, "oversubscription", c->oversubscription);
     }
-    jsonw_string(w, "allreduce", coll_algo_name(cfg->algo));
+    if (c->topology == TOPO_ISLANDS) {
+        jsonw_long(w, "islands", c->islands);
+        jsonw_double(w, "wan_bandwidth_bps", c->wan_bandwidth_Bps * 8);
+        jsonw_double(w, "wan_latency_s", c->wan_latency_s);
+    }
+    jsonw_string(w, "allreduce",
+                 coll_algo_name(c->topology == TOPO_ISLANDS ? COLL_HIERARCHICAL : cfg->algo));
     if (cfg->algo == COLL_PS) {
         jsonw_long(w, "servers", c->ps_servers);
         jsonw_string(w, "ps_hosts", c->ps_own_hosts ? "own" : "colocated");
@@ -207,6 +213,7 @@ static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
     jsonw_long(w, "steps", res->n_steps);
     jsonw_long(w, "epochs_done", res->epochs_done);
     jsonw_long(w, "averagings", res->averagings);
+    if (res->cluster.topology == TOPO_ISLANDS) jsonw_double(w, "wan_bytes", res->wan_bytes);
     if (res->message[0]) jsonw_string(w, "message", res->message);
     jsonw_double(w, "wall_s", meta->wall_s);
 }

@@ -388,6 +388,7 @@ static int worker_communicate(Worker *me, const StepState *st)
             worker_sgd(me, st->lr);
         return 0;
     }
+    islands_reduce(me, st->step); /* on islands: the island's synchronous inner step */
     worker_sgd(me, st->lr);
     if (!run->dec.average) return 0;
     average_parameters(me, st->step);

@@ -1,0 +1,119 @@
+/* test_islands.c: training across islands (--topology islands, sim/driver/islands.c) on
+ * synthetic data (drivertest.h). The bytes across the WAN are the closed form: each outer
+ * exchange (DiLoCo's) or synchronous step's allreduce is hierarchical, K islands exchanging
+ * 2 (K-1)/K of the model each, so 2 (K-1) x 4 n_params bytes over all ranks, times the exchanges,
+ * exactly; bad island flags are usage errors naming the flag. */
+#include "testutil.h"
+
+#include <sys/wait.h>
+
+#include "blas_cpu.h"
+
+#include "drivertest.h"
+
+static RunConfig islands_config(int P, int K, int batch)
+{
+    RunConfig cfg = base_config(P, batch, 1);
+    cfg.cluster.topology = TOPO_ISLANDS;
+    cfg.cluster.islands = K;
+    BwError err;
+    assert_int_equal(cluster_resolve(&cfg.cluster, &err), BW_OK);
+    return cfg;
+}
+
+static double model_bytes(const RunConfig *cfg)
+{
+    Model *m = NULL;
+    assert_int_equal(model_create(cfg->model, &cfg->mc, cfg->tc.seed, &m, NULL), BW_OK);
+    double b = 4.0 * (double)m->n_params;
+    model_free(m);
+    return b;
+}
+
+static void check_wan(int P, int K, const char *policy, int batch, long exchanges)
+{
+    RunConfig cfg = islands_config(P, K, batch);
+    cfg.policy = policy;
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    if (strcmp(policy, "sync") != 0) assert_int_equal(sh->averagings, exchanges);
+    const double want = (double)exchanges * 2.0 * (K - 1) * model_bytes(&cfg);
+    if (sh->wan_bytes != want)
+        fail_msg("%s on %d islands of %d: %.0f WAN bytes, closed form %.0f", policy, K, P / K,
+                 sh->wan_bytes, want);
+    release(sh);
+}
+
+/* 4 workers x 8 samples: 16 steps of the 512; H = 4 gives 4 outer exchanges */
+static void test_diloco_wan_bytes_are_the_closed_form(void **state)
+{
+    (void)state;
+    check_wan(4, 2, "diloco:H=4", 8, 4);
+    check_wan(8, 4, "diloco:H=8", 8, 1); /* 8 steps */
+    check_wan(4, 4, "cpsgd:period=2", 8, 8);
+}
+
+/* Synchronous data-parallel training across the islands: every step's allreduce crosses. */
+static void test_sync_crosses_the_wan_every_step(void **state)
+{
+    (void)state;
+    check_wan(4, 2, "sync", 32, 4); /* 4 steps, dense gradients (compressor none) */
+}
+
+/* The inner steps are synchronous inside an island, so an island's workers are one replica:
+ * with one island, periodic averaging finds them equal (variance 0; local SGD's would not). */
+static void test_one_island_is_one_replica(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 1, 8);
+    cfg.policy = "cpsgd:period=4";
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_int_equal(sh->wan_bytes, 0);
+    for (long s = 0; s + 1 < sh->n_steps; s++)
+        if (sh->step_averaged[s]) assert_float_equal(sh->step_variance[s], 0, 0);
+    release(sh);
+}
+
+static int cli_status(const char *args)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s run %s --out /nonexistent/x >/dev/null 2>&1", BELLOWS_BIN, args);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_bad_island_flags_are_usage_errors(void **state)
+{
+    (void)state;
+    Cluster c = cluster_default();
+    c.workers = 6;
+    c.topology = TOPO_ISLANDS;
+    c.islands = 4;
+    BwError err = {{0}};
+    assert_int_equal(cluster_resolve(&c, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--islands"));
+    c.islands = 2;
+    c.wan_bandwidth_Bps = 100; /* 800 bps, under 1 kbps */
+    assert_int_equal(cluster_resolve(&c, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--wan-bandwidth"));
+    assert_int_equal(cli_status("--topology islands --islands 3 --workers 8"), 2);
+    assert_int_equal(cli_status("--topology islands --wan-bandwidth 999bps"), 2);
+    assert_int_equal(cli_status("--islands 2"), 2); /* without --topology islands */
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    blas_cpu_fix_kernels(argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diloco_wan_bytes_are_the_closed_form),
+        cmocka_unit_test(test_sync_crosses_the_wan_every_step),
+        cmocka_unit_test(test_one_island_is_one_replica),
+        cmocka_unit_test(test_bad_island_flags_are_usage_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    dataset_free(&TRAIN);
+    dataset_free(&TEST);
+    return rc;
+}
