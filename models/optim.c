@@ -59,6 +59,35 @@ void outer_step(Sgd *outer, float *global, const float *sum, int replicas, float
     sgd_step(outer, global, delta, lr);
 }
 
+void outer_quantise(float *x, size_t n, int bits)
+{
+    if (bits >= 32 || n == 0) return;
+    double amax = 0, asum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double a = fabs((double)x[i]);
+        asum += a;
+        amax = a > amax ? a : amax;
+    }
+    if (bits == 1) {
+        const float m = (float)(asum / (double)n);
+        for (size_t i = 0; i < n; i++) x[i] = x[i] > 0 ? m : x[i] < 0 ? -m : 0.0f;
+        return;
+    }
+    if (!(amax > 0)) return;
+    const double levels = (double)((1 << (bits - 1)) - 1), step = amax / levels;
+    for (size_t i = 0; i < n; i++) {
+        double q = nearbyint((double)x[i] / step);
+        q = q > levels ? levels : q < -levels ? -levels : q;
+        x[i] = (float)(q * step);
+    }
+}
+
+size_t outer_quantised_floats(size_t n, int bits)
+{
+    if (bits >= 32) return n;
+    return (n * (size_t)bits + 31) / 32 + 1;
+}
+
 const char *opt_kind_name(OptKind k)
 {
     return k == OPT_ADAMW ? "adamw" : "sgd";

@@ -53,6 +53,12 @@ void sgd_step_range(Sgd *opt, float *params, const float *grads, double lr, size
  * delta [n]), then sgd_step(outer, theta_global, delta, lr): with outer's Nesterov momentum,
  * torch.optim.SGD(nesterov=True)'s step, as pytorch/torchft's DiLoCo applies it. */
 void outer_step(Sgd *outer, float *global, const float *sum, int replicas, float *delta, double lr);
+/* Streaming DiLoCo's quantisation of an outer gradient x [n] to `bits` (1 to 16; 32: none), in
+ * place, as the receivers decode it: a uniform symmetric quantiser of L = 2^(bits-1) - 1 levels
+ * each side, step max|x| / L, round to nearest; 1 bit: sign(x) x mean|x|. What it sends:
+ * outer_quantised_floats, ceil(n bits / 32) words and one for the scale. */
+void outer_quantise(float *x, size_t n, int bits);
+size_t outer_quantised_floats(size_t n, int bits);
 /* The kind's name ("sgd", "adamw"). */
 const char *opt_kind_name(OptKind k);
 /* What one sgd_step over n_params parameters costs a GPU, for a roofline time

@@ -34,6 +34,9 @@ static int diloco_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *e
     s->clock.period = (int)vals[0].num;
     s->outer.lr = vals[1].num;
     s->outer.momentum = vals[2].num;
+    s->outer.h = s->clock.period;
+    s->outer.fragments = 1;
+    s->outer.bits = 32;
     return BELLOWS_POLICY_OK;
 }
 
@@ -71,7 +74,9 @@ const BellowsPolicyOps policy_diloco_ops = {
 
 int policy_builtin_outer(const BellowsPolicy *p, PolicyOuterOpt *o)
 {
-    if (p->ops->decide != diloco_decide) return 0;
-    *o = ((const DilocoState *)p->state)->outer;
-    return 1;
+    if (p->ops->decide == diloco_decide) {
+        *o = ((const DilocoState *)p->state)->outer;
+        return 1;
+    }
+    return policy_streaming_outer(p, o);
 }

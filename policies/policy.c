@@ -367,13 +367,18 @@ void policy_describe(const Policy *p, char *buf, size_t n)
         snprintf(buf, n, "%s", p->ops->name);
 }
 
-int policy_outer(const Policy *p, double *lr, double *momentum)
+int policy_outer(const Policy *p, PolicyOuter *o)
 {
     const PolicyCore *c = core_of(p);
-    PolicyOuterOpt o;
-    if (c->dl || c->py || !policy_builtin_outer(&c->pub, &o)) return 0;
-    *lr = o.lr;
-    *momentum = o.momentum;
+    PolicyOuterOpt b;
+    if (c->dl || c->py || !policy_builtin_outer(&c->pub, &b)) return 0;
+    *o = (PolicyOuter){.lr = b.lr,
+                       .momentum = b.momentum,
+                       .alpha = b.alpha,
+                       .h = b.h,
+                       .fragments = b.fragments,
+                       .tau = b.tau,
+                       .bits = b.bits};
     return 1;
 }
 

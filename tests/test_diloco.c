@@ -67,10 +67,19 @@ static void test_diloco_rounds_with_adamw_inside(void **state)
 static void test_bad_diloco_options_are_usage_errors(void **state)
 {
     (void)state;
-    const char *bad[] = {"diloco:H=0", "diloco:outer_lr=0", "diloco:outer_momentum=1"};
-    const char *key[] = {"h=0", "outer_lr=0", "outer_momentum=1"}; /* H=0 reads as h=0 */
-    RunConfig cfg = base_config(2, 16, 1);
-    for (int i = 0; i < 3; i++) {
+    const char *bad[] = {"diloco:H=0",
+                         "diloco:outer_lr=0",
+                         "diloco:outer_momentum=1",
+                         "streaming-diloco:fragments=5",
+                         "streaming-diloco:bits=17",
+                         "streaming-diloco:bits=0",
+                         "streaming-diloco:H=0",
+                         "streaming-diloco:h=8,tau=8"};
+    const char *key[] = {"h=0",         "outer_lr=0", "outer_momentum=1",
+                         "fragments=5", "bits=17",    "bits=0",
+                         "h=0",         "tau=8"};
+    RunConfig cfg = base_config(2, 16, 1); /* an mlp of 4 layers */
+    for (int i = 0; i < 8; i++) {
         BwError err = {{0}};
         cfg.policy = bad[i];
         assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);

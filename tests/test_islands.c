@@ -53,6 +53,36 @@ static void test_diloco_wan_bytes_are_the_closed_form(void **state)
     check_wan(4, 4, "cpsgd:period=2", 8, 8);
 }
 
+/* Streaming DiLoCo: H = 4, 2 fragments (fc1's two tensors, out's two), offsets 0 and 2: 16
+ * steps exchange fragment 0 at steps 4, 8, 12, 16 and fragment 1 at 6, 10, 14, each as
+ * ceil(n x 4 / 32) + 1 floats (4-bit outer gradients and a scale), 2 (K - 1) of them per
+ * exchange over the WAN. */
+static void test_streaming_wan_bytes_are_the_quantised_fragments(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 8);
+    cfg.policy = "streaming-diloco:h=4,fragments=2,bits=4,tau=1";
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_int_equal(sh->averagings, 7);
+    Model *m = NULL;
+    assert_int_equal(model_create(cfg.model, &cfg.mc, cfg.tc.seed, &m, NULL), BW_OK);
+    const size_t f0 = layer_size(&m->layers[0]) + layer_size(&m->layers[1]);
+    const size_t f1 = layer_size(&m->layers[2]) + layer_size(&m->layers[3]);
+    model_free(m);
+    const double want =
+        2.0 * 4 *
+        (4.0 * (double)outer_quantised_floats(f0, 4) + 3.0 * outer_quantised_floats(f1, 4));
+    if (sh->wan_bytes != want) fail_msg("%.0f WAN bytes, closed form %.0f", sh->wan_bytes, want);
+    cfg.policy = "streaming-diloco:h=4,fragments=2,bits=4,tau=0";
+    Shared *now = simulate(cfg);
+    assert_float_equal(now->wan_bytes, want, 0);
+    assert_true(memcmp(now->params, sh->params, sizeof sh->params) != 0); /* tau matters */
+    assert_true(sh->final_acc > 0.2);
+    release(now);
+    release(sh);
+}
+
 /* Synchronous data-parallel training across the islands: every step's allreduce crosses. */
 static void test_sync_crosses_the_wan_every_step(void **state)
 {
@@ -108,6 +138,7 @@ int main(int argc, char **argv)
     blas_cpu_fix_kernels(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diloco_wan_bytes_are_the_closed_form),
+        cmocka_unit_test(test_streaming_wan_bytes_are_the_quantised_fragments),
         cmocka_unit_test(test_sync_crosses_the_wan_every_step),
         cmocka_unit_test(test_one_island_is_one_replica),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),

@@ -124,6 +124,29 @@ static void test_outer_nesterov_step_two_replicas(void **state)
     sgd_free(&outer);
 }
 
+/* Streaming DiLoCo's quantiser: 2 bits are -step, 0, step with step = max|x|; 1 bit the sign
+ * times the mean magnitude; 32 bits change nothing; the floats sent per fragment. */
+static void test_outer_quantise(void **state)
+{
+    (void)state;
+    float x[4] = {0.9f, -0.2f, 0.7f, -1.2f};
+    outer_quantise(x, 4, 2);
+    const float two[4] = {1.2f, 0.0f, 1.2f, -1.2f};
+    for (int i = 0; i < 4; i++) assert_float_equal(x[i], two[i], 1e-7);
+    float y[4] = {0.9f, -0.2f, 0.7f, -1.2f};
+    outer_quantise(y, 4, 1);
+    for (int i = 0; i < 4; i++) assert_float_equal(fabs(y[i]), 0.75, 1e-7);
+    assert_true(y[1] < 0 && y[0] > 0);
+    float z[4] = {0.9f, -0.2f, 0.7f, -1.2f};
+    outer_quantise(z, 4, 4); /* 7 levels a side, step 1.2 / 7: -0.2 is 1.17 steps, so -1 */
+    assert_float_equal(z[1], -1.2 / 7, 1e-7);
+    assert_float_equal(z[0], 5 * 1.2 / 7, 1e-7); /* 0.9 is 5.25 steps */
+    outer_quantise(z, 4, 32);
+    assert_float_equal(z[3], -1.2, 1e-7);
+    assert_int_equal(outer_quantised_floats(100, 4), 14); /* 400 bits: 13 words, and a scale */
+    assert_int_equal(outer_quantised_floats(100, 32), 100);
+}
+
 /* The optimiser's cost by hand, per parameter: p -= lr g is 2 flops and 12 bytes (p and grad
  * read, p written); weight decay adds 2 flops; momentum 2 flops and 8 bytes (v read and
  * written); Nesterov 2 more flops. */
@@ -261,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_sgd_cost_by_hand),
         cmocka_unit_test(test_adamw_against_the_rule_in_double),
         cmocka_unit_test(test_outer_nesterov_step_two_replicas),
+        cmocka_unit_test(test_outer_quantise),
         cmocka_unit_test(test_lr_constant_and_step),
         cmocka_unit_test(test_lr_cosine_endpoints),
         cmocka_unit_test(test_lr_warmup_ramps_per_step),

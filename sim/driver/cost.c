@@ -413,8 +413,10 @@ void cost_step(Worker *me, const StepState *st, int averaged)
         double t1 = simgrid_get_clock();
         sg_barrier_wait(run->bar);
         double t2 = simgrid_get_clock();
-        const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
-                                 cm->wl->n_params * driver_average_floats(run->cfg)};
+        const CompressMsg avg = {
+            COMPRESS_ALLREDUCE_F32,
+            (size_t)ceil((double)cm->wl->n_params * driver_average_floats(run->cfg) *
+                         outer_msg_share(run))}; /* outer.c */
         cycle_wait(me, 0);
         cost_message(me, &avg);
         double t3 = simgrid_get_clock();

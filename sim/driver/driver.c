@@ -123,7 +123,7 @@ static int run_workers_init(DriverRun *run, BwError *err)
     }
     for (int w = 0; w < run->P; w++)
         if ((rc = worker_init(&run->w[w], run, w, own, err))) return rc;
-    if (own && (rc = outer_init(run, run->replica->params, run->replica->n_params, err))) return rc;
+    if (own && (rc = outer_init(run, run->replica, err))) return rc;
     if (own) { /* each worker made its own, a copy of it */
         model_free(run->replica);
         run->replica = NULL;

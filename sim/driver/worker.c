@@ -390,6 +390,7 @@ static int worker_communicate(Worker *me, const StepState *st)
     }
     islands_reduce(me, st->step); /* on islands: the island's synchronous inner step */
     worker_sgd(me, st->lr);
+    if (run->outer.streaming) return outer_stream(me, st->step, data_comm(run));
     if (!run->dec.average) return 0;
     average_parameters(me, st->step);
     return 1;
