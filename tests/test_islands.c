@@ -130,6 +130,10 @@ static void test_bad_island_flags_are_usage_errors(void **state)
     assert_int_equal(cli_status("--topology islands --islands 3 --workers 8"), 2);
     assert_int_equal(cli_status("--topology islands --wan-bandwidth 999bps"), 2);
     assert_int_equal(cli_status("--islands 2"), 2); /* without --topology islands */
+    char cmd[512]; /* a reproduction never writes into a folder that exists */
+    snprintf(cmd, sizeof cmd, "%s reproduce diloco --out /tmp >/dev/null 2>&1", BELLOWS_BIN);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
 }
 
 int main(int argc, char **argv)

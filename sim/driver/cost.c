@@ -423,7 +423,8 @@ void cost_step(Worker *me, const StepState *st, int averaged)
         split[COST_WAIT] += t2 - t1;
         split[COST_COMM] += t3 - t2;
         cost_span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
-        cost_span(me, TL_LANE_COMM, "communication", "average parameters", t2, t3, NULL);
+        cost_span(me, TL_LANE_COMM, "communication",
+                  run->outer.on ? "outer exchange" : "average parameters", t2, t3, NULL);
     }
     me->step_compute_s = compute;
     me->step_compress_s = split[COST_COMPRESS];

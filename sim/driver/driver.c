@@ -430,6 +430,7 @@ int run_finish(DriverRun *run, BwError *err)
                                              : "completed";
     res->epochs_done = run->cur.epoch;
     record_step_variance(run); /* the last averaging had no next step to report it */
+    islands_step_done(run);
     run_totals(run);
     sched_record(run);
     /* the books add up to the simulated time on every path (compute, compression, exposed

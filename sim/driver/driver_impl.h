@@ -228,6 +228,7 @@ struct DriverRun {
      * every step, so an island's replicas stay one replica; NULL otherwise */
     Comm **island_comm;
     long *island_step; /* [K] costed steps: the last step whose island mean is done */
+    double wan_step;   /* WAN bytes since the last islands_step_done */
     int island_size;
     int averaged_prev; /* the previous step averaged, with this variance */
     double variance_prev;
@@ -322,6 +323,8 @@ Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
 int islands_init(DriverRun *run, BwError *err);
 void islands_free(DriverRun *run);
 void islands_reduce(Worker *me, long step);
+/* Once a step's messages are all sent: its WAN bytes into RunResult.wan_peak_step_bytes. */
+void islands_step_done(DriverRun *run);
 /* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without). */
 double islands_cost(Worker *me, size_t n_params);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */

@@ -26,7 +26,16 @@ static void wan_wire(void *arg, int src, int dst, double bytes, double t0_s, dou
     (void)t0_s, (void)t1_s;
     DriverRun *run = arg;
     const Cluster *cl = &run->res->cluster;
-    if (cluster_island_of(cl, src) != cluster_island_of(cl, dst)) run->res->wan_bytes += bytes;
+    if (cluster_island_of(cl, src) == cluster_island_of(cl, dst)) return;
+    run->res->wan_bytes += bytes;
+    run->wan_step += bytes;
+}
+
+void islands_step_done(DriverRun *run)
+{
+    if (run->wan_step > run->res->wan_peak_step_bytes)
+        run->res->wan_peak_step_bytes = run->wan_step;
+    run->wan_step = 0;
 }
 
 int islands_init(DriverRun *run, BwError *err)

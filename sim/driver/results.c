@@ -213,7 +213,10 @@ static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
     jsonw_long(w, "steps", res->n_steps);
     jsonw_long(w, "epochs_done", res->epochs_done);
     jsonw_long(w, "averagings", res->averagings);
-    if (res->cluster.topology == TOPO_ISLANDS) jsonw_double(w, "wan_bytes", res->wan_bytes);
+    if (res->cluster.topology == TOPO_ISLANDS) {
+        jsonw_double(w, "wan_bytes", res->wan_bytes);
+        jsonw_double(w, "wan_peak_step_bytes", res->wan_peak_step_bytes);
+    }
     if (res->message[0]) jsonw_string(w, "message", res->message);
     jsonw_double(w, "wall_s", meta->wall_s);
 }

@@ -481,7 +481,9 @@ static int worker_step_plain(Worker *me)
             timeline_span(run->tl, me->rank, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2,
                           st.step, NULL);
         timeline_span(run->tl, me->rank, TL_LANE_COMM, "communication",
-                      averaged ? "average parameters" : "collectives", t2, t3, st.step, bytes);
+                      averaged ? (run->outer.on ? "outer exchange" : "average parameters")
+                               : "collectives",
+                      t2, t3, st.step, bytes);
     }
     worker_step_end(me, &st, averaged, t3, last);
     me->end_s = t3;

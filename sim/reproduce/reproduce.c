@@ -246,6 +246,8 @@ static int reproduce(Repro *r, int argc, char **argv, BwError *err)
 
 int cmd_reproduce(int argc, char **argv, BwError *err)
 {
+    if (argc > 0 && strcmp(argv[0], "diloco") == 0)
+        return reproduce_diloco(argc - 1, argv + 1, err);
     Repro *r = calloc(1, sizeof *r); /* large (the cells): not on the stack */
     if (!r) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
     int rc = reproduce(r, argc, argv, err);
