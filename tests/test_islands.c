@@ -2,9 +2,11 @@
  * synthetic data (drivertest.h). The bytes across the WAN are the closed form: each outer
  * exchange (DiLoCo's) or synchronous step's allreduce is hierarchical, K islands exchanging
  * 2 (K-1)/K of the model each, so 2 (K-1) x 4 n_params bytes over all ranks, times the exchanges,
- * exactly; bad island flags are usage errors naming the flag. */
+ * exactly; bad island flags are usage errors naming the flag; `bellows reproduce diloco`'s
+ * verdicts follow the rows it reads (--report-only on made-up summaries). */
 #include "testutil.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "blas_cpu.h"
@@ -136,6 +138,69 @@ static void test_bad_island_flags_are_usage_errors(void **state)
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
 }
 
+/* `bellows reproduce diloco --report-only`: the verdicts follow the rows it reads. */
+static void write_summary(const char *dir, const char *run, const char *bw, double wan, double peak,
+                          double acc, double tta)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/runs/%s-%s", dir, run, bw);
+    assert_int_equal(mkdir(path, 0777), 0);
+    strcat(path, "/summary.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"final_test_accuracy\": %g, \"time_to_accuracy_s\": %g, \"sim_time_s\": 20, "
+            "\"wan_bytes\": %g, \"wan_peak_step_bytes\": %g, \"steps\": 1000, "
+            "\"averagings\": 2}\n",
+            acc, tta, wan, peak);
+    fclose(f);
+}
+
+static int report_says(const char *dir, double h500_acc, const char *what)
+{
+    static const char *const runs[] = {"sync",        "diloco-H1",   "diloco-H10",    "diloco-H50",
+                                       "diloco-H100", "diloco-H500", "streaming-H100"};
+    static const char *const bws[] = {"100Mbps", "1Gbps", "10Gbps"};
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/runs && mkdir -p %s/runs", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    for (int r = 0; r < 7; r++)
+        for (int b = 0; b < 3; b++) {
+            const int sync = r == 0, h500 = r == 5, st = r == 6;
+            write_summary(dir, runs[r], bws[b],
+                          sync   ? 1e9
+                          : h500 ? 2e6
+                                 : 1e7,
+                          st ? 1e5 : 1e6, h500 ? h500_acc : 0.86,
+                          sync ? 10
+                          : st ? 0.9
+                               : 1.0);
+        }
+    snprintf(cmd, sizeof cmd, "%s reproduce diloco --report-only --out %s >/dev/null 2>&1",
+             BELLOWS_BIN, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grep -qF '%s' %s/report.md", what, dir);
+    return system(cmd) == 0;
+}
+
+static void test_reproduce_diloco_verdicts_follow_the_rows(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bellows-test-diloco-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_true(report_says(dir, 0.85, "H=500 2000000: 500.0x less"));
+    assert_true(report_says(dir, 0.85, "0.8500 against 0.8600 (-0.0100;"));
+    assert_true(report_says(dir, 0.85, "**Verdict: holds.**"));
+    assert_false(report_says(dir, 0.85, "not for the accuracy"));
+    assert_true(report_says(dir, 0.80, "**Verdict: holds for the bytes, not for the accuracy.**"));
+    assert_true(report_says(dir, 0.80, "1000000, Streaming DiLoCo"));
+    assert_true(report_says(dir, 0.80, "10.0x less.")); /* the peak: 1e6 / 1e5 */
+    assert_true(report_says(dir, 0.80, "fastest across islands streaming-H100, 0.9 s (11.1x"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -146,6 +211,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sync_crosses_the_wan_every_step),
         cmocka_unit_test(test_one_island_is_one_replica),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
+        cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);

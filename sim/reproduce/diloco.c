@@ -55,6 +55,7 @@ typedef struct {
 
 typedef struct {
     const char *out;
+    int report_only; /* --report-only: the runs are in out already */
     Row row[N_POL][N_BW];
 } Dil;
 
@@ -283,9 +284,12 @@ static int parse(Dil *d, int argc, char **argv, BwError *err)
     CliOpt opts[] = {
         {"out", CLI_STRING, &d->out, "runs/reproduce-diloco", "DIR", "report folder (new)", 0, 0,
          NULL, 0, 0},
+        {"report-only", CLI_FLAG, &d->report_only, NULL, NULL,
+         "rebuild report.md and diloco.csv from the runs already in --out, running nothing", 0, 0,
+         NULL, 0, 0},
     };
-    int rc = cli_parse("bellows reproduce diloco", opts, 1, NULL, argc, argv, NULL, err);
-    if (rc == CLI_HELP) cli_print_help(stdout, "bellows reproduce diloco [flags]", ABOUT, opts, 1);
+    int rc = cli_parse("bellows reproduce diloco", opts, 2, NULL, argc, argv, NULL, err);
+    if (rc == CLI_HELP) cli_print_help(stdout, "bellows reproduce diloco [flags]", ABOUT, opts, 2);
     return rc;
 }
 
@@ -299,8 +303,10 @@ int reproduce_diloco(int argc, char **argv, BwError *err)
     struct stat sb;
     if (rc == CLI_HELP)
         rc = BW_OK, d->out = NULL;
-    else if (!rc && stat(d->out, &sb) == 0)
+    else if (!rc && !d->report_only && stat(d->out, &sb) == 0)
         rc = bw_fail(err, BW_EUSAGE, "--out %s: exists; give a new folder", d->out);
+    else if (!rc && d->report_only && stat(d->out, &sb) != 0)
+        rc = bw_fail(err, BW_EUSAGE, "--report-only: --out %s holds no reproduction", d->out);
     else if (!rc && n <= 0)
         rc = bw_fail(err, BW_ERUNTIME, "reproduce: cannot find this executable");
     if (rc || !d->out) {
@@ -309,7 +315,7 @@ int reproduce_diloco(int argc, char **argv, BwError *err)
     }
     self[n] = 0;
     snprintf(runs, sizeof runs, "%s/runs", d->out);
-    if (mkdir(d->out, 0777) || mkdir(runs, 0777)) {
+    if (!d->report_only && (mkdir(d->out, 0777) || mkdir(runs, 0777))) {
         rc = bw_fail(err, BW_ERUNTIME, "--out %s: %s", d->out, strerror(errno));
         free(d);
         return rc;
@@ -317,9 +323,12 @@ int reproduce_diloco(int argc, char **argv, BwError *err)
     const double t0 = wallclock_s();
     for (int p = 0; p < N_POL; p++)
         for (int b = 0; b < N_BW; b++) {
-            printf("## [%d/%d] %s over %s\n", p * N_BW + b + 1, N_POL * N_BW, POL_NAME[p], BW[b]);
-            fflush(stdout);
-            if (run_one(d, p, b, self) != 0) printf("   failed (see its log in %s)\n", runs);
+            if (!d->report_only) {
+                printf("## [%d/%d] %s over %s\n", p * N_BW + b + 1, N_POL * N_BW, POL_NAME[p],
+                       BW[b]);
+                fflush(stdout);
+                if (run_one(d, p, b, self) != 0) printf("   failed (see its log in %s)\n", runs);
+            }
             read_row(d, p, b, &d->row[p][b]);
         }
     rc = write_report(d, wallclock_s() - t0, err);
