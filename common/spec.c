@@ -69,6 +69,15 @@ int spec_parse_plugin(const char *text, const char *flag, Spec *out, BwError *er
     return parse(text, flag, 1, out, err);
 }
 
+/* A key as typed, upper case read as lower ("H=50" is "h=50": the papers' H of DiLoCo). */
+static int valid_key(const char *s, size_t len, char *key, size_t cap)
+{
+    if (len >= cap) return 0;
+    for (size_t i = 0; i < len; i++) key[i] = (char)tolower((unsigned char)s[i]);
+    key[len] = 0;
+    return valid_word(key, len);
+}
+
 static int parse_options(const char *text, const char *p, const char *flag, Spec *out, BwError *err)
 {
     if (*p == '\0')
@@ -81,7 +90,8 @@ static int parse_options(const char *text, const char *p, const char *flag, Spec
             return bw_fail(err, BW_EUSAGE, "%s '%s': option '%.*s' is not key=value", flag, text,
                            (int)len, p);
         size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
-        if (!valid_word(p, klen) || klen >= sizeof out->key[0])
+        char key[sizeof out->key[0]];
+        if (!valid_key(p, klen, key, sizeof key))
             return bw_fail(err, BW_EUSAGE, "%s '%s': bad option name '%.*s'", flag, text, (int)klen,
                            p);
         if (vlen == 0 || vlen >= sizeof out->val[0])
@@ -91,10 +101,10 @@ static int parse_options(const char *text, const char *p, const char *flag, Spec
             return bw_fail(err, BW_EUSAGE, "%s '%s': more than %d options", flag, text,
                            SPEC_MAX_KV);
         for (int i = 0; i < out->n; i++)
-            if (strlen(out->key[i]) == klen && memcmp(out->key[i], p, klen) == 0)
+            if (strcmp(out->key[i], key) == 0)
                 return bw_fail(err, BW_EUSAGE, "%s '%s': option '%s' given twice", flag, text,
                                out->key[i]);
-        memcpy(out->key[out->n], p, klen);
+        memcpy(out->key[out->n], key, klen);
         memcpy(out->val[out->n], eq + 1, vlen);
         out->n++;
         if (!comma) break;

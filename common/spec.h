@@ -23,7 +23,8 @@ typedef struct {
     char val[SPEC_MAX_KV][64];
 } Spec;
 
-/* Parses "name" or "name:k=v,k=v". Names and keys are [a-z0-9_-]+; a key may appear once. */
+/* Parses "name" or "name:k=v,k=v". Names and keys are [a-z0-9_-]+ (a key typed in upper case
+ * is read in lower: "H=50" is "h=50"); a key may appear once. */
 int spec_parse(const char *text, const char *flag, Spec *out, BwError *err);
 
 /* The same, and also "path[:k=v,...]" where the name part (up to the first ':') holds a '/' or

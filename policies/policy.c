@@ -15,6 +15,7 @@
  * has the details. */
 #include "policy.h"
 
+#include "policy_impl.h"
 #include "policy_python.h"
 
 #include <assert.h>
@@ -364,6 +365,21 @@ void policy_describe(const Policy *p, char *buf, size_t n)
         plugguard_leave();
     } else
         snprintf(buf, n, "%s", p->ops->name);
+}
+
+int policy_outer(const Policy *p, PolicyOuter *o)
+{
+    const PolicyCore *c = core_of(p);
+    PolicyOuterOpt b;
+    if (c->dl || c->py || !policy_builtin_outer(&c->pub, &b)) return 0;
+    *o = (PolicyOuter){.lr = b.lr,
+                       .momentum = b.momentum,
+                       .alpha = b.alpha,
+                       .h = b.h,
+                       .fragments = b.fragments,
+                       .tau = b.tau,
+                       .bits = b.bits};
+    return 1;
 }
 
 const char *policy_spec(const Policy *p)

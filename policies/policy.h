@@ -90,6 +90,17 @@ int policy_step(Policy *p, const PolicyObs *obs, PolicyDecision *d, BwError *err
  * stand for its own. Loads a plugin to read its ops; usage errors as policy_create's. */
 int policy_sees_price(const char *spec, const char *flag, int *sees, BwError *err);
 void policy_describe(const Policy *p, char *buf, size_t n);
+/* The outer optimizer of DiLoCo and Streaming DiLoCo (policies/diloco.c, streaming_diloco.c):
+ * Nesterov SGD's lr and momentum; H, the fragments (1: the whole model), tau (steps between a
+ * fragment's exchange and its application), the quantisation's bits (32: none) and the merge's
+ * alpha (local share at the application). */
+typedef struct {
+    double lr, momentum, alpha;
+    int h, fragments, tau, bits;
+} PolicyOuter;
+/* Whether p's averagings are outer steps: 1 with *o filled, else 0 (plain averaging). Built-in
+ * policies only: the public interface has no field for it yet. */
+int policy_outer(const Policy *p, PolicyOuter *o);
 void policy_free(Policy *p);              /* NULL is a no-op */
 const char *policy_spec(const Policy *p); /* as given, normalised: name:k=v,... */
 

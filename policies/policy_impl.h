@@ -34,4 +34,20 @@ typedef struct {
 
 int policy_clock_tick(PolicyClock *c);
 
+/* The outer optimizer a built-in policy asks the driver for at each averaging (DiLoCo's:
+ * Nesterov SGD on the outer gradient, the mean of theta_global - theta_i). */
+typedef struct {
+    double lr, momentum;
+    /* Streaming DiLoCo's (diloco: h, fragments 1, tau 0, bits 32, alpha 0): the model's layers
+     * in `fragments` contiguous fragments, fragment p exchanged at the steps c (counted from 1)
+     * with c >= h and c % h == p h / fragments; its outer step applied tau steps later as
+     * alpha local + (1 - alpha) global; the outer gradients quantised to bits (32: none). */
+    int h, fragments, tau, bits;
+    double alpha;
+} PolicyOuterOpt;
+
+/* Whether p, a built-in policy, asks for an outer step, and its settings into *o (diloco.c). */
+int policy_builtin_outer(const BellowsPolicy *p, PolicyOuterOpt *o);
+int policy_streaming_outer(const BellowsPolicy *p, PolicyOuterOpt *o); /* streaming_diloco.c */
+
 #endif

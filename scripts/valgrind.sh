@@ -18,7 +18,7 @@ all=(driver driver_policies coll coll_time compress compress_methods cli cli_run
   layers models resnet dataset optim trainer units pool plugin interrupt compress_cost timeline
   workload python_absent figures inputs leftovers outputs flags costs scenario sched exec schedules
   coll_ps cluster cluster_file coll_tag coll_toy notes plots says_what costs_limits plugin_end
-  sweep_lists plots_written fuzz_found price_workers)
+  sweep_lists plots_written fuzz_found price_workers diloco islands)
 # conv_fast is not in the list: its shapes and thread checks take 78 s under valgrind, and its
 # memory is checked under AddressSanitizer (build-asan/); scripts/valgrind.sh conv_fast runs it.
 if [ "${1:-}" = --fast ]; then

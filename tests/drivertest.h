@@ -24,6 +24,7 @@ typedef struct {
     char status[32];
     char message[512];
     double sim_time_s, compute_s, comm_s, wait_s, bytes, payload, final_acc, tta, replica_diff;
+    double wan_bytes;
     long n_steps, averagings;
     int n_evals;
     double step_end[MAX_STEPS];
@@ -112,6 +113,7 @@ static inline Shared *simulate(RunConfig cfg)
         sh->final_acc = res.final_accuracy;
         sh->tta = res.time_to_accuracy_s;
         sh->replica_diff = res.replica_max_diff;
+        sh->wan_bytes = res.wan_bytes;
         sh->n_steps = res.n_steps;
         sh->averagings = res.averagings;
         sh->n_evals = res.n_evals;

@@ -48,6 +48,105 @@ static void test_sgd_nesterov(void **state)
     check_sgd((SgdConfig){.momentum = 0.9, .weight_decay = 1e-4, .nesterov = 1});
 }
 
+/* AdamW against torch.optim.AdamW's rule written out in double (torch/optim/adamw.py,
+ * _single_tensor_adamw): decoupled decay, both moments, bias correction at step t; in ranges,
+ * as a shared replica updates, after one sgd_tick per step. */
+static void test_adamw_against_the_rule_in_double(void **state)
+{
+    (void)state;
+    enum { N = 7, STEPS = 30 };
+    const double lr = 0.01, wd = 0.05, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    float p[N], g[N];
+    double rp[N], rm[N] = {0}, rv[N] = {0};
+    fill_uniform(p, N, -1, 1, 72);
+    for (int i = 0; i < N; i++) rp[i] = p[i];
+    Sgd opt;
+    assert_int_equal(sgd_init(&opt, N, (SgdConfig){.weight_decay = wd, .kind = OPT_ADAMW}, NULL),
+                     BW_OK);
+    for (int s = 1; s <= STEPS; s++) {
+        fill_uniform(g, N, -1, 1, 180 + (uint64_t)s);
+        if (s % 2) {
+            sgd_step(&opt, p, g, lr);
+        } else {
+            sgd_tick(&opt);
+            sgd_step_range(&opt, p, g, lr, 0, 3);
+            sgd_step_range(&opt, p, g, lr, 3, N);
+        }
+        for (int i = 0; i < N; i++) {
+            rp[i] *= 1 - lr * wd;
+            rm[i] = b1 * rm[i] + (1 - b1) * g[i];
+            rv[i] = b2 * rv[i] + (1 - b2) * g[i] * g[i];
+            double denom = sqrt(rv[i]) / sqrt(1 - pow(b2, s)) + eps;
+            rp[i] -= lr / (1 - pow(b1, s)) * rm[i] / denom;
+        }
+    }
+    assert_int_equal(opt.t, STEPS);
+    for (int i = 0; i < N; i++) assert_true(fabs(p[i] - rp[i]) < 1e-6);
+    double flops, bytes;
+    sgd_cost(1000, &opt.cfg, &flops, &bytes);
+    assert_float_equal(flops, 14000, 0);
+    assert_float_equal(bytes, 28000, 0);
+    sgd_free(&opt);
+    sgd_free(&opt);
+}
+
+/* DiLoCo's outer step against a naive reference: two replicas with known parameters, the
+ * outer gradient delta = theta_g - (theta_1 + theta_2) / 2, then torch.optim.SGD's Nesterov
+ * step (buf = delta at the first step; theta_g -= lr (delta + mu buf)), twice, to 1e-7. */
+static void test_outer_nesterov_step_two_replicas(void **state)
+{
+    (void)state;
+    enum { N = 3 };
+    const double lr = 0.7, mu = 0.9;
+    float g[N] = {1.0f, -2.0f, 0.5f}, th1[N] = {0.5f, -1.0f, 0.25f}, th2[N] = {1.5f, -2.5f, 1.0f};
+    float sum[N], delta[N];
+    double rg[N], rbuf[N] = {0};
+    for (int i = 0; i < N; i++) rg[i] = g[i];
+    Sgd outer;
+    assert_int_equal(sgd_init(&outer, N, (SgdConfig){.momentum = mu, .nesterov = 1}, NULL), BW_OK);
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < N; i++) sum[i] = th1[i] + th2[i];
+        outer_step(&outer, g, sum, 2, delta, lr);
+        for (int i = 0; i < N; i++) {
+            double d = rg[i] - ((double)th1[i] + th2[i]) / 2;
+            assert_true(fabs(delta[i] - d) < 1e-7);
+            rbuf[i] = mu * rbuf[i] + d;
+            rg[i] -= lr * (d + mu * rbuf[i]);
+            assert_true(fabs(g[i] - rg[i]) < 1e-7);
+        }
+        if (k == 0) { /* by hand: delta = (0, -0.25, -0.125); theta_g -= 0.7 x 1.9 delta */
+            assert_true(fabs(g[0] - 1.0) < 1e-7);
+            assert_true(fabs(g[1] - -1.6675) < 1e-7);
+            assert_true(fabs(g[2] - 0.66625) < 1e-7);
+        }
+        for (int i = 0; i < N; i++) th1[i] = g[i] - 0.25f, th2[i] = g[i] + 0.125f * (float)i;
+    }
+    sgd_free(&outer);
+}
+
+/* Streaming DiLoCo's quantiser: 2 bits are -step, 0, step with step = max|x|; 1 bit the sign
+ * times the mean magnitude; 32 bits change nothing; the floats sent per fragment. */
+static void test_outer_quantise(void **state)
+{
+    (void)state;
+    float x[4] = {0.9f, -0.2f, 0.7f, -1.2f};
+    outer_quantise(x, 4, 2);
+    const float two[4] = {1.2f, 0.0f, 1.2f, -1.2f};
+    for (int i = 0; i < 4; i++) assert_float_equal(x[i], two[i], 1e-7);
+    float y[4] = {0.9f, -0.2f, 0.7f, -1.2f};
+    outer_quantise(y, 4, 1);
+    for (int i = 0; i < 4; i++) assert_float_equal(fabs(y[i]), 0.75, 1e-7);
+    assert_true(y[1] < 0 && y[0] > 0);
+    float z[4] = {0.9f, -0.2f, 0.7f, -1.2f};
+    outer_quantise(z, 4, 4); /* 7 levels a side, step 1.2 / 7: -0.2 is 1.17 steps, so -1 */
+    assert_float_equal(z[1], -1.2 / 7, 1e-7);
+    assert_float_equal(z[0], 5 * 1.2 / 7, 1e-7); /* 0.9 is 5.25 steps */
+    outer_quantise(z, 4, 32);
+    assert_float_equal(z[3], -1.2, 1e-7);
+    assert_int_equal(outer_quantised_floats(100, 4), 14); /* 400 bits: 13 words, and a scale */
+    assert_int_equal(outer_quantised_floats(100, 32), 100);
+}
+
 /* The optimiser's cost by hand, per parameter: p -= lr g is 2 flops and 12 bytes (p and grad
  * read, p written); weight decay adds 2 flops; momentum 2 flops and 8 bytes (v read and
  * written); Nesterov 2 more flops. */
@@ -183,6 +282,9 @@ int main(void)
         cmocka_unit_test(test_sgd_momentum_and_weight_decay),
         cmocka_unit_test(test_sgd_nesterov),
         cmocka_unit_test(test_sgd_cost_by_hand),
+        cmocka_unit_test(test_adamw_against_the_rule_in_double),
+        cmocka_unit_test(test_outer_nesterov_step_two_replicas),
+        cmocka_unit_test(test_outer_quantise),
         cmocka_unit_test(test_lr_constant_and_step),
         cmocka_unit_test(test_lr_cosine_endpoints),
         cmocka_unit_test(test_lr_warmup_ramps_per_step),

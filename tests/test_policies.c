@@ -122,7 +122,8 @@ static void contract_check(const char *spec, const PolicyContext *pctx)
         assert_int_equal(d->period, b.d[t].period);
         assert_string_equal(a.describe[t], b.describe[t]);
     }
-    if (ops->mode == POLICY_PERIODIC && averagings == 0)
+    /* a period longer than the run (diloco's H = 500 by default) need not average in it */
+    if (ops->mode == POLICY_PERIODIC && averagings == 0 && a.d[0].period <= CONTRACT_STEPS)
         fail_msg("%s never averaged in %d steps", ops->name, CONTRACT_STEPS);
     policy_free(p);
     policy_free(q);
@@ -150,7 +151,10 @@ static void test_every_policy_meets_the_contract(void **state)
     for (const PolicyOps *const *r = policy_registry(); *r; r++, n_policies++) {
         const PolicyOps *ops = *r;
         assert_true(n_policies < N_DEF_NAMES);
-        assert_string_equal(ops->name, DEF_NAMES[n_policies]);
+        char name[32]; /* policies.def's NAME is a C name: '-' in a policy's name is '_' there */
+        snprintf(name, sizeof name, "%s", ops->name);
+        for (char *c = name; *c; c++) *c = *c == '-' ? '_' : *c;
+        assert_string_equal(name, DEF_NAMES[n_policies]);
         assert_ptr_equal(policy_find(ops->name), ops);
         assert_true(ops->help && *ops->help && ops->source && *ops->source);
         for (size_t c = 0; c < sizeof comps / sizeof *comps; c++) {

@@ -21,8 +21,18 @@ const CliOpt cluster_cli_opts[] = {
     CLUSTER_OPT(
         "topology", CLI_CHOICE, topology, "star", NULL,
         "star: one non-blocking switch; fat-tree: leaf switches with an oversubscribed uplink; "
-        "hierarchical: nodes of --gpus-per-node GPUs on an intra-node fabric",
-        0, 0, "star|fat-tree|hierarchical", 0),
+        "hierarchical: nodes of --gpus-per-node GPUs on an intra-node fabric; islands: "
+        "--islands stars joined by WAN links (--wan-bandwidth, --wan-latency)",
+        0, 0, "star|fat-tree|hierarchical|islands", 0),
+    CLUSTER_OPT("islands", CLI_INT, islands, "2", "islands",
+                "--topology islands: how many islands (datacenters), dividing --workers", 1, 4096,
+                NULL, 0),
+    CLUSTER_OPT("wan-bandwidth", CLI_BANDWIDTH, wan_bandwidth, "1Gbps", "bps|Bps with K/M/G/T",
+                "--topology islands: each island's WAN link, each direction",
+                CLUSTER_MIN_BANDWIDTH_BPS, CLUSTER_MAX_BANDWIDTH_BPS, NULL, 0),
+    CLUSTER_OPT("wan-latency", CLI_DURATION, wan_latency, "30ms", "ns|us|ms|s",
+                "--topology islands: latency between two islands", 0, CLUSTER_MAX_LATENCY_S, NULL,
+                0),
     CLUSTER_OPT("gpu", CLI_CHOICE, gpu, "A100", NULL,
                 "GPU profile (peak rates from the datasheets)", 0, 0, "V100|A100|H100", 0),
     CLUSTER_OPT("precision", CLI_CHOICE, precision, "fp32", NULL, "which peak rate of the profile",
@@ -86,10 +96,10 @@ void cluster_flags_release(ClusterFlags *ca)
 static int user_platform(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
 {
     static const char *const generated_only[] = {
-        "topology",      "gpu",         "precision", "gpu-efficiency",
-        "gpu-flops",     "bandwidth",   "latency",   "intra-bandwidth",
-        "intra-latency", "nic-per-gpu", "leaf-size", "oversubscription",
-        "nics-per-node"};
+        "topology",      "gpu",         "precision",     "gpu-efficiency",
+        "gpu-flops",     "bandwidth",   "latency",       "intra-bandwidth",
+        "intra-latency", "nic-per-gpu", "leaf-size",     "oversubscription",
+        "nics-per-node", "islands",     "wan-bandwidth", "wan-latency"};
     for (size_t i = 0; i < sizeof generated_only / sizeof *generated_only; i++)
         if (given(set, generated_only[i]))
             return bw_fail(err, BW_EUSAGE,
@@ -152,6 +162,7 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
     c->gpus_per_node = ca->gpus_per_node;
     c->topology = strcmp(ca->topology, "fat-tree") == 0       ? TOPO_FAT_TREE
                   : strcmp(ca->topology, "hierarchical") == 0 ? TOPO_HIERARCHICAL
+                  : strcmp(ca->topology, "islands") == 0      ? TOPO_ISLANDS
                                                               : TOPO_STAR;
     c->precision = ca->precision;
     c->efficiency = given(set, "gpu-efficiency") ? ca->efficiency : CLUSTER_DEFAULT_EFFICIENCY;
@@ -180,6 +191,16 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
     if (c->topology != TOPO_FAT_TREE && (given(set, "leaf-size") || given(set, "oversubscription")))
         return bw_fail(err, BW_EUSAGE, "--%s: applies to --topology fat-tree only",
                        given(set, "leaf-size") ? "leaf-size" : "oversubscription");
+    if (c->topology == TOPO_ISLANDS) {
+        c->islands = ca->islands;
+        c->wan_bandwidth_Bps = ca->wan_bandwidth;
+        c->wan_latency_s = ca->wan_latency;
+    } else if (given(set, "islands") || given(set, "wan-bandwidth") || given(set, "wan-latency")) {
+        return bw_fail(err, BW_EUSAGE, "--%s: applies to --topology islands only",
+                       given(set, "islands")         ? "islands"
+                       : given(set, "wan-bandwidth") ? "wan-bandwidth"
+                                                     : "wan-latency");
+    }
     if (c->topology != TOPO_HIERARCHICAL &&
         (given(set, "intra-bandwidth") || given(set, "intra-latency")))
         return bw_fail(err, BW_EUSAGE, "--%s: applies to --topology hierarchical only",

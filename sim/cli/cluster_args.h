@@ -10,9 +10,10 @@
 /* The flags' values as parsed (cluster_cli_opts address them by offset, cli.h), and the host
  * names a --platform file gave, which the clusters built from them point into. */
 typedef struct {
-    int workers, gpus_per_node, nic_per_gpu, nics_per_node, leaf_size;
+    int workers, gpus_per_node, nic_per_gpu, nics_per_node, leaf_size, islands;
     const char *topology, *gpu, *precision, *platform, *hosts;
     double efficiency, gpu_flops, bandwidth, latency, intra_bandwidth, intra_latency, oversub;
+    double wan_bandwidth, wan_latency;
     char **probed_names, *hosts_text, **hosts_list; /* owned; cluster_flags_release */
     int n_probed;
 } ClusterFlags;

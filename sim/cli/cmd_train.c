@@ -122,6 +122,7 @@ static int write_summary(const char *dir, const TrainArgs *a, const Model *m, co
     jsonw_double(&w, "lr", a->tc.lr.base_lr);
     jsonw_string(&w, "lr_schedule", lr_kind_name(a->tc.lr.kind));
     jsonw_double(&w, "momentum", a->tc.sgd.momentum);
+    if (a->tc.sgd.kind != OPT_SGD) jsonw_string(&w, "optimizer", opt_kind_name(a->tc.sgd.kind));
     jsonw_bool(&w, "nesterov", a->tc.sgd.nesterov);
     jsonw_double(&w, "weight_decay", a->tc.sgd.weight_decay);
     jsonw_long(&w, "seed", (long long)a->tc.seed);

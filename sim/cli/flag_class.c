@@ -24,6 +24,7 @@ static const FlagClassRow CLASSES[] = {
     {"lr", FLAG_DYNAMICS},
     {"momentum", FLAG_DYNAMICS},
     {"nesterov", FLAG_DYNAMICS},
+    {"optimizer", FLAG_DYNAMICS},
     {"weight-decay", FLAG_DYNAMICS},
     {"lr-decay-epochs", FLAG_DYNAMICS},
     {"lr-decay-factor", FLAG_DYNAMICS},
@@ -66,6 +67,11 @@ static const FlagClassRow CLASSES[] = {
     {"platform", FLAG_PRICE},
     {"hosts", FLAG_PRICE},
     {"oversubscription", FLAG_PRICE},
+    /* islands (sim/driver/islands.c): the island count shapes the replicas, and islands are not
+     * replayed yet, so a sweep trains every WAN scenario too */
+    {"islands", FLAG_DYNAMICS},
+    {"wan-bandwidth", FLAG_DYNAMICS},
+    {"wan-latency", FLAG_DYNAMICS},
     /* the network model and the collectives */
     {"allreduce", FLAG_PRICE},
     {"servers", FLAG_PRICE},

@@ -225,8 +225,12 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
         cluster_describe_rate(c, rate, sizeof rate);
         printf("# %d x %s (%s), %d per node, %s, %s / %s, %s allreduce (%s), %s network model\n",
                c->workers, c->gpu ? c->gpu->name : "custom GPU", rate, c->gpus_per_node,
-               cluster_topology_name(c->topology), bw, lat, f->run.algorithm, f->run.collectives,
+               cluster_topology_name(c->topology), bw, lat,
+               c->topology == TOPO_ISLANDS ? "hierarchical" : f->run.algorithm, f->run.collectives,
                f->run.network_model);
+        if (c->topology == TOPO_ISLANDS)
+            printf("# %d islands of %d GPUs, joined by WAN links of %g Mbps / %g ms\n", c->islands,
+                   cluster_island_size(c), c->wan_bandwidth_Bps * 8 / 1e6, c->wan_latency_s * 1e3);
         print_intra_node(cfg);
     }
     print_price(cfg);

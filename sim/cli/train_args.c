@@ -21,6 +21,11 @@ static const CliOpt own_opts[] = {
     TRAIN_OPT("lr", CLI_DOUBLE, lr, "0.02", NULL, "base learning rate", 1e-12, 1e3, NULL, 0),
     TRAIN_OPT("momentum", CLI_DOUBLE, momentum, "0.9", NULL, "SGD momentum (0 disables)", 0,
               0.999999, NULL, 0),
+    TRAIN_OPT("optimizer", CLI_CHOICE, optimizer, "sgd", NULL,
+              "the (inner) optimizer: sgd (torch.optim.SGD: --momentum, --nesterov, "
+              "--weight-decay as L2) or adamw (torch.optim.AdamW: betas 0.9, 0.999, eps 1e-8, "
+              "--weight-decay decoupled; --momentum unused)",
+              0, 0, "sgd|adamw", 0),
     TRAIN_OPT("nesterov", CLI_FLAG, nesterov, NULL, NULL, "use Nesterov momentum", 0, 0, NULL, 0),
     TRAIN_OPT("weight-decay", CLI_DOUBLE, weight_decay, "0", NULL, "L2 weight decay", 0, 1, NULL,
               0),
@@ -77,6 +82,9 @@ int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwErr
     ModelConfig mc;
     int rc = model_args_resolve(&ta->models, set, &model, &mc, err);
     if (rc) return rc;
+    const int adamw = strcmp(ta->optimizer, "adamw") == 0;
+    if (adamw && ta->nesterov)
+        return bw_fail(err, BW_EUSAGE, "--nesterov: an SGD option; --optimizer adamw has none");
     if (ta->nesterov && ta->momentum == 0.0)
         return bw_fail(err, BW_EUSAGE, "--nesterov: needs a nonzero --momentum");
     int is_step = strcmp(ta->lr_schedule, "step") == 0;
@@ -104,8 +112,10 @@ int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwErr
     tc->epochs = ta->epochs;
     tc->batch = ta->batch;
     tc->seed = (unsigned long)ta->seed;
-    tc->sgd = (SgdConfig){
-        .momentum = ta->momentum, .weight_decay = ta->weight_decay, .nesterov = ta->nesterov};
+    tc->sgd = (SgdConfig){.momentum = adamw ? 0.0 : ta->momentum,
+                          .weight_decay = ta->weight_decay,
+                          .nesterov = ta->nesterov,
+                          .kind = adamw ? OPT_ADAMW : OPT_SGD};
     tc->lr.base_lr = ta->lr;
     tc->lr.kind = is_step                                  ? LR_STEP
                   : strcmp(ta->lr_schedule, "cosine") == 0 ? LR_COSINE

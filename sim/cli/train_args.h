@@ -14,7 +14,7 @@
 /* The flags' values as parsed. */
 typedef struct {
     ModelArgs models; /* --model and the models' options (and the text of their flag rows) */
-    const char *lr_schedule, *data_dir, *lr_scale, *warmup_shape;
+    const char *lr_schedule, *data_dir, *lr_scale, *warmup_shape, *optimizer;
     CliDoubleList decay_epochs;
     int epochs, batch, nesterov, train_samples, test_samples, threads;
     long seed;

@@ -414,7 +414,11 @@ static void ddp_step(Worker *me, const StepState *st, int averaged, int last, St
         else
             cost_reduce(me, cm->order, cm->wl->n_tensors, run->bar, TL_LANE_COMM, 0, 0, split);
     }
-    double t0 = simgrid_get_clock();
+    double t0 = simgrid_get_clock(), isl = islands_cost(me, cm->wl->n_params); /* islands.c */
+    if (isl > 0)
+        cost_span(me, TL_LANE_COMM, "communication", "island allreduce", t0, t0 + isl, NULL);
+    split[COST_COMM] += isl;
+    t0 = simgrid_get_clock();
     double opt = cost_gpu_exec(me, cost_opt_seconds(run) * sg_host_get_speed(sg_host_self()));
     cost_span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
     compute += opt;
@@ -422,15 +426,18 @@ static void ddp_step(Worker *me, const StepState *st, int averaged, int last, St
         double t1 = simgrid_get_clock();
         sg_barrier_wait(run->bar);
         double t2 = simgrid_get_clock();
-        const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
-                                 cm->wl->n_params * driver_average_floats(run->cfg)};
+        const CompressMsg avg = {
+            COMPRESS_ALLREDUCE_F32,
+            (size_t)ceil((double)cm->wl->n_params * driver_average_floats(run->cfg) *
+                         outer_msg_share(run))}; /* outer.c */
         cycle_wait(me, 0);
         cost_message(me, &avg);
         double t3 = simgrid_get_clock();
         split[COST_WAIT] += t2 - t1;
         split[COST_COMM] += t3 - t2;
         cost_span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
-        cost_span(me, TL_LANE_COMM, "communication", "average parameters", t2, t3, NULL);
+        cost_span(me, TL_LANE_COMM, "communication",
+                  run->outer.on ? "outer exchange" : "average parameters", t2, t3, NULL);
     }
     books->compute = compute;
 }

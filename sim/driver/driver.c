@@ -47,12 +47,14 @@ void run_free(DriverRun *run)
     free(run->w);
     model_free(run->shared.replica); /* after the workers' models, which borrow its parameters */
     sgd_free(&run->shared.opt);
+    outer_free(run);
     free(run->shared.applied);
     free(run->dec.level);
     free(run->grad_norm_rank0);
     free(run->grad_norm_mean);
     free(run->epoch_norm_rank0);
     free(run->epoch_norm_mean);
+    islands_free(run); /* its rings before run->comm, whose books they share */
     coll_comm_free(run->comm);
     coll_comm_free(run->mirror);
     model_free(run->eval_model);
@@ -77,7 +79,7 @@ static int run_alloc(DriverRun *run, BwError *err)
         return rc;
     res->cluster = run->cluster; /* what the files say of it */
     run->comm = run->fast ? coll_comm_create_offline(&run->cluster, cfg->algo)
-                          : coll_comm_create(&run->cluster, cfg->algo, cfg->backend);
+                          : islands_comm_create(&run->cluster, cfg->algo, cfg->backend);
     if (run->comm && cfg->price_workers > run->P) { /* --price-workers: the closed forms at N */
         Cluster priced = run->cluster;
         priced.workers = cfg->price_workers;
@@ -125,6 +127,7 @@ static int run_workers_init(DriverRun *run, BwError *err)
     }
     for (int w = 0; w < run->P; w++)
         if ((rc = worker_init(&run->w[w], run, w, own, err))) return rc;
+    if (own && (rc = outer_init(run, run->shared.replica, err))) return rc;
     if (own) { /* each worker made its own, a copy of it */
         model_free(run->shared.replica);
         run->shared.replica = NULL;
@@ -203,7 +206,7 @@ static int run_mirror_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     if (run->fast || cfg->replay) return BW_OK;
-    if (!run->cost && !cfg->direct_collectives &&
+    if (!run->cost && !cfg->direct_collectives && cfg->cluster.topology != TOPO_ISLANDS &&
         !(cfg->backend == COLL_TRANSFER && !coll_algo_sums_once(cfg->algo))) {
         if (!(run->mirror = coll_comm_create_mirror(&run->cluster, run->comm)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
@@ -246,6 +249,7 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
         coll_comm_set_pool(run->comm, run->pool);
         if (run->cost) coll_comm_set_pool(run->cost->data, run->pool);
     }
+    if (rc == BW_OK) rc = islands_init(run, err);
     if (rc == BW_OK) rc = run_mirror_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);
     return rc;
@@ -430,6 +434,7 @@ int run_finish(DriverRun *run, BwError *err)
                                              : "completed";
     res->epochs_done = run->cur.epoch;
     record_step_variance(run); /* the last averaging had no next step to report it */
+    islands_step_done(run);
     run_totals(run);
     sched_record(run);
     /* the books add up to the simulated time on every path (compute, compression, exposed

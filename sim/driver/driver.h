@@ -188,6 +188,10 @@ typedef struct {
     double time_to_accuracy_s; /* NAN when never reached */
     int epochs_done;
     long averagings;
+    /* --topology islands: bytes every message between two islands put on the WAN, summed over
+     * all ranks (transfer-level collectives: each message counted once, as sent) */
+    double wan_bytes;
+    double wan_peak_step_bytes; /* the most WAN bytes of one step: the peak the WAN must carry */
     size_t n_params;
     double flops_per_sample;
     int policy_mode;         /* PolicyMode */

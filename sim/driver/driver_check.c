@@ -84,6 +84,23 @@ void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster 
     policy_cluster(ctx, cluster);
 }
 
+/* --topology islands: what runs on it so far (islands.c). */
+static int check_islands(const RunConfig *cfg, BwError *err)
+{
+    if (cfg->cluster.topology != TOPO_ISLANDS) return BW_OK;
+    const char *no = cfg->backend == COLL_ANALYTIC  ? "--collectives analytic"
+                     : cfg->algo != COLL_RING       ? "--allreduce"
+                     : cfg->workload                ? "--workload"
+                     : cfg->overlap != OVERLAP_NONE ? "--overlap"
+                     : cfg->replay                  ? "--replay"
+                                                    : NULL;
+    if (!no) return BW_OK;
+    return bw_fail(err, BW_EUSAGE,
+                   "%s: not with --topology islands yet (islands run transfer-level collectives, "
+                   "the hierarchical allreduce between islands, live training)",
+                   no);
+}
+
 /* The checks that need no model: worker count, batch, slowdowns, the replay engine asked for. */
 static int check_config(const RunConfig *cfg, int shard, BwError *err)
 {
@@ -250,6 +267,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
 {
     int shard = run_shard_of(cfg);
     int rc = check_config(cfg, shard, err);
+    if (!rc) rc = check_islands(cfg, err);
     if (rc) return rc;
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;

@@ -258,6 +258,25 @@ struct DriverRun {
     Model *eval_model;
 
     PeriodicAveraging avg; /* periodic mode */
+    /* DiLoCo's outer step (policy_outer; outer.c): theta_global, its Nesterov optimizer, the
+     * outer gradient's buffer and the last step whose outer step is done; on 0: averaging */
+    struct {
+        int on, streaming; /* streaming: by fragments (Streaming DiLoCo) */
+        PolicyOuter o;
+        Sgd opt;
+        float *global, *delta, *acc; /* acc: the replicas' quantised outer gradients, summed */
+        size_t *lo, *hi;             /* [fragments]: each fragment's parameters [lo, hi) */
+        long *apply_at;              /* [fragments]: the step its last outer step applies at */
+        double msg_share; /* this step's exchange: its floats over the model's (costed steps) */
+        long step;
+    } outer;
+    /* --topology islands (islands.c): run->comm is hierarchical over the islands; in periodic
+     * mode each island's ring (comm[k], its ranks' books in run->comm's) reduces the gradients
+     * every step, so an island's replicas stay one replica; NULL otherwise */
+    Comm **island_comm;
+    long *island_step; /* [K] costed steps: the last step whose island mean is done */
+    double wan_step;   /* WAN bytes since the last islands_step_done */
+    int island_size;
 
     /* results */
     long cap_steps; /* rows res->steps and res->evals hold */
@@ -317,6 +336,34 @@ void run_free(DriverRun *run);
  * run->shared.replica. */
 int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err);
 void worker_free(Worker *me);
+
+/* outer.c: DiLoCo's outer step. outer_init reads the policy's (policy_outer) and keeps
+ * theta_global from m0's untrained parameters; outer_apply, in a periodic averaging, sets the
+ * worker's parameters to theta_global after the step's outer step (done once, by the first
+ * worker, from its sum of the replicas' parameters) and its sq_dist to ||x_w - mean||^2. */
+int outer_init(DriverRun *run, const Model *m0, BwError *err);
+void outer_free(DriverRun *run);
+void outer_apply(DriverRun *run, Worker *me, const float *sum, long step);
+/* Streaming DiLoCo (run->outer.streaming), each step of periodic mode after the local update:
+ * at a fragment's exchange, the worker's quantised outer gradient into the sum and the
+ * quantised bytes on comm (a dataless allreduce, which returns once every worker's is in), the
+ * fragment's outer step once; then every fragment whose application falls at this step merged
+ * into the worker's parameters. Returns whether it exchanged. */
+int outer_stream(Worker *me, long step, Comm *comm);
+/* The share of the model's floats this step's averaging sends (1 but for Streaming DiLoCo). */
+double outer_msg_share(const DriverRun *run);
+/* islands.c: the run's communicator on --topology islands (hierarchical, an island a "node"),
+ * else coll_comm_create's; islands_init counts the WAN's bytes and, in periodic mode, makes the
+ * islands' rings; islands_reduce, in periodic mode, makes the worker's gradient its island's
+ * mean (a no-op without islands; on a costed step, in memory, islands_cost charging it). */
+Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend);
+int islands_init(DriverRun *run, BwError *err);
+void islands_free(DriverRun *run);
+void islands_reduce(Worker *me, long step);
+/* Once a step's messages are all sent: its WAN bytes into RunResult.wan_peak_step_bytes. */
+void islands_step_done(DriverRun *run);
+/* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without). */
+double islands_cost(Worker *me, size_t n_params);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
 
 /* cost.c */

@@ -399,6 +399,7 @@ static void replay_advance(DriverRun *run, const StepState *st)
 void rendezvous_leader(DriverRun *run)
 {
     const StepState st = run->cur;
+    islands_step_done(run); /* the previous step's WAN bytes are all sent */
     if (outfile_interrupted()) {
         stop_interrupted(run, st.step);
         return;

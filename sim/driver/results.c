@@ -51,6 +51,8 @@ static void summary_training(JsonW *w, const RunConfig *cfg, const RunMeta *meta
     jsonw_double(w, "lr", cfg->tc.lr.base_lr);
     jsonw_string(w, "lr_schedule", lr_kind_name(cfg->tc.lr.kind));
     jsonw_double(w, "momentum", cfg->tc.sgd.momentum);
+    if (cfg->tc.sgd.kind != OPT_SGD) /* only when asked: SGD runs' files stay as they were */
+        jsonw_string(w, "optimizer", opt_kind_name(cfg->tc.sgd.kind));
     /* in effect: a periodic policy and a momentum (--average-momentum is ignored otherwise) */
     jsonw_bool(w, "average_momentum",
                res->policy_mode == POLICY_PERIODIC && driver_average_floats(cfg) == 2);
@@ -108,7 +110,13 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
         jsonw_long(w, "leaf_size", c->leaf_size);
         jsonw_double(w, "oversubscription", c->oversubscription);
     }
-    jsonw_string(w, "allreduce", coll_algo_name(cfg->algo));
+    if (c->topology == TOPO_ISLANDS) {
+        jsonw_long(w, "islands", c->islands);
+        jsonw_double(w, "wan_bandwidth_bps", c->wan_bandwidth_Bps * 8);
+        jsonw_double(w, "wan_latency_s", c->wan_latency_s);
+    }
+    jsonw_string(w, "allreduce",
+                 coll_algo_name(c->topology == TOPO_ISLANDS ? COLL_HIERARCHICAL : cfg->algo));
     if (coll_algo_servers(cfg->algo)) {
         jsonw_long(w, "servers", c->ps_servers);
         jsonw_string(w, "ps_hosts", c->ps_own_hosts ? "own" : "colocated");
@@ -208,6 +216,10 @@ static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
     jsonw_long(w, "steps", res->n_steps);
     jsonw_long(w, "epochs_done", res->epochs_done);
     jsonw_long(w, "averagings", res->averagings);
+    if (res->cluster.topology == TOPO_ISLANDS) {
+        jsonw_double(w, "wan_bytes", res->wan_bytes);
+        jsonw_double(w, "wan_peak_step_bytes", res->wan_peak_step_bytes);
+    }
     if (res->message[0]) jsonw_string(w, "message", res->message);
     jsonw_double(w, "wall_s", meta->wall_s);
 }

@@ -268,6 +268,7 @@ static void shared_update(Worker *me, double lr, long step, int in_applied)
     if (in_applied && !u.first) return;
     double w0 = wallclock_s();
     run->shared.updated_step = step;
+    if (u.first) sgd_tick(&run->shared.opt); /* AdamW's step count; the ranges follow */
     pool_for(run->pool, (int)((n + UPDATE_ITEM - 1) / UPDATE_ITEM), update_item, &u);
     if (u.first) {
         me->wall_model_s += wallclock_s() - w0;
@@ -360,7 +361,12 @@ static void average_parameters(Worker *me, long step)
         const float inv = 1.0f / (float)run->P;
         for (size_t i = 0; i < n; i++) me->opt.velocity[i] = buf[n + i] * inv;
     }
-    if (!coll_zero_time(comm)) {
+    if (run->outer.on && !coll_zero_time(comm)) {
+        outer_apply(run, me, buf, step);
+    } else if (run->outer.on && run->avg.averaged_step != step) {
+        run->avg.averaged_step = step; /* every worker's sum is done: the outer step for them all */
+        for (int w = 0; w < run->P; w++) outer_apply(run, &run->w[w], run->w[w].before, step);
+    } else if (!coll_zero_time(comm)) {
         average_one(me, buf);
     } else if (run->avg.averaged_step != step) {
         run->avg.averaged_step = step;
@@ -384,7 +390,9 @@ static int worker_communicate(Worker *me, const StepState *st)
             worker_sgd(me, st->lr);
         return 0;
     }
+    islands_reduce(me, st->step); /* on islands: the island's synchronous inner step */
     worker_sgd(me, st->lr);
+    if (run->outer.streaming) return outer_stream(me, st->step, data_comm(run));
     if (!run->dec.average) return 0;
     average_parameters(me, st->step);
     return 1;
@@ -475,7 +483,9 @@ static int worker_step_plain(Worker *me)
             timeline_span(run->tl, me->rank, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2,
                           st.step, NULL);
         timeline_span(run->tl, me->rank, TL_LANE_COMM, "communication",
-                      averaged ? "average parameters" : "collectives", t2, t3, st.step, bytes);
+                      averaged ? (run->outer.on ? "outer exchange" : "average parameters")
+                               : "collectives",
+                      t2, t3, st.step, bytes);
     }
     worker_step_end(me, &st, averaged, t3, last);
     me->end_s = t3;

@@ -51,6 +51,8 @@ Cluster cluster_default(void)
     c.intra_latency_s = 1e-6;
     c.leaf_size = 4;
     c.oversubscription = 1.0;
+    c.wan_bandwidth_Bps = 1e9 / 8;
+    c.wan_latency_s = 30e-3;
     return c;
 }
 
@@ -94,12 +96,37 @@ const char *cluster_topology_name(Topology t)
         return "fat-tree";
     case TOPO_HIERARCHICAL:
         return "hierarchical";
+    case TOPO_ISLANDS:
+        return "islands";
     }
     return "?";
 }
 
+/* --topology islands: K divides the workers; the WAN's rate and latency in bellows' range. */
+static int islands_check(const Cluster *c, BwError *err)
+{
+    if (c->topology != TOPO_ISLANDS) {
+        if (c->islands > 1) return bw_fail(err, BW_EUSAGE, "--islands: needs --topology islands");
+        return BW_OK;
+    }
+    if (c->islands < 1 || c->workers % c->islands != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--islands: %d islands do not divide --workers %d into equal islands",
+                       c->islands, c->workers);
+    if (!(c->wan_bandwidth_Bps >= CLUSTER_MIN_BANDWIDTH_BPS &&
+          c->wan_bandwidth_Bps <= CLUSTER_MAX_BANDWIDTH_BPS))
+        return bw_fail(err, BW_EUSAGE,
+                       "--wan-bandwidth: %g bytes/s; expected %g (1 kbps) to %g bytes/s",
+                       c->wan_bandwidth_Bps, CLUSTER_MIN_BANDWIDTH_BPS, CLUSTER_MAX_BANDWIDTH_BPS);
+    if (!(c->wan_latency_s >= 0 && c->wan_latency_s <= CLUSTER_MAX_LATENCY_S))
+        return bw_fail(err, BW_EUSAGE, "--wan-latency: expected 0 to %g s", CLUSTER_MAX_LATENCY_S);
+    return BW_OK;
+}
+
 int cluster_resolve(Cluster *c, BwError *err)
 {
+    int rc = islands_check(c, err);
+    if (rc) return rc;
     if (c->workers < 1 || c->workers > 65536)
         return bw_fail(err, BW_EUSAGE, "--workers: expected 1 to 65536, got %d", c->workers);
     if (c->gpus_per_node < 1 || c->workers % c->gpus_per_node != 0)
@@ -280,6 +307,25 @@ static void hierarchical_xml(const Cluster *c, FILE *out, FILE *routes)
     }
 }
 
+/* islands: each island a star on its own switch, the switches to the core over WAN links */
+static void islands_xml(const Cluster *c, FILE *out, FILE *routes)
+{
+    char a[32], l[32];
+    for (int k = 0; k < c->islands; k++) {
+        fprintf(out, "    <router id=\"island%d\"/>\n", k);
+        link_xml(out, "wan", k, c->wan_bandwidth_Bps, c->wan_latency_s / 2);
+        route_xml(routes, name(a, sizeof a, "island", k), "core", name(l, sizeof l, "wan", k), "UP",
+                  NULL, NULL);
+    }
+    for (int r = 0; r < c->workers; r++) {
+        char b[32];
+        link_xml(out, "nic", r, c->bandwidth_Bps * cluster_link_share(c), c->latency_s);
+        route_xml(routes, name(a, sizeof a, "gpu", r),
+                  name(b, sizeof b, "island", cluster_island_of(c, r)), name(l, sizeof l, "nic", r),
+                  "UP", NULL, NULL);
+    }
+}
+
 void cluster_write_xml(const Cluster *c, FILE *out)
 {
     /* SimGrid's DTD wants every host, router and link declared before the first route: routes
@@ -321,6 +367,9 @@ void cluster_write_xml(const Cluster *c, FILE *out)
         break;
     case TOPO_HIERARCHICAL:
         hierarchical_xml(c, out, R);
+        break;
+    case TOPO_ISLANDS:
+        islands_xml(c, out, R);
         break;
     }
     if (R != out) {

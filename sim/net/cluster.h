@@ -9,6 +9,10 @@
  *                 a GPU-to-GPU route crosses the sender's and the receiver's intra link), and
  *                 one NIC per node (behind the node's GPUs' intra links) or one per GPU, to a
  *                 core switch.
+ *   islands       K islands (datacenters) of P/K GPUs, each a star on a switch of its own
+ *                 (islandK: every GPU's NIC to it), the islands' switches joined through the
+ *                 core by WAN links (wanK, each wan_bandwidth_Bps each way and half of
+ *                 wan_latency_s, so a route between two islands has the WAN's latency).
  * Hosts are named gpu0 .. gpu{P-1}; rank r runs on gpu{r}, and node n holds ranks nG..nG+G-1. */
 #ifndef BELLOWS_CLUSTER_H
 #define BELLOWS_CLUSTER_H
@@ -17,7 +21,7 @@
 
 #include "status.h"
 
-typedef enum { TOPO_STAR, TOPO_FAT_TREE, TOPO_HIERARCHICAL } Topology;
+typedef enum { TOPO_STAR, TOPO_FAT_TREE, TOPO_HIERARCHICAL, TOPO_ISLANDS } Topology;
 
 typedef struct {
     const char *name;
@@ -101,7 +105,21 @@ typedef struct {
      * and NIC (BytePS's default, colocated) */
     int ps_servers;
     int ps_own_hosts;
+    /* --topology islands: K islands of workers / K consecutive ranks (island k holds ranks
+     * k P/K .. (k+1) P/K - 1), joined by WAN links; 0 on the other topologies */
+    int islands;
+    double wan_bandwidth_Bps, wan_latency_s;
 } Cluster;
+
+/* The island of rank r (0 when the cluster has none), and the ranks an island holds. */
+static inline int cluster_island_of(const Cluster *c, int r)
+{
+    return c->islands > 1 ? r / (c->workers / c->islands) : 0;
+}
+static inline int cluster_island_size(const Cluster *c)
+{
+    return c->islands > 1 ? c->workers / c->islands : c->workers;
+}
 
 /* The shares above, 0 read as 1. */
 static inline double cluster_link_share(const Cluster *c)
@@ -118,7 +136,8 @@ static inline double cluster_intra_link_share(const Cluster *c)
 int cluster_gpus_per_nic(const Cluster *c);
 
 /* 8 A100s (fp32, efficiency 0.5), one per node, on a 10 Gbps / 5 us star; NVLink at
- * 300 GBps / 1 us within nodes; fat-tree leaves of 4, not oversubscribed. */
+ * 300 GBps / 1 us within nodes; fat-tree leaves of 4, not oversubscribed; WAN links of 1 Gbps
+ * and 30 ms between islands. */
 Cluster cluster_default(void);
 const char *cluster_topology_name(Topology t);
 

@@ -46,6 +46,15 @@ static void derive_costs(Comm *c, const Cluster *cl)
             c->ops->single_flow ? cl->oversubscription / cl->leaf_size : cl->oversubscription;
         b *= share > 1 ? share : 1;
     }
+    if (cl->topology == TOPO_ISLANDS && cl->islands > 1) {
+        /* between islands: two NIC links and two WAN links; a hierarchical allreduce's G rings
+         * (one per GPU of an island) cross an island's WAN link at once */
+        c->a_local_s = a;
+        c->b_local = b;
+        a += cl->wan_latency_s;
+        double wan = (c->algo == COLL_HIERARCHICAL ? c->G : 1) / cl->wan_bandwidth_Bps;
+        b = wan > b ? wan : b;
+    }
     if (cl->topology == TOPO_HIERARCHICAL && cluster_gpus_per_nic(cl) > 1) {
         a += 2 * cl->intra_latency_s;
         /* the GPUs behind a NIC share it when they all talk to other nodes at once */

@@ -187,6 +187,12 @@ int coll_ps_servers(const Comm *c);
  * once to parameter servers). Free it before its parent. */
 Comm *coll_comm_create_sibling(const Cluster *c, Comm *parent);
 
+/* A ring communicator of parent's ranks first .. first + sub->workers - 1 (an island's, sub
+ * describing the island's own network), its rank i being parent's first + i: mailboxes of its
+ * own, and its books are those ranks' books in parent's (bytes and time add up there). The
+ * caller's actors call it with their local rank. Free it before its parent. */
+Comm *coll_comm_create_group(const Cluster *sub, Comm *parent, int first);
+
 /* buf [count] is replaced by the sum over ranks. */
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
 

@@ -123,7 +123,9 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
         "low/high compression and Accordion with PowerSGD, TopK and\nbatch sizes, the authors' "
         "settings (accordion:paper=1), on mlp, cnn and resnet, at 1 and 10\nGbps), adpsgd "
         "(Jiang & Agrawal 2020: sync, CPSGD and ADPSGD at equal budgets, post-local SGD,\n"
-        "AdaComm and QSGD at 10 and 100 Gbps), or all. The runs charge a real ResNet-18's costs\n"
+        "AdaComm and QSGD at 10 and 100 Gbps), or all; diloco has flags of its own (bellows\n"
+        "reproduce diloco --help: DiLoCo across islands, a few minutes).\nThe runs charge a real "
+        "ResNet-18's costs\n"
         "(--workload resnet18-cifar on V100s, 25 us links). Each policy and seed trains once, "
         "at the first\nbandwidth, and is priced at both by replaying its trace. Schedules are "
         "the papers' 300 epochs\nscaled to 60 (the mlp on 30,000 samples, the cnn on 6,400, "
@@ -157,7 +159,7 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
     int n = split_args(argc, argv, args, 255, jobs_arg, sizeof jobs_arg, &r->what);
     int rc = cli_parse("bellows reproduce", opts, n_opts, NULL, n, args, NULL, err);
     if (rc == CLI_HELP)
-        cli_print_help(stdout, "bellows reproduce accordion|adpsgd|all [flags]", ABOUT, opts,
+        cli_print_help(stdout, "bellows reproduce accordion|adpsgd|all|diloco [flags]", ABOUT, opts,
                        n_opts);
     return rc;
 }
@@ -246,6 +248,8 @@ static int reproduce(Repro *r, int argc, char **argv, BwError *err)
 
 int cmd_reproduce(int argc, char **argv, BwError *err)
 {
+    if (argc > 0 && strcmp(argv[0], "diloco") == 0)
+        return reproduce_diloco(argc - 1, argv + 1, err);
     Repro *r = calloc(1, sizeof *r); /* large (the cells): not on the stack */
     if (!r) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
     int rc = reproduce(r, argc, argv, err);

@@ -6,5 +6,7 @@
 #include "status.h"
 
 int cmd_reproduce(int argc, char **argv, BwError *err);
+/* `bellows reproduce diloco` (diloco.c): argv after "diloco". */
+int reproduce_diloco(int argc, char **argv, BwError *err);
 
 #endif

@@ -1,0 +1,156 @@
+/* outer.c: DiLoCo's outer step in periodic mode (Douillard et al., arXiv 2311.08105,
+ * Algorithm 1; the policy diloco decides when). The run keeps theta_global, the parameters every
+ * replica started the round from, and an outer optimizer over it, Nesterov SGD
+ * (torch.optim.SGD(nesterov=True), as pytorch/torchft's DiLoCo). At an averaging the replicas'
+ * parameters are summed as for plain averaging (the same allreduce: the same bytes and time),
+ * then the outer gradient, the mean of theta_global - theta_i, takes one outer step
+ * (models/optim.h outer_step) and every replica restarts from the new theta_global.
+ *
+ * Streaming DiLoCo (arXiv 2501.18512; policies/streaming_diloco.c): the same by fragments of
+ * contiguous layers, each at its own steps; a replica's outer gradient is quantised
+ * (outer_quantise) before it is summed, the exchange priced at the quantised size, and the
+ * fragment's outer step applied tau steps later, merged as alpha local + (1 - alpha) global.
+ * The exchange is priced at its step: its overlap with the tau steps is not modelled yet. */
+#include "driver_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Fragment f: layers [f L / F, (f + 1) L / F), contiguous in the flat buffer. */
+static int fragments_init(DriverRun *run, const Model *m0)
+{
+    const int F = run->outer.o.fragments, L = m0->n_layers;
+    run->outer.lo = malloc(sizeof(size_t) * (size_t)F);
+    run->outer.hi = malloc(sizeof(size_t) * (size_t)F);
+    run->outer.apply_at = malloc(sizeof(long) * (size_t)F);
+    run->outer.acc = calloc(m0->n_params, sizeof(float));
+    if (!run->outer.lo || !run->outer.hi || !run->outer.apply_at || !run->outer.acc) return 0;
+    for (int f = 0; f < F; f++) {
+        const LayerView *a = &m0->layers[f * L / F], *b = &m0->layers[(f + 1) * L / F - 1];
+        run->outer.lo[f] = a->offset;
+        run->outer.hi[f] = b->offset + layer_size(b);
+        run->outer.apply_at[f] = -1;
+    }
+    return 1;
+}
+
+int outer_init(DriverRun *run, const Model *m0, BwError *err)
+{
+    const size_t n = m0->n_params;
+    if (!run->periodic || !policy_outer(run->pol, &run->outer.o)) return BW_OK;
+    const PolicyOuter *o = &run->outer.o;
+    SgdConfig cfg = {.momentum = o->momentum, .nesterov = o->momentum > 0};
+    int rc = sgd_init(&run->outer.opt, n, cfg, err);
+    if (rc) return rc;
+    run->outer.global = malloc(sizeof(float) * n);
+    run->outer.delta = malloc(sizeof(float) * n);
+    run->outer.streaming = o->fragments > 1 || o->bits < 32 || o->tau > 0;
+    if (!run->outer.global || !run->outer.delta ||
+        (run->outer.streaming && !fragments_init(run, m0)))
+        return bw_fail(err, BW_ERUNTIME, "out of memory for the outer optimizer");
+    memcpy(run->outer.global, m0->params, sizeof(float) * n);
+    run->outer.on = 1;
+    run->outer.step = -1;
+    run->outer.msg_share = 1;
+    return BW_OK;
+}
+
+void outer_free(DriverRun *run)
+{
+    sgd_free(&run->outer.opt);
+    free(run->outer.global);
+    free(run->outer.delta);
+    free(run->outer.acc);
+    free(run->outer.lo);
+    free(run->outer.hi);
+    free(run->outer.apply_at);
+    memset(&run->outer, 0, sizeof run->outer);
+}
+
+void outer_apply(DriverRun *run, Worker *me, const float *sum, long step)
+{
+    float *p = me->model->params;
+    const size_t n = me->model->n_params;
+    const float inv = 1.0f / (float)run->P;
+    double d2 = 0; /* ||x_w - xbar||^2, what plain averaging reports */
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)p[i] - sum[i] * inv;
+        d2 += d * d;
+    }
+    me->sq_dist = d2;
+    if (run->outer.step != step) {
+        run->outer.step = step;
+        outer_step(&run->outer.opt, run->outer.global, sum, run->P, run->outer.delta,
+                   run->outer.o.lr);
+    }
+    memcpy(p, run->outer.global, sizeof(float) * n);
+}
+
+/* The fragment exchanged at step (0-based), or -1: counted from 1, c >= H, c % H = f H / F. */
+static int fragment_at(const PolicyOuter *o, long step)
+{
+    const long c = step + 1, h = o->h;
+    for (int f = 0; f < o->fragments; f++)
+        if (c >= h && c % h == (long)f * h / o->fragments) return f;
+    return -1;
+}
+
+double outer_msg_share(const DriverRun *run)
+{
+    return run->outer.streaming ? run->outer.msg_share : 1.0;
+}
+
+/* The fragment's outer step, once (the first worker back from the exchange): the mean of the
+ * quantised outer gradients, Nesterov on theta_global's fragment; the sum is reset. */
+static void fragment_step(DriverRun *run, int f, long step)
+{
+    const size_t lo = run->outer.lo[f], hi = run->outer.hi[f];
+    const float inv = 1.0f / (float)run->P;
+    for (size_t i = lo; i < hi; i++) {
+        run->outer.delta[i] = run->outer.acc[i] * inv;
+        run->outer.acc[i] = 0;
+    }
+    sgd_step_range(&run->outer.opt, run->outer.global, run->outer.delta, run->outer.o.lr, lo, hi);
+    run->outer.step = step;
+    run->outer.apply_at[f] = step + run->outer.o.tau;
+}
+
+/* The worker's part of fragment f's exchange: its quantised outer gradient (in `before`) into
+ * the sum, the quantised floats on comm, and its distance to the mean. */
+static void fragment_exchange(Worker *me, int f, long step, Comm *comm)
+{
+    DriverRun *run = me->run;
+    const size_t lo = run->outer.lo[f], hi = run->outer.hi[f];
+    const float *p = me->model->params, *g = run->outer.global;
+    float *dq = me->before;
+    for (size_t i = lo; i < hi; i++) dq[i - lo] = g[i] - p[i];
+    outer_quantise(dq, hi - lo, run->outer.o.bits);
+    for (size_t i = lo; i < hi; i++) run->outer.acc[i] += dq[i - lo];
+    const size_t floats = outer_quantised_floats(hi - lo, run->outer.o.bits);
+    run->outer.msg_share = (double)floats / (double)me->model->n_params;
+    coll_cost_allreduce(comm, me->rank, floats, 4); /* every worker's is in once it returns */
+    if (run->outer.step != step) fragment_step(run, f, step);
+    double d2 = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double d = (double)dq[i - lo] - run->outer.delta[i];
+        d2 += d * d;
+    }
+    me->sq_dist = d2;
+}
+
+int outer_stream(Worker *me, long step, Comm *comm)
+{
+    DriverRun *run = me->run;
+    const PolicyOuter *o = &run->outer.o;
+    const int f = run->dec.average ? fragment_at(o, step) : -1;
+    if (f >= 0) fragment_exchange(me, f, step, comm);
+    float *p = me->model->params;
+    const float a = (float)o->alpha, b = (float)(1.0 - o->alpha);
+    for (int k = 0; k < o->fragments; k++) {
+        if (run->outer.apply_at[k] != step) continue;
+        for (size_t i = run->outer.lo[k]; i < run->outer.hi[k]; i++)
+            p[i] = a * p[i] + b * run->outer.global[i];
+    }
+    return f >= 0;
+}

@@ -1,0 +1,220 @@
+/* test_islands.c: training across islands (--topology islands, sim/driver/islands.c) on
+ * synthetic data (drivertest.h). The bytes across the WAN are the closed form: each outer
+ * exchange (DiLoCo's) or synchronous step's allreduce is hierarchical, K islands exchanging
+ * 2 (K-1)/K of the model each, so 2 (K-1) x 4 n_params bytes over all ranks, times the exchanges,
+ * exactly; bad island flags are usage errors naming the flag; `bellows reproduce diloco`'s
+ * verdicts follow the rows it reads (--report-only on made-up summaries). */
+#include "testutil.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "blas_cpu.h"
+
+#include "drivertest.h"
+
+static RunConfig islands_config(int P, int K, int batch)
+{
+    RunConfig cfg = base_config(P, batch, 1);
+    cfg.cluster.topology = TOPO_ISLANDS;
+    cfg.cluster.islands = K;
+    BwError err;
+    assert_int_equal(cluster_resolve(&cfg.cluster, &err), BW_OK);
+    return cfg;
+}
+
+static double model_bytes(const RunConfig *cfg)
+{
+    Model *m = NULL;
+    assert_int_equal(model_create(cfg->model, &cfg->mc, cfg->tc.seed, &m, NULL), BW_OK);
+    double b = 4.0 * (double)m->n_params;
+    model_free(m);
+    return b;
+}
+
+static void check_wan(int P, int K, const char *policy, int batch, long exchanges)
+{
+    RunConfig cfg = islands_config(P, K, batch);
+    cfg.policy = policy;
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    if (strcmp(policy, "sync") != 0) assert_int_equal(sh->averagings, exchanges);
+    const double want = (double)exchanges * 2.0 * (K - 1) * model_bytes(&cfg);
+    if (sh->wan_bytes != want)
+        fail_msg("%s on %d islands of %d: %.0f WAN bytes, closed form %.0f", policy, K, P / K,
+                 sh->wan_bytes, want);
+    release(sh);
+}
+
+/* 4 workers x 8 samples: 16 steps of the 512; H = 4 gives 4 outer exchanges */
+static void test_diloco_wan_bytes_are_the_closed_form(void **state)
+{
+    (void)state;
+    check_wan(4, 2, "diloco:H=4", 8, 4);
+    check_wan(8, 4, "diloco:H=8", 8, 1); /* 8 steps */
+    check_wan(4, 4, "cpsgd:period=2", 8, 8);
+}
+
+/* Streaming DiLoCo: H = 4, 2 fragments (fc1's two tensors, out's two), offsets 0 and 2: 16
+ * steps exchange fragment 0 at steps 4, 8, 12, 16 and fragment 1 at 6, 10, 14, each as
+ * ceil(n x 4 / 32) + 1 floats (4-bit outer gradients and a scale), 2 (K - 1) of them per
+ * exchange over the WAN. */
+static void test_streaming_wan_bytes_are_the_quantised_fragments(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 8);
+    cfg.policy = "streaming-diloco:h=4,fragments=2,bits=4,tau=1";
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_int_equal(sh->averagings, 7);
+    Model *m = NULL;
+    assert_int_equal(model_create(cfg.model, &cfg.mc, cfg.tc.seed, &m, NULL), BW_OK);
+    const size_t f0 = layer_size(&m->layers[0]) + layer_size(&m->layers[1]);
+    const size_t f1 = layer_size(&m->layers[2]) + layer_size(&m->layers[3]);
+    model_free(m);
+    const double want =
+        2.0 * 4 *
+        (4.0 * (double)outer_quantised_floats(f0, 4) + 3.0 * outer_quantised_floats(f1, 4));
+    if (sh->wan_bytes != want) fail_msg("%.0f WAN bytes, closed form %.0f", sh->wan_bytes, want);
+    cfg.policy = "streaming-diloco:h=4,fragments=2,bits=4,tau=0";
+    Shared *now = simulate(cfg);
+    assert_float_equal(now->wan_bytes, want, 0);
+    assert_true(memcmp(now->params, sh->params, sizeof sh->params) != 0); /* tau matters */
+    assert_true(sh->final_acc > 0.2);
+    release(now);
+    release(sh);
+}
+
+/* Synchronous data-parallel training across the islands: every step's allreduce crosses. */
+static void test_sync_crosses_the_wan_every_step(void **state)
+{
+    (void)state;
+    check_wan(4, 2, "sync", 32, 4); /* 4 steps, dense gradients (compressor none) */
+}
+
+/* The inner steps are synchronous inside an island, so an island's workers are one replica:
+ * with one island, periodic averaging finds them equal (variance 0; local SGD's would not). */
+static void test_one_island_is_one_replica(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 1, 8);
+    cfg.policy = "cpsgd:period=4";
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->rc, BW_OK);
+    assert_int_equal(sh->wan_bytes, 0);
+    for (long s = 0; s + 1 < sh->n_steps; s++)
+        if (sh->step_averaged[s]) assert_float_equal(sh->step_variance[s], 0, 0);
+    release(sh);
+}
+
+static int cli_status(const char *args)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s run %s --out /nonexistent/x >/dev/null 2>&1", BELLOWS_BIN, args);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_bad_island_flags_are_usage_errors(void **state)
+{
+    (void)state;
+    Cluster c = cluster_default();
+    c.workers = 6;
+    c.topology = TOPO_ISLANDS;
+    c.islands = 4;
+    BwError err = {{0}};
+    assert_int_equal(cluster_resolve(&c, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--islands"));
+    c.islands = 2;
+    c.wan_bandwidth_Bps = 100; /* 800 bps, under 1 kbps */
+    assert_int_equal(cluster_resolve(&c, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--wan-bandwidth"));
+    assert_int_equal(cli_status("--topology islands --islands 3 --workers 8"), 2);
+    assert_int_equal(cli_status("--topology islands --wan-bandwidth 999bps"), 2);
+    assert_int_equal(cli_status("--islands 2"), 2); /* without --topology islands */
+    char cmd[512]; /* a reproduction never writes into a folder that exists */
+    snprintf(cmd, sizeof cmd, "%s reproduce diloco --out /tmp >/dev/null 2>&1", BELLOWS_BIN);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+}
+
+/* `bellows reproduce diloco --report-only`: the verdicts follow the rows it reads. */
+static void write_summary(const char *dir, const char *run, const char *bw, double wan, double peak,
+                          double acc, double tta)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/runs/%s-%s", dir, run, bw);
+    assert_int_equal(mkdir(path, 0777), 0);
+    strcat(path, "/summary.json");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"final_test_accuracy\": %g, \"time_to_accuracy_s\": %g, \"sim_time_s\": 20, "
+            "\"wan_bytes\": %g, \"wan_peak_step_bytes\": %g, \"steps\": 1000, "
+            "\"averagings\": 2}\n",
+            acc, tta, wan, peak);
+    fclose(f);
+}
+
+static int report_says(const char *dir, double h500_acc, const char *what)
+{
+    static const char *const runs[] = {"sync",        "diloco-H1",   "diloco-H10",    "diloco-H50",
+                                       "diloco-H100", "diloco-H500", "streaming-H100"};
+    static const char *const bws[] = {"100Mbps", "1Gbps", "10Gbps"};
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/runs && mkdir -p %s/runs", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    for (int r = 0; r < 7; r++)
+        for (int b = 0; b < 3; b++) {
+            const int sync = r == 0, h500 = r == 5, st = r == 6;
+            write_summary(dir, runs[r], bws[b],
+                          sync   ? 1e9
+                          : h500 ? 2e6
+                                 : 1e7,
+                          st ? 1e5 : 1e6, h500 ? h500_acc : 0.86,
+                          sync ? 10
+                          : st ? 0.9
+                               : 1.0);
+        }
+    snprintf(cmd, sizeof cmd, "%s reproduce diloco --report-only --out %s >/dev/null 2>&1",
+             BELLOWS_BIN, dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grep -qF '%s' %s/report.md", what, dir);
+    return system(cmd) == 0;
+}
+
+static void test_reproduce_diloco_verdicts_follow_the_rows(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bellows-test-diloco-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_true(report_says(dir, 0.85, "H=500 2000000: 500.0x less"));
+    assert_true(report_says(dir, 0.85, "0.8500 against 0.8600 (-0.0100;"));
+    assert_true(report_says(dir, 0.85, "**Verdict: holds.**"));
+    assert_false(report_says(dir, 0.85, "not for the accuracy"));
+    assert_true(report_says(dir, 0.80, "**Verdict: holds for the bytes, not for the accuracy.**"));
+    assert_true(report_says(dir, 0.80, "1000000, Streaming DiLoCo"));
+    assert_true(report_says(dir, 0.80, "10.0x less.")); /* the peak: 1e6 / 1e5 */
+    assert_true(report_says(dir, 0.80, "fastest across islands streaming-H100, 0.9 s (11.1x"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    blas_cpu_fix_kernels(argv);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diloco_wan_bytes_are_the_closed_form),
+        cmocka_unit_test(test_streaming_wan_bytes_are_the_quantised_fragments),
+        cmocka_unit_test(test_sync_crosses_the_wan_every_step),
+        cmocka_unit_test(test_one_island_is_one_replica),
+        cmocka_unit_test(test_bad_island_flags_are_usage_errors),
+        cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    dataset_free(&TRAIN);
+    dataset_free(&TEST);
+    return rc;
+}
