@@ -13,20 +13,8 @@
 set -euo pipefail
 bellows=$1
 export BELLOWS_POLICY_LIB=$2
-here=$(cd "$(dirname "$0")/.." && pwd)
-# a sanitized library (build-asan/) is loaded into Python with the sanitizers' runtimes first
-pyenv=()
-if ldd "$BELLOWS_POLICY_LIB" | grep -q libasan; then
-  pyenv=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-         ASAN_OPTIONS=detect_leaks=0)
-fi
-py() { "${pyenv[@]}" /usr/bin/python3 "$@"; }
-data=/usr/share/datasets/fashion-mnist
-py -c "import torch" 2>/dev/null || { echo "python3-torch is not installed: skipped"; exit 77; }
-[ -f "$data/train-images-idx3-ubyte.gz" ] || { echo "no Fashion-MNIST in $data: skipped"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export OMP_NUM_THREADS=1
+. "$(dirname "$0")/pyhost.sh"
+need_torch
 train() { # POLICY SEED OUT [flags]
   local p=$1 s=$2 o=$3; shift 3
   py "$here/traces/pytorch/train_policy.py" --policy "$p" --compressor powersgd --workers 8 \

@@ -9,17 +9,8 @@
 set -euo pipefail
 feed=$1
 export BELLOWS_POLICY_LIB=$2
-here=$(cd "$(dirname "$0")/.." && pwd)
-# a sanitized library (build-asan/) is loaded into Python with the sanitizers' runtimes first
-pyenv=()
-if ldd "$BELLOWS_POLICY_LIB" | grep -q libasan; then
-  pyenv=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
-         ASAN_OPTIONS=detect_leaks=0)
-fi
-py() { "${pyenv[@]}" /usr/bin/python3 "$@"; }
+. "$(dirname "$0")/pyhost.sh"
 py -c "import numpy" 2>/dev/null || { echo "python3-numpy is not installed: skipped"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 trace=$here/traces/samples/mlp-sync-8w.jsonl.gz
 cc -shared -fPIC -I "$here/policies" -o "$tmp/netaware.so" "$here/policies/examples/netaware.c"
 n=0
