@@ -259,6 +259,21 @@ static void test_a_cap_below_share_times_link_is_the_rate(void **state)
     costs_free(above);
 }
 
+/* A cap beside nccl-tests' tables is refused, naming the field: the tables are the rates. */
+static void test_a_cap_beside_busbw_is_refused(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/bellows-busbw-XXXXXX.json";
+    write_busbw_profile(path, "[{\"gpus_per_nic\": 1, \"points\": [[1e6, 2], [1e8, 8]]}]}, "
+                              "\"cap_gbps\": 5, \"source\": {\"x\": 1");
+    CostProfile *p = NULL;
+    BwError err = {{0}};
+    assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_EUSAGE);
+    unlink(path);
+    assert_null(p);
+    if (!strstr(err.msg, "networks.tcp: \"cap_gbps\" with \"busbw\"")) fail_msg("%s", err.msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_malformed_logs_are_refused_with_file_and_line),
         cmocka_unit_test(test_nics_per_node_splits_a_node_gpus_between_its_nics),
         cmocka_unit_test(test_a_cap_below_share_times_link_is_the_rate),
+        cmocka_unit_test(test_a_cap_beside_busbw_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
