@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "costs.h"
+#include "driver.h"
 #include "nccl_import.h"
 
 #define LOG_8_PER_NIC BELLOWS_SOURCE_DIR "/tests/data/nccl-tests/p3dn-2x8-efa-allreduce.txt"
@@ -200,6 +201,79 @@ static void test_nics_per_node_splits_a_node_gpus_between_its_nics(void **state)
     assert_non_null(strstr(err.msg, "--nics-per-node: 3 does not divide --gpus-per-node 4"));
 }
 
+/* A V100 profile whose tcp network runs at share 0.5 of the link, capped at cap Gbit/s. */
+static CostProfile *cap_profile(const char *cap)
+{
+    char path[] = "/tmp/bellows-cap-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f,
+            "{\"bellows_costs\": 1, \"name\": \"t\", \"implementation\": \"t\", \"gpu\": "
+            "\"V100\", \"fixed\": {\"tensor_s\": 1e-5, \"kernel_s\": 1e-5, \"collective_s\": "
+            "1e-5}, \"allgather\": {\"overlaps_backward\": true}, \"networks\": {\"tcp\": "
+            "{\"allreduce\": 0.5, \"allgather\": 0.5, \"cap_gbps\": %s}}}\n",
+            cap);
+    fclose(f);
+    CostProfile *p = NULL;
+    BwError err = {{0}};
+    assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_OK);
+    unlink(path);
+    return p;
+}
+
+/* The ring allreduce of P workers on a star of 10 Gbps NICs at the share the run loads
+ * (driver_cluster_loaded: costs_link_share at the cluster's --bandwidth), analytic backend. */
+static double capped_allreduce_s(const CostProfile *p, int P, size_t count)
+{
+    RunConfig cfg = {.cluster = star(P, 1.25e9, 0), .costs = p, .transport = COST_NET_TCP};
+    SC = (Scenario){.algo = COLL_RING, .count = count, .backend = COLL_ANALYTIC};
+    driver_cluster_loaded(&cfg, &SC.cl);
+    return simulate().time_s;
+}
+
+/* A transport's cap (networks.tcp.cap_gbps) is a rate, not a share: the collectives reach
+ * min(share x link, cap). A cap of 2.5 Gbit/s below 0.5 of a 10 Gbps link gives the links a
+ * quarter of their rate, and the ring allreduce its closed form at 2.5 Gbit/s exactly; a cap
+ * above 5 Gbit/s changes nothing. */
+static void test_a_cap_below_share_times_link_is_the_rate(void **state)
+{
+    (void)state;
+    const int P = 4;
+    const size_t count = 262144 * P;
+    const double n = (double)count * sizeof(float);
+    CostProfile *capped = cap_profile("2.5"), *above = cap_profile("100");
+    assert_true(costs_link_share(capped, COST_NET_TCP, 0, 1.25e9) == 0.25);
+    assert_true(costs_link_share(capped, COST_NET_TCP, 1, 1.25e9) == 0.25);
+    const double t = capped_allreduce_s(capped, P, count);
+    assert_true(SC.cl.link_share == 0.25);
+    const double want = coll_allreduce_formula_s(COLL_RING, P, 1, n, 0, 1 / 3.125e8, 0, 0);
+    if (t != want) fail_msg("capped allreduce %.17g s, closed form at the cap %.17g s", t, want);
+    assert_true(costs_link_share(above, COST_NET_TCP, 0, 1.25e9) == 0.5);
+    const double t_above = capped_allreduce_s(above, P, count);
+    assert_true(SC.cl.link_share == 0.5);
+    const double want_share = coll_allreduce_formula_s(COLL_RING, P, 1, n, 0, 1 / 6.25e8, 0, 0);
+    if (t_above != want_share)
+        fail_msg("uncapped %.17g s, at the share %.17g s", t_above, want_share);
+    costs_free(capped);
+    costs_free(above);
+}
+
+/* A cap beside nccl-tests' tables is refused, naming the field: the tables are the rates. */
+static void test_a_cap_beside_busbw_is_refused(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/bellows-busbw-XXXXXX.json";
+    write_busbw_profile(path, "[{\"gpus_per_nic\": 1, \"points\": [[1e6, 2], [1e8, 8]]}]}, "
+                              "\"cap_gbps\": 5, \"source\": {\"x\": 1");
+    CostProfile *p = NULL;
+    BwError err = {{0}};
+    assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_EUSAGE);
+    unlink(path);
+    assert_null(p);
+    if (!strstr(err.msg, "networks.tcp: \"cap_gbps\" with \"busbw\"")) fail_msg("%s", err.msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +282,8 @@ int main(void)
         cmocka_unit_test(test_busbw_beyond_its_link_is_refused),
         cmocka_unit_test(test_malformed_logs_are_refused_with_file_and_line),
         cmocka_unit_test(test_nics_per_node_splits_a_node_gpus_between_its_nics),
+        cmocka_unit_test(test_a_cap_below_share_times_link_is_the_rate),
+        cmocka_unit_test(test_a_cap_beside_busbw_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,6 +66,32 @@ static void test_a_link_share_leaves_a_bandwidth_bellows_simulates(void **state)
     assert_int_equal(bw("run " SMALL " --bandwidth 1Kbps --costs @/share2.json --out @/s2"), 0);
 }
 
+/* A transport's cap (networks.tcp.cap_gbps): the run's NICs run at min(share x link, cap),
+ * a cap above share x link changes nothing, and a bad cap is refused naming file and field. */
+static void test_a_cap_limits_the_run_nics_and_a_bad_one_is_refused(void **state)
+{
+    (void)state;
+    write_profile("cap", NULL, NULL, "0.5, \"cap_gbps\": 2.5", NULL);
+    assert_int_equal(bw("run " SMALL " --bandwidth 10Gbps --costs @/cap.json --out @/cap"), 0);
+    assert_true(summary_num("cap", "link_share") == 0.25); /* 2.5 Gbit/s, not 0.5 x 10 */
+    char *out = tmp_file("stdout");
+    assert_non_null(strstr(out, "tcp collectives at 2.5 Gbit/s, the transport's cap (25% of the "
+                                "link)"));
+    free(out);
+    write_profile("above", NULL, NULL, "0.5, \"cap_gbps\": 100", NULL);
+    assert_int_equal(bw("run " SMALL " --bandwidth 10Gbps --costs @/above.json --out @/above"), 0);
+    assert_true(summary_num("above", "link_share") == 0.5); /* the share's 5 Gbit/s */
+    const char *bad[] = {"-1", "0", "\"fast\"", "1e300"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char arg[64];
+        snprintf(arg, sizeof arg, "0.5, \"cap_gbps\": %s", bad[i]);
+        write_profile("badcap", NULL, NULL, arg, NULL);
+        expect_refusal("--costs @/badcap.json: networks.tcp: \"cap_gbps\" must be a number > 0",
+                       "run " SMALL " --costs @/badcap.json --out @/bc");
+        assert_null(tmp_file("bc/summary.json"));
+    }
+}
+
 /* Defect 19: an efficiency of 1e-20 blamed --gpu-efficiency, which was never given. */
 static void test_an_efficiency_is_refused_by_its_field(void **state)
 {
@@ -174,6 +200,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_rate_below_what_bellows_simulates_is_refused_by_field),
         cmocka_unit_test(test_a_link_share_leaves_a_bandwidth_bellows_simulates),
+        cmocka_unit_test(test_a_cap_limits_the_run_nics_and_a_bad_one_is_refused),
         cmocka_unit_test(test_an_efficiency_is_refused_by_its_field),
         cmocka_unit_test(test_control_characters_in_names_are_refused),
         cmocka_unit_test(test_a_rate_table_spanning_the_doubles_prices_as_its_constant),

@@ -57,21 +57,25 @@ static void test_the_fastest_row_says_when_it_is_not_told_apart(void **state)
 }
 
 /* `bellows platform` writes what a run loads: V100 fp32 at pytorch-v100's 0.575 of 15.7 TFLOP/s
- * and the NICs at its 95% share of 10 Gbps; run's header and summary.json say the same. */
+ * and the NICs at min(95% of 10 Gbps, TCP's cap of 7.5 Gbit/s): 937,500,000 bytes/s, NCCL's
+ * default sockets' rate whatever the link; run's header and summary.json say the same. */
 static void test_the_platform_and_the_run_give_one_rate_and_share(void **state)
 {
     (void)state;
     assert_int_equal(bw("platform --gpu V100 --workers 2"), 0);
     char *xml = tmp_file("stdout");
     assert_non_null(strstr(xml, "speed=\"9027500000000f\""));
-    assert_non_null(strstr(xml, "bandwidth=\"1187500000Bps\""));
+    assert_non_null(strstr(xml, "bandwidth=\"937500000Bps\""));
     assert_non_null(strstr(xml, "0.575 of the V100's fp32 peak, pytorch-v100's efficiency"));
     free(xml);
     assert_int_equal(bw("run --gpu V100 --workers 2 " TINY " --out @/v100"), 0);
     char *out = tmp_file("stdout");
     assert_non_null(strstr(out, "2 x V100 (9.03 TFLOP/s sustained: 0.575 of the V100's fp32 "
                                 "peak, pytorch-v100's efficiency)"));
+    assert_non_null(strstr(out, "tcp collectives at 7.5 Gbit/s, the transport's cap (75% of the "
+                                "link)"));
     free(out);
+    assert_true(summary_num("v100", "link_share") == 0.75);
     assert_true(summary_num("v100", "gpu_flops") == 9.0275e12);
     assert_true(summary_num("v100", "gpu_efficiency") == 0.575);
     assert_int_equal(bw("run --help"), 0);

@@ -129,6 +129,12 @@ static void print_price(const RunConfig *cfg)
         printf("), %s collectives at nccl-tests' busbw for %d GPUs per NIC%s\n",
                costs_net_name(cfg->transport), cluster_gpus_per_nic(&cfg->cluster),
                cfg->free_compression ? ", compression free" : "");
+    else if (costs_link_share(p, cfg->transport, 0, cfg->cluster.bandwidth_Bps) <
+             costs_share(p, cfg->transport, 0)) /* the transport's cap, below share x link */
+        printf("), %s collectives at %.3g Gbit/s, the transport's cap (%.0f%% of the link)%s\n",
+               costs_net_name(cfg->transport), p->net[cfg->transport].cap_Bps * 8 / 1e9,
+               100 * costs_link_share(p, cfg->transport, 0, cfg->cluster.bandwidth_Bps),
+               cfg->free_compression ? ", compression free" : "");
     else
         printf("), %s links at %.0f%% of their rate%s\n", costs_net_name(cfg->transport),
                100 * costs_share(p, cfg->transport, 0),

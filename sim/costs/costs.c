@@ -208,7 +208,7 @@ int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char
 static int check_share(const CostProfile *p, CostNet net, int allgather, const char *link,
                        double link_Bps, const char *flag, BwError *err)
 {
-    const double share = costs_share(p, net, allgather), x = share * link_Bps;
+    const double share = costs_link_share(p, net, allgather, link_Bps), x = share * link_Bps;
     if (x >= CLUSTER_MIN_RATE && x <= CLUSTER_MAX_BANDWIDTH_BPS) return BW_OK;
     return bw_fail(err, BW_EUSAGE,
                    "%s %s: networks.%s.%s: a share of %g of a %s of %g bytes/s leaves %g "
@@ -268,6 +268,19 @@ double costs_share(const CostProfile *p, CostNet net, int allgather)
     return allgather ? p->net[net].allgather : p->net[net].allreduce;
 }
 
+double costs_link_share(const CostProfile *p, CostNet net, int allgather, double link_Bps)
+{
+    const double share = costs_share(p, net, allgather);
+    return p->ideal ? share : costs_capped_share(share, p->net[net].cap_Bps, link_Bps);
+}
+
+double costs_capped_share(double share, double cap_Bps, double link_Bps)
+{
+    if (!(cap_Bps > 0) || !(link_Bps > 0)) return share;
+    const double capped = cap_Bps / link_Bps;
+    return capped < share ? capped : share;
+}
+
 double costs_efficiency(const CostProfile *p, const char *precision)
 {
     if (p->ideal) return 0;
@@ -299,6 +312,15 @@ double costs_partition_s(const CostProfile *p, const char *spec)
 }
 
 /* ---- the listing ---- */
+
+/* " tcp (allreduce 0.95, allgather 0.95 of the link, at most 7.5 Gbit/s)" */
+static void print_shares(FILE *out, int n, const CostNetShare *s)
+{
+    fprintf(out, " %s (allreduce %.2f, allgather %.2f of the link", NET_NAMES[n], s->allreduce,
+            s->allgather);
+    if (s->cap_Bps > 0) fprintf(out, ", at most %.3g Gbit/s", s->cap_Bps * 8 / 1e9);
+    fprintf(out, ")");
+}
 
 static void print_profile(FILE *out, const CostProfile *p)
 {
@@ -341,8 +363,7 @@ static void print_profile(FILE *out, const CostProfile *p)
                     NET_NAMES[n], p->net[n].n_tables[0], p->net[n].n_tables[1],
                     p->net[n].link_Bps * 8 / 1e9);
         else if (p->net[n].present)
-            fprintf(out, " %s (allreduce %.2f, allgather %.2f of the link)", NET_NAMES[n],
-                    p->net[n].allreduce, p->net[n].allgather);
+            print_shares(out, n, &p->net[n]);
     fprintf(out, "\n  allgathers %s the backward\n", p->allgather_overlaps ? "overlap" : "follow");
     fprintf(out, "  source     %s\n", p->source);
 }

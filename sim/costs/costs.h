@@ -81,6 +81,9 @@ typedef struct {
 typedef struct {
     int present;
     double allreduce, allgather; /* achieved bus bandwidth over the link's, in (0, 1] */
+    /* "cap_gbps": the most the collectives reach whatever the link, in bytes/s (0: no cap): a
+     * transport's own limit (NCCL's socket transport with its defaults), not a share of it */
+    double cap_Bps;
     /* "busbw" instead of the two shares: the tables of allreduce [0] and allgather [1] (none:
      * the allreduce's), gpus_per_nic rising, measured on links of link_Bps bytes/s */
     int busbw;
@@ -171,6 +174,15 @@ double costs_op_seconds(const CostProfile *p, CostOp op, double size);
 /* The link share of a collective on network net (1 for ideal, and for a network priced by its
  * "busbw" tables: its links run at line rate, and costs_busbw_curve scales each call). */
 double costs_share(const CostProfile *p, CostNet net, int allgather);
+
+/* The share of a link of link_Bps bytes/s a collective on network net reaches: costs_share, or
+ * the network's cap over the link where that is less, so the rate is min(share x link, cap).
+ * Every share that scales a link goes through it (the platform's NICs, the analytic comm, the
+ * allgather factor, the summary and the header). link_Bps <= 0: costs_share. */
+double costs_link_share(const CostProfile *p, CostNet net, int allgather, double link_Bps);
+/* The rule itself, min(share x link, cap) / link, for a caller that kept share and cap_Bps (0:
+ * no cap) but not the profile. */
+double costs_capped_share(double share, double cap_Bps, double link_Bps);
 
 /* The share of the link (busbw over the measured link's rate) as a function of a call's bytes,
  * for a cluster of gpus_per_nic GPUs behind each NIC: the table of that many, or between the two

@@ -122,9 +122,25 @@ static int parse_ops(Ctx *c, const json_t *ops, CostProfile *p)
     return BW_OK;
 }
 
+/* "cap_gbps": optional, Gbit/s in the range of a link bellows simulates; not beside "busbw",
+ * whose tables are the rates themselves. */
+static int parse_cap(const Ctx *c, const json_t *v, CostNetShare *s)
+{
+    if (!json_object_get(v, "cap_gbps")) return BW_OK;
+    if (s->busbw)
+        return json_at_fail(&c->loc, "\"cap_gbps\" with \"busbw\": nccl-tests' tables are the "
+                                     "rates already; give one or the other");
+    double gbps = 0;
+    int rc = get_num(c, v, "cap_gbps", CLUSTER_MAX_BANDWIDTH_BPS * 8 / 1e9, &gbps);
+    if (rc == BW_OK && gbps * 1e9 / 8 < CLUSTER_MIN_RATE)
+        rc = json_at_fail(&c->loc, "\"cap_gbps\" must be at least %g", CLUSTER_MIN_RATE * 8 / 1e9);
+    if (rc == BW_OK) s->cap_Bps = gbps * 1e9 / 8;
+    return rc;
+}
+
 static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
 {
-    static const char *const known[] = {"allreduce", "allgather", "busbw", NULL};
+    static const char *const known[] = {"allreduce", "allgather", "busbw", "cap_gbps", NULL};
     if (!json_is_object(nets) || json_object_size(nets) == 0)
         return json_at_fail(
             &c->loc, "\"networks\" must be an object with at least one of \"tcp\", \"rdma\", "
@@ -149,6 +165,7 @@ static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
             rc = costs_parse_busbw(&c->loc, v, s);
         if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allreduce", 1, &s->allreduce);
         if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allgather", 1, &s->allgather);
+        rc = rc == BW_OK ? parse_cap(c, v, s) : rc;
         if (rc != BW_OK) return rc;
         s->present = 1;
         c->loc.where[back] = '\0';

@@ -71,23 +71,35 @@ MEASURED_CALLS = {
     "random": "torch.randperm(n)"}
 
 
-# NCCL over sockets with one GPU per NIC. GRACE's PyTorch runs over TCP (sands-lab/grace-data,
-# cifar10-classification-pytorch: 8 V100s one per node) reached the same throughput with the link
-# limited to 25 Gbps and with no limit (none: 32,618 and 33,024 img/s), and RDMA on the same
-# nodes 35% more (44,061): the cap is NCCL's socket transport (by default one thread and one
-# socket per channel, NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD), not the link. The share
-# is fitted to one row, grace-r9-none-8-tcp (bellows validate); the other 20 TCP rows of that
-# table are predicted. Where NCCL opens more sockets (GCP's 32 GbE, 2 nodes x 1 GPU: all-reduce
-# bus bandwidth 30.6-31.4 Gbit/s, NVIDIA/nccl#209) it reaches 0.95: give such a cluster a
-# profile of its own (or its nccl-tests log: bellows costs import-nccl-tests).
-TCP_SHARE = 0.30
-TCP_SOURCE = ("fitted to GRACE's PyTorch ResNet-9, none, 8 V100s one per node over TCP at 25 "
-              "Gbps (sands-lab/grace-data; bellows validate's grace-r9-none-8-tcp), whose "
-              "throughput was the same with no limit on the link (32,618 and 33,024 img/s): "
-              "NCCL's socket transport with its defaults (one thread, one socket per channel) "
-              "caps it, not the link. Tuned sockets reach 0.95 (GCP 32 GbE, 2 x 1 GPU: 30.6-31.4 "
-              "Gbit/s, NVIDIA/nccl#209): give such a cluster a profile or an nccl-tests log of "
-              "its own")
+# NCCL over sockets with one GPU per NIC. The share is the tuned sockets' figure: all-reduce bus
+# bandwidth 30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl#209), 0.95, what
+# every profile gave before GRACE's rows were fitted. The cap is a rate: GRACE's PyTorch runs over
+# TCP (sands-lab/grace-data, cifar10-classification-pytorch: 8 V100s one per node) reached the
+# same throughput with the link limited to 25 Gbps and with no limit (none: 32,618 and 33,024
+# img/s), and RDMA on the same nodes 35% more (44,061): NCCL's socket transport with its defaults
+# (NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD 1 outside the clouds it recognises, one thread
+# and one socket per channel) caps the collectives whatever the link. As a share, the cap priced a
+# 10 Gbps link 2.5 times too slow; as a rate, min(share x link, cap), it gives the same 7.5
+# Gbit/s at 25 Gbps and unlimited, as GRACE measured. Fitted to one row, grace-r9-none-8-tcp
+# (bellows validate); the other 20 TCP rows of that table are predicted.
+#
+# The A100's and H100's profiles take the same cap: it is the transport's, not the GPU's (NCCL's
+# socket defaults are the same on an A100's or H100's host), and without it their TCP at 0.95 of a
+# link priced faster than their RDMA at 0.85, the reverse of what GRACE measured beside it and
+# of every nccl-tests comparison of the two. Tuned sockets (more threads and sockets per
+# connection) pass the cap: give such a cluster a profile of its own, or its nccl-tests log
+# (bellows costs import-nccl-tests).
+TCP_SHARE = 0.95
+TCP_CAP_GBPS = 7.5
+TCP_SOURCE = ("share: NCCL over tuned sockets with one GPU per NIC, all-reduce bus bandwidth "
+              "30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl#209, "
+              "REFERENCES.md). cap_gbps: fitted to GRACE's PyTorch ResNet-9, none, 8 V100s one "
+              "per node over TCP at 25 Gbps (sands-lab/grace-data; bellows validate's "
+              "grace-r9-none-8-tcp), whose throughput was the same with no limit on the link "
+              "(32,618 and 33,024 img/s): NCCL's socket transport with its defaults (one thread, "
+              "one socket per channel) caps it whatever the link, and the GPU's host does not "
+              "change that, so every profile takes it. Tuned sockets pass it: give such a "
+              "cluster a profile or an nccl-tests log of its own")
 
 # The compute's slowdown while a collective runs beside it (NCCL's kernels take SMs and memory
 # bandwidth): Lee et al., "Characterizing Compute-Communication Overlap in GPU-Accelerated
@@ -115,16 +127,6 @@ SCHEDULES = {"bytescheduler": {"partition_s": float("%.3g" % BYTESCHEDULER_PARTI
                        "32, 161 tensors) on 2 1080 Tis: 182.4 img/s a GPU without ByteScheduler, "
                        "169.2 with it and partition and credit infinite, 13.7 ms a step more: "
                        "85 us for each partition its Python core schedules"}
-
-# The A100's and H100's TCP share stays the tuned sockets' figure: GRACE's cap is NCCL's socket
-# transport's own rate (about 7.5 Gbit/s there, the same at 25 Gbps and with no limit), not a
-# share of the link, so 0.30 of a 10 Gbps link would price it 2.5 times too slow; a share cannot
-# say both, and only the V100's profile is validated against GRACE's TCP rows.
-TCP_TUNED_SOURCE = ("NCCL over sockets with one GPU per NIC, tuned: all-reduce bus bandwidth "
-                    "30.6-31.4 Gbit/s on GCP's 32 GbE with 2 nodes x 1 GPU (NVIDIA/nccl#209, "
-                    "REFERENCES.md). With NCCL's default sockets GRACE's TCP runs were capped at "
-                    "about 7.5 Gbit/s whatever the link (pytorch-v100 gives 0.30, fitted at 25 "
-                    "Gbps): give such a cluster a profile or an nccl-tests log of its own")
 
 # Operations whose rate for a GPU comes from a published PyTorch measurement (or, labelled, a
 # fit to one published row), replacing the roofline estimate in profile(). Each entry: kernels,
@@ -268,9 +270,8 @@ def profile(gpu):
                                 "bytes a parameter; about 6 launches for a model's tensors"},
     }
     nets = {
-        "tcp": ({"allreduce": TCP_SHARE, "allgather": TCP_SHARE, "source": TCP_SOURCE}
-                if gpu == "V100" else
-                {"allreduce": 0.95, "allgather": 0.95, "source": TCP_TUNED_SOURCE}),
+        "tcp": {"allreduce": TCP_SHARE, "allgather": TCP_SHARE, "cap_gbps": TCP_CAP_GBPS,
+                "source": TCP_SOURCE},
         "rdma": {"allreduce": 0.85, "allgather": 0.85,
                  "source": "nccl-tests on 4x HDR InfiniBand per node of A100s: 84.8 of 100 GB/s "
                            "(NVIDIA/nccl-tests#119)"},
@@ -285,7 +286,7 @@ def profile(gpu):
         "source": "cited estimates, not measurements (sim/costs/gen_costs.py): the %s's "
                   "datasheet, PyTorch's and NCCL's published figures; measure your own with "
                   "traces/pytorch/calibrate.py" % gpu + (
-                      "; ResNet-9's efficiency, the TCP share and randperm's rate fitted to one "
+                      "; ResNet-9's efficiency, the TCP cap and randperm's rate fitted to one "
                       "of GRACE's PyTorch rows each (bellows validate)" if gpu == "V100" else ""),
         "efficiency": EFFICIENCY[gpu],
         "fixed": {

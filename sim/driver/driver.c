@@ -90,8 +90,8 @@ static int run_alloc(DriverRun *run, BwError *err)
         coll_comm_set_wire(run->comm, run->job.place->wire, run->job.place->wire_arg);
     }
     if (run->comm && prof)
-        coll_comm_set_allgather_factor(run->comm, costs_share(prof, cfg->transport, 0) /
-                                                      costs_share(prof, cfg->transport, 1));
+        coll_comm_set_allgather_factor(run->comm,
+                                       driver_allgather_factor(prof, cfg, &run->cluster));
     CollShareCurve curve[2]; /* nccl-tests' busbw for the cluster's GPUs per NIC (costs_busbw.c) */
     const double per_nic = cluster_gpus_per_nic(&run->cluster);
     if (run->comm && prof && costs_busbw_curve(prof, cfg->transport, 0, per_nic, &curve[0]) &&

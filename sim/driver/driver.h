@@ -290,6 +290,9 @@ void driver_result_free(RunResult *res);
 /* The cluster as cfg's run loads it into SimGrid: cfg->cluster with its links at the cost
  * profile's share for its transport (Cluster.link_share, intra_link_share). */
 void driver_cluster_loaded(const RunConfig *cfg, Cluster *out);
+/* The allreduce's share of the cluster's NIC over the allgather's (costs_link_share at c's
+ * bandwidth): how many times its bytes a dataless allgather's message takes on the wire. */
+double driver_allgather_factor(const CostProfile *prof, const RunConfig *cfg, const Cluster *c);
 
 /* ---- several jobs in one simulation (bellows cluster) ----
  * Each job is a run with its own dynamics, policy, seeds and results; all are actors of one

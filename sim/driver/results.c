@@ -186,8 +186,9 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         if (p->device[0]) jsonw_string(w, "costs_measured_on", p->device);
         if (p->validation[0]) jsonw_string(w, "costs_validation", p->validation);
         jsonw_string(w, "transport", costs_net_name(cfg->transport));
-        jsonw_double(w, "link_share", costs_share(p, cfg->transport, 0));
-        jsonw_double(w, "allgather_link_share", costs_share(p, cfg->transport, 1));
+        const double link = cfg->cluster.bandwidth_Bps;
+        jsonw_double(w, "link_share", costs_link_share(p, cfg->transport, 0, link));
+        jsonw_double(w, "allgather_link_share", costs_link_share(p, cfg->transport, 1, link));
         if (p->interference > 1) jsonw_double(w, "costs_interference", p->interference);
     }
 }

@@ -174,9 +174,15 @@ void driver_cluster_loaded(const RunConfig *cfg, Cluster *out)
     *out = cfg->cluster;
     const CostProfile *prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
     if (prof) { /* the collective library's share of the links (a generated platform's NICs) */
-        out->link_share = costs_share(prof, cfg->transport, 0);
-        out->intra_link_share = prof->net[COST_NET_NVLINK].present
-                                    ? costs_share(prof, COST_NET_NVLINK, 0)
-                                    : out->link_share;
+        out->link_share = costs_link_share(prof, cfg->transport, 0, out->bandwidth_Bps);
+        out->intra_link_share = costs_link_share(
+            prof, prof->net[COST_NET_NVLINK].present ? COST_NET_NVLINK : cfg->transport, 0,
+            out->intra_bandwidth_Bps);
     }
+}
+
+double driver_allgather_factor(const CostProfile *prof, const RunConfig *cfg, const Cluster *c)
+{
+    return costs_link_share(prof, cfg->transport, 0, c->bandwidth_Bps) /
+           costs_link_share(prof, cfg->transport, 1, c->bandwidth_Bps);
 }

@@ -106,8 +106,7 @@ static int lanes_create(DriverRun *run, SchedEngine *E)
         if (!(E->lane_comm[k] = coll_comm_create_sibling(&run->cluster, run->comm))) return 0;
         if (prof)
             coll_comm_set_allgather_factor(E->lane_comm[k],
-                                           costs_share(prof, cfg->transport, 0) /
-                                               costs_share(prof, cfg->transport, 1));
+                                           driver_allgather_factor(prof, cfg, &run->cluster));
     }
     E->ranks = calloc((size_t)run->P, sizeof *E->ranks);
     if (!E->ranks) return 0;

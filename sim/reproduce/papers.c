@@ -173,6 +173,7 @@ int papers_profile_cost(const PaperSetting *ps, const char *costs, ProfileCost *
     int rc = costs_load(costs, "--costs", ps->gpu, &prof, err);
     if (rc) return rc;
     pc->share = costs_share(prof, COST_NET_TCP, 0);
+    pc->cap_Bps = prof->ideal ? 0.0 : prof->net[COST_NET_TCP].cap_Bps;
     pc->call_s = prof->ideal ? 0.0 : prof->collective_s;
     snprintf(pc->costs_name, sizeof pc->costs_name, "%s", prof->name);
     costs_free(prof);
@@ -210,6 +211,7 @@ double papers_dense_comm_s(const ProfileCost *pc, int p, double bw_bps, double l
                            int calls)
 {
     double bytes = 4.0 * pc->params;
-    return 2.0 * (p - 1) / p * bytes * 8.0 / (bw_bps * pc->share) +
+    const double share = costs_capped_share(pc->share, pc->cap_Bps, bw_bps / 8);
+    return 2.0 * (p - 1) / p * bytes * 8.0 / (bw_bps * share) +
            calls * (2.0 * (p - 1) * 2.0 * link_latency + pc->call_s);
 }

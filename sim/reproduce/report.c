@@ -155,16 +155,18 @@ static void cost_table(const Repro *r, FILE *f, int exp)
         if (batch_sweep)
             cost_row(r, f, exp, st, ": large batch", PAPERS_LARGE_BATCH * st->sim->batch);
     }
+    char cap[64] = ""; /* the profile's TCP cap: min(share x bandwidth, cap) */
+    if (pc->cap_Bps > 0) snprintf(cap, sizeof cap, ", at most %.3g Gbit/s", pc->cap_Bps * 8 / 1e9);
     fprintf(f,
             "\nCompute per step = batch x flops per sample / the GPU's rate (the runs also "
             "charge the optimiser's update, a pass over the parameters in memory, and "
             "compression's encode and decode); dense communication = the ring allreduce of "
-            "4 x %s bytes, 2 (p-1)/p x bytes / (bandwidth x %.2f) + (2 (p-1) x the route's "
+            "4 x %s bytes, 2 (p-1)/p x bytes / (bandwidth x %.2f%s) + (2 (p-1) x the route's "
             "latency (two links of the star: %.0f us) + %.0f us) x %d collective call%s a step "
             "(%s), where %.2f is the share of a TCP link and %.0f us the fixed cost of a call "
             "that the cost profile `%s` gives; compute share = compute / (compute + dense "
             "communication). A compressed step sends less, on ResNet-18's shapes.",
-            fmt_count(pc->params, params, sizeof params), pc->share, 2e6 * ps->latency,
+            fmt_count(pc->params, params, sizeof params), pc->share, cap, 2e6 * ps->latency,
             1e6 * pc->call_s, papers_dense_calls(exp, pc),
             papers_dense_calls(exp, pc) == 1 ? "" : "s",
             exp == 0 ? "one per tensor: `--overlap tensor`" : "one fused allreduce", pc->share,

@@ -79,6 +79,7 @@ typedef struct {
     /* the cost profile's (--costs): the allreduce's share of a TCP link, the fixed cost of a
      * collective call [s] (1 and 0 under `ideal`), and the profile's name */
     double share, call_s;
+    double cap_Bps; /* the profile's cap on a TCP link's rate, bytes/s (0: none) */
     char costs_name[64];
 } ProfileCost;
 

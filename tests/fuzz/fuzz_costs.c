@@ -109,7 +109,7 @@ static void check_links(CostProfile *p)
             }
             if (!p->net[n].present) continue;
             for (int ag = 0; ag < 2; ag++) {
-                double x = costs_share(p, (CostNet)n, ag) * bws[k];
+                double x = costs_link_share(p, (CostNet)n, ag, bws[k]) * bws[k];
                 if (!(x >= CLUSTER_MIN_RATE && x <= CLUSTER_MAX_BANDWIDTH_BPS)) abort();
             }
         }
