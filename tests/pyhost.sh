@@ -5,7 +5,9 @@
 # packaged Fashion-MNIST, else sets data and one OpenMP thread).
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pyenv=()
-if ldd "$BELLOWS_POLICY_LIB" | grep -q libasan; then
+# grep reads all of ldd's lines (not -q): under pipefail an early exit can kill ldd with SIGPIPE
+# and make the test fail as if the library were not sanitized (it did once, under ASan in CI)
+if ldd "$BELLOWS_POLICY_LIB" | grep libasan >/dev/null; then
   pyenv=(env "LD_PRELOAD=$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
          ASAN_OPTIONS=detect_leaks=0)
 fi
