@@ -54,7 +54,7 @@ typedef struct {
     const char *schedule, *ps_hosts;
     int servers; /* 0: not given (one a worker) */
     double bucket_mb;
-    int price_batch; /* 0: not given (--batch) */
+    int price_batch;   /* 0: not given (--batch) */
     int price_workers; /* 0: not given (--workers) */
     int free_compression;
     int average_momentum;

@@ -185,8 +185,8 @@ static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, 
 {
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
-    FastClock c = {now, run->cluster.gpu_flops,
-                   run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0, NULL};
+    FastClock c = {now, run->cluster.gpu_flops, run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0,
+                   NULL};
     const int b = driver_price_batch(run->cfg, st->b);
     double comp;
     if (cm->ddp) {

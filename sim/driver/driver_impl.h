@@ -120,8 +120,8 @@ typedef struct {
 
     /* costed steps (cost.c) */
     double compress_s, step_compress_s;
-    double cost_mult; /* this step's slowdown x jitter */
-    long cost_step;   /* the step being costed (the stream's timeline events) */
+    double cost_mult;      /* this step's slowdown x jitter */
+    long cost_step;        /* the step being costed (the stream's timeline events) */
     DdpStream stream;      /* exec_ddp under --overlap ddp (cost.c) */
     int comm_busy;         /* the worker's collectives in flight (cost_comm_begin) */
     sg_exec_t interfering; /* while comm_busy: the collectives' share of the GPU */

@@ -166,9 +166,10 @@ class Compressor:
     def _gen(self, tag, l):
         return torch.Generator().manual_seed(_seed(self.seed, tag, l, self.step))
 
-    def _powersgd(self, l, M, level):
-        n, m = self.shapes[l]
-        r = min(int(level), n, m)
+    def _warm_query(self, l, r, m):
+        """PowerSGD's Q for layer l at rank r ([r x m]): the previous step's columns kept (warm
+        start; none after a rank change under rank_change=reset), the others, and any kept one
+        that is all zeros, drawn from the layer's generator."""
         q = self.query.get(l)
         reset = self.opts["rank_change"] == "reset"
         keep = 0 if q is None or (reset and q.shape[0] != r) else min(q.shape[0], r)
@@ -182,6 +183,12 @@ class Compressor:
             if g is None:
                 g = self._gen(1, l)
             qt[j] = torch.randn(m, generator=g)
+        return qt
+
+    def _powersgd(self, l, M, level):
+        n, m = self.shapes[l]
+        r = min(int(level), n, m)
+        qt = self._warm_query(l, r, m)
         # P = sum_w M_w Q (allreduce-sum), orthogonalised
         P = sum(Mw @ qt.t() for Mw in M)  # [n x r]
         P = _orthogonalise(P)
@@ -353,19 +360,7 @@ class DdpHook:
         c = self.comp
         n, m = c.shapes[l]
         r = min(int(level), n, m)
-        q = c.query.get(l)
-        keep = 0 if q is None or (c.opts["rank_change"] == "reset" and q.shape[0] != r) \
-            else min(q.shape[0], r)
-        qt = torch.zeros(r, m)
-        if keep:
-            qt[:keep] = q[:keep]
-        g = None
-        for j in range(r):
-            if j < keep and bool((qt[j] != 0).any()):
-                continue
-            if g is None:
-                g = c._gen(1, l)
-            qt[j] = torch.randn(m, generator=g)
+        qt = c._warm_query(l, r, m)
         P = _orthogonalise(self._sum(M @ qt.t()))
         Q = self._sum(M.t() @ P) / self.world
         c.query[l] = Q.t().contiguous()
