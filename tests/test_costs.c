@@ -60,7 +60,10 @@ static void test_every_builtin_loads_and_pytorch_is_the_gpus(void **state)
     for (const char *const *b = costs_builtin_names(); *b; b++, n++) {
         CostProfile *p = NULL;
         BwError err = {{0}};
-        const char *gpu = strstr(*b, "a100") ? "A100" : strstr(*b, "h100") ? "H100" : "V100";
+        const char *gpu = strstr(*b, "a100")   ? "A100"
+                          : strstr(*b, "h100") ? "H100"
+                          : strstr(*b, "h200") ? "H200"
+                                               : "V100";
         if (costs_load(*b, "--costs", gpu, &p, &err) != BW_OK) fail_msg("%s: %s", *b, err.msg);
         assert_string_equal(p->name, *b);
         assert_false(p->ideal);
@@ -69,10 +72,13 @@ static void test_every_builtin_loads_and_pytorch_is_the_gpus(void **state)
             if (!p->ops[op].present) fail_msg("%s lacks %s", *b, costs_op_name((CostOp)op));
         costs_free(p);
     }
-    assert_int_equal(n, 4); /* grace-tf and pytorch-{a100,h100,v100} */
+    assert_int_equal(n, 5); /* grace-tf and pytorch-{a100,h100,h200,v100} */
     CostProfile *p = NULL;
     assert_int_equal(costs_load("pytorch", "--costs", "H100", &p, NULL), BW_OK);
     assert_string_equal(p->name, "pytorch-h100");
+    costs_free(p);
+    assert_int_equal(costs_load("pytorch", "--costs", "H200", &p, NULL), BW_OK);
+    assert_string_equal(p->name, "pytorch-h200");
     costs_free(p);
     assert_int_equal(costs_load("pytorch", "--costs", NULL, &p, NULL), BW_OK); /* --gpu-flops */
     assert_true(p->ideal);

@@ -34,7 +34,7 @@ const CliOpt cluster_cli_opts[] = {
                 "--topology islands: latency between two islands", 0, CLUSTER_MAX_LATENCY_S, NULL,
                 0),
     CLUSTER_OPT("gpu", CLI_CHOICE, gpu, "A100", NULL,
-                "GPU profile (peak rates from the datasheets)", 0, 0, "V100|A100|H100", 0),
+                "GPU profile (peak rates from the datasheets)", 0, 0, "V100|A100|H100|H200", 0),
     CLUSTER_OPT("precision", CLI_CHOICE, precision, "fp32", NULL, "which peak rate of the profile",
                 0, 0, "fp32|tf32|bf16", 0),
     CLUSTER_OPT("gpu-efficiency", CLI_DOUBLE, efficiency, NULL, NULL,

@@ -31,6 +31,11 @@ GPUS = {
     "H100": {"mem_Bps": 3.35e12, "nvlink": 0.82,
              "nvlink_source": "nccl-tests ring all-reduce on 8 H100s, about 371 GB/s of NVLink4's "
                               "450 GB/s each way (REFERENCES.md)"},
+    # H200 SXM datasheet: HBM3e at 4.8 TB/s; its HGX boards have the H100's NVLink 4 and NVSwitch
+    "H200": {"mem_Bps": 4.8e12, "nvlink": 0.82,
+             "nvlink_source": "the H100's share (no H200 figure found; the same NVLink 4 and "
+                              "NVSwitch): nccl-tests ring all-reduce on 8 H100s, about 371 GB/s "
+                              "of 450 GB/s each way (REFERENCES.md)"},
 }
 
 # The share of the peak that streaming kernels sustain (STREAM-like copies): about 85% on
@@ -54,13 +59,14 @@ EFFICIENCY = {
              "workloads": {"resnet9-cifar": {"fp32": 1.29}}},
     "A100": {"tf32": round(938 * 24.60e9 / 156e12, 4)},
     "H100": {},
+    "H200": {},
 }
 
 # GPUs measured by traces/pytorch/calibrate.py (the files in measured/, each naming its device,
 # versions and date): their profile takes the compute efficiency, the per-tensor and per-kernel
 # costs and every operation's rate from the measurement. A collective call's cost and the links'
 # shares stay cited: one machine has no network to measure.
-MEASURED = {"H100": "h100-sxm-pytorch2.11.json"}
+MEASURED = {"H100": "h100-sxm-pytorch2.11.json", "H200": "h200-sxm-pytorch2.11.json"}
 # what calibrate.py times for each operation (its op_table)
 MEASURED_CALLS = {
     "elementwise": "a.add_(b), 12 bytes an element", "matmul": "torch.mm(M, Q), Q of rank 2",
@@ -105,15 +111,15 @@ TCP_SOURCE = ("share: NCCL over tuned sockets with one GPU per NIC, all-reduce b
 # bandwidth): Lee et al., "Characterizing Compute-Communication Overlap in GPU-Accelerated
 # Distributed Deep Learning: Performance and Power Implications" (arXiv 2507.03114, 2025),
 # measured on 4 A100s, 4 H100s, MI250s and MI210s with GPT and LLaMA models: overlapped compute
-# was on average 18.9% slower than alone (at most 40.0%). No V100 was measured there; the
+# was on average 18.9% slower than alone (at most 40.0%). No V100 or H200 was measured there; the
 # average is used for it too.
 INTERFERENCE = {gpu: {"compute": 1.189,
                       "source": "Lee et al., arXiv 2507.03114 (2025): compute overlapped with "
                                 "communication ran on average 18.9% slower than alone (at most "
                                 "40.0%) on 4 A100s, H100s, MI250s and MI210s, GPT and LLaMA"
                                 + ("" if gpu in ("A100", "H100") else
-                                   "; no V100 was measured: their average")}
-                for gpu in ("V100", "A100", "H100")}
+                                   "; no %s was measured: their average" % gpu)}
+                for gpu in ("V100", "A100", "H100", "H200")}
 
 # ByteScheduler's own cost per partition it schedules (its Python core queues each one as a task
 # and takes it back in a callback), beyond the collective call: bytedance/byteps#370 ran

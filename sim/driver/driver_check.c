@@ -290,7 +290,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
         rc = bw_fail(err, BW_EUSAGE,
                      "--workload %s: measured on \"%s\", not a GPU bellows knows "
-                     "(V100, A100, H100)",
+                     "(V100, A100, H100, H200)",
                      wl->spec, wl->measured_gpu);
     if (rc == BW_OK && cfg->workload) { /* the real tensors must map onto the small layers */
         int *follows = malloc(sizeof(int) * (size_t)cfg->workload->n_tensors);

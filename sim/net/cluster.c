@@ -8,7 +8,8 @@
  * FP32 19.5, TF32 156, BF16 312 TFLOPS dense), H100 datasheet (SXM: FP32 67, TF32 494.7,
  * BF16 989.4 TFLOPS dense; the datasheet's larger figures assume 2:4 sparsity). Memory
  * bandwidth from the same datasheets: V100 SXM2 900 GB/s, A100 SXM 40GB 1,555 GB/s, H100 SXM
- * 3.35 TB/s. */
+ * 3.35 TB/s. H200 SXM datasheet: the H100 SXM's compute (the same dense figures) with HBM3e at
+ * 4.8 TB/s. */
 #include "cluster.h"
 
 #include <assert.h>
@@ -22,7 +23,9 @@ static const GpuProfile A100 = {"A100", 19.5e12, 156e12,
                                 312e12, 1555e9,  "NVIDIA A100 SXM (40GB) datasheet"};
 static const GpuProfile H100 = {"H100",   67e12,   494.7e12,
                                 989.4e12, 3.35e12, "NVIDIA H100 SXM datasheet"};
-static const GpuProfile *const PROFILES[] = {&V100, &A100, &H100, NULL};
+static const GpuProfile H200 = {"H200",   67e12,  494.7e12,
+                                989.4e12, 4.8e12, "NVIDIA H200 SXM datasheet"};
+static const GpuProfile *const PROFILES[] = {&V100, &A100, &H100, &H200, NULL};
 
 const GpuProfile *const *cluster_gpu_profiles(void)
 {

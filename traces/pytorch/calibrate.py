@@ -48,7 +48,12 @@ sys.path.insert(0, COSTS)
 from gen_costs import dumps  # noqa: E402  (the profiles' JSON layout)
 # the datasheet peaks bellows uses (sim/net/cluster.c), flop/s
 PEAK = {"V100": {"fp32": 15.7e12}, "A100": {"fp32": 19.5e12, "tf32": 156e12, "bf16": 312e12},
-        "H100": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12}}
+        "H100": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12},
+        # H200 SXM datasheet: the H100 SXM's tensor cores (dense TF32 494.7, BF16 989.4 TFLOPS)
+        # with HBM3e at 4.8 TB/s; its NVLink 4 and NICs are the H100 HGX's, so the links'
+        # cited shares are copied from pytorch-h100 (CITED_FROM)
+        "H200": {"fp32": 67e12, "tf32": 494.7e12, "bf16": 989.4e12}}
+CITED_FROM = {"H200": "H100"}  # a GPU without a built-in profile: whose cited network part it takes
 EFF_BATCHES = (64, 128, 256)  # per-GPU batches the efficiency is measured at; the profile keeps 128's
 RESNET50_FLOPS = 24.60e9  # forward and backward an image, sim/workload/profiles/resnet50.json
 
@@ -219,7 +224,7 @@ def resnet50_rate(tm, dev, batch, bf16):
 def efficiency(tm, dev, gpu):
     """The sustained fraction of the datasheet peak, per precision the GPU has, from ResNet-50's
     rate at EFF_BATCHES[1] images; the other batches' rates go in the source."""
-    tf32 = gpu in ("A100", "H100") and torch.backends.cudnn.allow_tf32
+    tf32 = gpu in ("A100", "H100", "H200") and torch.backends.cudnn.allow_tf32
     precisions = [("tf32" if tf32 else "fp32", False)]
     if "bf16" in PEAK[gpu]:
         precisions.append(("bf16", True))
@@ -237,7 +242,7 @@ def efficiency(tm, dev, gpu):
 
 
 def builtin(gpu):
-    with open(os.path.join(BUILTINS, "pytorch-%s.json" % gpu.lower())) as f:
+    with open(os.path.join(BUILTINS, "pytorch-%s.json" % CITED_FROM.get(gpu, gpu).lower())) as f:
         return json.load(f)
 
 
@@ -279,7 +284,7 @@ def main(argv):
         "gpu": a.gpu,
         "source": "measured by traces/pytorch/calibrate.py on %s; the links' shares and the "
                   "allgathers' overlap copied from pytorch-%s (cited, not measured here)"
-                  % (device_name(dev), a.gpu.lower()),
+                  % (device_name(dev), CITED_FROM.get(a.gpu, a.gpu).lower()),
         "measured": {"device": device_name(dev)[:127], "versions": versions(dev)[:127],
                      "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")},
     }
