@@ -71,8 +71,10 @@ static void job_json(JsonW *w, const ClJob *job, const ClRow *r, int alone)
     jsonw_string(w, "name", job->spec->name);
     jsonw_string(w, "folder", job->spec->name); /* jobs/NAME, alone/NAME */
     jsonw_long(w, "workers", job->P);
+    if (job->cfg.price_workers) /* the GPUs it holds and is priced at; its ranks on the first */
+        jsonw_long(w, "price_workers", job->N);
     jsonw_array(w, "gpus");
-    for (int g = 0; g < job->P; g++) jsonw_long(w, NULL, job->gpus[g]);
+    for (int g = 0; g < job->N; g++) jsonw_long(w, NULL, job->gpus[g]);
     jsonw_end_array(w);
     jsonw_string(w, "policy", job->cfg.policy);
     jsonw_string(w, "compressor", job->cfg.compressor);
@@ -190,9 +192,9 @@ void cl_gpu_text(const ClJob *job, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int r = 0; r < job->P && used < n; r++) {
+    for (int r = 0; r < job->N && used < n; r++) {
         int e = r;
-        while (e + 1 < job->P && job->gpus[e + 1] == job->gpus[e] + 1) e++;
+        while (e + 1 < job->N && job->gpus[e + 1] == job->gpus[e] + 1) e++;
         if (e > r)
             used += (size_t)snprintf(buf + used, n - used, "%s%d-%d", r ? "," : "", job->gpus[r],
                                      job->gpus[e]);
