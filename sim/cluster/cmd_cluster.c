@@ -77,10 +77,13 @@ static const char ABOUT[] =
     "(topology, bandwidth, oversubscription, platform, ...; hyphens as underscores), placement\n"
     "(packed or spread over the leaf switches) and jobs: each a name, the job's flags of bellows\n"
     "run (model, workers, policy, compressor, workload, epochs, train_samples, seed, ...),\n"
-    "start_s and optionally hosts (sim/cluster/README.md). Prints each job's time to accuracy,\n"
-    "its slowdown against the same job alone on the same GPUs, its bytes and the share of its\n"
-    "communication time that contention added, and plots each job's accuracy on the cluster's\n"
-    "clock and the busiest links' utilisation (jobs_accuracy_vs_time, links_utilisation).";
+    "start_s and optionally hosts (sim/cluster/README.md). A job's price_workers N (with\n"
+    "collectives analytic, allreduce ring) trains on its workers, holds N GPUs and pays its\n"
+    "closed forms at N plus the delay its ring's flows between switches meet on the shared\n"
+    "links. Prints each job's time to accuracy, its slowdown against the same job alone on the\n"
+    "same GPUs, its bytes and the share of its communication time that contention added, and\n"
+    "plots each job's accuracy on the cluster's clock and the busiest links' utilisation\n"
+    "(jobs_accuracy_vs_time, links_utilisation).";
 
 /* One point: its file, plan and results. */
 typedef struct {
