@@ -5,7 +5,8 @@
  * driver_check), with its data. A job's messages name the file, the job and the key. The jobs
  * share the hardware, so they must agree on what their cost profiles make of it (the GPUs'
  * sustained rate, the links' share), and several jobs need the transfer-level collectives: the
- * analytic ones price each collective alone, blind to the other jobs' traffic. */
+ * analytic ones price each collective alone, blind to the other jobs' traffic; but a priced job
+ * (price_workers, which holds that many GPUs) puts its ring's flows on the links (cl_fabric.c). */
 #include "cl_impl.h"
 
 #include <stdlib.h>
