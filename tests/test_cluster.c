@@ -397,6 +397,48 @@ static void test_set_sweeps_a_key(void **state)
     plots_of_points();
 }
 
+/* Two jobs priced as 4 GPUs (price_workers) train on 2 each, spread over leaves of 2 whose
+ * uplinks carry one GPU's rate: every hop of each job's ring crosses an uplink the other job's
+ * ring crosses too, so each step is the ring's closed form at 4 GPUs and half the bandwidth,
+ * alone at the full; alone, the job is `bellows run --price-workers 4` (its bytes exactly, its
+ * times to 1e-12: the wait is the closed form's plus the flows' delay, added in another order). */
+static void test_priced_jobs_share_their_rings_uplinks(void **state)
+{
+    (void)state;
+#define PRICED(name) JOB(name, ", \"collectives\": \"analytic\", \"price_workers\": 4")
+    write_tmp("priced.json", "{" FABRIC ", \"placement\": \"spread\", \"jobs\": [" PRICED(
+                                 "a") ", " PRICED("b") "]}");
+#undef PRICED
+    assert_int_equal(bw("cluster @/priced.json --out @/pr"), 0);
+    const double n = grad_bytes("pr/jobs/a");
+    steps_take("pr/jobs/a", ring_s(n, 4, 4, BW_BPS / 2));
+    steps_take("pr/jobs/b", ring_s(n, 4, 4, BW_BPS / 2));
+    steps_take("pr/alone/a", ring_s(n, 4, 4, BW_BPS));
+    assert_int_equal(bw("run --topology fat-tree --leaf-size 2 --oversubscription 2 --bandwidth "
+                        "10Gbps --latency 5us --workers 2 --price-workers 4 --collectives "
+                        "analytic --epochs 1 --train-samples 2048 --test-samples 500 --policy "
+                        "sync --compressor none --costs ideal --eval-every 1 --out @/pr1"),
+                     0);
+    assert_true(summary_num("pr/alone/a", "bytes_per_worker") ==
+                summary_num("pr1", "bytes_per_worker"));
+    const char *keys[] = {"sim_time_s", "communication_s"};
+    for (int k = 0; k < 2; k++) {
+        const double x = summary_num("pr/alone/a", keys[k]), y = summary_num("pr1", keys[k]);
+        if (!(fabs(x - y) <= 1e-12 * y)) fail_msg("%s: %.17g alone, %.17g run", keys[k], x, y);
+    }
+    same_file("pr/alone/a/steps.csv", "pr1/steps.csv");
+    json_t *root = cluster_json("pr");
+    assert_true(job_num(root, 0, "price_workers") == 4);
+    assert_true(job_num(root, 1, "contention_share") > 0.4);
+    /* the busiest link, an uplink, carried both rings' hops across it: 2 (p-1)/p n each */
+    const json_t *up = json_array_get(json_object_get(root, "links"), 0);
+    const double steps = summary_num("pr/jobs/a", "steps");
+    assert_true(strncmp(json_string_value(json_object_get(up, "link")), "up", 2) == 0);
+    assert_true(fabs(json_number_value(json_object_get(up, "bytes")) - 2 * steps * 1.5 * n) <=
+                1e-9 * n * steps);
+    json_decref(root);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_packed_jobs_apart_keep_full_speed),
         cmocka_unit_test(test_a_later_job_starts_at_its_start),
         cmocka_unit_test(test_set_sweeps_a_key),
+        cmocka_unit_test(test_priced_jobs_share_their_rings_uplinks),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

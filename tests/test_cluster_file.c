@@ -103,6 +103,29 @@ static void test_jobs_share_the_hardware(void **state)
             "{\"network_model\": \"lv08\", \"jobs\": [{\"name\": \"a\", " JOB "}]}");
 }
 
+/* A priced job (price_workers): its GPUs, at least its workers, that fit the cluster; placed
+ * by placement; its traffic is a ring's on the exact model (cl_fabric.c). */
+static void test_priced_jobs_are_checked(void **state)
+{
+    (void)state;
+#define PRICED JOB ", \"collectives\": \"analytic\", \"price_workers\": "
+    refused("c.json: job \"a\": key \"price_workers\": expected an integer from its workers (2)",
+            "{\"jobs\": [{\"name\": \"a\", " PRICED "\"x\"}]}");
+    refused("c.json: job \"a\": key \"price_workers\": expected an integer from its workers (2)",
+            "{\"jobs\": [{\"name\": \"a\", " PRICED "1}]}");
+    refused("c.json: job \"b\": key \"price_workers\": 8 GPUs, but 6 of the cluster's 8 are free",
+            "{\"workers\": 8, \"jobs\": [{\"name\": \"a\", " JOB "}, {\"name\": \"b\", " PRICED
+            "8}]}");
+    refused("c.json: job \"a\": key \"hosts\": a priced job",
+            "{\"jobs\": [{\"name\": \"a\", " PRICED "4, \"hosts\": [0, 1]}]}");
+    refused("c.json: job \"a\": key \"price_workers\": a priced job's traffic on the shared "
+            "links is its ring's",
+            "{\"jobs\": [{\"name\": \"a\", " PRICED "4, \"allreduce\": \"tree\"}]}");
+    refused("c.json: job \"a\": key \"price_workers\": needs \"collectives\" analytic",
+            "{\"jobs\": [{\"name\": \"a\", " JOB ", \"price_workers\": 4}]}");
+#undef PRICED
+}
+
 static void test_command_line_is_checked(void **state)
 {
     (void)state;
@@ -243,6 +266,7 @@ int main(void)
         cmocka_unit_test(test_values_are_checked_as_the_flags),
         cmocka_unit_test(test_placement_is_checked),
         cmocka_unit_test(test_jobs_share_the_hardware),
+        cmocka_unit_test(test_priced_jobs_are_checked),
         cmocka_unit_test(test_command_line_is_checked),
         cmocka_unit_test(test_a_failure_leaves_no_out),
         cmocka_unit_test(test_an_interruption_leaves_no_out),

@@ -3,7 +3,8 @@
 # trace in Alibaba PAI's 2020 format (the synthetic sample in sim/cluster/examples/pai-sample/):
 # their sizes (inst_num x plan_gpu / 100, rounded up; CPU jobs skipped), starts and models; an
 # unknown model tag or a negative size is refused with its file and line (exit 2, nothing
-# written); and bellows cluster runs the first three jobs of the sample.
+# written); and bellows cluster runs the first three jobs of the sample, at their sizes and priced
+# (--price 4: 4 workers each, price_workers their GPUs).
 #   tests/test_pai_trace.sh BELLOWS_BINARY SOURCE_DIR
 set -euo pipefail
 bellows=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -62,4 +63,20 @@ d = json.load(open(sys.argv[1]))
 jobs = d["jobs"]
 assert len(jobs) == 3 and [len(j["gpus"]) for j in jobs] == [16, 16, 8], [j.keys() for j in jobs]
 PY
+
+# priced (--price 4): the same jobs train on 4 workers each, priced at and holding their GPUs
+$conv "$sample" --jobs 3 --time-scale 0.001 --steps 2 --test-samples 50 --price 4 -o priced.json
+"$bellows" cluster priced.json --alone none --out priced > priced.out 2>&1 || { tail priced.out; fail "priced"; }
+grep -q "3 priced jobs" priced.out || fail "the header's priced jobs"
+/usr/bin/python3 - priced/cluster.json <<'PY' || fail "priced cluster.json"
+import json, sys
+jobs = json.load(open(sys.argv[1]))["jobs"]
+assert [(j["workers"], j["price_workers"], len(j["gpus"])) for j in jobs] == \
+    [(4, 16, 16), (4, 16, 16), (4, 8, 8)], jobs
+PY
+set +e
+$conv "$sample" --price 1 -o p1.json 2> p1.err
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q -- "--price 1" p1.err && [ ! -e p1.json ] || fail "--price 1: exit $rc"
 echo "ok"

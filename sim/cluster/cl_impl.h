@@ -71,7 +71,8 @@ typedef struct {
     RunConfig cfg;
     double *slowdown; /* [DRIVER_MAX_WORKERS] */
     int P;            /* its workers */
-    int *gpus;        /* [P]: the cluster's GPUs its ranks sit on */
+    int N;            /* the GPUs it holds: its price_workers, else P */
+    int *gpus;        /* [N]: the cluster's GPUs it holds, its ranks on the first P */
 } ClJob;
 
 /* What a plan simulates. */
@@ -118,6 +119,14 @@ void cl_links_wire(void *job, int src, int dst, double bytes, double t0_s, doubl
 int cl_links_write(ClLinks *m, const char *dir, BwError *err); /* dir/links.csv, at the end */
 void cl_links_free(ClLinks *m);
 #define CL_LINKS_TOP 8 /* links.csv keeps the busiest */
+
+/* cl_fabric.c: a priced job's ring flows between switches on the shared links (the model is in
+ * cl_fabric.c and sim/cluster/README.md). Create once the platform is loaded; wire may be NULL. */
+typedef struct ClFabric ClFabric;
+ClFabric *cl_fabric_create(const ClPlan *plan, const ClJob *job, ClWireJob *wire);
+double cl_fabric_call(void *fabric, double flow_bytes); /* a CollFabricFn */
+int cl_fabric_flows(const ClFabric *f);                 /* its flows (0 for NULL) */
+void cl_fabric_free(ClFabric *f);                       /* NULL is a no-op */
 
 /* cl_report.c: the jobs' results read back (their summary.json), cluster.json and the table. */
 typedef struct {

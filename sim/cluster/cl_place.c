@@ -74,7 +74,7 @@ static void place_auto(ClPlan *p, ClJob *job, int *owner)
 {
     const char *how = job->spec->placement[0] ? job->spec->placement : p->spec->placement;
     const int spread = strcmp(how, "spread") == 0 && p->group_size > 1;
-    for (int r = 0, k = 0, g = 0; r < job->P; r++) {
+    for (int r = 0, k = 0, g = 0; r < job->N; r++) {
         if (spread) {
             int got = -1;
             for (int tried = 0; got < 0 && tried < p->groups; tried++, k = (k + 1) % p->groups)
@@ -106,7 +106,7 @@ int cl_place(ClPlan *p, BwError *err)
     for (int g = 0; g < p->gpus; g++) owner[g] = -1;
     for (int j = 0; j < p->n_jobs && !rc; j++) {
         ClJob *job = &p->jobs[j];
-        job->gpus = calloc((size_t)job->P, sizeof *job->gpus);
+        job->gpus = calloc((size_t)job->N, sizeof *job->gpus);
         if (p->platform.platform_file &&
             strcmp(job->spec->placement[0] ? job->spec->placement : p->spec->placement, "spread") ==
                 0 &&
@@ -129,14 +129,15 @@ int cl_place(ClPlan *p, BwError *err)
     for (int j = 0; j < p->n_jobs && !rc; j++) {
         ClJob *job = &p->jobs[j];
         if (job->spec->n_hosts) continue;
-        if (job->P > free_gpus)
+        if (job->N > free_gpus)
             rc = bw_fail(err, BW_EUSAGE,
-                         "%s: job \"%s\": key \"workers\": %d GPUs, but %d of the cluster's %d "
+                         "%s: job \"%s\": key \"%s\": %d GPUs, but %d of the cluster's %d "
                          "are free (the top-level \"workers\" sizes the cluster)",
-                         p->spec->path, job->spec->name, job->P, free_gpus, p->gpus);
+                         p->spec->path, job->spec->name,
+                         job->N > job->P ? "price_workers" : "workers", job->N, free_gpus, p->gpus);
         else
             place_auto(p, job, owner);
-        free_gpus -= job->P;
+        free_gpus -= job->N;
     }
     free(owner);
     return rc;

@@ -5,7 +5,8 @@
  * driver_check), with its data. A job's messages name the file, the job and the key. The jobs
  * share the hardware, so they must agree on what their cost profiles make of it (the GPUs'
  * sustained rate, the links' share), and several jobs need the transfer-level collectives: the
- * analytic ones price each collective alone, blind to the other jobs' traffic. */
+ * analytic ones price each collective alone, blind to the other jobs' traffic; but a priced job
+ * (price_workers, which holds that many GPUs) puts its ring's flows on the links (cl_fabric.c). */
 #include "cl_impl.h"
 
 #include <stdlib.h>
@@ -61,6 +62,29 @@ static int job_workers(const ClSpec *s, const ClJobSpec *j, int platform, int *P
     return BW_OK;
 }
 
+/* The GPUs job j holds: its "price_workers" N (its ring priced and its flows simulated over N
+ * GPUs, cl_fabric.c), at least its workers P; else P. Checked here, before the jobs are placed. */
+static int job_price(const ClSpec *s, const ClJobSpec *j, int P, int *N, BwError *err)
+{
+    const char *v = flag_of(j->flags, j->n_flags, "price-workers");
+    *N = P;
+    if (!v) return BW_OK;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < P || n > DRIVER_MAX_WORKERS)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: job \"%s\": key \"price_workers\": expected an integer from its "
+                       "workers (%d) to %d, the GPUs it holds on the cluster, got '%s'",
+                       s->path, j->name, P, DRIVER_MAX_WORKERS, v);
+    if (j->n_hosts)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: job \"%s\": key \"hosts\": a priced job (price_workers) is placed "
+                       "by placement, packed or spread, on its %ld GPUs; drop its hosts",
+                       s->path, j->name, n);
+    *N = (int)n;
+    return BW_OK;
+}
+
 /* The whole cluster: its flags, and its size unless given (the jobs' workers together). */
 static int plan_platform(ClPlan *p, BwError *err)
 {
@@ -68,8 +92,10 @@ static int plan_platform(ClPlan *p, BwError *err)
     int rc = BW_OK, platform = flag_of(s->flags, s->n_flags, "platform") != NULL;
     long sum = 0;
     for (int j = 0; j < s->n_jobs; j++) {
-        if ((rc = job_workers(s, &s->jobs[j], platform, &p->jobs[j].P, err))) return rc;
-        sum += p->jobs[j].P;
+        if ((rc = job_workers(s, &s->jobs[j], platform, &p->jobs[j].P, err)) ||
+            (rc = job_price(s, &s->jobs[j], p->jobs[j].P, &p->jobs[j].N, err)))
+            return rc;
+        sum += p->jobs[j].N;
     }
     for (int i = 0; i < s->n_flags && !rc; i++)
         rc = push(p->top_argv, &p->top_argc, s->flags[i].flag, s->flags[i].value, err);
@@ -168,10 +194,20 @@ static int plan_job(ClPlan *p, ClJob *job, int threads, BwError *err)
                        "%skey \"ps_hosts\": own parameter-server hosts are hosts beyond the "
                        "cluster's GPUs, which a cluster file does not place; use \"colocated\"",
                        where);
-    if (p->n_jobs > 1 && job->cfg.backend == COLL_ANALYTIC)
+    if (p->n_jobs > 1 && job->cfg.backend == COLL_ANALYTIC && !job->cfg.price_workers)
         return bw_fail(err, BW_EUSAGE,
                        "%skey \"collectives\": analytic prices each collective alone, blind to "
-                       "the other jobs' traffic; several jobs need \"transfer\"",
+                       "the other jobs' traffic; several jobs need \"transfer\" (or the job "
+                       "a \"price_workers\": its ring's flows between switches then share the "
+                       "links)",
+                       where);
+    if (job->cfg.price_workers &&
+        (job->cfg.algo != COLL_RING || strcmp(p->spec->network_model, "exact")))
+        return bw_fail(err, BW_EUSAGE,
+                       "%skey \"price_workers\": a priced job's traffic on the shared links is "
+                       "its ring's (sim/cluster/README.md): it needs \"allreduce\": \"ring\" "
+                       "and the exact network model, whose lone flow takes its route's latency "
+                       "plus its bytes over the route's bandwidth",
                        where);
     if ((rc = driver_check(&job->cfg, err))) return cl_fail_keys(err, rc, where, err->msg);
     return BW_OK;

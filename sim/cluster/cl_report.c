@@ -71,8 +71,10 @@ static void job_json(JsonW *w, const ClJob *job, const ClRow *r, int alone)
     jsonw_string(w, "name", job->spec->name);
     jsonw_string(w, "folder", job->spec->name); /* jobs/NAME, alone/NAME */
     jsonw_long(w, "workers", job->P);
+    if (job->cfg.price_workers) /* the GPUs it holds and is priced at; its ranks on the first */
+        jsonw_long(w, "price_workers", job->N);
     jsonw_array(w, "gpus");
-    for (int g = 0; g < job->P; g++) jsonw_long(w, NULL, job->gpus[g]);
+    for (int g = 0; g < job->N; g++) jsonw_long(w, NULL, job->gpus[g]);
     jsonw_end_array(w);
     jsonw_string(w, "policy", job->cfg.policy);
     jsonw_string(w, "compressor", job->cfg.compressor);
@@ -190,9 +192,9 @@ void cl_gpu_text(const ClJob *job, char *buf, size_t n)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (int r = 0; r < job->P && used < n; r++) {
+    for (int r = 0; r < job->N && used < n; r++) {
         int e = r;
-        while (e + 1 < job->P && job->gpus[e + 1] == job->gpus[e] + 1) e++;
+        while (e + 1 < job->N && job->gpus[e + 1] == job->gpus[e] + 1) e++;
         if (e > r)
             used += (size_t)snprintf(buf + used, n - used, "%s%d-%d", r ? "," : "", job->gpus[r],
                                      job->gpus[e]);
@@ -236,7 +238,7 @@ void cl_report_print(FILE *out, const ClPlan *p, const ClRow *rows, int alone)
             snprintf(co, sizeof co, "%.1f%%", 100 * cl_contention(r));
         }
         fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9.4f %7s %9s %9s %10.3f %9.4f %10s\n",
-                p->jobs[j].spec->name, p->jobs[j].P, on, r->start_s, r->shared.status,
+                p->jobs[j].spec->name, p->jobs[j].N, on, r->start_s, r->shared.status,
                 r->shared.tta_s, res, al, sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
     }
     fputs("\ntta_s: simulated seconds from the job's start to the first evaluation at or above its "

@@ -27,8 +27,9 @@ typedef struct {
     char (*dir)[4096];
     char (*timeline)[4200]; /* the configurations point here */
     Pool *pool;
-    ClLinks *links;  /* the shared run's, or NULL */
-    ClWireJob *wire; /* [n]: each job's view of links */
+    ClLinks *links;    /* the shared run's, or NULL */
+    ClWireJob *wire;   /* [n]: each job's view of links */
+    ClFabric **fabric; /* [n]: a priced job's flows on the shared links, or NULL */
 } Sim;
 
 static void sim_free(Sim *s)
@@ -37,6 +38,8 @@ static void sim_free(Sim *s)
         driver_job_free(s->run[k]);
         driver_result_free(&s->res[k]);
     }
+    for (int k = 0; s->fabric && k < s->n; k++) cl_fabric_free(s->fabric[k]);
+    free(s->fabric);
     free(s->cfg);
     free(s->place);
     free(s->res);
@@ -65,8 +68,16 @@ static int sim_job(Sim *s, const ClPlan *p, int k, int which, int alone, const c
         cl_timeline_range(p, &s->cfg[k].timeline_lo, &s->cfg[k].timeline_hi);
     }
     s->wire[k] = (ClWireJob){s->links, job->gpus};
-    s->place[k] = (DriverPlace){job->gpus, alone ? 0 : job->spec->start_s,  k + 1,
-                                s->pool,   s->links ? cl_links_wire : NULL, &s->wire[k]};
+    if (job->cfg.price_workers) /* a priced job's ring on the shared links (cl_fabric.c) */
+        s->fabric[k] = cl_fabric_create(p, job, s->links ? &s->wire[k] : NULL);
+    s->place[k] = (DriverPlace){job->gpus,
+                                alone ? 0 : job->spec->start_s,
+                                k + 1,
+                                s->pool,
+                                s->links ? cl_links_wire : NULL,
+                                &s->wire[k],
+                                s->fabric[k] ? cl_fabric_call : NULL,
+                                s->fabric[k]};
     rc = driver_job_create(&s->cfg[k], &s->place[k], &s->res[k], &s->run[k], err);
     if (rc) {
         char where[128];
@@ -108,6 +119,7 @@ int cl_simulate(const ClPlan *p, const int *which, int n, int alone, const char 
     s.dir = calloc((size_t)n, sizeof *s.dir);
     s.timeline = calloc((size_t)n, sizeof *s.timeline);
     s.wire = calloc((size_t)n, sizeof *s.wire);
+    s.fabric = calloc((size_t)n, sizeof *s.fabric);
     int rc = engine_init(0, NULL, p->spec->network_model, err);
     outfile_interrupt_softly(); /* again: SimGrid's engine_init puts its own (exit 1) in */
     Cluster platform = p->platform;

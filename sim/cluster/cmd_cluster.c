@@ -77,10 +77,13 @@ static const char ABOUT[] =
     "(topology, bandwidth, oversubscription, platform, ...; hyphens as underscores), placement\n"
     "(packed or spread over the leaf switches) and jobs: each a name, the job's flags of bellows\n"
     "run (model, workers, policy, compressor, workload, epochs, train_samples, seed, ...),\n"
-    "start_s and optionally hosts (sim/cluster/README.md). Prints each job's time to accuracy,\n"
-    "its slowdown against the same job alone on the same GPUs, its bytes and the share of its\n"
-    "communication time that contention added, and plots each job's accuracy on the cluster's\n"
-    "clock and the busiest links' utilisation (jobs_accuracy_vs_time, links_utilisation).";
+    "start_s and optionally hosts (sim/cluster/README.md). A job's price_workers N (with\n"
+    "collectives analytic, allreduce ring) trains on its workers, holds N GPUs and pays its\n"
+    "closed forms at N plus the delay its ring's flows between switches meet on the shared\n"
+    "links. Prints each job's time to accuracy, its slowdown against the same job alone on the\n"
+    "same GPUs, its bytes and the share of its communication time that contention added, and\n"
+    "plots each job's accuracy on the cluster's clock and the busiest links' utilisation\n"
+    "(jobs_accuracy_vs_time, links_utilisation).";
 
 /* One point: its file, plan and results. */
 typedef struct {
@@ -163,15 +166,28 @@ static void point_header(const Point *pt, int jobs)
                p->spec->path, p->gpus, cluster_topology_name(c->topology), fabric,
                c->bandwidth_Bps * 8 / 1e9, c->latency_s * 1e6, p->spec->placement,
                p->spec->network_model);
+    int n_priced = 0;
     for (int j = 0; j < p->n_jobs; j++) {
         const ClJob *job = &p->jobs[j];
         char on[64];
         cl_gpu_text(job, on, sizeof on);
-        printf("# job %s: %s%s%s, %d worker%s on GPU%s %s, from %g s; policy %s, compressor %s\n",
+        char priced[64] = "";
+        if (job->cfg.price_workers) {
+            snprintf(priced, sizeof priced, " priced as %d GPUs,", job->N);
+            n_priced++;
+        }
+        printf("# job %s: %s%s%s, %d worker%s%s on GPU%s %s, from %g s; policy %s, compressor "
+               "%s\n",
                job->spec->name, job->ta.model, job->cfg.workload ? " priced as " : "",
                job->cfg.workload ? job->cfg.workload->name : "", job->P, job->P > 1 ? "s" : "",
-               job->P > 1 ? "s" : "", on, job->spec->start_s, job->cfg.policy, job->cfg.compressor);
+               priced, job->N > 1 ? "s" : "", on, job->spec->start_s, job->cfg.policy,
+               job->cfg.compressor);
     }
+    if (n_priced) /* the model of cl_fabric.c */
+        printf("# %d priced job%s: each step the closed forms at its GPUs, plus the delay other "
+               "jobs add to its ring's flows between switches (simulated on the shared links); "
+               "no other message of theirs is simulated\n",
+               n_priced, n_priced > 1 ? "s" : "");
     int sims = 1 + (pt->alone ? p->n_jobs : 0);
     printf("# %d simulation%s (the jobs together%s), %d at a time; results in %s\n", sims,
            sims > 1 ? "s" : "", pt->alone ? ", then each alone on its GPUs" : "",

@@ -20,7 +20,12 @@ trains each job's dynamics, --steps steps of --batch images per worker, and the 
 them. A tag with no workload, an untagged job without --untagged, a negative or non-numeric size
 or time: refused with the file and line named, exit status 2, nothing written.
 
-  python3 sim/cluster/pai_to_cluster.py DIR [--jobs 64] [--cluster-gpus 4096] [-o FILE.json]
+With --price P, a job of more than P GPUs trains on P workers and its steps are priced as its
+GPUs would pay them ("price_workers", "collectives": "analytic", "allreduce": "ring"): it holds
+all its GPUs, and its ring's hops between leaves share the uplinks with the other jobs.
+
+  python3 sim/cluster/pai_to_cluster.py DIR [--jobs 64] [--price P] [-o FILE.json]
+  bellows cluster FILE.json --out DIR
 """
 import argparse
 import csv
@@ -109,22 +114,28 @@ def read_trace(folder):
 
 
 def job_entry(a, j, k, t0, model):
-    """A job of the cluster file."""
+    """A job of the cluster file; with --price P, a job of more than P GPUs trains on P workers
+    and is priced at its size (price_workers: its closed forms, its ring's flows on the shared
+    links, sim/cluster/README.md)."""
     size = max(1, math.ceil(j["gpus"] - 1e-9))
-    return {
+    workers = min(size, a.price) if a.price else size
+    e = {
         "name": f"j{k:03d}-{j['job'][:8]}",
-        "workers": size,
+        "workers": workers,
         "workload": model,
         "start_s": round((j["start"] - t0) * a.time_scale, 9),
         "model": a.model,
         "batch": a.batch,
         "epochs": 1,
-        "train_samples": size * a.batch * a.steps,
+        "train_samples": workers * a.batch * a.steps,
         "test_samples": a.test_samples,
         "policy": a.policy,
         "compressor": a.compressor,
         "seed": k + 1,
     }
+    if workers < size:
+        e.update({"price_workers": size, "collectives": "analytic", "allreduce": "ring"})
+    return e
 
 
 def convert(a):
@@ -193,11 +204,18 @@ def main(argv):
     p.add_argument("--compressor", default="none")
     p.add_argument("--untagged", help="the workload of jobs without a workload tag")
     p.add_argument("--map", action="append", default=[], metavar="TAG=WORKLOAD")
+    p.add_argument("--price", type=int, default=0, metavar="P",
+                   help="a job of more than P GPUs trains on P workers, its steps priced at its "
+                        "GPUs (price_workers; P >= 2; default: every job on all its GPUs)")
     p.add_argument("-o", "--output", help="the cluster file (default: stdout)")
     a = p.parse_args(argv)
     if a.jobs < 1 or a.steps < 1 or a.batch < 1 or a.cluster_gpus < 1 or not a.time_scale >= 0:
         print("pai_to_cluster.py: --jobs, --steps, --batch, --cluster-gpus must be >= 1 and "
               "--time-scale >= 0", file=sys.stderr)
+        return 2
+    if a.price and a.price < 2:
+        print(f"pai_to_cluster.py: --price {a.price}: expected at least 2 workers (a priced "
+              f"ring needs two)", file=sys.stderr)
         return 2
     if a.untagged and a.untagged not in WORKLOADS:
         print(f"pai_to_cluster.py: --untagged {a.untagged}: not a workload "

@@ -88,6 +88,8 @@ static int run_alloc(DriverRun *run, BwError *err)
     if (run->comm && run->job.place) {
         coll_comm_set_tag(run->comm, run->job.place->tag);
         coll_comm_set_wire(run->comm, run->job.place->wire, run->job.place->wire_arg);
+        if (run->job.place->fabric)
+            coll_comm_set_fabric(run->comm, run->job.place->fabric, run->job.place->fabric_arg);
     }
     if (run->comm && prof)
         coll_comm_set_allgather_factor(run->comm,

@@ -309,6 +309,8 @@ typedef struct DriverPlace {
     Pool *pool;      /* threads shared by the jobs (gradients, sums), or NULL: its own */
     CollWireFn wire; /* sees each message of its collectives (coll_comm_set_wire), or NULL */
     void *wire_arg;
+    CollFabricFn fabric; /* a priced job's flows on the shared links (coll_comm_set_fabric) */
+    void *fabric_arg;
 } DriverPlace;
 typedef struct DriverRun DriverRun;
 /* Checks cfg (driver_check) and creates the job; place must outlive it. On failure *out may

@@ -164,6 +164,23 @@ const CollStats *coll_stats(const Comm *c, int rank)
 {
     return &c->stats[rank];
 }
+/* An analytic call's wait: its closed form's time t, and with a fabric (coll_comm_set_fabric)
+ * the delay rank 0's flows of flow_bytes met on the shared links, every rank waiting for it. */
+static void analytic_wait(Comm *c, int rank, double t, double flow_bytes)
+{
+    if (c->zero_time) return;
+    if (!c->fabric) {
+        sg_actor_sleep_for(t);
+        return;
+    }
+    if (rank == 0) { /* the flows run during the closed form's time, not after it */
+        const double t0 = simgrid_get_clock(), delay = c->fabric(c->fabric_arg, flow_bytes);
+        const double left = t + delay - (simgrid_get_clock() - t0);
+        if (left > 0) sg_actor_sleep_for(left);
+    }
+    sg_barrier_wait(c->bar);
+}
+
 /* The analytic backend: the sum in memory (in rank order, or a mirror's in the ring's) into
  * out, by the last rank to enter (every buffer is registered by then, and the others wait in the
  * barrier, so none returns before the sum is written), then every rank waits the formula's time
@@ -182,8 +199,8 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     double bytes = (double)n * (double)es;
     c->stats[rank].bytes_sent += coll_allreduce_bytes(c, rank, bytes);
     if (c->ops->servers) c->ps_calls[rank]++; /* the round robin's next server */
-    const double f = coll_curve_factor(c, 0, bytes);
-    if (!c->zero_time) sg_actor_sleep_for(coll_allreduce_time_s(c, f != 1 ? bytes * f : bytes));
+    const double f = coll_curve_factor(c, 0, bytes), wire = f != 1 ? bytes * f : bytes;
+    analytic_wait(c, rank, coll_allreduce_time_s(c, wire), coll_allreduce_bytes(c, 0, wire));
 }
 
 /* An allreduce of buf into out: out is buf, or (coll_allreduce_mean_into, on a communicator that
@@ -296,6 +313,13 @@ void coll_comm_set_price(Comm *c, const Cluster *priced)
     derive_costs(c, priced);
 }
 
+void coll_comm_set_fabric(Comm *c, CollFabricFn fn, void *arg)
+{
+    assert(c->backend == COLL_ANALYTIC && c->bar);
+    c->fabric = fn;
+    c->fabric_arg = arg;
+}
+
 void coll_comm_set_tag(Comm *c, int tag)
 {
     assert(tag >= 0 && !c->mb_named);
@@ -325,7 +349,8 @@ void coll_cost_allgather_sizes(Comm *c, int rank, size_t bytes, const size_t *si
         const double f = coll_curve_factor(c, 1, total);
         if (c->allgather_factor > 0) total *= c->allgather_factor;
         if (f != 1) total *= f;
-        if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, total));
+        analytic_wait(c, rank, coll_allgather_time_s(c, total),
+                      (double)(c->price_P - 1) / c->price_P * total);
     } else if (P > 1) {   /* the ring of coll_allgather: at step s, block rank - s goes on */
         double extra = 0; /* booked by sendrecv beyond the true bytes */
         if (c->curve[1].n > 0) {
@@ -372,8 +397,9 @@ static unsigned char *analytic_allgather(Comm *c, int rank, const void *send, si
     sg_barrier_wait(c->bar); /* every rank has read the others' buffers */
     total = coll_priced_total(c, total);
     c->stats[rank].bytes_sent += total - (double)bytes;
-    const double f = coll_curve_factor(c, 1, total);
-    if (!c->zero_time) sg_actor_sleep_for(coll_allgather_time_s(c, f != 1 ? total * f : total));
+    const double f = coll_curve_factor(c, 1, total), wire = f != 1 ? total * f : total;
+    analytic_wait(c, rank, coll_allgather_time_s(c, wire),
+                  (double)(c->price_P - 1) / c->price_P * wire);
     return all;
 }
 

@@ -143,6 +143,16 @@ void coll_comm_set_tag(Comm *c, int tag);
 typedef void (*CollWireFn)(void *arg, int src, int dst, double bytes, double t0_s, double t1_s);
 void coll_comm_set_wire(Comm *c, CollWireFn fn, void *arg);
 
+/* A priced ring's traffic on a shared fabric (bellows cluster's jobs of --price-workers): with
+ * fn set, an analytic allreduce or allgather of c's ranks waits its closed form's time t, then
+ * rank 0 calls fn(arg, flow_bytes) (flow_bytes: the bytes each priced GPU's ring sends in the
+ * call, 2 (p-1)/p n or (p-1)/p of an allgather's total), which simulates the flows the priced
+ * ring puts on shared links and returns the delay other traffic added to them (>= 0); every
+ * rank then waits until rank 0 has, so the call takes t + that delay (t alone). fn NULL: none.
+ * Call before the first collective. */
+typedef double (*CollFabricFn)(void *arg, double flow_bytes);
+void coll_comm_set_fabric(Comm *c, CollFabricFn fn, void *arg);
+
 /* Makes the dataless allgathers below (coll_cost_allgather, coll_charge_allgather) take factor
  * (> 0) times their bytes on the wire, with the books (bytes_sent, payload_bytes) at their true
  * bytes: a collective library whose allgather reaches a smaller share of the link than its

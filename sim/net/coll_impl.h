@@ -219,6 +219,8 @@ struct Comm {
     int mb_named;           /* a mailbox was looked up (the tag is fixed from then on) */
     CollWireFn wire;        /* sees every message (coll_comm_set_wire), or NULL */
     void *wire_arg;
+    CollFabricFn fabric; /* a priced ring's flows on a shared fabric (coll_comm_set_fabric) */
+    void *fabric_arg;
 };
 
 /* An analytic allgather's total bytes over the P ranks, as price_P ranks of the same blocks

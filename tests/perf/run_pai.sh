@@ -5,24 +5,30 @@
 # file by sim/cluster/pai_to_cluster.py, then `bellows cluster --alone none` (the jobs together in
 # one engine) against the same jobs one after another (each a cluster file of its own, alone on
 # the same fat-tree), in one run: the wall times, peak memory and their ratio.
-#   tests/perf/run_pai.sh [JOBS] [TIME_SCALE] [STEPS]   (defaults 64, 0.001, 4)
+# PRICE P > 0: a job of more than P GPUs trains on P workers, priced at its GPUs (pai_to_cluster.py
+# --price, bellows cluster's price_workers: the closed forms and its ring's flows on the uplinks).
+#   tests/perf/run_pai.sh [JOBS] [TIME_SCALE] [STEPS] [PRICE]   (defaults 64, 0.001, 4, 0)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 jobs=${1:-64}
 scale=${2:-0.001}
 steps=${3:-4}
+price=()
+[ "${4:-0}" -gt 0 ] && price=(--price "$4")
 cmake --build build --target bellows >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 /usr/bin/python3 sim/cluster/pai_to_cluster.py sim/cluster/examples/pai-sample --jobs "$jobs" \
-  --time-scale "$scale" --steps "$steps" -o "$tmp/all.json"
+  --time-scale "$scale" --steps "$steps" "${price[@]}" -o "$tmp/all.json"
 /usr/bin/python3 - "$tmp" <<'PY'
 import json, sys
 d = json.load(open(f"{sys.argv[1]}/all.json"))
 for k, job in enumerate(d["jobs"]):
     one = dict(d, jobs=[dict(job, start_s=0)])
     json.dump(one, open(f"{sys.argv[1]}/one{k:03d}.json", "w"))
-print(f"{len(d['jobs'])} jobs, {sum(j['workers'] for j in d['jobs'])} GPUs of {d['workers']}")
+gpus = sum(j.get("price_workers", j["workers"]) for j in d["jobs"])
+print(f"{len(d['jobs'])} jobs, {gpus} GPUs of {d['workers']}, "
+      f"{sum(j['workers'] for j in d['jobs'])} workers")
 PY
 /usr/bin/time -f "%e %M" -o "$tmp/t.all" build/bellows cluster "$tmp/all.json" --alone none \
   --jobs 1 --out "$tmp/all" >/dev/null
