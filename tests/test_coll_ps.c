@@ -5,7 +5,9 @@
  * bit for bit; a call's time equals the closed form 2 (a + r n b) on a star (r = p - 1
  * colocated, p on hosts of their own) at the transfer level and on the analytic backend; rank
  * r's bytes are a push, or the pulls of the call it serves; two calls in flight at once (a
- * sibling communicator) to two servers take as long as one, to one server twice as long. */
+ * sibling communicator) to two servers take as long as one, to one server twice as long; a
+ * call's partitions in flight (fifo's, coll_comm_set_ps_partition) cost the closed form on the
+ * analytic backend and (within a stated tolerance) what they take at the transfer level. */
 #include "testutil.h"
 
 #include <sys/mman.h>
@@ -28,6 +30,11 @@ typedef struct {
     int cost_servers;  /* > 0: dataless coll_cost_ps calls instead, to server = call % this */
     int concurrent;    /* 2: a second stream (a sibling) makes the same calls at once, to
                           server cost_servers - 1 - (call % cost_servers) */
+    int inflight;      /* > 0: one call of count floats cut into partitions of part floats (the
+                          last the rest): analytic, one coll_cost_allreduce priced in flight
+                          (coll_comm_set_ps_partition); transfer, `inflight` streams at once,
+                          stream i's coll_cost_ps of partition i to server i % servers */
+    size_t part;
 } Scenario;
 
 typedef struct {
@@ -37,7 +44,7 @@ typedef struct {
 
 static Scenario SC;
 static Result *RES;
-static Comm *COMM, *SIBLING;
+static Comm *COMM, *SIBLING, *STREAM[8];
 
 static float value(int rank, size_t i, int call)
 {
@@ -64,10 +71,39 @@ static void sibling_stream(int argc, char **argv)
         coll_cost_ps(SIBLING, rank, SC.cost_servers - 1 - k % SC.cost_servers, SC.count, 4);
 }
 
+static void note_end(void)
+{
+    const double t = simgrid_get_clock();
+    if (t > RES->time_s) RES->time_s = t;
+}
+
+/* Stream i's partition of an in-flight call at the transfer level (STREAM[0] is COMM). */
+static void inflight_part(int rank, int i)
+{
+    const size_t lo = (size_t)i * SC.part, n = SC.count - lo < SC.part ? SC.count - lo : SC.part;
+    coll_cost_ps(STREAM[i], rank, i % SC.cl.ps_servers, n, 4);
+    note_end();
+}
+
+static void inflight_stream(int argc, char **argv)
+{
+    (void)argc;
+    inflight_part(atoi(argv[1]), atoi(argv[2]));
+}
+
 static void worker(int argc, char **argv)
 {
     (void)argc;
     const int rank = atoi(argv[1]), P = SC.cl.workers;
+    if (SC.inflight && SC.backend == COLL_ANALYTIC)
+        coll_cost_allreduce(COMM, rank, SC.count, 4);
+    else if (SC.inflight)
+        inflight_part(rank, 0);
+    if (SC.inflight) {
+        note_end(); /* the bytes once every stream is done (simulate) */
+        RES->done++;
+        return;
+    }
     float *buf = malloc(sizeof(float) * (SC.count + 1));
     for (int k = 0; k < SC.calls; k++) {
         if (SC.cost_servers) {
@@ -106,14 +142,27 @@ static Result simulate(void)
         }
         COMM = coll_comm_create(&SC.cl, COLL_PS, SC.backend);
         SIBLING = SC.concurrent ? coll_comm_create_sibling(&SC.cl, COMM) : NULL;
+        const int streams = SC.inflight && SC.backend == COLL_TRANSFER ? SC.inflight : 1;
+        STREAM[0] = COMM;
+        for (int i = 1; i < streams; i++) STREAM[i] = coll_comm_create_sibling(&SC.cl, COMM);
+        if (SC.inflight && SC.backend == COLL_ANALYTIC)
+            coll_comm_set_ps_partition(COMM, 4.0 * (double)SC.part);
         for (int r = 0; r < SC.cl.workers; r++) {
-            char arg[16];
+            char arg[16], is[16];
             snprintf(arg, sizeof arg, "%d", r);
             char *av[] = {"worker", arg, NULL};
             sg_actor_create("worker", engine_host(r), worker, 2, av);
             if (SIBLING) sg_actor_create("sibling", engine_host(r), sibling_stream, 2, av);
+            for (int i = 1; i < streams; i++) {
+                snprintf(is, sizeof is, "%d", i);
+                char *sv[] = {"stream", arg, is, NULL};
+                sg_actor_create("stream", engine_host(r), inflight_stream, 3, sv);
+            }
         }
         simgrid_run();
+        for (int r = 0; SC.inflight && r < SC.cl.workers && r < 16; r++)
+            RES->bytes[r] = coll_stats(COMM, r)->bytes_sent;
+        for (int i = 1; i < streams; i++) coll_comm_free(STREAM[i]);
         coll_comm_free(SIBLING);
         coll_comm_free(COMM);
         _exit(0);
@@ -232,6 +281,49 @@ static void test_ps_spreads_calls_in_flight_over_servers(void **state)
     expect_close(simulate().time_s, 2 * (a + 2 * P * n * b), 1e-9, "one server");
 }
 
+/* One call of N bytes, fifo's partitions in flight (coll_ps.c's closed form): on the analytic
+ * backend, T = 2 (a + b L) with L the busiest NIC direction's bytes in a phase, written out here
+ * for each case; at the transfer level, every partition on a stream of its own. An even spread
+ * over p colocated servers is a ring's bandwidth term, 2 (a + (p - 1)/p N b), where the one-call
+ * form (the analytic price before partitions were in flight) charged 2 (a + (p - 1) N b). */
+static void test_ps_partitions_in_flight_share_the_links(void **state)
+{
+    (void)state;
+    const double a = 2 * 5e-6, b = 1 / 1.25e9, n = 100000.0 * 4; /* a partition's bytes */
+    struct {
+        int P, servers, own, parts; /* partitions: parts / 2 (odd: the last one half) */
+        double L, rel;              /* the closed form's load; transfer's tolerance */
+        const char *what;
+    } cases[] = {
+        /* 4 partitions over 4 colocated servers: 3 pushes into each, 3 out of each */
+        {4, 4, 0, 8, 3 * n, 1e-9, "4 colocated servers, 4 partitions"},
+        /* 4 over 2 servers of their own: 2 each, 4 pushes into each server's NIC */
+        {4, 2, 1, 8, 8 * n, 1e-9, "2 servers of their own, 4 partitions"},
+        /* 3.5 over 4 colocated: host 3 serves the half; its pushes (3 n) and the others' pulls
+         * (3 n) bound the phases. At the transfer level the half's pull starts once its pushes
+         * are in and takes a share of host 3's NIC from its pushes: 24% longer (0.30 allowed) */
+        {4, 4, 0, 7, 3 * n, 0.3, "4 colocated servers, 3.5 partitions"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const double N = n * cases[k].parts / 2, want = 2 * (a + cases[k].L * b);
+        SC = (Scenario){.cl = star_ps(cases[k].P, cases[k].servers, cases[k].own),
+                        .count = 50000 * (size_t)cases[k].parts,
+                        .part = 100000,
+                        .inflight = (cases[k].parts + 1) / 2,
+                        .backend = COLL_ANALYTIC};
+        Result an = simulate();
+        expect_close(an.time_s, want, 1e-9, cases[k].what);
+        if (!cases[k].own && cases[k].parts % 2 == 0)
+            expect_close(an.time_s, 2 * (a + (cases[k].P - 1.0) / cases[k].P * N * b), 1e-9,
+                         "a ring's bandwidth term");
+        SC.backend = COLL_TRANSFER;
+        Result tr = simulate();
+        expect_close(tr.time_s, an.time_s, cases[k].rel, cases[k].what);
+        for (int w = 0; w < cases[k].P; w++)
+            expect_close(an.bytes[w], tr.bytes[w], 1e-12, "bytes, analytic and transfer");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_ps_time_equals_its_formula_on_a_star),
         cmocka_unit_test(test_ps_calls_go_round_robin),
         cmocka_unit_test(test_ps_spreads_calls_in_flight_over_servers),
+        cmocka_unit_test(test_ps_partitions_in_flight_share_the_links),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

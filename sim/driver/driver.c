@@ -85,6 +85,8 @@ static int run_alloc(DriverRun *run, BwError *err)
         priced.workers = cfg->price_workers;
         coll_comm_set_price(run->comm, &priced);
     }
+    if (run->comm && driver_ps_inflight(cfg)) /* fifo's partitions in flight, as transfer's */
+        coll_comm_set_ps_partition(run->comm, SCHEDULE_PS_PARTITION_BYTES);
     if (run->comm && run->job.place) {
         coll_comm_set_tag(run->comm, run->job.place->tag);
         coll_comm_set_wire(run->comm, run->job.place->wire, run->job.place->wire_arg);

@@ -300,6 +300,9 @@ struct DriverRun {
  * The first error is kept; every actor that stops a run with an error calls this. */
 void run_fail(DriverRun *run, int status, const BwError *why);
 double run_now(const DriverRun *run); /* simulated seconds since the start */
+/* Parameter servers priced with fifo's partitions in flight on the analytic backend
+ * (coll_comm_set_ps_partition): --allreduce ps, --overlap ddp, fifo, --collectives analytic. */
+int driver_ps_inflight(const RunConfig *cfg);
 /* The host of rank w: the loaded cluster's w-th, or its place's (a job of several). */
 sg_host_t run_host(const DriverRun *run, int w);
 /* A worker actor has ended: the run ends with its last (end_clock). */

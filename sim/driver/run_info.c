@@ -78,6 +78,15 @@ int driver_scheduled(const RunConfig *cfg)
            (cfg->overlap == OVERLAP_DDP && cfg->schedule && !schedule_spec_is_fifo(cfg->schedule));
 }
 
+/* Parameter servers under fifo and DDP's overlap on the analytic backend: each DDP bucket is
+ * priced as BytePS sends it, its partitions in flight at once over the servers
+ * (coll_comm_set_ps_partition), as the transfer level schedules them (driver_scheduled). */
+int driver_ps_inflight(const RunConfig *cfg)
+{
+    return cfg->overlap == OVERLAP_DDP && coll_algo_servers(cfg->algo) &&
+           cfg->backend == COLL_ANALYTIC && !driver_scheduled(cfg);
+}
+
 int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
 {
     const char *no = NULL;

@@ -301,9 +301,10 @@ int sched_check(const RunConfig *cfg, const Model *m, BwError *err)
                        cfg->schedule);
     if (coll_algo_servers(cfg->algo) && cfg->backend == COLL_ANALYTIC && driver_scheduled(cfg))
         return bw_fail(err, BW_EUSAGE,
-                       "--collectives analytic: prices one push and pull at a time, alone on the "
-                       "links; a schedule's partitions in flight to several servers share them: "
-                       "use --collectives transfer with --allreduce ps and a schedule");
+                       "--collectives analytic: prices fifo's partitions in flight, one DDP "
+                       "bucket at a time; a schedule's partitions in flight to several servers "
+                       "share the links across buckets and steps: use --collectives transfer "
+                       "with --allreduce ps and a schedule");
     if (!cfg->schedule) return BW_OK; /* fifo, layer-wise */
     Workload *own = NULL;
     const Workload *wl;

@@ -197,9 +197,15 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     }
     sg_barrier_wait(c->bar);
     double bytes = (double)n * (double)es;
+    const double f = coll_curve_factor(c, 0, bytes);
+    if (c->ps_partition > 0) { /* fifo's partitions in flight (coll_ps.c) */
+        const double t = coll_ps_inflight_call(c, rank, n, es, f);
+        if (!c->zero_time) sg_actor_sleep_for(t);
+        return;
+    }
     c->stats[rank].bytes_sent += coll_allreduce_bytes(c, rank, bytes);
     if (c->ops->servers) c->ps_calls[rank]++; /* the round robin's next server */
-    const double f = coll_curve_factor(c, 0, bytes), wire = f != 1 ? bytes * f : bytes;
+    const double wire = f != 1 ? bytes * f : bytes;
     analytic_wait(c, rank, coll_allreduce_time_s(c, wire), coll_allreduce_bytes(c, 0, wire));
 }
 

@@ -189,6 +189,11 @@ void coll_cost_allgather(Comm *c, int rank, size_t bytes);
  * servers - 1) on a ps communicator: the books and times of coll_cost_allreduce, with the server
  * chosen by the caller (a schedule's round robin over partitions) instead of the call count. */
 void coll_cost_ps(Comm *c, int rank, int server, size_t count, size_t elem_bytes);
+/* A ps communicator on the analytic backend prices each allreduce call as BytePS sends it
+ * (fifo): cut into partitions of at most `bytes` bytes (the last one the rest), round-robin over
+ * the servers, every partition in flight at once and sharing each host's NIC (coll_ps.c gives
+ * the closed form); 0 (the default): a call is one push and pull through one server. */
+void coll_comm_set_ps_partition(Comm *c, double bytes);
 /* The parameter servers of a ps communicator (0 for the other algorithms). */
 int coll_ps_servers(const Comm *c);
 

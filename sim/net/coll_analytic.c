@@ -74,11 +74,15 @@ double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
     assert(!c->bar); /* an offline communicator */
     const double bytes = (double)count * (double)elem_bytes;
     const double f = coll_curve_factor(c, 0, bytes);
-    const double t = c->P > 1 ? coll_allreduce_time_s(c, f != 1 ? bytes * f : bytes) : 0.0;
+    double t = c->P > 1 ? coll_allreduce_time_s(c, f != 1 ? bytes * f : bytes) : 0.0;
     for (int r = 0; r < c->P; r++) {
         CollStats *s = &c->stats[r];
-        if (c->P > 1) s->bytes_sent += coll_allreduce_bytes(c, r, bytes);
-        if (c->ops->servers) c->ps_calls[r]++;
+        if (c->ps_partition > 0) { /* fifo's partitions in flight (coll_ps.c) */
+            t = coll_ps_inflight_call(c, r, count, elem_bytes, f);
+        } else {
+            if (c->P > 1) s->bytes_sent += coll_allreduce_bytes(c, r, bytes);
+            if (c->ops->servers) c->ps_calls[r]++;
+        }
         s->payload_bytes += bytes;
         s->time_s += t;
         s->calls++;

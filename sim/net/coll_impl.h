@@ -214,6 +214,7 @@ struct Comm {
     int ps_remote;          /* workers whose pushes cross the network: P - 1 or P */
     long *ps_calls;         /* [P]: allreduces each rank has entered (the round robin) */
     long ps_spawned;        /* own hosts: calls whose server actor has been started */
+    double ps_partition;    /* analytic: > 0, a call's partitions (coll_comm_set_ps_partition) */
     sg_mailbox_t *ps_mb;    /* [ps_servers * P * 2]: (server, rank, push|pull) */
     int tag;                /* > 0: its mailboxes' names carry it (coll_comm_set_tag) */
     int mb_named;           /* a mailbox was looked up (the tag is fixed from then on) */
@@ -254,6 +255,11 @@ void coll_ps_free(Comm *c);
 void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, unsigned char *out,
                        size_t n, Dtype dt, int mean);
 double coll_ps_bytes(const Comm *c, int rank, int server, double n);
+/* coll_ps.c: on a ps communicator with a partition (coll_comm_set_ps_partition), the analytic
+ * seconds of rank's call of count elements of es bytes, its partitions all in flight (the
+ * closed form in coll_ps.c), the curve's factor f on the bytes; books rank's bytes and moves
+ * its round robin past the call's partitions. */
+double coll_ps_inflight_call(Comm *c, int rank, size_t count, size_t es, double f);
 
 /* coll_analytic.c: ceil(log2 p); the bytes one rank sends in an allreduce of n bytes, and the
  * seconds it lasts, as the analytic backend charges them; the seconds of a ring allgather of
