@@ -333,6 +333,11 @@ static void test_sweep_traces_prices_each_own_trace_as_compare_does(void **state
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "sweep --traces " OWN_SYNC ",%s/w2.gz --bandwidth 1Gbps,10Gbps", TMP);
     expect_refused(cmd, "w2.gz: \"workers\" is 2, but " OWN_SYNC "'s is 4");
+    /* a missing file is named under its flag, --traces */
+    char needle[256];
+    snprintf(cmd, sizeof cmd, "compare --traces " OWN_SYNC ",%s/nosuch.gz", TMP);
+    snprintf(needle, sizeof needle, "--traces %s/nosuch.gz: ", TMP);
+    expect_refused(cmd, needle);
     expect_refused("sweep --traces " OWN_SYNC " --policies sync --bandwidth 1Gbps,10Gbps",
                    "--policies: sweep --traces takes the policies and seeds from the traces");
 }
