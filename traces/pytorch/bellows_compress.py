@@ -87,8 +87,11 @@ def _seed(seed, tag, a, b):
 class Compressor:
     """One compressor for `world` workers of a model whose layers are `shapes` [(rows, cols)]."""
 
-    def __init__(self, spec, shapes, world, seed):
+    def __init__(self, spec, shapes, world, seed, device="cpu"):
         self.name, self.opts, self.spec = parse_spec(spec)
+        # where the gradients are (cpu or cuda); the random draws are made on the CPU, from
+        # the same generators on either device, and moved there
+        self.device = torch.device(device)
         self.level_default = COMPRESSORS[self.name][1]
         self.shapes, self.world, self.seed = list(shapes), world, seed
         self.ef = self.opts.get("ef") == "1"
@@ -174,7 +177,7 @@ class Compressor:
         q = self.query.get(l)
         reset = self.opts["rank_change"] == "reset"
         keep = 0 if q is None or (reset and q.shape[0] != r) else min(q.shape[0], r)
-        qt = torch.zeros(r, m)
+        qt = torch.zeros(r, m, device=self.device)
         if keep:
             qt[:keep] = q[:keep]
         g = None
@@ -183,7 +186,7 @@ class Compressor:
                 continue
             if g is None:
                 g = self._gen(1, l)
-            qt[j] = torch.randn(m, generator=g)
+            qt[j] = torch.randn(m, generator=g).to(self.device)
         return qt
 
     def _powersgd(self, l, M, level):
@@ -203,13 +206,13 @@ class Compressor:
         size = n * m
         k = keep_count(level, size) if self.opts["count"] == "ceil" else \
             max(0, min(size, math.floor(level * size)))
-        total = torch.zeros(size)
+        total = torch.zeros(size, device=self.device)
         sent = []
         for Mw in M:
             flat = Mw.reshape(-1)
             # the k largest magnitudes, ties to the lower index (a stable sort)
             idx = torch.sort(flat.abs(), descending=True, stable=True)[1][:k]
-            s = torch.zeros(size)
+            s = torch.zeros(size, device=self.device)
             s[idx] = flat[idx]
             total += s
             sent.append(s.view(n, m))
@@ -220,13 +223,13 @@ class Compressor:
         n, m = self.shapes[l]
         size = n * m
         k = keep_count(level, size)
-        idx = torch.randperm(size, generator=self._gen(2, l))[:k]
+        idx = torch.randperm(size, generator=self._gen(2, l))[:k].to(self.device)
         vals = sum(Mw.reshape(-1)[idx] for Mw in M) / self.world
-        dec = torch.zeros(size)
+        dec = torch.zeros(size, device=self.device)
         dec[idx] = vals
         sent = []
         for Mw in M:
-            s = torch.zeros(size)
+            s = torch.zeros(size, device=self.device)
             s[idx] = Mw.reshape(-1)[idx]
             sent.append(s.view(n, m))
         return dec.view(n, m), sent
@@ -243,7 +246,7 @@ class Compressor:
         low = a.floor()
         g = torch.Generator().manual_seed(_seed(_seed(self.seed, 3, self.ranks[w], 0), 4, l,
                                                 self.step))
-        u = torch.rand(Mw.shape, generator=g)
+        u = torch.rand(Mw.shape, generator=g).to(Mw.device)
         return norm, torch.sign(Mw) * (low + (u < a - low).float())
 
     def _qsgd(self, l, M, level):
@@ -312,7 +315,7 @@ class DdpHook:
                   for p in params]
         self.world, self.rank = dist.get_world_size(), dist.get_rank()
         # one worker's compressor: its memory, its queries, its QSGD stream
-        self.comp = Compressor(spec, shapes, 1, seed)
+        self.comp = Compressor(spec, shapes, 1, seed, device=params[0].device)
         self.comp.world = self.world
         self.comp.ranks = [self.rank]
         self.index = {id(p): l for l, p in enumerate(params)}
@@ -338,7 +341,7 @@ class DdpHook:
         if lv == 0 or c.name == "none":
             return self._sum(g.clone()) / W
         if c.ef and c.memory is None:
-            c.memory = [[torch.zeros(r, k) for r, k in c.shapes]]
+            c.memory = [[torch.zeros(r, k, device=c.device) for r, k in c.shapes]]
         M = g + c.memory[0][l] if c.ef else g
         if c.name == "powersgd":
             dec = self._powersgd(l, M, lv)
@@ -347,9 +350,9 @@ class DdpHook:
             dec, sent = self._qsgd(l, M, lv)
         elif c.name == "randomk":
             k = keep_count(lv, n * m)
-            idx = torch.randperm(n * m, generator=c._gen(2, l))[:k]
+            idx = torch.randperm(n * m, generator=c._gen(2, l))[:k].to(c.device)
             vals = self._sum(M.reshape(-1)[idx].clone()) / W
-            dec, sent = torch.zeros(n * m), torch.zeros(n * m)
+            dec, sent = torch.zeros(n * m, device=c.device), torch.zeros(n * m, device=c.device)
             dec[idx], sent[idx] = vals, M.reshape(-1)[idx]
             dec, sent = dec.view(n, m), sent.view(n, m)
         else:  # one worker's message through the emulation's code, then gathered
