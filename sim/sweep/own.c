@@ -18,6 +18,10 @@ int sweep_own_load(Sweep *s, BwError *err)
                            "--%s: sweep --traces takes the policies and seeds from the traces, "
                            "and prices each policy's own recorded run",
                            alone[i]);
+    if (cli_given(s->f.opts, s->f.n, s->f.set, "compressor")) /* swept, it would repeat cells */
+        return bw_fail(err, BW_EUSAGE,
+                       "--compressor: sweep --traces takes each policy's compressor from its "
+                       "trace (record one trace per compressor with train_policy.py)");
     int rc = own_traces_load(s->f.run.traces, &s->own, s->policies, s->own_policy,
                              s->own_compressor, SWEEP_MAX_POLICIES, err);
     if (rc) return rc;
