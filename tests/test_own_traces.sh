@@ -6,8 +6,8 @@
 # policies by their own accuracies (each row's is its own traces' last evaluation, and they
 # differ), with speedups paired by seed; the bytes each trace recorded are bellows' own payload
 # for those levels. Bad input (traces of different workers, a trace without decisions, a seed
-# one policy lacks, a policy the library cannot load) exits 2 naming the file and field, with
-# nothing written. Then torchvision's ResNet-18 on the CPU, small, under sync and PowerSGD rank 2.
+# one policy lacks, a policy the library cannot load, --device cuda where torch sees no CUDA)
+# exits 2 naming the file, flag or field, with nothing written. Then torchvision's ResNet-18 on the CPU, small, under sync and PowerSGD rank 2.
 # Needs Debian's python3-torch and the packaged Fashion-MNIST (77: skipped).
 #   tests/test_own_traces.sh BELLOWS LIBBELLOWS_POLICY
 set -euo pipefail
@@ -90,13 +90,26 @@ fail "\"policy.seed\": accordion has no trace of seed 2" \
 fail "--policies: compare --traces takes the policies and seeds from the traces" \
   "$bellows" compare --traces "$tmp/static-1.jsonl.gz" --policies sync --out "$tmp/bad4"
 fail "--policy 'nosuch': unknown policy" train nosuch 1 "$tmp/bad5.jsonl.gz"
+# --device cuda where torch sees no CUDA device (Debian's torch, CI): exit 2 naming the flag
+set +e
+py "$here/traces/pytorch/train_policy.py" --device cuda --workers 2 --epochs 1 --batch 8 \
+  --train-samples 16 --test-samples 16 --out "$tmp/bad6.jsonl.gz" > /dev/null 2> "$tmp/err.txt"
+rc=$?
+set -e
+if [ "$rc" -eq 0 ]; then echo "--device cuda: this torch has a GPU; it trained there"
+else
+  [ "$rc" -eq 2 ] && grep -qF -- "--device cuda: this torch" "$tmp/err.txt" ||
+    { echo "--device cuda: exit $rc"; cat "$tmp/err.txt"; exit 1; }
+  [ ! -e "$tmp/bad6.jsonl.gz" ] || { echo "bad6.jsonl.gz was written"; exit 1; }
+fi
 for b in bad1 bad2 bad3 bad4 bad5.jsonl.gz; do
   [ ! -e "$tmp/$b" ] || { echo "$b was written"; exit 1; }
 done
 # ResNet-18 (torchvision's, CIFAR form, 1 channel: 62 tensors) on the CPU: 2 workers, 2 epochs
-# of 2 steps; PowerSGD at rank 2 sends far fewer bytes than sync, as recorded and as priced
+# of 2 steps (--device cpu, as by default); PowerSGD at rank 2 sends far fewer bytes than sync,
+# as recorded and as priced
 for p in sync static:level=2; do
-  py "$here/traces/pytorch/train_policy.py" --model resnet18 --policy $p --compressor powersgd \
+  py "$here/traces/pytorch/train_policy.py" --device cpu --model resnet18 --policy $p --compressor powersgd \
     --workers 2 --epochs 2 --batch 8 --train-samples 32 --test-samples 32 --seed 1 \
     --out "$tmp/r18-${p%%:*}.jsonl.gz"
 done

@@ -278,6 +278,72 @@ static void test_compare_refuses_a_list_of_scenarios_and_names_sweep(void **stat
     }
 }
 
+/* Two policies' own traces (tests/data/own/: PyTorch's MLP on 4 emulated workers, 16 steps,
+ * sync and PowerSGD rank 1, recorded by traces/pytorch/train_policy.py) */
+#define OWN_SYNC   BELLOWS_SOURCE_DIR "/tests/data/own/mlp-sync-4w.jsonl.gz"
+#define OWN_STATIC BELLOWS_SOURCE_DIR "/tests/data/own/mlp-static-4w.jsonl.gz"
+
+/* `bellows CMD` exits 2 with `needle` on stderr, and TMP/bad is not written. */
+static void expect_refused(const char *cmd_flags, const char *needle)
+{
+    char cmd[4096], path[256];
+    snprintf(cmd, sizeof cmd, BELLOWS_BIN " %s --out %s/bad >/dev/null 2>%s/bad.err", cmd_flags,
+             TMP, TMP);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 2) fail_msg("'%s': status %d", cmd_flags, st);
+    snprintf(path, sizeof path, "%s/bad.err", TMP);
+    char *e = slurp(path, NULL);
+    assert_non_null(e);
+    if (!strstr(e, needle)) fail_msg("'%s': no '%s' in: %s", cmd_flags, needle, e);
+    free(e);
+    snprintf(path, sizeof path, "%s/bad", TMP);
+    assert_false(file_exists(path));
+}
+
+/* sweep --traces prices each policy's own trace in every scenario: every cell of sweep.csv
+ * (status to steps) is that of compare --traces at the cell's scenario, exactly; traces of
+ * different experiments, or the policies given besides, are refused with nothing written. */
+static void test_sweep_traces_prices_each_own_trace_as_compare_does(void **state)
+{
+    (void)state;
+    SKIP_UNDER_VALGRIND();
+    const char *bw[] = {"1Gbps", "10Gbps"};
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " sweep --traces " OWN_SYNC "," OWN_STATIC " --bandwidth %s,%s "
+                         "--no-plots --quiet --out %s/own >%s/own.out",
+             bw[0], bw[1], TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    expect_header("own", "own traces: each policy's accuracy is that of its own recorded run");
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 BELLOWS_BIN " compare --traces " OWN_SYNC "," OWN_STATIC " --bandwidth %s "
+                             "--no-plots --quiet --out %s/own-%s >/dev/null && "
+                             "grep '^%s,' %s/own/sweep.csv | cut -d, -f3,5-17 > %s/s.csv && "
+                             "tail -n +2 %s/own-%s/compare.csv | cut -d, -f1,3-15 | tr -d '\"' "
+                             "> %s/c.csv && [ $(wc -l < %s/s.csv) = 2 ] && cmp %s/s.csv %s/c.csv",
+                 bw[i], TMP, bw[i], bw[i], TMP, TMP, TMP, bw[i], TMP, TMP, TMP, TMP);
+        if (system(cmd) != 0) fail_msg("%s: the sweep's cells are not compare's", bw[i]);
+    }
+    /* the two policies' own accuracies, not one shared trace's */
+    snprintf(cmd, sizeof cmd, "[ $(cut -d, -f6 %s/own/sweep.csv | sort -u | wc -l) = 3 ]", TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "zcat " OWN_STATIC " | sed '1s/\"workers\":4/\"workers\":2/' | gzip > %s/w2.gz", TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "sweep --traces " OWN_SYNC ",%s/w2.gz --bandwidth 1Gbps,10Gbps", TMP);
+    expect_refused(cmd, "w2.gz: \"workers\" is 2, but " OWN_SYNC "'s is 4");
+    /* a missing file is named under its flag, --traces */
+    char needle[256];
+    snprintf(cmd, sizeof cmd, "compare --traces " OWN_SYNC ",%s/nosuch.gz", TMP);
+    snprintf(needle, sizeof needle, "--traces %s/nosuch.gz: ", TMP);
+    expect_refused(cmd, needle);
+    expect_refused("sweep --traces " OWN_SYNC " --compressor topk,powersgd",
+                   "--compressor: sweep --traces takes each policy's compressor from its trace");
+    expect_refused("sweep --traces " OWN_SYNC " --policies sync --bandwidth 1Gbps,10Gbps",
+                   "--policies: sweep --traces takes the policies and seeds from the traces");
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
@@ -291,6 +357,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_resumed_sweep_trains_only_what_it_is_missing),
         cmocka_unit_test(test_a_shard_trains_only_the_groups_it_needs),
         cmocka_unit_test(test_compare_refuses_a_list_of_scenarios_and_names_sweep),
+        cmocka_unit_test(test_sweep_traces_prices_each_own_trace_as_compare_does),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     rm_tree(TMP);

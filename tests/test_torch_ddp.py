@@ -1,8 +1,8 @@
 """test_torch_ddp.py: bellows' compressors as a DDP communication hook (bellows_compress.DdpHook)
 under torch.distributed (gloo, 2 processes on the CPU) give, two steps running, the decoded mean
 that the emulation of 2 workers (bellows_compress.Compressor.reduce) computes from the same
-local gradients: PowerSGD (warm start, a rank change), Top-k, Random-k, signSGD and fp16, each
-with its error feedback. Exits 77 (skipped) without torch or torch.distributed's gloo.
+local gradients: PowerSGD (warm start, a rank change), Top-k, Random-k, signSGD, fp16 and QSGD
+(its levels as int8, and as int32 above 127 levels), each with its error feedback. Exits 77 (skipped) without torch or torch.distributed's gloo.
     python3 tests/test_torch_ddp.py"""
 import os
 import socket
@@ -23,7 +23,7 @@ import bellows_compress as bc  # noqa: E402
 
 CASES = [("powersgd", [[1, 0, 2, 0], [2, 0, 1, 0]]), ("topk", [[0.25, 0, 0.5, 0]] * 2),
          ("randomk", [[0.25, 0, 0.5, 0]] * 2), ("signsgd", [[1, 0, 1, 0]] * 2),
-         ("fp16", [[1, 0, 0, 0], [1, 0, 1, 0]])]
+         ("fp16", [[1, 0, 0, 0], [1, 0, 1, 0]]), ("qsgd:ef=1", [[127, 0, 4, 0], [200, 0, 3, 0]])]
 
 
 def model():

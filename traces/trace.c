@@ -469,8 +469,13 @@ static int read_records(const char *path, const char *flag, Trace *t, int header
 
 int trace_read(const char *path, Trace *t, BwError *err)
 {
+    return trace_read_flag(path, "--trace", t, err);
+}
+
+int trace_read_flag(const char *path, const char *flag, Trace *t, BwError *err)
+{
     memset(t, 0, sizeof *t);
-    int rc = read_records(path, "--trace", t, 0, err);
+    int rc = read_records(path, flag, t, 0, err);
     if (rc == BW_OK && t->n_steps == 0)
         rc = bw_fail(err, BW_EUSAGE, "%s: the trace has no step records", path);
     if (rc == BW_OK) rc = check_complete(path, t, err);

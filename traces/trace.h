@@ -114,6 +114,8 @@ typedef struct {
 
 /* Reads and checks a whole trace; usage errors (BW_EUSAGE) name "FILE:LINE:COLUMN". */
 int trace_read(const char *path, Trace *t, BwError *err);
+/* The same, flag naming the CLI flag when the file cannot be opened (trace_read's: --trace). */
+int trace_read_flag(const char *path, const char *flag, Trace *t, BwError *err);
 void trace_free(Trace *t); /* safe on a zeroed or freed Trace */
 /* Reads and checks only the header (line 1), for a caller that needs no steps (a workload
  * profile from a trace's timing); flag names the CLI flag when the file cannot be opened.

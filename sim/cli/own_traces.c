@@ -139,7 +139,8 @@ int own_traces_load(const char *list, OwnTraces *o, char (*specs)[SPEC_MAX_TEXT]
         for (int j = 0; j < i && rc == BW_OK; j++)
             if (strcmp(paths[i], paths[j]) == 0)
                 rc = bw_fail(err, BW_EUSAGE, "--traces %s: listed twice", paths[i]);
-        if (rc == BW_OK && (rc = trace_read(paths[i], &o->t[i], err)) == BW_OK) o->n++;
+        if (rc == BW_OK && (rc = trace_read_flag(paths[i], "--traces", &o->t[i], err)) == BW_OK)
+            o->n++;
         if (rc == BW_OK) rc = check_own(&o->t[i], err);
         char what[32], was[96], is[96];
         const char *field = rc ? NULL : differs(&o->t[0].h, &o->t[i].h, what, sizeof what);

@@ -186,9 +186,11 @@ static const CliOpt compare_opts[] = {
         "replay this gradient trace instead of training (bellows replay; accuracy from the trace)",
         0, 0, NULL, 0),
     RUN_OPT("traces", CLI_STRING, traces, NULL, "FILE,...",
-            "compare: price each policy on its own trace instead of training, following its "
-            "recorded decisions (traces/pytorch/train_policy.py writes them; several seeds of a "
-            "policy pair by seed); accuracy is each run's own",
+            "compare and sweep: price each policy on its own trace instead of training, following "
+            "its recorded decisions (traces/pytorch/train_policy.py writes them; several seeds of "
+            "a policy pair by seed; the policies, seeds and baseline, the first trace's policy, "
+            "come from the traces); accuracy is each run's own; sweep prices every trace in "
+            "every scenario",
             0, 0, NULL, 0),
     RUN_OPT("replay-engine", CLI_CHOICE, replay_engine, "auto", NULL,
             "replay with: fast (no actors or payloads: the trace's compute plus the analytic "

@@ -11,8 +11,8 @@
 
 /* Flags of the sweep itself, dropped from the command line of each run. */
 static const char *const SWEEP_ONLY[] = {
-    "policies", "jobs",  "seeds",         "resume", "shard",         "out",       "no-plots",
-    "seed",     "trace", "replay-engine", "force",  "record-traces", "train-each"};
+    "policies", "jobs",  "seeds",         "resume", "shard",         "out",        "no-plots",
+    "seed",     "trace", "replay-engine", "force",  "record-traces", "train-each", "traces"};
 
 static int in_list(const char *name, const char *const *list, size_t n)
 {
@@ -239,7 +239,8 @@ int sweep_run_argv(const Sweep *s, long point, int seed_i, int policy_i, char **
     out[n++] = store[k++];
     snprintf(store[k], SPEC_MAX_TEXT, "--policy");
     out[n++] = store[k++];
-    out[n++] = (char *)s->policies[policy_i];
+    /* --traces: the policy's stand-in (its label is no spec); sweep_own_config sets it up */
+    out[n++] = (char *)(s->own.n ? s->own_policy[policy_i] : s->policies[policy_i]);
     out[n] = NULL;
     return n;
 }

@@ -106,7 +106,7 @@ int sweep_plan_groups(Sweep *s, BwError *err)
 {
     const RunOpts *o = &s->f.run;
     s->train_each = o->train_each || s->replay || o->record_traces;
-    for (int k = 0; k < s->n_policies; k++) {
+    for (int k = 0; !s->own.n && k < s->n_policies; k++) { /* --traces: recorded decisions */
         int rc = policy_sees_price(s->policies[k], "--policies", &s->sees_price[k], err);
         if (rc) return rc;
     }

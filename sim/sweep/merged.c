@@ -73,6 +73,8 @@ static int read_sweep_json(const char *dir, Sweep *s, BwError *err)
         s->base_text = strdup(base);
         s->base[s->n_base++] = s->base_text;
     }
+    const char *traces = ok ? json_string_value(json_object_get(root, "traces")) : NULL;
+    if (traces) s->traces_list = strdup(traces);
     json_decref(root);
     if (!ok) return bw_fail(err, BW_EUSAGE, "merge: %s: not a sweep's sweep.json", path);
     return BW_OK;
@@ -100,6 +102,7 @@ void sweep_merged_free(Sweep *s)
     free(s->runs);
     free(s->todo);
     free(s->base_text);
+    free((char *)s->traces_list);
     free(s);
 }
 

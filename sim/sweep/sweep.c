@@ -55,6 +55,7 @@ static void sweep_free(Sweep *s)
     dataset_free(&s->train);
     dataset_free(&s->test);
     trace_free(&s->trace);
+    own_traces_free(&s->own);
     run_flags_release(&s->f);
     free(s);
 }
@@ -87,16 +88,14 @@ static int own_flags(Sweep *s, BwError *err)
     s->resume = o->resume;
     s->progress = !o->quiet && isatty(STDERR_FILENO);
     if (!s->out) return bw_fail(err, BW_EUSAGE, "--out: a sweep needs an output folder");
-    if (o->traces)
-        return bw_fail(err, BW_EUSAGE,
-                       "--traces: a sweep does not price own traces yet; run bellows compare "
-                       "--traces once per scenario");
     s->shard_k = 1;
     s->shard_n = 1;
     char extra;
     if (o->shard && (sscanf(o->shard, "%d/%d%c", &s->shard_k, &s->shard_n, &extra) != 2 ||
                      s->shard_n < 1 || s->shard_k < 1 || s->shard_k > s->shard_n))
         return bw_fail(err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", o->shard);
+    if (o->force && o->resume) return bw_fail(err, BW_EUSAGE, "--force: not with --resume");
+    if (o->traces) return sweep_own_load(s, err); /* the policies and seeds are the traces' */
     int rc = spec_split_list(o->policies, "--policies", s->policies, SWEEP_MAX_POLICIES,
                              &s->n_policies, err);
     if (rc) return rc;
@@ -109,7 +108,6 @@ static int own_flags(Sweep *s, BwError *err)
     s->baseline = 0;
     for (int k = s->n_policies - 1; k >= 0; k--)
         if (strcmp(s->policies[k], "sync") == 0) s->baseline = k;
-    if (o->force && o->resume) return bw_fail(err, BW_EUSAGE, "--force: not with --resume");
     if (o->record_traces && o->trace)
         return bw_fail(err, BW_EUSAGE, "--record-traces: not with --trace (a replay)");
     return run_seeds(&s->f, s->seeds, &s->n_seeds, err);
@@ -132,16 +130,20 @@ static int check_io(const Sweep *s, BwError *err)
 /* The scenario shared by every run, its data (or --trace) loaded once, and the seeds. */
 static int load_scenario(Sweep *s, BwError *err)
 {
-    s->replay = s->f.run.trace != NULL;
+    s->replay = s->f.run.trace != NULL || s->own.n > 0;
     int rc = run_setup("sweep", &s->f, &s->ta, &s->cfg, s->slowdown, err);
-    if (rc == BW_OK)
+    if (rc == BW_OK && !s->own.n)
         rc = s->replay ? trace_read(s->f.run.trace, &s->trace, err)
                        : run_load_data(&s->ta, &s->cfg, &s->train, &s->test, err);
+    const Trace *first = sweep_trace_of(s, 0, 0);
     if (rc == BW_OK && s->replay) { /* the trace's cluster unless --workers */
-        s->f.trace_workers = s->trace.h.workers;
+        s->f.trace_workers = first->h.workers;
         rc = run_setup("sweep", &s->f, &s->ta, &s->cfg, s->slowdown, err);
     }
-    if (rc == BW_OK && s->replay) rc = run_apply_trace(&s->f, &s->cfg, &s->trace, err);
+    if (rc == BW_OK && s->own.n)
+        rc = sweep_own_config(s, 0, 0, &s->f, &s->cfg, err);
+    else if (rc == BW_OK && s->replay)
+        rc = run_apply_trace(&s->f, &s->cfg, &s->trace, err);
     s->train_shape = s->train; /* what a priced run reads of the sets: their sizes */
     s->train_shape.x = NULL, s->train_shape.px = NULL, s->train_shape.y = NULL;
     s->test_shape = s->test;
@@ -164,9 +166,12 @@ static int run_config(Sweep *s, long point, int seed_i, int policy_i, Flags *f, 
     char *argv[SWEEP_MAX_ARGS + 16], store[2 * SWEEP_MAX_AXES + 8][SPEC_MAX_TEXT];
     int argc = sweep_run_argv(s, point, seed_i, policy_i, argv, store);
     int rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP_RUN, argc, argv, f, err);
-    if (s->replay) f->trace_workers = s->trace.h.workers;
+    if (s->replay) f->trace_workers = sweep_trace_of(s, seed_i, policy_i)->h.workers;
     if (rc == BW_OK) rc = run_setup("sweep", f, ta, cfg, s->slowdown, err);
-    if (rc == BW_OK && s->replay) rc = run_apply_trace(f, cfg, &s->trace, err);
+    if (rc == BW_OK && s->own.n)
+        rc = sweep_own_config(s, seed_i, policy_i, f, cfg, err);
+    else if (rc == BW_OK && s->replay)
+        rc = run_apply_trace(f, cfg, &s->trace, err);
     cfg->replay_engine = s->replay_engine;
     cfg->train = &s->train;
     cfg->test = &s->test;
@@ -175,19 +180,22 @@ static int run_config(Sweep *s, long point, int seed_i, int policy_i, Flags *f, 
 }
 
 /* Every point and policy checked before anything is written: a bad value is a usage error
- * now, not a failed run later. Counts the points a replay runs fast. */
+ * now, not a failed run later (with --traces, every policy's trace of every seed). Counts the
+ * points a replay runs fast. */
 static int check_points(Sweep *s, BwError *err)
 {
     s->fast_points = 0;
+    const int seeds = s->own.n ? s->n_seeds : 1;
     for (long p = 0; p < s->n_points; p++)
-        for (int k = 0; k < s->n_policies; k++) {
+        for (int j = 0; j < s->n_policies * seeds; j++) {
+            const int k = j % s->n_policies, first = j == 0;
             Flags f;
             TrainArgs ta;
             RunConfig cfg;
-            int rc = run_config(s, p, 0, k, &f, &ta, &cfg, err);
+            int rc = run_config(s, p, j / s->n_policies, k, &f, &ta, &cfg, err);
             if (!rc) rc = driver_check(&cfg, err);
-            if (!rc && k == 0) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
-            if (!rc && k == 0) sweep_note_point(s, p, &cfg);
+            if (!rc && first) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
+            if (!rc && first) sweep_note_point(s, p, &cfg);
             run_flags_release(&f);
             if (rc) {
                 char label[1024], msg[512];
@@ -277,8 +285,9 @@ static void sweep_start(int job, int fd, void *ctx)
         cfg.replay_engine = REPLAY_AUTO;
     }
     const int results = !(s->phase == 0 && g->trace_only);
-    runner_child(&cfg, s->replay ? s->trace.h.model : ta.model, "sweep", &f, s->out,
-                 results ? dir : NULL, fd);
+    runner_child(&cfg,
+                 s->replay ? sweep_trace_of(s, run->seed_i, run->policy_i)->h.model : ta.model,
+                 "sweep", &f, s->out, results ? dir : NULL, fd);
 }
 
 static void print_progress(const Sweep *s)
@@ -340,6 +349,10 @@ static void print_plan(const Sweep *s)
     run_print_scenario(&s->f, &s->cfg, &s->ta);
     print_axes(s);
     if (s->replay) run_print_replay_engine(&s->cfg, s->fast_points, s->n_points);
+    if (s->own.n)
+        printf("# own traces: each policy's recorded decisions and compressor (%s first); the "
+               "baseline is the first trace's policy, %s\n",
+               s->own_compressor[0], s->policies[0]);
     printf("# sweep: %ld points x %d seeds x %d policies = %ld runs", s->n_points, s->n_seeds,
            s->n_policies, s->n_runs);
     if (s->shard_n > 1) printf(", shard %d/%d", s->shard_k, s->shard_n);
@@ -398,6 +411,10 @@ static int run_all(Sweep *s, BwError *err)
     if (rc == BW_OK) {
         if (s->progress) fputs("\r\033[K", stderr);
         sweep_print_table(s);
+        if (s->own.n)
+            printf("own traces: each policy's accuracy is that of its own recorded run (its "
+                   "trace's evaluations); time and bytes are simulated from its recorded "
+                   "decisions\n");
         double end = wallclock_s();
         printf("# wrote %s/sweep.csv (%.1f wall s", s->out, end - s->t0);
         if (s->n_price && !s->n_after) /* the trainings' phase, then the pricing's */

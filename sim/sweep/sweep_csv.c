@@ -93,6 +93,7 @@ static void sweep_json(const Sweep *s, FILE *f)
     for (int k = 0; k < s->n_policies; k++) jsonw_string(&w, NULL, s->policies[k]);
     jsonw_end_array(&w);
     jsonw_string(&w, "baseline", s->policies[s->baseline]);
+    if (s->traces_list) jsonw_string(&w, "traces", s->traces_list); /* sweep --traces */
     jsonw_long(&w, "runs", s->n_runs);
     char shard[32];
     snprintf(shard, sizeof shard, "%d/%d", s->shard_k, s->shard_n);

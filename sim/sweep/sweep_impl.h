@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "spec.h"
+#include "own_traces.h"
 #include "trace.h"
 #include "run_args.h"
 #include "runner.h"
@@ -77,6 +78,7 @@ typedef struct {
     int jobs, shard_k, shard_n, progress, no_plots, resume;
     int merged;      /* made by bellows merge from shards (sweep.json says "merged") */
     char *base_text; /* merge: the common flags read back from sweep.json (owned) */
+    const char *traces_list; /* --traces as given (sweep.json's "traces"); merge: owned */
     double target;   /* --target-accuracy, or its first value when swept */
 
     /* while the runs go on */
@@ -94,7 +96,12 @@ typedef struct {
     Dataset train, test;             /* loaded once; every run uses them */
     Dataset train_shape, test_shape; /* their sizes without samples, for the priced runs */
     Trace trace;                     /* --trace: every run replays it */
-    int replay;
+    int replay;                      /* --trace or --traces: every run replays a trace */
+    /* --traces (own.c): policy k with seed i replays its own trace, own.run[i * n_pol + k],
+     * following its decisions; the policies (s->policies) and seeds are the traces' */
+    OwnTraces own;
+    char own_policy[SWEEP_MAX_POLICIES][SPEC_MAX_TEXT];     /* each one's stand-in policy */
+    char own_compressor[SWEEP_MAX_POLICIES][SPEC_MAX_TEXT]; /* and its compressor */
     ReplayEngine replay_engine;
 
     /* train once, price the rest (groups.c) */
@@ -129,6 +136,15 @@ void sweep_point_label(const Sweep *s, long point, char *buf, size_t n);
 double sweep_point_target(const Sweep *s, long point);
 void sweep_run_folder(const Sweep *s, long r, char *buf, size_t n);
 const Run *sweep_baseline_of(const Sweep *s, const Run *run);
+
+/* own.c: sweep --traces */
+int sweep_own_load(Sweep *s, BwError *err); /* in own_flags: the traces, policies and seeds */
+/* The trace run (point, seed_i, policy_i) replays: its own under --traces, else --trace's. */
+const Trace *sweep_trace_of(const Sweep *s, int seed_i, int policy_i);
+/* Under --traces, cfg set up as compare --traces sets its run up: its trace applied, the
+ * policy's stand-in and compressor, its label, its decisions followed. */
+int sweep_own_config(const Sweep *s, int seed_i, int policy_i, const Flags *f, RunConfig *cfg,
+                     BwError *err);
 
 /* groups.c */
 int sweep_groups_create(Sweep *s, BwError *err); /* after sweep_plan_runs */

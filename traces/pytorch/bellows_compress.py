@@ -16,7 +16,8 @@ leaves on every rank) and the payload bytes one worker hands to the collectives 
 compress_plan: encoded sizes, bit packing included). Each worker keeps its own error-feedback
 memory, as in bellows. What differs from bellows' C (documented in docs/guide/own-traces.md):
 the random draws (PowerSGD's new query columns, Random-k's indices, QSGD's rounding) come
-from torch's generator, not GSL's, seeded alike from (seed, layer, step) or (seed, rank); sums
+from torch's generator, not GSL's, seeded alike from (seed, layer, step) (QSGD's: and the
+worker's rank); sums
 run in torch's order, not the ring's; fp16's sum is rounded to half after each worker's
 addition in rank order.
 """
@@ -86,15 +87,18 @@ def _seed(seed, tag, a, b):
 class Compressor:
     """One compressor for `world` workers of a model whose layers are `shapes` [(rows, cols)]."""
 
-    def __init__(self, spec, shapes, world, seed):
+    def __init__(self, spec, shapes, world, seed, device="cpu"):
         self.name, self.opts, self.spec = parse_spec(spec)
+        # where the gradients are (cpu or cuda); the random draws are made on the CPU, from
+        # the same generators on either device, and moved there
+        self.device = torch.device(device)
         self.level_default = COMPRESSORS[self.name][1]
         self.shapes, self.world, self.seed = list(shapes), world, seed
         self.ef = self.opts.get("ef") == "1"
         self.memory = None  # [world][layer] error feedback, allocated on first use
         self.query = {}     # PowerSGD: layer -> Qt [r x m], the warm start
         self.step = 0
-        self.rngs = [torch.Generator().manual_seed(_seed(seed, 3, w, 0)) for w in range(world)]
+        self.ranks = list(range(world))  # the rank of each emulated worker (DdpHook: its own)
 
     def check_level(self, level):
         """bellows' compress_check_level: raises SpecError for a level this compressor refuses."""
@@ -173,7 +177,7 @@ class Compressor:
         q = self.query.get(l)
         reset = self.opts["rank_change"] == "reset"
         keep = 0 if q is None or (reset and q.shape[0] != r) else min(q.shape[0], r)
-        qt = torch.zeros(r, m)
+        qt = torch.zeros(r, m, device=self.device)
         if keep:
             qt[:keep] = q[:keep]
         g = None
@@ -182,7 +186,7 @@ class Compressor:
                 continue
             if g is None:
                 g = self._gen(1, l)
-            qt[j] = torch.randn(m, generator=g)
+            qt[j] = torch.randn(m, generator=g).to(self.device)
         return qt
 
     def _powersgd(self, l, M, level):
@@ -202,13 +206,13 @@ class Compressor:
         size = n * m
         k = keep_count(level, size) if self.opts["count"] == "ceil" else \
             max(0, min(size, math.floor(level * size)))
-        total = torch.zeros(size)
+        total = torch.zeros(size, device=self.device)
         sent = []
         for Mw in M:
             flat = Mw.reshape(-1)
             # the k largest magnitudes, ties to the lower index (a stable sort)
             idx = torch.sort(flat.abs(), descending=True, stable=True)[1][:k]
-            s = torch.zeros(size)
+            s = torch.zeros(size, device=self.device)
             s[idx] = flat[idx]
             total += s
             sent.append(s.view(n, m))
@@ -219,30 +223,38 @@ class Compressor:
         n, m = self.shapes[l]
         size = n * m
         k = keep_count(level, size)
-        idx = torch.randperm(size, generator=self._gen(2, l))[:k]
+        idx = torch.randperm(size, generator=self._gen(2, l))[:k].to(self.device)
         vals = sum(Mw.reshape(-1)[idx] for Mw in M) / self.world
-        dec = torch.zeros(size)
+        dec = torch.zeros(size, device=self.device)
         dec[idx] = vals
         sent = []
         for Mw in M:
-            s = torch.zeros(size)
+            s = torch.zeros(size, device=self.device)
             s[idx] = Mw.reshape(-1)[idx]
             sent.append(s.view(n, m))
         return dec.view(n, m), sent
+
+    def qsgd_levels(self, w, l, Mw, s):
+        """QSGD's message of worker w for layer l at s levels: (||Mw||, the signed levels as
+        floats, sign(x) xi with xi in 0..s); it decodes to norm * q / s. The rounding draws
+        come from a generator of (seed, the worker's rank, layer, step), so that they do not
+        depend on the order the layers are compressed in (DDP's buckets)."""
+        norm = Mw.norm()
+        if float(norm) == 0:
+            return norm, torch.zeros_like(Mw)
+        a = Mw.abs() * s / norm
+        low = a.floor()
+        g = torch.Generator().manual_seed(_seed(_seed(self.seed, 3, self.ranks[w], 0), 4, l,
+                                                self.step))
+        u = torch.rand(Mw.shape, generator=g).to(Mw.device)
+        return norm, torch.sign(Mw) * (low + (u < a - low).float())
 
     def _qsgd(self, l, M, level):
         s = int(level)
         sent = []
         for w, Mw in enumerate(M):
-            norm = Mw.norm()
-            if float(norm) == 0:
-                sent.append(torch.zeros_like(Mw))
-                continue
-            a = Mw.abs() * s / norm
-            low = a.floor()
-            u = torch.rand(Mw.shape, generator=self.rngs[w])
-            xi = low + (u < a - low).float()
-            sent.append(norm * torch.sign(Mw) * xi / s)
+            norm, q = self.qsgd_levels(w, l, Mw, s)
+            sent.append(norm * q / s)
         return sum(sent) / self.world, sent
 
     def _signsgd(self, l, M, level):
@@ -288,9 +300,10 @@ class DdpHook:
     and before each step's backward, hook.levels[:] = the policy's levels (layer l: the model's
     l-th parameter). Each bucket's tensors are compressed at their levels with this rank's own
     error-feedback memory and combined by real collectives: dense and Random-k values
-    all-reduced, PowerSGD's P then Q all-reduced, Top-k's indices and values all-gathered;
-    QSGD's, signSGD's and fp16's messages are all-gathered as the values they decode to (the
-    same sums as bellows' bit-packed messages, more bytes on this wire). The decoded mean is what
+    all-reduced, PowerSGD's P then Q all-reduced, Top-k's indices and values all-gathered,
+    QSGD's norms and signed levels (int8 up to 127 levels) all-gathered; signSGD's and fp16's
+    messages are all-gathered as the values they decode to (the same sums as bellows'
+    bit-packed messages, more bytes on this wire). The decoded mean is what
     the emulation (Compressor.reduce) computes for the same gradients (tested to float
     tolerance: tests/test_torch_ddp.py); call hook.end_step() after each optimizer step."""
 
@@ -302,9 +315,9 @@ class DdpHook:
                   for p in params]
         self.world, self.rank = dist.get_world_size(), dist.get_rank()
         # one worker's compressor: its memory, its queries, its QSGD stream
-        self.comp = Compressor(spec, shapes, 1, seed)
+        self.comp = Compressor(spec, shapes, 1, seed, device=params[0].device)
         self.comp.world = self.world
-        self.comp.rngs = [torch.Generator().manual_seed(_seed(seed, 3, self.rank, 0))]
+        self.comp.ranks = [self.rank]
         self.index = {id(p): l for l, p in enumerate(params)}
         self.levels = [0.0] * len(params)
         self.bytes = 0
@@ -328,16 +341,18 @@ class DdpHook:
         if lv == 0 or c.name == "none":
             return self._sum(g.clone()) / W
         if c.ef and c.memory is None:
-            c.memory = [[torch.zeros(r, k) for r, k in c.shapes]]
+            c.memory = [[torch.zeros(r, k, device=c.device) for r, k in c.shapes]]
         M = g + c.memory[0][l] if c.ef else g
         if c.name == "powersgd":
             dec = self._powersgd(l, M, lv)
             sent = dec
+        elif c.name == "qsgd":
+            dec, sent = self._qsgd(l, M, lv)
         elif c.name == "randomk":
             k = keep_count(lv, n * m)
-            idx = torch.randperm(n * m, generator=c._gen(2, l))[:k]
+            idx = torch.randperm(n * m, generator=c._gen(2, l))[:k].to(c.device)
             vals = self._sum(M.reshape(-1)[idx].clone()) / W
-            dec, sent = torch.zeros(n * m), torch.zeros(n * m)
+            dec, sent = torch.zeros(n * m, device=c.device), torch.zeros(n * m, device=c.device)
             dec[idx], sent[idx] = vals, M.reshape(-1)[idx]
             dec, sent = dec.view(n, m), sent.view(n, m)
         else:  # one worker's message through the emulation's code, then gathered
@@ -365,6 +380,16 @@ class DdpHook:
         Q = self._sum(M.t() @ P) / self.world
         c.query[l] = Q.t().contiguous()
         return P @ Q.t()
+
+    def _qsgd(self, l, M, level):
+        """QSGD: every rank's norm and signed levels all-gathered (int8 up to 127 levels,
+        int32 above), each decoded as the emulation decodes it, summed in rank order."""
+        c, s = self.comp, int(level)
+        norm, q = c.qsgd_levels(0, l, M, s)
+        norms = self._gather(norm.reshape(1))
+        qs = self._gather(q.to(torch.int8 if s <= 127 else torch.int32))
+        dec = sum(nw * qw.float() / s for nw, qw in zip(norms, qs)) / self.world
+        return dec, norm * q / s
 
     def hook(self, state, bucket):
         """The communication hook: returns a future of the bucket's decoded mean."""

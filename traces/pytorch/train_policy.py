@@ -1,7 +1,7 @@
 """train_policy.py: train a model in PyTorch under any bellows policy and compressor, on k
-workers emulated on one device, and record the policy's own trace (traces/README.md, version 2):
-every step's decision (levels or averaging) and the bytes it sends, the observations the policy
-saw, and the evaluations of this run. `bellows compare --traces A,B,...` then prices each trace
+workers emulated on one device (--device cpu, the default, or cuda), and record the policy's own
+trace (traces/README.md, version 2): every step's decision (levels or averaging) and the bytes
+it sends, the observations the policy saw, and the evaluations of this run. `bellows compare --traces A,B,...` then prices each trace
 as its own policy on any simulated cluster (docs/guide/own-traces.md).
 
     python3 train_policy.py --policy accordion --compressor powersgd --workers 8 \\
@@ -136,6 +136,9 @@ def parse_args(argv):
     ap.add_argument("--eval-every", type=int, default=0, help="steps (0: every epoch's end)")
     ap.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--lib", default=None, help="libbellows_policy.so")
+    ap.add_argument("--device", default="cpu",
+                    help="cpu or cuda: where the model trains and the compressors run (the "
+                         "random draws are the CPU's on either)")
     ap.add_argument("--out", required=True, help="the trace (gzip if it ends in .gz)")
     a = ap.parse_args(argv)
     for k in ("workers", "epochs", "batch"):
@@ -145,6 +148,11 @@ def parse_args(argv):
         fail("--lr %g: expected a rate above 0" % a.lr)
     if a.train_samples < 0 or a.test_samples < 0 or a.eval_every < 0:
         fail("--train-samples, --test-samples and --eval-every must be >= 0")
+    if a.device not in ("cpu", "cuda"):
+        fail("--device %s: expected cpu or cuda" % a.device)
+    if a.device == "cuda" and not torch.cuda.is_available():
+        fail("--device cuda: this torch (%s) sees no CUDA device (built %s CUDA); use --device "
+             "cpu" % (torch.__version__, "with" if torch.version.cuda else "without"))
     return a
 
 
@@ -154,9 +162,11 @@ class Run:
     def __init__(self, a):
         torch.manual_seed(a.seed)
         self.a = a
-        self.xtr, self.ytr, self.xte, self.yte = load_fashion(a.data_dir, a.train_samples,
-                                                              a.test_samples)
-        self.model, self.flat = make_model(a.model)
+        dev = self.dev = torch.device(a.device)
+        self.xtr, self.ytr, self.xte, self.yte = [t.to(dev) for t in load_fashion(
+            a.data_dir, a.train_samples, a.test_samples)]
+        self.model, self.flat = make_model(a.model)  # initialised on the CPU on either device
+        self.model.to(dev)
         self.params = [(n, p) for n, p in self.model.named_parameters()]
         one = self.xtr[:1] if self.flat else self.xtr[:1].unsqueeze(1)
         self.flops = flops_per_sample(self.model, one)
@@ -168,7 +178,7 @@ class Run:
             fail("--train-samples: %d samples make shards of %d for %d workers, fewer than "
                  "--batch %d" % (len(self.ytr), self.shard, W, a.batch))
         try:
-            self.comp = bc.Compressor(a.compressor, self.shapes, W, a.seed)
+            self.comp = bc.Compressor(a.compressor, self.shapes, W, a.seed, device=dev)
         except bc.SpecError as e:
             fail(str(e))
         level = self.comp.level_default
@@ -183,7 +193,7 @@ class Run:
                                       if self.periodic else [])
         self.opts = [torch.optim.SGD(m.parameters(), lr=a.lr, momentum=a.momentum)
                      for m in self.copies]
-        self.sums = [[torch.zeros(s) for s in self.shapes] for _ in range(W)]
+        self.sums = [[torch.zeros(s, device=dev) for s in self.shapes] for _ in range(W)]
         self.epoch_steps = 0
         self.evals = []
         self.records = []
@@ -194,7 +204,7 @@ class Run:
         a, W = self.a, self.a.workers
         if i == 0:  # the epoch's order, from (seed, epoch) as bellows' dataset_epoch_order
             g = torch.Generator().manual_seed(a.seed * 1000003 + epoch + 1)
-            self.perm = torch.randperm(len(self.ytr), generator=g)
+            self.perm = torch.randperm(len(self.ytr), generator=g).to(self.dev)
         perm = self.perm
         losses, grads = [], []
         for w in range(W):
@@ -311,8 +321,9 @@ class Run:
     def header(self):
         a = self.a
         return {"format": FORMAT, "version": VERSION,
-                "source": "pytorch %s train_policy.py (%d emulated workers)"
-                          % (torch.__version__, a.workers),
+                "source": "pytorch %s train_policy.py (%d emulated workers%s)"
+                          % (torch.__version__, a.workers,
+                             ", on cuda" if a.device == "cuda" else ""),
                 "model": a.model if a.model != "mlp" else "mlp",
                 "dataset": "fashion-mnist", "workers": a.workers, "batch": a.batch,
                 "flops_per_sample": self.flops, "epochs": a.epochs,
