@@ -214,7 +214,7 @@ class Run:
             m.zero_grad()
             loss = torch.nn.functional.cross_entropy(m(x), self.ytr[idx])
             loss.backward()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))  # torch 2 warns on a scalar of a graph tensor
             ps = m.parameters() if self.periodic else (p for _, p in self.params)
             grads.append([p.grad.detach().reshape(s).clone() for p, s in zip(ps, self.shapes)])
         return losses, grads
