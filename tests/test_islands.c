@@ -11,6 +11,7 @@
 
 #include "blas_cpu.h"
 
+#include "costs.h"
 #include "drivertest.h"
 
 static RunConfig islands_config(int P, int K, int batch)
@@ -30,6 +31,11 @@ static double model_bytes(const RunConfig *cfg)
     double b = 4.0 * (double)m->n_params;
     model_free(m);
     return b;
+}
+
+static size_t n_params(const RunConfig *cfg)
+{
+    return (size_t)(model_bytes(cfg) / 4);
 }
 
 static void check_wan(int P, int K, const char *policy, int batch, long exchanges)
@@ -105,6 +111,68 @@ static void test_one_island_is_one_replica(void **state)
     for (long s = 0; s + 1 < sh->n_steps; s++)
         if (sh->step_averaged[s]) assert_float_equal(sh->step_variance[s], 0, 0);
     release(sh);
+}
+
+/* Streaming DiLoCo's overlap (outer_lane.c): 2 islands of one GPU, one fragment, 16 steps of C
+ * seconds' compute each, 4 exchanges of E seconds each (at steps 4, 8, 12, 16, counted from 1),
+ * E the closed form of a ring of two over NIC, WAN, NIC (on costed steps under a measured
+ * profile, whose busbw curves scale the transfers, as the blocking run measures it). tau = 0
+ * blocks, as before: 16 C + 4 E. tau > 0: each of the first three is applied tau steps later and
+ * costs only what remains, max(0, E - tau C); the last is still in flight at the end, and the run
+ * waits for it: E. */
+static Shared *overlap_run(int tau, double gpu_flops, const CostProfile *prof)
+{
+    RunConfig cfg = islands_config(2, 2, 16);
+    cfg.cluster.gpu_flops = gpu_flops;
+    cfg.cluster.wan_latency_s = 1e-3;
+    cfg.cluster.wan_bandwidth_Bps = 1.25e9;
+    cfg.costs = prof;
+    char policy[96];
+    snprintf(policy, sizeof policy, "streaming-diloco:h=4,fragments=1,bits=4,tau=%d", tau);
+    cfg.policy = policy;
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("tau=%d: %s", tau, sh->message);
+    assert_int_equal(sh->averagings, 4);
+    return sh;
+}
+
+static void check_overlap(double flops, const CostProfile *prof, int tau_max)
+{
+    RunConfig cfg = islands_config(2, 2, 16);
+    /* the costed step prices the real model, here the small one's own profile: its floats, in
+     * chunks of ceil(floats / 2), the larger on each message */
+    const double chunk = 4.0 * ceil((double)outer_quantised_floats(n_params(&cfg), 4) / 2);
+    double E =
+        2 * (1e-3 + 2 * cfg.cluster.latency_s + chunk / fmin(1.25e9, cfg.cluster.bandwidth_Bps));
+    Shared *b = overlap_run(0, flops, prof);
+    const double C = b->compute_s / 16;
+    if (prof) /* its busbw curves scale the transfers: E as the blocking run measured it */
+        E = (b->sim_time_s - b->compute_s) / 4;
+    assert_float_equal(b->sim_time_s, b->compute_s + 4 * E, 1e-9);
+    assert_float_equal(b->comm_s, 4 * E, 1e-9);
+    for (int tau = 1; tau <= tau_max; tau++) {
+        Shared *o = overlap_run(tau, flops, prof);
+        assert_float_equal(o->compute_s, b->compute_s, 1e-12);
+        const double want = o->compute_s + 3 * fmax(0, E - tau * C) + E;
+        if (fabs(o->sim_time_s - want) > 1e-9)
+            fail_msg("C %g, E %g, tau=%d: %.12g s, closed form %.12g", C, E, tau, o->sim_time_s,
+                     want);
+        assert_memory_not_equal(o->params, b->params, sizeof o->params);
+        release(o);
+    }
+    release(b);
+}
+
+static void test_streaming_exchange_overlaps_tau_steps(void **state)
+{
+    (void)state;
+    check_overlap(2e8, NULL, 1); /* C about 8 ms, E about 2 ms: under one step */
+    check_overlap(2e9, NULL, 3); /* C about 0.8 ms: 1.2 ms and 0.4 ms remain, then none */
+    CostProfile *prof = NULL;
+    BwError err;
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &prof, &err), BW_OK);
+    check_overlap(2e9, prof, 2); /* costed steps (exec_ddp) */
+    costs_free(prof);
 }
 
 static int cli_status(const char *args)
@@ -210,6 +278,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_streaming_wan_bytes_are_the_quantised_fragments),
         cmocka_unit_test(test_sync_crosses_the_wan_every_step),
         cmocka_unit_test(test_one_island_is_one_replica),
+        cmocka_unit_test(test_streaming_exchange_overlaps_tau_steps),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
     };

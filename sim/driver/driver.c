@@ -250,6 +250,7 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
         if (run->cost) coll_comm_set_pool(run->cost->data, run->pool);
     }
     if (rc == BW_OK) rc = islands_init(run, err);
+    if (rc == BW_OK) rc = outer_lanes_alloc(run, err);
     if (rc == BW_OK) rc = run_mirror_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);
     return rc;
@@ -268,6 +269,7 @@ static void run_actors(DriverRun *run)
         sg_actor_start(actor, worker_actor, 1, argv);
     }
     exec_start(run);
+    outer_lanes_start(run);
 }
 
 /* The untrained model at time 0 and the first step; with actors, the actors, which take every

@@ -545,6 +545,13 @@ void worker_actor(int argc, char **argv)
         while (!worker_step_costed(me)) continue;
     else
         while (!worker_step_plain(me)) continue;
+    /* the outer exchanges still in flight (outer_lane.c): the run ends once they land */
+    const double in_flight = outer_lane_drain(me, me->run->cur.step);
+    if (in_flight > 0) {
+        me->comm_s += in_flight;
+        me->end_s = simgrid_get_clock();
+    }
+    outer_lane_stop(me);
     exec_stop(me);
     run_actor_ended(me->run);
 }
