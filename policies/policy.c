@@ -378,7 +378,8 @@ int policy_outer(const Policy *p, PolicyOuter *o)
                        .h = b.h,
                        .fragments = b.fragments,
                        .tau = b.tau,
-                       .bits = b.bits};
+                       .bits = b.bits,
+                       .eager = b.eager};
     return 1;
 }
 

@@ -97,6 +97,7 @@ void policy_describe(const Policy *p, char *buf, size_t n);
 typedef struct {
     double lr, momentum, alpha;
     int h, fragments, tau, bits;
+    int eager; /* diloco's eager updates (arXiv 2502.12996; sim/driver/outer_eager.c) */
 } PolicyOuter;
 /* Whether p's averagings are outer steps: 1 with *o filled, else 0 (plain averaging). Built-in
  * policies only: the public interface has no field for it yet. */

@@ -397,7 +397,9 @@ static void cost_average(Worker *me, long step, int averaged, double *split)
     DriverRun *run = me->run;
     CostModel *cm = run->cost;
     if (outer_lane_of(me)) {
-        if (outer_applies_at(run, step)) split[COST_COMM] += outer_lane_wait(me, step);
+        /* a fragment applied now, or eager updates' last round (outer_eager.c) */
+        if (outer_applies_at(run, step) || (averaged && run->outer.eager.on))
+            split[COST_COMM] += outer_lane_wait(me, step);
         if (!averaged) return;
         const size_t floats = (size_t)ceil((double)cm->wl->n_params *
                                            driver_average_floats(run->cfg) * outer_msg_share(run));

@@ -242,6 +242,7 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
                              cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
     if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
+    if (rc == BW_OK) rc = outer_eager_check(cfg, p, err); /* outer_eager.c */
     if (rc == BW_OK) {
         PolicyObs obs = {.epoch_start = 1,
                          .lr = cfg->tc.lr.base_lr,

@@ -272,6 +272,14 @@ struct DriverRun {
         long step;
         OuterLane *lanes; /* [P] overlapped exchanges (outer_lane.c), or NULL: blocking ones */
         int arrived;      /* live, overlapped: the workers whose outer gradient is in the sum */
+        /* eager updates (outer_eager.c): each worker's copy of theta_global, its last outer
+         * gradient and outer optimizer, the last round's mean and this round's sum */
+        struct OuterEager {
+            int on, replicas;
+            float *global, *own_prev; /* [P x n] */
+            float *mean_prev, *acc;   /* [n] */
+            Sgd *opt;                 /* [P] */
+        } eager;
     } outer;
     /* --topology islands (islands.c): run->comm is hierarchical over the islands; in periodic
      * mode each island's ring (comm[k], its ranks' books in run->comm's) reduces the gradients
@@ -369,6 +377,13 @@ void outer_lane_post(Worker *me, size_t floats, double delay_s, long step);
 double outer_lane_wait(Worker *me, long step);
 double outer_lane_drain(Worker *me, long step);
 void outer_lane_stop(Worker *me);
+/* outer_eager.c: DiLoCo's eager updates (arXiv 2502.12996, diloco:eager=1; the step itself is
+ * models/optim.h's outer_eager_step); outer_eager_apply, at an averaging, the worker's. */
+int outer_eager_init(DriverRun *run, const Model *m0, BwError *err);
+/* driver_check's: eager=1 needs islands or costed steps (its exchange on a lane), no replay. */
+int outer_eager_check(const RunConfig *cfg, const Policy *p, BwError *err);
+void outer_eager_free(DriverRun *run);
+void outer_eager_apply(Worker *me, long step);
 /* Whether a fragment's outer step is applied at this step (outer_stream merged it). */
 int outer_applies_at(const DriverRun *run, long step);
 /* islands.c: the run's communicator on --topology islands (hierarchical, an island a "node"),

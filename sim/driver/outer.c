@@ -56,7 +56,7 @@ int outer_init(DriverRun *run, const Model *m0, BwError *err)
     run->outer.on = 1;
     run->outer.step = -1;
     run->outer.msg_share = 1;
-    return BW_OK;
+    return o->eager ? outer_eager_init(run, m0, err) : BW_OK;
 }
 
 void outer_free(DriverRun *run)
@@ -69,6 +69,7 @@ void outer_free(DriverRun *run)
     free(run->outer.hi);
     free(run->outer.apply_at);
     outer_lanes_free(run);
+    outer_eager_free(run);
     memset(&run->outer, 0, sizeof run->outer);
 }
 

@@ -7,7 +7,8 @@
  * posts an exchange and goes on; at the step its fragment is applied it waits only for what
  * remains of the exchange (outer_lane_wait), and at its end for every exchange still in flight
  * (outer_lane_drain: the run ends when its network is quiet). Used by costed steps (exec_ddp,
- * cost.c) and by live ones on islands (outer.c, outer_stream) when tau > 0; with tau = 0 the
+ * cost.c) and by live ones on islands (outer.c, outer_stream) when tau > 0, and by DiLoCo's
+ * eager updates (outer_eager.c: each round's exchange waited for a round later); with tau = 0 the
  * exchange stays blocking, at its step, as before. The exchange's bytes and WAN bytes are in the
  * communicator's books as any other collective's; the timeline draws it on the worker's
  * communication lane, over the inner steps it overlaps. */
@@ -33,7 +34,7 @@ struct OuterLane {
 
 int outer_lane_wanted(const DriverRun *run)
 {
-    return run->outer.streaming && run->outer.o.tau > 0 && !run->fast &&
+    return ((run->outer.streaming && run->outer.o.tau > 0) || run->outer.eager.on) && !run->fast &&
            (run->cost || run->cluster.topology == TOPO_ISLANDS);
 }
 

@@ -350,6 +350,10 @@ static void average_parameters(Worker *me, long step)
     const int with_v = driver_average_floats(run->cfg) == 2 && me->opt.velocity;
     Comm *comm = data_comm(run);
     float *buf = me->before;
+    if (run->outer.eager.on) { /* its exchange overlaps the next round (outer_eager.c) */
+        outer_eager_apply(me, step);
+        return;
+    }
     if (!with_v && coll_sums_once(comm)) {
         coll_allreduce_into(comm, me->rank, m->params, buf, n);
     } else {
