@@ -175,6 +175,74 @@ static void test_streaming_exchange_overlaps_tau_steps(void **state)
     costs_free(prof);
 }
 
+/* --collectives analytic on islands: the hierarchical allreduce's closed form (coll.h) with
+ * the islands as its nodes (sim/net/coll.c derive_costs: a_l, b_l an island's route; a, b the
+ * route between islands, its WAN link shared by an island's G rings) and the WAN's bytes its
+ * closed form, 2 (K-1) n over all ranks per allreduce, against the transfer level: synchronous
+ * training (every step's allreduce) and DiLoCo (an outer exchange every 4 steps), 4 GPUs in 2
+ * islands, an mlp of 30 hidden units (23,860 floats: every chunk whole). */
+static Shared *backend_run(const char *policy, CollBackend backend, int price_workers)
+{
+    RunConfig cfg = islands_config(4, 2, 32);
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
+    cfg.policy = policy;
+    cfg.backend = backend;
+    cfg.price_workers = price_workers;
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("%s: %s", policy, sh->message);
+    return sh;
+}
+
+static void test_analytic_islands_match_the_transfer_level(void **state)
+{
+    (void)state;
+    const char *policies[] = {"sync", "diloco:H=2"};
+    for (int i = 0; i < 2; i++) {
+        Shared *t = backend_run(policies[i], COLL_TRANSFER, 0);
+        Shared *a = backend_run(policies[i], COLL_ANALYTIC, 0);
+        if (fabs(a->sim_time_s - t->sim_time_s) > 1e-9 * t->sim_time_s)
+            fail_msg("%s: analytic %.12g s, transfer level %.12g", policies[i], a->sim_time_s,
+                     t->sim_time_s);
+        assert_true(t->wan_bytes > 0);
+        assert_float_equal(a->wan_bytes, t->wan_bytes, 0);
+        assert_float_equal(a->bytes, t->bytes, 0);
+        /* the same training, summed in another order (rank order, the messages' arrival) */
+        for (size_t k = 0; k < sizeof a->params / sizeof a->params[0]; k++)
+            assert_float_equal(a->params[k], t->params[k], 1e-4);
+        release(t);
+        release(a);
+    }
+}
+
+/* --price-workers 1024 on 2 islands: the 4 GPUs that train are priced as 2 islands of 512. Per
+ * allreduce of n bytes, g = 512, m = 2: 2 (g-1) a_l + 2 (g-1)/g n b_l + 2 (m-1) a + 2 (m-1)/m
+ * (n/g) b, a_l = 2 l and b_l = 1 / B inside an island, a = 2 l + the WAN's latency and
+ * b = max(g / the WAN's rate, b_l) between them (the island's 512 rings share its WAN link);
+ * each GPU sends 2 (g-1)/g n + 2 (m-1)/m n/g; the WAN carries 2 (K-1) n over the 1024 GPUs.
+ * DiLoCo's inner steps add an island's ring of 512, 2 (g-1) a_l + 2 (g-1)/g n b_l. */
+static void test_price_workers_on_islands_is_the_closed_form(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 32);
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
+    const double n = model_bytes(&cfg), g = 512, m = 2, l = cfg.cluster.latency_s;
+    const double bl = 1 / (cfg.cluster.bandwidth_Bps * cluster_link_share(&cfg.cluster));
+    const double a = 2 * l + cfg.cluster.wan_latency_s;
+    const double b = fmax(g / cfg.cluster.wan_bandwidth_Bps, bl);
+    const double ring = 2 * (g - 1) * 2 * l + 2 * (g - 1) / g * n * bl;
+    const double hier = ring + 2 * (m - 1) * a + 2 * (m - 1) / m * (n / g) * b;
+    const double sent = 2 * (g - 1) / g * n + 2 * (m - 1) / m * n / g;
+    Shared *s = backend_run("sync", COLL_ANALYTIC, 1024); /* 4 steps */
+    assert_float_equal(s->sim_time_s, s->compute_s + 4 * hier, 1e-9 * s->sim_time_s);
+    assert_float_equal(s->bytes, 4 * sent, 1e-6 * s->bytes);
+    assert_float_equal(s->wan_bytes, 4 * 2 * n, 1e-6 * s->wan_bytes);
+    Shared *d = backend_run("diloco:H=2", COLL_ANALYTIC, 1024); /* 2 exchanges */
+    assert_float_equal(d->sim_time_s, d->compute_s + 4 * ring + 2 * hier, 1e-9 * d->sim_time_s);
+    assert_float_equal(d->wan_bytes, 2 * 2 * n, 1e-6 * d->wan_bytes);
+    release(s);
+    release(d);
+}
+
 static int cli_status(const char *args)
 {
     char cmd[512];
@@ -200,7 +268,10 @@ static void test_bad_island_flags_are_usage_errors(void **state)
     assert_int_equal(cli_status("--topology islands --islands 3 --workers 8"), 2);
     assert_int_equal(cli_status("--topology islands --wan-bandwidth 999bps"), 2);
     assert_int_equal(cli_status("--islands 2"), 2); /* without --topology islands */
-    char cmd[512]; /* a reproduction never writes into a folder that exists */
+    assert_int_equal(cli_status("--topology islands --islands 2 --workers 4 --collectives analytic "
+                                "--price-workers 1025"),
+                     2); /* not K equal islands */
+    char cmd[512];       /* a reproduction never writes into a folder that exists */
     snprintf(cmd, sizeof cmd, "%s reproduce diloco --out /tmp >/dev/null 2>&1", BELLOWS_BIN);
     int st = system(cmd);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
@@ -279,6 +350,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sync_crosses_the_wan_every_step),
         cmocka_unit_test(test_one_island_is_one_replica),
         cmocka_unit_test(test_streaming_exchange_overlaps_tau_steps),
+        cmocka_unit_test(test_analytic_islands_match_the_transfer_level),
+        cmocka_unit_test(test_price_workers_on_islands_is_the_closed_form),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
     };

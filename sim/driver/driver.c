@@ -83,6 +83,8 @@ static int run_alloc(DriverRun *run, BwError *err)
     if (run->comm && cfg->price_workers > run->P) { /* --price-workers: the closed forms at N */
         Cluster priced = run->cluster;
         priced.workers = cfg->price_workers;
+        if (priced.topology == TOPO_ISLANDS) /* the hierarchical allreduce's groups (islands.c) */
+            priced.gpus_per_node = cluster_island_size(&priced);
         coll_comm_set_price(run->comm, &priced);
     }
     if (run->comm && run->job.place) {

@@ -219,6 +219,7 @@ struct Comm {
     int mb_named;           /* a mailbox was looked up (the tag is fixed from then on) */
     CollWireFn wire;        /* sees every message (coll_comm_set_wire), or NULL */
     void *wire_arg;
+    int wire_stride; /* > 0: analytic, the between-nodes bytes to rank + stride (set_wire_inter) */
 };
 
 /* An analytic allgather's total bytes over the P ranks, as price_P ranks of the same blocks
