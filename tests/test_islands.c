@@ -243,6 +243,35 @@ static void test_price_workers_on_islands_is_the_closed_form(void **state)
     release(d);
 }
 
+/* A C plugin asks for DiLoCo's outer step through the public interface (bellows_policy.h
+ * version 6, BellowsPolicyOps.outer; tests/plugins/outer.c): on 2 islands it trains bit for bit
+ * as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range (tau = h) is a
+ * usage error naming the plugin. */
+static void test_plugin_outer_step_is_dilocos(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 8); /* 16 steps */
+    cfg.policy = "diloco:H=4";
+    Shared *b = simulate(cfg);
+    cfg.policy = PLUGIN_OUTER ":h=4";
+    Shared *p = simulate(cfg);
+    if (p->rc != BW_OK) fail_msg("%s", p->message);
+    assert_int_equal(p->averagings, 4);
+    assert_memory_equal(p->params, b->params, sizeof p->params);
+    assert_float_equal(p->wan_bytes, b->wan_bytes, 0);
+    assert_float_equal(p->sim_time_s, b->sim_time_s, 0);
+    cfg.policy = "cpsgd:period=4"; /* plain averaging: another trajectory */
+    Shared *avg = simulate(cfg);
+    assert_true(memcmp(avg->params, p->params, sizeof p->params) != 0);
+    BwError err = {{0}};
+    cfg.policy = PLUGIN_OUTER ":h=4,bad=1";
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    if (!strstr(err.msg, "outer_policy") || !strstr(err.msg, "tau")) fail_msg("%s", err.msg);
+    release(b);
+    release(p);
+    release(avg);
+}
+
 static int cli_status(const char *args)
 {
     char cmd[512];
@@ -352,6 +381,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_streaming_exchange_overlaps_tau_steps),
         cmocka_unit_test(test_analytic_islands_match_the_transfer_level),
         cmocka_unit_test(test_price_workers_on_islands_is_the_closed_form),
+        cmocka_unit_test(test_plugin_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
     };
