@@ -62,6 +62,8 @@ void outer_lanes_free(DriverRun *run)
 {
     for (int w = 0; run->outer.lanes && w < run->P; w++) {
         OuterLane *l = &run->outer.lanes[w];
+        if (l->posted) sg_sem_destroy(l->posted);
+        if (l->done) sg_sem_destroy(l->done);
         free(l->step);
         free(l->floats);
         free(l->delay);
