@@ -136,7 +136,7 @@ static Shared *overlap_run(int tau, double gpu_flops, const CostProfile *prof)
     return sh;
 }
 
-static void check_overlap(double flops, const CostProfile *prof, int tau_max)
+static void check_overlap(double flops, const CostProfile *prof, const int *taus, int n_taus)
 {
     RunConfig cfg = islands_config(2, 2, 16);
     /* the costed step prices the real model, here the small one's own profile: its floats, in
@@ -150,7 +150,8 @@ static void check_overlap(double flops, const CostProfile *prof, int tau_max)
         E = (b->sim_time_s - b->compute_s) / 4;
     assert_float_equal(b->sim_time_s, b->compute_s + 4 * E, 1e-9);
     assert_float_equal(b->comm_s, 4 * E, 1e-9);
-    for (int tau = 1; tau <= tau_max; tau++) {
+    for (int i = 0; i < n_taus; i++) {
+        const int tau = taus[i];
         Shared *o = overlap_run(tau, flops, prof);
         assert_float_equal(o->compute_s, b->compute_s, 1e-12);
         const double want = o->compute_s + 3 * fmax(0, E - tau * C) + E;
@@ -166,21 +167,22 @@ static void check_overlap(double flops, const CostProfile *prof, int tau_max)
 static void test_streaming_exchange_overlaps_tau_steps(void **state)
 {
     (void)state;
-    check_overlap(2e8, NULL, 1); /* C about 8 ms, E about 2 ms: under one step */
-    check_overlap(2e9, NULL, 3); /* C about 0.8 ms: 1.2 ms and 0.4 ms remain, then none */
+    /* C about 0.8 ms, E about 2 ms: 1.2 ms remain at tau 1, none at tau 3 (valgrind's time in
+     * CI is short: one GPU rate, the fewest runs that reach both branches) */
+    check_overlap(2e9, NULL, (const int[]){1, 3}, 2);
     CostProfile *prof = NULL;
     BwError err;
     assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &prof, &err), BW_OK);
-    check_overlap(2e9, prof, 2); /* costed steps (exec_ddp) */
+    check_overlap(2e9, prof, (const int[]){1}, 1); /* costed steps (exec_ddp) */
     costs_free(prof);
 }
 
 /* --collectives analytic on islands: the hierarchical allreduce's closed form (coll.h) with
  * the islands as its nodes (sim/net/coll.c derive_costs: a_l, b_l an island's route; a, b the
  * route between islands, its WAN link shared by an island's G rings) and the WAN's bytes its
- * closed form, 2 (K-1) n over all ranks per allreduce, against the transfer level: synchronous
- * training (every step's allreduce) and DiLoCo (an outer exchange every 4 steps), 4 GPUs in 2
- * islands, an mlp of 30 hidden units (23,860 floats: every chunk whole). */
+ * closed form, 2 (K-1) n over all ranks per allreduce, against the transfer level: DiLoCo (the
+ * islands' rings every step, an outer exchange every 2), 4 GPUs in 2 islands, an mlp of 30 hidden
+ * units (23,860 floats: every chunk whole). */
 static Shared *backend_run(const char *policy, CollBackend backend, int price_workers)
 {
     RunConfig cfg = islands_config(4, 2, 32);
@@ -196,8 +198,8 @@ static Shared *backend_run(const char *policy, CollBackend backend, int price_wo
 static void test_analytic_islands_match_the_transfer_level(void **state)
 {
     (void)state;
-    const char *policies[] = {"sync", "diloco:H=2"};
-    for (int i = 0; i < 2; i++) {
+    const char *policies[] = {"diloco:H=2"}; /* the islands' rings and the exchanges */
+    for (int i = 0; i < 1; i++) {
         Shared *t = backend_run(policies[i], COLL_TRANSFER, 0);
         Shared *a = backend_run(policies[i], COLL_ANALYTIC, 0);
         if (fabs(a->sim_time_s - t->sim_time_s) > 1e-9 * t->sim_time_s)
@@ -219,7 +221,8 @@ static void test_analytic_islands_match_the_transfer_level(void **state)
  * (n/g) b, a_l = 2 l and b_l = 1 / B inside an island, a = 2 l + the WAN's latency and
  * b = max(g / the WAN's rate, b_l) between them (the island's 512 rings share its WAN link);
  * each GPU sends 2 (g-1)/g n + 2 (m-1)/m n/g; the WAN carries 2 (K-1) n over the 1024 GPUs.
- * DiLoCo's inner steps add an island's ring of 512, 2 (g-1) a_l + 2 (g-1)/g n b_l. */
+ * DiLoCo's inner steps add an island's ring of 512, 2 (g-1) a_l + 2 (g-1)/g n b_l, each GPU
+ * sending 2 (g-1)/g n. */
 static void test_price_workers_on_islands_is_the_closed_form(void **state)
 {
     (void)state;
@@ -231,15 +234,12 @@ static void test_price_workers_on_islands_is_the_closed_form(void **state)
     const double b = fmax(g / cfg.cluster.wan_bandwidth_Bps, bl);
     const double ring = 2 * (g - 1) * 2 * l + 2 * (g - 1) / g * n * bl;
     const double hier = ring + 2 * (m - 1) * a + 2 * (m - 1) / m * (n / g) * b;
-    const double sent = 2 * (g - 1) / g * n + 2 * (m - 1) / m * n / g;
-    Shared *s = backend_run("sync", COLL_ANALYTIC, 1024); /* 4 steps */
-    assert_float_equal(s->sim_time_s, s->compute_s + 4 * hier, 1e-9 * s->sim_time_s);
-    assert_float_equal(s->bytes, 4 * sent, 1e-6 * s->bytes);
-    assert_float_equal(s->wan_bytes, 4 * 2 * n, 1e-6 * s->wan_bytes);
-    Shared *d = backend_run("diloco:H=2", COLL_ANALYTIC, 1024); /* 2 exchanges */
+    const double sent = 2 * (g - 1) / g * n + 2 * (m - 1) / m * n / g,
+                 sent_ring = 2 * (g - 1) / g * n;
+    Shared *d = backend_run("diloco:H=2", COLL_ANALYTIC, 1024); /* 4 steps, 2 exchanges */
     assert_float_equal(d->sim_time_s, d->compute_s + 4 * ring + 2 * hier, 1e-9 * d->sim_time_s);
+    assert_float_equal(d->bytes, 4 * sent_ring + 2 * sent, 1e-6 * d->bytes);
     assert_float_equal(d->wan_bytes, 2 * 2 * n, 1e-6 * d->wan_bytes);
-    release(s);
     release(d);
 }
 
@@ -260,16 +260,12 @@ static void test_plugin_outer_step_is_dilocos(void **state)
     assert_memory_equal(p->params, b->params, sizeof p->params);
     assert_float_equal(p->wan_bytes, b->wan_bytes, 0);
     assert_float_equal(p->sim_time_s, b->sim_time_s, 0);
-    cfg.policy = "cpsgd:period=4"; /* plain averaging: another trajectory */
-    Shared *avg = simulate(cfg);
-    assert_true(memcmp(avg->params, p->params, sizeof p->params) != 0);
     BwError err = {{0}};
     cfg.policy = PLUGIN_OUTER ":h=4,bad=1";
     assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
     if (!strstr(err.msg, "outer_policy") || !strstr(err.msg, "tau")) fail_msg("%s", err.msg);
     release(b);
     release(p);
-    release(avg);
 }
 
 static int cli_status(const char *args)
