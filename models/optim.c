@@ -59,6 +59,17 @@ void outer_step(Sgd *outer, float *global, const float *sum, int replicas, float
     sgd_step(outer, global, delta, lr);
 }
 
+void outer_eager_step(Sgd *opt, float *global, float *own_prev, const float *mean_prev,
+                      const float *own, int replicas, double lr, float *g)
+{
+    const float inv = 1.0f / (float)replicas;
+    for (size_t i = 0; i < opt->n; i++) {
+        g[i] = mean_prev[i] + (own[i] - own_prev[i]) * inv;
+        own_prev[i] = own[i];
+    }
+    sgd_step(opt, global, g, lr);
+}
+
 void outer_quantise(float *x, size_t n, int bits)
 {
     if (bits >= 32 || n == 0) return;

@@ -53,6 +53,12 @@ void sgd_step_range(Sgd *opt, float *params, const float *grads, double lr, size
  * delta [n]), then sgd_step(outer, theta_global, delta, lr): with outer's Nesterov momentum,
  * torch.optim.SGD(nesterov=True)'s step, as pytorch/torchft's DiLoCo applies it. */
 void outer_step(Sgd *outer, float *global, const float *sum, int replicas, float *delta, double lr);
+/* DiLoCo's eager updates (Kale, Douillard, Donchev, arXiv 2502.12996; sim/driver/outer_eager.c):
+ * the outer gradient g = mean_prev + (own - own_prev) / replicas, this round's own outer
+ * gradient standing for the replica's share and the last round's mean for the others' (into
+ * g [n]; own_prev := own), then sgd_step(outer, global, g, lr). */
+void outer_eager_step(Sgd *opt, float *global, float *own_prev, const float *mean_prev,
+                      const float *own, int replicas, double lr, float *g);
 /* Streaming DiLoCo's quantisation of an outer gradient x [n] to `bits` (1 to 16; 32: none), in
  * place, as the receivers decode it: a uniform symmetric quantiser of L = 2^(bits-1) - 1 levels
  * each side, step max|x| / L, round to nearest; 1 bit: sign(x) x mean|x|. What it sends:

@@ -42,13 +42,17 @@
  *
  * Version 5 appended to the operations price_blind: whether the policy's decisions may depend on
  * the price of the run (its network, GPU and costs). A plugin of an older version is taken to
- * see the price, and runs unchanged. */
+ * see the price, and runs unchanged.
+ *
+ * Version 6 appended to the operations outer: a periodic policy's averagings may be DiLoCo's
+ * outer steps (BellowsPolicyOuter), so a plugin can be a DiLoCo-like policy across islands. A
+ * plugin of an older version averages plainly, as before. */
 #ifndef BELLOWS_POLICY_PUBLIC_H
 #define BELLOWS_POLICY_PUBLIC_H
 
 #include <stddef.h>
 
-#define BELLOWS_POLICY_VERSION        5
+#define BELLOWS_POLICY_VERSION        6
 #define BELLOWS_POLICY_OLDEST_VERSION 3 /* the oldest plugin interface this core runs */
 #define BELLOWS_POLICY_MAX_DECAYS     16
 #define BELLOWS_POLICY_MAX_OPTS       16
@@ -233,6 +237,22 @@ typedef struct BellowsPolicy {
     const struct BellowsPolicyOps *ops;
 } BellowsPolicy;
 
+/* A periodic policy's outer step (version 6, BellowsPolicyOps.outer), the driver's rule
+ * (sim/driver/outer.c): DiLoCo (Douillard et al., arXiv 2311.08105): at each averaging the
+ * replicas' mean outer gradient, theta_global - theta_i, takes one Nesterov step (lr > 0,
+ * momentum in [0, 1)) on theta_global, from which every replica restarts. Streaming DiLoCo
+ * (arXiv 2501.18512) when fragments > 1, bits < 32 or tau > 0: the model's layers in `fragments`
+ * contiguous fragments (1 to the model's layers, at most h), fragment p exchanged at the steps c
+ * (from 1) with c >= h and c % h == p h / fragments (the policy must average at exactly those),
+ * its outer gradient quantised to bits (1 to 16; 32: none), its outer step applied tau steps
+ * later (0 <= tau < h) as alpha local + (1 - alpha) global (alpha in [0, 1]). eager 1 (with
+ * fragments 1, bits 32, tau 0): Kale et al.'s eager updates (arXiv 2502.12996). h >= 1. The core
+ * refuses values outside these ranges before the run. Frozen: new settings take a new struct. */
+typedef struct {
+    double lr, momentum, alpha;
+    int h, fragments, tau, bits, eager;
+} BellowsPolicyOuter;
+
 /* The operations. iVersion first; new fields only ever appended at the end. */
 typedef struct BellowsPolicyOps {
     /* ---- version 1 ---- */
@@ -275,6 +295,10 @@ typedef struct BellowsPolicyOps {
      * by replaying that training's trace. 0 (the default, and every plugin of an older version):
      * the decisions may depend on the price, and every scenario trains the policy. */
     int price_blind;
+    /* ---- version 6 ---- */
+    /* Optional, periodic policies: whether its averagings are outer steps; 1 with *o filled,
+     * 0: plain averaging. Called once, after init; must not change its answer. */
+    int (*outer)(const BellowsPolicy *p, BellowsPolicyOuter *o);
 } BellowsPolicyOps;
 
 /* The entry point a plugin defines (exported, C linkage); the core calls it once per load. It

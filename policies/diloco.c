@@ -25,6 +25,9 @@ static const BellowsPolicyOpt diloco_opts[] = {
     {"outer_momentum", BELLOWS_OPT_DOUBLE, "0.9", 0, 0.999999, NULL,
      "the outer optimizer's Nesterov momentum (the paper's 0.9; 0: plain SGD on the outer "
      "gradient, outer_lr 1 is then local SGD's averaging)"},
+    {"eager", BELLOWS_OPT_INT, "0", 0, 1, NULL,
+     "1: eager updates (Kale et al., arXiv 2502.12996): the exchange overlaps the next H steps, "
+     "the outer step mixing this round's own outer gradient with the others' of the last round"},
 };
 
 static int diloco_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *err, size_t errlen)
@@ -37,6 +40,7 @@ static int diloco_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char *e
     s->outer.h = s->clock.period;
     s->outer.fragments = 1;
     s->outer.bits = 32;
+    s->outer.eager = (int)vals[3].num;
     return BELLOWS_POLICY_OK;
 }
 
@@ -51,8 +55,8 @@ static void diloco_decide(BellowsPolicy *p, const BellowsPolicyObs *obs, Bellows
 static void diloco_describe(const BellowsPolicy *p, char *buf, size_t n)
 {
     const DilocoState *s = p->state;
-    snprintf(buf, n, "H=%d,outer_lr=%g,outer_momentum=%g", s->clock.period, s->outer.lr,
-             s->outer.momentum);
+    snprintf(buf, n, "H=%d,outer_lr=%g,outer_momentum=%g%s", s->clock.period, s->outer.lr,
+             s->outer.momentum, s->outer.eager ? ",eager=1" : "");
 }
 
 const BellowsPolicyOps policy_diloco_ops = {
@@ -61,7 +65,7 @@ const BellowsPolicyOps policy_diloco_ops = {
     .help = "DiLoCo: H inner steps per replica, then an outer Nesterov step on the mean of "
             "(theta_global - theta_i), from which every replica restarts",
     .source = "Douillard et al., DiLoCo, arXiv 2311.08105 (Algorithm 1); pytorch/torchft "
-              "torchft/local_sgd.py (DiLoCo)",
+              "torchft/local_sgd.py (DiLoCo); eager=1: Kale, Douillard, Donchev, arXiv 2502.12996",
     .mode = BELLOWS_POLICY_PERIODIC,
     .opts = diloco_opts,
     .n_opts = BELLOWS_N(diloco_opts),

@@ -50,6 +50,8 @@ typedef struct {
     char flag[32];    /* the flag it came from, for plugguard */
     void *dl;         /* a plugin's handle; NULL: built in or Python */
     PyPolicyFile *py; /* a Python file's; NULL: C */
+    int has_outer;    /* a plugin's outer step (ops.outer, version 6), checked at create */
+    PolicyOuter outer;
 } PolicyCore;
 
 static PolicyCore *core_of(const Policy *p)
@@ -208,6 +210,42 @@ static void core_free(PolicyCore *c)
     free(c);
 }
 
+/* A plugin's outer step (BellowsPolicyOps.outer, version 6), asked once and checked against the
+ * ranges bellows_policy.h gives, into c->outer. */
+static int plugin_outer(PolicyCore *c, const char *label, BwError *err)
+{
+    BellowsPolicyOuter b = {0};
+    if (!c->dl || !c->ops.outer) return BW_OK;
+    guard_enter(c, "outer");
+    const int on = c->ops.outer(&c->pub, &b);
+    plugguard_leave();
+    if (!on) return BW_OK;
+    const char *bad = c->ops.mode != BELLOWS_POLICY_PERIODIC ? "needs mode periodic"
+                      : !(b.lr > 0 && b.lr < 1e9)            ? "lr: expected > 0"
+                      : !(b.momentum >= 0 && b.momentum < 1) ? "momentum: expected 0 to < 1"
+                      : !(b.alpha >= 0 && b.alpha <= 1)      ? "alpha: expected 0 to 1"
+                      : b.h < 1                              ? "h: expected 1 or more"
+                      : b.fragments < 1 || b.fragments > b.h ? "fragments: expected 1 to h"
+                      : b.fragments > c->ctx.n_layers        ? "fragments: more than the layers"
+                      : b.tau < 0 || b.tau >= b.h            ? "tau: expected 0 to h - 1"
+                      : !(b.bits >= 1 && b.bits <= 16) && b.bits != 32 ? "bits: 1 to 16 or 32"
+                      : b.eager != 0 && b.eager != 1                   ? "eager: 0 or 1"
+                      : b.eager && (b.fragments > 1 || b.bits < 32 || b.tau > 0)
+                          ? "eager: only with fragments 1, bits 32, tau 0"
+                          : NULL;
+    if (bad) return bw_fail(err, BW_EUSAGE, "%s: its outer step: %s", label, bad);
+    c->has_outer = 1;
+    c->outer = (PolicyOuter){.lr = b.lr,
+                             .momentum = b.momentum,
+                             .alpha = b.alpha,
+                             .h = b.h,
+                             .fragments = b.fragments,
+                             .tau = b.tau,
+                             .bits = b.bits,
+                             .eager = b.eager};
+    return BW_OK;
+}
+
 int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, Policy **out,
                   BwError *err)
 {
@@ -253,6 +291,10 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
         if (rc != BW_ERUNTIME) rc = BW_EUSAGE;
         inner[sizeof inner - 1] = '\0';
         return bw_fail(err, rc, "%s: %s", label, inner[0] ? inner : "init failed");
+    }
+    if ((rc = plugin_outer(c, label, err))) {
+        core_free(c);
+        return rc;
     }
     *out = &c->pub;
     return BW_OK;
@@ -371,6 +413,10 @@ int policy_outer(const Policy *p, PolicyOuter *o)
 {
     const PolicyCore *c = core_of(p);
     PolicyOuterOpt b;
+    if (c->has_outer) { /* a plugin's (plugin_outer) */
+        *o = c->outer;
+        return 1;
+    }
     if (c->dl || c->py || !policy_builtin_outer(&c->pub, &b)) return 0;
     *o = (PolicyOuter){.lr = b.lr,
                        .momentum = b.momentum,
@@ -378,7 +424,8 @@ int policy_outer(const Policy *p, PolicyOuter *o)
                        .h = b.h,
                        .fragments = b.fragments,
                        .tau = b.tau,
-                       .bits = b.bits};
+                       .bits = b.bits,
+                       .eager = b.eager};
     return 1;
 }
 

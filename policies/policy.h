@@ -97,9 +97,10 @@ void policy_describe(const Policy *p, char *buf, size_t n);
 typedef struct {
     double lr, momentum, alpha;
     int h, fragments, tau, bits;
+    int eager; /* diloco's eager updates (arXiv 2502.12996; sim/driver/outer_eager.c) */
 } PolicyOuter;
-/* Whether p's averagings are outer steps: 1 with *o filled, else 0 (plain averaging). Built-in
- * policies only: the public interface has no field for it yet. */
+/* Whether p's averagings are outer steps: 1 with *o filled, else 0 (plain averaging): a built-in
+ * policy's, or a C plugin's (bellows_policy.h version 6, BellowsPolicyOps.outer). */
 int policy_outer(const Policy *p, PolicyOuter *o);
 void policy_free(Policy *p);              /* NULL is a no-op */
 const char *policy_spec(const Policy *p); /* as given, normalised: name:k=v,... */

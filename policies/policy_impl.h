@@ -44,6 +44,7 @@ typedef struct {
      * alpha local + (1 - alpha) global; the outer gradients quantised to bits (32: none). */
     int h, fragments, tau, bits;
     double alpha;
+    int eager; /* diloco: eager updates (arXiv 2502.12996) */
 } PolicyOuterOpt;
 
 /* Whether p, a built-in policy, asks for an outer step, and its settings into *o (diloco.c). */

@@ -34,12 +34,13 @@ void policy_spec_opts(const BellowsPolicyOpt *opts, int n, SpecOpt *out)
 /* The size of the ops table of interface version v (BELLOWS_POLICY_OLDEST_VERSION ..
  * BELLOWS_POLICY_VERSION). When a version appends fields, the older versions' sizes end where
  * the new fields start: versions 3 and 4 (whose ops are the same) end before version 5's
- * price_blind.
+ * price_blind, version 5 before version 6's outer.
  * (Versions 1 and 2, whose tables ended before `needs`, are refused: their context and decision
  * had the 32-layer arrays.) */
 static size_t ops_size(int v)
 {
     if (v <= 4) return offsetof(BellowsPolicyOps, price_blind);
+    if (v == 5) return offsetof(BellowsPolicyOps, outer);
     return sizeof(BellowsPolicyOps);
 }
 

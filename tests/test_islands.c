@@ -11,6 +11,7 @@
 
 #include "blas_cpu.h"
 
+#include "costs.h"
 #include "drivertest.h"
 
 static RunConfig islands_config(int P, int K, int batch)
@@ -30,6 +31,11 @@ static double model_bytes(const RunConfig *cfg)
     double b = 4.0 * (double)m->n_params;
     model_free(m);
     return b;
+}
+
+static size_t n_params(const RunConfig *cfg)
+{
+    return (size_t)(model_bytes(cfg) / 4);
 }
 
 static void check_wan(int P, int K, const char *policy, int batch, long exchanges)
@@ -107,6 +113,161 @@ static void test_one_island_is_one_replica(void **state)
     release(sh);
 }
 
+/* Streaming DiLoCo's overlap (outer_lane.c): 2 islands of one GPU, one fragment, 16 steps of C
+ * seconds' compute each, 4 exchanges of E seconds each (at steps 4, 8, 12, 16, counted from 1),
+ * E the closed form of a ring of two over NIC, WAN, NIC (on costed steps under a measured
+ * profile, whose busbw curves scale the transfers, as the blocking run measures it). tau = 0
+ * blocks, as before: 16 C + 4 E. tau > 0: each of the first three is applied tau steps later and
+ * costs only what remains, max(0, E - tau C); the last is still in flight at the end, and the run
+ * waits for it: E. */
+static Shared *overlap_run(int tau, double gpu_flops, const CostProfile *prof)
+{
+    RunConfig cfg = islands_config(2, 2, 16);
+    cfg.cluster.gpu_flops = gpu_flops;
+    cfg.cluster.wan_latency_s = 1e-3;
+    cfg.cluster.wan_bandwidth_Bps = 1.25e9;
+    cfg.costs = prof;
+    char policy[96];
+    snprintf(policy, sizeof policy, "streaming-diloco:h=4,fragments=1,bits=4,tau=%d", tau);
+    cfg.policy = policy;
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("tau=%d: %s", tau, sh->message);
+    assert_int_equal(sh->averagings, 4);
+    return sh;
+}
+
+static void check_overlap(double flops, const CostProfile *prof, const int *taus, int n_taus)
+{
+    RunConfig cfg = islands_config(2, 2, 16);
+    /* the costed step prices the real model, here the small one's own profile: its floats, in
+     * chunks of ceil(floats / 2), the larger on each message */
+    const double chunk = 4.0 * ceil((double)outer_quantised_floats(n_params(&cfg), 4) / 2);
+    double E =
+        2 * (1e-3 + 2 * cfg.cluster.latency_s + chunk / fmin(1.25e9, cfg.cluster.bandwidth_Bps));
+    Shared *b = overlap_run(0, flops, prof);
+    const double C = b->compute_s / 16;
+    if (prof) /* its busbw curves scale the transfers: E as the blocking run measured it */
+        E = (b->sim_time_s - b->compute_s) / 4;
+    assert_float_equal(b->sim_time_s, b->compute_s + 4 * E, 1e-9);
+    assert_float_equal(b->comm_s, 4 * E, 1e-9);
+    for (int i = 0; i < n_taus; i++) {
+        const int tau = taus[i];
+        Shared *o = overlap_run(tau, flops, prof);
+        assert_float_equal(o->compute_s, b->compute_s, 1e-12);
+        const double want = o->compute_s + 3 * fmax(0, E - tau * C) + E;
+        if (fabs(o->sim_time_s - want) > 1e-9)
+            fail_msg("C %g, E %g, tau=%d: %.12g s, closed form %.12g", C, E, tau, o->sim_time_s,
+                     want);
+        assert_memory_not_equal(o->params, b->params, sizeof o->params);
+        release(o);
+    }
+    release(b);
+}
+
+static void test_streaming_exchange_overlaps_tau_steps(void **state)
+{
+    (void)state;
+    /* C about 0.8 ms, E about 2 ms: 1.2 ms remain at tau 1, none at tau 3 (valgrind's time in
+     * CI is short: one GPU rate, the fewest runs that reach both branches) */
+    check_overlap(2e9, NULL, (const int[]){1, 3}, 2);
+    CostProfile *prof = NULL;
+    BwError err;
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &prof, &err), BW_OK);
+    check_overlap(2e9, prof, (const int[]){1}, 1); /* costed steps (exec_ddp) */
+    costs_free(prof);
+}
+
+/* --collectives analytic on islands: the hierarchical allreduce's closed form (coll.h) with
+ * the islands as its nodes (sim/net/coll.c derive_costs: a_l, b_l an island's route; a, b the
+ * route between islands, its WAN link shared by an island's G rings) and the WAN's bytes its
+ * closed form, 2 (K-1) n over all ranks per allreduce, against the transfer level: DiLoCo (the
+ * islands' rings every step, an outer exchange every 2), 4 GPUs in 2 islands, an mlp of 30 hidden
+ * units (23,860 floats: every chunk whole). */
+static Shared *backend_run(const char *policy, CollBackend backend, int price_workers)
+{
+    RunConfig cfg = islands_config(4, 2, 32);
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
+    cfg.policy = policy;
+    cfg.backend = backend;
+    cfg.price_workers = price_workers;
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("%s: %s", policy, sh->message);
+    return sh;
+}
+
+static void test_analytic_islands_match_the_transfer_level(void **state)
+{
+    (void)state;
+    const char *policies[] = {"diloco:H=2"}; /* the islands' rings and the exchanges */
+    for (int i = 0; i < 1; i++) {
+        Shared *t = backend_run(policies[i], COLL_TRANSFER, 0);
+        Shared *a = backend_run(policies[i], COLL_ANALYTIC, 0);
+        if (fabs(a->sim_time_s - t->sim_time_s) > 1e-9 * t->sim_time_s)
+            fail_msg("%s: analytic %.12g s, transfer level %.12g", policies[i], a->sim_time_s,
+                     t->sim_time_s);
+        assert_true(t->wan_bytes > 0);
+        assert_float_equal(a->wan_bytes, t->wan_bytes, 0);
+        assert_float_equal(a->bytes, t->bytes, 0);
+        /* the same training, summed in another order (rank order, the messages' arrival) */
+        for (size_t k = 0; k < sizeof a->params / sizeof a->params[0]; k++)
+            assert_float_equal(a->params[k], t->params[k], 1e-4);
+        release(t);
+        release(a);
+    }
+}
+
+/* --price-workers 1024 on 2 islands: the 4 GPUs that train are priced as 2 islands of 512. Per
+ * allreduce of n bytes, g = 512, m = 2: 2 (g-1) a_l + 2 (g-1)/g n b_l + 2 (m-1) a + 2 (m-1)/m
+ * (n/g) b, a_l = 2 l and b_l = 1 / B inside an island, a = 2 l + the WAN's latency and
+ * b = max(g / the WAN's rate, b_l) between them (the island's 512 rings share its WAN link);
+ * each GPU sends 2 (g-1)/g n + 2 (m-1)/m n/g; the WAN carries 2 (K-1) n over the 1024 GPUs.
+ * DiLoCo's inner steps add an island's ring of 512, 2 (g-1) a_l + 2 (g-1)/g n b_l, each GPU
+ * sending 2 (g-1)/g n. */
+static void test_price_workers_on_islands_is_the_closed_form(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 32);
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
+    const double n = model_bytes(&cfg), g = 512, m = 2, l = cfg.cluster.latency_s;
+    const double bl = 1 / (cfg.cluster.bandwidth_Bps * cluster_link_share(&cfg.cluster));
+    const double a = 2 * l + cfg.cluster.wan_latency_s;
+    const double b = fmax(g / cfg.cluster.wan_bandwidth_Bps, bl);
+    const double ring = 2 * (g - 1) * 2 * l + 2 * (g - 1) / g * n * bl;
+    const double hier = ring + 2 * (m - 1) * a + 2 * (m - 1) / m * (n / g) * b;
+    const double sent = 2 * (g - 1) / g * n + 2 * (m - 1) / m * n / g,
+                 sent_ring = 2 * (g - 1) / g * n;
+    Shared *d = backend_run("diloco:H=2", COLL_ANALYTIC, 1024); /* 4 steps, 2 exchanges */
+    assert_float_equal(d->sim_time_s, d->compute_s + 4 * ring + 2 * hier, 1e-9 * d->sim_time_s);
+    assert_float_equal(d->bytes, 4 * sent_ring + 2 * sent, 1e-6 * d->bytes);
+    assert_float_equal(d->wan_bytes, 2 * 2 * n, 1e-6 * d->wan_bytes);
+    release(d);
+}
+
+/* A C plugin asks for DiLoCo's outer step through the public interface (bellows_policy.h
+ * version 6, BellowsPolicyOps.outer; tests/plugins/outer.c): on 2 islands it trains bit for bit
+ * as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range (tau = h) is a
+ * usage error naming the plugin. */
+static void test_plugin_outer_step_is_dilocos(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 8); /* 16 steps */
+    cfg.policy = "diloco:H=4";
+    Shared *b = simulate(cfg);
+    cfg.policy = PLUGIN_OUTER ":h=4";
+    Shared *p = simulate(cfg);
+    if (p->rc != BW_OK) fail_msg("%s", p->message);
+    assert_int_equal(p->averagings, 4);
+    assert_memory_equal(p->params, b->params, sizeof p->params);
+    assert_float_equal(p->wan_bytes, b->wan_bytes, 0);
+    assert_float_equal(p->sim_time_s, b->sim_time_s, 0);
+    BwError err = {{0}};
+    cfg.policy = PLUGIN_OUTER ":h=4,bad=1";
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    if (!strstr(err.msg, "outer_policy") || !strstr(err.msg, "tau")) fail_msg("%s", err.msg);
+    release(b);
+    release(p);
+}
+
 static int cli_status(const char *args)
 {
     char cmd[512];
@@ -132,7 +293,10 @@ static void test_bad_island_flags_are_usage_errors(void **state)
     assert_int_equal(cli_status("--topology islands --islands 3 --workers 8"), 2);
     assert_int_equal(cli_status("--topology islands --wan-bandwidth 999bps"), 2);
     assert_int_equal(cli_status("--islands 2"), 2); /* without --topology islands */
-    char cmd[512]; /* a reproduction never writes into a folder that exists */
+    assert_int_equal(cli_status("--topology islands --islands 2 --workers 4 --collectives analytic "
+                                "--price-workers 1025"),
+                     2); /* not K equal islands */
+    char cmd[512];       /* a reproduction never writes into a folder that exists */
     snprintf(cmd, sizeof cmd, "%s reproduce diloco --out /tmp >/dev/null 2>&1", BELLOWS_BIN);
     int st = system(cmd);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
@@ -210,6 +374,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_streaming_wan_bytes_are_the_quantised_fragments),
         cmocka_unit_test(test_sync_crosses_the_wan_every_step),
         cmocka_unit_test(test_one_island_is_one_replica),
+        cmocka_unit_test(test_streaming_exchange_overlaps_tau_steps),
+        cmocka_unit_test(test_analytic_islands_match_the_transfer_level),
+        cmocka_unit_test(test_price_workers_on_islands_is_the_closed_form),
+        cmocka_unit_test(test_plugin_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
     };

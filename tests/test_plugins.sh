@@ -119,7 +119,7 @@ expect_bad() { # SPEC FILE-IN-MESSAGE WORDS [COMMAND]
 expect_bad ./missing.so ./missing.so "no such file"
 expect_bad ./text.so ./text.so "cannot load it as a shared object"
 expect_bad ./bad1.so ./bad1.so "returned NULL"
-expect_bad ./bad2.so ./bad2.so "interface version 6, but this bellows knows versions 3 to 5 (update bellows)"
+expect_bad ./bad2.so ./bad2.so "interface version 7, but this bellows knows versions 3 to 6 (update bellows)"
 expect_bad ./bad3.so ./bad3.so "decide is NULL"
 expect_bad ./bad4.so ./bad4.so "mode 7"
 expect_bad ./bad5.so ./bad5.so "option 'k': its default '99' is not valid"
@@ -130,7 +130,7 @@ expect_bad ./bad9.so ./bad9.so "interface version 2, but .* rebuild the plugin a
 expect_bad ./bad10.so ./bad10.so "price_blind must be 0 or 1"
 expect_bad ./netaware.so:fraction=abc ./netaware.so "fraction=abc: expected a number"
 expect_bad ./netaware.so:nosuch=1 ./netaware.so "unknown option 'nosuch'"
-expect_bad ./bad2.so ./bad2.so "interface version 6" compare
+expect_bad ./bad2.so ./bad2.so "interface version 7" compare
 expect_bad "./a'b.so" "'./a'b.so'" "a plugin's path is made of"
 set +e
 "$bellows" policies --plugin ./bad3.so > out.txt 2> err.txt

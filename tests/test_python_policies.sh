@@ -225,9 +225,9 @@ w badopt.py 'class P(bp.Policy):
     def decide(self, obs, d): pass'
 expect_fail ./badopt.py 2 "option .k.: its default .99. is not valid"
 w newer.py 'class P(bp.Policy):
-    name, help, version = "p", "p", 6
+    name, help, version = "p", "p", 7
     def decide(self, obs, d): pass'
-expect_fail ./newer.py 2 "interface version 6, but this bellows knows versions 3 to 5"
+expect_fail ./newer.py 2 "interface version 7, but this bellows knows versions 3 to 6"
 w refuse.py 'class P(bp.Policy):
     name, help = "p", "p"
     def init(self, ctx, opts):

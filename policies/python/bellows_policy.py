@@ -50,7 +50,7 @@ import sys
 import traceback
 
 # ---- the header's constants (BELLOWS_X and BELLOWS_POLICY_X are X here) ----
-VERSION = 5  # BELLOWS_POLICY_VERSION: the interface this module is; a class may set `version`
+VERSION = 6  # BELLOWS_POLICY_VERSION: the interface this module is; a class may set `version`
 OLDEST_VERSION = 3  # BELLOWS_POLICY_OLDEST_VERSION
 MAX_DECAYS = 16  # BELLOWS_POLICY_MAX_DECAYS: at most this many entries in ctx.decay_epochs
 MAX_OPTS = 16  # BELLOWS_POLICY_MAX_OPTS: at most this many options
@@ -345,7 +345,11 @@ _HEADER = {
         "state": "the instance is the state", "ctx": "self.ctx", "ops": "the class"}),
     "BellowsPolicyOps": (Policy, {"iVersion": "version", "opts": "options"}, {
         "n_opts": "len(options)", "state_size": "the instance is the state",
-        "free_impl": "Python frees the instance"}),
+        "free_impl": "Python frees the instance",
+        "outer": "C plugins only so far: a Python policy's averagings are plain"}),
+    "BellowsPolicyOuter": (None, {}, {
+        k: "the outer step of a C plugin (BellowsPolicyOps.outer); not in Python yet"
+        for k in ("lr", "momentum", "alpha", "h", "fragments", "tau", "bits", "eager")}),
 }
 _C_ONLY = {
     "BELLOWS_POLICY_PUBLIC_H": "the include guard",

@@ -97,7 +97,8 @@ static const CliOpt run_opts[] = {
     RUN_OPT("price-workers", CLI_INT, price_workers, NULL, "GPUs",
             "price every step's communication as this many GPUs would pay it (the analytic "
             "collectives' closed forms on the same topology), while the small model trains on "
-            "--workers; at least --workers, up to 1048576 (--collectives analytic)",
+            "--workers; at least --workers, up to 1048576 (--collectives analytic; on "
+            "--topology islands, K islands of N / K GPUs: a multiple of --islands)",
             1, 1 << 20, NULL, 0),
     RUN_OPT("bucket-mb", CLI_DOUBLE, bucket_mb, "25", "MiB",
             "DDP bucket size (PyTorch's bucket_cap_mb; the first bucket is 1 MiB as in DDP)", 0.001,
@@ -428,6 +429,10 @@ static int price_workers_setup(const Flags *f, RunConfig *cfg, BwError *err)
         return bw_fail(err, BW_EUSAGE,
                        "--price-workers: %d is not a multiple of --gpus-per-node %d", N,
                        cfg->cluster.gpus_per_node);
+    if (cfg->cluster.topology == TOPO_ISLANDS && N % cfg->cluster.islands != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "--price-workers: %d GPUs do not make --islands %d equal islands", N,
+                       cfg->cluster.islands);
     cfg->price_workers = N;
     return BW_OK;
 }

@@ -388,6 +388,43 @@ static void exposed_split(const Worker *me, double t0, double t1, double *split)
     split[COST_COMM] += fmax(0.0, (t1 - t0) - covered);
 }
 
+/* Periodic mode's averaging (or DiLoCo's outer exchange) after the optimiser, the real model's
+ * parameters, dense: nothing in the step to overlap with. Streaming DiLoCo with tau > 0 posts
+ * its exchange to the worker's lane (outer_lane.c) instead, so that it overlaps the next tau
+ * steps, and the step where the fragment is applied waits only for what remains of it. */
+static void cost_average(Worker *me, long step, int averaged, double *split)
+{
+    DriverRun *run = me->run;
+    CostModel *cm = run->cost;
+    if (outer_lane_of(me)) {
+        /* a fragment applied now, or eager updates' last round (outer_eager.c) */
+        if (outer_applies_at(run, step) || (averaged && run->outer.eager.on))
+            split[COST_COMM] += outer_lane_wait(me, step);
+        if (!averaged) return;
+        const size_t floats = (size_t)ceil((double)cm->wl->n_params *
+                                           driver_average_floats(run->cfg) * outer_msg_share(run));
+        const double fixed = cm->prof ? cm->prof->collective_s : 0;
+        outer_lane_post(me, floats, cost_cycle_wait_s(cm->prof, 0) + fixed, step);
+        return;
+    }
+    if (!averaged) return;
+    double t1 = simgrid_get_clock();
+    sg_barrier_wait(run->bar);
+    double t2 = simgrid_get_clock();
+    const CompressMsg avg = {
+        COMPRESS_ALLREDUCE_F32,
+        (size_t)ceil((double)cm->wl->n_params * driver_average_floats(run->cfg) *
+                     outer_msg_share(run))}; /* outer.c */
+    cycle_wait(me, 0);
+    cost_message(me, &avg);
+    double t3 = simgrid_get_clock();
+    split[COST_WAIT] += t2 - t1;
+    split[COST_COMM] += t3 - t2;
+    cost_span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
+    cost_span(me, TL_LANE_COMM, "communication",
+              run->outer.on ? "outer exchange" : "average parameters", t2, t3, NULL);
+}
+
 /* The simulated part of a costed step, after the rendezvous and the real update, into books.
  * averaged: periodic mode averaged the parameters at this step. */
 static void ddp_step(Worker *me, const StepState *st, int averaged, int last, StepBooks *books)
@@ -422,23 +459,7 @@ static void ddp_step(Worker *me, const StepState *st, int averaged, int last, St
     double opt = cost_gpu_exec(me, cost_opt_seconds(run) * sg_host_get_speed(sg_host_self()));
     cost_span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
     compute += opt;
-    if (averaged) { /* the real model's parameters, dense: nothing to overlap with */
-        double t1 = simgrid_get_clock();
-        sg_barrier_wait(run->bar);
-        double t2 = simgrid_get_clock();
-        const CompressMsg avg = {
-            COMPRESS_ALLREDUCE_F32,
-            (size_t)ceil((double)cm->wl->n_params * driver_average_floats(run->cfg) *
-                         outer_msg_share(run))}; /* outer.c */
-        cycle_wait(me, 0);
-        cost_message(me, &avg);
-        double t3 = simgrid_get_clock();
-        split[COST_WAIT] += t2 - t1;
-        split[COST_COMM] += t3 - t2;
-        cost_span(me, TL_LANE_COMM, "wait", "wait for the slowest", t1, t2, NULL);
-        cost_span(me, TL_LANE_COMM, "communication",
-                  run->outer.on ? "outer exchange" : "average parameters", t2, t3, NULL);
-    }
+    cost_average(me, st->step, averaged, split);
     books->compute = compute;
 }
 

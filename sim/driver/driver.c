@@ -83,6 +83,8 @@ static int run_alloc(DriverRun *run, BwError *err)
     if (run->comm && cfg->price_workers > run->P) { /* --price-workers: the closed forms at N */
         Cluster priced = run->cluster;
         priced.workers = cfg->price_workers;
+        if (priced.topology == TOPO_ISLANDS) /* the hierarchical allreduce's groups (islands.c) */
+            priced.gpus_per_node = cluster_island_size(&priced);
         coll_comm_set_price(run->comm, &priced);
     }
     if (run->comm && driver_ps_inflight(cfg)) /* fifo's partitions in flight, as transfer's */
@@ -254,6 +256,7 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
         if (run->cost) coll_comm_set_pool(run->cost->data, run->pool);
     }
     if (rc == BW_OK) rc = islands_init(run, err);
+    if (rc == BW_OK) rc = outer_lanes_alloc(run, err);
     if (rc == BW_OK) rc = run_mirror_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);
     return rc;
@@ -272,6 +275,7 @@ static void run_actors(DriverRun *run)
         sg_actor_start(actor, worker_actor, 1, argv);
     }
     exec_start(run);
+    outer_lanes_start(run);
 }
 
 /* The untrained model at time 0 and the first step; with actors, the actors, which take every

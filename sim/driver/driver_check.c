@@ -88,16 +88,15 @@ void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster 
 static int check_islands(const RunConfig *cfg, BwError *err)
 {
     if (cfg->cluster.topology != TOPO_ISLANDS) return BW_OK;
-    const char *no = cfg->backend == COLL_ANALYTIC  ? "--collectives analytic"
-                     : cfg->algo != COLL_RING       ? "--allreduce"
+    const char *no = cfg->algo != COLL_RING         ? "--allreduce"
                      : cfg->workload                ? "--workload"
                      : cfg->overlap != OVERLAP_NONE ? "--overlap"
                      : cfg->replay                  ? "--replay"
                                                     : NULL;
     if (!no) return BW_OK;
     return bw_fail(err, BW_EUSAGE,
-                   "%s: not with --topology islands yet (islands run transfer-level collectives, "
-                   "the hierarchical allreduce between islands, live training)",
+                   "%s: not with --topology islands yet (islands run the hierarchical allreduce "
+                   "between islands, at the transfer level or analytic, on the small model)",
                    no);
 }
 
@@ -242,6 +241,7 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
                              cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
     if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
+    if (rc == BW_OK) rc = outer_eager_check(cfg, p, err); /* outer_eager.c */
     if (rc == BW_OK) {
         PolicyObs obs = {.epoch_start = 1,
                          .lr = cfg->tc.lr.base_lr,

@@ -38,6 +38,7 @@ static inline int stop_now(StopReason s)
 }
 
 typedef struct DriverRun DriverRun;
+typedef struct OuterLane OuterLane;     /* outer_lane.c */
 typedef struct SchedEngine SchedEngine; /* a scheduled step's (sched_impl.h) */
 typedef struct StepExec StepExec;       /* how a costed step is priced (exec_impl.h) */
 
@@ -269,6 +270,16 @@ struct DriverRun {
         long *apply_at;              /* [fragments]: the step its last outer step applies at */
         double msg_share; /* this step's exchange: its floats over the model's (costed steps) */
         long step;
+        OuterLane *lanes; /* [P] overlapped exchanges (outer_lane.c), or NULL: blocking ones */
+        int arrived;      /* live, overlapped: the workers whose outer gradient is in the sum */
+        /* eager updates (outer_eager.c): each worker's copy of theta_global, its last outer
+         * gradient and outer optimizer, the last round's mean and this round's sum */
+        struct OuterEager {
+            int on, replicas;
+            float *global, *own_prev; /* [P x n] */
+            float *mean_prev, *acc;   /* [n] */
+            Sgd *opt;                 /* [P] */
+        } eager;
     } outer;
     /* --topology islands (islands.c): run->comm is hierarchical over the islands; in periodic
      * mode each island's ring (comm[k], its ranks' books in run->comm's) reduces the gradients
@@ -355,6 +366,29 @@ void outer_apply(DriverRun *run, Worker *me, const float *sum, long step);
 int outer_stream(Worker *me, long step, Comm *comm);
 /* The share of the model's floats this step's averaging sends (1 but for Streaming DiLoCo). */
 double outer_msg_share(const DriverRun *run);
+/* outer_lane.c: Streaming DiLoCo's exchanges overlapped with the tau inner steps that follow
+ * (tau > 0, costed steps or live ones on islands: outer_lane_wanted). A lane per worker, an
+ * actor that runs the exchanges posted to it on run->comm in order; the worker waits at the
+ * fragment's application for what remains (outer_lane_wait) and at its end for the rest
+ * (outer_lane_drain), each returning the seconds it waited. */
+int outer_lane_wanted(const DriverRun *run);
+int outer_lanes_alloc(DriverRun *run, BwError *err);
+void outer_lanes_free(DriverRun *run);
+void outer_lanes_start(DriverRun *run);
+OuterLane *outer_lane_of(const Worker *me);
+void outer_lane_post(Worker *me, size_t floats, double delay_s, long step);
+double outer_lane_wait(Worker *me, long step);
+double outer_lane_drain(Worker *me, long step);
+void outer_lane_stop(Worker *me);
+/* outer_eager.c: DiLoCo's eager updates (arXiv 2502.12996, diloco:eager=1; the step itself is
+ * models/optim.h's outer_eager_step); outer_eager_apply, at an averaging, the worker's. */
+int outer_eager_init(DriverRun *run, const Model *m0, BwError *err);
+/* driver_check's: eager=1 needs islands or costed steps (its exchange on a lane), no replay. */
+int outer_eager_check(const RunConfig *cfg, const Policy *p, BwError *err);
+void outer_eager_free(DriverRun *run);
+void outer_eager_apply(Worker *me, long step);
+/* Whether a fragment's outer step is applied at this step (outer_stream merged it). */
+int outer_applies_at(const DriverRun *run, long step);
 /* islands.c: the run's communicator on --topology islands (hierarchical, an island a "node"),
  * else coll_comm_create's; islands_init counts the WAN's bytes and, in periodic mode, makes the
  * islands' rings; islands_reduce, in periodic mode, makes the worker's gradient its island's

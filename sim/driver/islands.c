@@ -42,7 +42,10 @@ int islands_init(DriverRun *run, BwError *err)
 {
     const Cluster *cl = &run->cluster;
     if (cl->topology != TOPO_ISLANDS || run->fast) return BW_OK;
-    coll_comm_set_wire(run->comm, wan_wire, run);
+    if (run->cfg->backend == COLL_ANALYTIC) /* the closed form's bytes between islands */
+        coll_comm_set_wire_inter(run->comm, wan_wire, run, cluster_island_size(cl));
+    else
+        coll_comm_set_wire(run->comm, wan_wire, run);
     if (!run->periodic) return BW_OK;
     const int K = cl->islands, S = cluster_island_size(cl);
     run->island_size = S;
@@ -59,6 +62,11 @@ int islands_init(DriverRun *run, BwError *err)
     for (int k = 0; k < K; k++)
         if (!(run->island_comm[k] = coll_comm_create_group(&sub, run->comm, k * S)))
             return bw_fail(err, BW_ERUNTIME, "out of memory for island %d's ring", k);
+    if (run->cfg->price_workers > run->P) { /* --price-workers N: islands of N / K GPUs */
+        Cluster priced = sub;
+        priced.workers = run->cfg->price_workers / K;
+        for (int k = 0; k < K; k++) coll_comm_set_price(run->island_comm[k], &priced);
+    }
     return BW_OK;
 }
 

@@ -10,7 +10,10 @@
  * contiguous layers, each at its own steps; a replica's outer gradient is quantised
  * (outer_quantise) before it is summed, the exchange priced at the quantised size, and the
  * fragment's outer step applied tau steps later, merged as alpha local + (1 - alpha) global.
- * The exchange is priced at its step: its overlap with the tau steps is not modelled yet. */
+ * With tau > 0 the exchange overlaps those tau steps (outer_lane.c): on live steps across
+ * islands the worker posts it to its lane and goes on, the last worker in takes the fragment's
+ * outer step, and the application waits for what remains of the exchange; costed steps price it
+ * so in exec_ddp (cost.c). With tau = 0 it blocks at its step. */
 #include "driver_impl.h"
 
 #include <math.h>
@@ -53,7 +56,7 @@ int outer_init(DriverRun *run, const Model *m0, BwError *err)
     run->outer.on = 1;
     run->outer.step = -1;
     run->outer.msg_share = 1;
-    return BW_OK;
+    return o->eager ? outer_eager_init(run, m0, err) : BW_OK;
 }
 
 void outer_free(DriverRun *run)
@@ -65,6 +68,8 @@ void outer_free(DriverRun *run)
     free(run->outer.lo);
     free(run->outer.hi);
     free(run->outer.apply_at);
+    outer_lanes_free(run);
+    outer_eager_free(run);
     memset(&run->outer, 0, sizeof run->outer);
 }
 
@@ -116,8 +121,23 @@ static void fragment_step(DriverRun *run, int f, long step)
     run->outer.apply_at[f] = step + run->outer.o.tau;
 }
 
+/* The worker's distance to the mean of fragment f's quantised outer gradients (its own in
+ * `before`), once the fragment's outer step has made the mean. */
+static void fragment_dist(Worker *me, int f)
+{
+    const DriverRun *run = me->run;
+    const size_t lo = run->outer.lo[f], hi = run->outer.hi[f];
+    double d2 = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double d = (double)me->before[i - lo] - run->outer.delta[i];
+        d2 += d * d;
+    }
+    me->sq_dist = d2;
+}
+
 /* The worker's part of fragment f's exchange: its quantised outer gradient (in `before`) into
- * the sum, the quantised floats on comm, and its distance to the mean. */
+ * the sum, the quantised floats on comm (or posted to its lane, live with tau > 0), and its
+ * distance to the mean. */
 static void fragment_exchange(Worker *me, int f, long step, Comm *comm)
 {
     DriverRun *run = me->run;
@@ -129,14 +149,24 @@ static void fragment_exchange(Worker *me, int f, long step, Comm *comm)
     for (size_t i = lo; i < hi; i++) run->outer.acc[i] += dq[i - lo];
     const size_t floats = outer_quantised_floats(hi - lo, run->outer.o.bits);
     run->outer.msg_share = (double)floats / (double)me->model->n_params;
+    if (outer_lane_of(me) && !run->cost) { /* overlapped: the sum is done with the last one */
+        outer_lane_post(me, floats, 0, step);
+        if (++run->outer.arrived < run->P) return;
+        run->outer.arrived = 0;
+        fragment_step(run, f, step);
+        for (int w = 0; w < run->P; w++) fragment_dist(&run->w[w], f);
+        return;
+    }
     coll_cost_allreduce(comm, me->rank, floats, 4); /* every worker's is in once it returns */
     if (run->outer.step != step) fragment_step(run, f, step);
-    double d2 = 0;
-    for (size_t i = lo; i < hi; i++) {
-        double d = (double)dq[i - lo] - run->outer.delta[i];
-        d2 += d * d;
-    }
-    me->sq_dist = d2;
+    fragment_dist(me, f);
+}
+
+int outer_applies_at(const DriverRun *run, long step)
+{
+    for (int k = 0; run->outer.apply_at && k < run->outer.o.fragments; k++)
+        if (run->outer.apply_at[k] == step) return 1;
+    return 0;
 }
 
 int outer_stream(Worker *me, long step, Comm *comm)
@@ -149,6 +179,7 @@ int outer_stream(Worker *me, long step, Comm *comm)
     const float a = (float)o->alpha, b = (float)(1.0 - o->alpha);
     for (int k = 0; k < o->fragments; k++) {
         if (run->outer.apply_at[k] != step) continue;
+        if (!run->cost && outer_lane_of(me)) outer_lane_wait(me, step); /* in the step's comm */
         for (size_t i = run->outer.lo[k]; i < run->outer.hi[k]; i++)
             p[i] = a * p[i] + b * run->outer.global[i];
     }

@@ -350,6 +350,10 @@ static void average_parameters(Worker *me, long step)
     const int with_v = driver_average_floats(run->cfg) == 2 && me->opt.velocity;
     Comm *comm = data_comm(run);
     float *buf = me->before;
+    if (run->outer.eager.on) { /* its exchange overlaps the next round (outer_eager.c) */
+        outer_eager_apply(me, step);
+        return;
+    }
     if (!with_v && coll_sums_once(comm)) {
         coll_allreduce_into(comm, me->rank, m->params, buf, n);
     } else {
@@ -545,6 +549,13 @@ void worker_actor(int argc, char **argv)
         while (!worker_step_costed(me)) continue;
     else
         while (!worker_step_plain(me)) continue;
+    /* the outer exchanges still in flight (outer_lane.c): the run ends once they land */
+    const double in_flight = outer_lane_drain(me, me->run->cur.step);
+    if (in_flight > 0) {
+        me->comm_s += in_flight;
+        me->end_s = simgrid_get_clock();
+    }
+    outer_lane_stop(me);
     exec_stop(me);
     run_actor_ended(me->run);
 }

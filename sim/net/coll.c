@@ -205,8 +205,13 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     }
     c->stats[rank].bytes_sent += coll_allreduce_bytes(c, rank, bytes);
     if (c->ops->servers) c->ps_calls[rank]++; /* the round robin's next server */
-    const double wire = f != 1 ? bytes * f : bytes;
+    const double wire = f != 1 ? bytes * f : bytes, t0 = simgrid_get_clock();
     analytic_wait(c, rank, coll_allreduce_time_s(c, wire), coll_allreduce_bytes(c, 0, wire));
+    if (c->wire_stride > 0 && c->wire && c->algo == COLL_HIERARCHICAL) { /* set_wire_inter */
+        const int m = c->price_P / c->G;
+        const double inter = 2.0 * (m - 1) / m * bytes / c->G * c->price_P / c->P;
+        c->wire(c->wire_arg, rank, (rank + c->wire_stride) % c->P, inter, t0, simgrid_get_clock());
+    }
 }
 
 /* An allreduce of buf into out: out is buf, or (coll_allreduce_mean_into, on a communicator that
@@ -316,6 +321,9 @@ void coll_comm_set_price(Comm *c, const Cluster *priced)
 {
     assert(c->backend == COLL_ANALYTIC && c->algo != COLL_PS && priced->workers >= c->P);
     c->price_P = priced->workers;
+    /* islands priced at N: K islands of N / K GPUs (elsewhere the same nodes, the same g) */
+    c->G = priced->gpus_per_node;
+    c->group = coll_algo_group(c->algo, priced);
     derive_costs(c, priced);
 }
 
@@ -324,6 +332,12 @@ void coll_comm_set_fabric(Comm *c, CollFabricFn fn, void *arg)
     assert(c->backend == COLL_ANALYTIC && c->bar);
     c->fabric = fn;
     c->fabric_arg = arg;
+}
+
+void coll_comm_set_wire_inter(Comm *c, CollWireFn fn, void *arg, int stride)
+{
+    coll_comm_set_wire(c, fn, arg);
+    c->wire_stride = stride;
 }
 
 void coll_comm_set_tag(Comm *c, int tag)

@@ -142,6 +142,13 @@ void coll_comm_set_tag(Comm *c, int tag);
  * analytic backend sends no message. */
 typedef void (*CollWireFn)(void *arg, int src, int dst, double bytes, double t0_s, double t1_s);
 void coll_comm_set_wire(Comm *c, CollWireFn fn, void *arg);
+/* The analytic backend's account of an allreduce's bytes between nodes (--topology islands: a
+ * node is an island): after each hierarchical allreduce, fn sees one message per rank, to rank
+ * (rank + stride) % P (a rank of the next node), of the closed form's bytes between nodes,
+ * 2 (m-1)/m n / g, times price_P / P (so the P ranks' messages sum to the priced GPUs': at
+ * --price-workers N, N of them). Sets the communicator's wire: transfer-level messages are seen
+ * as coll_comm_set_wire's. */
+void coll_comm_set_wire_inter(Comm *c, CollWireFn fn, void *arg, int stride);
 
 /* A priced ring's traffic on a shared fabric (bellows cluster's jobs of --price-workers): with
  * fn set, an analytic allreduce or allgather of c's ranks waits its closed form's time t, then

@@ -222,6 +222,7 @@ struct Comm {
     void *wire_arg;
     CollFabricFn fabric; /* a priced ring's flows on a shared fabric (coll_comm_set_fabric) */
     void *fabric_arg;
+    int wire_stride; /* > 0: analytic, the between-nodes bytes to rank + stride (set_wire_inter) */
 };
 
 /* An analytic allgather's total bytes over the P ranks, as price_P ranks of the same blocks

@@ -252,8 +252,9 @@ static int write_report(const Dil *d, double wall_s, BwError *err)
           "4 workers x 16), 2 islands of 2 GPUs (--topology islands, 30 ms between them), "
           "AdamW (lr 0.001) inside, synchronous every step within an island; the outer "
           "Nesterov step at lr 0.7, momentum 0.9. Streaming DiLoCo: H=100, 4 fragments, 4-bit "
-          "outer gradients, tau 5 (its exchanges priced at their step: the overlap with the tau "
-          "steps is not modelled yet). Training does not depend on the WAN's bandwidth; only the "
+          "outer gradients, tau 5 (each exchange overlaps the 5 steps after it; the step that "
+          "applies it waits for what remains). Training does not depend on the WAN's bandwidth; "
+          "only the "
           "times do.\n\n",
           md);
     write_table(d, md, csv);
