@@ -338,6 +338,8 @@ static void test_sweep_traces_prices_each_own_trace_as_compare_does(void **state
     snprintf(cmd, sizeof cmd, "compare --traces " OWN_SYNC ",%s/nosuch.gz", TMP);
     snprintf(needle, sizeof needle, "--traces %s/nosuch.gz: ", TMP);
     expect_refused(cmd, needle);
+    expect_refused("compare --traces " OWN_SYNC " --compressor topk",
+                   "--compressor: compare --traces takes each policy's compressor from its trace");
     expect_refused("sweep --traces " OWN_SYNC " --compressor topk,powersgd",
                    "--compressor: sweep --traces takes each policy's compressor from its trace");
     expect_refused("sweep --traces " OWN_SYNC " --policies sync --bandwidth 1Gbps,10Gbps",

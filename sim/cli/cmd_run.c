@@ -519,6 +519,10 @@ static int own_traces_setup(Flags *f, Runs *r, OwnTraces *own, BwError *err)
             return bw_fail(err, BW_EUSAGE,
                            "--%s: compare --traces takes the policies and seeds from the traces",
                            alone[i]);
+    if (cli_given(f->opts, f->n, f->set, "compressor")) /* it would be ignored: say so */
+        return bw_fail(err, BW_EUSAGE,
+                       "--compressor: compare --traces takes each policy's compressor from its "
+                       "trace");
     int rc =
         own_traces_load(f->run.traces, own, r->specs, r->policy, r->compressor, MAX_POLICIES, err);
     if (rc) return rc;
