@@ -492,8 +492,8 @@ static void test_a_finite_exploding_loss_is_a_divergence(void **state)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
     blas_cpu_fix_kernels(argv); /* the kernels bellows itself uses */
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync_matches_single_process_training_with_the_global_batch),
         cmocka_unit_test(test_sync_replicas_stay_bit_identical),
