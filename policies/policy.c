@@ -210,6 +210,18 @@ static void core_free(PolicyCore *c)
     free(c);
 }
 
+/* The outer step's settings from a plugin's BellowsPolicyOuter or a built-in's PolicyOuterOpt
+ * (the same fields). */
+#define OUTER_OF(b)                                                                                \
+    ((PolicyOuter){.lr = (b).lr,                                                                   \
+                   .momentum = (b).momentum,                                                       \
+                   .alpha = (b).alpha,                                                             \
+                   .h = (b).h,                                                                     \
+                   .fragments = (b).fragments,                                                     \
+                   .tau = (b).tau,                                                                 \
+                   .bits = (b).bits,                                                               \
+                   .eager = (b).eager})
+
 /* A plugin's outer step (BellowsPolicyOps.outer, version 6), asked once and checked against the
  * ranges bellows_policy.h gives, into c->outer. */
 static int plugin_outer(PolicyCore *c, const char *label, BwError *err)
@@ -235,14 +247,7 @@ static int plugin_outer(PolicyCore *c, const char *label, BwError *err)
                           : NULL;
     if (bad) return bw_fail(err, BW_EUSAGE, "%s: its outer step: %s", label, bad);
     c->has_outer = 1;
-    c->outer = (PolicyOuter){.lr = b.lr,
-                             .momentum = b.momentum,
-                             .alpha = b.alpha,
-                             .h = b.h,
-                             .fragments = b.fragments,
-                             .tau = b.tau,
-                             .bits = b.bits,
-                             .eager = b.eager};
+    c->outer = OUTER_OF(b);
     return BW_OK;
 }
 
@@ -418,14 +423,7 @@ int policy_outer(const Policy *p, PolicyOuter *o)
         return 1;
     }
     if (c->dl || c->py || !policy_builtin_outer(&c->pub, &b)) return 0;
-    *o = (PolicyOuter){.lr = b.lr,
-                       .momentum = b.momentum,
-                       .alpha = b.alpha,
-                       .h = b.h,
-                       .fragments = b.fragments,
-                       .tau = b.tau,
-                       .bits = b.bits,
-                       .eager = b.eager};
+    *o = OUTER_OF(b);
     return 1;
 }
 

@@ -308,12 +308,7 @@ static void ddp_start(DriverRun *run)
         Worker *me = &run->w[w];
         me->stream.ready = sg_sem_init(0);
         me->stream.done = sg_sem_init(0);
-        char name[32];
-        snprintf(name, sizeof name, "stream%d", w);
-        char *argv[] = {name, NULL};
-        sg_actor_t actor = sg_actor_init(name, run_host(run, w));
-        sg_actor_set_data(actor, me);
-        sg_actor_start(actor, stream_actor, 1, argv);
+        run_actor_start(run, w, "stream", stream_actor, me);
     }
 }
 

@@ -267,12 +267,7 @@ static void run_actors(DriverRun *run)
 {
     run->bar = sg_barrier_init((unsigned)run->P);
     for (int w = 0; w < run->P; w++) {
-        char name[32];
-        snprintf(name, sizeof name, "worker%d", w);
-        char *argv[] = {name, NULL};
-        sg_actor_t actor = sg_actor_init(name, run_host(run, w));
-        sg_actor_set_data(actor, &run->w[w]);
-        sg_actor_start(actor, worker_actor, 1, argv);
+        run_actor_start(run, w, "worker", worker_actor, &run->w[w]);
     }
     exec_start(run);
     outer_lanes_start(run);

@@ -316,6 +316,9 @@ double run_now(const DriverRun *run); /* simulated seconds since the start */
 int driver_ps_inflight(const RunConfig *cfg);
 /* The host of rank w: the loaded cluster's w-th, or its place's (a job of several). */
 sg_host_t run_host(const DriverRun *run, int w);
+/* Starts an actor named PREFIX<w> on rank w's host, running code with data as its data. */
+void run_actor_start(const DriverRun *run, int w, const char *prefix, void (*code)(int, char **),
+                     void *data);
 /* A worker actor has ended: the run ends with its last (end_clock). */
 void run_actor_ended(DriverRun *run);
 /* The model of every replica: the configured one, or a replay's stand-in (replay_model_create:

@@ -109,12 +109,7 @@ void outer_lanes_start(DriverRun *run)
         OuterLane *l = &run->outer.lanes[w];
         l->posted = sg_sem_init(0);
         l->done = sg_sem_init(0);
-        char name[32];
-        snprintf(name, sizeof name, "outer%d", w);
-        char *argv[] = {name, NULL};
-        sg_actor_t actor = sg_actor_init(name, run_host(run, w));
-        sg_actor_set_data(actor, l);
-        sg_actor_start(actor, lane_actor, 1, argv);
+        run_actor_start(run, w, "outer", lane_actor, l);
     }
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include <simgrid/engine.h>
+#include <simgrid/actor.h>
 
 #include "engine.h"
 
@@ -32,6 +33,17 @@ double run_now(const DriverRun *run)
 sg_host_t run_host(const DriverRun *run, int w)
 {
     return engine_host(run->job.place ? run->job.place->gpus[w] : w);
+}
+
+void run_actor_start(const DriverRun *run, int w, const char *prefix, void (*code)(int, char **),
+                     void *data)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s%d", prefix, w);
+    char *argv[] = {name, NULL};
+    sg_actor_t actor = sg_actor_init(name, run_host(run, w));
+    sg_actor_set_data(actor, data);
+    sg_actor_start(actor, code, 1, argv);
 }
 
 void run_actor_ended(DriverRun *run)
