@@ -52,7 +52,11 @@ grep -q 'by=accuracy' pl/steps.csv || fail "plateau saw no evaluation"
 grep -q '^# 6 trainings, 2 scenarios priced' sw.txt || { cat sw.txt; fail "sweep's trainings"; }
 grep -q '^# ./netaware.so may see the price' sw.txt || { cat sw.txt; fail "netaware priced"; }
 grep -q '^# ./halfway.so may see the price' sw.txt || { cat sw.txt; fail "halfway priced"; }
-"$bellows" replay --trace "$here/traces/samples/mlp-sync-8w.jsonl.gz" --workers 8 --compressor powersgd \
+# replay: the sample trace's first 2 epochs of 10 (the whole trace took 12.7 s of the test's 30)
+zcat "$here/traces/samples/mlp-sync-8w.jsonl.gz" | sed -n '1,/"epoch":1,"epoch_end":true/p' \
+  | sed '1s/"epochs":10,/"epochs":2,/' | gzip > short.jsonl.gz
+[ "$(zcat short.jsonl.gz | grep -c '"type":"step"')" -eq 234 ] || fail "the trace's 2 epochs"
+"$bellows" replay --trace short.jsonl.gz --workers 8 --compressor powersgd \
   --policies sync,./netaware.so,./plateau.so,./halfway.so --out rep --no-plots --quiet > /dev/null
 [ "$(grep -c ',completed,' rep/compare.csv)" -eq 4 ] || { cat rep/compare.csv; fail "replay"; }
 
