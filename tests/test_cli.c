@@ -9,7 +9,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "blas_cpu.h"
 #include "clirun.h"
 
 typedef struct {
@@ -544,13 +543,8 @@ static void test_bad_invocations_fail_cleanly(void **state)
     print_message("%zu bad invocations checked\n", n);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-    (void)argc;
-    /* OPENBLAS_CORETYPE set here, so that the 220 bellows runs below do not each exec themselves
-     * again to pin the kernels (a third of the suite's CPU time); that re-exec is
-     * test_cli_results' test_the_blas_kernels_are_pinned */
-    blas_cpu_fix_kernels(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_invocations_fail_cleanly),
     };
