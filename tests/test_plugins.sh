@@ -7,6 +7,11 @@
 #   tests/test_plugins.sh BELLOWS_BINARY
 set -euo pipefail
 bellows=$1
+# the kernels bellows pins (models/blas_cpu.h), set here where the CPU runs them, so that each
+# bellows below does not exec itself again to set them (test_cli_results checks that re-exec)
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 cc=${CC:-cc}
 tmp=$(mktemp -d)
