@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "blas_cpu.h"
+
 static char TMP[64];
 
 /* Runs the shell command cmd in a process group of its own, so that a test can signal bellows
@@ -29,10 +31,22 @@ static inline pid_t clitest_spawn(const char *cmd)
     return pid;
 }
 
+/* Sets OPENBLAS_CORETYPE to the kernels bellows pins (blas_cpu.h) where this CPU runs them, so
+ * that every bellows the suite starts inherits it instead of exec'ing itself again to set it
+ * (a third of test_cli's CPU time); that re-exec is test_cli_results'
+ * test_the_blas_kernels_are_pinned. A variable the caller set is kept. */
+static inline void clitest_pin_kernels(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        setenv("OPENBLAS_CORETYPE", BLAS_CPU_PINNED, 0);
+}
+
 static inline int clitest_setup(void **state)
 {
     (void)state;
     make_tmpdir(TMP, sizeof TMP);
+    clitest_pin_kernels();
     return 0;
 }
 

@@ -11,6 +11,11 @@
 # "without": bellows was built without Python; a .py policy must say how to get it.
 set -euo pipefail
 bellows=$1
+# the kernels bellows pins (models/blas_cpu.h), set here where the CPU runs them, so that each
+# bellows below does not exec itself again to set them (test_cli_results checks that re-exec)
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
