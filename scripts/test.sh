@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh: the test command (README, CI). Sets up and builds with warnings as errors, runs every
 # test with ctest, runs the unit-test binaries under valgrind (all but test_coll and
-# test_coll_time, the slowest: scripts/valgrind.sh --fast), then builds with AddressSanitizer +
+# test_coll_time, the slowest, and those that only start bellows processes: scripts/valgrind.sh
+# --fast), then builds with AddressSanitizer +
 # UBSan and runs every test again but those labelled once (scripts, packaging, data and docs:
 # CMakeLists.txt). Tests and valgrind's suites run as many at a time as there are cores.
 set -euo pipefail
