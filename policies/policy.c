@@ -50,7 +50,7 @@ typedef struct {
     char flag[32];    /* the flag it came from, for plugguard */
     void *dl;         /* a plugin's handle; NULL: built in or Python */
     PyPolicyFile *py; /* a Python file's; NULL: C */
-    int has_outer;    /* a plugin's outer step (ops.outer, version 6), checked at create */
+    int has_outer;    /* a plugin's or Python file's outer step (ops.outer), checked at create */
     PolicyOuter outer;
 } PolicyCore;
 
@@ -222,16 +222,18 @@ static void core_free(PolicyCore *c)
                    .bits = (b).bits,                                                               \
                    .eager = (b).eager})
 
-/* A plugin's outer step (BellowsPolicyOps.outer, version 6), asked once and checked against the
- * ranges bellows_policy.h gives, into c->outer. */
+/* A plugin's outer step (BellowsPolicyOps.outer, version 6), or a Python file's (its outer()
+ * method, through python/policy_python.c), asked once and checked against the ranges
+ * bellows_policy.h gives, into c->outer. */
 static int plugin_outer(PolicyCore *c, const char *label, BwError *err)
 {
     BellowsPolicyOuter b = {0};
-    if (!c->dl || !c->ops.outer) return BW_OK;
+    if (!is_plugin(c) || !c->ops.outer) return BW_OK;
     guard_enter(c, "outer");
     const int on = c->ops.outer(&c->pub, &b);
     plugguard_leave();
-    if (!on) return BW_OK;
+    int rc = c->py ? policy_python_failed(c->py, label, err) : BW_OK;
+    if (rc || !on) return rc;
     const char *bad = c->ops.mode != BELLOWS_POLICY_PERIODIC ? "needs mode periodic"
                       : !(b.lr > 0 && b.lr < 1e9)            ? "lr: expected > 0"
                       : !(b.momentum >= 0 && b.momentum < 1) ? "momentum: expected 0 to < 1"
@@ -418,7 +420,7 @@ int policy_outer(const Policy *p, PolicyOuter *o)
 {
     const PolicyCore *c = core_of(p);
     PolicyOuterOpt b;
-    if (c->has_outer) { /* a plugin's (plugin_outer) */
+    if (c->has_outer) { /* a plugin's or Python file's (plugin_outer) */
         *o = c->outer;
         return 1;
     }

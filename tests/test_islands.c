@@ -243,17 +243,17 @@ static void test_price_workers_on_islands_is_the_closed_form(void **state)
     release(d);
 }
 
-/* A C plugin asks for DiLoCo's outer step through the public interface (bellows_policy.h
- * version 6, BellowsPolicyOps.outer; tests/plugins/outer.c): on 2 islands it trains bit for bit
- * as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range (tau = h) is a
- * usage error naming the plugin. */
-static void test_plugin_outer_step_is_dilocos(void **state)
+/* A plugin asks for DiLoCo's outer step through the public interface: on 2 islands it trains
+ * bit for bit as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range
+ * (tau = h) is a usage error naming the plugin (`name`) and the field. */
+static void check_outer_is_dilocos(const char *path, const char *name)
 {
-    (void)state;
     RunConfig cfg = islands_config(4, 2, 8); /* 16 steps */
     cfg.policy = "diloco:H=4";
     Shared *b = simulate(cfg);
-    cfg.policy = PLUGIN_OUTER ":h=4";
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s:h=4", path);
+    cfg.policy = spec;
     Shared *p = simulate(cfg);
     if (p->rc != BW_OK) fail_msg("%s", p->message);
     assert_int_equal(p->averagings, 4);
@@ -261,11 +261,39 @@ static void test_plugin_outer_step_is_dilocos(void **state)
     assert_float_equal(p->wan_bytes, b->wan_bytes, 0);
     assert_float_equal(p->sim_time_s, b->sim_time_s, 0);
     BwError err = {{0}};
-    cfg.policy = PLUGIN_OUTER ":h=4,bad=1";
+    snprintf(spec, sizeof spec, "%s:h=4,bad=1", path);
     assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
-    if (!strstr(err.msg, "outer_policy") || !strstr(err.msg, "tau")) fail_msg("%s", err.msg);
+    if (!strstr(err.msg, name) || !strstr(err.msg, "tau: expected")) fail_msg("%s", err.msg);
     release(b);
     release(p);
+}
+
+/* the C interface's (bellows_policy.h version 6, BellowsPolicyOps.outer; tests/plugins/outer.c) */
+static void test_plugin_outer_step_is_dilocos(void **state)
+{
+    (void)state;
+    check_outer_is_dilocos(PLUGIN_OUTER, "outer_policy");
+}
+
+/* the Python interface's (bellows_policy.Policy.outer; tests/plugins/outer.py), through the
+ * same check; under valgrind (scripts/valgrind.sh) skipped: the embedded CPython alone takes
+ * most of a minute there, and ASan checks this path's memory */
+static void test_python_outer_step_is_dilocos(void **state)
+{
+    (void)state;
+#if defined(BW_HAVE_PYTHON)
+    if (getenv("BELLOWS_VALGRIND")) return;
+    check_outer_is_dilocos(PY_OUTER, "outer.py");
+    RunConfig cfg = islands_config(4, 2, 8);
+    const char *bad[][2] = {{PY_OUTER ":bad=2", "Outer.outer(): lr: expected a number, got '0.7'"},
+                            {PY_OUTER ":bad=3", "Outer.outer(): 'beta': not a key of"}};
+    for (int i = 0; i < 2; i++) {
+        BwError err = {{0}};
+        cfg.policy = bad[i][0];
+        assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+        if (!strstr(err.msg, "outer.py: ") || !strstr(err.msg, bad[i][1])) fail_msg("%s", err.msg);
+    }
+#endif
 }
 
 static int cli_status(const char *args)
@@ -378,6 +406,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_analytic_islands_match_the_transfer_level),
         cmocka_unit_test(test_price_workers_on_islands_is_the_closed_form),
         cmocka_unit_test(test_plugin_outer_step_is_dilocos),
+        cmocka_unit_test(test_python_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
     };

@@ -155,6 +155,35 @@ static void test_a_training_that_does_not_complete_leaves_its_scenarios_to_train
     expect_header("diverged", " for 1 training(s) after all and 0 priced run(s))");
 }
 
+/* Across islands the WAN is a price: a price-blind policy trains once and its other WAN
+ * scenarios replay its trace on the actors (transfer-level and analytic collectives, each its own
+ * sum order), writing the files of --train-each; a policy whose outer exchanges overlap inner
+ * steps (Streaming DiLoCo's tau > 0, eager updates) trains in every scenario, as a replay does not
+ * price the overlap. */
+static void test_wan_scenarios_are_priced_on_islands(void **state)
+{
+    (void)state;
+    SKIP_UNDER_VALGRIND();
+    expect_priced_as_trained("islands",
+                             "--train-samples 1024 --test-samples 100 --workers 4 --batch 16 "
+                             "--epochs 1 --hidden 16 --seeds 1 --no-plots --quiet -j 2 "
+                             "--topology islands --islands 2 --collectives transfer,analytic "
+                             "--wan-bandwidth 1Gbps,50Mbps --wan-latency 30ms,5ms "
+                             "--policies diloco:H=4,streaming-diloco:H=4,bits=4,sync,"
+                             "streaming-diloco:H=4,fragments=2,tau=1,diloco:H=4,eager=1");
+    /* 2 overlapping policies at 8 points, 3 blind ones once per collectives (sum order) */
+    expect_header("islands", "# 22 trainings, 18 scenarios priced by replaying their training's "
+                             "trace (the actors: ");
+    expect_header("islands", "tau=1 overlaps its outer exchanges with inner steps");
+    /* islands' replicas are their own dynamics: a sweep over the topology trains them apart */
+    expect_priced_as_trained("topologies",
+                             "--train-samples 1024 --test-samples 100 --workers 4 --batch 16 "
+                             "--epochs 1 --hidden 16 --seeds 1 --no-plots --quiet -j 2 "
+                             "--topology star,islands,fat-tree --bandwidth 1Gbps,10Gbps "
+                             "--policies diloco:H=4,sync");
+    expect_header("topologies", "# 4 trainings, 8 scenarios priced");
+}
+
 /* With --stop-at-target a group trains once to the end for its trace, and every scenario of it
  * (the trainer's own too) is a replay cut at its target: the files of --train-each, with the
  * fast replay and with the actors; the header says so, and no scenario trains after all. */
@@ -355,6 +384,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_priced_runs_are_the_trained_runs_with_the_fast_replay),
         cmocka_unit_test(test_priced_runs_are_the_trained_runs_with_the_actors),
         cmocka_unit_test(test_a_training_that_does_not_complete_leaves_its_scenarios_to_train),
+        cmocka_unit_test(test_wan_scenarios_are_priced_on_islands),
         cmocka_unit_test(test_a_sweep_stopped_at_the_target_still_trains_once),
         cmocka_unit_test(test_a_resumed_sweep_trains_only_what_it_is_missing),
         cmocka_unit_test(test_a_shard_trains_only_the_groups_it_needs),

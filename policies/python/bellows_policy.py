@@ -9,7 +9,8 @@ one file that defines one subclass of ``Policy``; bellows runs it with
 through the CPython embedded in bellows. The class has the parts of the C interface
 (BellowsPolicyOps): ``name``, ``help``, ``source``, ``mode``, ``options`` (with types, defaults
 and ranges, which bellows checks before ``init``), ``init(ctx, opts)``, ``observe(obs)``,
-``decide(obs, decision)`` and ``describe()``. Each step bellows builds one ``Observation`` and
+``decide(obs, decision)``, ``describe()`` and, for a periodic policy whose averagings are DiLoCo's
+outer steps, ``outer()`` (see ``Outer``). Each step bellows builds one ``Observation`` and
 calls ``observe`` then ``decide`` once for all workers; ``decide`` writes ``decision.level[l]``
 (gradient mode) or ``decision.average`` (periodic mode).
 
@@ -250,6 +251,32 @@ class Decision:
     __repr__ = _fields_repr
 
 
+@_documented
+class Outer:
+    """A periodic policy's outer step (BellowsPolicyOuter), the driver's rule: ``outer(self)``
+    returns None (the averagings are plain) or a dict with these keys, asked once after init.
+    DiLoCo (Douillard et al., arXiv 2311.08105): at each averaging the replicas' mean outer
+    gradient, theta_global - theta_i, takes one Nesterov step on theta_global, from which every
+    replica restarts. Streaming DiLoCo (arXiv 2501.18512) when fragments > 1, bits < 32 or
+    tau > 0; eager 1: Kale et al.'s eager updates (arXiv 2502.12996). lr and h are required; a
+    key left out takes DEFAULTS' value. bellows checks the values against the ranges below (the
+    C plugins' check) and refuses a bad one before the run (exit 2, naming the file and key)."""
+
+    FIELDS = {
+        "lr": "the outer learning rate, > 0 (DiLoCo's paper: 0.7)",
+        "momentum": "Nesterov momentum, 0 to < 1 (DiLoCo's paper: 0.9)",
+        "alpha": "0 to 1: a late fragment's outer step lands as alpha local + (1 - alpha) global",
+        "h": "int >= 1: the steps between outer steps; the policy averages at exactly those",
+        "fragments": "int, 1 to h and at most the model's layers: contiguous fragments, fragment "
+                     "p exchanged at the steps c (from 1) with c >= h and c % h == p h / fragments",
+        "tau": "int, 0 to h - 1: the steps between an exchange's start and its outer step",
+        "bits": "int, 1 to 16, or 32 (none): the outer gradient's quantisation",
+        "eager": "0 or 1: eager updates (with fragments 1, bits 32, tau 0)",
+    }
+    DEFAULTS = {"momentum": 0.0, "alpha": 0.0, "fragments": 1, "tau": 0, "bits": 32, "eager": 0}
+    __slots__ = ()
+
+
 class Option:
     """One option of a policy, key=value in its spec (BellowsPolicyOpt): key ([a-z0-9_-]+,
     shorter than 32), type (OPT_DOUBLE, OPT_INT or OPT_CHOICE), default (its text or number;
@@ -302,6 +329,9 @@ class Policy:
                   "must be deterministic",
         "describe": "describe(self) -> str: a short state for steps.csv and plots "
                     "(\"level=2\"); default: the name",
+        "outer": "outer(self) -> dict or None: periodic policies (version 6): the outer step "
+                 "its averagings take (see Outer); asked once after init; None (the default): "
+                 "plain averaging",
     }
     version = VERSION
     name = None
@@ -326,6 +356,9 @@ class Policy:
     def describe(self):
         return self.name
 
+    def outer(self):
+        return None
+
 
 Policy.__doc__ += "\n\nParts:\n" + "\n".join("    %-16s  %s" % kv for kv in Policy.FIELDS.items())
 
@@ -345,11 +378,8 @@ _HEADER = {
         "state": "the instance is the state", "ctx": "self.ctx", "ops": "the class"}),
     "BellowsPolicyOps": (Policy, {"iVersion": "version", "opts": "options"}, {
         "n_opts": "len(options)", "state_size": "the instance is the state",
-        "free_impl": "Python frees the instance",
-        "outer": "C plugins only so far: a Python policy's averagings are plain"}),
-    "BellowsPolicyOuter": (None, {}, {
-        k: "the outer step of a C plugin (BellowsPolicyOps.outer); not in Python yet"
-        for k in ("lr", "momentum", "alpha", "h", "fragments", "tau", "bits", "eager")}),
+        "free_impl": "Python frees the instance"}),
+    "BellowsPolicyOuter": (Outer, {}, {}),
 }
 _C_ONLY = {
     "BELLOWS_POLICY_PUBLIC_H": "the include guard",
@@ -439,7 +469,7 @@ def _option_tuple(cls, i, o):
 def _describe_class(cls):
     """The class's BellowsPolicyOps fields: (version, name, help, source, mode, options,
     reconstruction, needs_grad_norms, needs, has_init, has_observe, has_describe,
-    price_blind)."""
+    price_blind, has_outer); outer is read from version 6 on, as a C plugin's."""
     def whole(attr):
         v = getattr(cls, attr)
         if isinstance(v, float) or not isinstance(v, int):
@@ -459,7 +489,37 @@ def _describe_class(cls):
             tuple(_option_tuple(cls, i, o) for i, o in enumerate(options)),
             int(bool(cls.reconstruction)), int(bool(cls.needs_grad_norms)), whole("needs"),
             cls.init is not Policy.init, cls.observe is not Policy.observe,
-            cls.describe is not Policy.describe, int(bool(cls.price_blind)))
+            cls.describe is not Policy.describe, int(bool(cls.price_blind)),
+            cls.outer is not Policy.outer and whole("version") >= 6)
+
+
+def _outer_tuple(cls, value):
+    """What outer() returned, as (lr, momentum, alpha, h, fragments, tau, bits, eager), or None;
+    UsageError naming the key if it is not a dict of Outer's keys and numbers. The ranges are
+    bellows' to check (policies/policy.c, the same check as a C plugin's)."""
+    if value is None:
+        return None
+    where = "%s.outer()" % cls.__name__
+    if not isinstance(value, dict):
+        raise UsageError("%s: expected a dict of Outer's keys or None, got %s"
+                         % (where, type(value).__name__))
+    for k in value:
+        if k not in Outer.FIELDS:
+            raise UsageError("%s: %r: not a key of bellows_policy.Outer (%s)"
+                             % (where, k, ", ".join(Outer.FIELDS)))
+    out = []
+    for k in Outer.FIELDS:
+        if k not in value and k not in Outer.DEFAULTS:
+            raise UsageError("%s: %s: missing (required)" % (where, k))
+        v = value.get(k, Outer.DEFAULTS.get(k))
+        whole = k not in ("lr", "momentum", "alpha")
+        if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)):
+            raise UsageError("%s: %s: expected %s, got %r" % (where, k, "an int" if whole
+                                                                else "a number", v))
+        if whole and not -2**31 <= v < 2**31:
+            raise UsageError("%s: %s: %d is out of range" % (where, k, v))
+        out.append(int(v) if whole else float(v))
+    return tuple(out)
 
 
 def _doc():

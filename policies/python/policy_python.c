@@ -3,9 +3,11 @@
  * into an ops table (bellows_policy._describe_class; the strings stay owned by the tuple it
  * returns, kept until close). The table's operations are this file's: init makes the instance
  * and calls its init(ctx, opts); observe and decide build the Observation, call the methods and
- * read the Decision back; describe returns what describe() said after the last decide. A
- * failure inside observe or decide is kept in the file and reported by policy_python_status;
- * after one, the policy is not called again. */
+ * read the Decision back; describe returns what describe() said after the last decide; outer
+ * (a class that defines outer()) reads its dict through bellows_policy._outer_tuple, and the
+ * core checks the values as a C plugin's (policy.c plugin_outer). A failure inside observe or
+ * decide is kept in the file and reported by policy_python_status; after one, the policy is not
+ * called again. outer's is reported by policy_python_failed, before the run. */
 #include "py_impl.h"
 
 #include <stdlib.h>
@@ -203,17 +205,51 @@ static void py_free(BellowsPolicy *p)
     py_leave(gil);
 }
 
+/* outer(): 0 for None, 1 with *o filled from its dict; 0 with the failure kept in the file
+ * (policy_python_failed) if it raised or returned something else. */
+static int py_outer(const BellowsPolicy *p, BellowsPolicyOuter *o)
+{
+    PyRun *r = p->state;
+    PyPolicyFile *f = r->file;
+    if (f->status) return 0;
+    PyGILState_STATE gil;
+    const PyBinding *b = py_enter(f->path, &gil, NULL);
+    assert(b && "the interpreter started when the file was opened");
+    PyObject *res = call(f, r->inst, b->s_outer, NULL, NULL);
+    PyObject *t = res ? PyObject_CallFunctionObjArgs(b->outer_tuple, f->cls, res, NULL) : NULL;
+    int on = 0;
+    if (t && t != Py_None) {
+        *o = (BellowsPolicyOuter){0};
+        on = PyArg_ParseTuple(t, "dddiiiii", &o->lr, &o->momentum, &o->alpha, &o->h, &o->fragments,
+                              &o->tau, &o->bits, &o->eager);
+    }
+    if (!t || PyErr_Occurred()) {
+        if (!f->status) f->status = py_error(b, f->path, f->msg, sizeof f->msg);
+        on = 0;
+    }
+    Py_XDECREF(t);
+    Py_XDECREF(res);
+    py_leave(gil);
+    return on;
+}
+
+int policy_python_failed(PyPolicyFile *f, const char *what, BwError *err)
+{
+    if (!f->status) return BW_OK;
+    return bw_fail(err, f->status == BW_EINTR ? BW_EINTR : BW_EUSAGE, "%s: %s", what, f->msg);
+}
+
 /* The ops table from _describe_class's tuple (version, name, help, source, mode, options,
- * reconstruction, needs_grad_norms, needs, has_init, has_observe, has_describe, price_blind);
- * -1 with an exception set if an item is not of its type. */
+ * reconstruction, needs_grad_norms, needs, has_init, has_observe, has_describe, price_blind,
+ * has_outer); -1 with an exception set if an item is not of its type. */
 static int fill_ops(PyPolicyFile *f, PyObject *t, PolicyOps *ops)
 {
-    PyObject *it[13];
-    if (!PyTuple_Check(t) || PyTuple_Size(t) != 13) {
-        PyErr_SetString(PyExc_TypeError, "_describe_class: expected a 13-tuple");
+    PyObject *it[14];
+    if (!PyTuple_Check(t) || PyTuple_Size(t) != 14) {
+        PyErr_SetString(PyExc_TypeError, "_describe_class: expected a 14-tuple");
         return -1;
     }
-    for (int i = 0; i < 13; i++) it[i] = PyTuple_GET_ITEM(t, i);
+    for (int i = 0; i < 14; i++) it[i] = PyTuple_GET_ITEM(t, i);
     ops->iVersion = (int)PyLong_AsLong(it[0]);
     ops->name = PyUnicode_AsUTF8(it[1]);
     ops->help = PyUnicode_AsUTF8(it[2]);
@@ -244,6 +280,7 @@ static int fill_ops(PyPolicyFile *f, PyObject *t, PolicyOps *ops)
     ops->needs_grad_norms = (int)PyLong_AsLong(it[7]);
     ops->needs = (unsigned)PyLong_AsUnsignedLongMask(it[8]);
     ops->price_blind = (int)PyLong_AsLong(it[12]);
+    ops->outer = PyObject_IsTrue(it[13]) ? py_outer : NULL;
     return PyErr_Occurred() ? -1 : 0;
 }
 

@@ -33,6 +33,9 @@ void policy_python_bind(PyPolicyFile *f, void *state);
 /* After ops->observe and ops->decide: BW_OK, or the failure of that step (above); the
  * message starts with the spec. */
 int policy_python_status(PyPolicyFile *f, const char *spec, long step, BwError *err);
+/* After ops->outer: BW_OK, or how outer() failed (an exception, or not a dict of
+ * bellows_policy.Outer's keys), EUSAGE (EINTR for a Ctrl-C) with "WHAT: " in front. */
+int policy_python_failed(PyPolicyFile *f, const char *what, BwError *err);
 void policy_python_close(PyPolicyFile *f); /* NULL: a no-op */
 
 /* Prints the module's documentation (pydoc's text of bellows_policy). */

@@ -34,6 +34,12 @@ int policy_python_status(PyPolicyFile *f, const char *spec, long step, BwError *
     return BW_OK;
 }
 
+int policy_python_failed(PyPolicyFile *f, const char *what, BwError *err)
+{
+    (void)f, (void)what, (void)err;
+    return BW_OK;
+}
+
 void policy_python_close(PyPolicyFile *f)
 {
     (void)f;

@@ -15,10 +15,11 @@ typedef struct {
     PyObject *module; /* bellows_policy */
     PyObject *ctx_cls, *obs_cls, *dec_cls, *layer_cls, *usage_error;
     PyObject *load, *unload, *describe_class, *error_text; /* bellows_policy._load, ... */
+    PyObject *outer_tuple;                                 /* bellows_policy._outer_tuple */
     PyObject *frombuffer, *float64;
-    PyObject *s_init, *s_observe, *s_decide, *s_describe, *s_ctx; /* method names */
-    PyObject *s_level, *s_batch, *s_average, *s_period;           /* Decision's */
-    PyObject *obs_names[32], *ctx_names[32];                      /* py_values.c's tables */
+    PyObject *s_init, *s_observe, *s_decide, *s_describe, *s_ctx, *s_outer; /* method names */
+    PyObject *s_level, *s_batch, *s_average, *s_period;                     /* Decision's */
+    PyObject *obs_names[32], *ctx_names[32]; /* py_values.c's tables */
 } PyBinding;
 
 /* The interpreter, started on first use (py_interp.c); the GIL held between enter and leave.

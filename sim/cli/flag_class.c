@@ -67,11 +67,11 @@ static const FlagClassRow CLASSES[] = {
     {"platform", FLAG_PRICE},
     {"hosts", FLAG_PRICE},
     {"oversubscription", FLAG_PRICE},
-    /* islands (sim/driver/islands.c): the island count shapes the replicas, and islands are not
-     * replayed yet, so a sweep trains every WAN scenario too */
+    /* islands (sim/driver/islands.c): the island count shapes the replicas; the WAN is a price
+     * (a replay on islands takes the actors) */
     {"islands", FLAG_DYNAMICS},
-    {"wan-bandwidth", FLAG_DYNAMICS},
-    {"wan-latency", FLAG_DYNAMICS},
+    {"wan-bandwidth", FLAG_PRICE},
+    {"wan-latency", FLAG_PRICE},
     /* the network model and the collectives */
     {"allreduce", FLAG_PRICE},
     {"servers", FLAG_PRICE},

@@ -23,6 +23,12 @@ void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
         snprintf(buf, n, "rank"); /* cost.c: CostModel.data */
     else /* the analytic backend's, a server's or the algorithm's own (coll.h) */
         coll_algo_sum_order(cfg->algo, cfg->backend, cfg->cluster.gpus_per_node, buf, n);
+    /* across islands the outer exchanges add in their collectives' order (islands.c): a
+     * transfer-level exchange's differs from the analytic one's in the last bits */
+    const size_t used = strlen(buf);
+    if (cfg->cluster.topology == TOPO_ISLANDS && used < n)
+        snprintf(buf + used, n - used, ", islands %s",
+                 cfg->backend == COLL_ANALYTIC ? "analytic" : "transfer");
 }
 
 /* ---- one run ---- */

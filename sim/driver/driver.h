@@ -259,6 +259,10 @@ int driver_scheduled(const RunConfig *cfg);
 int driver_price_batch(const RunConfig *cfg, int b);
 /* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */
 double driver_memory_bytes(const RunConfig *cfg, double *machine);
+/* Whether a replay of cfg's training prices it as the live run: not when its policy's outer
+ * steps overlap inner steps (Streaming DiLoCo's tau > 0, eager updates), which only a live run
+ * simulates (outer_lane.c, outer_eager.c); a sweep trains such a policy in every scenario. */
+int driver_replay_exact(const RunConfig *cfg);
 /* The wall time the run will take on this host, estimated (seconds; 0 if unknown) from the
  * point-to-point messages SimGrid will simulate (*messages) and the real gradients it will
  * compute; constants measured in tests/perf/README.md. */
@@ -276,7 +280,8 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n);
 /* The order in which a live run adds its workers' gradients (and averages their parameters):
  * "rank" (rank 0's, then + rank 1's, ...: the analytic backend, and the zero-time reduction of
  * every costed step, --workload or --overlap), "ring" (a transfer-level ring's order), or another
- * transfer-level algorithm's ("halving-doubling", "tree", "hierarchical/G" for G GPUs a node).
+ * transfer-level algorithm's ("halving-doubling", "tree", "hierarchical/G" for G GPUs a node);
+ * across islands ", islands transfer" or ", islands analytic" follows (the outer exchanges').
  * Floating-point addition is not associative: runs that add in different orders differ in the
  * last bits of their gradients, so in everything after. */
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n);

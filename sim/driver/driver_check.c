@@ -91,7 +91,6 @@ static int check_islands(const RunConfig *cfg, BwError *err)
     const char *no = cfg->algo != COLL_RING         ? "--allreduce"
                      : cfg->workload                ? "--workload"
                      : cfg->overlap != OVERLAP_NONE ? "--overlap"
-                     : cfg->replay                  ? "--replay"
                                                     : NULL;
     if (!no) return BW_OK;
     return bw_fail(err, BW_EUSAGE,
@@ -177,6 +176,29 @@ double driver_memory_bytes(const RunConfig *cfg, double *machine)
     double need = memory_need(cfg, m);
     model_free(m);
     return need;
+}
+
+int driver_replay_exact(const RunConfig *cfg)
+{
+    Model *m = NULL;
+    BwError ignore;
+    if (!cfg->policy || run_model_create(cfg, &m, &ignore)) return 1; /* driver_check says */
+    PolicyContext ctx;
+    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    Policy *p = NULL;
+    PolicyOuter o;
+    int exact = 1;
+    if (layers) {
+        run_policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
+        if (ctx.compressor[0] &&
+            policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK &&
+            policy_outer(p, &o))
+            exact = o.tau == 0 && !o.eager;
+    }
+    policy_free(p);
+    free(layers);
+    model_free(m);
+    return exact;
 }
 
 static int check_memory(const RunConfig *cfg, const Model *m, BwError *err)

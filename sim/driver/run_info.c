@@ -115,6 +115,8 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
         no = "--compute-jitter makes the workers differ";
     else if (!same_slowdown)
         no = "--slowdown makes the workers differ";
+    else if (cfg->cluster.topology == TOPO_ISLANDS)
+        no = "--topology islands: the islands' rings and exchanges over the WAN need the actors";
     else if (cfg->cluster.platform_file)
         no = "--platform: a platform file's hosts and routes may differ";
     else if (cfg->simgrid_cfg)

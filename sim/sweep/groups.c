@@ -116,7 +116,7 @@ int sweep_plan_groups(Sweep *s, BwError *err)
     for (long r = 0; rc == BW_OK && r < s->n_runs; r++) {
         const Run *run = &s->runs[r];
         long t = r; /* the run that trains for r */
-        if (!s->train_each && !s->sees_price[run->policy_i])
+        if (!s->train_each && !s->sees_price[run->policy_i] && !s->overlaps[run->policy_i])
             t = (rep[run->point] * s->n_seeds + run->seed_i) * s->n_policies + run->policy_i;
         if (t == r) {
             s->groups[s->n_groups].trainer = r;
@@ -269,6 +269,10 @@ void sweep_print_groups(const Sweep *s)
         if (s->sees_price[k] && s->n_points > 1)
             printf("# %s may see the price (its ops do not say price_blind): trained in every "
                    "scenario\n",
+                   s->policies[k]);
+        else if (s->overlaps[k] && !s->train_each && s->n_points > 1)
+            printf("# %s overlaps its outer exchanges with inner steps (tau > 0 or eager), which "
+                   "a replay does not price: trained in every scenario\n",
                    s->policies[k]);
     if (s->n_todo == s->n_runs) return;
     long own = 0;

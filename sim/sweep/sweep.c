@@ -196,6 +196,7 @@ static int check_points(Sweep *s, BwError *err)
             if (!rc) rc = driver_check(&cfg, err);
             if (!rc && first) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (!rc && first) sweep_note_point(s, p, &cfg);
+            if (!rc && !s->own.n && !s->overlaps[k]) s->overlaps[k] = !driver_replay_exact(&cfg);
             run_flags_release(&f);
             if (rc) {
                 char label[1024], msg[512];

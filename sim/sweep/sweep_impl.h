@@ -76,10 +76,10 @@ typedef struct {
 
     const char *out;
     int jobs, shard_k, shard_n, progress, no_plots, resume;
-    int merged;      /* made by bellows merge from shards (sweep.json says "merged") */
-    char *base_text; /* merge: the common flags read back from sweep.json (owned) */
+    int merged;              /* made by bellows merge from shards (sweep.json says "merged") */
+    char *base_text;         /* merge: the common flags read back from sweep.json (owned) */
     const char *traces_list; /* --traces as given (sweep.json's "traces"); merge: owned */
-    double target;   /* --target-accuracy, or its first value when swept */
+    double target;           /* --target-accuracy, or its first value when swept */
 
     /* while the runs go on */
     long done_now;
@@ -107,6 +107,8 @@ typedef struct {
     /* train once, price the rest (groups.c) */
     int train_each; /* every run trains: --train-each, a replay (--trace), --record-traces */
     int sees_price[SWEEP_MAX_POLICIES]; /* the policy may decide on the price: never priced */
+    int overlaps[SWEEP_MAX_POLICIES];   /* its outer steps overlap (!driver_replay_exact): never
+                                           priced */
     char (*sum_order)[SWEEP_SUM_ORDER]; /* [n_points] */
     char (*price_why)[160];             /* [n_points]: why a priced run there takes the actors,
                                            "" when it takes the fast replay */
