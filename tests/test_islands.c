@@ -293,6 +293,24 @@ static void test_python_outer_step_is_dilocos(void **state)
         assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
         if (!strstr(err.msg, "outer.py: ") || !strstr(err.msg, bad[i][1])) fail_msg("%s", err.msg);
     }
+    /* an outer() in a class written against version 5 would be ignored: refused instead */
+    char path[64] = "/tmp/bellows-v5-XXXXXX.py";
+    int fd = mkstemps(path, 3);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("import bellows_policy as bp\n\nclass Old(bp.Policy):\n    name = 'old'\n"
+          "    version = 5\n    mode = bp.PERIODIC\n\n    def decide(self, obs, decision):\n"
+          "        decision.average = True\n\n    def outer(self):\n"
+          "        return {'lr': 0.7, 'h': 4}\n",
+          f);
+    fclose(f);
+    BwError err = {{0}};
+    cfg.policy = path;
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    unlink(path);
+    if (!strstr(err.msg, "Old.outer: the outer step needs version 6 or later, but the class sets "
+                         "version 5"))
+        fail_msg("%s", err.msg);
 #endif
 }
 

@@ -484,6 +484,9 @@ def _describe_class(cls):
                                                                  MAX_OPTS))
     if cls.decide is Policy.decide:
         raise UsageError("%s defines no decide(self, obs, decision)" % cls.__name__)
+    if cls.outer is not Policy.outer and whole("version") < 6:  # it would be ignored: say so
+        raise UsageError("%s.outer: the outer step needs version 6 or later, but the class sets "
+                         "version %d" % (cls.__name__, whole("version")))
     return (whole("version"), _text(cls, "name", cls.name), _text(cls, "help", cls.help),
             _text(cls, "source", cls.source, none_ok=True), whole("mode"),
             tuple(_option_tuple(cls, i, o) for i, o in enumerate(options)),
