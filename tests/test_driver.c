@@ -11,6 +11,8 @@
  * end: test_driver_policies.c. */
 #include "testutil.h"
 
+#include <cblas.h>
+
 #include "blas_cpu.h"
 
 #include "drivertest.h"
@@ -493,6 +495,10 @@ static void test_a_finite_exploding_loss_is_a_divergence(void **state)
 int main(int argc, char **argv)
 {
     blas_cpu_fix_kernels(argv); /* the kernels bellows itself uses */
+    /* one OpenBLAS thread, as bellows run sets it (run_args.c): with the default (the cores),
+     * the compute pool's threads each called a threaded sgemm, and on two cores the batch-norm
+     * cases of the compute-threads test took 9x as long, OpenBLAS's threads spinning */
+    openblas_set_num_threads(1);
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sync_matches_single_process_training_with_the_global_batch),
