@@ -73,9 +73,9 @@ static void test_imported_log_prices_an_allreduce_at_its_measured_time(void **st
     memset(CURVE, 0, sizeof CURVE);
 }
 
-/* A V100 profile whose tcp network has busbw tables on an 80 Gbps (10 GB/s) link: tables is
- * the "allreduce" list's JSON. Writes it to path (a mkstemps template ending in .json). */
-static void write_busbw_profile(char *path, const char *tables)
+/* A V100 profile whose tcp network is the JSON object body tcp. Writes it to path (a mkstemps
+ * template ending in .json). */
+static void write_tcp_profile(char *path, const char *tcp)
 {
     int fd = mkstemps(path, 5);
     assert_true(fd >= 0);
@@ -84,9 +84,18 @@ static void write_busbw_profile(char *path, const char *tables)
             "{\"bellows_costs\": 1, \"name\": \"t\", \"implementation\": \"t\", \"gpu\": "
             "\"V100\", \"fixed\": {\"tensor_s\": 1e-5, \"kernel_s\": 1e-5, \"collective_s\": "
             "1e-5}, \"allgather\": {\"overlaps_backward\": true}, \"networks\": {\"tcp\": "
-            "{\"busbw\": {\"link_Gbps\": 80, \"allreduce\": %s}}}}\n",
-            tables);
+            "{%s}}}\n",
+            tcp);
     fclose(f);
+}
+
+/* A V100 profile whose tcp network has busbw tables on an 80 Gbps (10 GB/s) link: tables is
+ * the "allreduce" list's JSON. Writes it to path (a mkstemps template ending in .json). */
+static void write_busbw_profile(char *path, const char *tables)
+{
+    char tcp[1024];
+    snprintf(tcp, sizeof tcp, "\"busbw\": {\"link_Gbps\": 80, \"allreduce\": %s}", tables);
+    write_tcp_profile(path, tcp);
 }
 
 /* A busbw above its link's rate, or below a thousandth of it, is refused, naming the pair. */
@@ -204,17 +213,9 @@ static void test_nics_per_node_splits_a_node_gpus_between_its_nics(void **state)
 /* A V100 profile whose tcp network runs at share 0.5 of the link, capped at cap Gbit/s. */
 static CostProfile *cap_profile(const char *cap)
 {
-    char path[] = "/tmp/bellows-cap-XXXXXX.json";
-    int fd = mkstemps(path, 5);
-    assert_true(fd >= 0);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f,
-            "{\"bellows_costs\": 1, \"name\": \"t\", \"implementation\": \"t\", \"gpu\": "
-            "\"V100\", \"fixed\": {\"tensor_s\": 1e-5, \"kernel_s\": 1e-5, \"collective_s\": "
-            "1e-5}, \"allgather\": {\"overlaps_backward\": true}, \"networks\": {\"tcp\": "
-            "{\"allreduce\": 0.5, \"allgather\": 0.5, \"cap_gbps\": %s}}}\n",
-            cap);
-    fclose(f);
+    char path[] = "/tmp/bellows-cap-XXXXXX.json", tcp[256];
+    snprintf(tcp, sizeof tcp, "\"allreduce\": 0.5, \"allgather\": 0.5, \"cap_gbps\": %s", cap);
+    write_tcp_profile(path, tcp);
     CostProfile *p = NULL;
     BwError err = {{0}};
     assert_int_equal(costs_load(path, "--costs", "V100", &p, &err), BW_OK);
