@@ -155,6 +155,28 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
          "networks.tcp: \"allreduce\" must be a number > 0 and at most 1"},
         {7, "\"networks\": {}", "\"networks\" must be an object with at least one"},
         {8, NULL, "\"allgather\" must be"},
+    };
+    char path[256];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_profile("bad", bad[i].which, bad[i].with, path, sizeof path);
+        expect_refused(path, "V100", bad[i].what);
+        expect_refused(path, "V100", path); /* the file, named */
+    }
+    write_file(path, "{\"bellows_costs\": 1,");
+    expect_refused(path, "V100", "line 1");
+    expect_refused("grace-tf", "A100", "add --gpu V100");
+    expect_refused("nope", "A100", "unknown cost profile (the built-ins: ideal, pytorch,");
+}
+
+/* A bad "hooks": the framework missing, a flag that is not a boolean, PowerSGD's option under
+ * another compressor, an unknown key: each refused naming the file and the field. */
+static void test_bad_hooks_name_the_field(void **state)
+{
+    (void)state;
+    static const struct {
+        int which;
+        const char *with, *what;
+    } bad[] = {
         {8, "\"allgather\": {\"overlaps_backward\": true}, \"hooks\": {\"powersgd\": {}}",
          "hooks: \"framework\""},
         {8,
@@ -172,14 +194,10 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
     };
     char path[256];
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        write_profile("bad", bad[i].which, bad[i].with, path, sizeof path);
+        write_profile("bad-hooks", bad[i].which, bad[i].with, path, sizeof path);
         expect_refused(path, "V100", bad[i].what);
-        expect_refused(path, "V100", path); /* the file, named */
+        expect_refused(path, "V100", path);
     }
-    write_file(path, "{\"bellows_costs\": 1,");
-    expect_refused(path, "V100", "line 1");
-    expect_refused("grace-tf", "A100", "add --gpu V100");
-    expect_refused("nope", "A100", "unknown cost profile (the built-ins: ideal, pytorch,");
 }
 
 static void test_what_a_run_needs_is_checked_by_name(void **state)
@@ -530,6 +548,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_builtin_loads_and_pytorch_is_the_gpus),
         cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
+        cmocka_unit_test(test_bad_hooks_name_the_field),
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
         cmocka_unit_test(test_a_workloads_own_efficiency_prices_its_layers),
