@@ -168,6 +168,38 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
     expect_refused("nope", "A100", "unknown cost profile (the built-ins: ideal, pytorch,");
 }
 
+/* A bad "hooks": the framework missing, a flag that is not a boolean, PowerSGD's option under
+ * another compressor, an unknown key: each refused naming the file and the field. */
+static void test_bad_hooks_name_the_field(void **state)
+{
+    (void)state;
+    static const struct {
+        int which;
+        const char *with, *what;
+    } bad[] = {
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"hooks\": {\"powersgd\": {}}",
+         "hooks: \"framework\""},
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"hooks\": {\"framework\": \"x\", "
+         "\"powersgd\": {\"synchronizes\": 1}}",
+         "hooks: powersgd: \"synchronizes\" must be true or false"},
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"hooks\": {\"framework\": \"x\", "
+         "\"topk\": {\"orthogonalises_query\": true}}",
+         "hooks: topk: \"orthogonalises_query\" is PowerSGD's"},
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"hooks\": {\"framework\": \"x\", "
+         "\"powersgd\": {\"sync\": true}}",
+         "hooks: powersgd: a compressor's hook: unknown key \"sync\""},
+    };
+    char path[256];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        write_profile("bad-hooks", bad[i].which, bad[i].with, path, sizeof path);
+        expect_refused(path, "V100", bad[i].what);
+        expect_refused(path, "V100", path);
+    }
+}
+
 static void test_what_a_run_needs_is_checked_by_name(void **state)
 {
     (void)state;
@@ -430,16 +462,99 @@ static void test_a_schedules_partition_cost_is_paid_per_partition(void **state)
         fail_msg("a step with %g s a partition: %.12g s, expected %.12g", X, got, want);
 }
 
+/* The step of a DDP run of PowerSGD rank 1 on `layers` (a workload's layers, as JSON) under a
+ * toy profile without a cycle, whose PowerSGD hook synchronises or not (sync -1: no "hooks"; 2:
+ * it synchronises and orthogonalises the query too). */
+static double hooked_step(const char *layers, int sync, int i, double *compute, double *compress)
+{
+    char prof[256], wl[256], cmd[2048], text[2048];
+    snprintf(wl, sizeof wl, "%s/hooked-%d-workload.json", TMP, i);
+    snprintf(text, sizeof text, "{\"name\": \"hooked\", \"compute\": \"flops\", \"layers\": [%s]}",
+             layers);
+    write_file(wl, text);
+    snprintf(prof, sizeof prof, "%s/hooked-%d.json", TMP, i);
+    snprintf(text, sizeof text,
+             "{\"bellows_costs\": 1, \"name\": \"hooked\", \"implementation\": \"a toy\", "
+             "\"gpu\": \"V100\", \"efficiency\": {\"fp32\": 0.5}, \"fixed\": {\"tensor_s\": "
+             "1e-4, \"kernel_s\": 1e-5, \"collective_s\": 2e-4}, \"ops\": {\"elementwise\": "
+             "{\"kernels\": 1, \"rate\": [[1, 5e11]]}, \"matmul\": {\"kernels\": 1, \"rate\": "
+             "[[1, 1e11]]}, \"orthogonalise\": {\"kernels\": 4, \"rate\": [[1, 1e9]]}, "
+             "\"optimizer\": {\"kernels\": 4, \"rate\": [[1, 1e10]]}}, \"networks\": {\"tcp\": "
+             "{\"allreduce\": 0.5, \"allgather\": 0.25}}, \"allgather\": {\"overlaps_backward\": "
+             "true}%s%s%s}",
+             sync >= 0 ? ", \"hooks\": {\"framework\": \"a toy\", \"powersgd\": {\"synchronizes\": "
+                       : "",
+             sync > 0 ? "true" : sync == 0 ? "false" : "",
+             sync == 2 ? ", \"orthogonalises_query\": true}}" : sync >= 0 ? "}}" : "");
+    write_file(prof, text);
+    snprintf(cmd, sizeof cmd,
+             BELLOWS_BIN " run --workload %s --costs %s --model softmax --workers 4 --batch 8 "
+                         "--gpu V100 --bandwidth 10Gbps --latency 10us --collectives analytic "
+                         "--overlap ddp --compressor powersgd --policy static:level=1 --epochs 1 "
+                         "--train-samples 64 --test-samples 50 --quiet --out %s/hooked-%d "
+                         ">/dev/null",
+             wl, prof, TMP, i);
+    assert_int_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/hooked-%d/summary.json", TMP, i);
+    char *s = slurp(cmd, NULL);
+    assert_non_null(s);
+    const double steps = json_number(s, "steps");
+    if (compute) *compute = json_number(s, "compute_s") / steps;
+    if (compress) *compress = json_number(s, "compression_s") / steps;
+    double step = json_number(s, "sim_time_s") / steps;
+    free(s);
+    return step;
+}
+
+/* A PowerSGD hook that synchronises (PyTorch's torch.cuda.synchronize in its last callback)
+ * gets no overlap: in a two-layer net whose first bucket (b) DDP hides in a's long backward
+ * (all but its encode and decode, which share the GPU with the backward either way), the step
+ * grows by exactly bucket b's collectives, which b alone prices as its step less its compute
+ * and its compression (to 1e-9); "synchronizes": false changes nothing (bit for bit), nor does
+ * a profile without "hooks". */
+static void test_a_synchronising_hook_gets_no_overlap(void **state)
+{
+    (void)state;
+    static const char *const A = "{\"name\": \"a\", \"fwd_flops\": 1e9, \"bwd_flops\": 4e10, "
+                                 "\"tensors\": [{\"name\": \"a.weight\", \"shape\": [1000, "
+                                 "1000]}]}";
+    static const char *const B = "{\"name\": \"b\", \"fwd_flops\": 1e9, \"bwd_flops\": 1e9, "
+                                 "\"tensors\": [{\"name\": \"b.weight\", \"shape\": [600, "
+                                 "1000]}]}";
+    char two[1024];
+    snprintf(two, sizeof two, "%s, %s", A, B);
+    const double plain = hooked_step(two, -1, 0, NULL, NULL);
+    const double off = hooked_step(two, 0, 1, NULL, NULL), on = hooked_step(two, 1, 2, NULL, NULL);
+    assert_true(off == plain);
+    double compute_b, compress_b, alone_b = hooked_step(B, 1, 3, &compute_b, &compress_b);
+    assert_true(alone_b == hooked_step(B, 0, 4, NULL, NULL)); /* nothing to overlap */
+    const double comm_b = alone_b - compute_b - compress_b, want = plain + comm_b;
+    assert_true(comm_b > 0 && compress_b > 0);
+    if (!(fabs(on - want) <= 1e-9 * want))
+        fail_msg("a synchronising hook's step: %.12g s, expected %.12g (%.12g + bucket b's "
+                 "collectives %.12g)",
+                 on, want, plain, comm_b);
+    /* orthogonalising Q [1000 x 1] too: one column of m = 1000 more, 4 kernels of 1e-5 s and
+     * 1000 elements at 1e9 a second, in the encode */
+    double compress_q;
+    hooked_step(B, 2, 5, NULL, &compress_q);
+    const double col = 4 * 1e-5 + 1000 / 1e9;
+    if (!(fabs(compress_q - compress_b - col) <= 1e-9 * compress_q))
+        fail_msg("Q's Gram-Schmidt: %.12g s a step, expected %.12g", compress_q - compress_b, col);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_builtin_loads_and_pytorch_is_the_gpus),
         cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
+        cmocka_unit_test(test_bad_hooks_name_the_field),
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
         cmocka_unit_test(test_a_workloads_own_efficiency_prices_its_layers),
         cmocka_unit_test(test_interference_lengthens_an_overlapped_step),
         cmocka_unit_test(test_a_schedules_partition_cost_is_paid_per_partition),
+        cmocka_unit_test(test_a_synchronising_hook_gets_no_overlap),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

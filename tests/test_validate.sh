@@ -48,6 +48,8 @@ refuse "bad.csv:2: field setting: run: unknown flag '--bogus'" "$header" "a,g,3,
 refuse "bad.csv:2: field setting: setting 2 is empty" "$header" "a,g,3,img/s,predict,20%,src,$small ; "
 refuse "bad.csv:3: field setting: \"zz\" is not an earlier img/s row's id" "$header" "$good" "r,g,2,ratio,predict,20%,src,a / zz"
 refuse "bad.csv: no rows" "# only a comment" "$header"
+refuse "bad.csv:2: field figure: - (not published) is for an img/s row with tolerance none" "$header" "b,g,-,img/s,predict,20%,src,$small"
+refuse "bad.csv:3: field figure: - (not published)" "$header" "$good" "r,g,-,ratio,predict,none,src,a / a"
 
 # the prediction of the good setting, then planted rows around it
 printf '%s\n' "$header" "$good" > "$tmp/one.csv"
@@ -64,6 +66,17 @@ if [[ $rc -ne 0 ]] || ! grep -q "^  g  *median error  0.0%, worst   0.0% over 1 
   echo "FAIL: rows at bellows' own figure: exit $rc"; cat "$tmp/within.txt" "$tmp/within-out.csv"; fail=1
 else
   echo "ok: rows at the prediction pass"
+fi
+# a ratio of an unpublished operand (figure -): the operand prints -, the ratio its error, exit 0
+printf '%s\n' "$header" "u,g,-,img/s,predict,none,src,$small" "r,g,2,ratio,predict,60%,src,u / u" > "$tmp/dash.csv"
+"$bellows" validate --rows "$tmp/dash.csv" > "$tmp/dash.txt" 2>&1
+rc=$?
+if [[ $rc -ne 0 ]] || ! grep -q "^u .* - .* - predict none (reported)$" "$tmp/dash.txt" ||
+   ! grep -q "^r .*2.00x *1.00x  *-50.0% predict 60%$" "$tmp/dash.txt" ||
+   ! grep -q "^  g  *median error 50.0%, worst  50.0% over 1 predicted rows$" "$tmp/dash.txt"; then
+  echo "FAIL: an unpublished operand: exit $rc"; cat "$tmp/dash.txt"; fail=1
+else
+  echo "ok: an unpublished operand prints -, its ratio is checked"
 fi
 # outside: the same setting, the figure 30% above, tolerance 20%: exit 1, the row marked
 planted=$(python3 -c "print(float('$pred') * 1.3)")

@@ -230,8 +230,12 @@ static int print_table(const Validate *v, const double *pred, const double *err)
                                                     "%-7s %s\n"
                                                   : "%-26s %-19s %-13s %10.0f %10.0f %+7.1f%% "
                                                     "%-7s %s\n";
-        printf(fmt, r->id, r->group, row_profile(v, i), r->figure, pred[i], 100 * err[i],
-               r->fit ? "fit" : "predict", tol);
+        if (isnan(r->figure)) /* not published: a ratio's operand */
+            printf("%-26s %-19s %-13s %10s %10.0f %8s %-7s %s\n", r->id, r->group,
+                   row_profile(v, i), "-", pred[i], "-", r->fit ? "fit" : "predict", tol);
+        else
+            printf(fmt, r->id, r->group, row_profile(v, i), r->figure, pred[i], 100 * err[i],
+                   r->fit ? "fit" : "predict", tol);
     }
     return outside;
 }

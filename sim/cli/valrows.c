@@ -112,9 +112,12 @@ static int parse_row(ValRows *r, char f[][2048], ValRow *row, const char *where,
     strcpy(row->id, id);
     if (!f[1][0] || copy_field(row->group, sizeof row->group, f[1]))
         return bw_fail(err, BW_EUSAGE, "%s: field group: must be 1 to 31 characters", where);
-    if (parse_number_field(f[2], &row->figure) || !(row->figure > 0))
-        return bw_fail(err, BW_EUSAGE, "%s: field figure: \"%.80s\" must be a number > 0", where,
-                       f[2]);
+    if (strcmp(f[2], "-") == 0) /* not published: a ratio's operand (checked below) */
+        row->figure = NAN;
+    else if (parse_number_field(f[2], &row->figure) || !(row->figure > 0))
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: field figure: \"%.80s\" must be a number > 0 (or -, not published)",
+                       where, f[2]);
     if (strcmp(f[3], "img/s") == 0)
         row->unit = VALROW_IMG_S;
     else if (strcmp(f[3], "ratio") == 0)
@@ -141,6 +144,11 @@ static int parse_row(ValRows *r, char f[][2048], ValRow *row, const char *where,
                        "none",
                        where, f[5]);
     }
+    if (isnan(row->figure) && (row->unit != VALROW_IMG_S || row->tolerance >= 0))
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: field figure: - (not published) is for an img/s row with tolerance "
+                       "none, a ratio's operand",
+                       where);
     if (!f[6][0] || copy_field(row->source, sizeof row->source, f[6]))
         return bw_fail(err, BW_EUSAGE, "%s: field source: must be 1 to 511 characters", where);
     if (copy_field(row->setting, sizeof row->setting, f[7]))

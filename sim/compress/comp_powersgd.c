@@ -261,11 +261,21 @@ static int psgd_plan(const Compressor *c, const LayerView *layers, const int *to
  *   Q /= workers (after its allreduce):     m r flops, 8 m r bytes
  *   decode M' = P Q^T into grads:       2 n m r flops, 4 (n r + m r + n m) bytes
  *   new error e = M - M' (ef=1):          n m flops, 12 n m bytes
- * In all, with ef=1: 6 n m r + 2 n m + 2 n r^2 + n r + m r flops, 36 n m + 20 (n + m) r bytes. */
+ * In all, with ef=1: 6 n m r + 2 n m + 2 n r^2 + n r + m r flops, 36 n m + 20 (n + m) r bytes.
+ * A cost profile whose PowerSGD hook orthogonalises the query (costs.h CostHook) adds Q's
+ * Gram-Schmidt before P = M Q: 2 m r^2 + m r flops, 8 m r bytes, r columns of m. */
 static void psgd_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     const double n = v->rows, m = v->cols, r = layer_rank(v, level);
     comp_cost_feedback(c, layer_size(v), cost);
+    const CostHook *hook = costs_hook(cost->prof, "powersgd");
+    if (hook && hook->orthogonalises_query) {
+        /* PyTorch's powerSGD_hook with warm start orthogonalises the kept Q before P = M Q,
+         * every step (`for q in qs: _orthogonalize(q)`; torch/distributed/algorithms/
+         * ddp_comm_hooks/powerSGD_hook.py, PyTorch 1.8-1.13): Gram-Schmidt on Q [m x r] */
+        comp_cost_add(cost, 2 * m * r * r + m * r, 8 * m * r);
+        comp_price(c, cost, 0, COST_OP_ORTHOGONALISE, m, r);
+    }
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + m * r + n * r)); /* P = M Q */
     comp_price(c, cost, 0, COST_OP_MATMUL, n * m, 1);
     comp_cost_add(cost, 2 * n * r * r + n * r,

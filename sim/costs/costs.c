@@ -311,6 +311,16 @@ double costs_partition_s(const CostProfile *p, const char *spec)
     return 0;
 }
 
+const CostHook *costs_hook(const CostProfile *p, const char *spec)
+{
+    if (!p || p->ideal || !spec) return NULL;
+    const size_t n = strcspn(spec, ":");
+    for (int i = 0; i < p->n_hooks; i++)
+        if (strlen(p->hooks[i].compressor) == n && strncmp(spec, p->hooks[i].compressor, n) == 0)
+            return &p->hooks[i];
+    return NULL;
+}
+
 /* ---- the listing ---- */
 
 /* " tcp (allreduce 0.95, allgather 0.95 of the link, at most 7.5 Gbit/s)" */
@@ -365,6 +375,11 @@ static void print_profile(FILE *out, const CostProfile *p)
         else if (p->net[n].present)
             print_shares(out, n, &p->net[n]);
     fprintf(out, "\n  allgathers %s the backward\n", p->allgather_overlaps ? "overlap" : "follow");
+    for (int i = 0; i < p->n_hooks; i++)
+        fprintf(out, "  hook       %s as %s runs it:%s%s\n", p->hooks[i].compressor,
+                p->hook_framework,
+                p->hooks[i].synchronizes ? " waits for its bucket's collectives (no overlap)" : "",
+                p->hooks[i].orthogonalises_query ? "; orthogonalises Q and P" : "");
     fprintf(out, "  source     %s\n", p->source);
 }
 

@@ -52,6 +52,7 @@ typedef enum { COST_NET_TCP, COST_NET_RDMA, COST_NET_NVLINK, COST_NET_COUNT } Co
  * sharing bellows simulates it with, cost_comm_begin, gives no less) */
 #define COSTS_MAX_INTERFERENCE 2.0
 #define COSTS_MAX_SCHEDULES    8
+#define COSTS_MAX_HOOKS        8
 /* Winograd's F(4x4, 3x3) does a quarter of a direct 3x3 convolution's multiplies (Lavin and
  * Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR 2016): a workload's efficiency
  * in direct flops may reach 4 times the peak, no more */
@@ -91,6 +92,20 @@ typedef struct {
     int n_tables[2];
     CostBusbwTable tables[2][COSTS_BUSBW_TABLES];
 } CostNetShare;
+
+/* A compressor's communication hook as the framework runs it ("hooks": {NAME: {...}}). */
+typedef struct {
+    char compressor[32]; /* the compressor's name, as --compressor spells it */
+    /* the hook waits for its bucket's collectives on the thread that runs the backward
+     * (PyTorch's powerSGD_hook: torch.cuda.synchronize in its last callback, run inline by
+     * DDP's reducer on the autograd thread), so the backward after a bucket does not start
+     * until the bucket is reduced: under DDP the bucket gets no overlap */
+    int synchronizes;
+    /* PowerSGD: the warm-started Q is orthogonalised again before P = M Q, every step
+     * (PyTorch's powerSGD_hook: `for q in qs: _orthogonalize(q)`), besides P after its
+     * allreduce */
+    int orthogonalises_query;
+} CostHook;
 
 typedef struct {
     char name[64];
@@ -138,6 +153,12 @@ typedef struct {
         double partition_s;
     } sched_cost[COSTS_MAX_SCHEDULES];
     int n_sched_cost;
+    /* "hooks": how the framework's communication hook of a compressor runs (CostHook); "" and
+     * none when the profile does not say: the hook then overlaps the backward as DDP's allreduce
+     * buckets do and pays only its stages' prices */
+    char hook_framework[64]; /* the framework and version the hooks model, "PyTorch 1.10" */
+    CostHook hooks[COSTS_MAX_HOOKS];
+    int n_hooks;
 } CostProfile;
 
 /* The default --costs: the PyTorch DDP + NCCL profile of the cluster's GPU. */
@@ -201,6 +222,9 @@ double costs_workload_efficiency(const CostProfile *p, const char *precision, co
  * or 0 (none given, ideal, NULL). */
 double costs_partition_s(const CostProfile *p, const char *spec);
 
+/* The hook of the compressor named by spec ("powersgd:ef=1" is powersgd) in p; NULL when p is
+ * NULL or gives none. */
+const CostHook *costs_hook(const CostProfile *p, const char *spec);
 const char *costs_op_name(CostOp op);
 const char *costs_net_name(CostNet n);
 int costs_net_parse(const char *name); /* -1 if unknown */

@@ -357,6 +357,56 @@ static int parse_schedules(Ctx *c, const json_t *o, CostProfile *p)
     return rc;
 }
 
+/* One compressor's hook: {"synchronizes": bool, "orthogonalises_query": bool}, each optional
+ * (false), the second for powersgd only. */
+static int parse_hook(Ctx *c, const char *name, const json_t *v, CostHook *h)
+{
+    static const char *const known[] = {"synchronizes", "orthogonalises_query", NULL};
+    if (!json_is_object(v) || strlen(name) >= sizeof h->compressor || strchr(name, ':'))
+        return json_at_fail(&c->loc, "expected {\"synchronizes\": true or false, ...} under a "
+                                     "compressor's name");
+    int rc = only_keys(c, v, known, "a compressor's hook");
+    for (int i = 0; rc == BW_OK && known[i]; i++) {
+        json_t *b = json_object_get(v, known[i]);
+        if (b && !json_is_boolean(b))
+            rc = json_at_fail(&c->loc, "\"%s\" must be true or false", known[i]);
+    }
+    if (rc == BW_OK && json_is_true(json_object_get(v, known[1])) && strcmp(name, "powersgd"))
+        rc = json_at_fail(&c->loc, "\"%s\" is PowerSGD's: only under \"powersgd\"", known[1]);
+    if (rc) return rc;
+    snprintf(h->compressor, sizeof h->compressor, "%s", name);
+    h->synchronizes = json_is_true(json_object_get(v, known[0]));
+    h->orthogonalises_query = json_is_true(json_object_get(v, known[1]));
+    return BW_OK;
+}
+
+/* "hooks": {"framework": "PyTorch 1.10", NAME: {...}, ...}, optional: at most COSTS_MAX_HOOKS
+ * compressors' hooks, and the framework they model (required with any). */
+static int parse_hooks(Ctx *c, const json_t *o, CostProfile *p)
+{
+    if (!o) return BW_OK;
+    if (!json_is_object(o))
+        return json_at_fail(&c->loc, "\"hooks\" must be an object: {\"framework\": TEXT, "
+                                     "COMPRESSOR: {...}, ...}");
+    size_t back = enter(c, "hooks");
+    int rc = json_at_str(&c->loc, o, "framework", 1, p->hook_framework, sizeof p->hook_framework);
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)o, name, v)
+    {
+        if (rc || !strcmp(name, "source") || !strcmp(name, "framework")) continue;
+        size_t in = enter(c, name);
+        if (p->n_hooks == COSTS_MAX_HOOKS)
+            rc = json_at_fail(&c->loc, "at most %d compressors' hooks", COSTS_MAX_HOOKS);
+        else
+            rc = parse_hook(c, name, v, &p->hooks[p->n_hooks]);
+        if (rc == BW_OK) p->n_hooks++;
+        c->loc.where[in] = '\0';
+    }
+    c->loc.where[back] = '\0';
+    return rc;
+}
+
 static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
 {
     if (!json_is_object(root)) return json_at_fail(&c->loc, "a cost profile must be a JSON object");
@@ -383,6 +433,7 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
     if (rc == BW_OK) rc = parse_allgather(c, json_object_get(root, "allgather"), p);
     if (rc == BW_OK) rc = parse_interference(c, json_object_get(root, "interference"), p);
     if (rc == BW_OK) rc = parse_schedules(c, json_object_get(root, "schedules"), p);
+    if (rc == BW_OK) rc = parse_hooks(c, json_object_get(root, "hooks"), p);
     return rc;
 }
 

@@ -268,6 +268,38 @@ DERIVED_OPS = {"V100": ["orthogonalise", "quantise", "scatter"],
                "A100": ["topk", "orthogonalise", "quantise", "scatter", "random"]}
 
 
+# How PyTorch runs a compressor's DDP communication hook, by the PyTorch each profile models: the
+# V100's and A100's cited rates are PyTorch 1.x's (torch.topk before PR #71081), the H100's and
+# H200's were measured under PyTorch 2.11 (calibrate.py).
+HOOK_SYNC_SOURCE = (
+    "powerSGD_hook's last callback calls torch.cuda.synchronize(device) "
+    "(torch/distributed/algorithms/ddp_comm_hooks/powerSGD_hook.py, decompress; still there in "
+    "2026: pytorch/pytorch PR #196568), and DDP's reducer runs a bucket's hook inline on the "
+    "autograd thread (reducer.cpp mark_bucket_ready -> run_comm_hook), whose NCCL futures "
+    "complete at enqueue so the callbacks run at once: the backward after a bucket is not "
+    "launched until the bucket's dense, P and Q allreduces have finished")
+HOOK_ORTH_SOURCE = (
+    "; with warm start (the default) the kept Q of every matrix is orthogonalised again before "
+    "P = M Q (`for q in qs: _orthogonalize(q)`), one Python Gram-Schmidt per matrix, column by "
+    "column (its docstring: torch.qr is very slow for few columns), PyTorch 1.8-1.13")
+HOOKS = {
+    "V100": ("PyTorch 1.10", True), "A100": ("PyTorch 1.10", True),
+    "H100": ("PyTorch 2.11", False), "H200": ("PyTorch 2.11", False),
+}
+
+
+def hooks(gpu):
+    """The profile's "hooks": PowerSGD's hook as the profile's PyTorch runs it."""
+    framework, orth = HOOKS[gpu]
+    psgd = {"synchronizes": True}
+    if orth:
+        psgd["orthogonalises_query"] = True
+    return {"framework": framework, "powersgd": psgd,
+            "source": HOOK_SYNC_SOURCE + (HOOK_ORTH_SOURCE if orth else
+                                          "; PyTorch 2.x orthogonalises a bucket's matrices of "
+                                          "one shape in one batched call, not priced apart")}
+
+
 def derived_op(gpu, name):
     """The H100's measured operation name, derived for gpu (DERIVED_OPS), with its source."""
     m = measured("H100")
@@ -409,6 +441,7 @@ def profile(gpu, all_logs=False):
                                 "register_comm_hook)"},
         "interference": INTERFERENCE[gpu],
         "schedules": SCHEDULES,
+        "hooks": hooks(gpu),
     }
     for name, (kernels, units_per_s, source) in PUBLISHED_OPS.get(gpu, {}).items():
         ops[name] = {"kernels": kernels, "rate": rate(units_per_s), "source": source}

@@ -134,15 +134,24 @@ void cost_free(DriverRun *run)
 }
 
 /* Whether bucket k waits for the backward to end this step: the profile's allgathers do not
- * overlap it, and the bucket's collectives at this step's levels include one. */
+ * overlap it, and the bucket's collectives at this step's levels include one; or the profile's
+ * hook of the run's compressor synchronises (CostHook.synchronizes) and the bucket compresses
+ * a tensor. A synchronising hook holds the backward until its bucket is reduced; the backward
+ * and the collectives then take turns, which prices as the backward first and the buckets
+ * after it (the same sum, nothing overlapped). */
 static int bucket_waits(const DriverRun *run, int k)
 {
     const CostModel *cm = run->cost;
-    if (!cm->prof || cm->prof->allgather_overlaps) return 0;
+    if (!cm->prof) return 0;
+    const CostHook *hook = costs_hook(cm->prof, compress_spec(run->w[0].comp));
+    if (cm->prof->allgather_overlaps && !(hook && hook->synchronizes)) return 0;
     CompressMsg msgs[COMPRESS_MAX_MSGS];
+    CompressCost first = {.prof = NULL}; /* only which message is the compressor's first */
     int nm =
         compress_plan_views(run->w[0].comp, cm->views, cm->order + cm->bucket_start[k],
-                            cm->bucket_start[k + 1] - cm->bucket_start[k], cm->levels, msgs, NULL);
+                            cm->bucket_start[k + 1] - cm->bucket_start[k], cm->levels, msgs, &first);
+    if (hook && hook->synchronizes && nm > first.first_msg) return 1;
+    if (cm->prof->allgather_overlaps) return 0;
     for (int i = 0; i < nm; i++)
         if (msgs[i].op == COMPRESS_ALLGATHER) return 1;
     return 0;
