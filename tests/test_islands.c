@@ -243,6 +243,81 @@ static void test_price_workers_on_islands_is_the_closed_form(void **state)
     release(d);
 }
 
+/* DiLoCo on a real model (islands.c, cost.c): 8 GPUs in 2 islands of 4, ResNet-50's profile with
+ * DDP's overlap, analytic collectives, ideal costs. An inner step is the workload's step on one
+ * island alone (a star of 4 GPUs, sync): the same forward, backward, buckets on the island's ring.
+ * An outer exchange (H = 4: steps 4 and 8) adds the hierarchical allreduce of the real model's n
+ * bytes across the islands, S = 4, K = 2: 2 (S-1) a_l + 2 (S-1)/S n b_l + 2 (K-1) a +
+ * 2 (K-1)/K (n/S) b, b = max(S / W, b_l): the WAN term is 2 (K-1)/K n / W, the island's S rings
+ * sharing its WAN link; the WAN carries 2 (K-1) n over all ranks per exchange. */
+static Shared *wl_run(RunConfig cfg, const Workload *wl, const char *policy)
+{
+    cfg.workload = wl;
+    cfg.backend = COLL_ANALYTIC;
+    cfg.overlap = OVERLAP_DDP;
+    cfg.policy = policy;
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("%s: %s", policy, sh->message);
+    return sh;
+}
+
+static void test_diloco_on_a_workload_is_its_island_step_and_wan_exchange(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet50", "--workload", &wl, &err), BW_OK);
+    RunConfig cfg = islands_config(8, 2, 8); /* 8 steps */
+    Shared *d = wl_run(cfg, wl, "diloco:H=4");
+    Shared *one = wl_run(base_config(4, 8, 1), wl, "sync"); /* one island alone: 16 steps */
+    const double inner = one->step_end[1] - one->step_end[0];
+    assert_true(inner > 0);
+    for (int s = 1; s < 8; s++) {
+        const double t = d->step_end[s] - d->step_end[s - 1];
+        if (s != 3 && s != 7 && fabs(t - inner) > 1e-12 * inner)
+            fail_msg("inner step %d: %.15g s, one island's %.15g", s, t, inner);
+    }
+    const double n = 4.0 * (double)wl->n_params, S = 4, K = 2, l = cfg.cluster.latency_s;
+    const double W = cfg.cluster.wan_bandwidth_Bps;
+    const double bl = 1 / (cfg.cluster.bandwidth_Bps * cluster_link_share(&cfg.cluster));
+    const double wan = 2 * (K - 1) / K * n / W; /* S / W > b_l: the WAN's term */
+    assert_true(S / W > bl);
+    const double hier = 2 * (S - 1) * 2 * l + 2 * (S - 1) / S * n * bl +
+                        2 * (K - 1) * (2 * l + cfg.cluster.wan_latency_s) + wan;
+    const double x = d->step_end[3] - d->step_end[2] - inner;
+    if (fabs(x - hier) > 1e-9 * hier)
+        fail_msg("exchange %.12g s, closed form %.12g (WAN term %.12g)", x, hier, wan);
+    assert_float_equal(d->step_end[7] - d->step_end[6] - inner, hier, 1e-9 * hier);
+    assert_int_equal(d->averagings, 2);
+    assert_float_equal(d->wan_bytes, 2 * 2 * (K - 1) * n, 1e-6 * d->wan_bytes);
+    release(one);
+    release(d);
+    workload_free(wl);
+}
+
+/* Streaming DiLoCo on a real model: its fragments are the workload's own layers, split as the
+ * small model's (outer.c): h = 4, 2 fragments, 8 steps exchange fragment 0 at steps 4 and 8 and
+ * fragment 1 at step 6, each ceil(n_f x 4 / 32) + 1 floats over the WAN, 2 (K-1) times. */
+static void test_streaming_fragments_are_the_workload_s_layers(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet50", "--workload", &wl, &err), BW_OK);
+    size_t nf[2] = {0, 0};
+    for (int l = 0; l < wl->n_layers; l++)
+        for (int t = 0; t < wl->layers[l].n_tensors; t++)
+            nf[2 * l >= wl->n_layers] += wl->tensors[wl->layers[l].first_tensor + t].numel;
+    assert_int_equal((long)(nf[0] + nf[1]), (long)wl->n_params);
+    Shared *s = wl_run(islands_config(4, 2, 16), wl, "streaming-diloco:h=4,fragments=2,bits=4");
+    assert_int_equal(s->averagings, 3);
+    const double want =
+        2.0 * 4 * (2.0 * outer_quantised_floats(nf[0], 4) + outer_quantised_floats(nf[1], 4));
+    if (s->wan_bytes != want) fail_msg("%.0f WAN bytes, the fragments' %.0f", s->wan_bytes, want);
+    release(s);
+    workload_free(wl);
+}
+
 /* A plugin asks for DiLoCo's outer step through the public interface: on 2 islands it trains
  * bit for bit as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range
  * (tau = h) is a usage error naming the plugin (`name`) and the field. */
@@ -423,6 +498,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_streaming_exchange_overlaps_tau_steps),
         cmocka_unit_test(test_analytic_islands_match_the_transfer_level),
         cmocka_unit_test(test_price_workers_on_islands_is_the_closed_form),
+        cmocka_unit_test(test_diloco_on_a_workload_is_its_island_step_and_wan_exchange),
+        cmocka_unit_test(test_streaming_fragments_are_the_workload_s_layers),
         cmocka_unit_test(test_plugin_outer_step_is_dilocos),
         cmocka_unit_test(test_python_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),

@@ -88,10 +88,7 @@ void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster 
 static int check_islands(const RunConfig *cfg, BwError *err)
 {
     if (cfg->cluster.topology != TOPO_ISLANDS) return BW_OK;
-    const char *no = cfg->algo != COLL_RING         ? "--allreduce"
-                     : cfg->workload                ? "--workload"
-                     : cfg->overlap != OVERLAP_NONE ? "--overlap"
-                                                    : NULL;
+    const char *no = cfg->algo != COLL_RING ? "--allreduce" : NULL;
     if (!no) return BW_OK;
     return bw_fail(err, BW_EUSAGE,
                    "%s: not with --topology islands yet (islands run the hierarchical allreduce "

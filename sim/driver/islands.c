@@ -111,10 +111,26 @@ void islands_reduce(Worker *me, long step)
     island_mean_in_memory(run, k);
 }
 
+int islands_bucketed(const DriverRun *run)
+{
+    const RunConfig *cfg = run->cfg;
+    return run->periodic && !run->fast && run->cluster.topology == TOPO_ISLANDS &&
+           (cfg->workload || cfg->overlap != OVERLAP_NONE);
+}
+
+Comm *islands_step_comm(const Worker *me, int *rank)
+{
+    const DriverRun *run = me->run;
+    *rank = me->rank;
+    if (!run->island_comm || !islands_bucketed(run)) return run->comm;
+    *rank = me->rank % run->island_size;
+    return run->island_comm[me->rank / run->island_size];
+}
+
 double islands_cost(Worker *me, size_t n_params)
 {
     DriverRun *run = me->run;
-    if (!run->island_comm) return 0;
+    if (!run->island_comm || islands_bucketed(run)) return 0; /* priced by its buckets */
     const int S = run->island_size;
     const double t0 = simgrid_get_clock();
     coll_cost_allreduce(run->island_comm[me->rank / S], me->rank % S, n_params, 4);
