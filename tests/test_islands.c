@@ -389,6 +389,14 @@ static void test_python_outer_step_is_dilocos(void **state)
 #endif
 }
 
+static int cli_status_of(const char *cmdline)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>&1", BELLOWS_BIN, cmdline);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static int cli_status(const char *args)
 {
     char cmd[512];
@@ -461,7 +469,8 @@ static int report_says(const char *dir, double h500_acc, const char *what)
                           : st ? 0.9
                                : 1.0);
         }
-    snprintf(cmd, sizeof cmd, "%s reproduce diloco --report-only --out %s >/dev/null 2>&1",
+    snprintf(cmd, sizeof cmd,
+             "%s reproduce diloco --workload none --report-only --out %s >/dev/null 2>&1",
              BELLOWS_BIN, dir);
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "grep -qF '%s' %s/report.md", what, dir);
@@ -486,6 +495,60 @@ static void test_reproduce_diloco_verdicts_follow_the_rows(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* `bellows reproduce diloco --workload W --report-only` (diloco_wl.c): the same on its rows,
+ * 4 runs x 2 island counts x 2 WANs; H100's bytes 100x fewer than sync's, H500's 500x; the
+ * streaming run's peak 1e8 / stream_peak less than DiLoCo's. */
+static int says(const char *dir, const char *what)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "grep -qF '%s' %s/report.md", what, dir);
+    return system(cmd) == 0;
+}
+
+static void wl_report(const char *dir, double stream_peak)
+{
+    static const char *const runs[] = {"sync", "diloco-H100", "diloco-H500", "streaming-H100"};
+    static const double wan[] = {1e10, 1e8, 2e7, 3e7}, tta[] = {10, 2, 3, 1};
+    char cmd[1024], name[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/runs && mkdir -p %s/runs", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    for (int r = 0; r < 4; r++)
+        for (int k = 2; k <= 4; k += 2)
+            for (int b = 0; b < 2; b++) {
+                snprintf(name, sizeof name, "%s-K%d", runs[r], k);
+                write_summary(dir, name, b ? "10Gbps" : "1Gbps", wan[r], r == 3 ? stream_peak : 1e8,
+                              0.86, tta[r]);
+            }
+    snprintf(cmd, sizeof cmd, "%s reproduce diloco --report-only --out %s >/dev/null 2>&1",
+             BELLOWS_BIN, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_reproduce_diloco_workload_verdicts_follow_the_rows(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bellows-test-dilocowl-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    wl_report(dir, 1e7);
+    assert_true(says(dir, "priced as gpt2-small"));
+    assert_true(says(dir, "2 islands, diloco-H100: 100000000 WAN bytes against "
+                          "synchronous 10000000000, 100.0x less (H = 100)"));
+    assert_true(says(dir, "500.0x less (H = 500)"));
+    assert_true(says(dir, "Streaming DiLoCo 10000000, 10.0x less"));
+    assert_false(says(dir, "does not hold")); /* bytes and peak hold */
+    wl_report(dir, 5e7);
+    assert_true(says(dir, "Streaming DiLoCo 50000000, 2.0x less"));
+    assert_true(says(dir, "**Verdict: does not hold.**")); /* the peak's */
+    assert_true(says(dir, "fastest across islands streaming-H100, 1 s (10.00x)"));
+    assert_true(says(dir, "sooner in every scenario"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(cli_status_of("reproduce diloco --workload nosuch --out /tmp/x-none"), 2);
+    assert_int_equal(cli_status_of("reproduce diloco --workload none --quick --out /tmp/x-none"),
+                     2);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -504,6 +567,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_python_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
+        cmocka_unit_test(test_reproduce_diloco_workload_verdicts_follow_the_rows),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);
