@@ -318,6 +318,38 @@ static void test_streaming_fragments_are_the_workload_s_layers(void **state)
     workload_free(wl);
 }
 
+/* --allreduce ring on islands (islands.c, cfg.islands_flat): one flat ring over the 4 ranks of 2
+ * islands, 2 of its 4 hops across the WAN; each of its 2 (P-1) steps waits for them:
+ * 2 (P-1) a + 2 (P-1)/P n b, a = 2 l + the WAN's latency, b = max(1 / W, b_l), the transfer level
+ * and the analytic backend alike; the WAN carries K x 2 (P-1)/P n per allreduce (the two border
+ * ranks' sends), not the hierarchical allreduce's 2 (K-1) n. */
+static void test_flat_ring_crosses_the_wan(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 32); /* 4 steps of sync */
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
+    cfg.islands_flat = 1;
+    const double n = model_bytes(&cfg), P = 4, K = 2, l = cfg.cluster.latency_s;
+    const double bl = 1 / (cfg.cluster.bandwidth_Bps * cluster_link_share(&cfg.cluster));
+    const double a = 2 * l + cfg.cluster.wan_latency_s;
+    const double ring =
+        2 * (P - 1) * a + 2 * (P - 1) / P * n * fmax(1 / cfg.cluster.wan_bandwidth_Bps, bl);
+    for (int b = 0; b < 2; b++) {
+        cfg.backend = b ? COLL_ANALYTIC : COLL_TRANSFER;
+        Shared *sh = simulate(cfg);
+        assert_int_equal(sh->rc, BW_OK);
+        if (fabs(sh->sim_time_s - (sh->compute_s + 4 * ring)) > 1e-9 * sh->sim_time_s)
+            fail_msg("%s: %.12g s, closed form %.12g", b ? "analytic" : "transfer", sh->sim_time_s,
+                     sh->compute_s + 4 * ring);
+        assert_float_equal(sh->wan_bytes, 4 * K * 2 * (P - 1) / P * n, 1e-6 * sh->wan_bytes);
+        release(sh);
+    }
+    cfg.islands_flat = 0; /* hierarchical: 2 (K-1) n over the WAN */
+    Shared *h = simulate(cfg);
+    assert_float_equal(h->wan_bytes, 4 * 2 * (K - 1) * n, 0);
+    release(h);
+}
+
 /* A plugin asks for DiLoCo's outer step through the public interface: on 2 islands it trains
  * bit for bit as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range
  * (tau = h) is a usage error naming the plugin (`name`) and the field. */
@@ -422,6 +454,8 @@ static void test_bad_island_flags_are_usage_errors(void **state)
     assert_int_equal(cli_status("--topology islands --islands 3 --workers 8"), 2);
     assert_int_equal(cli_status("--topology islands --wan-bandwidth 999bps"), 2);
     assert_int_equal(cli_status("--islands 2"), 2); /* without --topology islands */
+    assert_int_equal(cli_status("--topology islands --allreduce tree"), 2); /* no closed form */
+    assert_int_equal(cli_status("--topology islands --allreduce ps"), 2);
     assert_int_equal(cli_status("--topology islands --islands 2 --workers 4 --collectives analytic "
                                 "--price-workers 1025"),
                      2); /* not K equal islands */
@@ -563,6 +597,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_price_workers_on_islands_is_the_closed_form),
         cmocka_unit_test(test_diloco_on_a_workload_is_its_island_step_and_wan_exchange),
         cmocka_unit_test(test_streaming_fragments_are_the_workload_s_layers),
+        cmocka_unit_test(test_flat_ring_crosses_the_wan),
         cmocka_unit_test(test_plugin_outer_step_is_dilocos),
         cmocka_unit_test(test_python_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),

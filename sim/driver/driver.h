@@ -59,6 +59,9 @@ typedef struct {
     Cluster cluster;
     CollAlgo algo;
     CollBackend backend;
+    /* --topology islands with --allreduce ring given: one flat ring over every rank, crossing the
+     * WAN between islands (islands.c); 0: the hierarchical allreduce over the islands */
+    int islands_flat;
     const char *compressor;       /* spec, "name[:k=v,...]" */
     const char *policy;           /* spec */
     int eval_every;               /* steps between evaluations; 0: at the end of every epoch */

@@ -404,7 +404,7 @@ int outer_applies_at(const DriverRun *run, long step);
  * else coll_comm_create's; islands_init counts the WAN's bytes and, in periodic mode, makes the
  * islands' rings; islands_reduce, in periodic mode, makes the worker's gradient its island's
  * mean (a no-op without islands; on a costed step, in memory, islands_cost charging it). */
-Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend);
+Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend, int flat);
 int islands_init(DriverRun *run, BwError *err);
 void islands_free(DriverRun *run);
 void islands_reduce(Worker *me, long step);

@@ -13,9 +13,13 @@
 
 #include <simgrid/engine.h>
 
-Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
+Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend, int flat)
 {
-    if (cl->topology != TOPO_ISLANDS) return coll_comm_create(cl, algo, backend);
+    /* flat (--allreduce ring): one ring over every rank in order, so K of its P hops cross the
+     * WAN (island k's last rank to island k+1's first) and each step waits for them: the
+     * analytic closed form 2 (P-1) a + 2 (P-1)/P n b with a, b the route between islands
+     * (sim/net/coll.c derive_costs) */
+    if (cl->topology != TOPO_ISLANDS || flat) return coll_comm_create(cl, algo, backend);
     Cluster h = *cl;
     h.gpus_per_node = cluster_island_size(cl); /* the hierarchical algorithm's groups */
     return coll_comm_create(&h, COLL_HIERARCHICAL, backend);
