@@ -350,6 +350,55 @@ static void test_flat_ring_crosses_the_wan(void **state)
     release(h);
 }
 
+/* A replay prices Streaming DiLoCo's and eager DiLoCo's overlap as the trained run (outer_lane.c
+ * in replays; the fast replay refused them, run_info.c): 4 GPUs, ResNet-50's profile, costed steps
+ * (exec_ddp's lanes) on a star and on 2 islands; the replay of the recorded trace has the trained
+ * run's step times, bit for bit. Before, the replay priced each exchange at its step and eager
+ * DiLoCo was refused (live steps on islands: test_sweep_priced's priced runs). */
+static void check_replay_prices_the_overlap(const char *policy, int islands, const Workload *wl)
+{
+    RunConfig cfg = islands ? islands_config(4, 2, 16) : base_config(4, 16, 1);
+    cfg.workload = wl;
+    cfg.backend = COLL_ANALYTIC;
+    cfg.policy = policy;
+    char path[] = "/tmp/bellows-test-replay-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cfg.record_trace = path;
+    Shared *t = simulate(cfg);
+    if (t->rc != BW_OK) fail_msg("%s: %s", policy, t->message);
+    Trace tr;
+    BwError err;
+    assert_int_equal(trace_read(path, &tr, &err), BW_OK);
+    unlink(path);
+    cfg.record_trace = NULL;
+    cfg.replay = &tr;
+    Shared *r = simulate(cfg);
+    if (r->rc != BW_OK) fail_msg("replay of %s: %s", policy, r->message);
+    assert_int_equal(r->n_steps, t->n_steps);
+    assert_true(t->averagings > 0);
+    for (long s = 0; s < t->n_steps; s++)
+        if (r->step_end[s] != t->step_end[s])
+            fail_msg("%s on %s, step %ld: replay %.12g s, trained %.12g", policy,
+                     islands ? "islands" : "a star", s, r->step_end[s], t->step_end[s]);
+    trace_free(&tr);
+    release(r);
+    release(t);
+}
+
+static void test_a_replay_prices_the_outer_overlap(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet50", "--workload", &wl, &err), BW_OK);
+    check_replay_prices_the_overlap("streaming-diloco:h=4,fragments=2,bits=4,tau=2", 0, wl);
+    check_replay_prices_the_overlap("diloco:h=4,eager=1", 0, wl);
+    check_replay_prices_the_overlap("diloco:h=4,eager=1", 1, wl);
+    workload_free(wl);
+}
+
 /* A plugin asks for DiLoCo's outer step through the public interface: on 2 islands it trains
  * bit for bit as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range
  * (tau = h) is a usage error naming the plugin (`name`) and the field. */
@@ -598,6 +647,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_diloco_on_a_workload_is_its_island_step_and_wan_exchange),
         cmocka_unit_test(test_streaming_fragments_are_the_workload_s_layers),
         cmocka_unit_test(test_flat_ring_crosses_the_wan),
+        cmocka_unit_test(test_a_replay_prices_the_outer_overlap),
         cmocka_unit_test(test_plugin_outer_step_is_dilocos),
         cmocka_unit_test(test_python_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),

@@ -194,8 +194,8 @@ int driver_replay_exact(const RunConfig *cfg)
         run_policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
         if (ctx.compressor[0] &&
             policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK &&
-            policy_outer(p, &o))
-            exact = o.tau == 0 && !o.eager;
+            policy_outer(p, &o)) /* the actors' replay prices the overlap (outer_lane.c) */
+            exact = (o.tau == 0 && !o.eager) || !driver_replay_fast(cfg, NULL, 0);
     }
     policy_free(p);
     free(layers);

@@ -394,7 +394,7 @@ void outer_lane_stop(Worker *me);
 /* outer_eager.c: DiLoCo's eager updates (arXiv 2502.12996, diloco:eager=1; the step itself is
  * models/optim.h's outer_eager_step); outer_eager_apply, at an averaging, the worker's. */
 int outer_eager_init(DriverRun *run, const Model *m0, BwError *err);
-/* driver_check's: eager=1 needs islands or costed steps (its exchange on a lane), no replay. */
+/* driver_check's: eager=1 needs islands or costed steps (its exchange on a lane). */
 int outer_eager_check(const RunConfig *cfg, const Policy *p, BwError *err);
 void outer_eager_free(DriverRun *run);
 void outer_eager_apply(Worker *me, long step);
