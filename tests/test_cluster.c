@@ -439,6 +439,43 @@ static void test_priced_jobs_share_their_rings_uplinks(void **state)
     json_decref(root);
 }
 
+/* Islands in a cluster (cl_place.c): two DiLoCo jobs of 4 GPUs on 2 islands of 4, each job's
+ * ranks 2 per island in order. Each exchange's WAN bytes are the hierarchical closed form,
+ * 2 (K-1) n over the job's ranks; the two jobs exchange at the same steps, so each island's WAN
+ * link carries 4 rings (2 a job) instead of 2: each exchange's share between the islands,
+ * 2 (K-1)/K (n/S) at S / W, takes 2 (K-1)/K (n/S) x 2 / W more than alone (to 1e-4: SimGrid's
+ * sharing of the WAN link adds 2e-5 relative here). */
+static void test_jobs_on_islands_share_the_wan(void **state)
+{
+    (void)state;
+#define DILOCO(name)                                                                               \
+    "{\"name\": \"" name "\", \"workers\": 4, " SMALL ", \"policy\": \"diloco:h=4\", "             \
+    "\"compressor\": \"none\", \"costs\": \"ideal\"}"
+    write_tmp("isl.json",
+              "{\"topology\": \"islands\", \"islands\": 2, \"workers\": 8, "
+              "\"wan_bandwidth\": \"1Gbps\", \"jobs\": [" DILOCO("a") ", " DILOCO("b") "]}");
+#undef DILOCO
+    assert_int_equal(bw("cluster @/isl.json --out @/isl"), 0);
+    const double n = grad_bytes("isl/jobs/a"), K = 2, S = 2, W = 1e9 / 8;
+    const double x = summary_num("isl/jobs/a", "averagings");
+    assert_true(x >= 2);
+    for (int j = 0; j < 2; j++) {
+        char shared[32], alone[32];
+        snprintf(shared, sizeof shared, "isl/jobs/%c", 'a' + j);
+        snprintf(alone, sizeof alone, "isl/alone/%c", 'a' + j);
+        assert_float_equal(summary_num(shared, "wan_bytes"), x * 2 * (K - 1) * n, 0);
+        assert_float_equal(summary_num(alone, "wan_bytes"), x * 2 * (K - 1) * n, 0);
+        const double more = summary_num(shared, "sim_time_s") - summary_num(alone, "sim_time_s");
+        const double want = x * 2 * (K - 1) / K * (n / S) * 2 / W;
+        if (fabs(more - want) > 1e-4 * want) /* measured 2e-5 apart: the flows' ramps */
+            fail_msg("job %c: %.9g s more than alone, closed form %.9g", 'a' + j, more, want);
+    }
+    /* a job's workers must make equal islands, and hosts are not taken there */
+    write_tmp("isl3.json", "{\"topology\": \"islands\", \"islands\": 2, \"jobs\": [{\"name\": "
+                           "\"a\", \"workers\": 3}, {\"name\": \"b\", \"workers\": 3}]}");
+    assert_int_equal(bw("cluster @/isl3.json --out @/isl3"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_a_later_job_starts_at_its_start),
         cmocka_unit_test(test_set_sweeps_a_key),
         cmocka_unit_test(test_priced_jobs_share_their_rings_uplinks),
+        cmocka_unit_test(test_jobs_on_islands_share_the_wan),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -243,6 +243,164 @@ static void test_price_workers_on_islands_is_the_closed_form(void **state)
     release(d);
 }
 
+/* DiLoCo on a real model (islands.c, cost.c): 8 GPUs in 2 islands of 4, ResNet-50's profile with
+ * DDP's overlap, analytic collectives, ideal costs. An inner step is the workload's step on one
+ * island alone (a star of 4 GPUs, sync): the same forward, backward, buckets on the island's ring.
+ * An outer exchange (H = 4: steps 4 and 8) adds the hierarchical allreduce of the real model's n
+ * bytes across the islands, S = 4, K = 2: 2 (S-1) a_l + 2 (S-1)/S n b_l + 2 (K-1) a +
+ * 2 (K-1)/K (n/S) b, b = max(S / W, b_l): the WAN term is 2 (K-1)/K n / W, the island's S rings
+ * sharing its WAN link; the WAN carries 2 (K-1) n over all ranks per exchange. */
+static Shared *wl_run(RunConfig cfg, const Workload *wl, const char *policy)
+{
+    cfg.workload = wl;
+    cfg.backend = COLL_ANALYTIC;
+    cfg.overlap = OVERLAP_DDP;
+    cfg.policy = policy;
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("%s: %s", policy, sh->message);
+    return sh;
+}
+
+static void test_diloco_on_a_workload_is_its_island_step_and_wan_exchange(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet50", "--workload", &wl, &err), BW_OK);
+    RunConfig cfg = islands_config(8, 2, 8); /* 8 steps */
+    Shared *d = wl_run(cfg, wl, "diloco:H=4");
+    Shared *one = wl_run(base_config(4, 8, 1), wl, "sync"); /* one island alone: 16 steps */
+    const double inner = one->step_end[1] - one->step_end[0];
+    assert_true(inner > 0);
+    for (int s = 1; s < 8; s++) {
+        const double t = d->step_end[s] - d->step_end[s - 1];
+        if (s != 3 && s != 7 && fabs(t - inner) > 1e-12 * inner)
+            fail_msg("inner step %d: %.15g s, one island's %.15g", s, t, inner);
+    }
+    const double n = 4.0 * (double)wl->n_params, S = 4, K = 2, l = cfg.cluster.latency_s;
+    const double W = cfg.cluster.wan_bandwidth_Bps;
+    const double bl = 1 / (cfg.cluster.bandwidth_Bps * cluster_link_share(&cfg.cluster));
+    const double wan = 2 * (K - 1) / K * n / W; /* S / W > b_l: the WAN's term */
+    assert_true(S / W > bl);
+    const double hier = 2 * (S - 1) * 2 * l + 2 * (S - 1) / S * n * bl +
+                        2 * (K - 1) * (2 * l + cfg.cluster.wan_latency_s) + wan;
+    const double x = d->step_end[3] - d->step_end[2] - inner;
+    if (fabs(x - hier) > 1e-9 * hier)
+        fail_msg("exchange %.12g s, closed form %.12g (WAN term %.12g)", x, hier, wan);
+    assert_float_equal(d->step_end[7] - d->step_end[6] - inner, hier, 1e-9 * hier);
+    assert_int_equal(d->averagings, 2);
+    assert_float_equal(d->wan_bytes, 2 * 2 * (K - 1) * n, 1e-6 * d->wan_bytes);
+    release(one);
+    release(d);
+    workload_free(wl);
+}
+
+/* Streaming DiLoCo on a real model: its fragments are the workload's own layers, split as the
+ * small model's (outer.c): h = 4, 2 fragments, 8 steps exchange fragment 0 at steps 4 and 8 and
+ * fragment 1 at step 6, each ceil(n_f x 4 / 32) + 1 floats over the WAN, 2 (K-1) times. */
+static void test_streaming_fragments_are_the_workload_s_layers(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet50", "--workload", &wl, &err), BW_OK);
+    size_t nf[2] = {0, 0};
+    for (int l = 0; l < wl->n_layers; l++)
+        for (int t = 0; t < wl->layers[l].n_tensors; t++)
+            nf[2 * l >= wl->n_layers] += wl->tensors[wl->layers[l].first_tensor + t].numel;
+    assert_int_equal((long)(nf[0] + nf[1]), (long)wl->n_params);
+    Shared *s = wl_run(islands_config(4, 2, 16), wl, "streaming-diloco:h=4,fragments=2,bits=4");
+    assert_int_equal(s->averagings, 3);
+    const double want =
+        2.0 * 4 * (2.0 * outer_quantised_floats(nf[0], 4) + outer_quantised_floats(nf[1], 4));
+    if (s->wan_bytes != want) fail_msg("%.0f WAN bytes, the fragments' %.0f", s->wan_bytes, want);
+    release(s);
+    workload_free(wl);
+}
+
+/* --allreduce ring on islands (islands.c, cfg.islands_flat): one flat ring over the 4 ranks of 2
+ * islands, 2 of its 4 hops across the WAN; each of its 2 (P-1) steps waits for them:
+ * 2 (P-1) a + 2 (P-1)/P n b, a = 2 l + the WAN's latency, b = max(1 / W, b_l), the transfer level
+ * and the analytic backend alike; the WAN carries K x 2 (P-1)/P n per allreduce (the two border
+ * ranks' sends), not the hierarchical allreduce's 2 (K-1) n. */
+static void test_flat_ring_crosses_the_wan(void **state)
+{
+    (void)state;
+    RunConfig cfg = islands_config(4, 2, 32); /* 4 steps of sync */
+    model_config_set(&cfg.mc, cfg.model, "hidden", 1, (const int[]){30});
+    cfg.islands_flat = 1;
+    const double n = model_bytes(&cfg), P = 4, K = 2, l = cfg.cluster.latency_s;
+    const double bl = 1 / (cfg.cluster.bandwidth_Bps * cluster_link_share(&cfg.cluster));
+    const double a = 2 * l + cfg.cluster.wan_latency_s;
+    const double ring =
+        2 * (P - 1) * a + 2 * (P - 1) / P * n * fmax(1 / cfg.cluster.wan_bandwidth_Bps, bl);
+    for (int b = 0; b < 2; b++) {
+        cfg.backend = b ? COLL_ANALYTIC : COLL_TRANSFER;
+        Shared *sh = simulate(cfg);
+        assert_int_equal(sh->rc, BW_OK);
+        if (fabs(sh->sim_time_s - (sh->compute_s + 4 * ring)) > 1e-9 * sh->sim_time_s)
+            fail_msg("%s: %.12g s, closed form %.12g", b ? "analytic" : "transfer", sh->sim_time_s,
+                     sh->compute_s + 4 * ring);
+        assert_float_equal(sh->wan_bytes, 4 * K * 2 * (P - 1) / P * n, 1e-6 * sh->wan_bytes);
+        release(sh);
+    }
+    cfg.islands_flat = 0; /* hierarchical: 2 (K-1) n over the WAN */
+    Shared *h = simulate(cfg);
+    assert_float_equal(h->wan_bytes, 4 * 2 * (K - 1) * n, 0);
+    release(h);
+}
+
+/* A replay prices Streaming DiLoCo's and eager DiLoCo's overlap as the trained run (outer_lane.c
+ * in replays; the fast replay refused them, run_info.c): 4 GPUs, ResNet-50's profile, costed steps
+ * (exec_ddp's lanes) on a star and on 2 islands; the replay of the recorded trace has the trained
+ * run's step times, bit for bit. Before, the replay priced each exchange at its step and eager
+ * DiLoCo was refused (live steps on islands: test_sweep_priced's priced runs). */
+static void check_replay_prices_the_overlap(const char *policy, int islands, const Workload *wl)
+{
+    RunConfig cfg = islands ? islands_config(4, 2, 16) : base_config(4, 16, 1);
+    cfg.workload = wl;
+    cfg.backend = COLL_ANALYTIC;
+    cfg.policy = policy;
+    char path[] = "/tmp/bellows-test-replay-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    cfg.record_trace = path;
+    Shared *t = simulate(cfg);
+    if (t->rc != BW_OK) fail_msg("%s: %s", policy, t->message);
+    Trace tr;
+    BwError err;
+    assert_int_equal(trace_read(path, &tr, &err), BW_OK);
+    unlink(path);
+    cfg.record_trace = NULL;
+    cfg.replay = &tr;
+    Shared *r = simulate(cfg);
+    if (r->rc != BW_OK) fail_msg("replay of %s: %s", policy, r->message);
+    assert_int_equal(r->n_steps, t->n_steps);
+    assert_true(t->averagings > 0);
+    for (long s = 0; s < t->n_steps; s++)
+        if (r->step_end[s] != t->step_end[s])
+            fail_msg("%s on %s, step %ld: replay %.12g s, trained %.12g", policy,
+                     islands ? "islands" : "a star", s, r->step_end[s], t->step_end[s]);
+    trace_free(&tr);
+    release(r);
+    release(t);
+}
+
+static void test_a_replay_prices_the_outer_overlap(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("resnet50", "--workload", &wl, &err), BW_OK);
+    check_replay_prices_the_overlap("streaming-diloco:h=4,fragments=2,bits=4,tau=2", 0, wl);
+    if (!getenv("BELLOWS_VALGRIND")) { /* the same code paths: their memory is checked once */
+        check_replay_prices_the_overlap("diloco:h=4,eager=1", 0, wl);
+        check_replay_prices_the_overlap("diloco:h=4,eager=1", 1, wl);
+    }
+    workload_free(wl);
+}
+
 /* A plugin asks for DiLoCo's outer step through the public interface: on 2 islands it trains
  * bit for bit as the built-in diloco:H=4, with the same WAN bytes; an outer step out of range
  * (tau = h) is a usage error naming the plugin (`name`) and the field. */
@@ -314,6 +472,14 @@ static void test_python_outer_step_is_dilocos(void **state)
 #endif
 }
 
+static int cli_status_of(const char *cmdline)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>&1", BELLOWS_BIN, cmdline);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static int cli_status(const char *args)
 {
     char cmd[512];
@@ -339,6 +505,8 @@ static void test_bad_island_flags_are_usage_errors(void **state)
     assert_int_equal(cli_status("--topology islands --islands 3 --workers 8"), 2);
     assert_int_equal(cli_status("--topology islands --wan-bandwidth 999bps"), 2);
     assert_int_equal(cli_status("--islands 2"), 2); /* without --topology islands */
+    assert_int_equal(cli_status("--topology islands --allreduce tree"), 2); /* no closed form */
+    assert_int_equal(cli_status("--topology islands --allreduce ps"), 2);
     assert_int_equal(cli_status("--topology islands --islands 2 --workers 4 --collectives analytic "
                                 "--price-workers 1025"),
                      2); /* not K equal islands */
@@ -386,7 +554,8 @@ static int report_says(const char *dir, double h500_acc, const char *what)
                           : st ? 0.9
                                : 1.0);
         }
-    snprintf(cmd, sizeof cmd, "%s reproduce diloco --report-only --out %s >/dev/null 2>&1",
+    snprintf(cmd, sizeof cmd,
+             "%s reproduce diloco --workload none --report-only --out %s >/dev/null 2>&1",
              BELLOWS_BIN, dir);
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "grep -qF '%s' %s/report.md", what, dir);
@@ -411,6 +580,60 @@ static void test_reproduce_diloco_verdicts_follow_the_rows(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* `bellows reproduce diloco --workload W --report-only` (diloco_wl.c): the same on its rows,
+ * 4 runs x 2 island counts x 2 WANs; H100's bytes 100x fewer than sync's, H500's 500x; the
+ * streaming run's peak 1e8 / stream_peak less than DiLoCo's. */
+static int says(const char *dir, const char *what)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "grep -qF '%s' %s/report.md", what, dir);
+    return system(cmd) == 0;
+}
+
+static void wl_report(const char *dir, double stream_peak)
+{
+    static const char *const runs[] = {"sync", "diloco-H100", "diloco-H500", "streaming-H100"};
+    static const double wan[] = {1e10, 1e8, 2e7, 3e7}, tta[] = {10, 2, 3, 1};
+    char cmd[1024], name[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/runs && mkdir -p %s/runs", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    for (int r = 0; r < 4; r++)
+        for (int k = 2; k <= 4; k += 2)
+            for (int b = 0; b < 2; b++) {
+                snprintf(name, sizeof name, "%s-K%d", runs[r], k);
+                write_summary(dir, name, b ? "10Gbps" : "1Gbps", wan[r], r == 3 ? stream_peak : 1e8,
+                              0.86, tta[r]);
+            }
+    snprintf(cmd, sizeof cmd, "%s reproduce diloco --report-only --out %s >/dev/null 2>&1",
+             BELLOWS_BIN, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_reproduce_diloco_workload_verdicts_follow_the_rows(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/bellows-test-dilocowl-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    wl_report(dir, 1e7);
+    assert_true(says(dir, "priced as gpt2-small"));
+    assert_true(says(dir, "2 islands, diloco-H100: 100000000 WAN bytes against "
+                          "synchronous 10000000000, 100.0x less (H = 100)"));
+    assert_true(says(dir, "500.0x less (H = 500)"));
+    assert_true(says(dir, "Streaming DiLoCo 10000000, 10.0x less"));
+    assert_false(says(dir, "does not hold")); /* bytes and peak hold */
+    wl_report(dir, 5e7);
+    assert_true(says(dir, "Streaming DiLoCo 50000000, 2.0x less"));
+    assert_true(says(dir, "**Verdict: does not hold.**")); /* the peak's */
+    assert_true(says(dir, "fastest across islands streaming-H100, 1 s (10.00x)"));
+    assert_true(says(dir, "sooner in every scenario"));
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(cli_status_of("reproduce diloco --workload nosuch --out /tmp/x-none"), 2);
+    assert_int_equal(cli_status_of("reproduce diloco --workload none --quick --out /tmp/x-none"),
+                     2);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -423,10 +646,15 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_streaming_exchange_overlaps_tau_steps),
         cmocka_unit_test(test_analytic_islands_match_the_transfer_level),
         cmocka_unit_test(test_price_workers_on_islands_is_the_closed_form),
+        cmocka_unit_test(test_diloco_on_a_workload_is_its_island_step_and_wan_exchange),
+        cmocka_unit_test(test_streaming_fragments_are_the_workload_s_layers),
+        cmocka_unit_test(test_flat_ring_crosses_the_wan),
+        cmocka_unit_test(test_a_replay_prices_the_outer_overlap),
         cmocka_unit_test(test_plugin_outer_step_is_dilocos),
         cmocka_unit_test(test_python_outer_step_is_dilocos),
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
+        cmocka_unit_test(test_reproduce_diloco_workload_verdicts_follow_the_rows),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);

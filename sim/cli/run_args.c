@@ -22,6 +22,17 @@
         name, kind, NULL, __VA_ARGS__, offsetof(RunOpts, field)                                    \
     }
 
+/* --allreduce; on islands the hierarchical allreduce over the islands (islands.c, whether the
+ * default or said), unless a ring is asked for: a flat one across the WAN. */
+static void set_algo(const Flags *f, RunConfig *cfg)
+{
+    cfg->algo = (CollAlgo)coll_algo_parse(f->run.algorithm);
+    cfg->islands_flat = cfg->cluster.topology == TOPO_ISLANDS && cfg->algo == COLL_RING &&
+                        cli_given(f->opts, f->n, f->set, "allreduce");
+    if (cfg->cluster.topology == TOPO_ISLANDS && cfg->algo == COLL_HIERARCHICAL)
+        cfg->algo = COLL_RING; /* the islands' default path */
+}
+
 /* --allreduce's choices, "|ring|halving-doubling|...": collectives.def's names, in its order */
 static const char ALLREDUCE_CHOICES[] =
 #define COLL_ALGO(ID, file, name) "|" name
@@ -582,7 +593,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
                        "its closed form, without SimGrid's network model; use --collectives "
                        "transfer with tcp");
     if (coll_algo_per_node((CollAlgo)coll_algo_parse(f->run.algorithm)) &&
-        cfg->cluster.gpus_per_node < 2)
+        cfg->cluster.gpus_per_node < 2 && cfg->cluster.topology != TOPO_ISLANDS)
         return bw_fail(err, BW_EUSAGE, "--allreduce %s: needs --gpus-per-node of 2 or more",
                        f->run.algorithm);
     cfg->model = model_find(ta->model);
@@ -590,7 +601,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->tc = ta->tc;
     if (cfg->tc.lr.scale_by_workers) cfg->tc.lr.peak_scale = cfg->cluster.workers; /* --lr-scale */
     auto_lr_scale(f, ta, cfg);
-    cfg->algo = (CollAlgo)coll_algo_parse(f->run.algorithm);
+    set_algo(f, cfg);
     cfg->backend = strcmp(f->run.collectives, "analytic") == 0 ? COLL_ANALYTIC : COLL_TRANSFER;
     cfg->compressor = f->run.compressor;
     cfg->policy = f->run.policy;

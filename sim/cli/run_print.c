@@ -232,8 +232,10 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
         printf("# %d x %s (%s), %d per node, %s, %s / %s, %s allreduce (%s), %s network model\n",
                c->workers, c->gpu ? c->gpu->name : "custom GPU", rate, c->gpus_per_node,
                cluster_topology_name(c->topology), bw, lat,
-               c->topology == TOPO_ISLANDS ? "hierarchical" : f->run.algorithm, f->run.collectives,
-               f->run.network_model);
+               c->topology == TOPO_ISLANDS && !cfg->islands_flat ? "hierarchical"
+               : cfg->islands_flat                               ? "flat ring (across the WAN)"
+                                                                 : f->run.algorithm,
+               f->run.collectives, f->run.network_model);
         if (c->topology == TOPO_ISLANDS)
             printf("# %d islands of %d GPUs, joined by WAN links of %g Mbps / %g ms\n", c->islands,
                    cluster_island_size(c), c->wan_bandwidth_Bps * 8 / 1e6, c->wan_latency_s * 1e3);

@@ -5,6 +5,10 @@
  * spread deals its ranks round-robin over the switches (fat-tree leaves, hierarchical nodes),
  * each rank on its switch's lowest free GPU. On a star every GPU has a port of its own, so
  * spread is packed there; a platform file's switches are not known, so it takes packed only.
+ * On islands (--topology islands) a job's ranks fill its islands' share in order: rank r on
+ * island r / (N / K), the lowest free GPU there, as the job's own view of its islands takes them
+ * (sim/driver/islands.c: island k holds ranks k N/K .. (k+1) N/K - 1), so a job's workers must
+ * be a multiple of the islands and its "hosts" are not taken.
  * A GPU taken twice, a host not in the cluster or a job that does not fit is a usage error
  * naming the job and the key. */
 #include "cl_impl.h"
@@ -69,6 +73,23 @@ static int free_in_group(const ClPlan *p, const int *owner, int k)
     return -1;
 }
 
+/* On islands: rank r on island r / (N / K), its lowest free GPU; a usage error when one is full. */
+static int place_islands(ClPlan *p, ClJob *job, int *owner, BwError *err)
+{
+    const int K = p->platform.islands, per = job->N / K;
+    for (int r = 0; r < job->N; r++) {
+        const int g = free_in_group(p, owner, r / per);
+        if (g < 0)
+            return bw_fail(err, BW_EUSAGE,
+                           "%s: job \"%s\": key \"workers\": %d GPUs on each of the %d islands, "
+                           "but island %d has no free GPU left",
+                           p->spec->path, job->spec->name, per, K, r / per);
+        owner[g] = (int)(job - p->jobs);
+        job->gpus[r] = g;
+    }
+    return BW_OK;
+}
+
 /* packed or spread: job's ranks on free GPUs (the caller checked that enough are free). */
 static void place_auto(ClPlan *p, ClJob *job, int *owner)
 {
@@ -95,6 +116,7 @@ static void groups(ClPlan *p)
     p->group_size = c->platform_file                   ? 1
                     : c->topology == TOPO_FAT_TREE     ? c->leaf_size
                     : c->topology == TOPO_HIERARCHICAL ? c->gpus_per_node
+                    : c->topology == TOPO_ISLANDS      ? cluster_island_size(c)
                                                        : 1;
     p->groups = (p->gpus + p->group_size - 1) / p->group_size;
 }
@@ -122,6 +144,15 @@ int cl_place(ClPlan *p, BwError *err)
                                "hierarchical cluster (a platform file's switches are not "
                                "known); use packed, or give the jobs hosts",
                                p->spec->path);
+        else if (p->platform.topology == TOPO_ISLANDS && job->spec->n_hosts)
+            rc = bw_fail(err, BW_EUSAGE,
+                         "%s: job \"%s\": key \"hosts\": not on --topology islands (a job's "
+                         "ranks fill its islands in order)",
+                         p->spec->path, job->spec->name);
+        else if (p->platform.topology == TOPO_ISLANDS && job->N % p->platform.islands)
+            rc = bw_fail(err, BW_EUSAGE,
+                         "%s: job \"%s\": key \"workers\": %d GPUs do not make %d equal islands",
+                         p->spec->path, job->spec->name, job->N, p->platform.islands);
         else if (job->spec->n_hosts)
             rc = place_hosts(p, job, owner, err);
     }
@@ -135,6 +166,8 @@ int cl_place(ClPlan *p, BwError *err)
                          "are free (the top-level \"workers\" sizes the cluster)",
                          p->spec->path, job->spec->name,
                          job->N > job->P ? "price_workers" : "workers", job->N, free_gpus, p->gpus);
+        else if (p->platform.topology == TOPO_ISLANDS)
+            rc = place_islands(p, job, owner, err);
         else
             place_auto(p, job, owner);
         free_gpus -= job->N;

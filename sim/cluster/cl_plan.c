@@ -115,8 +115,6 @@ static int plan_platform(ClPlan *p, BwError *err)
     rc = run_parse_flags("bellows cluster", RUN_MODE_RUN, p->top_argc, p->top_argv, &p->top, err);
     if (!rc)
         rc = cluster_from_cli(&p->platform, &p->top.cluster, p->top.set + p->top.cluster_at, err);
-    if (!rc && p->platform.topology == TOPO_ISLANDS)
-        rc = bw_fail(err, BW_EUSAGE, "--topology islands: not in bellows cluster yet");
     if (rc) return cl_fail_keys(err, rc, where, err->msg);
     p->gpus = p->platform.workers;
     return BW_OK;

@@ -108,7 +108,8 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
     cm->peak_ratio = cost_peak_ratio(cm->wl, &run->cluster);
     sgd_cost(cm->wl->n_params, &cfg->tc.sgd, &cm->opt_flops, &cm->opt_bytes);
     cm->exec = exec_choose(run);
-    cm->ddp = cfg->overlap == OVERLAP_DDP && !run->periodic && cm->exec != &exec_sched;
+    cm->ddp = cfg->overlap == OVERLAP_DDP && (!run->periodic || islands_bucketed(run)) &&
+              cm->exec != &exec_sched;
     if (run->fast) return BW_OK;
     cm->data = coll_comm_create_zero_time(&run->cluster, cfg->algo);
     if (!cm->data) return bw_fail(err, BW_ERUNTIME, "out of memory");
@@ -170,9 +171,9 @@ void cost_decided(DriverRun *run, long step)
 
 /* ---- seconds on the simulated GPU ---- */
 
-/* One message of a plan on the run's communicator, after the profile's fixed cost of a call;
- * returns its payload bytes. */
-static double cost_message(Worker *me, const CompressMsg *m)
+/* One message of a plan on comm, after the profile's fixed cost of a call; returns its payload
+ * bytes. */
+static double cost_message(Worker *me, const CompressMsg *m, Comm *comm, int rank)
 {
     DriverRun *run = me->run;
     const CostProfile *prof = run->cost->prof;
@@ -181,10 +182,10 @@ static double cost_message(Worker *me, const CompressMsg *m)
     if (beside) cost_comm_begin(me);
     double bytes = (double)m->count;
     if (m->op == COMPRESS_ALLGATHER) {
-        coll_cost_allgather(run->comm, me->rank, m->count);
+        coll_cost_allgather(comm, rank, m->count);
     } else {
         size_t es = m->op == COMPRESS_ALLREDUCE_F16 ? 2 : 4;
-        coll_cost_allreduce(run->comm, me->rank, m->count, es);
+        coll_cost_allreduce(comm, rank, m->count, es);
         bytes *= (double)es;
     }
     if (beside) cost_comm_end(me);
@@ -259,7 +260,9 @@ static void cost_reduce(Worker *me, const int *todo, int n, sg_bar_t bar, Timeli
             bytes = 0;
             cycle_wait(me, 0); /* a new round of collectives */
         }
-        double b = cost_message(me, &msgs[i]);
+        int rank;
+        Comm *comm = islands_step_comm(me, &rank); /* islands.c */
+        double b = cost_message(me, &msgs[i], comm, rank);
         bytes += b;
         total += b;
     }
@@ -405,8 +408,7 @@ static void cost_average(Worker *me, long step, int averaged, double *split)
         if (outer_applies_at(run, step) || (averaged && run->outer.eager.on))
             split[COST_COMM] += outer_lane_wait(me, step);
         if (!averaged) return;
-        const size_t floats = (size_t)ceil((double)cm->wl->n_params *
-                                           driver_average_floats(run->cfg) * outer_msg_share(run));
+        const size_t floats = outer_exchange_floats(run, cm->wl->n_params); /* outer.c */
         const double fixed = cm->prof ? cm->prof->collective_s : 0;
         outer_lane_post(me, floats, cost_cycle_wait_s(cm->prof, 0) + fixed, step);
         return;
@@ -415,12 +417,10 @@ static void cost_average(Worker *me, long step, int averaged, double *split)
     double t1 = simgrid_get_clock();
     sg_barrier_wait(run->bar);
     double t2 = simgrid_get_clock();
-    const CompressMsg avg = {
-        COMPRESS_ALLREDUCE_F32,
-        (size_t)ceil((double)cm->wl->n_params * driver_average_floats(run->cfg) *
-                     outer_msg_share(run))}; /* outer.c */
+    const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
+                             outer_exchange_floats(run, cm->wl->n_params)}; /* outer.c */
     cycle_wait(me, 0);
-    cost_message(me, &avg);
+    cost_message(me, &avg, run->comm, me->rank);
     double t3 = simgrid_get_clock();
     split[COST_WAIT] += t2 - t1;
     split[COST_COMM] += t3 - t2;
@@ -448,7 +448,7 @@ static void ddp_step(Worker *me, const StepState *st, int averaged, int last, St
         sg_sem_acquire(me->stream.done);
         double t1 = simgrid_get_clock();
         exposed_split(me, t0, t1, split);
-    } else if (!run->periodic) {
+    } else if (!run->periodic || islands_bucketed(run)) {
         if (run->cfg->overlap == OVERLAP_TENSOR) /* in the model's order, as a loop over them */
             for (int t = 0; t < cm->wl->n_tensors; t++)
                 cost_reduce(me, &t, 1, run->bar, TL_LANE_COMM, t, t > 0, split);

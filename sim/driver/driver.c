@@ -84,8 +84,9 @@ static int run_alloc(DriverRun *run, BwError *err)
     else if (!run->fast && (rc = engine_load_cluster(&run->cluster, err)))
         return rc;
     res->cluster = run->cluster; /* what the files say of it */
-    run->comm = run->fast ? coll_comm_create_offline(&run->cluster, cfg->algo)
-                          : islands_comm_create(&run->cluster, cfg->algo, cfg->backend);
+    run->comm =
+        run->fast ? coll_comm_create_offline(&run->cluster, cfg->algo)
+                  : islands_comm_create(&run->cluster, cfg->algo, cfg->backend, cfg->islands_flat);
     if (run->comm && cfg->price_workers > run->P) { /* --price-workers: the closed forms at N */
         Cluster priced = run->cluster;
         priced.workers = cfg->price_workers;

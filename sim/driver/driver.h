@@ -59,6 +59,9 @@ typedef struct {
     Cluster cluster;
     CollAlgo algo;
     CollBackend backend;
+    /* --topology islands with --allreduce ring given: one flat ring over every rank, crossing the
+     * WAN between islands (islands.c); 0: the hierarchical allreduce over the islands */
+    int islands_flat;
     const char *compressor;       /* spec, "name[:k=v,...]" */
     const char *policy;           /* spec */
     int eval_every;               /* steps between evaluations; 0: at the end of every epoch */
@@ -260,8 +263,10 @@ int driver_price_batch(const RunConfig *cfg, int b);
 /* The memory the run will take, estimated (bytes; 0 if unknown); *machine: physical memory. */
 double driver_memory_bytes(const RunConfig *cfg, double *machine);
 /* Whether a replay of cfg's training prices it as the live run: not when its policy's outer
- * steps overlap inner steps (Streaming DiLoCo's tau > 0, eager updates), which only a live run
- * simulates (outer_lane.c, outer_eager.c); a sweep trains such a policy in every scenario. */
+ * steps overlap inner steps (Streaming DiLoCo's tau > 0, eager updates) and the replay would
+ * take the fast path, whose closed form does not price the overlap (a plugin's such policy; the
+ * built-ins' replays take the actors, driver_replay_fast, whose outer lanes price it as the live
+ * run, outer_lane.c); a sweep trains such a policy in every scenario. */
 int driver_replay_exact(const RunConfig *cfg);
 /* The wall time the run will take on this host, estimated (seconds; 0 if unknown) from the
  * point-to-point messages SimGrid will simulate (*messages) and the real gradients it will

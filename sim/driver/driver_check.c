@@ -84,19 +84,21 @@ void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster 
     policy_cluster(ctx, cluster);
 }
 
-/* --topology islands: what runs on it so far (islands.c). */
+/* --topology islands: which --allreduce runs on it (islands.c): hierarchical over the islands
+ * (the default) or a flat ring crossing the WAN (--allreduce ring). */
 static int check_islands(const RunConfig *cfg, BwError *err)
 {
-    if (cfg->cluster.topology != TOPO_ISLANDS) return BW_OK;
-    const char *no = cfg->algo != COLL_RING         ? "--allreduce"
-                     : cfg->workload                ? "--workload"
-                     : cfg->overlap != OVERLAP_NONE ? "--overlap"
-                                                    : NULL;
-    if (!no) return BW_OK;
+    if (cfg->cluster.topology != TOPO_ISLANDS || cfg->algo == COLL_RING) return BW_OK;
+    if (cfg->algo == COLL_PS)
+        return bw_fail(err, BW_EUSAGE,
+                       "--allreduce ps: not with --topology islands (where its servers would sit "
+                       "among the islands is not modelled; use ring or hierarchical)");
     return bw_fail(err, BW_EUSAGE,
-                   "%s: not with --topology islands yet (islands run the hierarchical allreduce "
-                   "between islands, at the transfer level or analytic, on the small model)",
-                   no);
+                   "--allreduce %s: not with --topology islands yet (several of its flows "
+                   "share an island's WAN link at once, which its closed form does not price; use "
+                   "hierarchical, the "
+                   "default, or ring, a flat ring crossing the WAN)",
+                   coll_algo_name(cfg->algo));
 }
 
 /* The checks that need no model: worker count, batch, slowdowns, the replay engine asked for. */
@@ -192,8 +194,8 @@ int driver_replay_exact(const RunConfig *cfg)
         run_policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
         if (ctx.compressor[0] &&
             policy_create(cfg->policy, "--policy", &ctx, &p, &ignore) == BW_OK &&
-            policy_outer(p, &o))
-            exact = o.tau == 0 && !o.eager;
+            policy_outer(p, &o)) /* the actors' replay prices the overlap (outer_lane.c) */
+            exact = (o.tau == 0 && !o.eager) || !driver_replay_fast(cfg, NULL, 0);
     }
     policy_free(p);
     free(layers);

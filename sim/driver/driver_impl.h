@@ -269,6 +269,9 @@ struct DriverRun {
         size_t *lo, *hi;             /* [fragments]: each fragment's parameters [lo, hi) */
         long *apply_at;              /* [fragments]: the step its last outer step applies at */
         double msg_share; /* this step's exchange: its floats over the model's (costed steps) */
+        size_t *wl_floats; /* [fragments] with --workload: each fragment of the workload's
+                            * layers, its quantised floats (outer_exchange_floats) */
+        int frag;          /* the fragment exchanged last */
         long step;
         OuterLane *lanes; /* [P] overlapped exchanges (outer_lane.c), or NULL: blocking ones */
         int arrived;      /* live, overlapped: the workers whose outer gradient is in the sum */
@@ -369,6 +372,11 @@ void outer_apply(DriverRun *run, Worker *me, const float *sum, long step);
 int outer_stream(Worker *me, long step, Comm *comm);
 /* The share of the model's floats this step's averaging sends (1 but for Streaming DiLoCo). */
 double outer_msg_share(const DriverRun *run);
+/* The floats a costed step's outer exchange (or averaging) of this step carries for a real model
+ * of n_params: with --workload and fragments, the workload's own fragment (its layers split as
+ * the small model's are, outer.c), quantised; else n_params x the small model's share. Times 2
+ * with --average-momentum. */
+size_t outer_exchange_floats(const DriverRun *run, size_t n_params);
 /* outer_lane.c: Streaming DiLoCo's exchanges overlapped with the tau inner steps that follow
  * (tau > 0, costed steps or live ones on islands: outer_lane_wanted). A lane per worker, an
  * actor that runs the exchanges posted to it on run->comm in order; the worker waits at the
@@ -386,7 +394,7 @@ void outer_lane_stop(Worker *me);
 /* outer_eager.c: DiLoCo's eager updates (arXiv 2502.12996, diloco:eager=1; the step itself is
  * models/optim.h's outer_eager_step); outer_eager_apply, at an averaging, the worker's. */
 int outer_eager_init(DriverRun *run, const Model *m0, BwError *err);
-/* driver_check's: eager=1 needs islands or costed steps (its exchange on a lane), no replay. */
+/* driver_check's: eager=1 needs islands or costed steps (its exchange on a lane). */
 int outer_eager_check(const RunConfig *cfg, const Policy *p, BwError *err);
 void outer_eager_free(DriverRun *run);
 void outer_eager_apply(Worker *me, long step);
@@ -396,14 +404,23 @@ int outer_applies_at(const DriverRun *run, long step);
  * else coll_comm_create's; islands_init counts the WAN's bytes and, in periodic mode, makes the
  * islands' rings; islands_reduce, in periodic mode, makes the worker's gradient its island's
  * mean (a no-op without islands; on a costed step, in memory, islands_cost charging it). */
-Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend);
+Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend, int flat);
 int islands_init(DriverRun *run, BwError *err);
 void islands_free(DriverRun *run);
 void islands_reduce(Worker *me, long step);
 /* Once a step's messages are all sent: its WAN bytes into RunResult.wan_peak_step_bytes. */
 void islands_step_done(DriverRun *run);
-/* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without). */
+/* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without, or
+ * when islands_bucketed prices it bucket by bucket). */
 double islands_cost(Worker *me, size_t n_params);
+/* Periodic mode on islands with --workload or --overlap: the inner step is the workload's
+ * data-parallel step inside the island, its DDP buckets (and overlap) on the island's ring, as
+ * the same workload's step on one island alone (cost.c); without either flag, as before, one
+ * allreduce of the parameters (islands_cost). */
+int islands_bucketed(const DriverRun *run);
+/* The communicator of a costed step's gradient collectives and the worker's rank on it: the
+ * worker's island's ring when islands_bucketed, else run->comm. */
+Comm *islands_step_comm(const Worker *me, int *rank);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
 
 /* cost.c */

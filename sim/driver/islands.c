@@ -13,9 +13,13 @@
 
 #include <simgrid/engine.h>
 
-Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend)
+Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend, int flat)
 {
-    if (cl->topology != TOPO_ISLANDS) return coll_comm_create(cl, algo, backend);
+    /* flat (--allreduce ring): one ring over every rank in order, so K of its P hops cross the
+     * WAN (island k's last rank to island k+1's first) and each step waits for them: the
+     * analytic closed form 2 (P-1) a + 2 (P-1)/P n b with a, b the route between islands
+     * (sim/net/coll.c derive_costs) */
+    if (cl->topology != TOPO_ISLANDS || flat) return coll_comm_create(cl, algo, backend);
     Cluster h = *cl;
     h.gpus_per_node = cluster_island_size(cl); /* the hierarchical algorithm's groups */
     return coll_comm_create(&h, COLL_HIERARCHICAL, backend);
@@ -111,10 +115,26 @@ void islands_reduce(Worker *me, long step)
     island_mean_in_memory(run, k);
 }
 
+int islands_bucketed(const DriverRun *run)
+{
+    const RunConfig *cfg = run->cfg;
+    return run->periodic && !run->fast && run->cluster.topology == TOPO_ISLANDS &&
+           (cfg->workload || cfg->overlap != OVERLAP_NONE);
+}
+
+Comm *islands_step_comm(const Worker *me, int *rank)
+{
+    const DriverRun *run = me->run;
+    *rank = me->rank;
+    if (!run->island_comm || !islands_bucketed(run)) return run->comm;
+    *rank = me->rank % run->island_size;
+    return run->island_comm[me->rank / run->island_size];
+}
+
 double islands_cost(Worker *me, size_t n_params)
 {
     DriverRun *run = me->run;
-    if (!run->island_comm) return 0;
+    if (!run->island_comm || islands_bucketed(run)) return 0; /* priced by its buckets */
     const int S = run->island_size;
     const double t0 = simgrid_get_clock();
     coll_cost_allreduce(run->island_comm[me->rank / S], me->rank % S, n_params, 4);

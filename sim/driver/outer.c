@@ -20,6 +20,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* With --workload, the real model's fragments, as the small model's: fragment f holds the
+ * workload's layers [f L / F, (f + 1) L / F), each layer's tensors together (Streaming DiLoCo,
+ * arXiv 2501.18512 section 2.2: a fragment is a set of the model's layers, the paper's
+ * "sequential" pattern of consecutive blocks; pytorch/torchft torchft/local_sgd.py StreamingDiLoCo
+ * takes the fragments as given modules and syncs each one's parameters). Its exchange is priced
+ * at that fragment's quantised floats. */
+static int wl_fragments_init(DriverRun *run, BwError *err)
+{
+    const Workload *wl = run->cfg->workload;
+    const int F = run->outer.o.fragments;
+    if (!wl || !run->outer.streaming) return BW_OK;
+    if (F > wl->n_layers)
+        return bw_fail(err, BW_EUSAGE,
+                       "--policy: %d fragments, more than --workload %s's %d layers", F, wl->name,
+                       wl->n_layers);
+    run->outer.wl_floats = malloc(sizeof(size_t) * (size_t)F);
+    if (!run->outer.wl_floats) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    for (int f = 0; f < F; f++) {
+        size_t n = 0;
+        for (int l = f * wl->n_layers / F; l < (f + 1) * wl->n_layers / F; l++)
+            for (int t = 0; t < wl->layers[l].n_tensors; t++)
+                n += wl->tensors[wl->layers[l].first_tensor + t].numel;
+        run->outer.wl_floats[f] = outer_quantised_floats(n, run->outer.o.bits);
+    }
+    return BW_OK;
+}
+
+size_t outer_exchange_floats(const DriverRun *run, size_t n_params)
+{
+    const size_t avg = driver_average_floats(run->cfg);
+    if (run->outer.wl_floats) return run->outer.wl_floats[run->outer.frag] * avg;
+    return (size_t)ceil((double)n_params * (double)avg * outer_msg_share(run));
+}
+
 /* Fragment f: layers [f L / F, (f + 1) L / F), contiguous in the flat buffer. */
 static int fragments_init(DriverRun *run, const Model *m0)
 {
@@ -56,6 +90,7 @@ int outer_init(DriverRun *run, const Model *m0, BwError *err)
     run->outer.on = 1;
     run->outer.step = -1;
     run->outer.msg_share = 1;
+    if ((rc = wl_fragments_init(run, err))) return rc;
     return o->eager ? outer_eager_init(run, m0, err) : BW_OK;
 }
 
@@ -68,6 +103,7 @@ void outer_free(DriverRun *run)
     free(run->outer.lo);
     free(run->outer.hi);
     free(run->outer.apply_at);
+    free(run->outer.wl_floats);
     outer_lanes_free(run);
     outer_eager_free(run);
     memset(&run->outer, 0, sizeof run->outer);
@@ -149,6 +185,7 @@ static void fragment_exchange(Worker *me, int f, long step, Comm *comm)
     for (size_t i = lo; i < hi; i++) run->outer.acc[i] += dq[i - lo];
     const size_t floats = outer_quantised_floats(hi - lo, run->outer.o.bits);
     run->outer.msg_share = (double)floats / (double)me->model->n_params;
+    run->outer.frag = f;
     if (outer_lane_of(me) && !run->cost) { /* overlapped: the sum is done with the last one */
         outer_lane_post(me, floats, 0, step);
         if (++run->outer.arrived < run->P) return;

@@ -34,10 +34,10 @@ struct OuterLane {
 
 int outer_lane_wanted(const DriverRun *run)
 {
-    /* not in a replay: no outer step runs there to say when a fragment is applied (its
-     * exchanges stay priced at their step, as before) */
+    /* a replay too: its outer step runs on the stand-in model (no training), and says when a
+     * fragment is applied, as the trained run's */
     return ((run->outer.streaming && run->outer.o.tau > 0) || run->outer.eager.on) && !run->fast &&
-           !run->cfg->replay && (run->cost || run->cluster.topology == TOPO_ISLANDS);
+           (run->cost || run->cluster.topology == TOPO_ISLANDS);
 }
 
 int outer_lanes_alloc(DriverRun *run, BwError *err)

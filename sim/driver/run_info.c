@@ -9,11 +9,13 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <simgrid/engine.h>
 #include <simgrid/actor.h>
 
 #include "engine.h"
+#include "spec.h"
 
 /* The one way an actor stops the run with an error (driver_impl.h). */
 void run_fail(DriverRun *run, int status, const BwError *why)
@@ -99,6 +101,21 @@ int driver_ps_inflight(const RunConfig *cfg)
            cfg->backend == COLL_ANALYTIC && !driver_scheduled(cfg);
 }
 
+/* Whether a built-in policy's outer exchanges are Streaming DiLoCo's (fragments, quantised, and
+ * with tau > 0 overlapping the inner steps) or eager DiLoCo's (overlapping the next round): the
+ * outer lanes price those (outer_lane.c), which the fast replay's closed form does not. From the
+ * spec, as the policy is not created yet when the engine is chosen. */
+static int outer_needs_actors(const char *policy)
+{
+    Spec s;
+    BwError ignore;
+    if (!policy || spec_parse(policy, "--policy", &s, &ignore) != BW_OK) return 0;
+    if (strcmp(s.name, "streaming-diloco") == 0) return 1;
+    for (int i = 0; strcmp(s.name, "diloco") == 0 && i < s.n; i++)
+        if (strcmp(s.key[i], "eager") == 0 && atoi(s.val[i]) != 0) return 1;
+    return 0;
+}
+
 int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
 {
     const char *no = NULL;
@@ -119,6 +136,9 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
         no = "--topology islands: the islands' rings and exchanges over the WAN need the actors";
     else if (cfg->cluster.platform_file)
         no = "--platform: a platform file's hosts and routes may differ";
+    else if (outer_needs_actors(cfg->policy))
+        no = "Streaming DiLoCo's and eager DiLoCo's outer exchanges (their fragments and "
+             "overlap) need the actors";
     else if (cfg->simgrid_cfg)
         no = "--cfg= options may change SimGrid's timings";
     else if (driver_scheduled(cfg))

@@ -211,6 +211,9 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
         const int m = c->price_P / c->G;
         const double inter = 2.0 * (m - 1) / m * bytes / c->G * c->price_P / c->P;
         c->wire(c->wire_arg, rank, (rank + c->wire_stride) % c->P, inter, t0, simgrid_get_clock());
+    } else if (c->wire_stride > 0 && c->wire && c->algo == COLL_RING) { /* a flat ring */
+        c->wire(c->wire_arg, rank, (rank + 1) % c->P, coll_allreduce_bytes(c, rank, bytes), t0,
+                simgrid_get_clock()); /* each rank's sends all go to the next */
     }
 }
 

@@ -20,6 +20,7 @@
 #include "reproduce.h"
 #include "status.h"
 #include "wallclock.h"
+#include "workload.h"
 
 #define N_POL  7
 #define N_BW   3
@@ -55,7 +56,9 @@ typedef struct {
 
 typedef struct {
     const char *out;
-    int report_only; /* --report-only: the runs are in out already */
+    const char *workload; /* --workload: a real model's prices (diloco_wl.c), or "none" */
+    int quick;            /* --quick, with --workload */
+    int report_only;      /* --report-only: the runs are in out already */
     Row row[N_POL][N_BW];
 } Dil;
 
@@ -281,16 +284,28 @@ static int parse(Dil *d, int argc, char **argv, BwError *err)
         "Trains synchronous data-parallel training, DiLoCo at H = 1, 10, 50, 100, 500 and "
         "Streaming DiLoCo\n(4 fragments, 4-bit outer gradients) across 2 islands over WAN links "
         "of 100 Mbps, 1 Gbps and 10 Gbps,\nand writes DIR/report.md (the table and a verdict per "
-        "claim, computed from its rows) and\nDIR/diloco.csv. About 21 runs of a few seconds.";
+        "claim, computed from its rows) and\nDIR/diloco.csv. About 21 runs of a few seconds.\n"
+        "With --workload W (the default, gpt2-small): synchronous training, DiLoCo at H = 100 "
+        "and 500\nand Streaming DiLoCo across 2 and 4 islands of 8 GPUs over 1 and 10 Gbps, "
+        "every step priced\nas W's (16 runs; --quick: 10x fewer steps and H). --workload none: "
+        "the mlp's own prices,\nthe 21 runs above.";
     CliOpt opts[] = {
         {"out", CLI_STRING, &d->out, "runs/reproduce-diloco", "DIR", "report folder (new)", 0, 0,
          NULL, 0, 0},
         {"report-only", CLI_FLAG, &d->report_only, NULL, NULL,
          "rebuild report.md and diloco.csv from the runs already in --out, running nothing", 0, 0,
          NULL, 0, 0},
+        {"workload", CLI_STRING, &d->workload, "gpt2-small", "W",
+         "price every step as workload W's (bellows workloads), or none: the mlp's own", 0, 0, NULL,
+         0, 0},
+        {"quick", CLI_FLAG, &d->quick, NULL, NULL,
+         "with --workload: 10x fewer steps and H, analytic collectives (a check, not the claims)",
+         0, 0, NULL, 0, 0},
     };
-    int rc = cli_parse("bellows reproduce diloco", opts, 2, NULL, argc, argv, NULL, err);
-    if (rc == CLI_HELP) cli_print_help(stdout, "bellows reproduce diloco [flags]", ABOUT, opts, 2);
+    int rc = cli_parse("bellows reproduce diloco", opts, 4, NULL, argc, argv, NULL, err);
+    if (rc == CLI_HELP) cli_print_help(stdout, "bellows reproduce diloco [flags]", ABOUT, opts, 4);
+    if (!rc && d->quick && strcmp(d->workload, "none") == 0)
+        rc = bw_fail(err, BW_EUSAGE, "--quick: only with --workload W, not none");
     return rc;
 }
 
@@ -310,6 +325,10 @@ int reproduce_diloco(int argc, char **argv, BwError *err)
         rc = bw_fail(err, BW_EUSAGE, "--report-only: --out %s holds no reproduction", d->out);
     else if (!rc && n <= 0)
         rc = bw_fail(err, BW_ERUNTIME, "reproduce: cannot find this executable");
+    Workload *wl = NULL; /* checked before anything is written */
+    if (!rc && d->out && strcmp(d->workload, "none") != 0)
+        rc = workload_load(d->workload, "--workload", &wl, err);
+    workload_free(wl);
     if (rc || !d->out) {
         free(d);
         return rc;
@@ -318,6 +337,11 @@ int reproduce_diloco(int argc, char **argv, BwError *err)
     snprintf(runs, sizeof runs, "%s/runs", d->out);
     if (!d->report_only && (mkdir(d->out, 0777) || mkdir(runs, 0777))) {
         rc = bw_fail(err, BW_ERUNTIME, "--out %s: %s", d->out, strerror(errno));
+        free(d);
+        return rc;
+    }
+    if (strcmp(d->workload, "none") != 0) { /* diloco_wl.c */
+        rc = reproduce_diloco_workload(d->out, d->workload, d->quick, d->report_only, self, err);
         free(d);
         return rc;
     }
