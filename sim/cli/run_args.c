@@ -403,6 +403,9 @@ static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
         return rc;
     cfg->costs = f->costs;
     cfg->transport = (CostNet)costs_net_parse(f->run.transport);
+    if ((rc = cluster_apply_sockets(&f->cluster, f->set + f->cluster_at, f->costs, cfg->transport,
+                                    err)))
+        return rc;
     return cluster_apply_costs(c, cfg->costs, f->workload ? f->workload->name : NULL, err);
 }
 

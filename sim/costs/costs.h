@@ -78,12 +78,21 @@ typedef struct {
     double bytes[COSTS_BUSBW_POINTS], busbw_Bps[COSTS_BUSBW_POINTS];
 } CostBusbwTable;
 
+/* NCCL's socket transport (NVIDIA/nccl src/transport/net_socket.cc): NCCL_SOCKET_NTHREADS is
+ * at most MAX_THREADS 16, and its product with NCCL_NSOCKS_PERTHREAD at most MAX_SOCKETS 64. */
+#define COSTS_MAX_SOCKET_THREADS 16
+#define COSTS_MAX_SOCKETS        64
+
 typedef struct {
     int present;
     double allreduce, allgather; /* achieved bus bandwidth over the link's, in (0, 1] */
-    /* "cap_gbps": the most the collectives reach whatever the link, in bytes/s (0: no cap): a
-     * transport's own limit (NCCL's socket transport with its defaults), not a share of it */
-    double cap_Bps;
+    /* "cap_gbps": the most one of NCCL's socket streams reaches whatever the link, in bytes/s
+     * (0: no cap), a transport's own limit, not a share of it; "sockets": "TxS", the
+     * NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD it runs with (1x1 when absent), which
+     * --nccl-sockets replaces (costs_set_sockets). cap_Bps is the transport's cap, one
+     * stream's times threads x sockets: every caller reads that. */
+    double socket_cap_Bps, cap_Bps;
+    int threads, socks;
     /* "busbw" instead of the two shares: the tables of allreduce [0] and allgather [1] (none:
      * the allreduce's), gpus_per_nic rising, measured on links of link_Bps bytes/s */
     int busbw;
@@ -190,6 +199,15 @@ double costs_capped_share(double share, double cap_Bps, double link_Bps);
  * last tables. Returns 0 (out->n 0) when network net has no "busbw". */
 int costs_busbw_curve(const CostProfile *p, CostNet net, int allgather, double gpus_per_nic,
                       CollShareCurve *out);
+
+/* "TxS" (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD, each >= 1, threads at most
+ * COSTS_MAX_SOCKET_THREADS, the product at most COSTS_MAX_SOCKETS) into threads and socks:
+ * NULL, or what was wrong ("expected THREADSxSOCKETS ..."), a static string. */
+const char *costs_sockets_parse(const char *text, int *threads, int *socks);
+/* Runs network net of p with threads x socks of NCCL's sockets: its cap becomes one stream's
+ * times their product. Returns 0 (p unchanged) when net has no per-stream cap (ideal, busbw,
+ * no "cap_gbps", absent). */
+int costs_set_sockets(CostProfile *p, CostNet net, int threads, int socks);
 
 /* The efficiency the profile gives for precision ("fp32", "tf32", "bf16"), or 0. */
 double costs_efficiency(const CostProfile *p, const char *precision);

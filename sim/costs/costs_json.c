@@ -122,6 +122,22 @@ static int parse_ops(Ctx *c, const json_t *ops, CostProfile *p)
     return BW_OK;
 }
 
+/* "sockets": "TxS", NCCL's socket threads x sockets per thread, only beside "cap_gbps" (one
+ * stream's rate, which they multiply) and only for tcp, NCCL's socket transport. */
+static int parse_sockets(const Ctx *c, const json_t *v, int net, CostNetShare *s)
+{
+    s->threads = s->socks = 1; /* NCCL's defaults outside AWS and GCP: one stream */
+    json_t *k = json_object_get(v, "sockets");
+    if (!k) return BW_OK;
+    if (net != COST_NET_TCP || !json_object_get(v, "cap_gbps"))
+        return json_at_fail(&c->loc, "\"sockets\": NCCL's socket streams multiply one's rate, "
+                                     "\"cap_gbps\", of a tcp network; give both, on tcp");
+    const char *why = json_is_string(k) ? costs_sockets_parse(json_string_value(k), &s->threads,
+                                                              &s->socks)
+                                        : "expected a string THREADSxSOCKETS, e.g. \"2x8\"";
+    return why ? json_at_fail(&c->loc, "\"sockets\": %s", why) : BW_OK;
+}
+
 /* "cap_gbps": optional, Gbit/s in the range of a link bellows simulates; not beside "busbw",
  * whose tables are the rates themselves. */
 static int parse_cap(const Ctx *c, const json_t *v, CostNetShare *s)
@@ -134,13 +150,15 @@ static int parse_cap(const Ctx *c, const json_t *v, CostNetShare *s)
     int rc = get_num(c, v, "cap_gbps", CLUSTER_MAX_BANDWIDTH_BPS * 8 / 1e9, &gbps);
     if (rc == BW_OK && gbps * 1e9 / 8 < CLUSTER_MIN_RATE)
         rc = json_at_fail(&c->loc, "\"cap_gbps\" must be at least %g", CLUSTER_MIN_RATE * 8 / 1e9);
-    if (rc == BW_OK) s->cap_Bps = gbps * 1e9 / 8;
+    if (rc == BW_OK) s->socket_cap_Bps = gbps * 1e9 / 8;
+    s->cap_Bps = s->socket_cap_Bps * s->threads * s->socks;
     return rc;
 }
 
 static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
 {
-    static const char *const known[] = {"allreduce", "allgather", "busbw", "cap_gbps", NULL};
+    static const char *const known[] = {"allreduce", "allgather", "busbw", "cap_gbps", "sockets",
+                                        NULL};
     if (!json_is_object(nets) || json_object_size(nets) == 0)
         return json_at_fail(
             &c->loc, "\"networks\" must be an object with at least one of \"tcp\", \"rdma\", "
@@ -165,6 +183,7 @@ static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
             rc = costs_parse_busbw(&c->loc, v, s);
         if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allreduce", 1, &s->allreduce);
         if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allgather", 1, &s->allgather);
+        rc = rc == BW_OK ? parse_sockets(c, v, n, s) : rc;
         rc = rc == BW_OK ? parse_cap(c, v, s) : rc;
         if (rc != BW_OK) return rc;
         s->present = 1;

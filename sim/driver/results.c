@@ -189,6 +189,12 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         const double link = cfg->cluster.bandwidth_Bps;
         jsonw_double(w, "link_share", costs_link_share(p, cfg->transport, 0, link));
         jsonw_double(w, "allgather_link_share", costs_link_share(p, cfg->transport, 1, link));
+        const CostNetShare *net = &p->net[cfg->transport];
+        if (net->cap_Bps > 0 && net->threads > 0) { /* NCCL's sockets: what the cap is of */
+            char sockets[32];
+            snprintf(sockets, sizeof sockets, "%dx%d", net->threads, net->socks);
+            jsonw_string(w, "nccl_sockets", sockets);
+        }
         if (p->interference > 1) jsonw_double(w, "costs_interference", p->interference);
     }
 }
