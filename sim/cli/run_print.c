@@ -140,6 +140,7 @@ static void print_price(const RunConfig *cfg)
         return;
     }
     printf("; costs %s (%s: %s", p->name, p->gpu, p->implementation);
+    if (p->software[0]) printf("; software: %s", p->software);
     if (p->device[0]) printf(", measured on %s %s", p->device, p->date);
     if (p->validation[0]) printf("; validated: %s", p->validation);
     if (p->interference > 1 && cfg->overlap != OVERLAP_NONE && cfg->overlap != OVERLAP_TENSOR)

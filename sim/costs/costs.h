@@ -106,6 +106,9 @@ typedef struct {
     char spec[256];   /* what costs_load was given, for errors and summaries */
     char source[512]; /* where the constants come from */
     char implementation[128];
+    /* "software": the framework generation its rates were measured under, e.g. "PyTorch 1.x
+     * (GRACE, pytorch#22812)" ("" when not given); the run's header names it */
+    char software[160];
     int ideal;    /* the roofline: none of the fields below is used */
     char gpu[16]; /* the GPU it describes (cluster_gpu_find's name) */
     /* where it was measured (calibrate.py writes them; "" for cited profiles) */
@@ -225,6 +228,10 @@ int costs_net_parse(const char *name); /* -1 if unknown */
 
 /* The `bellows costs` listing. */
 void costs_print_list(FILE *out);
+/* `bellows costs NAME|FILE.json`: the profile's every rate (compute, fixed costs, each
+ * operation's rates by size, the networks, interference, schedules) with its software
+ * generation and source (costs_show.c). A bad name or file: a usage error naming it. */
+int costs_print_profile(FILE *out, const char *spec, BwError *err);
 const char *const *costs_builtin_names(void); /* NULL-terminated */
 
 #endif

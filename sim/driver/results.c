@@ -183,6 +183,7 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_string(w, "costs_spec", p->spec);
         jsonw_string(w, "costs_implementation", p->implementation);
         jsonw_string(w, "costs_source", p->source);
+        if (p->software[0]) jsonw_string(w, "costs_software", p->software);
         if (p->device[0]) jsonw_string(w, "costs_measured_on", p->device);
         if (p->validation[0]) jsonw_string(w, "costs_validation", p->validation);
         jsonw_string(w, "transport", costs_net_name(cfg->transport));
