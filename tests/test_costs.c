@@ -134,6 +134,45 @@ static void test_costs_name_lists_every_rate_with_its_software(void **state)
     expect_refusal("costs nosuch: unknown cost profile", "costs nosuch");
 }
 
+/* Issue 48: the distance between a run's setting and a validation row's, against its closed
+ * form; and a ResNet-50 run on 10 GbE with 2 GPUs per node names the rows near it (under
+ * grace-tf, GRACE's TensorFlow ResNet-50 rows at 10 Gbps, one GPU a node) or says there is none
+ * (under the PyTorch default, whose rows are ResNet-9 at 25 Gbps), from the committed summary. */
+static void test_a_run_names_the_validation_rows_near_it(void **state)
+{
+    (void)state;
+    CostSetting run = {"resnet50", "pytorch", COST_NET_TCP, 1, 10, 2, "V100"};
+    CostSetting row = {"resnet9", "pytorch", COST_NET_TCP, 16, 25, 1, "V100"};
+    char why[128];
+    const double d = costs_setting_distance(&run, &row, why, sizeof why);
+    const double want = 1 + log10(25.0 / 10) + log2(2.0) / 3 + log2(16.0) / 6;
+    if (fabs(d - want) > 1e-12) fail_msg("distance %.17g, want %.17g", d, want);
+    assert_string_equal(why, "model, bandwidth, GPUs per NIC, sockets");
+    assert_true(costs_setting_distance(&run, &run, NULL, 0) == 0);
+    CostSetting other = {"resnet50", "tensorflow", COST_NET_RDMA, 1, 100, 2, "A100"};
+    assert_true(costs_setting_distance(&run, &other, NULL, 0) == 4); /* 3 kinds + a tenfold */
+    const char *base = "run --workers 4 --gpus-per-node 2 --topology hierarchical --bandwidth 10Gbps "
+                       "--gpu V100 --epochs 1 --train-samples 512 --test-samples 64 --batch 32 "
+                       "--collectives analytic --quiet --out @/";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%snear_pt --workload resnet50", base);
+    assert_int_equal(bw(cmd), 0);
+    char *sum = tmp_file("near_pt/summary.json");
+    assert_non_null(strstr(sum, "\"validation_near\": \"no published row near this setting; the "
+                                "nearest, "));
+    free(sum);
+    snprintf(cmd, sizeof cmd, "%snear_tf --workload resnet50-tf --costs grace-tf", base);
+    assert_int_equal(bw(cmd), 0);
+    sum = tmp_file("near_tf/summary.json");
+    const char *at = strstr(sum, "\"validation_near\": \"");
+    assert_non_null(at);
+    assert_true(strtol(at + 20, NULL, 10) > 0); /* "N published rows near this setting" */
+    assert_non_null(strstr(at, " published rows near this setting (median error "));
+    assert_non_null(strstr(at, "nearest: grace-r50-")); /* TensorFlow ResNet-50 at 10 Gbps */
+    assert_non_null(strstr(at, "distance 0.33)")); /* 2 GPUs per NIC against 1: log2(2) / 3 */
+    free(sum);
+}
+
 static void expect_refused(const char *spec, const char *gpu, const char *what)
 {
     CostProfile *p = (CostProfile *)1;
@@ -480,6 +519,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_builtin_loads_and_pytorch_is_the_gpus),
         cmocka_unit_test(test_costs_name_lists_every_rate_with_its_software),
+        cmocka_unit_test(test_a_run_names_the_validation_rows_near_it),
         cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),

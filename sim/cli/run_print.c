@@ -266,6 +266,13 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
                    k->name, k->what, k->threads, k->socks);
     }
     print_price(cfg);
+    if (cfg->costs && !cfg->costs->ideal) { /* the published rows near this run (issue 48) */
+        CostSetting here;
+        char near[1024];
+        driver_cost_setting(cfg, &here);
+        costs_validation_near(&here, near, sizeof near);
+        printf("# validation: %s\n", near);
+    }
     if (cfg->price_workers) /* the closed forms at N GPUs, the small model on P */
         printf("# price at scale: every step's communication as %d GPUs pay it (the analytic "
                "collectives' closed forms on this %s; the small model trains on %d; the transfer "

@@ -226,6 +226,38 @@ const char *costs_op_name(CostOp op);
 const char *costs_net_name(CostNet n);
 int costs_net_parse(const char *name); /* -1 if unknown */
 
+/* What `bellows validate`'s rows and a run are compared on, to name the published rows near a
+ * run (issue 48: a run's "validated" line named rows of another model, network and node). */
+typedef struct {
+    char family[32];    /* the workload's name up to its first '-' (resnet50-tf: resnet50); "" */
+    char framework[16]; /* costs_framework: pytorch, tensorflow, roofline (ideal) or other */
+    int transport;      /* CostNet */
+    int sockets;        /* NCCL's socket streams, threads x sockets per thread (tcp with a cap;
+                           else 1) */
+    double gbps;        /* the NIC's rate, Gbit/s */
+    double gpus_per_nic;
+    char gpu[16]; /* "" when the GPU is given by its rate */
+} CostSetting;
+
+/* The distance between two settings, each term 0 when they agree:
+ *   1 for another model family, 1 for another framework, 1 for another transport, 1 for
+ *   another GPU, |log10| of the bandwidths' ratio (10x apart: 1), |log2| of the GPUs per NIC's
+ *   ratio / 3 (8x apart: 1), |log2| of the socket streams' ratio / 6 (1 against 64: 1).
+ * A row is near a run below COSTS_NEAR_DISTANCE: one difference of kind, or a tenfold
+ * bandwidth, is not near. why (n bytes, may be NULL) names what differs. */
+#define COSTS_NEAR_DISTANCE 1.0
+double costs_setting_distance(const CostSetting *run, const CostSetting *row, char *why, size_t n);
+
+/* pytorch, tensorflow (the implementation names it), roofline (ideal) or other. */
+const char *costs_framework(const CostProfile *p);
+
+/* The predicted rows of the built-in validation (sim/costs/validation/summary.json's "rows",
+ * written by `bellows validate --write-summary`, each with its setting and error) near s, as
+ * one line for the header and summary.json: "N published rows near this setting (median
+ * error M%, worst W%); nearest: ID (+E%, distance D), ..." or "no published row near this
+ * setting; the nearest, ID (+E%), at distance D: WHAT differs". */
+void costs_validation_near(const CostSetting *s, char *buf, size_t n);
+
 /* The `bellows costs` listing. */
 void costs_print_list(FILE *out);
 /* `bellows costs NAME|FILE.json`: the profile's every rate (compute, fixed costs, each
