@@ -53,11 +53,14 @@ double costs_setting_distance(const CostSetting *run, const CostSetting *row, ch
     if (strcmp(run->framework, row->framework) != 0) d += 1, differs(why, n, "framework");
     if (run->transport != row->transport) d += 1, differs(why, n, "transport");
     if (strcmp(run->gpu, row->gpu) != 0) d += 1, differs(why, n, "GPU");
-    if ((t = fabs(log10(run->gbps / row->gbps))) > 0) d += t, differs(why, n, "bandwidth");
-    if ((t = fabs(log2(run->gpus_per_nic / row->gpus_per_nic)) / 3) > 0)
+    /* a ratio of rates or counts; one not known (0: a platform file's before it is loaded) is
+     * as far as another kind */
+#define LOG_TERM(a, b, lg, scale) ((a) > 0 && (b) > 0 ? fabs(lg((double)(a) / (b))) / (scale) : 1)
+    if ((t = LOG_TERM(run->gbps, row->gbps, log10, 1)) > 0) d += t, differs(why, n, "bandwidth");
+    if ((t = LOG_TERM(run->gpus_per_nic, row->gpus_per_nic, log2, 3)) > 0)
         d += t, differs(why, n, "GPUs per NIC");
-    if ((t = fabs(log2((double)run->sockets / row->sockets)) / 6) > 0)
-        d += t, differs(why, n, "sockets");
+    if ((t = LOG_TERM(run->sockets, row->sockets, log2, 6)) > 0) d += t, differs(why, n, "sockets");
+#undef LOG_TERM
     return d;
 }
 
