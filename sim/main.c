@@ -45,7 +45,8 @@ static const Command commands[] = {
     {"workloads", cmd_workloads,
      "list the built-in workload profiles: real models' parameters, tensors and flops"},
     {"costs", cmd_costs,
-     "list the built-in cost profiles: what an implementation pays beside the roofline"},
+     "list the built-in cost profiles (what an implementation pays beside the roofline); "
+     "costs NAME: every rate of one, its software generation and source"},
     {"validate", cmd_validate,
      "run every published measurement the project holds against bellows' prediction"},
 };

@@ -15,7 +15,7 @@ complete_of() {
 touch pyprofile.json
 [ "$(complete_of bellows run --costs pytorch-a)" = "pytorch-a100" ] || fail "--costs: $(complete_of bellows run --costs pytorch-a)"
 [ "$(complete_of bellows run --costs id)" = "ideal" ] || fail "--costs ideal"
-[ "$(complete_of bellows run --costs py)" = "pytorch pytorch-a100 pytorch-h100 pytorch-h200 pytorch-v100 pyprofile.json" ] ||
+[ "$(complete_of bellows run --costs py)" = "pytorch pytorch-a100 pytorch-h100 pytorch-h200 pytorch-v100 pytorch2-a100 pytorch2-v100 pyprofile.json" ] ||
   fail "--costs names and files: $(complete_of bellows run --costs py)"
 [ "$(complete_of bellows compare --schedule by)" = "bytescheduler" ] || fail "--schedule"
 [ "$(complete_of bellows compare --policies sync,acc)" = "sync,accordion" ] ||

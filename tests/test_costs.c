@@ -7,6 +7,7 @@
  * optimiser) to 1e-9. */
 #include "testutil.h"
 
+#include <math.h>
 #include <sys/stat.h>
 
 #include "clitest.h"
@@ -70,9 +71,10 @@ static void test_every_builtin_loads_and_pytorch_is_the_gpus(void **state)
         assert_true(p->net[COST_NET_TCP].present);
         for (int op = 0; op < COST_OP_COUNT; op++) /* every built-in prices every compressor */
             if (!p->ops[op].present) fail_msg("%s lacks %s", *b, costs_op_name((CostOp)op));
+        if (!p->software[0]) fail_msg("%s names no software generation", *b); /* issue 48 */
         costs_free(p);
     }
-    assert_int_equal(n, 5); /* grace-tf and pytorch-{a100,h100,h200,v100} */
+    assert_int_equal(n, 7); /* grace-tf, pytorch-{a100,h100,h200,v100}, pytorch2-{a100,v100} */
     CostProfile *p = NULL;
     assert_int_equal(costs_load("pytorch", "--costs", "H100", &p, NULL), BW_OK);
     assert_string_equal(p->name, "pytorch-h100");
@@ -87,6 +89,88 @@ static void test_every_builtin_loads_and_pytorch_is_the_gpus(void **state)
     assert_true(p->ideal);
     assert_true(costs_share(p, COST_NET_TCP, 1) == 1.0);
     costs_free(p);
+}
+
+/* Issue 48: `bellows costs NAME` gives every rate its software generation and source; the
+ * PyTorch 2 V100 profile carries the H100's measured rates by memory bandwidth (0.9 of 3.35
+ * TB/s), and a run's header and summary name the generation. */
+static void test_costs_name_lists_every_rate_with_its_software(void **state)
+{
+    (void)state;
+    assert_int_equal(bw("costs pytorch-v100"), 0);
+    char *out = tmp_file("stdout");
+    int ops = 0;
+    for (const char *at = strstr(out, "\n  op "); at; at = strstr(at + 1, "\n  op "), ops++) {
+        const char *next = strchr(at + 1, '\n');
+        if (strncmp(next, "\n    software: ", 15) != 0 || strncmp(next + 15, "not stated", 10) == 0)
+            fail_msg("a rate without its software: %.80s", at + 1);
+    }
+    assert_int_equal(ops, COST_OP_COUNT);
+    assert_non_null(strstr(out, "op topk: 6 kernels a call; 7.82e+07 units/s at every size\n"
+                                "    software: PyTorch 1.1 (pytorch#22812"));
+    assert_non_null(strstr(out, "  software   PyTorch 1.x (GRACE's runs, 2020"));
+    free(out);
+    CostProfile *h = NULL, *v2 = NULL;
+    assert_int_equal(costs_load("pytorch-h100", "--costs", "H100", &h, NULL), BW_OK);
+    assert_int_equal(costs_load("pytorch2-v100", "--costs", "V100", &v2, NULL), BW_OK);
+    const CostOpRate *a = &h->ops[COST_OP_TOPK], *b = &v2->ops[COST_OP_TOPK];
+    double top = 0;
+    for (int i = 0; i < a->n_points; i++) top = fmax(top, a->points[i].rate);
+    const double want = top * 0.9 / 3.35; /* gen_costs.py rounds to 4 digits */
+    if (fabs(b->points[b->n_points - 1].rate / want - 1) > 1e-3)
+        fail_msg("pytorch2-v100 topk %g, the H100's %g carried: %g", b->points[0].rate, top, want);
+    costs_free(h);
+    costs_free(v2);
+    assert_int_equal(bw("run --workers 2 --epochs 1 --train-samples 256 --test-samples 64 --quiet "
+                        "--gpu V100 --costs pytorch2-v100 --collectives analytic --out @/p2"),
+                     0);
+    out = tmp_file("stdout");
+    assert_non_null(strstr(out, "costs pytorch2-v100 (V100: PyTorch 2.x DDP + NCCL, compression in "
+                                "DDP communication hooks; software: PyTorch 2.x, derived"));
+    free(out);
+    out = tmp_file("p2/summary.json");
+    assert_non_null(strstr(out, "\"costs_software\": \"PyTorch 2.x, derived"));
+    free(out);
+    expect_refusal("costs nosuch: unknown cost profile", "costs nosuch");
+}
+
+/* Issue 48: the distance between a run's setting and a validation row's, against its closed
+ * form; and a ResNet-50 run on 10 GbE with 2 GPUs per node names the rows near it (under
+ * grace-tf, GRACE's TensorFlow ResNet-50 rows at 10 Gbps, one GPU a node) or says there is none
+ * (under the PyTorch default, whose rows are ResNet-9 at 25 Gbps), from the committed summary. */
+static void test_a_run_names_the_validation_rows_near_it(void **state)
+{
+    (void)state;
+    CostSetting run = {"resnet50", "pytorch", COST_NET_TCP, 1, 10, 2, "V100"};
+    CostSetting row = {"resnet9", "pytorch", COST_NET_TCP, 16, 25, 1, "V100"};
+    char why[128];
+    const double d = costs_setting_distance(&run, &row, why, sizeof why);
+    const double want = 1 + log10(25.0 / 10) + log2(2.0) / 3 + log2(16.0) / 6;
+    if (fabs(d - want) > 1e-12) fail_msg("distance %.17g, want %.17g", d, want);
+    assert_string_equal(why, "model, bandwidth, GPUs per NIC, sockets");
+    assert_true(costs_setting_distance(&run, &run, NULL, 0) == 0);
+    CostSetting other = {"resnet50", "tensorflow", COST_NET_RDMA, 1, 100, 2, "A100"};
+    assert_true(costs_setting_distance(&run, &other, NULL, 0) == 4); /* 3 kinds + a tenfold */
+    const char *base = "run --workers 4 --gpus-per-node 2 --topology hierarchical --bandwidth 10Gbps "
+                       "--gpu V100 --epochs 1 --train-samples 512 --test-samples 64 --batch 32 "
+                       "--collectives analytic --quiet --out @/";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%snear_pt --workload resnet50", base);
+    assert_int_equal(bw(cmd), 0);
+    char *sum = tmp_file("near_pt/summary.json");
+    assert_non_null(strstr(sum, "\"validation_near\": \"no published row near this setting; the "
+                                "nearest, "));
+    free(sum);
+    snprintf(cmd, sizeof cmd, "%snear_tf --workload resnet50-tf --costs grace-tf", base);
+    assert_int_equal(bw(cmd), 0);
+    sum = tmp_file("near_tf/summary.json");
+    const char *at = strstr(sum, "\"validation_near\": \"");
+    assert_non_null(at);
+    assert_true(strtol(at + 20, NULL, 10) > 0); /* "N published rows near this setting" */
+    assert_non_null(strstr(at, " published rows near this setting (median error "));
+    assert_non_null(strstr(at, "nearest: grace-r50-")); /* TensorFlow ResNet-50 at 10 Gbps */
+    assert_non_null(strstr(at, "distance 0.33)")); /* 2 GPUs per NIC against 1: log2(2) / 3 */
+    free(sum);
 }
 
 static void expect_refused(const char *spec, const char *gpu, const char *what)
@@ -547,6 +631,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_builtin_loads_and_pytorch_is_the_gpus),
+        cmocka_unit_test(test_costs_name_lists_every_rate_with_its_software),
+        cmocka_unit_test(test_a_run_names_the_validation_rows_near_it),
         cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
         cmocka_unit_test(test_bad_hooks_name_the_field),
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),

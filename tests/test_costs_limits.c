@@ -92,6 +92,92 @@ static void test_a_cap_limits_the_run_nics_and_a_bad_one_is_refused(void **state
     }
 }
 
+/* Issue 48: NCCL's sockets. cap_gbps is one socket stream's rate and "sockets" (or
+ * --nccl-sockets) multiplies it: the NICs run at min(share x link, cap x threads x sockets). A
+ * profile's 2x2 at 2.5 Gbit/s is 10 Gbit/s, 0.1 of 100 Gbps; --nccl-sockets 1x1 gives 0.025 and
+ * 4x8 (80 Gbit/s) leaves the share's 0.5. */
+static void test_sockets_multiply_one_stream_cap(void **state)
+{
+    (void)state;
+    write_profile("sk", NULL, NULL, "0.5, \"cap_gbps\": 2.5, \"sockets\": \"2x2\"", NULL);
+    assert_int_equal(bw("run " SMALL " --bandwidth 100Gbps --costs @/sk.json --out @/sk"), 0);
+    assert_true(summary_num("sk", "link_share") == 10.0 / 100);
+    char *sum = tmp_file("sk/summary.json");
+    assert_non_null(strstr(sum, "\"nccl_sockets\": \"2x2\""));
+    free(sum);
+    char *out = tmp_file("stdout");
+    assert_non_null(strstr(out, "tcp collectives at 10 Gbit/s, the transport's cap: 2x2 NCCL "
+                                "sockets at 2.5 Gbit/s each (10% of the link)"));
+    free(out);
+    assert_int_equal(bw("run " SMALL " --bandwidth 100Gbps --costs @/sk.json --nccl-sockets 1x1 "
+                        "--out @/sk1"),
+                     0);
+    assert_true(summary_num("sk1", "link_share") == 2.5 / 100);
+    assert_int_equal(bw("run " SMALL " --bandwidth 100Gbps --costs @/sk.json --nccl-sockets 4x8 "
+                        "--out @/sk32"),
+                     0);
+    assert_true(summary_num("sk32", "link_share") == 0.5);
+    /* the parser's bounds: NCCL's MAX_THREADS 16 and MAX_SOCKETS 64 */
+    int t = 0, k = 0;
+    assert_null(costs_sockets_parse("16x4", &t, &k));
+    assert_true(t == 16 && k == 4);
+    assert_null(costs_sockets_parse("1x64", &t, &k));
+    const char *bad[] = {"0x1", "17x1", "8x9", "2x", "x2", "2x8x", "-1x2", "2*8", "", " 2x8"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (!costs_sockets_parse(bad[i], &t, &k)) fail_msg("'%s' was taken", bad[i]);
+}
+
+/* Bad socket counts, presets and sockets where NCCL's sockets do not run: exit 2 naming the flag
+ * or the field, nothing written. */
+static void test_bad_sockets_and_presets_are_refused(void **state)
+{
+    (void)state;
+    expect_refusal("--nccl-sockets: expected THREADSxSOCKETS",
+                   "run " SMALL " --nccl-sockets 8x9 --out @/b1");
+    expect_refusal("--nccl-sockets: costs ideal gives no rate of one socket stream",
+                   "run " SMALL " --nccl-sockets 2x8 --costs ideal --out @/b1");
+    expect_refusal("--nccl-sockets: NCCL's socket transport runs --transport tcp, not rdma",
+                   "run " SMALL " --nccl-sockets 2x8 --transport rdma --out @/b1");
+    expect_refusal("--cloud: expected one of aws-p3dn|gcp-a2|onprem-tcp, got 'aws'",
+                   "run " SMALL " --cloud aws --out @/b1");
+    assert_null(tmp_file("b1/summary.json"));
+    write_profile("skr", NULL, NULL, "0.5, \"sockets\": \"2x8\"", NULL);
+    expect_refusal("--costs @/skr.json: networks.tcp: \"sockets\": NCCL's socket streams multiply "
+                   "one's rate",
+                   "run " SMALL " --costs @/skr.json");
+    write_profile("skb", NULL, NULL, "0.5, \"cap_gbps\": 2, \"sockets\": \"0x8\"", NULL);
+    expect_refusal("--costs @/skb.json: networks.tcp: \"sockets\": expected THREADSxSOCKETS",
+                   "run " SMALL " --costs @/skb.json");
+}
+
+/* Issue 48's done-when: under a cloud preset with NCCL's multi-socket defaults a bandwidth sweep
+ * moves (aws-p3dn: 2x8 sockets, 120 Gbit/s of cap; 16 V100s, two nodes), where the one-socket
+ * default caps every link at 7.5 Gbit/s; a flag given beside the preset wins (--bandwidth). */
+static void test_a_cloud_preset_sweep_moves_with_the_bandwidth(void **state)
+{
+    (void)state;
+    double rate[2];
+    const char *bws[] = {"10Gbps", "100Gbps"};
+    for (int i = 0; i < 2; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd,
+                 "bench --workload resnet50 --workers 16 --cloud aws-p3dn --collectives analytic "
+                 "--batch 4 --price-batch 64 --bandwidth %s",
+                 bws[i]);
+        assert_int_equal(bw(cmd), 0);
+        char *out = tmp_file("stdout");
+        const char *at = strstr(out, "samples/s in all");
+        assert_non_null(at);
+        while (at > out && at[-1] != ',') at--;
+        rate[i] = strtod(at, NULL);
+        assert_non_null(strstr(out, "# 16 x V100"));
+        assert_non_null(strstr(out, "8 per node, hierarchical"));
+        assert_non_null(strstr(out, "(2x8 NCCL sockets, at most 120 Gbit/s)"));
+        free(out);
+    }
+    if (!(rate[1] > 1.1 * rate[0])) fail_msg("10 Gbps %g, 100 Gbps %g img/s", rate[0], rate[1]);
+}
+
 /* Defect 19: an efficiency of 1e-20 blamed --gpu-efficiency, which was never given. */
 static void test_an_efficiency_is_refused_by_its_field(void **state)
 {
@@ -201,6 +287,9 @@ int main(void)
         cmocka_unit_test(test_a_rate_below_what_bellows_simulates_is_refused_by_field),
         cmocka_unit_test(test_a_link_share_leaves_a_bandwidth_bellows_simulates),
         cmocka_unit_test(test_a_cap_limits_the_run_nics_and_a_bad_one_is_refused),
+        cmocka_unit_test(test_sockets_multiply_one_stream_cap),
+        cmocka_unit_test(test_bad_sockets_and_presets_are_refused),
+        cmocka_unit_test(test_a_cloud_preset_sweep_moves_with_the_bandwidth),
         cmocka_unit_test(test_an_efficiency_is_refused_by_its_field),
         cmocka_unit_test(test_control_characters_in_names_are_refused),
         cmocka_unit_test(test_a_rate_table_spanning_the_doubles_prices_as_its_constant),

@@ -72,6 +72,19 @@ const CliOpt cluster_cli_opts[] = {
                 "with --platform: the hosts of ranks 0,1,... in this order", 0, 0, NULL, 0),
     CLUSTER_OPT("oversubscription", CLI_DOUBLE, oversub, "1", NULL,
                 "fat-tree: leaf downlink capacity / uplink capacity", 1, 1e6, NULL, 0),
+    CLUSTER_OPT("nccl-sockets", CLI_STRING, nccl_sockets, NULL, "THREADSxSOCKETS",
+                "--transport tcp: NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD, threads 1-16, "
+                "product at most 64; the transport's cap is one socket stream's rate (the cost "
+                "profile's cap_gbps) times the product, shared by a NIC's GPUs (default: the "
+                "profile's sockets, 1x1 as NCCL runs on a NIC neither Amazon's nor Google's; "
+                "NCCL picks 2x8 on AWS, 4x1 on GCP's gVNIC)",
+                0, 0, NULL, 0),
+    CLUSTER_OPT("cloud", CLI_CHOICE, cloud, NULL, NULL,
+                "a cluster as sold: the GPU, GPUs per node, NIC bandwidth, NVLink and NCCL's "
+                "socket defaults of aws-p3dn (p3dn.24xlarge: 8 V100, 100 Gbps, 2x8 sockets), "
+                "gcp-a2 (a2-highgpu-8g: 8 A100, 100 Gbps, 4x1) or onprem-tcp (GRACE's: 1 V100 a "
+                "node, 25 Gbps, 1x1); a flag given beside it wins",
+                0, 0, "aws-p3dn|gcp-a2|onprem-tcp", 0),
 };
 const int cluster_cli_n_opts = (int)(sizeof cluster_cli_opts / sizeof *cluster_cli_opts);
 #undef CLUSTER_OPT
@@ -79,6 +92,75 @@ const int cluster_cli_n_opts = (int)(sizeof cluster_cli_opts / sizeof *cluster_c
 static int given(const int *set, const char *name)
 {
     return cli_given(cluster_cli_opts, cluster_cli_n_opts, set, name);
+}
+
+/* --cloud: clusters as they are sold, each with NCCL's own socket defaults for its NIC's vendor
+ * (NVIDIA/nccl src/transport/net_socket.cc, ncclNetSocketGetNsockNthread: vendor 0x1d0f,
+ * Amazon's ENA and EFA, 2 threads x 8 sockets; 0x1ae0, Google's gVNIC, 4 x 1; any other one
+ * stream, the control socket). */
+static const CloudPreset CLOUDS[] = {
+    /* 2 x p3dn.24xlarge, 8 V100s behind one 100 Gb/s NIC a node (aws/aws-ofi-nccl#33, the log
+     * in tests/data/nccl-tests/p3dn-2x8-efa-allreduce.txt); V100 NVLink 300 GB/s a GPU (the
+     * datasheet, --intra-bandwidth's default) */
+    {"aws-p3dn", "V100", 8, 100e9 / 8, 300e9, 2, 8, "p3dn.24xlarge: 8 V100 a node, 100 Gbps ENA"},
+    /* a2-highgpu-8g: 8 A100 40GB, NVLink 600 GB/s; A2 VMs up to 100 Gbps with gVNIC
+     * (cloud.google.com/compute/docs/gpus/gpu-network-bandwidth) */
+    {"gcp-a2", "A100", 8, 100e9 / 8, 600e9, 4, 1, "a2-highgpu-8g: 8 A100 a node, 100 Gbps gVNIC"},
+    /* GRACE's cluster (Xu et al., ICDCS 2021; sands-lab/grace-data): one V100 a node, links
+     * limited to 25 Gbps, NCCL's defaults */
+    {"onprem-tcp", "V100", 1, 25e9 / 8, 0, 1, 1, "GRACE's: 1 V100 a node, 25 Gbps"},
+};
+
+const CloudPreset *cluster_cloud_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof CLOUDS / sizeof *CLOUDS; i++)
+        if (strcmp(CLOUDS[i].name, name) == 0) return &CLOUDS[i];
+    return NULL;
+}
+
+/* --cloud's values into ca where the flag was not given; then --nccl-sockets (or the preset's)
+ * parsed into ca->sock_threads x sock_socks. */
+static int cloud_and_sockets(ClusterFlags *ca, const int *set, BwError *err)
+{
+    const CloudPreset *k = cluster_cloud_find(ca->cloud);
+    if (k) {
+        if (!given(set, "gpu")) ca->gpu = k->gpu;
+        if (!given(set, "gpus-per-node")) ca->gpus_per_node = k->gpus_per_node;
+        if (!given(set, "topology") && ca->gpus_per_node > 1) ca->topology = "hierarchical";
+        if (!given(set, "bandwidth")) ca->bandwidth = k->bandwidth_Bps;
+        if (!given(set, "intra-bandwidth") && k->intra_Bps > 0 &&
+            strcmp(ca->topology, "hierarchical") == 0)
+            ca->intra_bandwidth = k->intra_Bps;
+        if (!given(set, "nccl-sockets")) {
+            snprintf(ca->cloud_sockets, sizeof ca->cloud_sockets, "%dx%d", k->threads, k->socks);
+            ca->nccl_sockets = ca->cloud_sockets;
+        }
+    }
+    ca->sock_threads = ca->sock_socks = 0;
+    if (!ca->nccl_sockets) return BW_OK;
+    const char *why = costs_sockets_parse(ca->nccl_sockets, &ca->sock_threads, &ca->sock_socks);
+    if (why) {
+        ca->sock_threads = ca->sock_socks = 0;
+        return bw_fail(err, BW_EUSAGE, "--nccl-sockets: %s; got '%s'", why, ca->nccl_sockets);
+    }
+    return BW_OK;
+}
+
+int cluster_apply_sockets(const ClusterFlags *ca, const int *set, CostProfile *p, CostNet net,
+                          BwError *err)
+{
+    if (!ca->sock_threads || !p) return BW_OK;
+    const int applied =
+        net == COST_NET_TCP && costs_set_sockets(p, net, ca->sock_threads, ca->sock_socks);
+    if (applied || !given(set, "nccl-sockets")) return BW_OK;
+    if (net != COST_NET_TCP)
+        return bw_fail(err, BW_EUSAGE,
+                       "--nccl-sockets: NCCL's socket transport runs --transport tcp, not %s",
+                       costs_net_name(net));
+    return bw_fail(err, BW_EUSAGE,
+                   "--nccl-sockets: costs %s gives no rate of one socket stream on tcp "
+                   "(\"cap_gbps\"; ideal, grace-tf and busbw networks have none)",
+                   p->name);
 }
 
 void cluster_flags_release(ClusterFlags *ca)
@@ -99,7 +181,8 @@ static int user_platform(Cluster *c, ClusterFlags *ca, const int *set, BwError *
         "topology",      "gpu",         "precision",     "gpu-efficiency",
         "gpu-flops",     "bandwidth",   "latency",       "intra-bandwidth",
         "intra-latency", "nic-per-gpu", "leaf-size",     "oversubscription",
-        "nics-per-node", "islands",     "wan-bandwidth", "wan-latency"};
+        "nics-per-node", "islands",     "wan-bandwidth", "wan-latency",
+        "cloud"};
     for (size_t i = 0; i < sizeof generated_only / sizeof *generated_only; i++)
         if (given(set, generated_only[i]))
             return bw_fail(err, BW_EUSAGE,
@@ -158,6 +241,8 @@ static int user_platform(Cluster *c, ClusterFlags *ca, const int *set, BwError *
 int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
 {
     *c = cluster_default();
+    int rc0 = cloud_and_sockets(ca, set, err);
+    if (rc0) return rc0;
     c->workers = ca->workers;
     c->gpus_per_node = ca->gpus_per_node;
     c->topology = strcmp(ca->topology, "fat-tree") == 0       ? TOPO_FAT_TREE

@@ -14,6 +14,11 @@ typedef struct {
     const char *topology, *gpu, *precision, *platform, *hosts;
     double efficiency, gpu_flops, bandwidth, latency, intra_bandwidth, intra_latency, oversub;
     double wan_bandwidth, wan_latency;
+    const char *nccl_sockets, *cloud;
+    /* --nccl-sockets (or --cloud's) as parsed by cluster_from_cli: NCCL_SOCKET_NTHREADS x
+     * NCCL_NSOCKS_PERTHREAD; 0 x 0: neither given (the cost profile's) */
+    int sock_threads, sock_socks;
+    char cloud_sockets[16]; /* --cloud's sockets as text, when --nccl-sockets is not given */
     char **probed_names, *hosts_text, **hosts_list; /* owned; cluster_flags_release */
     int n_probed;
 } ClusterFlags;
@@ -31,6 +36,24 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
  * (then c keeps 0.5, assumed): the one rule every simulating command and `bellows platform`
  * apply. p may be NULL. */
 int cluster_apply_costs(Cluster *c, const CostProfile *p, const char *workload, BwError *err);
+
+/* --nccl-sockets (or --cloud's sockets) on the tcp network of the cost profile p, when the run's
+ * transport is net: one socket stream's cap times threads x sockets (costs_set_sockets). Given
+ * explicitly where it cannot apply (--transport other than tcp, a profile without a per-socket
+ * cap: ideal, grace-tf, a busbw network): a usage error naming the flag. --cloud's sockets
+ * apply where they can and are otherwise left. */
+int cluster_apply_sockets(const ClusterFlags *ca, const int *set, CostProfile *p, CostNet net,
+                          BwError *err);
+
+/* The --cloud preset named name, or NULL: what it sets, for the header. */
+typedef struct {
+    const char *name, *gpu;
+    int gpus_per_node;
+    double bandwidth_Bps, intra_Bps; /* the NIC's; each GPU's NVLink (0: one GPU a node) */
+    int threads, socks;              /* NCCL's socket defaults for the NIC's vendor */
+    const char *what;                /* the machine, as the header prints it */
+} CloudPreset;
+const CloudPreset *cluster_cloud_find(const char *name);
 
 /* Frees what a --platform's host list holds; the clusters made from it are then invalid.
  * A zeroed ClusterFlags is fine. */

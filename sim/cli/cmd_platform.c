@@ -37,6 +37,7 @@ int cmd_platform(int argc, char **argv, BwError *err)
     CostProfile *prof = NULL;
     if (rc == BW_OK) /* run's defaults: --costs pytorch (the GPU's profile), --transport tcp */
         rc = costs_load(COSTS_DEFAULT, "--costs", c.gpu ? c.gpu->name : NULL, &prof, err);
+    if (rc == BW_OK) rc = cluster_apply_sockets(&ca, set, prof, COST_NET_TCP, err);
     if (rc == BW_OK) rc = cluster_apply_costs(&c, prof, NULL, err);
     if (rc == BW_OK) {
         RunConfig cfg = {0};

@@ -31,6 +31,7 @@ typedef struct {
     double *pred;     /* per job, img/s */
     double *images;   /* per job: workers x images per GPU, a step */
     char (*profile)[64];
+    CostSetting *setting; /* per job: what a run's nearest rows are found by */
     char (*error)[512];
     int failed;
 } Validate;
@@ -77,6 +78,7 @@ static int check_settings(Validate *v, BwError *err)
                 v->images[j] = (double)cfg.cluster.workers * per_gpu;
                 snprintf(v->profile[j], sizeof v->profile[j], "%s",
                          cfg.costs && !cfg.costs->ideal ? cfg.costs->name : "ideal");
+                driver_cost_setting(&cfg, &v->setting[j]);
             }
             run_flags_release(f);
         }
@@ -270,6 +272,29 @@ static int write_csv(const char *path, const Validate *v, const double *pred, co
     return outfile_commit(&of, ferr);
 }
 
+/* summary.json's "rows": each predicted img/s row's setting (driver_cost_setting, its first
+ * setting's where it averages several) and signed error, from which every run names the rows
+ * near it (costs_validation_near) without running any. */
+static void write_rows(FILE *f, const Validate *v, const double *err)
+{
+    fputs("  \"rows\": [", f);
+    int first = 1;
+    for (int i = 0; i < v->rows.n; i++) {
+        const ValRow *r = &v->rows.rows[i];
+        if (r->fit || r->unit != VALROW_IMG_S) continue;
+        const CostSetting *s = &v->setting[r->first_job];
+        fprintf(f,
+                "%s\n    {\"id\": \"%s\", \"error\": %.4f, \"family\": \"%s\", "
+                "\"framework\": \"%s\", \"transport\": \"%s\", \"sockets\": %d, \"gbps\": %.6g, "
+                "\"gpus_per_nic\": %.6g, \"gpu\": \"%s\"}",
+                first ? "" : ",", r->id, err[i], s->family, s->framework,
+                costs_net_name((CostNet)s->transport), s->sockets, s->gbps, s->gpus_per_nic,
+                s->gpu);
+        first = 0;
+    }
+    fputs("\n  ]\n", f);
+}
+
 /* --write-summary FILE: per profile, its predicted rows' median and worst |error| (the JSON that
  * sim/costs/validation/summary.json holds and runs print). */
 static int write_summary(const char *path, const Validate *v, const double *err, double *tmp,
@@ -296,7 +321,9 @@ static int write_summary(const char *path, const Validate *v, const double *err,
                 first ? "" : ",", key, n, med, worst);
         first = 0;
     }
-    fputs("\n  }\n}\n", of.f);
+    fputs("\n  },\n", of.f);
+    write_rows(of.f, v, err);
+    fputs("}\n", of.f);
     return outfile_commit(&of, ferr);
 }
 
@@ -425,6 +452,7 @@ int cmd_validate(int argc, char **argv, BwError *err)
     free(v.pred);
     free(v.images);
     free(v.profile);
+    free(v.setting);
     free(v.error);
     valrows_free(&v.rows);
     return rc;
@@ -436,10 +464,11 @@ static int validate_run(const ValidateFlags *vf, Validate *v, BwError *err)
     v->pred = calloc((size_t)nj, sizeof *v->pred);
     v->images = calloc((size_t)nj, sizeof *v->images);
     v->profile = calloc((size_t)nj, sizeof *v->profile);
+    v->setting = calloc((size_t)nj, sizeof *v->setting);
     v->error = calloc((size_t)nj, sizeof *v->error);
     double *pred = calloc((size_t)n, sizeof *pred), *e = calloc((size_t)n, sizeof *e);
     double *tmp = calloc((size_t)n, sizeof *tmp);
-    int rc = !v->pred || !v->images || !v->profile || !v->error || !pred || !e || !tmp
+    int rc = !v->pred || !v->images || !v->profile || !v->setting || !v->error || !pred || !e || !tmp
                  ? bw_fail(err, BW_ERUNTIME, "out of memory")
                  : check_settings(v, err);
     double t0 = wallclock_s();

@@ -29,5 +29,13 @@ int cmd_costs(int argc, char **argv, BwError *err)
 {
     if (argc > 0 && strcmp(argv[0], "import-nccl-tests") == 0)
         return cmd_costs_import(argc - 1, argv + 1, err);
+    if (argc == 1 && argv[0][0] != '-') { /* one profile, every rate with its source */
+        int rc = costs_print_profile(stdout, argv[0], err);
+        if (rc == BW_OK && (fflush(stdout) != 0 || ferror(stdout)))
+            rc = bw_fail(err, BW_ERUNTIME, "costs: cannot write to standard output");
+        return rc;
+    }
+    if (argc > 1 && argv[0][0] != '-')
+        return bw_fail(err, BW_EUSAGE, "costs: takes one profile NAME or FILE.json, got %d", argc);
     return listing(argc, argv, "costs", costs_print_list, err);
 }

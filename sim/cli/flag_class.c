@@ -67,6 +67,8 @@ static const FlagClassRow CLASSES[] = {
     {"platform", FLAG_PRICE},
     {"hosts", FLAG_PRICE},
     {"oversubscription", FLAG_PRICE},
+    {"nccl-sockets", FLAG_PRICE},
+    {"cloud", FLAG_PRICE},
     /* islands (sim/driver/islands.c): the island count shapes the replicas; the WAN is a price
      * (a replay on islands takes the actors) */
     {"islands", FLAG_DYNAMICS},

@@ -121,7 +121,8 @@ static const CliOpt run_opts[] = {
             "what the implementation pays beside the roofline (bellows costs, or a profile "
             ".json): fixed costs per tensor, kernel and collective call, each operation's rate, "
             "the collectives' share of the links, the compute's efficiency. pytorch: PyTorch "
-            "DDP + NCCL on --gpu; ideal: the roofline (bellows before cost profiles)",
+            "DDP + NCCL on --gpu (PyTorch 1.x on a V100 or A100; pytorch2-v100, pytorch2-a100: "
+            "2.x, derived); ideal: the roofline (bellows before cost profiles)",
             0, 0, NULL, 0),
     RUN_OPT("transport", CLI_CHOICE, transport, "tcp", NULL,
             "the network's kind, whose share of the links the cost profile gives: tcp (NCCL or "
@@ -414,6 +415,9 @@ static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
         return rc;
     cfg->costs = f->costs;
     cfg->transport = (CostNet)costs_net_parse(f->run.transport);
+    if ((rc = cluster_apply_sockets(&f->cluster, f->set + f->cluster_at, f->costs, cfg->transport,
+                                    err)))
+        return rc;
     return cluster_apply_costs(c, cfg->costs, f->workload ? f->workload->name : NULL, err);
 }
 

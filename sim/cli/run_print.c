@@ -94,10 +94,29 @@ static void print_lr_scale(const RunConfig *cfg)
     printf("\n");
 }
 
+/* NCCL's sockets, when more than one stream: ": 2x1 NCCL sockets at 7.5 Gbit/s each" beside a
+ * cap that binds, else " (2x8 NCCL sockets, at most 120 Gbit/s)"; "" for one stream (the text
+ * runs printed before sockets were a setting), in buf. */
+static const char *sockets_text(const CostProfile *p, CostNet net, int unbound, char *buf,
+                                size_t n)
+{
+    const CostNetShare *s = &p->net[net];
+    *buf = '\0';
+    if (!(s->cap_Bps > 0) || s->threads * s->socks <= 1) return buf;
+    if (unbound)
+        snprintf(buf, n, " (%dx%d NCCL sockets, at most %.3g Gbit/s)", s->threads,
+                 s->socks, s->cap_Bps * 8 / 1e9);
+    else
+        snprintf(buf, n, ": %dx%d NCCL sockets at %.3g Gbit/s each", s->threads,
+                 s->socks, s->socket_cap_Bps * 8 / 1e9);
+    return buf;
+}
+
 /* "# price: ..." the workload, the overlap and the cost profile a run's steps are priced at. */
 static void print_price(const RunConfig *cfg)
 {
     const CostProfile *p = cfg->costs;
+    char sk[96];
     const char *ov = cfg->overlap == OVERLAP_DDP      ? "DDP's overlap"
                      : cfg->overlap == OVERLAP_LAYER  ? "DDP's overlap and layer-wise "
                                                         "dependencies across steps"
@@ -121,6 +140,7 @@ static void print_price(const RunConfig *cfg)
         return;
     }
     printf("; costs %s (%s: %s", p->name, p->gpu, p->implementation);
+    if (p->software[0]) printf("; software: %s", p->software);
     if (p->device[0]) printf(", measured on %s %s", p->device, p->date);
     if (p->validation[0]) printf("; validated: %s", p->validation);
     if (p->interference > 1 && cfg->overlap != OVERLAP_NONE && cfg->overlap != OVERLAP_TENSOR)
@@ -131,13 +151,14 @@ static void print_price(const RunConfig *cfg)
                cfg->free_compression ? ", compression free" : "");
     else if (costs_link_share(p, cfg->transport, 0, cfg->cluster.bandwidth_Bps) <
              costs_share(p, cfg->transport, 0)) /* the transport's cap, below share x link */
-        printf("), %s collectives at %.3g Gbit/s, the transport's cap (%.0f%% of the link)%s\n",
+        printf("), %s collectives at %.3g Gbit/s, the transport's cap%s (%.0f%% of the link)%s\n",
                costs_net_name(cfg->transport), p->net[cfg->transport].cap_Bps * 8 / 1e9,
+               sockets_text(p, cfg->transport, 0, sk, sizeof sk),
                100 * costs_link_share(p, cfg->transport, 0, cfg->cluster.bandwidth_Bps),
                cfg->free_compression ? ", compression free" : "");
     else
-        printf("), %s links at %.0f%% of their rate%s\n", costs_net_name(cfg->transport),
-               100 * costs_share(p, cfg->transport, 0),
+        printf("), %s links at %.0f%% of their rate%s%s\n", costs_net_name(cfg->transport),
+               100 * costs_share(p, cfg->transport, 0), sockets_text(p, cfg->transport, 1, sk, sizeof sk),
                cfg->free_compression ? ", compression free" : "");
 }
 
@@ -240,8 +261,20 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
             printf("# %d islands of %d GPUs, joined by WAN links of %g Mbps / %g ms\n", c->islands,
                    cluster_island_size(c), c->wan_bandwidth_Bps * 8 / 1e6, c->wan_latency_s * 1e3);
         print_intra_node(cfg);
+        const CloudPreset *k = cluster_cloud_find(f->cluster.cloud);
+        if (k)
+            printf("# cloud %s: %s, NCCL's %dx%d sockets there (--cloud; a flag given beside it "
+                   "wins)\n",
+                   k->name, k->what, k->threads, k->socks);
     }
     print_price(cfg);
+    if (cfg->costs && !cfg->costs->ideal) { /* the published rows near this run (issue 48) */
+        CostSetting here;
+        char near[1024];
+        driver_cost_setting(cfg, &here);
+        costs_validation_near(&here, near, sizeof near);
+        printf("# validation: %s\n", near);
+    }
     if (cfg->price_workers) /* the closed forms at N GPUs, the small model on P */
         printf("# price at scale: every step's communication as %d GPUs pay it (the analytic "
                "collectives' closed forms on this %s; the small model trains on %d; the transfer "

@@ -5,6 +5,7 @@
  * roofline itself. */
 #include <assert.h>
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,38 @@ double costs_capped_share(double share, double cap_Bps, double link_Bps)
     return capped < share ? capped : share;
 }
 
+const char *costs_sockets_parse(const char *text, int *threads, int *socks)
+{
+    static const char why[] = "expected THREADSxSOCKETS, NCCL_SOCKET_NTHREADS x "
+                              "NCCL_NSOCKS_PERTHREAD, e.g. 2x8: threads 1 to 16 and their "
+                              "product with the sockets at most 64 (NCCL's MAX_THREADS and "
+                              "MAX_SOCKETS, src/transport/net_socket.cc)";
+    char *end;
+    errno = 0;
+    long t = strtol(text, &end, 10), s = 0;
+    int ok = end != text && (*end == 'x' || *end == 'X') && isdigit((unsigned char)*text);
+    if (ok) {
+        const char *rest = end + 1;
+        s = strtol(rest, &end, 10);
+        ok = end != rest && !*end && isdigit((unsigned char)*rest) && errno == 0;
+    }
+    if (!ok || t < 1 || t > COSTS_MAX_SOCKET_THREADS || s < 1 || t * s > COSTS_MAX_SOCKETS)
+        return why;
+    *threads = (int)t;
+    *socks = (int)s;
+    return NULL;
+}
+
+int costs_set_sockets(CostProfile *p, CostNet net, int threads, int socks)
+{
+    CostNetShare *s = &p->net[net];
+    if (p->ideal || !s->present || s->busbw || !(s->socket_cap_Bps > 0)) return 0;
+    s->threads = threads;
+    s->socks = socks;
+    s->cap_Bps = s->socket_cap_Bps * threads * socks;
+    return 1;
+}
+
 double costs_efficiency(const CostProfile *p, const char *precision)
 {
     if (p->ideal) return 0;
@@ -328,7 +361,11 @@ static void print_shares(FILE *out, int n, const CostNetShare *s)
 {
     fprintf(out, " %s (allreduce %.2f, allgather %.2f of the link", NET_NAMES[n], s->allreduce,
             s->allgather);
-    if (s->cap_Bps > 0) fprintf(out, ", at most %.3g Gbit/s", s->cap_Bps * 8 / 1e9);
+    if (s->cap_Bps > 0 && s->threads * s->socks > 1)
+        fprintf(out, ", at most %.3g Gbit/s: %dx%d sockets at %.3g each", s->cap_Bps * 8 / 1e9,
+                s->threads, s->socks, s->socket_cap_Bps * 8 / 1e9);
+    else if (s->cap_Bps > 0)
+        fprintf(out, ", at most %.3g Gbit/s", s->cap_Bps * 8 / 1e9);
     fprintf(out, ")");
 }
 

@@ -79,12 +79,21 @@ typedef struct {
     double bytes[COSTS_BUSBW_POINTS], busbw_Bps[COSTS_BUSBW_POINTS];
 } CostBusbwTable;
 
+/* NCCL's socket transport (NVIDIA/nccl src/transport/net_socket.cc): NCCL_SOCKET_NTHREADS is
+ * at most MAX_THREADS 16, and its product with NCCL_NSOCKS_PERTHREAD at most MAX_SOCKETS 64. */
+#define COSTS_MAX_SOCKET_THREADS 16
+#define COSTS_MAX_SOCKETS        64
+
 typedef struct {
     int present;
     double allreduce, allgather; /* achieved bus bandwidth over the link's, in (0, 1] */
-    /* "cap_gbps": the most the collectives reach whatever the link, in bytes/s (0: no cap): a
-     * transport's own limit (NCCL's socket transport with its defaults), not a share of it */
-    double cap_Bps;
+    /* "cap_gbps": the most one of NCCL's socket streams reaches whatever the link, in bytes/s
+     * (0: no cap), a transport's own limit, not a share of it; "sockets": "TxS", the
+     * NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD it runs with (1x1 when absent), which
+     * --nccl-sockets replaces (costs_set_sockets). cap_Bps is the transport's cap, one
+     * stream's times threads x sockets: every caller reads that. */
+    double socket_cap_Bps, cap_Bps;
+    int threads, socks;
     /* "busbw" instead of the two shares: the tables of allreduce [0] and allgather [1] (none:
      * the allreduce's), gpus_per_nic rising, measured on links of link_Bps bytes/s */
     int busbw;
@@ -112,6 +121,9 @@ typedef struct {
     char spec[256];   /* what costs_load was given, for errors and summaries */
     char source[512]; /* where the constants come from */
     char implementation[128];
+    /* "software": the framework generation its rates were measured under, e.g. "PyTorch 1.x
+     * (GRACE, pytorch#22812)" ("" when not given); the run's header names it */
+    char software[160];
     int ideal;    /* the roofline: none of the fields below is used */
     char gpu[16]; /* the GPU it describes (cluster_gpu_find's name) */
     /* where it was measured (calibrate.py writes them; "" for cited profiles) */
@@ -212,6 +224,15 @@ double costs_capped_share(double share, double cap_Bps, double link_Bps);
 int costs_busbw_curve(const CostProfile *p, CostNet net, int allgather, double gpus_per_nic,
                       CollShareCurve *out);
 
+/* "TxS" (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD, each >= 1, threads at most
+ * COSTS_MAX_SOCKET_THREADS, the product at most COSTS_MAX_SOCKETS) into threads and socks:
+ * NULL, or what was wrong ("expected THREADSxSOCKETS ..."), a static string. */
+const char *costs_sockets_parse(const char *text, int *threads, int *socks);
+/* Runs network net of p with threads x socks of NCCL's sockets: its cap becomes one stream's
+ * times their product. Returns 0 (p unchanged) when net has no per-stream cap (ideal, busbw,
+ * no "cap_gbps", absent). */
+int costs_set_sockets(CostProfile *p, CostNet net, int threads, int socks);
+
 /* The efficiency the profile gives for precision ("fp32", "tf32", "bf16"), or 0. */
 double costs_efficiency(const CostProfile *p, const char *precision);
 /* The same for the workload named workload (NULL: none): its own entry when the profile has
@@ -229,8 +250,44 @@ const char *costs_op_name(CostOp op);
 const char *costs_net_name(CostNet n);
 int costs_net_parse(const char *name); /* -1 if unknown */
 
+/* What `bellows validate`'s rows and a run are compared on, to name the published rows near a
+ * run (issue 48: a run's "validated" line named rows of another model, network and node). */
+typedef struct {
+    char family[32];    /* the workload's name up to its first '-' (resnet50-tf: resnet50); "" */
+    char framework[16]; /* costs_framework: pytorch, tensorflow, roofline (ideal) or other */
+    int transport;      /* CostNet */
+    int sockets;        /* NCCL's socket streams, threads x sockets per thread (tcp with a cap;
+                           else 1) */
+    double gbps;        /* the NIC's rate, Gbit/s */
+    double gpus_per_nic;
+    char gpu[16]; /* "" when the GPU is given by its rate */
+} CostSetting;
+
+/* The distance between two settings, each term 0 when they agree:
+ *   1 for another model family, 1 for another framework, 1 for another transport, 1 for
+ *   another GPU, |log10| of the bandwidths' ratio (10x apart: 1), |log2| of the GPUs per NIC's
+ *   ratio / 3 (8x apart: 1), |log2| of the socket streams' ratio / 6 (1 against 64: 1).
+ * A row is near a run below COSTS_NEAR_DISTANCE: one difference of kind, or a tenfold
+ * bandwidth, is not near. why (n bytes, may be NULL) names what differs. */
+#define COSTS_NEAR_DISTANCE 1.0
+double costs_setting_distance(const CostSetting *run, const CostSetting *row, char *why, size_t n);
+
+/* pytorch, tensorflow (the implementation names it), roofline (ideal) or other. */
+const char *costs_framework(const CostProfile *p);
+
+/* The predicted rows of the built-in validation (sim/costs/validation/summary.json's "rows",
+ * written by `bellows validate --write-summary`, each with its setting and error) near s, as
+ * one line for the header and summary.json: "N published rows near this setting (median
+ * error M%, worst W%); nearest: ID (+E%, distance D), ..." or "no published row near this
+ * setting; the nearest, ID (+E%), at distance D: WHAT differs". */
+void costs_validation_near(const CostSetting *s, char *buf, size_t n);
+
 /* The `bellows costs` listing. */
 void costs_print_list(FILE *out);
+/* `bellows costs NAME|FILE.json`: the profile's every rate (compute, fixed costs, each
+ * operation's rates by size, the networks, interference, schedules) with its software
+ * generation and source (costs_show.c). A bad name or file: a usage error naming it. */
+int costs_print_profile(FILE *out, const char *spec, BwError *err);
 const char *const *costs_builtin_names(void); /* NULL-terminated */
 
 #endif

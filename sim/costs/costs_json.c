@@ -31,7 +31,8 @@ static int get_num(const Ctx *c, const json_t *o, const char *key, double max, d
     return BW_OK;
 }
 
-/* Refuses a key of o that is neither in known[] nor "source". */
+/* Refuses a key of o that is neither in known[] nor "source" or "software" (the software
+ * generation a constant was measured under: `bellows costs NAME` prints both). */
 static int only_keys(const Ctx *c, const json_t *o, const char *const *known, const char *what)
 {
     const char *key;
@@ -39,7 +40,7 @@ static int only_keys(const Ctx *c, const json_t *o, const char *const *known, co
     json_object_foreach((json_t *)o, key, v)
     {
         (void)v;
-        int ok = strcmp(key, "source") == 0;
+        int ok = strcmp(key, "source") == 0 || strcmp(key, "software") == 0;
         for (int i = 0; !ok && known[i]; i++) ok = strcmp(key, known[i]) == 0;
         if (!ok) return json_at_fail(&c->loc, "%s: unknown key \"%s\"", what, key);
     }
@@ -104,7 +105,7 @@ static int parse_ops(Ctx *c, const json_t *ops, CostProfile *p)
     json_t *v;
     json_object_foreach((json_t *)ops, key, v)
     {
-        if (strcmp(key, "source") == 0) continue;
+        if (strcmp(key, "source") == 0 || strcmp(key, "software") == 0) continue;
         int op = costs_op_parse(key);
         if (op < 0) {
             char names[160];
@@ -122,6 +123,22 @@ static int parse_ops(Ctx *c, const json_t *ops, CostProfile *p)
     return BW_OK;
 }
 
+/* "sockets": "TxS", NCCL's socket threads x sockets per thread, only beside "cap_gbps" (one
+ * stream's rate, which they multiply) and only for tcp, NCCL's socket transport. */
+static int parse_sockets(const Ctx *c, const json_t *v, int net, CostNetShare *s)
+{
+    s->threads = s->socks = 1; /* NCCL's defaults outside AWS and GCP: one stream */
+    json_t *k = json_object_get(v, "sockets");
+    if (!k) return BW_OK;
+    if (net != COST_NET_TCP || !json_object_get(v, "cap_gbps"))
+        return json_at_fail(&c->loc, "\"sockets\": NCCL's socket streams multiply one's rate, "
+                                     "\"cap_gbps\", of a tcp network; give both, on tcp");
+    const char *why = json_is_string(k) ? costs_sockets_parse(json_string_value(k), &s->threads,
+                                                              &s->socks)
+                                        : "expected a string THREADSxSOCKETS, e.g. \"2x8\"";
+    return why ? json_at_fail(&c->loc, "\"sockets\": %s", why) : BW_OK;
+}
+
 /* "cap_gbps": optional, Gbit/s in the range of a link bellows simulates; not beside "busbw",
  * whose tables are the rates themselves. */
 static int parse_cap(const Ctx *c, const json_t *v, CostNetShare *s)
@@ -134,13 +151,15 @@ static int parse_cap(const Ctx *c, const json_t *v, CostNetShare *s)
     int rc = get_num(c, v, "cap_gbps", CLUSTER_MAX_BANDWIDTH_BPS * 8 / 1e9, &gbps);
     if (rc == BW_OK && gbps * 1e9 / 8 < CLUSTER_MIN_RATE)
         rc = json_at_fail(&c->loc, "\"cap_gbps\" must be at least %g", CLUSTER_MIN_RATE * 8 / 1e9);
-    if (rc == BW_OK) s->cap_Bps = gbps * 1e9 / 8;
+    if (rc == BW_OK) s->socket_cap_Bps = gbps * 1e9 / 8;
+    s->cap_Bps = s->socket_cap_Bps * s->threads * s->socks;
     return rc;
 }
 
 static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
 {
-    static const char *const known[] = {"allreduce", "allgather", "busbw", "cap_gbps", NULL};
+    static const char *const known[] = {"allreduce", "allgather", "busbw", "cap_gbps", "sockets",
+                                        NULL};
     if (!json_is_object(nets) || json_object_size(nets) == 0)
         return json_at_fail(
             &c->loc, "\"networks\" must be an object with at least one of \"tcp\", \"rdma\", "
@@ -149,7 +168,7 @@ static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
     json_t *v;
     json_object_foreach((json_t *)nets, key, v)
     {
-        if (strcmp(key, "source") == 0) continue;
+        if (strcmp(key, "source") == 0 || strcmp(key, "software") == 0) continue;
         int n = costs_net_parse(key);
         if (n < 0)
             return json_at_fail(
@@ -165,6 +184,7 @@ static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
             rc = costs_parse_busbw(&c->loc, v, s);
         if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allreduce", 1, &s->allreduce);
         if (rc == BW_OK && !s->busbw) rc = get_num(c, v, "allgather", 1, &s->allgather);
+        rc = rc == BW_OK ? parse_sockets(c, v, n, s) : rc;
         rc = rc == BW_OK ? parse_cap(c, v, s) : rc;
         if (rc != BW_OK) return rc;
         s->present = 1;
@@ -236,7 +256,7 @@ static int parse_workload_eff(Ctx *c, const json_t *w, CostProfile *p)
     int rc = BW_OK;
     json_object_foreach((json_t *)w, name, v)
     {
-        if (strcmp(name, "source") == 0) continue;
+        if (strcmp(name, "source") == 0 || strcmp(name, "software") == 0) continue;
         size_t back = enter(c, name);
         if (!json_is_object(v) || strlen(name) >= sizeof p->workload_eff[0].workload)
             rc = json_at_fail(&c->loc, "expected {\"fp32\": x, ...} under a workload's name");
@@ -324,7 +344,7 @@ static int parse_schedules(Ctx *c, const json_t *o, CostProfile *p)
 {
     static const char *const known[] = {"partition_s", NULL};
     if (!o) return BW_OK;
-    if (!json_is_object(o) || json_object_size(o) > COSTS_MAX_SCHEDULES + 1)
+    if (!json_is_object(o) || json_object_size(o) > COSTS_MAX_SCHEDULES + 2)
         return json_at_fail(&c->loc,
                             "\"schedules\" must be an object of at most %d schedules, "
                             "each {\"partition_s\": seconds}",
@@ -335,7 +355,7 @@ static int parse_schedules(Ctx *c, const json_t *o, CostProfile *p)
     int rc = BW_OK;
     json_object_foreach((json_t *)o, name, v)
     {
-        if (strcmp(name, "source") == 0) continue;
+        if (strcmp(name, "source") == 0 || strcmp(name, "software") == 0) continue;
         size_t in = enter(c, name);
         const int k = p->n_sched_cost;
         if (k == COSTS_MAX_SCHEDULES || !json_is_object(v) ||
@@ -416,6 +436,8 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
                             COSTS_FORMAT);
     int rc = json_at_str(&c->loc, root, "name", 1, p->name, sizeof p->name);
     if (rc == BW_OK) rc = json_at_str(&c->loc, root, "source", 0, p->source, sizeof p->source);
+    if (rc == BW_OK)
+        rc = json_at_str(&c->loc, root, "software", 0, p->software, sizeof p->software);
     if (rc == BW_OK)
         rc = json_at_str(&c->loc, root, "implementation", 1, p->implementation,
                          sizeof p->implementation);

@@ -120,6 +120,7 @@ def profile(x):
         "name": "grace-tf",
         "implementation": "TensorFlow 1.15 + Horovod over OpenMPI/TCP, GRACE's compressors",
         "gpu": "V100",
+        "software": "TensorFlow 1.15 + Horovod (GRACE's runs, 2020)",
         "source": "fitted to 6 of GRACE's 21 ResNet-50 rows at 10 Gbps (Xu et al., ICDCS 2021; "
                   "sands-lab/grace-data), the rest cited or derived: sim/costs/fit_grace.py",
         "efficiency": {"fp32": round(x["efficiency"], 4),

@@ -335,6 +335,7 @@ def apply_measured(p, m):
     p["measured"] = m["measured"]
     p["efficiency"] = dict(m["efficiency"])
     p["efficiency"]["source"] = m["efficiency"]["source"] + "; " + where
+    p["efficiency"]["software"] = H100_SOFTWARE + " (measured)"
     p["fixed"]["tensor_s"] = m["fixed"]["tensor_s"]
     p["fixed"]["kernel_s"] = m["fixed"]["kernel_s"]
     p["fixed"]["source"] = ("a tensor's hook work and a kernel's launch %s; a collective call "
@@ -344,6 +345,42 @@ def apply_measured(p, m):
         p["ops"][name] = {"kernels": op["kernels"], "rate": op["rate"],
                           "source": "%s, %s" % (MEASURED_CALLS[name], where)}
     return p
+
+
+# PyTorch 2.x on the GPUs no one measured it on (issue 48): the 1.x profile with every operation
+# the H100's calibrate.py run measured carried to the GPU by memory bandwidth (derived_op), and
+# the per-tensor and per-kernel costs the H100 measured as they are (host-side: Python and the
+# CUDA launch, not the GPU). The compute (cuDNN's), the links and a collective call stay the 1.x
+# profile's; nothing here was measured on a V100 or an A100, and every rate says so. A streaming
+# pass (elementwise) keeps the 1.x profile's 85% of the GPU's memory bandwidth: the H100's
+# measured pass (3.6e12 bytes/s, counted at 12 bytes an element) carried by bandwidth would
+# exceed the V100's 900 GB/s, and no PyTorch streams faster than its GPU's memory.
+PYTORCH2_GPUS = ("V100", "A100")
+
+
+def profile2(gpu):
+    p = profile(gpu)
+    m = measured("H100")
+    p["name"] = "pytorch2-" + gpu.lower()
+    p["implementation"] = "PyTorch 2.x DDP + NCCL, compression in DDP communication hooks"
+    p["software"] = ("PyTorch 2.x, derived: %s's rates measured on the H100 carried to the %s "
+                     "by memory bandwidth" % (H100_SOFTWARE, gpu))
+    p["source"] = ("derived, not measured (sim/costs/gen_costs.py profile2): every operation's "
+                   "rate and the per-tensor and per-kernel costs from %s on the H100 "
+                   "(sim/costs/measured/%s), the rates carried to the %s by memory bandwidth; "
+                   "the compute, the links and a collective call's cost as pytorch-%s's" % (
+                       H100_SOFTWARE, MEASURED["H100"], gpu, gpu.lower()))
+    p["fixed"]["tensor_s"] = m["fixed"]["tensor_s"]
+    p["fixed"]["kernel_s"] = m["fixed"]["kernel_s"]
+    p["fixed"]["software"] = H100_SOFTWARE + ", derived from the H100's measurement"
+    p["fixed"]["source"] = ("derived, not published: a tensor's hook work and a kernel's launch "
+                            "measured on the H100 (sim/costs/measured/%s), host-side costs "
+                            "carried as they are; a collective call 50 us, an estimate" %
+                            MEASURED["H100"])
+    for name in m["ops"]:
+        if name != "elementwise":
+            p["ops"][name] = derived_op(gpu, name)
+    return label_software(p)
 
 
 def dumps(obj, indent=0):
@@ -447,14 +484,21 @@ def profile(gpu, all_logs=False):
         ops[name] = {"kernels": kernels, "rate": rate(units_per_s), "source": source}
     for name in DERIVED_OPS.get(gpu, []):
         ops[name] = derived_op(gpu, name)
+    p = {**{k: p[k] for k in ("bellows_costs", "name", "implementation", "gpu")},
+         "software": SOFTWARE[gpu], **p}
+    p["fixed"]["software"] = SOFTWARE_FIXED
     m = measured(gpu)
     if m:
-        return apply_measured(p, m)
+        p["fixed"]["software"] = H100_SOFTWARE + " (measured)"
+        return label_software(apply_measured(p, m))
+    label_software(p)
     if EFFICIENCY[gpu]:
         p["efficiency"]["source"] = ("ResNet-50 v1.5 in PyTorch, NVIDIA DeepLearningExamples: "
                                      "V100 FP32 367 img/s, A100 TF32 938 img/s, at 24.60 GFLOP "
                                      "an image over the peak")
+        p["efficiency"]["software"] = SOFTWARE_COMPUTE
         if "workloads" in EFFICIENCY[gpu]:
+            p["efficiency"]["workloads"]["software"] = "PyTorch 1.x (GRACE's runs, 2020)"
             p["efficiency"]["workloads"]["source"] = (
                 "resnet9-cifar: fitted to GRACE's one V100 (8,675 img/s, sands-lab/grace-data "
                 "cifar10-classification-pytorch 499r72l00; bellows validate's grace-r9-none-1): "
@@ -470,6 +514,44 @@ def profile(gpu, all_logs=False):
 # estimate.
 LABELS = ("pytorch/pytorch#", "measured on", "derived, not published", "fitted to", "estimate",
           "streaming pass", "torch.optim", "torch powerSGD_hook")
+
+
+# The software generation each rate was measured under (issue 48: a verdict on top-k that rests
+# on PyTorch 1.1's torch.topk must say so): from what its source says it is.
+H100_SOFTWARE = "PyTorch 2.11"
+
+
+def op_software(source):
+    """The software generation of an operation's rate, from its source's label."""
+    if "derived, not published" in source:
+        return H100_SOFTWARE + ", derived from the H100's measurement (not measured on this GPU)"
+    if "measured on" in source:
+        return H100_SOFTWARE + " (measured)"
+    if "pytorch/pytorch#22812" in source:
+        return "PyTorch 1.1 (pytorch#22812; PyTorch before 1.12 selects in one thread block)"
+    if "fitted to GRACE" in source:
+        return "PyTorch before 1.8.1 (GRACE's runs, 2020)"
+    return "any PyTorch: an estimate from the hardware, no version measured"
+
+
+# Each profile's generation, named in every run's header (costs.h "software").
+SOFTWARE = {
+    "V100": "PyTorch 1.x (GRACE's runs, 2020; pytorch#22812's top-k), some rates derived from "
+            "PyTorch 2.11",
+    "A100": "PyTorch 1.x estimates; top-k, Gram-Schmidt, QSGD, scatter and randperm derived "
+            "from PyTorch 2.11 on the H100",
+    "H100": H100_SOFTWARE + " (measured)",
+    "H200": H100_SOFTWARE + " (measured)",
+}
+SOFTWARE_COMPUTE = "NGC pytorch-21.03 (PyTorch 1.x): cuDNN's convolutions"
+SOFTWARE_FIXED = "PyTorch 1.x (pytorch#41383, 2020)"
+
+
+def label_software(p):
+    """p with a "software" beside every rate whose source does not carry one."""
+    for op in p["ops"].values():
+        op.setdefault("software", op_software(op["source"]))
+    return p
 
 
 def unlabelled(p):
@@ -517,12 +599,14 @@ def main(argv):
     if argv[1:2] == ["--check"] and argv[2:3] == ["--bellows"] and len(argv) == 4:
         stale += import_differs(argv[3])
         argv = argv[:2]
-    for gpu in GPUS:
-        path = os.path.join(OUT_DIR, "pytorch-%s.json" % gpu.lower())
-        prof = profile(gpu)
+    jobs = [("pytorch-%s.json" % g.lower(), profile, g) for g in GPUS] + [
+        ("pytorch2-%s.json" % g.lower(), profile2, g) for g in PYTORCH2_GPUS]
+    for name, make, gpu in jobs:
+        path = os.path.join(OUT_DIR, name)
+        prof = make(gpu)
         text = dumps(prof) + "\n"
-        for name in unlabelled(prof):
-            stale.append("%s: ops.%s has no source naming where its rate comes from" % (path, name))
+        for op in unlabelled(prof):
+            stale.append("%s: ops.%s has no source naming where its rate comes from" % (path, op))
         if argv[1:] == ["--check"]:
             with open(path) as f:
                 if f.read() != text:

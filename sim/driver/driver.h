@@ -294,6 +294,11 @@ void driver_sum_order(const RunConfig *cfg, char *buf, size_t n);
 /* Runs the simulation. SimGrid must be initialised (engine_init) and nothing loaded yet: once
  * per process (not needed when driver_replay_fast says so). BW_OK also when training diverged
  * (res->status says so); BW_ERUNTIME or BW_EUSAGE on failures, with err set. */
+/* What the published validation rows are compared on (costs_setting_distance): the workload's
+ * family, the profile's framework, the transport and its sockets, the NIC's rate, the GPUs per
+ * NIC and the GPU of cfg (results.c). */
+void driver_cost_setting(const RunConfig *cfg, CostSetting *s);
+
 int driver_run(const RunConfig *cfg, RunResult *res, BwError *err);
 void driver_result_free(RunResult *res);
 

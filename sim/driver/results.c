@@ -154,6 +154,23 @@ static void summary_schedule(JsonW *w, const RunConfig *cfg)
 
 /* summary.json's scenario: what the steps are priced at (a workload profile's costs, or the
  * small model's own) and how the backward overlaps the collectives. */
+void driver_cost_setting(const RunConfig *cfg, CostSetting *s)
+{
+    memset(s, 0, sizeof *s);
+    if (cfg->workload) {
+        const char *name = cfg->workload->name;
+        snprintf(s->family, sizeof s->family, "%.*s", (int)strcspn(name, "-"), name);
+    }
+    const CostProfile *p = cfg->costs ? cfg->costs : costs_ideal();
+    snprintf(s->framework, sizeof s->framework, "%s", costs_framework(p));
+    s->transport = cfg->transport;
+    const CostNetShare *net = &p->net[cfg->transport];
+    s->sockets = !p->ideal && net->cap_Bps > 0 && net->threads > 0 ? net->threads * net->socks : 1;
+    s->gbps = cfg->cluster.bandwidth_Bps * 8 / 1e9;
+    s->gpus_per_nic = cluster_gpus_per_nic(&cfg->cluster);
+    if (cfg->cluster.gpu) snprintf(s->gpu, sizeof s->gpu, "%s", cfg->cluster.gpu->name);
+}
+
 static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
 {
     jsonw_string(w, "workload", res->workload);
@@ -183,8 +200,21 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_string(w, "costs_spec", p->spec);
         jsonw_string(w, "costs_implementation", p->implementation);
         jsonw_string(w, "costs_source", p->source);
+        if (p->software[0]) jsonw_string(w, "costs_software", p->software);
         if (p->device[0]) jsonw_string(w, "costs_measured_on", p->device);
         if (p->validation[0]) jsonw_string(w, "costs_validation", p->validation);
+        /* issue 48's keys before the older ones, never an object's last */
+        CostSetting here;
+        char near[1024];
+        driver_cost_setting(cfg, &here);
+        costs_validation_near(&here, near, sizeof near);
+        jsonw_string(w, "validation_near", near);
+        const CostNetShare *net = &p->net[cfg->transport];
+        if (net->cap_Bps > 0 && net->threads > 0) { /* NCCL's sockets: what the cap is of */
+            char sockets[32];
+            snprintf(sockets, sizeof sockets, "%dx%d", net->threads, net->socks);
+            jsonw_string(w, "nccl_sockets", sockets);
+        }
         jsonw_string(w, "transport", costs_net_name(cfg->transport));
         const double link = cfg->cluster.bandwidth_Bps;
         jsonw_double(w, "link_share", costs_link_share(p, cfg->transport, 0, link));
