@@ -380,6 +380,7 @@ def profile2(gpu):
     for name in m["ops"]:
         if name != "elementwise":
             p["ops"][name] = derived_op(gpu, name)
+    p["hooks"] = hooks("H100")  # PyTorch 2.x's hooks, as the H100's measured profile runs them
     return label_software(p)
 
 
