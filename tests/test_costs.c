@@ -137,7 +137,8 @@ static void test_costs_name_lists_every_rate_with_its_software(void **state)
 /* Issue 48: the distance between a run's setting and a validation row's, against its closed
  * form; and a ResNet-50 run on 10 GbE with 2 GPUs per node names the rows near it (under
  * grace-tf, GRACE's TensorFlow ResNet-50 rows at 10 Gbps, one GPU a node) or says there is none
- * (under the PyTorch default, whose rows are ResNet-9 at 25 Gbps), from the committed summary. */
+ * (under the PyTorch default on V100s, pytorch#74148's ResNet-50 rows at 3 Gbps; on A100s there
+ * is none), from the committed summary. */
 static void test_a_run_names_the_validation_rows_near_it(void **state)
 {
     (void)state;
@@ -155,11 +156,21 @@ static void test_a_run_names_the_validation_rows_near_it(void **state)
                        "--gpu V100 --epochs 1 --train-samples 512 --test-samples 64 --batch 32 "
                        "--collectives analytic --quiet --out @/";
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "%snear_pt --workload resnet50", base);
+    snprintf(cmd, sizeof cmd, "%snear_pt --workload resnet50", base); /* pytorch#74148's rows */
     assert_int_equal(bw(cmd), 0);
     char *sum = tmp_file("near_pt/summary.json");
+    assert_non_null(strstr(sum, "\"validation_near\": \"3 published rows near this setting"));
+    assert_non_null(strstr(sum, "nearest: pt74148-psgd-4v1 (+6.7%, distance 0.52)"));
+    free(sum);
+    snprintf(cmd, sizeof cmd, "%snear_a100 --workload resnet50", base); /* no A100 row */
+    char *at100 = strstr(cmd, "--gpu V100");
+    assert_non_null(at100);
+    memcpy(at100 + 6, "A", 1);
+    assert_int_equal(bw(cmd), 0);
+    sum = tmp_file("near_a100/summary.json");
     assert_non_null(strstr(sum, "\"validation_near\": \"no published row near this setting; the "
-                                "nearest, "));
+                                "nearest, pt74148-psgd-4v1 (+6.7%), at distance 1.52: another "
+                                "GPU, bandwidth"));
     free(sum);
     snprintf(cmd, sizeof cmd, "%snear_tf --workload resnet50-tf --costs grace-tf", base);
     assert_int_equal(bw(cmd), 0);

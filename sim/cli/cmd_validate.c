@@ -272,17 +272,21 @@ static int write_csv(const char *path, const Validate *v, const double *pred, co
     return outfile_commit(&of, ferr);
 }
 
-/* summary.json's "rows": each predicted img/s row's setting (driver_cost_setting, its first
- * setting's where it averages several) and signed error, from which every run names the rows
- * near it (costs_validation_near) without running any. */
+/* summary.json's "rows": each predicted row's setting (driver_cost_setting, its first
+ * setting's where it averages several; a ratio's, its first operand's) and signed error, from
+ * which every run names the rows near it (costs_validation_near) without running any. A row
+ * with no error (an operand with no published figure) is left out: it says nothing of how near
+ * bellows came. */
 static void write_rows(FILE *f, const Validate *v, const double *err)
 {
     fputs("  \"rows\": [", f);
     int first = 1;
     for (int i = 0; i < v->rows.n; i++) {
         const ValRow *r = &v->rows.rows[i];
-        if (r->fit || r->unit != VALROW_IMG_S) continue;
-        const CostSetting *s = &v->setting[r->first_job];
+        if (r->fit || !isfinite(err[i])) continue;
+        const ValRow *a = r->unit == VALROW_RATIO ? &v->rows.rows[r->ratio_of[0]] : r;
+        if (a->unit != VALROW_IMG_S) continue;
+        const CostSetting *s = &v->setting[a->first_job];
         fprintf(f,
                 "%s\n    {\"id\": \"%s\", \"error\": %.4f, \"family\": \"%s\", "
                 "\"framework\": \"%s\", \"transport\": \"%s\", \"sockets\": %d, \"gbps\": %.6g, "
