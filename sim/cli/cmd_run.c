@@ -19,6 +19,7 @@
 #include "plots.h"
 #include "cli.h"
 #include "cluster_args.h"
+#include "compress.h"
 #include "commands.h"
 #include "driver.h"
 #include "engine.h"
@@ -550,6 +551,23 @@ static int own_traces_check(const Flags *f, const Runs *r, RunConfig *cfg, BwErr
     return rc;
 }
 
+/* --policies' item i split into its policy and compressor; the compressor after an '@' is
+ * checked here, so that its errors name the item, not --compressor (a plugin's path holds no
+ * '@': "./half@way.so" is refused as a path, not read as the compressor "way.so"). */
+static int split_policy_item(Runs *r, int i, BwError *err)
+{
+    int rc = spec_split_compressor(r->specs[i], "--policies", r->policy[i], r->compressor[i], err);
+    if (rc || !r->compressor[i][0]) return rc;
+    if (spec_is_path(r->compressor[i]))
+        return bw_fail(err, BW_EUSAGE,
+                       "--policies '%s': a plugin's path is made of A-Z a-z 0-9 . _ / + - only, "
+                       "and '%s' after the '@' is no compressor (expected POLICY@COMPRESSOR, "
+                       "static:level=2@powersgd)",
+                       r->specs[i], r->compressor[i]);
+    char resolved[SPEC_MAX_TEXT];
+    return compress_spec_resolved(r->compressor[i], "--policies", resolved, sizeof resolved, err);
+}
+
 static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig *cfg,
                          Dataset *train, Dataset *test, Trace *trace, double *slowdown,
                          BwError *err)
@@ -576,7 +594,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     r->own = NULL; /* not compare --traces */
     int rc = spec_split_list(f->run.policies, "--policies", r->specs, MAX_POLICIES, &r->n_pol, err);
     for (int i = 0; rc == BW_OK && i < r->n_pol; i++)
-        rc = spec_split_compressor(r->specs[i], "--policies", r->policy[i], r->compressor[i], err);
+        rc = split_policy_item(r, i, err);
     if (rc == BW_OK) rc = run_seeds(f, r->seeds, &r->n_seeds, err);
     if (rc == BW_OK) rc = run_setup("compare", f, ta, cfg, slowdown, err);
     if (rc == BW_OK) rc = run_check_out(f->run.out, f->run.force, err);
