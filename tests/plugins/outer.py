@@ -2,7 +2,10 @@
 version 6): it averages every `h` steps and asks for DiLoCo's outer step (lr 0.7, momentum 0.9),
 so tests/test_islands.c can check it trains bit for bit as the built-in `diloco:H=h`; `bad=1`
 asks for tau = h, which bellows refuses (the C plugins' check); bad=2 gives lr as a str, bad=3 a
-key Outer lacks, both refused by bellows_policy._outer_tuple."""
+key Outer lacks, both refused by bellows_policy._outer_tuple. h and tau come back as NumPy
+integers, which an outer() computing them with NumPy returns (issue 49 item 31: accepted)."""
+import numpy as np
+
 import bellows_policy as bp
 
 
@@ -24,7 +27,8 @@ class Outer(bp.Policy):
         decision.average = self.step % self.h == 0
 
     def outer(self):
-        o = {"lr": 0.7, "momentum": 0.9, "h": self.h, "tau": self.h if self.bad == 1 else 0}
+        o = {"lr": 0.7, "momentum": 0.9, "h": np.int64(self.h),
+             "tau": np.int32(self.h if self.bad == 1 else 0)}
         if self.bad == 2:
             o["lr"] = "0.7"
         if self.bad == 3:
