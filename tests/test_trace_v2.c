@@ -2,9 +2,11 @@
  * header's "policy" and each step's decision ("levels", or "average" and "period"; "bytes";
  * "state") read back; a decision where it does not belong (a version-1 trace, a header without
  * "policy", the other mode's fields, a vector's level) is refused with the file, line and field;
- * a version-1 trace still reads, without decisions. */
+ * a version-1 trace still reads, without decisions. compare --traces' loader checks the
+ * compressor and the levels as the run would take them, naming the file, line and field. */
 #include "testutil.h"
 
+#include "own_traces.h"
 #include "trace.h"
 
 static char TMP[64];
@@ -102,6 +104,38 @@ static void test_misplaced_decisions_are_refused(void **state)
     }
 }
 
+/* A level the compressor refuses (PowerSGD's rank 1.5) or an unknown compressor is refused as
+ * compare --traces and sweep --traces read the trace, naming the file, its line and the field,
+ * not --compressor or the run's policy (issue 49 items 28, 29); a valid trace loads. */
+static void test_own_trace_levels_are_the_compressors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *needle;
+    } cases[] = {
+        {HDR2(GRAD) STEP(0, ",\"levels\":[1.5,0],\"bytes\":4"),
+         "t.jsonl:2: \"levels\"[0]: powersgd level 1.5: expected"},
+        {HDR2(",\"policy\":{\"spec\":\"x\",\"mode\":\"gradient\",\"compressor\":\"zzz\","
+              "\"seed\":1}") STEP(0, ",\"levels\":[1,0],\"bytes\":4"),
+         "t.jsonl:1: \"policy\": \"compressor\": unknown compressor 'zzz'"},
+        {HDR2(GRAD) STEP(0, ",\"levels\":[2,0],\"bytes\":4"), NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Trace t;
+        BwError err = {{0}};
+        assert_int_equal(read_text(cases[i].text, &t, &err), BW_OK);
+        trace_free(&t);
+        char path[256], specs[4][SPEC_MAX_TEXT], pol[4][SPEC_MAX_TEXT], comp[4][SPEC_MAX_TEXT];
+        snprintf(path, sizeof path, "%s/t.jsonl", TMP);
+        OwnTraces o;
+        int rc = own_traces_load(path, &o, specs, pol, comp, 4, &err);
+        own_traces_free(&o);
+        if (cases[i].needle ? rc != BW_EUSAGE || !strstr(err.msg, cases[i].needle) : rc != BW_OK)
+            fail_msg("case %zu: status %d, '%s', expected '%s'", i, rc, err.msg,
+                     cases[i].needle ? cases[i].needle : "success");
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -121,6 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decisions_read_back),
         cmocka_unit_test(test_misplaced_decisions_are_refused),
+        cmocka_unit_test(test_own_trace_levels_are_the_compressors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
