@@ -6,6 +6,7 @@
  * compressor and the levels as the run would take them, naming the file, line and field. */
 #include "testutil.h"
 
+#include "csv.h"
 #include "own_traces.h"
 #include "trace.h"
 
@@ -136,6 +137,36 @@ static void test_own_trace_levels_are_the_compressors(void **state)
     }
 }
 
+/* A policy spec holding '"' (a trace's "policy.spec") is one field of compare.csv, written by
+ * the one CSV writer sweep.csv's fields go through (csv.h), so every row has the header's
+ * fields (issue 49 item 21). */
+static void test_compare_csv_escapes_a_quote_in_a_spec(void **state)
+{
+    (void)state;
+    const char *own = BELLOWS_SOURCE_DIR "/tests/data/own/";
+    char cmd[2048], path[256];
+    snprintf(cmd, sizeof cmd,
+             "zcat %smlp-static-4w.jsonl.gz | sed '1s/\"spec\":\"static:level=1\"/\"spec\":"
+             "\"static:level=\\\\\"1\"/' > %s/q.jsonl && " BELLOWS_BIN " compare --traces "
+             "%smlp-sync-4w.jsonl.gz,%s/q.jsonl --no-plots --quiet --out %s/cq >/dev/null",
+             own, TMP, own, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/cq/compare.csv", TMP);
+    char *csv = slurp(path, NULL), *fields[64];
+    assert_non_null(csv);
+    char *line = strtok(csv, "\n");
+    const int n = csv_split(line, fields, 64);
+    int rows = 0;
+    for (line = strtok(NULL, "\n"); line; line = strtok(NULL, "\n"), rows++) {
+        char copy[4096];
+        snprintf(copy, sizeof copy, "%s", line);
+        if (csv_split(line, fields, 64) != n) fail_msg("a row of another width: %s", copy);
+        if (rows == 1 && strcmp(fields[0], "static:level=\"1") != 0) fail_msg("%s", fields[0]);
+    }
+    assert_int_equal(rows, 2);
+    free(csv);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -156,6 +187,7 @@ int main(void)
         cmocka_unit_test(test_decisions_read_back),
         cmocka_unit_test(test_misplaced_decisions_are_refused),
         cmocka_unit_test(test_own_trace_levels_are_the_compressors),
+        cmocka_unit_test(test_compare_csv_escapes_a_quote_in_a_spec),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

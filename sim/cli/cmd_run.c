@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "cluster_args.h"
 #include "compress.h"
+#include "csv.h"
 #include "commands.h"
 #include "driver.h"
 #include "engine.h"
@@ -226,7 +227,8 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
         char folder[SPEC_MAX_TEXT + 8];
         runner_folder_name(k, r->specs[k], folder, sizeof folder);
         double ratio = has_ratio(r, &st[k], &st[0]) ? st[k].mean.bytes / st[0].mean.bytes : NAN;
-        fprintf(of.f, "\"%s\",seed-%d/%s,", r->specs[k], r->seeds[0], folder);
+        csv_field_quoted(of.f, r->specs[k]); /* a spec may hold '"' (a plugin's path) */
+        fprintf(of.f, ",seed-%d/%s,", r->seeds[0], folder);
         runner_csv_row(of.f, &st[k].mean, st[k].speedup, ratio, RUNNER_CSV_COMPARE);
         fprintf(of.f, ",%d,", r->n_seeds);
         const double more[] = {st[k].tta_sd, st[k].ci_lo, st[k].ci_hi, st[k].res_s};
