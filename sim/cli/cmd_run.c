@@ -661,6 +661,7 @@ static int one_scenario(int argc, char **argv, int replay, BwError *err)
 
 static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
 {
+    runner_supervise(); /* a plug-in's _exit() in this process (its init) is reported too */
     Trace trace = {0};
     Flags f;
     int rc = one_scenario(argc, argv, replay, err);

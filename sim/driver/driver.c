@@ -16,6 +16,7 @@
 #include <simgrid/engine.h>
 
 #include "engine.h"
+#include "plugguard.h"
 
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 {
@@ -486,6 +487,12 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         rc = run_finish(run, err);
     }
     run_free(run);
+    char what[600];
+    if (rc == BW_OK && plugguard_forked(what, sizeof what))
+        rc = bw_fail(err, BW_ERUNTIME,
+                     "%s, called fork(): a plug-in may not start a copy of bellows (its child was "
+                     "ended at once); no results",
+                     what);
     return rc;
 }
 
