@@ -81,6 +81,9 @@ int cmd_run(int argc, char **argv, BwError *err)
     char evals[96];
     run_describe_evals(&cfg, evals, sizeof evals);
     results_print(stdout, &cfg, &res, evals);
+    if (res.never_exchanged[0]) /* a result the command goes on after: stated, not hidden */
+        fprintf(stderr, "bellows: warning: %s; these results are no result of the policy\n",
+                res.never_exchanged);
     if (f.run.out) {
         RunMeta meta = {"run",
                         ta.model,
@@ -272,9 +275,12 @@ static int print_policy(const Runs *r, int k, const PolicyStats *st, const Polic
     int coarse = isfinite(st->res_frac) && st->res_frac > 0.02;
     if (isfinite(st->res_frac))
         snprintf(res, sizeof res, "%.1f%%%s", 100 * st->res_frac, coarse ? "!" : "");
-    printf(ROW_FMT "%s%s\n", name, fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
+    int never = 0; /* a seed whose run never exchanged what the policy asked for */
+    for (int i = 0; i < r->n_seeds; i++) never |= run_of(r, i, k)->never_exchanged[0] != 0;
+    printf(ROW_FMT "%s%s%s\n", name, fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
            strcmp(m->status, "diverged") == 0 ? "  DIVERGED" : "",
-           strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "");
+           strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "",
+           never ? "  NEVER EXCHANGED" : "");
     return coarse;
 }
 
@@ -316,6 +322,13 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
     int coarse = 0;
     for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
     print_compare_footer(r, st, target, evals, sharpen, coarse);
+    for (int j = 0; j < r->n_pol * r->n_seeds; j++) /* each, on stdout and as a warning */
+        if (r->rows[j].never_exchanged[0]) {
+            printf("NEVER EXCHANGED: %s (seed %d): %s; its row is no result of the policy.\n",
+                   r->specs[j % r->n_pol], r->seeds[j / r->n_pol], r->rows[j].never_exchanged);
+            fprintf(stderr, "bellows: warning: %s (seed %d): %s\n", r->specs[j % r->n_pol],
+                    r->seeds[j / r->n_pol], r->rows[j].never_exchanged);
+        }
 }
 
 /* time_breakdown.csv, the time breakdown plot's data: each policy's books up to its time to

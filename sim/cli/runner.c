@@ -187,6 +187,7 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.compress = res.compression_s;
         row.wait = res.wait_s;
         row.steps = res.n_steps;
+        snprintf(row.never_exchanged, sizeof row.never_exchanged, "%s", res.never_exchanged);
         row.tta_res = results_tta_resolution(&res, cfg->target_accuracy);
     }
     ssize_t w = write(fd, &row, sizeof row);

@@ -18,6 +18,7 @@ typedef struct {
      * target to that one (the crossing lies in between); NAN if not reached */
     double tta_res;
     long steps;
+    char never_exchanged[320]; /* RunResult's: what the policy never exchanged, "" when all */
 } RunRow;
 
 /* In a child: runs cfg (SimGrid options from f, the network model from R) into dir (below the

@@ -446,6 +446,7 @@ int run_finish(DriverRun *run, BwError *err)
     record_step_variance(run); /* the last averaging had no next step to report it */
     islands_step_done(run);
     run_totals(run);
+    outer_check_exchanged(run, res);
     sched_record(run);
     /* the books add up to the simulated time on every path (compute, compression, exposed
      * communication, waiting: each worker's, its tail to the run's end as waiting): a run whose

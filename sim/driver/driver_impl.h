@@ -268,6 +268,7 @@ struct DriverRun {
         float *global, *delta, *acc; /* acc: the replicas' quantised outer gradients, summed */
         size_t *lo, *hi;             /* [fragments]: each fragment's parameters [lo, hi) */
         long *apply_at;              /* [fragments]: the step its last outer step applies at */
+        long *exchanges;             /* [fragments]: its outer steps done */
         double msg_share; /* this step's exchange: its floats over the model's (costed steps) */
         long step;
         OuterLane *lanes; /* [P] overlapped exchanges (outer_lane.c), or NULL: blocking ones */
@@ -392,6 +393,11 @@ void outer_eager_free(DriverRun *run);
 void outer_eager_apply(Worker *me, long step);
 /* Whether a fragment's outer step is applied at this step (outer_stream merged it). */
 int outer_applies_at(const DriverRun *run, long step);
+/* At the run's end: what a periodic policy asked to exchange and never did (no averaging in
+ * the whole run, or a Streaming DiLoCo fragment never exchanged) into res->never_exchanged,
+ * "" when all was; such a run is no result of its policy (issue 49: DiLoCo's H = 500 on 174
+ * steps, 4 fragments on a policy that averages only at the period's first step). */
+void outer_check_exchanged(const DriverRun *run, RunResult *res);
 /* islands.c: the run's communicator on --topology islands (hierarchical, an island a "node"),
  * else coll_comm_create's; islands_init counts the WAN's bytes and, in periodic mode, makes the
  * islands' rings; islands_reduce, in periodic mode, makes the worker's gradient its island's
