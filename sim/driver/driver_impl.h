@@ -489,10 +489,12 @@ void record_epoch_norm(DriverRun *run, const StepState *st);
 void record_progress(const DriverRun *run, const StepState *st);
 int record_trace_open(DriverRun *run, const Model *m0, BwError *err);
 void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st);
-/* The fingerprint of decision d (its n_layers levels' bits, batch, average and period), 16 lower-
- * case hex digits and a NUL into out[17]: what a trace records (cfg->record_decisions) and a
- * priced twin compares. */
-void record_decision_print(const PolicyDecision *d, int n_layers, char *out);
+/* The fingerprint of decision d (its n_layers levels' bits, batch, average and period) and of
+ * the run's outer step (run->outer.o, asked once: a policy that reads the price there decides
+ * differently too; not hashed without one, so other fingerprints are as before), 16 lower-case
+ * hex digits and a NUL into out[17]: what a trace records (cfg->record_decisions) and a priced
+ * twin compares. */
+void record_decision_print(const DriverRun *run, const PolicyDecision *d, char *out);
 /* The step's decision, into the step record_trace_step began (with cfg->record_decisions). */
 void record_trace_decision(DriverRun *run, const PolicyDecision *d);
 /* Layer-wise steps (DriverRun.stamps): the evaluation just recorded after step `step` waits for
