@@ -18,7 +18,9 @@ skipped. Its start is its submission (pai_job_table's start_time) after the firs
 mapped to a bellows workload profile (MODELS, or --map TAG=WORKLOAD); the small model (--model)
 trains each job's dynamics, --steps steps of --batch images per worker, and the workload prices
 them. A tag with no workload, an untagged job without --untagged, a negative or non-numeric size
-or time: refused with the file and line named, exit status 2, nothing written.
+or time, a size that overflows, a job listed twice, a byte that is not UTF-8: refused with the
+file and line named, exit status 2, nothing written (nor a temporary left); so are a
+--time-scale or --oversubscription that is not finite, and -o a folder.
 
 With --price P, a job of more than P GPUs trains on P workers and its steps are priced as its
 GPUs would pay them ("price_workers", "collectives": "analytic", "allreduce": "ring"): it holds
