@@ -5,18 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void csv_field(FILE *f, const char *s)
+void csv_field_quoted(FILE *f, const char *s)
 {
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
     fputc('"', f);
     for (; *s; s++) {
         if (*s == '"') fputc('"', f);
         fputc(*s, f);
     }
     fputc('"', f);
+}
+
+void csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n"))
+        csv_field_quoted(f, s);
+    else
+        fputs(s, f);
 }
 
 int csv_split(char *line, char **fields, int max)

@@ -8,6 +8,10 @@
 /* Writes s as one field, quoted if needed. */
 void csv_field(FILE *f, const char *s);
 
+/* Writes s as one field, always quoted, its quotes doubled: a column whose fields are quoted
+ * whatever they hold (compare.csv's policy). */
+void csv_field_quoted(FILE *f, const char *s);
+
 /* Splits one line into at most max fields, in place (quotes undone, the trailing newline
  * dropped). Returns the count. */
 int csv_split(char *line, char **fields, int max);

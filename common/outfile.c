@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,9 +54,15 @@ int outdir_create(const char *dir, BwError *err)
  * leave its parent's entries to the parent */
 static char *volatile live[MAX_LIVE];
 static volatile pid_t live_owner[MAX_LIVE];
-static char new_dirs[MAX_NEW_DIRS][4096];
-static volatile pid_t new_dir_owner[MAX_NEW_DIRS];
-static volatile sig_atomic_t n_new_dirs;
+/* the folders, absolute (a plug-in's chdir() does not move them), in this process's memory or in
+ * a page shared with a supervisor (outfile_share_dirs), which removes a dead child's */
+typedef struct {
+    volatile sig_atomic_t n;
+    volatile pid_t owner[MAX_NEW_DIRS];
+    char dir[MAX_NEW_DIRS][4096];
+} NewDirs;
+static NewDirs own_dirs;
+static NewDirs *new_dirs = &own_dirs;
 static volatile pid_t children[MAX_CHILDREN], children_owner[MAX_CHILDREN];
 
 static void live_add(char *tmp)
@@ -135,12 +142,33 @@ static void new_dir_add(const char *dir)
 {
     sigset_t saved;
     hold_signals(&saved);
-    if (n_new_dirs < MAX_NEW_DIRS) {
-        snprintf(new_dirs[n_new_dirs], sizeof new_dirs[0], "%s", dir);
-        new_dir_owner[n_new_dirs] = getpid();
-        n_new_dirs++;
+    NewDirs *d = new_dirs;
+    if (d->n < MAX_NEW_DIRS) {
+        char cwd[4096];
+        int n = dir[0] != '/' && getcwd(cwd, sizeof cwd)
+                    ? snprintf(d->dir[d->n], sizeof d->dir[0], "%s/%s", cwd, dir)
+                    : -1;
+        if (n < 0 || (size_t)n >= sizeof d->dir[0])
+            snprintf(d->dir[d->n], sizeof d->dir[0], "%s", dir);
+        d->owner[d->n] = getpid();
+        d->n++;
     }
     sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+void outfile_remove_dirs_of(pid_t pid)
+{
+    const NewDirs *d = new_dirs;
+    for (int i = d->n - 1; i >= 0; i--)
+        if (d->owner[i] == pid) rmdir(d->dir[i]);
+}
+
+void outfile_share_dirs(void)
+{
+    NewDirs *p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return; /* then a dead child's folders stay, as before */
+    memcpy((void *)p, (const void *)new_dirs, sizeof *p);
+    new_dirs = p;
 }
 
 /* Everything above, with async-signal-safe calls only: the children first (sent sig, waited
@@ -155,8 +183,7 @@ static void clean_up(int sig)
         if (children[i] > 0 && children_owner[i] == me) waitpid(children[i], NULL, 0);
     for (int i = 0; i < MAX_LIVE; i++)
         if (live[i] && live_owner[i] == me) unlink(live[i]);
-    for (int i = n_new_dirs - 1; i >= 0; i--)
-        if (new_dir_owner[i] == me) rmdir(new_dirs[i]);
+    outfile_remove_dirs_of(me);
 }
 
 static volatile sig_atomic_t interrupted, hard;
@@ -186,6 +213,15 @@ static void on_fatal_signal(int sig)
             say("bellows: crashed (a failed assertion, or a library's abort or fault); "
                 "temporary files and empty new folders removed, no results\n");
         }
+        plugguard_said();
+    } else if ((sig == SIGTERM || sig == SIGHUP) && plugguard_describe(NULL, plugin, sizeof plugin)) {
+        /* a plug-in's raise(SIGTERM) or kill(getpid(), ...), or one sent while its call ran */
+        say("bellows: ");
+        say(sig == SIGTERM ? "SIGTERM" : "SIGHUP");
+        say(" arrived in ");
+        say(plugin);
+        say(" (raised by it, or sent to bellows while it ran); temporary files and empty new "
+            "folders removed, no results\n");
         plugguard_said();
     }
     clean_up(sig);
@@ -239,8 +275,7 @@ int outfile_interrupted(void)
 void outdir_remove_if_new(const char *dir, int existed)
 {
     if (dir && !existed) rmdir(dir);          /* fails, harmlessly, unless empty */
-    for (int i = n_new_dirs - 1; i >= 0; i--) /* and the empty folders made on the way */
-        if (new_dir_owner[i] == getpid()) rmdir(new_dirs[i]);
+    outfile_remove_dirs_of(getpid()); /* and the empty folders made on the way */
 }
 
 /* The message and status of an exit() while a run is guarded (outfile_guard_exit). */

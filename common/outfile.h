@@ -75,6 +75,13 @@ void outfile_on_interrupt(void (*hook)(void));
  * an interrupted command leaves. */
 void outdir_remove_if_new(const char *dir, int existed);
 
+/* The folders this process records as made (outdir_create, outdir_track_below) go to a page
+ * shared with the processes forked after it, so that a supervisor (runner_supervise) can remove
+ * those a child made and left empty when it died without cleaning up (a plug-in's _exit()):
+ * outfile_remove_dirs_of(child). Async-signal-safe. */
+void outfile_share_dirs(void);
+void outfile_remove_dirs_of(pid_t pid);
+
 /* JSON writer: keys and commas are tracked per nesting level. Numbers that are not finite
  * are written as null. */
 typedef struct {

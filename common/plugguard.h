@@ -32,6 +32,12 @@ void plugguard_leave(void);
  * for this process's own record. */
 int plugguard_describe(const PlugGuard *g, char *buf, size_t n);
 
+/* A plug-in's fork() is refused: its child ends at once (status 127) and the plug-in's call
+ * goes on; 1 and "the policy plug-in ... , in its decision at step 2" into buf when one did in
+ * this process (or its parent before forking it), for the run to fail with. A plug-in's chdir()
+ * is undone when its call returns (the folder the first call began in). */
+int plugguard_forked(char *buf, size_t n);
+
 /* The process says what ended it (a normal end, or an error or crash it reported itself): a
  * parent then adds nothing. */
 void plugguard_said(void);

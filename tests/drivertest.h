@@ -23,6 +23,7 @@ typedef struct {
     int rc;
     char status[32];
     char message[512];
+    char never_exchanged[320]; /* RunResult's */
     double sim_time_s, compute_s, comm_s, wait_s, bytes, payload, final_acc, tta, replica_diff;
     double wan_bytes;
     long n_steps, averagings;
@@ -116,6 +117,7 @@ static inline Shared *simulate(RunConfig cfg)
         sh->wan_bytes = res.wan_bytes;
         sh->n_steps = res.n_steps;
         sh->averagings = res.averagings;
+        snprintf(sh->never_exchanged, sizeof sh->never_exchanged, "%s", res.never_exchanged);
         sh->n_evals = res.n_evals;
         for (long i = 0; i < res.n_steps && i < MAX_STEPS; i++) {
             sh->step_end[i] = res.steps[i].end_s;

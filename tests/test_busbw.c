@@ -275,6 +275,70 @@ static void test_a_cap_beside_busbw_is_refused(void **state)
     if (!strstr(err.msg, "networks.tcp: \"cap_gbps\" with \"busbw\"")) fail_msg("%s", err.msg);
 }
 
+/* A log is taken only as what its program measures, on the network it ran over, at a rate its
+ * NIC allows, and an error blames the log's line or the flag at fault (issue 49, items 15 and
+ * 30): other programs' logs, rooted rows, a nameless log without --collective, one host's ranks
+ * as a network's table, a busbw above --link-gbps and a bad --name are refused; nothing is
+ * written. The last case, an allreduce log of 2 hosts, is imported. */
+static void test_logs_are_taken_only_as_what_they_measure(void **state)
+{
+    (void)state;
+    struct {
+        const char *program, *host2, *root, *busbw, *name, *want;
+        int collective;
+    } cases[] = {
+        {"reduce_perf", "b", "-1", "1.4", NULL, ":1: a reduce_perf log", -1},
+        {"sendrecv_perf", "b", "-1", "1.4", NULL, ":1: a sendrecv_perf log", -1},
+        {"./build/broadcast_perf -b 8", "b", "0", "1.4", NULL, ":1: a broadcast_perf log", -1},
+        {"", "b", "0", "1.4", NULL, ":5: column 5 (root) is 0", 0},
+        {"", "b", "-1", "1.4", NULL, ": no line names the nccl-tests program", -1},
+        {"all_reduce_perf", "a", "-1", "1.4", NULL, ": its 2 ranks are all on host a", -1},
+        {"all_reduce_perf", "b", "-1", "40", NULL, ":5: a busbw of 40 GB/s is 12.8 of --link-gbps",
+         -1},
+        {"all_reduce_perf", "b", "-1", "1.4", "a\tb", "--name a", -1},
+        {"all_gather_perf", "b", "-1", "1.4", NULL, ":1: the log is all_gather_perf's, "
+                                                    "--collective says allreduce", 0},
+        {"all_reduce_perf", "b", "-1", "1.4", NULL, NULL, -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char log[] = "/tmp/bellows-log-XXXXXX", out[] = "/tmp/bellows-busbw-what.json", text[1024];
+        snprintf(text, sizeof text,
+                 "#%s%s\n#  Rank  0 Group 0 Pid 1 on a device 0 [0x1] V100\n#  Rank  1 Group 0 "
+                 "Pid 1 on %s device 0 [0x1] V100\n#  size  count  type  redop  root  time  "
+                 "algbw  busbw #wrong  time  algbw  busbw #wrong\n"
+                 " 1048576 262144 float sum %s 100.0 1.4 %s 0 100.0 1.4 1.4 0\n",
+                 *cases[i].program ? " Collective test starting: " : "", cases[i].program,
+                 cases[i].host2, cases[i].root, cases[i].busbw);
+        write_log(log, text);
+        unlink(out);
+        const char *logs[] = {log};
+        NcclImport a = {.logs = logs,
+                        .n_logs = 1,
+                        .net = COST_NET_TCP,
+                        .link_Bps = 25e9 / 8,
+                        .nics_per_node = 1,
+                        .collective = cases[i].collective,
+                        .base = "pytorch-v100",
+                        .name = cases[i].name,
+                        .out = out};
+        BwError err = {0};
+        int rc = costs_import_nccl_tests(&a, &err);
+        struct stat st;
+        if (!cases[i].want) {
+            if (rc != BW_OK) fail_msg("case %zu: %s", i, err.msg);
+            assert_int_equal(stat(out, &st), 0);
+        } else {
+            char want[256];
+            snprintf(want, sizeof want, "%s%s", cases[i].name ? "" : log, cases[i].want);
+            assert_int_equal(rc, BW_EUSAGE);
+            if (!strstr(err.msg, want)) fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, want);
+            assert_true(stat(out, &st) != 0);
+        }
+        unlink(out);
+        unlink(log);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_curve_interpolates_sizes_and_gpus_per_nic),
         cmocka_unit_test(test_busbw_beyond_its_link_is_refused),
         cmocka_unit_test(test_malformed_logs_are_refused_with_file_and_line),
+        cmocka_unit_test(test_logs_are_taken_only_as_what_they_measure),
         cmocka_unit_test(test_nics_per_node_splits_a_node_gpus_between_its_nics),
         cmocka_unit_test(test_a_cap_below_share_times_link_is_the_rate),
         cmocka_unit_test(test_a_cap_beside_busbw_is_refused),

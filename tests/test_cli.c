@@ -243,6 +243,10 @@ static const BadCase BAD[] = {
     {"run --compressor 'topk:ef=1,ef=0' --out @/o1", 2, "option 'ef' given twice"},
     {"run --compressor ':ef=1' --out @/o1", 2, "--compressor ':ef=1'"},
     {"compare --policies 'sync,,static' --out @/o1", 2, "--policies 'sync,,static': empty item"},
+    /* issue 49 item 27: the compressor after an '@' is the item's, not --compressor's */
+    {"compare --policies \"./half$(printf '\\100')way.so,sync\" --out @/o1", 2,
+     "--policies './half@way.so': a plugin's path is made of"},
+    {"compare --policies \"sync$(printf '\\100')zzz,sync\" --out @/o1", 2, "--policies: unknown compressor 'zzz'"},
     {"compare --policies 'sync,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z' --out @/o1", 2,
      "--policies: more than"},
     /* ---- traces (replay, compare --trace, sweep --trace) ---- */

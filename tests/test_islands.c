@@ -58,6 +58,18 @@ static void test_diloco_wan_bytes_are_the_closed_form(void **state)
     (void)state;
     check_wan(4, 2, "diloco:H=4", 8, 4);
     check_wan(8, 4, "diloco:H=8", 8, 1); /* 8 steps */
+    /* H = 500 on 16 steps: no exchange at all, said, not tabled as DiLoCo's (issue 49 item 17) */
+    RunConfig cfg = islands_config(4, 2, 8);
+    cfg.policy = "diloco:H=500";
+    Shared *sh = simulate(cfg);
+    assert_int_equal(sh->averagings, 0);
+    if (!strstr(sh->never_exchanged, "diloco:H=500 never averaged in the run's 16 steps"))
+        fail_msg("'%s'", sh->never_exchanged);
+    release(sh);
+    cfg.policy = "diloco:H=4"; /* and a run that exchanged says nothing */
+    sh = simulate(cfg);
+    assert_string_equal(sh->never_exchanged, "");
+    release(sh);
     check_wan(4, 4, "cpsgd:period=2", 8, 8);
 }
 
@@ -443,6 +455,15 @@ static void test_python_outer_step_is_dilocos(void **state)
     if (getenv("BELLOWS_VALGRIND")) return;
     check_outer_is_dilocos(PY_OUTER, "outer.py");
     RunConfig cfg = islands_config(4, 2, 8);
+    /* 4 fragments asked for, averaging only at each period's first step: 3 never exchanged,
+     * which the run says (RunResult.never_exchanged, summary.json's), the one it exchanged
+     * said nothing of (issue 49 item 16) */
+    cfg.policy = PY_OUTER ":h=4,frags=4";
+    Shared *sh = simulate(cfg);
+    if (sh->rc != BW_OK) fail_msg("%s", sh->message);
+    if (!strstr(sh->never_exchanged, "asked for 4 fragments and never exchanged 3 of them"))
+        fail_msg("'%s'", sh->never_exchanged);
+    release(sh);
     const char *bad[][2] = {{PY_OUTER ":bad=2", "Outer.outer(): lr: expected a number, got '0.7'"},
                             {PY_OUTER ":bad=3", "Outer.outer(): 'beta': not a key of"}};
     for (int i = 0; i < 2; i++) {

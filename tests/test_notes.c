@@ -157,12 +157,34 @@ static void test_cluster_set_takes_several_arguments(void **state)
                    "cluster @/one.json --timeline-steps 0:3 --out @/cx");
 }
 
+/* A periodic run that never averaged (DiLoCo's H = 500 on 32 steps) is no DiLoCo result: compare
+ * marks its row and says why under the table and on stderr; summary.json names it; the row
+ * that did average says nothing (issue 49 item 17). */
+static void test_compare_marks_a_run_that_never_exchanged(void **state)
+{
+    (void)state;
+    assert_int_equal(bw(CMP "--workers 2 --policies diloco:H=4,diloco:H=500 --out @/ne"), 0);
+    stdout_has("NEVER EXCHANGED: diloco:H=500 (seed 1): the policy diloco:H=500 never averaged in "
+               "the run's 32 steps");
+    stderr_has("bellows: warning: diloco:H=500 (seed 1): the policy diloco:H=500 never averaged",
+               1);
+    char *summary = tmp_file("ne/seed-1/2-diloco-H-500/summary.json");
+    assert_non_null(summary);
+    assert_non_null(strstr(summary, "\"never_exchanged\": \"the policy diloco:H=500 never"));
+    free(summary);
+    summary = tmp_file("ne/seed-1/1-diloco-H-4/summary.json");
+    assert_non_null(summary);
+    assert_null(strstr(summary, "never_exchanged"));
+    free(summary);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flags_without_effect_are_noted),
         cmocka_unit_test(test_hierarchical_header_states_the_intra_node_links),
         cmocka_unit_test(test_compare_takes_a_compressor_per_policy),
+        cmocka_unit_test(test_compare_marks_a_run_that_never_exchanged),
         cmocka_unit_test(test_replay_help_lists_only_its_own_flags),
         cmocka_unit_test(test_cluster_set_takes_several_arguments),
     };

@@ -2,8 +2,9 @@
 # test_pai_trace.sh: sim/cluster/pai_to_cluster.py makes a cluster file of the first GPU jobs of a
 # trace in Alibaba PAI's 2020 format (the synthetic sample in sim/cluster/examples/pai-sample/):
 # their sizes (inst_num x plan_gpu / 100, rounded up; CPU jobs skipped), starts and models; an
-# unknown model tag or a negative size is refused with its file and line (exit 2, nothing
-# written); and bellows cluster runs the first three jobs of the sample, at their sizes and priced
+# unknown model tag, a negative or overflowing size, a job listed twice or a byte that is not
+# UTF-8 is refused with its file and line (exit 2, nothing written), as are a --time-scale or an
+# --oversubscription that is not finite and -o a folder (no temporary left either); and bellows cluster runs the first three jobs of the sample, at their sizes and priced
 # (--price 4: 4 workers each, price_workers their GPUs).
 #   tests/test_pai_trace.sh BELLOWS_BINARY SOURCE_DIR
 set -euo pipefail
@@ -49,6 +50,22 @@ bad unknown '3s/,resnet$/,xlnet/' pai_group_tag_table.csv "pai_group_tag_table.c
 bad negative '4s/,800.0,V100$/,-800.0,V100/' pai_task_table.csv "pai_task_table.csv:4: plan_gpu -800.0 is negative"
 bad inst '2s/,worker,2.0,/,worker,-2.0,/' pai_task_table.csv "pai_task_table.csv:2: inst_num -2.0 is negative"
 bad when '7s/,Terminated,[0-9.]*,/,Terminated,soon,/' pai_job_table.csv "pai_job_table.csv:7: start_time 'soon' is not a number"
+# issue 49 item 32: a byte that is not UTF-8, a size that overflows, a job listed twice
+bad utf8 '5s/$/\xff/' pai_job_table.csv "pai_job_table.csv:5: byte 0xff at column"
+bad overflow '1s/,2.0,Terminated,\(.*\),800.0,V100$/,1e300,Terminated,\1,1e300,V100/' \
+  pai_task_table.csv "pai_task_table.csv:1: inst_num 1e300 x plan_gpu 1e300"
+bad twice '3p' pai_job_table.csv "pai_job_table.csv:4: job .* again (line 3)"
+# flags out of range, and -o a folder: exit 2, nothing written, no temporary left
+mkdir folder
+for flags in "--time-scale inf" "--oversubscription nan" "-o folder"; do
+  set +e
+  out=(-o flag.json); [ "${flags:0:2}" != "-o" ] || out=()
+  $conv "$sample" --jobs 1 $flags "${out[@]}" 2> flag.err > /dev/null
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] && grep -q -- "${flags%% *} " flag.err || { cat flag.err; fail "$flags: exit $rc"; }
+  [ -z "$(ls -A folder)" ] && [ ! -e flag.json ] && ! ls -a | grep -q tmp || fail "$flags: wrote"
+done
 # a mapped tag is taken
 cp -r "$sample" mapped && sed -i '3s/,resnet$/,xlnet/' mapped/pai_group_tag_table.csv
 $conv mapped --map xlnet=bert-base --jobs 3 -o mapped.json

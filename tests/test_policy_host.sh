@@ -34,4 +34,20 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "unknown policy: exit $rc"; exit 1; }
 grep -q "'nosuch': unknown policy" "$tmp/err.txt" || { cat "$tmp/err.txt"; exit 1; }
+# norms of another length than the layers: refused before C reads them (issue 49 item 20)
+PYTHONPATH="$here/traces/pytorch" py - <<'PY' || exit 1
+import bellows_host as bh
+p = bh.HostPolicy("accordion", [("w", 4, 3), ("b", 4, 1), ("v", 2, 3)], 2, 1, 8, 10, 0.1,
+                  compressor="powersgd", compressor_level=2)
+for field in ("grad_norm_mean", "grad_norm_rank0", "epoch_norm_mean"):
+    obs = dict(step=0, epoch=0, lr=0.1, loss=1.0, grad_norm_mean=[1.0, 2.0, 3.0],
+               epoch_end=True)
+    obs[field] = [1.0]
+    try:
+        p.step(bh.Observation(**obs))
+        raise SystemExit("%s of 1 value for 3 layers was passed to C" % field)
+    except bh.PolicyError as e:
+        assert e.status == 2 and "%s: 1 values, expected 3" % field in str(e), str(e)
+p.step(bh.Observation(step=0, epoch=0, lr=0.1, loss=1.0, grad_norm_mean=[1.0, 2.0, 3.0]))
+PY
 echo "$n policies decide the same in the core and through libbellows_policy.so"

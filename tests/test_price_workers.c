@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "clitest.h"
+#include "coll_impl.h" /* coll_allreduce_bytes: what each rank is charged */
 
 #define SAMPLE BELLOWS_SOURCE_DIR "/traces/samples/mlp-sync-8w.jsonl.gz"
 #define LAT    5e-6         /* the default link latency, s */
@@ -152,6 +153,45 @@ static void test_bad_prices_are_refused_naming_the_flag(void **state)
     free(msg);
 }
 
+/* The mean over n ranks of comm c's allreduce bytes for a message of 1 MB. */
+static double mean_bytes(const Comm *c, int n)
+{
+    double sum = 0;
+    for (int r = 0; r < n; r++) sum += coll_allreduce_bytes(c, r, 1e6);
+    return sum / n;
+}
+
+/* The bytes a worker sends are priced at N, as the time is: whatever --workers P trains, the
+ * mean over its ranks is the mean over the N ranks of an unpriced N-GPU allreduce (the naive
+ * reference), for the tree and the halving-doubling, whose ranks send different amounts
+ * (issue 49 item 18: the tree's mean was 3.0n at 2 workers and 2.125n at 16, priced at 16). */
+static void test_bytes_are_priced_at_the_priced_gpus(void **state)
+{
+    (void)state;
+    const struct {
+        CollAlgo algo;
+        int n;
+    } cases[] = {{COLL_TREE, 16}, {COLL_TREE, 12}, {COLL_HALVING_DOUBLING, 12}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Cluster at_n = cluster_default();
+        at_n.workers = cases[i].n;
+        Comm *ref = coll_comm_create_offline(&at_n, cases[i].algo);
+        const double want = mean_bytes(ref, cases[i].n);
+        coll_comm_free(ref);
+        for (int p = 2; p <= cases[i].n; p *= 2) {
+            Cluster cl = at_n;
+            cl.workers = p;
+            Comm *c = coll_comm_create_offline(&cl, cases[i].algo);
+            coll_comm_set_price(c, &at_n);
+            char what[96];
+            snprintf(what, sizeof what, "algorithm %d priced at %d on %d workers", cases[i].algo,
+                     cases[i].n, p);
+            assert_close(mean_bytes(c, p), want, what);
+            coll_comm_free(c);
+        }
+    }
+}
+
 int main(void)
 {
     make_tmpdir(TMP, sizeof TMP);
@@ -159,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_a_replay_priced_at_65536_gpus_pays_the_closed_form_there),
         cmocka_unit_test(test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there),
         cmocka_unit_test(test_bench_counts_the_priced_gpus),
+        cmocka_unit_test(test_bytes_are_priced_at_the_priced_gpus),
         cmocka_unit_test(test_bad_prices_are_refused_naming_the_flag),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

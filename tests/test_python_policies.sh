@@ -132,6 +132,39 @@ twin periodic cpsgd:period=4 ./every4.py --compressor powersgd
 "$bellows" sweep $S --bandwidth 1Gbps,10Gbps --compressor powersgd --seeds 1 --policies sync,./netaware.py \
   --out sw --quiet > /dev/null
 [ "$(grep -c ',completed,' sw/sweep.csv)" -eq 4 ] || { cat sw/sweep.csv; fail "sweep"; }
+# a train-once sweep's fingerprint covers the outer step: a policy declared price-blind whose
+# outer() reads the bandwidth is refused at the other price, not priced on the training's
+# accuracy (issue 49 item 19)
+cat > blind_outer.py <<'EOF'
+import bellows_policy as bp
+
+
+class BlindOuter(bp.Policy):
+    name = "blind-outer"
+    help = "averages every 4 steps; DiLoCo's outer lr from the bandwidth"
+    version = 6
+    mode = bp.PERIODIC
+    price_blind = True
+
+    def init(self, ctx, opts):
+        self.fast, self.step = ctx.bandwidth_Bps > 5e8, 0
+
+    def decide(self, obs, decision):
+        self.step += 1
+        decision.period = 4
+        decision.average = self.step % 4 == 0
+
+    def outer(self):
+        return {"lr": 0.7 if self.fast else 0.1, "momentum": 0.9, "h": 4}
+EOF
+set +e
+"$bellows" sweep --train-samples 512 --test-samples 100 --batch 8 --workers 2 --epochs 1 \
+  --bandwidth 1Gbps,10Gbps --seeds 1 --policies ./blind_outer.py --no-plots --quiet --out bo \
+  > /dev/null 2> err.txt
+rc=$?
+set -e
+[ $rc -eq 1 ] && grep -q "bandwidth=10Gbps.*declared price-blind (price_blind = 1), but at step 0" \
+  err.txt || { cat err.txt; fail "a price-blind outer() that reads the price: exit $rc"; }
 
 # what a policy sees: every documented field, the arrays zero-copy views of bellows' memory
 cat > fields.py <<'EOF'

@@ -2,9 +2,12 @@
  * header's "policy" and each step's decision ("levels", or "average" and "period"; "bytes";
  * "state") read back; a decision where it does not belong (a version-1 trace, a header without
  * "policy", the other mode's fields, a vector's level) is refused with the file, line and field;
- * a version-1 trace still reads, without decisions. */
+ * a version-1 trace still reads, without decisions. compare --traces' loader checks the
+ * compressor and the levels as the run would take them, naming the file, line and field. */
 #include "testutil.h"
 
+#include "csv.h"
+#include "own_traces.h"
 #include "trace.h"
 
 static char TMP[64];
@@ -102,6 +105,68 @@ static void test_misplaced_decisions_are_refused(void **state)
     }
 }
 
+/* A level the compressor refuses (PowerSGD's rank 1.5) or an unknown compressor is refused as
+ * compare --traces and sweep --traces read the trace, naming the file, its line and the field,
+ * not --compressor or the run's policy (issue 49 items 28, 29); a valid trace loads. */
+static void test_own_trace_levels_are_the_compressors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *needle;
+    } cases[] = {
+        {HDR2(GRAD) STEP(0, ",\"levels\":[1.5,0],\"bytes\":4"),
+         "t.jsonl:2: \"levels\"[0]: powersgd level 1.5: expected"},
+        {HDR2(",\"policy\":{\"spec\":\"x\",\"mode\":\"gradient\",\"compressor\":\"zzz\","
+              "\"seed\":1}") STEP(0, ",\"levels\":[1,0],\"bytes\":4"),
+         "t.jsonl:1: \"policy\": \"compressor\": unknown compressor 'zzz'"},
+        {HDR2(GRAD) STEP(0, ",\"levels\":[2,0],\"bytes\":4"), NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Trace t;
+        BwError err = {{0}};
+        assert_int_equal(read_text(cases[i].text, &t, &err), BW_OK);
+        trace_free(&t);
+        char path[256], specs[4][SPEC_MAX_TEXT], pol[4][SPEC_MAX_TEXT], comp[4][SPEC_MAX_TEXT];
+        snprintf(path, sizeof path, "%s/t.jsonl", TMP);
+        OwnTraces o;
+        int rc = own_traces_load(path, &o, specs, pol, comp, 4, &err);
+        own_traces_free(&o);
+        if (cases[i].needle ? rc != BW_EUSAGE || !strstr(err.msg, cases[i].needle) : rc != BW_OK)
+            fail_msg("case %zu: status %d, '%s', expected '%s'", i, rc, err.msg,
+                     cases[i].needle ? cases[i].needle : "success");
+    }
+}
+
+/* A policy spec holding '"' (a trace's "policy.spec") is one field of compare.csv, written by
+ * the one CSV writer sweep.csv's fields go through (csv.h), so every row has the header's
+ * fields (issue 49 item 21). */
+static void test_compare_csv_escapes_a_quote_in_a_spec(void **state)
+{
+    (void)state;
+    const char *own = BELLOWS_SOURCE_DIR "/tests/data/own/";
+    char cmd[2048], path[256];
+    snprintf(cmd, sizeof cmd,
+             "zcat %smlp-static-4w.jsonl.gz | sed '1s/\"spec\":\"static:level=1\"/\"spec\":"
+             "\"static:level=\\\\\"1\"/' > %s/q.jsonl && " BELLOWS_BIN " compare --traces "
+             "%smlp-sync-4w.jsonl.gz,%s/q.jsonl --no-plots --quiet --out %s/cq >/dev/null",
+             own, TMP, own, TMP, TMP);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/cq/compare.csv", TMP);
+    char *csv = slurp(path, NULL), *fields[64];
+    assert_non_null(csv);
+    char *line = strtok(csv, "\n");
+    const int n = csv_split(line, fields, 64);
+    int rows = 0;
+    for (line = strtok(NULL, "\n"); line; line = strtok(NULL, "\n"), rows++) {
+        char copy[4096];
+        snprintf(copy, sizeof copy, "%s", line);
+        if (csv_split(line, fields, 64) != n) fail_msg("a row of another width: %s", copy);
+        if (rows == 1 && strcmp(fields[0], "static:level=\"1") != 0) fail_msg("%s", fields[0]);
+    }
+    assert_int_equal(rows, 2);
+    free(csv);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -121,6 +186,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_decisions_read_back),
         cmocka_unit_test(test_misplaced_decisions_are_refused),
+        cmocka_unit_test(test_own_trace_levels_are_the_compressors),
+        cmocka_unit_test(test_compare_csv_escapes_a_quote_in_a_spec),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -201,6 +201,7 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
     char format[64] = "";
     long version = 0, workers = 0, batch = 0, epochs = 0, spe = 0;
     int rc;
+    h->line = w->line;
     if ((rc = get_str(w, o, "format", 1, format, sizeof format))) return rc;
     if (strcmp(format, TRACE_FORMAT) != 0)
         return bad(w, "\"format\": expected \"%s\", got \"%s\"", TRACE_FORMAT, format);
@@ -275,6 +276,7 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
     long step = -1, epoch = -1, batch = 0;
     int rc;
     memset(s, 0, sizeof *s);
+    s->line = w->line;
     if ((rc = get_int(w, o, "step", 1, 0, 1e15, &step)) ||
         (rc = get_int(w, o, "epoch", 1, 0, 1e9, &epoch)) ||
         (rc = get_int(w, o, "batch", 0, 1, INT_MAX, &batch)) ||

@@ -68,6 +68,7 @@ typedef struct {
     int has_policy, policy_periodic;
     char policy_spec[256], policy_compressor[256];
     long policy_seed, train_samples, test_samples;
+    long line; /* the header's line in its file, for messages about its fields */
 } TraceHeader;
 
 typedef struct {
@@ -95,6 +96,7 @@ typedef struct {
     double *levels;
     double bytes;
     char state[48];
+    long line; /* the step's line in its file (trace_read's), for messages about its fields */
 } TraceStep;
 
 typedef struct {

@@ -47,6 +47,7 @@ its embedded interpreter fills.
 """
 
 import math
+import numbers
 import sys
 import traceback
 
@@ -516,7 +517,9 @@ def _outer_tuple(cls, value):
             raise UsageError("%s: %s: missing (required)" % (where, k))
         v = value.get(k, Outer.DEFAULTS.get(k))
         whole = k not in ("lr", "momentum", "alpha")
-        if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)):
+        # NumPy's integers and floats are numbers.Integral and numbers.Real (not int or float
+        # subclasses, except float64): an outer() computing h with NumPy returns them
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral if whole else numbers.Real):
             raise UsageError("%s: %s: expected %s, got %r" % (where, k, "an int" if whole
                                                                 else "a number", v))
         if whole and not -2**31 <= v < 2**31:

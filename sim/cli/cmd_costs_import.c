@@ -85,7 +85,7 @@ int cmd_costs_import(int argc, char **argv, BwError *err)
          .kind = CLI_CHOICE,
          .dest = &f.collective,
          .def = "auto",
-         .help = "what the logs measured; auto: from the program's name, or the redop column",
+         .help = "what the logs measured; auto: from the program's name the log prints",
          .choices = "auto|allreduce|allgather"},
         {.name = "base",
          .kind = CLI_STRING,

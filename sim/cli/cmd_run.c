@@ -19,6 +19,8 @@
 #include "plots.h"
 #include "cli.h"
 #include "cluster_args.h"
+#include "compress.h"
+#include "csv.h"
 #include "commands.h"
 #include "driver.h"
 #include "engine.h"
@@ -79,6 +81,9 @@ int cmd_run(int argc, char **argv, BwError *err)
     char evals[96];
     run_describe_evals(&cfg, evals, sizeof evals);
     results_print(stdout, &cfg, &res, evals);
+    if (res.never_exchanged[0]) /* a result the command goes on after: stated, not hidden */
+        fprintf(stderr, "bellows: warning: %s; these results are no result of the policy\n",
+                res.never_exchanged);
     if (f.run.out) {
         RunMeta meta = {"run",
                         ta.model,
@@ -225,7 +230,8 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
         char folder[SPEC_MAX_TEXT + 8];
         runner_folder_name(k, r->specs[k], folder, sizeof folder);
         double ratio = has_ratio(r, &st[k], &st[0]) ? st[k].mean.bytes / st[0].mean.bytes : NAN;
-        fprintf(of.f, "\"%s\",seed-%d/%s,", r->specs[k], r->seeds[0], folder);
+        csv_field_quoted(of.f, r->specs[k]); /* a spec may hold '"' (a plugin's path) */
+        fprintf(of.f, ",seed-%d/%s,", r->seeds[0], folder);
         runner_csv_row(of.f, &st[k].mean, st[k].speedup, ratio, RUNNER_CSV_COMPARE);
         fprintf(of.f, ",%d,", r->n_seeds);
         const double more[] = {st[k].tta_sd, st[k].ci_lo, st[k].ci_hi, st[k].res_s};
@@ -269,9 +275,12 @@ static int print_policy(const Runs *r, int k, const PolicyStats *st, const Polic
     int coarse = isfinite(st->res_frac) && st->res_frac > 0.02;
     if (isfinite(st->res_frac))
         snprintf(res, sizeof res, "%.1f%%%s", 100 * st->res_frac, coarse ? "!" : "");
-    printf(ROW_FMT "%s%s\n", name, fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
+    int never = 0; /* a seed whose run never exchanged what the policy asked for */
+    for (int i = 0; i < r->n_seeds; i++) never |= run_of(r, i, k)->never_exchanged[0] != 0;
+    printf(ROW_FMT "%s%s%s\n", name, fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
            strcmp(m->status, "diverged") == 0 ? "  DIVERGED" : "",
-           strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "");
+           strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "",
+           never ? "  NEVER EXCHANGED" : "");
     return coarse;
 }
 
@@ -313,6 +322,13 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
     int coarse = 0;
     for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
     print_compare_footer(r, st, target, evals, sharpen, coarse);
+    for (int j = 0; j < r->n_pol * r->n_seeds; j++) /* each, on stdout and as a warning */
+        if (r->rows[j].never_exchanged[0]) {
+            printf("NEVER EXCHANGED: %s (seed %d): %s; its row is no result of the policy.\n",
+                   r->specs[j % r->n_pol], r->seeds[j / r->n_pol], r->rows[j].never_exchanged);
+            fprintf(stderr, "bellows: warning: %s (seed %d): %s\n", r->specs[j % r->n_pol],
+                    r->seeds[j / r->n_pol], r->rows[j].never_exchanged);
+        }
 }
 
 /* time_breakdown.csv, the time breakdown plot's data: each policy's books up to its time to
@@ -550,6 +566,23 @@ static int own_traces_check(const Flags *f, const Runs *r, RunConfig *cfg, BwErr
     return rc;
 }
 
+/* --policies' item i split into its policy and compressor; the compressor after an '@' is
+ * checked here, so that its errors name the item, not --compressor (a plugin's path holds no
+ * '@': "./half@way.so" is refused as a path, not read as the compressor "way.so"). */
+static int split_policy_item(Runs *r, int i, BwError *err)
+{
+    int rc = spec_split_compressor(r->specs[i], "--policies", r->policy[i], r->compressor[i], err);
+    if (rc || !r->compressor[i][0]) return rc;
+    if (spec_is_path(r->compressor[i]))
+        return bw_fail(err, BW_EUSAGE,
+                       "--policies '%s': a plugin's path is made of A-Z a-z 0-9 . _ / + - only, "
+                       "and '%s' after the '@' is no compressor (expected POLICY@COMPRESSOR, "
+                       "static:level=2@powersgd)",
+                       r->specs[i], r->compressor[i]);
+    char resolved[SPEC_MAX_TEXT];
+    return compress_spec_resolved(r->compressor[i], "--policies", resolved, sizeof resolved, err);
+}
+
 static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig *cfg,
                          Dataset *train, Dataset *test, Trace *trace, double *slowdown,
                          BwError *err)
@@ -576,7 +609,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     r->own = NULL; /* not compare --traces */
     int rc = spec_split_list(f->run.policies, "--policies", r->specs, MAX_POLICIES, &r->n_pol, err);
     for (int i = 0; rc == BW_OK && i < r->n_pol; i++)
-        rc = spec_split_compressor(r->specs[i], "--policies", r->policy[i], r->compressor[i], err);
+        rc = split_policy_item(r, i, err);
     if (rc == BW_OK) rc = run_seeds(f, r->seeds, &r->n_seeds, err);
     if (rc == BW_OK) rc = run_setup("compare", f, ta, cfg, slowdown, err);
     if (rc == BW_OK) rc = run_check_out(f->run.out, f->run.force, err);
@@ -641,6 +674,7 @@ static int one_scenario(int argc, char **argv, int replay, BwError *err)
 
 static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
 {
+    runner_supervise(); /* a plug-in's _exit() in this process (its init) is reported too */
     Trace trace = {0};
     Flags f;
     int rc = one_scenario(argc, argv, replay, err);

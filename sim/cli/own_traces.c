@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compress.h"
+#include "spec.h"
+
 /* The first field in which b differs from a (the experiment's), or NULL. */
 static const char *differs(const TraceHeader *a, const TraceHeader *b, char *what, size_t n)
 {
@@ -45,6 +48,34 @@ static void field_value(const TraceHeader *h, const char *field, char *out, size
         snprintf(out, n, "a different shape");
 }
 
+/* The header's "policy.compressor" and every step's "levels" as the run will take them
+ * (compress_spec_resolved, compress_check_level), checked as the trace is read, so that an error
+ * names the file, the line and the field, not --compressor or the run's policy. */
+static int check_levels(const Trace *t, BwError *err)
+{
+    char resolved[SPEC_MAX_TEXT];
+    Spec spec;
+    const CompressorOps *ops = NULL;
+    if (compress_spec_resolved(t->h.policy_compressor, "\"policy\": \"compressor\"", resolved,
+                               sizeof resolved, err) ||
+        spec_parse(t->h.policy_compressor, "\"policy\": \"compressor\"", &spec, err) ||
+        !(ops = compress_find(spec.name))) {
+        BwError why = *err;
+        return bw_fail(err, BW_EUSAGE, "--traces %s:%ld: %s", t->path, t->h.line, why.msg);
+    }
+    for (long s = 0; s < t->n_steps; s++)
+        for (int l = 0; t->steps[s].levels && l < t->h.n_layers; l++) {
+            char what[64];
+            snprintf(what, sizeof what, "\"levels\"[%d]", l);
+            if (compress_check_level(ops, t->steps[s].levels[l], what, err)) {
+                BwError why = *err;
+                return bw_fail(err, BW_EUSAGE, "--traces %s:%ld: %s (the compressor is %s)",
+                               t->path, t->steps[s].line, why.msg, t->h.policy_compressor);
+            }
+        }
+    return BW_OK;
+}
+
 /* A trace a policy can be priced on: it records the policy and every step's decision. */
 static int check_own(const Trace *t, BwError *err)
 {
@@ -60,7 +91,7 @@ static int check_own(const Trace *t, BwError *err)
                            "--traces %s: step %ld: no decision (\"levels\" or \"average\"): a "
                            "policy's own trace records one every step",
                            t->path, s);
-    return BW_OK;
+    return check_levels(t, err);
 }
 
 /* The index of t's policy in specs (adding it), or -1 when there are too many. */

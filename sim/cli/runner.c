@@ -187,6 +187,7 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.compress = res.compression_s;
         row.wait = res.wait_s;
         row.steps = res.n_steps;
+        snprintf(row.never_exchanged, sizeof row.never_exchanged, "%s", res.never_exchanged);
         row.tta_res = results_tta_resolution(&res, cfg->target_accuracy);
     }
     ssize_t w = write(fd, &row, sizeof row);
@@ -319,8 +320,10 @@ static void forward_signal(int sig)
 
 /* The parent's end: the child's, and a message when a plug-in (or, with status 0, anything)
  * ended it without a word. */
-static void supervisor_exit(const PlugGuard *g, int status)
+static void supervisor_exit(const PlugGuard *g, pid_t child, int status)
 {
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !plugguard_was_said(g))
+        outfile_remove_dirs_of(child); /* the empty folders it made and could not remove */
     if (WIFSIGNALED(status)) { /* the child said what it could; end as it did */
         int sig = WTERMSIG(status);
         signal(sig, SIG_DFL);
@@ -352,8 +355,12 @@ static void supervisor_exit(const PlugGuard *g, int status)
 
 void runner_supervise(void)
 {
+    static int supervised_already; /* a command called again in its process (reproduce's sweeps) */
+    if (supervised_already) return;
+    supervised_already = 1;
     PlugGuard *g = plugguard_share();
     if (!g) return; /* unsupervised: _exit() goes unreported, as before */
+    outfile_share_dirs();
     fflush(NULL);
     const pid_t parent = getpid();
     pid_t pid = fork();
@@ -380,5 +387,5 @@ void runner_supervise(void)
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) _exit(1);
-    supervisor_exit(g, status);
+    supervisor_exit(g, pid, status);
 }

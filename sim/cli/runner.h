@@ -18,6 +18,7 @@ typedef struct {
      * target to that one (the crossing lies in between); NAN if not reached */
     double tta_res;
     long steps;
+    char never_exchanged[320]; /* RunResult's: what the policy never exchanged, "" when all */
 } RunRow;
 
 /* In a child: runs cfg (SimGrid options from f, the network model from R) into dir (below the
@@ -30,8 +31,9 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
  * spec) is a failure that says so, not a success without results (outfile_guard_exit). */
 void runner_guard_exit(const char *policy);
 
-/* Runs the rest of the process (bellows run) in a child and returns there; this process waits
- * and exits as the child did. A plug-in that ends the child with _exit() or os._exit(), which
+/* Runs the rest of the process (bellows run, compare, replay, sweep; once a process) in a child
+ * and returns there; this process waits and exits as the child did, removing the empty folders
+ * a failed child made (outfile_share_dirs). A plug-in that ends the child with _exit() or os._exit(), which
  * no handler of the child's sees, is named (plugguard's record) and the exit is 1, not 0; a
  * child that ended with status 0 without saying so is a failure too. Signals: a Ctrl-C reaches
  * the child with the process group; a SIGTERM or SIGHUP to this process is passed on; the

@@ -18,7 +18,9 @@ skipped. Its start is its submission (pai_job_table's start_time) after the firs
 mapped to a bellows workload profile (MODELS, or --map TAG=WORKLOAD); the small model (--model)
 trains each job's dynamics, --steps steps of --batch images per worker, and the workload prices
 them. A tag with no workload, an untagged job without --untagged, a negative or non-numeric size
-or time: refused with the file and line named, exit status 2, nothing written.
+or time, a size that overflows, a job listed twice, a byte that is not UTF-8: refused with the
+file and line named, exit status 2, nothing written (nor a temporary left); so are a
+--time-scale or --oversubscription that is not finite, and -o a folder.
 
 With --price P, a job of more than P GPUs trains on P workers and its steps are priced as its
 GPUs would pay them ("price_workers", "collectives": "analytic", "allreduce": "ring"): it holds
@@ -33,6 +35,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 
 # PAI's workload tags (the NSDI'22 paper's Table 2 and the trace's README name bert, ctr,
 # graphlearn, inception, nmt, resnet, vgg, xlnet, ...) to bellows' workload profiles where one is
@@ -55,15 +58,36 @@ class Refused(Exception):
     """A bad line: its file and line, and why."""
 
 
+# The most GPUs a job's sum of inst_num x plan_gpu / 100 may reach: 2^53, the last whole number
+# a float holds exactly; beyond it (or an overflow to inf) a row is broken, refused naming it.
+# (A job larger than --cluster-gpus but below this is refused later, if it is picked.)
+MAX_JOB_GPUS = 2.0 ** 53
+
+
+def utf8_lines(path):
+    """The file's lines as text; a byte that is not UTF-8 is refused naming its line."""
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, start=1):
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise Refused(f"{path}:{i}: byte 0x{raw[e.start]:02x} at column {e.start + 1} is "
+                              f"not UTF-8; expected the trace's CSV text") from None
+
+
 def rows(path, header):
     """(line number, row) of a trace table, its .header line skipped when the file starts with it."""
-    with open(path, newline="") as f:
-        for i, row in enumerate(csv.reader(f), start=1):
+    reader = csv.reader(utf8_lines(path))
+    try:
+        for row in reader:
+            i = reader.line_num
             if i == 1 and row and row[0] == header:
                 continue
             if not row:
                 continue
             yield i, row
+    except csv.Error as e:
+        raise Refused(f"{path}:{reader.line_num}: {e}") from None
 
 
 def number(path, line, row, col, name, allow_empty=False):
@@ -88,6 +112,9 @@ def read_trace(folder):
         if len(r) < 6:
             raise Refused(f"{p}:{line}: {len(r)} fields, expected 6 (pai_job_table)")
         start = number(p, line, r, 4, "start_time")
+        if r[0] in jobs:
+            raise Refused(f"{p}:{line}: job {r[0]} again (line {jobs[r[0]]['line']}); a job has "
+                          f"one row")
         jobs[r[0]] = {"job": r[0], "inst": r[1], "start": start, "gpus": 0.0, "line": line,
                       "tag": None}
         order.append(r[0])
@@ -99,6 +126,9 @@ def read_trace(folder):
         g = number(p, line, r, 8, "plan_gpu", allow_empty=True)
         if r[0] in jobs and n is not None and g is not None:
             jobs[r[0]]["gpus"] += n * g / 100.0
+            if not jobs[r[0]]["gpus"] <= MAX_JOB_GPUS:
+                raise Refused(f"{p}:{line}: inst_num {r[2].strip()} x plan_gpu {r[8].strip()} / "
+                              f"100 makes job {r[0]} more than 2^53 GPUs (or overflows)")
     p = os.path.join(folder, "pai_group_tag_table.csv")
     tags = {}
     if os.path.exists(p):
@@ -209,9 +239,18 @@ def main(argv):
                         "GPUs (price_workers; P >= 2; default: every job on all its GPUs)")
     p.add_argument("-o", "--output", help="the cluster file (default: stdout)")
     a = p.parse_args(argv)
-    if a.jobs < 1 or a.steps < 1 or a.batch < 1 or a.cluster_gpus < 1 or not a.time_scale >= 0:
+    if a.jobs < 1 or a.steps < 1 or a.batch < 1 or a.cluster_gpus < 1 or \
+            not 0 <= a.time_scale < math.inf:
         print("pai_to_cluster.py: --jobs, --steps, --batch, --cluster-gpus must be >= 1 and "
-              "--time-scale >= 0", file=sys.stderr)
+              "--time-scale a finite number >= 0", file=sys.stderr)
+        return 2
+    if not 1 <= a.oversubscription < math.inf:
+        print(f"pai_to_cluster.py: --oversubscription {a.oversubscription}: expected a finite "
+              f"number >= 1 (the leaves' downlinks over their uplinks)", file=sys.stderr)
+        return 2
+    if a.output and os.path.isdir(a.output):
+        print(f"pai_to_cluster.py: -o {a.output}: a folder; expected the cluster file to write",
+              file=sys.stderr)
         return 2
     if a.price and a.price < 2:
         print(f"pai_to_cluster.py: --price {a.price}: expected at least 2 workers (a priced "
@@ -226,14 +265,25 @@ def main(argv):
     except (Refused, OSError) as e:
         print(f"pai_to_cluster.py: {e}", file=sys.stderr)
         return 2
-    text = json.dumps(spec, indent=1) + "\n"
-    if a.output:
-        tmp = a.output + ".tmp"
-        with open(tmp, "w") as f:
+    text = json.dumps(spec, indent=1, allow_nan=False) + "\n"
+    if not a.output:
+        sys.stdout.write(text)
+        return 0
+    # the whole file or nothing: a temporary beside it, renamed over it, removed on any failure
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".pai_to_cluster.", suffix=".tmp",
+                                   dir=os.path.dirname(os.path.abspath(a.output)))
+        with os.fdopen(fd, "w") as f:
             f.write(text)
         os.replace(tmp, a.output)
-    else:
-        sys.stdout.write(text)
+        tmp = None
+    except OSError as e:
+        print(f"pai_to_cluster.py: -o {a.output}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    finally:
+        if tmp:
+            os.unlink(tmp)
     return 0
 
 

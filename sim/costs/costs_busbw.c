@@ -10,10 +10,6 @@
 
 #include "costs_impl.h"
 
-/* The least share of its link a busbw point may give: below, a log is broken (and a rate of a
- * thousandth of bellows' slowest link, 1 kbps, is still one SimGrid resolves). */
-#define BUSBW_MIN_SHARE 1e-3
-
 /* [[bytes, GB/s], ...]: 1 to COSTS_BUSBW_POINTS pairs of finite positive numbers, bytes rising,
  * each busbw between BUSBW_MIN_SHARE and 1 of the measured link's rate, link_Bps (a collective
  * over NICs does not beat their line rate: a log that does was measured on more links). */

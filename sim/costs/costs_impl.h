@@ -32,4 +32,9 @@ void costs_validation_text(const char *name, char *buf, size_t n);
 int costs_op_parse(const char *name);        /* -1 if unknown */
 void costs_op_names(char *buf, size_t size); /* "elementwise, matmul, ..." */
 
+/* The least share of its link a busbw point may give: below, a log is broken (and a rate of a
+ * thousandth of bellows' slowest link, 1 kbps, is still one SimGrid resolves). costs_busbw.c
+ * checks a profile's points against it, nccl_import.c a log's rows. */
+#define BUSBW_MIN_SHARE 1e-3
+
 #endif

@@ -1,10 +1,15 @@
 /* nccl_import.c: `bellows costs import-nccl-tests`: reads the tables nccl-tests prints
  * (NVIDIA/nccl-tests src/util.cu: a "#  size  count  type  redop  root  time  algbw  busbw
  * #wrong  time  algbw  busbw  #wrong" header, older versions without root or redop, then one
- * row per size; "#  Rank N ... on HOST device D" lines name each rank's host) and writes a
+ * row per size; "#  Rank N ... on HOST device D" lines name each rank's host; newer versions
+ * name the program, "# Collective test starting: all_reduce_perf") and writes a
  * network's "busbw" tables (costs_busbw.c): per log, the out-of-place busbw at each size, for
  * the log's GPUs per node over the NICs per node. Every row is checked as it is read; a bad
- * one is a usage error naming the file and the line, and nothing is written. */
+ * one is a usage error naming the file and the line, and nothing is written. A log is taken only
+ * as what its program measures (all_reduce_perf: the allreduce tables; all_gather_perf and
+ * reduce_scatter_perf, the ring's other half at the same bus bandwidth, nccl-tests
+ * doc/PERFORMANCE.md: the allgather tables); any other program's, a rooted row's (reduce,
+ * broadcast), and a log of one host's ranks on a network between hosts are refused. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -23,11 +28,15 @@ typedef struct {
     const char *path;
     int op;              /* 0 allreduce, 1 allgather (reduce-scatter too); -1 unknown */
     int given, named;    /* --collective's op, the program's name's (-1: none) */
+    char program[64];    /* the program's name, its line */
+    int program_line;
+    int root_at;         /* the rows' root column (0-based), 0: none */
     int ranks, hosts;    /* from the "Rank" lines; 0 when there are none */
     int cols, has_redop; /* the header's columns; 0 before it */
     int n_rows;          /* rows kept (busbw > 0) */
     int first_row_line;  /* for errors about the table as a whole */
     double bytes[512], busbw[512];
+    int row_at[512]; /* each kept row's line */
     char host[MAX_HOSTS][64];
     int per_host[MAX_HOSTS];
 } Log;
@@ -65,12 +74,40 @@ static void rank_line(Log *g, char **tok, int n)
         }
 }
 
-/* A "#" line: the program's name, a rank, or the table's header. */
-static void comment_line(Log *g, const char *raw, char **tok, int n)
+/* The nccl-tests programs a comment names (each whole word ending in "_perf": the "Collective
+ * test starting" line, or a command line): the op of the one program a log may have. */
+static int program_names(Log *g, const char *raw, int line, BwError *err)
 {
-    if (strstr(raw, "all_reduce_perf")) g->named = 0;
-    if (strstr(raw, "all_gather_perf") || strstr(raw, "reduce_scatter_perf")) g->named = 1;
+    for (const char *p = strstr(raw, "_perf"); p; p = strstr(p + 1, "_perf")) {
+        if (isalnum((unsigned char)p[5]) || p[5] == '_') continue;
+        const char *b = p;
+        while (b > raw && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)(p + 5 - b), b);
+        int op = strcmp(word, "all_reduce_perf") == 0 ? 0
+                 : strcmp(word, "all_gather_perf") == 0 || strcmp(word, "reduce_scatter_perf") == 0
+                     ? 1
+                     : -1;
+        if (op < 0)
+            return bw_fail(err, BW_EUSAGE,
+                           "%s:%d: a %s log: the busbw tables take only all_reduce_perf's (the "
+                           "allreduce) and all_gather_perf's or reduce_scatter_perf's (the "
+                           "allgather)",
+                           g->path, line, word);
+        if (g->named >= 0 && strcmp(g->program, word) != 0)
+            return bw_fail(err, BW_EUSAGE, "%s:%d: names %s, line %d names %s: one program a log",
+                           g->path, line, word, g->program_line, g->program);
+        snprintf(g->program, sizeof g->program, "%s", word);
+        g->program_line = line;
+        g->named = op;
+    }
     if (g->given < 0 && g->named >= 0) g->op = g->named;
+    return BW_OK;
+}
+
+/* A "#" line: the program's name, a rank, or the table's header. */
+static int comment_line(Log *g, const char *raw, int line, char **tok, int n, BwError *err)
+{
     int i = n > 0 && strcmp(tok[0], "#") == 0 ? 1 : 0;
     if (i < n && strcmp(tok[i], "Rank") == 0) rank_line(g, tok, n);
     if (i < n && strcmp(tok[i], "size") == 0 && i + 2 < n && strcmp(tok[i + 1], "count") == 0) {
@@ -80,8 +117,10 @@ static void comment_line(Log *g, const char *raw, char **tok, int n)
             root |= strcmp(tok[k], "root") == 0;
         }
         g->has_redop = redop;
+        g->root_at = root ? 3 + redop : 0;
         g->cols = 3 + redop + root + 8;
     }
+    return program_names(g, raw, line, err);
 }
 
 static int row_line(Log *g, int line, char **tok, int n, BwError *err)
@@ -101,7 +140,11 @@ static int row_line(Log *g, int line, char **tok, int n, BwError *err)
     if (!(v[0] >= 1) || v[0] != floor(v[0]))
         return bw_fail(err, BW_EUSAGE, "%s:%d: column 1 (size) must be a whole number of bytes",
                        g->path, line);
-    if (g->has_redop && g->op < 0) g->op = strcmp(tok[3], "none") == 0 ? 1 : 0;
+    if (g->root_at && strcmp(tok[g->root_at], "-1") != 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s:%d: column %d (root) is %s: a rooted collective's row (reduce_perf, "
+                       "broadcast_perf); the busbw tables take allreduce and allgather logs",
+                       g->path, line, g->root_at + 1, tok[g->root_at]);
     if (g->n_rows > 0 && !(v[0] > g->bytes[g->n_rows - 1]))
         return bw_fail(err, BW_EUSAGE, "%s:%d: sizes must rise from row to row (%s after %.0f)",
                        g->path, line, tok[0], g->bytes[g->n_rows - 1]);
@@ -109,6 +152,7 @@ static int row_line(Log *g, int line, char **tok, int n, BwError *err)
     if (v[4] <= 0) return BW_OK; /* busbw printed as 0.00: below its resolution */
     if (g->n_rows == (int)(sizeof g->bytes / sizeof *g->bytes))
         return bw_fail(err, BW_EUSAGE, "%s:%d: more than %d rows", g->path, line, g->n_rows);
+    g->row_at[g->n_rows] = line;
     g->bytes[g->n_rows] = v[0];
     g->busbw[g->n_rows++] = v[4];
     return BW_OK;
@@ -126,7 +170,7 @@ static int read_log(Log *g, BwError *err)
         int n = split(copy, tok);
         if (n == 0) continue;
         if (tok[0][0] == '#')
-            comment_line(g, raw, tok, n);
+            rc = comment_line(g, raw, line, tok, n, err);
         else if (g->cols && isdigit((unsigned char)tok[0][0]))
             rc = row_line(g, line, tok, n, err);
     }
@@ -140,6 +184,38 @@ static int read_log(Log *g, BwError *err)
     else if (rc == BW_OK && g->n_rows == 0)
         rc = bw_fail(err, BW_EUSAGE, "%s:%d: every row's busbw is 0", g->path, g->first_row_line);
     return rc;
+}
+
+/* What the log measured against the flags: its program against --collective (one of them must
+ * say it), its hosts against --transport (a network's table comes from 2 hosts or more; one
+ * host's ranks measured its own links), each row's busbw against --link-gbps. */
+static int log_checks(const Log *g, const NcclImport *a, BwError *err)
+{
+    if (g->given >= 0 && g->named >= 0 && g->given != g->named)
+        return bw_fail(err, BW_EUSAGE, "%s:%d: the log is %s's, --collective says %s", g->path,
+                       g->program_line, g->program, g->given ? "allgather" : "allreduce");
+    if (g->op < 0)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: no line names the nccl-tests program (\"# Collective test starting: "
+                       "all_reduce_perf\", or its command line in a comment): give --collective "
+                       "allreduce|allgather",
+                       g->path);
+    if (g->hosts == 1 && a->net != COST_NET_NVLINK)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: its %d ranks are all on host %s: it measured that node's own links, "
+                       "not a network between nodes; import it with --transport nvlink, or give "
+                       "a log of 2 hosts or more",
+                       g->path, g->ranks, g->host[0]);
+    for (int i = 0; i < g->n_rows; i++) {
+        const double share = g->busbw[i] * 1e9 / a->link_Bps;
+        if (!(share >= BUSBW_MIN_SHARE && share <= 1 + 1e-9))
+            return bw_fail(err, BW_EUSAGE,
+                           "%s:%d: a busbw of %g GB/s is %g of --link-gbps %g (%g GB/s); expected "
+                           "%g to 1 of it: give the rate of the NIC the log ran on",
+                           g->path, g->row_at[i], g->busbw[i], share, a->link_Bps * 8 / 1e9,
+                           a->link_Bps / 1e9, BUSBW_MIN_SHARE);
+    }
+    return BW_OK;
 }
 
 /* The GPUs behind each NIC of the log's nodes. */
@@ -218,12 +294,9 @@ static int build_busbw(const NcclImport *a, json_t **out, BwError *err)
         g->named = -1;
         double gpn = 0;
         rc = read_log(g, err);
-        if (rc == BW_OK && g->given >= 0 && g->named >= 0 && g->given != g->named)
-            rc = bw_fail(err, BW_EUSAGE, "%s: the log is %s's, --collective says %s", g->path,
-                         g->named ? "all_gather_perf (or reduce_scatter_perf)" : "all_reduce_perf",
-                         g->given ? "allgather" : "allreduce");
+        if (rc == BW_OK) rc = log_checks(g, a, err);
         if (rc == BW_OK) rc = log_gpus_per_nic(g, a, &gpn, err);
-        int op = g->op < 0 ? 0 : g->op;
+        int op = g->op;
         if (rc == BW_OK)
             rc = add_table(tabs[op], log_table(g, gpn), gpn, op ? "allgather" : "allreduce",
                            g->path, err);
@@ -312,10 +385,25 @@ static int write_doc(const char *path, const char *text, BwError *err)
     return rc == BW_OK ? outfile_commit(&of, err) : rc;
 }
 
+/* --name, as a profile's "name" is checked (costs_json.c), blamed on the flag. */
+static int check_name(const NcclImport *a, BwError *err)
+{
+    if (!a->name) return BW_OK;
+    char buf[sizeof ((CostProfile *)0)->name];
+    JsonAt at = {.err = err};
+    snprintf(at.where, sizeof at.where, "--name %s: ", a->name);
+    json_t *o = json_pack("{s:s}", "name", a->name);
+    int rc = o ? json_at_str(&at, o, "name", 1, buf, sizeof buf)
+               : bw_fail(err, BW_EUSAGE, "--name: expected UTF-8 text");
+    json_decref(o);
+    return rc;
+}
+
 int costs_import_nccl_tests(const NcclImport *a, BwError *err)
 {
     json_t *net = NULL, *doc = NULL;
-    int rc = build_busbw(a, &net, err);
+    int rc = check_name(a, err);
+    if (rc == BW_OK) rc = build_busbw(a, &net, err);
     if (rc == BW_OK) rc = build_doc(a, net, &doc, err);
     char *text =
         doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))

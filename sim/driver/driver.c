@@ -16,6 +16,7 @@
 #include <simgrid/engine.h>
 
 #include "engine.h"
+#include "plugguard.h"
 
 void driver_sum_order(const RunConfig *cfg, char *buf, size_t n)
 {
@@ -446,6 +447,7 @@ int run_finish(DriverRun *run, BwError *err)
     record_step_variance(run); /* the last averaging had no next step to report it */
     islands_step_done(run);
     run_totals(run);
+    outer_check_exchanged(run, res);
     sched_record(run);
     /* the books add up to the simulated time on every path (compute, compression, exposed
      * communication, waiting: each worker's, its tail to the run's end as waiting): a run whose
@@ -487,6 +489,12 @@ int driver_run(const RunConfig *cfg, RunResult *res, BwError *err)
         rc = run_finish(run, err);
     }
     run_free(run);
+    char what[600];
+    if (rc == BW_OK && plugguard_forked(what, sizeof what))
+        rc = bw_fail(err, BW_ERUNTIME,
+                     "%s, called fork(): a plug-in may not start a copy of bellows (its child was "
+                     "ended at once); no results",
+                     what);
     return rc;
 }
 

@@ -178,6 +178,9 @@ typedef struct {
 typedef struct {
     const char *status; /* "completed", "diverged", "reached_target" */
     char message[512];  /* why it diverged (DRIVER_DIVERGENCE_FACTOR) */
+    /* periodic mode: what the policy asked to exchange and never did in the whole run ("" when
+     * all was; outer_check_exchanged): such a run is no result of its policy, and says so */
+    char never_exchanged[320];
     EvalRow *evals;
     int n_evals;
     StepRow *steps;

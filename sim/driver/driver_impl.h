@@ -268,6 +268,7 @@ struct DriverRun {
         float *global, *delta, *acc; /* acc: the replicas' quantised outer gradients, summed */
         size_t *lo, *hi;             /* [fragments]: each fragment's parameters [lo, hi) */
         long *apply_at;              /* [fragments]: the step its last outer step applies at */
+        long *exchanges;             /* [fragments]: its outer steps done */
         double msg_share; /* this step's exchange: its floats over the model's (costed steps) */
         size_t *wl_floats; /* [fragments] with --workload: each fragment of the workload's
                             * layers, its quantised floats (outer_exchange_floats) */
@@ -400,6 +401,11 @@ void outer_eager_free(DriverRun *run);
 void outer_eager_apply(Worker *me, long step);
 /* Whether a fragment's outer step is applied at this step (outer_stream merged it). */
 int outer_applies_at(const DriverRun *run, long step);
+/* At the run's end: what a periodic policy asked to exchange and never did (no averaging in
+ * the whole run, or a Streaming DiLoCo fragment never exchanged) into res->never_exchanged,
+ * "" when all was; such a run is no result of its policy (issue 49: DiLoCo's H = 500 on 174
+ * steps, 4 fragments on a policy that averages only at the period's first step). */
+void outer_check_exchanged(const DriverRun *run, RunResult *res);
 /* islands.c: the run's communicator on --topology islands (hierarchical, an island a "node"),
  * else coll_comm_create's; islands_init counts the WAN's bytes and, in periodic mode, makes the
  * islands' rings; islands_reduce, in periodic mode, makes the worker's gradient its island's
@@ -500,10 +506,12 @@ void record_epoch_norm(DriverRun *run, const StepState *st);
 void record_progress(const DriverRun *run, const StepState *st);
 int record_trace_open(DriverRun *run, const Model *m0, BwError *err);
 void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st);
-/* The fingerprint of decision d (its n_layers levels' bits, batch, average and period), 16 lower-
- * case hex digits and a NUL into out[17]: what a trace records (cfg->record_decisions) and a
- * priced twin compares. */
-void record_decision_print(const PolicyDecision *d, int n_layers, char *out);
+/* The fingerprint of decision d (its n_layers levels' bits, batch, average and period) and of
+ * the run's outer step (run->outer.o, asked once: a policy that reads the price there decides
+ * differently too; not hashed without one, so other fingerprints are as before), 16 lower-case
+ * hex digits and a NUL into out[17]: what a trace records (cfg->record_decisions) and a priced
+ * twin compares. */
+void record_decision_print(const DriverRun *run, const PolicyDecision *d, char *out);
 /* The step's decision, into the step record_trace_step began (with cfg->record_decisions). */
 void record_trace_decision(DriverRun *run, const PolicyDecision *d);
 /* Layer-wise steps (DriverRun.stamps): the evaluation just recorded after step `step` waits for

@@ -61,8 +61,11 @@ static int fragments_init(DriverRun *run, const Model *m0)
     run->outer.lo = malloc(sizeof(size_t) * (size_t)F);
     run->outer.hi = malloc(sizeof(size_t) * (size_t)F);
     run->outer.apply_at = malloc(sizeof(long) * (size_t)F);
+    run->outer.exchanges = calloc((size_t)F, sizeof(long));
     run->outer.acc = calloc(m0->n_params, sizeof(float));
-    if (!run->outer.lo || !run->outer.hi || !run->outer.apply_at || !run->outer.acc) return 0;
+    if (!run->outer.lo || !run->outer.hi || !run->outer.apply_at || !run->outer.acc ||
+        !run->outer.exchanges)
+        return 0;
     for (int f = 0; f < F; f++) {
         const LayerView *a = &m0->layers[f * L / F], *b = &m0->layers[(f + 1) * L / F - 1];
         run->outer.lo[f] = a->offset;
@@ -104,6 +107,7 @@ void outer_free(DriverRun *run)
     free(run->outer.hi);
     free(run->outer.apply_at);
     free(run->outer.wl_floats);
+    free(run->outer.exchanges);
     outer_lanes_free(run);
     outer_eager_free(run);
     memset(&run->outer, 0, sizeof run->outer);
@@ -155,6 +159,29 @@ static void fragment_step(DriverRun *run, int f, long step)
     sgd_step_range(&run->outer.opt, run->outer.global, run->outer.delta, run->outer.o.lr, lo, hi);
     run->outer.step = step;
     run->outer.apply_at[f] = step + run->outer.o.tau;
+    run->outer.exchanges[f]++;
+}
+
+void outer_check_exchanged(const DriverRun *run, RunResult *res)
+{
+    res->never_exchanged[0] = '\0';
+    if (!run->periodic || res->n_steps == 0) return;
+    if (res->averagings == 0) {
+        snprintf(res->never_exchanged, sizeof res->never_exchanged,
+                 "the policy %.120s never averaged in the run's %ld steps (a period longer than the "
+                 "run?)",
+                 res->policy_spec, res->n_steps);
+        return;
+    }
+    const int F = run->outer.streaming ? run->outer.o.fragments : 0;
+    int never = 0, first = -1;
+    for (int f = 0; f < F; f++)
+        if (run->outer.exchanges[f] == 0 && never++ == 0) first = f;
+    if (never)
+        snprintf(res->never_exchanged, sizeof res->never_exchanged,
+                 "the policy %.120s asked for %d fragments and never exchanged %d of them (fragment %d "
+                 "first): it averages at steps that are not theirs",
+                 res->policy_spec, F, never, first + 1);
 }
 
 /* The worker's distance to the mean of fragment f's quantised outer gradients (its own in

@@ -298,16 +298,29 @@ void record_trace_step(DriverRun *run, const PolicyObs *obs, const StepState *st
     rec->has_pending = 1;
 }
 
-void record_decision_print(const PolicyDecision *d, int n_layers, char *out)
+/* FNV-1a of the n doubles x (-0 as 0) into h. */
+static uint64_t hash_doubles(uint64_t h, const double *x, int n)
+{
+    for (int l = 0; l < n; l++) {
+        double v = x[l] == 0 ? 0 : x[l];
+        const unsigned char *p = (const unsigned char *)&v;
+        for (size_t i = 0; i < sizeof v; i++) h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+void record_decision_print(const DriverRun *run, const PolicyDecision *d, char *out)
 {
     uint64_t h = 14695981039346656037ull; /* FNV-1a over the bytes, in a fixed order */
     const int ints[3] = {d->batch, d->average, d->period};
     const unsigned char *p = (const unsigned char *)ints;
     for (size_t i = 0; i < sizeof ints; i++) h = (h ^ p[i]) * 1099511628211ull;
-    for (int l = 0; l < n_layers; l++) {
-        double x = d->level[l] == 0 ? 0 : d->level[l]; /* -0 as 0 */
-        p = (const unsigned char *)&x;
-        for (size_t i = 0; i < sizeof x; i++) h = (h ^ p[i]) * 1099511628211ull;
+    h = hash_doubles(h, d->level, run->w[0].model->n_layers);
+    if (run->outer.on) { /* the outer step the policy asked for, every field */
+        const PolicyOuter *o = &run->outer.o;
+        const double outer[8] = {o->lr,  o->momentum,  o->alpha, o->h,
+                                 o->fragments, o->tau, o->bits,  o->eager};
+        h = hash_doubles(h, outer, 8);
     }
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
@@ -316,7 +329,7 @@ void record_trace_decision(DriverRun *run, const PolicyDecision *d)
 {
     TraceRecorder *rec = &run->rec;
     if (!rec->writer || !rec->has_pending || !run->cfg->record_decisions) return;
-    record_decision_print(d, run->w[0].model->n_layers, rec->pending.decision);
+    record_decision_print(run, d, rec->pending.decision);
 }
 
 /* Writes what is held back and completes the file (no-op without --record-trace). */

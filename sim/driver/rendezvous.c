@@ -280,7 +280,7 @@ static int check_price_blind(const DriverRun *run, long step, const PolicyDecisi
     const char *was = cfg->replay->steps[step].decision;
     char now[17];
     if (!was[0]) return BW_OK; /* a trace without fingerprints */
-    record_decision_print(d, run->w[0].model->n_layers, now);
+    record_decision_print(run, d, now);
     if (strcmp(now, was) == 0) return BW_OK;
     return bw_fail(
         err, BW_EUSAGE,

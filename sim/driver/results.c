@@ -252,6 +252,7 @@ static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
         jsonw_double(w, "wan_peak_step_bytes", res->wan_peak_step_bytes);
     }
     if (res->message[0]) jsonw_string(w, "message", res->message);
+    if (res->never_exchanged[0]) jsonw_string(w, "never_exchanged", res->never_exchanged);
     jsonw_double(w, "wall_s", meta->wall_s);
 }
 

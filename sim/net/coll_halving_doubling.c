@@ -93,6 +93,8 @@ static double hd_bytes(const Comm *c, int rank, double n)
     while (p2 * 2 <= P) p2 *= 2;
     int rem = P - p2;
     double core = 2.0 * (p2 - 1) / p2 * n;
+    if (P != c->P) /* --price-workers: every rank pays the mean of the priced GPUs' (below) */
+        return (2.0 * rem * n + (double)(P - rem) * core) / P;
     if (rank >= 2 * rem) return core;
     return rank % 2 == 0 ? n : n + core; /* even: folds in; odd: takes part, sends back */
 }

@@ -32,7 +32,10 @@ static double tree_time_s(const CollShape *s, double n)
 
 static double tree_bytes(const Comm *c, int rank, double n)
 {
-    return rank == 0 ? coll_ceil_log2(c->price_P) * n : 2.0 * n;
+    const double log_p = coll_ceil_log2(c->price_P);
+    if (c->price_P != c->P) /* --price-workers: every rank pays the mean of the priced GPUs' */
+        return (log_p * n + 2.0 * (c->price_P - 1) * n) / c->price_P;
+    return rank == 0 ? log_p * n : 2.0 * n;
 }
 
 static double tree_messages(const Cluster *cl)

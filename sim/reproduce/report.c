@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "csv.h"
 #include "outfile.h"
 #include "plots.h"
 #include "reproduce_internal.h"
@@ -473,7 +474,8 @@ static int compare_csv(const Repro *r, const char *dir, int exp, int s, const ch
     for (int role = 0, i = 0; role < st->n_roles; role++) {
         const Cell *c = &r->cells[exp][s][role][0];
         if (!plotted(c)) continue;
-        fprintf(of.f, "\"%s\",%s,completed,%.9g,,", lp[i], fp[i], c->final[0]);
+        csv_field_quoted(of.f, lp[i]);
+        fprintf(of.f, ",%s,completed,%.9g,,", fp[i], c->final[0]);
         if (isfinite(c->tta[0])) fprintf(of.f, "%.9g", c->tta[0]);
         fputc(',', of.f);
         if (isfinite(b->tta[0] / c->tta[0])) fprintf(of.f, "%.6g", b->tta[0] / c->tta[0]);

@@ -13,6 +13,7 @@
 #include "io_check.h"
 #include "outfile.h"
 #include "reproduce.h"
+#include "runner.h"
 #include "reproduce_internal.h"
 #include "sweep.h"
 #include "wallclock.h"
@@ -248,6 +249,7 @@ static int reproduce(Repro *r, int argc, char **argv, BwError *err)
 
 int cmd_reproduce(int argc, char **argv, BwError *err)
 {
+    runner_supervise(); /* before its folders, which its sweeps (supervised too) would not own */
     if (argc > 0 && strcmp(argv[0], "diloco") == 0)
         return reproduce_diloco(argc - 1, argv + 1, err);
     Repro *r = calloc(1, sizeof *r); /* large (the cells): not on the stack */

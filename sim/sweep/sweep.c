@@ -448,6 +448,7 @@ static int run_all(Sweep *s, BwError *err)
 int cmd_sweep(int argc, char **argv, BwError *err)
 {
     if (argc > SWEEP_MAX_ARGS - 1) return bw_fail(err, BW_EUSAGE, "sweep: too many arguments");
+    runner_supervise(); /* a plug-in's _exit() in this process (its init) is reported */
     Sweep *s = sweep_create(argc, argv);
     if (!s) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int rc = parse_axes(s, err);

@@ -2,10 +2,14 @@
  * bellows its own way, as the environment says, for tests/test_plugin_end.c:
  *   BELLOWS_TEST_END="HOW WHEN"
  * HOW: exit (exit(0)), _exit (_exit(0)), abort, stall (suspends its SimGrid actor for good, so
- * that the simulation stalls; mid only); WHEN: load (its constructor), init, first (its first
+ * that the simulation stalls; mid only), sigterm (raise(SIGTERM)), fork (a child that creates
+ * $BELLOWS_TEST_DIR/forked-child and ends), chdir (into $BELLOWS_TEST_DIR/elsewhere); WHEN: load (its constructor), init, first (its first
  * decision, step 0, which bellows makes before the run starts too) or mid (step 2). Without the
  * variable it is a plug-in like any other (sync, or fifo). */
+#include <fcntl.h>
+#include <signal.h>
 #include <simgrid/actor.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +31,16 @@ static void maybe_end(const char *when)
     if (n == 5 && !strncmp(e, "_exit", 5)) _exit(0);
     if (n == 5 && !strncmp(e, "abort", 5)) abort();
     if (n == 5 && !strncmp(e, "stall", 5)) sg_actor_suspend(sg_actor_self());
+    if (n == 7 && !strncmp(e, "sigterm", 7)) raise(SIGTERM);
+    const char *dir = getenv("BELLOWS_TEST_DIR");
+    char path[4096];
+    if (n == 4 && !strncmp(e, "fork", 4) && fork() == 0) {
+        snprintf(path, sizeof path, "%s/forked-child", dir ? dir : ".");
+        close(open(path, O_CREAT | O_WRONLY, 0644));
+        _exit(0);
+    }
+    snprintf(path, sizeof path, "%s/elsewhere", dir ? dir : ".");
+    if (n == 5 && !strncmp(e, "chdir", 5) && chdir(path) != 0) abort();
 }
 
 __attribute__((constructor)) static void on_load(void)

@@ -120,6 +120,15 @@ def _arr(values):
     return (ctypes.c_double * len(values))(*[float(v) for v in values])
 
 
+def _layer_arr(name, values, n):
+    """values as n doubles for C, which reads one per layer: a list of another length is the
+    caller's error (PolicyError, status 2), not a read past its end."""
+    if len(values) != n:
+        raise PolicyError("Observation.%s: %d values, expected %d (one per layer)"
+                          % (name, len(values), n), 2)
+    return _arr(values)
+
+
 class HostPolicy:
     """One bellows policy, created from its spec for this training's layers."""
 
@@ -156,14 +165,16 @@ class HostPolicy:
                    loss=o.loss, averaged=int(o.averaged), sim_time_s=0.0,
                    bytes_per_worker=float(o.bytes_per_worker))
         keep = []
-        mean = _arr(o.grad_norm_mean)
-        rank0 = _arr(o.grad_norm_rank0) if o.grad_norm_rank0 is not None else mean
+        mean = _layer_arr("grad_norm_mean", o.grad_norm_mean, self.n)
+        rank0 = _layer_arr("grad_norm_rank0", o.grad_norm_rank0, self.n) \
+            if o.grad_norm_rank0 is not None else mean
         keep += [mean, rank0]
         obs.grad_norm_mean, obs.grad_norm_rank0 = mean, rank0
         have = HAS_GRAD_NORMS | (HAS_RANK0_NORMS if o.grad_norm_rank0 is not None else 0)
         if o.epoch_end and o.epoch_norm_mean is not None:
-            em = _arr(o.epoch_norm_mean)
-            er = _arr(o.epoch_norm_rank0) if o.epoch_norm_rank0 is not None else em
+            em = _layer_arr("epoch_norm_mean", o.epoch_norm_mean, self.n)
+            er = _layer_arr("epoch_norm_rank0", o.epoch_norm_rank0, self.n) \
+                if o.epoch_norm_rank0 is not None else em
             keep += [em, er]
             obs.epoch_norm_mean, obs.epoch_norm_rank0 = em, er
             have |= HAS_EPOCH_NORMS
