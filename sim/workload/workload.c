@@ -66,14 +66,6 @@ int workload_load(const char *spec, const char *flag, Workload **out, BwError *e
     return rc;
 }
 
-void workload_free(Workload *w)
-{
-    if (!w) return;
-    free(w->layers);
-    free(w->tensors);
-    free(w);
-}
-
 /* ---- compute ---- */
 
 double workload_fwd_flops(const Workload *w, int layer, int b, double speed, double peak_ratio)
