@@ -58,9 +58,10 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc == BW_OK && f.run.out) rc = run_check_out(f.run.out, f.run.force, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     if (rc == BW_OK) run_default_eval_every(&f, &cfg); /* with --record-trace */
-    if (rc == BW_OK) rc = driver_check(&cfg, err);
     char one[1][SPEC_MAX_TEXT];
     if (rc == BW_OK) snprintf(one[0], sizeof one[0], "%s", cfg.policy);
+    if (rc == BW_OK) rc = run_check_compat("run", &f, &cfg, one, 1, err); /* the policy's kind */
+    if (rc == BW_OK) rc = driver_check(&cfg, err);
     if (rc == BW_OK) rc = run_note_idle_flags(&f, &cfg, one, 1, err);
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
@@ -590,6 +591,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
         rc = run_apply_trace(f, cfg, trace, err);
     else if (rc == BW_OK && !f->run.trace)
         rc = run_load_data(ta, cfg, train, test, err);
+    if (rc == BW_OK) rc = run_check_compat("compare", f, cfg, r->specs, r->n_pol, err);
     for (int i = 0; rc == BW_OK && i < r->n_pol; i++) {
         cfg->policy = r->policy[i];
         cfg->compressor = r->compressor[i][0] ? r->compressor[i] : f->run.compressor;

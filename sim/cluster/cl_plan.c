@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cluster_args.h"
+#include "compat.h"
 
 /* Appends "--flag" [value] to argv. */
 static int push(char **argv, int *argc, const char *flag, const char *value, BwError *err)
@@ -115,8 +116,12 @@ static int plan_platform(ClPlan *p, BwError *err)
     rc = run_parse_flags("bellows cluster", RUN_MODE_RUN, p->top_argc, p->top_argv, &p->top, err);
     if (!rc)
         rc = cluster_from_cli(&p->platform, &p->top.cluster, p->top.set + p->top.cluster_at, err);
-    if (!rc && p->platform.topology == TOPO_ISLANDS)
-        rc = bw_fail(err, BW_EUSAGE, "--topology islands: not in bellows cluster yet");
+    if (!rc) { /* the shared cluster against the compatibility table (compat.def) */
+        CompatScene shared = {0};
+        shared.value[COMPAT_TOPOLOGY] = cluster_topology_name(p->platform.topology);
+        shared.value[COMPAT_CLUSTER] = "*";
+        rc = compat_check(&shared, err);
+    }
     if (rc) return cl_fail_keys(err, rc, where, err->msg);
     p->gpus = p->platform.workers;
     return BW_OK;

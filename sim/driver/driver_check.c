@@ -3,6 +3,7 @@
  * policy's first decision and the cost profile against what the run does), and the context a
  * policy starts from (run_policy_context), which the check and a run's creation share. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -82,21 +83,6 @@ void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster 
         }
     }
     policy_cluster(ctx, cluster);
-}
-
-/* --topology islands: what runs on it so far (islands.c). */
-static int check_islands(const RunConfig *cfg, BwError *err)
-{
-    if (cfg->cluster.topology != TOPO_ISLANDS) return BW_OK;
-    const char *no = cfg->algo != COLL_RING         ? "--allreduce"
-                     : cfg->workload                ? "--workload"
-                     : cfg->overlap != OVERLAP_NONE ? "--overlap"
-                                                    : NULL;
-    if (!no) return BW_OK;
-    return bw_fail(err, BW_EUSAGE,
-                   "%s: not with --topology islands yet (islands run the hierarchical allreduce "
-                   "between islands, at the transfer level or analytic, on the small model)",
-                   no);
 }
 
 /* The checks that need no model: worker count, batch, slowdowns, the replay engine asked for. */
@@ -201,6 +187,28 @@ int driver_replay_exact(const RunConfig *cfg)
     return exact;
 }
 
+DriverPolicyKind driver_policy_kind(const RunConfig *cfg, BwError *err, int *rc)
+{
+    Model *m = NULL;
+    DriverPolicyKind kind = DRIVER_POLICY_GRADIENT;
+    if ((*rc = run_model_create(cfg, &m, err))) return kind;
+    PolicyContext ctx;
+    PolicyLayer *layers = bw_xcalloc((size_t)m->n_layers, sizeof *layers, "a policy's layers");
+    Policy *p = NULL;
+    PolicyOuter o;
+    run_policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
+    *rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
+    if (*rc == BW_ERUNTIME) *rc = BW_EUSAGE; /* a plugin's failure before the run starts */
+    if (!*rc && policy_outer(p, &o))
+        kind = o.eager ? DRIVER_POLICY_EAGER_OUTER : DRIVER_POLICY_OUTER;
+    else if (!*rc && p->ops->mode == POLICY_PERIODIC)
+        kind = DRIVER_POLICY_PERIODIC;
+    policy_free(p);
+    free(layers);
+    model_free(m);
+    return kind;
+}
+
 static int check_memory(const RunConfig *cfg, const Model *m, BwError *err)
 {
     const int P = cfg->cluster.workers;
@@ -289,7 +297,6 @@ int driver_check(const RunConfig *cfg, BwError *err)
 {
     int shard = run_shard_of(cfg);
     int rc = check_config(cfg, shard, err);
-    if (!rc) rc = check_islands(cfg, err);
     if (rc) return rc;
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;

@@ -29,8 +29,8 @@ int outer_eager_check(const RunConfig *cfg, const Policy *p, BwError *err)
 {
     PolicyOuter o;
     if (!policy_outer(p, &o) || !o.eager) return BW_OK;
-    if (cfg->replay)
-        return bw_fail(err, BW_EUSAGE, "--replay: not with --policy diloco:eager=1 yet");
+    if (cfg->replay) /* the CLI refuses it first, from its table (sim/cli/compat.def) */
+        return bw_fail(err, BW_EUSAGE, "--trace: not with --policy diloco:eager=1 yet");
     if (!driver_costed(cfg) && cfg->cluster.topology != TOPO_ISLANDS)
         return bw_fail(err, BW_EUSAGE,
                        "--policy diloco:eager=1: needs --topology islands or costed steps "

@@ -294,6 +294,7 @@ int sched_check(const RunConfig *cfg, const Model *m, BwError *err)
 {
     if (!cfg->schedule && cfg->overlap != OVERLAP_LAYER) return BW_OK;
     const int fifo = !cfg->schedule || schedule_spec_is_fifo(cfg->schedule);
+    /* the CLI refuses these two first, from its table (sim/cli/compat.def) */
     if (!fifo && cfg->overlap != OVERLAP_DDP && cfg->overlap != OVERLAP_LAYER)
         return bw_fail(err, BW_EUSAGE,
                        "--schedule %s: orders what the backward overlaps; needs --overlap ddp or "

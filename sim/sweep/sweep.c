@@ -193,6 +193,9 @@ static int check_points(Sweep *s, BwError *err)
             TrainArgs ta;
             RunConfig cfg;
             int rc = run_config(s, p, j / s->n_policies, k, &f, &ta, &cfg, err);
+            char one[1][SPEC_MAX_TEXT]; /* the policy's kind against the table (compat.def) */
+            snprintf(one[0], sizeof one[0], "%s", cfg.policy ? cfg.policy : "");
+            if (!rc && cfg.policy) rc = run_check_compat("sweep", &f, &cfg, one, 1, err);
             if (!rc) rc = driver_check(&cfg, err);
             if (!rc && first) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (!rc && first) sweep_note_point(s, p, &cfg);
