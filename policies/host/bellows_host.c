@@ -171,6 +171,7 @@ int bellows_host_create(const char *spec, const BellowsHostContext *hctx, Bellow
         snprintf(msg, sizeof msg, "--policy %s: %s", spec, bad);
         return fail(err, errlen, BW_EUSAGE, msg);
     }
+    /* raw alloc: also libbellows_policy.so's, in its caller's process: no exit */
     BellowsHost *h = calloc(1, sizeof *h);
     if (h) h->layers = calloc((size_t)hctx->n_layers, sizeof *h->layers);
     if (!h || !h->layers) {

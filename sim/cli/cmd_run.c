@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "spec.h"
+#include "xalloc.h"
 #include "breakdown.h"
 #include "dataset.h"
 #include "plots.h"
@@ -321,10 +322,11 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
 static int write_breakdown(const char *out, const Runs *r, BwError *err)
 {
     const int n = r->n_pol * r->n_seeds;
-    char(*folders)[SPEC_MAX_TEXT + 24] = calloc((size_t)n, sizeof *folders);
-    const char **fp = calloc((size_t)n, sizeof *fp), *labels[MAX_POLICIES];
-    double *tta = calloc((size_t)n, sizeof *tta);
-    int *failed = calloc((size_t)n, sizeof *failed), rc;
+    char(*folders)[SPEC_MAX_TEXT + 24] =
+        bw_xcalloc((size_t)n, sizeof *folders, "cmd_run.c: memory");
+    const char **fp = bw_xcalloc((size_t)n, sizeof *fp, "cmd_run.c: fp"), *labels[MAX_POLICIES];
+    double *tta = bw_xcalloc((size_t)n, sizeof *tta, "cmd_run.c: tta");
+    int *failed = bw_xcalloc((size_t)n, sizeof *failed, "cmd_run.c: failed"), rc;
     if (!folders || !fp || !tta || !failed) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         goto done;
@@ -616,7 +618,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
  * sweep already runs compare's runs at every point, training each policy and seed once. */
 static int one_scenario(int argc, char **argv, int replay, BwError *err)
 {
-    Flags *table = malloc(sizeof *table);
+    Flags *table = bw_xmalloc(sizeof *table, "cmd_run.c: table");
     if (!table) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int rc = run_parse_flags("bellows compare", RUN_MODE_COMPARE, 0, NULL, table, err);
     for (int i = 0; rc == BW_OK && i < argc; i++) {
@@ -667,7 +669,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     if (rc) goto fail;
     const char *out = f.run.out;
     int n = r.n_pol * r.n_seeds;
-    r.rows = calloc((size_t)n, sizeof *r.rows);
+    r.rows = bw_xcalloc((size_t)n, sizeof *r.rows, "cmd_run.c: r.rows");
     if (!r.rows) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         goto fail;

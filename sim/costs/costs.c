@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "cluster.h"
+#include "xalloc.h"
 #include "costs_impl.h"
 #include "infile.h"
 #include "cost_profiles.h" /* generated: cost_profiles[], cost_profile_names[] */
@@ -88,7 +89,7 @@ static int load_builtin(const char *name, const char *flag, CostProfile **out, B
 static int load_default(const char *flag, const char *gpu, CostProfile **out, BwError *err)
 {
     if (!gpu) {
-        CostProfile *p = malloc(sizeof *p);
+        CostProfile *p = bw_xmalloc(sizeof *p, "costs.c: p");
         if (!p) return bw_fail(err, BW_ERUNTIME, "out of memory");
         *p = IDEAL;
         snprintf(p->source, sizeof p->source,
@@ -110,7 +111,7 @@ int costs_load(const char *spec, const char *flag, const char *gpu, CostProfile 
     *out = NULL;
     int rc;
     if (strcmp(spec, "ideal") == 0) {
-        CostProfile *p = malloc(sizeof *p);
+        CostProfile *p = bw_xmalloc(sizeof *p, "costs.c: p");
         if (!p) return bw_fail(err, BW_ERUNTIME, "out of memory");
         *p = IDEAL;
         *out = p;

@@ -116,7 +116,8 @@ static int check_config(const RunConfig *cfg, int shard, BwError *err)
 static int memory_periodic(const RunConfig *cfg, const Model *m)
 {
     PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    PolicyLayer *layers =
+        bw_xmalloc(sizeof *layers * (size_t)m->n_layers, "driver_check.c: layers");
     Policy *p = NULL;
     BwError ignore;
     int periodic = 1;
@@ -170,7 +171,8 @@ int driver_replay_exact(const RunConfig *cfg)
     BwError ignore;
     if (!cfg->policy || run_model_create(cfg, &m, &ignore)) return 1; /* driver_check says */
     PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    PolicyLayer *layers =
+        bw_xmalloc(sizeof *layers * (size_t)m->n_layers, "driver_check.c: layers");
     Policy *p = NULL;
     PolicyOuter o;
     int exact = 1;
@@ -256,9 +258,11 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
     Policy *p = NULL;
     Compressor *c = NULL;
     PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
-    double *zeros = calloc((size_t)m->n_layers, sizeof *zeros); /* the norms observed */
-    double *level = malloc(sizeof *level * (size_t)m->n_layers);
+    PolicyLayer *layers =
+        bw_xmalloc(sizeof *layers * (size_t)m->n_layers, "driver_check.c: layers");
+    double *zeros = bw_xcalloc((size_t)m->n_layers, sizeof *zeros,
+                               "driver_check.c: zeros"); /* the norms observed */
+    double *level = bw_xmalloc(sizeof *level * (size_t)m->n_layers, "driver_check.c: level");
     if (!layers || !zeros || !level) {
         free(layers);
         free(zeros);
@@ -322,7 +326,8 @@ int driver_check(const RunConfig *cfg, BwError *err)
                      "(V100, A100, H100, H200)",
                      wl->spec, wl->measured_gpu);
     if (rc == BW_OK && cfg->workload) { /* the real tensors must map onto the small layers */
-        int *follows = malloc(sizeof(int) * (size_t)cfg->workload->n_tensors);
+        int *follows =
+            bw_xmalloc(sizeof(int) * (size_t)cfg->workload->n_tensors, "driver_check.c: follows");
         rc = follows
                  ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload", follows, err)
                  : bw_fail(err, BW_ERUNTIME, "out of memory");

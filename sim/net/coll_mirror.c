@@ -16,7 +16,7 @@ Comm *coll_comm_create_mirror(const Cluster *cl, const Comm *sim)
     Comm *c = coll_comm_create_zero_time(cl, sim->algo);
     if (!c) return NULL;
     c->ring_order = transfer && sim->ops->sums == COLL_SUMS_RING; /* or a server's rank order */
-    c->log = calloc((size_t)c->P, sizeof *c->log);
+    c->log = bw_xcalloc((size_t)c->P, sizeof *c->log, "coll_mirror.c: c->log");
     if (!c->log) {
         coll_comm_free(c);
         return NULL;

@@ -35,8 +35,9 @@ int coll_ps_init(Comm *c, const Cluster *cl)
     c->ps_servers = cl->ps_servers > 0 ? cl->ps_servers : 1;
     c->ps_own = cl->ps_own_hosts;
     c->ps_remote = c->ps_own ? c->P : c->P - 1;
-    c->ps_calls = calloc((size_t)c->P, sizeof *c->ps_calls);
-    c->ps_mb = calloc((size_t)c->ps_servers * (size_t)c->P * 2, sizeof *c->ps_mb);
+    c->ps_calls = bw_xcalloc((size_t)c->P, sizeof *c->ps_calls, "coll_ps.c: c->ps_calls");
+    c->ps_mb = bw_xcalloc((size_t)c->ps_servers * (size_t)c->P * 2, sizeof *c->ps_mb,
+                          "coll_ps.c: c->ps_mb");
     return c->ps_calls && c->ps_mb;
 }
 
