@@ -75,10 +75,23 @@ int compat_match(const char *values, const char *v)
     return in_list(values, v);
 }
 
+static int is_lazy(const CompatScene *s, CompatFeature f)
+{
+    return s->lazy && !s->value[f] && (s->lazy_features >> f & 1u);
+}
+
+/* Whether side f of a line cannot match without asking lazy: a value at hand that is not one of
+ * values, or no value and none to ask for. */
+static int cannot(const CompatScene *s, CompatFeature f, const char *values)
+{
+    if (s->value[f]) return !compat_match(values, s->value[f]);
+    return !is_lazy(s, f);
+}
+
 /* Feature f's value, asking lazy for it once when the scene has none. */
 static int value_of(CompatScene *s, CompatFeature f, const char **v, BwError *err)
 {
-    if (!s->value[f] && s->lazy) {
+    if (is_lazy(s, f)) {
         int rc = s->lazy(s, f, err);
         if (rc) return rc;
     }
@@ -112,9 +125,8 @@ int compat_check(CompatScene *s, BwError *err)
         const int when = p->c != COMPAT_N_FEATURES;
         int rc = BW_OK;
         /* the values at hand first: a lazy one is found only when the others match */
-        if (s->value[p->a] && !compat_match(p->va, s->value[p->a])) continue;
-        if (s->value[p->b] && !compat_match(p->vb, s->value[p->b])) continue;
-        if (when && s->value[p->c] && !compat_match(p->vc, s->value[p->c])) continue;
+        if (cannot(s, p->a, p->va) || cannot(s, p->b, p->vb) || (when && cannot(s, p->c, p->vc)))
+            continue;
         int hit = side(s, p->a, p->va, &rc, err) && side(s, p->b, p->vb, &rc, err) &&
                   (!when || side(s, p->c, p->vc, &rc, err));
         if (rc) return rc;

@@ -18,12 +18,13 @@ typedef enum {
  * given), shown[f] how the message names it after the flag (NULL: the value), flag[f] the flag
  * the message names when the command calls it otherwise (NULL: the table's). A feature whose
  * value costs something to find (a policy's kind: the policy is created) is asked of lazy only
- * for a line whose other side matches; lazy may be NULL. */
+ * (those of lazy_features) only for a line whose other sides match; lazy may be NULL. */
 typedef struct CompatScene {
     const char *value[COMPAT_N_FEATURES];
     const char *shown[COMPAT_N_FEATURES];
     const char *flag[COMPAT_N_FEATURES]; /* NULL: the feature's own (compare's --policies) */
     int (*lazy)(struct CompatScene *s, CompatFeature f, BwError *err); /* fills value[f] */
+    unsigned lazy_features; /* the features lazy fills: bit 1 << f */
     void *ctx;
 } CompatScene;
 

@@ -75,6 +75,7 @@ int run_check_compat(const char *cmd, const Flags *f, const RunConfig *cfg,
     int rc = compat_check(&s, err);
     PolicyAsk ask = {.cfg = cfg};
     s.lazy = policy_kind;
+    s.lazy_features = 1u << COMPAT_POLICY;
     s.flag[COMPAT_POLICY] = given_flag(f, "policies") >= 0 ? "--policies" : NULL;
     s.ctx = &ask;
     for (int i = 0; rc == BW_OK && i < n; i++) {

@@ -193,17 +193,20 @@ DriverPolicyKind driver_policy_kind(const RunConfig *cfg, BwError *err, int *rc)
 {
     Model *m = NULL;
     DriverPolicyKind kind = DRIVER_POLICY_GRADIENT;
+    /* what driver_check says first (a shard too small for the policy's context) */
+    if ((*rc = check_config(cfg, run_shard_of(cfg), err))) return kind;
     if ((*rc = run_model_create(cfg, &m, err))) return kind;
     PolicyContext ctx;
     PolicyLayer *layers = bw_xcalloc((size_t)m->n_layers, sizeof *layers, "a policy's layers");
     Policy *p = NULL;
     PolicyOuter o;
     run_policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
-    *rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
+    /* a --compressor that does not parse leaves the context without one: driver_check says so */
+    *rc = ctx.compressor[0] ? policy_create(cfg->policy, "--policy", &ctx, &p, err) : BW_OK;
     if (*rc == BW_ERUNTIME) *rc = BW_EUSAGE; /* a plugin's failure before the run starts */
-    if (!*rc && policy_outer(p, &o))
+    if (!*rc && p && policy_outer(p, &o))
         kind = o.eager ? DRIVER_POLICY_EAGER_OUTER : DRIVER_POLICY_OUTER;
-    else if (!*rc && p->ops->mode == POLICY_PERIODIC)
+    else if (!*rc && p && p->ops->mode == POLICY_PERIODIC)
         kind = DRIVER_POLICY_PERIODIC;
     policy_free(p);
     free(layers);
