@@ -2,6 +2,7 @@
  * published by the mutex (written before its state turns done under the lock, read after
  * pool_wait saw it done under the lock). */
 #include "pool.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -60,9 +61,9 @@ static void *pool_thread(void *arg)
 Pool *pool_create(int n)
 {
     assert(n >= 2);
-    Pool *p = calloc(1, sizeof *p + sizeof(pthread_t) * (size_t)(n - 1));
+    Pool *p = bw_xcalloc(1, sizeof *p + sizeof(pthread_t) * (size_t)(n - 1), "pool.c: p");
     if (!p) return NULL;
-    p->helpers = calloc((size_t)(n - 1), sizeof *p->helpers);
+    p->helpers = bw_xcalloc((size_t)(n - 1), sizeof *p->helpers, "pool.c: p->helpers");
     if (!p->helpers) {
         free(p);
         return NULL;

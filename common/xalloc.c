@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -53,4 +54,10 @@ void *bw_xrealloc_n(void *p, size_t n, size_t size, const char *what)
 {
     if (size && n > SIZE_MAX / size) bw_out_of_memory(SIZE_MAX, what);
     return bw_xrealloc(p, n * size, what);
+}
+
+char *bw_xstrdup(const char *s, const char *what)
+{
+    const size_t n = strlen(s) + 1;
+    return memcpy(bw_xmalloc(n, what), s, n);
 }

@@ -16,6 +16,8 @@ void *bw_xcalloc(size_t n, size_t size, const char *what);
 void *bw_xrealloc(void *p, size_t bytes, const char *what);
 /* n elements of size bytes each; a product past SIZE_MAX is out of memory too. */
 void *bw_xrealloc_n(void *p, size_t n, size_t size, const char *what);
+/* A copy of the string s (not NULL). */
+char *bw_xstrdup(const char *s, const char *what);
 
 /* The message, the clean-up and exit status 1; bytes SIZE_MAX reads "more than SIZE_MAX". */
 _Noreturn void bw_out_of_memory(size_t bytes, const char *what);

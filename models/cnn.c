@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "blas_cpu.h"
+#include "xalloc.h"
 #include "conv_fast.h"
 #include "layers.h"
 #include "model.h"
@@ -129,7 +130,7 @@ static int cnn_setup(Model *m, BwError *err)
     model_add_layer(m, "conv2.bias", c2, 1, 1);
     model_add_layer(m, "fc.weight", c->classes, cnn_fc_in(m), 2);
     model_add_layer(m, "fc.bias", c->classes, 1, 1);
-    m->impl = calloc(1, sizeof(Cnn));
+    m->impl = bw_xcalloc(1, sizeof(Cnn), "cnn.c: m->impl");
     return m->impl ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory");
 }
 
@@ -148,7 +149,7 @@ static void cnn_free_impl(Model *m)
 static int grow(void *pp, size_t bytes)
 {
     void **p = pp;
-    void *q = realloc(*p, bytes);
+    void *q = bw_xrealloc(*p, bytes, "cnn.c: q");
     if (!q) return 0;
     *p = q;
     return 1;

@@ -6,6 +6,7 @@
  * IDX format: 0x00 0x00 <type> <ndims>, then ndims big-endian uint32 sizes, then the data;
  * type 0x08 is unsigned byte. Images have 3 dims (n, rows, cols), labels 1 (n). */
 #include "dataset.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -42,13 +43,13 @@ static void idx_inflate_whole(IdxFile *f, const char *path)
     /* the magic first: a plain IDX file is left to zlib without being read here */
     int is_gzip = n >= 18 && fseek(in, 0, SEEK_SET) == 0 && fread(magic, 1, 2, in) == 2 &&
                   magic[0] == 0x1f && magic[1] == 0x8b;
-    if (is_gzip && fseek(in, 0, SEEK_SET) == 0 && (gz = malloc((size_t)n)) &&
+    if (is_gzip && fseek(in, 0, SEEK_SET) == 0 && (gz = bw_xmalloc((size_t)n, "dataset.c: gz")) &&
         fread(gz, 1, (size_t)n, in) == (size_t)n) {
         const unsigned char *t = gz + n - 4;
         size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
         struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
         size_t used = 0, got = 0;
-        if (d && (out = malloc(isize ? isize : 1)) &&
+        if (d && (out = bw_xmalloc(isize ? isize : 1, "dataset.c: out")) &&
             libdeflate_gzip_decompress_ex(d, gz, (size_t)n, out, isize, &used, &got) ==
                 LIBDEFLATE_SUCCESS &&
             used == (size_t)n && got == isize) {
@@ -127,7 +128,7 @@ static int idx_read_all(IdxFile *f, unsigned char **out, size_t len, const char 
     while (cap < len) {
         size_t want = f->mem ? len : cap ? cap * 2 : (size_t)1 << 20; /* in memory: known */
         if (want > len) want = len;
-        unsigned char *grown = realloc(buf, want);
+        unsigned char *grown = bw_xrealloc(buf, want, "dataset.c: grown");
         if (!grown) {
             free(buf);
             return bw_fail(err, BW_ERUNTIME, "%s: out of memory for %zu bytes of %s", f->path, len,
@@ -235,7 +236,7 @@ static int idx_load_bytes(const char *images_path, const char *labels_path, int 
             goto done;
         }
     }
-    out->y = malloc((size_t)keep);
+    out->y = bw_xmalloc((size_t)keep, "dataset.c: out->y");
     if (!out->y) {
         rc = bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", images_path, keep);
         goto done;
@@ -258,7 +259,7 @@ static int idx_to_floats(Dataset *out, const unsigned char *pixels, const float 
                          const char *path, BwError *err)
 {
     const size_t count = (size_t)out->n * (size_t)out->dim;
-    out->x = malloc((count ? count : 1) * sizeof(float));
+    out->x = bw_xmalloc((count ? count : 1) * sizeof(float), "dataset.c: out->x");
     if (!out->x) return bw_fail(err, BW_ERUNTIME, "%s: out of memory for %d images", path, out->n);
     for (size_t i = 0; i < count; i++) out->x[i] = table[pixels[i]];
     return BW_OK;
@@ -332,7 +333,7 @@ int dataset_load_fashion_mnist(const char *dir, int train_limit, int test_limit,
     }
     if (!rc) { /* the training set keeps its kept prefix of bytes */
         const size_t kept = (size_t)train->n * (size_t)train->dim;
-        uint8_t *fit = realloc(px[0], kept ? kept : 1);
+        uint8_t *fit = bw_xrealloc(px[0], kept ? kept : 1, "dataset.c: fit");
         train->px = fit ? fit : px[0];
         px[0] = NULL;
     }
@@ -358,9 +359,9 @@ int dataset_synthetic(Dataset *out, int n, int rows, int cols, int classes, doub
     out->cols = cols;
     out->dim = dim;
     out->classes = classes;
-    out->x = malloc((size_t)n * (size_t)dim * sizeof(float));
-    out->y = malloc((size_t)n);
-    float *templ = malloc((size_t)classes * (size_t)dim * sizeof(float));
+    out->x = bw_xmalloc((size_t)n * (size_t)dim * sizeof(float), "dataset.c: out->x");
+    out->y = bw_xmalloc((size_t)n, "dataset.c: out->y");
+    float *templ = bw_xmalloc((size_t)classes * (size_t)dim * sizeof(float), "dataset.c: templ");
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!out->x || !out->y || !templ || !rng) {
         free(templ);

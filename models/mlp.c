@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "layers.h"
+#include "xalloc.h"
 #include "model.h"
 
 #define MLP_MAX_HIDDEN 8
@@ -40,7 +41,7 @@ static int mlp_in_dim(const Model *m)
 /* The layers for these hidden widths (checked: at most MLP_MAX_HIDDEN, each positive). */
 static int mlp_build(Model *m, const ModelInts *hidden, BwError *err)
 {
-    Mlp *s = calloc(1, sizeof(Mlp));
+    Mlp *s = bw_xcalloc(1, sizeof(Mlp), "mlp.c: s");
     if (!s) return bw_fail(err, BW_ERUNTIME, "out of memory");
     m->impl = s;
     s->hidden = *hidden;
@@ -90,15 +91,15 @@ static int mlp_reserve(Model *m, int n)
     int widest = c->classes;
     for (int l = 0; l < hidden->n; l++) {
         widest = hidden->v[l] > widest ? hidden->v[l] : widest;
-        float *p = realloc(s->act[l], (size_t)n * hidden->v[l] * sizeof(float));
+        float *p = bw_xrealloc(s->act[l], (size_t)n * hidden->v[l] * sizeof(float), "mlp.c: p");
         if (!p) return 0;
         s->act[l] = p;
     }
-    float *p = realloc(s->logits, (size_t)n * c->classes * sizeof(float));
+    float *p = bw_xrealloc(s->logits, (size_t)n * c->classes * sizeof(float), "mlp.c: p");
     if (!p) return 0;
     s->logits = p;
     for (int k = 0; k < 2; k++) {
-        p = realloc(s->dbuf[k], (size_t)n * widest * sizeof(float));
+        p = bw_xrealloc(s->dbuf[k], (size_t)n * widest * sizeof(float), "mlp.c: p");
         if (!p) return 0;
         s->dbuf[k] = p;
     }

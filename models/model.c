@@ -9,6 +9,7 @@
  * per option, the "applies to --model NAME only" refusal and summary.json's keys all come from the
  * registry. */
 #include "model.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -181,7 +182,7 @@ void model_add_layer(Model *m, const char *name, int rows, int cols, int ndim)
     if (m->layers_cap < 0) return; /* an earlier append ran out of memory */
     if (m->n_layers == m->layers_cap) {
         int cap = m->layers_cap ? 2 * m->layers_cap : 8;
-        LayerView *p = realloc(m->layers, sizeof *p * (size_t)cap);
+        LayerView *p = bw_xrealloc(m->layers, sizeof *p * (size_t)cap, "model.c: p");
         if (!p) {
             m->layers_cap = -1;
             return;
@@ -201,7 +202,7 @@ void model_add_layer(Model *m, const char *name, int rows, int cols, int ndim)
 int model_reserve(float **buf, size_t *cap, size_t count)
 {
     if (count <= *cap) return 1;
-    float *p = realloc(*buf, count * sizeof(float));
+    float *p = bw_xrealloc(*buf, count * sizeof(float), "model.c: p");
     if (!p) return 0;
     *buf = p;
     *cap = count;
@@ -213,9 +214,9 @@ int model_reserve(float **buf, size_t *cap, size_t count)
  * of the matrix before it, as PyTorch's nn.Linear and nn.Conv2d defaults do. */
 static int init_params(Model *m, unsigned long seed, BwError *err)
 {
-    m->params = calloc(m->n_params, sizeof(float));
-    m->grads = calloc(m->n_params, sizeof(float));
-    m->state = m->n_state ? calloc(m->n_state, sizeof(float)) : NULL;
+    m->params = bw_xcalloc(m->n_params, sizeof(float), "model.c: m->params");
+    m->grads = bw_xcalloc(m->n_params, sizeof(float), "model.c: m->grads");
+    m->state = m->n_state ? bw_xcalloc(m->n_state, sizeof(float), "model.c: memory") : NULL;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!m->params || !m->grads || (m->n_state && !m->state) || !rng) {
         if (rng) gsl_rng_free(rng);
@@ -243,7 +244,7 @@ int model_create(const ModelOps *ops, const ModelConfig *cfg, unsigned long seed
         return bw_fail(err, BW_EUSAGE, "model %s: bad input shape", ops->name);
     int rc = model_check(ops, cfg, err);
     if (rc) return rc;
-    Model *m = calloc(1, sizeof *m);
+    Model *m = bw_xcalloc(1, sizeof *m, "model.c: m");
     if (!m) return bw_fail(err, BW_ERUNTIME, "out of memory");
     m->ops = ops;
     m->cfg = config_filled(ops, cfg);
@@ -297,7 +298,7 @@ static int create_like(Model *owner, int share, Model **out, BwError *err)
 {
     *out = NULL;
     assert(owner->ops->setup && "a registered model");
-    Model *m = calloc(1, sizeof *m);
+    Model *m = bw_xcalloc(1, sizeof *m, "model.c: m");
     if (!m) return bw_fail(err, BW_ERUNTIME, "out of memory");
     m->ops = owner->ops;
     m->cfg = owner->cfg;
@@ -310,11 +311,11 @@ static int create_like(Model *owner, int share, Model **out, BwError *err)
         if (share) {
             m->params = owner->params;
             m->borrowed = MODEL_BORROWS_PARAMS;
-        } else if ((m->params = malloc(sizeof(float) * np))) {
+        } else if ((m->params = bw_xmalloc(sizeof(float) * np, "model.c: m->params"))) {
             memcpy(m->params, owner->params, sizeof(float) * m->n_params);
         }
-        m->grads = calloc(np, sizeof(float));
-        m->state = m->n_state ? malloc(sizeof(float) * m->n_state) : NULL;
+        m->grads = bw_xcalloc(np, sizeof(float), "model.c: m->grads");
+        m->state = m->n_state ? bw_xmalloc(sizeof(float) * m->n_state, "model.c: memory") : NULL;
         if (!m->params || !m->grads || (m->n_state && !m->state))
             rc = bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", m->n_params);
         else if (m->n_state)
@@ -355,7 +356,7 @@ double model_forward_backward_count(Model *m, const float *x, const uint8_t *y, 
 {
     int c = m->cfg.classes;
     if (n > m->dlogits_cap) {
-        float *p = realloc(m->dlogits, (size_t)n * c * sizeof(float));
+        float *p = bw_xrealloc(m->dlogits, (size_t)n * c * sizeof(float), "model.c: p");
         if (!p) return NAN;
         m->dlogits = p;
         m->dlogits_cap = n;
@@ -383,7 +384,7 @@ int model_evaluate_part(Model *m, const float *x, const uint8_t *y, int k, doubl
     const int c = m->cfg.classes;
     *xent_sum = 0;
     *correct = 0;
-    float *dl = malloc((size_t)k * c * sizeof(float));
+    float *dl = bw_xmalloc((size_t)k * c * sizeof(float), "model.c: dl");
     const float *logits = dl ? m->ops->forward(m, x, k) : NULL;
     if (!logits) {
         free(dl);
@@ -441,8 +442,8 @@ int model_create_from_layers(const LayerView *layers, int n_layers, double flops
 {
     *out = NULL;
     if (n_layers < 0) return bw_fail(err, BW_EUSAGE, "%d layers", n_layers);
-    Model *m = calloc(1, sizeof *m);
-    double *fps = malloc(sizeof *fps);
+    Model *m = bw_xcalloc(1, sizeof *m, "model.c: m");
+    double *fps = bw_xmalloc(sizeof *fps, "model.c: fps");
     if (!m || !fps) {
         free(m);
         free(fps);

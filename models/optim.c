@@ -1,6 +1,7 @@
 /* optim.c: SGD and the learning-rate schedules (see optim.h for the update rule; it follows
  * torch.optim.SGD, including its placement of weight decay and of the Nesterov correction). */
 #include "optim.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -19,11 +20,11 @@ int sgd_init(Sgd *opt, size_t n, SgdConfig cfg, BwError *err)
     opt->velocity = NULL;
     opt->exp_avg_sq = NULL;
     if (cfg.momentum != 0.0 || cfg.kind == OPT_ADAMW) {
-        opt->velocity = calloc(n, sizeof(float));
+        opt->velocity = bw_xcalloc(n, sizeof(float), "optim.c: opt->velocity");
         if (!opt->velocity) return bw_fail(err, BW_ERUNTIME, "optimizer: out of memory");
     }
     if (cfg.kind == OPT_ADAMW) {
-        opt->exp_avg_sq = calloc(n, sizeof(float));
+        opt->exp_avg_sq = bw_xcalloc(n, sizeof(float), "optim.c: opt->exp_avg_sq");
         if (!opt->exp_avg_sq) {
             sgd_free(opt);
             return bw_fail(err, BW_ERUNTIME, "optimizer: out of memory");

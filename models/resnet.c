@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "layers.h"
+#include "xalloc.h"
 #include "model.h"
 
 #define RESNET_MAX_STAGES 4
@@ -85,7 +86,7 @@ typedef struct {
 static int grow(void *pp, size_t bytes)
 {
     void **p = pp;
-    void *q = realloc(*p, bytes ? bytes : 1);
+    void *q = bw_xrealloc(*p, bytes ? bytes : 1, "resnet.c: q");
     if (!q) return 0;
     *p = q;
     return 1;
@@ -166,12 +167,12 @@ static void resnet_setup_stages(Model *m, ResNet *r)
 
 static int resnet_setup(Model *m, BwError *err)
 {
-    ResNet *r = calloc(1, sizeof *r);
+    ResNet *r = bw_xcalloc(1, sizeof *r, "resnet.c: r");
     m->impl = r;
     if (!r) return bw_fail(err, BW_ERUNTIME, "out of memory");
     const ModelConfig *c = &m->cfg;
     r->n_blocks = c->opt[OPT_WIDTHS].n * c->opt[OPT_BLOCKS].v[0];
-    r->blk = calloc((size_t)r->n_blocks, sizeof *r->blk);
+    r->blk = bw_xcalloc((size_t)r->n_blocks, sizeof *r->blk, "resnet.c: r->blk");
     if (!r->blk) return bw_fail(err, BW_ERUNTIME, "out of memory");
     resnet_setup_stages(m, r);
     r->fc = m->n_layers;

@@ -1,6 +1,7 @@
 /* trainer.c: the reference trainer loop (see trainer.h). Each epoch draws a fresh order from
  * dataset_epoch_order with one worker; the last partial batch is dropped. */
 #include "trainer.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,9 +13,9 @@ int train_single(Model *m, const Dataset *train, const Dataset *test, const Trai
         return bw_fail(err, BW_EUSAGE, "--batch: %d is larger than the training set (%d samples)",
                        cfg->batch, train->n);
     const int steps_per_epoch = train->n / cfg->batch;
-    int *perm = malloc((size_t)train->n * sizeof *perm);
-    float *x = malloc((size_t)cfg->batch * train->dim * sizeof *x);
-    uint8_t *y = malloc((size_t)cfg->batch);
+    int *perm = bw_xmalloc((size_t)train->n * sizeof *perm, "trainer.c: perm");
+    float *x = bw_xmalloc((size_t)cfg->batch * train->dim * sizeof *x, "trainer.c: x");
+    uint8_t *y = bw_xmalloc((size_t)cfg->batch, "trainer.c: y");
     Sgd opt = {0};
     int rc = (!perm || !x || !y) ? bw_fail(err, BW_ERUNTIME, "trainer: out of memory")
                                  : sgd_init(&opt, m->n_params, cfg->sgd, err);

@@ -306,6 +306,7 @@ static int accordion_init(BellowsPolicy *p, const BellowsPolicyValue *vals, char
         s->batch_mode_level = none ? 0 : ctx->compressor_level;
     }
     s->slots = ctx->n_layers + 1;
+    /* raw alloc: also libbellows_policy.so's, in its caller's process: no exit */
     s->critical = malloc(sizeof *s->critical * (size_t)s->slots);
     s->sum = calloc((size_t)s->slots, sizeof *s->sum);
     s->ref = calloc((size_t)s->slots, sizeof *s->ref);

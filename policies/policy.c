@@ -265,6 +265,7 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     const char *name = s.path[0] ? s.path : s.name;
     char label[sizeof s.flag + sizeof s.path + 2];
     snprintf(label, sizeof label, "%s %s", flag, name);
+    /* raw alloc: also libbellows_policy.so's, in its caller's process: no exit */
     PolicyCore *c = calloc(1, sizeof *c);
     if (c && !(c->layers = malloc(sizeof *c->layers * (size_t)ctx->n_layers))) {
         free(c);
@@ -281,6 +282,7 @@ int policy_create(const char *spec, const char *flag, const PolicyContext *ctx, 
     c->pub.ctx = &c->ctx;
     spec_format(&s, c->spec, sizeof c->spec);
     snprintf(c->flag, sizeof c->flag, "%s", flag);
+    /* raw alloc: also libbellows_policy.so's, in its caller's process: no exit */
     if (c->ops.state_size > 0 && !(c->pub.state = calloc(1, c->ops.state_size))) {
         core_free(c);
         return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);

@@ -10,6 +10,7 @@
  *   2. the line SCHEDULE(NAME) in schedules/schedules.def, where it should be listed.
  * tests/test_schedules.c runs every registered schedule through its contract. */
 #include "schedule.h"
+#include "xalloc.h"
 #include "plugguard.h"
 #include "schedule_impl.h"
 
@@ -159,8 +160,8 @@ static void core_free(ScheduleCore *c)
 /* The schedule's context, on the core's copies of the tables. */
 static int copy_context(ScheduleCore *c, const ScheduleContext *in)
 {
-    c->tensors = malloc(sizeof *c->tensors * (size_t)in->n_tensors);
-    c->layers = malloc(sizeof *c->layers * (size_t)in->n_layers);
+    c->tensors = bw_xmalloc(sizeof *c->tensors * (size_t)in->n_tensors, "schedule.c: c->tensors");
+    c->layers = bw_xmalloc(sizeof *c->layers * (size_t)in->n_layers, "schedule.c: c->layers");
     if (!c->tensors || !c->layers) return 0;
     memcpy(c->tensors, in->tensors, sizeof *c->tensors * (size_t)in->n_tensors);
     memcpy(c->layers, in->layers, sizeof *c->layers * (size_t)in->n_layers);
@@ -181,7 +182,7 @@ int schedule_create(const char *spec, const char *flag, const ScheduleContext *c
     if (rc) return rc;
     char label[sizeof s.flag + sizeof s.path + 2];
     snprintf(label, sizeof label, "%s %s", flag, s.path[0] ? s.path : s.name);
-    ScheduleCore *c = calloc(1, sizeof *c);
+    ScheduleCore *c = bw_xcalloc(1, sizeof *c, "schedule.c: c");
     if (!c) return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
     snprintf(c->flag, sizeof c->flag, "%s", flag);
     snprintf(c->spec, sizeof c->spec, "%s", s.path[0] ? s.path : s.name); /* until resolved */
@@ -191,7 +192,8 @@ int schedule_create(const char *spec, const char *flag, const ScheduleContext *c
         return rc;
     }
     if (!copy_context(c, ctx) ||
-        (c->ops.state_size > 0 && !(c->pub.state = calloc(1, c->ops.state_size)))) {
+        (c->ops.state_size > 0 &&
+         !(c->pub.state = bw_xcalloc(1, c->ops.state_size, "schedule.c: c->pub.state")))) {
         core_free(c);
         return bw_fail(err, BW_ERUNTIME, "%s: out of memory", label);
     }

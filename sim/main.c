@@ -8,6 +8,7 @@
 #include "blas_cpu.h"
 #include "cluster_cmd.h"
 #include "commands.h"
+#include "compat.h"
 #include "reproduce.h"
 #include "sweep.h"
 #include "outfile.h"
@@ -62,6 +63,7 @@ static void usage(FILE *out)
         fprintf(out, "about\t%s\nexit\t%s\n", ABOUT, EXIT_STATUS);
         for (int i = 0; i < N_COMMANDS; i++)
             fprintf(out, "command\t%s\t%s\n", commands[i].name, commands[i].summary);
+        compat_print_tsv(out); /* docs/reference/compatibility.md */
         return;
     }
     fprintf(out,

@@ -170,7 +170,7 @@ static void test_a_replay_refuses_what_it_would_ignore(void **state)
 static void test_tcp_with_analytic_collectives_is_refused(void **state)
 {
     (void)state;
-    expect_refusal("--network-model tcp: the analytic collectives",
+    expect_refusal("--network-model tcp with --collectives analytic: the analytic collectives",
                    "run --network-model tcp --collectives analytic --out @/x");
     expect_refusal("--network-model tcp",
                    "sweep --network-model exact,tcp --collectives analytic "

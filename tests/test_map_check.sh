@@ -2,8 +2,9 @@
 # test_map_check.sh: scripts/check_map.py and scripts/callgraph.py fail on what they must find.
 # In a copy of the tree each breach is planted alone: an include of a folder the map does not
 # allow, another folder's internal header, a function of 81 lines (80 pass), a test file of 801
-# lines (800 pass), a call that closes a cycle in sim/driver/; each must fail the check and be
-# named, and the copy as it is must pass.
+# lines (800 pass), a call that closes a cycle in sim/driver/, a raw malloc without a
+# `raw alloc:` reason (scripts/check_alloc.py); each must fail the check and be named, and the
+# copy as it is must pass.
 #   tests/test_map_check.sh PYTHON3
 set -uo pipefail
 py=${1:-python3}
@@ -78,4 +79,24 @@ else
   echo "FAIL: callgraph.py missed the planted cycle: $out"
   fails=$((fails + 1))
 fi
+
+fresh
+alloc() { "$py" "$tmp/t/scripts/check_alloc.py" "$tmp/t"; }
+if ! alloc >/dev/null; then
+  echo "FAIL: check_alloc.py fails on the tree as it is"
+  fails=$((fails + 1))
+fi
+printf '%s\n' 'void *planted_alloc(void);' 'void *planted_alloc(void)' '{' \
+  '    return malloc(8);' '}' >>"$tmp/t/sim/driver/run_info.c"
+out=$(alloc)
+if [ $? = 1 ] && grep -q "sim/driver/run_info.c: 1 raw allocations, 0 allowed" <<<"$out"; then
+  echo "ok: a raw malloc without a reason fails check_alloc.py"
+else
+  echo "FAIL: check_alloc.py missed the planted malloc: $out"
+  fails=$((fails + 1))
+fi
+sed -i 's|    return malloc(8);|    return malloc(8); /* raw alloc: planted, with its reason */|' \
+  "$tmp/t/sim/driver/run_info.c"
+alloc >/dev/null && echo "ok: a raw malloc that says why passes" ||
+  { echo "FAIL: check_alloc.py refused a raw malloc that says why"; fails=$((fails + 1)); }
 exit $((fails > 0))

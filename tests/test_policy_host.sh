@@ -4,12 +4,53 @@
 # them) and through libbellows_policy.so from Python (traces/pytorch/bellows_host.py, ctypes):
 # every step's decision (levels, batch, averaging, period, described state) must be the same,
 # for built-ins of both modes, a C plug-in and a Python policy file. A spec the library cannot
-# load is refused with bellows' message and status 2.
+# load is refused with bellows' message and status 2. Before them (without NumPy too), the
+# library's struct layout and versions against bellows_host.py's ctypes mirrors, and the outer
+# step a policy asks for, through the library.
 #   tests/test_policy_host.sh HOST_FEED LIBBELLOWS_POLICY
 set -euo pipefail
 feed=$1
 export BELLOWS_POLICY_LIB=$2
 . "$(dirname "$0")/pyhost.sh"
+# the layout check at load (no NumPy needed): the library's structs as bellows_host.py mirrors
+# them pass; a mirror that drifted (a field dropped, a field retyped) and a library without the
+# layout function are refused with a message that says what differs; the outer step travels
+cc -shared -fPIC -o "$tmp/old.so" -x c - <<'C'
+int bellows_host_api(void) { return 1; }
+C
+PYTHONPATH=$here/traces/pytorch py - <<'PY'
+import ctypes, sys
+import bellows_host as b
+lib = b.library()  # checks the versions, sizes and offsets: raises if they differ
+class Short(ctypes.Structure):
+    _fields_ = b._Obs._fields_[:-1]
+class Retyped(ctypes.Structure):
+    _fields_ = [("step", ctypes.c_int)] + b._Obs._fields_[1:]
+for bad, says in ((Short, "BellowsPolicyObs is 168 bytes, the library's 176"),
+                  (Retyped, "BellowsPolicyObs.epoch is at byte 4, the library's at 8")):
+    try:
+        b.check_struct(lib, "BellowsPolicyObs", bad)
+        sys.exit("a drifted struct passed the check")
+    except b.PolicyError as e:
+        assert says in str(e) and e.status == 1, str(e)
+layers = [("fc1.weight", 16, 8), ("fc1.bias", 16, 1)]
+def make(spec):
+    return b.HostPolicy(spec, layers, 8, 2, 64, 10, 0.1)
+o = make("diloco:H=4").outer  # the outer step: DiLoCo's H, its Nesterov lr 0.7, momentum 0.9
+assert (o.h, o.lr, o.momentum, o.fragments, o.tau, o.bits, o.eager) == (4, 0.7, 0.9, 1, 0, 32, 0), vars(o)
+assert make("diloco:H=8,eager=1").outer.eager == 1
+assert make("cpsgd").outer is None and make("sync").outer is None
+print("layout and outer step: ok")
+PY
+BELLOWS_POLICY_LIB=$tmp/old.so PYTHONPATH=$here/traces/pytorch py - <<'PY'
+import sys
+import bellows_host as b
+try:
+    b.library()  # the load itself checks
+    sys.exit("a library without bellows_host_layout loaded")
+except b.PolicyError as e:
+    assert "older than bellows_host.py" in str(e) and e.status == 1, str(e)
+PY
 py -c "import numpy" 2>/dev/null || { echo "python3-numpy is not installed: skipped"; exit 77; }
 trace=$here/traces/samples/mlp-sync-8w.jsonl.gz
 cc -shared -fPIC -I "$here/policies" -o "$tmp/netaware.so" "$here/policies/examples/netaware.c"

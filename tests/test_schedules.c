@@ -164,9 +164,10 @@ static void test_bad_invocations_exit_2_naming_the_flag(void **state)
     expect_refusal("--ps-hosts: parameter servers need --allreduce ps", RUN "--ps-hosts own");
     expect_refusal("--servers: 9 colocated servers for 4 workers",
                    RUN "--allreduce ps --servers 9");
-    expect_refusal("--allreduce ps: on a generated star only",
-                   RUN "--allreduce ps --topology fat-tree");
-    expect_refusal("needs --overlap ddp or layer", RUN "--schedule p3 --overlap none");
+    expect_refusal(
+        "--allreduce ps with --topology fat-tree: parameter servers run on a generated star",
+        RUN "--allreduce ps --topology fat-tree");
+    expect_refusal("--overlap none with --schedule p3", RUN "--schedule p3 --overlap none");
     expect_refusal("--collectives analytic",
                    RUN "--workload resnet50 --allreduce ps --collectives analytic --schedule p3");
     expect_refusal("--schedule ./missing.so: no such file", RUN "--schedule ./missing.so");

@@ -136,6 +136,11 @@ static void test_small_requests_succeed(void **state)
     assert_non_null(p);
     free(p);
     free(bw_xmalloc(0, "none"));
+    char *s = bw_xstrdup("a copy", "copy"), *e = bw_xstrdup("", "empty");
+    assert_string_equal(s, "a copy");
+    assert_string_equal(e, "");
+    free(s);
+    free(e);
 }
 
 int main(void)

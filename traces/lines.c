@@ -3,6 +3,7 @@
  * here the inflating is ours (inflate with the gzip wrapper, reset at each member), so both are
  * seen. Bytes are kept in one growing buffer from which whole lines are cut. */
 #include "lines.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@ struct LineSrc {
 
 LineSrc *lines_open(const char *path, char *why, size_t why_len)
 {
-    LineSrc *s = calloc(1, sizeof *s);
+    LineSrc *s = bw_xcalloc(1, sizeof *s, "lines.c: s");
     if (!s) {
         snprintf(why, why_len, "out of memory");
         return NULL;
@@ -84,7 +85,7 @@ static int room(LineSrc *s, char *why, size_t why_len)
     }
     if (s->cap - s->len > CHUNK) return 0;
     size_t grown = s->cap ? 2 * s->cap : 4 * CHUNK;
-    char *p = realloc(s->buf, grown);
+    char *p = bw_xrealloc(s->buf, grown, "lines.c: p");
     if (!p) {
         snprintf(why, why_len, "out of memory");
         return -1;

@@ -115,6 +115,7 @@ static int read_timing(const Where *w, json_t *o, TraceHeader *h)
         return bad(w, "\"timing\": expected an object {device, steps, fwd_s, bwd_s}");
     int n = h->n_layers, rc;
     long steps = 0;
+    /* raw alloc: sized by the file: too large is its reader's error */
     double *s = malloc(sizeof *s * 2 * (size_t)n);
     if (!s) return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory", w->path);
     if ((rc = get_str(w, tm, "device", 1, h->timing_device, sizeof h->timing_device)) ||
@@ -247,6 +248,7 @@ static int read_header(const Where *w, json_t *o, TraceHeader *h)
     if (json_array_size(layers) > 1000000)
         return bad(w, "\"layers\": %zu layers, at most 1000000", json_array_size(layers));
     h->n_layers = (int)json_array_size(layers);
+    /* raw alloc: sized by the file: too large is its reader's error */
     if (!(h->layers = calloc((size_t)h->n_layers, sizeof *h->layers)))
         return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory for %d layers", w->path,
                        h->n_layers);
@@ -373,9 +375,11 @@ static int grow_steps(Trace *t, long *cap)
 {
     long first = (1L << 20) / t->h.n_layers;
     long grown = *cap ? 2 * *cap : first < 1 ? 1 : first > 1024 ? 1024 : first;
+    /* raw alloc: sized by the file: too large is its reader's error */
     TraceStep *s = realloc(t->steps, sizeof *s * (size_t)grown);
     if (!s) return 0;
     t->steps = s;
+    /* raw alloc: sized by the file: too large is its reader's error */
     double *n =
         realloc(t->norms, sizeof *n * TRACE_NORM_ARRAYS * (size_t)t->h.n_layers * (size_t)grown);
     if (!n) return 0;
@@ -422,6 +426,7 @@ static int read_record(const Where *w, json_t *o, Trace *t, long *steps_cap, lon
         return bad(w, "\"type\": expected \"step\" or \"eval\", got \"%s\"", type);
     if (t->n_evals == *evals_cap) {
         long grown = *evals_cap ? 2 * *evals_cap : 64;
+        /* raw alloc: sized by the file: too large is its reader's error */
         TraceEval *e = realloc(t->evals, sizeof *t->evals * (size_t)grown);
         if (!e) return bw_fail(w->err, BW_ERUNTIME, "%s: out of memory", w->path);
         t->evals = e;

@@ -2,6 +2,7 @@
  * line, gzip when the name ends in .gz, under a temporary name beside the final one (on the
  * list of temporaries a signal removes, outfile.h) until trace_writer_close renames it. */
 #include "trace.h"
+#include "xalloc.h"
 #include "outfile.h"
 
 #include <errno.h>
@@ -61,7 +62,7 @@ static json_t *norms_array(const double *x, int n)
 int trace_writer_open(const char *path, const TraceHeader *h, TraceWriter **out, BwError *err)
 {
     *out = NULL;
-    TraceWriter *w = calloc(1, sizeof *w);
+    TraceWriter *w = bw_xcalloc(1, sizeof *w, "trace_write.c: w");
     if (!w) return bw_fail(err, BW_ERUNTIME, "out of memory");
     snprintf(w->path, sizeof w->path, "%s", path);
     const char *slash = strrchr(path, '/');

@@ -2,6 +2,7 @@
  * over policy_create and policy_step. */
 #include "bellows_host.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,89 @@ struct BellowsHost {
 int bellows_host_api(void)
 {
     return BELLOWS_HOST_API;
+}
+
+int bellows_host_policy_version(void)
+{
+    return BELLOWS_POLICY_VERSION;
+}
+
+/* Every field a foreign caller mirrors, with its offset; a struct's size under field NULL. */
+typedef struct {
+    const char *type, *field;
+    size_t at;
+} Layout;
+
+#define SIZE(T)                                                                                    \
+    {                                                                                              \
+#T, NULL, sizeof(T)                                                                        \
+    }
+#define FIELD(T, f)                                                                                \
+    {                                                                                              \
+#T, #f, offsetof(T, f)                                                                     \
+    }
+static const Layout LAYOUT[] = {
+    SIZE(BellowsPolicyObs),
+    FIELD(BellowsPolicyObs, step),
+    FIELD(BellowsPolicyObs, epoch),
+    FIELD(BellowsPolicyObs, epoch_start),
+    FIELD(BellowsPolicyObs, epoch_end),
+    FIELD(BellowsPolicyObs, lr_decayed),
+    FIELD(BellowsPolicyObs, lr),
+    FIELD(BellowsPolicyObs, loss),
+    FIELD(BellowsPolicyObs, grad_norm_rank0),
+    FIELD(BellowsPolicyObs, grad_norm_mean),
+    FIELD(BellowsPolicyObs, averaged),
+    FIELD(BellowsPolicyObs, param_variance),
+    FIELD(BellowsPolicyObs, sim_time_s),
+    FIELD(BellowsPolicyObs, bytes_per_worker),
+    FIELD(BellowsPolicyObs, epoch_norm_rank0),
+    FIELD(BellowsPolicyObs, epoch_norm_mean),
+    FIELD(BellowsPolicyObs, have),
+    FIELD(BellowsPolicyObs, compute_s),
+    FIELD(BellowsPolicyObs, compress_s),
+    FIELD(BellowsPolicyObs, comm_s),
+    FIELD(BellowsPolicyObs, wait_s),
+    FIELD(BellowsPolicyObs, eval_accuracy),
+    FIELD(BellowsPolicyObs, eval_loss),
+    FIELD(BellowsPolicyObs, eval_step),
+    FIELD(BellowsPolicyObs, eval_time_s),
+    SIZE(BellowsHostContext),
+    FIELD(BellowsHostContext, n_layers),
+    FIELD(BellowsHostContext, names),
+    FIELD(BellowsHostContext, rows),
+    FIELD(BellowsHostContext, cols),
+    FIELD(BellowsHostContext, workers),
+    FIELD(BellowsHostContext, epochs),
+    FIELD(BellowsHostContext, batch),
+    FIELD(BellowsHostContext, steps_per_epoch),
+    FIELD(BellowsHostContext, lr0),
+    FIELD(BellowsHostContext, n_decays),
+    FIELD(BellowsHostContext, decay_epochs),
+    FIELD(BellowsHostContext, compressor),
+    FIELD(BellowsHostContext, compressor_level),
+    FIELD(BellowsHostContext, compressor_spec),
+    SIZE(BellowsPolicyOuter),
+    FIELD(BellowsPolicyOuter, lr),
+    FIELD(BellowsPolicyOuter, momentum),
+    FIELD(BellowsPolicyOuter, alpha),
+    FIELD(BellowsPolicyOuter, h),
+    FIELD(BellowsPolicyOuter, fragments),
+    FIELD(BellowsPolicyOuter, tau),
+    FIELD(BellowsPolicyOuter, bits),
+    FIELD(BellowsPolicyOuter, eager),
+};
+#undef SIZE
+#undef FIELD
+
+size_t bellows_host_layout(const char *type, const char *field)
+{
+    for (size_t i = 0; type && i < sizeof LAYOUT / sizeof *LAYOUT; i++) {
+        const Layout *l = &LAYOUT[i];
+        if (strcmp(l->type, type) != 0) continue;
+        if (!field ? !l->field : l->field && strcmp(l->field, field) == 0) return l->at;
+    }
+    return (size_t)-1;
 }
 
 static int fail(char *err, size_t errlen, int rc, const char *msg)
@@ -87,6 +171,7 @@ int bellows_host_create(const char *spec, const BellowsHostContext *hctx, Bellow
         snprintf(msg, sizeof msg, "--policy %s: %s", spec, bad);
         return fail(err, errlen, BW_EUSAGE, msg);
     }
+    /* raw alloc: also libbellows_policy.so's, in its caller's process: no exit */
     BellowsHost *h = calloc(1, sizeof *h);
     if (h) h->layers = calloc((size_t)hctx->n_layers, sizeof *h->layers);
     if (!h || !h->layers) {
@@ -143,6 +228,21 @@ int bellows_host_step(BellowsHost *h, const BellowsPolicyObs *obs, double *level
 void bellows_host_describe(const BellowsHost *h, char *buf, size_t n)
 {
     policy_describe(h->p, buf, n);
+}
+
+int bellows_host_outer(const BellowsHost *h, BellowsPolicyOuter *o)
+{
+    PolicyOuter po;
+    if (!h || !o || !policy_outer(h->p, &po)) return 0;
+    *o = (BellowsPolicyOuter){.lr = po.lr,
+                              .momentum = po.momentum,
+                              .alpha = po.alpha,
+                              .h = po.h,
+                              .fragments = po.fragments,
+                              .tau = po.tau,
+                              .bits = po.bits,
+                              .eager = po.eager};
+    return 1;
 }
 
 void bellows_host_free(BellowsHost *h)

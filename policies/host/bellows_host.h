@@ -19,7 +19,7 @@
 
 #include "bellows_policy.h"
 
-#define BELLOWS_HOST_API 1 /* grows when a function is added */
+#define BELLOWS_HOST_API 2 /* grows when a function is added (2: the layout, the outer step) */
 
 typedef struct BellowsHost BellowsHost;
 
@@ -38,6 +38,13 @@ typedef struct {
 } BellowsHostContext;
 
 int bellows_host_api(void);
+/* BELLOWS_POLICY_VERSION, the version of bellows_policy.h's structs the library was built with. */
+int bellows_host_policy_version(void);
+/* The layout of the structs a foreign caller mirrors (traces/pytorch/bellows_host.py checks its
+ * ctypes structs against it when it loads the library): type one of "BellowsPolicyObs",
+ * "BellowsHostContext", "BellowsPolicyOuter"; field NULL: the struct's size, else the field's
+ * offset. (size_t)-1 for a type or field the library does not know. */
+size_t bellows_host_layout(const char *type, const char *field);
 /* Creates the policy of spec; *out is NULL on failure. */
 int bellows_host_create(const char *spec, const BellowsHostContext *hctx, BellowsHost **out,
                         char *err, size_t errlen);
@@ -49,6 +56,10 @@ const char *bellows_host_spec(const BellowsHost *h); /* normalised: name:k=v,...
 int bellows_host_step(BellowsHost *h, const BellowsPolicyObs *obs, double *level, int *batch,
                       int *average, int *period, char *err, size_t errlen);
 void bellows_host_describe(const BellowsHost *h, char *buf, size_t n);
+/* Whether the policy's averagings are outer steps (DiLoCo's, the C policy API's
+ * BellowsPolicyOps.outer, as policy_outer reads a built-in's or a plug-in's): 1 with *o filled
+ * (the outer optimizer's lr and momentum, H, fragments, tau, bits, alpha, eager), else 0. */
+int bellows_host_outer(const BellowsHost *h, BellowsPolicyOuter *o);
 void bellows_host_free(BellowsHost *h); /* NULL is a no-op */
 
 #endif

@@ -151,6 +151,7 @@ static int run_describe(PyPolicyFile *f, const PyBinding *b, PyRun *r)
     PyObject *t = call(f, r->inst, b->s_describe, NULL, NULL);
     if (!t) return -1;
     const char *s = PyUnicode_Check(t) ? PyUnicode_AsUTF8(t) : NULL;
+    /* raw alloc: also libbellows_policy.so's, in its caller's process: no exit */
     char *copy = s ? strdup(s) : NULL;
     if (copy) {
         free(r->state);
@@ -313,6 +314,7 @@ int policy_python_open(const char *path, const char *flag, PyPolicyFile **out, P
         return bw_fail(err, BW_EUSAGE, "%s %s: not a regular file", flag, path);
     char what[SPEC_MAX_TEXT + 64];
     snprintf(what, sizeof what, "%s %s", flag, path);
+    /* raw alloc: also libbellows_policy.so's, in its caller's process: no exit */
     PyPolicyFile *f = calloc(1, sizeof *f);
     if (!f) return bw_fail(err, BW_ERUNTIME, "%s: out of memory", what);
     snprintf(f->path, sizeof f->path, "%s", path);

@@ -1,5 +1,6 @@
 /* cluster_args.c: the cluster flags (see cluster_args.h). */
 #include "cluster_args.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -199,8 +200,9 @@ static int user_platform(Cluster *c, ClusterFlags *ca, const int *set, BwError *
     c->platform_file = ca->platform;
     c->topology = TOPO_STAR;
     if (ca->hosts) {
-        char *list = ca->hosts_text = strdup(ca->hosts);
-        char **hosts = ca->hosts_list = malloc(sizeof *hosts * (size_t)(strlen(list) + 1));
+        char *list = ca->hosts_text = bw_xstrdup(ca->hosts, "cluster_args.c: ca->hosts_text");
+        char **hosts = ca->hosts_list = bw_xmalloc(sizeof *hosts * (size_t)(strlen(list) + 1),
+                                                   "cluster_args.c: ca->hosts_list");
         int k = 0;
         for (char *h = strtok(list, ","); h; h = strtok(NULL, ",")) {
             int found = 0;

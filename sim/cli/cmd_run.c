@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "spec.h"
+#include "xalloc.h"
 #include "breakdown.h"
 #include "dataset.h"
 #include "plots.h"
@@ -60,9 +61,10 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc == BW_OK && f.run.out) rc = run_check_out(f.run.out, f.run.force, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     if (rc == BW_OK) run_default_eval_every(&f, &cfg); /* with --record-trace */
-    if (rc == BW_OK) rc = driver_check(&cfg, err);
     char one[1][SPEC_MAX_TEXT];
     if (rc == BW_OK) snprintf(one[0], sizeof one[0], "%s", cfg.policy);
+    if (rc == BW_OK) rc = run_check_compat("run", &f, &cfg, one, 1, err); /* the policy's kind */
+    if (rc == BW_OK) rc = driver_check(&cfg, err);
     if (rc == BW_OK) rc = run_note_idle_flags(&f, &cfg, one, 1, err);
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
@@ -336,10 +338,11 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
 static int write_breakdown(const char *out, const Runs *r, BwError *err)
 {
     const int n = r->n_pol * r->n_seeds;
-    char(*folders)[SPEC_MAX_TEXT + 24] = calloc((size_t)n, sizeof *folders);
-    const char **fp = calloc((size_t)n, sizeof *fp), *labels[MAX_POLICIES];
-    double *tta = calloc((size_t)n, sizeof *tta);
-    int *failed = calloc((size_t)n, sizeof *failed), rc;
+    char(*folders)[SPEC_MAX_TEXT + 24] =
+        bw_xcalloc((size_t)n, sizeof *folders, "cmd_run.c: memory");
+    const char **fp = bw_xcalloc((size_t)n, sizeof *fp, "cmd_run.c: fp"), *labels[MAX_POLICIES];
+    double *tta = bw_xcalloc((size_t)n, sizeof *tta, "cmd_run.c: tta");
+    int *failed = bw_xcalloc((size_t)n, sizeof *failed, "cmd_run.c: failed"), rc;
     if (!folders || !fp || !tta || !failed) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         goto done;
@@ -623,6 +626,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
         rc = run_apply_trace(f, cfg, trace, err);
     else if (rc == BW_OK && !f->run.trace)
         rc = run_load_data(ta, cfg, train, test, err);
+    if (rc == BW_OK) rc = run_check_compat("compare", f, cfg, r->specs, r->n_pol, err);
     for (int i = 0; rc == BW_OK && i < r->n_pol; i++) {
         cfg->policy = r->policy[i];
         cfg->compressor = r->compressor[i][0] ? r->compressor[i] : f->run.compressor;
@@ -647,7 +651,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
  * sweep already runs compare's runs at every point, training each policy and seed once. */
 static int one_scenario(int argc, char **argv, int replay, BwError *err)
 {
-    Flags *table = malloc(sizeof *table);
+    Flags *table = bw_xmalloc(sizeof *table, "cmd_run.c: table");
     if (!table) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int rc = run_parse_flags("bellows compare", RUN_MODE_COMPARE, 0, NULL, table, err);
     for (int i = 0; rc == BW_OK && i < argc; i++) {
@@ -699,7 +703,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
     if (rc) goto fail;
     const char *out = f.run.out;
     int n = r.n_pol * r.n_seeds;
-    r.rows = calloc((size_t)n, sizeof *r.rows);
+    r.rows = bw_xcalloc((size_t)n, sizeof *r.rows, "cmd_run.c: r.rows");
     if (!r.rows) {
         rc = bw_fail(err, BW_ERUNTIME, "out of memory");
         goto fail;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "dataset.h"
+#include "xalloc.h"
 #include "model.h"
 #include "trainer.h"
 #include "blas_cpu.h"
@@ -221,7 +222,8 @@ int cmd_train(int argc, char **argv, BwError *err)
     if (rc == BW_OK) rc = train_args_resolve(&a, &v.train, set, err);
     if (rc) return rc;
     if (a.threads > 0) openblas_set_num_threads(a.threads);
-    TrainLog *log = malloc(sizeof *log); /* an epoch's row for up to TRAIN_MAX_EPOCHS */
+    TrainLog *log =
+        bw_xmalloc(sizeof *log, "cmd_train.c: log"); /* an epoch's row for up to TRAIN_MAX_EPOCHS */
     if (!log) return bw_fail(err, BW_ERUNTIME, "out of memory");
     rc = train_and_report(&a, v.out, v.quiet, log, err);
     free(log);

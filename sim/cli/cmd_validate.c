@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "xalloc.h"
 #include "commands.h"
 #include "driver.h"
 #include "engine.h"
@@ -53,8 +54,8 @@ static int setup_job(const ValRow *row, int k, Flags *f, TrainArgs *ta, RunConfi
 /* Every setting checked in this process, each job's images a step and profile noted. */
 static int check_settings(Validate *v, BwError *err)
 {
-    Flags *f = malloc(sizeof *f);
-    char *buf = malloc(sizeof v->rows.rows[0].setting);
+    Flags *f = bw_xmalloc(sizeof *f, "cmd_validate.c: f");
+    char *buf = bw_xmalloc(sizeof v->rows.rows[0].setting, "cmd_validate.c: buf");
     if (!f || !buf) {
         free(f);
         free(buf);
@@ -344,10 +345,11 @@ static int read_text(const char *path, char **out, BwError *err)
     FILE *fp = fopen(path, "rb");
     if (!fp) return bw_fail(err, BW_EUSAGE, "--rows %s: cannot open it", path);
     size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
+    char *text = bw_xmalloc(cap, "cmd_validate.c: text");
     for (size_t got = 1; text && got;) {
         if (len + 1 == cap) {
-            char *grown = cap < (64u << 20) ? realloc(text, cap *= 2) : NULL;
+            char *grown =
+                cap < (64u << 20) ? bw_xrealloc(text, cap *= 2, "cmd_validate.c: memory") : NULL;
             if (!grown) free(text);
             text = grown;
             if (!text) break;
@@ -379,7 +381,7 @@ static int read_rows(const ValidateFlags *vf, Validate *v, BwError *err)
         return rc;
     }
     size_t len = validation_rows[0].len;
-    char *text = malloc(len + 1);
+    char *text = bw_xmalloc(len + 1, "cmd_validate.c: text");
     if (!text) return bw_fail(err, BW_ERUNTIME, "out of memory");
     memcpy(text, validation_rows[0].json, len);
     text[len] = '\0';
@@ -465,13 +467,14 @@ int cmd_validate(int argc, char **argv, BwError *err)
 static int validate_run(const ValidateFlags *vf, Validate *v, BwError *err)
 {
     int nj = v->rows.n_jobs > 0 ? v->rows.n_jobs : 1, n = v->rows.n;
-    v->pred = calloc((size_t)nj, sizeof *v->pred);
-    v->images = calloc((size_t)nj, sizeof *v->images);
-    v->profile = calloc((size_t)nj, sizeof *v->profile);
-    v->setting = calloc((size_t)nj, sizeof *v->setting);
-    v->error = calloc((size_t)nj, sizeof *v->error);
-    double *pred = calloc((size_t)n, sizeof *pred), *e = calloc((size_t)n, sizeof *e);
-    double *tmp = calloc((size_t)n, sizeof *tmp);
+    v->pred = bw_xcalloc((size_t)nj, sizeof *v->pred, "cmd_validate.c: v->pred");
+    v->images = bw_xcalloc((size_t)nj, sizeof *v->images, "cmd_validate.c: v->images");
+    v->profile = bw_xcalloc((size_t)nj, sizeof *v->profile, "cmd_validate.c: v->profile");
+    v->setting = bw_xcalloc((size_t)nj, sizeof *v->setting, "cmd_validate.c: v->setting");
+    v->error = bw_xcalloc((size_t)nj, sizeof *v->error, "cmd_validate.c: v->error");
+    double *pred = bw_xcalloc((size_t)n, sizeof *pred, "cmd_validate.c: pred"),
+           *e = bw_xcalloc((size_t)n, sizeof *e, "cmd_validate.c: e");
+    double *tmp = bw_xcalloc((size_t)n, sizeof *tmp, "cmd_validate.c: tmp");
     int rc = !v->pred || !v->images || !v->profile || !v->setting || !v->error || !pred || !e || !tmp
                  ? bw_fail(err, BW_ERUNTIME, "out of memory")
                  : check_settings(v, err);

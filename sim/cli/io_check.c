@@ -27,12 +27,12 @@ void io_free(IoFiles *io)
 static void add(IoFiles *io, const char *label, const char *path, int out)
 {
     if (!path || !path[0]) return;
-    IoFile *f = realloc(io->f, sizeof *f * (size_t)(io->n + 1));
+    IoFile *f = bw_xrealloc(io->f, sizeof *f * (size_t)(io->n + 1), "io_check.c: f");
     if (!f) return; /* out of memory: one check fewer, never a false refusal */
     io->f = f;
     f = &io->f[io->n];
     snprintf(f->label, sizeof f->label, "%s", label);
-    if (!(f->path = strdup(path))) return;
+    if (!(f->path = bw_xstrdup(path, "io_check.c: f->path"))) return;
     f->out = out;
     io->n++;
 }
@@ -98,7 +98,7 @@ void io_output(IoFiles *io, const char *label, const char *path)
 void io_out_dir(IoFiles *io, const char *label, const char *dir)
 {
     free(io->out_dir);
-    io->out_dir = dir ? strdup(dir) : NULL;
+    io->out_dir = dir ? bw_xstrdup(dir, "io_check.c: a copy") : NULL;
     snprintf(io->out_label, sizeof io->out_label, "%s", label);
 }
 

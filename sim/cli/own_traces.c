@@ -1,6 +1,7 @@
 /* own_traces.c: the traces of compare --traces, read, checked against each other and grouped
  * into policies and seeds (own_traces.h). */
 #include "own_traces.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +133,8 @@ static int group(OwnTraces *o, char (*specs)[SPEC_MAX_TEXT], char (*policy)[SPEC
             o->seeds[j] = (int)seed;
         }
     }
-    o->run = calloc((size_t)o->n_pol * (size_t)o->n_seeds, sizeof *o->run);
+    o->run =
+        bw_xcalloc((size_t)o->n_pol * (size_t)o->n_seeds, sizeof *o->run, "own_traces.c: o->run");
     if (!o->run) return bw_fail(err, BW_ERUNTIME, "out of memory");
     for (int i = 0; i < o->n; i++) {
         const Trace **slot = &o->run[seed_index(o, o->t[i].h.policy_seed) * o->n_pol + pol_of[i]];
@@ -160,11 +162,12 @@ int own_traces_load(const char *list, OwnTraces *o, char (*specs)[SPEC_MAX_TEXT]
                     BwError *err)
 {
     memset(o, 0, sizeof *o);
-    char(*paths)[SPEC_MAX_TEXT] = malloc(sizeof *paths * OWN_TRACES_MAX);
+    char(*paths)[SPEC_MAX_TEXT] =
+        bw_xmalloc(sizeof *paths * OWN_TRACES_MAX, "own_traces.c: SPEC_MAX_TEXT]");
     int n = 0;
     int rc = paths ? spec_split_list(list, "--traces", paths, OWN_TRACES_MAX, &n, err)
                    : bw_fail(err, BW_ERUNTIME, "out of memory");
-    if (rc == BW_OK && !(o->t = calloc((size_t)n, sizeof *o->t)))
+    if (rc == BW_OK && !(o->t = bw_xcalloc((size_t)n, sizeof *o->t, "own_traces.c: o->t")))
         rc = bw_fail(err, BW_ERUNTIME, "out of memory");
     for (int i = 0; i < n && rc == BW_OK; i++) {
         for (int j = 0; j < i && rc == BW_OK; j++)
@@ -185,7 +188,7 @@ int own_traces_load(const char *list, OwnTraces *o, char (*specs)[SPEC_MAX_TEXT]
         }
     }
     free(paths);
-    int *pol_of = rc ? NULL : calloc((size_t)n, sizeof *pol_of);
+    int *pol_of = rc ? NULL : bw_xcalloc((size_t)n, sizeof *pol_of, "own_traces.c: memory");
     if (rc == BW_OK && !pol_of) rc = bw_fail(err, BW_ERUNTIME, "out of memory");
     if (rc == BW_OK) rc = group(o, specs, policy, compressor, max_pol, pol_of, err);
     free(pol_of);

@@ -431,15 +431,11 @@ static int price_workers_setup(const Flags *f, RunConfig *cfg, BwError *err)
                        "--price-workers: %d is below --workers %d; the GPUs a step is priced at "
                        "include those that train, so give at least %d",
                        N, P, P);
-    if (cfg->backend != COLL_ANALYTIC)
+    /* with --collectives transfer, --platform or --allreduce ps: compat.def */
+    if (P < 2)
         return bw_fail(err, BW_EUSAGE,
-                       "--price-workers: needs --collectives analytic (the transfer level "
-                       "simulates one actor per GPU: use --workers up to %d for that)",
-                       DRIVER_MAX_WORKERS);
-    if (P < 2 || cfg->cluster.platform_file || cfg->algo == COLL_PS)
-        return bw_fail(err, BW_EUSAGE,
-                       "--price-workers: needs --workers 2 or more on a generated cluster "
-                       "(not --platform) and an allreduce other than ps");
+                       "--price-workers: needs --workers 2 or more (a step priced at N GPUs "
+                       "trains on at least 2)");
     if (N % cfg->cluster.gpus_per_node != 0)
         return bw_fail(err, BW_EUSAGE,
                        "--price-workers: %d is not a multiple of --gpus-per-node %d", N,
@@ -591,11 +587,6 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         return bw_fail(err, BW_EUSAGE, "--replay-engine: only for a replay (--trace FILE)");
     if (f->run.stop_at_target && f->run.target <= 0)
         return bw_fail(err, BW_EUSAGE, "--stop-at-target: needs a --target-accuracy above 0");
-    if (strcmp(f->run.network_model, "tcp") == 0 && strcmp(f->run.collectives, "analytic") == 0)
-        return bw_fail(err, BW_EUSAGE,
-                       "--network-model tcp: the analytic collectives price every message by "
-                       "its closed form, without SimGrid's network model; use --collectives "
-                       "transfer with tcp");
     if (coll_algo_per_node((CollAlgo)coll_algo_parse(f->run.algorithm)) &&
         cfg->cluster.gpus_per_node < 2 && cfg->cluster.topology != TOPO_ISLANDS)
         return bw_fail(err, BW_EUSAGE, "--allreduce %s: needs --gpus-per-node of 2 or more",
@@ -647,6 +638,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
         int jobs = f->mode == RUN_MODE_RUN || f->run.jobs < 1 ? 1 : f->run.jobs;
         cfg->compute_threads = cores > jobs ? (int)(cores / jobs) : 1;
     }
+    if ((rc = run_check_compat(cmd, f, cfg, NULL, 0, err))) return rc; /* compat.def */
     return cost_setup(f, cfg, err);
 }
 

@@ -142,6 +142,15 @@ int run_replay_refuses(const Flags *f, int i);
 int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
                         int n, BwError *err);
 
+/* The compatibility table (compat.def) against the flags given: the topology, allreduce,
+ * collectives level, network model, overlap, schedule, workload, --price-workers, --platform, a
+ * replay, and cmd "cluster" (a job of bellows cluster); with policies[0..n), each policy's kind
+ * too (created only when a line's other side matches). BW_EUSAGE naming both flags of the first
+ * line that matches. run_setup checks without the policies; run, compare, replay and each sweep
+ * point with them, before driver_check. */
+int run_check_compat(const char *cmd, const Flags *f, const RunConfig *cfg,
+                     char (*policies)[SPEC_MAX_TEXT], int n, BwError *err);
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta);
 /* When cfg's runs evaluate, for the resolution of a time to accuracy: "evaluation every 5
  * steps (23.4 an epoch of 117 steps)", "evaluation at the end of every epoch (117 steps)", or

@@ -1,5 +1,6 @@
 /* runner.c: child processes for simulations (see runner.h). */
 #include "runner.h"
+#include "xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -233,9 +234,10 @@ static void child_row(int fd, int status, const PlugGuard *guard, RunRow *row)
 int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
                 void (*done)(int job, RunRow *row, void *ctx), void *ctx, BwError *err)
 {
-    pid_t *pids = calloc((size_t)(n ? n : 1), sizeof *pids);
-    int *fds = calloc((size_t)(n ? n : 1), sizeof *fds);
-    PlugGuard **guards = calloc((size_t)(n ? n : 1), sizeof *guards); /* a running child's */
+    pid_t *pids = bw_xcalloc((size_t)(n ? n : 1), sizeof *pids, "runner.c: pids");
+    int *fds = bw_xcalloc((size_t)(n ? n : 1), sizeof *fds, "runner.c: fds");
+    PlugGuard **guards =
+        bw_xcalloc((size_t)(n ? n : 1), sizeof *guards, "runner.c: guards"); /* a running child's */
     if (!pids || !fds || !guards) {
         free(pids);
         free(fds);

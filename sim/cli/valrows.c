@@ -1,5 +1,6 @@
 /* valrows.c: the rows of `bellows validate` (see valrows.h). */
 #include "valrows.h"
+#include "xalloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -211,8 +212,8 @@ static int parse_header(const char *name, int line, const char *text, BwError *e
 int valrows_parse(const char *name, const char *text, ValRows *out, BwError *err)
 {
     memset(out, 0, sizeof *out);
-    char(*f)[2048] = malloc(N_FIELDS * sizeof *f);
-    char *line = malloc(N_FIELDS * 2048 + 16);
+    char(*f)[2048] = bw_xmalloc(N_FIELDS * sizeof *f, "valrows.c: memory");
+    char *line = bw_xmalloc(N_FIELDS * 2048 + 16, "valrows.c: line");
     if (!f || !line) {
         free(f);
         free(line);
@@ -253,7 +254,8 @@ int valrows_parse(const char *name, const char *text, ValRows *out, BwError *err
                          N_FIELDS, "id,group,figure,unit,fit,tolerance,source,setting");
             break;
         }
-        ValRow *grown = realloc(out->rows, (size_t)(out->n + 1) * sizeof *grown);
+        ValRow *grown =
+            bw_xrealloc(out->rows, (size_t)(out->n + 1) * sizeof *grown, "valrows.c: grown");
         if (!grown) {
             rc = bw_fail(err, BW_ERUNTIME, "out of memory");
             break;

@@ -11,6 +11,7 @@
  * steps are the closed form's; shared, they slow down as their uplinks are shared. The model
  * and its limits are in sim/cluster/README.md. */
 #include "cl_impl.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -53,15 +54,15 @@ static int switch_of(const ClPlan *p, int g)
 
 ClFabric *cl_fabric_create(const ClPlan *p, const ClJob *job, ClWireJob *wire)
 {
-    ClFabric *f = calloc(1, sizeof *f);
+    ClFabric *f = bw_xcalloc(1, sizeof *f, "cl_fabric.c: f");
     const int N = job->N;
-    f->src = calloc((size_t)N, sizeof *f->src);
-    f->dst = calloc((size_t)N, sizeof *f->dst);
-    f->from = calloc((size_t)N, sizeof *f->from);
-    f->to = calloc((size_t)N, sizeof *f->to);
-    f->lat_s = calloc((size_t)N, sizeof *f->lat_s);
-    f->bw_Bps = calloc((size_t)N, sizeof *f->bw_Bps);
-    f->flows = calloc((size_t)N, sizeof *f->flows);
+    f->src = bw_xcalloc((size_t)N, sizeof *f->src, "cl_fabric.c: f->src");
+    f->dst = bw_xcalloc((size_t)N, sizeof *f->dst, "cl_fabric.c: f->dst");
+    f->from = bw_xcalloc((size_t)N, sizeof *f->from, "cl_fabric.c: f->from");
+    f->to = bw_xcalloc((size_t)N, sizeof *f->to, "cl_fabric.c: f->to");
+    f->lat_s = bw_xcalloc((size_t)N, sizeof *f->lat_s, "cl_fabric.c: f->lat_s");
+    f->bw_Bps = bw_xcalloc((size_t)N, sizeof *f->bw_Bps, "cl_fabric.c: f->bw_Bps");
+    f->flows = bw_xcalloc((size_t)N, sizeof *f->flows, "cl_fabric.c: f->flows");
     f->wire = wire;
     for (int i = 0; N > 1 && i < N; i++) {
         const int a = job->gpus[i], b = job->gpus[(i + 1) % N];

@@ -6,6 +6,7 @@
  * (cl_plan.c). An unknown key, a key in the wrong place or a value of the wrong JSON type is a
  * usage error naming the file, the job and the key. */
 #include "cl_impl.h"
+#include "xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -96,14 +97,14 @@ static const CliOpt *run_opt(const Ctx *c, const char *flag)
 static char *scalar_text(const json_t *v)
 {
     char buf[64];
-    if (json_is_string(v)) return strdup(json_string_value(v));
+    if (json_is_string(v)) return bw_xstrdup(json_string_value(v), "cl_file.c: a copy");
     if (json_is_integer(v)) {
         snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        return strdup(buf);
+        return bw_xstrdup(buf, "cl_file.c: a copy");
     }
     if (json_is_real(v)) {
         snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
-        return strdup(buf);
+        return bw_xstrdup(buf, "cl_file.c: a copy");
     }
     return NULL;
 }
@@ -116,7 +117,7 @@ static int list_text(const Ctx *c, const char *key, const json_t *v, char **out)
         return BW_OK;
     }
     size_t cap = 16, len = 0;
-    char *s = calloc(cap, 1);
+    char *s = bw_xcalloc(cap, 1, "cl_file.c: s");
     size_t i;
     const json_t *item;
     json_array_foreach(v, i, item)
@@ -127,7 +128,7 @@ static int list_text(const Ctx *c, const char *key, const json_t *v, char **out)
             free(s);
             return bad(c, "key \"%s\": item %zu: expected a number or a string", key, i);
         }
-        while (len + strlen(t) + 2 > cap) s = realloc(s, cap *= 2);
+        while (len + strlen(t) + 2 > cap) s = bw_xrealloc(s, cap *= 2, "cl_file.c: s");
         len += (size_t)sprintf(s + len, "%s%s", i ? "," : "", t);
         free(t);
     }
@@ -193,13 +194,13 @@ static int add_flag(const Ctx *c, const char *key, const json_t *v, int top, ClF
     char flag[64];
     int rc = key_flag(c, key, top, flag, sizeof flag);
     if (rc) return rc;
-    ClFlag f = {strdup(flag), NULL};
+    ClFlag f = {bw_xstrdup(flag, "cl_file.c: a copy"), NULL};
     int skip;
     if ((rc = flag_value(c, key, run_opt(c, flag), v, &f, &skip)) || skip) {
         free(f.flag);
         return rc;
     }
-    *flags = realloc(*flags, sizeof **flags * (size_t)(*n + 1));
+    *flags = bw_xrealloc(*flags, sizeof **flags * (size_t)(*n + 1), "cl_file.c: flags");
     (*flags)[(*n)++] = f;
     return BW_OK;
 }
@@ -224,8 +225,9 @@ static int get_hosts(const Ctx *c, const json_t *v, ClJobSpec *j)
     j->hosts_indices = json_is_integer(v) || (json_is_array(v) && json_array_size(v) &&
                                               json_is_integer(json_array_get(v, 0)));
     for (char *tok = strtok(text, ","); tok; tok = strtok(NULL, ",")) {
-        j->hosts = realloc(j->hosts, sizeof *j->hosts * (size_t)(j->n_hosts + 1));
-        j->hosts[j->n_hosts++] = strdup(tok);
+        j->hosts = bw_xrealloc(j->hosts, sizeof *j->hosts * (size_t)(j->n_hosts + 1),
+                               "cl_file.c: j->hosts");
+        j->hosts[j->n_hosts++] = bw_xstrdup(tok, "cl_file.c: j->hosts[j->n_hosts++]");
     }
     free(text);
     for (size_t i = 0; json_is_real(v) || (json_is_array(v) && i < json_array_size(v)); i++) {
@@ -298,7 +300,7 @@ static int read_jobs(Ctx *c, const char *path, const json_t *jobs, ClSpec *s)
     size_t n = json_array_size(jobs);
     if (!json_is_array(jobs) || n == 0 || n > CL_MAX_JOBS)
         return bad(c, "key \"jobs\": expected a list of 1 to %d jobs", CL_MAX_JOBS);
-    s->jobs = calloc(n, sizeof *s->jobs);
+    s->jobs = bw_xcalloc(n, sizeof *s->jobs, "cl_file.c: s->jobs");
     s->n_jobs = (int)n;
     for (size_t i = 0; i < n; i++) {
         int rc = read_job(c, path, json_array_get(jobs, i), (int)i, &s->jobs[i]);

@@ -12,6 +12,7 @@
  * it does not attach to the two halves of a full-duplex link and crashes on them.) Nothing here
  * takes simulated time or changes what SimGrid simulates. */
 #include "cl_impl.h"
+#include "xalloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,10 +50,10 @@ struct ClLinks {
 
 ClLinks *cl_links_create(int gpus)
 {
-    ClLinks *m = calloc(1, sizeof *m);
+    ClLinks *m = bw_xcalloc(1, sizeof *m, "cl_links.c: m");
     sg_link_t *all = sg_link_list();
     size_t count = sg_link_count();
-    m->links = malloc(sizeof *m->links * (count ? count : 1));
+    m->links = bw_xmalloc(sizeof *m->links * (count ? count : 1), "cl_links.c: m->links");
     for (size_t i = 0; i < count; i++)
         if (strncmp(sg_link_get_name(all[i]), "__", 2) != 0) {      /* not SimGrid's loopback */
             sg_link_set_data(all[i], (void *)(intptr_t)(m->n + 1)); /* its index, + 1 */
@@ -60,10 +61,11 @@ ClLinks *cl_links_create(int gpus)
         }
     free(all);
     m->gpus = gpus;
-    m->bytes = calloc((size_t)(m->n ? m->n : 1) * CL_BINS, sizeof *m->bytes);
+    m->bytes =
+        bw_xcalloc((size_t)(m->n ? m->n : 1) * CL_BINS, sizeof *m->bytes, "cl_links.c: m->bytes");
     m->dt_s = CL_DT0_S;
     m->cap = 64;
-    m->routes = malloc(sizeof *m->routes * m->cap);
+    m->routes = bw_xmalloc(sizeof *m->routes * m->cap, "cl_links.c: m->routes");
     for (size_t i = 0; i < m->cap; i++) m->routes[i].key = -1;
     m->found = xbt_dynar_new(sizeof(sg_link_t), NULL);
     return m;
@@ -85,7 +87,7 @@ static const Route *route(ClLinks *m, int a, int b)
     if (2 * (m->used + 1) > m->cap) { /* grow, keeping the load under a half */
         Route *old = m->routes;
         size_t old_cap = m->cap;
-        m->routes = malloc(sizeof *m->routes * (m->cap *= 2));
+        m->routes = bw_xmalloc(sizeof *m->routes * (m->cap *= 2), "cl_links.c: m->routes");
         for (size_t i = 0; i < m->cap; i++) m->routes[i].key = -1;
         for (size_t i = 0; i < old_cap; i++)
             if (old[i].key != -1) *slot(m->routes, m->cap, old[i].key) = old[i];
@@ -96,7 +98,8 @@ static const Route *route(ClLinks *m, int a, int b)
     sg_host_get_route(engine_host(a), engine_host(b), m->found);
     r->key = key;
     r->n = 0;
-    r->links = malloc(sizeof *r->links * (xbt_dynar_length(m->found) + 1));
+    r->links =
+        bw_xmalloc(sizeof *r->links * (xbt_dynar_length(m->found) + 1), "cl_links.c: r->links");
     unsigned k;
     sg_link_t l;
     xbt_dynar_foreach(m->found, k, l)
@@ -153,7 +156,7 @@ static int by_bytes(const void *pa, const void *pb)
 int cl_links_write(ClLinks *m, const char *dir, BwError *err)
 {
     const double end = simgrid_get_clock();
-    LinkTotal *order = calloc((size_t)(m->n ? m->n : 1), sizeof *order);
+    LinkTotal *order = bw_xcalloc((size_t)(m->n ? m->n : 1), sizeof *order, "cl_links.c: order");
     for (int i = 0; i < m->n; i++) {
         order[i].i = i;
         order[i].name = sg_link_get_name(m->links[i]);

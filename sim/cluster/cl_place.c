@@ -12,6 +12,7 @@
  * A GPU taken twice, a host not in the cluster or a job that does not fit is a usage error
  * naming the job and the key. */
 #include "cl_impl.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,11 +125,12 @@ static void groups(ClPlan *p)
 int cl_place(ClPlan *p, BwError *err)
 {
     groups(p);
-    int *owner = malloc(sizeof *owner * (size_t)p->gpus), rc = BW_OK, free_gpus = p->gpus;
+    int *owner = bw_xmalloc(sizeof *owner * (size_t)p->gpus, "cl_place.c: owner"), rc = BW_OK,
+        free_gpus = p->gpus;
     for (int g = 0; g < p->gpus; g++) owner[g] = -1;
     for (int j = 0; j < p->n_jobs && !rc; j++) {
         ClJob *job = &p->jobs[j];
-        job->gpus = calloc((size_t)job->N, sizeof *job->gpus);
+        job->gpus = bw_xcalloc((size_t)job->N, sizeof *job->gpus, "cl_place.c: job->gpus");
         if (p->platform.platform_file &&
             strcmp(job->spec->placement[0] ? job->spec->placement : p->spec->placement, "spread") ==
                 0 &&

@@ -8,12 +8,14 @@
  * analytic ones price each collective alone, blind to the other jobs' traffic; but a priced job
  * (price_workers, which holds that many GPUs) puts its ring's flows on the links (cl_fabric.c). */
 #include "cl_impl.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cluster_args.h"
+#include "compat.h"
 
 /* Appends "--flag" [value] to argv. */
 static int push(char **argv, int *argc, const char *flag, const char *value, BwError *err)
@@ -21,9 +23,9 @@ static int push(char **argv, int *argc, const char *flag, const char *value, BwE
     if (*argc + 2 >= CL_MAX_ARGS)
         return bw_fail(err, BW_EUSAGE, "more than %d flags", CL_MAX_ARGS / 2);
     size_t n = strlen(flag) + 3;
-    argv[*argc] = malloc(n);
+    argv[*argc] = bw_xmalloc(n, "cl_plan.c: argc]");
     snprintf(argv[(*argc)++], n, "--%s", flag);
-    if (value) argv[(*argc)++] = strdup(value);
+    if (value) argv[(*argc)++] = bw_xstrdup(value, "cl_plan.c: argv[(*argc)++]");
     return BW_OK;
 }
 
@@ -115,6 +117,12 @@ static int plan_platform(ClPlan *p, BwError *err)
     rc = run_parse_flags("bellows cluster", RUN_MODE_RUN, p->top_argc, p->top_argv, &p->top, err);
     if (!rc)
         rc = cluster_from_cli(&p->platform, &p->top.cluster, p->top.set + p->top.cluster_at, err);
+    if (!rc) { /* the shared cluster against the compatibility table (compat.def) */
+        CompatScene shared = {0};
+        shared.value[COMPAT_TOPOLOGY] = cluster_topology_name(p->platform.topology);
+        shared.value[COMPAT_CLUSTER] = "*";
+        rc = compat_check(&shared, err);
+    }
     if (rc) return cl_fail_keys(err, rc, where, err->msg);
     p->gpus = p->platform.workers;
     return BW_OK;
@@ -143,7 +151,7 @@ static int job_argv(ClPlan *p, ClJob *job, BwError *err)
     if (rc || !p->platform.platform_file) return rc;
     size_t len = 1;
     for (int r = 0; r < P; r++) len += strlen(p->platform.hosts[job->gpus[r]]) + 1;
-    char *hosts = calloc(len, 1);
+    char *hosts = bw_xcalloc(len, 1, "cl_plan.c: hosts");
     for (int r = 0; r < P; r++)
         strcat(strcat(hosts, r ? "," : ""), p->platform.hosts[job->gpus[r]]);
     rc = push(job->argv, &job->argc, "hosts", hosts, err);
@@ -179,7 +187,8 @@ static int plan_job(ClPlan *p, ClJob *job, int threads, BwError *err)
     int rc = job_argv(p, job, err);
     if (!rc)
         rc = run_parse_flags("bellows cluster", RUN_MODE_RUN, job->argc, job->argv, &job->f, err);
-    job->slowdown = calloc(DRIVER_MAX_WORKERS, sizeof *job->slowdown);
+    job->slowdown =
+        bw_xcalloc(DRIVER_MAX_WORKERS, sizeof *job->slowdown, "cl_plan.c: job->slowdown");
     if (!rc) rc = run_setup("cluster", &job->f, &job->ta, &job->cfg, job->slowdown, err);
     if (!rc) rc = job_data(p, job, err);
     if (rc) return cl_fail_keys(err, rc, where, err->msg);
@@ -261,9 +270,9 @@ int cl_plan_build(const ClSpec *spec, const char *timeline_steps, ClPlan *p, BwE
     memset(p, 0, sizeof *p);
     p->spec = spec;
     p->n_jobs = spec->n_jobs;
-    p->jobs = calloc((size_t)p->n_jobs, sizeof *p->jobs);
-    p->train = calloc((size_t)p->n_jobs, sizeof *p->train);
-    p->test = calloc((size_t)p->n_jobs, sizeof *p->test);
+    p->jobs = bw_xcalloc((size_t)p->n_jobs, sizeof *p->jobs, "cl_plan.c: p->jobs");
+    p->train = bw_xcalloc((size_t)p->n_jobs, sizeof *p->train, "cl_plan.c: p->train");
+    p->test = bw_xcalloc((size_t)p->n_jobs, sizeof *p->test, "cl_plan.c: p->test");
     for (int j = 0; j < p->n_jobs; j++) p->jobs[j].spec = &spec->jobs[j];
     long lo, hi;
     if (timeline_steps && !steps_range(timeline_steps, &lo, &hi))

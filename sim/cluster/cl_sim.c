@@ -5,6 +5,7 @@
  * same code runs a job alone on the same GPUs of the same platform, from time 0, for the
  * comparison. Runs in a child process: SimGrid allows one engine per process. */
 #include "cl_impl.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,14 +113,14 @@ int cl_simulate(const ClPlan *p, const int *which, int n, int alone, const char 
                 double wall0, BwError *err)
 {
     Sim s = {.n = n};
-    s.cfg = calloc((size_t)n, sizeof *s.cfg);
-    s.place = calloc((size_t)n, sizeof *s.place);
-    s.res = calloc((size_t)n, sizeof *s.res);
-    s.run = calloc((size_t)n, sizeof *s.run);
-    s.dir = calloc((size_t)n, sizeof *s.dir);
-    s.timeline = calloc((size_t)n, sizeof *s.timeline);
-    s.wire = calloc((size_t)n, sizeof *s.wire);
-    s.fabric = calloc((size_t)n, sizeof *s.fabric);
+    s.cfg = bw_xcalloc((size_t)n, sizeof *s.cfg, "cl_sim.c: s.cfg");
+    s.place = bw_xcalloc((size_t)n, sizeof *s.place, "cl_sim.c: s.place");
+    s.res = bw_xcalloc((size_t)n, sizeof *s.res, "cl_sim.c: s.res");
+    s.run = bw_xcalloc((size_t)n, sizeof *s.run, "cl_sim.c: s.run");
+    s.dir = bw_xcalloc((size_t)n, sizeof *s.dir, "cl_sim.c: s.dir");
+    s.timeline = bw_xcalloc((size_t)n, sizeof *s.timeline, "cl_sim.c: s.timeline");
+    s.wire = bw_xcalloc((size_t)n, sizeof *s.wire, "cl_sim.c: s.wire");
+    s.fabric = bw_xcalloc((size_t)n, sizeof *s.fabric, "cl_sim.c: s.fabric");
     int rc = engine_init(0, NULL, p->spec->network_model, err);
     outfile_interrupt_softly(); /* again: SimGrid's engine_init puts its own (exit 1) in */
     Cluster platform = p->platform;

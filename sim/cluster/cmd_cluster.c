@@ -571,8 +571,8 @@ int cmd_cluster(int argc, char **argv, BwError *err)
                        "--timeline");
     if (!file)
         return bw_fail(err, BW_EUSAGE, "cluster: expected the cluster file first (%s)", USAGE);
-    ClAxis *axes = calloc(CL_MAX_AXES, sizeof *axes);
-    Point *pt = calloc(1, sizeof *pt);
+    ClAxis *axes = bw_xcalloc(CL_MAX_AXES, sizeof *axes, "cmd_cluster.c: axes");
+    Point *pt = bw_xcalloc(1, sizeof *pt, "cmd_cluster.c: pt");
     json_t *root = NULL;
     int n_axes = 0;
     if (o.set) rc = cl_axes_parse(o.set, axes, &n_axes, err);

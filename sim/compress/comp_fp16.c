@@ -4,6 +4,7 @@
  * FP16Compressor (sands-lab/grace, grace_dl/dist/compressor/fp16.py) and PyTorch's
  * fp16_compress_hook do, with no error feedback by default; ef=1 keeps the rounding error. */
 #include "compress_impl.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 
@@ -21,11 +22,12 @@ static const SpecOpt OPTS[] = {
 
 static int fp16_init(Compressor *c, const SpecVal *vals, BwError *err)
 {
-    Fp16 *s = calloc(1, sizeof *s);
+    Fp16 *s = bw_xcalloc(1, sizeof *s, "comp_fp16.c: s");
     if (!s) return bw_fail(err, BW_ERUNTIME, "fp16: out of memory");
     c->state = s;
     s->ef = (int)vals[0].num;
-    s->half = malloc(sizeof *s->half * (c->matrix_params ? c->matrix_params : 1));
+    s->half = bw_xmalloc(sizeof *s->half * (c->matrix_params ? c->matrix_params : 1),
+                         "comp_fp16.c: s->half");
     if (!s->half) return bw_fail(err, BW_ERUNTIME, "fp16: out of memory");
     return s->ef ? comp_enable_memory(c, err) : BW_OK;
 }

@@ -48,15 +48,15 @@ static const SpecOpt OPTS[] = {
 
 static int psgd_init(Compressor *c, const SpecVal *vals, BwError *err)
 {
-    PowerSgd *s = calloc(1, sizeof *s);
+    PowerSgd *s = bw_xcalloc(1, sizeof *s, "comp_powersgd.c: s");
     if (!s) return bw_fail(err, BW_ERUNTIME, "powersgd: out of memory");
     c->state = s;
     size_t nl = (size_t)(c->n_layers ? c->n_layers : 1);
     s->reset = vals[1].choice == 1;
-    s->q = calloc(nl, sizeof *s->q);
-    s->poff = malloc(nl * sizeof *s->poff);
-    s->qoff = malloc(nl * sizeof *s->qoff);
-    s->rank = malloc(nl * sizeof *s->rank);
+    s->q = bw_xcalloc(nl, sizeof *s->q, "comp_powersgd.c: s->q");
+    s->poff = bw_xmalloc(nl * sizeof *s->poff, "comp_powersgd.c: s->poff");
+    s->qoff = bw_xmalloc(nl * sizeof *s->qoff, "comp_powersgd.c: s->qoff");
+    s->rank = bw_xmalloc(nl * sizeof *s->rank, "comp_powersgd.c: s->rank");
     s->rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!s->q || !s->poff || !s->qoff || !s->rank || !s->rng)
         return bw_fail(err, BW_ERUNTIME, "powersgd: out of memory");

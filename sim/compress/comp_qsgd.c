@@ -12,6 +12,7 @@
  * int8 or int16 (grace_dl/tensorflow/compressor/qsgd.py): the same values, more bytes.
  */
 #include "compress_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <gsl/gsl_rng.h>
@@ -55,7 +56,7 @@ size_t comp_qsgd_layer_bytes(size_t n, int s, int bytes)
 
 static int qsgd_init(Compressor *c, const SpecVal *vals, BwError *err)
 {
-    Qsgd *s = calloc(1, sizeof *s);
+    Qsgd *s = bw_xcalloc(1, sizeof *s, "comp_qsgd.c: s");
     if (!s) return bw_fail(err, BW_ERUNTIME, "qsgd: out of memory");
     c->state = s;
     size_t cap = 1;
@@ -64,7 +65,7 @@ static int qsgd_init(Compressor *c, const SpecVal *vals, BwError *err)
             cap += comp_qsgd_layer_bytes(layer_size(&c->layers[l]), QSGD_MAX_LEVELS, 1);
     s->rng = gsl_rng_alloc(gsl_rng_taus2); /* one draw per element: the fastest GSL generator of
                                             * simulation quality, 2.5x faster than MT19937 here */
-    s->msg = malloc(cap);
+    s->msg = bw_xmalloc(cap, "comp_qsgd.c: s->msg");
     if (!s->rng || !s->msg) return bw_fail(err, BW_ERUNTIME, "qsgd: out of memory");
     gsl_rng_set(s->rng, comp_seed(c->seed, COMP_STREAM_QSGD, c->rank, 0));
     s->bytes = vals[1].choice == 1;

@@ -6,6 +6,7 @@
  * all layers, divided by the workers. e keeps the entries not sent. No rescaling by n / k: with
  * error feedback the dropped mass comes back later, as in the epfml reducer. */
 #include "compress_impl.h"
+#include "xalloc.h"
 
 #include <gsl/gsl_rng.h>
 #include <stdlib.h>
@@ -25,15 +26,15 @@ static const SpecOpt OPTS[] = {
 
 static int randomk_init(Compressor *c, const SpecVal *vals, BwError *err)
 {
-    RandomK *s = calloc(1, sizeof *s);
+    RandomK *s = bw_xcalloc(1, sizeof *s, "comp_randomk.c: s");
     if (!s) return bw_fail(err, BW_ERUNTIME, "randomk: out of memory");
     c->state = s;
     size_t big = c->max_layer ? c->max_layer : 1, all = c->matrix_params ? c->matrix_params : 1;
     s->rng = gsl_rng_alloc(gsl_rng_taus2); /* k draws per layer and step: GSL's fastest */
-    s->perm = malloc(big * sizeof *s->perm);
-    s->swap = malloc(big * sizeof *s->swap);
-    s->idx = malloc(all * sizeof *s->idx);
-    s->val = malloc(all * sizeof *s->val);
+    s->perm = bw_xmalloc(big * sizeof *s->perm, "comp_randomk.c: s->perm");
+    s->swap = bw_xmalloc(big * sizeof *s->swap, "comp_randomk.c: s->swap");
+    s->idx = bw_xmalloc(all * sizeof *s->idx, "comp_randomk.c: s->idx");
+    s->val = bw_xmalloc(all * sizeof *s->val, "comp_randomk.c: s->val");
     if (!s->rng || !s->perm || !s->swap || !s->idx || !s->val)
         return bw_fail(err, BW_ERUNTIME, "randomk: out of memory");
     for (size_t i = 0; i < big; i++) s->perm[i] = (uint32_t)i;

@@ -8,6 +8,7 @@
  * tensor (sands-lab/grace grace_dl/tensorflow/compressor/signsgd.py: no bit packing): the same
  * values, eight times the bytes. */
 #include "compress_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -56,14 +57,14 @@ static inline unsigned sign_at(const unsigned char *q, size_t i, int bytes)
 
 static int sign_init(Compressor *c, const SpecVal *vals, BwError *err)
 {
-    SignSgd *s = calloc(1, sizeof *s);
+    SignSgd *s = bw_xcalloc(1, sizeof *s, "comp_signsgd.c: s");
     if (!s) return bw_fail(err, BW_ERUNTIME, "signsgd: out of memory");
     c->state = s;
     s->bytes = vals[1].choice == 1;
     size_t cap = 1;
     for (int l = 0; l < c->n_layers; l++)
         if (c->layers[l].ndim == 2) cap += layer_bytes(c, layer_size(&c->layers[l]));
-    s->msg = malloc(cap);
+    s->msg = bw_xmalloc(cap, "comp_signsgd.c: s->msg");
     if (!s->msg) return bw_fail(err, BW_ERUNTIME, "signsgd: out of memory");
     return vals[0].num != 0 ? comp_enable_memory(c, err) : BW_OK;
 }

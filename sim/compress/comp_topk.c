@@ -17,6 +17,7 @@
  *                may keep one more entry when f n is a whole number in exact arithmetic.
  * Selection is a two-pass radix select on the magnitudes' bit patterns: O(n), deterministic. */
 #include "compress_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -49,15 +50,17 @@ static const SpecOpt OPTS[] = {
 
 static int topk_init(Compressor *c, const SpecVal *vals, BwError *err)
 {
-    TopK *s = calloc(1, sizeof *s);
+    TopK *s = bw_xcalloc(1, sizeof *s, "comp_topk.c: s");
     if (!s) return bw_fail(err, BW_ERUNTIME, "topk: out of memory");
     c->state = s;
     s->divide = vals[OPT_DIVIDE].num != 0;
     s->index_bytes = vals[OPT_INDEX].choice == 1 ? sizeof(int64_t) : sizeof(int32_t);
     s->trunc = vals[OPT_COUNT].choice == 1;
-    s->hist = malloc(65536 * sizeof *s->hist);
-    s->sel = malloc((c->max_layer + 1) * sizeof *s->sel);
-    s->msg = malloc((s->index_bytes + sizeof(float)) * (c->matrix_params ? c->matrix_params : 1));
+    s->hist = bw_xmalloc(65536 * sizeof *s->hist, "comp_topk.c: s->hist");
+    s->sel = bw_xmalloc((c->max_layer + 1) * sizeof *s->sel, "comp_topk.c: s->sel");
+    s->msg =
+        bw_xmalloc((s->index_bytes + sizeof(float)) * (c->matrix_params ? c->matrix_params : 1),
+                   "comp_topk.c: s->msg");
     if (!s->hist || !s->sel || !s->msg) return bw_fail(err, BW_ERUNTIME, "topk: out of memory");
     return vals[OPT_EF].num != 0 ? comp_enable_memory(c, err) : BW_OK;
 }

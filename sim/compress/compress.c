@@ -88,8 +88,9 @@ int compress_check_level(const CompressorOps *ops, double level, const char *wha
 
 int comp_enable_memory(Compressor *c, BwError *err)
 {
-    c->memory = calloc(c->n_params ? c->n_params : 1, sizeof(float));
-    c->memory_used = calloc(c->n_layers ? (size_t)c->n_layers : 1, 1);
+    c->memory = bw_xcalloc(c->n_params ? c->n_params : 1, sizeof(float), "compress.c: c->memory");
+    c->memory_used =
+        bw_xcalloc(c->n_layers ? (size_t)c->n_layers : 1, 1, "compress.c: c->memory_used");
     if (!c->memory || !c->memory_used)
         return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
     return BW_OK;
@@ -268,7 +269,7 @@ int compress_create(const char *spec, const char *flag, const LayerView *layers,
     rc = spec_resolve(&s, ops->opts, ops->n_opts, vals, err);
     if (rc) return rc;
 
-    Compressor *c = calloc(1, sizeof *c);
+    Compressor *c = bw_xcalloc(1, sizeof *c, "compress.c: c");
     if (!c) return bw_fail(err, BW_ERUNTIME, "compressor: out of memory");
     c->ops = ops;
     snprintf(c->spec, sizeof c->spec, "%s", spec);
@@ -276,9 +277,11 @@ int compress_create(const char *spec, const char *flag, const LayerView *layers,
     c->rank = rank;
     c->seed = seed;
     c->n_layers = n_layers;
-    c->layers = malloc(sizeof *c->layers * (size_t)(n_layers ? n_layers : 1));
-    c->todo = malloc(sizeof *c->todo * (size_t)(n_layers ? n_layers : 1));
-    c->sizes = malloc(sizeof *c->sizes * (size_t)world);
+    c->layers =
+        bw_xmalloc(sizeof *c->layers * (size_t)(n_layers ? n_layers : 1), "compress.c: c->layers");
+    c->todo =
+        bw_xmalloc(sizeof *c->todo * (size_t)(n_layers ? n_layers : 1), "compress.c: c->todo");
+    c->sizes = bw_xmalloc(sizeof *c->sizes * (size_t)world, "compress.c: c->sizes");
     if (!c->layers || !c->todo || !c->sizes) goto oom;
     for (int l = 0; l < n_layers; l++) {
         const LayerView *v = &layers[l];
@@ -289,7 +292,7 @@ int compress_create(const char *spec, const char *flag, const LayerView *layers,
         if (n > c->max_layer) c->max_layer = n;
         if (v->ndim == 2) c->matrix_params += n;
     }
-    c->dense = malloc(sizeof(float) * (c->n_params ? c->n_params : 1));
+    c->dense = bw_xmalloc(sizeof(float) * (c->n_params ? c->n_params : 1), "compress.c: c->dense");
     if (!c->dense) goto oom;
     rc = ops_init(c, vals, err);
     if (rc) {

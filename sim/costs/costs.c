@@ -12,16 +12,13 @@
 #include <strings.h>
 
 #include "cluster.h"
+#include "xalloc.h"
 #include "costs_impl.h"
 #include "infile.h"
 #include "cost_profiles.h" /* generated: cost_profiles[], cost_profile_names[] */
 
 #define N_BUILTINS ((int)(sizeof cost_profiles / sizeof *cost_profiles))
 
-static const char *const OP_NAMES[COST_OP_COUNT] = {"elementwise", "matmul",    "orthogonalise",
-                                                    "topk",        "quantise",  "pack",
-                                                    "scatter",     "optimizer", "random"};
-static const char *const NET_NAMES[COST_NET_COUNT] = {"tcp", "rdma", "nvlink"};
 static const char *const PRECISIONS[3] = {"fp32", "tf32", "bf16"};
 
 static const CostProfile IDEAL = {
@@ -36,41 +33,6 @@ static const CostProfile IDEAL = {
 const CostProfile *costs_ideal(void)
 {
     return &IDEAL;
-}
-
-const char *costs_op_name(CostOp op)
-{
-    assert(op >= 0 && op < COST_OP_COUNT);
-    return OP_NAMES[op];
-}
-
-int costs_op_parse(const char *name)
-{
-    for (int i = 0; i < COST_OP_COUNT; i++)
-        if (strcmp(name, OP_NAMES[i]) == 0) return i;
-    return -1;
-}
-
-void costs_op_names(char *buf, size_t size)
-{
-    buf[0] = '\0';
-    for (int i = 0; i < COST_OP_COUNT; i++) {
-        size_t n = strlen(buf);
-        snprintf(buf + n, size - n, "%s%s", i ? ", " : "", OP_NAMES[i]);
-    }
-}
-
-const char *costs_net_name(CostNet n)
-{
-    assert(n >= 0 && n < COST_NET_COUNT);
-    return NET_NAMES[n];
-}
-
-int costs_net_parse(const char *name)
-{
-    for (int i = 0; i < COST_NET_COUNT; i++)
-        if (strcmp(name, NET_NAMES[i]) == 0) return i;
-    return -1;
 }
 
 const char *const *costs_builtin_names(void)
@@ -128,7 +90,7 @@ static int load_builtin(const char *name, const char *flag, CostProfile **out, B
 static int load_default(const char *flag, const char *gpu, CostProfile **out, BwError *err)
 {
     if (!gpu) {
-        CostProfile *p = malloc(sizeof *p);
+        CostProfile *p = bw_xmalloc(sizeof *p, "costs.c: p");
         if (!p) return bw_fail(err, BW_ERUNTIME, "out of memory");
         *p = IDEAL;
         snprintf(p->source, sizeof p->source,
@@ -150,7 +112,7 @@ int costs_load(const char *spec, const char *flag, const char *gpu, CostProfile 
     *out = NULL;
     int rc;
     if (strcmp(spec, "ideal") == 0) {
-        CostProfile *p = malloc(sizeof *p);
+        CostProfile *p = bw_xmalloc(sizeof *p, "costs.c: p");
         if (!p) return bw_fail(err, BW_ERUNTIME, "out of memory");
         *p = IDEAL;
         *out = p;
@@ -195,12 +157,12 @@ int costs_check(const CostProfile *p, unsigned ops_mask, CostNet net, const char
             return bw_fail(err, BW_EUSAGE,
                            "%s %s: no operation \"%s\" in the profile, which %s needs (add it to "
                            "\"ops\"; sim/costs/README.md)",
-                           flag, p->spec, OP_NAMES[op], who);
+                           flag, p->spec, costs_op_name((CostOp)op), who);
     if (!p->net[net].present)
         return bw_fail(err, BW_EUSAGE,
                        "%s %s: the profile gives no link share for --transport %s (it has no "
                        "\"networks\": \"%s\")",
-                       flag, p->spec, NET_NAMES[net], NET_NAMES[net]);
+                       flag, p->spec, costs_net_name(net), costs_net_name(net));
     return BW_OK;
 }
 
@@ -214,7 +176,7 @@ static int check_share(const CostProfile *p, CostNet net, int allgather, const c
     return bw_fail(err, BW_EUSAGE,
                    "%s %s: networks.%s.%s: a share of %g of a %s of %g bytes/s leaves %g "
                    "bytes/s; expected a link of %g to %g bytes/s (what bellows simulates)",
-                   flag, p->spec, NET_NAMES[net], allgather ? "allgather" : "allreduce", share,
+                   flag, p->spec, costs_net_name(net), allgather ? "allgather" : "allreduce", share,
                    link, link_Bps, x, CLUSTER_MIN_RATE, CLUSTER_MAX_BANDWIDTH_BPS);
 }
 
@@ -359,8 +321,8 @@ const CostHook *costs_hook(const CostProfile *p, const char *spec)
 /* " tcp (allreduce 0.95, allgather 0.95 of the link, at most 7.5 Gbit/s)" */
 static void print_shares(FILE *out, int n, const CostNetShare *s)
 {
-    fprintf(out, " %s (allreduce %.2f, allgather %.2f of the link", NET_NAMES[n], s->allreduce,
-            s->allgather);
+    fprintf(out, " %s (allreduce %.2f, allgather %.2f of the link", costs_net_name((CostNet)n),
+            s->allreduce, s->allgather);
     if (s->cap_Bps > 0 && s->threads * s->socks > 1)
         fprintf(out, ", at most %.3g Gbit/s: %dx%d sockets at %.3g each", s->cap_Bps * 8 / 1e9,
                 s->threads, s->socks, s->socket_cap_Bps * 8 / 1e9);
@@ -402,12 +364,12 @@ static void print_profile(FILE *out, const CostProfile *p)
                 1e6 * p->sched_cost[i].partition_s);
     fprintf(out, "  ops       ");
     for (int op = 0; op < COST_OP_COUNT; op++)
-        if (p->ops[op].present) fprintf(out, " %s", OP_NAMES[op]);
+        if (p->ops[op].present) fprintf(out, " %s", costs_op_name((CostOp)op));
     fprintf(out, "\n  networks  ");
     for (int n = 0; n < COST_NET_COUNT; n++)
         if (p->net[n].present && p->net[n].busbw)
             fprintf(out, " %s (nccl-tests' busbw at %d and %d GPU counts per NIC, on %.4g Gbps)",
-                    NET_NAMES[n], p->net[n].n_tables[0], p->net[n].n_tables[1],
+                    costs_net_name((CostNet)n), p->net[n].n_tables[0], p->net[n].n_tables[1],
                     p->net[n].link_Bps * 8 / 1e9);
         else if (p->net[n].present)
             print_shares(out, n, &p->net[n]);

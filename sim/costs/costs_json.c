@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cluster.h"
+#include "xalloc.h"
 #include "costs_impl.h"
 #include "jsonfield.h"
 
@@ -473,7 +474,7 @@ int costs_parse(const char *path, const char *text, size_t len, const char *flag
             return json_at_fail(&c.loc, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
         return json_at_fail(&c.loc, "%s", jerr.text);
     }
-    CostProfile *p = calloc(1, sizeof *p);
+    CostProfile *p = bw_xcalloc(1, sizeof *p, "costs_json.c: p");
     int rc = p ? parse_root(&c, root, p) : bw_fail(err, BW_ERUNTIME, "out of memory");
     json_decref(root);
     if (rc != BW_OK) {

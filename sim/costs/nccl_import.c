@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "costs_impl.h"
+#include "xalloc.h"
 #include "nccl_import.h"
 #include "outfile.h"
 
@@ -284,7 +285,7 @@ static int build_busbw(const NcclImport *a, json_t **out, BwError *err)
     json_t *tabs[2] = {json_array(), json_array()};
     int rc = BW_OK;
     for (int i = 0; rc == BW_OK && i < a->n_logs; i++) {
-        Log *g = calloc(1, sizeof *g);
+        Log *g = bw_xcalloc(1, sizeof *g, "nccl_import.c: g");
         if (!g) {
             rc = bw_fail(err, BW_ERUNTIME, "out of memory");
             break;

@@ -29,6 +29,7 @@
  * call its own, the optimiser its measured rate, and a bucket with an allgather waits for the
  * backward to end unless the profile's allgathers overlap it. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -73,7 +74,7 @@ static int cost_buckets(CostModel *cm, double cap)
 int cost_create(DriverRun *run, const Model *m0, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
-    CostModel *cm = calloc(1, sizeof *cm);
+    CostModel *cm = bw_xcalloc(1, sizeof *cm, "cost.c: cm");
     run->cost = cm;
     if (!cm) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int rc;
@@ -89,13 +90,14 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
         cm->wl = cm->own;
     }
     const int n = cm->wl->n_tensors;
-    cm->views = calloc((size_t)n, sizeof *cm->views);
-    cm->follows = calloc((size_t)n, sizeof *cm->follows);
-    cm->levels = calloc((size_t)n, sizeof *cm->levels);
-    cm->order = calloc((size_t)n, sizeof *cm->order);
-    cm->bucket_start = calloc((size_t)n + 1, sizeof *cm->bucket_start);
-    cm->bucket_layer = calloc((size_t)n, sizeof *cm->bucket_layer);
-    cm->bucket_defer = calloc((size_t)n, 1);
+    cm->views = bw_xcalloc((size_t)n, sizeof *cm->views, "cost.c: cm->views");
+    cm->follows = bw_xcalloc((size_t)n, sizeof *cm->follows, "cost.c: cm->follows");
+    cm->levels = bw_xcalloc((size_t)n, sizeof *cm->levels, "cost.c: cm->levels");
+    cm->order = bw_xcalloc((size_t)n, sizeof *cm->order, "cost.c: cm->order");
+    cm->bucket_start =
+        bw_xcalloc((size_t)n + 1, sizeof *cm->bucket_start, "cost.c: cm->bucket_start");
+    cm->bucket_layer = bw_xcalloc((size_t)n, sizeof *cm->bucket_layer, "cost.c: cm->bucket_layer");
+    cm->bucket_defer = bw_xcalloc((size_t)n, 1, "cost.c: cm->bucket_defer");
     if (!cm->views || !cm->follows || !cm->levels || !cm->order || !cm->bucket_start ||
         !cm->bucket_layer || !cm->bucket_defer)
         return bw_fail(err, BW_ERUNTIME, "out of memory");

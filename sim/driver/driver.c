@@ -4,6 +4,7 @@
  * part-way through run_create. The rooms of a run: worker.c, rendezvous.c, replay.c and
  * record.c. */
 #include "exec_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -111,8 +112,9 @@ static int run_alloc(DriverRun *run, BwError *err)
     if (run->comm && prof && costs_busbw_curve(prof, cfg->transport, 0, per_nic, &curve[0]) &&
         costs_busbw_curve(prof, cfg->transport, 1, per_nic, &curve[1]))
         coll_comm_set_share_curves(run->comm, &curve[0], &curve[1]);
-    run->w = calloc((size_t)run->P, sizeof *run->w);
-    run->perm = malloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n));
+    run->w = bw_xcalloc((size_t)run->P, sizeof *run->w, "driver.c: run->w");
+    run->perm =
+        bw_xmalloc(sizeof(int) * (size_t)(cfg->replay ? 1 : cfg->train->n), "driver.c: run->perm");
     if (!run->comm || !run->w || !run->perm)
         return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);
     for (int w = 0; w < run->P; w++) { /* also the fast replay's, which only report the trace's */
@@ -136,7 +138,7 @@ static int run_workers_init(DriverRun *run, BwError *err)
         const size_t n = run->shared.replica->n_params;
         run->shared.updated_step = -1;
         if ((rc = sgd_init(&run->shared.opt, n, cfg->tc.sgd, err))) return rc;
-        if (!(run->shared.applied = malloc(sizeof(float) * n)))
+        if (!(run->shared.applied = bw_xmalloc(sizeof(float) * n, "driver.c: run->shared.applied")))
             return bw_fail(err, BW_ERUNTIME, "out of memory for %zu parameters", n);
     }
     for (int w = 0; w < run->P; w++)
@@ -155,7 +157,7 @@ static int run_slots_create(DriverRun *run, int threads, BwError *err)
 {
     if (run->cfg->replay) return BW_OK;
     run->n_slots = threads > 1 ? threads : 1;
-    run->slots = calloc((size_t)run->n_slots, sizeof *run->slots);
+    run->slots = bw_xcalloc((size_t)run->n_slots, sizeof *run->slots, "driver.c: run->slots");
     if (!run->slots) return bw_fail(err, BW_ERUNTIME, "out of memory");
     Model *w0 = run->w[0].model;
     for (int t = 0; t < run->n_slots; t++) {
@@ -171,12 +173,15 @@ static int run_slots_create(DriverRun *run, int threads, BwError *err)
 static int run_layer_arrays(DriverRun *run, const Model *m0, BwError *err)
 {
     const size_t n = (size_t)m0->n_layers;
-    int ok = (run->dec.level = calloc(n, sizeof(double))) &&
-             (run->grad_norm_rank0 = calloc(n, sizeof(double))) &&
-             (run->grad_norm_mean = calloc(n, sizeof(double))) &&
-             (run->epoch_norm_rank0 = calloc(n, sizeof(double))) &&
-             (run->epoch_norm_mean = calloc(n, sizeof(double)));
-    for (int w = 0; ok && w < run->P; w++) ok = (run->w[w].norms = calloc(n, sizeof(double))) != 0;
+    int ok =
+        (run->dec.level = bw_xcalloc(n, sizeof(double), "driver.c: run->dec.level")) &&
+        (run->grad_norm_rank0 = bw_xcalloc(n, sizeof(double), "driver.c: run->grad_norm_rank0")) &&
+        (run->grad_norm_mean = bw_xcalloc(n, sizeof(double), "driver.c: run->grad_norm_mean")) &&
+        (run->epoch_norm_rank0 =
+             bw_xcalloc(n, sizeof(double), "driver.c: run->epoch_norm_rank0")) &&
+        (run->epoch_norm_mean = bw_xcalloc(n, sizeof(double), "driver.c: run->epoch_norm_mean"));
+    for (int w = 0; ok && w < run->P; w++)
+        ok = (run->w[w].norms = bw_xcalloc(n, sizeof(double), "driver.c: run->w[w].norms")) != 0;
     return ok ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory for %zu layers", n);
 }
 
@@ -188,7 +193,7 @@ static int run_policy_create(DriverRun *run, BwError *err)
     RunResult *res = run->res;
     const Model *m0 = run->fast ? run->w[0].model : run->shared.replica;
     PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m0->n_layers);
+    PolicyLayer *layers = bw_xmalloc(sizeof *layers * (size_t)m0->n_layers, "driver.c: layers");
     if (!layers) return bw_fail(err, BW_ERUNTIME, "out of memory for %d layers", m0->n_layers);
     run_policy_context(&ctx, cfg, &run->cluster, m0, run->shard, layers);
     int rc = run_layer_arrays(run, m0, err);
@@ -206,7 +211,8 @@ static int run_policy_create(DriverRun *run, BwError *err)
     rc = cfg->replay ? run_model_create(cfg, &run->eval_model, err)
                      : model_create_copy(run->shared.replica, &run->eval_model, err);
     if (rc) return rc;
-    run->avg.eval_acc = calloc(m0->n_params + m0->n_state, sizeof(double)); /* worker_evaluate */
+    run->avg.eval_acc = bw_xcalloc(m0->n_params + m0->n_state, sizeof(double),
+                                   "driver.c: run->avg.eval_acc"); /* worker_evaluate */
     if (!run->avg.eval_acc) return bw_fail(err, BW_ERUNTIME, "out of memory");
     return BW_OK;
 }
@@ -234,7 +240,7 @@ static int run_mirror_create(DriverRun *run, BwError *err)
 int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, DriverRun **out,
                BwError *err)
 {
-    DriverRun *run = calloc(1, sizeof *run);
+    DriverRun *run = bw_xcalloc(1, sizeof *run, "driver.c: run");
     *out = run;
     if (!run) return bw_fail(err, BW_ERUNTIME, "out of memory");
     run->cfg = cfg;

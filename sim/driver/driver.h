@@ -271,6 +271,16 @@ double driver_memory_bytes(const RunConfig *cfg, double *machine);
  * built-ins' replays take the actors, driver_replay_fast, whose outer lanes price it as the live
  * run, outer_lane.c); a sweep trains such a policy in every scenario. */
 int driver_replay_exact(const RunConfig *cfg);
+/* The kind of cfg's policy, as the run will create it (the compatibility table's, sim/cli/
+ * compat.def): gradient, periodic, outer steps (DiLoCo's) or eager outer steps. *rc: BW_OK, or
+ * the policy's or model's own failure (then gradient). */
+typedef enum {
+    DRIVER_POLICY_GRADIENT,
+    DRIVER_POLICY_PERIODIC,
+    DRIVER_POLICY_OUTER,
+    DRIVER_POLICY_EAGER_OUTER
+} DriverPolicyKind;
+DriverPolicyKind driver_policy_kind(const RunConfig *cfg, BwError *err, int *rc);
 /* The wall time the run will take on this host, estimated (seconds; 0 if unknown) from the
  * point-to-point messages SimGrid will simulate (*messages) and the real gradients it will
  * compute; constants measured in tests/perf/README.md. */

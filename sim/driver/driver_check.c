@@ -3,6 +3,7 @@
  * policy's first decision and the cost profile against what the run does), and the context a
  * policy starts from (run_policy_context), which the check and a run's creation share. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -132,7 +133,8 @@ static int check_config(const RunConfig *cfg, int shard, BwError *err)
 static int memory_periodic(const RunConfig *cfg, const Model *m)
 {
     PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    PolicyLayer *layers =
+        bw_xmalloc(sizeof *layers * (size_t)m->n_layers, "driver_check.c: layers");
     Policy *p = NULL;
     BwError ignore;
     int periodic = 1;
@@ -186,7 +188,8 @@ int driver_replay_exact(const RunConfig *cfg)
     BwError ignore;
     if (!cfg->policy || run_model_create(cfg, &m, &ignore)) return 1; /* driver_check says */
     PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
+    PolicyLayer *layers =
+        bw_xmalloc(sizeof *layers * (size_t)m->n_layers, "driver_check.c: layers");
     Policy *p = NULL;
     PolicyOuter o;
     int exact = 1;
@@ -201,6 +204,31 @@ int driver_replay_exact(const RunConfig *cfg)
     free(layers);
     model_free(m);
     return exact;
+}
+
+DriverPolicyKind driver_policy_kind(const RunConfig *cfg, BwError *err, int *rc)
+{
+    Model *m = NULL;
+    DriverPolicyKind kind = DRIVER_POLICY_GRADIENT;
+    /* what driver_check says first (a shard too small for the policy's context) */
+    if ((*rc = check_config(cfg, run_shard_of(cfg), err))) return kind;
+    if ((*rc = run_model_create(cfg, &m, err))) return kind;
+    PolicyContext ctx;
+    PolicyLayer *layers = bw_xcalloc((size_t)m->n_layers, sizeof *layers, "a policy's layers");
+    Policy *p = NULL;
+    PolicyOuter o;
+    run_policy_context(&ctx, cfg, NULL, m, run_shard_of(cfg), layers);
+    /* a --compressor that does not parse leaves the context without one: driver_check says so */
+    *rc = ctx.compressor[0] ? policy_create(cfg->policy, "--policy", &ctx, &p, err) : BW_OK;
+    if (*rc == BW_ERUNTIME) *rc = BW_EUSAGE; /* a plugin's failure before the run starts */
+    if (!*rc && p && policy_outer(p, &o))
+        kind = o.eager ? DRIVER_POLICY_EAGER_OUTER : DRIVER_POLICY_OUTER;
+    else if (!*rc && p && p->ops->mode == POLICY_PERIODIC)
+        kind = DRIVER_POLICY_PERIODIC;
+    policy_free(p);
+    free(layers);
+    model_free(m);
+    return kind;
 }
 
 static int check_memory(const RunConfig *cfg, const Model *m, BwError *err)
@@ -250,9 +278,11 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
     Policy *p = NULL;
     Compressor *c = NULL;
     PolicyContext ctx;
-    PolicyLayer *layers = malloc(sizeof *layers * (size_t)m->n_layers);
-    double *zeros = calloc((size_t)m->n_layers, sizeof *zeros); /* the norms observed */
-    double *level = malloc(sizeof *level * (size_t)m->n_layers);
+    PolicyLayer *layers =
+        bw_xmalloc(sizeof *layers * (size_t)m->n_layers, "driver_check.c: layers");
+    double *zeros = bw_xcalloc((size_t)m->n_layers, sizeof *zeros,
+                               "driver_check.c: zeros"); /* the norms observed */
+    double *level = bw_xmalloc(sizeof *level * (size_t)m->n_layers, "driver_check.c: level");
     if (!layers || !zeros || !level) {
         free(layers);
         free(zeros);
@@ -291,7 +321,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
 {
     int shard = run_shard_of(cfg);
     int rc = check_config(cfg, shard, err);
-    if (!rc) rc = check_islands(cfg, err);
+    if (!rc) rc = check_islands(cfg, err); /* the CLI's table (compat.def) refuses these first */
     if (rc) return rc;
     Model *m = NULL;
     if ((rc = run_model_create(cfg, &m, err))) return rc;
@@ -317,7 +347,8 @@ int driver_check(const RunConfig *cfg, BwError *err)
                      "(V100, A100, H100, H200)",
                      wl->spec, wl->measured_gpu);
     if (rc == BW_OK && cfg->workload) { /* the real tensors must map onto the small layers */
-        int *follows = malloc(sizeof(int) * (size_t)cfg->workload->n_tensors);
+        int *follows =
+            bw_xmalloc(sizeof(int) * (size_t)cfg->workload->n_tensors, "driver_check.c: follows");
         rc = follows
                  ? workload_map(cfg->workload, m->layers, m->n_layers, "--workload", follows, err)
                  : bw_fail(err, BW_ERUNTIME, "out of memory");

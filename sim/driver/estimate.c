@@ -5,6 +5,7 @@
  * the wall time a large run will take, from the messages SimGrid will simulate and the real
  * gradients the host will compute, so that a run of hours says so before it starts. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -113,7 +114,7 @@ static void step_calls(const RunConfig *cfg, const Model *m, double *allreduces,
     const CompressorOps *ops = spec_parse(cfg->compressor, "--compressor", &spec, &ignore) == BW_OK
                                    ? compress_find(spec.name)
                                    : NULL;
-    double *level = malloc(sizeof *level * (size_t)m->n_layers);
+    double *level = bw_xmalloc(sizeof *level * (size_t)m->n_layers, "estimate.c: level");
     if (ops && level &&
         compress_create(cfg->compressor, "--compressor", m->layers, m->n_layers,
                         cfg->cluster.workers, 0, cfg->tc.seed, &c, &ignore) == BW_OK) {

@@ -8,6 +8,7 @@
  * arXiv 2311.08105: the replicas are islands of accelerators), so the island's workers stay one
  * replica. Every message between two islands is counted (RunResult.wan_bytes). */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 
@@ -53,8 +54,10 @@ int islands_init(DriverRun *run, BwError *err)
     if (!run->periodic) return BW_OK;
     const int K = cl->islands, S = cluster_island_size(cl);
     run->island_size = S;
-    run->island_comm = calloc((size_t)K, sizeof *run->island_comm);
-    run->island_step = malloc(sizeof *run->island_step * (size_t)K);
+    run->island_comm =
+        bw_xcalloc((size_t)K, sizeof *run->island_comm, "islands.c: run->island_comm");
+    run->island_step =
+        bw_xmalloc(sizeof *run->island_step * (size_t)K, "islands.c: run->island_step");
     for (int k = 0; run->island_step && k < K; k++) run->island_step[k] = -1;
     if (!run->island_comm || !run->island_step)
         return bw_fail(err, BW_ERUNTIME, "out of memory for %d islands", K);

@@ -15,6 +15,7 @@
  * outer step, and the application waits for what remains of the exchange; costed steps price it
  * so in exec_ddp (cost.c). With tau = 0 it blocks at its step. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -58,11 +59,11 @@ size_t outer_exchange_floats(const DriverRun *run, size_t n_params)
 static int fragments_init(DriverRun *run, const Model *m0)
 {
     const int F = run->outer.o.fragments, L = m0->n_layers;
-    run->outer.lo = malloc(sizeof(size_t) * (size_t)F);
-    run->outer.hi = malloc(sizeof(size_t) * (size_t)F);
-    run->outer.apply_at = malloc(sizeof(long) * (size_t)F);
-    run->outer.exchanges = calloc((size_t)F, sizeof(long));
-    run->outer.acc = calloc(m0->n_params, sizeof(float));
+    run->outer.lo = bw_xmalloc(sizeof(size_t) * (size_t)F, "outer.c: run->outer.lo");
+    run->outer.hi = bw_xmalloc(sizeof(size_t) * (size_t)F, "outer.c: run->outer.hi");
+    run->outer.apply_at = bw_xmalloc(sizeof(long) * (size_t)F, "outer.c: run->outer.apply_at");
+    run->outer.exchanges = bw_xcalloc((size_t)F, sizeof(long), "outer.c: run->outer.exchanges");
+    run->outer.acc = bw_xcalloc(m0->n_params, sizeof(float), "outer.c: run->outer.acc");
     if (!run->outer.lo || !run->outer.hi || !run->outer.apply_at || !run->outer.acc ||
         !run->outer.exchanges)
         return 0;
@@ -83,8 +84,8 @@ int outer_init(DriverRun *run, const Model *m0, BwError *err)
     SgdConfig cfg = {.momentum = o->momentum, .nesterov = o->momentum > 0};
     int rc = sgd_init(&run->outer.opt, n, cfg, err);
     if (rc) return rc;
-    run->outer.global = malloc(sizeof(float) * n);
-    run->outer.delta = malloc(sizeof(float) * n);
+    run->outer.global = bw_xmalloc(sizeof(float) * n, "outer.c: run->outer.global");
+    run->outer.delta = bw_xmalloc(sizeof(float) * n, "outer.c: run->outer.delta");
     run->outer.streaming = o->fragments > 1 || o->bits < 32 || o->tau > 0;
     if (!run->outer.global || !run->outer.delta ||
         (run->outer.streaming && !fragments_init(run, m0)))

@@ -21,6 +21,7 @@
  * what remains of it, and the run's end what is in flight (outer_lane_drain). Costed steps post
  * it from exec_ddp (cost.c, cost_average); live steps on islands from here. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,11 @@ int outer_eager_init(DriverRun *run, const Model *m0, BwError *err)
 {
     const size_t n = m0->n_params, P = (size_t)run->P;
     struct OuterEager *e = &run->outer.eager;
-    e->global = malloc(sizeof(float) * n * P);
-    e->own_prev = calloc(n * P, sizeof(float));
-    e->mean_prev = calloc(n, sizeof(float));
-    e->acc = calloc(n, sizeof(float));
-    e->opt = calloc(P, sizeof *e->opt);
+    e->global = bw_xmalloc(sizeof(float) * n * P, "outer_eager.c: e->global");
+    e->own_prev = bw_xcalloc(n * P, sizeof(float), "outer_eager.c: e->own_prev");
+    e->mean_prev = bw_xcalloc(n, sizeof(float), "outer_eager.c: e->mean_prev");
+    e->acc = bw_xcalloc(n, sizeof(float), "outer_eager.c: e->acc");
+    e->opt = bw_xcalloc(P, sizeof *e->opt, "outer_eager.c: e->opt");
     if (!e->global || !e->own_prev || !e->mean_prev || !e->acc || !e->opt)
         return bw_fail(err, BW_ERUNTIME, "out of memory for eager updates' %zu replicas", P);
     const SgdConfig sc = {.momentum = run->outer.o.momentum, .nesterov = run->outer.o.momentum > 0};

@@ -13,6 +13,7 @@
  * communicator's books as any other collective's; the timeline draws it on the worker's
  * communication lane, over the inner steps it overlaps. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,15 @@ int outer_lanes_alloc(DriverRun *run, BwError *err)
     if (!outer_lane_wanted(run)) return BW_OK;
     /* every fragment at most once in flight (tau < H), and one more */
     const int cap = run->outer.o.fragments + 1;
-    run->outer.lanes = calloc((size_t)run->P, sizeof *run->outer.lanes);
+    run->outer.lanes =
+        bw_xcalloc((size_t)run->P, sizeof *run->outer.lanes, "outer_lane.c: run->outer.lanes");
     for (int w = 0; run->outer.lanes && w < run->P; w++) {
         OuterLane *l = &run->outer.lanes[w];
         l->me = &run->w[w];
         l->cap = cap;
-        l->step = malloc(sizeof *l->step * (size_t)cap);
-        l->floats = malloc(sizeof *l->floats * (size_t)cap);
-        l->delay = malloc(sizeof *l->delay * (size_t)cap);
+        l->step = bw_xmalloc(sizeof *l->step * (size_t)cap, "outer_lane.c: l->step");
+        l->floats = bw_xmalloc(sizeof *l->floats * (size_t)cap, "outer_lane.c: l->floats");
+        l->delay = bw_xmalloc(sizeof *l->delay * (size_t)cap, "outer_lane.c: l->delay");
         if (!l->step || !l->floats || !l->delay)
             return bw_fail(err, BW_ERUNTIME, "out of memory for the outer exchanges' lanes");
     }

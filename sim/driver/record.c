@@ -77,8 +77,9 @@ static int evaluate_parallel(DriverRun *run, Model *m, double *loss, double *acc
 {
     const Dataset *test = run->cfg->test;
     const int n = (test->n + MODEL_EVAL_CHUNK - 1) / MODEL_EVAL_CHUNK;
-    EvalJob j = {run, m, calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(long)),
-                 calloc((size_t)n, sizeof(int))};
+    EvalJob j = {run, m, bw_xcalloc((size_t)n, sizeof(double), "record.c: memory"),
+                 bw_xcalloc((size_t)n, sizeof(long), "record.c: memory"),
+                 bw_xcalloc((size_t)n, sizeof(int), "record.c: memory")};
     int rc = j.part && j.right && j.rc ? BW_OK : BW_ERUNTIME;
     if (rc == BW_OK) pool_for(run->pool, n, eval_item, &j);
     double total = 0;
@@ -229,8 +230,9 @@ int record_trace_open(DriverRun *run, const Model *m0, BwError *err)
     TraceStep *t = &run->rec.pending;
     TraceHeader h;
     memset(&h, 0, sizeof h);
-    h.layers = calloc((size_t)n, sizeof *h.layers);
-    if ((t->grad_norms = calloc(TRACE_NORM_ARRAYS * (size_t)n, sizeof(double)))) {
+    h.layers = bw_xcalloc((size_t)n, sizeof *h.layers, "record.c: h.layers");
+    if ((t->grad_norms = bw_xcalloc(TRACE_NORM_ARRAYS * (size_t)n, sizeof(double),
+                                    "record.c: t->grad_norms"))) {
         t->grad_norms_rank0 = t->grad_norms + n;
         t->epoch_norms = t->grad_norms + 2 * n;
         t->epoch_norms_rank0 = t->grad_norms + 3 * n;

@@ -3,6 +3,7 @@
  * and collectives move what they would), the trace's losses and accuracies. And the fast replay:
  * the workers are identical, so one loop on rank 0's clock does the actors' arithmetic. */
 #include "exec_impl.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@
 int replay_template_create(Worker *me, unsigned long seed, BwError *err)
 {
     const Model *m = me->model;
-    me->gtemplate = malloc(sizeof(float) * m->n_params);
+    me->gtemplate = bw_xmalloc(sizeof(float) * m->n_params, "replay.c: me->gtemplate");
     if (!me->gtemplate) return bw_fail(err, BW_ERUNTIME, "out of memory");
     gsl_rng_set(me->rng, (unsigned long)splitmix64(seed * 7919 + (uint64_t)me->rank + 1));
     for (int l = 0; l < m->n_layers; l++) {

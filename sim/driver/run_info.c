@@ -4,6 +4,7 @@
  * sim/driver/'s call graph (scripts/callgraph.py): it calls no function of another file here, so
  * the files above it (driver.c, worker.c, replay.c, cost.c, the sched files) call one way. */
 #include "driver_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -177,7 +178,7 @@ double worker_step_flops(const RunConfig *cfg, double flops_per_sample, int b, d
  * sample. */
 int replay_model_create(const TraceHeader *h, unsigned long seed, Model **out, BwError *err)
 {
-    LayerView *layers = calloc((size_t)h->n_layers, sizeof *layers);
+    LayerView *layers = bw_xcalloc((size_t)h->n_layers, sizeof *layers, "run_info.c: layers");
     if (!layers)
         return bw_fail(err, BW_ERUNTIME, "--trace: out of memory for %d layers", h->n_layers);
     for (int l = 0; l < h->n_layers; l++) {

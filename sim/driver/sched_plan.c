@@ -21,8 +21,8 @@ int sched_context(const RunConfig *cfg, const Workload *wl, double speed, double
                   BellowsScheduleLayer **layers, BwError *err)
 {
     memset(ctx, 0, sizeof *ctx);
-    BellowsScheduleTensor *T = calloc((size_t)wl->n_tensors, sizeof *T);
-    BellowsScheduleLayer *L = calloc((size_t)wl->n_layers, sizeof *L);
+    BellowsScheduleTensor *T = bw_xcalloc((size_t)wl->n_tensors, sizeof *T, "sched_plan.c: T");
+    BellowsScheduleLayer *L = bw_xcalloc((size_t)wl->n_layers, sizeof *L, "sched_plan.c: L");
     *tensors = T;
     *layers = L;
     if (!T || !L) return bw_fail(err, BW_ERUNTIME, "out of memory");

@@ -18,6 +18,7 @@
  * that another worker returns a moment later). Layer-wise, the evaluation after step t, and the
  * bytes of step t's row, are stamped when rank 0 has applied step t's update. */
 #include "sched_impl.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -40,7 +41,7 @@ static int layer_updates(DriverRun *run, SchedEngine *E, BwError *err)
 {
     const CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
-    if (!(E->opt_s = calloc((size_t)wl->n_layers, sizeof *E->opt_s)))
+    if (!(E->opt_s = bw_xcalloc((size_t)wl->n_layers, sizeof *E->opt_s, "sched_run.c: E->opt_s")))
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     for (int l = 0; l < wl->n_layers; l++) {
         size_t n = 0;
@@ -62,13 +63,14 @@ static int plans_alloc(SchedEngine *E, int n_tensors, int n_layers, int P)
     for (int k = 0; k < 2; k++) {
         SchedPlan *p = &E->plans[k];
         p->step = -1;
-        p->units = calloc((size_t)n_tensors, sizeof *p->units);
-        p->order = calloc((size_t)n_tensors, sizeof *p->order);
-        p->rank_stage = calloc(up, sizeof *p->rank_stage);
-        p->work_queued = calloc(up, sizeof *p->work_queued);
-        p->handed_at = calloc(up, sizeof *p->handed_at);
-        p->layer_left = calloc((size_t)P * (size_t)n_layers, sizeof *p->layer_left);
-        p->units_left = calloc((size_t)P, sizeof *p->units_left);
+        p->units = bw_xcalloc((size_t)n_tensors, sizeof *p->units, "sched_run.c: p->units");
+        p->order = bw_xcalloc((size_t)n_tensors, sizeof *p->order, "sched_run.c: p->order");
+        p->rank_stage = bw_xcalloc(up, sizeof *p->rank_stage, "sched_run.c: p->rank_stage");
+        p->work_queued = bw_xcalloc(up, sizeof *p->work_queued, "sched_run.c: p->work_queued");
+        p->handed_at = bw_xcalloc(up, sizeof *p->handed_at, "sched_run.c: p->handed_at");
+        p->layer_left = bw_xcalloc((size_t)P * (size_t)n_layers, sizeof *p->layer_left,
+                                   "sched_run.c: p->layer_left");
+        p->units_left = bw_xcalloc((size_t)P, sizeof *p->units_left, "sched_run.c: p->units_left");
         if (!p->units || !p->order || !p->rank_stage || !p->work_queued || !p->handed_at ||
             !p->layer_left || !p->units_left)
             return 0;
@@ -97,8 +99,8 @@ static int lanes_create(DriverRun *run, SchedEngine *E)
     E->partition_s = costs_partition_s(run->cost->prof, cfg->schedule);
     E->servers = coll_ps_servers(run->comm);
     E->lanes = E->ps ? ps_lanes(run->cost->wl) : 1;
-    E->lane_comm = calloc((size_t)E->lanes, sizeof *E->lane_comm);
-    E->lane_busy = calloc((size_t)E->lanes, sizeof *E->lane_busy);
+    E->lane_comm = bw_xcalloc((size_t)E->lanes, sizeof *E->lane_comm, "sched_run.c: E->lane_comm");
+    E->lane_busy = bw_xcalloc((size_t)E->lanes, sizeof *E->lane_busy, "sched_run.c: E->lane_busy");
     if (!E->lane_comm || !E->lane_busy) return 0;
     E->lane_comm[0] = run->comm;
     const CostProfile *prof = run->cost->prof;
@@ -108,13 +110,13 @@ static int lanes_create(DriverRun *run, SchedEngine *E)
             coll_comm_set_allgather_factor(E->lane_comm[k],
                                            driver_allgather_factor(prof, cfg, &run->cluster));
     }
-    E->ranks = calloc((size_t)run->P, sizeof *E->ranks);
+    E->ranks = bw_xcalloc((size_t)run->P, sizeof *E->ranks, "sched_run.c: E->ranks");
     if (!E->ranks) return 0;
     const int L = run->cost->wl->n_layers;
     for (int r = 0; r < run->P; r++) {
         SchedRank *R = &E->ranks[r];
-        R->q = calloc((size_t)E->lanes, sizeof *R->q);
-        R->layer_done = malloc(sizeof *R->layer_done * (size_t)L);
+        R->q = bw_xcalloc((size_t)E->lanes, sizeof *R->q, "sched_run.c: R->q");
+        R->layer_done = bw_xmalloc(sizeof *R->layer_done * (size_t)L, "sched_run.c: R->layer_done");
         if (!R->q || !R->layer_done) return 0;
         for (int l = 0; l < L; l++) R->layer_done[l] = -1;
         for (int k = 0; k < E->lanes; k++) R->q[k].sem = sg_sem_init(0);
@@ -128,7 +130,7 @@ int sched_create(DriverRun *run, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
     CostModel *cm = run->cost;
-    SchedEngine *E = calloc(1, sizeof *E);
+    SchedEngine *E = bw_xcalloc(1, sizeof *E, "sched_run.c: E");
     cm->sched = E;
     if (!E) return bw_fail(err, BW_ERUNTIME, "out of memory");
     ScheduleContext ctx;
@@ -140,8 +142,10 @@ int sched_create(DriverRun *run, BwError *err)
     if (rc) return rc;
     const int n = cm->wl->n_tensors;
     E->layerwise = cfg->overlap == OVERLAP_LAYER;
-    E->dec.priority = calloc((size_t)n, sizeof *E->dec.priority);
-    E->tensor_bytes = calloc((size_t)n, sizeof *E->tensor_bytes);
+    E->dec.priority =
+        bw_xcalloc((size_t)n, sizeof *E->dec.priority, "sched_run.c: E->dec.priority");
+    E->tensor_bytes =
+        bw_xcalloc((size_t)n, sizeof *E->tensor_bytes, "sched_run.c: E->tensor_bytes");
     if (!E->dec.priority || !E->tensor_bytes || !plans_alloc(E, n, cm->wl->n_layers, run->P) ||
         !lanes_create(run, E))
         return bw_fail(err, BW_ERUNTIME, "out of memory for %d workers", run->P);

@@ -269,8 +269,9 @@ static int check_schedule(const RunConfig *cfg, const Workload *wl, BwError *err
     BellowsScheduleTensor *tensors = NULL;
     BellowsScheduleLayer *layers = NULL;
     Schedule *s = NULL;
-    double *priority = calloc((size_t)wl->n_tensors, sizeof *priority);
-    double *bytes = calloc((size_t)wl->n_tensors, sizeof *bytes);
+    double *priority =
+        bw_xcalloc((size_t)wl->n_tensors, sizeof *priority, "sched_step.c: priority");
+    double *bytes = bw_xcalloc((size_t)wl->n_tensors, sizeof *bytes, "sched_step.c: bytes");
     int rc = priority && bytes ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory");
     if (!rc)
         rc = sched_context(cfg, wl, cfg->cluster.gpu_flops, cost_peak_ratio(wl, &cfg->cluster),
@@ -294,6 +295,7 @@ int sched_check(const RunConfig *cfg, const Model *m, BwError *err)
 {
     if (!cfg->schedule && cfg->overlap != OVERLAP_LAYER) return BW_OK;
     const int fifo = !cfg->schedule || schedule_spec_is_fifo(cfg->schedule);
+    /* the CLI refuses these two first, from its table (sim/cli/compat.def) */
     if (!fifo && cfg->overlap != OVERLAP_DDP && cfg->overlap != OVERLAP_LAYER)
         return bw_fail(err, BW_EUSAGE,
                        "--schedule %s: orders what the backward overlaps; needs --overlap ddp or "

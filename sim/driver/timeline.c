@@ -14,6 +14,7 @@
  * the run, not after it. Not thread-safe: the simulation's actors, which SimGrid runs one at a
  * time, are its callers. */
 #include "timeline.h"
+#include "xalloc.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -129,7 +130,7 @@ int timeline_open(const char *path, long step_lo, long step_hi, int workers, int
     const char *name;
     int rc = split_path(path, dir, sizeof dir, &name, err);
     if (rc) return rc;
-    Timeline *tl = calloc(1, sizeof *tl);
+    Timeline *tl = bw_xcalloc(1, sizeof *tl, "timeline.c: tl");
     if (!tl) return bw_fail(err, BW_ERUNTIME, "timeline '%s': out of memory", path);
     rc = outfile_open(&tl->of, dir, name, err);
     if (rc) {

@@ -56,8 +56,10 @@ int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err)
                               me->model->n_layers, run->P, rank, cfg->tc.seed, &me->comp, err)))
         return rc;
     me->rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (run->periodic) me->before = malloc(sizeof(float) * n * driver_average_floats(cfg));
-    if (run->want_norms) me->gsum = calloc(n, sizeof(float));
+    if (run->periodic)
+        me->before =
+            bw_xmalloc(sizeof(float) * n * driver_average_floats(cfg), "worker.c: me->before");
+    if (run->want_norms) me->gsum = bw_xcalloc(n, sizeof(float), "worker.c: me->gsum");
     if (!me->rng || (run->periodic && !me->before) || (run->want_norms && !me->gsum))
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     if (cfg->replay && (rc = replay_template_create(me, cfg->tc.seed, err))) return rc;

@@ -68,7 +68,7 @@ static void derive_costs(Comm *c, const Cluster *cl)
  * SimGrid engine. */
 static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int with_engine)
 {
-    Comm *c = calloc(1, sizeof *c);
+    Comm *c = bw_xcalloc(1, sizeof *c, "coll.c: c");
     if (!c) return NULL;
     c->P = c->price_P = cl->workers;
     c->G = cl->gpus_per_node;
@@ -77,15 +77,15 @@ static Comm *comm_new(const Cluster *cl, CollAlgo algo, CollBackend backend, int
     c->group = coll_algo_group(algo, cl);
     c->backend = backend;
     if (with_engine) {
-        c->mb = calloc((size_t)c->P * c->P, sizeof *c->mb);
-        c->rs = calloc((size_t)c->P, sizeof *c->rs);
+        c->mb = bw_xcalloc((size_t)c->P * c->P, sizeof *c->mb, "coll.c: c->mb");
+        c->rs = bw_xcalloc((size_t)c->P, sizeof *c->rs, "coll.c: c->rs");
     }
-    c->stats = calloc((size_t)c->P, sizeof *c->stats);
-    c->bufs = calloc((size_t)c->P, sizeof *c->bufs);
-    c->outs = calloc((size_t)c->P, sizeof *c->outs);
-    c->sizes = calloc((size_t)c->P, sizeof *c->sizes);
-    c->ranks = malloc(sizeof *c->ranks * (size_t)c->P);
-    c->peers = malloc(sizeof *c->peers * (size_t)c->P);
+    c->stats = bw_xcalloc((size_t)c->P, sizeof *c->stats, "coll.c: c->stats");
+    c->bufs = bw_xcalloc((size_t)c->P, sizeof *c->bufs, "coll.c: c->bufs");
+    c->outs = bw_xcalloc((size_t)c->P, sizeof *c->outs, "coll.c: c->outs");
+    c->sizes = bw_xcalloc((size_t)c->P, sizeof *c->sizes, "coll.c: c->sizes");
+    c->ranks = bw_xmalloc(sizeof *c->ranks * (size_t)c->P, "coll.c: c->ranks");
+    c->peers = bw_xmalloc(sizeof *c->peers * (size_t)c->P, "coll.c: c->peers");
     if ((with_engine && (!c->mb || !c->rs)) || !c->stats || !c->bufs || !c->outs || !c->sizes ||
         !c->ranks || !c->peers || (c->ops->servers && !coll_ps_init(c, cl))) {
         coll_comm_free(c);

@@ -16,34 +16,12 @@ Comm *coll_comm_create_mirror(const Cluster *cl, const Comm *sim)
     Comm *c = coll_comm_create_zero_time(cl, sim->algo);
     if (!c) return NULL;
     c->ring_order = transfer && sim->ops->sums == COLL_SUMS_RING; /* or a server's rank order */
-    c->log = calloc((size_t)c->P, sizeof *c->log);
+    c->log = bw_xcalloc((size_t)c->P, sizeof *c->log, "coll_mirror.c: c->log");
     if (!c->log) {
         coll_comm_free(c);
         return NULL;
     }
     return c;
-}
-
-void coll_log_call(Comm *c, int rank, CallKind kind, Dtype dt, int root, size_t count,
-                   const size_t *sizes)
-{
-    CallLog *l = &c->log[rank];
-    if (l->n == l->cap) {
-        const int cap = l->cap ? 2 * l->cap : 8;
-        CollCall *grown = bw_xrealloc_n(l->calls, (size_t)cap, sizeof *grown, "a mirror's log");
-        l->calls = grown;
-        l->cap = cap;
-    }
-    CollCall *k = &l->calls[l->n++];
-    *k = (CollCall){.kind = kind, .dt = dt, .root = root, .count = count, .sizes_at = l->n_sizes};
-    if (!sizes) return;
-    if (l->n_sizes + (size_t)c->P > l->cap_sizes) {
-        const size_t cap = 2 * (l->n_sizes + (size_t)c->P);
-        size_t *grown = bw_xrealloc_n(l->sizes, cap, sizeof *grown, "a mirror's log");
-        l->sizes = grown;
-        l->cap_sizes = cap;
-    }
-    for (int r = 0; r < c->P; r++) l->sizes[l->n_sizes++] = sizes[r];
 }
 
 void coll_replay(Comm *sim, Comm *mirror, int rank)
@@ -60,14 +38,4 @@ void coll_replay(Comm *sim, Comm *mirror, int rank)
     }
     l->n = 0;
     l->n_sizes = 0;
-}
-
-void coll_log_free(Comm *c)
-{
-    for (int r = 0; c->log && r < c->P; r++) {
-        free(c->log[r].calls);
-        free(c->log[r].sizes);
-    }
-    free(c->log);
-    c->log = NULL;
 }

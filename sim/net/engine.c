@@ -1,6 +1,7 @@
 /* engine.c: SimGrid initialisation and platform loading (see engine.h). SimGrid 3.32's C API
  * cannot build a platform in memory, hence the temporary XML file. */
 #include "engine.h"
+#include "xalloc.h"
 #include "infile.h"
 
 #include <assert.h>
@@ -112,7 +113,7 @@ int engine_load_cluster(Cluster *c, BwError *err)
                            hosts);
     }
     free(rank_hosts);
-    rank_hosts = malloc(sizeof *rank_hosts * (size_t)c->workers);
+    rank_hosts = bw_xmalloc(sizeof *rank_hosts * (size_t)c->workers, "engine.c: rank_hosts");
     if (!rank_hosts) return bw_fail(err, BW_ERUNTIME, "out of memory");
     for (int r = 0; r < c->workers; r++) {
         char name[32];
@@ -171,9 +172,9 @@ static int natural_cmp(const void *pa, const void *pb)
 static size_t read_all(int fd, char **buf)
 {
     size_t cap = 4096, len = 0;
-    *buf = malloc(cap);
+    *buf = bw_xmalloc(cap, "engine.c: buf");
     for (;;) {
-        if (len + 1 == cap) *buf = realloc(*buf, cap *= 2);
+        if (len + 1 == cap) *buf = bw_xrealloc(*buf, cap *= 2, "engine.c: buf");
         ssize_t got = read(fd, *buf + len, cap - len - 1);
         if (got <= 0) break;
         len += (size_t)got;
@@ -365,10 +366,11 @@ int engine_probe_platform(const char *path, char ***names, int *n, BwError *err)
                      simgrid_complaint(errtext));
     } else {
         int cap = 16;
-        char **list = malloc(sizeof *list * (size_t)cap);
+        char **list = bw_xmalloc(sizeof *list * (size_t)cap, "engine.c: list");
         for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-            if (*n == cap) list = realloc(list, sizeof *list * (size_t)(cap *= 2));
-            list[(*n)++] = strdup(line);
+            if (*n == cap)
+                list = bw_xrealloc(list, sizeof *list * (size_t)(cap *= 2), "engine.c: list");
+            list[(*n)++] = bw_xstrdup(line, "engine.c: list[(*n)++]");
         }
         qsort(list, (size_t)*n, sizeof *list, natural_cmp);
         *names = list;
@@ -500,7 +502,7 @@ int engine_check_routes(const char *path, char *const *names, int n, BwError *er
         char *loud[] = {"--log=root.thres:critical", NULL};
         if (engine_init(1, loud, "exact", &e)) _exit(3);
         simgrid_load_platform(path);
-        sg_host_t *hosts = malloc(sizeof *hosts * (size_t)n);
+        sg_host_t *hosts = bw_xmalloc(sizeof *hosts * (size_t)n, "engine.c: hosts");
         if (!hosts) _exit(3);
         for (int i = 0; i < n; i++)
             if (!(hosts[i] = sg_host_by_name(names[i]))) _exit(3);

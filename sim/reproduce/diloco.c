@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "xalloc.h"
 #include "outfile.h"
 #include "reproduce.h"
 #include "status.h"
@@ -311,7 +312,7 @@ static int parse(Dil *d, int argc, char **argv, BwError *err)
 
 int reproduce_diloco(int argc, char **argv, BwError *err)
 {
-    Dil *d = calloc(1, sizeof *d);
+    Dil *d = bw_xcalloc(1, sizeof *d, "diloco.c: d");
     if (!d) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
     int rc = parse(d, argc, argv, err);
     char self[4096], runs[4200];

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "xalloc.h"
 #include "costs.h"
 #include "io_check.h"
 #include "outfile.h"
@@ -252,7 +253,7 @@ int cmd_reproduce(int argc, char **argv, BwError *err)
     runner_supervise(); /* before its folders, which its sweeps (supervised too) would not own */
     if (argc > 0 && strcmp(argv[0], "diloco") == 0)
         return reproduce_diloco(argc - 1, argv + 1, err);
-    Repro *r = calloc(1, sizeof *r); /* large (the cells): not on the stack */
+    Repro *r = bw_xcalloc(1, sizeof *r, "reproduce.c: r"); /* large (the cells): not on the stack */
     if (!r) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
     int rc = reproduce(r, argc, argv, err);
     free(r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flag_class.h"
+#include "xalloc.h"
 #include "sweep_impl.h"
 
 /* Flags of the sweep itself, dropped from the command line of each run. */
@@ -207,8 +208,8 @@ int sweep_plan_runs(Sweep *s, BwError *err)
     s->n_runs = s->n_points * s->n_seeds * s->n_policies;
     if (s->n_runs > RUN_MAX_RUNS)
         return bw_fail(err, BW_EUSAGE, "sweep: %ld runs is too many", s->n_runs);
-    s->runs = calloc((size_t)s->n_runs, sizeof *s->runs);
-    s->todo = malloc(sizeof *s->todo * (size_t)s->n_runs);
+    s->runs = bw_xcalloc((size_t)s->n_runs, sizeof *s->runs, "axes.c: s->runs");
+    s->todo = bw_xmalloc(sizeof *s->todo * (size_t)s->n_runs, "axes.c: s->todo");
     if (!s->runs || !s->todo) return bw_fail(err, BW_ERUNTIME, "out of memory");
     for (long r = 0; r < s->n_runs; r++) {
         s->runs[r].policy_i = (int)(r % s->n_policies);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "flag_class.h"
+#include "xalloc.h"
 #include "policy.h"
 #include "sweep_impl.h"
 
@@ -28,11 +29,12 @@ static void group_drop_trace(Group *g)
 
 int sweep_groups_create(Sweep *s, BwError *err)
 {
-    s->sum_order = calloc((size_t)s->n_points, sizeof *s->sum_order);
-    s->price_why = calloc((size_t)s->n_points, sizeof *s->price_why);
-    s->group_of = calloc((size_t)s->n_runs, sizeof *s->group_of);
-    s->groups = calloc((size_t)s->n_runs, sizeof *s->groups);
-    s->phase_runs = malloc(sizeof *s->phase_runs * 2 * (size_t)s->n_runs); /* a run twice */
+    s->sum_order = bw_xcalloc((size_t)s->n_points, sizeof *s->sum_order, "groups.c: s->sum_order");
+    s->price_why = bw_xcalloc((size_t)s->n_points, sizeof *s->price_why, "groups.c: s->price_why");
+    s->group_of = bw_xcalloc((size_t)s->n_runs, sizeof *s->group_of, "groups.c: s->group_of");
+    s->groups = bw_xcalloc((size_t)s->n_runs, sizeof *s->groups, "groups.c: s->groups");
+    s->phase_runs = bw_xmalloc(sizeof *s->phase_runs * 2 * (size_t)s->n_runs,
+                               "groups.c: s->phase_runs"); /* a run twice */
     if (!s->sum_order || !s->price_why || !s->group_of || !s->groups || !s->phase_runs)
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     return BW_OK;
@@ -88,7 +90,7 @@ static int by_key_then_point(const void *a, const void *b)
 /* rep[p]: the first point with p's dynamics (p itself if none comes before it). */
 static int first_points(const Sweep *s, long *rep, BwError *err)
 {
-    PointKey *k = malloc(sizeof *k * (size_t)s->n_points);
+    PointKey *k = bw_xmalloc(sizeof *k * (size_t)s->n_points, "groups.c: k");
     if (!k) return bw_fail(err, BW_ERUNTIME, "out of memory");
     for (long p = 0; p < s->n_points; p++) {
         point_key(s, p, k[p].key, sizeof k[p].key);
@@ -110,7 +112,7 @@ int sweep_plan_groups(Sweep *s, BwError *err)
         int rc = policy_sees_price(s->policies[k], "--policies", &s->sees_price[k], err);
         if (rc) return rc;
     }
-    long *rep = malloc(sizeof *rep * (size_t)s->n_points);
+    long *rep = bw_xmalloc(sizeof *rep * (size_t)s->n_points, "groups.c: rep");
     int rc = rep ? first_points(s, rep, err) : bw_fail(err, BW_ERUNTIME, "out of memory");
     s->n_groups = 0;
     for (long r = 0; rc == BW_OK && r < s->n_runs; r++) {
@@ -219,7 +221,7 @@ long sweep_load_traces(Sweep *s)
         sweep_trace_path(s, g->trainer, path, sizeof path);
         BwError err;
         /* no trace: the training failed (and said so); one that stopped early did not complete */
-        g->trace = calloc(1, sizeof *g->trace);
+        g->trace = bw_xcalloc(1, sizeof *g->trace, "groups.c: g->trace");
         g->priced = g->trace && access(path, R_OK) == 0 &&
                     trace_read(path, g->trace, &err) == BW_OK &&
                     !g->trace->steps[g->trace->n_steps - 1].stopped[0];

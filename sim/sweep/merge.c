@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "xalloc.h"
 #include "outfile.h"
 #include "sweep.h"
 #include "sweep_impl.h"
@@ -140,13 +141,13 @@ static int add_row(Merge *m, const char *line, int d, const char *path, int line
 {
     if (m->n_rows == m->cap) {
         long cap = m->cap ? 2 * m->cap : 256;
-        MergeRow *rows = realloc(m->rows, sizeof *rows * (size_t)cap);
+        MergeRow *rows = bw_xrealloc(m->rows, sizeof *rows * (size_t)cap, "merge.c: rows");
         if (!rows) return bw_fail(err, BW_ERUNTIME, "out of memory");
         m->rows = rows;
         m->cap = cap;
     }
     MergeRow *r = &m->rows[m->n_rows];
-    r->line = strdup(line);
+    r->line = bw_xstrdup(line, "merge.c: r->line");
     if (!r->line) return bw_fail(err, BW_ERUNTIME, "out of memory");
     r->n = csv_split(r->line, r->fields, SWEEP_MAX_AXES + 20);
     r->dir = m->dirs[d];
@@ -254,7 +255,8 @@ static int write_merged(Merge *m, BwError *err)
 /* sweep.json and the heatmap's grid of the merged folder (merged.c). */
 static int write_sweep_files(const Merge *m, BwError *err)
 {
-    MergedRun *runs = malloc(sizeof *runs * (size_t)(m->n_rows ? m->n_rows : 1));
+    MergedRun *runs =
+        bw_xmalloc(sizeof *runs * (size_t)(m->n_rows ? m->n_rows : 1), "merge.c: runs");
     if (!runs) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int n_axes = m->n_rows ? m->rows[0].n - SWEEP_CSV_COLUMNS : 0;
     for (long i = 0; i < m->n_rows; i++)

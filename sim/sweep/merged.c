@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "sweep_impl.h"
+#include "xalloc.h"
 
 /* A string array of sweep.json into items (at most max), or -1 if it is not one. */
 static int json_strings(json_t *arr, char items[][SPEC_MAX_TEXT], int max)
@@ -70,11 +71,11 @@ static int read_sweep_json(const char *dir, Sweep *s, BwError *err)
         if (strcmp(s->policies[k], baseline) == 0) s->baseline = k;
     ok = ok && s->baseline >= 0;
     if (ok && base[0]) {
-        s->base_text = strdup(base);
+        s->base_text = bw_xstrdup(base, "merged.c: s->base_text");
         s->base[s->n_base++] = s->base_text;
     }
     const char *traces = ok ? json_string_value(json_object_get(root, "traces")) : NULL;
-    if (traces) s->traces_list = strdup(traces);
+    if (traces) s->traces_list = bw_xstrdup(traces, "merged.c: s->traces_list");
     json_decref(root);
     if (!ok) return bw_fail(err, BW_EUSAGE, "merge: %s: not a sweep's sweep.json", path);
     return BW_OK;
@@ -82,7 +83,7 @@ static int read_sweep_json(const char *dir, Sweep *s, BwError *err)
 
 Sweep *sweep_merged_open(const char *first_dir, BwError *err)
 {
-    Sweep *s = calloc(1, sizeof *s);
+    Sweep *s = bw_xcalloc(1, sizeof *s, "merged.c: s");
     if (!s) {
         bw_fail(err, BW_ERUNTIME, "out of memory");
         return NULL;

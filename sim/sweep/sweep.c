@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "xalloc.h"
 #include "outfile.h"
 #include "sweep.h"
 #include "sweep_impl.h"
@@ -31,7 +32,7 @@ static const char ABOUT[] =
 static Sweep *sweep_create(int argc, char **argv)
 {
     assert(argc < SWEEP_MAX_ARGS);
-    Sweep *s = calloc(1, sizeof *s);
+    Sweep *s = bw_xcalloc(1, sizeof *s, "sweep.c: s");
     if (!s) return NULL;
     s->argc = argc;
     for (int i = 0; i < argc; i++) {
@@ -64,7 +65,8 @@ static void sweep_free(Sweep *s)
  * axes and the base command line. */
 static int parse_axes(Sweep *s, BwError *err)
 {
-    Flags *table = malloc(sizeof *table); /* the flag table, to tell which arguments are lists */
+    Flags *table = bw_xmalloc(
+        sizeof *table, "sweep.c: table"); /* the flag table, to tell which arguments are lists */
     if (!table) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int rc = run_parse_flags("bellows sweep", RUN_MODE_SWEEP, 0, NULL, table, err);
     for (int i = 0; i < s->argc && rc == BW_OK; i++)
@@ -193,6 +195,9 @@ static int check_points(Sweep *s, BwError *err)
             TrainArgs ta;
             RunConfig cfg;
             int rc = run_config(s, p, j / s->n_policies, k, &f, &ta, &cfg, err);
+            char one[1][SPEC_MAX_TEXT]; /* the policy's kind against the table (compat.def) */
+            snprintf(one[0], sizeof one[0], "%s", cfg.policy ? cfg.policy : "");
+            if (!rc && cfg.policy) rc = run_check_compat("sweep", &f, &cfg, one, 1, err);
             if (!rc) rc = driver_check(&cfg, err);
             if (!rc && first) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (!rc && first) sweep_note_point(s, p, &cfg);

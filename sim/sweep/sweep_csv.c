@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "csv.h"
+#include "xalloc.h"
 #include "outfile.h"
 #include "sweep_impl.h"
 
@@ -114,7 +115,7 @@ int sweep_write_json(const Sweep *s, BwError *err)
 /* Text without its "shard" line: equal for the shards and resumptions of one sweep. */
 static char *without_shard(const char *text)
 {
-    char *out = malloc(strlen(text) + 1), *o = out;
+    char *out = bw_xmalloc(strlen(text) + 1, "sweep_csv.c: out"), *o = out;
     if (!out) return NULL;
     for (const char *p = text; *p;) {
         const char *eol = strchr(p, '\n');
@@ -135,7 +136,7 @@ char *sweep_json_scenario(const char *dir)
     snprintf(path, sizeof path, "%s/sweep.json", dir);
     FILE *f = fopen(path, "r");
     if (!f) return NULL;
-    char *text = malloc(JSON_MAX);
+    char *text = bw_xmalloc(JSON_MAX, "sweep_csv.c: text");
     size_t len = text ? fread(text, 1, JSON_MAX - 1, f) : 0;
     fclose(f);
     if (!text) return NULL;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "xalloc.h"
 #include "workload.h"
 
 /* The module's name: the tensor's without its last ".part" ("layer1.0.conv1.weight" ->
@@ -30,8 +31,8 @@ static int fill(Workload *w, const TraceHeader *h, const char *flag, const char 
     for (int t = 0; t < h->n_layers; t++) n_layers += h->layers[t].fwd_s + h->layers[t].bwd_s > 0;
     if (n_layers == 0)
         return bw_fail(err, BW_EUSAGE, "%s %s: \"timing\": every layer's time is 0", flag, path);
-    w->layers = calloc((size_t)n_layers, sizeof *w->layers);
-    w->tensors = calloc((size_t)h->n_layers, sizeof *w->tensors);
+    w->layers = bw_xcalloc((size_t)n_layers, sizeof *w->layers, "from_trace.c: w->layers");
+    w->tensors = bw_xcalloc((size_t)h->n_layers, sizeof *w->tensors, "from_trace.c: w->tensors");
     if (!w->layers || !w->tensors)
         return bw_fail(err, BW_ERUNTIME, "%s %s: out of memory", flag, path);
     int untimed_first = 0; /* the first layer was opened by tensors without a time */
@@ -78,7 +79,7 @@ int workload_from_trace(const char *path, const char *flag, Workload **out, BwEr
                        "record it with traces/pytorch/record_trace.py, or give a profile",
                        flag, path);
     }
-    Workload *w = calloc(1, sizeof *w);
+    Workload *w = bw_xcalloc(1, sizeof *w, "from_trace.c: w");
     if (!w) {
         trace_header_free(&h);
         return bw_fail(err, BW_ERUNTIME, "%s %s: out of memory", flag, path);

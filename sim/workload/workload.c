@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "infile.h"
+#include "xalloc.h"
 #include "workload_impl.h"
 #include "workload_profiles.h" /* generated: workload_profiles[], workload_profile_names[] */
 
@@ -64,14 +65,6 @@ int workload_load(const char *spec, const char *flag, Workload **out, BwError *e
     }
     if (rc == BW_OK) snprintf((*out)->spec, sizeof(*out)->spec, "%s", spec);
     return rc;
-}
-
-void workload_free(Workload *w)
-{
-    if (!w) return;
-    free(w->layers);
-    free(w->tensors);
-    free(w);
 }
 
 /* ---- compute ---- */
@@ -222,9 +215,11 @@ int workload_from_model(const LayerView *layers, int n_layers, double flops_per_
     double mat_size = 0;
     for (int i = 0; i < n_layers; i++)
         if (layers[i].ndim == 2) n_mat++, mat_size += (double)layer_size(&layers[i]);
-    Workload *w = calloc(1, sizeof *w);
-    if (w) w->layers = calloc((size_t)(n_mat ? n_mat : 1), sizeof *w->layers);
-    if (w) w->tensors = calloc((size_t)n_layers, sizeof *w->tensors);
+    Workload *w = bw_xcalloc(1, sizeof *w, "workload.c: w");
+    if (w)
+        w->layers =
+            bw_xcalloc((size_t)(n_mat ? n_mat : 1), sizeof *w->layers, "workload.c: w->layers");
+    if (w) w->tensors = bw_xcalloc((size_t)n_layers, sizeof *w->tensors, "workload.c: w->tensors");
     if (!w || !w->layers || !w->tensors) {
         workload_free(w);
         return bw_fail(err, BW_ERUNTIME, "workload: out of memory");

@@ -12,9 +12,15 @@ policy file (`./mypolicy.py:k=v`, run by this process's own interpreter).
                              loss=loss, grad_norm_mean=[...], grad_norm_rank0=[...]))
     d.level, d.batch, d.average, d.period        # the decision for step t
 
+    pol.outer                                    # DiLoCo's outer step (Outer), or None
+
 The library is found at $BELLOWS_POLICY_LIB, else in the build folder beside this file's
 repository (build/libbellows_policy.so). A spec the library cannot load raises PolicyError
-with bellows' own message (exit status 2 for a command-line tool that passes it on).
+with bellows' own message (exit status 2 for a command-line tool that passes it on). When it
+loads the library, this module checks that its ctypes structs are the C header's: the library's
+BELLOWS_POLICY_VERSION, and every struct's size and every field's offset
+(bellows_host_layout); a library built from other headers raises PolicyError (status 1) that
+says which field differs, before any call could read a struct wrongly.
 """
 import ctypes
 import math
@@ -26,6 +32,10 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 HAS_GRAD_NORMS, HAS_RANK0_NORMS, HAS_EPOCH_NORMS = 1, 2, 4
 HAS_VARIANCE, HAS_STEP_TIMES, HAS_EVAL = 8, 16, 32
 GRADIENT, PERIODIC = 0, 1
+# the versions these structs mirror: bellows_policy.h's BELLOWS_POLICY_VERSION and the oldest
+# bellows_host.h's BELLOWS_HOST_API with every function used here (2: the layout, the outer step)
+POLICY_VERSION = 6
+HOST_API = 2
 
 _D = ctypes.c_double
 _PD = ctypes.POINTER(ctypes.c_double)
@@ -53,6 +63,18 @@ class _Ctx(ctypes.Structure):
                 ("compressor_level", _D), ("compressor_spec", ctypes.c_char_p)]
 
 
+class _Outer(ctypes.Structure):
+    """BellowsPolicyOuter of policies/bellows_policy.h (version 6)."""
+    _fields_ = [("lr", _D), ("momentum", _D), ("alpha", _D), ("h", ctypes.c_int),
+                ("fragments", ctypes.c_int), ("tau", ctypes.c_int), ("bits", ctypes.c_int),
+                ("eager", ctypes.c_int)]
+
+
+# each ctypes struct and the C type it mirrors
+_MIRRORS = (("BellowsPolicyObs", "_Obs"), ("BellowsHostContext", "_Ctx"),
+            ("BellowsPolicyOuter", "_Outer"))
+
+
 class PolicyError(Exception):
     """A spec the library refuses, or a policy that failed (bellows' message)."""
 
@@ -62,6 +84,45 @@ class PolicyError(Exception):
 
 
 _lib = None
+_NONE = ctypes.c_size_t(-1).value
+
+
+def check_struct(lib, ctype, struct):
+    """Raises PolicyError (status 1) unless ctypes struct has C type ctype's size and each of its
+    fields the C field's offset, as the library reports them (bellows_host_layout)."""
+    size = lib.bellows_host_layout(ctype.encode(), None)
+    if size == _NONE:
+        raise PolicyError("libbellows_policy.so does not know the struct %s" % ctype, 1)
+    for name, _ in struct._fields_:
+        at = lib.bellows_host_layout(ctype.encode(), name.encode())
+        mine = getattr(struct, name).offset
+        if at != mine:
+            raise PolicyError("bellows_host.py's %s.%s is at byte %d, the library's at %s: "
+                              "bellows_host.py and libbellows_policy.so were built from "
+                              "different headers" % (ctype, name, mine,
+                                                     "none" if at == _NONE else at), 1)
+    if size != ctypes.sizeof(struct):
+        raise PolicyError("bellows_host.py's %s is %d bytes, the library's %d: bellows_host.py "
+                          "and libbellows_policy.so were built from different headers"
+                          % (ctype, ctypes.sizeof(struct), size), 1)
+
+
+def _check_library(lib, path):
+    """The library's versions and the layout of every struct mirrored here."""
+    try:
+        api = lib.bellows_host_api()
+        lib.bellows_host_layout.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        lib.bellows_host_layout.restype = ctypes.c_size_t
+        version = lib.bellows_host_policy_version()
+    except AttributeError:
+        raise PolicyError("%s is older than bellows_host.py (no bellows_host_layout); rebuild "
+                          "bellows" % path, 1)
+    if api < HOST_API or version != POLICY_VERSION:
+        raise PolicyError("%s: host API %d, policy header version %d; bellows_host.py mirrors "
+                          "API %d and version %d: use the bellows_host.py of the same build"
+                          % (path, api, version, HOST_API, POLICY_VERSION), 1)
+    for ctype, mirror in _MIRRORS:
+        check_struct(lib, ctype, globals()[mirror])
 
 
 def library(path=None):
@@ -80,6 +141,7 @@ def library(path=None):
     if pydir not in sys.path:
         sys.path.insert(0, pydir)
     lib = ctypes.CDLL(path)  # CDLL releases the GIL during calls: a Python policy takes it
+    _check_library(lib, path)
     lib.bellows_host_create.argtypes = [ctypes.c_char_p, ctypes.POINTER(_Ctx),
                                         ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
                                         ctypes.c_size_t]
@@ -95,6 +157,7 @@ def library(path=None):
     lib.bellows_host_spec.restype = ctypes.c_char_p
     lib.bellows_host_describe.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
     lib.bellows_host_free.argtypes = [ctypes.c_void_p]
+    lib.bellows_host_outer.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Outer)]
     _lib = lib
     return lib
 
@@ -109,6 +172,16 @@ class Observation:
                  bytes_per_worker=0.0, eval_accuracy=None, eval_loss=None, eval_step=-1):
         self.__dict__.update(locals())
         del self.__dict__["self"]
+
+
+class Outer:
+    """A periodic policy's outer step (bellows_policy.h's BellowsPolicyOuter): DiLoCo's outer
+    optimizer (Nesterov lr and momentum) every h inner steps; Streaming DiLoCo's fragments, tau,
+    bits and alpha; eager 1 for eager updates."""
+
+    def __init__(self, o):
+        for name, _ in _Outer._fields_:
+            setattr(self, name, getattr(o, name))
 
 
 class Decision:
@@ -156,6 +229,9 @@ class HostPolicy:
         self.mode = self.lib.bellows_host_mode(self.h)
         self.needs = self.lib.bellows_host_needs(self.h)
         self.spec = self.lib.bellows_host_spec(self.h).decode()
+        outer = _Outer()
+        self.outer = Outer(outer) if self.lib.bellows_host_outer(self.h, ctypes.byref(outer)) \
+            else None
         self.level = (ctypes.c_double * self.n)()
 
     def step(self, o):
