@@ -244,28 +244,6 @@ double costs_capped_share(double share, double cap_Bps, double link_Bps)
     return capped < share ? capped : share;
 }
 
-const char *costs_sockets_parse(const char *text, int *threads, int *socks)
-{
-    static const char why[] = "expected THREADSxSOCKETS, NCCL_SOCKET_NTHREADS x "
-                              "NCCL_NSOCKS_PERTHREAD, e.g. 2x8: threads 1 to 16 and their "
-                              "product with the sockets at most 64 (NCCL's MAX_THREADS and "
-                              "MAX_SOCKETS, src/transport/net_socket.cc)";
-    char *end;
-    errno = 0;
-    long t = strtol(text, &end, 10), s = 0;
-    int ok = end != text && (*end == 'x' || *end == 'X') && isdigit((unsigned char)*text);
-    if (ok) {
-        const char *rest = end + 1;
-        s = strtol(rest, &end, 10);
-        ok = end != rest && !*end && isdigit((unsigned char)*rest) && errno == 0;
-    }
-    if (!ok || t < 1 || t > COSTS_MAX_SOCKET_THREADS || s < 1 || t * s > COSTS_MAX_SOCKETS)
-        return why;
-    *threads = (int)t;
-    *socks = (int)s;
-    return NULL;
-}
-
 int costs_set_sockets(CostProfile *p, CostNet net, int threads, int socks)
 {
     CostNetShare *s = &p->net[net];

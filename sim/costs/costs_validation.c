@@ -7,6 +7,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "xalloc.h"
 #include "costs_impl.h"
 #include "cost_validation.h" /* generated: cost_validations[] */
 
@@ -120,8 +121,7 @@ static void near_text(const CostSetting *s, const Near *a, int n_near, const jso
                  a[0].id, 100 * a[0].error, a[0].distance, why);
         return;
     }
-    double *err = malloc(sizeof *err * (size_t)n_near);
-    if (!err) return; /* the caller's "no published row" stands */
+    double *err = bw_xmalloc(sizeof *err * (size_t)n_near, "costs_validation.c: err");
     const int k = n_near;
     for (int i = 0; i < k; i++) err[i] = a[i].error;
     qsort(err, (size_t)k, sizeof *err, by_abs);
@@ -145,7 +145,7 @@ void costs_validation_near(const CostSetting *s, char *buf, size_t n)
             json_loadb((const char *)cost_validations[i].json, cost_validations[i].len, 0, NULL);
         const json_t *rows = json_object_get(root, "rows"), *far = NULL;
         const size_t m = json_array_size(rows);
-        Near *a = m ? calloc(m, sizeof *a) : NULL;
+        Near *a = m ? bw_xcalloc(m, sizeof *a, "costs_validation.c: a") : NULL;
         int k = 0, n_near = 0;
         for (size_t j = 0; a && j < m; j++) {
             const json_t *r = json_array_get(rows, j), *e = json_object_get(r, "error");

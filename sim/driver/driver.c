@@ -207,7 +207,10 @@ static int run_policy_create(DriverRun *run, BwError *err)
     res->flops_per_sample = model_flops_per_sample(m0);
     /* a replay takes its norms from the trace */
     run->want_norms = !cfg->replay && (run->pol->ops->needs_grad_norms || cfg->record_trace);
-    if (run->fast) return BW_OK;
+    if (run->fast) { /* runs no outer step (outer_init), but its decisions' fingerprint says it */
+        if (run->periodic) run->outer.asked = policy_outer(run->pol, &run->outer.o);
+        return BW_OK;
+    }
     rc = cfg->replay ? run_model_create(cfg, &run->eval_model, err)
                      : model_create_copy(run->shared.replica, &run->eval_model, err);
     if (rc) return rc;

@@ -263,6 +263,8 @@ struct DriverRun {
      * outer gradient's buffer and the last step whose outer step is done; on 0: averaging */
     struct {
         int on, streaming; /* streaming: by fragments (Streaming DiLoCo) */
+        int asked;         /* the policy asked for an outer step (o holds it), on or not: a fast
+                            * replay asks but runs none; the decisions' fingerprint covers it */
         PolicyOuter o;
         Sgd opt;
         float *global, *delta, *acc; /* acc: the replicas' quantised outer gradients, summed */

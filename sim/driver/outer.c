@@ -36,8 +36,7 @@ static int wl_fragments_init(DriverRun *run, BwError *err)
         return bw_fail(err, BW_EUSAGE,
                        "--policy: %d fragments, more than --workload %s's %d layers", F, wl->name,
                        wl->n_layers);
-    run->outer.wl_floats = malloc(sizeof(size_t) * (size_t)F);
-    if (!run->outer.wl_floats) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    run->outer.wl_floats = bw_xmalloc(sizeof(size_t) * (size_t)F, "outer.c: run->outer.wl_floats");
     for (int f = 0; f < F; f++) {
         size_t n = 0;
         for (int l = f * wl->n_layers / F; l < (f + 1) * wl->n_layers / F; l++)
@@ -91,7 +90,7 @@ int outer_init(DriverRun *run, const Model *m0, BwError *err)
         (run->outer.streaming && !fragments_init(run, m0)))
         return bw_fail(err, BW_ERUNTIME, "out of memory for the outer optimizer");
     memcpy(run->outer.global, m0->params, sizeof(float) * n);
-    run->outer.on = 1;
+    run->outer.on = run->outer.asked = 1;
     run->outer.step = -1;
     run->outer.msg_share = 1;
     if ((rc = wl_fragments_init(run, err))) return rc;

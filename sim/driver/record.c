@@ -318,7 +318,7 @@ void record_decision_print(const DriverRun *run, const PolicyDecision *d, char *
     const unsigned char *p = (const unsigned char *)ints;
     for (size_t i = 0; i < sizeof ints; i++) h = (h ^ p[i]) * 1099511628211ull;
     h = hash_doubles(h, d->level, run->w[0].model->n_layers);
-    if (run->outer.on) { /* the outer step the policy asked for, every field */
+    if (run->outer.asked) { /* the outer step the policy asked for, every field */
         const PolicyOuter *o = &run->outer.o;
         const double outer[8] = {o->lr,  o->momentum,  o->alpha, o->h,
                                  o->fragments, o->tau, o->bits,  o->eager};

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "xalloc.h"
 #include "reproduce.h"
 
 #define W_POL 4
@@ -273,8 +274,7 @@ static int wl_report(const WDil *d, BwError *err)
 int reproduce_diloco_workload(const char *out, const char *wl, int quick, int report_only,
                               const char *self, BwError *err)
 {
-    WDil *d = calloc(1, sizeof *d);
-    if (!d) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
+    WDil *d = bw_xcalloc(1, sizeof *d, "diloco_wl.c: d");
     d->out = out;
     d->wl = wl;
     d->self = self;
