@@ -21,6 +21,7 @@
 #include "driver.h"
 #include "compress.h"
 #include "pool.h"
+#include "step_plan.h"
 #include "optim.h"
 #include "policy.h"
 #include "schedule.h"
@@ -70,9 +71,7 @@ typedef struct {
     sg_bar_t stream_bar;         /* the streams' rendezvous before each bucket's collectives */
     /* a cost profile other than ideal (RunConfig.costs), or NULL: the roofline */
     const CostProfile *prof;
-    /* [n_buckets]: this step, bucket k's collectives include an allgather, which waits for
-     * the backward to end when the profile's allgathers do not overlap it (cost_decided) */
-    unsigned char *bucket_defer;
+    StepPlan plan; /* this step's (step_plan.h): built by cost_decided, timed by the clock */
     /* how the step is priced (exec_impl.h), chosen by cost_create: exec_ddp (cost.c), exec_sched
      * or exec_fast */
     const StepExec *exec;
