@@ -172,6 +172,8 @@ static void test_bad_invocations_exit_2_naming_the_flag(void **state)
                    RUN "--policy cpsgd:period=4 --schedule p3");
     expect_refusal("--policy diloco:H=4 averages parameters",
                    RUN "--workload resnet50 --policy diloco:H=4 --schedule tictac");
+    expect_refusal("--overlap layer: applies each layer's update",
+                   RUN "--policy cpsgd:period=4 --overlap layer");
     expect_refusal("--collectives analytic",
                    RUN "--workload resnet50 --allreduce ps --collectives analytic --schedule p3");
     expect_refusal("--schedule ./missing.so: no such file", RUN "--schedule ./missing.so");

@@ -248,8 +248,15 @@ static int check_trace_holds(const RunConfig *cfg, const PolicyOps *ops, BwError
  * Refused, never dropped (issue 47: it used to price the run as without --schedule). */
 static int check_schedule_mode(const RunConfig *cfg, const PolicyOps *ops, BwError *err)
 {
-    if (ops->mode != POLICY_PERIODIC || !cfg->schedule || schedule_spec_is_fifo(cfg->schedule))
-        return BW_OK;
+    if (ops->mode != POLICY_PERIODIC) return BW_OK;
+    if (cfg->overlap == OVERLAP_LAYER && (!cfg->schedule || schedule_spec_is_fifo(cfg->schedule)))
+        return bw_fail(err, BW_EUSAGE,
+                       "--overlap layer: applies each layer's update once its gradients are "
+                       "reduced; --policy %s sends no gradient (periodic or outer: each worker "
+                       "steps alone, then one dense exchange after the optimiser): use --overlap "
+                       "none, or a gradient policy",
+                       cfg->policy);
+    if (!cfg->schedule || schedule_spec_is_fifo(cfg->schedule)) return BW_OK;
     return bw_fail(err, BW_EUSAGE,
                    "--schedule %s: orders a step's gradient collectives around its backward; "
                    "--policy %s averages parameters (periodic or outer: each worker steps alone, "
