@@ -144,8 +144,7 @@ static void plan_tail(DriverRun *run, StepPlan *p)
         s->msg = (CompressMsg){COMPRESS_ALLREDUCE_F32, cm->wl->n_params};
     }
     push(p, STAGE_OPTIMIZER)->seconds = cost_opt_seconds(run);
-    /* the fast replay runs no outer step (outer_lane_wanted): its averaging sends the model */
-    const double share = run->fast ? 1.0 : outer_msg_share(run);
+    const double share = outer_msg_share(run); /* Streaming DiLoCo: its fragment's (outer.c) */
     const double floats = (double)cm->wl->n_params * (double)driver_average_floats(run->cfg);
     const CompressMsg avg = {COMPRESS_ALLREDUCE_F32, (size_t)ceil(floats * share)};
     if (run->outer.lanes) {
