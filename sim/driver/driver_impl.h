@@ -405,7 +405,7 @@ void islands_step_done(DriverRun *run);
 double islands_cost(Worker *me, size_t n_params);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
 
-/* cost.c */
+/* exec.c: the cost model, its plan and its clock, created together */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
 void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
 /* The leader, once the policy has decided step `step`: its levels, and the executor's
