@@ -167,6 +167,13 @@ static void test_bad_invocations_exit_2_naming_the_flag(void **state)
     expect_refusal("--allreduce ps: on a generated star only",
                    RUN "--allreduce ps --topology fat-tree");
     expect_refusal("needs --overlap ddp or layer", RUN "--schedule p3 --overlap none");
+    /* a periodic or outer policy: refused, not priced as without --schedule (issue 47) */
+    expect_refusal("--schedule p3: orders a step's gradient collectives",
+                   RUN "--policy cpsgd:period=4 --schedule p3");
+    expect_refusal("--policy diloco:H=4 averages parameters",
+                   RUN "--workload resnet50 --policy diloco:H=4 --schedule tictac");
+    expect_refusal("--overlap layer: applies each layer's update",
+                   RUN "--policy cpsgd:period=4 --overlap layer");
     expect_refusal("--collectives analytic",
                    RUN "--workload resnet50 --allreduce ps --collectives analytic --schedule p3");
     expect_refusal("--schedule ./missing.so: no such file", RUN "--schedule ./missing.so");
