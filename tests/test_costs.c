@@ -85,6 +85,12 @@ static void test_every_builtin_loads_and_pytorch_is_the_gpus(void **state)
     assert_int_equal(costs_load("pytorch", "--costs", NULL, &p, NULL), BW_OK); /* --gpu-flops */
     assert_true(p->ideal);
     costs_free(p);
+    /* a measured profile with the GPU given by its rate (--gpu-flops): its calls and rates,
+     * compute at the rate (issue 47; it was refused) */
+    assert_int_equal(costs_load("pytorch-a100", "--costs", NULL, &p, NULL), BW_OK);
+    assert_false(p->ideal);
+    assert_true(p->collective_s > 0);
+    costs_free(p);
     assert_int_equal(costs_load("ideal", "--costs", "A100", &p, NULL), BW_OK);
     assert_true(p->ideal);
     assert_true(costs_share(p, COST_NET_TCP, 1) == 1.0);

@@ -57,6 +57,10 @@ static void test_flags_without_effect_are_noted(void **state)
     stderr_has("note: --compressor has no effect here", 1);
     assert_int_equal(bw(CMP "--compressor topk --policies sync,static:level=0.1 --out @/c2"), 0);
     stderr_has("--compressor", 0);
+    /* a measured profile with a GPU given by its rate runs (it was refused), and says how */
+    assert_int_equal(bw(RUN "--gpu-flops 1e13 --costs pytorch-v100 --out @/g"), 0);
+    stderr_has("note: --costs pytorch-v100: compute at --gpu-flops", 1);
+    expect_refusal("add --gpu V100", RUN "--gpu A100 --costs pytorch-v100 --out @/g2");
     /* only a mistake: refused, nothing written */
     expect_refusal("--timeline-steps: has no effect alone", RUN "--timeline-steps 0:3 --out @/r");
 }

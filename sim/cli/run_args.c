@@ -414,6 +414,14 @@ static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
         (rc = costs_load(f->run.costs, "--costs", c->gpu ? c->gpu->name : NULL, &f->costs, err)))
         return rc;
     cfg->costs = f->costs;
+    if (!c->gpu && !f->costs->ideal && !f->costs_noted) { /* --gpu-flops: said once */
+        fprintf(stderr,
+                "bellows: note: --costs %s: compute at --gpu-flops; the calls, cycle, link shares "
+                "and the optimiser's and compressors' rates as the profile measured them on the "
+                "%s\n",
+                f->costs->spec, f->costs->gpu);
+        f->costs_noted = 1;
+    }
     cfg->transport = (CostNet)costs_net_parse(f->run.transport);
     if ((rc = cluster_apply_sockets(&f->cluster, f->set + f->cluster_at, f->costs, cfg->transport,
                                     err)))

@@ -80,6 +80,7 @@ typedef struct {
     RunMode mode;
     Workload *workload; /* --workload, loaded by run_setup (run_flags_release frees it) */
     CostProfile *costs; /* --costs, loaded by run_setup for the cluster's GPU (freed there too) */
+    int costs_noted;    /* the note of a measured profile with --gpu-flops was printed */
     /* a replay's trace's workers (set by the caller after run_parse_flags, before run_setup):
      * the cluster's --workers unless given (or --platform), so that a replay keeps the
      * trace's cluster and per-worker batch; 0: none */

@@ -129,12 +129,14 @@ int costs_load(const char *spec, const char *flag, const char *gpu, CostProfile 
     if (rc != BW_OK) return rc;
     CostProfile *p = *out;
     snprintf(p->spec, sizeof p->spec, "%s", spec);
-    if (!p->ideal && (!gpu || strcasecmp(gpu, p->gpu) != 0)) {
-        rc =
-            bw_fail(err, BW_EUSAGE,
-                    "%s %s: the profile describes %s on a %s, but the cluster's GPU is %s: add "
-                    "--gpu %s, or choose a profile of the cluster's GPU (bellows costs)",
-                    flag, spec, p->implementation, p->gpu, gpu ? gpu : "given by its rate", p->gpu);
+    /* a GPU given by its rate (gpu NULL, --gpu-flops) takes any profile: its compute at that
+     * rate, the rest (calls, cycle, link shares, the optimiser's and compressors' rates) as the
+     * profile measured it on its own GPU; the CLI notes it (issue 47) */
+    if (!p->ideal && gpu && strcasecmp(gpu, p->gpu) != 0) {
+        rc = bw_fail(err, BW_EUSAGE,
+                     "%s %s: the profile describes %s on a %s, but the cluster's GPU is %s: add "
+                     "--gpu %s, or choose a profile of the cluster's GPU (bellows costs)",
+                     flag, spec, p->implementation, p->gpu, gpu, p->gpu);
         costs_free(p);
         *out = NULL;
     }

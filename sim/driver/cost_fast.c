@@ -10,6 +10,7 @@
  * actors share the GPU (cost_comm_begin). */
 #include "exec_impl.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -93,52 +94,65 @@ double cost_charge(Comm *comm, const CompressMsg *msg)
     return 0.0;
 }
 
-/* One message after the profile's fixed cost of a call (cost_message). */
-static void fc_message(DriverRun *run, FastClock *c, const CompressMsg *m)
+/* A collective stage after its fixed cost of a call (cost_message); on the run's communicator:
+ * the fast replay has no islands (driver_replay_fast). */
+static void fc_message(DriverRun *run, FastClock *c, const PlanStage *s)
 {
-    if (run->cost->prof) fc_wait(c, run->cost->prof->collective_s);
+    assert(s->comm == PLAN_COMM_RUN);
+    if (s->call_s != PLAN_NO_CALL) fc_wait(c, s->call_s);
     const double t0 = c->now;
-    fc_wait(c, cost_charge(run->comm, m));
+    fc_wait(c, cost_charge(run->comm, &s->msg));
     busy_add(c->busy, t0, c->now);
 }
 
-/* cost_reduce of the tensors todo[0..n) on the clock: the encode, the (empty) rendezvous, the
- * messages with the work between them and the collectives' cycle, the decode; adds its books
- * to split as cost_reduce does. */
-static void fc_reduce(DriverRun *run, FastClock *c, const int *todo, int n, int queued,
+/* Bucket b of the plan on the clock, as cost_reduce walks it: the encode, the (empty)
+ * rendezvous, the rounds, the messages with the work between them, the decode; adds its books
+ * to split as cost_reduce does. queued: its first round waits for no cycle. */
+static void fc_reduce(DriverRun *run, FastClock *c, const PlanBucket *b, int queued,
                       double *split)
 {
-    CostModel *cm = run->cost;
-    CompressMsg msgs[COMPRESS_MAX_MSGS];
-    CompressCost cc = {.prof = cm->prof};
-    int nm = compress_plan_views(run->w[0].comp, cm->views, todo, n, cm->levels, msgs, &cc);
-    const int last = cost_phases(run, nm, &cc);
-    split[COST_COMPRESS] += fc_exec(c, cc.phase_s[0] * c->speed);
+    const StepPlan *p = &run->cost->plan;
     double t2 = c->now;
-    split[COST_WAIT] += t2 - t2; /* every worker arrives at once */
-    fc_wait(c, cost_cycle_wait_s(cm->prof, queued));
-    for (int i = 0; i < nm; i++) {
-        const int p = i - cc.first_msg;
-        if (p > 0 && cc.phase_s[p] > 0) {
-            split[COST_COMM] += c->now - t2;
-            split[COST_COMPRESS] += fc_exec(c, cc.phase_s[p] * c->speed);
+    int open = 1; /* communication since t2 not booked yet */
+    for (int i = b->first_stage; i < b->first_stage + b->n_stages; i++) {
+        const PlanStage *s = &p->stage[i];
+        switch (s->kind) {
+        case STAGE_ENCODE:
+            split[COST_COMPRESS] += fc_exec(c, s->seconds * c->speed);
+            break;
+        case STAGE_RENDEZVOUS:
             t2 = c->now;
-            fc_wait(c, cost_cycle_wait_s(cm->prof, 0));
+            split[COST_WAIT] += t2 - t2; /* every worker arrives at once */
+            break;
+        case STAGE_ROUND:
+            fc_wait(c, s->queueable && queued ? 0.0 : s->seconds);
+            break;
+        case STAGE_BETWEEN:
+            split[COST_COMM] += c->now - t2;
+            split[COST_COMPRESS] += fc_exec(c, s->seconds * c->speed);
+            t2 = c->now;
+            break;
+        case STAGE_COLL:
+            fc_message(run, c, s);
+            break;
+        case STAGE_DECODE:
+            split[COST_COMM] += c->now - t2;
+            open = 0;
+            split[COST_COMPRESS] += fc_exec(c, s->seconds * c->speed);
+            break;
+        default:
+            break;
         }
-        fc_message(run, c, &msgs[i]);
     }
-    split[COST_COMM] += c->now - t2;
-    if (last > 0) split[COST_COMPRESS] += fc_exec(c, cc.phase_s[last] * c->speed);
+    if (open) split[COST_COMM] += c->now - t2;
 }
 
 /* Bucket k, ready at `ready`, reduced once the previous buckets end (prev); when it ends. */
 static double fc_bucket(DriverRun *run, const FastClock *c, int k, double ready, double prev)
 {
-    const CostModel *cm = run->cost;
     FastClock b = {fmax(prev, ready), c->speed, c->mult, c->busy};
     double ignored[COST_KINDS] = {0};
-    fc_reduce(run, &b, cm->order + cm->bucket_start[k],
-              cm->bucket_start[k + 1] - cm->bucket_start[k], k > 0 && ready <= prev, ignored);
+    fc_reduce(run, &b, &run->cost->plan.bucket[k], k > 0 && ready <= prev, ignored);
     return b.now;
 }
 
@@ -150,6 +164,7 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
 {
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
+    const StepPlan *p = &cm->plan;
     const double t0 = c->now;
     const double s = cm->prof && cm->prof->interference > 1 ? cm->prof->interference : 1.0;
     Busy busy = {0};
@@ -163,12 +178,12 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
         const double w =
             workload_bwd_flops(wl, l, b, c->speed, cm->peak_ratio) * c->mult / c->speed;
         t = s > 1 ? busy_advance(&busy, &cur, t, w, s) : t + w;
-        for (; k < cm->n_buckets && cm->bucket_layer[k] == l; k++) {
-            if (deferred < 0 && cm->bucket_defer[k]) deferred = k;
+        for (; k < p->n_buckets && p->bucket[k].layer == l; k++) {
+            if (deferred < 0 && p->bucket[k].defer) deferred = k;
             if (deferred < 0) comm_end = fc_bucket(run, c, k, t, comm_end);
         }
     }
-    for (k = deferred; k >= 0 && k < cm->n_buckets; k++)
+    for (k = deferred; k >= 0 && k < p->n_buckets; k++)
         comm_end = fc_bucket(run, c, k, t, comm_end);
     split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
     c->now = fmax(t, comm_end);
@@ -178,6 +193,30 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
     return t - t0;
 }
 
+/* The plan's tail on the clock: the optimiser, and at an averaging the parameters, dense
+ * (nothing to overlap with). The fast replay has no islands and no outer lanes
+ * (driver_replay_fast, outer_lane_wanted). Returns the compute's seconds. */
+static double fc_tail(DriverRun *run, FastClock *c, int averaged, double *split)
+{
+    const StepPlan *p = &run->cost->plan;
+    double comp = 0;
+    for (int i = p->tail_first; i < p->n_stages; i++) {
+        const PlanStage *s = &p->stage[i];
+        if (s->if_averaged && !averaged) continue;
+        assert(s->kind == STAGE_OPTIMIZER || s->kind == STAGE_AVERAGE);
+        if (s->kind == STAGE_OPTIMIZER) {
+            comp += fc_exec(c, s->seconds * c->speed);
+        } else if (s->kind == STAGE_AVERAGE) {
+            const double t2 = c->now;
+            split[COST_WAIT] += t2 - t2;
+            fc_wait(c, s->seconds);
+            fc_message(run, c, s);
+            split[COST_COMM] += c->now - t2;
+        }
+    }
+    return comp;
+}
+
 /* A costed step of identical workers from `now` on rank 0's clock: returns when it ends; the
  * compute's seconds into *compute, the rest into split (COST_*), as exec_ddp books them. */
 static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, double now,
@@ -185,11 +224,12 @@ static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, 
 {
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
+    const StepPlan *p = &cm->plan;
     FastClock c = {now, run->cluster.gpu_flops, run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0,
                    NULL};
     const int b = driver_price_batch(run->cfg, st->b);
     double comp;
-    if (cm->ddp) {
+    if (p->mode == PLAN_OVERLAP) {
         comp = fc_ddp(run, &c, b, split);
     } else { /* cost_forward and cost_backward: one execution each */
         double f = 0, total = 0;
@@ -201,21 +241,10 @@ static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, 
             f += workload_bwd_flops(wl, l, b, c.speed, cm->peak_ratio);
         total += fc_exec(&c, f);
         comp += total;
-        if (!run->periodic && run->cfg->overlap == OVERLAP_TENSOR)
-            for (int t = 0; t < wl->n_tensors; t++) fc_reduce(run, &c, &t, 1, t > 0, split);
-        else if (!run->periodic)
-            fc_reduce(run, &c, cm->order, wl->n_tensors, 0, split);
+        for (int k = 0; p->mode == PLAN_AFTER && k < p->n_buckets; k++)
+            fc_reduce(run, &c, &p->bucket[k], p->bucket[k].queued, split);
     }
-    comp += fc_exec(&c, cost_opt_seconds(run) * c.speed);
-    if (averaged) { /* the real model's parameters, dense: nothing to overlap with */
-        const double t2 = c.now;
-        split[COST_WAIT] += t2 - t2;
-        fc_wait(&c, cost_cycle_wait_s(cm->prof, 0));
-        const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
-                                 wl->n_params * driver_average_floats(run->cfg)};
-        fc_message(run, &c, &avg);
-        split[COST_COMM] += c.now - t2;
-    }
+    comp += fc_tail(run, &c, averaged, split);
     *compute = comp;
     return c.now;
 }

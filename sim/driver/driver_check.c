@@ -271,6 +271,30 @@ static int check_trace_holds(const RunConfig *cfg, const PolicyOps *ops, BwError
     return BW_OK;
 }
 
+/* A schedule orders each step's gradient collectives around the backward (sched_*.c). A periodic
+ * or outer policy (cpsgd, diloco, ...) sends no gradient: each worker steps on its own replica
+ * and the averaging (or the outer exchange) is one dense call of the parameters after the
+ * optimiser, with no compute of the step left to overlap, so a schedule has nothing to order.
+ * Refused, never dropped (issue 47: it used to price the run as without --schedule). */
+static int check_schedule_mode(const RunConfig *cfg, const PolicyOps *ops, BwError *err)
+{
+    if (ops->mode != POLICY_PERIODIC) return BW_OK;
+    if (cfg->overlap == OVERLAP_LAYER && (!cfg->schedule || schedule_spec_is_fifo(cfg->schedule)))
+        return bw_fail(err, BW_EUSAGE,
+                       "--overlap layer: applies each layer's update once its gradients are "
+                       "reduced; --policy %s sends no gradient (periodic or outer: each worker "
+                       "steps alone, then one dense exchange after the optimiser): use --overlap "
+                       "none, or a gradient policy",
+                       cfg->policy);
+    if (!cfg->schedule || schedule_spec_is_fifo(cfg->schedule)) return BW_OK;
+    return bw_fail(err, BW_EUSAGE,
+                   "--schedule %s: orders a step's gradient collectives around its backward; "
+                   "--policy %s averages parameters (periodic or outer: each worker steps alone, "
+                   "then one dense exchange after the optimiser), which no schedule reorders; "
+                   "drop --schedule or use a gradient policy (sync, accordion, ...)",
+                   cfg->schedule, cfg->policy);
+}
+
 /* The compressor and the policy are created as the run would, and the policy's first decision,
  * on an empty observation, must already be valid. */
 static int check_first_decision(const RunConfig *cfg, const Model *m, int shard, BwError *err)
@@ -295,6 +319,7 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
                              cfg->cluster.workers, 0, cfg->tc.seed, &c, err);
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
     if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
+    if (rc == BW_OK) rc = check_schedule_mode(cfg, p->ops, err);
     if (rc == BW_OK) rc = outer_eager_check(cfg, p, err); /* outer_eager.c */
     if (rc == BW_OK) {
         PolicyObs obs = {.epoch_start = 1,

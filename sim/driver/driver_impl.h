@@ -21,6 +21,7 @@
 #include "driver.h"
 #include "compress.h"
 #include "pool.h"
+#include "step_plan.h"
 #include "optim.h"
 #include "policy.h"
 #include "schedule.h"
@@ -70,9 +71,7 @@ typedef struct {
     sg_bar_t stream_bar;         /* the streams' rendezvous before each bucket's collectives */
     /* a cost profile other than ideal (RunConfig.costs), or NULL: the roofline */
     const CostProfile *prof;
-    /* [n_buckets]: this step, bucket k's collectives include an allgather, which waits for
-     * the backward to end when the profile's allgathers do not overlap it (cost_decided) */
-    unsigned char *bucket_defer;
+    StepPlan plan; /* this step's (step_plan.h): built by cost_decided, timed by the clock */
     /* how the step is priced (exec_impl.h), chosen by cost_create: exec_ddp (cost.c), exec_sched
      * or exec_fast */
     const StepExec *exec;
@@ -271,10 +270,8 @@ struct DriverRun {
         size_t *lo, *hi;             /* [fragments]: each fragment's parameters [lo, hi) */
         long *apply_at;              /* [fragments]: the step its last outer step applies at */
         long *exchanges;             /* [fragments]: its outer steps done */
-        double msg_share; /* this step's exchange: its floats over the model's (costed steps) */
         size_t *wl_floats; /* [fragments] with --workload: each fragment of the workload's
                             * layers, its quantised floats (outer_exchange_floats) */
-        int frag;          /* the fragment exchanged last */
         long step;
         OuterLane *lanes; /* [P] overlapped exchanges (outer_lane.c), or NULL: blocking ones */
         int arrived;      /* live, overlapped: the workers whose outer gradient is in the sum */
@@ -373,13 +370,13 @@ void outer_apply(DriverRun *run, Worker *me, const float *sum, long step);
  * fragment's outer step once; then every fragment whose application falls at this step merged
  * into the worker's parameters. Returns whether it exchanged. */
 int outer_stream(Worker *me, long step, Comm *comm);
-/* The share of the model's floats this step's averaging sends (1 but for Streaming DiLoCo). */
-double outer_msg_share(const DriverRun *run);
-/* The floats a costed step's outer exchange (or averaging) of this step carries for a real model
- * of n_params: with --workload and fragments, the workload's own fragment (its layers split as
- * the small model's are, outer.c), quantised; else n_params x the small model's share. Times 2
- * with --average-momentum. */
-size_t outer_exchange_floats(const DriverRun *run, size_t n_params);
+/* The floats the outer exchange (or averaging) of a costed step `step` carries for a real model
+ * of n_params, once the policy decided it (run->dec; the plan's builder asks, step_plan.c,
+ * before the outer step itself runs): Streaming DiLoCo's fragment exchanged at `step`, with
+ * --workload the workload's own fragment (its layers split as the small model's are), quantised,
+ * else n_params x the small fragment's share; otherwise (and in the fast replay, which runs no
+ * outer step) n_params. Times 2 with --average-momentum. */
+size_t outer_exchange_floats(const DriverRun *run, long step, size_t n_params);
 /* outer_lane.c: Streaming DiLoCo's exchanges overlapped with the tau inner steps that follow
  * (tau > 0, costed steps or live ones on islands: outer_lane_wanted). A lane per worker, an
  * actor that runs the exchanges posted to it on run->comm in order; the worker waits at the
@@ -418,20 +415,21 @@ void islands_free(DriverRun *run);
 void islands_reduce(Worker *me, long step);
 /* Once a step's messages are all sent: its WAN bytes into RunResult.wan_peak_step_bytes. */
 void islands_step_done(DriverRun *run);
-/* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without, or
- * when islands_bucketed prices it bucket by bucket). */
+/* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without
+ * islands; the plan's tail has it only when islands_bucketed does not hold, step_plan.c). */
 double islands_cost(Worker *me, size_t n_params);
 /* Periodic mode on islands with --workload or --overlap: the inner step is the workload's
  * data-parallel step inside the island, its DDP buckets (and overlap) on the island's ring, as
- * the same workload's step on one island alone (cost.c); without either flag, as before, one
- * allreduce of the parameters (islands_cost). */
+ * the same workload's step on one island alone (the plan's buckets on PLAN_COMM_ISLAND,
+ * step_plan.c); without either flag, as before, one allreduce of the parameters in the plan's
+ * tail (islands_cost). The plan's builder asks this; the clocks do not. */
 int islands_bucketed(const DriverRun *run);
-/* The communicator of a costed step's gradient collectives and the worker's rank on it: the
- * worker's island's ring when islands_bucketed, else run->comm. */
-Comm *islands_step_comm(const Worker *me, int *rank);
+/* A clock's: the communicator a plan's stage names (step_plan.h) and the worker's rank on it:
+ * the worker's island's ring (PLAN_COMM_ISLAND) or run->comm (PLAN_COMM_RUN). */
+Comm *islands_plan_comm(const Worker *me, PlanComm which, int *rank);
 void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its Worker */
 
-/* cost.c */
+/* exec.c: the cost model, its plan and its clock, created together */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
 void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
 /* The leader, once the policy has decided step `step`: its levels, and the executor's

@@ -1,6 +1,11 @@
-/* exec.c: the step executor's choice and its calls (exec_impl.h): the step loops of worker.c and
- * replay.c call these, and the run's executor does the pricing. */
+/* exec.c: a costed run's cost model, its step plan and its clock in one place (issue 47):
+ * cost_create makes the model, the plan's fixed part (step_plan.c) and chooses the executor
+ * (exec_choose), cost_decided builds each step's plan then tells the executor; and the
+ * executor's calls (exec_impl.h): the step loops of worker.c and replay.c call these, and the
+ * run's executor, a clock of the plan, does the pricing. */
 #include "exec_impl.h"
+
+#include <stdlib.h>
 
 const StepExec *exec_choose(const DriverRun *run)
 {
@@ -8,6 +13,81 @@ const StepExec *exec_choose(const DriverRun *run)
     if (driver_scheduled(run->cfg) && !run->periodic) return &exec_sched;
     return &exec_ddp;
 }
+
+/* ---- the run's cost model, its plan and its clock ---- */
+
+int cost_create(DriverRun *run, const Model *m0, BwError *err)
+{
+    const RunConfig *cfg = run->cfg;
+    CostModel *cm = calloc(1, sizeof *cm);
+    run->cost = cm;
+    if (!cm) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    int rc;
+    cm->wl = cfg->workload;
+    if (!cm->wl) { /* the small model's own, or a replayed trace's measured step */
+        const TraceHeader *h = cfg->replay ? &cfg->replay->h : NULL;
+        rc = h && h->compute_s_per_step > 0
+                 ? workload_from_model_times(m0->layers, m0->n_layers, h->compute_s_per_step,
+                                             h->batch, &cm->own, err)
+                 : workload_from_model(m0->layers, m0->n_layers, model_flops_per_sample(m0),
+                                       &cm->own, err);
+        if (rc) return rc;
+        cm->wl = cm->own;
+    }
+    const int n = cm->wl->n_tensors;
+    cm->views = calloc((size_t)n, sizeof *cm->views);
+    cm->follows = calloc((size_t)n, sizeof *cm->follows);
+    cm->levels = calloc((size_t)n, sizeof *cm->levels);
+    cm->order = calloc((size_t)n, sizeof *cm->order);
+    cm->bucket_start = calloc((size_t)n + 1, sizeof *cm->bucket_start);
+    cm->bucket_layer = calloc((size_t)n, sizeof *cm->bucket_layer);
+    if (!cm->views || !cm->follows || !cm->levels || !cm->order || !cm->bucket_start ||
+        !cm->bucket_layer)
+        return bw_fail(err, BW_ERUNTIME, "out of memory");
+    cm->prof = cfg->costs && !cfg->costs->ideal ? cfg->costs : NULL;
+    workload_views(cm->wl, cm->views);
+    rc = workload_map(cm->wl, m0->layers, m0->n_layers, "--workload", cm->follows, err);
+    if (rc) return rc;
+    cm->peak_ratio = cost_peak_ratio(cm->wl, &run->cluster);
+    sgd_cost(cm->wl->n_params, &cfg->tc.sgd, &cm->opt_flops, &cm->opt_bytes);
+    cm->exec = exec_choose(run);
+    /* periodic mode on islands with --workload or --overlap: DDP inside the island (islands.c) */
+    cm->ddp = cfg->overlap == OVERLAP_DDP && (!run->periodic || islands_bucketed(run)) &&
+              cm->exec != &exec_sched;
+    rc = plan_create(run, err); /* step_plan.c */
+    if (rc || run->fast) return rc;
+    cm->data = coll_comm_create_zero_time(&run->cluster, cfg->algo);
+    if (!cm->data) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    return exec_create(run, err);
+}
+
+void cost_free(DriverRun *run)
+{
+    CostModel *cm = run->cost;
+    if (!cm) return;
+    exec_free(run);
+    workload_free(cm->own);
+    free(cm->views);
+    free(cm->follows);
+    free(cm->levels);
+    free(cm->order);
+    free(cm->bucket_start);
+    free(cm->bucket_layer);
+    plan_free(&cm->plan);
+    coll_comm_free(cm->data);
+    free(cm);
+    run->cost = NULL;
+}
+
+/* At the rendezvous, once the policy has decided: the step's plan (step_plan.c), then the
+ * clock's own (exec_decided: the schedule engine's partitions). */
+void cost_decided(DriverRun *run, long step)
+{
+    plan_build(run, step);
+    exec_decided(run, step);
+}
+
+/* ---- the executor's calls ---- */
 
 static const StepExec *exec_of(const DriverRun *run)
 {

@@ -9,6 +9,9 @@
  *   exec_sched (sched_*.c)   the scheduled engine: partitions, priorities, credit, lanes and
  *                            layer-wise updates (driver_scheduled);
  *   exec_fast  (cost_fast.c) the closed form of identical workers, for the fast replay.
+ * exec_ddp and exec_fast are clocks of the step's plan (step_plan.h, built once per decided step
+ * by cost_decided): they walk its buckets' stages and its tail and ask nobody else what a step
+ * sends; exec_sched still plans its own units (sched_plan.c), issue 47's remaining step.
  * What they share lives once: the GPU lane, spans, notes, phases (cost_lane.c), and the books,
  * which every step's StepBooks adds to its worker by one function (exec_books_add).
  *

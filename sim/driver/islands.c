@@ -10,6 +10,7 @@
 #include "driver_impl.h"
 #include "xalloc.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 #include <simgrid/engine.h>
@@ -125,11 +126,12 @@ int islands_bucketed(const DriverRun *run)
            (cfg->workload || cfg->overlap != OVERLAP_NONE);
 }
 
-Comm *islands_step_comm(const Worker *me, int *rank)
+Comm *islands_plan_comm(const Worker *me, PlanComm which, int *rank)
 {
     const DriverRun *run = me->run;
     *rank = me->rank;
-    if (!run->island_comm || !islands_bucketed(run)) return run->comm;
+    if (which == PLAN_COMM_RUN) return run->comm;
+    assert(run->island_comm && "the builder names an island only on islands in periodic mode");
     *rank = me->rank % run->island_size;
     return run->island_comm[me->rank / run->island_size];
 }
@@ -137,7 +139,7 @@ Comm *islands_step_comm(const Worker *me, int *rank)
 double islands_cost(Worker *me, size_t n_params)
 {
     DriverRun *run = me->run;
-    if (!run->island_comm || islands_bucketed(run)) return 0; /* priced by its buckets */
+    if (!run->island_comm) return 0;
     const int S = run->island_size;
     const double t0 = simgrid_get_clock();
     coll_cost_allreduce(run->island_comm[me->rank / S], me->rank % S, n_params, 4);

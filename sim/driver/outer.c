@@ -47,12 +47,6 @@ static int wl_fragments_init(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-size_t outer_exchange_floats(const DriverRun *run, size_t n_params)
-{
-    const size_t avg = driver_average_floats(run->cfg);
-    if (run->outer.wl_floats) return run->outer.wl_floats[run->outer.frag] * avg;
-    return (size_t)ceil((double)n_params * (double)avg * outer_msg_share(run));
-}
 
 /* Fragment f: layers [f L / F, (f + 1) L / F), contiguous in the flat buffer. */
 static int fragments_init(DriverRun *run, const Model *m0)
@@ -92,7 +86,6 @@ int outer_init(DriverRun *run, const Model *m0, BwError *err)
     memcpy(run->outer.global, m0->params, sizeof(float) * n);
     run->outer.on = run->outer.asked = 1;
     run->outer.step = -1;
-    run->outer.msg_share = 1;
     if ((rc = wl_fragments_init(run, err))) return rc;
     return o->eager ? outer_eager_init(run, m0, err) : BW_OK;
 }
@@ -141,9 +134,20 @@ static int fragment_at(const PolicyOuter *o, long step)
     return -1;
 }
 
-double outer_msg_share(const DriverRun *run)
+size_t outer_exchange_floats(const DriverRun *run, long step, size_t n_params)
 {
-    return run->outer.streaming ? run->outer.msg_share : 1.0;
+    const size_t avg = driver_average_floats(run->cfg);
+    /* the fast replay runs no outer step: its exchange is the whole model's, as before */
+    const int f = run->outer.streaming && !run->fast && run->dec.average
+                      ? fragment_at(&run->outer.o, step)
+                      : -1;
+    if (f < 0) return (size_t)ceil((double)n_params * (double)avg);
+    if (run->outer.wl_floats) return run->outer.wl_floats[f] * avg;
+    /* the small fragment's share of the small model, which fragment_exchange sends */
+    const size_t floats =
+        outer_quantised_floats(run->outer.hi[f] - run->outer.lo[f], run->outer.o.bits);
+    const double share = (double)floats / (double)run->w[0].model->n_params;
+    return (size_t)ceil((double)n_params * (double)avg * share);
 }
 
 /* The fragment's outer step, once (the first worker back from the exchange): the mean of the
@@ -211,8 +215,6 @@ static void fragment_exchange(Worker *me, int f, long step, Comm *comm)
     outer_quantise(dq, hi - lo, run->outer.o.bits);
     for (size_t i = lo; i < hi; i++) run->outer.acc[i] += dq[i - lo];
     const size_t floats = outer_quantised_floats(hi - lo, run->outer.o.bits);
-    run->outer.msg_share = (double)floats / (double)me->model->n_params;
-    run->outer.frag = f;
     if (outer_lane_of(me) && !run->cost) { /* overlapped: the sum is done with the last one */
         outer_lane_post(me, floats, 0, step);
         if (++run->outer.arrived < run->P) return;

@@ -1,0 +1,203 @@
+/* step_plan.c: the builder of a costed step's plan (step_plan.h), the one place that asks the
+ * compressor for its messages and its work per phase, reads the profile's fixed costs, cycle
+ * and hooks, DDP's buckets and --overlap, whether the run has islands (and which communicator
+ * its gradients take there) or outer lanes, and what the outer exchange carries. The clocks
+ * (cost.c, cost_fast.c) only walk what it builds. */
+#include "exec_impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "xalloc.h"
+
+/* DDP's buckets: tensors in reverse order, a bucket closed once it holds cap bytes (the first
+ * one DRIVER_FIRST_BUCKET_BYTES), as PyTorch's compute_bucket_assignment_by_size does
+ * (torch/nn/parallel/distributed.py, reducer.cpp). */
+static int plan_ddp_buckets(CostModel *cm, double cap)
+{
+    const Workload *wl = cm->wl;
+    const int n = wl->n_tensors;
+    int k = 0;
+    double bytes = 0;
+    cm->bucket_start[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int t = n - 1 - i;
+        cm->order[i] = t;
+        bytes += 4.0 * (double)wl->tensors[t].numel;
+        double limit = k == 0 ? fmin(DRIVER_FIRST_BUCKET_BYTES, cap) : cap;
+        if (bytes >= limit || i == n - 1) {
+            cm->bucket_layer[k] = wl->tensors[t].layer; /* ready after this layer's backward */
+            cm->bucket_start[++k] = i + 1;
+            bytes = 0;
+        }
+    }
+    return k;
+}
+
+/* The run's fixed part: DDP's buckets over the tensors (CostModel.order, bucket_*), the plan's
+ * buckets (as many as the tensors at most: --overlap tensor's), its mode and the communicator
+ * of its buckets' collectives: on islands in periodic mode with --workload or --overlap
+ * (islands_bucketed, islands.c) the inner step is the workload's data-parallel step inside the
+ * worker's island, its buckets on the island's ring (PLAN_COMM_ISLAND), DDP's overlap too. */
+int plan_create(DriverRun *run, BwError *err)
+{
+    (void)err;
+    CostModel *cm = run->cost;
+    const RunConfig *cfg = run->cfg;
+    StepPlan *p = &cm->plan;
+    const int n = cm->wl->n_tensors;
+    cm->n_buckets =
+        plan_ddp_buckets(cm, cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES);
+    p->bucket = bw_xcalloc((size_t)n, sizeof *p->bucket, "the plan's buckets");
+    p->identity = bw_xcalloc((size_t)n, sizeof *p->identity, "the plan's buckets");
+    for (int t = 0; t < n; t++) p->identity[t] = t;
+    const int island = islands_bucketed(run);
+    p->grad_comm = island ? PLAN_COMM_ISLAND : PLAN_COMM_RUN;
+    p->mode = cm->exec == &exec_sched   ? PLAN_ENGINE
+              : cm->ddp                 ? PLAN_OVERLAP
+              : run->periodic && !island ? PLAN_NO_GRADIENTS
+                                         : PLAN_AFTER;
+    if (p->mode == PLAN_OVERLAP) {
+        p->n_buckets = cm->n_buckets;
+        for (int k = 0; k < cm->n_buckets; k++)
+            p->bucket[k] = (PlanBucket){.tensors = cm->order + cm->bucket_start[k],
+                                        .n_tensors = cm->bucket_start[k + 1] - cm->bucket_start[k],
+                                        .layer = cm->bucket_layer[k],
+                                        .queued = -1};
+    } else if (p->mode == PLAN_AFTER && cfg->overlap == OVERLAP_TENSOR) {
+        /* in the model's order, as a loop over them; each queued behind the one before */
+        p->n_buckets = n;
+        for (int t = 0; t < n; t++)
+            p->bucket[t] = (PlanBucket){
+                .tensors = p->identity + t, .n_tensors = 1, .layer = -1, .queued = t > 0};
+    } else if (p->mode == PLAN_AFTER) { /* one fused call of every tensor */
+        p->n_buckets = 1;
+        p->bucket[0] = (PlanBucket){.tensors = cm->order, .n_tensors = n, .layer = -1};
+    }
+    return BW_OK;
+}
+
+void plan_free(StepPlan *p)
+{
+    free(p->bucket);
+    free(p->stage);
+    free(p->identity);
+    *p = (StepPlan){0};
+}
+
+static PlanStage *push(StepPlan *p, StageKind kind)
+{
+    if (p->n_stages == p->cap_stages) {
+        p->cap_stages = p->cap_stages ? 2 * p->cap_stages : 64;
+        p->stage = bw_xrealloc_n(p->stage, (size_t)p->cap_stages, sizeof *p->stage,
+                                 "the plan's stages");
+    }
+    PlanStage *s = &p->stage[p->n_stages++];
+    *s = (PlanStage){.kind = kind, .comm = PLAN_COMM_RUN, .call_s = PLAN_NO_CALL};
+    return s;
+}
+
+/* The profile's fixed cost of a collective call, or none (the roofline). */
+static double call_cost(const CostModel *cm)
+{
+    return cm->prof ? cm->prof->collective_s : PLAN_NO_CALL;
+}
+
+/* Whether the profile's hook of the run's compressor synchronises (CostHook.synchronizes:
+ * PyTorch's powerSGD_hook calls torch.cuda.synchronize in its last callback, which DDP's
+ * reducer runs inline on the autograd thread, so the backward after a bucket it compresses does
+ * not start until the bucket is reduced). */
+static int plan_hook_syncs(const DriverRun *run)
+{
+    const CostHook *hook = costs_hook(run->cost->prof, compress_spec(run->w[0].comp));
+    return hook && hook->synchronizes;
+}
+
+/* Bucket b's stages at this step's levels: the encode, the ranks' rendezvous, the first round,
+ * each message on the plan's communicator with the compressor's work and a new round between
+ * rounds (cost_phases), the decode; and whether it waits for the backward: an allgather the
+ * profile does not overlap, or a message of the compressor's own under a hook that synchronises
+ * (syncs). The backward and such a bucket's collectives take turns, which prices as the backward
+ * first and the buckets after it (the same sum, nothing overlapped), as an allgather's. */
+static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
+{
+    CostModel *cm = run->cost;
+    CompressMsg msgs[COMPRESS_MAX_MSGS];
+    CompressCost cc = {.prof = cm->prof};
+    const int nm = compress_plan_views(run->w[0].comp, cm->views, b->tensors, b->n_tensors,
+                                       cm->levels, msgs, &cc);
+    const int last = cost_phases(run, nm, &cc);
+    b->first_stage = p->n_stages;
+    b->defer = syncs && nm > cc.first_msg; /* the compressor sends something of its own */
+    push(p, STAGE_ENCODE)->seconds = cc.phase_s[0];
+    push(p, STAGE_RENDEZVOUS);
+    PlanStage *r = push(p, STAGE_ROUND);
+    r->seconds = cost_cycle_wait_s(cm->prof, 0);
+    r->queueable = 1;
+    for (int i = 0; i < nm; i++) {
+        const int ph = i - cc.first_msg; /* the compressor's work before its ph-th message */
+        if (ph > 0 && cc.phase_s[ph] > 0) {
+            push(p, STAGE_BETWEEN)->seconds = cc.phase_s[ph];
+            push(p, STAGE_ROUND)->seconds = cost_cycle_wait_s(cm->prof, 0);
+        }
+        PlanStage *c = push(p, STAGE_COLL);
+        c->comm = p->grad_comm;
+        c->msg = msgs[i];
+        c->call_s = call_cost(cm);
+        if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
+            b->defer = 1;
+    }
+    if (last > 0) push(p, STAGE_DECODE)->seconds = cc.phase_s[last];
+    b->n_stages = p->n_stages - b->first_stage;
+}
+
+/* After the gradients: the island's ring (periodic mode on islands, unless the buckets ran on
+ * it), the optimiser, and at an averaging the real model's parameters, dense, on the run's
+ * communicator (Streaming DiLoCo: the fragment exchanged at `step`, outer_exchange_floats), on
+ * the outer lane when the run has one (it overlaps the next tau steps). */
+static void plan_tail(DriverRun *run, StepPlan *p, long step)
+{
+    CostModel *cm = run->cost;
+    p->tail_first = p->n_stages;
+    if (run->island_comm && p->grad_comm != PLAN_COMM_ISLAND) {
+        PlanStage *s = push(p, STAGE_COLL);
+        s->comm = PLAN_COMM_ISLAND;
+        s->msg = (CompressMsg){COMPRESS_ALLREDUCE_F32, cm->wl->n_params};
+    }
+    push(p, STAGE_OPTIMIZER)->seconds = cost_opt_seconds(run);
+    const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
+                             outer_exchange_floats(run, step, cm->wl->n_params)}; /* outer.c */
+    if (run->outer.lanes) {
+        push(p, STAGE_OUTER_WAIT);
+        PlanStage *s = push(p, STAGE_OUTER_POST);
+        s->if_averaged = 1;
+        s->msg = avg;
+        s->seconds = cost_cycle_wait_s(cm->prof, 0) + (cm->prof ? cm->prof->collective_s : 0);
+        return;
+    }
+    PlanStage *s = push(p, STAGE_AVERAGE);
+    s->if_averaged = 1;
+    s->msg = avg;
+    s->seconds = cost_cycle_wait_s(cm->prof, 0);
+    s->call_s = call_cost(cm);
+}
+
+/* At the rendezvous, once the policy decided: each real tensor's level (that of the small layer
+ * it follows; vectors dense), then every bucket's stages and the tail. */
+void plan_build(DriverRun *run, long step)
+{
+    CostModel *cm = run->cost;
+    StepPlan *p = &cm->plan;
+    for (int t = 0; t < cm->wl->n_tensors; t++)
+        cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
+    p->n_stages = 0;
+    if (p->mode == PLAN_ENGINE) return;
+    const int syncs = p->mode == PLAN_OVERLAP && plan_hook_syncs(run);
+    for (int k = 0; k < p->n_buckets; k++) plan_bucket(run, p, &p->bucket[k], syncs);
+    plan_tail(run, p, step);
+}
+
+int plan_outer_waits(const DriverRun *run, long step, int averaged)
+{
+    return outer_applies_at(run, step) || (averaged && run->outer.eager.on);
+}

@@ -1,0 +1,100 @@
+/* step_plan.h: a decided step as one plan (issue 47, DESIGN.md "Step plan and clocks"). The plan
+ * says what a costed step sends, where and in what order; a clock (exec_impl.h: DDP's streams in
+ * cost.c, the closed form in cost_fast.c) says when. It is built in one place (step_plan.c), the
+ * only file that asks the compressor for its messages, reads the profile's fixed costs and
+ * hooks, the islands' communicator, the outer lanes and the outer exchange's size: a clock only
+ * walks the plan.
+ *
+ * A step is: the forward (every layer, one slice), the backward in slices that end where a
+ * bucket fills (PlanBucket.layer), the buckets' stages (each bucket: an encode, a rendezvous, a
+ * round of collectives, its collectives with the compressor's work between them, a decode), then
+ * the tail (an island's allreduce, the optimiser, periodic averaging or an outer exchange posted
+ * or awaited). Under PLAN_OVERLAP the buckets run beside the backward (DDP's stream), under
+ * PLAN_AFTER after it, one after the other; PLAN_NO_GRADIENTS sends no gradient (periodic mode).
+ * On islands with --workload or --overlap (islands_bucketed) the inner step's buckets run on the
+ * worker's island (StepPlan.grad_comm, PLAN_COMM_ISLAND) in periodic mode too.
+ *
+ * To add a feature: a stage kind (a new StageKind, and a case in each clock's switch) or a
+ * builder rule (step_plan.c), so that every clock prices it. */
+#ifndef BELLOWS_STEP_PLAN_H
+#define BELLOWS_STEP_PLAN_H
+
+#include <stddef.h>
+
+#include "compress.h"
+
+typedef enum {
+    /* a bucket's */
+    STAGE_ENCODE,     /* the compressor's work before the first collective (seconds) */
+    STAGE_RENDEZVOUS, /* the ranks meet: the time the others wait for the slowest */
+    STAGE_ROUND,      /* a round of collectives submitted: the profile's cycle (seconds), none
+                       * for the bucket's first round when it was queued (queueable) */
+    STAGE_COLL,       /* one collective (msg) on a communicator, after a fixed call cost */
+    STAGE_BETWEEN,    /* the compressor's work between two collectives (seconds) */
+    STAGE_DECODE,     /* after the last collective (seconds) */
+    /* the tail's */
+    STAGE_OPTIMIZER,  /* the optimiser over the real parameters (seconds at the full rate) */
+    STAGE_AVERAGE,    /* periodic averaging: a rendezvous, a round (seconds), msg dense */
+    STAGE_OUTER_WAIT, /* wait for what remains of an outer exchange on the worker's lane */
+    STAGE_OUTER_POST  /* post an outer exchange (msg) to the lane, after a delay (seconds) */
+} StageKind;
+
+/* The communicator a collective runs on. */
+typedef enum {
+    PLAN_COMM_RUN,    /* the run's (all workers; parameter servers, islands' hierarchy) */
+    PLAN_COMM_ISLAND, /* the worker's island (--topology islands, periodic mode): its ring */
+} PlanComm;
+
+typedef struct {
+    StageKind kind;
+    PlanComm comm;
+    int queueable;   /* STAGE_ROUND: the bucket's first round (no cycle when queued) */
+    int if_averaged; /* a tail stage: only when the step averages */
+    CompressMsg msg; /* STAGE_COLL, STAGE_AVERAGE, STAGE_OUTER_POST (the outer exchange's
+                      * floats this step: outer_exchange_floats) */
+    double seconds;  /* work at the GPU's full rate, a cycle (STAGE_ROUND, STAGE_AVERAGE's), a
+                      * delay (STAGE_OUTER_POST) */
+    double call_s;   /* STAGE_COLL, STAGE_AVERAGE: the profile's fixed cost of a call, paid before
+                      * it; PLAN_NO_CALL (the roofline, the island's ring): none at all */
+} PlanStage;
+
+typedef struct {
+    const int *tensors; /* the bucket's tensors, in the order they are reduced */
+    int n_tensors;
+    int layer;  /* PLAN_OVERLAP: ready after this layer's backward */
+    int defer;  /* PLAN_OVERLAP: waits for the backward's end, and so do the buckets after it:
+                 * an allgather the profile does not overlap with it, or a compressed tensor
+                 * under a hook that synchronises (CostHook.synchronizes, PowerSGD's in
+                 * PyTorch: it holds the backward until the bucket is reduced) */
+    int queued; /* PLAN_AFTER: its first round was queued; PLAN_OVERLAP: the clock decides */
+    int first_stage, n_stages;
+} PlanBucket;
+
+/* PLAN_ENGINE: the schedule engine (sched_plan.c) still plans its own partitions from the levels
+ * (not yet this plan's buckets: issue 47's remaining step); the plan has no buckets then. */
+enum { PLAN_OVERLAP, PLAN_AFTER, PLAN_NO_GRADIENTS, PLAN_ENGINE };
+#define PLAN_NO_CALL (-1.0)
+
+typedef struct {
+    int mode;
+    int n_buckets;
+    PlanBucket *bucket; /* [n_buckets] */
+    PlanStage *stage;   /* every bucket's stages, then the tail's */
+    int n_stages, cap_stages;
+    int tail_first; /* stage[tail_first .. n_stages): after the gradients */
+    PlanComm grad_comm; /* the buckets' collectives' communicator (fixed for the run) */
+    int *identity;  /* [n_tensors]: 0 .. n-1, --overlap tensor's buckets */
+} StepPlan;
+
+typedef struct DriverRun DriverRun;
+
+/* step_plan.c. plan_create, from cost_create: the run's fixed part (DDP's buckets, its arrays);
+ * plan_build, from cost_decided: this step's stages at its levels; plan_free undoes create (also a
+ * partial one). plan_outer_waits: whether a worker waits at its STAGE_OUTER_WAIT (a fragment is
+ * applied at `step`, or eager updates' last round). */
+int plan_create(DriverRun *run, BwError *err);
+void plan_build(DriverRun *run, long step);
+void plan_free(StepPlan *p);
+int plan_outer_waits(const DriverRun *run, long step, int averaged);
+
+#endif
