@@ -253,7 +253,7 @@ static void test_the_allowed_pairs_run(void **state)
 {
     (void)state;
     assert_int_equal(bw("sweep " BASE " --seeds 1 --no-plots --policies sync,cpsgd:period=2,"
-                        "diloco:H=2 --topology star,hierarchical --overlap none,ddp,layer "
+                        "diloco:H=2 --topology star,hierarchical --overlap none,ddp,tensor "
                         "--collectives analytic,transfer --out @/sweep"),
                      0);
     char *csv = tmp_file("sweep/sweep.csv");

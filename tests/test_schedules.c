@@ -169,11 +169,11 @@ static void test_bad_invocations_exit_2_naming_the_flag(void **state)
         RUN "--allreduce ps --topology fat-tree");
     expect_refusal("--overlap none with --schedule p3", RUN "--schedule p3 --overlap none");
     /* a periodic or outer policy: refused, not priced as without --schedule (issue 47) */
-    expect_refusal("--policy cpsgd:period=4 with --schedule p3",
+    expect_refusal("--policy cpsgd:period=4 (periodic) with --schedule p3",
                    RUN "--policy cpsgd:period=4 --schedule p3");
-    expect_refusal("--policy diloco:H=4 with --schedule tictac",
+    expect_refusal("--policy diloco:H=4 (outer) with --schedule tictac",
                    RUN "--workload resnet50 --policy diloco:H=4 --schedule tictac");
-    expect_refusal("--policy cpsgd:period=4 with --overlap layer",
+    expect_refusal("--policy cpsgd:period=4 (periodic) with --overlap layer",
                    RUN "--policy cpsgd:period=4 --overlap layer");
     expect_refusal("--collectives analytic",
                    RUN "--workload resnet50 --allreduce ps --collectives analytic --schedule p3");

@@ -3,6 +3,7 @@
  * (exec_choose), cost_decided builds each step's plan then tells the executor; and the
  * executor's calls (exec_impl.h): the step loops of worker.c and replay.c call these, and the
  * run's executor, a clock of the plan, does the pricing. */
+#include "xalloc.h"
 #include "exec_impl.h"
 
 #include <stdlib.h>
@@ -19,7 +20,7 @@ const StepExec *exec_choose(const DriverRun *run)
 int cost_create(DriverRun *run, const Model *m0, BwError *err)
 {
     const RunConfig *cfg = run->cfg;
-    CostModel *cm = calloc(1, sizeof *cm);
+    CostModel *cm = bw_xcalloc(1, sizeof *cm, "exec.c: cm");
     run->cost = cm;
     if (!cm) return bw_fail(err, BW_ERUNTIME, "out of memory");
     int rc;
@@ -35,12 +36,13 @@ int cost_create(DriverRun *run, const Model *m0, BwError *err)
         cm->wl = cm->own;
     }
     const int n = cm->wl->n_tensors;
-    cm->views = calloc((size_t)n, sizeof *cm->views);
-    cm->follows = calloc((size_t)n, sizeof *cm->follows);
-    cm->levels = calloc((size_t)n, sizeof *cm->levels);
-    cm->order = calloc((size_t)n, sizeof *cm->order);
-    cm->bucket_start = calloc((size_t)n + 1, sizeof *cm->bucket_start);
-    cm->bucket_layer = calloc((size_t)n, sizeof *cm->bucket_layer);
+    cm->views = bw_xcalloc((size_t)n, sizeof *cm->views, "exec.c: cm->views");
+    cm->follows = bw_xcalloc((size_t)n, sizeof *cm->follows, "exec.c: cm->follows");
+    cm->levels = bw_xcalloc((size_t)n, sizeof *cm->levels, "exec.c: cm->levels");
+    cm->order = bw_xcalloc((size_t)n, sizeof *cm->order, "exec.c: cm->order");
+    cm->bucket_start =
+        bw_xcalloc((size_t)n + 1, sizeof *cm->bucket_start, "exec.c: cm->bucket_start");
+    cm->bucket_layer = bw_xcalloc((size_t)n, sizeof *cm->bucket_layer, "exec.c: cm->bucket_layer");
     if (!cm->views || !cm->follows || !cm->levels || !cm->order || !cm->bucket_start ||
         !cm->bucket_layer)
         return bw_fail(err, BW_ERUNTIME, "out of memory");
