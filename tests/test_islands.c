@@ -443,6 +443,13 @@ static void test_plugin_outer_step_is_dilocos(void **state)
 {
     (void)state;
     check_outer_is_dilocos(PLUGIN_OUTER, "outer_policy");
+    /* the same table declaring iVersion 5: its outer would be dropped; refused, as Python's */
+    RunConfig cfg = islands_config(4, 2, 8);
+    cfg.policy = PLUGIN_OUTER5 ":h=4";
+    BwError err = {{0}};
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    if (!strstr(err.msg, "outer5_policy") || !strstr(err.msg, ".outer is set, but iVersion 5"))
+        fail_msg("%s", err.msg);
 }
 
 /* the Python interface's (bellows_policy.Policy.outer; tests/plugins/outer.py), through the
