@@ -4,6 +4,8 @@
 #ifndef BELLOWS_PLUGIN_H
 #define BELLOWS_PLUGIN_H
 
+#include <stddef.h>
+
 #include "status.h"
 
 /* dlopens path (RTLD_NOW | RTLD_LOCAL; a path without '/' gets "./", never the library path),
@@ -13,6 +15,11 @@
  * with *handle NULL and nothing left open. */
 int plugin_open(const char *path, const char *flag, const char *entry, const char *header,
                 void **handle, const void **table, BwError *err);
+/* The bytes from addr to the end of the object of a loaded shared object that holds it, by the
+ * object's size in the file's symbol table (.symtab, else .dynsym); 0 when unknown (a stripped
+ * file, an address in no object). A loader reads a field past an old version's table only when
+ * the object is large enough to hold it. */
+size_t plugin_object_room(const void *addr);
 /* dlclose; NULL is nothing. */
 void plugin_close(void *handle);
 

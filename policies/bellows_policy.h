@@ -46,7 +46,8 @@
  *
  * Version 6 appended to the operations outer: a periodic policy's averagings may be DiLoCo's
  * outer steps (BellowsPolicyOuter), so a plugin can be a DiLoCo-like policy across islands. A
- * plugin of an older version averages plainly, as before. */
+ * plugin of an older version averages plainly, as before; a table that declares version 5 but
+ * sets outer is refused (its outer step would be ignored). */
 #ifndef BELLOWS_POLICY_PUBLIC_H
 #define BELLOWS_POLICY_PUBLIC_H
 

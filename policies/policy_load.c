@@ -9,6 +9,7 @@
 #include "policy.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -89,6 +90,21 @@ int policy_ops_check(const PolicyOps *ops, const char *what, BwError *err)
     return opts_check(ops->opts, ops->n_opts, what, err);
 }
 
+/* A table that declares version 5 but was compiled against a header with version 6's outer and
+ * sets it (Python refuses the same class, bellows_policy.py): its outer step would be dropped,
+ * the run plain averaging. Read only when the plug-in's own table is large enough to hold the
+ * field (its size in the file's symbol table); a true version-5 table ends before it. */
+static int outer_unread(const BellowsPolicyOps *raw, const char *what, BwError *err)
+{
+    if (raw->iVersion != 5) return BW_OK;
+    const size_t need = offsetof(BellowsPolicyOps, outer) + sizeof raw->outer;
+    if (plugin_object_room(raw) < need || !raw->outer) return BW_OK;
+    return bw_fail(err, BW_EUSAGE,
+                   "%s: .outer is set, but iVersion 5 has no outer step (version 6 added it), so "
+                   "it would be ignored: set .iVersion = BELLOWS_POLICY_VERSION",
+                   what);
+}
+
 int policy_plugin_open(const char *path, const char *flag, void **handle, PolicyOps *ops,
                        BwError *err)
 {
@@ -105,6 +121,7 @@ int policy_plugin_open(const char *path, const char *flag, void **handle, Policy
         memcpy(ops, raw, ops_size(raw->iVersion)); /* the rest stays zero */
         rc = policy_ops_check(ops, what, err);
     }
+    if (!rc) rc = outer_unread(raw, what, err);
     if (rc) {
         plugin_close(*handle);
         *handle = NULL;

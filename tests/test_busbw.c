@@ -168,6 +168,11 @@ static void test_malformed_logs_are_refused_with_file_and_line(void **state)
          "0\n",
          ":5: sizes must rise"},
         {"NCCL INFO nothing here\n", ":1: no nccl-tests table"},
+        /* a row's size that is not a size is refused, not dropped */
+        {"1024 256 float sum -1 1 1 1 0 1 1 1 0\n-1024 256 float sum -1 1 1 1 0 1 1 1 0\n",
+         ":5: column 1 (size) must be a number >= 0, got '-1024'"},
+        {"1024 256 float sum -1 1 1 1 0 1 1 1 0\nabc 256 float sum -1 1 1 1 0 1 1 1 0\n",
+         ":5: column 1 (size) must be a number >= 0, got 'abc'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char log[] = "/tmp/bellows-log-XXXXXX", out[] = "/tmp/bellows-busbw-out.json", text[1024];
@@ -183,6 +188,17 @@ static void test_malformed_logs_are_refused_with_file_and_line(void **state)
         assert_true(stat(out, &st) != 0); /* nothing written */
         unlink(log);
     }
+    /* --name without --base: the fragment has no name to carry it; refused, not dropped */
+    const char *logs[] = {LOG_8_PER_NIC};
+    NcclImport a = {.logs = logs, .n_logs = 1, .net = COST_NET_RDMA, .link_Bps = 100e9 / 8,
+                    .gpus_per_node = 8, .nics_per_node = 1, .collective = -1, .name = "mine",
+                    .out = "/tmp/bellows-busbw-out.json"};
+    BwError err = {0};
+    assert_int_equal(costs_import_nccl_tests(&a, &err), BW_EUSAGE);
+    if (!strstr(err.msg, "--name mine: names the whole profile written with --base"))
+        fail_msg("%s", err.msg);
+    struct stat st;
+    assert_true(stat(a.out, &st) != 0);
 }
 
 static void test_nics_per_node_splits_a_node_gpus_between_its_nics(void **state)

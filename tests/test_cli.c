@@ -66,6 +66,8 @@ static const BadCase BAD[] = {
     {"train --kernel 4 --model cnn", 2, "--kernel"},
     {"train --kernel 3", 2, "--kernel: applies to --model cnn only"},
     {"train --nesterov --momentum 0", 2, "--nesterov"},
+    {"train --optimizer adamw --momentum 0.5", 2, "--momentum: an SGD option; --optimizer adamw"},
+    {"run --optimizer adamw --momentum 0.9", 2, "--momentum: an SGD option"},
     {"train --lr-schedule step", 2, "--lr-decay-epochs"},
     {"train --lr-schedule linear", 2, "--lr-schedule"},
     {"train --lr-decay-epochs 3", 2, "--lr-decay-epochs: needs --lr-schedule step"},

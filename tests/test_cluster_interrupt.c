@@ -96,6 +96,15 @@ static void test_resume_runs_only_what_is_missing(void **state)
     assert_string_equal(first, first_again); /* not run again: its wall time would differ */
     /* the same rows (the folders and figures) as the run that was not interrupted */
     assert_string_equal(whole, again);
+    /* the file changed (or --set's values did): a finished point is another cluster's */
+    assert_int_equal(system(cmd), 0);
+    write_tmp("c.json", "{\"jobs\": [" JOB("a") ", " JOB("b") "], \"bandwidth\": \"1Gbps\"}");
+    expect_refusal("r/points/a.seed=1/cluster.json: was made from another cluster file",
+                   "%s --resume", args);
+    write_tmp("c.json", "{\"jobs\": [" JOB("a") ", " JOB("b") "]}");
+    expect_refusal("r/points/a.seed=1: is no point of this --set",
+                   "cluster @/c.json --alone none --out @/r --set a.seed=1,2 --set b.seed=5 "
+                   "--resume");
     free(whole);
     free(again);
     free(first);

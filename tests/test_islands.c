@@ -460,6 +460,13 @@ static void test_plugin_outer_step_is_dilocos(void **state)
 {
     (void)state;
     check_outer_is_dilocos(PLUGIN_OUTER, "outer_policy");
+    /* the same table declaring iVersion 5: its outer would be dropped; refused, as Python's */
+    RunConfig cfg = islands_config(4, 2, 8);
+    cfg.policy = PLUGIN_OUTER5 ":h=4";
+    BwError err = {{0}};
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    if (!strstr(err.msg, "outer5_policy") || !strstr(err.msg, ".outer is set, but iVersion 5"))
+        fail_msg("%s", err.msg);
 }
 
 /* the Python interface's (bellows_policy.Policy.outer; tests/plugins/outer.py), through the
@@ -672,6 +679,63 @@ static void test_reproduce_diloco_workload_verdicts_follow_the_rows(void **state
                      2);
 }
 
+/* Runs the shell command tmpl, "{B}" in it the binary and "{D}" dir; returns its exit status. */
+static int sh(const char *tmpl, const char *dir)
+{
+    char cmd[2048];
+    size_t n = 0;
+    for (const char *c = tmpl; *c && n + 600 < sizeof cmd; c++) {
+        if (strncmp(c, "{B}", 3) == 0 || strncmp(c, "{D}", 3) == 0) {
+            n += (size_t)snprintf(cmd + n, sizeof cmd - n, "%s", c[1] == 'B' ? BELLOWS_BIN : dir);
+            c += 2;
+        } else {
+            cmd[n++] = *c;
+        }
+    }
+    cmd[n] = '\0';
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+#define DIL "{B} reproduce diloco --workload none"
+
+/* --report-only needs runs (a folder without any is refused, its report.md kept); on a partial
+ * folder a run that never started is "not run", one that left its log "failed"; the folder is
+ * refused without --resume, and --resume runs only what is missing (here one run, for real). */
+static void test_reproduce_diloco_resumes_and_says_not_run(void **state)
+{
+    (void)state;
+    static const char *const runs[] = {"sync",        "diloco-H1",   "diloco-H10",    "diloco-H50",
+                                       "diloco-H100", "diloco-H500", "streaming-H100"};
+    static const char *const bws[] = {"100Mbps", "1Gbps", "10Gbps"};
+    char dir[] = "/tmp/bellows-test-dilocor-XXXXXX", path[512];
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(sh("echo mine > {D}/report.md && mkdir {D}/runs", dir), 0);
+    assert_int_equal(sh(DIL " --report-only --out {D} 2>/dev/null", dir), 2);
+    assert_int_equal(sh("grep -qx mine {D}/report.md", dir), 0); /* not written over */
+    write_summary(dir, "sync", "100Mbps", 1e9, 1e6, 0.86, 10);
+    assert_int_equal(sh("touch {D}/runs/diloco-H1-1Gbps.log", dir), 0);
+    assert_int_equal(sh(DIL " --report-only --out {D} >/dev/null", dir), 0);
+    assert_int_equal(sh("grep -qF '| diloco-H1 | 1Gbps | failed |' {D}/report.md", dir), 0);
+    assert_int_equal(sh("grep -qF '| diloco-H1 | 100Mbps | not run |' {D}/report.md", dir), 0);
+    assert_int_equal(sh("grep -qF 'diloco-H10,10Gbps,not run,' {D}/diloco.csv", dir), 0);
+    assert_int_equal(sh(DIL " --out {D} 2>&1 | grep -q -- 'finish it with --resume'", dir), 0);
+    for (int r = 0; r < 7; r++) /* every run done but H500 over 10 Gbps, which left its folder */
+        for (int b = 0; b < 3; b++) {
+            snprintf(path, sizeof path, "%s/runs/%s-%s/summary.json", dir, runs[r], bws[b]);
+            if (!file_exists(path) && !(r == 5 && b == 2))
+                write_summary(dir, runs[r], bws[b], 1e9, 1e6, 0.86, 10);
+        }
+    assert_int_equal(sh("mkdir {D}/runs/diloco-H500-10Gbps", dir), 0);
+    assert_int_equal(sh(DIL " --resume --out {D} > {D}/out.txt", dir), 0);
+    assert_int_equal(sh("grep -c 'done already (--resume)' {D}/out.txt | grep -qx 20", dir), 0);
+    assert_int_equal(
+        sh("grep -q '^| diloco-H500 | 10Gbps | 1000 | 2 | 1628320 |' {D}/report.md", dir),
+        0); /* the run it made: the closed form's bytes, as the guide's table */
+    assert_int_equal(sh("grep -qE 'failed|not run' {D}/diloco.csv", dir), 1);
+    assert_int_equal(sh("rm -rf {D}", dir), 0);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -693,6 +757,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_island_flags_are_usage_errors),
         cmocka_unit_test(test_reproduce_diloco_verdicts_follow_the_rows),
         cmocka_unit_test(test_reproduce_diloco_workload_verdicts_follow_the_rows),
+        cmocka_unit_test(test_reproduce_diloco_resumes_and_says_not_run),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);

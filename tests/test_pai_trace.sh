@@ -66,6 +66,16 @@ for flags in "--time-scale inf" "--oversubscription nan" "-o folder"; do
   [ "$rc" = 2 ] && grep -q -- "${flags%% *} " flag.err || { cat flag.err; fail "$flags: exit $rc"; }
   [ -z "$(ls -A folder)" ] && [ ! -e flag.json ] && ! ls -a | grep -q tmp || fail "$flags: wrote"
 done
+# -o naming an input table is refused (exit 2), the table left as it was
+for table in pai_job_table.csv pai_task_table.csv pai_group_tag_table.csv; do
+  rm -rf own && cp -r "$sample" own && cp own/$table own.before
+  set +e
+  $conv own -o "own/./$table" 2> own.err
+  rc=$?
+  set -e
+  [ "$rc" = 2 ] && grep -q -- "-o own/./$table: is the input table" own.err || { cat own.err; fail "-o $table: exit $rc"; }
+  cmp -s own/$table own.before || fail "-o $table: the input table was written over"
+done
 # a mapped tag is taken
 cp -r "$sample" mapped && sed -i '3s/,resnet$/,xlnet/' mapped/pai_group_tag_table.csv
 $conv mapped --map xlnet=bert-base --jobs 3 -o mapped.json

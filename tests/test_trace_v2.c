@@ -3,7 +3,10 @@
  * "state") read back; a decision where it does not belong (a version-1 trace, a header without
  * "policy", the other mode's fields, a vector's level) is refused with the file, line and field;
  * a version-1 trace still reads, without decisions. compare --traces' loader checks the
- * compressor and the levels as the run would take them, naming the file, line and field. */
+ * compressor and the levels as the run would take them, naming the file, line and field.
+ * Each mode's decision fields come from one table (the other mode's refused); two different
+ * evaluations of a step, a step after one that says the run stopped, and epoch norms off an
+ * epoch's end are refused. */
 #include "testutil.h"
 
 #include "csv.h"
@@ -73,6 +76,13 @@ static void test_decisions_read_back(void **state)
     assert_int_equal(rc, BW_OK);
     assert_true(t.h.version == 1 && !t.h.has_policy && !t.steps[0].has_decision);
     trace_free(&t);
+    /* the same evaluation written twice is one; epoch norms at an epoch's end read */
+    rc = read_text(HDR2("") EVAL EVAL STEP(0, ",\"epoch_end\":true,\"epoch_norms\":[1,1]"), &t,
+                   &err);
+    if (rc) fail_msg("%s", err.msg);
+    assert_int_equal(t.n_evals, 1);
+    assert_true(t.steps[0].has_epoch_norms);
+    trace_free(&t);
 }
 
 static void test_misplaced_decisions_are_refused(void **state)
@@ -95,6 +105,20 @@ static void test_misplaced_decisions_are_refused(void **state)
          "\"mode\": expected \"gradient\" or \"periodic\""},
         {HDR2(",\"policy\":{\"mode\":\"gradient\",\"compressor\":\"none\",\"seed\":1}"),
          "missing \"spec\""},
+        /* one field table per mode: the other mode's field is refused, even beside this one's */
+        {HDR2(GRAD) STEP(0, ",\"levels\":[1,0],\"bytes\":4,\"period\":3"),
+         ":2: a gradient-mode policy's decision: expected \"levels\", no \"average\" or "
+         "\"period\"; \"period\" is the other mode's"},
+        {HDR2(GRAD) STEP(0, ",\"bytes\":4"), ":2: missing \"levels\""},
+        {HDR2(PERI) STEP(0, ",\"state\":\"x\""), ":2: missing \"average\""},
+        /* two different evaluations of one step */
+        {HDR2("") EVAL "{\"type\":\"eval\",\"step\":0,\"test_accuracy\":0.9}\n" STEP(0, ""),
+         ":3: \"step\": step 0 is evaluated twice, test_accuracy 0.5 then 0.9"},
+        /* a step after the one that says the run stopped; epoch norms off an epoch's end */
+        {HDR2("") STEP(0, ",\"stopped\":\"diverged\"") STEP(1, ""),
+         ":3: a step after step 0, whose \"stopped\": \"diverged\" ended the run"},
+        {HDR2("") STEP(0, ",\"epoch_norms\":[1,1]"),
+         ":2: \"epoch_norms\": on a step that does not end an epoch"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         Trace t;
@@ -119,7 +143,11 @@ static void test_own_trace_levels_are_the_compressors(void **state)
         {HDR2(",\"policy\":{\"spec\":\"x\",\"mode\":\"gradient\",\"compressor\":\"zzz\","
               "\"seed\":1}") STEP(0, ",\"levels\":[1,0],\"bytes\":4"),
          "t.jsonl:1: \"policy\": \"compressor\": unknown compressor 'zzz'"},
-        {HDR2(GRAD) STEP(0, ",\"levels\":[2,0],\"bytes\":4"), NULL},
+        /* a step's bytes are what its decision sends: rank 2 of the 2x3 matrix, 4 (2 + 3) x 2,
+         * and the 2 biases dense, 8: 48 (issue 49 item 6) */
+        {HDR2(GRAD) STEP(0, ",\"levels\":[2,0],\"bytes\":4"),
+         "t.jsonl:2: \"bytes\": 4, but the decision sends 48"},
+        {HDR2(GRAD) STEP(0, ",\"levels\":[2,0],\"bytes\":48"), NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         Trace t;

@@ -20,6 +20,7 @@ good="a,g,1000,img/s,predict,20%,a paper,$small"
 refuse() { # FIELD-MESSAGE-PART TEXT...
   local want=$1
   shift
+  rm -f "$tmp/out.csv" "$tmp/s.json"
   printf '%s\n' "$@" > "$tmp/bad.csv"
   "$bellows" validate --rows "$tmp/bad.csv" --csv "$tmp/out.csv" --write-summary "$tmp/s.json" \
     > "$tmp/stdout" 2> "$tmp/stderr"
@@ -47,6 +48,10 @@ refuse "bad.csv:3: field setting: --workers" "$header" "$good" "b,g,3,img/s,pred
 refuse "bad.csv:2: field setting: run: unknown flag '--bogus'" "$header" "a,g,3,img/s,predict,20%,src,--bogus 1"
 refuse "bad.csv:2: field setting: setting 2 is empty" "$header" "a,g,3,img/s,predict,20%,src,$small ; "
 refuse "bad.csv:3: field setting: \"zz\" is not an earlier img/s row's id" "$header" "$good" "r,g,2,ratio,predict,20%,src,a / zz"
+# a setting writes nothing: any flag that names a file written (or --out), even the rows file
+refuse "bad.csv:2: field setting: --record-trace $tmp/bad.csv: a setting writes nothing" "$header" "a,g,3,img/s,predict,20%,src,$small --record-trace $tmp/bad.csv"
+refuse "bad.csv:2: field setting: --timeline $tmp/t.json: a setting writes nothing" "$header" "a,g,3,img/s,predict,20%,src,$small --timeline $tmp/t.json"
+refuse "bad.csv:2: field setting: --out $tmp/o: a setting writes nothing" "$header" "a,g,3,img/s,predict,20%,src,$small --out $tmp/o"
 refuse "bad.csv: no rows" "# only a comment" "$header"
 refuse "bad.csv:2: field figure: - (not published) is for an img/s row with tolerance none" "$header" "b,g,-,img/s,predict,20%,src,$small"
 refuse "bad.csv:3: field figure: - (not published)" "$header" "$good" "r,g,-,ratio,predict,none,src,a / a"

@@ -164,27 +164,63 @@ static int read_policy(const Where *w, json_t *o, TraceHeader *h)
     return BW_OK;
 }
 
-/* Version 2's decision of a step: "levels" (gradient mode) or "average" and "period"
- * (periodic), "bytes", "state"; all of them or none. levels: room for [n_layers]. */
-static int read_decision(const Where *w, json_t *o, const Trace *t, TraceStep *s, double *levels)
+/* Version 2's decision fields, and what each mode makes of them (traces/README.md): 1 its own,
+ * required; 0 optional; -1 the other mode's, refused. One table for both modes, so that no field
+ * of a decision is ever read in one mode and silently ignored in the other. */
+static const struct {
+    const char *key;
+    signed char gradient, periodic;
+} DECISION_FIELDS[] = {
+    {"levels", 1, -1}, {"average", -1, 1}, {"period", -1, 1}, {"bytes", 1, 1}, {"state", 0, 0},
+};
+#define N_DECISION_FIELDS ((int)(sizeof DECISION_FIELDS / sizeof *DECISION_FIELDS))
+
+/* The decision's fields present in o checked against the header's mode: whether there is a
+ * decision at all (*any), and the first field of the other mode or missing from this one. */
+static int decision_fields(const Where *w, json_t *o, const Trace *t, int *any)
 {
-    json_t *avg = json_object_get(o, "average");
-    int has_levels = 0, rc;
-    if ((rc = get_norms(w, o, "levels", 0, t->h.n_layers, 1e9, levels, &has_levels))) return rc;
-    if (!has_levels && !avg && !json_object_get(o, "bytes")) return BW_OK;
+    *any = 0;
+    for (int k = 0; k < N_DECISION_FIELDS; k++) {
+        json_t *v = json_object_get(o, DECISION_FIELDS[k].key);
+        *any |= v != NULL && !json_is_null(v);
+    }
+    if (!*any) return BW_OK;
     if (t->h.version < 2)
-        return bad(w, "a decision (\"levels\", \"average\", \"bytes\") in a "
+        return bad(w, "a decision (\"levels\", \"average\", \"period\", \"bytes\", \"state\") in a "
                       "version 1 trace");
     if (!t->h.has_policy) return bad(w, "a decision, but the header has no \"policy\"");
-    if (t->h.policy_periodic ? !avg || has_levels : !has_levels || avg != NULL)
-        return bad(w, "a %s policy's decision: expected %s",
-                   t->h.policy_periodic ? "periodic" : "gradient-mode",
-                   t->h.policy_periodic ? "\"average\" and \"period\", no \"levels\""
-                                        : "\"levels\", no \"average\"");
+    const char *mode = t->h.policy_periodic ? "periodic" : "gradient-mode";
+    for (int pass = 0; pass < 2; pass++) /* the other mode's fields first, then this one's */
+        for (int k = 0; k < N_DECISION_FIELDS; k++) {
+            const int role = t->h.policy_periodic ? DECISION_FIELDS[k].periodic
+                                                  : DECISION_FIELDS[k].gradient;
+            json_t *v = json_object_get(o, DECISION_FIELDS[k].key);
+            const int has = v != NULL && !json_is_null(v);
+            if (pass == 0 && has && role < 0)
+                return bad(w, "a %s policy's decision: expected %s; \"%s\" is the other mode's",
+                           mode,
+                           t->h.policy_periodic ? "\"average\" and \"period\", no \"levels\""
+                                                : "\"levels\", no \"average\" or \"period\"",
+                           DECISION_FIELDS[k].key);
+            if (pass == 1 && !has && role > 0)
+                return bad(w, "missing \"%s\"", DECISION_FIELDS[k].key);
+        }
+    return BW_OK;
+}
+
+/* Version 2's decision of a step: "levels" (gradient mode) or "average" and "period"
+ * (periodic), "bytes", "state"; all of a mode's or none (decision_fields). levels: room for
+ * [n_layers]. */
+static int read_decision(const Where *w, json_t *o, const Trace *t, TraceStep *s, double *levels)
+{
+    int any = 0, has_levels = 0, rc;
+    if ((rc = decision_fields(w, o, t, &any)) || !any) return rc;
+    json_t *avg = json_object_get(o, "average");
+    if ((rc = get_norms(w, o, "levels", 0, t->h.n_layers, 1e9, levels, &has_levels))) return rc;
     if (avg && !json_is_boolean(avg)) return bad(w, "\"average\": expected true or false");
     long period = 0;
     if ((rc = get_num(w, o, "bytes", 1, 0, 1e18, &s->bytes)) ||
-        (rc = get_int(w, o, "period", avg != NULL, 1, 1e9, &period)) ||
+        (rc = get_int(w, o, "period", t->h.policy_periodic, 1, 1e9, &period)) ||
         (rc = get_str(w, o, "state", 0, s->state, sizeof s->state)))
         return rc;
     for (int l = 0; has_levels && l < t->h.n_layers; l++)
@@ -297,6 +333,13 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
         return rc;
     if (s->has_epoch_rank0 && !s->has_epoch_norms)
         return bad(w, "\"epoch_norms_rank0\": given without \"epoch_norms\"");
+    if (s->has_epoch_norms && !s->epoch_end) /* the replay reads them only at an epoch's end */
+        return bad(w, "\"epoch_norms\": on a step that does not end an epoch (\"epoch_end\" is "
+                      "not true)");
+    if (t->n_steps && t->steps[t->n_steps - 1].stopped[0])
+        return bad(w, "a step after step %ld, whose \"stopped\": \"%s\" ended the run (it is "
+                      "the last step's field)",
+                   t->n_steps - 1, t->steps[t->n_steps - 1].stopped);
     s->has_variance = json_object_get(o, "param_variance") != NULL &&
                       !json_is_null(json_object_get(o, "param_variance"));
     if ((rc = get_num(w, o, "param_variance", 0, 0, 1e300, &s->param_variance)) ||
@@ -324,8 +367,11 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
     return BW_OK;
 }
 
-static int read_eval(const Where *w, json_t *o, const Trace *t, TraceEval *e)
+/* An evaluation; *again: the same evaluation of the same step as the one before it (kept once).
+ * Two different ones of one step are refused: which is the step's would be a guess. */
+static int read_eval(const Where *w, json_t *o, const Trace *t, TraceEval *e, int *again)
 {
+    *again = 0;
     long step = -1;
     int rc;
     e->test_loss = NAN;
@@ -339,6 +385,17 @@ static int read_eval(const Where *w, json_t *o, const Trace *t, TraceEval *e)
     if (t->n_evals && step < t->evals[t->n_evals - 1].step)
         return bad(w, "\"step\": evaluations go back from step %ld to %ld",
                    t->evals[t->n_evals - 1].step, step);
+    const TraceEval *last = t->n_evals ? &t->evals[t->n_evals - 1] : NULL;
+    if (last && step == last->step) {
+        const int same_loss = isnan(e->test_loss) ? isnan(last->test_loss)
+                                                  : e->test_loss == last->test_loss;
+        if (e->test_accuracy != last->test_accuracy || !same_loss)
+            return bad(w,
+                       "\"step\": step %ld is evaluated twice, test_accuracy %g then %g: one "
+                       "evaluation a step",
+                       step, last->test_accuracy, e->test_accuracy);
+        *again = 1;
+    }
     e->step = step;
     return BW_OK;
 }
@@ -432,8 +489,9 @@ static int read_record(const Where *w, json_t *o, Trace *t, long *steps_cap, lon
         t->evals = e;
         *evals_cap = grown;
     }
-    rc = read_eval(w, o, t, &t->evals[t->n_evals]);
-    if (rc == BW_OK) t->n_evals++;
+    int again = 0;
+    rc = read_eval(w, o, t, &t->evals[t->n_evals], &again);
+    if (rc == BW_OK && !again) t->n_evals++;
     return rc;
 }
 

@@ -96,7 +96,7 @@ int cmd_costs_import(int argc, char **argv, BwError *err)
         {.name = "name",
          .kind = CLI_STRING,
          .dest = &f.name,
-         .help = "the written profile's name (with --base)"},
+         .help = "the written profile's name (needs --base: the fragment alone has none)"},
         {.name = "out",
          .kind = CLI_STRING,
          .dest = &f.out,

@@ -37,6 +37,22 @@ typedef struct {
     int failed;
 } Validate;
 
+/* A setting writes nothing: every flag that names a file written or the folder written into
+ * (their class, flag_file in flag_class.c, as io_check.h reads them) is refused, so a row's
+ * --record-trace or --timeline can never write, over the --rows file or anywhere else. */
+static int writes_nothing(const Flags *f, BwError *err)
+{
+    IoFiles io = {0};
+    run_io_files(f, &io);
+    const char *label = io.out_dir ? io.out_label : NULL, *path = io.out_dir;
+    for (int i = 0; !label && i < io.n; i++)
+        if (io.f[i].out) label = io.f[i].label, path = io.f[i].path;
+    int rc = label ? bw_fail(err, BW_EUSAGE, "%s %s: a setting writes nothing", label, path)
+                   : BW_OK;
+    io_free(&io);
+    return rc;
+}
+
 /* A row's setting k as a run's flags into f, with the cfg run_setup makes of them. */
 static int setup_job(const ValRow *row, int k, Flags *f, TrainArgs *ta, RunConfig *cfg,
                      double *slowdown, char *buf, BwError *err)
@@ -47,7 +63,7 @@ static int setup_job(const ValRow *row, int k, Flags *f, TrainArgs *ta, RunConfi
     int rc = run_parse_flags("bellows run", RUN_MODE_RUN, argc, argv, f, err);
     if (rc == CLI_HELP) rc = bw_fail(err, BW_EUSAGE, "--help is not a setting");
     if (rc == BW_OK) rc = run_setup("validate", f, ta, cfg, slowdown, err);
-    if (rc == BW_OK && f->run.out) rc = bw_fail(err, BW_EUSAGE, "--out: a setting writes nothing");
+    if (rc == BW_OK) rc = writes_nothing(f, err);
     return rc;
 }
 

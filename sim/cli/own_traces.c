@@ -3,6 +3,7 @@
 #include "own_traces.h"
 #include "xalloc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,75 @@ static int check_own(const Trace *t, BwError *err)
     return check_levels(t, err);
 }
 
+/* The payload bytes one worker sends for decision s of trace t: an averaging the model's
+ * parameters in fp32, none between averagings; a gradient-mode step what the trace's compressor
+ * hands to the collectives at the recorded levels (compress_plan, whose sizes the replay
+ * charges). Plans on c, made for t's layers. */
+static double decision_bytes(const Trace *t, const TraceStep *s, const Compressor *c)
+{
+    double params = 0, bytes = 0;
+    for (int l = 0; l < t->h.n_layers; l++)
+        params += (double)t->h.layers[l].rows * (double)t->h.layers[l].cols;
+    if (t->h.policy_periodic) return s->average ? 4 * params : 0;
+    CompressMsg msgs[COMPRESS_MAX_MSGS];
+    const int n = compress_plan(c, s->levels, msgs);
+    for (int k = 0; k < n; k++)
+        bytes += (double)msgs[k].count * (msgs[k].op == COMPRESS_ALLREDUCE_F32   ? 4
+                                          : msgs[k].op == COMPRESS_ALLREDUCE_F16 ? 2
+                                                                                 : 1);
+    return bytes;
+}
+
+/* Each step's recorded "bytes" against what its decision sends (traces/README.md): a trace
+ * whose figure is not its decision's is refused with its file and line, since the replay
+ * charges the decision's bytes and the figure would say otherwise. Levels are checked first
+ * (the plan takes only valid ones). */
+static int check_bytes(const Trace *t, BwError *err)
+{
+    char name[SPEC_MAX_TEXT];
+    snprintf(name, sizeof name, "%s", t->h.policy_compressor);
+    name[strcspn(name, ":")] = '\0';
+    const CompressorOps *ops = compress_find(name);
+    LayerView *views = calloc((size_t)t->h.n_layers, sizeof *views);
+    Compressor *c = NULL;
+    int rc = views ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory");
+    size_t offset = 0;
+    for (int l = 0; rc == BW_OK && l < t->h.n_layers; l++) {
+        const TraceLayer *L = &t->h.layers[l];
+        views[l] = (LayerView){.offset = offset, .rows = L->rows, .cols = L->cols,
+                               .ndim = L->cols == 1 ? 1 : 2};
+        snprintf(views[l].name, sizeof views[l].name, "%.31s", L->name);
+        offset += (size_t)L->rows * (size_t)L->cols;
+    }
+    if (rc == BW_OK && !t->h.policy_periodic) {
+        BwError why = {{0}};
+        if (!ops || compress_create(t->h.policy_compressor, "--compressor", views, t->h.n_layers,
+                                    t->h.workers, 0, 1, &c, &why))
+            rc = bw_fail(err, BW_EUSAGE, "--traces %s: \"policy\": \"compressor\": %s", t->path,
+                         ops ? why.msg : "not a compressor of bellows (bellows compressors)");
+    }
+    for (long i = 0; rc == BW_OK && i < t->n_steps; i++) {
+        const TraceStep *s = &t->steps[i];
+        BwError why = {{0}};
+        for (int l = 0; c && l < t->h.n_layers && rc == BW_OK; l++)
+            if (compress_check_level(ops, s->levels[l], NULL, &why))
+                rc = bw_fail(err, BW_EUSAGE, "%s:%ld: \"levels\"[%d]: %s", t->path, s->line, l,
+                             why.msg);
+        const double want = rc ? 0 : decision_bytes(t, s, c);
+        if (rc == BW_OK && fabs(s->bytes - want) > 0.5)
+            rc = bw_fail(err, BW_EUSAGE,
+                         "%s:%ld: \"bytes\": %.0f, but the decision sends %.0f (%s; bytes are "
+                         "checked against the decisions, which the replay charges)",
+                         t->path, s->line, s->bytes, want,
+                         t->h.policy_periodic ? (s->average ? "an averaging: 4 bytes a parameter"
+                                                            : "no averaging")
+                                              : t->h.policy_compressor);
+    }
+    compress_free(c);
+    free(views);
+    return rc;
+}
+
 /* The index of t's policy in specs (adding it), or -1 when there are too many. */
 static int policy_of(OwnTraces *o, const Trace *t, char (*specs)[SPEC_MAX_TEXT],
                      char (*policy)[SPEC_MAX_TEXT], char (*compressor)[SPEC_MAX_TEXT], int max)
@@ -176,6 +246,7 @@ int own_traces_load(const char *list, OwnTraces *o, char (*specs)[SPEC_MAX_TEXT]
         if (rc == BW_OK && (rc = trace_read_flag(paths[i], "--traces", &o->t[i], err)) == BW_OK)
             o->n++;
         if (rc == BW_OK) rc = check_own(&o->t[i], err);
+        if (rc == BW_OK) rc = check_bytes(&o->t[i], err);
         char what[32], was[96], is[96];
         const char *field = rc ? NULL : differs(&o->t[0].h, &o->t[i].h, what, sizeof what);
         if (field) {

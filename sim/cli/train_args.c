@@ -24,7 +24,7 @@ static const CliOpt own_opts[] = {
     TRAIN_OPT("optimizer", CLI_CHOICE, optimizer, "sgd", NULL,
               "the (inner) optimizer: sgd (torch.optim.SGD: --momentum, --nesterov, "
               "--weight-decay as L2) or adamw (torch.optim.AdamW: betas 0.9, 0.999, eps 1e-8, "
-              "--weight-decay decoupled; --momentum unused)",
+              "--weight-decay decoupled; --momentum and --nesterov refused)",
               0, 0, "sgd|adamw", 0),
     TRAIN_OPT("nesterov", CLI_FLAG, nesterov, NULL, NULL, "use Nesterov momentum", 0, 0, NULL, 0),
     TRAIN_OPT("weight-decay", CLI_DOUBLE, weight_decay, "0", NULL, "L2 weight decay", 0, 1, NULL,
@@ -76,6 +76,15 @@ int train_cli_opts(TrainFlags *ta, CliOpt *out, int cap)
     return n + n_own;
 }
 
+/* Whether own flag `name` was given: set holds the model's rows first (model_args_flags: --model
+ * and its options), then own_opts'. */
+static int own_given(const TrainFlags *ta, const int *set, const char *name)
+{
+    for (size_t i = 0; i < sizeof own_opts / sizeof *own_opts; i++)
+        if (strcmp(own_opts[i].name, name) == 0) return set[1 + ta->models.n_options + (int)i];
+    return 0;
+}
+
 int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwError *err)
 {
     const char *model;
@@ -85,6 +94,10 @@ int train_args_resolve(TrainArgs *a, const TrainFlags *ta, const int *set, BwErr
     const int adamw = strcmp(ta->optimizer, "adamw") == 0;
     if (adamw && ta->nesterov)
         return bw_fail(err, BW_EUSAGE, "--nesterov: an SGD option; --optimizer adamw has none");
+    if (adamw && own_given(ta, set, "momentum")) /* AdamW's first moment is beta1, fixed 0.9 */
+        return bw_fail(err, BW_EUSAGE,
+                       "--momentum: an SGD option; --optimizer adamw has none (its betas are "
+                       "0.9, 0.999, as torch.optim.AdamW's defaults)");
     if (ta->nesterov && ta->momentum == 0.0)
         return bw_fail(err, BW_EUSAGE, "--nesterov: needs a nonzero --momentum");
     int is_step = strcmp(ta->lr_schedule, "step") == 0;

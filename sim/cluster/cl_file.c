@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -332,9 +333,23 @@ static int top_key(Ctx *c, const char *key, const json_t *v, ClSpec *s)
     return add_flag(c, key, v, 1, &s->flags, &s->n_flags);
 }
 
+/* The fingerprint of a point's JSON: FNV-1a, 64 bits (Fowler, Noll and Vo,
+ * http://www.isthe.com/chongo/tech/comp/fnv/; the offset basis and prime as record.c's), over
+ * its compact text with sorted keys, so that the order of the file's keys does not matter. */
+static void input_print(const json_t *root, char *out, size_t n)
+{
+    char *text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
+    uint64_t h = 14695981039346656037ull;
+    for (const char *c = text ? text : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    free(text);
+    snprintf(out, n, "fnv1a64:%016llx", (unsigned long long)h);
+}
+
 int cl_spec_from_json(const char *path, const json_t *root, ClSpec *s, BwError *err)
 {
     memset(s, 0, sizeof *s);
+    input_print(root, s->input, sizeof s->input);
     snprintf(s->path, sizeof s->path, "%s", path);
     snprintf(s->placement, sizeof s->placement, "packed");
     snprintf(s->network_model, sizeof s->network_model, "exact");

@@ -46,6 +46,9 @@ typedef struct {
     char network_model[16]; /* exact (default) or tcp */
     ClJobSpec *jobs;
     int n_jobs;
+    char input[32]; /* the point's JSON (--set applied) as a fingerprint, "fnv1a64:HEX": its
+                     * cluster.json records it, and --resume takes a finished point only if it
+                     * matches (another file or other values would mix two clusters' results) */
 } ClSpec;
 
 /* cl_file.c: reads path into a JSON tree (a usage error naming the file and the line); then

@@ -171,6 +171,7 @@ int cl_report_write(const ClPlan *p, const ClRow *rows, const char *dir, double 
     jsonw_object(&w, NULL);
     jsonw_string(&w, "command", "cluster");
     jsonw_string(&w, "file", p->spec->path);
+    jsonw_string(&w, "input", p->spec->input); /* what --resume compares */
     jsonw_long(&w, "gpus", p->gpus);
     jsonw_string(&w, "topology",
                  p->platform.platform_file ? NULL : cluster_topology_name(p->platform.topology));

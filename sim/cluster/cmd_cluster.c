@@ -413,6 +413,16 @@ static int point_resumed(Point *pt, BwError *err)
     char path[4200];
     snprintf(path, sizeof path, "%s/cluster.json", pt->dir);
     if (access(path, F_OK) != 0) return 0;
+    json_t *done = json_load_file(path, 0, NULL);
+    const char *was = json_string_value(json_object_get(done, "input"));
+    int same = was && strcmp(was, pt->spec.input) == 0;
+    if (!same)
+        bw_fail(err, BW_EUSAGE,
+                "--resume: %s: was made from another cluster file or other --set values (its "
+                "input %s, now %s): its results would mix two clusters; give a new --out",
+                path, was ? was : "not recorded", pt->spec.input);
+    json_decref(done);
+    if (!same) return -1;
     int rc = point_read(pt, err);
     if (rc) {
         BwError why = *err;
@@ -422,6 +432,32 @@ static int point_resumed(Point *pt, BwError *err)
     }
     printf("# done already (--resume): %s\n", path);
     return 1;
+}
+
+/* --resume with --set: every folder of out/points is a point of these axes (one of other keys
+ * or values would be another sweep's, and its sweep.csv would mix the two). */
+static int points_of_this_set(const ClAxis *axes, int n_axes, const char *out, BwError *err)
+{
+    char dir[4200], folder[1024];
+    snprintf(dir, sizeof dir, "%s/points", out);
+    DIR *d = opendir(dir);
+    int rc = BW_OK, value[CL_MAX_AXES];
+    for (struct dirent *e; d && !rc && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        int found = 0;
+        for (long i = 0; i < cl_axes_points(axes, n_axes) && !found; i++) {
+            cl_axes_point(axes, n_axes, i, value);
+            cl_axes_folder(axes, n_axes, value, folder, sizeof folder);
+            found = strcmp(folder, e->d_name) == 0;
+        }
+        if (!found)
+            rc = bw_fail(err, BW_EUSAGE,
+                         "--resume: %s/%s: is no point of this --set (another sweep's keys or "
+                         "values); give a new --out",
+                         dir, e->d_name);
+    }
+    if (d) closedir(d);
+    return rc;
 }
 
 /* Each point into out (or out/points/FOLDER with --set); sweep.csv's rows into rows; *done:
@@ -591,6 +627,7 @@ int cmd_cluster(int argc, char **argv, BwError *err)
     io_free(&io);
     if (!rc && o.resume && o.force) rc = bw_fail(err, BW_EUSAGE, "--force: not with --resume");
     if (!rc && !o.resume) rc = run_check_out(o.out, o.force, err);
+    if (!rc && o.resume && n_axes) rc = points_of_this_set(axes, n_axes, o.out, err);
     const int existed = access(o.out, F_OK) == 0, was_empty = new_or_empty(o.out);
     if (!rc) rc = outdir_create(o.out, err);
     if (!rc) rc = run_all(root, file, axes, n_axes, &o, pt, was_empty, existed, err);

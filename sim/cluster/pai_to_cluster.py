@@ -143,6 +143,10 @@ def read_trace(folder):
     return [jobs[name] for name in order]
 
 
+# the trace's tables this script reads (read_trace)
+TABLES = ("pai_job_table.csv", "pai_task_table.csv", "pai_group_tag_table.csv")
+
+
 def job_entry(a, j, k, t0, model):
     """A job of the cluster file; with --price P, a job of more than P GPUs trains on P workers
     and is priced at its size (price_workers: its closed forms, its ring's flows on the shared
@@ -260,6 +264,14 @@ def main(argv):
         print(f"pai_to_cluster.py: --untagged {a.untagged}: not a workload "
               f"({', '.join(sorted(WORKLOADS))})", file=sys.stderr)
         return 2
+    if a.output:
+        # inputs are never outputs (as bellows' io_check.h): -o is none of the tables read
+        out = os.path.realpath(a.output)
+        for table in TABLES:
+            if out == os.path.realpath(os.path.join(a.trace, table)):
+                print(f"pai_to_cluster.py: -o {a.output}: is the input table "
+                      f"{os.path.join(a.trace, table)}; choose another name", file=sys.stderr)
+                return 2
     try:
         spec = convert(a)
     except (Refused, OSError) as e:

@@ -159,6 +159,18 @@ static int row_line(Log *g, int line, char **tok, int n, BwError *err)
     return BW_OK;
 }
 
+/* Whether a line after the table's header is one of its rows, to be read or refused: one that
+ * starts like a number (a size of -1024 is a row, refused), or that has the header's columns
+ * with a number for its count ("abc 256 float ..."). Other lines (NCCL's INFO lines between
+ * the rows) are not the table's. */
+static int table_row(const Log *g, char **tok, int n)
+{
+    double x;
+    const char c = tok[0][0];
+    return isdigit((unsigned char)c) || c == '-' || c == '+' || c == '.' ||
+           (n == g->cols && number(tok[1], &x));
+}
+
 static int read_log(Log *g, BwError *err)
 {
     FILE *f = fopen(g->path, "r");
@@ -172,7 +184,7 @@ static int read_log(Log *g, BwError *err)
         if (n == 0) continue;
         if (tok[0][0] == '#')
             rc = comment_line(g, raw, line, tok, n, err);
-        else if (g->cols && isdigit((unsigned char)tok[0][0]))
+        else if (g->cols && table_row(g, tok, n))
             rc = row_line(g, line, tok, n, err);
     }
     if (rc == BW_OK && ferror(f)) rc = bw_fail(err, BW_EUSAGE, "%s: read error", g->path);
@@ -403,6 +415,11 @@ static int check_name(const NcclImport *a, BwError *err)
 int costs_import_nccl_tests(const NcclImport *a, BwError *err)
 {
     json_t *net = NULL, *doc = NULL;
+    if (a->name && !a->base) /* nothing of the fragment could carry it */
+        return bw_fail(err, BW_EUSAGE,
+                       "--name %s: names the whole profile written with --base; without --base, "
+                       "--out holds the networks fragment alone, which has no name",
+                       a->name);
     int rc = check_name(a, err);
     if (rc == BW_OK) rc = build_busbw(a, &net, err);
     if (rc == BW_OK) rc = build_doc(a, net, &doc, err);

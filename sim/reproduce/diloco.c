@@ -4,6 +4,7 @@
  * GPUs (AdamW inside, as the paper), priced over WAN links of 100 Mbps, 1 Gbps and 10 Gbps.
  * Each run is a `bellows run` child (SimGrid's one engine per process); the report's tables are
  * read back from their summary.json and every verdict is computed from those rows. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "xalloc.h"
 #include "outfile.h"
 #include "reproduce.h"
+#include "reproduce_internal.h"
 #include "status.h"
 #include "wallclock.h"
 #include "workload.h"
@@ -51,6 +53,7 @@ static const char *const COMMON[] = {
 
 typedef struct {
     int ok;
+    int ran; /* its folder or its log exists: a row without figures failed, else it did not run */
     double final_acc, tta, sim_time, wan, peak;
     long steps, exchanges;
 } Row;
@@ -60,15 +63,68 @@ typedef struct {
     const char *workload; /* --workload: a real model's prices (diloco_wl.c), or "none" */
     int quick;            /* --quick, with --workload */
     int report_only;      /* --report-only: the runs are in out already */
+    int resume;           /* --resume: the runs with a summary.json are kept, the others run */
     Row row[N_POL][N_BW];
 } Dil;
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+int diloco_run_state(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    if (exists(path)) return DILOCO_DONE;
+    snprintf(path, sizeof path, "%s.log", dir);
+    return exists(dir) || exists(path) ? DILOCO_FAILED : DILOCO_NOT_RUN;
+}
+
+int diloco_run_child(const char **argv, int n, const char *dir)
+{
+    char log[4200];
+    snprintf(log, sizeof log, "%s.log", dir);
+    if (exists(dir)) argv[n++] = "--force"; /* a stopped run's folder (--resume) */
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (!freopen(log, "w", stdout) || !freopen(log, "a", stderr)) _exit(1);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    outfile_track_child(pid); /* a fatal signal is passed on, and waited for */
+    int st;
+    pid_t got = waitpid(pid, &st, 0);
+    outfile_untrack_child(pid);
+    if (got != pid) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int diloco_stopped(const char *out, int k, int total, const char *what, BwError *err)
+{
+    if (!outfile_interrupted()) return 0;
+    bw_fail(err, BW_EINTR,
+            "reproduce diloco: interrupted in run %d of %d (%s); no report (--resume finishes the "
+            "reproduction in %s)",
+            k, total, what, out);
+    return 1;
+}
+
+/* DIR/runs/NAME-BW */
+static void run_path(const Dil *d, int p, int b, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/runs/%s-%s", d->out, POL_NAME[p], BW[b]);
+}
 
 /* Runs one `bellows run` (this executable) into DIR/runs/NAME-BW, its output to a log there. */
 static int run_one(const Dil *d, int p, int b, const char *self)
 {
-    char dir[4096], log[4200], wan[64];
-    snprintf(dir, sizeof dir, "%s/runs/%s-%s", d->out, POL_NAME[p], BW[b]);
-    snprintf(log, sizeof log, "%s.log", dir);
+    char dir[4096], wan[64];
+    run_path(d, p, b, dir, sizeof dir);
     snprintf(wan, sizeof wan, "%s", BW[b]);
     const char *argv[N_COMMON + 12];
     int n = 0;
@@ -81,18 +137,7 @@ static int run_one(const Dil *d, int p, int b, const char *self)
     argv[n++] = wan;
     argv[n++] = "--out";
     argv[n++] = dir;
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (!freopen(log, "w", stdout) || !freopen(log, "a", stderr)) _exit(1);
-        execv(self, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    if (waitpid(pid, &st, 0) != pid) return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return diloco_run_child(argv, n, dir);
 }
 
 static double num(const json_t *o, const char *key)
@@ -103,10 +148,12 @@ static double num(const json_t *o, const char *key)
 
 static void read_row(const Dil *d, int p, int b, Row *r)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/runs/%s-%s/summary.json", d->out, POL_NAME[p], BW[b]);
-    json_t *o = json_load_file(path, 0, NULL);
+    char dir[4096], path[4200];
     memset(r, 0, sizeof *r);
+    run_path(d, p, b, dir, sizeof dir);
+    r->ran = diloco_run_state(dir) != DILOCO_NOT_RUN;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *o = json_load_file(path, 0, NULL);
     if (!o) return;
     const json_t *res = json_object_get(o, "results");
     if (!res) res = o;
@@ -143,9 +190,10 @@ static void write_table(const Dil *d, FILE *md, FILE *csv)
     for (int p = 0; p < N_POL; p++)
         for (int b = 0; b < N_BW; b++) {
             const Row *r = &d->row[p][b];
-            if (!r->ok) {
-                fprintf(md, "| %s | %s | failed | | | | | | |\n", POL_NAME[p], BW[b]);
-                fprintf(csv, "%s,%s,failed,,,,,,\n", POL_NAME[p], BW[b]);
+            if (!r->ok) { /* a run that left a folder or a log failed; another never ran */
+                const char *why = r->ran ? "failed" : "not run";
+                fprintf(md, "| %s | %s | %s | | | | | | |\n", POL_NAME[p], BW[b], why);
+                fprintf(csv, "%s,%s,%s,,,,,,\n", POL_NAME[p], BW[b], why);
                 continue;
             }
             char tta[32];
@@ -167,7 +215,7 @@ static void verdict_h500(const Dil *d, FILE *md)
           "steps\"\n\n",
           md);
     if (!s->ok || !h->ok || !(h->wan > 0)) {
-        fputs("**Verdict: not determined** (a run failed).\n", md);
+        fputs("**Verdict: not determined** (a run failed or was not run).\n", md);
         return;
     }
     const double ratio = s->wan / h->wan, drop = s->final_acc - h->final_acc;
@@ -190,7 +238,7 @@ static void verdict_streaming(const Dil *d, FILE *md)
           md);
     const Row *dl = &d->row[H100][BW_1G], *st = &d->row[STREAM][BW_1G];
     if (!dl->ok || !st->ok || !(st->peak > 0)) {
-        fputs("**Verdict: not determined** (a run failed).\n", md);
+        fputs("**Verdict: not determined** (a run failed or was not run).\n", md);
         return;
     }
     const double ratio = dl->peak / st->peak;
@@ -293,9 +341,14 @@ static int parse(Dil *d, int argc, char **argv, BwError *err)
     CliOpt opts[] = {
         {"out", CLI_STRING, &d->out, "runs/reproduce-diloco", "DIR", "report folder (new)", 0, 0,
          NULL, 0, 0},
+        {"resume", CLI_FLAG, &d->resume, NULL, NULL,
+         "finish an interrupted reproduction in --out: the runs with a summary.json are kept, the "
+         "others run",
+         0, 0, NULL, 0, 0},
         {"report-only", CLI_FLAG, &d->report_only, NULL, NULL,
-         "rebuild report.md and diloco.csv from the runs already in --out, running nothing", 0, 0,
-         NULL, 0, 0},
+         "rebuild report.md and diloco.csv from the runs already in --out, running nothing (a run "
+         "missing: \"not run\")",
+         0, 0, NULL, 0, 0},
         {"workload", CLI_STRING, &d->workload, "gpt2-small", "W",
          "price every step as workload W's (bellows workloads), or none: the mlp's own", 0, 0, NULL,
          0, 0},
@@ -303,11 +356,65 @@ static int parse(Dil *d, int argc, char **argv, BwError *err)
          "with --workload: 10x fewer steps and H, analytic collectives (a check, not the claims)",
          0, 0, NULL, 0, 0},
     };
-    int rc = cli_parse("bellows reproduce diloco", opts, 4, NULL, argc, argv, NULL, err);
-    if (rc == CLI_HELP) cli_print_help(stdout, "bellows reproduce diloco [flags]", ABOUT, opts, 4);
+    const int n_opts = (int)(sizeof opts / sizeof *opts);
+    int rc = cli_parse("bellows reproduce diloco", opts, n_opts, NULL, argc, argv, NULL, err);
+    if (rc == CLI_HELP)
+        cli_print_help(stdout, "bellows reproduce diloco [flags]", ABOUT, opts, n_opts);
+    if (!rc && d->resume && d->report_only)
+        rc = bw_fail(err, BW_EUSAGE, "--resume: not with --report-only (which runs nothing)");
     if (!rc && d->quick && strcmp(d->workload, "none") == 0)
         rc = bw_fail(err, BW_EUSAGE, "--quick: only with --workload W, not none");
     return rc;
+}
+
+/* Whether --out holds a reproduction: anything in DIR/runs (a run's folder or log). */
+static int holds_runs(const char *out)
+{
+    char runs[4200];
+    snprintf(runs, sizeof runs, "%s/runs", out);
+    DIR *dir = opendir(runs);
+    int any = 0;
+    for (struct dirent *e; dir && !any && (e = readdir(dir));) any = e->d_name[0] != '.';
+    if (dir) closedir(dir);
+    return any;
+}
+
+/* --out as the flags want it (reproduce.c's rule, as accordion's), and made for a new run. */
+static int check_out(const Dil *d, BwError *err)
+{
+    char lacks[4200], runs[4200];
+    snprintf(lacks, sizeof lacks, "runs (no run's folder or log in %s/runs)", d->out);
+    int rc = repro_check_out(d->out, holds_runs(d->out), d->resume, d->report_only, lacks, err);
+    if (!rc && !d->report_only && !d->resume && exists(d->out))
+        rc = bw_fail(err, BW_EUSAGE, "--out %s: exists; give a new folder", d->out);
+    if (rc || d->report_only) return rc;
+    snprintf(runs, sizeof runs, "%s/runs", d->out);
+    if ((!exists(d->out) && mkdir(d->out, 0777)) || (!exists(runs) && mkdir(runs, 0777)))
+        return bw_fail(err, BW_ERUNTIME, "--out %s: %s", d->out, strerror(errno));
+    return BW_OK;
+}
+
+/* The mlp's 21 runs not finished yet (--resume: those without a summary.json), one after
+ * another; a Ctrl-C stops after the run in flight (BW_EINTR), the finished ones kept. */
+static int run_all(Dil *d, const char *self, BwError *err)
+{
+    for (int p = 0; p < N_POL; p++)
+        for (int b = 0; b < N_BW; b++) {
+            const int k = p * N_BW + b + 1;
+            char dir[4096], what[96];
+            run_path(d, p, b, dir, sizeof dir);
+            snprintf(what, sizeof what, "%s over %s", POL_NAME[p], BW[b]);
+            if (d->resume && diloco_run_state(dir) == DILOCO_DONE) {
+                printf("## [%d/%d] %s: done already (--resume)\n", k, N_POL * N_BW, what);
+                continue;
+            }
+            printf("## [%d/%d] %s\n", k, N_POL * N_BW, what);
+            fflush(stdout);
+            int rc = run_one(d, p, b, self);
+            if (diloco_stopped(d->out, k, N_POL * N_BW, what, err)) return BW_EINTR;
+            if (rc != 0) printf("   failed (see its log in %s/runs)\n", d->out);
+        }
+    return BW_OK;
 }
 
 int reproduce_diloco(int argc, char **argv, BwError *err)
@@ -315,49 +422,34 @@ int reproduce_diloco(int argc, char **argv, BwError *err)
     Dil *d = bw_xcalloc(1, sizeof *d, "diloco.c: d");
     if (!d) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
     int rc = parse(d, argc, argv, err);
-    char self[4096], runs[4200];
+    char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    struct stat sb;
     if (rc == CLI_HELP)
         rc = BW_OK, d->out = NULL;
-    else if (!rc && !d->report_only && stat(d->out, &sb) == 0)
-        rc = bw_fail(err, BW_EUSAGE, "--out %s: exists; give a new folder", d->out);
-    else if (!rc && d->report_only && stat(d->out, &sb) != 0)
-        rc = bw_fail(err, BW_EUSAGE, "--report-only: --out %s holds no reproduction", d->out);
     else if (!rc && n <= 0)
         rc = bw_fail(err, BW_ERUNTIME, "reproduce: cannot find this executable");
     Workload *wl = NULL; /* checked before anything is written */
     if (!rc && d->out && strcmp(d->workload, "none") != 0)
         rc = workload_load(d->workload, "--workload", &wl, err);
     workload_free(wl);
+    if (!rc && d->out) rc = check_out(d, err);
     if (rc || !d->out) {
         free(d);
         return rc;
     }
     self[n] = 0;
-    snprintf(runs, sizeof runs, "%s/runs", d->out);
-    if (!d->report_only && (mkdir(d->out, 0777) || mkdir(runs, 0777))) {
-        rc = bw_fail(err, BW_ERUNTIME, "--out %s: %s", d->out, strerror(errno));
-        free(d);
-        return rc;
-    }
+    outfile_interrupt_softly();             /* a first Ctrl-C stops after the run in flight */
     if (strcmp(d->workload, "none") != 0) { /* diloco_wl.c */
-        rc = reproduce_diloco_workload(d->out, d->workload, d->quick, d->report_only, self, err);
+        rc = reproduce_diloco_workload(d->out, d->workload, d->quick, d->report_only, d->resume,
+                                       self, err);
         free(d);
         return rc;
     }
     const double t0 = wallclock_s();
-    for (int p = 0; p < N_POL; p++)
-        for (int b = 0; b < N_BW; b++) {
-            if (!d->report_only) {
-                printf("## [%d/%d] %s over %s\n", p * N_BW + b + 1, N_POL * N_BW, POL_NAME[p],
-                       BW[b]);
-                fflush(stdout);
-                if (run_one(d, p, b, self) != 0) printf("   failed (see its log in %s)\n", runs);
-            }
-            read_row(d, p, b, &d->row[p][b]);
-        }
-    rc = write_report(d, wallclock_s() - t0, err);
+    if (!d->report_only) rc = run_all(d, self, err);
+    for (int p = 0; !rc && p < N_POL; p++)
+        for (int b = 0; b < N_BW; b++) read_row(d, p, b, &d->row[p][b]);
+    if (!rc) rc = write_report(d, wallclock_s() - t0, err);
     if (!rc) printf("# wrote %s/report.md and diloco.csv\n", d->out);
     free(d);
     return rc;

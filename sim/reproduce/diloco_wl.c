@@ -19,6 +19,7 @@
 
 #include "xalloc.h"
 #include "reproduce.h"
+#include "reproduce_internal.h"
 
 #define W_POL 4
 #define W_ISL 2
@@ -49,7 +50,7 @@ static const char *const W_SIZE[2][8] = {{"--train-samples", "16000", "--epochs"
                                           "analytic"}};
 
 typedef struct {
-    int ok;
+    int ok, ran; /* ran: its folder or log exists (failed, without figures), else not run */
     double final_acc, tta, sim_time, wan, peak;
     long steps, exchanges;
 } WRow;
@@ -67,9 +68,8 @@ static void run_dir(const WDil *d, int p, int k, int b, char *dir, size_t n)
 
 static int wl_run_one(const WDil *d, int p, int k, int b)
 {
-    char dir[4096], log[4200];
+    char dir[4096];
     run_dir(d, p, k, b, dir, sizeof dir);
-    snprintf(log, sizeof log, "%s.log", dir);
     const char *argv[W_N_COMMON + 24];
     int n = 0;
     argv[n++] = d->self;
@@ -80,18 +80,7 @@ static int wl_run_one(const WDil *d, int p, int k, int b)
         "--islands",  W_ISLANDS[k], "--wan-bandwidth", W_WAN[b], "--policy", W_SPEC[d->quick][p],
         "--workload", d->wl,        "--out",           dir};
     for (size_t i = 0; i < sizeof more / sizeof *more; i++) argv[n++] = more[i];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (!freopen(log, "w", stdout) || !freopen(log, "a", stderr)) _exit(1);
-        execv(d->self, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    if (waitpid(pid, &st, 0) != pid) return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return diloco_run_child(argv, n, dir); /* diloco.c's, with --resume's --force */
 }
 
 static double wnum(const json_t *o, const char *key)
@@ -106,6 +95,7 @@ static void wl_read_row(const WDil *d, int p, int k, int b, WRow *r)
     run_dir(d, p, k, b, dir, sizeof dir);
     snprintf(path, sizeof path, "%s/summary.json", dir);
     memset(r, 0, sizeof *r);
+    r->ran = diloco_run_state(dir) != DILOCO_NOT_RUN;
     json_t *o = json_load_file(path, 0, NULL);
     if (!o) return;
     const json_t *res = json_object_get(o, "results");
@@ -135,11 +125,12 @@ static void wl_table(const WDil *d, FILE *md, FILE *csv)
         for (int k = 0; k < W_ISL; k++)
             for (int b = 0; b < W_BW; b++) {
                 const WRow *r = &d->row[p][k][b];
-                if (!r->ok) {
-                    fprintf(md, "| %s | %s | %s | failed | | | | | | |\n", W_NAME[d->quick][p],
-                            W_ISLANDS[k], W_WAN[b]);
-                    fprintf(csv, "%s,%s,%s,failed,,,,,,\n", W_NAME[d->quick][p], W_ISLANDS[k],
-                            W_WAN[b]);
+                if (!r->ok) { /* a run that left a folder or a log failed; another never ran */
+                    const char *why = r->ran ? "failed" : "not run";
+                    fprintf(md, "| %s | %s | %s | %s | | | | | | |\n", W_NAME[d->quick][p],
+                            W_ISLANDS[k], W_WAN[b], why);
+                    fprintf(csv, "%s,%s,%s,%s,,,,,,\n", W_NAME[d->quick][p], W_ISLANDS[k], W_WAN[b],
+                            why);
                     continue;
                 }
                 char tta[32] = "not reached";
@@ -171,7 +162,7 @@ static void wl_verdict_bytes(const WDil *d, FILE *md)
             seen = 1;
         }
     fprintf(md, "\n**Verdict: %s.**\n",
-            !seen   ? "not determined (a run failed)"
+            !seen   ? "not determined (a run failed or was not run)"
             : holds ? "holds"
                     : "does not hold");
 }
@@ -192,7 +183,7 @@ static void wl_verdict_peak(const WDil *d, FILE *md)
         seen = 1;
     }
     fprintf(md, "\n**Verdict: %s.**\n",
-            !seen   ? "not determined (a run failed)"
+            !seen   ? "not determined (a run failed or was not run)"
             : holds ? "holds"
                     : "does not hold");
 }
@@ -272,7 +263,7 @@ static int wl_report(const WDil *d, BwError *err)
 }
 
 int reproduce_diloco_workload(const char *out, const char *wl, int quick, int report_only,
-                              const char *self, BwError *err)
+                              int resume, const char *self, BwError *err)
 {
     WDil *d = bw_xcalloc(1, sizeof *d, "diloco_wl.c: d");
     d->out = out;
@@ -280,19 +271,32 @@ int reproduce_diloco_workload(const char *out, const char *wl, int quick, int re
     d->self = self;
     d->quick = quick != 0;
     const int total = W_POL * W_ISL * W_BW;
-    int i = 0;
+    int i = 0, rc = BW_OK;
     for (int p = 0; p < W_POL; p++)
         for (int k = 0; k < W_ISL; k++)
             for (int b = 0; b < W_BW; b++) {
-                if (!report_only) {
-                    printf("## [%d/%d] %s on %s islands over %s\n", ++i, total, W_NAME[d->quick][p],
-                           W_ISLANDS[k], W_WAN[b]);
-                    fflush(stdout);
-                    if (wl_run_one(d, p, k, b) != 0) printf("   failed (see its log)\n");
+                char dir[4096], what[128];
+                run_dir(d, p, k, b, dir, sizeof dir);
+                snprintf(what, sizeof what, "%s on %s islands over %s", W_NAME[d->quick][p],
+                         W_ISLANDS[k], W_WAN[b]);
+                ++i;
+                if (report_only || rc) continue;
+                if (resume && diloco_run_state(dir) == DILOCO_DONE) {
+                    printf("## [%d/%d] %s: done already (--resume)\n", i, total, what);
+                    continue;
                 }
-                wl_read_row(d, p, k, b, &d->row[p][k][b]);
+                printf("## [%d/%d] %s\n", i, total, what);
+                fflush(stdout);
+                int st = wl_run_one(d, p, k, b);
+                if (diloco_stopped(out, i, total, what, err))
+                    rc = BW_EINTR;
+                else if (st != 0)
+                    printf("   failed (see its log)\n");
             }
-    int rc = wl_report(d, err);
+    for (int p = 0; !rc && p < W_POL; p++)
+        for (int k = 0; k < W_ISL; k++)
+            for (int b = 0; b < W_BW; b++) wl_read_row(d, p, k, b, &d->row[p][k][b]);
+    if (!rc) rc = wl_report(d, err);
     if (!rc) printf("# wrote %s/report.md and diloco.csv\n", out);
     free(d);
     return rc;

@@ -196,14 +196,21 @@ static int check_flags(Repro *r, BwError *err)
         snprintf(r->out_default, sizeof r->out_default, "runs/reproduce-%s", r->what);
         r->out = r->out_default;
     }
-    if (r->report_only && !has_sweeps(r->out))
-        return bw_fail(err, BW_EUSAGE, "--report-only: %s holds no sweeps (no %s/sweeps)", r->out,
-                       r->out);
-    if (!r->report_only && !r->resume && has_sweeps(r->out))
+    char lacks[4200];
+    snprintf(lacks, sizeof lacks, "sweeps (no %s/sweeps)", r->out);
+    return repro_check_out(r->out, has_sweeps(r->out), r->resume, r->report_only, lacks, err);
+}
+
+int repro_check_out(const char *out, int holds, int resume, int report_only, const char *lacks,
+                    BwError *err)
+{
+    if (report_only && !holds)
+        return bw_fail(err, BW_EUSAGE, "--report-only: %s holds no %s", out, lacks);
+    if (!report_only && !resume && holds)
         return bw_fail(err, BW_EUSAGE,
                        "--out %s already holds a reproduction: finish it with --resume, rebuild "
                        "its report with --report-only, or choose another folder",
-                       r->out);
+                       out);
     return BW_OK;
 }
 

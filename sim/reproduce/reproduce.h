@@ -8,9 +8,9 @@
 int cmd_reproduce(int argc, char **argv, BwError *err);
 /* `bellows reproduce diloco` (diloco.c): argv after "diloco". */
 int reproduce_diloco(int argc, char **argv, BwError *err);
-/* its --workload W (diloco_wl.c): the runs into out/runs (unless report_only) and the report;
- * self: this executable */
+/* its --workload W (diloco_wl.c): the runs into out/runs (unless report_only; resume: those
+ * not done yet) and the report; self: this executable */
 int reproduce_diloco_workload(const char *out, const char *wl, int quick, int report_only,
-                              const char *self, BwError *err);
+                              int resume, const char *self, BwError *err);
 
 #endif

@@ -43,8 +43,12 @@ static int outer(const BellowsPolicy *p, BellowsPolicyOuter *o)
     return 1;
 }
 
+#ifndef OUTER_IVERSION /* 5: a table that sets outer but declares version 5 (refused) */
+#define OUTER_IVERSION BELLOWS_POLICY_VERSION
+#endif
+
 static const BellowsPolicyOps ops = {
-    .iVersion = BELLOWS_POLICY_VERSION,
+    .iVersion = OUTER_IVERSION,
     .name = "outer",
     .help = "DiLoCo through the plugin interface's outer step",
     .source = "Douillard et al., DiLoCo, arXiv 2311.08105",
