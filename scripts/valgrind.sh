@@ -39,8 +39,9 @@ calls_project() {
 # --fast runs the end-to-end suites, whose cases each simulate whole runs in a child with a
 # SimGrid engine of its own (valgrind translates SimGrid's start-up again in each: about 1 s a
 # run, beside the 4 s of a suite's start with SimGrid and ns-3 loaded), on one case or pattern
-# (cmocka's filter) that goes through their code. Whole, the five took 119 CPU seconds under
-# valgrind here (compress 42, driver 34, islands 23, driver_policies 11, diloco 10). Every
+# (cmocka's filter) that goes through their code. Whole, the six took 153 CPU seconds under
+# valgrind here (compress 42, coll_ps 34, driver 34, islands 23, driver_policies 11, diloco
+# 10); on these cases, driver 14 and compress 7 (measured one at a time, user + sys). Every
 # case of theirs runs under AddressSanitizer + UBSan (build-asan/) and natively;
 # `scripts/valgrind.sh driver` runs a whole suite under valgrind.
 declare -A fast_case=(
@@ -49,13 +50,14 @@ declare -A fast_case=(
   [compress]="test_contract_error_feedback_*"              # every compressor, encode to decode
   [islands]="test_diloco_wan_bytes_are_the_closed_form"    # islands, the outer step, the WAN
   [diloco]="test_one_outer_step_on_the_replicas_mean"      # DiLoCo's outer optimiser
+  [coll_ps]="test_ps_*sum*"                                # the servers' sums (34 s whole)
 )
 fast=0
 if [ "${1:-}" = --fast ]; then
   fast=1
   # test_coll (split into test_coll and test_coll_time) alone took 150 s under valgrind, and
   # test_coll_toy (a table entry, 10 s) runs the same collectives' code; the collectives also
-  # run under valgrind in test_coll_ps, test_coll_tag and the cases above
+  # run under valgrind in test_coll_tag and the cases above
   suites=()
   for s in "${all[@]}"; do
     [ "$s" = coll ] || [ "$s" = coll_time ] || [ "$s" = coll_toy ] && continue
