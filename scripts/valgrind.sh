@@ -14,11 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/test_units ] || scripts/setup.sh
 
-all=(compress_methods policies_periodic driver compress islands reproduce driver_policies
-  diloco says_what costs_limits coll_tag sweep_priced coll coll_time cli cli_runs policies
-  policies_accordion sweep cli_results trace trace_replay trace_v2 layers models resnet dataset
-  optim trainer units pool plugin interrupt compress_cost timeline workload python_absent
-  figures inputs leftovers outputs flags costs scenario sched exec schedules coll_ps cluster
+all=(coll_ps driver compress_methods policies_periodic cli_results exec reproduce islands
+  dataset says_what compress diloco costs_limits driver_policies coll_tag compress_cost models
+  sweep_priced coll coll_time cli cli_runs policies policies_accordion sweep trace trace_replay
+  trace_v2 layers resnet optim trainer units pool plugin interrupt timeline workload
+  python_absent figures inputs leftovers outputs flags costs scenario sched schedules cluster
   cluster_file coll_toy notes plots plugin_end sweep_lists plots_written fuzz_found
   price_workers)
 # conv_fast is not in the list: its shapes and thread checks take 78 s under valgrind, and its
@@ -73,7 +73,8 @@ fi
 mkdir -p build/valgrind
 jobs=${VALGRIND_JOBS:-$(nproc)}
 # One suite under valgrind; its verdict in build/valgrind/NAME.status (the longest suites come
-# first in the lists, so that two at a time finish together).
+# first in the list, by their --fast CPU seconds of 2026-11-28, so that two at a time finish
+# together: islands and diloco, 33 s, had been last).
 one() {
   local s=$1 t0 args=()
   t0=$(date +%s)
