@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: the test command (README, CI). Sets up and builds with warnings as errors, runs every
 # test with ctest, runs the unit-test binaries under valgrind (scripts/valgrind.sh --fast: the
-# unit suites; end-to-end suites, whose memory the sanitizers check, and the slowest collectives
-# suites are left out there), then builds with AddressSanitizer + UBSan and runs every test again
+# unit suites whole, those whose every case simulates whole runs on one case each, the slowest
+# collectives suites left out; all of them run whole in the two ctest passes), then builds with
+# AddressSanitizer + UBSan and runs every test again
 # but those labelled once (scripts, packaging, data and docs: CMakeLists.txt). Tests and
 # valgrind's suites run as many at a time as there are cores, the longest first (ctest's COST,
 # CMakeLists.txt). At the end (or on a failure) a table gives each phase's wall and CPU seconds.
@@ -37,6 +38,8 @@ print_phases() {
   echo "== phases (wall s, CPU s of its processes on $(nproc) cores) =="
   printf '%-34s %8s %8s  %s\n' phase wall cpu status
   printf '%s\n' "${PHASES[@]}"
+  printf '%s\n' "${PHASES[@]}" | awk '{ w += $(NF - 2); c += $(NF - 1) }
+    END { printf "%-34s %8.0f %8.0f\n", "all", w, c }'
 }
 trap 'print_phases; rm -f "$times_file"' EXIT
 
