@@ -242,8 +242,8 @@ void cl_report_print(FILE *out, const ClPlan *p, const ClRow *rows, int alone)
             snprintf(co, sizeof co, "%.1f%%", 100 * cl_contention(r));
         }
         fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9s %7s %9s %9s %10.3f %9.4f %10s\n",
-                p->jobs[j].spec->name, p->jobs[j].N, on, r->start_s, r->shared.status, tta, res,
-                al, sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
+                p->jobs[j].spec->name, p->jobs[j].N, on, r->start_s, r->shared.status, tta, res, al,
+                sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
     }
     fputs("\ntta_s: simulated seconds from the job's start to the first evaluation at or above its "
           "target (-: never).\nres: the simulated time between that evaluation and the one "

@@ -13,8 +13,9 @@
 #include "costs_impl.h"
 #include "jsonfield.h"
 
-#if !defined(__clang__) /* clang refuses a floating comparison here (C11 6.6: not an integer
-                          constant expression); gcc, which builds bellows, checks it */
+/* clang refuses a floating comparison here (C11 6.6: not an integer constant expression; the
+ * fuzzers build this file with clang); gcc, which builds bellows, checks it */
+#if !defined(__clang__)
 _Static_assert(COSTS_MAX_WORKLOAD_EFFICIENCY == CLUSTER_MAX_PROFILE_EFFICIENCY,
                "a workload's efficiency: the same bound in the profile and the cluster");
 #endif
