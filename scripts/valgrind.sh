@@ -39,10 +39,10 @@ calls_project() {
 # --fast runs the end-to-end suites, whose cases each simulate whole runs in a child with a
 # SimGrid engine of its own (valgrind translates SimGrid's start-up again in each: about 1 s a
 # run, beside the 4 s of a suite's start with SimGrid and ns-3 loaded), on one case or pattern
-# (cmocka's filter) that goes through their code. Whole, the six took 153 CPU seconds under
-# valgrind here (compress 42, coll_ps 34, driver 34, islands 23, driver_policies 11, diloco
-# 10); on these cases 64 (driver 14, compress 7, islands 8, diloco 7, driver_policies 6,
-# coll_ps 23; measured one at a time, user + sys, 2026-11-28). Every
+# (cmocka's filter) that goes through their code. Whole, the seven took 179 CPU seconds under
+# valgrind here (compress 42, coll_ps 34, driver 34, sched 26, islands 23, driver_policies 11,
+# diloco 10); on these cases 70 (driver 14, compress 7, islands 8, diloco 7, driver_policies 6,
+# coll_ps 23, sched 6; measured one at a time, user + sys, 2026-11-28). Every
 # case of theirs runs under AddressSanitizer + UBSan (build-asan/) and natively;
 # `scripts/valgrind.sh driver` runs a whole suite under valgrind.
 declare -A fast_case=(
@@ -52,6 +52,7 @@ declare -A fast_case=(
   [islands]="test_diloco_wan_bytes_are_the_closed_form"    # islands, the outer step, the WAN
   [diloco]="test_one_outer_step_on_the_replicas_mean"      # DiLoCo's outer optimiser
   [coll_ps]="test_ps_*sum*"                                # the servers' sums
+  [sched]="test_bytescheduler_preempts_at_partition_boundaries" # the scheduled engine
 )
 fast=0
 if [ "${1:-}" = --fast ]; then
