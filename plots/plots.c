@@ -201,18 +201,22 @@ static int run_script(const char *name, Expr *e, const char *dir, BwError *err)
 }
 
 /* accnote='...' when run folder dir/run replayed a trace (its summary.json's accuracy_source):
- * its accuracy is the trace's, the same under every policy, and the plots say so. */
+ * its accuracy is the trace's, the same under every policy, and the plots say so; or, for
+ * compare --traces and sweep --traces ("own trace"), each policy's own recorded run's. */
 static void ex_accuracy_note(Expr *e, const char *dir, const char *run)
 {
     char path[8192];
     snprintf(path, sizeof path, "%s%s%s/summary.json", dir, run ? "/" : "", run ? run : "");
     FILE *f = fopen(path, "r");
     char line[512];
-    int trace = 0;
-    while (f && !trace && fgets(line, sizeof line, f))
-        trace = strstr(line, "\"accuracy_source\"") && strstr(line, "\"trace\"");
+    int trace = 0; /* 1: one trace; 2: each policy's own */
+    while (f && !trace && fgets(line, sizeof line, f)) {
+        if (!strstr(line, "\"accuracy_source\"")) continue;
+        trace = strstr(line, "\"own trace\"") ? 2 : strstr(line, "\"trace\"") ? 1 : 0;
+    }
     if (f) fclose(f);
-    if (trace) ex_string(e, "accnote", "accuracy: the trace's, the same for every policy");
+    if (trace == 1) ex_string(e, "accnote", "accuracy: the trace's, the same for every policy");
+    if (trace == 2) ex_string(e, "accnote", "accuracy: each policy's own recorded run");
 }
 
 /* A script over several run folders of dir, labelled; a compare's (time_breakdown: 1) also

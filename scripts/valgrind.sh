@@ -6,19 +6,21 @@
 # Only the test processes themselves are checked, not the bellows processes some tests start
 # (those run under AddressSanitizer in build-asan/). Builds build/ first if needed.
 #   scripts/valgrind.sh              every suite, VALGRIND_JOBS (default: the cores) at a time
-#   scripts/valgrind.sh --fast       every suite but coll and coll_time (scripts/test.sh)
+#   scripts/valgrind.sh --fast       every suite but coll, coll_time and coll_toy, the end-to-end
+#                                    ones on one case each (fast_case below; scripts/test.sh)
 #   scripts/valgrind.sh dataset cli  the named suites (tests/test_NAME.c)
 # Logs: build/valgrind/NAME.log (valgrind's report, empty when clean) and NAME.out (the test's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/test_units ] || scripts/setup.sh
 
-all=(driver driver_policies coll coll_time compress compress_methods cli cli_runs policies
-  policies_accordion policies_periodic reproduce sweep sweep_priced cli_results trace trace_replay trace_v2
-  layers models resnet dataset optim trainer units pool plugin interrupt compress_cost timeline
-  workload python_absent figures inputs leftovers outputs flags costs scenario sched exec schedules
-  coll_ps cluster cluster_file coll_tag coll_toy notes plots says_what costs_limits plugin_end
-  sweep_lists plots_written fuzz_found price_workers diloco islands)
+all=(coll_ps driver compress_methods policies_periodic cli_results exec reproduce islands
+  dataset says_what compress diloco costs_limits driver_policies coll_tag compress_cost models
+  sweep_priced coll coll_time cli cli_runs policies policies_accordion sweep trace trace_replay
+  trace_v2 layers resnet optim trainer units pool plugin interrupt timeline workload
+  python_absent figures inputs leftovers outputs flags costs scenario sched schedules cluster
+  cluster_file coll_toy notes plots plugin_end sweep_lists plots_written fuzz_found
+  price_workers)
 # conv_fast is not in the list: its shapes and thread checks take 78 s under valgrind, and its
 # memory is checked under AddressSanitizer (build-asan/); scripts/valgrind.sh conv_fast runs it.
 # Suites that only start bellows processes (clitest.h's bw()) and read what they write: valgrind
@@ -26,7 +28,7 @@ all=(driver driver_policies coll coll_time compress compress_methods cli cli_run
 # AddressSanitizer in build-asan/). --fast leaves one out only while its object file calls none
 # of the project's libraries (nm: none of its undefined symbols is defined in build/libbw_*.a);
 # once it does, it runs under valgrind again.
-spawn_only="cli cli_runs sweep cluster cluster_file notes interrupt leftovers figures plots
+spawn_only="cli cli_runs sweep cluster cluster_file notes interrupt leftovers figures plots scenario plugin_end
   plots_written outputs sweep_lists price_workers fuzz_found"
 project_syms=$(nm --defined-only -g build/libbw_*.a 2>/dev/null | awk 'NF == 3 {print $3}' | sort -u)
 calls_project() {
@@ -34,12 +36,33 @@ calls_project() {
   [ -f "$o" ] || return 0 # not found: assume it does, and run it
   [ "$(nm -u "$o" | awk '{print $2}' | sort -u | comm -12 - <(echo "$project_syms") | wc -l)" != 0 ]
 }
+# --fast runs the end-to-end suites, whose cases each simulate whole runs in a child with a
+# SimGrid engine of its own (valgrind translates SimGrid's start-up again in each: about 1 s a
+# run, beside the 4 s of a suite's start with SimGrid and ns-3 loaded), on one case or pattern
+# (cmocka's filter) that goes through their code. Whole, the seven took 179 CPU seconds under
+# valgrind here (compress 42, coll_ps 34, driver 34, sched 26, islands 23, driver_policies 11,
+# diloco 10); on these cases 70 (driver 14, compress 7, islands 8, diloco 7, driver_policies 6,
+# coll_ps 23, sched 6; measured one at a time, user + sys, 2026-11-28). Every
+# case of theirs runs under AddressSanitizer + UBSan (build-asan/) and natively;
+# `scripts/valgrind.sh driver` runs a whole suite under valgrind.
+declare -A fast_case=(
+  [driver]="test_sync_*"                                   # sync, replicas, ring formula
+  [driver_policies]="test_cpsgd_*"                         # periodic averaging
+  [compress]="test_contract_error_feedback_*"              # every compressor, encode to decode
+  [islands]="test_diloco_wan_bytes_are_the_closed_form"    # islands, the outer step, the WAN
+  [diloco]="test_one_outer_step_on_the_replicas_mean"      # DiLoCo's outer optimiser
+  [coll_ps]="test_ps_*sum*"                                # the servers' sums
+  [sched]="test_bytescheduler_preempts_at_partition_boundaries" # the scheduled engine
+)
+fast=0
 if [ "${1:-}" = --fast ]; then
-  # test_coll (split into test_coll and test_coll_time) alone took 150 s under valgrind; the
-  # collectives also run under it in test_compress and test_driver
+  fast=1
+  # test_coll (split into test_coll and test_coll_time) alone took 150 s under valgrind, and
+  # test_coll_toy (a table entry, 10 s) runs the same collectives' code; the collectives also
+  # run under valgrind in test_coll_tag and the cases above
   suites=()
   for s in "${all[@]}"; do
-    [ "$s" = coll ] || [ "$s" = coll_time ] && continue
+    [ "$s" = coll ] || [ "$s" = coll_time ] || [ "$s" = coll_toy ] && continue
     if [[ " $(echo $spawn_only) " == *" $s "* ]] && ! calls_project "$s"; then continue; fi
     suites+=("$s")
   done
@@ -51,10 +74,12 @@ fi
 mkdir -p build/valgrind
 jobs=${VALGRIND_JOBS:-$(nproc)}
 # One suite under valgrind; its verdict in build/valgrind/NAME.status (the longest suites come
-# first in the lists, so that two at a time finish together).
+# first in the list, by their --fast CPU seconds of 2026-11-28, so that two at a time finish
+# together: islands and diloco, 33 s, had been last).
 one() {
-  local s=$1 t0
+  local s=$1 t0 args=()
   t0=$(date +%s)
+  [ "$fast" = 1 ] && [ -n "${fast_case[$s]:-}" ] && args=("${fast_case[$s]}")
   # OpenBLAS: one thread (no pool threads to track) and kernels valgrind runs fast: Sandybridge's
   # (AVX, no FMA). Valgrind emulates each lane of an FMA instruction by a call into its own code,
   # which made the Haswell kernels' sgemm most of test_driver's 156 s. The suites compare runs
@@ -67,8 +92,8 @@ one() {
       GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA \
       valgrind --quiet --leak-check=full --error-exitcode=1 --num-callers=30 \
         --suppressions=../scripts/valgrind.supp --log-file="valgrind/$s.log" \
-        "./test_$s" >"valgrind/$s.out" 2>&1); then
-    echo "valgrind: $s clean ($(( $(date +%s) - t0 )) s)"
+        "./test_$s" "${args[@]}" >"valgrind/$s.out" 2>&1); then
+    echo "valgrind: $s${args[0]:+ (${args[0]})} clean ($(( $(date +%s) - t0 )) s)"
     echo clean >"build/valgrind/$s.status"
   else
     echo "valgrind: $s FAILED ($(( $(date +%s) - t0 )) s); build/valgrind/$s.log says:"

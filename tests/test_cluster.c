@@ -200,6 +200,14 @@ static void test_one_job_is_a_run(void **state)
     write_tmp("one.json", "{\"bandwidth\": \"10Gbps\", \"jobs\": [{\"name\": \"a\", \"workers\": "
                           "4, " SMALL ", \"policy\": \"accordion\", \"compressor\": \"topk\"}]}");
     assert_int_equal(bw("cluster @/one.json --out @/c1 --alone none"), 0);
+    /* the job stops short of the 0.85 target and runs with no twin alone: its table says "-" and
+     * why, never nan (issue 49, item 39) */
+    char *out = tmp_file("stdout");
+    assert_non_null(out);
+    assert_null(strstr(out, "nan"));
+    assert_non_null(strstr(out, "1 of 1 job(s) never reached their target accuracy"));
+    assert_non_null(strstr(out, "--alone none ran no job alone"));
+    free(out);
     /* a job evaluates as compare's runs (steps an epoch / 20, at least 1) */
     assert_int_equal(bw("run --bandwidth 10Gbps --workers 4 --epochs 1 --train-samples 2048 "
                         "--test-samples 500 --policy accordion --compressor topk --eval-every 1 "

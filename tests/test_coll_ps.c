@@ -324,7 +324,7 @@ static void test_ps_partitions_in_flight_share_the_links(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ps_allreduce_is_the_exact_sum_and_mean),
@@ -334,5 +334,6 @@ int main(void)
         cmocka_unit_test(test_ps_spreads_calls_in_flight_over_servers),
         cmocka_unit_test(test_ps_partitions_in_flight_share_the_links),
     };
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -275,7 +275,7 @@ static void test_bellows_compressors_lists_every_compressor(void **state)
     assert_int_equal(system(BELLOWS_BIN " compressors extra 2>/dev/null") >> 8, 2);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contract_error_feedback_keeps_what_was_not_sent_with_one_worker),
@@ -286,5 +286,6 @@ int main(void)
         cmocka_unit_test(test_create_rejects_unknown_names_and_bad_options),
         cmocka_unit_test(test_bellows_compressors_lists_every_compressor),
     };
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

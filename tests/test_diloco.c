@@ -167,7 +167,6 @@ static void test_bad_diloco_options_are_usage_errors(void **state)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
     blas_cpu_fix_kernels(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_outer_step_on_the_replicas_mean),
@@ -176,6 +175,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_eager_exchange_overlaps_the_next_round),
         cmocka_unit_test(test_bad_diloco_options_are_usage_errors),
     };
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);
     dataset_free(&TEST);

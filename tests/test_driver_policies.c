@@ -227,7 +227,6 @@ static void test_bad_policy_specs_are_usage_errors(void **state)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
     blas_cpu_fix_kernels(argv); /* the kernels bellows itself uses */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cpsgd_averages_every_period_steps_and_measures_variance),
@@ -238,6 +237,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_accordion_paper_runs_as_its_options_one_by_one),
         cmocka_unit_test(test_bad_policy_specs_are_usage_errors),
     };
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);
     dataset_free(&TEST);

@@ -738,7 +738,6 @@ static void test_reproduce_diloco_resumes_and_says_not_run(void **state)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
     blas_cpu_fix_kernels(argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diloco_wan_bytes_are_the_closed_form),
@@ -759,6 +758,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reproduce_diloco_workload_verdicts_follow_the_rows),
         cmocka_unit_test(test_reproduce_diloco_resumes_and_says_not_run),
     };
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dataset_free(&TRAIN);
     dataset_free(&TEST);

@@ -49,6 +49,7 @@ static void test_flags_without_effect_are_noted(void **state)
     stderr_has("--transport", 0);
     assert_int_equal(bw(RUN "--compressor topk --policy sync"), 0);
     stderr_has("note: --compressor has no effect here", 1);
+    stdout_has("# policy sync (dense gradients, no compressor)\n"); /* not "compressor topk" */
     assert_int_equal(bw(RUN "--compressor topk --policy static:level=0.1"), 0);
     stderr_has("--compressor", 0);
     /* a compare: --compressor counts if one policy uses it */
@@ -61,6 +62,10 @@ static void test_flags_without_effect_are_noted(void **state)
     assert_int_equal(bw(RUN "--gpu-flops 1e13 --costs pytorch-v100 --out @/g"), 0);
     stderr_has("note: --costs pytorch-v100: compute at --gpu-flops", 1);
     expect_refusal("add --gpu V100", RUN "--gpu A100 --costs pytorch-v100 --out @/g2");
+    stderr_has("--no-plots", 0); /* compare draws plots: --no-plots acts */
+    /* run takes compare's --no-plots (one flag list for both), and says it draws none anyway */
+    assert_int_equal(bw(RUN "--no-plots"), 0);
+    stderr_has("note: --no-plots has no effect here: a single run draws no plots", 1);
     /* only a mistake: refused, nothing written */
     expect_refusal("--timeline-steps: has no effect alone", RUN "--timeline-steps 0:3 --out @/r");
 }

@@ -214,6 +214,9 @@ static void test_bench_prints_a_throughput_and_writes_nothing(void **state)
                             &step_s, &per_step),
                      2);
     assert_true(fabs(per - per_step / step_s) <= 1e-3 * per);
+    /* sync sends dense gradients: no compressor named (--compressor's default is powersgd) */
+    assert_non_null(strstr(out, "# policy sync (dense gradients, no compressor)\n"));
+    assert_null(strstr(out, "powersgd"));
     free(before);
     free(after);
     free(out);

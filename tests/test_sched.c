@@ -284,7 +284,7 @@ static void test_layerwise_evaluations_wait_for_the_update(void **state)
     toy_free(wl);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo_layerwise_is_the_hand_computed_schedule),
@@ -296,5 +296,6 @@ int main(void)
         cmocka_unit_test(test_a_schedule_changes_the_prices_not_the_dynamics),
         cmocka_unit_test(test_layerwise_evaluations_wait_for_the_update),
     };
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,7 +123,7 @@ int cmd_bench(int argc, char **argv, BwError *err)
     if (rc == BW_OK && f.run.out) rc = outdir_create(f.run.out, err);
     if (rc) goto fail;
     run_print_scenario(&f, &cfg, &ta);
-    printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
+    run_print_policy(&cfg);
     fflush(stdout);
     if ((rc = driver_run(&cfg, &res, err))) goto fail;
     bench_print(&cfg, &res);

@@ -74,7 +74,7 @@ int cmd_run(int argc, char **argv, BwError *err)
     if (rc) goto fail;
     outfile_interrupt_softly();
     run_print_scenario(&f, &cfg, &ta);
-    printf("# policy %s, compressor %s\n", cfg.policy, cfg.compressor);
+    run_print_policy(&cfg);
     fflush(stdout);
     runner_guard_exit(cfg.policy);
     rc = driver_run(&cfg, &res, err);

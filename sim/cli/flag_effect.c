@@ -44,17 +44,27 @@ static int ideal_costs(const Flags *f, const RunConfig *cfg, char (*policies)[SP
     return !cfg->costs || cfg->costs->ideal;
 }
 
+int run_policy_uses_compressor(const char *spec)
+{
+    size_t name = strcspn(spec, ":@");
+    return !strchr(spec, '@') && !(name == 4 && strncmp(spec, "sync", 4) == 0);
+}
+
 /* No policy uses --compressor: each is sync (dense) or names its own (POLICY@COMPRESSOR). */
 static int no_compressor(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
                          int n)
 {
     (void)f, (void)cfg;
-    for (int i = 0; i < n; i++) {
-        const char *p = policies[i];
-        size_t name = strcspn(p, ":@");
-        if (!strchr(p, '@') && !(name == 4 && strncmp(p, "sync", 4) == 0)) return 0;
-    }
+    for (int i = 0; i < n; i++)
+        if (run_policy_uses_compressor(policies[i])) return 0;
     return 1;
+}
+
+/* A single run (run, bench, replay of one policy) draws no plots to skip. */
+static int single_run(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    (void)cfg, (void)policies, (void)n;
+    return f->mode == RUN_MODE_RUN;
 }
 
 static const IdleFlag IDLE[] = {
@@ -70,6 +80,7 @@ static const IdleFlag IDLE[] = {
     {"compressor", 0, no_compressor,
      "no policy here compresses with it (sync sends dense gradients; POLICY@COMPRESSOR names its "
      "own)"},
+    {"no-plots", 0, single_run, "a single run draws no plots (bellows plot DIR draws them)"},
 };
 
 static int in_table(const Flags *f, const char *name)

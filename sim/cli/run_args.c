@@ -156,6 +156,11 @@ static const CliOpt policy_opts[] = {
         "record-trace", CLI_STRING, record_trace, NULL, "FILE",
         "write the run's gradient trace (JSON Lines; gzip if FILE ends in .gz; traces/README.md)",
         0, 0, NULL, 0),
+    /* accepted, so that one list of flags serves run, compare and sweep (issue 49, item 38) */
+    RUN_OPT("no-plots", CLI_FLAG, no_plots, NULL, NULL,
+            "accepted for compare's and sweep's sake; a single run draws no plots (bellows plot "
+            "DIR draws them)",
+            0, 0, NULL, 0),
 };
 
 #define N_POLICY_OPTS ((int)(sizeof policy_opts / sizeof *policy_opts))

@@ -152,7 +152,14 @@ int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[S
 int run_check_compat(const char *cmd, const Flags *f, const RunConfig *cfg,
                      char (*policies)[SPEC_MAX_TEXT], int n, BwError *err);
 
+/* Whether policy spec POLICY[:k=v]... sends --compressor's output: 0 for sync (dense gradients)
+ * and for a POLICY@COMPRESSOR, which names its own (flag_effect.c). */
+int run_policy_uses_compressor(const char *spec);
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta);
+/* "# policy P, compressor C" before a run or a bench starts; for sync "# policy sync (dense
+ * gradients, no compressor)": --compressor's default would name one it never runs. */
+void run_print_policy(const RunConfig *cfg);
 /* When cfg's runs evaluate, for the resolution of a time to accuracy: "evaluation every 5
  * steps (23.4 an epoch of 117 steps)", "evaluation at the end of every epoch (117 steps)", or
  * a replay's "evaluation by the trace: 21 evaluations, at most 64 steps apart". */

@@ -206,6 +206,14 @@ static void print_intra_node(const RunConfig *cfg)
            bw, lat, 100 * cluster_intra_link_share(&loaded), why);
 }
 
+void run_print_policy(const RunConfig *cfg)
+{
+    if (run_policy_uses_compressor(cfg->policy))
+        printf("# policy %s, compressor %s\n", cfg->policy, cfg->compressor);
+    else
+        printf("# policy %s (dense gradients, no compressor)\n", cfg->policy);
+}
+
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta)
 {
     const Cluster *c = &cfg->cluster;

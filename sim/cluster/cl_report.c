@@ -222,12 +222,16 @@ void cl_report_print(FILE *out, const ClPlan *p, const ClRow *rows, int alone)
     fprintf(out, "\n%-12s %5s %-16s %9s %-15s %9s %7s %9s %9s %10s %9s %10s\n", "job", "GPUs", "on",
             "start_s", "status", "tta_s", "res", "alone_s", "slowdown", "MB/worker", "comm_s",
             "contention");
-    int coarse = 0;
+    int coarse = 0, missed = 0;
     for (int j = 0; j < p->n_jobs; j++) {
         const ClRow *r = &rows[j];
-        char on[17], sl[16] = "-", al[16] = "-", co[16] = "-", res[16];
+        char on[17], sl[16] = "-", al[16] = "-", co[16] = "-", res[16], tta[16] = "-";
         cl_gpu_text(&p->jobs[j], on, sizeof on);
         coarse += res_text(&r->shared, res, sizeof res);
+        if (isfinite(r->shared.tta_s))
+            snprintf(tta, sizeof tta, "%.4f", r->shared.tta_s);
+        else
+            missed++;
         if (alone) {
             int of_tta;
             double x = cl_slowdown(r, &of_tta);
@@ -238,12 +242,12 @@ void cl_report_print(FILE *out, const ClPlan *p, const ClRow *rows, int alone)
             snprintf(al, sizeof al, "%.4f", of_tta ? r->alone.tta_s : r->alone.sim_time_s);
             snprintf(co, sizeof co, "%.1f%%", 100 * cl_contention(r));
         }
-        fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9.4f %7s %9s %9s %10.3f %9.4f %10s\n",
-                p->jobs[j].spec->name, p->jobs[j].N, on, r->start_s, r->shared.status,
-                r->shared.tta_s, res, al, sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
+        fprintf(out, "%-12s %5d %-16s %9.4f %-15s %9s %7s %9s %9s %10.3f %9.4f %10s\n",
+                p->jobs[j].spec->name, p->jobs[j].N, on, r->start_s, r->shared.status, tta, res, al,
+                sl, r->shared.bytes / 1e6, r->shared.comm_s, co);
     }
     fputs("\ntta_s: simulated seconds from the job's start to the first evaluation at or above its "
-          "target (nan: never).\nres: the simulated time between that evaluation and the one "
+          "target (-: never).\nres: the simulated time between that evaluation and the one "
           "before (the crossing lies in it),\nas a share of tta_s; ! above 2% (a job evaluates "
           "20 times an epoch unless its eval_every says\notherwise).\n",
           out);
@@ -251,6 +255,15 @@ void cl_report_print(FILE *out, const ClPlan *p, const ClRow *rows, int alone)
         fprintf(out,
                 "%d job(s) marked ! are coarser than 2%%: a smaller eval_every sharpens them.\n",
                 coarse);
+    if (missed)
+        fprintf(out,
+                "%d of %d job(s) never reached their target accuracy (tta_s and res -): their "
+                "whole run's time\nis sim_time_s in cluster.json.\n",
+                missed, p->n_jobs);
+    if (!alone)
+        fputs("alone_s, slowdown, contention: - (--alone none ran no job alone to compare "
+              "with).\n",
+              out);
     if (alone)
         fputs(
             "alone_s, slowdown: the same job alone on the same GPUs, its tta, and tta shared over "

@@ -181,7 +181,8 @@ static void point_header(const Point *pt, int jobs)
                job->spec->name, job->ta.model, job->cfg.workload ? " priced as " : "",
                job->cfg.workload ? job->cfg.workload->name : "", job->P, job->P > 1 ? "s" : "",
                priced, job->N > 1 ? "s" : "", on, job->spec->start_s, job->cfg.policy,
-               job->cfg.compressor);
+               run_policy_uses_compressor(job->cfg.policy) ? job->cfg.compressor
+                                                           : "none (dense gradients)");
     }
     if (n_priced) /* the model of cl_fabric.c */
         printf("# %d priced job%s: each step the closed forms at its GPUs, plus the delay other "

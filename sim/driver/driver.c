@@ -297,7 +297,8 @@ void run_begin(DriverRun *run)
     snprintf(run->state, sizeof run->state, "start");
     record_eval(run, run->eval_model, NULL, 0.0);
     rendezvous_first_step(run);
-    run->res->accuracy_from_trace = run->cfg->replay && !run->cfg->priced;
+    run->res->accuracy_from_trace =
+        run->cfg->replay && !run->cfg->priced ? (run->cfg->follow_decisions ? 2 : 1) : 0;
     if (!run->fast) run_actors(run);
 }
 

@@ -201,7 +201,8 @@ typedef struct {
     size_t n_params;
     double flops_per_sample;
     int policy_mode;         /* PolicyMode */
-    int accuracy_from_trace; /* replay: accuracies are the trace's, not re-simulated */
+    int accuracy_from_trace; /* replay: accuracies are the trace's, not re-simulated (2: the
+                                policy's own trace, whose decisions it follows) */
     Cluster cluster;         /* as loaded, for the files (the run reads its own, not this copy) */
     /* Accordion's signal, for policies that read gradient norms: per epoch, the whole model's
      * norm of the epoch's mean gradient, sqrt(sum over layers of the workers' mean of

@@ -226,7 +226,10 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
 /* summary.json after the scenario: where accuracy comes from and what the run gave. */
 static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
 {
-    jsonw_string(w, "accuracy_source", res->accuracy_from_trace ? "trace" : "simulated training");
+    jsonw_string(w, "accuracy_source",
+                 res->accuracy_from_trace == 2 ? "own trace"
+                 : res->accuracy_from_trace    ? "trace"
+                                               : "simulated training");
     if (res->replay_engine) { /* how the replay was simulated, and why not fast if it was not */
         jsonw_string(w, "replay_engine", res->replay_engine);
         if (res->replay_engine_why[0])

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.sh: builds the libFuzzer harnesses with clang (AddressSanitizer and UBSan) and runs them
 # from their seed corpora, one after the other, for SECONDS each (default 600).
-#   tests/fuzz/run.sh [HARNESS] [SECONDS]     HARNESS: trace, idx, units, spec, workload, platform,
-#                                             costs, cluster or all (default)
+#   tests/fuzz/run.sh [HARNESS] [SECONDS]     HARNESS: trace (v1 and v2 traces), idx, units, spec,
+#                                             workload, platform, costs, nccl (nccl-tests logs for
+#                                             costs import-nccl-tests), cluster or all (default)
 #   tests/fuzz/run.sh --build [HARNESS]       only build (CI-free check that they compile)
 # Each harness grows its own working corpus in build-fuzz/corpus_NAME/ (seeded from
 # tests/fuzz/corpus_NAME/, which stays small and hand-picked). Crashing inputs are written to
@@ -21,7 +22,7 @@ seconds=${2:-600}
 case "$which" in
   [0-9]*) seconds=$which; which=all ;;  # the old form: run.sh SECONDS
 esac
-all=(trace idx units spec workload platform costs cluster)
+all=(trace idx units spec workload platform costs nccl cluster)
 if [ "$which" = all ]; then harnesses=("${all[@]}"); else harnesses=("$which"); fi
 
 cflags=(-g -O1 -std=c11 -D_DEFAULT_SOURCE -fsanitize=fuzzer,address,undefined
@@ -44,13 +45,19 @@ build() {
     platform)
       srcs=(sim/net/engine.c sim/net/cluster.c common/infile.c)
       libs="$(pkg-config --libs simgrid) -lm" ;;
-    costs)
+    costs|nccl)
+      # the cost profiles' library (bw_costs) as the build makes it, its embedded files too
       mkdir -p build-fuzz/generated
       cmake -DDIR=sim/costs/profiles -DPREFIX=cost_profile \
         -DOUT=build-fuzz/generated/cost_profiles.h -P sim/workload/embed_profiles.cmake
-      srcs=(sim/costs/costs.c sim/costs/costs_json.c sim/net/cluster.c common/jsonfield.c
-            common/infile.c common/outfile.c common/plugguard.c)
-      libs="$(pkg-config --libs jansson) -lm" ;;
+      cmake -DDIR=sim/costs/validation -DPREFIX=cost_validation \
+        -DOUT=build-fuzz/generated/cost_validation.h -P sim/workload/embed_profiles.cmake
+      # instrumented: sim/costs/ alone; the collectives' closed forms and common/ from build/
+      [ -f build/libbw_net.a ] || { echo "run.sh: fuzz_$name needs build/ (cmake --build build)" >&2; exit 2; }
+      srcs=(sim/costs/costs.c sim/costs/costs_json.c sim/costs/costs_busbw.c
+            sim/costs/costs_validation.c sim/costs/nccl_import.c)
+      libs="-Wl,--start-group build/libbw_net.a build/libbw_common.a -Wl,--end-group
+            $(pkg-config --libs jansson simgrid) -lm -lpthread -ldl" ;;
     cluster)
       [ -f build/libbw_cluster.a ] || { echo "run.sh: fuzz_cluster needs build/ (cmake --build build)" >&2; exit 2; }
       srcs=(sim/cluster/cl_file.c)
@@ -64,7 +71,7 @@ build() {
                  sim/net/coll.c sim/net/coll_sum.c sim/net/coll_mirror.c common/half.c common/pool.c
                  common/xalloc.c common/outfile.c)
            libs="$(pkg-config --libs simgrid gsl) -lopenblas -lm" ;;
-    *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec, workload, platform, costs, cluster or all)" >&2
+    *) echo "run.sh: unknown harness '$name' (expected trace, idx, units, spec, workload, platform, costs, nccl, cluster or all)" >&2
        exit 2 ;;
   esac
   # shellcheck disable=SC2086
