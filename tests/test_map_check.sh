@@ -73,8 +73,8 @@ fi
 printf '%s\n' 'void planted_cycle(DriverRun *run);' 'void planted_cycle(DriverRun *run)' '{' \
   '    cost_free(run);' '}' >>"$tmp/t/sim/driver/run_info.c"
 out=$("$py" "$tmp/t/scripts/callgraph.py" "$tmp/t/sim/driver")
-if [ $? = 1 ] && grep -q "run_info.c -> cost.c: cost_free" <<<"$out"; then
-  echo "ok: a call from run_info.c back to cost.c is a cycle"
+if [ $? = 1 ] && grep -q "run_info.c -> exec.c: cost_free" <<<"$out"; then
+  echo "ok: a call from run_info.c back to exec.c is a cycle"
 else
   echo "FAIL: callgraph.py missed the planted cycle: $out"
   fails=$((fails + 1))

@@ -125,7 +125,7 @@ static int check_bytes(const Trace *t, BwError *err)
     snprintf(name, sizeof name, "%s", t->h.policy_compressor);
     name[strcspn(name, ":")] = '\0';
     const CompressorOps *ops = compress_find(name);
-    LayerView *views = calloc((size_t)t->h.n_layers, sizeof *views);
+    LayerView *views = bw_xcalloc((size_t)t->h.n_layers, sizeof *views, "own_traces.c: views");
     Compressor *c = NULL;
     int rc = views ? BW_OK : bw_fail(err, BW_ERUNTIME, "out of memory");
     size_t offset = 0;

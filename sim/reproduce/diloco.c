@@ -73,47 +73,6 @@ static int exists(const char *path)
     return stat(path, &sb) == 0;
 }
 
-int diloco_run_state(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    if (exists(path)) return DILOCO_DONE;
-    snprintf(path, sizeof path, "%s.log", dir);
-    return exists(dir) || exists(path) ? DILOCO_FAILED : DILOCO_NOT_RUN;
-}
-
-int diloco_run_child(const char **argv, int n, const char *dir)
-{
-    char log[4200];
-    snprintf(log, sizeof log, "%s.log", dir);
-    if (exists(dir)) argv[n++] = "--force"; /* a stopped run's folder (--resume) */
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (!freopen(log, "w", stdout) || !freopen(log, "a", stderr)) _exit(1);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    outfile_track_child(pid); /* a fatal signal is passed on, and waited for */
-    int st;
-    pid_t got = waitpid(pid, &st, 0);
-    outfile_untrack_child(pid);
-    if (got != pid) return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-int diloco_stopped(const char *out, int k, int total, const char *what, BwError *err)
-{
-    if (!outfile_interrupted()) return 0;
-    bw_fail(err, BW_EINTR,
-            "reproduce diloco: interrupted in run %d of %d (%s); no report (--resume finishes the "
-            "reproduction in %s)",
-            k, total, what, out);
-    return 1;
-}
-
 /* DIR/runs/NAME-BW */
 static void run_path(const Dil *d, int p, int b, char *buf, size_t n)
 {

@@ -201,19 +201,6 @@ static int check_flags(Repro *r, BwError *err)
     return repro_check_out(r->out, has_sweeps(r->out), r->resume, r->report_only, lacks, err);
 }
 
-int repro_check_out(const char *out, int holds, int resume, int report_only, const char *lacks,
-                    BwError *err)
-{
-    if (report_only && !holds)
-        return bw_fail(err, BW_EUSAGE, "--report-only: %s holds no %s", out, lacks);
-    if (!report_only && !resume && holds)
-        return bw_fail(err, BW_EUSAGE,
-                       "--out %s already holds a reproduction: finish it with --resume, rebuild "
-                       "its report with --report-only, or choose another folder",
-                       out);
-    return BW_OK;
-}
-
 /* The real model's costs of each experiment (for the report), then the jobs that charge them. */
 static int plan_jobs(Repro *r, BwError *err)
 {

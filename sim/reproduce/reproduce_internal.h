@@ -174,14 +174,14 @@ void verdict_adpsgd(const Repro *r, FILE *f, int s);
 /* report.c */
 int report_write(Repro *r, BwError *err);
 
-/* reproduce.c: --out of a reproduction (accordion's, adpsgd's and diloco's) is never written
+/* diloco_runs.c: --out of a reproduction (accordion's, adpsgd's and diloco's) is never written
  * over: holds says whether out holds one already (lacks: what --report-only then names, "sweeps
  * (no DIR/sweeps)"). --report-only needs one; without --resume or --report-only, one is
  * refused, naming both. BW_OK or BW_EUSAGE. */
 int repro_check_out(const char *out, int holds, int resume, int report_only, const char *lacks,
                     BwError *err);
 
-/* diloco.c: a run of `bellows reproduce diloco` (the mlp's and --workload's), DIR/runs/NAME. Its
+/* diloco_runs.c: a run of `bellows reproduce diloco` (the mlp's and --workload's), DIR/runs/NAME. Its
  * state: done (its summary.json), failed (its folder or log, no summary), or never started. */
 enum { DILOCO_NOT_RUN, DILOCO_FAILED, DILOCO_DONE };
 int diloco_run_state(const char *dir);
