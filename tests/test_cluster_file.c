@@ -121,7 +121,7 @@ static void test_priced_jobs_are_checked(void **state)
     refused("c.json: job \"a\": key \"price_workers\": a priced job's traffic on the shared "
             "links is its ring's",
             "{\"jobs\": [{\"name\": \"a\", " PRICED "4, \"allreduce\": \"tree\"}]}");
-    refused("c.json: job \"a\": key \"price_workers\": needs \"collectives\" analytic",
+    refused("c.json: job \"a\": key \"price_workers\" 4 with \"collectives\" transfer",
             "{\"jobs\": [{\"name\": \"a\", " JOB ", \"price_workers\": 4}]}");
 #undef PRICED
 }

@@ -87,6 +87,8 @@ static const char *const CASES[][3] = {
     {"free-compression", "", "--policy static:level=1 --compressor topk"},
     {"costs", "ideal", ""},
     {"transport", "rdma", ""},
+    {"nccl-sockets", "2x8", ""},
+    {"cloud", "onprem-tcp", ""},
     {"average-momentum", "", "--policy cpsgd:period=2"},
     {"policy", "static:level=1", ""},
 };

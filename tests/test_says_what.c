@@ -34,11 +34,12 @@ static void test_a_speedup_interval_is_on_the_log_of_the_ratio(void **state)
     assert_true(fabs(m - 0.2) < 1e-12 && isnan(lo) && isnan(hi));
 }
 
-/* Three seeds: at 1 Gbps static:level=1 is told apart from sync (2.92x [1.13,7.55]), at 10 Gbps
- * sync is the fastest but not told apart (0.41x~ [0.16,1.05]); one seed tells nothing apart. */
+/* Three seeds: at 100 Mbps static:level=1 is told apart from sync (14.47x [5.60,37.43]), at
+ * 10 Gbps sync is the fastest but not told apart (0.41x~ [0.16,1.07]); one seed tells nothing
+ * apart. (At 1 Gbps, 2.51x~ [0.97,6.48] since PowerSGD's hook pays Q's Gram-Schmidt.) */
 #define FAST_SWEEP                                                                                 \
     "sweep --epochs 2 --train-samples 1024 --test-samples 200 --batch 32 --quiet --workers 2 "     \
-    "--target-accuracy 0.5 --policies sync,static:level=1 --bandwidth 1Gbps,10Gbps --no-plots "    \
+    "--target-accuracy 0.5 --policies sync,static:level=1 --bandwidth 100Mbps,10Gbps --no-plots "    \
     "-j 2 "
 
 static void test_the_fastest_row_says_when_it_is_not_told_apart(void **state)

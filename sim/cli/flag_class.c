@@ -181,6 +181,7 @@ static const struct {
     {"shard", FLAG_FILE_NONE},
     {"set", FLAG_FILE_NONE},
     {"data-dir", FLAG_FILE_NONE}, /* a folder only read, never written */
+    {"nccl-sockets", FLAG_FILE_NONE},
 };
 
 FlagFile flag_file(const char *name)
