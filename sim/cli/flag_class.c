@@ -89,6 +89,7 @@ static const FlagClassRow CLASSES[] = {
     {"costs", FLAG_PRICE},
     {"transport", FLAG_PRICE},
     {"compute-jitter", FLAG_PRICE},
+    {"straggler-cv", FLAG_PRICE},
     {"slowdown", FLAG_PRICE},
     /* how and where it runs, and what it writes */
     {"compute-threads", FLAG_RUN}, /* the same bits on any number of threads (tested) */
