@@ -90,6 +90,7 @@ static const FlagClassRow CLASSES[] = {
     {"transport", FLAG_PRICE},
     {"compute-jitter", FLAG_PRICE},
     {"straggler-cv", FLAG_PRICE},
+    {"cost-band", FLAG_RUN},
     {"slowdown", FLAG_PRICE},
     /* how and where it runs, and what it writes */
     {"compute-threads", FLAG_RUN}, /* the same bits on any number of threads (tested) */

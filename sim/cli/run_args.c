@@ -63,6 +63,11 @@ static const CliOpt run_opts[] = {
     RUN_OPT("compute-jitter", CLI_DOUBLE, jitter, "0", NULL,
             "sigma of lognormal per-step compute-time noise per worker (mean 1; 0: none)", 0, 5,
             NULL, 0),
+    RUN_OPT("cost-band", CLI_STRING, cost_band, NULL, "draws|off",
+            "compare: price each run's time to accuracy again under K seeded draws (default 32) "
+            "of its cost profile's stated uncertainty and print the speedup's band over seeds "
+            "and costs; off: none (the table and files as without it)",
+            0, 0, NULL, 0),
     RUN_OPT("straggler-cv", CLI_DOUBLE, straggler_cv, "0", NULL,
             "coefficient of variation of a worker's step compute time; each synchronous step waits "
             "for the slowest of the priced workers, the extra booked as waiting (0: none; a "
