@@ -16,7 +16,6 @@
 #include "spec.h"
 #include "breakdown.h"
 #include "cost_band.h"
-#include "xalloc.h"
 #include "dataset.h"
 #include "plots.h"
 #include "cli.h"
@@ -399,33 +398,21 @@ done:
     return rc;
 }
 
-/* --cost-band: each policy's band (cost_band.h) from its runs' folders below out; a run whose
- * steps cannot be read leaves every band empty, with a note. */
+/* --cost-band: each policy's band (cost_band.h) from its runs' folders below out. */
 static void compute_bands(const char *out, const Runs *r, const CostProfile *prof,
                           PolicyStats *st)
 {
-    const int n = r->n_pol * r->n_seeds;
-    char(*dirs)[4400] = bw_xcalloc((size_t)n, sizeof *dirs, "cost band: folders");
-    const char **dp = bw_xcalloc((size_t)n, sizeof *dp, "cost band: folders");
-    double *tta = bw_xcalloc((size_t)n, sizeof *tta, "cost band: times"), lo[MAX_POLICIES],
-           hi[MAX_POLICIES];
-    for (int j = 0; j < n; j++) {
-        const int k = j % r->n_pol, i = j / r->n_pol;
-        char folder[SPEC_MAX_TEXT + 8];
-        runner_folder_name(k, r->specs[k], folder, sizeof folder);
-        snprintf(dirs[j], sizeof dirs[j], "%.4000s/seed-%d/%.300s", out, r->seeds[i], folder);
-        dp[j] = dirs[j];
+    double tta[MAX_POLICIES * CLI_LIST_MAX], lo[MAX_POLICIES], hi[MAX_POLICIES];
+    for (int j = 0; j < r->n_pol * r->n_seeds; j++)
         tta[j] = counts(&r->rows[j]) ? r->rows[j].tta : NAN;
-    }
-    if (cost_band_compare(prof, r->band_k, r->n_pol, r->n_seeds, dp, tta, lo, hi))
+    const char *specs[MAX_POLICIES];
+    for (int k = 0; k < r->n_pol; k++) specs[k] = r->specs[k];
+    if (cost_band_compare(prof, r->band_k, out, r->n_pol, r->n_seeds, r->seeds, specs, tta, lo, hi))
         fprintf(stderr, "bellows: note: a run's steps.csv could not be read: no cost band\n");
     for (int k = 0; k < r->n_pol; k++) {
         st[k].band_lo = lo[k];
         st[k].band_hi = hi[k];
     }
-    free(dirs);
-    free(dp);
-    free(tta);
 }
 
 /* Plots are a convenience: a failure leaves the results standing, and is the command's

@@ -2,6 +2,7 @@
 #include "cost_band.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 
 #include "breakdown.h"
 #include "runner.h"
+#include "spec.h"
 #include "splitmix.h"
 #include "xalloc.h"
 
@@ -80,13 +82,26 @@ done:
     free(his);
 }
 
-int cost_band_compare(const CostProfile *prof, int K, int n_pol, int n_seeds,
-                      const char *const *dirs, const double *tta, double *lo, double *hi)
+/* The run of seed i and policy k's folder below out, as compare names it. */
+static void run_dir(const char *out, int seed, int k, const char *spec, char *dir, size_t n)
+{
+    char folder[SPEC_MAX_TEXT + 8];
+    runner_folder_name(k, spec, folder, sizeof folder);
+    snprintf(dir, n, "%.4000s/seed-%d/%.300s", out, seed, folder);
+}
+
+int cost_band_compare(const CostProfile *prof, int K, const char *out, int n_pol, int n_seeds,
+                      const int *seeds, const char *const *specs, const double *tta, double *lo,
+                      double *hi)
 {
     const int n = n_pol * n_seeds;
     double *t = bw_xcalloc((size_t)n * (size_t)K, sizeof *t, "cost band: times");
     int rc = 0;
-    for (int j = 0; j < n && !rc; j++) rc = cost_band_ttas(dirs[j], tta[j], prof, K, t + (size_t)j * K);
+    char dir[4400];
+    for (int j = 0; j < n && !rc; j++) {
+        run_dir(out, seeds[j / n_pol], j % n_pol, specs[j % n_pol], dir, sizeof dir);
+        rc = cost_band_ttas(dir, tta[j], prof, K, t + (size_t)j * K);
+    }
     double *b = bw_xcalloc((size_t)n_seeds * (size_t)K, sizeof *b, "cost band: a policy's"),
            *x = bw_xcalloc((size_t)n_seeds * (size_t)K, sizeof *x, "cost band: a policy's");
     for (int k = 0; k < n_pol; k++) {

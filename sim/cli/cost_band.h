@@ -28,10 +28,11 @@ int cost_band_ttas(const char *dir, double tta, const CostProfile *prof, int K, 
 void cost_band_interval(const double *base, const double *tta, int n_seeds, int K, double *lo,
                         double *hi);
 
-/* compare's bands: run j = i * n_pol + k (seed i, policy k) in folder dirs[j], of time to
- * accuracy tta[j] (NAN: none); lo[k], hi[k] against policy 0 (NAN for k = 0). -1 if a run's
- * steps.csv cannot be read. */
-int cost_band_compare(const CostProfile *prof, int K, int n_pol, int n_seeds,
-                      const char *const *dirs, const double *tta, double *lo, double *hi);
+/* compare's bands: run j = i * n_pol + k (seed seeds[i], policy specs[k]) in its folder below
+ * out (runner_folder_name), of time to accuracy tta[j] (NAN: none); lo[k], hi[k] against policy
+ * 0 (NAN for k = 0). -1 if a run's steps.csv cannot be read. */
+int cost_band_compare(const CostProfile *prof, int K, const char *out, int n_pol, int n_seeds,
+                      const int *seeds, const char *const *specs, const double *tta, double *lo,
+                      double *hi);
 
 #endif
