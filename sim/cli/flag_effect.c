@@ -57,7 +57,16 @@ static int no_compressor(const Flags *f, const RunConfig *cfg, char (*policies)[
     return 1;
 }
 
+/* --cost-band bands a speedup, compare's: a single run has none. */
+static int one_run(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    (void)cfg, (void)policies, (void)n;
+    return f->mode == RUN_MODE_RUN;
+}
+
 static const IdleFlag IDLE[] = {
+    {"cost-band", 1, one_run,
+     "the band is a speedup's, over the seeds and draws of the costs: bellows compare's"},
     {"timeline-steps", 1, no_timeline, "the steps a timeline keeps; add --timeline FILE"},
     {"bucket-mb", 0, no_buckets,
      "DDP's buckets form only with --overlap ddp or layer (the default with --workload or a "
