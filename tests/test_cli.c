@@ -178,6 +178,10 @@ static const BadCase BAD[] = {
     /* ---- a folder where a file is expected, and a file where a folder is ---- */
     {"run --platform @ --out @/o1", 2, "--platform"},
     {"replay --trace @ --out @/o1", 2, "--trace"},
+    {"compare --cost-band 1 --out @/o1", 2, "--cost-band: expected off or a number of draws"},
+    {"compare --cost-band many --out @/o1", 2, "got \"many\""},
+    {"run --cost-band 8 --out @/o1", 2, "--cost-band: has no effect alone"},
+    {"run --straggler-cv -1 --out @/o1", 2, "--straggler-cv"},
     {"compare --trace @ --out @/o1", 2, "--trace"},
     {"train --data-dir @/idx-folder --out @/o1", 2,
      "idx-folder/train-images-idx3-ubyte.gz: is a folder"},

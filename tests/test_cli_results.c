@@ -5,11 +5,15 @@
  * drawing a speedup of 0, with no block for the baseline; plots are drawn into a folder whose
  * name holds a quote, the accuracy plot with a panel zoomed on the target; the BLAS kernels are
  * pinned, so a run writes the same files whichever kernels the CPU would pick; ADPSGD lengthens
- * its period under a constant lr on the real mlp, on cpsgd's budget. */
+ * its period under a constant lr on the real mlp, on cpsgd's budget. compare's cost band: beside
+ * the seed interval, and --cost-band off the files as before. */
 #include "testutil.h"
 
+#include "cost_band.h"
+#include "costs.h"
 #include "csv.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 static char TMP[64];
@@ -269,6 +273,85 @@ static void test_adpsgd_lengthens_its_period_on_the_real_mlp(void **state)
     assert_true(last >= 2 * first);
 }
 
+/* Field k of the csv row that starts with prefix (NAN: empty). */
+static double field_at(const char *csv, const char *prefix, int k)
+{
+    const char *line = strstr(csv, prefix);
+    if (!line) fail_msg("no row %s", prefix);
+    for (int i = 0; i < k; i++)
+        if (!(line = strchr(line, ','))) fail_msg("row %s has no field %d", prefix, k);
+        else line++;
+    return *line == ',' || *line == '\n' ? NAN : strtod(line, NULL);
+}
+
+/* The line of csv without its last n fields (none of them quoted). */
+static void cut_fields(char *csv, int n)
+{
+    char out[8192] = "", *save = NULL;
+    for (char *line = strtok_r(csv, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        for (int i = 0; i < n; i++) *strrchr(line, ',') = '\0';
+        strcat(out, line);
+        strcat(out, "\n");
+    }
+    strcpy(csv, out);
+}
+
+#define OWN BELLOWS_SOURCE_DIR "/tests/data/own/"
+#define OWN_COMPARE                                                                                \
+    "compare --traces " OWN "mlp-sync-4w.jsonl.gz," OWN "mlp-static-4w.jsonl.gz --workload "      \
+    "resnet18-cifar --collectives analytic --target-accuracy 0.6 --no-plots --quiet "
+
+static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **state)
+{
+    (void)state;
+    assert_int_equal(run(OWN_COMPARE "--cost-band off --out %s/off"), 0);
+    char *table_off = read_tmp("out");
+    assert_int_equal(run(OWN_COMPARE "--cost-band 16 --out %s/band"), 0);
+    char *table = read_tmp("out"), *off = read_tmp("off/compare.csv"),
+         *band = read_tmp("band/compare.csv");
+    assert_null(strstr(table_off, "seeds+costs"));
+    assert_non_null(strstr(table, "Told apart from the first policy under seeds and costs:"));
+    double sp = field_at(band, "\"static:level=1\"", 6);
+    double lo = field_at(band, "\"static:level=1\"", 20), hi = field_at(band, "\"static:level=1\"", 21);
+    assert_true(sp > 1 && lo < sp && sp < hi); /* one seed: the draws' spread alone */
+    assert_true(field_at(band, "\"static:level=1\"", 22) == 16);
+    cut_fields(band, 3); /* the band's columns come last: the rest is off's, byte for byte */
+    assert_string_equal(band, off);
+    free(table_off);
+    free(table);
+    free(off);
+    free(band);
+    /* a run's draws, from its books to the target: tta + sum of each book times its group's
+     * factor less 1, each factor within the profile's stated range */
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/fake", TMP);
+    mkdir(dir, 0755);
+    char path[160];
+    snprintf(path, sizeof path, "%s/steps.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("step,end_s,compute_s,compression_s,communication_s,wait_s\n"
+          "0,5,0.5,1,1.5,2\n1,10,0.5,1,1.5,2\n2,15,9,9,9,9\n", f);
+    fclose(f);
+    CostProfile *p = NULL;
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &p, NULL), BW_OK);
+    double t[1024], sum = 0, mn = INFINITY, mx = -INFINITY;
+    assert_int_equal(cost_band_ttas(dir, 10, p, 1024, t), 0);
+    const double r = p->uncertainty[COST_GROUP_COMPUTE], reach = r * (1 + 2 + 3);
+    assert_true(r == p->uncertainty[COST_GROUP_OPS] && r == p->uncertainty[COST_GROUP_NETWORKS]);
+    for (int d = 0; d < 1024; d++) {
+        assert_true(fabs(t[d] - 10) <= reach + 1e-12);
+        sum += t[d];
+        mn = fmin(mn, t[d]);
+        mx = fmax(mx, t[d]);
+    }
+    /* the mean of three uniform draws: sd r sqrt(1 + 4 + 9) / sqrt(3) over sqrt(1024) */
+    assert_float_equal(sum / 1024, 10, 4 * r * sqrt(14.0 / 3) / 32);
+    assert_true(mx - mn > reach); /* the draws reach out, not one value */
+    assert_int_equal(cost_band_ttas("/nonexistent", 10, p, 4, t), -1);
+    costs_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +361,7 @@ int main(void)
         cmocka_unit_test(test_a_mixed_platform_says_whose_figures_the_summary_gives),
         cmocka_unit_test(test_the_blas_kernels_are_pinned),
         cmocka_unit_test(test_adpsgd_lengthens_its_period_on_the_real_mlp),
+        cmocka_unit_test(test_a_cost_band_is_beside_the_seeds_and_off_is_as_before),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

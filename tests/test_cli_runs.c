@@ -309,7 +309,8 @@ static void test_compare_writes_its_table_folders_and_plots(void **state)
     assert_int_equal(count_lines(csv), 4);
     assert_non_null(strstr(csv, "policy,folder,status,final_test_accuracy"));
     assert_non_null(strstr(csv, ",steps,seeds,time_to_accuracy_sd_s,speedup_ci_low,"
-                                "speedup_ci_high,tta_resolution_s\n"));
+                                "speedup_ci_high,tta_resolution_s,speedup_band_low,"
+                                "speedup_band_high,cost_band_draws\n")); /* the band's last */
     /* the baseline's speedup and byte ratio against itself are 1; the folder is seed 1's */
     assert_non_null(strstr(csv, "\"sync\",seed-1/1-sync,completed,"));
     check_speedup_of_static(csv);

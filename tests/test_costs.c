@@ -256,6 +256,15 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
          "networks.tcp: \"allreduce\" must be a number > 0 and at most 1"},
         {7, "\"networks\": {}", "\"networks\" must be an object with at least one"},
         {8, NULL, "\"allgather\" must be"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 2, \"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
+         "uncertainty: \"version\" must be 1"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, \"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1}",
+         "uncertainty: \"networks\" must be a number > 0 and at most 0.9"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, \"compute\": 1.5, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
+         "uncertainty: \"compute\" must be a number > 0 and at most 0.9"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, \"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1, \"net\": 1}",
+         "uncertainty\": unknown key \"net\""},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": 0.2", "\"uncertainty\" must be {\"version\": 1"},
     };
     char path[256];
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -298,6 +307,34 @@ static void test_bad_hooks_name_the_field(void **state)
         write_profile("bad-hooks", bad[i].which, bad[i].with, path, sizeof path);
         expect_refused(path, "V100", bad[i].what);
         expect_refused(path, "V100", path);
+    }
+}
+
+static void test_an_uncertainty_is_read_by_group(void **state)
+{
+    (void)state;
+    char path[256];
+    write_profile("unc", 8,
+                  "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
+                  "\"compute\": 0.1, \"fixed\": 0.2, \"ops\": 0.3, \"networks\": 0.4, "
+                  "\"ops_source\": \"a note\"}",
+                  path, sizeof path);
+    CostProfile *p = NULL;
+    assert_int_equal(costs_load(path, "--costs", "V100", &p, NULL), BW_OK);
+    assert_true(p->has_uncertainty);
+    assert_true(p->uncertainty[COST_GROUP_COMPUTE] == 0.1 && p->uncertainty[COST_GROUP_FIXED] == 0.2);
+    assert_true(p->uncertainty[COST_GROUP_OPS] == 0.3 && p->uncertainty[COST_GROUP_NETWORKS] == 0.4);
+    costs_free(p);
+    write_profile("good", -1, NULL, path, sizeof path); /* optional: none stated */
+    assert_int_equal(costs_load(path, "--costs", "V100", &p, NULL), BW_OK);
+    assert_false(p->has_uncertainty);
+    costs_free(p);
+    /* every PyTorch built-in states one (gen_costs.py) */
+    static const char *const gpus[] = {"V100", "A100", "H100", "H200"};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(costs_load("pytorch", "--costs", gpus[i], &p, NULL), BW_OK);
+        assert_true(p->has_uncertainty);
+        costs_free(p);
     }
 }
 
@@ -652,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_a_run_names_the_validation_rows_near_it),
         cmocka_unit_test(test_bad_profiles_name_the_file_and_the_field),
         cmocka_unit_test(test_bad_hooks_name_the_field),
+        cmocka_unit_test(test_an_uncertainty_is_read_by_group),
         cmocka_unit_test(test_what_a_run_needs_is_checked_by_name),
         cmocka_unit_test(test_a_costed_step_is_the_sum_of_its_parts),
         cmocka_unit_test(test_a_workloads_own_efficiency_prices_its_layers),

@@ -42,6 +42,11 @@ static int sum_steps(const char *dir, double until_s, double *books)
     return ok ? 0 : -1;
 }
 
+int breakdown_books(const char *dir, double until_s, double books[4])
+{
+    return sum_steps(dir, until_s, books);
+}
+
 int breakdown_write(const char *out, const Breakdown *b, BwError *err)
 {
     OutFile of;

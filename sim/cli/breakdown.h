@@ -16,6 +16,10 @@ typedef struct {
     const int *failed;          /* [seed * n_pol + k]: 1 for a run without results */
 } Breakdown;
 
+/* Rank 0's compute, compression, communication and waiting seconds (in that order) summed over
+ * dir/steps.csv's steps that end by until_s (NAN: every step); -1 if it cannot be read. */
+int breakdown_books(const char *dir, double until_s, double books[4]);
+
 /* Writes out/time_breakdown.csv (whole, or not at all). */
 int breakdown_write(const char *out, const Breakdown *b, BwError *err);
 

@@ -16,6 +16,7 @@
 #include "spec.h"
 #include "xalloc.h"
 #include "breakdown.h"
+#include "cost_band.h"
 #include "dataset.h"
 #include "plots.h"
 #include "cli.h"
@@ -126,6 +127,7 @@ typedef struct {
     int out_existed;    /* --out was there before: an interruption leaves it */
     int stop_at_target; /* runs that reached the target stopped there: their bytes are to it */
     OwnTraces *own;     /* compare --traces: each run's own trace; NULL otherwise */
+    int band_k;         /* --cost-band's draws; 0: off, or the profile states no uncertainty */
 } Runs;
 
 static const RunRow *run_of(const Runs *r, int seed_i, int k)
@@ -143,6 +145,7 @@ typedef struct {
                                      and its 95% interval (NAN unless every pair reached) */
     double res_s, res_frac;       /* the worst tta resolution over the seeds, in seconds and as a
                                      fraction of the first policy's tta for that seed */
+    double band_lo, band_hi;      /* the speedup's band over seeds and costs (cost_band.h) */
 } PolicyStats;
 
 static void mean_row(const Runs *r, int k, RunRow *m)
@@ -227,7 +230,8 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
     if (rc) return rc;
     fputs("policy,folder,", of.f);
     runner_csv_header(of.f);
-    fputs(",seeds,time_to_accuracy_sd_s,speedup_ci_low,speedup_ci_high,tta_resolution_s\n", of.f);
+    fputs(",seeds,time_to_accuracy_sd_s,speedup_ci_low,speedup_ci_high,tta_resolution_s", of.f);
+    fputs(r->band_k ? ",speedup_band_low,speedup_band_high,cost_band_draws\n" : "\n", of.f);
     for (int k = 0; k < r->n_pol; k++) {
         char folder[SPEC_MAX_TEXT + 8];
         runner_folder_name(k, r->specs[k], folder, sizeof folder);
@@ -236,11 +240,15 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
         fprintf(of.f, ",seed-%d/%s,", r->seeds[0], folder);
         runner_csv_row(of.f, &st[k].mean, st[k].speedup, ratio, RUNNER_CSV_COMPARE);
         fprintf(of.f, ",%d,", r->n_seeds);
-        const double more[] = {st[k].tta_sd, st[k].ci_lo, st[k].ci_hi, st[k].res_s};
-        for (int m = 0; m < 4; m++) {
+        const double more[] = {st[k].tta_sd, st[k].ci_lo,   st[k].ci_hi,
+                               st[k].res_s,  st[k].band_lo, st[k].band_hi};
+        const int n_more = r->band_k ? 6 : 4;
+        for (int m = 0; m < n_more; m++) {
             if (isfinite(more[m])) fprintf(of.f, "%.9g", more[m]);
-            fputs(m < 3 ? "," : "\n", of.f);
+            fputs(m < n_more - 1 ? "," : "", of.f);
         }
+        if (r->band_k) fprintf(of.f, ",%d", r->band_k);
+        fputs("\n", of.f);
     }
     return outfile_commit(&of, err);
 }
@@ -279,6 +287,20 @@ static int print_policy(const Runs *r, int k, const PolicyStats *st, const Polic
         snprintf(res, sizeof res, "%.1f%%%s", 100 * st->res_frac, coarse ? "!" : "");
     int never = 0; /* a seed whose run never exchanged what the policy asked for */
     for (int i = 0; i < r->n_seeds; i++) never |= run_of(r, i, k)->never_exchanged[0] != 0;
+    if (r->band_k) { /* "[lo,hi] seeds; [lo,hi] seeds and costs" in the CI's column */
+        char both[48] = "", wide[112];
+        runner_format_speedup(st->speedup, k ? st->band_lo : NAN, k ? st->band_hi : NAN, sp,
+                              sizeof sp, both, sizeof both);
+        int ns = k && isfinite(st->band_lo) && st->band_lo <= 1 && st->band_hi >= 1;
+        runner_format_speedup(st->speedup, k ? st->ci_lo : NAN, k ? st->ci_hi : NAN, sp, sizeof sp,
+                              ci, sizeof ci);
+        snprintf(wide, sizeof wide, "%s%s%s%s", ci, *both ? " " : "", both, ns ? "~" : "");
+        printf("%-30s %7s %7s %9s %8s %7s %29s %10s %7s %8s %6s%s%s%s\n", name, fin, best, tta, sd,
+               sp, wide, mb, ratio, sim, res, strcmp(m->status, "diverged") == 0 ? "  DIVERGED" : "",
+               strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "",
+               never ? "  NEVER EXCHANGED" : "");
+        return coarse;
+    }
     printf(ROW_FMT "%s%s%s\n", name, fin, best, tta, sd, sp, ci, mb, ratio, sim, res,
            strcmp(m->status, "diverged") == 0 ? "  DIVERGED" : "",
            strcmp(m->status, "reached_target") == 0 ? "  (stopped at target)" : "",
@@ -316,11 +338,39 @@ static void print_compare_footer(const Runs *r, const PolicyStats *st, double ta
         printf("No policy reached the target.\n");
 }
 
+/* --cost-band: what the second interval is, and which policies it tells apart. */
+static void cost_band_footer(const Runs *r, const PolicyStats *st)
+{
+    printf("seeds+costs: the speedup's 95%% band over the seeds and %d seeded draws of the cost "
+           "profile's\nconstants, each group within the range it states (bellows costs NAME), "
+           "re-priced first-order from\neach run's books to the target (compute, compression "
+           "and communication scaled, overlap held).\nTold apart from the first policy",
+           r->band_k);
+    const char *sep[2] = {" under seeds and costs:", " under seeds only:"};
+    for (int pass = 0; pass < 2; pass++) {
+        int any = 0;
+        for (int k = 1; k < r->n_pol; k++) {
+            int seeds = isfinite(st[k].ci_lo) && (st[k].ci_lo > 1 || st[k].ci_hi < 1);
+            int both = isfinite(st[k].band_lo) && (st[k].band_lo > 1 || st[k].band_hi < 1);
+            if (pass == 0 ? !both : !(seeds && !both)) continue;
+            printf("%s %s", any ? "," : sep[pass], r->specs[k]);
+            any = 1;
+        }
+        if (!any) printf("%s none", sep[pass]);
+        printf(pass == 0 ? ";" : ".\n");
+    }
+}
+
 static void print_compare_table(const Runs *r, const PolicyStats *st, double target,
                                 const char *evals, const char *sharpen)
 {
-    printf("\n" ROW_FMT "\n", "policy", "final", "best", "tta_s", "+-sd", "speedup", "95% CI",
-           "MB/worker", "bytes", "sim_s", "res");
+    if (r->band_k)
+        printf("\n%-30s %7s %7s %9s %8s %7s %29s %10s %7s %8s %6s\n", "policy", "final", "best",
+               "tta_s", "+-sd", "speedup", "95% CI: seeds; seeds+costs", "MB/worker", "bytes",
+               "sim_s", "res");
+    else
+        printf("\n" ROW_FMT "\n", "policy", "final", "best", "tta_s", "+-sd", "speedup", "95% CI",
+               "MB/worker", "bytes", "sim_s", "res");
     int coarse = 0;
     for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
     print_compare_footer(r, st, target, evals, sharpen, coarse);
@@ -331,6 +381,7 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
             fprintf(stderr, "bellows: warning: %s (seed %d): %s\n", r->specs[j % r->n_pol],
                     r->seeds[j / r->n_pol], r->rows[j].never_exchanged);
         }
+    if (r->band_k) cost_band_footer(r, st);
 }
 
 /* time_breakdown.csv, the time breakdown plot's data: each policy's books up to its time to
@@ -365,6 +416,23 @@ done:
     free(tta);
     free(failed);
     return rc;
+}
+
+/* --cost-band: each policy's band (cost_band.h) from its runs' folders below out. */
+static void compute_bands(const char *out, const Runs *r, const CostProfile *prof,
+                          PolicyStats *st)
+{
+    double tta[MAX_POLICIES * CLI_LIST_MAX], lo[MAX_POLICIES], hi[MAX_POLICIES];
+    for (int j = 0; j < r->n_pol * r->n_seeds; j++)
+        tta[j] = counts(&r->rows[j]) ? r->rows[j].tta : NAN;
+    const char *specs[MAX_POLICIES];
+    for (int k = 0; k < r->n_pol; k++) specs[k] = r->specs[k];
+    if (cost_band_compare(prof, r->band_k, out, r->n_pol, r->n_seeds, r->seeds, specs, tta, lo, hi))
+        fprintf(stderr, "bellows: note: a run's steps.csv could not be read: no cost band\n");
+    for (int k = 0; k < r->n_pol; k++) {
+        st[k].band_lo = lo[k];
+        st[k].band_hi = hi[k];
+    }
 }
 
 /* Plots are a convenience: a failure leaves the results standing, and is the command's
@@ -586,10 +654,27 @@ static int split_policy_item(Runs *r, int i, BwError *err)
     return compress_spec_resolved(r->compressor[i], "--policies", resolved, sizeof resolved, err);
 }
 
+/* --cost-band (none: COST_BAND_DEFAULT) against the run's cost profile: a band needs its stated
+ * uncertainty; asked for explicitly without one, a note says there is none. */
+static void band_setup(const Flags *f, const RunConfig *cfg, Runs *r)
+{
+    const CostProfile *p = cfg->costs;
+    if (r->band_k && (!p || p->ideal || !p->has_uncertainty)) {
+        if (f->run.cost_band)
+            fprintf(stderr, "bellows: note: --cost-band: the cost profile %s states no "
+                            "uncertainty (sim/costs/README.md): no band\n",
+                    p ? p->name : "ideal");
+        r->band_k = 0;
+    }
+}
+
 static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig *cfg,
                          Dataset *train, Dataset *test, Trace *trace, double *slowdown,
                          BwError *err)
 {
+    int brc = cost_band_parse(f->run.cost_band ? f->run.cost_band : COST_BAND_DEFAULT,
+                              &r->band_k, err);
+    if (brc) return brc;
     if (f->run.traces && replay)
         return bw_fail(err, BW_EUSAGE,
                        "--traces: replay replays one --trace under --policies; bellows compare "
@@ -607,6 +692,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
         if (rc) return rc;
         cfg->tc.seed = (unsigned long)r->seeds[0];
         r->stop_at_target = cfg->stop_at_target;
+        band_setup(f, cfg, r);
         return BW_OK;
     }
     r->own = NULL; /* not compare --traces */
@@ -642,6 +728,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     run_default_eval_every(f, cfg);
     cfg->tc.seed = (unsigned long)r->seeds[0];
     r->stop_at_target = cfg->stop_at_target;
+    band_setup(f, cfg, r);
     return BW_OK;
 }
 
@@ -718,6 +805,7 @@ static int compare_or_replay(int argc, char **argv, int replay, BwError *err)
         goto fail;
     }
     for (int k = 0; k < r.n_pol; k++) policy_stats(&r, k, &st[k]);
+    if (r.band_k) compute_bands(out, &r, cfg.costs, st);
     char evals[96];
     run_describe_evals(&cfg, evals, sizeof evals);
     print_compare_table(&r, st, f.run.target, evals,

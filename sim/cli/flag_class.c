@@ -91,6 +91,8 @@ static const FlagClassRow CLASSES[] = {
     {"costs", FLAG_PRICE},
     {"transport", FLAG_PRICE},
     {"compute-jitter", FLAG_PRICE},
+    {"straggler-cv", FLAG_PRICE},
+    {"cost-band", FLAG_RUN},
     {"slowdown", FLAG_PRICE},
     /* how and where it runs, and what it writes */
     {"compute-threads", FLAG_RUN}, /* the same bits on any number of threads (tested) */

@@ -60,7 +60,8 @@ static int no_compressor(const Flags *f, const RunConfig *cfg, char (*policies)[
     return 1;
 }
 
-/* A single run (run, bench, replay of one policy) draws no plots to skip. */
+/* A single run (run, bench, replay of one policy): no plots to skip (--no-plots), no speedup to
+ * band (--cost-band: compare's). */
 static int single_run(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
 {
     (void)cfg, (void)policies, (void)n;
@@ -68,6 +69,8 @@ static int single_run(const Flags *f, const RunConfig *cfg, char (*policies)[SPE
 }
 
 static const IdleFlag IDLE[] = {
+    {"cost-band", 1, single_run,
+     "the band is a speedup's, over the seeds and draws of the costs: bellows compare's"},
     {"timeline-steps", 1, no_timeline, "the steps a timeline keeps; add --timeline FILE"},
     {"bucket-mb", 0, no_buckets,
      "DDP's buckets form only with --overlap ddp or layer (the default with --workload or a "

@@ -74,6 +74,16 @@ static const CliOpt run_opts[] = {
     RUN_OPT("compute-jitter", CLI_DOUBLE, jitter, "0", NULL,
             "sigma of lognormal per-step compute-time noise per worker (mean 1; 0: none)", 0, 5,
             NULL, 0),
+    RUN_OPT("cost-band", CLI_STRING, cost_band, NULL, "draws|off",
+            "compare: price each run's time to accuracy again under K seeded draws (default 32) "
+            "of its cost profile's stated uncertainty and print the speedup's band over seeds "
+            "and costs; off: none (the table and files as without it)",
+            0, 0, NULL, 0),
+    RUN_OPT("straggler-cv", CLI_DOUBLE, straggler_cv, "0", NULL,
+            "coefficient of variation of a worker's step compute time; each synchronous step waits "
+            "for the slowest of the priced workers, the extra booked as waiting (0: none; a "
+            "normal-law approximation, no measured default)",
+            0, 2, NULL, 0),
     RUN_OPT("slowdown", CLI_DOUBLE_LIST, slowdown, NULL, "x",
             "compute-time multipliers of GPUs 0,1,2,... (stragglers; GPUs not listed: 1)", 0.01,
             1000, NULL, 16),
@@ -623,6 +633,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->target_accuracy = f->run.target;
     cfg->stop_at_target = f->run.stop_at_target;
     cfg->jitter_sigma = f->run.jitter;
+    cfg->straggler_cv = f->run.straggler_cv;
     if (f->run.slowdown.n) {
         for (int w = 0; w < cfg->cluster.workers; w++)
             slowdown[w] = w < f->run.slowdown.n ? f->run.slowdown.v[w] : 1.0;

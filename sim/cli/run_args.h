@@ -45,7 +45,8 @@ typedef struct {
     const char *compressor, *policy, *policies, *algorithm, *collectives, *network_model, *out;
     const char *shard, *record_trace, *trace, *replay_engine;
     const char *traces; /* compare --traces: each policy's own trace */
-    double target, jitter;
+    const char *cost_band; /* compare --cost-band: off or K draws (cost_band.h) */
+    double target, jitter, straggler_cv;
     CliDoubleList slowdown;
     CliIntList seeds;
     int eval_every, stop_at_target, quiet, jobs, no_plots, resume, force;

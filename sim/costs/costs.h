@@ -116,6 +116,20 @@ typedef struct {
     int orthogonalises_query;
 } CostHook;
 
+/* The groups of a profile's constants that carry a stated uncertainty ("uncertainty"): the
+ * compute's efficiency, the fixed costs, the operations' rates, the networks' shares and caps. */
+typedef enum {
+    COST_GROUP_COMPUTE,
+    COST_GROUP_FIXED,
+    COST_GROUP_OPS,
+    COST_GROUP_NETWORKS,
+    COST_GROUP_COUNT
+} CostGroup;
+
+/* "uncertainty"'s own format version (the field is optional in a profile of format 1) */
+#define COSTS_UNCERTAINTY_VERSION 1
+#define COSTS_MAX_UNCERTAINTY     0.9
+
 typedef struct {
     char name[64];
     char spec[256];   /* what costs_load was given, for errors and summaries */
@@ -171,6 +185,12 @@ typedef struct {
     char hook_framework[64]; /* the framework and version the hooks model, "PyTorch 1.10" */
     CostHook hooks[COSTS_MAX_HOOKS];
     int n_hooks;
+    /* "uncertainty": {"version": 1, "compute": r, "fixed": r, "ops": r, "networks": r}: each
+     * group's constants are known to a relative range of +-r (0 < r <= COSTS_MAX_UNCERTAINTY),
+     * from the profile's validation residuals or its sources' spread, stated beside each;
+     * has_uncertainty 0: the profile states none */
+    int has_uncertainty;
+    double uncertainty[COST_GROUP_COUNT];
 } CostProfile;
 
 /* The default --costs: the PyTorch DDP + NCCL profile of the cluster's GPU. */

@@ -428,6 +428,29 @@ static int parse_hooks(Ctx *c, const json_t *o, CostProfile *p)
         if (rc == BW_OK) p->n_hooks++;
         c->loc.where[in] = '\0';
     }
+
+/* "uncertainty", optional: {"version": COSTS_UNCERTAINTY_VERSION, "compute": r, "fixed": r,
+ * "ops": r, "networks": r} (each group's relative range, 0 < r <= COSTS_MAX_UNCERTAINTY, all
+ * four given), and "source" keys saying where each comes from. */
+static int parse_uncertainty(Ctx *c, const json_t *o, CostProfile *p)
+{
+    static const char *const known[] = {"version", "compute", "fixed", "ops", "networks",
+                                        "compute_source", "fixed_source", "ops_source",
+                                        "networks_source", NULL};
+    if (!o) return BW_OK;
+    if (!json_is_object(o))
+        return json_at_fail(&c->loc, "\"uncertainty\" must be {\"version\": %d, \"compute\": r, "
+                                     "\"fixed\": r, \"ops\": r, \"networks\": r}",
+                            COSTS_UNCERTAINTY_VERSION);
+    size_t back = enter(c, "uncertainty");
+    int rc = only_keys(c, o, known, "\"uncertainty\"");
+    json_t *v = json_object_get(o, "version");
+    if (rc == BW_OK && (!json_is_integer(v) || json_integer_value(v) != COSTS_UNCERTAINTY_VERSION))
+        rc = json_at_fail(&c->loc, "\"version\" must be %d, the field's format",
+                          COSTS_UNCERTAINTY_VERSION);
+    for (int g = 0; rc == BW_OK && g < COST_GROUP_COUNT; g++)
+        rc = get_num(c, o, known[1 + g], COSTS_MAX_UNCERTAINTY, &p->uncertainty[g]);
+    p->has_uncertainty = rc == BW_OK;
     c->loc.where[back] = '\0';
     return rc;
 }
@@ -461,6 +484,7 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
     if (rc == BW_OK) rc = parse_interference(c, json_object_get(root, "interference"), p);
     if (rc == BW_OK) rc = parse_schedules(c, json_object_get(root, "schedules"), p);
     if (rc == BW_OK) rc = parse_hooks(c, json_object_get(root, "hooks"), p);
+    if (rc == BW_OK) rc = parse_uncertainty(c, json_object_get(root, "uncertainty"), p);
     return rc;
 }
 

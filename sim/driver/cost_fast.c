@@ -225,7 +225,9 @@ static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, 
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
     const StepPlan *p = &cm->plan;
-    FastClock c = {now, run->cluster.gpu_flops, run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0,
+    FastClock c = {now, run->cluster.gpu_flops,
+                   (run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0) *
+                       driver_straggler_factor(run->cfg, st->step),
                    NULL};
     const int b = driver_price_batch(run->cfg, st->b);
     double comp;

@@ -129,12 +129,15 @@ double cost_opt_seconds(const DriverRun *run)
     return cost_gpu_seconds(&run->cluster, cm->opt_flops, cm->opt_bytes);
 }
 
-/* This step's multiplier of every GPU time: the worker's slowdown and a lognormal jitter of
- * mean 1 (drawn as the uncosted step draws it). */
+/* This step's multiplier of every GPU time: the worker's slowdown, the slowest worker's when
+ * there are stragglers (driver_straggler_factor: the same for every worker, as each waits for
+ * it; exec_step books its extra as waiting) and a lognormal jitter of mean 1 (drawn as the
+ * uncosted step draws it). me->cost_step is the step's. */
 double cost_step_multiplier(Worker *me)
 {
     const RunConfig *cfg = me->run->cfg;
     double mult = cfg->slowdown ? cfg->slowdown[me->rank] : 1.0;
+    mult *= driver_straggler_factor(cfg, me->cost_step);
     if (cfg->jitter_sigma > 0) {
         double s = cfg->jitter_sigma;
         mult *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);

@@ -71,6 +71,10 @@ typedef struct {
     int stop_at_target;           /* stop once the target is reached */
     double jitter_sigma;          /* lognormal compute-time noise (mean 1); 0: none */
     const double *slowdown;       /* [cluster.workers] compute-time multipliers, or NULL */
+    /* stragglers (--straggler-cv): each step's compute time of a worker varies with this
+     * coefficient of variation, and a synchronous step waits for the slowest of the priced
+     * workers (driver_straggler_factor); 0: none */
+    double straggler_cv;
     int progress;                 /* progress line on stderr */
     const char *label;            /* for the progress line */
     float *params_out;            /* [n_params] or NULL: the final model (tests) */
@@ -256,6 +260,18 @@ static inline size_t driver_average_floats(const RunConfig *cfg)
  * against what the run needs (usage errors), without simulating anything. Run it before
  * creating any output. */
 int driver_check(const RunConfig *cfg, BwError *err);
+/* Stragglers (--straggler-cv cv): a worker's step compute time is normal of mean mu and
+ * standard deviation cv mu, and a synchronous step waits for the slowest of n workers. The
+ * maximum of n such draws is sampled directly by the inverse CDF of the maximum,
+ * M = 1 + cv Phi^-1(u^(1/n)), so it costs O(1) at any n; clamped at zero. Returns M, the step's
+ * compute multiplier, for u in (0, 1). The normal law of step times is an approximation
+ * (/work/shared/REFERENCES.md, "Horovod and stragglers"); no default cv is measured. */
+double driver_straggler_max(double cv, double n, double u);
+/* This step's multiplier for the run (1 without stragglers): driver_straggler_max at the priced
+ * workers (price_workers or cluster.workers) and a u drawn from the run's seed and the step
+ * alone, so every worker and every way of pricing a step (actors, the scheduled engine, the
+ * fast replay) sees the same slowest worker. */
+double driver_straggler_factor(const RunConfig *cfg, long step);
 /* Whether every step is costed layer by layer (cost.c): a workload, an overlap, or a cost
  * profile other than ideal. */
 int driver_costed(const RunConfig *cfg);

@@ -109,6 +109,7 @@ typedef struct {
     double *norms; /* [n_layers] */
     double compute_s, comm_s, wait_s;
     double step_compute_s, step_comm_s, step_wait_s;
+    double straggler_wait_s; /* this step's wait for the slowest worker (worker_compute) */
     double end_s;   /* when its last step ended: until the run's end it waits */
     double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
     PoolJob job;    /* its gradient on the pool (run->pool), submitted for job_b samples */

@@ -124,6 +124,14 @@ void exec_step(Worker *me, const StepState *st, int averaged, int last)
 {
     StepBooks b = {0};
     exec_of(me->run)->step(me, st, averaged, last, &b);
+    /* stragglers: the step's compute took m times as long as this worker's own would have;
+     * the extra is waiting for the slowest, in every executor alike (cost_step_multiplier) */
+    double m = driver_straggler_factor(me->run->cfg, st->step);
+    if (m > 1) {
+        double own = b.compute / m;
+        b.split[COST_WAIT] += b.compute - own;
+        b.compute = own;
+    }
     exec_books_add(me, &b, 1);
 }
 

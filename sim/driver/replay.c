@@ -125,13 +125,14 @@ static int fast_step(DriverRun *run)
     const TraceStep *ts = &cfg->replay->steps[st.step];
     for (int w = 0; w < run->P; w++) replay_observation(&run->w[w], ts, m->n_layers);
     if (run->cost) return fast_step_costed(run, &st);
-    const double t0 = run->now;
-    run->now =
-        t0 + worker_step_flops(cfg, model_flops_per_sample(m), st.b, speed_flops, 0) / speed_flops;
+    const double t0 = run->now, strag = driver_straggler_factor(cfg, st.step);
+    run->now = t0 + worker_step_flops(cfg, model_flops_per_sample(m), st.b, speed_flops, 0) *
+                        strag / speed_flops;
     const double t1 = run->now;
-    me->step_compute_s = t1 - t0;
+    /* stragglers: the extra over this worker's own compute is waiting, as worker_compute books it */
+    me->step_compute_s = strag > 1 ? (t1 - t0) / strag : t1 - t0;
     rendezvous_leader(run);
-    me->step_wait_s = 0;
+    me->step_wait_s = (t1 - t0) - me->step_compute_s;
     me->compute_s += me->step_compute_s;
     me->wait_s += me->step_wait_s;
     if (stop_now(run->stop)) return 1;

@@ -17,6 +17,9 @@
 
 #include "engine.h"
 #include "spec.h"
+#include "splitmix.h"
+
+#include <gsl/gsl_cdf.h>
 
 /* The one way an actor stops the run with an error (driver_impl.h). */
 void run_fail(DriverRun *run, int status, const BwError *why)
@@ -229,4 +232,25 @@ double driver_allgather_factor(const CostProfile *prof, const RunConfig *cfg, co
 {
     return costs_link_share(prof, cfg->transport, 0, c->bandwidth_Bps) /
            costs_link_share(prof, cfg->transport, 1, c->bandwidth_Bps);
+}
+
+/* The slowest of n normal step times, by the inverse CDF of their maximum (driver.h): P(max <= x)
+ * = Phi(x)^n, so max = Phi^-1(u^(1/n)); 1 - u^(1/n) = -expm1(log(u) / n) keeps its digits at
+ * 65,536 GPUs, where u^(1/n) rounds to 1. */
+double driver_straggler_max(double cv, double n, double u)
+{
+    assert(u > 0 && u < 1 && n >= 1 && cv >= 0);
+    double m = 1.0 + cv * gsl_cdf_ugaussian_Qinv(-expm1(log(u) / n));
+    return m > 0 ? m : 0;
+}
+
+double driver_straggler_factor(const RunConfig *cfg, long step)
+{
+    if (!(cfg->straggler_cv > 0)) return 1.0;
+    /* a stream of its own: the run's seed, a tag and the step (splitmix.h) */
+    uint64_t z = splitmix64(splitmix64((uint64_t)cfg->tc.seed ^ 0x5354524147474c45ULL) +
+                            (uint64_t)step);
+    double u = ((double)(z >> 11) + 0.5) * 0x1p-53; /* in (0, 1) */
+    int n = cfg->price_workers > cfg->cluster.workers ? cfg->price_workers : cfg->cluster.workers;
+    return driver_straggler_max(cfg->straggler_cv, n, u);
 }

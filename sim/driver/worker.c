@@ -180,9 +180,13 @@ static double worker_compute(Worker *me, const StepState *st)
         double s = cfg->jitter_sigma;
         flops *= exp(s * gsl_ran_gaussian(me->rng, 1.0) - 0.5 * s * s);
     }
-    sg_actor_execute(flops);
+    /* stragglers: every worker computes as long as the slowest (driver_straggler_factor); the
+     * extra is booked as waiting for it, as exec_step books a costed step's */
+    const double m = driver_straggler_factor(cfg, st->step);
+    sg_actor_execute(flops * m);
     double t1 = simgrid_get_clock();
-    me->step_compute_s = t1 - t0;
+    me->step_compute_s = m > 1 ? (t1 - t0) / m : t1 - t0;
+    me->straggler_wait_s = (t1 - t0) - me->step_compute_s;
     return t1;
 }
 
@@ -211,7 +215,7 @@ static double worker_meet(Worker *me, const StepState *st, double t1)
     }
     sg_barrier_wait(run->bar);
     double t2 = simgrid_get_clock();
-    me->step_wait_s = t2 - t1;
+    me->step_wait_s = t2 - t1 + me->straggler_wait_s;
     me->compute_s += me->step_compute_s;
     me->wait_s += me->step_wait_s;
     return t2;
