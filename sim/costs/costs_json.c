@@ -428,6 +428,9 @@ static int parse_hooks(Ctx *c, const json_t *o, CostProfile *p)
         if (rc == BW_OK) p->n_hooks++;
         c->loc.where[in] = '\0';
     }
+    c->loc.where[back] = '\0';
+    return rc;
+}
 
 /* "uncertainty", optional: {"version": COSTS_UNCERTAINTY_VERSION, "compute": r, "fixed": r,
  * "ops": r, "networks": r} (each group's relative range, 0 < r <= COSTS_MAX_UNCERTAINTY, all
