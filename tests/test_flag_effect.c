@@ -89,6 +89,7 @@ static const char *const CASES[][3] = {
     {"transport", "rdma", ""},
     {"nccl-sockets", "2x8", ""},
     {"cloud", "onprem-tcp", ""},
+    {"straggler-cv", "0.2", ""},
     {"average-momentum", "", "--policy cpsgd:period=2"},
     {"policy", "static:level=1", ""},
 };

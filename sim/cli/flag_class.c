@@ -184,6 +184,7 @@ static const struct {
     {"set", FLAG_FILE_NONE},
     {"data-dir", FLAG_FILE_NONE}, /* a folder only read, never written */
     {"nccl-sockets", FLAG_FILE_NONE},
+    {"cost-band", FLAG_FILE_NONE},
 };
 
 FlagFile flag_file(const char *name)
