@@ -125,6 +125,7 @@ typedef struct {
     RunRow *rows;
     int out_existed;    /* --out was there before: an interruption leaves it */
     int stop_at_target; /* runs that reached the target stopped there: their bytes are to it */
+    int islands;        /* --topology islands: the rows' bytes are the WAN's (runner.h) */
     OwnTraces *own;     /* compare --traces: each run's own trace; NULL otherwise */
 } Runs;
 
@@ -226,7 +227,7 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
     int rc = outfile_open(&of, dir, "compare.csv", err);
     if (rc) return rc;
     fputs("policy,folder,", of.f);
-    runner_csv_header(of.f);
+    runner_csv_header(of.f, r->islands);
     fputs(",seeds,time_to_accuracy_sd_s,speedup_ci_low,speedup_ci_high,tta_resolution_s\n", of.f);
     for (int k = 0; k < r->n_pol; k++) {
         char folder[SPEC_MAX_TEXT + 8];
@@ -298,15 +299,17 @@ static void print_compare_footer(const Runs *r, const PolicyStats *st, double ta
            "only k reached it). speedup: the first\npolicy's tta over this one's, seed by seed, "
            "their geometric mean; 95%% CI: Student's t interval\non the log of the ratio (2 "
            "seeds or more); ~: the interval contains 1 (not told apart from the first\npolicy). "
-           "bytes: against the first policy%s; MB/worker: megabytes each worker sent; sim_s: the "
-           "whole run.\nres: the simulated time between the evaluation that reached the target "
-           "and the one before\n(the crossing lies in it), worst over the seeds, as a share of "
+           "bytes: against the first policy%s; %s; sim_s: the whole run.\nres: the simulated "
+           "time between the evaluation that reached the target and the one before\n(the crossing lies in it), worst over the seeds, as a share of "
            "the first policy's tta\n(%s).\n",
            r->n_seeds, target,
            r->stop_at_target ? " up to the target (--stop-at-target; '-' where a seed of it or "
                                "of the first policy\ndid not reach it: its bytes are a whole "
                                "run's)"
                              : "",
+           r->islands ? "WAN_MB/wkr: megabytes that crossed\nthe WAN between islands, per "
+                        "worker (summary.json's wan_bytes / workers; bytes: of these)"
+                      : "MB/worker: megabytes each worker sent",
            evals);
     if (coarse)
         printf("%d row(s) marked ! are coarser than 2%%:\n%s.\n", coarse, sharpen);
@@ -320,7 +323,7 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
                                 const char *evals, const char *sharpen)
 {
     printf("\n" ROW_FMT "\n", "policy", "final", "best", "tta_s", "+-sd", "speedup", "95% CI",
-           "MB/worker", "bytes", "sim_s", "res");
+           r->islands ? "WAN_MB/wkr" : "MB/worker", "bytes", "sim_s", "res");
     int coarse = 0;
     for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
     print_compare_footer(r, st, target, evals, sharpen, coarse);
@@ -439,6 +442,7 @@ static void compare_done(int j, RunRow *row, void *ctx)
     const char *spec = r->specs[j % r->n_pol];
     int seed = r->seeds[j / r->n_pol];
     r->rows[j] = *row;
+    if (r->islands) runner_show_wan(&r->rows[j]);
     if (row->rc) {
         job->failed++;
         r->rows[j].final = r->rows[j].best = r->rows[j].tta = NAN;
@@ -607,6 +611,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
         if (rc) return rc;
         cfg->tc.seed = (unsigned long)r->seeds[0];
         r->stop_at_target = cfg->stop_at_target;
+        r->islands = cfg->cluster.topology == TOPO_ISLANDS;
         return BW_OK;
     }
     r->own = NULL; /* not compare --traces */
@@ -642,6 +647,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     run_default_eval_every(f, cfg);
     cfg->tc.seed = (unsigned long)r->seeds[0];
     r->stop_at_target = cfg->stop_at_target;
+    r->islands = cfg->cluster.topology == TOPO_ISLANDS;
     return BW_OK;
 }
 
