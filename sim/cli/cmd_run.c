@@ -300,15 +300,16 @@ static void print_compare_footer(const Runs *r, const PolicyStats *st, double ta
            "their geometric mean; 95%% CI: Student's t interval\non the log of the ratio (2 "
            "seeds or more); ~: the interval contains 1 (not told apart from the first\npolicy). "
            "bytes: against the first policy%s; %s; sim_s: the whole run.\nres: the simulated "
-           "time between the evaluation that reached the target and the one before\n(the crossing lies in it), worst over the seeds, as a share of "
+           "time between the evaluation that reached the target and the one before\n(the crossing "
+           "lies in it), worst over the seeds, as a share of "
            "the first policy's tta\n(%s).\n",
            r->n_seeds, target,
            r->stop_at_target ? " up to the target (--stop-at-target; '-' where a seed of it or "
                                "of the first policy\ndid not reach it: its bytes are a whole "
                                "run's)"
                              : "",
-           r->islands ? "WAN_MB/wkr: megabytes that crossed\nthe WAN between islands, per "
-                        "worker (summary.json's wan_bytes / workers; bytes: of these)"
+           r->islands ? "WAN_MB/wkr: WAN megabytes per\nworker (summary.json's wan_bytes / "
+                        "workers; bytes: their ratio)"
                       : "MB/worker: megabytes each worker sent",
            evals);
     if (coarse)

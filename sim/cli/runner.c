@@ -188,9 +188,8 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.tta = res.time_to_accuracy_s;
         row.sim_time = res.sim_time_s;
         row.bytes = res.bytes_per_worker;
-        row.wan_bytes = cfg->cluster.topology == TOPO_ISLANDS
-                            ? res.wan_bytes / cfg->cluster.workers
-                            : NAN;
+        row.wan_bytes =
+            cfg->cluster.topology == TOPO_ISLANDS ? res.wan_bytes / cfg->cluster.workers : NAN;
         row.compute = res.compute_s;
         row.comm = res.communication_s;
         row.compress = res.compression_s;
