@@ -129,6 +129,45 @@ static void test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder(vo
     free(svg);
 }
 
+/* On islands the bytes columns are the WAN's (issue 49 item 33): all the bytes put DiLoCo H=4
+ * at 0.92x of sync, a ring inside each island carrying most of them, while the WAN carries 4
+ * exchanges against sync's 16, 0.25x. The per-worker figure is summary.json's wan_bytes over
+ * the 4 workers. */
+static void test_islands_tables_show_the_wan_bytes(void **state)
+{
+    (void)state;
+    assert_int_equal(run("compare --topology islands --islands 2 --workers 4 --collectives "
+                         "analytic --policies sync,diloco:H=4 --seeds 1 --epochs 1 "
+                         "--train-samples 512 --test-samples 100 --batch 32 --no-plots --quiet "
+                         "--out %s/isl"),
+                     0);
+    char *out = read_tmp("out"), *csv = read_tmp("isl/compare.csv");
+    assert_non_null(strstr(out, "WAN_MB/wkr"));
+    assert_non_null(strstr(csv, ",wan_bytes_per_worker,wan_bytes_ratio,"));
+    assert_null(strstr(csv, ",bytes_per_worker,"));
+    const char *name[2] = {"1-sync", "2-diloco-H-4"};
+    double wan[2];
+    for (int k = 0; k < 2; k++) {
+        char file[128];
+        snprintf(file, sizeof file, "isl/seed-1/%s/summary.json", name[k]);
+        char *sum = read_tmp(file), *at = strstr(sum, "\"wan_bytes\": ");
+        assert_non_null(at);
+        wan[k] = strtod(at + 13, NULL) / 4;
+        free(sum);
+        const char *at_row = strstr(csv, name[k]);
+        assert_non_null(at_row);
+        char row[1024], *fld[24];
+        snprintf(row, sizeof row, "%.*s", (int)strcspn(at_row, "\n"), at_row);
+        assert_int_equal(csv_split(row, fld, 24), 19); /* from the folder on */
+        assert_true(wan[k] > 0);
+        assert_true(fabs(strtod(fld[6], NULL) - wan[k]) <= 0.5);
+        if (k) assert_true(fabs(strtod(fld[7], NULL) - 0.25) < 1e-9);
+    }
+    assert_true(fabs(wan[1] / wan[0] - 0.25) < 1e-9);
+    free(out);
+    free(csv);
+}
+
 #define PIN_RUN "run --epochs 1 --train-samples 2048 --test-samples 200 --workers 2 --quiet "
 
 /* OpenBLAS's kernels are pinned: on a CPU with AVX2 a run takes the Haswell kernels whatever
@@ -360,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_the_heatmap_grid_marks_cells_without_a_speedup),
         cmocka_unit_test(test_a_mixed_platform_says_whose_figures_the_summary_gives),
         cmocka_unit_test(test_the_blas_kernels_are_pinned),
+        cmocka_unit_test(test_islands_tables_show_the_wan_bytes),
         cmocka_unit_test(test_adpsgd_lengthens_its_period_on_the_real_mlp),
         cmocka_unit_test(test_a_cost_band_is_beside_the_seeds_and_off_is_as_before),
     };

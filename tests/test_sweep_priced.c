@@ -181,6 +181,19 @@ static void test_wan_scenarios_are_priced_on_islands(void **state)
                              "--topology star,islands,fat-tree --bandwidth 1Gbps,10Gbps "
                              "--policies diloco:H=4,sync");
     expect_header("topologies", "# 4 trainings, 8 scenarios priced");
+    /* bytes: the WAN's when every point is on islands (issue 49 item 33), all of them across
+     * topologies */
+    char path[256];
+    snprintf(path, sizeof path, "%s/islands/sweep.csv", TMP);
+    char *csv = slurp(path, NULL);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, ",speedup,wan_bytes_per_worker,wan_bytes_ratio,sim_time_s,"));
+    free(csv);
+    snprintf(path, sizeof path, "%s/topologies/sweep.csv", TMP);
+    csv = slurp(path, NULL);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, ",speedup,bytes_per_worker,bytes_ratio,sim_time_s,"));
+    free(csv);
 }
 
 /* With --stop-at-target a group trains once to the end for its trace, and every scenario of it

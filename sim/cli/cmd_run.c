@@ -126,6 +126,7 @@ typedef struct {
     RunRow *rows;
     int out_existed;    /* --out was there before: an interruption leaves it */
     int stop_at_target; /* runs that reached the target stopped there: their bytes are to it */
+    int islands;        /* --topology islands: the rows' bytes are the WAN's (runner.h) */
     OwnTraces *own;     /* compare --traces: each run's own trace; NULL otherwise */
     int band_k;         /* --cost-band's draws; 0: off, or the profile states no uncertainty */
 } Runs;
@@ -229,7 +230,7 @@ static int write_compare_csv(const char *dir, const Runs *r, const PolicyStats *
     int rc = outfile_open(&of, dir, "compare.csv", err);
     if (rc) return rc;
     fputs("policy,folder,", of.f);
-    runner_csv_header(of.f);
+    runner_csv_header(of.f, r->islands);
     fputs(",seeds,time_to_accuracy_sd_s,speedup_ci_low,speedup_ci_high,tta_resolution_s", of.f);
     fputs(r->band_k ? ",speedup_band_low,speedup_band_high,cost_band_draws\n" : "\n", of.f);
     for (int k = 0; k < r->n_pol; k++) {
@@ -320,15 +321,18 @@ static void print_compare_footer(const Runs *r, const PolicyStats *st, double ta
            "only k reached it). speedup: the first\npolicy's tta over this one's, seed by seed, "
            "their geometric mean; 95%% CI: Student's t interval\non the log of the ratio (2 "
            "seeds or more); ~: the interval contains 1 (not told apart from the first\npolicy). "
-           "bytes: against the first policy%s; MB/worker: megabytes each worker sent; sim_s: the "
-           "whole run.\nres: the simulated time between the evaluation that reached the target "
-           "and the one before\n(the crossing lies in it), worst over the seeds, as a share of "
+           "bytes: against the first policy%s; %s; sim_s: the whole run.\nres: the simulated "
+           "time between the evaluation that reached the target and the one before\n(the crossing "
+           "lies in it), worst over the seeds, as a share of "
            "the first policy's tta\n(%s).\n",
            r->n_seeds, target,
            r->stop_at_target ? " up to the target (--stop-at-target; '-' where a seed of it or "
                                "of the first policy\ndid not reach it: its bytes are a whole "
                                "run's)"
                              : "",
+           r->islands ? "WAN_MB/wkr: WAN megabytes per\nworker (summary.json's wan_bytes / "
+                        "workers; bytes: their ratio)"
+                      : "MB/worker: megabytes each worker sent",
            evals);
     if (coarse)
         printf("%d row(s) marked ! are coarser than 2%%:\n%s.\n", coarse, sharpen);
@@ -366,11 +370,11 @@ static void print_compare_table(const Runs *r, const PolicyStats *st, double tar
 {
     if (r->band_k)
         printf("\n%-30s %7s %7s %9s %8s %7s %29s %10s %7s %8s %6s\n", "policy", "final", "best",
-               "tta_s", "+-sd", "speedup", "95% CI: seeds; seeds+costs", "MB/worker", "bytes",
+               "tta_s", "+-sd", "speedup", "95% CI: seeds; seeds+costs", r->islands ? "WAN_MB/wkr" : "MB/worker", "bytes",
                "sim_s", "res");
     else
         printf("\n" ROW_FMT "\n", "policy", "final", "best", "tta_s", "+-sd", "speedup", "95% CI",
-               "MB/worker", "bytes", "sim_s", "res");
+               r->islands ? "WAN_MB/wkr" : "MB/worker", "bytes", "sim_s", "res");
     int coarse = 0;
     for (int k = 0; k < r->n_pol; k++) coarse += print_policy(r, k, &st[k], &st[0]);
     print_compare_footer(r, st, target, evals, sharpen, coarse);
@@ -507,6 +511,7 @@ static void compare_done(int j, RunRow *row, void *ctx)
     const char *spec = r->specs[j % r->n_pol];
     int seed = r->seeds[j / r->n_pol];
     r->rows[j] = *row;
+    if (r->islands) runner_show_wan(&r->rows[j]);
     if (row->rc) {
         job->failed++;
         r->rows[j].final = r->rows[j].best = r->rows[j].tta = NAN;
@@ -693,6 +698,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
         cfg->tc.seed = (unsigned long)r->seeds[0];
         r->stop_at_target = cfg->stop_at_target;
         band_setup(f, cfg, r);
+        r->islands = cfg->cluster.topology == TOPO_ISLANDS;
         return BW_OK;
     }
     r->own = NULL; /* not compare --traces */
@@ -729,6 +735,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     cfg->tc.seed = (unsigned long)r->seeds[0];
     r->stop_at_target = cfg->stop_at_target;
     band_setup(f, cfg, r);
+    r->islands = cfg->cluster.topology == TOPO_ISLANDS;
     return BW_OK;
 }
 

@@ -87,12 +87,17 @@ double runner_bytes_ratio(const RunRow *x, const RunRow *base, int stop_at_targe
     return base->bytes > 0 ? x->bytes / base->bytes : NAN;
 }
 
-void runner_csv_header(FILE *f)
+void runner_show_wan(RunRow *row)
 {
-    fputs("status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,speedup,"
-          "bytes_per_worker,bytes_ratio,sim_time_s,compute_s,compression_s,communication_s,wait_s,"
-          "steps",
-          f);
+    if (!row->rc) row->bytes = row->wan_bytes;
+}
+
+void runner_csv_header(FILE *f, int islands)
+{
+    fprintf(f,
+            "status,final_test_accuracy,best_test_accuracy,time_to_accuracy_s,speedup,"
+            "%s,sim_time_s,compute_s,compression_s,communication_s,wait_s,steps",
+            islands ? "wan_bytes_per_worker,wan_bytes_ratio" : "bytes_per_worker,bytes_ratio");
 }
 
 /* One figure and the comma after it; blank: an empty field. */
@@ -183,6 +188,8 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
         row.tta = res.time_to_accuracy_s;
         row.sim_time = res.sim_time_s;
         row.bytes = res.bytes_per_worker;
+        row.wan_bytes =
+            cfg->cluster.topology == TOPO_ISLANDS ? res.wan_bytes / cfg->cluster.workers : NAN;
         row.compute = res.compute_s;
         row.comm = res.communication_s;
         row.compress = res.compression_s;

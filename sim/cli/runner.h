@@ -14,6 +14,10 @@ typedef struct {
     char status[32];
     char error[512];
     double final, best, tta, sim_time, bytes, compute, compress, comm, wait;
+    /* --topology islands: the bytes that crossed the WAN, per worker (RunResult.wan_bytes /
+     * workers); NAN otherwise. A command whose runs are all on islands shows these as its
+     * bytes (runner_show_wan): an island's own ring is not what islands are about. */
+    double wan_bytes;
     /* tta's resolution: simulated seconds from the evaluation before the one that reached the
      * target to that one (the crossing lies in between); NAN if not reached */
     double tta_res;
@@ -52,7 +56,13 @@ int runner_pool(int n, int jobs, void (*start)(int job, int fd, void *ctx),
  * not finite: compare.csv as printf does ("nan"), but for an empty time to accuracy, speedup
  * and ratio; sweep.csv as an empty field throughout. */
 typedef enum { RUNNER_CSV_COMPARE, RUNNER_CSV_SWEEP } RunnerCsvStyle;
-void runner_csv_header(FILE *f);
+/* A row of a command whose runs are all on islands: its bytes become the WAN's (issue 49 item
+ * 33), so the tables, ratios and files show them (runner_csv_header's islands). */
+void runner_show_wan(RunRow *row);
+
+/* islands (--topology islands): columns 6 and 7 are wan_bytes_per_worker and wan_bytes_ratio,
+ * the rows' bytes being the WAN's (RunRow.bytes); bytes_per_worker and bytes_ratio otherwise. */
+void runner_csv_header(FILE *f, int islands);
 void runner_csv_row(FILE *f, const RunRow *row, double speedup, double bytes_ratio,
                     RunnerCsvStyle style);
 

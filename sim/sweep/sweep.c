@@ -187,6 +187,7 @@ static int run_config(Sweep *s, long point, int seed_i, int policy_i, Flags *f, 
 static int check_points(Sweep *s, BwError *err)
 {
     s->fast_points = 0;
+    long on_islands = 0; /* points */
     const int seeds = s->own.n ? s->n_seeds : 1;
     for (long p = 0; p < s->n_points; p++)
         for (int j = 0; j < s->n_policies * seeds; j++) {
@@ -201,6 +202,7 @@ static int check_points(Sweep *s, BwError *err)
             if (!rc) rc = driver_check(&cfg, err);
             if (!rc && first) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (!rc && first) sweep_note_point(s, p, &cfg);
+            if (!rc && first) on_islands += cfg.cluster.topology == TOPO_ISLANDS;
             if (!rc && !s->own.n && !s->overlaps[k]) s->overlaps[k] = !driver_replay_exact(&cfg);
             run_flags_release(&f);
             if (rc) {
@@ -210,6 +212,9 @@ static int check_points(Sweep *s, BwError *err)
                 return bw_fail(err, rc, "sweep point %s: %s", label, msg);
             }
         }
+    /* one meaning for the bytes columns: the WAN's when every point is on islands (runner.h);
+     * a sweep across topologies keeps every run's bytes, the WAN's in each run's summary.json */
+    s->islands = on_islands == s->n_points;
     return BW_OK;
 }
 
@@ -314,6 +319,7 @@ static void sweep_done(int job, RunRow *row, void *ctx)
     long r = job_run(s, job);
     Run *run = &s->runs[r];
     const int trace_only = s->phase == 0 && s->groups[s->group_of[r]].trace_only;
+    if (s->islands) runner_show_wan(row);
     if (row->rc == BW_EINTR && outfile_interrupted()) return; /* the sweep's one line says it */
     if (!trace_only) s->done_now++;
     if (row->rc) {

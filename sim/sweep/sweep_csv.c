@@ -26,7 +26,7 @@ static void write_header(const Sweep *s, FILE *f)
 {
     for (int a = 0; a < s->n_axes; a++) fprintf(f, "%s,", s->axes[a].name);
     fputs("seed,policy,folder,", f);
-    runner_csv_header(f);
+    runner_csv_header(f, s->islands);
     fputs(",run_index\n", f);
 }
 

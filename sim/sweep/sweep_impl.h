@@ -73,6 +73,7 @@ typedef struct {
     long *todo; /* the run indices of this invocation (its shard, not done yet), in order */
     long n_todo, n_already;
     long fast_points; /* points a --trace replays with the fast engine */
+    int islands;      /* every point on --topology islands: the rows' bytes are the WAN's */
 
     const char *out;
     int jobs, shard_k, shard_n, progress, no_plots, resume;

@@ -161,8 +161,9 @@ void sweep_print_table(const Sweep *s)
            "seed, their geometric mean; 95%% CI: Student's t interval on the log of the ratio (2 "
            "seeds or\nmore); ~: it contains 1 (not told apart); fastest: the least mean tta, \"not "
            "told apart\"\nwhere a paired interval against another row's contains 1 (or there are "
-           "too few seeds);\nbytes against %s%s.",
-           target, s->n_seeds, s->policies[s->baseline], s->policies[s->baseline],
+           "too few seeds);\n%s against %s%s.",
+           target, s->n_seeds, s->policies[s->baseline],
+           s->islands ? "bytes: the WAN's (between islands)" : "bytes", s->policies[s->baseline],
            s->f.run.stop_at_target ? ", up to the target (--stop-at-target; '-' where a seed of "
                                      "either did not\nreach it: its bytes are a whole run's)"
                                    : "");
