@@ -39,7 +39,6 @@
 
 #include <gsl/gsl_statistics_double.h>
 
-
 int cmd_run(int argc, char **argv, BwError *err)
 {
     runner_supervise(); /* a plug-in's _exit() is reported, not taken for success */
@@ -344,8 +343,9 @@ static void band_setup(const Flags *f, const RunConfig *cfg, Runs *r)
     const CostProfile *p = cfg->costs;
     if (r->band_k && (!p || p->ideal || !p->has_uncertainty)) {
         if (f->run.cost_band)
-            fprintf(stderr, "bellows: note: --cost-band: the cost profile %s states no "
-                            "uncertainty (sim/costs/README.md): no band\n",
+            fprintf(stderr,
+                    "bellows: note: --cost-band: the cost profile %s states no "
+                    "uncertainty (sim/costs/README.md): no band\n",
                     p ? p->name : "ideal");
         r->band_k = 0;
     }
@@ -355,8 +355,8 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
                          Dataset *train, Dataset *test, Trace *trace, double *slowdown,
                          BwError *err)
 {
-    int brc = cost_band_parse(f->run.cost_band ? f->run.cost_band : COST_BAND_DEFAULT,
-                              &r->band_k, err);
+    int brc =
+        cost_band_parse(f->run.cost_band ? f->run.cost_band : COST_BAND_DEFAULT, &r->band_k, err);
     if (brc) return brc;
     if (f->run.traces && replay)
         return bw_fail(err, BW_EUSAGE,
@@ -381,8 +381,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
     }
     r->own = NULL; /* not compare --traces */
     int rc = spec_split_list(f->run.policies, "--policies", r->specs, MAX_POLICIES, &r->n_pol, err);
-    for (int i = 0; rc == BW_OK && i < r->n_pol; i++)
-        rc = split_policy_item(r, i, err);
+    for (int i = 0; rc == BW_OK && i < r->n_pol; i++) rc = split_policy_item(r, i, err);
     if (rc == BW_OK) rc = run_seeds(f, r->seeds, &r->n_seeds, err);
     if (rc == BW_OK) rc = run_setup("compare", f, ta, cfg, slowdown, err);
     if (rc == BW_OK) rc = run_check_out(f->run.out, f->run.force, err);
