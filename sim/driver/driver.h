@@ -46,6 +46,18 @@ typedef enum {
                        the next forward (sim/driver/sched_run.c) */
 } Overlap;
 
+/* Sharded data parallel (--sharding, issue 50; ZeRO, Rajbhandari et al., SC 2020, section 5;
+ * PyTorch FSDP, Zhao et al., VLDB 2023): what each GPU keeps a shard of. The small model's update
+ * is DDP's in every mode (sharding moves the same sums, not other ones), so only the price and
+ * the memory change. */
+typedef enum {
+    SHARD_NONE,  /* DDP: every GPU holds everything, gradients allreduced */
+    SHARD_ZERO1, /* optimizer state sharded: reduce-scatter, sharded step, all-gather */
+    SHARD_ZERO2, /* and gradients (FSDP SHARD_GRAD_OP): the same messages as ZeRO-1 */
+    SHARD_ZERO3, /* and parameters (FSDP FULL_SHARD): gathered before forward and backward */
+    SHARD_HYBRID /* ZeRO-3 inside a node, replicated across nodes (FSDP HYBRID_SHARD) */
+} Sharding;
+
 /* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and
  * dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB for the first bucket, the last layers' gradients). */
 #define DRIVER_BUCKET_BYTES       (25.0 * 1024 * 1024)
@@ -121,6 +133,7 @@ typedef struct {
      * collectives. */
     const Workload *workload;
     Overlap overlap;
+    Sharding sharding;   /* --sharding (default SHARD_NONE) */
     double bucket_bytes; /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
     /* What is sent when (schedules/bellows_schedule.h): NAME[:k=v,...] or a plugin's path; NULL
      * or "fifo": DDP's buckets as they fill, priced by cost.c as before schedules existed */
