@@ -300,6 +300,22 @@ static int check_schedule_mode(const RunConfig *cfg, const PolicyOps *ops, BwErr
                    cfg->schedule, cfg->policy);
 }
 
+/* --sharding with a gradient policy (issue 50): the sharded step reduce-scatters the dense
+ * gradients (step_plan.c); a policy that may compress them (any but sync) is not priced with
+ * sharding yet. Periodic and outer policies are the compatibility table's (compat.def). */
+static int check_sharding_policy(const RunConfig *cfg, const PolicyOps *ops, BwError *err)
+{
+    const char *pol = cfg->policy ? cfg->policy : "sync";
+    if (cfg->sharding == SHARD_NONE || ops->mode == POLICY_PERIODIC ||
+        (strncmp(pol, "sync", 4) == 0 && (!pol[4] || pol[4] == ':')))
+        return BW_OK;
+    return bw_fail(err, BW_EUSAGE,
+                   "--sharding: the sharded step reduce-scatters dense gradients; --policy %s may "
+                   "compress them, which is not priced with sharding yet (issue 50); use --policy "
+                   "sync",
+                   pol);
+}
+
 /* The compressor and the policy are created as the run would, and the policy's first decision,
  * on an empty observation, must already be valid. */
 static int check_first_decision(const RunConfig *cfg, const Model *m, int shard, BwError *err)
@@ -325,6 +341,7 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
     if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
     if (rc == BW_OK) rc = check_schedule_mode(cfg, p->ops, err);
+    if (rc == BW_OK) rc = check_sharding_policy(cfg, p->ops, err);
     if (rc == BW_OK) rc = outer_eager_check(cfg, p, err); /* outer_eager.c */
     if (rc == BW_OK) {
         PolicyObs obs = {.epoch_start = 1,
