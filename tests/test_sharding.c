@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "costs.h"
+#include "workload.h"
 #include "drivertest.h"
 
 #define P 4
@@ -100,12 +101,53 @@ static void test_sharded_optimizer_is_cheaper(void **state)
     toy_free(wl);
 }
 
+/* Memory per GPU (shard_mem.c) against the ZeRO paper's closed forms with AdamW in mixed
+ * precision (section 3.1, Figure 1): DDP 16 Psi, ZeRO-1 4 Psi + 12 Psi/N, ZeRO-2 2 Psi + 14 Psi/N,
+ * ZeRO-3 16 Psi/N (plus two of its largest layer's fp16 parameters in flight); SGD with momentum
+ * keeps 8 Psi of optimizer state instead of 12. Llama-2-7B on 8 H100s (80 GB): DDP does not fit
+ * (a usage error saying by how much), ZeRO-3 does. */
+static void test_memory_per_gpu_and_the_7b_on_8_h100s(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("llama-2-7b", "--workload", &wl, &err), BW_OK);
+    RunConfig cfg = base_config(8, 4, 1);
+    cfg.workload = wl;
+    cfg.cluster.gpu = cluster_gpu_find("H100");
+    cfg.tc.sgd.kind = OPT_ADAMW;
+    const double psi = (double)wl->n_params, n = 8;
+    assert_true(psi == 6738415616.0);
+    const double want[] = {16 * psi, 4 * psi + 12 * psi / n, 2 * psi + 14 * psi / n,
+                           16 * psi / n};
+    ShardMemory m;
+    for (Sharding sh = SHARD_NONE; sh <= SHARD_ZERO3; sh++) {
+        assert_int_equal(driver_shard_memory(&cfg, sh, &m), 1);
+        assert_true(m.capacity == 80e9);
+        if (fabs(m.total - m.gathered - want[sh]) > 1e-12 * want[sh])
+            fail_msg("--sharding %s: %.0f bytes, the closed form %.0f",
+                     driver_sharding_name(sh), m.total - m.gathered, want[sh]);
+        assert_true(sh == SHARD_ZERO3 ? m.gathered > 0 : m.gathered == 0);
+    }
+    cfg.sharding = SHARD_NONE;
+    assert_int_equal(driver_check_shard_memory(&cfg, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "107.8 GB per GPU with --sharding none"));
+    assert_non_null(strstr(err.msg, "by 27.8 GB"));
+    cfg.sharding = SHARD_ZERO3;
+    assert_int_equal(driver_check_shard_memory(&cfg, &err), BW_OK);
+    cfg.tc.sgd.kind = OPT_SGD; /* momentum 0.9: K = 8 */
+    assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO2, &m), 1);
+    assert_true(fabs(m.total - (2 * psi + 10 * psi / n)) < 1e-12 * m.total);
+    workload_free(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_mode_trains_as_ddp),
         cmocka_unit_test(test_bytes_per_step_are_the_closed_forms),
         cmocka_unit_test(test_sharded_optimizer_is_cheaper),
+        cmocka_unit_test(test_memory_per_gpu_and_the_7b_on_8_h100s),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,6 +58,12 @@ typedef enum {
     SHARD_HYBRID /* ZeRO-3 inside a node, replicated across nodes (FSDP HYBRID_SHARD) */
 } Sharding;
 
+/* Memory per GPU of the workload's training state (shard_mem.c): bytes. */
+typedef struct {
+    double params, grads, optimizer, gathered, total;
+    double capacity; /* the GPU's memory (its profile), 0 when the cluster has none */
+} ShardMemory;
+
 /* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and
  * dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB for the first bucket, the last layers' gradients). */
 #define DRIVER_BUCKET_BYTES       (25.0 * 1024 * 1024)
@@ -268,6 +274,12 @@ static inline size_t driver_average_floats(const RunConfig *cfg)
  * against what the run needs (usage errors), without simulating anything. Run it before
  * creating any output. */
 int driver_check(const RunConfig *cfg, BwError *err);
+/* Memory per GPU of cfg's workload under sharding sh (shard_mem.c); 0 without a workload. */
+int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m);
+/* A usage error when it does not fit the GPU's memory; the mode's name. */
+int driver_check_shard_memory(const RunConfig *cfg, BwError *err);
+const char *driver_sharding_name(Sharding sh);
+
 /* Whether every step is costed layer by layer (cost.c): a workload, an overlap, or a cost
  * profile other than ideal. */
 int driver_costed(const RunConfig *cfg);
