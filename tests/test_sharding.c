@@ -3,7 +3,7 @@
  * and each mode's bytes per step and GPU are the closed forms of ZeRO (Rajbhandari et al., SC
  * 2020, section 7; REFERENCES.md "Sharded data parallel"): the model's M bytes x (N-1)/N, twice
  * for DDP, ZeRO-1 and ZeRO-2, three times for ZeRO-3. Each run in a forked child (drivertest.h),
- * 4 workers of the mlp, 4 steps. */
+ * 4 workers of the mlp (and once the cnn), 4 steps. */
 #include "testutil.h"
 
 #include "costs.h"
@@ -15,9 +15,14 @@
 
 /* A tiny run of `sh` on the toy workload (drivertest.h: 600,000 floats in three tensors) under
  * DDP's overlap, or without costs at all when wl is NULL. */
-static Shared *run_mode(Sharding sh, const Workload *wl, CollBackend backend, int price_workers)
+static Shared *run_model(const char *model, Sharding sh, const Workload *wl, CollBackend backend,
+                         int price_workers)
 {
     RunConfig cfg = base_config(P, 512 / (P * STEPS), 1);
+    if (strcmp(model, "mlp") != 0) {
+        cfg.model = model_find(model);
+        cfg.mc = model_config_default();
+    }
     cfg.backend = backend;
     cfg.sharding = sh;
     cfg.workload = wl;
@@ -27,6 +32,11 @@ static Shared *run_mode(Sharding sh, const Workload *wl, CollBackend backend, in
     if (r->rc != BW_OK) fail_msg("--sharding %d failed: %s", (int)sh, r->message);
     assert_int_equal(r->n_steps, STEPS);
     return r;
+}
+
+static Shared *run_mode(Sharding sh, const Workload *wl, CollBackend backend, int price_workers)
+{
+    return run_model("mlp", sh, wl, backend, price_workers);
 }
 
 static void assert_same_dynamics(const Shared *a, const Shared *b)
@@ -58,6 +68,12 @@ static void test_every_mode_trains_as_ddp(void **state)
     }
     release(ref);
     release(ref_costed);
+    ref = run_model("cnn", SHARD_NONE, wl, COLL_ANALYTIC, 0); /* the CNN too, under ZeRO-3 */
+    Shared *a = run_model("cnn", SHARD_ZERO3, wl, COLL_ANALYTIC, 0);
+    assert_same_dynamics(ref, a);
+    assert_true(a->bytes > ref->bytes);
+    release(a);
+    release(ref);
     toy_free(wl);
 }
 
