@@ -274,12 +274,6 @@ static inline size_t driver_average_floats(const RunConfig *cfg)
  * against what the run needs (usage errors), without simulating anything. Run it before
  * creating any output. */
 int driver_check(const RunConfig *cfg, BwError *err);
-/* Memory per GPU of cfg's workload under sharding sh (shard_mem.c); 0 without a workload. */
-int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m);
-/* A usage error when it does not fit the GPU's memory; the mode's name. */
-int driver_check_shard_memory(const RunConfig *cfg, BwError *err);
-const char *driver_sharding_name(Sharding sh);
-
 /* Whether every step is costed layer by layer (cost.c): a workload, an overlap, or a cost
  * profile other than ideal. */
 int driver_costed(const RunConfig *cfg);
@@ -373,5 +367,11 @@ int driver_job_create(const RunConfig *cfg, const DriverPlace *place, RunResult 
 void driver_job_start(DriverRun *run);               /* its actors; simgrid_run then runs them */
 int driver_job_finish(DriverRun *run, BwError *err); /* once simgrid_run has returned */
 void driver_job_free(DriverRun *run);                /* NULL is a no-op */
+
+/* Memory per GPU of cfg's workload under sharding sh (shard_mem.c); 0 without a workload. */
+int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m);
+/* A usage error when it does not fit the GPU's memory; the mode's name. */
+int driver_check_shard_memory(const RunConfig *cfg, BwError *err);
+const char *driver_sharding_name(Sharding sh);
 
 #endif
