@@ -157,6 +157,30 @@ static void test_memory_per_gpu_and_the_7b_on_8_h100s(void **state)
     workload_free(wl);
 }
 
+/* What the plan does not price yet is refused before the run, naming the flags (exit 2): hybrid
+ * on a costed step, a policy that may compress the gradients. */
+static void test_what_is_not_priced_is_refused(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    RunConfig cfg = base_config(P, 512 / (P * STEPS), 1);
+    cfg.backend = COLL_ANALYTIC;
+    BwError err;
+    cfg.sharding = SHARD_HYBRID;
+    assert_int_equal(driver_check(&cfg, &err), BW_OK); /* uncosted: the same update */
+    cfg.workload = wl;
+    cfg.overlap = OVERLAP_DDP;
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--sharding hybrid"));
+    cfg.sharding = SHARD_ZERO3;
+    assert_int_equal(driver_check(&cfg, &err), BW_OK);
+    cfg.policy = "static:level=1";
+    cfg.compressor = "topk";
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    if (!strstr(err.msg, "--policy static:level=1")) fail_msg("%s", err.msg);
+    toy_free(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -164,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_bytes_per_step_are_the_closed_forms),
         cmocka_unit_test(test_sharded_optimizer_is_cheaper),
         cmocka_unit_test(test_memory_per_gpu_and_the_7b_on_8_h100s),
+        cmocka_unit_test(test_what_is_not_priced_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
