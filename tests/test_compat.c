@@ -33,6 +33,7 @@ static const Value VALUES[] = {
     {COMPAT_OVERLAP, "none", "--overlap none"},
     {COMPAT_OVERLAP, "ddp", "--overlap ddp"},
     {COMPAT_OVERLAP, "layer", "--overlap layer"},
+    {COMPAT_SHARDING, "zero3", "--sharding zero3"},
     {COMPAT_SCHEDULE, "fifo", "--schedule fifo"},
     {COMPAT_SCHEDULE, "p3", "--schedule p3"},
     {COMPAT_POLICY, "periodic", "--policy cpsgd:period=2"},

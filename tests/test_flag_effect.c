@@ -80,6 +80,7 @@ static const char *const CASES[][3] = {
     {"slowdown", "2", ""},
     {"workload", "resnet18-cifar", ""},
     {"overlap", "none", "--workload resnet18-cifar"},
+    {"sharding", "zero3", "--workload resnet18-cifar"},
     {"schedule", "p3", "--workload resnet18-cifar"},
     {"price-batch", "64", "--workload resnet18-cifar"},
     {"price-workers", "8", ""},

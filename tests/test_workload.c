@@ -68,7 +68,7 @@ static void test_every_builtin_loads(void **state)
         check_consistent(w);
         workload_free(w);
     }
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 8);
 }
 
 /* name, parameters, tensors, and the forward flops' range: 2 x the published multiply-adds (the
@@ -94,6 +94,9 @@ static void test_builtins_match_their_models(void **state)
         {"gpt2-small", 124439808, 148,
          0.97 * (2 * 124439808.0 * 1024 + 4 * 12 * 1024.0 * 1024 * 768),
          1.03 * (2 * 124439808.0 * 1024 + 4 * 12 * 1024.0 * 1024 * 768)},
+        {"llama-2-7b", 6738415616, 291,
+         0.97 * (2 * 6738415616.0 * 4096 + 4 * 32 * 4096.0 * 4096 * 4096),
+         1.03 * (2 * 6738415616.0 * 4096 + 4 * 32 * 4096.0 * 4096 * 4096)},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         Workload *w;

@@ -84,6 +84,7 @@ static const FlagClassRow CLASSES[] = {
     /* the costs of a step, and the GPUs' speeds (a policy that sees them is trained anyway) */
     {"workload", FLAG_PRICE},
     {"overlap", FLAG_PRICE},
+    {"sharding", FLAG_PRICE}, /* the same update as DDP (docs/guide/sharded.md) */
     {"bucket-mb", FLAG_PRICE},
     {"price-batch", FLAG_PRICE},
     {"price-workers", FLAG_PRICE},

@@ -105,6 +105,13 @@ static const CliOpt run_opts[] = {
             "and one collective per tensor (the Accordion authors' code). Default: layer with a "
             "--schedule other than fifo, ddp with --workload (what real jobs do), else none",
             0, 0, "none|ddp|tensor|layer", 0),
+    RUN_OPT("sharding", CLI_CHOICE, sharding, "none", NULL,
+            "sharded data parallel (docs/guide/sharded.md): zero1 shards the optimizer state, "
+            "zero2 also the gradients (FSDP SHARD_GRAD_OP), zero3 also the parameters (FSDP "
+            "FULL_SHARD), hybrid shards inside a node and replicates across nodes (FSDP "
+            "HYBRID_SHARD; not priced yet: refused on costed steps). The small model's update is "
+            "DDP's in every mode; the step's collectives, optimizer time and memory change",
+            0, 0, "none|zero1|zero2|zero3|hybrid", 0),
     RUN_OPT("schedule", CLI_STRING, schedule, "fifo", NULL,
             "what is sent when: NAME[:key=value,...] (bellows schedules: fifo, bytescheduler, p3, "
             "tictac) or a plugin PATH.so[:key=value,...]: tensor priority, buckets, partition "
@@ -490,6 +497,12 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
                    : strcmp(ov, "layer") == 0  ? OVERLAP_LAYER
                                                : OVERLAP_NONE;
     cfg->schedule = f->run.schedule;
+    const char *sh = f->run.sharding ? f->run.sharding : "none";
+    cfg->sharding = strcmp(sh, "zero1") == 0    ? SHARD_ZERO1
+                    : strcmp(sh, "zero2") == 0  ? SHARD_ZERO2
+                    : strcmp(sh, "zero3") == 0  ? SHARD_ZERO3
+                    : strcmp(sh, "hybrid") == 0 ? SHARD_HYBRID
+                                                : SHARD_NONE;
     if ((rc = run_ps_setup(f, cfg, err))) return rc;
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
     if (f->run.price_batch && !cfg->workload)

@@ -51,7 +51,7 @@ typedef struct {
     CliIntList seeds;
     int eval_every, stop_at_target, quiet, jobs, no_plots, resume, force;
     int compute_threads; /* 0: not given (run_setup picks) */
-    const char *workload, *overlap, *timeline, *timeline_steps, *costs, *transport;
+    const char *workload, *overlap, *sharding, *timeline, *timeline_steps, *costs, *transport;
     const char *schedule, *ps_hosts;
     int servers; /* 0: not given (one a worker) */
     double bucket_mb;

@@ -60,6 +60,8 @@ int run_check_compat(const char *cmd, const Flags *f, const RunConfig *cfg,
     s.value[COMPAT_COLLECTIVES] = f->run.collectives;
     s.value[COMPAT_NETWORK_MODEL] = given(f, "network-model", f->run.network_model);
     s.value[COMPAT_OVERLAP] = given(f, "overlap", f->run.overlap);
+    const char *sh = given(f, "sharding", f->run.sharding);
+    s.value[COMPAT_SHARDING] = sh && strcmp(sh, "none") != 0 ? sh : NULL;
     if (given(f, "schedule", f->run.schedule)) {
         schedule_name(f->run.schedule, schedule, sizeof schedule);
         s.value[COMPAT_SCHEDULE] = schedule;

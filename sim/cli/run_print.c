@@ -181,6 +181,21 @@ static void print_wall_estimate(const RunConfig *cfg)
            cfg->backend == COLL_TRANSFER ? "; --collectives analytic simulates no messages" : "");
 }
 
+/* --sharding given: the training state's memory per GPU (shard_mem.c) and the GPU's. */
+static void print_sharding(const RunConfig *cfg)
+{
+    ShardMemory mem;
+    if (cfg->sharding != SHARD_NONE && driver_shard_memory(cfg, cfg->sharding, &mem)) {
+        char of[48] = "";
+        if (mem.capacity > 0) snprintf(of, sizeof of, " of the GPU's %.0f GB", mem.capacity / 1e9);
+        printf("# --sharding %s: %.2f GB per GPU of training state%s (parameters %.2f, gradients "
+               "%.2f, optimizer %.2f, gathered units %.2f; ZeRO's mixed-precision model, "
+               "activations not counted)\n",
+               driver_sharding_name(cfg->sharding), mem.total / 1e9, of, mem.params / 1e9,
+               mem.grads / 1e9, mem.optimizer / 1e9, mem.gathered / 1e9);
+    }
+}
+
 /* "# intra-node: ..." for the hierarchical topology: each GPU's link to its node's fabric, and
  * the share of its rate the cost profile gives NVLink (driver_cluster_loaded, as the run uses
  * it). */
@@ -242,6 +257,7 @@ void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *t
     if (need > (double)(1 << 30)) /* large: say it before the wait (per run of a compare) */
         printf("# memory: about %.1f GiB per run, of this machine's %.1f GiB (estimated)\n",
                need / (1 << 30), machine / (1 << 30));
+    print_sharding(cfg);
     print_wall_estimate(cfg);
     if (cfg->simgrid_cfg) { /* they change results: the header says which */
         printf("# SimGrid options:");

@@ -335,6 +335,15 @@ static double cost_tail(Worker *me, long step, int averaged, double *split)
                 cost_span(me, TL_LANE_COMM, "communication", "island allreduce", t0, t0 + isl,
                           NULL);
             split[COST_COMM] += isl;
+        } else if (s->kind == STAGE_COLL) { /* a sharded step's all-gather (step_plan.c) */
+            const double bytes = cost_message(me, s);
+            const double t1 = simgrid_get_clock();
+            char args[64] = "";
+            if (run->tl && timeline_wants(run->tl, me->cost_step))
+                snprintf(args, sizeof args, "\"bytes\":%.0f", bytes);
+            cost_span(me, TL_LANE_COMM, "communication", "all-gather parameters", t0, t1, args);
+            cost_note(me, COST_COMM, t0, t1);
+            split[COST_COMM] += t1 - t0;
         } else if (s->kind == STAGE_OPTIMIZER) {
             const double opt = cost_gpu_exec(me, s->seconds * sg_host_get_speed(sg_host_self()));
             cost_span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);

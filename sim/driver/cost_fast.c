@@ -203,9 +203,14 @@ static double fc_tail(DriverRun *run, FastClock *c, int averaged, double *split)
     for (int i = p->tail_first; i < p->n_stages; i++) {
         const PlanStage *s = &p->stage[i];
         if (s->if_averaged && !averaged) continue;
-        assert(s->kind == STAGE_OPTIMIZER || s->kind == STAGE_AVERAGE);
+        assert(s->kind == STAGE_OPTIMIZER || s->kind == STAGE_AVERAGE ||
+               (s->kind == STAGE_COLL && s->shard == PLAN_SHARD_AG));
         if (s->kind == STAGE_OPTIMIZER) {
             comp += fc_exec(c, s->seconds * c->speed);
+        } else if (s->kind == STAGE_COLL) { /* a sharded step's all-gather (step_plan.c) */
+            const double t2 = c->now;
+            fc_message(run, c, s);
+            split[COST_COMM] += c->now - t2;
         } else if (s->kind == STAGE_AVERAGE) {
             const double t2 = c->now;
             split[COST_WAIT] += t2 - t2;

@@ -46,6 +46,24 @@ typedef enum {
                        the next forward (sim/driver/sched_run.c) */
 } Overlap;
 
+/* Sharded data parallel (--sharding, issue 50; ZeRO, Rajbhandari et al., SC 2020, section 5;
+ * PyTorch FSDP, Zhao et al., VLDB 2023): what each GPU keeps a shard of. The small model's update
+ * is DDP's in every mode (sharding moves the same sums, not other ones), so only the price and
+ * the memory change. */
+typedef enum {
+    SHARD_NONE,  /* DDP: every GPU holds everything, gradients allreduced */
+    SHARD_ZERO1, /* optimizer state sharded: reduce-scatter, sharded step, all-gather */
+    SHARD_ZERO2, /* and gradients (FSDP SHARD_GRAD_OP): the same messages as ZeRO-1 */
+    SHARD_ZERO3, /* and parameters (FSDP FULL_SHARD): gathered before forward and backward */
+    SHARD_HYBRID /* ZeRO-3 inside a node, replicated across nodes (FSDP HYBRID_SHARD) */
+} Sharding;
+
+/* Memory per GPU of the workload's training state (shard_mem.c): bytes. */
+typedef struct {
+    double params, grads, optimizer, gathered, total;
+    double capacity; /* the GPU's memory (its profile), 0 when the cluster has none */
+} ShardMemory;
+
 /* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and
  * dist._DEFAULT_FIRST_BUCKET_BYTES = 1 MiB for the first bucket, the last layers' gradients). */
 #define DRIVER_BUCKET_BYTES       (25.0 * 1024 * 1024)
@@ -125,6 +143,7 @@ typedef struct {
      * collectives. */
     const Workload *workload;
     Overlap overlap;
+    Sharding sharding;   /* --sharding (default SHARD_NONE) */
     double bucket_bytes; /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
     /* What is sent when (schedules/bellows_schedule.h): NAME[:k=v,...] or a plugin's path; NULL
      * or "fifo": DDP's buckets as they fill, priced by cost.c as before schedules existed */
@@ -365,5 +384,11 @@ int driver_job_create(const RunConfig *cfg, const DriverPlace *place, RunResult 
 void driver_job_start(DriverRun *run);               /* its actors; simgrid_run then runs them */
 int driver_job_finish(DriverRun *run, BwError *err); /* once simgrid_run has returned */
 void driver_job_free(DriverRun *run);                /* NULL is a no-op */
+
+/* Memory per GPU of cfg's workload under sharding sh (shard_mem.c); 0 without a workload. */
+int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m);
+/* A usage error when it does not fit the GPU's memory; the mode's name. */
+int driver_check_shard_memory(const RunConfig *cfg, BwError *err);
+const char *driver_sharding_name(Sharding sh);
 
 #endif

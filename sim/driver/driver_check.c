@@ -120,6 +120,11 @@ static int check_config(const RunConfig *cfg, int shard, BwError *err)
                        cfg->tc.batch, P, shard, cfg->train->n);
     if (cfg->slowdown)
         for (int w = 0; w < P; w++) assert(cfg->slowdown[w] > 0);
+    if (cfg->sharding == SHARD_HYBRID && driver_costed(cfg))
+        return bw_fail(err, BW_EUSAGE,
+                       "--sharding hybrid: its node and cross-node communicators are not in the "
+                       "step plan yet, so a costed step (--workload, --overlap, a cost profile) "
+                       "cannot price it; use zero3, or hybrid without costs (the same update)");
     char why[160];
     if (cfg->replay && cfg->replay_engine == REPLAY_FAST &&
         !driver_replay_fast(cfg, why, sizeof why))
@@ -295,6 +300,22 @@ static int check_schedule_mode(const RunConfig *cfg, const PolicyOps *ops, BwErr
                    cfg->schedule, cfg->policy);
 }
 
+/* --sharding with a gradient policy (issue 50): the sharded step reduce-scatters the dense
+ * gradients (step_plan.c); a policy that may compress them (any but sync) is not priced with
+ * sharding yet. Periodic and outer policies are the compatibility table's (compat.def). */
+static int check_sharding_policy(const RunConfig *cfg, const PolicyOps *ops, BwError *err)
+{
+    const char *pol = cfg->policy ? cfg->policy : "sync";
+    if (cfg->sharding == SHARD_NONE || ops->mode == POLICY_PERIODIC ||
+        (strncmp(pol, "sync", 4) == 0 && (!pol[4] || pol[4] == ':')))
+        return BW_OK;
+    return bw_fail(err, BW_EUSAGE,
+                   "--sharding: the sharded step reduce-scatters dense gradients; --policy %s may "
+                   "compress them, which is not priced with sharding yet (issue 50); use --policy "
+                   "sync",
+                   pol);
+}
+
 /* The compressor and the policy are created as the run would, and the policy's first decision,
  * on an empty observation, must already be valid. */
 static int check_first_decision(const RunConfig *cfg, const Model *m, int shard, BwError *err)
@@ -320,6 +341,7 @@ static int check_first_decision(const RunConfig *cfg, const Model *m, int shard,
     if (rc == BW_OK) rc = policy_create(cfg->policy, "--policy", &ctx, &p, err);
     if (rc == BW_OK) rc = check_trace_holds(cfg, p->ops, err);
     if (rc == BW_OK) rc = check_schedule_mode(cfg, p->ops, err);
+    if (rc == BW_OK) rc = check_sharding_policy(cfg, p->ops, err);
     if (rc == BW_OK) rc = outer_eager_check(cfg, p, err); /* outer_eager.c */
     if (rc == BW_OK) {
         PolicyObs obs = {.epoch_start = 1,
@@ -365,6 +387,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
     }
     if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err); /* at the profile's rates */
     if (rc == BW_OK) rc = sched_check(cfg, m, err);
+    if (rc == BW_OK) rc = driver_check_shard_memory(cfg, err); /* shard_mem.c */
     const Workload *wl = cfg->workload;
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
         rc = bw_fail(err, BW_EUSAGE,

@@ -183,6 +183,14 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_long(w, "price_workers", cfg->price_workers);
     jsonw_string(w, "overlap", res->overlap ? res->overlap : "none");
     jsonw_string(w, "schedule", res->schedule[0] ? res->schedule : "fifo");
+    ShardMemory mem; /* --sharding given: its mode and memory per GPU (none: as before) */
+    if (cfg->sharding != SHARD_NONE) {
+        jsonw_string(w, "sharding", driver_sharding_name(cfg->sharding));
+        if (driver_shard_memory(cfg, cfg->sharding, &mem)) {
+            jsonw_double(w, "memory_per_gpu_bytes", mem.total);
+            jsonw_double(w, "memory_gpu_bytes", mem.capacity);
+        }
+    }
     if (res->scheduled) {
         jsonw_string(w, "schedule_state", res->schedule_state);
         jsonw_double(w, "partitions_per_step", res->partitions_per_step);

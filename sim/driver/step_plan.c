@@ -144,11 +144,52 @@ static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
         c->comm = p->grad_comm;
         c->msg = msgs[i];
         c->call_s = call_cost(cm);
-        if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
+        if (run->cfg->sharding != SHARD_NONE && msgs[i].op == COMPRESS_ALLREDUCE_F32) {
+            /* the bucket's gradients reduce-scattered (ZeRO-2's and FSDP's buckets beside the
+             * backward), not allreduced; compressors are refused with sharding (compat.def) */
+            c->shard = PLAN_SHARD_RS;
+            c->msg = (CompressMsg){COMPRESS_ALLGATHER, plan_shard_bytes(run, msgs[i].count)};
+        } else if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
             b->defer = 1;
     }
     if (last > 0) push(p, STAGE_DECODE)->seconds = cc.phase_s[last];
     b->n_stages = p->n_stages - b->first_stage;
+}
+
+size_t plan_shard_bytes(const DriverRun *run, size_t floats)
+{
+    const RunConfig *cfg = run->cfg;
+    const size_t n = (size_t)(cfg->price_workers > 0 ? cfg->price_workers : cfg->cluster.workers);
+    return (4 * floats + n - 1) / n;
+}
+
+static void push_gather(DriverRun *run, StepPlan *p)
+{
+    PlanStage *s = push(p, STAGE_COLL);
+    s->shard = PLAN_SHARD_AG;
+    s->msg = (CompressMsg){COMPRESS_ALLGATHER, plan_shard_bytes(run, run->cost->wl->n_params)};
+    s->call_s = call_cost(run->cost);
+}
+
+/* The optimiser and, sharded (ZeRO, Rajbhandari et al., SC 2020, section 5; REFERENCES.md
+ * "Sharded data parallel"), its step on the GPU's shard only (1/N of the time) and the
+ * parameters' all-gathers: ZeRO-1 and 2 gather the updated parameters once (with the buckets'
+ * reduce-scatters, 2 (N-1)/N of the model's bytes a step and GPU); ZeRO-3 gathers them before
+ * the forward and again before the backward (3 (N-1)/N). This slice prices ZeRO-3's two
+ * gathers here, after the optimiser and not overlapped with compute (no prefetch yet): the
+ * bytes are the closed form's, the time an upper bound of a prefetching FSDP's. */
+static void plan_sharded_tail(DriverRun *run, StepPlan *p)
+{
+    const Sharding sh = run->cfg->sharding;
+    double opt = cost_opt_seconds(run);
+    if (sh != SHARD_NONE)
+        opt /= run->cfg->price_workers > 0 ? run->cfg->price_workers : run->cfg->cluster.workers;
+    push(p, STAGE_OPTIMIZER)->seconds = opt;
+    if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
+    if (sh == SHARD_ZERO3) {
+        push_gather(run, p); /* the next forward's */
+        push_gather(run, p); /* the backward's */
+    }
 }
 
 /* After the gradients: the island's ring (periodic mode on islands, unless the buckets ran on
@@ -164,7 +205,7 @@ static void plan_tail(DriverRun *run, StepPlan *p, long step)
         s->comm = PLAN_COMM_ISLAND;
         s->msg = (CompressMsg){COMPRESS_ALLREDUCE_F32, cm->wl->n_params};
     }
-    push(p, STAGE_OPTIMIZER)->seconds = cost_opt_seconds(run);
+    plan_sharded_tail(run, p);
     const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
                              outer_exchange_floats(run, step, cm->wl->n_params)}; /* outer.c */
     if (run->outer.lanes) {

@@ -45,9 +45,17 @@ typedef enum {
     PLAN_COMM_ISLAND, /* the worker's island (--topology islands, periodic mode): its ring */
 } PlanComm;
 
+/* What a sharded step's collective is (--sharding, issue 50): none (DDP's, or a compressor's
+ * message), a reduce-scatter of gradients or an all-gather of parameters. Both are priced as the
+ * ring all-gather of one shard a rank, msg {COMPRESS_ALLGATHER, the shard's bytes}: the ring
+ * reduce-scatter moves the same P-1 blocks of n/P to the same neighbours (Patarasuk and Yuan,
+ * JPDC 2009; closed form (p-1) a + (p-1)/p n b for both, REFERENCES.md "Collectives"). */
+typedef enum { PLAN_SHARD_NONE, PLAN_SHARD_RS, PLAN_SHARD_AG } PlanShard;
+
 typedef struct {
     StageKind kind;
     PlanComm comm;
+    PlanShard shard; /* STAGE_COLL: a sharded step's reduce-scatter or all-gather */
     int queueable;   /* STAGE_ROUND: the bucket's first round (no cycle when queued) */
     int if_averaged; /* a tail stage: only when the step averages */
     CompressMsg msg; /* STAGE_COLL, STAGE_AVERAGE, STAGE_OUTER_POST (the outer exchange's
@@ -96,5 +104,7 @@ int plan_create(DriverRun *run, BwError *err);
 void plan_build(DriverRun *run, long step);
 void plan_free(StepPlan *p);
 int plan_outer_waits(const DriverRun *run, long step, int averaged);
+/* The bytes of one rank's shard of `floats` fp32 values over the priced GPUs (--sharding). */
+size_t plan_shard_bytes(const DriverRun *run, size_t floats);
 
 #endif

@@ -9,7 +9,8 @@
  * BF16 989.4 TFLOPS dense; the datasheet's larger figures assume 2:4 sparsity). Memory
  * bandwidth from the same datasheets: V100 SXM2 900 GB/s, A100 SXM 40GB 1,555 GB/s, H100 SXM
  * 3.35 TB/s. H200 SXM datasheet: the H100 SXM's compute (the same dense figures) with HBM3e at
- * 4.8 TB/s. */
+ * 4.8 TB/s. Memory from the same datasheets: V100 SXM2 32 GB (its larger model; 16 GB too),
+ * A100 SXM 40 GB (the model whose bandwidth is above), H100 SXM 80 GB, H200 SXM 141 GB. */
 #include "cluster.h"
 
 #include <assert.h>
@@ -18,13 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const GpuProfile V100 = {"V100", 15.7e12, 0, 0, 900e9, "NVIDIA V100 SXM2 datasheet"};
-static const GpuProfile A100 = {"A100", 19.5e12, 156e12,
-                                312e12, 1555e9,  "NVIDIA A100 SXM (40GB) datasheet"};
-static const GpuProfile H100 = {"H100",   67e12,   494.7e12,
-                                989.4e12, 3.35e12, "NVIDIA H100 SXM datasheet"};
-static const GpuProfile H200 = {"H200",   67e12,  494.7e12,
-                                989.4e12, 4.8e12, "NVIDIA H200 SXM datasheet"};
+static const GpuProfile V100 = {"V100", 15.7e12, 0, 0, 900e9, 32e9, "NVIDIA V100 SXM2 datasheet"};
+static const GpuProfile A100 = {"A100", 19.5e12, 156e12, 312e12, 1555e9, 40e9,
+                                "NVIDIA A100 SXM (40GB) datasheet"};
+static const GpuProfile H100 = {"H100", 67e12, 494.7e12, 989.4e12, 3.35e12, 80e9,
+                                "NVIDIA H100 SXM datasheet"};
+static const GpuProfile H200 = {"H200", 67e12, 494.7e12, 989.4e12, 4.8e12, 141e9,
+                                "NVIDIA H200 SXM datasheet"};
 static const GpuProfile *const PROFILES[] = {&V100, &A100, &H100, &H200, NULL};
 
 const GpuProfile *const *cluster_gpu_profiles(void)

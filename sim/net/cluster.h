@@ -27,7 +27,8 @@ typedef struct {
     const char *name;
     /* Peak dense rates in flop/s from the vendor's datasheet; 0 where unsupported. */
     double fp32_flops, tf32_flops, bf16_flops;
-    double mem_Bps; /* peak memory bandwidth, bytes/s */
+    double mem_Bps;   /* peak memory bandwidth, bytes/s */
+    double mem_bytes; /* memory (HBM), bytes (GB = 1e9, as the datasheets count) */
     const char *source;
 } GpuProfile;
 

@@ -432,10 +432,53 @@ def gpt2_small(T=1024):
     return p
 
 
+def llama2_7b(T=4096):
+    # Llama-2-7B (Touvron et al. 2023, "Llama 2", Table 1 and section 2.2; Hugging Face
+    # meta-llama/Llama-2-7b-hf config.json): 32 layers, hidden 4096, 32 heads (no grouped-query
+    # attention at 7B), SwiGLU FFN 11008, vocab 32000, context 4096, RMSNorm (a weight, no
+    # bias), no biases, an untied LM head; Hugging Face's LlamaForCausalLM names. Rotary
+    # embeddings' elementwise work is left out (a few flops a value, as the norms' convention).
+    # A model that needs sharding (issue 50): 6,738,415,616 parameters.
+    L, d, h, ff, V = 32, 4096, 32, 11008, 32000
+    p = Profile("llama-2-7b")
+    p.add("model.embed_tokens", 0, [("model.embed_tokens.weight", (V, d))])
+
+    def rms(name):
+        p.add(name, NORM_FLOPS * d * T, [(name + ".weight", (d,))])
+    for i in range(L):
+        pre = "model.layers.%d." % i
+        rms(pre + "input_layernorm")
+        for w in ("q_proj", "k_proj", "v_proj"):
+            linear(p, pre + "self_attn." + w, d, d, T, bias=False)
+        attention(p, pre + "self_attn.", T, d, h, causal=True)
+        linear(p, pre + "self_attn.o_proj", d, d, T, bias=False)
+        p.add(pre + "self_attn.add", ADD_FLOPS * T * d)
+        rms(pre + "post_attention_layernorm")
+        linear(p, pre + "mlp.gate_proj", d, ff, T, bias=False)
+        linear(p, pre + "mlp.up_proj", d, ff, T, bias=False)
+        p.add(pre + "mlp.act", (GELU_FLOPS + 1) * T * ff)  # SiLU(gate) x up
+        linear(p, pre + "mlp.down_proj", ff, d, T, bias=False)
+        p.add(pre + "mlp.add", ADD_FLOPS * T * d)
+    rms("model.norm")
+    linear(p, "lm_head", d, V, T, bias=False)
+    p.finish()
+    n = p.n_params()
+    assert n == 6738415616, n  # Llama-2-7b-hf's parameter count
+    assert p.n_tensors() == 291, p.n_tensors()
+    ref = 2 * n * T + 4 * L * T * T * d
+    check("llama-2-7b", p.fwd(), ref, 0.05)
+    p.write("Llama-2-7B (Touvron et al. 2023, Table 1; Hugging Face Llama-2-7b-hf config: 32 "
+            "layers, d 4096, 32 heads, SwiGLU 11008, vocab 32000, RMSNorm, untied head); "
+            "sequence 4096; forward %.1f TFLOPs vs 2 x params x tokens + 4 x L x T^2 x d = %.1f; "
+            "flops by sim/workload/gen_profiles.py's convention" % (p.fwd() / 1e12, ref / 1e12))
+    return p
+
+
 def main(names):
-    """Every profile, or those named (resnet9-cifar, bert-base and gpt2-small need no torch)."""
+    """Every profile, or those named (resnet9-cifar, bert-base, gpt2-small and llama2-7b need no
+    torch)."""
     os.makedirs(OUT_DIR, exist_ok=True)
-    makers = (resnet18_cifar, resnet50, vgg16, resnet9_cifar, bert_base, gpt2_small)
+    makers = (resnet18_cifar, resnet50, vgg16, resnet9_cifar, bert_base, gpt2_small, llama2_7b)
     for make in makers:
         if names and make.__name__.replace("_", "-") not in names:
             continue

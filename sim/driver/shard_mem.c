@@ -1,0 +1,82 @@
+/* shard_mem.c: memory per GPU of a workload's training state under --sharding (issue 50), from
+ * the ZeRO paper's model (Rajbhandari et al., SC 2020, section 3.1 and Figure 1; REFERENCES.md
+ * "Sharded data parallel"): mixed precision keeps 2 Psi bytes of fp16 parameters, 2 Psi of fp16
+ * gradients and K Psi of optimizer state (the fp32 master parameters and the optimizer's
+ * buffers: K = 12 with Adam's two moments, 8 with SGD's momentum, 4 with plain SGD). DDP holds
+ * all of it, 16 Psi with Adam; ZeRO-1 shards the optimizer state (4 Psi + 12 Psi / N), ZeRO-2
+ * also the gradients (2 Psi + 14 Psi / N), ZeRO-3 also the parameters (16 Psi / N), which then
+ * gathers units as it goes: this slice counts the largest layer's fp16 parameters twice (the one
+ * in use and the one prefetched), an estimate. Activations are not counted: the workload
+ * profiles carry no activation sizes yet (docs/guide/sharded.md). */
+#include "driver_impl.h"
+
+static double optimizer_k(const RunConfig *cfg)
+{
+    if (cfg->tc.sgd.kind == OPT_ADAMW) return 12.0;
+    return cfg->tc.sgd.momentum > 0 ? 8.0 : 4.0;
+}
+
+/* The largest layer's parameters, the unit ZeRO-3 gathers (one layer a unit in this slice). */
+static double largest_layer(const Workload *wl)
+{
+    double best = 0;
+    for (int l = 0; l < wl->n_layers; l++) {
+        double n = 0;
+        for (int t = 0; t < wl->layers[l].n_tensors; t++)
+            n += (double)wl->tensors[wl->layers[l].first_tensor + t].numel;
+        if (n > best) best = n;
+    }
+    return best;
+}
+
+int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m)
+{
+    *m = (ShardMemory){0};
+    const Workload *wl = cfg->workload;
+    if (!wl) return 0;
+    const double psi = (double)wl->n_params, k = optimizer_k(cfg);
+    const double n = cfg->price_workers > 0 ? cfg->price_workers : cfg->cluster.workers;
+    m->params = 2 * psi;
+    m->grads = 2 * psi;
+    m->optimizer = k * psi;
+    if (sh != SHARD_NONE) m->optimizer /= n;
+    if (sh == SHARD_ZERO2 || sh == SHARD_ZERO3 || sh == SHARD_HYBRID) m->grads /= n;
+    if (sh == SHARD_ZERO3 || sh == SHARD_HYBRID) {
+        /* hybrid shards inside a node: over its GPUs, not the run's */
+        const double g = sh == SHARD_HYBRID ? cfg->cluster.gpus_per_node : n;
+        if (sh == SHARD_HYBRID) {
+            m->optimizer = k * psi / g;
+            m->grads = 2 * psi / g;
+        }
+        m->params = 2 * psi / g;
+        m->gathered = 2 * 2 * largest_layer(wl);
+    }
+    m->total = m->params + m->grads + m->optimizer + m->gathered;
+    const GpuProfile *gpu = cfg->cluster.gpu;
+    m->capacity = gpu ? gpu->mem_bytes : 0;
+    return 1;
+}
+
+const char *driver_sharding_name(Sharding sh)
+{
+    static const char *const NAMES[] = {"none", "zero1", "zero2", "zero3", "hybrid"};
+    return NAMES[sh];
+}
+
+/* The workload's state must fit the GPU's memory (its profile): a usage error saying by how
+ * much otherwise, and what each sharding mode would need. */
+int driver_check_shard_memory(const RunConfig *cfg, BwError *err)
+{
+    ShardMemory m, z3;
+    if (!driver_shard_memory(cfg, cfg->sharding, &m) || !(m.capacity > 0) ||
+        m.total <= m.capacity)
+        return BW_OK;
+    driver_shard_memory(cfg, SHARD_ZERO3, &z3);
+    const GpuProfile *gpu = cfg->cluster.gpu;
+    return bw_fail(err, BW_EUSAGE,
+                   "--workload %s: its training state needs %.1f GB per GPU with --sharding %s "
+                   "(ZeRO's mixed-precision model, activations not counted), over the %s's %.0f "
+                   "GB by %.1f GB; --sharding zero3 would need %.1f GB",
+                   cfg->workload->spec, m.total / 1e9, driver_sharding_name(cfg->sharding),
+                   gpu->name, m.capacity / 1e9, (m.total - m.capacity) / 1e9, z3.total / 1e9);
+}
