@@ -119,8 +119,9 @@ strip_wall() { grep -v -E '"wall[a-z_]*": ' "$1"; }
 # bytescheduler, tictac, layerwise*, ps_*, the replays priced by a workload and the cluster's
 # jobs): costs_software (the profile's software generation), nccl_sockets (the TCP cap's NCCL
 # threads x sockets; not under grace-tf, which has no per-socket cap) and validation_near (the
-# published rows near the run). The NEW binary's file is compared without them; every other byte
-# must be the old one's, so a changed number still fails.
+# published rows near the run). Both binaries' files are compared without them (an OLD binary
+# built after issue 48 writes them too); every other byte must be the old one's, so a changed
+# number still fails.
 strip_new() { grep -v -E '"(costs_software|nccl_sockets|validation_near)": '; }
 
 n=0
@@ -134,7 +135,7 @@ while IFS= read -r f; do
     case $f in
       */stderr.txt | */stdout.txt) continue ;; # --quiet: nothing, or a wall time
     esac
-    if [[ $f == *.json ]] && cmp -s <(strip_wall "$a") <(strip_wall "$b" | strip_new); then
+    if [[ $f == *.json ]] && cmp -s <(strip_wall "$a" | strip_new) <(strip_wall "$b" | strip_new); then
       continue
     fi
     say "$f differs: $(cmp "$a" "$b" 2>&1 | head -1)"
