@@ -3,7 +3,7 @@
 #   gnuplot -e "dir='DIR'; n=2; run1='1-sync'; run2='2-static...'; label1='sync';
 #               label2='static:level=1'; target=0.85; has_breakdown=1" compare.gp
 # Writes, as PNG and SVG: the curves of curves.gp (accuracy_vs_time with the target marked,
-# bytes_vs_time), accuracy_vs_bytes, time_breakdown (compute / compression / communication /
+# bytes_vs_time), accuracy_vs_bytes (rank 0's bytes, or on islands the WAN's: common.gp), time_breakdown (compute / compression / communication /
 # waiting per policy up to the target, from time_breakdown.csv; without it, compare.csv's whole
 # runs) and schedule (each step's mean compression level, and the averaging period and the
 # global batch where a run changes them, every policy in its own colour and dash, wider lines
@@ -31,11 +31,11 @@ do for [t=1:2] {
   else { set terminal svg size 1100,560 noenhanced font "sans,10" }
 
   set output out("accuracy_vs_bytes", t)
-  set title acct("Test accuracy against bytes sent (rank 0)")
-  set xlabel "bytes sent by rank 0 (MB)"
+  set title acct(wan ? "Test accuracy against WAN bytes (all ranks)" : "Test accuracy against bytes sent (rank 0)")
+  set xlabel bwho." (MB)"
   set ylabel "test accuracy"
   set logscale x
-  plot for [i=1:n] ev(i) every ::2 using ($7/1e6):6 with linespoints lc i dt dtype(i) pt i pointsize 0.6 lw lwidth(i) title label(i)
+  plot for [i=1:n] ev(i) every ::2 using (column(ebcol(i))/1e6):6 with linespoints lc i dt dtype(i) pt i pointsize 0.6 lw lwidth(i) title label(i)
   unset logscale x
 
   set output out("time_breakdown", t)

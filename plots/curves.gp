@@ -1,8 +1,8 @@
 # curves.gp: accuracy against simulated time (the target marked, and a panel zoomed on the
 # region around it: accuracy from target - 0.1, time from the first run to reach it to the last
 # to reach the target) and cumulative bytes against simulated time on a log scale (compressed
-# policies send hundreds of times fewer bytes), one line per run, from the runs' evals.csv and
-# steps.csv. Loaded by compare.gp, and called by bellows for each point of a sweep
+# policies send hundreds of times fewer bytes; rank 0's, or on islands the WAN's: common.gp),
+# one line per run, from the runs' evals.csv and steps.csv. Loaded by compare.gp, and called by bellows for each point of a sweep
 # (plots/plots.c) as
 #   gnuplot -e "dir='DIR'; n=2; run1='1-sync'; run2='2-...'; label1='sync'; ...; target=0.85;
 #               scenario='bandwidth=1Gbps latency=1us'" curves.gp
@@ -46,7 +46,7 @@ do for [i=1:n] {
     if (hit > STATS_max) { hit = STATS_max }
     if (hit > xhi) { xhi = hit }
   }
-  stats st(i) every ::1 using 11 nooutput
+  stats st(i) every ::1 using (column(sbcol(i))) nooutput
   if (STATS_max > bmax) { bmax = STATS_max }
 }
 zoomx = zoom && xhi > xlo
@@ -87,10 +87,10 @@ do for [t=1:2] {
   if (t == 1) { set terminal pngcairo size 1100,560 noenhanced font "sans,10" } \
   else { set terminal svg size 1100,560 noenhanced font "sans,10" }
   set output out("bytes_vs_time", t)
-  set title ttl("Cumulative bytes sent by rank 0 against simulated time")
+  set title ttl("Cumulative ".bwho." against simulated time")
   set xlabel "simulated time (s)"
-  if (bmax > 0) { set logscale y; set ylabel "bytes sent by rank 0 (MB, log scale)" } \
-  else { set ylabel "bytes sent by rank 0 (MB)" }
-  plot for [i=1:n] st(i) every ::1 using 6:($11 > 0 || bmax <= 0 ? $11/1e6 : NaN) with lines lc i dt dtype(i) lw lwidth(i) title label(i)
+  if (bmax > 0) { set logscale y; set ylabel bwho." (MB, log scale)" } \
+  else { set ylabel bwho." (MB)" }
+  plot for [i=1:n] st(i) every ::1 using 6:(column(sbcol(i)) > 0 || bmax <= 0 ? column(sbcol(i))/1e6 : NaN) with lines lc i dt dtype(i) lw lwidth(i) title label(i)
   unset logscale y
 }

@@ -219,6 +219,49 @@ static void ex_accuracy_note(Expr *e, const char *dir, const char *run)
     if (trace == 2) ex_string(e, "accnote", "accuracy: each policy's own recorded run");
 }
 
+/* The 1-based column of wan_bytes in the header of folder/file (a run on islands writes it:
+ * the WAN's bytes, sim/driver/results.c), 0 without it. */
+static int wan_column(const char *folder, const char *file)
+{
+    char path[8400], line[1024];
+    snprintf(path, sizeof path, "%s/%s", folder, file);
+    FILE *f = fopen(path, "r");
+    int col = 0;
+    if (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        int k = 1;
+        for (char *tok = line; tok && !col; k++) {
+            char *comma = strchr(tok, ',');
+            if (comma) *comma = '\0';
+            if (strcmp(tok, "wan_bytes") == 0) col = k;
+            tok = comma ? comma + 1 : NULL;
+        }
+    }
+    if (f) fclose(f);
+    return col;
+}
+
+/* The bytes the plots draw: on islands (every run's steps.csv and evals.csv has wan_bytes)
+ * wan=1 and the columns of each run, sbcI (steps.csv) and ebcI (evals.csv); otherwise rank 0's
+ * bytes_rank0, which the scripts read by default. runs NULL: dir is the one run. */
+static void ex_bytes_columns(Expr *e, const char *dir, const char *const *runs, int n)
+{
+    for (int pass = 0; pass < 2; pass++) /* 0: does every run have them; 1: say where */
+        for (int i = 0; i < n; i++) {
+            char folder[8300], var[32];
+            snprintf(folder, sizeof folder, "%.4096s%s%.4096s", dir, runs ? "/" : "",
+                     runs ? runs[i] : "");
+            int sbc = wan_column(folder, "steps.csv"), ebc = wan_column(folder, "evals.csv");
+            if (!pass && !(sbc > 0 && ebc > 0)) return;
+            if (!pass) continue;
+            snprintf(var, sizeof var, "sbc%d", i + 1);
+            ex_number(e, var, sbc);
+            snprintf(var, sizeof var, "ebc%d", i + 1);
+            ex_number(e, var, ebc);
+        }
+    if (n > 0) ex_number(e, "wan", 1);
+}
+
 /* A script over several run folders of dir, labelled; a compare's (time_breakdown: 1) also
  * says whether dir holds time_breakdown.csv. */
 static int runs_script(const char *script, const char *dir, const char *const *runs,
@@ -239,6 +282,7 @@ static int runs_script(const char *script, const char *dir, const char *const *r
     ex_list(&e, "label", labels, n);
     ex_number(&e, "target", target > 0 ? target : 0.0);
     if (n > 0) ex_accuracy_note(&e, dir, runs[0]);
+    ex_bytes_columns(&e, dir, runs, n);
     return run_script(script, &e, dir, err);
 }
 
@@ -301,6 +345,7 @@ int plots_run(const char *dir, double target, BwError *err)
     ex_number(&e, "target", target > 0 ? target : 0.0);
     ex_number(&e, "has_epochs", stat(epochs, &sb) == 0 && sb.st_size > 0);
     ex_accuracy_note(&e, dir, NULL);
+    ex_bytes_columns(&e, dir, NULL, 1);
     return run_script("run.gp", &e, dir, err);
 }
 

@@ -1,6 +1,7 @@
 # run.gp: the plots of one run folder (bellows run), from its evals.csv and steps.csv. Called as
 #   gnuplot -e "dir='DIR'; target=0.85; has_epochs=1" run.gp   (has_epochs: epochs.csv is there)
-# Writes, as PNG and SVG: accuracy_vs_time (the target marked), bytes_vs_time, time_per_step
+# Writes, as PNG and SVG: accuracy_vs_time (the target marked), bytes_vs_time (rank 0's, or on
+# islands the WAN's: common.gp), time_per_step
 # (compute / communication / waiting of each step) and schedule (the decided mean compression
 # level of every step, its averaging period if the policy is periodic and its global batch if
 # it changes, and, for policies that read gradient norms, epochs.csv's relative change of the
@@ -25,12 +26,12 @@ do for [t=1:2] {
   unset label 1
 
   set output out("bytes_vs_time", t)
-  set title "Cumulative bytes sent by rank 0 against simulated time"
+  set title "Cumulative ".bwho." against simulated time"
   set key top left
-  stats st every ::1 using 11 nooutput
-  if (STATS_max > 0) { set logscale y; set ylabel "bytes sent by rank 0 (MB, log scale)" } \
-  else { set ylabel "bytes sent by rank 0 (MB)" }
-  plot st every ::1 using 6:($11 > 0 || STATS_max <= 0 ? $11/1e6 : NaN) with lines lw 1.5 title "bytes"
+  stats st every ::1 using (column(sbcol(1))) nooutput
+  if (STATS_max > 0) { set logscale y; set ylabel bwho." (MB, log scale)" } \
+  else { set ylabel bwho." (MB)" }
+  plot st every ::1 using 6:(column(sbcol(1)) > 0 || STATS_max <= 0 ? column(sbcol(1))/1e6 : NaN) with lines lw 1.5 title "bytes"
   unset logscale y
 
   set output out("time_per_step", t)

@@ -2,7 +2,8 @@
  * drawn to the target (time_breakdown.csv adds up to the table's tta_s), equal curves stay
  * visible (each line drawn over another is narrower by a pixel or more), the schedule's panels
  * share their x-axis and leave out what a gradient policy never changes, and the sweep's heatmap
- * draws the table's speedup, the mean over the seeds. Checked in the data and the SVG files
+ * draws the table's speedup, the mean over the seeds; on islands the bytes drawn are the WAN's.
+ * Checked in the data and the SVG files
  * that gnuplot writes; skipped without gnuplot. Short runs: a few seconds in all. */
 #include "testutil.h"
 
@@ -188,6 +189,68 @@ static void test_heatmap_draws_the_mean_over_seeds(void **state)
     free(svg);
 }
 
+/* The last field of text's last line (a CSV's last row). */
+static double last_field(const char *text)
+{
+    const char *end = text + strlen(text);
+    while (end > text && end[-1] == '\n') end--;
+    const char *p = end;
+    while (p > text && p[-1] != ',' && p[-1] != '\n') p--;
+    return strtod(p, NULL);
+}
+
+/* On islands (issue 49 item 33) steps.csv and evals.csv end in wan_bytes, the WAN's bytes so
+ * far, the last row's summary.json's wan_bytes (the step's row stamped once every rank has
+ * counted its share, not when rank 0 finished), and the plots draw it and say so: DiLoCo's
+ * ring inside each island is most of rank 0's bytes, which the plots drew before. */
+static void test_islands_plots_draw_the_wan_bytes(void **state)
+{
+    (void)state;
+    if (no_gnuplot()) return;
+    assert_int_equal(bw("compare --topology islands --islands 2 --workers 4 --collectives analytic "
+                        "--policies sync,diloco:H=4 --seeds 1 --epochs 1 --train-samples 512 "
+                        "--test-samples 100 --batch 32 --quiet --cost-band off --out @/isl"),
+                     0);
+    char *steps = must("isl/seed-1/2-diloco-H-4/steps.csv"),
+         *evals = must("isl/seed-1/2-diloco-H-4/evals.csv"),
+         *sum = must("isl/seed-1/2-diloco-H-4/summary.json");
+    assert_non_null(strstr(steps, ",policy_state,wan_bytes\n"));
+    assert_non_null(strstr(evals, ",policy_state,wan_bytes\n"));
+    const char *at = strstr(sum, "\"wan_bytes\": ");
+    assert_non_null(at);
+    const double wan = strtod(at + strlen("\"wan_bytes\": "), NULL);
+    assert_true(wan > 0);
+    if (last_field(steps) != wan || last_field(evals) != wan)
+        fail_msg("last rows' wan_bytes %.17g (steps), %.17g (evals); summary %.17g",
+                 last_field(steps), last_field(evals), wan);
+    free(steps);
+    free(evals);
+    free(sum);
+    const char *svgs[][2] = {
+        {"isl/bytes_vs_time.svg", "Cumulative WAN bytes (all ranks) against"},
+        {"isl/accuracy_vs_bytes.svg", "Test accuracy against WAN bytes"},
+        {"isl/seed-1/2-diloco-H-4/bytes_vs_time.svg", "WAN bytes (all ranks)"}};
+    assert_int_equal(bw("plot @/isl/seed-1/2-diloco-H-4"), 0); /* a run's own plots */
+    for (int k = 0; k < 3; k++) {
+        char *svg = must(svgs[k][0]);
+        if (!strstr(svg, svgs[k][1]) || strstr(svg, "rank 0"))
+            fail_msg("%s does not draw the WAN's bytes", svgs[k][0]);
+        free(svg);
+    }
+    /* off islands, the files and plots keep rank 0's bytes */
+    assert_int_equal(bw("compare --workers 2 --collectives analytic --policies sync --seeds 1 "
+                        "--epochs 1 --train-samples 256 --test-samples 64 --batch 32 --quiet "
+                        "--cost-band off --out @/flat"),
+                     0);
+    steps = must("flat/seed-1/1-sync/steps.csv");
+    assert_null(strstr(steps, "wan_bytes"));
+    free(steps);
+    char *svg = must("flat/bytes_vs_time.svg");
+    assert_non_null(strstr(svg, "bytes sent by rank 0"));
+    assert_null(strstr(svg, "WAN"));
+    free(svg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_equal_curves_stay_visible),
         cmocka_unit_test(test_schedule_panels_align_and_show_what_changes),
         cmocka_unit_test(test_heatmap_draws_the_mean_over_seeds),
+        cmocka_unit_test(test_islands_plots_draw_the_wan_bytes),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -178,6 +178,7 @@ typedef struct {
     long step; /* steps done */
     double train_loss, test_loss, test_accuracy;
     double bytes_per_worker; /* rank 0's bytes on the wire so far (evals.csv: bytes_rank0) */
+    double wan_bytes;        /* islands: RunResult.wan_bytes so far (evals.csv: wan_bytes) */
     char state[64];          /* the policy's describe() */
 } EvalRow;
 
@@ -190,6 +191,7 @@ typedef struct {
     double compute_s, comm_s, wait_s; /* rank 0's, this step */
     double compress_s;                /* rank 0's encode/decode time not hidden by overlap */
     double bytes;                     /* rank 0's bytes on the wire so far */
+    double wan_bytes;                 /* islands: RunResult.wan_bytes so far (all ranks) */
     int averaged;
     double variance;   /* parameter variance at this step's averaging */
     char schedule[64]; /* a scheduled step's schedule state (describe); "" otherwise */

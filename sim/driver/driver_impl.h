@@ -414,7 +414,8 @@ Comm *islands_comm_create(const Cluster *cl, CollAlgo algo, CollBackend backend,
 int islands_init(DriverRun *run, BwError *err);
 void islands_free(DriverRun *run);
 void islands_reduce(Worker *me, long step);
-/* Once a step's messages are all sent: its WAN bytes into RunResult.wan_peak_step_bytes. */
+/* Once a step's messages are all sent: its WAN bytes into RunResult.wan_peak_step_bytes, and
+ * the WAN bytes so far into its row (steps.csv's wan_bytes). */
 void islands_step_done(DriverRun *run);
 /* A costed step's island ring (dataless, n_params floats): its simulated seconds (0 without
  * islands; the plan's tail has it only when islands_bucketed does not hold, step_plan.c). */

@@ -37,8 +37,13 @@ static void wan_wire(void *arg, int src, int dst, double bytes, double t0_s, dou
     run->wan_step += bytes;
 }
 
+/* Called once every rank has left the step (the next step's rendezvous, or the run's end): the
+ * step's row gets the WAN bytes so far. Each rank counts its own share as its call returns, and
+ * rank 0 records the row when its own has (worker_step_end), before the others' are in. */
 void islands_step_done(DriverRun *run)
 {
+    RunResult *res = run->res;
+    if (res->n_steps > 0) res->steps[res->n_steps - 1].wan_bytes = res->wan_bytes;
     if (run->wan_step > run->res->wan_peak_step_bytes)
         run->res->wan_peak_step_bytes = run->wan_step;
     run->wan_step = 0;

@@ -135,6 +135,7 @@ void record_eval(DriverRun *run, Model *m, const StepState *st, double now)
     e->step = st ? st->step + 1 : 0;
     e->train_loss = st ? run->loss_mean : NAN;
     e->bytes_per_worker = coll_stats(run->comm, 0)->bytes_sent;
+    e->wan_bytes = res->wan_bytes;
     snprintf(e->state, sizeof e->state, "%s", st ? run->state : "start");
     eval_accuracy(run, m, te, e);
     if (!(e->test_accuracy <= res->best_accuracy)) res->best_accuracy = e->test_accuracy;
@@ -169,6 +170,7 @@ void record_step(DriverRun *run, const StepState *st, const Worker *w0, int aver
     r->compress_s = w0->step_compress_s;
     r->wait_s = w0->step_wait_s;
     r->bytes = coll_stats(run->comm, 0)->bytes_sent;
+    r->wan_bytes = res->wan_bytes;
     r->averaged = averaged; /* the variance is filled in at the next rendezvous */
     r->period = run->dec.period;
     int matrices = 0;
@@ -374,11 +376,15 @@ void record_applied(DriverRun *run, long step)
     RunResult *res = run->res;
     const double now = run_now(run), sent = coll_stats(run->comm, 0)->bytes_sent;
     for (long i = res->n_steps - 1; i >= 0 && i >= res->n_steps - 2; i--)
-        if (res->steps[i].step == step) res->steps[i].bytes = sent;
+        if (res->steps[i].step == step) {
+            res->steps[i].bytes = sent;
+            res->steps[i].wan_bytes = res->wan_bytes;
+        }
     if (run->stamps.eval_pending_row < 0 || run->stamps.eval_pending_step != step) return;
     EvalRow *e = &res->evals[run->stamps.eval_pending_row];
     e->sim_time_s = now;
     e->bytes_per_worker = sent;
+    e->wan_bytes = res->wan_bytes;
     if (run->stamps.eval_pending_tta) res->time_to_accuracy_s = now;
     run->stamps.eval_pending_row = -1;
 }

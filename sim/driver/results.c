@@ -2,7 +2,9 @@
  * Every figure that is simulated says so in its name (_s: simulated seconds), wall_s is the
  * only wall-clock figure. Bytes: summary.json's bytes_per_worker is the mean over workers;
  * evals.csv's and steps.csv's running total bytes_rank0 is rank 0's (equal to the mean for a
- * ring allreduce; other algorithms may load the ranks unequally). */
+ * ring allreduce; other algorithms may load the ranks unequally). A run on islands
+ * (--topology islands) adds a last column to both, wan_bytes: the running total of
+ * summary.json's wan_bytes, every rank's bytes between two islands, which its plots draw. */
 #include "results.h"
 
 #include <math.h>
@@ -309,14 +311,16 @@ static int write_evals(const char *dir, const RunResult *res, BwError *err)
     OutFile of;
     int rc = outfile_open(&of, dir, "evals.csv", err);
     if (rc) return rc;
-    fputs("sim_time_s,epoch,step,train_loss,test_loss,test_accuracy,bytes_rank0,"
-          "policy_state\n",
+    const int wan = res->cluster.topology == TOPO_ISLANDS;
+    fputs("sim_time_s,epoch,step,train_loss,test_loss,test_accuracy,bytes_rank0,policy_state",
           of.f);
+    fputs(wan ? ",wan_bytes\n" : "\n", of.f);
     for (int i = 0; i < res->n_evals; i++) {
         const EvalRow *e = &res->evals[i];
         fprintf(of.f, "%.9g,%d,%ld,%.9g,%.9g,%.9g,%.17g,", e->sim_time_s, e->epoch, e->step,
                 e->train_loss, e->test_loss, e->test_accuracy, e->bytes_per_worker);
         csv_string(of.f, e->state);
+        if (wan) fprintf(of.f, ",%.17g", e->wan_bytes);
         fputc('\n', of.f);
     }
     return outfile_commit(&of, err);
@@ -342,7 +346,8 @@ static const char *num_text(NumText *c, const char *fmt, double x)
 }
 
 /* steps.csv; a scheduled run (RunResult.scheduled) adds the schedule's state of each step as a
- * last column, `schedule` (the files of an unscheduled run keep the columns they had). */
+ * column, `schedule`, and a run on islands the WAN bytes so far, `wan_bytes`, last (the files
+ * of other runs keep the columns they had). */
 static int write_steps(const char *dir, const RunResult *res, BwError *err)
 {
     OutFile of;
@@ -351,7 +356,9 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
     fputs("step,epoch,global_batch,lr,loss,end_s,compute_s,compression_s,communication_s,wait_s,"
           "bytes_rank0,averaged,param_variance,level_mean,period,policy_state",
           of.f);
-    fputs(res->scheduled ? ",schedule\n" : "\n", of.f);
+    const int wan = res->cluster.topology == TOPO_ISLANDS;
+    if (res->scheduled) fputs(",schedule", of.f);
+    fputs(wan ? ",wan_bytes\n" : "\n", of.f);
     enum { LR, LOSS, COMPUTE, COMPRESS, COMM, WAIT, VARIANCE, LEVEL, N_CACHED };
     NumText c[N_CACHED];
     memset(c, 0, sizeof c);
@@ -369,6 +376,7 @@ static int write_steps(const char *dir, const RunResult *res, BwError *err)
             fputc(',', of.f);
             csv_string(of.f, r->schedule);
         }
+        if (wan) fprintf(of.f, ",%.17g", r->wan_bytes);
         fputc('\n', of.f);
     }
     return outfile_commit(&of, err);
