@@ -16,19 +16,21 @@ cd "$(dirname "$0")/.."
 # ---- each phase's time: wall seconds and the CPU seconds of its processes (bash's times) ----
 PHASES=()
 times_file=$(mktemp)
-children_cpu() { # user + sys seconds of this shell's finished children (bash's times, run in
-  times >"$times_file" # this shell: a $(...) subshell would count its own children only)
-  awk 'NR == 2 { n = 0
+children_cpu() { # CPU=user + sys seconds of this shell's finished children (bash's times, run
+  times >"$times_file" # in this shell, never in a $(...) subshell, which would count its own)
+  CPU=$(awk 'NR == 2 { n = 0
     for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
-    printf "%.1f", n }' "$times_file"
+    printf "%.1f", n }' "$times_file")
 }
 phase() { # phase NAME COMMAND...: runs it, records its times, returns its status
   local name=$1 t0 c0 c1 rc=0
   shift
   t0=$(date +%s.%N)
-  c0=$(children_cpu)
+  children_cpu
+  c0=$CPU
   "$@" || rc=$?
-  c1=$(children_cpu)
+  children_cpu
+  c1=$CPU
   PHASES+=("$(awk -v n="$name" -v t0="$t0" -v t1="$(date +%s.%N)" -v c0="$c0" -v c1="$c1" \
     -v rc="$rc" 'BEGIN { printf "%-34s %8.0f %8.0f  %s", n, t1 - t0, c1 - c0, rc ? "FAILED" : "ok" }')")
   return $rc
