@@ -52,19 +52,12 @@ static const char *const COMMON[] = {
 #define N_COMMON ((int)(sizeof COMMON / sizeof *COMMON))
 
 typedef struct {
-    int ok;
-    int ran; /* its folder or its log exists: a row without figures failed, else it did not run */
-    double final_acc, tta, sim_time, wan, peak;
-    long steps, exchanges;
-} Row;
-
-typedef struct {
     const char *out;
     const char *workload; /* --workload: a real model's prices (diloco_wl.c), or "none" */
     int quick;            /* --quick, with --workload */
     int report_only;      /* --report-only: the runs are in out already */
     int resume;           /* --resume: the runs with a summary.json are kept, the others run */
-    Row row[N_POL][N_BW];
+    DilocoRow row[N_POL][N_BW];
 } Dil;
 
 static int exists(const char *path)
@@ -99,32 +92,11 @@ static int run_one(const Dil *d, int p, int b, const char *self)
     return diloco_run_child(argv, n, dir);
 }
 
-static double num(const json_t *o, const char *key)
+static void read_row(const Dil *d, int p, int b, DilocoRow *r)
 {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void read_row(const Dil *d, int p, int b, Row *r)
-{
-    char dir[4096], path[4200];
-    memset(r, 0, sizeof *r);
+    char dir[4096];
     run_path(d, p, b, dir, sizeof dir);
-    r->ran = diloco_run_state(dir) != DILOCO_NOT_RUN;
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    json_t *o = json_load_file(path, 0, NULL);
-    if (!o) return;
-    const json_t *res = json_object_get(o, "results");
-    if (!res) res = o;
-    r->final_acc = num(res, "final_test_accuracy");
-    r->tta = num(res, "time_to_accuracy_s");
-    r->sim_time = num(res, "sim_time_s");
-    r->wan = num(res, "wan_bytes");
-    r->peak = num(res, "wan_peak_step_bytes");
-    r->steps = (long)num(res, "steps");
-    r->exchanges = (long)num(res, "averagings");
-    r->ok = isfinite(r->final_acc) && isfinite(r->wan);
-    json_decref(o);
+    diloco_read_row(dir, r);
 }
 
 static void fmt(char *buf, size_t n, double x, const char *f)
@@ -148,7 +120,7 @@ static void write_table(const Dil *d, FILE *md, FILE *csv)
           csv);
     for (int p = 0; p < N_POL; p++)
         for (int b = 0; b < N_BW; b++) {
-            const Row *r = &d->row[p][b];
+            const DilocoRow *r = &d->row[p][b];
             if (!r->ok) { /* a run that left a folder or a log failed; another never ran */
                 const char *why = r->ran ? "failed" : "not run";
                 fprintf(md, "| %s | %s | %s | | | | | | |\n", POL_NAME[p], BW[b], why);
@@ -169,7 +141,7 @@ static void write_table(const Dil *d, FILE *md, FILE *csv)
  * accuracy at equal steps (the runs at 1 Gbps; training is the same at every bandwidth). */
 static void verdict_h500(const Dil *d, FILE *md)
 {
-    const Row *s = &d->row[SYNC][BW_1G], *h = &d->row[H500][BW_1G];
+    const DilocoRow *s = &d->row[SYNC][BW_1G], *h = &d->row[H500][BW_1G];
     fputs("\n### \"DiLoCo at H=500 communicates ~500x less at a small loss of accuracy at equal "
           "steps\"\n\n",
           md);
@@ -195,7 +167,7 @@ static void verdict_streaming(const Dil *d, FILE *md)
     fputs("\n### \"Streaming DiLoCo needs far less peak bandwidth than DiLoCo for the same time "
           "to accuracy\"\n\n",
           md);
-    const Row *dl = &d->row[H100][BW_1G], *st = &d->row[STREAM][BW_1G];
+    const DilocoRow *dl = &d->row[H100][BW_1G], *st = &d->row[STREAM][BW_1G];
     if (!dl->ok || !st->ok || !(st->peak > 0)) {
         fputs("**Verdict: not determined** (a run failed or was not run).\n", md);
         return;
@@ -203,7 +175,7 @@ static void verdict_streaming(const Dil *d, FILE *md)
     const double ratio = dl->peak / st->peak;
     int same = 1;
     for (int b = 0; b < N_BW; b++) {
-        const Row *x = &d->row[H100][b], *y = &d->row[STREAM][b];
+        const DilocoRow *x = &d->row[H100][b], *y = &d->row[STREAM][b];
         char a[32], c[32];
         fmt(a, sizeof a, x->tta, "%.4g s");
         fmt(c, sizeof c, y->tta, "%.4g s");
@@ -230,7 +202,7 @@ static void verdict_tta(const Dil *d, FILE *md)
             if (d->row[p][b].ok && isfinite(d->row[p][b].tta) &&
                 (best < 0 || d->row[p][b].tta < d->row[best][b].tta))
                 best = p;
-        const Row *s = &d->row[SYNC][b];
+        const DilocoRow *s = &d->row[SYNC][b];
         if (best < 0) {
             fprintf(md, "- %s: no DiLoCo run reached %.2f.\n", BW[b], TARGET);
         } else if (!isfinite(s->tta)) {

@@ -4,10 +4,14 @@
  * its folder, a run as a child `bellows run` with its output to a log, and the soft stop after a
  * Ctrl-C; a file of their own so that no reproduction calls another back (scripts/callgraph.py:
  * no cycle). */
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "cli.h"
 #include "outfile.h"
@@ -72,4 +76,31 @@ int repro_check_out(const char *out, int holds, int resume, int report_only, con
                        "its report with --report-only, or choose another folder",
                        out);
     return BW_OK;
+}
+
+static double num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+void diloco_read_row(const char *dir, DilocoRow *r)
+{
+    char path[4200];
+    memset(r, 0, sizeof *r);
+    r->ran = diloco_run_state(dir) != DILOCO_NOT_RUN;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    json_t *o = json_load_file(path, 0, NULL);
+    if (!o) return;
+    const json_t *res = json_object_get(o, "results");
+    if (!res) res = o;
+    r->final_acc = num(res, "final_test_accuracy");
+    r->tta = num(res, "time_to_accuracy_s");
+    r->sim_time = num(res, "sim_time_s");
+    r->wan = num(res, "wan_bytes");
+    r->peak = num(res, "wan_peak_step_bytes");
+    r->steps = (long)num(res, "steps");
+    r->exchanges = (long)num(res, "averagings");
+    r->ok = isfinite(r->final_acc) && isfinite(r->wan);
+    json_decref(o);
 }

@@ -50,15 +50,9 @@ static const char *const W_SIZE[2][8] = {{"--train-samples", "16000", "--epochs"
                                           "analytic"}};
 
 typedef struct {
-    int ok, ran; /* ran: its folder or log exists (failed, without figures), else not run */
-    double final_acc, tta, sim_time, wan, peak;
-    long steps, exchanges;
-} WRow;
-
-typedef struct {
     const char *out, *wl, *self;
     int quick;
-    WRow row[W_POL][W_ISL][W_BW];
+    DilocoRow row[W_POL][W_ISL][W_BW];
 } WDil;
 
 static void run_dir(const WDil *d, int p, int k, int b, char *dir, size_t n)
@@ -83,32 +77,11 @@ static int wl_run_one(const WDil *d, int p, int k, int b)
     return diloco_run_child(argv, n, dir); /* diloco.c's, with --resume's --force */
 }
 
-static double wnum(const json_t *o, const char *key)
+static void wl_read_row(const WDil *d, int p, int k, int b, DilocoRow *r)
 {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void wl_read_row(const WDil *d, int p, int k, int b, WRow *r)
-{
-    char dir[4096], path[4200];
+    char dir[4096];
     run_dir(d, p, k, b, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/summary.json", dir);
-    memset(r, 0, sizeof *r);
-    r->ran = diloco_run_state(dir) != DILOCO_NOT_RUN;
-    json_t *o = json_load_file(path, 0, NULL);
-    if (!o) return;
-    const json_t *res = json_object_get(o, "results");
-    if (!res) res = o;
-    r->final_acc = wnum(res, "final_test_accuracy");
-    r->tta = wnum(res, "time_to_accuracy_s");
-    r->sim_time = wnum(res, "sim_time_s");
-    r->wan = wnum(res, "wan_bytes");
-    r->peak = wnum(res, "wan_peak_step_bytes");
-    r->steps = (long)wnum(res, "steps");
-    r->exchanges = (long)wnum(res, "averagings");
-    r->ok = isfinite(r->final_acc) && isfinite(r->wan);
-    json_decref(o);
+    diloco_read_row(dir, r);
 }
 
 static void wl_table(const WDil *d, FILE *md, FILE *csv)
@@ -124,7 +97,7 @@ static void wl_table(const WDil *d, FILE *md, FILE *csv)
     for (int p = 0; p < W_POL; p++)
         for (int k = 0; k < W_ISL; k++)
             for (int b = 0; b < W_BW; b++) {
-                const WRow *r = &d->row[p][k][b];
+                const DilocoRow *r = &d->row[p][k][b];
                 if (!r->ok) { /* a run that left a folder or a log failed; another never ran */
                     const char *why = r->ran ? "failed" : "not run";
                     fprintf(md, "| %s | %s | %s | %s | | | | | | |\n", W_NAME[d->quick][p],
@@ -151,7 +124,7 @@ static void wl_verdict_bytes(const WDil *d, FILE *md)
     int holds = 1, seen = 0;
     for (int k = 0; k < W_ISL; k++)
         for (int p = W_H100; p <= W_H500; p++) {
-            const WRow *s = &d->row[W_SYNC][k][0], *x = &d->row[p][k][0];
+            const DilocoRow *s = &d->row[W_SYNC][k][0], *x = &d->row[p][k][0];
             if (!s->ok || !x->ok || !(x->wan > 0)) continue;
             const double ratio = s->wan / x->wan, h = W_H[d->quick][p];
             fprintf(md,
@@ -173,7 +146,7 @@ static void wl_verdict_peak(const WDil *d, FILE *md)
     fputs("\n### \"Streaming DiLoCo cuts the peak bandwidth\"\n\n", md);
     int holds = 1, seen = 0;
     for (int k = 0; k < W_ISL; k++) {
-        const WRow *x = &d->row[W_H100][k][0], *s = &d->row[W_STREAM][k][0];
+        const DilocoRow *x = &d->row[W_H100][k][0], *s = &d->row[W_STREAM][k][0];
         if (!x->ok || !s->ok || !(s->peak > 0)) continue;
         fprintf(md,
                 "- %s islands: the most WAN bytes in a step, DiLoCo %.0f, Streaming DiLoCo "
@@ -198,10 +171,10 @@ static void wl_verdict_time(const WDil *d, FILE *md)
     int faster = 1, seen = 0;
     for (int k = 0; k < W_ISL; k++)
         for (int b = 0; b < W_BW; b++) {
-            const WRow *s = &d->row[W_SYNC][k][b];
+            const DilocoRow *s = &d->row[W_SYNC][k][b];
             int best = -1;
             for (int p = 1; p < W_POL; p++) {
-                const WRow *x = &d->row[p][k][b];
+                const DilocoRow *x = &d->row[p][k][b];
                 if (x->ok && isfinite(x->tta) && (best < 0 || x->tta < d->row[best][k][b].tta))
                     best = p;
             }

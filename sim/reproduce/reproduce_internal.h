@@ -189,6 +189,14 @@ int diloco_run_state(const char *dir);
  * dir.log, the child tracked for a fatal signal; --force over a folder a stopped run left
  * (--resume). Returns its exit status, -1 if it did not run. */
 int diloco_run_child(const char **argv, int n, const char *dir);
+/* A run's figures, read back from DIR/summary.json: ok when it has its accuracy and WAN bytes;
+ * ran when its folder or log exists (a row without figures failed, else it did not run). */
+typedef struct {
+    int ok, ran;
+    double final_acc, tta, sim_time, wan, peak;
+    long steps, exchanges;
+} DilocoRow;
+void diloco_read_row(const char *dir, DilocoRow *r);
 /* Whether to stop after a run: a Ctrl-C came (outfile_interrupt_softly); err says where. */
 int diloco_stopped(const char *out, int k, int total, const char *what, BwError *err);
 
