@@ -181,6 +181,8 @@ static const BadCase BAD[] = {
     {"compare --cost-band 1 --out @/o1", 2, "--cost-band: expected off or a number of draws"},
     {"compare --cost-band many --out @/o1", 2, "got \"many\""},
     {"run --cost-band 8 --out @/o1", 2, "--cost-band: has no effect alone"},
+    {"sweep --cost-band 8 --bandwidth 1Gbps,10Gbps --out @/o1", 2, "--cost-band: compare's"},
+    {"bench --workload resnet50 --cost-band 8", 2, "--cost-band: bench times"},
     {"run --straggler-cv -1 --out @/o1", 2, "--straggler-cv"},
     {"compare --trace @ --out @/o1", 2, "--trace"},
     {"train --data-dir @/idx-folder --out @/o1", 2,
@@ -252,7 +254,8 @@ static const BadCase BAD[] = {
     /* issue 49 item 27: the compressor after an '@' is the item's, not --compressor's */
     {"compare --policies \"./half$(printf '\\100')way.so,sync\" --out @/o1", 2,
      "--policies './half@way.so': a plugin's path is made of"},
-    {"compare --policies \"sync$(printf '\\100')zzz,sync\" --out @/o1", 2, "--policies: unknown compressor 'zzz'"},
+    {"compare --policies \"sync$(printf '\\100')zzz,sync\" --out @/o1", 2,
+     "--policies: unknown compressor 'zzz'"},
     {"compare --policies 'sync,a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q,r,s,t,u,v,w,x,y,z' --out @/o1", 2,
      "--policies: more than"},
     /* ---- traces (replay, compare --trace, sweep --trace) ---- */

@@ -35,7 +35,8 @@ static const char BENCH_ABOUT[] =
 
 /* run's flags that bench refuses: it times BENCH_STEPS steps, with no target. */
 static const char *const NOT_HERE[] = {"epochs",          "train-samples",  "test-samples",
-                                       "target-accuracy", "stop-at-target", "eval-every"};
+                                       "target-accuracy", "stop-at-target", "eval-every",
+                                       "cost-band"};
 
 /* run's scenario, cut to BENCH_STEPS steps of one epoch and one evaluation of a batch. */
 static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown, BwError *err)
@@ -45,7 +46,8 @@ static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown
                        "--workload: bench prices a workload's steps; name one (bellows workloads)");
     for (size_t i = 0; i < sizeof NOT_HERE / sizeof *NOT_HERE; i++)
         if (cli_given(f->opts, f->n, f->set, NOT_HERE[i]))
-            return bw_fail(err, BW_EUSAGE, "--%s: bench times %d steps, with no target",
+            return bw_fail(err, BW_EUSAGE,
+                           "--%s: bench times %d steps, with no target and no speedup to band",
                            NOT_HERE[i], BENCH_STEPS);
     int rc = run_setup("bench", f, ta, cfg, slowdown, err);
     if (rc) return rc;

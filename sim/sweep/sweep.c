@@ -97,6 +97,10 @@ static int own_flags(Sweep *s, BwError *err)
                      s->shard_n < 1 || s->shard_k < 1 || s->shard_k > s->shard_n))
         return bw_fail(err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", o->shard);
     if (o->force && o->resume) return bw_fail(err, BW_EUSAGE, "--force: not with --resume");
+    if (cli_given(s->f.opts, s->f.n, s->f.set, "cost-band")) /* cost_band.c prices compare's */
+        return bw_fail(err, BW_EUSAGE,
+                       "--cost-band: compare's and replay's band of a speedup; a sweep prints "
+                       "none yet (bellows compare at a point of it does)");
     if (o->traces) return sweep_own_load(s, err); /* the policies and seeds are the traces' */
     int rc = spec_split_list(o->policies, "--policies", s->policies, SWEEP_MAX_POLICIES,
                              &s->n_policies, err);
