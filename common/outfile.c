@@ -214,7 +214,8 @@ static void on_fatal_signal(int sig)
                 "temporary files and empty new folders removed, no results\n");
         }
         plugguard_said();
-    } else if ((sig == SIGTERM || sig == SIGHUP) && plugguard_describe(NULL, plugin, sizeof plugin)) {
+    } else if ((sig == SIGTERM || sig == SIGHUP) &&
+               plugguard_describe(NULL, plugin, sizeof plugin)) {
         /* a plug-in's raise(SIGTERM) or kill(getpid(), ...), or one sent while its call ran */
         say("bellows: ");
         say(sig == SIGTERM ? "SIGTERM" : "SIGHUP");
@@ -274,7 +275,7 @@ int outfile_interrupted(void)
 
 void outdir_remove_if_new(const char *dir, int existed)
 {
-    if (dir && !existed) rmdir(dir);          /* fails, harmlessly, unless empty */
+    if (dir && !existed) rmdir(dir);  /* fails, harmlessly, unless empty */
     outfile_remove_dirs_of(getpid()); /* and the empty folders made on the way */
 }
 

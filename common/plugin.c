@@ -82,8 +82,7 @@ size_t plugin_object_room(const void *addr)
 {
     Dl_info info;
     struct link_map *lm = NULL;
-    if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !info.dli_fname)
-        return 0;
+    if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !info.dli_fname) return 0;
     int fd = open(info.dli_fname, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0) return 0;

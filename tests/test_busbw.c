@@ -190,8 +190,14 @@ static void test_malformed_logs_are_refused_with_file_and_line(void **state)
     }
     /* --name without --base: the fragment has no name to carry it; refused, not dropped */
     const char *logs[] = {LOG_8_PER_NIC};
-    NcclImport a = {.logs = logs, .n_logs = 1, .net = COST_NET_RDMA, .link_Bps = 100e9 / 8,
-                    .gpus_per_node = 8, .nics_per_node = 1, .collective = -1, .name = "mine",
+    NcclImport a = {.logs = logs,
+                    .n_logs = 1,
+                    .net = COST_NET_RDMA,
+                    .link_Bps = 100e9 / 8,
+                    .gpus_per_node = 8,
+                    .nics_per_node = 1,
+                    .collective = -1,
+                    .name = "mine",
                     .out = "/tmp/bellows-busbw-out.json"};
     BwError err = {0};
     assert_int_equal(costs_import_nccl_tests(&a, &err), BW_EUSAGE);
@@ -312,8 +318,10 @@ static void test_logs_are_taken_only_as_what_they_measure(void **state)
         {"all_reduce_perf", "b", "-1", "40", NULL, ":5: a busbw of 40 GB/s is 12.8 of --link-gbps",
          -1},
         {"all_reduce_perf", "b", "-1", "1.4", "a\tb", "--name a", -1},
-        {"all_gather_perf", "b", "-1", "1.4", NULL, ":1: the log is all_gather_perf's, "
-                                                    "--collective says allreduce", 0},
+        {"all_gather_perf", "b", "-1", "1.4", NULL,
+         ":1: the log is all_gather_perf's, "
+         "--collective says allreduce",
+         0},
         {"all_reduce_perf", "b", "-1", "1.4", NULL, NULL, -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

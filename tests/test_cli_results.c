@@ -318,8 +318,10 @@ static double field_at(const char *csv, const char *prefix, int k)
     const char *line = strstr(csv, prefix);
     if (!line) fail_msg("no row %s", prefix);
     for (int i = 0; i < k; i++)
-        if (!(line = strchr(line, ','))) fail_msg("row %s has no field %d", prefix, k);
-        else line++;
+        if (!(line = strchr(line, ',')))
+            fail_msg("row %s has no field %d", prefix, k);
+        else
+            line++;
     return *line == ',' || *line == '\n' ? NAN : strtod(line, NULL);
 }
 
@@ -337,7 +339,7 @@ static void cut_fields(char *csv, int n)
 
 #define OWN BELLOWS_SOURCE_DIR "/tests/data/own/"
 #define OWN_COMPARE                                                                                \
-    "compare --traces " OWN "mlp-sync-4w.jsonl.gz," OWN "mlp-static-4w.jsonl.gz --workload "      \
+    "compare --traces " OWN "mlp-sync-4w.jsonl.gz," OWN "mlp-static-4w.jsonl.gz --workload "       \
     "resnet18-cifar --collectives analytic --target-accuracy 0.6 --no-plots --quiet "
 
 static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **state)
@@ -351,7 +353,8 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     assert_null(strstr(table_off, "seeds+costs"));
     assert_non_null(strstr(table, "Told apart from the first policy under seeds and costs:"));
     double sp = field_at(band, "\"static:level=1\"", 6);
-    double lo = field_at(band, "\"static:level=1\"", 20), hi = field_at(band, "\"static:level=1\"", 21);
+    double lo = field_at(band, "\"static:level=1\"", 20),
+           hi = field_at(band, "\"static:level=1\"", 21);
     assert_true(sp > 1 && lo < sp && sp < hi); /* one seed: the draws' spread alone */
     assert_true(field_at(band, "\"static:level=1\"", 22) == 16);
     cut_fields(band, 3); /* the band's columns come last: the rest is off's, byte for byte */
@@ -370,7 +373,8 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs("step,end_s,compute_s,compression_s,communication_s,wait_s\n"
-          "0,5,0.5,1,1.5,2\n1,10,0.5,1,1.5,2\n2,15,9,9,9,9\n", f);
+          "0,5,0.5,1,1.5,2\n1,10,0.5,1,1.5,2\n2,15,9,9,9,9\n",
+          f);
     fclose(f);
     CostProfile *p = NULL;
     assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &p, NULL), BW_OK);

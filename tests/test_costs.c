@@ -158,9 +158,10 @@ static void test_a_run_names_the_validation_rows_near_it(void **state)
     assert_true(costs_setting_distance(&run, &run, NULL, 0) == 0);
     CostSetting other = {"resnet50", "tensorflow", COST_NET_RDMA, 1, 100, 2, "A100"};
     assert_true(costs_setting_distance(&run, &other, NULL, 0) == 4); /* 3 kinds + a tenfold */
-    const char *base = "run --workers 4 --gpus-per-node 2 --topology hierarchical --bandwidth 10Gbps "
-                       "--gpu V100 --epochs 1 --train-samples 512 --test-samples 64 --batch 32 "
-                       "--collectives analytic --quiet --out @/";
+    const char *base =
+        "run --workers 4 --gpus-per-node 2 --topology hierarchical --bandwidth 10Gbps "
+        "--gpu V100 --epochs 1 --train-samples 512 --test-samples 64 --batch 32 "
+        "--collectives analytic --quiet --out @/";
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%snear_pt --workload resnet50", base); /* pytorch#74148's rows */
     assert_int_equal(bw(cmd), 0);
@@ -186,7 +187,7 @@ static void test_a_run_names_the_validation_rows_near_it(void **state)
     assert_true(strtol(at + 20, NULL, 10) > 0); /* "N published rows near this setting" */
     assert_non_null(strstr(at, " published rows near this setting (median error "));
     assert_non_null(strstr(at, "nearest: grace-r50-")); /* TensorFlow ResNet-50 at 10 Gbps */
-    assert_non_null(strstr(at, "distance 0.33)")); /* 2 GPUs per NIC against 1: log2(2) / 3 */
+    assert_non_null(strstr(at, "distance 0.33)"));      /* 2 GPUs per NIC against 1: log2(2) / 3 */
     free(sum);
 }
 
@@ -256,15 +257,24 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
          "networks.tcp: \"allreduce\" must be a number > 0 and at most 1"},
         {7, "\"networks\": {}", "\"networks\" must be an object with at least one"},
         {8, NULL, "\"allgather\" must be"},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 2, \"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 2, "
+         "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
          "uncertainty: \"version\" must be 1"},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, \"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1}",
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
+         "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1}",
          "uncertainty: \"networks\" must be a number > 0 and at most 0.9"},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, \"compute\": 1.5, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
+         "\"compute\": 1.5, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
          "uncertainty: \"compute\" must be a number > 0 and at most 0.9"},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, \"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1, \"net\": 1}",
+        {8,
+         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
+         "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1, \"net\": 1}",
          "uncertainty\": unknown key \"net\""},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": 0.2", "\"uncertainty\" must be {\"version\": 1"},
+        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": 0.2",
+         "\"uncertainty\" must be {\"version\": 1"},
     };
     char path[256];
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -322,8 +332,10 @@ static void test_an_uncertainty_is_read_by_group(void **state)
     CostProfile *p = NULL;
     assert_int_equal(costs_load(path, "--costs", "V100", &p, NULL), BW_OK);
     assert_true(p->has_uncertainty);
-    assert_true(p->uncertainty[COST_GROUP_COMPUTE] == 0.1 && p->uncertainty[COST_GROUP_FIXED] == 0.2);
-    assert_true(p->uncertainty[COST_GROUP_OPS] == 0.3 && p->uncertainty[COST_GROUP_NETWORKS] == 0.4);
+    assert_true(p->uncertainty[COST_GROUP_COMPUTE] == 0.1 &&
+                p->uncertainty[COST_GROUP_FIXED] == 0.2);
+    assert_true(p->uncertainty[COST_GROUP_OPS] == 0.3 &&
+                p->uncertainty[COST_GROUP_NETWORKS] == 0.4);
     costs_free(p);
     write_profile("good", -1, NULL, path, sizeof path); /* optional: none stated */
     assert_int_equal(costs_load(path, "--costs", "V100", &p, NULL), BW_OK);
@@ -622,8 +634,12 @@ static double hooked_step(const char *layers, int sync, int i, double *compute, 
              "true}%s%s%s}",
              sync >= 0 ? ", \"hooks\": {\"framework\": \"a toy\", \"powersgd\": {\"synchronizes\": "
                        : "",
-             sync > 0 ? "true" : sync == 0 ? "false" : "",
-             sync == 2 ? ", \"orthogonalises_query\": true}}" : sync >= 0 ? "}}" : "");
+             sync > 0    ? "true"
+             : sync == 0 ? "false"
+                         : "",
+             sync == 2   ? ", \"orthogonalises_query\": true}}"
+             : sync >= 0 ? "}}"
+                         : "");
     write_file(prof, text);
     snprintf(cmd, sizeof cmd,
              BELLOWS_BIN " run --workload %s --costs %s --model softmax --workers 4 --batch 8 "

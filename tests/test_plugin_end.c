@@ -156,7 +156,7 @@ static void test_a_fork_a_sigterm_or_a_chdir_is_caught(void **state)
                   "step 2, called fork()",
                   "fork mid", args);
     expect_no_file("forked-child"); /* the child never ran the plug-in's code */
-    expect_no_file("o"); /* no summary, no empty folder (item 26) */
+    expect_no_file("o");            /* no summary, no empty folder (item 26) */
     st = run_ending("sigterm mid", args);
     assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
     expect_stderr("bellows: SIGTERM arrived in the policy plug-in " ENDER_POLICY
@@ -172,7 +172,8 @@ static void test_a_fork_a_sigterm_or_a_chdir_is_caught(void **state)
     assert_true(summary_num("rel", "steps") == 4);
     expect_no_file("elsewhere/rel/summary.json");
     /* an _exit() in the init compare and sweep run in their own process */
-    const char *cmds[] = {"compare " SMALL " --no-plots --policies sync," ENDER_POLICY " --out @/c2",
+    const char *cmds[] = {"compare " SMALL " --no-plots --policies sync," ENDER_POLICY
+                          " --out @/c2",
                           "sweep " SMALL " --no-plots --policies sync," ENDER_POLICY
                           " --bandwidth 1Gbps,10Gbps --out @/s2"};
     for (int i = 0; i < 2; i++) {

@@ -39,7 +39,7 @@ static void test_a_speedup_interval_is_on_the_log_of_the_ratio(void **state)
  * apart. (At 1 Gbps, 2.51x~ [0.97,6.48] since PowerSGD's hook pays Q's Gram-Schmidt.) */
 #define FAST_SWEEP                                                                                 \
     "sweep --epochs 2 --train-samples 1024 --test-samples 200 --batch 32 --quiet --workers 2 "     \
-    "--target-accuracy 0.5 --policies sync,static:level=1 --bandwidth 100Mbps,10Gbps --no-plots "    \
+    "--target-accuracy 0.5 --policies sync,static:level=1 --bandwidth 100Mbps,10Gbps --no-plots "  \
     "-j 2 "
 
 static void test_the_fastest_row_says_when_it_is_not_told_apart(void **state)

@@ -10,7 +10,7 @@
 #include "workload.h"
 #include "drivertest.h"
 
-#define P 4
+#define P     4
 #define STEPS 4
 
 /* A tiny run of `sh` on the toy workload (drivertest.h: 600,000 floats in three tensors) under
@@ -134,15 +134,14 @@ static void test_memory_per_gpu_and_the_7b_on_8_h100s(void **state)
     cfg.tc.sgd.kind = OPT_ADAMW;
     const double psi = (double)wl->n_params, n = 8;
     assert_true(psi == 6738415616.0);
-    const double want[] = {16 * psi, 4 * psi + 12 * psi / n, 2 * psi + 14 * psi / n,
-                           16 * psi / n};
+    const double want[] = {16 * psi, 4 * psi + 12 * psi / n, 2 * psi + 14 * psi / n, 16 * psi / n};
     ShardMemory m;
     for (Sharding sh = SHARD_NONE; sh <= SHARD_ZERO3; sh++) {
         assert_int_equal(driver_shard_memory(&cfg, sh, &m), 1);
         assert_true(m.capacity == 80e9);
         if (fabs(m.total - m.gathered - want[sh]) > 1e-12 * want[sh])
-            fail_msg("--sharding %s: %.0f bytes, the closed form %.0f",
-                     driver_sharding_name(sh), m.total - m.gathered, want[sh]);
+            fail_msg("--sharding %s: %.0f bytes, the closed form %.0f", driver_sharding_name(sh),
+                     m.total - m.gathered, want[sh]);
         assert_true(sh == SHARD_ZERO3 ? m.gathered > 0 : m.gathered == 0);
     }
     cfg.sharding = SHARD_NONE;

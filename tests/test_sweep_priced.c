@@ -390,8 +390,7 @@ static void test_sweep_traces_prices_each_own_trace_as_compare_does(void **state
     /* a step's "bytes" is checked against what its decision sends (4752 for rank 1 at these
      * levels; an averaging 4 bytes a parameter): another figure is refused at its line */
     snprintf(cmd, sizeof cmd,
-             "zcat " OWN_STATIC " | sed '3s/\"bytes\":4752/\"bytes\":1e15/' | gzip > %s/b.gz",
-             TMP);
+             "zcat " OWN_STATIC " | sed '3s/\"bytes\":4752/\"bytes\":1e15/' | gzip > %s/b.gz", TMP);
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "compare --traces " OWN_SYNC ",%s/b.gz", TMP);
     expect_refused(cmd, "b.gz:3: \"bytes\": 1000000000000000, but the decision sends 4752");

@@ -108,8 +108,7 @@ static void check_csv_cols(const char *pa, const char *pb, int cols)
             if (numbers ? !close_enough(x, y) : strcmp(ta, tb) != 0)
                 fail_msg("%s line %d column %d: '%s', but '%s' in %s", pa, line, col, ta, tb, pb);
         }
-        if (!cols && (ta || tb))
-            fail_msg("%s line %d: not as many columns as in %s", pa, line, pb);
+        if (!cols && (ta || tb)) fail_msg("%s line %d: not as many columns as in %s", pa, line, pb);
     }
     if (la || lb) fail_msg("%s: not as many lines as %s", pa, pb);
     free(a);

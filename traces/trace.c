@@ -192,8 +192,8 @@ static int decision_fields(const Where *w, json_t *o, const Trace *t, int *any)
     const char *mode = t->h.policy_periodic ? "periodic" : "gradient-mode";
     for (int pass = 0; pass < 2; pass++) /* the other mode's fields first, then this one's */
         for (int k = 0; k < N_DECISION_FIELDS; k++) {
-            const int role = t->h.policy_periodic ? DECISION_FIELDS[k].periodic
-                                                  : DECISION_FIELDS[k].gradient;
+            const int role =
+                t->h.policy_periodic ? DECISION_FIELDS[k].periodic : DECISION_FIELDS[k].gradient;
             json_t *v = json_object_get(o, DECISION_FIELDS[k].key);
             const int has = v != NULL && !json_is_null(v);
             if (pass == 0 && has && role < 0)
@@ -337,8 +337,9 @@ static int read_step(const Where *w, json_t *o, const Trace *t, TraceStep *s, do
         return bad(w, "\"epoch_norms\": on a step that does not end an epoch (\"epoch_end\" is "
                       "not true)");
     if (t->n_steps && t->steps[t->n_steps - 1].stopped[0])
-        return bad(w, "a step after step %ld, whose \"stopped\": \"%s\" ended the run (it is "
-                      "the last step's field)",
+        return bad(w,
+                   "a step after step %ld, whose \"stopped\": \"%s\" ended the run (it is "
+                   "the last step's field)",
                    t->n_steps - 1, t->steps[t->n_steps - 1].stopped);
     s->has_variance = json_object_get(o, "param_variance") != NULL &&
                       !json_is_null(json_object_get(o, "param_variance"));
@@ -387,8 +388,8 @@ static int read_eval(const Where *w, json_t *o, const Trace *t, TraceEval *e, in
                    t->evals[t->n_evals - 1].step, step);
     const TraceEval *last = t->n_evals ? &t->evals[t->n_evals - 1] : NULL;
     if (last && step == last->step) {
-        const int same_loss = isnan(e->test_loss) ? isnan(last->test_loss)
-                                                  : e->test_loss == last->test_loss;
+        const int same_loss =
+            isnan(e->test_loss) ? isnan(last->test_loss) : e->test_loss == last->test_loss;
         if (e->test_accuracy != last->test_accuracy || !same_loss)
             return bad(w,
                        "\"step\": step %ld is evaluated twice, test_accuracy %g then %g: one "

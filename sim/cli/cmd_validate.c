@@ -47,8 +47,8 @@ static int writes_nothing(const Flags *f, BwError *err)
     const char *label = io.out_dir ? io.out_label : NULL, *path = io.out_dir;
     for (int i = 0; !label && i < io.n; i++)
         if (io.f[i].out) label = io.f[i].label, path = io.f[i].path;
-    int rc = label ? bw_fail(err, BW_EUSAGE, "%s %s: a setting writes nothing", label, path)
-                   : BW_OK;
+    int rc =
+        label ? bw_fail(err, BW_EUSAGE, "%s %s: a setting writes nothing", label, path) : BW_OK;
     io_free(&io);
     return rc;
 }
@@ -491,9 +491,10 @@ static int validate_run(const ValidateFlags *vf, Validate *v, BwError *err)
     double *pred = bw_xcalloc((size_t)n, sizeof *pred, "cmd_validate.c: pred"),
            *e = bw_xcalloc((size_t)n, sizeof *e, "cmd_validate.c: e");
     double *tmp = bw_xcalloc((size_t)n, sizeof *tmp, "cmd_validate.c: tmp");
-    int rc = !v->pred || !v->images || !v->profile || !v->setting || !v->error || !pred || !e || !tmp
-                 ? bw_fail(err, BW_ERUNTIME, "out of memory")
-                 : check_settings(v, err);
+    int rc =
+        !v->pred || !v->images || !v->profile || !v->setting || !v->error || !pred || !e || !tmp
+            ? bw_fail(err, BW_ERUNTIME, "out of memory")
+            : check_settings(v, err);
     double t0 = wallclock_s();
     if (rc == BW_OK) {
         printf("# bellows validate: %d published rows from %s, %d runs, %d at a time\n", n, v->name,

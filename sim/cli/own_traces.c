@@ -131,8 +131,8 @@ static int check_bytes(const Trace *t, BwError *err)
     size_t offset = 0;
     for (int l = 0; rc == BW_OK && l < t->h.n_layers; l++) {
         const TraceLayer *L = &t->h.layers[l];
-        views[l] = (LayerView){.offset = offset, .rows = L->rows, .cols = L->cols,
-                               .ndim = L->cols == 1 ? 1 : 2};
+        views[l] = (LayerView){
+            .offset = offset, .rows = L->rows, .cols = L->cols, .ndim = L->cols == 1 ? 1 : 2};
         snprintf(views[l].name, sizeof views[l].name, "%.31s", L->name);
         offset += (size_t)L->rows * (size_t)L->cols;
     }
@@ -156,9 +156,9 @@ static int check_bytes(const Trace *t, BwError *err)
                          "%s:%ld: \"bytes\": %.0f, but the decision sends %.0f (%s; bytes are "
                          "checked against the decisions, which the replay charges)",
                          t->path, s->line, s->bytes, want,
-                         t->h.policy_periodic ? (s->average ? "an averaging: 4 bytes a parameter"
-                                                            : "no averaging")
-                                              : t->h.policy_compressor);
+                         t->h.policy_periodic
+                             ? (s->average ? "an averaging: 4 bytes a parameter" : "no averaging")
+                             : t->h.policy_compressor);
     }
     compress_free(c);
     free(views);

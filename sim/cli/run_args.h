@@ -44,7 +44,7 @@ typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP, RUN_MODE_SWEEP_RU
 typedef struct {
     const char *compressor, *policy, *policies, *algorithm, *collectives, *network_model, *out;
     const char *shard, *record_trace, *trace, *replay_engine;
-    const char *traces; /* compare --traces: each policy's own trace */
+    const char *traces;    /* compare --traces: each policy's own trace */
     const char *cost_band; /* compare --cost-band: off or K draws (cost_band.h) */
     double target, jitter, straggler_cv;
     CliDoubleList slowdown;

@@ -97,18 +97,17 @@ static void print_lr_scale(const RunConfig *cfg)
 /* NCCL's sockets, when more than one stream: ": 2x1 NCCL sockets at 7.5 Gbit/s each" beside a
  * cap that binds, else " (2x8 NCCL sockets, at most 120 Gbit/s)"; "" for one stream (the text
  * runs printed before sockets were a setting), in buf. */
-static const char *sockets_text(const CostProfile *p, CostNet net, int unbound, char *buf,
-                                size_t n)
+static const char *sockets_text(const CostProfile *p, CostNet net, int unbound, char *buf, size_t n)
 {
     const CostNetShare *s = &p->net[net];
     *buf = '\0';
     if (!(s->cap_Bps > 0) || s->threads * s->socks <= 1) return buf;
     if (unbound)
-        snprintf(buf, n, " (%dx%d NCCL sockets, at most %.3g Gbit/s)", s->threads,
-                 s->socks, s->cap_Bps * 8 / 1e9);
+        snprintf(buf, n, " (%dx%d NCCL sockets, at most %.3g Gbit/s)", s->threads, s->socks,
+                 s->cap_Bps * 8 / 1e9);
     else
-        snprintf(buf, n, ": %dx%d NCCL sockets at %.3g Gbit/s each", s->threads,
-                 s->socks, s->socket_cap_Bps * 8 / 1e9);
+        snprintf(buf, n, ": %dx%d NCCL sockets at %.3g Gbit/s each", s->threads, s->socks,
+                 s->socket_cap_Bps * 8 / 1e9);
     return buf;
 }
 
@@ -158,7 +157,8 @@ static void print_price(const RunConfig *cfg)
                cfg->free_compression ? ", compression free" : "");
     else
         printf("), %s links at %.0f%% of their rate%s%s\n", costs_net_name(cfg->transport),
-               100 * costs_share(p, cfg->transport, 0), sockets_text(p, cfg->transport, 1, sk, sizeof sk),
+               100 * costs_share(p, cfg->transport, 0),
+               sockets_text(p, cfg->transport, 1, sk, sizeof sk),
                cfg->free_compression ? ", compression free" : "");
 }
 

@@ -333,7 +333,7 @@ static void supervisor_exit(const PlugGuard *g, pid_t child, int status)
 {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !plugguard_was_said(g))
         outfile_remove_dirs_of(child); /* the empty folders it made and could not remove */
-    if (WIFSIGNALED(status)) { /* the child said what it could; end as it did */
+    if (WIFSIGNALED(status)) {         /* the child said what it could; end as it did */
         int sig = WTERMSIG(status);
         signal(sig, SIG_DFL);
         sigset_t set;

@@ -37,10 +37,10 @@ void runner_guard_exit(const char *policy);
 
 /* Runs the rest of the process (bellows run, compare, replay, sweep; once a process) in a child
  * and returns there; this process waits and exits as the child did, removing the empty folders
- * a failed child made (outfile_share_dirs). A plug-in that ends the child with _exit() or os._exit(), which
- * no handler of the child's sees, is named (plugguard's record) and the exit is 1, not 0; a
- * child that ended with status 0 without saying so is a failure too. Signals: a Ctrl-C reaches
- * the child with the process group; a SIGTERM or SIGHUP to this process is passed on; the
+ * a failed child made (outfile_share_dirs). A plug-in that ends the child with _exit() or
+ * os._exit(), which no handler of the child's sees, is named (plugguard's record) and the exit is
+ * 1, not 0; a child that ended with status 0 without saying so is a failure too. Signals: a Ctrl-C
+ * reaches the child with the process group; a SIGTERM or SIGHUP to this process is passed on; the
  * child ends when this process dies. Returns unsupervised if it cannot fork. */
 void runner_supervise(void);
 

@@ -340,8 +340,7 @@ static void input_print(const json_t *root, char *out, size_t n)
 {
     char *text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
     uint64_t h = 14695981039346656037ull;
-    for (const char *c = text ? text : ""; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (const char *c = text ? text : ""; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
     free(text);
     snprintf(out, n, "fnv1a64:%016llx", (unsigned long long)h);
 }

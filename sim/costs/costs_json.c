@@ -138,9 +138,9 @@ static int parse_sockets(const Ctx *c, const json_t *v, int net, CostNetShare *s
     if (net != COST_NET_TCP || !json_object_get(v, "cap_gbps"))
         return json_at_fail(&c->loc, "\"sockets\": NCCL's socket streams multiply one's rate, "
                                      "\"cap_gbps\", of a tcp network; give both, on tcp");
-    const char *why = json_is_string(k) ? costs_sockets_parse(json_string_value(k), &s->threads,
-                                                              &s->socks)
-                                        : "expected a string THREADSxSOCKETS, e.g. \"2x8\"";
+    const char *why = json_is_string(k)
+                          ? costs_sockets_parse(json_string_value(k), &s->threads, &s->socks)
+                          : "expected a string THREADSxSOCKETS, e.g. \"2x8\"";
     return why ? json_at_fail(&c->loc, "\"sockets\": %s", why) : BW_OK;
 }
 
@@ -163,8 +163,8 @@ static int parse_cap(const Ctx *c, const json_t *v, CostNetShare *s)
 
 static int parse_networks(Ctx *c, const json_t *nets, CostProfile *p)
 {
-    static const char *const known[] = {"allreduce", "allgather", "busbw", "cap_gbps", "sockets",
-                                        NULL};
+    static const char *const known[] = {"allreduce", "allgather", "busbw",
+                                        "cap_gbps",  "sockets",   NULL};
     if (!json_is_object(nets) || json_object_size(nets) == 0)
         return json_at_fail(
             &c->loc, "\"networks\" must be an object with at least one of \"tcp\", \"rdma\", "
@@ -437,13 +437,14 @@ static int parse_hooks(Ctx *c, const json_t *o, CostProfile *p)
  * four given), and "source" keys saying where each comes from. */
 static int parse_uncertainty(Ctx *c, const json_t *o, CostProfile *p)
 {
-    static const char *const known[] = {"version", "compute", "fixed", "ops", "networks",
-                                        "compute_source", "fixed_source", "ops_source",
-                                        "networks_source", NULL};
+    static const char *const known[] = {
+        "version",      "compute",    "fixed",           "ops", "networks", "compute_source",
+        "fixed_source", "ops_source", "networks_source", NULL};
     if (!o) return BW_OK;
     if (!json_is_object(o))
-        return json_at_fail(&c->loc, "\"uncertainty\" must be {\"version\": %d, \"compute\": r, "
-                                     "\"fixed\": r, \"ops\": r, \"networks\": r}",
+        return json_at_fail(&c->loc,
+                            "\"uncertainty\" must be {\"version\": %d, \"compute\": r, "
+                            "\"fixed\": r, \"ops\": r, \"networks\": r}",
                             COSTS_UNCERTAINTY_VERSION);
     size_t back = enter(c, "uncertainty");
     int rc = only_keys(c, o, known, "\"uncertainty\"");

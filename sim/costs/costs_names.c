@@ -1,6 +1,7 @@
 /* costs_names.c: the names of a cost profile's operations and networks and the text of NCCL's
- * socket counts (costs.h), which the profiles' files (costs_json.c) and the checks (costs.c) both read; a file of their own so that
- * costs.c calls the parser and the parser calls neither back (scripts/callgraph.py: no cycle). */
+ * socket counts (costs.h), which the profiles' files (costs_json.c) and the checks (costs.c) both
+ * read; a file of their own so that costs.c calls the parser and the parser calls neither back
+ * (scripts/callgraph.py: no cycle). */
 #include <assert.h>
 #include <stdio.h>
 #include <ctype.h>

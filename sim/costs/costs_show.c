@@ -70,8 +70,8 @@ static void print_networks(FILE *out, const CostProfile *p, const json_t *nets)
             fprintf(out, "  network %s: nccl-tests' busbw, %d and %d tables, on %.4g Gbit/s\n",
                     costs_net_name(n), s->n_tables[0], s->n_tables[1], s->link_Bps * 8 / 1e9);
         else
-            fprintf(out, "  network %s: allreduce %.3g, allgather %.3g of the link", costs_net_name(n),
-                    s->allreduce, s->allgather);
+            fprintf(out, "  network %s: allreduce %.3g, allgather %.3g of the link",
+                    costs_net_name(n), s->allreduce, s->allgather);
         if (!s->busbw && s->cap_Bps > 0)
             fprintf(out, ", at most %.3g Gbit/s a socket stream x %dx%d NCCL sockets",
                     s->socket_cap_Bps * 8 / 1e9, s->threads, s->socks);
@@ -85,7 +85,8 @@ static void print_all(FILE *out, const CostProfile *p, const json_t *root)
 {
     fprintf(out, "%s: %s on the %s\n", p->name, p->implementation, p->gpu);
     fprintf(out, "  software   %s\n", p->software[0] ? p->software : "not stated");
-    if (p->device[0]) fprintf(out, "  measured   on %s (%s), %s\n", p->device, p->versions, p->date);
+    if (p->device[0])
+        fprintf(out, "  measured   on %s (%s), %s\n", p->device, p->versions, p->date);
     fprintf(out, "  validated  %s\n",
             p->validation[0] ? p->validation : "against no published row (bellows validate)");
     fprintf(out, "  source     %s\n\nevery rate, its software generation and its source:\n",
@@ -99,7 +100,8 @@ static void print_all(FILE *out, const CostProfile *p, const json_t *root)
     print_ops(out, p, json_object_get(root, "ops"));
     print_networks(out, p, json_object_get(root, "networks"));
     if (p->interference > 1) {
-        fprintf(out, "  interference: compute beside a collective %.4gx as long\n", p->interference);
+        fprintf(out, "  interference: compute beside a collective %.4gx as long\n",
+                p->interference);
         print_about(out, json_object_get(root, "interference"), p->software);
     }
     for (int i = 0; i < p->n_sched_cost; i++) {
@@ -113,8 +115,8 @@ int costs_print_profile(FILE *out, const char *spec, BwError *err)
 {
     const char *text = NULL;
     size_t len = 0;
-    const int file = strchr(spec, '/') || (strlen(spec) > 5 && !strcmp(spec + strlen(spec) - 5,
-                                                                         ".json"));
+    const int file =
+        strchr(spec, '/') || (strlen(spec) > 5 && !strcmp(spec + strlen(spec) - 5, ".json"));
     if (!file && !costs_builtin_text(spec, &text, &len)) {
         CostProfile *p = NULL; /* ideal, pytorch (no GPU here) or unknown: costs_load says which */
         int rc = costs_load(spec, "costs", NULL, &p, err);

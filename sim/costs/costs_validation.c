@@ -54,8 +54,8 @@ double costs_setting_distance(const CostSetting *run, const CostSetting *row, ch
     if (strcmp(run->framework, row->framework) != 0) d += 1, differs(why, n, "framework");
     if (run->transport != row->transport) d += 1, differs(why, n, "transport");
     if (strcmp(run->gpu, row->gpu) != 0) d += 1, differs(why, n, "GPU");
-    /* a ratio of rates or counts; one not known (0: a platform file's before it is loaded) is
-     * as far as another kind */
+        /* a ratio of rates or counts; one not known (0: a platform file's before it is loaded) is
+         * as far as another kind */
 #define LOG_TERM(a, b, lg, scale) ((a) > 0 && (b) > 0 ? fabs(lg((double)(a) / (b))) / (scale) : 1)
     if ((t = LOG_TERM(run->gbps, row->gbps, log10, 1)) > 0) d += t, differs(why, n, "bandwidth");
     if ((t = LOG_TERM(run->gpus_per_nic, row->gpus_per_nic, log2, 3)) > 0)
@@ -107,8 +107,8 @@ static int by_abs(const void *a, const void *b)
 }
 
 /* The line for the near rows a[0..n) (n > 0, sorted), or for the nearest far one. */
-static void near_text(const CostSetting *s, const Near *a, int n_near, const json_t *far,
-                      char *buf, size_t n)
+static void near_text(const CostSetting *s, const Near *a, int n_near, const json_t *far, char *buf,
+                      size_t n)
 {
     if (n_near == 0) {
         char why[128];

@@ -27,9 +27,9 @@
 
 typedef struct {
     const char *path;
-    int op;              /* 0 allreduce, 1 allgather (reduce-scatter too); -1 unknown */
-    int given, named;    /* --collective's op, the program's name's (-1: none) */
-    char program[64];    /* the program's name, its line */
+    int op;           /* 0 allreduce, 1 allgather (reduce-scatter too); -1 unknown */
+    int given, named; /* --collective's op, the program's name's (-1: none) */
+    char program[64]; /* the program's name, its line */
     int program_line;
     int root_at;         /* the rows' root column (0-based), 0: none */
     int ranks, hosts;    /* from the "Rank" lines; 0 when there are none */
@@ -402,7 +402,7 @@ static int write_doc(const char *path, const char *text, BwError *err)
 static int check_name(const NcclImport *a, BwError *err)
 {
     if (!a->name) return BW_OK;
-    char buf[sizeof ((CostProfile *)0)->name];
+    char buf[sizeof((CostProfile *)0)->name];
     JsonAt at = {.err = err};
     snprintf(at.where, sizeof at.where, "--name %s: ", a->name);
     json_t *o = json_pack("{s:s}", "name", a->name);

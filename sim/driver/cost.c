@@ -1,10 +1,11 @@
 /* cost.c: exec_ddp, the actors' clock of a costed step's plan (step_plan.h; the cost model and
  * the plan are made in exec.c and step_plan.c). What a step costs when it is costed layer by
- * layer (a workload profile, or --overlap ddp): the real model's forward, then its backward in reverse layer order, its tensors'
- * collectives at the levels of the small-model layers they follow, the compressors' encode and
- * decode and the optimiser on the simulated GPU. The small model's real gradients are reduced
- * beforehand on a zero-time communicator (CostModel.data), so the dynamics are the uncosted run's
- * (bit for bit with analytic collectives, which also sum in rank order) and only the prices differ.
+ * layer (a workload profile, or --overlap ddp): the real model's forward, then its backward in
+ * reverse layer order, its tensors' collectives at the levels of the small-model layers they
+ * follow, the compressors' encode and decode and the optimiser on the simulated GPU. The small
+ * model's real gradients are reduced beforehand on a zero-time communicator (CostModel.data), so
+ * the dynamics are the uncosted run's (bit for bit with analytic collectives, which also sum in
+ * rank order) and only the prices differ.
  *
  * Overlap DDP (PyTorch's DistributedDataParallel, torch/nn/parallel/distributed.py and
  * reducer.cpp): the gradients fill buckets in reverse order of the parameters (the first bucket
@@ -349,7 +350,8 @@ static double cost_tail(Worker *me, long step, int averaged, double *split)
             cost_span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);
             compute += opt;
         } else if (s->kind == STAGE_OUTER_WAIT) {
-            if (plan_outer_waits(run, step, averaged)) split[COST_COMM] += outer_lane_wait(me, step);
+            if (plan_outer_waits(run, step, averaged))
+                split[COST_COMM] += outer_lane_wait(me, step);
         } else if (s->kind == STAGE_OUTER_POST) {
             outer_lane_post(me, s->msg.count, s->seconds, step);
         } else if (s->kind == STAGE_AVERAGE) {

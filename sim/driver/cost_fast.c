@@ -108,8 +108,7 @@ static void fc_message(DriverRun *run, FastClock *c, const PlanStage *s)
 /* Bucket b of the plan on the clock, as cost_reduce walks it: the encode, the (empty)
  * rendezvous, the rounds, the messages with the work between them, the decode; adds its books
  * to split as cost_reduce does. queued: its first round waits for no cycle. */
-static void fc_reduce(DriverRun *run, FastClock *c, const PlanBucket *b, int queued,
-                      double *split)
+static void fc_reduce(DriverRun *run, FastClock *c, const PlanBucket *b, int queued, double *split)
 {
     const StepPlan *p = &run->cost->plan;
     double t2 = c->now;

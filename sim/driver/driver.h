@@ -93,9 +93,9 @@ typedef struct {
      * coefficient of variation, and a synchronous step waits for the slowest of the priced
      * workers (driver_straggler_factor); 0: none */
     double straggler_cv;
-    int progress;                 /* progress line on stderr */
-    const char *label;            /* for the progress line */
-    float *params_out;            /* [n_params] or NULL: the final model (tests) */
+    int progress;             /* progress line on stderr */
+    const char *label;        /* for the progress line */
+    float *params_out;        /* [n_params] or NULL: the final model (tests) */
     const char *record_trace; /* write the run's gradient trace here (traces/trace.h), or NULL */
     /* record each step's decision's fingerprint in it (a sweep's training run: its priced twins
      * check that a price-blind policy decides the same at their price) */

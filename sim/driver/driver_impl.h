@@ -110,9 +110,9 @@ typedef struct {
     double compute_s, comm_s, wait_s;
     double step_compute_s, step_comm_s, step_wait_s;
     double straggler_wait_s; /* this step's wait for the slowest worker (worker_compute) */
-    double end_s;   /* when its last step ended: until the run's end it waits */
-    double sq_dist; /* periodic: ||x_w - xbar||^2 at the last averaging */
-    PoolJob job;    /* its gradient on the pool (run->pool), submitted for job_b samples */
+    double end_s;            /* when its last step ended: until the run's end it waits */
+    double sq_dist;          /* periodic: ||x_w - xbar||^2 at the last averaging */
+    PoolJob job;             /* its gradient on the pool (run->pool), submitted for job_b samples */
     int job_b;
     double wall_model_s;  /* wall seconds in its models' math (RunResult.wall_model_s) */
     double wall_policy_s; /* and in its gradients' norms and running sum (wall_policy_s) */
@@ -271,8 +271,8 @@ struct DriverRun {
         size_t *lo, *hi;             /* [fragments]: each fragment's parameters [lo, hi) */
         long *apply_at;              /* [fragments]: the step its last outer step applies at */
         long *exchanges;             /* [fragments]: its outer steps done */
-        size_t *wl_floats; /* [fragments] with --workload: each fragment of the workload's
-                            * layers, its quantised floats (outer_exchange_floats) */
+        size_t *wl_floats;           /* [fragments] with --workload: each fragment of the workload's
+                                      * layers, its quantised floats (outer_exchange_floats) */
         long step;
         OuterLane *lanes; /* [P] overlapped exchanges (outer_lane.c), or NULL: blocking ones */
         int arrived;      /* live, overlapped: the workers whose outer gradient is in the sum */

@@ -47,7 +47,6 @@ static int wl_fragments_init(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-
 /* Fragment f: layers [f L / F, (f + 1) L / F), contiguous in the flat buffer. */
 static int fragments_init(DriverRun *run, const Model *m0)
 {
@@ -171,10 +170,11 @@ void outer_check_exchanged(const DriverRun *run, RunResult *res)
     res->never_exchanged[0] = '\0';
     if (!run->periodic || res->n_steps == 0) return;
     if (res->averagings == 0) {
-        snprintf(res->never_exchanged, sizeof res->never_exchanged,
-                 "the policy %.120s never averaged in the run's %ld steps (a period longer than the "
-                 "run?)",
-                 res->policy_spec, res->n_steps);
+        snprintf(
+            res->never_exchanged, sizeof res->never_exchanged,
+            "the policy %.120s never averaged in the run's %ld steps (a period longer than the "
+            "run?)",
+            res->policy_spec, res->n_steps);
         return;
     }
     const int F = run->outer.streaming ? run->outer.o.fragments : 0;
@@ -182,10 +182,11 @@ void outer_check_exchanged(const DriverRun *run, RunResult *res)
     for (int f = 0; f < F; f++)
         if (run->outer.exchanges[f] == 0 && never++ == 0) first = f;
     if (never)
-        snprintf(res->never_exchanged, sizeof res->never_exchanged,
-                 "the policy %.120s asked for %d fragments and never exchanged %d of them (fragment %d "
-                 "first): it averages at steps that are not theirs",
-                 res->policy_spec, F, never, first + 1);
+        snprintf(
+            res->never_exchanged, sizeof res->never_exchanged,
+            "the policy %.120s asked for %d fragments and never exchanged %d of them (fragment %d "
+            "first): it averages at steps that are not theirs",
+            res->policy_spec, F, never, first + 1);
 }
 
 /* The worker's distance to the mean of fragment f's quantised outer gradients (its own in

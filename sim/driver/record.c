@@ -322,8 +322,8 @@ void record_decision_print(const DriverRun *run, const PolicyDecision *d, char *
     h = hash_doubles(h, d->level, run->w[0].model->n_layers);
     if (run->outer.asked) { /* the outer step the policy asked for, every field */
         const PolicyOuter *o = &run->outer.o;
-        const double outer[8] = {o->lr,  o->momentum,  o->alpha, o->h,
-                                 o->fragments, o->tau, o->bits,  o->eager};
+        const double outer[8] = {o->lr,        o->momentum, o->alpha, o->h,
+                                 o->fragments, o->tau,      o->bits,  o->eager};
         h = hash_doubles(h, outer, 8);
     }
     snprintf(out, 17, "%016llx", (unsigned long long)h);

@@ -129,7 +129,8 @@ static int fast_step(DriverRun *run)
     run->now = t0 + worker_step_flops(cfg, model_flops_per_sample(m), st.b, speed_flops, 0) *
                         strag / speed_flops;
     const double t1 = run->now;
-    /* stragglers: the extra over this worker's own compute is waiting, as worker_compute books it */
+    /* stragglers: the extra over this worker's own compute is waiting, as worker_compute books it
+     */
     me->step_compute_s = strag > 1 ? (t1 - t0) / strag : t1 - t0;
     rendezvous_leader(run);
     me->step_wait_s = (t1 - t0) - me->step_compute_s;

@@ -131,7 +131,8 @@ static void summary_cluster(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
             jsonw_string(w, NULL, cfg->simgrid_args[i] + 6);
     jsonw_end_array(w);
     jsonw_double(w, "compute_jitter", cfg->jitter_sigma);
-    if (cfg->straggler_cv > 0) jsonw_double(w, "straggler_cv", cfg->straggler_cv); /* files as before at 0 */
+    if (cfg->straggler_cv > 0)
+        jsonw_double(w, "straggler_cv", cfg->straggler_cv); /* files as before at 0 */
     jsonw_array(w, "slowdown");
     for (int i = 0; cfg->slowdown && i < c->workers; i++) jsonw_double(w, NULL, cfg->slowdown[i]);
     jsonw_end_array(w);

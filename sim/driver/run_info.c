@@ -248,8 +248,8 @@ double driver_straggler_factor(const RunConfig *cfg, long step)
 {
     if (!(cfg->straggler_cv > 0)) return 1.0;
     /* a stream of its own: the run's seed, a tag and the step (splitmix.h) */
-    uint64_t z = splitmix64(splitmix64((uint64_t)cfg->tc.seed ^ 0x5354524147474c45ULL) +
-                            (uint64_t)step);
+    uint64_t z =
+        splitmix64(splitmix64((uint64_t)cfg->tc.seed ^ 0x5354524147474c45ULL) + (uint64_t)step);
     double u = ((double)(z >> 11) + 0.5) * 0x1p-53; /* in (0, 1) */
     int n = cfg->price_workers > cfg->cluster.workers ? cfg->price_workers : cfg->cluster.workers;
     return driver_straggler_max(cfg->straggler_cv, n, u);

@@ -68,8 +68,7 @@ const char *driver_sharding_name(Sharding sh)
 int driver_check_shard_memory(const RunConfig *cfg, BwError *err)
 {
     ShardMemory m, z3;
-    if (!driver_shard_memory(cfg, cfg->sharding, &m) || !(m.capacity > 0) ||
-        m.total <= m.capacity)
+    if (!driver_shard_memory(cfg, cfg->sharding, &m) || !(m.capacity > 0) || m.total <= m.capacity)
         return BW_OK;
     driver_shard_memory(cfg, SHARD_ZERO3, &z3);
     const GpuProfile *gpu = cfg->cluster.gpu;

@@ -53,8 +53,8 @@ int plan_create(DriverRun *run, BwError *err)
     for (int t = 0; t < n; t++) p->identity[t] = t;
     const int island = islands_bucketed(run);
     p->grad_comm = island ? PLAN_COMM_ISLAND : PLAN_COMM_RUN;
-    p->mode = cm->exec == &exec_sched   ? PLAN_ENGINE
-              : cm->ddp                 ? PLAN_OVERLAP
+    p->mode = cm->exec == &exec_sched    ? PLAN_ENGINE
+              : cm->ddp                  ? PLAN_OVERLAP
               : run->periodic && !island ? PLAN_NO_GRADIENTS
                                          : PLAN_AFTER;
     if (p->mode == PLAN_OVERLAP) {
@@ -89,8 +89,8 @@ static PlanStage *push(StepPlan *p, StageKind kind)
 {
     if (p->n_stages == p->cap_stages) {
         p->cap_stages = p->cap_stages ? 2 * p->cap_stages : 64;
-        p->stage = bw_xrealloc_n(p->stage, (size_t)p->cap_stages, sizeof *p->stage,
-                                 "the plan's stages");
+        p->stage =
+            bw_xrealloc_n(p->stage, (size_t)p->cap_stages, sizeof *p->stage, "the plan's stages");
     }
     PlanStage *s = &p->stage[p->n_stages++];
     *s = (PlanStage){.kind = kind, .comm = PLAN_COMM_RUN, .call_s = PLAN_NO_CALL};

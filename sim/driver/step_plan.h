@@ -89,9 +89,9 @@ typedef struct {
     PlanBucket *bucket; /* [n_buckets] */
     PlanStage *stage;   /* every bucket's stages, then the tail's */
     int n_stages, cap_stages;
-    int tail_first; /* stage[tail_first .. n_stages): after the gradients */
+    int tail_first;     /* stage[tail_first .. n_stages): after the gradients */
     PlanComm grad_comm; /* the buckets' collectives' communicator (fixed for the run) */
-    int *identity;  /* [n_tensors]: 0 .. n-1, --overlap tensor's buckets */
+    int *identity;      /* [n_tensors]: 0 .. n-1, --overlap tensor's buckets */
 } StepPlan;
 
 typedef struct DriverRun DriverRun;

@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 static const GpuProfile V100 = {"V100", 15.7e12, 0, 0, 900e9, 32e9, "NVIDIA V100 SXM2 datasheet"};
-static const GpuProfile A100 = {"A100", 19.5e12, 156e12, 312e12, 1555e9, 40e9,
-                                "NVIDIA A100 SXM (40GB) datasheet"};
-static const GpuProfile H100 = {"H100", 67e12, 494.7e12, 989.4e12, 3.35e12, 80e9,
-                                "NVIDIA H100 SXM datasheet"};
-static const GpuProfile H200 = {"H200", 67e12, 494.7e12, 989.4e12, 4.8e12, 141e9,
-                                "NVIDIA H200 SXM datasheet"};
+static const GpuProfile A100 = {
+    "A100", 19.5e12, 156e12, 312e12, 1555e9, 40e9, "NVIDIA A100 SXM (40GB) datasheet"};
+static const GpuProfile H100 = {
+    "H100", 67e12, 494.7e12, 989.4e12, 3.35e12, 80e9, "NVIDIA H100 SXM datasheet"};
+static const GpuProfile H200 = {
+    "H200", 67e12, 494.7e12, 989.4e12, 4.8e12, 141e9, "NVIDIA H200 SXM datasheet"};
 static const GpuProfile *const PROFILES[] = {&V100, &A100, &H100, &H200, NULL};
 
 const GpuProfile *const *cluster_gpu_profiles(void)

@@ -181,8 +181,8 @@ int report_write(Repro *r, BwError *err);
 int repro_check_out(const char *out, int holds, int resume, int report_only, const char *lacks,
                     BwError *err);
 
-/* diloco_runs.c: a run of `bellows reproduce diloco` (the mlp's and --workload's), DIR/runs/NAME. Its
- * state: done (its summary.json), failed (its folder or log, no summary), or never started. */
+/* diloco_runs.c: a run of `bellows reproduce diloco` (the mlp's and --workload's), DIR/runs/NAME.
+ * Its state: done (its summary.json), failed (its folder or log, no summary), or never started. */
 enum { DILOCO_NOT_RUN, DILOCO_FAILED, DILOCO_DONE };
 int diloco_run_state(const char *dir);
 /* argv[0..n) (this executable, "run", its flags; room for 2 more) into dir, its output to

@@ -3,9 +3,10 @@
  *   BELLOWS_TEST_END="HOW WHEN"
  * HOW: exit (exit(0)), _exit (_exit(0)), abort, stall (suspends its SimGrid actor for good, so
  * that the simulation stalls; mid only), sigterm (raise(SIGTERM)), fork (a child that creates
- * $BELLOWS_TEST_DIR/forked-child and ends), chdir (into $BELLOWS_TEST_DIR/elsewhere); WHEN: load (its constructor), init, first (its first
- * decision, step 0, which bellows makes before the run starts too) or mid (step 2). Without the
- * variable it is a plug-in like any other (sync, or fifo). */
+ * $BELLOWS_TEST_DIR/forked-child and ends), chdir (into $BELLOWS_TEST_DIR/elsewhere); WHEN: load
+ * (its constructor), init, first (its first decision, step 0, which bellows makes before the run
+ * starts too) or mid (step 2). Without the variable it is a plug-in like any other (sync, or fifo).
+ */
 #include <fcntl.h>
 #include <signal.h>
 #include <simgrid/actor.h>
