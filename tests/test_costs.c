@@ -201,85 +201,86 @@ static void expect_refused(const char *spec, const char *gpu, const char *what)
         fail_msg("%s: expected '%s' in: %s", spec, what, err.msg);
 }
 
+/* Bad profiles: which field write_profile replaces, with what, and what the refusal says. */
+static const struct {
+    int which;
+    const char *with, *what;
+} BAD_PROFILES[] = {
+    {0, NULL, "\"bellows_costs\" must be 1"},
+    {0, "\"bellows_costs\": 2", "\"bellows_costs\" must be 1"},
+    {1, NULL, "\"name\""},
+    {3, "\"gpu\": \"K80\"", "unknown GPU \"K80\""},
+    {4, "\"efficiency\": {\"fp32\": 1.5}", "efficiency: \"fp32\" must be a number > 0"},
+    {4, "\"efficiency\": {\"fp16\": 0.5}", "unknown key \"fp16\""},
+    {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp32\": 4.5}}}",
+     "efficiency: workloads: toy: \"fp32\" must be a number > 0 and at most 4"},
+    {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp16\": 1}}}",
+     "efficiency: workloads: toy: a workload's efficiency: unknown key \"fp16\""},
+    {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 2.5}",
+     "interference: \"compute\" must be a number > 0 and at most 2"},
+    {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 0.5}",
+     "interference: \"compute\" must be a slowdown of 1 (none) to 2"},
+    {8,
+     "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"partition_s\": "
+     "0}}",
+     "schedules: p3: \"partition_s\" must be a number > 0 and at most 1"},
+    {8,
+     "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"slice_s\": "
+     "1e-4}}",
+     "schedules: p3: a schedule's costs: unknown key \"slice_s\""},
+    {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": 1.2",
+     "\"interference\" must be {\"compute\": a slowdown}"},
+    {4, "\"efficiency\": {\"workloads\": {\"toy\": 2}}", "efficiency: workloads: toy:"},
+    {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"tf32\": 2}}}", "the V100 has no tf32"},
+    {5, "\"fixed\": {\"tensor_s\": -1, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}",
+     "fixed: \"tensor_s\" must be a number > 0"},
+    {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 0, \"collective_s\": 1e-4}",
+     "fixed: \"kernel_s\" must be a number > 0"},
+    {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5}", "\"collective_s\""},
+    {5,
+     "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5, \"collective_s\": 1e-4, "
+     "\"kernel\": 1}",
+     "unknown key \"kernel\""},
+    {5, "\"fixed\": {\"tensor_s\": 1e999, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}", "line"},
+    {6, "\"ops\": {\"sort\": {\"kernels\": 1, \"rate\": [[1, 1]]}}", "unknown operation \"sort\""},
+    {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": [[10, 1], [5, 2]]}}",
+     "ops.topk: \"rate\" must be"},
+    {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": []}}", "ops.topk: \"rate\" must be"},
+    {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": [[1, 0]]}}", "ops.topk: \"rate\""},
+    {6, "\"ops\": {\"topk\": {\"rate\": [[1, 1]]}}", "ops.topk: \"kernels\""},
+    {7, "\"networks\": {\"infiniband\": {\"allreduce\": 1, \"allgather\": 1}}",
+     "unknown network kind \"infiniband\""},
+    {7, "\"networks\": {\"tcp\": {\"allreduce\": 1.2, \"allgather\": 1}}",
+     "networks.tcp: \"allreduce\" must be a number > 0 and at most 1"},
+    {7, "\"networks\": {}", "\"networks\" must be an object with at least one"},
+    {8, NULL, "\"allgather\" must be"},
+    {8,
+     "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 2, "
+     "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
+     "uncertainty: \"version\" must be 1"},
+    {8,
+     "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
+     "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1}",
+     "uncertainty: \"networks\" must be a number > 0 and at most 0.9"},
+    {8,
+     "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
+     "\"compute\": 1.5, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
+     "uncertainty: \"compute\" must be a number > 0 and at most 0.9"},
+    {8,
+     "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
+     "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1, \"net\": 1}",
+     "uncertainty\": unknown key \"net\""},
+    {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": 0.2",
+     "\"uncertainty\" must be {\"version\": 1"},
+};
+
 static void test_bad_profiles_name_the_file_and_the_field(void **state)
 {
     (void)state;
-    static const struct {
-        int which;
-        const char *with, *what;
-    } bad[] = {
-        {0, NULL, "\"bellows_costs\" must be 1"},
-        {0, "\"bellows_costs\": 2", "\"bellows_costs\" must be 1"},
-        {1, NULL, "\"name\""},
-        {3, "\"gpu\": \"K80\"", "unknown GPU \"K80\""},
-        {4, "\"efficiency\": {\"fp32\": 1.5}", "efficiency: \"fp32\" must be a number > 0"},
-        {4, "\"efficiency\": {\"fp16\": 0.5}", "unknown key \"fp16\""},
-        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp32\": 4.5}}}",
-         "efficiency: workloads: toy: \"fp32\" must be a number > 0 and at most 4"},
-        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"fp16\": 1}}}",
-         "efficiency: workloads: toy: a workload's efficiency: unknown key \"fp16\""},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 2.5}",
-         "interference: \"compute\" must be a number > 0 and at most 2"},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": {\"compute\": 0.5}",
-         "interference: \"compute\" must be a slowdown of 1 (none) to 2"},
-        {8,
-         "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"partition_s\": "
-         "0}}",
-         "schedules: p3: \"partition_s\" must be a number > 0 and at most 1"},
-        {8,
-         "\"allgather\": {\"overlaps_backward\": true}, \"schedules\": {\"p3\": {\"slice_s\": "
-         "1e-4}}",
-         "schedules: p3: a schedule's costs: unknown key \"slice_s\""},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"interference\": 1.2",
-         "\"interference\" must be {\"compute\": a slowdown}"},
-        {4, "\"efficiency\": {\"workloads\": {\"toy\": 2}}", "efficiency: workloads: toy:"},
-        {4, "\"efficiency\": {\"workloads\": {\"toy\": {\"tf32\": 2}}}", "the V100 has no tf32"},
-        {5, "\"fixed\": {\"tensor_s\": -1, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}",
-         "fixed: \"tensor_s\" must be a number > 0"},
-        {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 0, \"collective_s\": 1e-4}",
-         "fixed: \"kernel_s\" must be a number > 0"},
-        {5, "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5}", "\"collective_s\""},
-        {5,
-         "\"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5, \"collective_s\": 1e-4, "
-         "\"kernel\": 1}",
-         "unknown key \"kernel\""},
-        {5, "\"fixed\": {\"tensor_s\": 1e999, \"kernel_s\": 1e-5, \"collective_s\": 1e-4}", "line"},
-        {6, "\"ops\": {\"sort\": {\"kernels\": 1, \"rate\": [[1, 1]]}}",
-         "unknown operation \"sort\""},
-        {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": [[10, 1], [5, 2]]}}",
-         "ops.topk: \"rate\" must be"},
-        {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": []}}", "ops.topk: \"rate\" must be"},
-        {6, "\"ops\": {\"topk\": {\"kernels\": 1, \"rate\": [[1, 0]]}}", "ops.topk: \"rate\""},
-        {6, "\"ops\": {\"topk\": {\"rate\": [[1, 1]]}}", "ops.topk: \"kernels\""},
-        {7, "\"networks\": {\"infiniband\": {\"allreduce\": 1, \"allgather\": 1}}",
-         "unknown network kind \"infiniband\""},
-        {7, "\"networks\": {\"tcp\": {\"allreduce\": 1.2, \"allgather\": 1}}",
-         "networks.tcp: \"allreduce\" must be a number > 0 and at most 1"},
-        {7, "\"networks\": {}", "\"networks\" must be an object with at least one"},
-        {8, NULL, "\"allgather\" must be"},
-        {8,
-         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 2, "
-         "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
-         "uncertainty: \"version\" must be 1"},
-        {8,
-         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
-         "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1}",
-         "uncertainty: \"networks\" must be a number > 0 and at most 0.9"},
-        {8,
-         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
-         "\"compute\": 1.5, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1}",
-         "uncertainty: \"compute\" must be a number > 0 and at most 0.9"},
-        {8,
-         "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": {\"version\": 1, "
-         "\"compute\": 0.1, \"fixed\": 0.1, \"ops\": 0.1, \"networks\": 0.1, \"net\": 1}",
-         "uncertainty\": unknown key \"net\""},
-        {8, "\"allgather\": {\"overlaps_backward\": true}, \"uncertainty\": 0.2",
-         "\"uncertainty\" must be {\"version\": 1"},
-    };
     char path[256];
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        write_profile("bad", bad[i].which, bad[i].with, path, sizeof path);
-        expect_refused(path, "V100", bad[i].what);
+    for (size_t i = 0; i < sizeof BAD_PROFILES / sizeof *BAD_PROFILES; i++) {
+        write_profile("bad", BAD_PROFILES[i].which, BAD_PROFILES[i].with, path, sizeof path);
+        expect_refused(path, "V100", BAD_PROFILES[i].what);
         expect_refused(path, "V100", path); /* the file, named */
     }
     write_file(path, "{\"bellows_costs\": 1,");
