@@ -280,11 +280,23 @@ HOOK_SYNC_SOURCE = (
     "launched until the bucket's dense, P and Q allreduces have finished")
 HOOK_ORTH_SOURCE = (
     "; with warm start (the default) the kept Q of every matrix is orthogonalised again before "
-    "P = M Q (`for q in qs: _orthogonalize(q)`), one Python Gram-Schmidt per matrix, column by "
-    "column (its docstring: torch.qr is very slow for few columns), PyTorch 1.8-1.13")
+    "P = M Q (`if not need_randomize_qs: for q in qs: _orthogonalize(q)`), then every P after "
+    "its allreduce: one call per matrix (PowerSGDState's batch_tensors_with_same_shape defaults "
+    "to False), Gram-Schmidt column by column up to rank 2, torch.linalg.qr above (its "
+    "docstring: QR is usually faster with a rank > 2)")
+# PyTorch 1.8-1.13 and 2.x run the same hook here (torch/distributed/algorithms/ddp_comm_hooks/
+# powerSGD_hook.py, read in Debian's 1.13 and in 2.x's source). Checked on an H200 under PyTorch
+# 2.11 (traces/pytorch/calibrate_hooks.py, sim/costs/measured/h200-hooks-pytorch2.11*.json): the
+# step with powerSGD_hook over the step without, ResNet-50 and GPT-2 small, ranks 1, 2 and 4: the
+# `hooks-h200` rows of validation/rows.csv.
+HOOK_ORTH_MEASURED = (
+    "; measured on an H200 (PyTorch 2.11, a DDP group of one): the hook adds 8-12 (rank 1), "
+    "16-20 (2) and 24-25 ms (4) to ResNet-50's 47.7 ms step at batch 128, 26-27, 40-42 and "
+    "47-49 ms to GPT-2 small's 62-63 ms at 8 x 1024 tokens, of which 29-63 ms are spent inside "
+    "the hook on the autograd thread (sim/costs/measured/h200-hooks-pytorch2.11*.json)")
 HOOKS = {
     "V100": ("PyTorch 1.10", True), "A100": ("PyTorch 1.10", True),
-    "H100": ("PyTorch 2.11", False), "H200": ("PyTorch 2.11", False),
+    "H100": ("PyTorch 2.11", True), "H200": ("PyTorch 2.11", True),
 }
 
 
@@ -294,10 +306,9 @@ def hooks(gpu):
     psgd = {"synchronizes": True}
     if orth:
         psgd["orthogonalises_query"] = True
+    measured_note = HOOK_ORTH_MEASURED if framework.startswith("PyTorch 2") else ""
     return {"framework": framework, "powersgd": psgd,
-            "source": HOOK_SYNC_SOURCE + (HOOK_ORTH_SOURCE if orth else
-                                          "; PyTorch 2.x orthogonalises a bucket's matrices of "
-                                          "one shape in one batched call, not priced apart")}
+            "source": HOOK_SYNC_SOURCE + HOOK_ORTH_SOURCE + measured_note}
 
 
 def derived_op(gpu, name):
