@@ -1,7 +1,8 @@
 /* test_coll_time.c: how long the collectives take, on real SimGrid platforms (colltest.h: each
  * scenario in a forked child). Checked: times equal the closed-form costs of REFERENCES.md to
  * 1e-6 on contention-free platforms (ring, halving-doubling and tree on a star, the hierarchical
- * allreduce against its two-level formula), for the transfer-level and the analytic backends;
+ * allreduce against its two-level formula, a ring on one node of a hierarchical cluster against
+ * the ring's on its intra-node links), for the transfer-level and the analytic backends;
  * an oversubscribed fat-tree and a node-shared NIC are slower by exactly the bottleneck the test
  * states. What the collectives compute: test_coll.c. */
 #include "testutil.h"
@@ -91,6 +92,19 @@ static void test_hierarchical_time_equals_two_level_formula(void **state)
                  "ring on hierarchical with G=1");
 }
 
+static void test_one_node_ring_takes_the_intra_node_links(void **state)
+{
+    (void)state;
+    /* a hierarchical cluster of one node (P = G = 4): the ring never crosses the NIC, so both
+     * backends price it on the intra-node links (150 GB/s, 1 us), not the NIC's 12.5 GB/s */
+    const double n = 240000.0 * 4;
+    SC = (Scenario){.cl = hier(4, 4, 0), .algo = COLL_RING, .count = 240000};
+    const double want = coll_allreduce_formula_s(COLL_RING, 4, 1, n, 2 * 1e-6, 1 / 150e9, 0, 0);
+    expect_close(simulate().time_s, want, 1e-6, "ring on one node, transfer level");
+    SC.backend = COLL_ANALYTIC;
+    expect_close(simulate().time_s, want, 1e-6, "ring on one node, analytic");
+}
+
 /* ---- bottlenecks ---- */
 
 static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
@@ -142,6 +156,7 @@ int main(void)
         cmocka_unit_test(test_halving_doubling_time_equals_formula_on_star),
         cmocka_unit_test(test_tree_time_equals_formula_on_star),
         cmocka_unit_test(test_hierarchical_time_equals_two_level_formula),
+        cmocka_unit_test(test_one_node_ring_takes_the_intra_node_links),
         cmocka_unit_test(test_oversubscribed_fat_tree_slows_cross_leaf_steps),
         cmocka_unit_test(test_node_shared_nic_divides_inter_node_bandwidth),
     };

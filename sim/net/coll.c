@@ -34,12 +34,20 @@
  * backend: on a star a route crosses two NIC links; on a fat-tree a cross-leaf route crosses
  * two uplinks too, whose share per flow is B / oversubscription when a whole leaf sends out at
  * once (halving-doubling, tree) and B for a ring (one flow per uplink direction); on a
- * hierarchical cluster the inter-node figures are the route through the NIC(s). */
+ * hierarchical cluster the inter-node figures are the route through the NIC(s), and a cluster of
+ * one node has only its intra-node routes. */
 static void derive_costs(Comm *c, const Cluster *cl)
 {
     double a = 2 * cl->latency_s, b = 1 / (cl->bandwidth_Bps * cluster_link_share(cl));
     c->a_local_s = 2 * cl->intra_latency_s;
     c->b_local = 1 / (cl->intra_bandwidth_Bps * cluster_intra_link_share(cl));
+    if (cl->topology == TOPO_HIERARCHICAL && cl->workers <= cl->gpus_per_node) {
+        /* one node: every route stays on its intra-node links (NVLink or PCIe), as the
+         * transfer level routes them; no NIC, so neither its rate nor its cap applies */
+        c->a_s = c->a_local_s;
+        c->b = c->b_local;
+        return;
+    }
     if (cl->topology == TOPO_FAT_TREE && cl->workers > cl->leaf_size) {
         a = 4 * cl->latency_s;
         double share =
