@@ -64,14 +64,13 @@ static int plans_alloc(SchedEngine *E, int n_tensors, int n_layers, int P)
         SchedPlan *p = &E->plans[k];
         p->step = -1;
         p->units = bw_xcalloc((size_t)n_tensors, sizeof *p->units, "sched_run.c: p->units");
-        p->order = bw_xcalloc((size_t)n_tensors, sizeof *p->order, "sched_run.c: p->order");
         p->rank_stage = bw_xcalloc(up, sizeof *p->rank_stage, "sched_run.c: p->rank_stage");
         p->work_queued = bw_xcalloc(up, sizeof *p->work_queued, "sched_run.c: p->work_queued");
         p->handed_at = bw_xcalloc(up, sizeof *p->handed_at, "sched_run.c: p->handed_at");
         p->layer_left = bw_xcalloc((size_t)P * (size_t)n_layers, sizeof *p->layer_left,
                                    "sched_run.c: p->layer_left");
         p->units_left = bw_xcalloc((size_t)P, sizeof *p->units_left, "sched_run.c: p->units_left");
-        if (!p->units || !p->order || !p->rank_stage || !p->work_queued || !p->handed_at ||
+        if (!p->units || !p->rank_stage || !p->work_queued || !p->handed_at ||
             !p->layer_left || !p->units_left)
             return 0;
     }
@@ -231,13 +230,13 @@ static void launch(DriverRun *run, SchedPlan *p, int s, int lane)
         sched_queue_push(&E->ranks[r].q[lane], (SchedItem){ITEM_PART, (int)(p->step & 1), i});
 }
 
-/* While the credit and a lane allow: the best ready partition, after the cost profile's fixed
- * cost of a call and its cost of one of this schedule's partitions (ByteScheduler's core), and
- * half of a background thread's cycle when it was idle (cost.c's rule). */
+/* While the credit and a lane allow: the best ready partition, after the plan's fixed cost of a
+ * call (STAGE_COLL.call_s) and the profile's cost of one of this schedule's partitions
+ * (ByteScheduler's core), and the plan's round before its group (STAGE_ROUND: half of a
+ * background thread's cycle) when the dispatcher was idle (cost.c's rule for a queued bucket). */
 static void dispatch(DriverRun *run)
 {
     SchedEngine *E = run->cost->sched;
-    const CostProfile *prof = run->cost->prof;
     for (;;) {
         SchedPlan *p;
         int s, lane;
@@ -245,9 +244,8 @@ static void dispatch(DriverRun *run)
             return;
         const SchedStage *G = &p->stages[s];
         const double t0 = simgrid_get_clock();
-        const double wait =
-            cost_cycle_wait_s(prof, E->in_flight_parts > 0 || G->next_part > 0 || G->queued) +
-            (prof ? prof->collective_s : 0) + E->partition_s;
+        const int busy = E->in_flight_parts > 0 || G->next_part > 0 || G->queued;
+        const double wait = (busy ? 0.0 : G->round_s) + G->call_s + E->partition_s;
         if (wait > 0) sg_actor_sleep_for(wait);
         const double t1 = simgrid_get_clock();
         for (int r = 0; t1 > t0 && r < run->P; r++) cost_note(&run->w[r], COST_COMM, t0, t1);
