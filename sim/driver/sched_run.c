@@ -35,25 +35,16 @@
 
 /* ---- the engine ---- */
 
-/* Each layer's update on the GPU: the profile's optimiser over its parameters (one call a
- * layer, its kernels' fixed cost each time), or the roofline of its flops and bytes. */
+/* Each layer's update on the GPU, layer-wise (the plan's: plan_layer_updates), and the last
+ * layer that has one. */
 static int layer_updates(DriverRun *run, SchedEngine *E, BwError *err)
 {
-    const CostModel *cm = run->cost;
-    const Workload *wl = cm->wl;
-    if (!(E->opt_s = bw_xcalloc((size_t)wl->n_layers, sizeof *E->opt_s, "sched_run.c: E->opt_s")))
+    const int L = run->cost->wl->n_layers;
+    if (!(E->opt_s = bw_xcalloc((size_t)L, sizeof *E->opt_s, "sched_run.c: E->opt_s")))
         return bw_fail(err, BW_ERUNTIME, "out of memory");
-    for (int l = 0; l < wl->n_layers; l++) {
-        size_t n = 0;
-        for (int t = 0; t < wl->layers[l].n_tensors; t++)
-            n += wl->tensors[wl->layers[l].first_tensor + t].numel;
-        if (!n) continue;
-        double flops, bytes;
-        sgd_cost(n, &run->cfg->tc.sgd, &flops, &bytes);
-        E->opt_s[l] = cm->prof ? costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)n)
-                               : cost_gpu_seconds(&run->cluster, flops, bytes);
-        E->last_updated = l;
-    }
+    plan_layer_updates(run, E->opt_s);
+    for (int l = 0; l < L; l++)
+        if (E->opt_s[l] > 0) E->last_updated = l;
     return BW_OK;
 }
 

@@ -115,6 +115,9 @@ size_t plan_shard_bytes(const DriverRun *run, size_t floats);
  * (first_cap, when > 0, for the first; cap 0: a tensor a bucket), their stages and the tail. */
 void plan_tensor_bytes(const DriverRun *run, double *bytes);
 void plan_build_units(DriverRun *run, long step, double first_cap, double cap);
+/* --overlap layer: each layer's update in place of STAGE_OPTIMIZER, seconds at the GPU's full
+ * rate into opt_s[n_layers] (0: a layer without tensors). */
+void plan_layer_updates(const DriverRun *run, double *opt_s);
 /* The builder's own rules, shared by its two files (step_plan.c): bucket b's stages (syncs: a
  * synchronising hook defers it) and the tail after the gradients. */
 void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs);

@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 
+#include "optim.h"
+
 /* The payload bytes of each element a message's operation sends (CompressCollective). */
 static double op_bytes(CompressCollective op)
 {
@@ -56,4 +58,24 @@ void plan_build_units(DriverRun *run, long step, double first_cap, double cap)
     }
     for (int k = 0; k < p->n_buckets; k++) plan_bucket(run, p, &p->bucket[k], 0);
     plan_tail(run, p, step);
+}
+
+/* Each layer's update on the GPU: the profile's optimiser over its parameters (one call a layer,
+ * its kernels' fixed cost each time), or the roofline of its flops and bytes (sgd_cost), as
+ * cost_opt_seconds prices the whole model's. */
+void plan_layer_updates(const DriverRun *run, double *opt_s)
+{
+    const CostModel *cm = run->cost;
+    const Workload *wl = cm->wl;
+    for (int l = 0; l < wl->n_layers; l++) {
+        size_t n = 0;
+        for (int t = 0; t < wl->layers[l].n_tensors; t++)
+            n += wl->tensors[wl->layers[l].first_tensor + t].numel;
+        opt_s[l] = 0;
+        if (!n) continue;
+        double flops, bytes;
+        sgd_cost(n, &run->cfg->tc.sgd, &flops, &bytes);
+        opt_s[l] = cm->prof ? costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)n)
+                            : cost_gpu_seconds(&run->cluster, flops, bytes);
+    }
 }
