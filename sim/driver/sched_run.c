@@ -61,8 +61,8 @@ static int plans_alloc(SchedEngine *E, int n_tensors, int n_layers, int P)
         p->layer_left = bw_xcalloc((size_t)P * (size_t)n_layers, sizeof *p->layer_left,
                                    "sched_run.c: p->layer_left");
         p->units_left = bw_xcalloc((size_t)P, sizeof *p->units_left, "sched_run.c: p->units_left");
-        if (!p->units || !p->rank_stage || !p->work_queued || !p->handed_at ||
-            !p->layer_left || !p->units_left)
+        if (!p->units || !p->rank_stage || !p->work_queued || !p->handed_at || !p->layer_left ||
+            !p->units_left)
             return 0;
     }
     return 1;
