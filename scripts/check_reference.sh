@@ -3,8 +3,10 @@
 # scenarios (issue 38: a refactor of how a step is priced must change no output byte). The
 # scenarios cover each step executor (DDP's streams with and without overlap, periodic
 # averaging, the scheduled engine under fifo on parameter servers, p3, bytescheduler, tictac and
-# layer-wise, the closed form of the fast replay), uncosted steps, parameter servers, a cluster
-# of jobs, and replays (fast and with actors) of a trace the OLD binary recorded.
+# layer-wise, the closed form of the fast replay), uncosted steps, parameter servers, islands
+# (a gradient policy; DiLoCo on a workload's DDP steps), DiLoCo and Streaming DiLoCo on a star,
+# two clusters of jobs (a fat-tree; islands whose WAN a DiLoCo job shares), and replays (fast
+# and with actors) of a trace the OLD binary recorded.
 #
 #   scripts/check_reference.sh OLD_BINARY NEW_BINARY [WORK_DIR]
 #
@@ -55,6 +57,10 @@ runs=(
   "ps_fifo|${wl[*]} --overlap ddp --allreduce ps --collectives transfer --policy sync"
   "ps_p3|${wl[*]} --overlap ddp --allreduce ps --collectives transfer --schedule p3 --policy sync"
   "ps_analytic|${wl[*]} --overlap ddp --allreduce ps --collectives analytic --policy sync"
+  "islands|--topology islands --islands 2 --compressor topk --policy static:level=0.01"
+  "islands_diloco|${wl[*]} --topology islands --islands 2 --overlap ddp --policy diloco:H=4"
+  "diloco|--policy diloco:H=4 --compressor none"
+  "streaming_diloco|${wl[*]} --overlap none --policy streaming-diloco:h=4,fragments=2,tau=1"
 )
 # NAME|ARGUMENTS of bellows replay, of the trace the OLD binary recorded in scenario "plain"
 replays=(
@@ -72,6 +78,14 @@ cat > "$work/input/cluster.json" << 'EOF'
           {"name": "b", "workers": 4, "epochs": 2, "train_samples": 1024, "test_samples": 100,
            "policy": "static:level=1", "compressor": "powersgd", "start_s": 0.01,
            "workload": "resnet18-cifar", "overlap": "ddp", "schedule": "p3", "seed": 2}]}
+EOF
+# a cluster of islands: a DiLoCo job's exchanges and a synchronous job's share the WAN
+cat > "$work/input/cluster_islands.json" << 'EOF'
+{"version": 1, "topology": "islands", "islands": 2, "workers": 4, "bandwidth": "10Gbps",
+ "jobs": [{"name": "a", "workers": 2, "epochs": 1, "train_samples": 512, "test_samples": 100,
+           "policy": "diloco:H=2", "seed": 1},
+          {"name": "b", "workers": 2, "epochs": 1, "train_samples": 512, "test_samples": 100,
+           "policy": "sync", "start_s": 0.01, "seed": 2}]}
 EOF
 
 fail=0
@@ -110,6 +124,8 @@ for which in old new; do
   # a cluster has no --no-plots: an empty plots folder, and the failure it reports is allowed
   BELLOWS_PLOTS_DIR=$work/input run "$which" cluster cluster "$work/input/cluster.json" \
     --out out --jobs 1 --timeline
+  BELLOWS_PLOTS_DIR=$work/input run "$which" cluster_islands cluster \
+    "$work/input/cluster_islands.json" --out out --jobs 1 --timeline
 done
 
 # The JSON file without its wall-clock keys, one key a line as bellows writes them.
@@ -150,4 +166,4 @@ if [ $fail -ne 0 ]; then
   say "FAIL: the binaries' files differ ($work)"
   exit 1
 fi
-say "ok: $n files, ${#runs[@]} runs, ${#replays[@]} replays and a cluster, the same bytes"
+say "ok: $n files, ${#runs[@]} runs, ${#replays[@]} replays and two clusters, the same bytes"

@@ -209,49 +209,64 @@ static void check_engines_agree(const char *trace, const char *flags, const char
     print_message("%d runs agree: %s, %s\n", runs, flags, policies);
 }
 
+/* Replays the engines trace with `flags` and `policy` on the clocks from..to of clock[] (their
+ * steps.csv into steps[k]). */
+static void replay_clocks(const char *name, const char *flags, const char *policy, int from, int to,
+                          char steps[][320])
+{
+    static const char *clock[3] = {"--replay-engine fast", "--replay-engine actors --schedule fifo",
+                                   "--replay-engine actors --schedule " PLUGIN_FIFO};
+    char trace[256], cmd[4096], out[256];
+    snprintf(trace, sizeof trace, "%s/engines.jsonl", TMP);
+    if (!file_exists(trace)) write_engine_trace(trace, 0);
+    for (int k = from; k <= to; k++) {
+        snprintf(out, sizeof out, "%s/%s%d", TMP, name, k);
+        snprintf(cmd, sizeof cmd,
+                 "%s replay --trace %s --collectives analytic --workers 4 "
+                 "--workload resnet18-cifar --costs ideal --overlap ddp %s --policies %s %s "
+                 "--no-plots --quiet --out %s >/dev/null",
+                 BELLOWS_BIN, trace, flags, policy, clock[k], out);
+        if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+        snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-%s/steps.csv", out, policy);
+        for (char *c = strrchr(steps[k], '/') - strlen(policy); *c != '/'; c++)
+            if (*c == ':' || *c == '=') *c = '-'; /* the run folder's name */
+    }
+}
+
 /* The three clocks of a step plan (sim/driver/exec_impl.h, step_plan.h): the closed form (the
  * fast replay), DDP's streams (actors, fifo) and the schedule engine (actors, a plug-in that
- * keeps fifo's decision), under --costs ideal on analytic (uncontended) collectives, price the
- * same steps: every time column of steps.csv agrees (1e-9 relative; the closed form's buckets
- * are max-plus arithmetic, the engine's and the streams' the same bits: test_exec.c), but for
- * the engine's extra column (its schedule). */
+ * keeps fifo's decision, timing the plan's buckets: plan_build_units), under --costs ideal on
+ * analytic (uncontended) collectives, price the same steps: every time column of steps.csv
+ * agrees (1e-9 relative; the closed form's buckets are max-plus arithmetic, the engine's and
+ * the streams' the same bits: test_exec.c), but for the engine's extra column (its schedule). */
 static void test_three_clocks_time_the_same_plan(void **state)
 {
     (void)state;
-    char trace[256], cmd[4096], out[3][256], steps[3][320];
-    snprintf(trace, sizeof trace, "%s/engines.jsonl", TMP);
-    if (!file_exists(trace)) write_engine_trace(trace, 0);
-    const char *clock[3] = {"--replay-engine fast", "--replay-engine actors --schedule fifo",
-                            "--replay-engine actors --schedule " PLUGIN_FIFO};
-    for (int k = 0; k < 3; k++) {
-        snprintf(out[k], sizeof out[k], "%s/clock%d", TMP, k);
-        snprintf(cmd, sizeof cmd,
-                 "%s replay --trace %s --collectives analytic --workers 4 "
-                 "--workload resnet18-cifar --costs ideal --overlap ddp --free-compression "
-                 "--policies sync %s --no-plots --quiet --out %s >/dev/null",
-                 BELLOWS_BIN, trace, clock[k], out[k]);
-        if (system(cmd) != 0) fail_msg("failed: %s", cmd);
-        snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out[k]);
-    }
+    char steps[3][320];
+    replay_clocks("clock", "--free-compression", "sync", 0, 2, steps);
     check_csv_cols(steps[0], steps[1], 0);
     check_csv_cols(steps[1], steps[2], 16); /* step .. policy_state; then the schedule's */
     char *a = slurp(steps[1], NULL);
     assert_non_null(a);
     assert_true(strlen(a) > 32 * 40); /* 32 steps */
     free(a);
-    /* --sharding zero3 (issue 50: the tail's all-gathers, the buckets' reduce-scatters) on the
-     * two clocks that walk it; the engine refuses it (compat.def) */
-    for (int k = 0; k < 2; k++) {
-        snprintf(out[k], sizeof out[k], "%s/shard%d", TMP, k);
-        snprintf(cmd, sizeof cmd,
-                 "%s replay --trace %s --collectives analytic --workers 4 "
-                 "--workload resnet18-cifar --costs ideal --overlap ddp --free-compression "
-                 "--sharding zero3 --policies sync %s --no-plots --quiet --out %s >/dev/null",
-                 BELLOWS_BIN, trace, clock[k], out[k]);
-        if (system(cmd) != 0) fail_msg("failed: %s", cmd);
-        snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out[k]);
-    }
+    /* --sharding zero3 (issue 50: the buckets' reduce-scatters, the tail's all-gathers after
+     * the optimiser's shard) on all three: the engine walks the plan's stages and its tail */
+    replay_clocks("shard", "--free-compression --sharding zero3", "sync", 0, 2, steps);
     check_csv_cols(steps[0], steps[1], 0);
+    check_csv_cols(steps[1], steps[2], 16);
+    /* the compressor's stages of each bucket (PowerSGD's encode, its work between its two
+     * allreduces, its decode), priced on the GPU beside the backward: the streams and the
+     * engine (the closed form refuses encoding beside the backward) */
+    replay_clocks("powersgd", "--compressor powersgd", "static:level=1", 1, 2, steps);
+    check_csv_cols(steps[1], steps[2], 16);
+    a = slurp(steps[2], NULL);
+    assert_non_null(a);
+    const char *row = strchr(a, '\n'); /* step 0: its compression_s (the 8th column) priced */
+    for (int c = 0; row && c < 7; c++) row = strchr(row + 1, ',');
+    assert_non_null(row);
+    assert_true(strtod(row + 1, NULL) > 0);
+    free(a);
 }
 
 static void test_fast_replay_gives_the_actors_results(void **state)

@@ -321,7 +321,7 @@ static void cost_average(Worker *me, const PlanStage *s, double *split)
  * averaging; Streaming DiLoCo with tau > 0 posts its exchange to the worker's lane
  * (outer_lane.c) instead, so that it overlaps the next tau steps, and the step where the
  * fragment is applied waits only for what remains of it. Returns the compute's seconds. */
-static double cost_tail(Worker *me, long step, int averaged, double *split)
+double cost_tail(Worker *me, long step, int averaged, double *split)
 {
     DriverRun *run = me->run;
     const StepPlan *p = &run->cost->plan;

@@ -9,9 +9,10 @@
  *   exec_sched (sched_*.c)   the scheduled engine: partitions, priorities, credit, lanes and
  *                            layer-wise updates (driver_scheduled);
  *   exec_fast  (cost_fast.c) the closed form of identical workers, for the fast replay.
- * exec_ddp and exec_fast are clocks of the step's plan (step_plan.h, built once per decided step
- * by cost_decided): they walk its buckets' stages and its tail and ask nobody else what a step
- * sends; exec_sched still plans its own units (sched_plan.c), issue 47's remaining step.
+ * The three are clocks of the step's plan (step_plan.h, built once per decided step by
+ * cost_decided; exec_sched's buckets once its schedule decided their caps, plan_build_units):
+ * they walk its buckets' stages and its tail and ask nobody else what a step sends. exec_sched
+ * cuts each message into the schedule's partitions and orders them (when, not what).
  * What they share lives once: the GPU lane, spans, notes, phases (cost_lane.c), and the books,
  * which every step's StepBooks adds to its worker by one function (exec_books_add).
  *
@@ -59,6 +60,11 @@ struct StepExec {
 };
 
 extern const StepExec exec_ddp, exec_sched, exec_fast;
+
+/* cost.c: the plan's tail on the worker's own actor (the island's ring, the optimiser, a sharded
+ * step's all-gathers, the averaging or the outer lane), into split; returns the compute's
+ * seconds. exec_ddp's, and the schedule engine's after its units (but layer-wise). */
+double cost_tail(Worker *me, long step, int averaged, double *split);
 
 /* exec.c: the run's executor (run->fast, driver_scheduled, the policy's mode), and the step
  * loops' calls, each a no-op without a cost model (uncosted steps) where that makes sense. */

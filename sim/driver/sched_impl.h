@@ -3,11 +3,12 @@
  * dispatcher, the lanes and the compute side). A step is scheduled when --schedule is not fifo
  * or --overlap is layer (driver_scheduled); otherwise cost.c prices it as it always has.
  *
- * A step's plan, built once for all workers when the policy and the schedule have decided it:
- * the real model's tensors, in the order the backward produces them, fill units (the schedule's
- * buckets); each unit goes through its compressor's plan as stages, the compressor's work on
- * the GPU (WORK: the encode, the work between collectives, the decode) alternating with groups
- * of messages (GROUP), each message split into partitions of at most the schedule's size. A
+ * A step's units, taken once for all workers when the policy and the schedule have decided it
+ * from the step plan (step_plan.h, PLAN_SCHEDULED: its buckets at the schedule's caps, built by
+ * plan_build_units): a unit is a bucket, and its stages are the bucket's, the compressor's work
+ * on the GPU (WORK: the encode, the work between collectives, the decode) alternating with
+ * groups of messages (GROUP), each message split into partitions of at most the schedule's
+ * size. The plan says what is sent; the engine, a clock, when and in what order. A
  * WORK stage runs on each rank as soon as that rank finished the stage before (it is local); a
  * GROUP's partitions may go only once every rank has finished the stage before (the
  * negotiation of Horovod's coordinator, or BytePS's ready table: all-reduce needs every rank in
@@ -45,6 +46,8 @@ typedef struct {
     int ranks_done;                     /* ranks that finished it */
     int eligible;                       /* GROUP: every rank finished the stage before */
     int queued; /* GROUP: became eligible while partitions were in flight (no cycle to wait) */
+    double round_s; /* GROUP: the plan's round before it (STAGE_ROUND: the cycle's wait) */
+    double call_s;  /* GROUP: the plan's fixed cost of a call (STAGE_COLL.call_s; 0: none) */
 } SchedStage;
 
 typedef struct {
@@ -59,22 +62,21 @@ typedef struct {
 } SchedPart;
 
 typedef struct {
-    int first, n; /* its tensors: plan->order[first .. first + n) */
+    const int *tensors; /* its plan bucket's, in the backward's order (CostModel.order) */
+    int n;
     double priority;
     int first_tensor; /* its lowest tensor index: the tie-break of equal priorities */
     int ready_layer;  /* full once this layer's backward is done */
     int defer;        /* handed over at the backward's end (an allgather that may not overlap) */
     int first_stage, n_stages;
-    double bytes; /* its messages' payload */
-    int handed;   /* ranks that handed it over */
+    int handed; /* ranks that handed it over */
 } SchedUnit;
 
 typedef struct {
     long step; /* -1: unused */
     int n_units, n_stages, n_parts, n_elig;
     int cap_stages, cap_parts;
-    SchedUnit *units;   /* [n_tensors] at most */
-    int *order;         /* [n_tensors]: tensors grouped by unit, in the backward's order */
+    SchedUnit *units;   /* [n_tensors] at most: the plan's buckets */
     SchedStage *stages; /* [cap_stages] */
     SchedPart *parts;   /* [cap_parts] */
     int *elig;          /* [cap_stages]: GROUP stages eligible with partitions left */

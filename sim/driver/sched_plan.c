@@ -1,7 +1,8 @@
-/* sched_plan.c: a scheduled step's plan and its progress (sched_impl.h says what they are): the
- * schedule's context from the workload and the cluster, each step's units, stages and
- * partitions from the schedule's decision and the compressor's plan at the policy's levels, and
- * the state machine the actors drive as units are handed over and stages end. Partitions follow
+/* sched_plan.c: a scheduled step's units and their progress (sched_impl.h says what they are):
+ * the schedule's context from the workload and the cluster, each step's units, stages and
+ * partitions from the step plan's buckets (step_plan_units.c) at the schedule's caps, cut to its
+ * partitions and ordered by its priorities, and the state machine the actors drive as units are
+ * handed over and stages end. Partitions follow
  * ByteScheduler's (bytescheduler/common/bytetask.py: a tensor cut into pieces of at most the
  * partition size, the last one the rest) and go out in priority order, ties from the first
  * tensor to the last and from a message's first partition to its last, as BytePS's scheduled
@@ -102,9 +103,9 @@ static void work_stage(SchedPlan *p, int P, int u, const char *name, double seco
     *s = (SchedStage){.kind = STAGE_WORK, .unit = u, .seconds = seconds, .name = name};
 }
 
-/* The partitions of one message into the GROUP stage s: pieces of at most partition_bytes, the
- * last one the rest; returns its payload bytes. */
-static double message_parts(SchedPlan *p, int s, int u, const CompressMsg *m, double partition)
+/* The partitions of one message of the plan into the GROUP stage s: pieces of at most
+ * partition_bytes, the last one the rest (the schedule's cut: when they go, not what). */
+static void message_parts(SchedPlan *p, int s, int u, const CompressMsg *m, double partition)
 {
     const size_t es = m->op == COMPRESS_ALLREDUCE_F32 ? 4 : m->op == COMPRESS_ALLREDUCE_F16 ? 2 : 1;
     size_t per = m->count;
@@ -127,72 +128,80 @@ static double message_parts(SchedPlan *p, int s, int u, const CompressMsg *m, do
                          .server = -1};
         p->stages[s].n_parts++;
     }
-    return (double)m->count * (double)es;
 }
 
-/* Unit u's stages from its compressor's plan at this step's levels: the encode, its messages
- * in groups split where the compressor works between them, the decode (cost_phases). Returns
- * whether one of its messages is an allgather. */
-static int unit_stages(DriverRun *run, SchedPlan *p, int u, double partition)
+/* Unit u from the plan's bucket b: its tensors, when it is full, whether it waits for the
+ * backward's end, and its priority (the lowest of its tensors', the schedule's); then its stages
+ * as the plan's: the compressor's work (encode, between collectives, decode) as WORK stages,
+ * each run of messages between them as a GROUP of their partitions, which goes after the round
+ * the plan puts before it and the fixed cost of its calls. The ranks' rendezvous is the GROUP's
+ * own (every rank finished the stage before). A stage kind it does not know stops the run
+ * rather than being dropped. */
+static int unit_from_bucket(DriverRun *run, SchedPlan *p, int u, const PlanBucket *b,
+                            const ScheduleDecision *d, BwError *err)
 {
-    const CostModel *cm = run->cost;
+    const StepPlan *plan = &run->cost->plan;
     SchedUnit *U = &p->units[u];
-    CompressMsg msgs[COMPRESS_MAX_MSGS];
-    CompressCost cc = {.prof = cm->prof};
-    const int nm = compress_plan_views(run->w[0].comp, cm->views, p->order + U->first, U->n,
-                                       cm->levels, msgs, &cc);
-    const int last = cost_phases(run, nm, &cc);
-    U->first_stage = p->n_stages;
-    work_stage(p, run->P, u, "encode", cc.phase_s[0]);
-    int group = -1, gathers = 0;
-    for (int i = 0; i < nm; i++) {
-        const int ph = i - cc.first_msg;
-        if (ph > 0 && cc.phase_s[ph] > 0) {
-            work_stage(p, run->P, u, "between collectives", cc.phase_s[ph]);
+    *U = (SchedUnit){.tensors = b->tensors,
+                     .n = b->n_tensors,
+                     .ready_layer = b->layer,
+                     .first_tensor = b->tensors[b->n_tensors - 1], /* the backward's last */
+                     .defer = b->defer,
+                     .first_stage = p->n_stages};
+    U->priority = d->priority[b->tensors[0]];
+    for (int k = 1; k < b->n_tensors; k++)
+        if (d->priority[b->tensors[k]] < U->priority) U->priority = d->priority[b->tensors[k]];
+    int group = -1;
+    double round = 0;
+    for (int i = b->first_stage; i < b->first_stage + b->n_stages; i++) {
+        const PlanStage *s = &plan->stage[i];
+        if (s->kind == STAGE_ENCODE) {
+            work_stage(p, run->P, u, "encode", s->seconds);
+        } else if (s->kind == STAGE_ROUND) {
+            round = s->seconds;
+        } else if (s->kind == STAGE_BETWEEN) {
+            work_stage(p, run->P, u, "between collectives", s->seconds);
             group = -1;
+        } else if (s->kind == STAGE_DECODE) {
+            work_stage(p, run->P, u, "decode", s->seconds);
+        } else if (s->kind == STAGE_COLL && s->comm == PLAN_COMM_RUN) { /* the lanes' */
+            if (group < 0) {
+                SchedStage *g = stage_add(p, run->P);
+                *g = (SchedStage){.kind = STAGE_GROUP,
+                                  .unit = u,
+                                  .first_part = p->n_parts,
+                                  .round_s = round,
+                                  .call_s = s->call_s == PLAN_NO_CALL ? 0 : s->call_s};
+                group = p->n_stages - 1;
+            }
+            message_parts(p, group, u, &s->msg, d->partition_bytes);
+        } else if (s->kind != STAGE_RENDEZVOUS || s->comm != PLAN_COMM_RUN) {
+            return bw_fail(err, BW_ERUNTIME,
+                           "the schedule engine does not time the step plan's stage %d (kind %d) "
+                           "in bucket %d",
+                           i, (int)s->kind, u);
         }
-        if (group < 0) {
-            SchedStage *s = stage_add(p, run->P);
-            *s = (SchedStage){.kind = STAGE_GROUP, .unit = u, .first_part = p->n_parts};
-            group = p->n_stages - 1;
-        }
-        U->bytes += message_parts(p, group, u, &msgs[i], partition);
-        gathers |= msgs[i].op == COMPRESS_ALLGATHER;
     }
-    if (last > 0) work_stage(p, run->P, u, "decode", cc.phase_s[last]);
     U->n_stages = p->n_stages - U->first_stage;
-    return gathers;
+    return BW_OK;
 }
 
-/* Units: the tensors in the backward's order, each unit closed once it holds its cap of fp32
- * bytes (the first cap for the first unit; cap 0: a tensor a unit), as cost_buckets fills DDP's. */
-static void plan_units(DriverRun *run, SchedPlan *p, const ScheduleDecision *d)
+/* The plan's tail: after the units, the worker's actor walks it as DDP's streams do (cost_tail,
+ * sched_step.c). Layer-wise, each layer's update takes the optimiser's place (before its next
+ * forward, SchedEngine.opt_s), and a gradient policy never averages: any other stage would be
+ * dropped, so it stops the run (the CLI refuses what would build one: compat.def). */
+static int tail_check(const DriverRun *run, BwError *err)
 {
-    const Workload *wl = run->cost->wl;
-    const int n = wl->n_tensors;
-    double bytes = 0;
-    p->n_units = 0;
-    int start = 0;
-    for (int i = 0; i < n; i++) {
-        const int t = n - 1 - i;
-        p->order[i] = t;
-        bytes += 4.0 * (double)wl->tensors[t].numel;
-        const double cap =
-            p->n_units == 0 && d->first_bucket_bytes > 0 ? d->first_bucket_bytes : d->bucket_bytes;
-        if (bytes >= cap || i == n - 1) {
-            SchedUnit *U = &p->units[p->n_units++];
-            memset(U, 0, sizeof *U);
-            U->first = start;
-            U->n = i + 1 - start;
-            U->ready_layer = wl->tensors[t].layer;
-            U->first_tensor = t;
-            U->priority = d->priority[t];
-            for (int k = start; k <= i; k++)
-                if (d->priority[p->order[k]] < U->priority) U->priority = d->priority[p->order[k]];
-            start = i + 1;
-            bytes = 0;
-        }
+    const StepPlan *plan = &run->cost->plan;
+    for (int i = plan->tail_first; run->cost->sched->layerwise && i < plan->n_stages; i++) {
+        const PlanStage *s = &plan->stage[i];
+        if (s->kind != STAGE_OPTIMIZER && !s->if_averaged)
+            return bw_fail(err, BW_ERUNTIME,
+                           "--overlap layer: the schedule engine does not time the step plan's "
+                           "tail stage %d (kind %d) beside its layer-wise updates",
+                           i, (int)s->kind);
     }
+    return BW_OK;
 }
 
 /* Every rank's progress on a new plan: nothing handed over, every unit's layers waiting. */
@@ -207,8 +216,8 @@ static void plan_progress_reset(DriverRun *run, SchedPlan *p)
     for (int u = 0; u < p->n_units; u++) {
         const SchedUnit *U = &p->units[u];
         for (int k = 0; k < U->n; k++) { /* a layer's tensors are adjacent in the order */
-            const int l = T[p->order[U->first + k]].layer;
-            if (k > 0 && T[p->order[U->first + k - 1]].layer == l) continue;
+            const int l = T[U->tensors[k]].layer;
+            if (k > 0 && T[U->tensors[k - 1]].layer == l) continue;
             for (int r = 0; r < P; r++) p->layer_left[r * L + l]++;
         }
     }
@@ -216,26 +225,13 @@ static void plan_progress_reset(DriverRun *run, SchedPlan *p)
     p->n_elig = 0;
 }
 
-/* The observation: each tensor's payload at this step's levels. */
-static void observe_bytes(DriverRun *run, double *bytes)
-{
-    const CostModel *cm = run->cost;
-    CompressMsg msgs[COMPRESS_MAX_MSGS];
-    for (int t = 0; t < cm->wl->n_tensors; t++) {
-        const int nm =
-            compress_plan_views(run->w[0].comp, cm->views, &t, 1, cm->levels, msgs, NULL);
-        bytes[t] = 0;
-        for (int i = 0; i < nm; i++)
-            bytes[t] += (double)msgs[i].count * (msgs[i].op == COMPRESS_ALLREDUCE_F32   ? 4.0
-                                                 : msgs[i].op == COMPRESS_ALLREDUCE_F16 ? 2.0
-                                                                                        : 1.0);
-    }
-}
-
+/* Step `step`: the observation (the plan's payload of each tensor at this step's levels), the
+ * schedule's decision, the plan's buckets at the schedule's caps (step_plan_units.c), and this
+ * engine's units, stages and partitions from them. */
 int sched_plan_build(DriverRun *run, long step, BwError *err)
 {
     SchedEngine *E = run->cost->sched;
-    observe_bytes(run, E->tensor_bytes);
+    plan_tensor_bytes(run, E->tensor_bytes);
     const StepRow *last = run->res->n_steps ? &run->res->steps[run->res->n_steps - 1] : NULL;
     const StepRow *before = run->res->n_steps > 1 ? &run->res->steps[run->res->n_steps - 2] : NULL;
     ScheduleObs obs = {.step = step,
@@ -245,14 +241,14 @@ int sched_plan_build(DriverRun *run, long step, BwError *err)
     int rc = schedule_step(E->sched, &obs, &E->dec, err);
     if (rc) return rc;
     schedule_describe(E->sched, E->state, sizeof E->state);
+    plan_build_units(run, step, E->dec.first_bucket_bytes, E->dec.bucket_bytes);
+    const StepPlan *plan = &run->cost->plan;
     SchedPlan *p = &E->plans[step & 1];
     p->n_stages = p->n_parts = 0;
-    plan_units(run, p, &E->dec);
-    const CostProfile *prof = run->cost->prof;
-    for (int u = 0; u < p->n_units; u++) {
-        const int gathers = unit_stages(run, p, u, E->dec.partition_bytes);
-        p->units[u].defer = gathers && prof && !prof->allgather_overlaps;
-    }
+    p->n_units = plan->n_buckets;
+    for (int u = 0; u < plan->n_buckets && !rc; u++)
+        rc = unit_from_bucket(run, p, u, &plan->bucket[u], &E->dec, err);
+    if (rc || (rc = tail_check(run, err))) return rc;
     plan_progress_reset(run, p);
     p->step = step;
     E->steps_planned++;
@@ -296,8 +292,8 @@ static void unit_done(DriverRun *run, int r, SchedPlan *p, int u)
     const int L = wl->n_layers;
     const SchedUnit *U = &p->units[u];
     for (int k = 0; k < U->n; k++) {
-        const int l = wl->tensors[p->order[U->first + k]].layer;
-        if (k > 0 && wl->tensors[p->order[U->first + k - 1]].layer == l) continue;
+        const int l = wl->tensors[U->tensors[k]].layer;
+        if (k > 0 && wl->tensors[U->tensors[k - 1]].layer == l) continue;
         if (--p->layer_left[r * L + l] == 0) E->ranks[r].layer_done[l] = p->step;
     }
     p->units_left[r]--;
@@ -449,7 +445,6 @@ void sched_plans_free(SchedEngine *E)
     for (int k = 0; k < 2; k++) {
         SchedPlan *p = &E->plans[k];
         free(p->units);
-        free(p->order);
         free(p->stages);
         free(p->parts);
         free(p->elig);

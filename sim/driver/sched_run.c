@@ -35,25 +35,16 @@
 
 /* ---- the engine ---- */
 
-/* Each layer's update on the GPU: the profile's optimiser over its parameters (one call a
- * layer, its kernels' fixed cost each time), or the roofline of its flops and bytes. */
+/* Each layer's update on the GPU, layer-wise (the plan's: plan_layer_updates), and the last
+ * layer that has one. */
 static int layer_updates(DriverRun *run, SchedEngine *E, BwError *err)
 {
-    const CostModel *cm = run->cost;
-    const Workload *wl = cm->wl;
-    if (!(E->opt_s = bw_xcalloc((size_t)wl->n_layers, sizeof *E->opt_s, "sched_run.c: E->opt_s")))
+    const int L = run->cost->wl->n_layers;
+    if (!(E->opt_s = bw_xcalloc((size_t)L, sizeof *E->opt_s, "sched_run.c: E->opt_s")))
         return bw_fail(err, BW_ERUNTIME, "out of memory");
-    for (int l = 0; l < wl->n_layers; l++) {
-        size_t n = 0;
-        for (int t = 0; t < wl->layers[l].n_tensors; t++)
-            n += wl->tensors[wl->layers[l].first_tensor + t].numel;
-        if (!n) continue;
-        double flops, bytes;
-        sgd_cost(n, &run->cfg->tc.sgd, &flops, &bytes);
-        E->opt_s[l] = cm->prof ? costs_op_seconds(cm->prof, COST_OP_OPTIMIZER, (double)n)
-                               : cost_gpu_seconds(&run->cluster, flops, bytes);
-        E->last_updated = l;
-    }
+    plan_layer_updates(run, E->opt_s);
+    for (int l = 0; l < L; l++)
+        if (E->opt_s[l] > 0) E->last_updated = l;
     return BW_OK;
 }
 
@@ -64,15 +55,14 @@ static int plans_alloc(SchedEngine *E, int n_tensors, int n_layers, int P)
         SchedPlan *p = &E->plans[k];
         p->step = -1;
         p->units = bw_xcalloc((size_t)n_tensors, sizeof *p->units, "sched_run.c: p->units");
-        p->order = bw_xcalloc((size_t)n_tensors, sizeof *p->order, "sched_run.c: p->order");
         p->rank_stage = bw_xcalloc(up, sizeof *p->rank_stage, "sched_run.c: p->rank_stage");
         p->work_queued = bw_xcalloc(up, sizeof *p->work_queued, "sched_run.c: p->work_queued");
         p->handed_at = bw_xcalloc(up, sizeof *p->handed_at, "sched_run.c: p->handed_at");
         p->layer_left = bw_xcalloc((size_t)P * (size_t)n_layers, sizeof *p->layer_left,
                                    "sched_run.c: p->layer_left");
         p->units_left = bw_xcalloc((size_t)P, sizeof *p->units_left, "sched_run.c: p->units_left");
-        if (!p->units || !p->order || !p->rank_stage || !p->work_queued || !p->handed_at ||
-            !p->layer_left || !p->units_left)
+        if (!p->units || !p->rank_stage || !p->work_queued || !p->handed_at || !p->layer_left ||
+            !p->units_left)
             return 0;
     }
     return 1;
@@ -231,13 +221,13 @@ static void launch(DriverRun *run, SchedPlan *p, int s, int lane)
         sched_queue_push(&E->ranks[r].q[lane], (SchedItem){ITEM_PART, (int)(p->step & 1), i});
 }
 
-/* While the credit and a lane allow: the best ready partition, after the cost profile's fixed
- * cost of a call and its cost of one of this schedule's partitions (ByteScheduler's core), and
- * half of a background thread's cycle when it was idle (cost.c's rule). */
+/* While the credit and a lane allow: the best ready partition, after the plan's fixed cost of a
+ * call (STAGE_COLL.call_s) and the profile's cost of one of this schedule's partitions
+ * (ByteScheduler's core), and the plan's round before its group (STAGE_ROUND: half of a
+ * background thread's cycle) when the dispatcher was idle (cost.c's rule for a queued bucket). */
 static void dispatch(DriverRun *run)
 {
     SchedEngine *E = run->cost->sched;
-    const CostProfile *prof = run->cost->prof;
     for (;;) {
         SchedPlan *p;
         int s, lane;
@@ -245,9 +235,8 @@ static void dispatch(DriverRun *run)
             return;
         const SchedStage *G = &p->stages[s];
         const double t0 = simgrid_get_clock();
-        const double wait =
-            cost_cycle_wait_s(prof, E->in_flight_parts > 0 || G->next_part > 0 || G->queued) +
-            (prof ? prof->collective_s : 0) + E->partition_s;
+        const int busy = E->in_flight_parts > 0 || G->next_part > 0 || G->queued;
+        const double wait = (busy ? 0.0 : G->round_s) + G->call_s + E->partition_s;
         if (wait > 0) sg_actor_sleep_for(wait);
         const double t1 = simgrid_get_clock();
         for (int r = 0; t1 > t0 && r < run->P; r++) cost_note(&run->w[r], COST_COMM, t0, t1);

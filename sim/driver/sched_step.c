@@ -192,7 +192,6 @@ static double sched_backward(Worker *me, int b, SchedPlan *p)
 
 static void sched_step(Worker *me, const StepState *st, int averaged, int last, StepBooks *books)
 {
-    (void)averaged; /* gradient mode only */
     DriverRun *run = me->run;
     SchedEngine *E = run->cost->sched;
     double *split = books->split;
@@ -204,10 +203,9 @@ static void sched_step(Worker *me, const StepState *st, int averaged, int last, 
     double compute =
         sched_forward(me, b, E->layerwise ? sched_plan_of(E, st->step - 1) : NULL, split);
     compute += sched_backward(me, b, p);
-    if (!E->layerwise) {
+    if (!E->layerwise) { /* the plan's tail, as DDP's streams walk it (cost.c) */
         wait_for(me, plan_done, p, "wait for the last partitions", split);
-        compute +=
-            exec_span(me, cost_opt_seconds(run) * sg_host_get_speed(sg_host_self()), "optimizer");
+        compute += cost_tail(me, st->step, averaged, split);
     } else if (last) {
         compute += update_all(me, p, split);
     }

@@ -53,7 +53,7 @@ int plan_create(DriverRun *run, BwError *err)
     for (int t = 0; t < n; t++) p->identity[t] = t;
     const int island = islands_bucketed(run);
     p->grad_comm = island ? PLAN_COMM_ISLAND : PLAN_COMM_RUN;
-    p->mode = cm->exec == &exec_sched    ? PLAN_ENGINE
+    p->mode = cm->exec == &exec_sched    ? PLAN_SCHEDULED
               : cm->ddp                  ? PLAN_OVERLAP
               : run->periodic && !island ? PLAN_NO_GRADIENTS
                                          : PLAN_AFTER;
@@ -119,7 +119,7 @@ static int plan_hook_syncs(const DriverRun *run)
  * profile does not overlap, or a message of the compressor's own under a hook that synchronises
  * (syncs). The backward and such a bucket's collectives take turns, which prices as the backward
  * first and the buckets after it (the same sum, nothing overlapped), as an allgather's. */
-static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
+void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
 {
     CostModel *cm = run->cost;
     CompressMsg msgs[COMPRESS_MAX_MSGS];
@@ -196,7 +196,7 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
  * it), the optimiser, and at an averaging the real model's parameters, dense, on the run's
  * communicator (Streaming DiLoCo: the fragment exchanged at `step`, outer_exchange_floats), on
  * the outer lane when the run has one (it overlaps the next tau steps). */
-static void plan_tail(DriverRun *run, StepPlan *p, long step)
+void plan_tail(DriverRun *run, StepPlan *p, long step)
 {
     CostModel *cm = run->cost;
     p->tail_first = p->n_stages;
@@ -232,7 +232,10 @@ void plan_build(DriverRun *run, long step)
     for (int t = 0; t < cm->wl->n_tensors; t++)
         cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
     p->n_stages = 0;
-    if (p->mode == PLAN_ENGINE) return;
+    if (p->mode == PLAN_SCHEDULED) { /* the schedule decides the buckets (plan_build_units) */
+        p->n_buckets = 0;
+        return;
+    }
     const int syncs = p->mode == PLAN_OVERLAP && plan_hook_syncs(run);
     for (int k = 0; k < p->n_buckets; k++) plan_bucket(run, p, &p->bucket[k], syncs);
     plan_tail(run, p, step);

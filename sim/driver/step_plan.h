@@ -78,9 +78,12 @@ typedef struct {
     int first_stage, n_stages;
 } PlanBucket;
 
-/* PLAN_ENGINE: the schedule engine (sched_plan.c) still plans its own partitions from the levels
- * (not yet this plan's buckets: issue 47's remaining step); the plan has no buckets then. */
-enum { PLAN_OVERLAP, PLAN_AFTER, PLAN_NO_GRADIENTS, PLAN_ENGINE };
+/* PLAN_SCHEDULED: the schedule engine's clock (sched_*.c). Its buckets are the schedule's units,
+ * whose caps the schedule decides each step from an observation of the tensors' payloads: so
+ * plan_build sets the levels only, and the engine, once the schedule decided, has the buckets,
+ * their stages and the tail built by plan_build_units; it then cuts each STAGE_COLL's message
+ * into the schedule's partitions and hands them out in the schedule's order (when, not what). */
+enum { PLAN_OVERLAP, PLAN_AFTER, PLAN_NO_GRADIENTS, PLAN_SCHEDULED };
 #define PLAN_NO_CALL (-1.0)
 
 typedef struct {
@@ -106,5 +109,18 @@ void plan_free(StepPlan *p);
 int plan_outer_waits(const DriverRun *run, long step, int averaged);
 /* The bytes of one rank's shard of `floats` fp32 values over the priced GPUs (--sharding). */
 size_t plan_shard_bytes(const DriverRun *run, size_t floats);
+/* PLAN_SCHEDULED (step_plan_units.c). plan_tensor_bytes: each tensor's payload at this step's
+ * levels (the schedule's observation; after plan_build). plan_build_units: this step's buckets,
+ * the tensors in the backward's order closed once a bucket holds its cap of fp32 bytes
+ * (first_cap, when > 0, for the first; cap 0: a tensor a bucket), their stages and the tail. */
+void plan_tensor_bytes(const DriverRun *run, double *bytes);
+void plan_build_units(DriverRun *run, long step, double first_cap, double cap);
+/* --overlap layer: each layer's update in place of STAGE_OPTIMIZER, seconds at the GPU's full
+ * rate into opt_s[n_layers] (0: a layer without tensors). */
+void plan_layer_updates(const DriverRun *run, double *opt_s);
+/* The builder's own rules, shared by its two files (step_plan.c): bucket b's stages (syncs: a
+ * synchronising hook defers it) and the tail after the gradients. */
+void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs);
+void plan_tail(DriverRun *run, StepPlan *p, long step);
 
 #endif
