@@ -64,6 +64,7 @@ int plan_create(DriverRun *run, BwError *err)
                                         .n_tensors = cm->bucket_start[k + 1] - cm->bucket_start[k],
                                         .layer = cm->bucket_layer[k],
                                         .queued = -1};
+        if (cm->prof && cm->prof->horovod.present) plan_hvd_buckets(run); /* step_plan_hvd.c */
     } else if (p->mode == PLAN_AFTER && cfg->overlap == OVERLAP_TENSOR) {
         /* in the model's order, as a loop over them; each queued behind the one before */
         p->n_buckets = n;
@@ -95,6 +96,11 @@ static PlanStage *push(StepPlan *p, StageKind kind)
     PlanStage *s = &p->stage[p->n_stages++];
     *s = (PlanStage){.kind = kind, .comm = PLAN_COMM_RUN, .call_s = PLAN_NO_CALL};
     return s;
+}
+
+PlanStage *plan_push(StepPlan *p, StageKind kind)
+{
+    return push(p, kind);
 }
 
 /* The profile's fixed cost of a collective call, or none (the roofline). */
@@ -131,9 +137,13 @@ static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
     b->defer = syncs && nm > cc.first_msg; /* the compressor sends something of its own */
     push(p, STAGE_ENCODE)->seconds = cc.phase_s[0];
     push(p, STAGE_RENDEZVOUS);
-    PlanStage *r = push(p, STAGE_ROUND);
-    r->seconds = cost_cycle_wait_s(cm->prof, 0);
-    r->queueable = 1;
+    if (p->horovod) { /* its cycle, negotiation and copy in (step_plan_hvd.c) */
+        plan_hvd_round(run, p, b, msgs, nm);
+    } else {
+        PlanStage *r = push(p, STAGE_ROUND);
+        r->seconds = cost_cycle_wait_s(cm->prof, 0);
+        r->queueable = 1;
+    }
     for (int i = 0; i < nm; i++) {
         const int ph = i - cc.first_msg; /* the compressor's work before its ph-th message */
         if (ph > 0 && cc.phase_s[ph] > 0) {
@@ -152,6 +162,7 @@ static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
         } else if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
             b->defer = 1;
     }
+    if (p->horovod) plan_hvd_copy_out(run, p, b, msgs, nm);
     if (last > 0) push(p, STAGE_DECODE)->seconds = cc.phase_s[last];
     b->n_stages = p->n_stages - b->first_stage;
 }
