@@ -216,6 +216,27 @@ static void test_a_bad_horovod_is_refused_naming_the_field(void **state)
     }
     write_hvd_profile("bad-cycle.json", HVD("-1", "0"));
     expect_refusal("horovod: \"cycle_ms\"", "costs @/bad-cycle.json");
+    /* the cycle given twice; no rate for the copies */
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"bellows_costs\": 1, \"name\": \"hvd\", \"implementation\": \"a toy\", "
+             "\"gpu\": \"V100\", \"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5, "
+             "\"collective_s\": 2e-4%s}, \"ops\": {%s\"optimizer\": {\"kernels\": 4, "
+             "\"rate\": [[1, 1e10]]}}, \"networks\": {\"tcp\": {\"allreduce\": 0.5, "
+             "\"allgather\": 0.25}}, \"allgather\": {\"overlaps_backward\": true}, "
+             "\"horovod\": {" HVD("5", "0") "}}",
+             ", \"cycle_s\": 5e-3", "\"elementwise\": {\"kernels\": 1, \"rate\": [[1, 5e11]]}, ");
+    write_tmp("twice.json", text);
+    expect_refusal("horovod: the cycle is Horovod's", "costs @/twice.json");
+    snprintf(text, sizeof text,
+             "{\"bellows_costs\": 1, \"name\": \"hvd\", \"implementation\": \"a toy\", "
+             "\"gpu\": \"V100\", \"fixed\": {\"tensor_s\": 1e-4, \"kernel_s\": 1e-5, "
+             "\"collective_s\": 2e-4}, \"ops\": {\"optimizer\": {\"kernels\": 4, "
+             "\"rate\": [[1, 1e10]]}}, \"networks\": {\"tcp\": {\"allreduce\": 0.5, "
+             "\"allgather\": 0.25}}, \"allgather\": {\"overlaps_backward\": true}, "
+             "\"horovod\": {" HVD("5", "0") "}}");
+    write_tmp("no-copy.json", text);
+    expect_refusal("horovod: needs \"ops\": \"elementwise\"", "costs @/no-copy.json");
     expect_refusal("horovod: \"cycle_ms\"",
                    "run --costs @/bad-cycle.json --gpu V100 --workers 2 --epochs 1 "
                    "--train-samples 64 --test-samples 50 --out @/never");

@@ -89,6 +89,9 @@ int costs_parse_horovod(JsonAt *at, const json_t *o, CostProfile *p)
         rc = hvd_choice(at, o, "controller", "mpi", "gloo", h.controller, sizeof h.controller);
     if (rc == BW_OK)
         rc = hvd_choice(at, o, "operations", "nccl", "mpi", h.operations, sizeof h.operations);
+    if (rc == BW_OK && !p->ops[COST_OP_ELEMENTWISE].present)
+        rc = json_at_fail(at, "needs \"ops\": \"elementwise\", the rate of the fusion buffer's "
+                              "copies");
     if (rc == BW_OK && p->cycle_s > 0)
         rc = json_at_fail(at, "the cycle is Horovod's \"cycle_ms\": leave \"fixed\": "
                               "\"cycle_s\" out");

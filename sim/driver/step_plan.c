@@ -98,11 +98,6 @@ static PlanStage *push(StepPlan *p, StageKind kind)
     return s;
 }
 
-PlanStage *plan_push(StepPlan *p, StageKind kind)
-{
-    return push(p, kind);
-}
-
 /* The profile's fixed cost of a collective call, or none (the roofline). */
 static double call_cost(const CostModel *cm)
 {
@@ -138,7 +133,12 @@ static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
     push(p, STAGE_ENCODE)->seconds = cc.phase_s[0];
     push(p, STAGE_RENDEZVOUS);
     if (p->horovod) { /* its cycle, negotiation and copy in (step_plan_hvd.c) */
-        plan_hvd_round(run, p, b, msgs, nm);
+        if (b->opens_cycle) {
+            push(p, STAGE_CYCLE)->seconds = cm->prof->horovod.cycle_s;
+            plan_hvd_negotiation(cm, b, &push(p, STAGE_NEGOTIATE)->msg);
+        }
+        const double copy = plan_hvd_copy_s(cm, b, msgs, nm);
+        if (copy > 0) push(p, STAGE_FUSE)->seconds = copy;
     } else {
         PlanStage *r = push(p, STAGE_ROUND);
         r->seconds = cost_cycle_wait_s(cm->prof, 0);
@@ -162,7 +162,8 @@ static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
         } else if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
             b->defer = 1;
     }
-    if (p->horovod) plan_hvd_copy_out(run, p, b, msgs, nm);
+    const double copy_out = p->horovod ? plan_hvd_copy_s(cm, b, msgs, nm) : 0;
+    if (copy_out > 0) push(p, STAGE_FUSE)->seconds = copy_out; /* the fusion buffer's, out */
     if (last > 0) push(p, STAGE_DECODE)->seconds = cc.phase_s[last];
     b->n_stages = p->n_stages - b->first_stage;
 }

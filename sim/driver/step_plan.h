@@ -116,15 +116,8 @@ void plan_free(StepPlan *p);
 int plan_outer_waits(const DriverRun *run, long step, int averaged);
 /* step_plan_hvd.c: under a profile with "horovod" and DDP's overlap, the buckets are the calls
  * Horovod's background thread makes (costs_horovod_fuse) over the workload's backward at the
- * run's batch; plan_hvd_round: a bucket's cycle, negotiation and copy in, plan_hvd_copy_out its
- * copy out (msgs: its messages). */
+ * run's batch (its pricing of a bucket's stages: exec_impl.h). */
 void plan_hvd_buckets(DriverRun *run);
-void plan_hvd_round(DriverRun *run, StepPlan *p, const PlanBucket *b, const CompressMsg *msgs,
-                    int nm);
-void plan_hvd_copy_out(DriverRun *run, StepPlan *p, const PlanBucket *b, const CompressMsg *msgs,
-                       int nm);
-/* step_plan.c's: a new stage of p (the plan grows) */
-PlanStage *plan_push(StepPlan *p, StageKind kind);
 
 /* The bytes of one rank's shard of `floats` fp32 values over the priced GPUs (--sharding). */
 size_t plan_shard_bytes(const DriverRun *run, size_t floats);

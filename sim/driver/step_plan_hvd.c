@@ -162,32 +162,16 @@ static double hvd_msg_bytes(const CompressMsg *msgs, int nm)
     return bytes;
 }
 
-/* One copy of the bucket's tensors into the fusion buffer (or out): 0 for a lone tensor. */
-static double hvd_copy_s(const CostModel *cm, const PlanBucket *b, const CompressMsg *msgs, int nm)
+void plan_hvd_negotiation(const CostModel *cm, const PlanBucket *b, CompressMsg *msg)
+{
+    const CostHorovod *h = &cm->prof->horovod;
+    const int cached = h->response_cache && cm->wl->n_tensors <= h->cache_capacity;
+    const size_t bytes = (size_t)b->negotiate_bytes;
+    *msg = cached ? (CompressMsg){COMPRESS_ALLREDUCE_F32, (bytes + 3) / 4}
+                  : (CompressMsg){COMPRESS_ALLGATHER, bytes};
+}
+
+double plan_hvd_copy_s(const CostModel *cm, const PlanBucket *b, const CompressMsg *msgs, int nm)
 {
     return hvd_copy_bytes_s(cm->prof, hvd_msg_bytes(msgs, nm), b->n_tensors);
-}
-
-void plan_hvd_round(DriverRun *run, StepPlan *p, const PlanBucket *b, const CompressMsg *msgs,
-                    int nm)
-{
-    const CostModel *cm = run->cost;
-    if (b->opens_cycle) {
-        plan_push(p, STAGE_CYCLE)->seconds = cm->prof->horovod.cycle_s;
-        PlanStage *s = plan_push(p, STAGE_NEGOTIATE);
-        const CostHorovod *h = &cm->prof->horovod;
-        const int cached = h->response_cache && cm->wl->n_tensors <= h->cache_capacity;
-        const size_t bytes = (size_t)b->negotiate_bytes;
-        s->msg = cached ? (CompressMsg){COMPRESS_ALLREDUCE_F32, (bytes + 3) / 4}
-                        : (CompressMsg){COMPRESS_ALLGATHER, bytes};
-    }
-    const double copy = hvd_copy_s(cm, b, msgs, nm);
-    if (copy > 0) plan_push(p, STAGE_FUSE)->seconds = copy;
-}
-
-void plan_hvd_copy_out(DriverRun *run, StepPlan *p, const PlanBucket *b, const CompressMsg *msgs,
-                       int nm)
-{
-    const double copy = hvd_copy_s(run->cost, b, msgs, nm);
-    if (copy > 0) plan_push(p, STAGE_FUSE)->seconds = copy;
 }
