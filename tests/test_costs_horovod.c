@@ -160,6 +160,39 @@ static void test_a_runs_buckets_are_the_threads_calls(void **state)
     assert_true(tensors[0] == 1 && tensors[1] == 2 && bytes[1] == 1048576 + 65536);
 }
 
+/* The sim time of the replay of @/hvd-rec.jsonl.gz by engine (fast or actors), free compression
+ * (the fast replay's DDP closed form needs it). */
+static double replayed(const char *engine)
+{
+    assert_int_equal(bw("replay --trace @/hvd-rec.jsonl.gz --workload @/hvd-wl.json --costs "
+                        "@/hvd5.json --workers 4 --gpu-flops 1e12 --bandwidth 10Gbps --latency "
+                        "10us --collectives analytic --overlap ddp --free-compression --compressor "
+                        "none --policies sync --replay-engine %s --quiet --out @/rp-%s",
+                        engine, engine),
+                     0);
+    char dir[64];
+    snprintf(dir, sizeof dir, "rp-%s/seed-1/1-sync", engine);
+    return summary_num(dir, "sim_time_s");
+}
+
+/* The fast replay's closed form (cost_fast.c) times a Horovod plan as the actors do (cost.c):
+ * the cycles, the negotiation and the copies, to 1e-12 of the time. */
+static void test_the_closed_form_times_horovod_as_the_actors(void **state)
+{
+    (void)state;
+    write_tmp("hvd-wl.json", WORKLOAD);
+    write_hvd_profile("hvd5.json", HVD("5", "1048576"));
+    assert_int_equal(bw("run --workload @/hvd-wl.json --costs @/hvd5.json --model softmax "
+                        "--workers 4 --batch 8 --gpu-flops 1e12 --bandwidth 10Gbps --latency 10us "
+                        "--collectives analytic --overlap ddp --compressor none --policy sync "
+                        "--epochs 1 --train-samples 64 --test-samples 50 --quiet --out @/rec "
+                        "--record-trace @/hvd-rec.jsonl.gz"),
+                     0);
+    const double fast = replayed("fast"), actors = replayed("actors");
+    if (!(fabs(fast - actors) <= 1e-12 * actors))
+        fail_msg("the fast replay %.15g s, the actors %.15g s", fast, actors);
+}
+
 /* The built-ins: each release's defaults as its code sets them. */
 static void test_the_builtins_carry_each_releases_defaults(void **state)
 {
@@ -248,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_fusion_follows_the_cycle_clock),
         cmocka_unit_test(test_the_cycle_starts_as_horovods_loop),
         cmocka_unit_test(test_a_runs_buckets_are_the_threads_calls),
+        cmocka_unit_test(test_the_closed_form_times_horovod_as_the_actors),
         cmocka_unit_test(test_the_builtins_carry_each_releases_defaults),
         cmocka_unit_test(test_a_bad_horovod_is_refused_naming_the_field),
     };
