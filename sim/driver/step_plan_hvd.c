@@ -95,13 +95,14 @@ static double hvd_copy_bytes_s(const CostProfile *prof, double bytes, int n)
            (kernels - prof->ops[COST_OP_ELEMENTWISE].kernels) * prof->kernel_s;
 }
 
-/* The closed form of a dense allreduce of `bytes` on the run's cluster, at the profile's share
- * of its links (estimate.c's step_comm_s for one call). */
+/* The closed form of a dense allreduce of `bytes` on the run's cluster (at --price-workers' N
+ * when given), at the profile's share of its links (estimate.c's step_comm_s for one call). */
 static double hvd_allreduce_s(const DriverRun *run, double bytes)
 {
     const Cluster *c = &run->cluster;
     const int g = coll_algo_group(run->cfg->algo, c);
-    return coll_allreduce_formula_s(run->cfg->algo, c->workers, g, bytes, 2 * c->latency_s,
+    const int p = run->cfg->price_workers > c->workers ? run->cfg->price_workers : c->workers;
+    return coll_allreduce_formula_s(run->cfg->algo, p, g, bytes, 2 * c->latency_s,
                                     1 / (c->bandwidth_Bps * cluster_link_share(c)),
                                     2 * c->intra_latency_s,
                                     1 / (c->intra_bandwidth_Bps * cluster_intra_link_share(c)));
