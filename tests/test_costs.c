@@ -74,7 +74,8 @@ static void test_every_builtin_loads_and_pytorch_is_the_gpus(void **state)
         if (!p->software[0]) fail_msg("%s names no software generation", *b); /* issue 48 */
         costs_free(p);
     }
-    assert_int_equal(n, 7); /* grace-tf, pytorch-{a100,h100,h200,v100}, pytorch2-{a100,v100} */
+    /* grace-tf, horovod-{0.18,0.21}-v100, pytorch-{a100,h100,h200,v100}, pytorch2-{a100,v100} */
+    assert_int_equal(n, 9);
     CostProfile *p = NULL;
     assert_int_equal(costs_load("pytorch", "--costs", "H100", &p, NULL), BW_OK);
     assert_string_equal(p->name, "pytorch-h100");

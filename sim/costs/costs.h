@@ -130,6 +130,32 @@ typedef enum {
 #define COSTS_UNCERTAINTY_VERSION 1
 #define COSTS_MAX_UNCERTAINTY     0.9
 
+/* Horovod (horovod/horovod) as the framework that runs a step's allreduces ("horovod": the
+ * format in sim/costs/README.md; read by costs_horovod.c). Its background thread wakes every
+ * cycle (RunLoopOnce in horovod/common/operations.cc: it sleeps until the last cycle's start
+ * plus HOROVOD_CYCLE_TIME, or not at all when the last cycle's work ran past that), negotiates
+ * which tensors every rank has ready (the response cache's bit-vector allreduce when every
+ * tensor is cached, else a gather of the requests to rank 0 and a broadcast of the plan:
+ * horovod/common/controller.cc, response_cache.cc), fuses them in order while their bytes stay
+ * within HOROVOD_FUSION_THRESHOLD (Controller::FuseResponses), copies a fused call's tensors
+ * into the fusion buffer and back out (only when it holds more than one: ops/gpu_operations.cc)
+ * and allreduces. */
+#define COSTS_HVD_MAX_THRESHOLD  (1ull << 40) /* bytes: a terabyte, far above any GPU's memory */
+#define COSTS_HVD_MAX_CYCLE_MS   1000.0
+#define COSTS_HVD_MAX_CACHE      (1 << 20)
+typedef struct {
+    int present;
+    char version[24];      /* the release whose defaults the fields are, "0.21.0" */
+    double fusion_bytes;   /* HOROVOD_FUSION_THRESHOLD; 0: no fusion (each tensor its own call) */
+    double cycle_s;        /* HOROVOD_CYCLE_TIME */
+    int response_cache;    /* HOROVOD_CACHE_CAPACITY > 0 */
+    int cache_capacity;    /* the cache's bits (HOROVOD_CACHE_CAPACITY, 1024 by default) */
+    int batched_memcpy;    /* the fusion copies as one kernel per 160 tensors (HOROVOD_BATCH_D2D_
+                              MEMCOPIES, v0.21.0 on) rather than a cudaMemcpyAsync per tensor */
+    char controller[8];    /* the negotiation's: "mpi" or "gloo" */
+    char operations[8];    /* the allreduce's: "nccl" or "mpi" (HOROVOD_GPU_OPERATIONS) */
+} CostHorovod;
+
 typedef struct {
     char name[64];
     char spec[256];   /* what costs_load was given, for errors and summaries */
@@ -191,6 +217,9 @@ typedef struct {
      * has_uncertainty 0: the profile states none */
     int has_uncertainty;
     double uncertainty[COST_GROUP_COUNT];
+    /* "horovod": the framework that runs the step's allreduces (CostHorovod); present 0: DDP's
+     * buckets. Its cycle is cycle_s too (the schedules' and the averaging's rounds). */
+    CostHorovod horovod;
 } CostProfile;
 
 /* The default --costs: the PyTorch DDP + NCCL profile of the cluster's GPU. */
@@ -274,7 +303,7 @@ int costs_net_parse(const char *name); /* -1 if unknown */
  * run (issue 48: a run's "validated" line named rows of another model, network and node). */
 typedef struct {
     char family[32];    /* the workload's name up to its first '-' (resnet50-tf: resnet50); "" */
-    char framework[16]; /* costs_framework: pytorch, tensorflow, roofline (ideal) or other */
+    char framework[16]; /* costs_framework: pytorch, tensorflow, horovod, roofline (ideal), other */
     int transport;      /* CostNet */
     int sockets;        /* NCCL's socket streams, threads x sockets per thread (tcp with a cap;
                            else 1) */
@@ -292,7 +321,8 @@ typedef struct {
 #define COSTS_NEAR_DISTANCE 1.0
 double costs_setting_distance(const CostSetting *run, const CostSetting *row, char *why, size_t n);
 
-/* pytorch, tensorflow (the implementation names it), roofline (ideal) or other. */
+/* horovod (a profile with "horovod"), pytorch, tensorflow (the implementation names it),
+ * roofline (ideal) or other. */
 const char *costs_framework(const CostProfile *p);
 
 /* The predicted rows of the built-in validation (sim/costs/validation/summary.json's "rows",
@@ -301,6 +331,30 @@ const char *costs_framework(const CostProfile *p);
  * error M%, worst W%); nearest: ID (+E%, distance D), ..." or "no published row near this
  * setting; the nearest, ID (+E%), at distance D: WHAT differs". */
 void costs_validation_near(const CostSetting *s, char *buf, size_t n);
+
+/* Horovod's tensor fusion (costs_horovod.c). The tensors in the order they become ready, each
+ * at ready_s (seconds after the backward starts) with its bytes; a call of the background
+ * thread: tensors t[first .. first + n), their bytes, when it starts and whether it is its
+ * cycle's first (the cycle's negotiation comes before it). */
+typedef struct {
+    double ready_s, bytes;
+} HvdTensor;
+typedef struct {
+    int first, n;
+    double bytes, start_s;
+    int opens_cycle;
+} HvdCall;
+/* The calls Horovod makes of n tensors (calls: room for n; returns how many): a cycle starts
+ * with the backward (t = 0) and then every h->cycle_s, or as soon as a cycle's work ends when it
+ * ran longer (costs_horovod_cycle_start); each cycle takes the tensors ready by its start, fused
+ * in order while their bytes stay within h->fusion_bytes (a larger tensor alone), one call after
+ * the other. busy_s(ctx, call): how long the thread works on a call (NULL: no time, a thread
+ * that is never late). */
+int costs_horovod_fuse(const CostHorovod *h, const HvdTensor *t, int n,
+                       double (*busy_s)(void *ctx, const HvdCall *call), void *ctx, HvdCall *calls);
+/* The thread's next cycle at or after now, its last one started at last: busy (its last work
+ * ended at now), max(last + cycle_s, now); idle, the first last + m cycle_s >= now (m >= 0). */
+double costs_horovod_cycle_start(double now, double last, double cycle_s, int busy);
 
 /* The `bellows costs` listing. */
 void costs_print_list(FILE *out);

@@ -4,6 +4,7 @@
 #define BELLOWS_COSTS_IMPL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -28,6 +29,11 @@ int costs_builtin_text(const char *name, const char **text, size_t *len);
 /* costs_validation.c: "median error 8%, worst 19% over 24 published rows" for the built-in
  * called name, from the embedded validation summary; "" when it has none. */
 void costs_validation_text(const char *name, char *buf, size_t n);
+
+/* costs_horovod.c: the "horovod" object o (NULL: absent) into p->horovod, at the place `at`
+ * names; and its lines of `bellows costs NAME` (nothing when absent). */
+int costs_parse_horovod(JsonAt *at, const json_t *o, CostProfile *p);
+void costs_print_horovod(FILE *out, const CostProfile *p, const json_t *o);
 
 int costs_op_parse(const char *name);        /* -1 if unknown */
 void costs_op_names(char *buf, size_t size); /* "elementwise, matmul, ..." */

@@ -489,6 +489,7 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
     if (rc == BW_OK) rc = parse_schedules(c, json_object_get(root, "schedules"), p);
     if (rc == BW_OK) rc = parse_hooks(c, json_object_get(root, "hooks"), p);
     if (rc == BW_OK) rc = parse_uncertainty(c, json_object_get(root, "uncertainty"), p);
+    if (rc == BW_OK) rc = costs_parse_horovod(&c->loc, json_object_get(root, "horovod"), p);
     return rc;
 }
 

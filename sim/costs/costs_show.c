@@ -99,6 +99,7 @@ static void print_all(FILE *out, const CostProfile *p, const json_t *root)
     print_about(out, json_object_get(root, "fixed"), p->software);
     print_ops(out, p, json_object_get(root, "ops"));
     print_networks(out, p, json_object_get(root, "networks"));
+    costs_print_horovod(out, p, json_object_get(root, "horovod"));
     if (p->interference > 1) {
         fprintf(out, "  interference: compute beside a collective %.4gx as long\n",
                 p->interference);

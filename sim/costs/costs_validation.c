@@ -33,6 +33,7 @@ void costs_validation_text(const char *name, char *buf, size_t n)
 const char *costs_framework(const CostProfile *p)
 {
     if (p->ideal) return "roofline";
+    if (p->horovod.present) return "horovod"; /* its own way of running the allreduces */
     if (strncmp(p->implementation, "PyTorch", 7) == 0) return "pytorch";
     if (strncmp(p->implementation, "TensorFlow", 10) == 0) return "tensorflow";
     return "other";

@@ -395,6 +395,55 @@ def profile2(gpu):
     return label_software(p)
 
 
+# Horovod (horovod/horovod) as the framework that runs the allreduces: its defaults per release,
+# as InitializeHorovodOnce sets them (horovod/common/operations.cc) and global_state.h declares
+# them. v0.21.0 changed the cycle from 5 to 1 ms and the fusion threshold from 64 to 128 MB
+# (CHANGELOG, horovod PR #2468) and added the batched fusion copies (PR #2435,
+# HOROVOD_BATCH_D2D_MEMCOPIES on by default). The response cache is on at 1024 tensors in both
+# (SetCacheEnabled(true); cache_capacity = 1024). HOROVOD_GPU_OPERATIONS=NCCL (docs/install.rst)
+# with the MPI controller: the GPU clusters' usual build.
+HOROVOD = {
+    "0.18": {"version": "0.18.0", "fusion_threshold_bytes": 64 * 1024 * 1024, "cycle_ms": 5,
+             "batched_memcpy": False,
+             "source": "horovod v0.18.0: horovod/common/operations.cc (SetTensorFusionThresholdBytes"
+                       "(64 * 1024 * 1024), SetCycleTimeMs(5), SetCacheEnabled(true)), "
+                       "global_state.h (cache_capacity = 1024); docs/tensor-fusion.rst (the "
+                       "fusion: ready tensors of one type fused up to HOROVOD_FUSION_THRESHOLD, "
+                       "copied into the fusion buffer and out); a cudaMemcpyAsync a tensor "
+                       "(ops/cuda_operations.cc)"},
+    "0.21": {"version": "0.21.0", "fusion_threshold_bytes": 128 * 1024 * 1024, "cycle_ms": 1,
+             "batched_memcpy": True,
+             "source": "horovod v0.21.0: horovod/common/operations.cc (SetTensorFusionThresholdBytes"
+                       "(128 * 1024 * 1024), SetCycleTimeMs(1), SetCacheEnabled(true)), "
+                       "global_state.h (cache_capacity = 1024, batch_d2d_memcopies = true); "
+                       "CHANGELOG 0.21.0: default cycle time from 5 to 1 ms and fusion threshold "
+                       "from 64 to 128 MB (horovod PR #2468), batched D2D memcopy kernel (PR #2435)"},
+}
+
+
+def profile_horovod(release):
+    """pytorch-v100's rates with Horovod release's background thread running the allreduces
+    (PyTorch 1.x + horovod.torch over NCCL): no DDP buckets and no DDP communication hooks."""
+    h = HOROVOD[release]
+    p = profile("V100")
+    p["name"] = "horovod-%s-v100" % release
+    p["implementation"] = ("PyTorch 1.x + Horovod %s over NCCL (MPI controller), its tensor "
+                           "fusion and cycle" % h["version"])
+    p["software"] = "PyTorch 1.x + Horovod %s (rates as pytorch-v100's)" % h["version"]
+    p["source"] = ("pytorch-v100's rates, links and fixed costs (sim/costs/gen_costs.py "
+                   "profile_horovod), with Horovod %s's fusion threshold, cycle and response "
+                   "cache as its code sets them (\"horovod\"); no published row validates it" %
+                   h["version"])
+    p.pop("hooks", None)  # DDP's communication hooks: Horovod has none
+    p["horovod"] = {"version": h["version"],
+                    "fusion_threshold_bytes": h["fusion_threshold_bytes"],
+                    "cycle_ms": h["cycle_ms"], "response_cache": True, "cache_capacity": 1024,
+                    "batched_memcpy": h["batched_memcpy"], "controller": "mpi",
+                    "operations": "nccl", "software": "Horovod " + h["version"],
+                    "source": h["source"]}
+    return p
+
+
 def dumps(obj, indent=0):
     """JSON with two-space indents, a list of numbers (or of number pairs) on one line."""
     import json
@@ -634,7 +683,8 @@ def main(argv):
         stale += import_differs(argv[3])
         argv = argv[:2]
     jobs = [("pytorch-%s.json" % g.lower(), profile, g) for g in GPUS] + [
-        ("pytorch2-%s.json" % g.lower(), profile2, g) for g in PYTORCH2_GPUS]
+        ("pytorch2-%s.json" % g.lower(), profile2, g) for g in PYTORCH2_GPUS] + [
+        ("horovod-%s-v100.json" % r, profile_horovod, r) for r in HOROVOD]
     for name, make, gpu in jobs:
         path = os.path.join(OUT_DIR, name)
         prof = make(gpu)

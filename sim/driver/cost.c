@@ -120,6 +120,28 @@ static double cost_rendezvous(Worker *me, sg_bar_t bar, TimelineLane lane, const
     return t2;
 }
 
+/* A Horovod plan's own stages (step_plan_hvd.c): the thread's next cycle (queued: its last work
+ * ended now with this bucket ready), the cycle's negotiation on the run's communicator (no
+ * interference: the controller's MPI or Gloo call is the host's), a copy of the fusion buffer. */
+static void hvd_stage(Worker *me, const PlanStage *s, int queued)
+{
+    if (s->kind == STAGE_CYCLE) {
+        const double now = simgrid_get_clock();
+        const double at = costs_horovod_cycle_start(now, me->stream.hvd_last, s->seconds, queued);
+        cycle_wait(at - now);
+        me->stream.hvd_last = at;
+    } else if (s->kind == STAGE_NEGOTIATE) {
+        int rank;
+        Comm *comm = islands_plan_comm(me, s->comm, &rank); /* islands.c */
+        if (s->msg.op == COMPRESS_ALLGATHER)
+            coll_cost_allgather(comm, rank, s->msg.count);
+        else
+            coll_cost_allreduce(comm, rank, s->msg.count, 4);
+    } else if (s->kind == STAGE_FUSE) {
+        cycle_wait(s->seconds);
+    }
+}
+
 /* Bucket k of the plan on the clock of the worker's actors (or its stream's): its stages in
  * order (step_plan.h), each part noted in the worker's spans and its books added to split[].
  * queued: the tensors were ready while the previous ones were reduced (the first round waits
@@ -160,6 +182,11 @@ static void cost_reduce(Worker *me, int k, sg_bar_t bar, TimelineLane lane, int 
             total += m;
             break;
         }
+        case STAGE_CYCLE:
+        case STAGE_NEGOTIATE:
+        case STAGE_FUSE:
+            hvd_stage(me, s, queued);
+            break;
         case STAGE_DECODE:
             comm_done(me, lane, t2, bytes, k, b->n_tensors, split);
             open = 0;
@@ -259,6 +286,7 @@ static double cost_backward(Worker *me, int b)
     const double speed = sg_host_get_speed(sg_host_self());
     double total = 0, f = 0;
     int k = 0, from = wl->n_layers - 1, held = 0;
+    me->stream.hvd_last = simgrid_get_clock(); /* Horovod's cycles start with the backward */
     for (int l = wl->n_layers - 1; l >= 0; l--) {
         f += workload_bwd_flops(wl, l, b, speed, cm->peak_ratio);
         int full = 0;

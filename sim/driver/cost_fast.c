@@ -29,6 +29,7 @@ typedef struct {
     double speed; /* every generated host's flop rate */
     double mult;  /* the workers' one slowdown */
     Busy *busy;   /* where each collective's interval goes, or NULL */
+    double *hvd_last; /* a Horovod plan's thread's last cycle start (cost.c's DdpStream) */
 } FastClock;
 
 static void busy_add(Busy *b, double t0, double t1)
@@ -134,6 +135,19 @@ static void fc_reduce(DriverRun *run, FastClock *c, const PlanBucket *b, int que
         case STAGE_COLL:
             fc_message(run, c, s);
             break;
+        case STAGE_CYCLE: { /* Horovod's (step_plan_hvd.c), as cost.c's hvd_stage */
+            const double at =
+                costs_horovod_cycle_start(c->now, *c->hvd_last, s->seconds, queued);
+            fc_wait(c, at - c->now);
+            *c->hvd_last = at;
+            break;
+        }
+        case STAGE_NEGOTIATE:
+            fc_wait(c, cost_charge(run->comm, &s->msg));
+            break;
+        case STAGE_FUSE:
+            fc_wait(c, s->seconds);
+            break;
         case STAGE_DECODE:
             split[COST_COMM] += c->now - t2;
             open = 0;
@@ -149,7 +163,7 @@ static void fc_reduce(DriverRun *run, FastClock *c, const PlanBucket *b, int que
 /* Bucket k, ready at `ready`, reduced once the previous buckets end (prev); when it ends. */
 static double fc_bucket(DriverRun *run, const FastClock *c, int k, double ready, double prev)
 {
-    FastClock b = {fmax(prev, ready), c->speed, c->mult, c->busy};
+    FastClock b = {fmax(prev, ready), c->speed, c->mult, c->busy, c->hvd_last};
     double ignored[COST_KINDS] = {0};
     fc_reduce(run, &b, &run->cost->plan.bucket[k], k > 0 && ready <= prev, ignored);
     return b.now;
@@ -172,6 +186,8 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
     double t = t0, comm_end = t0;
     for (int l = 0; l < wl->n_layers; l++)
         t += workload_fwd_flops(wl, l, b, c->speed, cm->peak_ratio) * c->mult / c->speed;
+    double hvd_last = t; /* Horovod's cycles start with the backward */
+    c->hvd_last = &hvd_last;
     int k = 0, deferred = -1; /* the first bucket that waits for the backward's end */
     for (int l = wl->n_layers - 1; l >= 0; l--) {
         const double w =
@@ -187,6 +203,7 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
     split[COST_COMM] += fmax(0.0, comm_end - t); /* free compression: all communication */
     c->now = fmax(t, comm_end);
     c->busy = NULL;
+    c->hvd_last = NULL;
     free(busy.t0);
     free(busy.t1);
     return t - t0;
@@ -232,7 +249,7 @@ static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, 
     FastClock c = {now, run->cluster.gpu_flops,
                    (run->cfg->slowdown ? run->cfg->slowdown[0] : 1.0) *
                        driver_straggler_factor(run->cfg, st->step),
-                   NULL};
+                   NULL, NULL};
     const int b = driver_price_batch(run->cfg, st->b);
     double comp;
     if (p->mode == PLAN_OVERLAP) {

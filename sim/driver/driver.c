@@ -348,7 +348,9 @@ static void run_totals(DriverRun *run)
     res->scheduled = scheduled;
     res->workload = run->cfg->workload ? run->cfg->workload->name : NULL;
     res->workload_params = run->cfg->workload ? run->cfg->workload->n_params : 0;
-    res->buckets = cm && cm->ddp ? cm->n_buckets : 0;
+    res->buckets = !cm || !cm->ddp  ? 0
+                   : cm->plan.horovod ? cm->plan.n_buckets /* Horovod's calls (step_plan_hvd.c) */
+                                      : cm->n_buckets;
     const Model *m = run->w[0].model;
     /* a shared replica measured its workers' decoded means as it went (shared_update) */
     for (int w = 1; w < P && !run->fast && !run->shared.replica; w++)

@@ -85,6 +85,7 @@ typedef struct {
     sg_sem_t ready; /* a bucket is full (released once per bucket) */
     sg_sem_t done;  /* the stream has reduced the step's last bucket */
     int next, quit; /* the next bucket it reduces; told to end */
+    double hvd_last; /* a Horovod plan's: its thread's last cycle start (the backward's start) */
 } DdpStream;
 
 /* One simulated GPU: its replica, optimiser, compressor and buffers, what it reports at the

@@ -80,4 +80,10 @@ void exec_stop(Worker *me);
 /* The books of a step (step: also its step_* fields) or of a drain (its totals only). */
 void exec_books_add(Worker *me, const StepBooks *b, int step);
 
+/* step_plan_hvd.c, for step_plan.c: the negotiation's message of the cycle Horovod bucket b
+ * opens; one copy of b's messages (msgs) into the fusion buffer or out, in seconds (0 for a lone
+ * tensor). */
+void plan_hvd_negotiation(const CostModel *cm, const PlanBucket *b, CompressMsg *msg);
+double plan_hvd_copy_s(const CostModel *cm, const PlanBucket *b, const CompressMsg *msgs, int nm);
+
 #endif

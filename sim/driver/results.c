@@ -199,7 +199,13 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
         jsonw_double(w, "partitions_per_step", res->partitions_per_step);
     } else if (cfg->schedule && strcmp(res->schedule, "fifo") != 0) /* given, and not run */
         jsonw_string(w, "schedule_note", "periodic policies average parameters unscheduled");
-    if (res->buckets) {
+    const CostHorovod *hvd = cfg->costs ? &cfg->costs->horovod : NULL;
+    if (res->buckets && hvd && hvd->present) { /* Horovod's fused calls, not DDP's buckets */
+        jsonw_string(w, "horovod_version", hvd->version);
+        jsonw_double(w, "horovod_fusion_mb", hvd->fusion_bytes / (1024.0 * 1024.0));
+        jsonw_double(w, "horovod_cycle_ms", 1e3 * hvd->cycle_s);
+        jsonw_long(w, "horovod_calls", res->buckets);
+    } else if (res->buckets) {
         jsonw_double(w, "bucket_mb",
                      (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) /
                          (1024.0 * 1024.0));

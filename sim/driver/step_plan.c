@@ -64,6 +64,7 @@ int plan_create(DriverRun *run, BwError *err)
                                         .n_tensors = cm->bucket_start[k + 1] - cm->bucket_start[k],
                                         .layer = cm->bucket_layer[k],
                                         .queued = -1};
+        if (cm->prof && cm->prof->horovod.present) plan_hvd_buckets(run); /* step_plan_hvd.c */
     } else if (p->mode == PLAN_AFTER && cfg->overlap == OVERLAP_TENSOR) {
         /* in the model's order, as a loop over them; each queued behind the one before */
         p->n_buckets = n;
@@ -131,9 +132,18 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
     b->defer = syncs && nm > cc.first_msg; /* the compressor sends something of its own */
     push(p, STAGE_ENCODE)->seconds = cc.phase_s[0];
     push(p, STAGE_RENDEZVOUS);
-    PlanStage *r = push(p, STAGE_ROUND);
-    r->seconds = cost_cycle_wait_s(cm->prof, 0);
-    r->queueable = 1;
+    if (p->horovod) { /* its cycle, negotiation and copy in (step_plan_hvd.c) */
+        if (b->opens_cycle) {
+            push(p, STAGE_CYCLE)->seconds = cm->prof->horovod.cycle_s;
+            plan_hvd_negotiation(cm, b, &push(p, STAGE_NEGOTIATE)->msg);
+        }
+        const double copy = plan_hvd_copy_s(cm, b, msgs, nm);
+        if (copy > 0) push(p, STAGE_FUSE)->seconds = copy;
+    } else {
+        PlanStage *r = push(p, STAGE_ROUND);
+        r->seconds = cost_cycle_wait_s(cm->prof, 0);
+        r->queueable = 1;
+    }
     for (int i = 0; i < nm; i++) {
         const int ph = i - cc.first_msg; /* the compressor's work before its ph-th message */
         if (ph > 0 && cc.phase_s[ph] > 0) {
@@ -152,6 +162,8 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
         } else if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
             b->defer = 1;
     }
+    const double copy_out = p->horovod ? plan_hvd_copy_s(cm, b, msgs, nm) : 0;
+    if (copy_out > 0) push(p, STAGE_FUSE)->seconds = copy_out; /* the fusion buffer's, out */
     if (last > 0) push(p, STAGE_DECODE)->seconds = cc.phase_s[last];
     b->n_stages = p->n_stages - b->first_stage;
 }

@@ -36,7 +36,12 @@ typedef enum {
     STAGE_OPTIMIZER,  /* the optimiser over the real parameters (seconds at the full rate) */
     STAGE_AVERAGE,    /* periodic averaging: a rendezvous, a round (seconds), msg dense */
     STAGE_OUTER_WAIT, /* wait for what remains of an outer exchange on the worker's lane */
-    STAGE_OUTER_POST  /* post an outer exchange (msg) to the lane, after a delay (seconds) */
+    STAGE_OUTER_POST, /* post an outer exchange (msg) to the lane, after a delay (seconds) */
+    /* a Horovod bucket's (step_plan_hvd.c) */
+    STAGE_CYCLE,     /* wait for the background thread's next cycle (seconds: the cycle), from
+                      * its last (costs_horovod_cycle_start) */
+    STAGE_NEGOTIATE, /* the cycle's negotiation: msg on the run's communicator, no call cost */
+    STAGE_FUSE       /* the fusion buffer's copy in or out (seconds, on the stream) */
 } StageKind;
 
 /* The communicator a collective runs on. */
@@ -75,6 +80,10 @@ typedef struct {
                  * under a hook that synchronises (CostHook.synchronizes, PowerSGD's in
                  * PyTorch: it holds the backward until the bucket is reduced) */
     int queued; /* PLAN_AFTER: its first round was queued; PLAN_OVERLAP: the clock decides */
+    /* a Horovod plan's (StepPlan.horovod): the bucket is its cycle's first call, and each rank's
+     * bytes of the cycle's negotiation (the response cache's bit vector, or the requests) */
+    int opens_cycle;
+    double negotiate_bytes;
     int first_stage, n_stages;
 } PlanBucket;
 
@@ -95,6 +104,7 @@ typedef struct {
     int tail_first;     /* stage[tail_first .. n_stages): after the gradients */
     PlanComm grad_comm; /* the buckets' collectives' communicator (fixed for the run) */
     int *identity;      /* [n_tensors]: 0 .. n-1, --overlap tensor's buckets */
+    int horovod;        /* PLAN_OVERLAP's buckets are the calls of the profile's Horovod */
 } StepPlan;
 
 typedef struct DriverRun DriverRun;
@@ -107,6 +117,11 @@ int plan_create(DriverRun *run, BwError *err);
 void plan_build(DriverRun *run, long step);
 void plan_free(StepPlan *p);
 int plan_outer_waits(const DriverRun *run, long step, int averaged);
+/* step_plan_hvd.c: under a profile with "horovod" and DDP's overlap, the buckets are the calls
+ * Horovod's background thread makes (costs_horovod_fuse) over the workload's backward at the
+ * run's batch (its pricing of a bucket's stages: exec_impl.h). */
+void plan_hvd_buckets(DriverRun *run);
+
 /* The bytes of one rank's shard of `floats` fp32 values over the priced GPUs (--sharding). */
 size_t plan_shard_bytes(const DriverRun *run, size_t floats);
 /* PLAN_SCHEDULED (step_plan_units.c). plan_tensor_bytes: each tensor's payload at this step's
