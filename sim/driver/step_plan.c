@@ -97,11 +97,6 @@ static PlanStage *push(StepPlan *p, StageKind kind)
     return s;
 }
 
-PlanStage *plan_push(StepPlan *p, StageKind kind)
-{
-    return push(p, kind);
-}
-
 /* The profile's fixed cost of a collective call, or none (the roofline). */
 static double call_cost(const CostModel *cm)
 {

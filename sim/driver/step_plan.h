@@ -111,8 +111,6 @@ void plan_free(StepPlan *p);
 int plan_outer_waits(const DriverRun *run, long step, int averaged);
 /* The bytes of one rank's shard of `floats` fp32 values over the priced GPUs (--sharding). */
 size_t plan_shard_bytes(const DriverRun *run, size_t floats);
-/* A new stage at the end of the plan (for zeropp.c's builder rules). */
-PlanStage *plan_push(StepPlan *p, StageKind kind);
 /* zeropp.c's builder rules (--zeropp): a bucket's reduce-scatter of `floats` under qgZ (returns
  * 0 when qgZ is off: the caller pushes the plain one), and ZeRO-3's two all-gathers of the
  * parameters after the optimiser under qwZ and hpZ (returns 0 when both are off). The bytes that
