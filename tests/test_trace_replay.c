@@ -241,17 +241,23 @@ static void test_three_clocks_time_the_same_plan(void **state)
     free(a);
     /* --sharding zero3 (issue 50: the tail's all-gathers, the buckets' reduce-scatters) on the
      * two clocks that walk it; the engine refuses it (compat.def) */
-    for (int k = 0; k < 2; k++) {
-        snprintf(out[k], sizeof out[k], "%s/shard%d", TMP, k);
-        snprintf(cmd, sizeof cmd,
-                 "%s replay --trace %s --collectives analytic --workers 4 "
-                 "--workload resnet18-cifar --costs ideal --overlap ddp --free-compression "
-                 "--sharding zero3 --policies sync %s --no-plots --quiet --out %s >/dev/null",
-                 BELLOWS_BIN, trace, clock[k], out[k]);
-        if (system(cmd) != 0) fail_msg("failed: %s", cmd);
-        snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out[k]);
+    /* and --zeropp qwz (zeropp_plan.c: its quantized gathers, encode and decode in the tail)
+     * with the profile's quantise rate, on --overlap none's path */
+    const char *zpp[2] = {"--costs ideal --overlap ddp --free-compression",
+                          "--overlap none --zeropp qwz"};
+    for (int z = 0; z < 2; z++) {
+        for (int k = 0; k < 2; k++) {
+            snprintf(out[k], sizeof out[k], "%s/shard%d%d", TMP, z, k);
+            snprintf(cmd, sizeof cmd,
+                     "%s replay --trace %s --collectives analytic --workers 4 "
+                     "--workload resnet18-cifar %s --sharding zero3 --policies sync %s "
+                     "--no-plots --quiet --out %s >/dev/null",
+                     BELLOWS_BIN, trace, zpp[z], clock[k], out[k]);
+            if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+            snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out[k]);
+        }
+        check_csv_cols(steps[0], steps[1], 0);
     }
-    check_csv_cols(steps[0], steps[1], 0);
 }
 
 static void test_fast_replay_gives_the_actors_results(void **state)

@@ -5,7 +5,7 @@
  * against fp16 (2 bytes a value), so its int8 weights are half its baseline's bytes and a
  * quarter of bellows'. Encode and decode are the cost profile's `quantise` operation over the
  * values quantized or dequantized, as the compressors' (comp_qsgd.c); none without a profile
- * (the roofline) or under --costs ideal. */
+ * (the roofline), under --costs ideal or with --free-compression. */
 #include "exec_impl.h"
 
 #include <math.h>
@@ -28,6 +28,7 @@ static int zpp_G(const DriverRun *run)
 static double quant_s(const DriverRun *run, double values)
 {
     const CostProfile *p = run->cost->prof;
+    if (run->cfg->free_compression) return 0; /* as the compressors' work (cost_phases) */
     if (!p || p->ideal || !p->ops[COST_OP_QUANTISE].present || !(values > 0)) return 0;
     return costs_op_seconds(p, COST_OP_QUANTISE, values);
 }
