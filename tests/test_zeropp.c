@@ -1,5 +1,5 @@
 /* test_zeropp.c: ZeRO++'s collectives under --sharding zero3 (--zeropp; Wang et al., "ZeRO++",
- * 2023, section 3; sim/driver/zeropp.c, zeropp_plan.c, sim/compress/blockq.c). The quantizer
+ * 2023, arXiv:2306.10209; sim/driver/zeropp.c, zeropp_plan.c, sim/compress/blockq.c). The quantizer
  * against a naive reference; qwZ and qgZ change the small model's training (they are not no-ops)
  * while their bytes are the closed forms; hpZ's backward all-gather crosses no node boundary;
  * the flag's refusals. Each run in a forked child (drivertest.h): 4 workers of the mlp, 4 steps,

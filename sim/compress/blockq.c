@@ -1,4 +1,4 @@
-/* blockq.c: symmetric block quantization (blockq.h; ZeRO++, Wang et al. 2023, section 3.1). */
+/* blockq.c: symmetric block quantization (blockq.h; ZeRO++, Wang et al. 2023, arXiv:2306.10209: qwZ and qgZ). */
 #include "blockq.h"
 
 #include <assert.h>

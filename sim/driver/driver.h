@@ -59,7 +59,7 @@ typedef enum {
 } Sharding;
 
 /* ZeRO++'s quantized collectives under --sharding zero3 (--zeropp, issue 50 item 4; Wang et al.,
- * "ZeRO++", 2023, section 3; zeropp.c, docs/guide/sharded.md). All zero: off. */
+ * "ZeRO++", 2023, arXiv:2306.10209; zeropp.c, docs/guide/sharded.md). All zero: off. */
 typedef struct {
     int qwz_bits; /* qwZ: the gathered weights block-quantized to 8 or 4 bits; 0: off */
     int hpz;      /* hpZ: a secondary shard in each node; the backward's gather inside it */

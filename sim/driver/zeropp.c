@@ -1,17 +1,17 @@
 /* zeropp.c: ZeRO++'s three collectives under --sharding zero3 (--zeropp; issue 50 item 4; Wang et
  * al., "ZeRO++: Extremely Efficient Collective Communication for Giant Model Training", 2023,
- * arXiv:2306.10209, section 3; DeepSpeed's implementation: deepspeed/runtime/zero/
+ * arXiv:2306.10209, its design of qwZ, hpZ and qgZ; DeepSpeed's implementation: deepspeed/runtime/zero/
  * partition_parameters.py (CUDAQuantizer, the secondary partition), deepspeed/runtime/comm/
  * coalesced_collectives.py (all_to_all_quant_reduce) and csrc/quantization/):
  *
  *   qwZ  each rank block-quantizes its shard of the parameters (int8 or int4, one fp32 scale a
  *        block of at most 8000 values: blockq.h) before the all-gather, and the gathered
- *        weights are dequantized: the forward and the backward use them (section 3.1);
+ *        weights are dequantized: the forward and the backward use them;
  *   hpZ  each node keeps a secondary copy of the parameters sharded over its G GPUs, so the
- *        backward's all-gather runs on the node's communicator (section 3.2);
+ *        backward's all-gather runs on the node's communicator;
  *   qgZ  the gradients' reduce-scatter becomes a hierarchical all-to-all of int4 blocks: inside
  *        the node, dequantize and sum, quantize again, across the nodes, dequantize and sum
- *        (section 3.3; all_to_all_quant_reduce).
+ *        (all_to_all_quant_reduce).
  *
  * The small model's step really goes through qwZ and qgZ (its accuracy changes); the plan's
  * builder rules price the bytes and the quantization's encode and decode (a cost profile's

@@ -1,5 +1,5 @@
 /* zeropp_plan.c: ZeRO++'s builder rules of the step plan (--zeropp under --sharding zero3; Wang
- * et al., "ZeRO++", 2023, section 3; zeropp.c for the small model's side). Bytes are bellows'
+ * et al., "ZeRO++", 2023, arXiv:2306.10209; zeropp.c for the small model's side). Bytes are bellows'
  * wire bytes: its dense gradients and parameters are fp32 (4 bytes a value, plan_shard_bytes),
  * the quantized ones blockq_bytes (packed integers and one fp32 scale a block). ZeRO++ counts
  * against fp16 (2 bytes a value), so its int8 weights are half its baseline's bytes and a
@@ -140,7 +140,7 @@ static void qgz_bucket_bytes(const DriverRun *run, const PlanBucket *b, double *
     }
 }
 
-/* qgZ (section 3.3): the bucket's plain tensors reduce-scattered as before; its quantized ones
+/* qgZ: the bucket's plain tensors reduce-scattered as before; its quantized ones
  * encoded to int4, all-to-all inside the node (its X bytes: the all-gather of X/G a rank),
  * dequantized, summed and quantized again, all-to-all across the nodes between the GPUs of the
  * same local rank (each sends (m-1)/m of its Y bytes across; priced on the run's ring as the

@@ -1,8 +1,8 @@
 /* zeropp_repro.c: `bellows reproduce zeropp`, ZeRO++'s claims (Wang et al., "ZeRO++: Extremely
  * Efficient Collective Communication for Giant Model Training", 2023, arXiv:2306.10209: the
  * abstract's "reduces communication volume of ZeRO by 4x, enabling up to 2.16x better throughput
- * at 384 GPU scale"; section 3: ZeRO-3's 3M of cross-node traffic a step becomes 0.75M, M the
- * model's fp16 bytes; its throughput gains largest on low-bandwidth clusters and at many GPUs)
+ * at 384 GPU scale"; its volume analysis: ZeRO-3's 3M of cross-node traffic a step becomes
+ * 0.75M, M the model's fp16 bytes; its throughput gains largest on low-bandwidth clusters and at many GPUs)
  * priced on a workload profile (default llama-2-7b: Touvron et al. 2023; the paper trained
  * GPT-style models of 18B to 138B parameters, which bellows has no profile of), and the effect
  * of qwZ and qgZ on the small model's accuracy. Each run is a `bellows run` child into
@@ -131,8 +131,8 @@ static void verdict_volume(FILE *md, const ZppRow *base, const ZppRow *zpp)
             "At 16 GPUs (2 nodes of 8) a node sends across its boundary %.4g GB a step under "
             "ZeRO-3 with fp32 parameters and gradients (bellows' dense bytes), %.4g GB with the "
             "paper's fp16, and %.4g GB with qwZ (int8), hpZ and qgZ (int4): %.2fx less than "
-            "fp32's, **%.2fx less than fp16's**. The paper's count (section 3) is 3M against "
-            "0.75M, M the fp16 model; with 2 nodes qgZ's inter-node all-to-all sends only "
+            "fp32's, **%.2fx less than fp16's**. The paper's count is 3M against 0.75M, M the "
+            "fp16 model; with 2 nodes qgZ's inter-node all-to-all sends only "
             "(m-1)/m = 1/2 of its share, so the reduction here is above 4x and tends to 4x as "
             "the nodes grow.\n\n**Verdict: %s.**\n",
             b32 / 1e9, b16 / 1e9, zpp->cross / 1e9, b32 / zpp->cross, b16 / zpp->cross,
