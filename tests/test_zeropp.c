@@ -50,7 +50,8 @@ static void test_blockq_against_a_naive_reference(void **state)
                 for (size_t i = lo; i < lo + len; i++) {
                     const double t = (double)x[i] / s; /* a tie: float and double may differ */
                     const int tie = fabs(t - floor(t) - 0.5) < 1e-4;
-                    if (fabs(y[i] - ref[i]) > 1e-6 * fabs(ref[i]) && !tie) /* the float product q s */
+                    if (fabs(y[i] - ref[i]) > 1e-6 * fabs(ref[i]) &&
+                        !tie) /* the float product q s */
                         fail_msg("bits %d block %zu: y[%zu] %g, naive %g", bits, block, i, y[i],
                                  ref[i]);
                     if (fabs((double)y[i] - x[i]) > 0.5 * s + 1e-6 * fabs(x[i]))
@@ -150,6 +151,14 @@ static void test_hpz_backward_gather_stays_in_the_node(void **state)
         fail_msg("hpZ: %.0f bytes, the closed form %.0f", h->bytes, want);
     assert_true(h->comm_s < ref->comm_s);
     assert_memory_equal(ref->params, h->params, sizeof ref->params);
+    /* its memory: the secondary shard of the fp16 parameters, 2 Psi / G a GPU, on top */
+    RunConfig cfg = zpp_config(wl, 2, (ZeroPP){.hpz = 1});
+    ShardMemory with, without;
+    assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO3, &with), 1);
+    cfg.zeropp.hpz = 0;
+    assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO3, &without), 1);
+    assert_true(with.secondary == 2.0 * (double)wl->n_params / G && without.secondary == 0);
+    assert_true(with.total == without.total + with.secondary);
     release(ref);
     release(h);
     toy_free(wl);

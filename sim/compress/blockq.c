@@ -1,4 +1,5 @@
-/* blockq.c: symmetric block quantization (blockq.h; ZeRO++, Wang et al. 2023, arXiv:2306.10209: qwZ and qgZ). */
+/* blockq.c: symmetric block quantization (blockq.h; ZeRO++, Wang et al. 2023, arXiv:2306.10209: qwZ
+ * and qgZ). */
 #include "blockq.h"
 
 #include <assert.h>

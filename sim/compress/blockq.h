@@ -1,9 +1,9 @@
 /* blockq.h: symmetric block quantization, as ZeRO++'s quantized collectives use it (Wang et al.,
  * "ZeRO++: Extremely Efficient Collective Communication for Giant Model Training", 2023,
  * arXiv:2306.10209: qwZ's block-based quantization, each block with its own scale; DeepSpeed's
- * kernels in csrc/quantization/ and csrc/includes/quantization_utils.h, Type::Symmetric). A block of values
- * x is sent as signed integers of `bits` bits, q = round(x / s), and one fp32 scale s per block;
- * it is decoded as q s. The round trip's error is at most s / 2 per element.
+ * kernels in csrc/quantization/ and csrc/includes/quantization_utils.h, Type::Symmetric). A block
+ * of values x is sent as signed integers of `bits` bits, q = round(x / s), and one fp32 scale s per
+ * block; it is decoded as q s. The round trip's error is at most s / 2 per element.
  *
  * The step here is s = max|x| / (2^(bits-1) - 1) (127 for int8, 7 for int4), so the block's
  * largest value is represented exactly and no value is clipped. DeepSpeed's kernel uses

@@ -70,7 +70,7 @@ typedef struct {
 typedef struct {
     double params, grads, optimizer, gathered, total;
     double secondary; /* --zeropp hpz: the secondary shard of the fp16 parameters, 2 Psi / G */
-    double capacity; /* the GPU's memory (its profile), 0 when the cluster has none */
+    double capacity;  /* the GPU's memory (its profile), 0 when the cluster has none */
 } ShardMemory;
 
 /* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and

@@ -1,8 +1,9 @@
 /* zeropp.c: ZeRO++'s three collectives under --sharding zero3 (--zeropp; issue 50 item 4; Wang et
  * al., "ZeRO++: Extremely Efficient Collective Communication for Giant Model Training", 2023,
- * arXiv:2306.10209, its design of qwZ, hpZ and qgZ; DeepSpeed's implementation: deepspeed/runtime/zero/
- * partition_parameters.py (CUDAQuantizer, the secondary partition), deepspeed/runtime/comm/
- * coalesced_collectives.py (all_to_all_quant_reduce) and csrc/quantization/):
+ * arXiv:2306.10209, its design of qwZ, hpZ and qgZ; DeepSpeed's implementation:
+ * deepspeed/runtime/zero/ partition_parameters.py (CUDAQuantizer, the secondary partition),
+ * deepspeed/runtime/comm/ coalesced_collectives.py (all_to_all_quant_reduce) and
+ * csrc/quantization/):
  *
  *   qwZ  each rank block-quantizes its shard of the parameters (int8 or int4, one fp32 scale a
  *        block of at most 8000 values: blockq.h) before the all-gather, and the gathered
@@ -44,8 +45,7 @@ static int zpp_item(const char *it, ZeroPP *z, BwError *err)
                        "--zeropp: '%s' is not one of qwz, qwz:int8, qwz:int4, hpz, qgz "
                        "(a comma-separated list)",
                        it);
-    if (*slot)
-        return bw_fail(err, BW_EUSAGE, "--zeropp: '%s' is given twice", it);
+    if (*slot) return bw_fail(err, BW_EUSAGE, "--zeropp: '%s' is given twice", it);
     *slot = val;
     return BW_OK;
 }
@@ -93,7 +93,10 @@ int zeropp_check(const RunConfig *cfg, BwError *err)
 
 const char *zeropp_name(const ZeroPP *z, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s%s%s", z->qwz_bits == 8 ? "qwz:int8" : z->qwz_bits == 4 ? "qwz:int4" : "",
+    snprintf(buf, n, "%s%s%s%s%s",
+             z->qwz_bits == 8   ? "qwz:int8"
+             : z->qwz_bits == 4 ? "qwz:int4"
+                                : "",
              z->qwz_bits && (z->hpz || z->qgz) ? "," : "", z->hpz ? "hpz" : "",
              z->hpz && z->qgz ? "," : "", z->qgz ? "qgz" : "");
     return buf;

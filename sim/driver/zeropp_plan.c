@@ -1,9 +1,9 @@
 /* zeropp_plan.c: ZeRO++'s builder rules of the step plan (--zeropp under --sharding zero3; Wang
- * et al., "ZeRO++", 2023, arXiv:2306.10209; zeropp.c for the small model's side). Bytes are bellows'
- * wire bytes: its dense gradients and parameters are fp32 (4 bytes a value, plan_shard_bytes),
- * the quantized ones blockq_bytes (packed integers and one fp32 scale a block). ZeRO++ counts
- * against fp16 (2 bytes a value), so its int8 weights are half its baseline's bytes and a
- * quarter of bellows'. Encode and decode are the cost profile's `quantise` operation over the
+ * et al., "ZeRO++", 2023, arXiv:2306.10209; zeropp.c for the small model's side). Bytes are
+ * bellows' wire bytes: its dense gradients and parameters are fp32 (4 bytes a value,
+ * plan_shard_bytes), the quantized ones blockq_bytes (packed integers and one fp32 scale a block).
+ * ZeRO++ counts against fp16 (2 bytes a value), so its int8 weights are half its baseline's bytes
+ * and a quarter of bellows'. Encode and decode are the cost profile's `quantise` operation over the
  * values quantized or dequantized, as the compressors' (comp_qsgd.c); none without a profile
  * (the roofline), under --costs ideal or with --free-compression. */
 #include "exec_impl.h"
@@ -152,9 +152,7 @@ int zpp_plan_bucket_rs(DriverRun *run, StepPlan *p, PlanBucket *b, size_t floats
     double y1, y2, xq, plain;
     qgz_bucket_bytes(run, b, &y1, &y2, &xq, &plain);
     const double N = zpp_N(run), G = zpp_G(run), m = N / G;
-    if (plain > 0)
-        push_coll(run, p, p->grad_comm, PLAN_SHARD_RS,
-                  shard_bytes(run, plain));
+    if (plain > 0) push_coll(run, p, p->grad_comm, PLAN_SHARD_RS, shard_bytes(run, plain));
     if (!(xq > 0)) return 1;
     p->stage[b->first_stage].seconds += quant_s(run, xq); /* the bucket's STAGE_ENCODE */
     if (G > 1) push_coll(run, p, PLAN_COMM_NODE, PLAN_SHARD_A2A, y1 / G);

@@ -2,10 +2,10 @@
  * Efficient Collective Communication for Giant Model Training", 2023, arXiv:2306.10209: the
  * abstract's "reduces communication volume of ZeRO by 4x, enabling up to 2.16x better throughput
  * at 384 GPU scale"; its volume analysis: ZeRO-3's 3M of cross-node traffic a step becomes
- * 0.75M, M the model's fp16 bytes; its throughput gains largest on low-bandwidth clusters and at many GPUs)
- * priced on a workload profile (default llama-2-7b: Touvron et al. 2023; the paper trained
- * GPT-style models of 18B to 138B parameters, which bellows has no profile of), and the effect
- * of qwZ and qgZ on the small model's accuracy. Each run is a `bellows run` child into
+ * 0.75M, M the model's fp16 bytes; its throughput gains largest on low-bandwidth clusters and at
+ * many GPUs) priced on a workload profile (default llama-2-7b: Touvron et al. 2023; the paper
+ * trained GPT-style models of 18B to 138B parameters, which bellows has no profile of), and the
+ * effect of qwZ and qgZ on the small model's accuracy. Each run is a `bellows run` child into
  * DIR/runs/NAME (diloco_runs.c); every figure and verdict is read back from their summary.json. */
 #include <errno.h>
 #include <math.h>
@@ -31,7 +31,7 @@
 /* one NIC a node of 8 GPUs, RDMA (the paper's clusters are InfiniBand); a low and a high
  * bandwidth of bellows' choosing, not the paper's settings */
 static const char *const BW[N_BW] = {"10Gbps", "100Gbps"};
-static const char *const GPUS[N_GPU] = {"16", "128"};      /* priced GPUs (--price-workers) */
+static const char *const GPUS[N_GPU] = {"16", "128"}; /* priced GPUs (--price-workers) */
 static const char *const ACC_NAME[N_ACC] = {"zero3", "qwz", "qgz", "qwz-qgz"};
 static const char *const ACC_ZPP[N_ACC] = {NULL, "qwz", "qgz", "qwz,qgz"};
 #define ALL_THREE "qwz,hpz,qgz"
@@ -62,13 +62,39 @@ static int run_price(const Zpp *z, int b, int g, int on, const char *self)
 {
     char dir[4096];
     price_path(z, b, g, on, dir, sizeof dir);
-    const char *argv[48] = {self, "run", "--model", "mlp", "--workers", "16", "--topology",
-                            "hierarchical", "--gpus-per-node", "8", "--gpu", "H100",
-                            "--collectives", "analytic", "--workload", z->workload, "--sharding",
-                            "zero3", "--train-samples", "1024", "--test-samples", "256",
-                            "--batch", "16", "--epochs", "1", "--bandwidth", BW[b],
-                            "--transport", "rdma", "--quiet",
-                            "--out", dir};
+    const char *argv[48] = {self,
+                            "run",
+                            "--model",
+                            "mlp",
+                            "--workers",
+                            "16",
+                            "--topology",
+                            "hierarchical",
+                            "--gpus-per-node",
+                            "8",
+                            "--gpu",
+                            "H100",
+                            "--collectives",
+                            "analytic",
+                            "--workload",
+                            z->workload,
+                            "--sharding",
+                            "zero3",
+                            "--train-samples",
+                            "1024",
+                            "--test-samples",
+                            "256",
+                            "--batch",
+                            "16",
+                            "--epochs",
+                            "1",
+                            "--bandwidth",
+                            BW[b],
+                            "--transport",
+                            "rdma",
+                            "--quiet",
+                            "--out",
+                            dir};
     int n = 0;
     while (argv[n]) n++;
     if (strcmp(GPUS[g], "16") != 0) argv[n++] = "--price-workers", argv[n++] = GPUS[g];
@@ -82,12 +108,37 @@ static int run_acc(const Zpp *z, int a, const char *self)
 {
     char dir[4096];
     acc_path(z, a, dir, sizeof dir);
-    const char *argv[48] = {self, "run", "--model", "mlp", "--workers", "8", "--topology",
-                            "hierarchical", "--gpus-per-node", "4", "--gpu", "H100",
-                            "--collectives", "analytic", "--sharding", "zero3", "--train-samples",
-                            z->quick ? "4000" : "16000", "--test-samples", "2000", "--batch", "16",
-                            "--epochs", z->quick ? "1" : "2", "--eval-every", "25", "--seed", "1",
-                            "--quiet", "--out", dir};
+    const char *argv[48] = {self,
+                            "run",
+                            "--model",
+                            "mlp",
+                            "--workers",
+                            "8",
+                            "--topology",
+                            "hierarchical",
+                            "--gpus-per-node",
+                            "4",
+                            "--gpu",
+                            "H100",
+                            "--collectives",
+                            "analytic",
+                            "--sharding",
+                            "zero3",
+                            "--train-samples",
+                            z->quick ? "4000" : "16000",
+                            "--test-samples",
+                            "2000",
+                            "--batch",
+                            "16",
+                            "--epochs",
+                            z->quick ? "1" : "2",
+                            "--eval-every",
+                            "25",
+                            "--seed",
+                            "1",
+                            "--quiet",
+                            "--out",
+                            dir};
     int n = 0;
     while (argv[n]) n++;
     if (ACC_ZPP[a]) argv[n++] = "--zeropp", argv[n++] = ACC_ZPP[a];
@@ -184,8 +235,7 @@ static void write_accuracy(FILE *md, const ZppRow *acc)
                 ACC_ZPP[a] ? ACC_ZPP[a] : "(none)", acc[a].acc);
 }
 
-static int write_report(const Zpp *z, ZppRow price[N_BW][N_GPU][2], const ZppRow *acc,
-                        BwError *err)
+static int write_report(const Zpp *z, ZppRow price[N_BW][N_GPU][2], const ZppRow *acc, BwError *err)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/report.md", z->out);
@@ -195,7 +245,8 @@ static int write_report(const Zpp *z, ZppRow price[N_BW][N_GPU][2], const ZppRow
             "# ZeRO++ (bellows reproduce zeropp)\n\nWang et al., \"ZeRO++\", arXiv:2306.10209. "
             "Each priced run: 16 workers of the mlp on 2 nodes of 8 H100s behind one NIC a node "
             "(--topology hierarchical), every step priced as %s's ZeRO-3 step at the analytic "
-            "level (pytorch-h100 costs, RDMA links as the paper's InfiniBand), without and with --zeropp %s, at 16 and 128 GPUs "
+            "level (pytorch-h100 costs, RDMA links as the paper's InfiniBand), without and with "
+            "--zeropp %s, at 16 and 128 GPUs "
             "(--price-workers). The paper's models (GPT-style, 18B to 138B) have no profile "
             "here.\n",
             z->workload, ALL_THREE);
