@@ -6,6 +6,8 @@
  * the toy workload (three 2-D tensors of 300, 200 and 100 x 1000), the analytic level. */
 #include "testutil.h"
 
+#include <sys/stat.h>
+
 #include "blockq.h"
 #include "costs.h"
 #include "workload.h"
@@ -219,6 +221,72 @@ static void test_zeropp_refusals(void **state)
     toy_free(wl);
 }
 
+/* One planted run's summary.json under DIR/runs/NAME (the figures reproduce zeropp reads). */
+static void plant(const char *dir, const char *name, double sim_time, double bytes, double cross)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/runs/%s", dir, name);
+    assert_int_equal(mkdir(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/runs/%s/summary.json", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"scenario\": {\"cross_node_bytes_per_step\": %.17g}, \"final_test_accuracy\": 0.8, "
+            "\"sim_time_s\": %.17g, \"bytes_per_worker\": %.17g, \"steps\": 4}\n",
+            cross, sim_time, bytes);
+    fclose(f);
+}
+
+/* The report's verdicts follow the rows (reproduce zeropp --report-only on planted runs): the
+ * volume cut on the fp16 basis (4 x 80 GB over 4 steps of fp32, 40 GB of fp16, against 10 GB:
+ * 4x holds; against 20 GB: 2x does not) and the largest speed-up at the lower bandwidth and the
+ * most GPUs (it holds; moved to 100 Gbps, it does not). */
+static void check_verdicts(double cross, double fast_at_100, const char *volume, const char *gain,
+                           const char *ratio)
+{
+    char dir[] = "/tmp/test_zeropp_XXXXXX", runs[64], cmd[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    assert_int_equal(mkdir(runs, 0777), 0);
+    const char *bw[2] = {"10Gbps", "100Gbps"}, *gpus[2] = {"16", "128"};
+    for (int b = 0; b < 2; b++)
+        for (int g = 0; g < 2; g++) {
+            char name[64];
+            snprintf(name, sizeof name, "price-%s-%s-zero3", bw[b], gpus[g]);
+            plant(dir, name, 400, 4 * 80e9, 0); /* its cross bytes: from its own */
+            snprintf(name, sizeof name, "price-%s-%s-zeropp", bw[b], gpus[g]);
+            /* speed-ups 1.6 and 2 at 10 Gbps, 1.1 (or fast_at_100) at 100 Gbps */
+            const double s = b == 0 ? (g ? 2.0 : 1.6) : (g ? fast_at_100 : 1.1);
+            plant(dir, name, 400 / s, 1e9, cross);
+        }
+    snprintf(cmd, sizeof cmd, "%s reproduce zeropp --report-only --out %s >/dev/null", BELLOWS_BIN,
+             dir);
+    assert_int_equal(system(cmd), 0);
+    char path[128], *text = NULL;
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t cap = 0;
+    assert_true(getdelim(&text, &cap, '\0', f) > 0);
+    fclose(f);
+    const char *v1 = strstr(text, "Verdict: "), *v2 = v1 ? strstr(v1 + 1, "Verdict: ") : NULL;
+    assert_non_null(v2);
+    if (strncmp(v1 + 9, volume, strlen(volume)) || strncmp(v2 + 9, gain, strlen(gain)))
+        fail_msg("verdicts '%.20s' and '%.20s', expected '%s' and '%s'", v1 + 9, v2 + 9, volume,
+                 gain);
+    assert_non_null(strstr(text, ratio));
+    free(text);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_reproduce_verdicts_follow_the_rows(void **state)
+{
+    (void)state;
+    check_verdicts(10e9, 1.1, "holds", "holds", "**4.00x less than fp16's**");
+    check_verdicts(20e9, 3.0, "does not hold", "does not hold", "**2.00x less than fp16's**");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -227,6 +295,7 @@ int main(void)
         cmocka_unit_test(test_hpz_backward_gather_stays_in_the_node),
         cmocka_unit_test(test_qgz_changes_training_and_its_cross_node_bytes),
         cmocka_unit_test(test_zeropp_refusals),
+        cmocka_unit_test(test_reproduce_verdicts_follow_the_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

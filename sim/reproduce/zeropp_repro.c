@@ -39,6 +39,7 @@ static const char *const ACC_ZPP[N_ACC] = {NULL, "qwz", "qgz", "qwz,qgz"};
 typedef struct {
     const char *out, *workload;
     int quick;
+    int report_only; /* --report-only: the runs are in out already */
 } Zpp;
 
 typedef struct {
@@ -273,6 +274,10 @@ static int parse(Zpp *z, int argc, char **argv, BwError *err)
          "price every step as workload W's (bellows workloads)", 0, 0, NULL, 0, 0},
         {"quick", CLI_FLAG, &z->quick, NULL, NULL,
          "the accuracy runs 1 epoch of 4,000 samples instead of 2 of 16,000", 0, 0, NULL, 0, 0},
+        {"report-only", CLI_FLAG, &z->report_only, NULL, NULL,
+         "rebuild report.md from the runs already in --out, running nothing (a run missing: "
+         "\"not determined\" or \"failed\")",
+         0, 0, NULL, 0, 0},
     };
     const int n_opts = (int)(sizeof opts / sizeof *opts);
     int rc = cli_parse("bellows reproduce zeropp", opts, n_opts, NULL, argc, argv, NULL, err);
@@ -316,10 +321,12 @@ static int setup(Zpp *z, char *self, size_t n_self, BwError *err)
     workload_free(wl);
     if (rc) return rc;
     struct stat sb;
-    if (stat(z->out, &sb) == 0)
-        return bw_fail(err, BW_EUSAGE, "--out %s: exists; give a new folder", z->out);
     char runs[4200];
     snprintf(runs, sizeof runs, "%s/runs", z->out);
+    if (z->report_only) /* diloco_runs.c's rule: the runs must be there */
+        return repro_check_out(z->out, stat(runs, &sb) == 0, 0, 1, "runs (no DIR/runs)", err);
+    if (stat(z->out, &sb) == 0)
+        return bw_fail(err, BW_EUSAGE, "--out %s: exists; give a new folder", z->out);
     for (char *c = runs + 1; *c; c++) { /* the folders above it too, as mkdir -p */
         if (*c != '/') continue;
         *c = 0;
@@ -340,7 +347,7 @@ int reproduce_zeropp(int argc, char **argv, BwError *err)
     char self[4096];
     if (rc || (rc = setup(&z, self, sizeof self, err))) return rc;
     outfile_interrupt_softly();
-    if ((rc = run_all(&z, self, err))) return rc;
+    if (!z.report_only && (rc = run_all(&z, self, err))) return rc;
     ZppRow price[N_BW][N_GPU][2], acc[N_ACC];
     char dir[4096];
     for (int b = 0; b < N_BW; b++)
