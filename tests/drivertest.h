@@ -26,6 +26,7 @@ typedef struct {
     char never_exchanged[320]; /* RunResult's */
     double sim_time_s, compute_s, comm_s, wait_s, bytes, payload, final_acc, tta, replica_diff;
     double wan_bytes;
+    double cross_node_bytes; /* per node and step (RunResult.cross_node_bytes_per_step) */
     long n_steps, averagings;
     int n_evals;
     double step_end[MAX_STEPS];
@@ -115,6 +116,7 @@ static inline Shared *simulate(RunConfig cfg)
         sh->tta = res.time_to_accuracy_s;
         sh->replica_diff = res.replica_max_diff;
         sh->wan_bytes = res.wan_bytes;
+        sh->cross_node_bytes = res.cross_node_bytes_per_step;
         sh->n_steps = res.n_steps;
         sh->averagings = res.averagings;
         snprintf(sh->never_exchanged, sizeof sh->never_exchanged, "%s", res.never_exchanged);

@@ -81,6 +81,7 @@ static const char *const CASES[][3] = {
     {"workload", "resnet18-cifar", ""},
     {"overlap", "none", "--workload resnet18-cifar"},
     {"sharding", "zero3", "--workload resnet18-cifar"},
+    {"zeropp", "qwz", "--workload resnet18-cifar --sharding zero3"},
     {"schedule", "p3", "--workload resnet18-cifar"},
     {"price-batch", "64", "--workload resnet18-cifar"},
     {"price-workers", "8", ""},

@@ -233,6 +233,27 @@ static void replay_clocks(const char *name, const char *flags, const char *polic
     }
 }
 
+/* --zeropp qwz (zeropp_plan.c: its quantized gathers, encode and decode in the tail) with the
+ * profile's quantise rate, on --overlap none's path: the closed form and DDP's streams agree */
+static void zeropp_two_clocks(char steps[][320])
+{
+    static const char *clock[2] = {"--replay-engine fast", "--replay-engine actors --schedule fifo"};
+    char trace[256], cmd[4096], out[256];
+    snprintf(trace, sizeof trace, "%s/engines.jsonl", TMP);
+    if (!file_exists(trace)) write_engine_trace(trace, 0);
+    for (int k = 0; k < 2; k++) {
+        snprintf(out, sizeof out, "%s/zeropp%d", TMP, k);
+        snprintf(cmd, sizeof cmd,
+                 "%s replay --trace %s --collectives analytic --workers 4 "
+                 "--workload resnet18-cifar --overlap none --zeropp qwz --sharding zero3 "
+                 "--policies sync %s --no-plots --quiet --out %s >/dev/null",
+                 BELLOWS_BIN, trace, clock[k], out);
+        if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+        snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out);
+    }
+    check_csv_cols(steps[0], steps[1], 0);
+}
+
 /* The three clocks of a step plan (sim/driver/exec_impl.h, step_plan.h): the closed form (the
  * fast replay), DDP's streams (actors, fifo) and the schedule engine (actors, a plug-in that
  * keeps fifo's decision, timing the plan's buckets: plan_build_units), under --costs ideal on
@@ -267,6 +288,7 @@ static void test_three_clocks_time_the_same_plan(void **state)
     assert_non_null(row);
     assert_true(strtod(row + 1, NULL) > 0);
     free(a);
+    zeropp_two_clocks(steps);
 }
 
 static void test_fast_replay_gives_the_actors_results(void **state)

@@ -85,6 +85,7 @@ static const FlagClassRow CLASSES[] = {
     {"workload", FLAG_PRICE},
     {"overlap", FLAG_PRICE},
     {"sharding", FLAG_PRICE}, /* the same update as DDP (docs/guide/sharded.md) */
+    {"zeropp", FLAG_DYNAMICS}, /* qwZ and qgZ quantize what the small model uses */
     {"bucket-mb", FLAG_PRICE},
     {"price-batch", FLAG_PRICE},
     {"price-workers", FLAG_PRICE},

@@ -113,6 +113,15 @@ static const CliOpt run_opts[] = {
             "HYBRID_SHARD; not priced yet: refused on costed steps). The small model's update is "
             "DDP's in every mode; the step's collectives, optimizer time and memory change",
             0, 0, "none|zero1|zero2|zero3|hybrid", 0),
+    RUN_OPT("zeropp", CLI_STRING, zeropp, NULL, "LIST",
+            "ZeRO++'s quantized collectives with --sharding zero3 (docs/guide/sharded.md), a "
+            "comma-separated list: qwz[:int8|int4] (the gathered weights block-quantized, one "
+            "scale a block of at most 8000; qwz alone is int8; the small model's forward and "
+            "backward use them), hpz (a secondary shard in each node: the backward's all-gather "
+            "inside the node, 2 bytes a parameter over the node's GPUs more memory), qgz (int4 "
+            "gradients through a hierarchical all-to-all reduce-scatter; the small model's "
+            "gradients pass through it). Needs a costed step (--workload). Default: none",
+            0, 0, NULL, 0),
     RUN_OPT("schedule", CLI_STRING, schedule, "fifo", NULL,
             "what is sent when: NAME[:key=value,...] (bellows schedules: fifo, bytescheduler, p3, "
             "tictac) or a plugin PATH.so[:key=value,...]: tensor priority, buckets, partition "
@@ -505,6 +514,7 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
                     : strcmp(sh, "zero3") == 0  ? SHARD_ZERO3
                     : strcmp(sh, "hybrid") == 0 ? SHARD_HYBRID
                                                 : SHARD_NONE;
+    if ((rc = zeropp_parse(f->run.zeropp, &cfg->zeropp, err))) return rc; /* zeropp.c */
     if ((rc = run_ps_setup(f, cfg, err))) return rc;
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
     if (f->run.price_batch && !cfg->workload)
@@ -512,6 +522,7 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
                        "--price-batch: the batch a workload is charged for; add --workload");
     cfg->price_batch = f->run.price_batch;
     if ((rc = price_workers_setup(f, cfg, err))) return rc;
+    if ((rc = zeropp_check(cfg, err))) return rc;
     cfg->free_compression = f->run.free_compression;
     cfg->average_momentum = f->run.average_momentum;
     if (f->run.timeline) {

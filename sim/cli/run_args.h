@@ -53,6 +53,7 @@ typedef struct {
     int compute_threads; /* 0: not given (run_setup picks) */
     const char *workload, *overlap, *sharding, *timeline, *timeline_steps, *costs, *transport;
     const char *schedule, *ps_hosts;
+    const char *zeropp; /* --zeropp: NULL when not given */
     int servers; /* 0: not given (one a worker) */
     double bucket_mb;
     int price_batch;   /* 0: not given (--batch) */

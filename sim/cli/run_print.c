@@ -197,6 +197,12 @@ static void print_sharding(const RunConfig *cfg)
                driver_sharding_name(cfg->sharding), mem.total / 1e9, of, mem.params / 1e9,
                mem.grads / 1e9, mem.optimizer / 1e9, mem.gathered / 1e9);
     }
+    char zpp[48];
+    if (*zeropp_name(&cfg->zeropp, zpp, sizeof zpp))
+        printf("# --zeropp %s: ZeRO++'s collectives (qwZ int%d weights, hpZ's secondary shard "
+               "%.2f GB per GPU, qgZ int4 gradients as given; docs/guide/sharded.md)\n",
+               zpp, cfg->zeropp.qwz_bits ? cfg->zeropp.qwz_bits : 8,
+               driver_shard_memory(cfg, cfg->sharding, &mem) ? mem.secondary / 1e9 : 0.0);
 }
 
 /* "# intra-node: ..." for the hierarchical topology: each GPU's link to its node's fabric, and

@@ -373,6 +373,9 @@ double cost_tail(Worker *me, long step, int averaged, double *split)
             cost_span(me, TL_LANE_COMM, "communication", "all-gather parameters", t0, t1, args);
             cost_note(me, COST_COMM, t0, t1);
             split[COST_COMM] += t1 - t0;
+        } else if (s->kind == STAGE_ENCODE || s->kind == STAGE_DECODE) { /* --zeropp qwz */
+            compress_work(me, TL_LANE_COMPUTE, s->kind == STAGE_ENCODE ? "quantize" : "dequantize",
+                          s->seconds, NULL, split);
         } else if (s->kind == STAGE_OPTIMIZER) {
             const double opt = cost_gpu_exec(me, s->seconds * sg_host_get_speed(sg_host_self()));
             cost_span(me, TL_LANE_COMPUTE, "compute", "optimizer", t0, t0 + opt, NULL);

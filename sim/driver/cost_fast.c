@@ -219,9 +219,11 @@ static double fc_tail(DriverRun *run, FastClock *c, int averaged, double *split)
     for (int i = p->tail_first; i < p->n_stages; i++) {
         const PlanStage *s = &p->stage[i];
         if (s->if_averaged && !averaged) continue;
-        assert(s->kind == STAGE_OPTIMIZER || s->kind == STAGE_AVERAGE ||
-               (s->kind == STAGE_COLL && s->shard == PLAN_SHARD_AG));
-        if (s->kind == STAGE_OPTIMIZER) {
+        assert(s->kind == STAGE_OPTIMIZER || s->kind == STAGE_AVERAGE || s->kind == STAGE_ENCODE ||
+               s->kind == STAGE_DECODE || (s->kind == STAGE_COLL && s->shard == PLAN_SHARD_AG));
+        if (s->kind == STAGE_ENCODE || s->kind == STAGE_DECODE) { /* --zeropp qwz */
+            split[COST_COMPRESS] += fc_exec(c, s->seconds * c->speed);
+        } else if (s->kind == STAGE_OPTIMIZER) {
             comp += fc_exec(c, s->seconds * c->speed);
         } else if (s->kind == STAGE_COLL) { /* a sharded step's all-gather (step_plan.c) */
             const double t2 = c->now;

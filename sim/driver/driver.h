@@ -58,10 +58,19 @@ typedef enum {
     SHARD_HYBRID /* ZeRO-3 inside a node, replicated across nodes (FSDP HYBRID_SHARD) */
 } Sharding;
 
+/* ZeRO++'s quantized collectives under --sharding zero3 (--zeropp, issue 50 item 4; Wang et al.,
+ * "ZeRO++", 2023, arXiv:2306.10209; zeropp.c, docs/guide/sharded.md). All zero: off. */
+typedef struct {
+    int qwz_bits; /* qwZ: the gathered weights block-quantized to 8 or 4 bits; 0: off */
+    int hpz;      /* hpZ: a secondary shard in each node; the backward's gather inside it */
+    int qgz;      /* qgZ: int4 gradients through a hierarchical all-to-all reduce-scatter */
+} ZeroPP;
+
 /* Memory per GPU of the workload's training state (shard_mem.c): bytes. */
 typedef struct {
     double params, grads, optimizer, gathered, total;
-    double capacity; /* the GPU's memory (its profile), 0 when the cluster has none */
+    double secondary; /* --zeropp hpz: the secondary shard of the fp16 parameters, 2 Psi / G */
+    double capacity;  /* the GPU's memory (its profile), 0 when the cluster has none */
 } ShardMemory;
 
 /* PyTorch DDP's bucket sizes (torch/nn/parallel/distributed.py: bucket_cap_mb = 25, MiB, and
@@ -144,6 +153,7 @@ typedef struct {
     const Workload *workload;
     Overlap overlap;
     Sharding sharding;   /* --sharding (default SHARD_NONE) */
+    ZeroPP zeropp;       /* --zeropp (zero3 only; default all off) */
     double bucket_bytes; /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
     /* What is sent when (schedules/bellows_schedule.h): NAME[:k=v,...] or a plugin's path; NULL
      * or "fifo": DDP's buckets as they fill, priced by cost.c as before schedules existed */
@@ -223,6 +233,9 @@ typedef struct {
      * all ranks (transfer-level collectives: each message counted once, as sent) */
     double wan_bytes;
     double wan_peak_step_bytes; /* the most WAN bytes of one step: the peak the WAN must carry */
+    /* --sharding on a costed step: the bytes one node sends across its boundary in a step of
+     * the plan (zpp_cross_node_bytes; the last step's), nodes of --gpus-per-node GPUs */
+    double cross_node_bytes_per_step;
     size_t n_params;
     double flops_per_sample;
     int policy_mode;         /* PolicyMode */
@@ -392,5 +405,12 @@ int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m);
 /* A usage error when it does not fit the GPU's memory; the mode's name. */
 int driver_check_shard_memory(const RunConfig *cfg, BwError *err);
 const char *driver_sharding_name(Sharding sh);
+/* --zeropp's value (zeropp.c): a comma-separated list of qwz[:int8|int4] (qwz alone: int8), hpz
+ * and qgz; a usage error naming --zeropp otherwise. */
+int zeropp_parse(const char *spec, ZeroPP *z, BwError *err);
+/* --zeropp against the rest of the run (zero3, a costed step): a usage error naming --zeropp. */
+int zeropp_check(const RunConfig *cfg, BwError *err);
+/* The canonical spelling of z ("qwz:int8,hpz,qgz"), "" when off, into buf. */
+const char *zeropp_name(const ZeroPP *z, char *buf, size_t n);
 
 #endif

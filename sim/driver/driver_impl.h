@@ -129,6 +129,7 @@ typedef struct {
     sg_exec_t interfering; /* while comm_busy: the collectives' share of the GPU */
     CostSpan *spans;       /* what the stream did this step */
     int n_spans, cap_spans;
+    float *zpp_w; /* --zeropp qwz: the gathered weights its forward and backward use (zeropp.c) */
 } Worker;
 
 /* The scratch of one computing thread (pool.h's index: 0 the actors', 1 .. n-1 the pool's): a
@@ -293,6 +294,13 @@ struct DriverRun {
     long *island_step; /* [K] costed steps: the last step whose island mean is done */
     double wan_step;   /* WAN bytes since the last islands_step_done */
     int island_size;
+    /* --zeropp (zeropp.c): each node's communicator (hpZ's and qgZ's intra-node collectives,
+     * its ranks' books in run->comm's) and the last step whose qgZ mean is in shared.applied */
+    struct {
+        Comm **node;
+        int G, nodes;
+        long mean_step;
+    } zpp;
 
     /* results */
     long cap_steps; /* rows res->steps and res->evals hold */
@@ -533,5 +541,15 @@ int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwE
  * not known. layers: room for m's n_layers entries, which ctx->layers points at. */
 void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,
                         const Model *m, int shard, PolicyLayer *layers);
+
+/* zeropp.c (--zeropp, ZeRO++): the nodes' communicators of a costed run (zpp_init, zpp_free);
+ * the communicator of PLAN_COMM_NODE for a worker and its rank there; qwZ's gathered weights of
+ * `params` (the model's layers) into out; the qgZ mean of every worker's gradients into out,
+ * once a step (returns 1 when it was computed by this call). */
+int zpp_init(DriverRun *run, BwError *err);
+void zpp_free(DriverRun *run);
+Comm *zpp_node_comm(const Worker *me, int *rank);
+void zpp_qwz_weights(const DriverRun *run, const Model *m, const float *params, float *out);
+int zpp_qgz_mean(DriverRun *run, long step, float *out);
 
 #endif

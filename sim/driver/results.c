@@ -194,6 +194,11 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
             jsonw_double(w, "memory_gpu_bytes", mem.capacity);
         }
     }
+    char zpp[48]; /* --zeropp given: its collectives and the bytes a node sends across a step */
+    if (*zeropp_name(&cfg->zeropp, zpp, sizeof zpp)) {
+        jsonw_string(w, "zeropp", zpp);
+        jsonw_double(w, "cross_node_bytes_per_step", res->cross_node_bytes_per_step);
+    }
     if (res->scheduled) {
         jsonw_string(w, "schedule_state", res->schedule_state);
         jsonw_double(w, "partitions_per_step", res->partitions_per_step);

@@ -51,7 +51,9 @@ int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m)
         m->params = 2 * psi / g;
         m->gathered = 2 * 2 * largest_layer(wl);
     }
-    m->total = m->params + m->grads + m->optimizer + m->gathered;
+    if (sh == SHARD_ZERO3 && cfg->zeropp.hpz) /* ZeRO++'s secondary shard, fp16 over the node */
+        m->secondary = 2 * psi / (cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node : 1);
+    m->total = m->params + m->grads + m->optimizer + m->gathered + m->secondary;
     const GpuProfile *gpu = cfg->cluster.gpu;
     m->capacity = gpu ? gpu->mem_bytes : 0;
     return 1;

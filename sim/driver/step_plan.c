@@ -150,6 +150,9 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
             push(p, STAGE_BETWEEN)->seconds = cc.phase_s[ph];
             push(p, STAGE_ROUND)->seconds = cost_cycle_wait_s(cm->prof, 0);
         }
+        if (run->cfg->sharding != SHARD_NONE && msgs[i].op == COMPRESS_ALLREDUCE_F32 &&
+            zpp_plan_bucket_rs(run, p, b, msgs[i].count)) /* --zeropp qgz (zeropp_plan.c) */
+            continue;
         PlanStage *c = push(p, STAGE_COLL);
         c->comm = p->grad_comm;
         c->msg = msgs[i];
@@ -198,6 +201,7 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
         opt /= run->cfg->price_workers > 0 ? run->cfg->price_workers : run->cfg->cluster.workers;
     push(p, STAGE_OPTIMIZER)->seconds = opt;
     if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
+    if (sh == SHARD_ZERO3 && zpp_plan_gathers(run, p)) return; /* --zeropp (zeropp_plan.c) */
     if (sh == SHARD_ZERO3) {
         push_gather(run, p); /* the next forward's */
         push_gather(run, p); /* the backward's */
@@ -251,6 +255,8 @@ void plan_build(DriverRun *run, long step)
     const int syncs = p->mode == PLAN_OVERLAP && plan_hook_syncs(run);
     for (int k = 0; k < p->n_buckets; k++) plan_bucket(run, p, &p->bucket[k], syncs);
     plan_tail(run, p, step);
+    if (run->cfg->sharding != SHARD_NONE) /* zeropp_plan.c */
+        run->res->cross_node_bytes_per_step = zpp_cross_node_bytes(run);
 }
 
 int plan_outer_waits(const DriverRun *run, long step, int averaged)

@@ -48,6 +48,7 @@ typedef enum {
 typedef enum {
     PLAN_COMM_RUN,    /* the run's (all workers; parameter servers, islands' hierarchy) */
     PLAN_COMM_ISLAND, /* the worker's island (--topology islands, periodic mode): its ring */
+    PLAN_COMM_NODE,   /* the worker's node (--zeropp hpz, qgz: zeropp.c): its GPUs' ring */
 } PlanComm;
 
 /* What a sharded step's collective is (--sharding, issue 50): none (DDP's, or a compressor's
@@ -55,7 +56,11 @@ typedef enum {
  * ring all-gather of one shard a rank, msg {COMPRESS_ALLGATHER, the shard's bytes}: the ring
  * reduce-scatter moves the same P-1 blocks of n/P to the same neighbours (Patarasuk and Yuan,
  * JPDC 2009; closed form (p-1) a + (p-1)/p n b for both, REFERENCES.md "Collectives"). */
-typedef enum { PLAN_SHARD_NONE, PLAN_SHARD_RS, PLAN_SHARD_AG } PlanShard;
+typedef enum { PLAN_SHARD_NONE, PLAN_SHARD_RS, PLAN_SHARD_AG, PLAN_SHARD_A2A } PlanShard;
+/* PLAN_SHARD_A2A (--zeropp qgz, zeropp.c): one stage of the hierarchical all-to-all, whose X bytes
+ * a rank sends (P-1)/P of over its communicator of P ranks: priced as the all-gather of X/P a
+ * rank, the same bytes a rank and, on a non-blocking switch, the same closed form
+ * (P-1) a + (P-1)/P X b (REFERENCES.md "Collectives"). */
 
 typedef struct {
     StageKind kind;
@@ -137,5 +142,12 @@ void plan_layer_updates(const DriverRun *run, double *opt_s);
  * synchronising hook defers it) and the tail after the gradients. */
 void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs);
 void plan_tail(DriverRun *run, StepPlan *p, long step);
+/* zeropp.c's builder rules (--zeropp): a bucket's reduce-scatter of `floats` under qgZ (returns
+ * 0 when qgZ is off: the caller pushes the plain one), and ZeRO-3's two all-gathers of the
+ * parameters after the optimiser under qwZ and hpZ (returns 0 when both are off). The bytes that
+ * cross a node boundary in one step of the plan, per node (zpp_cross_node_bytes). */
+int zpp_plan_bucket_rs(DriverRun *run, StepPlan *p, PlanBucket *b, size_t floats);
+int zpp_plan_gathers(DriverRun *run, StepPlan *p);
+double zpp_cross_node_bytes(const DriverRun *run);
 
 #endif

@@ -60,6 +60,7 @@ int worker_init(Worker *me, DriverRun *run, int rank, int own, BwError *err)
         me->before =
             bw_xmalloc(sizeof(float) * n * driver_average_floats(cfg), "worker.c: me->before");
     if (run->want_norms) me->gsum = bw_xcalloc(n, sizeof(float), "worker.c: me->gsum");
+    if (cfg->zeropp.qwz_bits) me->zpp_w = bw_xcalloc(n, sizeof(float), "worker.c: qwZ's weights");
     if (!me->rng || (run->periodic && !me->before) || (run->want_norms && !me->gsum))
         return bw_fail(err, BW_ERUNTIME, "out of memory");
     if (cfg->replay && (rc = replay_template_create(me, cfg->tc.seed, err))) return rc;
@@ -77,6 +78,7 @@ void worker_free(Worker *me)
     free(me->idx);
     free(me->before);
     free(me->gsum);
+    free(me->zpp_w);
     free(me->gtemplate);
     free(me->norms);
     free(me->spans);
@@ -116,7 +118,12 @@ static void gradient_job(void *arg, int thread)
     double w0 = wallclock_s();
     slot_reserve(s, me->job_b, run->cfg->train->dim);
     dataset_gather(run->cfg->train, me->idx, me->job_b, s->x, s->y);
-    model_borrow(s->model, own->params, own->grads, own->state);
+    const float *w = own->params;
+    if (me->zpp_w) { /* --zeropp qwz: the gathered weights, quantized and decoded (zeropp.c) */
+        zpp_qwz_weights(run, own, own->params, me->zpp_w);
+        w = me->zpp_w;
+    }
+    model_borrow(s->model, (float *)w, own->grads, own->state);
     me->loss = model_forward_backward(s->model, s->x, s->y, me->job_b);
     double w1 = wallclock_s();
     me->wall_model_s += w1 - w0;
@@ -390,6 +397,13 @@ static int worker_communicate(Worker *me, const StepState *st)
 {
     DriverRun *run = me->run;
     Model *m = me->model;
+    if (!run->periodic && run->cfg->zeropp.qgz && run->shared.replica) {
+        /* --zeropp qgz: the gradients through ZeRO++'s int4 all-to-all, once a step for all
+         * (zeropp.c), on the costed step's zero-time data path (the plan prices it) */
+        zpp_qgz_mean(run, st->step, run->shared.applied);
+        shared_update(me, st->lr, st->step, 1);
+        return 0;
+    }
     if (!run->periodic) {
         int in_applied = 0;
         compress_reduce_into(me->comp, data_comm(run), m->grads, run->dec.level,

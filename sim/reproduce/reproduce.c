@@ -126,7 +126,9 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
         "settings (accordion:paper=1), on mlp, cnn and resnet, at 1 and 10\nGbps), adpsgd "
         "(Jiang & Agrawal 2020: sync, CPSGD and ADPSGD at equal budgets, post-local SGD,\n"
         "AdaComm and QSGD at 10 and 100 Gbps), or all; diloco has flags of its own (bellows\n"
-        "reproduce diloco --help: DiLoCo across islands, a few minutes).\nThe runs charge a real "
+        "reproduce diloco --help: DiLoCo across islands, a few minutes), and so has zeropp "
+        "(bellows\nreproduce zeropp --help: ZeRO++'s claims on llama-2-7b, about a minute).\nThe "
+        "runs charge a real "
         "ResNet-18's costs\n"
         "(--workload resnet18-cifar on V100s, 25 us links). Each policy and seed trains once, "
         "at the first\nbandwidth, and is priced at both by replaying its trace. Schedules are "
@@ -161,7 +163,7 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
     int n = split_args(argc, argv, args, 255, jobs_arg, sizeof jobs_arg, &r->what);
     int rc = cli_parse("bellows reproduce", opts, n_opts, NULL, n, args, NULL, err);
     if (rc == CLI_HELP)
-        cli_print_help(stdout, "bellows reproduce accordion|adpsgd|all|diloco [flags]", ABOUT, opts,
+        cli_print_help(stdout, "bellows reproduce accordion|adpsgd|all|diloco|zeropp [flags]", ABOUT, opts,
                        n_opts);
     return rc;
 }
@@ -247,6 +249,8 @@ int cmd_reproduce(int argc, char **argv, BwError *err)
     runner_supervise(); /* before its folders, which its sweeps (supervised too) would not own */
     if (argc > 0 && strcmp(argv[0], "diloco") == 0)
         return reproduce_diloco(argc - 1, argv + 1, err);
+    if (argc > 0 && strcmp(argv[0], "zeropp") == 0) /* zeropp_repro.c */
+        return reproduce_zeropp(argc - 1, argv + 1, err);
     Repro *r = bw_xcalloc(1, sizeof *r, "reproduce.c: r"); /* large (the cells): not on the stack */
     if (!r) return bw_fail(err, BW_ERUNTIME, "reproduce: out of memory");
     int rc = reproduce(r, argc, argv, err);

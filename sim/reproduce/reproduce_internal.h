@@ -200,4 +200,7 @@ void diloco_read_row(const char *dir, DilocoRow *r);
 /* Whether to stop after a run: a Ctrl-C came (outfile_interrupt_softly); err says where. */
 int diloco_stopped(const char *out, int k, int total, const char *what, BwError *err);
 
+/* zeropp_repro.c: `bellows reproduce zeropp` (ZeRO++'s claims, issue 50 item 7) */
+int reproduce_zeropp(int argc, char **argv, BwError *err);
+
 #endif
