@@ -392,5 +392,15 @@ int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m);
 /* A usage error when it does not fit the GPU's memory; the mode's name. */
 int driver_check_shard_memory(const RunConfig *cfg, BwError *err);
 const char *driver_sharding_name(Sharding sh);
+/* The activations a GPU keeps for the backward at its batch (--price-batch, else --batch), in
+ * bytes: an estimate from the workload profile's weighted layers (act_mem.c says what it counts
+ * and what not); 0 without a workload or with a measured one. */
+double driver_activation_bytes(const RunConfig *cfg);
+/* shard_estimate.c, for estimate.c: a sharded step's collectives in closed form, n the model's
+ * fp32 bytes and c the cluster at the profile's link shares (driver_cluster_loaded): seconds a
+ * step (0 under --sharding none); and its calls, replacing the dense allreduce estimate.c counts
+ * (left as they are under --sharding none). */
+double estimate_shard_comm_s(const RunConfig *cfg, const Cluster *c, double n);
+void estimate_shard_calls(const RunConfig *cfg, double *allreduces, double *allgathers);
 
 #endif
