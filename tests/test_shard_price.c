@@ -1,7 +1,8 @@
 /* test_shard_price.c: what --sharding costs before and beside the run (issue 50): estimate.c's
  * closed forms of a sharded step (shard_estimate.c) against the ring formulas written out here,
  * the simulated-time check that uses them, and the activations' estimate (act_mem.c) against
- * its closed form on GPT-2 XL. No run is simulated: each test is a few formulas. */
+ * its closed form on GPT-2 XL: a few formulas each; and the bytes a 16-bit sharded step sends,
+ * over 4 steps of the toy workload (three tiny runs, each in a forked child: drivertest.h). */
 #include "testutil.h"
 
 #include "drivertest.h"
@@ -115,6 +116,39 @@ static void test_activations_closed_form(void **state)
     workload_free(wl);
 }
 
+/* A sharded step's collectives carry the training's data type (driver_shard_elem_bytes): at
+ * --precision bf16 or fp16, 2 bytes a value, so ZeRO-3's bytes a step and GPU are 3 (N-1)/N of
+ * the model's 16-bit bytes, half of fp32's; the estimate halves with them. Rank 0's bytes over 4
+ * steps of the toy workload, analytic collectives. */
+static void test_sixteen_bit_collectives(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    const int steps = 4;
+    const char *prec[] = {"fp32", "bf16", "fp16"};
+    for (int k = 0; k < 3; k++) {
+        RunConfig cfg = base_config(P, 512 / (P * steps), 1);
+        cfg.backend = COLL_ANALYTIC;
+        cfg.sharding = SHARD_ZERO3;
+        cfg.workload = wl;
+        cfg.overlap = OVERLAP_DDP;
+        cfg.cluster.precision = prec[k];
+        Shared *r = simulate(cfg);
+        if (r->rc != BW_OK) fail_msg("%s: %s", prec[k], r->message);
+        const double es = k ? 2 : 4, want = steps * 3 * (P - 1.0) / P * es * (double)wl->n_params;
+        if (fabs(r->bytes - want) > 1e-9 * want)
+            fail_msg("--precision %s: %.0f bytes, the closed form %.0f", prec[k], r->bytes, want);
+        release(r);
+        assert_true(driver_shard_elem_bytes(&cfg) == es);
+    }
+    RunConfig cfg = star(SHARD_ZERO3);
+    cfg.cluster.latency_s = 0;
+    const double full = estimate_shard_comm_s(&cfg, &cfg.cluster, 4e8);
+    cfg.cluster.precision = "bf16";
+    assert_float_equal(estimate_shard_comm_s(&cfg, &cfg.cluster, 4e8), full / 2, 1e-12 * full);
+    toy_free(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -122,6 +156,7 @@ int main(void)
         cmocka_unit_test(test_estimate_hybrid_closed_form),
         cmocka_unit_test(test_sim_time_check_prices_sharding),
         cmocka_unit_test(test_activations_closed_form),
+        cmocka_unit_test(test_sixteen_bit_collectives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

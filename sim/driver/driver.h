@@ -402,5 +402,7 @@ double driver_activation_bytes(const RunConfig *cfg);
  * (left as they are under --sharding none). */
 double estimate_shard_comm_s(const RunConfig *cfg, const Cluster *c, double n);
 void estimate_shard_calls(const RunConfig *cfg, double *allreduces, double *allgathers);
+/* Bytes a value of a sharded step's collectives: 2 at --precision bf16 or fp16, else 4. */
+size_t driver_shard_elem_bytes(const RunConfig *cfg);
 
 #endif

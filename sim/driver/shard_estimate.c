@@ -13,10 +13,23 @@
  *   behind one NIC (cluster_gpus_per_nic). Per GPU, 2 (m-1)/m n/g bytes cross the nodes. */
 #include "driver_impl.h"
 
+#include <string.h>
+
+/* What a sharded step's collectives carry a value (step_plan.c, and here): the training's data
+ * type, as FSDP's MixedPrecision(param_dtype, reduce_dtype) all-gathers and reduce-scatters it
+ * (torch.distributed.fsdp) and DeepSpeed's fp16 or bf16 ZeRO does: 2 bytes at --precision bf16
+ * or fp16, 4 at fp32 and tf32 (FSDP without mixed precision, the parameters' fp32). */
+size_t driver_shard_elem_bytes(const RunConfig *cfg)
+{
+    const char *p = cfg->cluster.precision;
+    return p && (!strcmp(p, "bf16") || !strcmp(p, "fp16")) ? 2 : 4;
+}
+
 /* a and b: a route's latency and seconds a byte between nodes (two NIC links); a_l, b_l inside a
  * node (two links to its fabric), at the cost profile's shares (driver_cluster_loaded). */
 double estimate_shard_comm_s(const RunConfig *cfg, const Cluster *c, double n)
 {
+    n *= (double)driver_shard_elem_bytes(cfg) / 4; /* n: fp32 bytes */
     const double N = cfg->price_workers > 0 ? cfg->price_workers : c->workers;
     const double a = 2 * c->latency_s, b = 1 / (c->bandwidth_Bps * cluster_link_share(c));
     const double ring = (N - 1) * a + (N - 1) / N * n * b;

@@ -160,7 +160,8 @@ size_t plan_shard_bytes(const DriverRun *run, size_t floats)
 {
     const RunConfig *cfg = run->cfg;
     const size_t n = (size_t)(cfg->price_workers > 0 ? cfg->price_workers : cfg->cluster.workers);
-    return (4 * floats + n - 1) / n;
+    const size_t es = driver_shard_elem_bytes(cfg); /* 2 at bf16 and fp16 (shard_estimate.c) */
+    return (es * floats + n - 1) / n;
 }
 
 static void push_gather(DriverRun *run, StepPlan *p)
