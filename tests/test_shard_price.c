@@ -149,6 +149,50 @@ static void test_sixteen_bit_collectives(void **state)
     toy_free(wl);
 }
 
+/* hybrid (FSDP's HYBRID_SHARD) on 2 nodes of 2 GPUs of the toy workload, DDP's overlap: the small
+ * model's update is DDP's bit for bit, and rank 0's bytes over 4 steps are the closed form, 3
+ * (g-1)/g M inside the node and 2 (m-1)/m M/g across the nodes a step (M the model's fp32 bytes),
+ * at the analytic and the transfer level, and with m priced at 64 GPUs / g. */
+static Shared *run_hybrid(Sharding sh, const Workload *wl, CollBackend backend, int price_workers)
+{
+    RunConfig cfg = base_config(4, 512 / (4 * 4), 1);
+    cfg.cluster.topology = TOPO_HIERARCHICAL;
+    cfg.cluster.gpus_per_node = 2;
+    cfg.backend = backend;
+    cfg.sharding = sh;
+    cfg.workload = wl;
+    cfg.overlap = OVERLAP_DDP;
+    cfg.price_workers = price_workers;
+    Shared *r = simulate(cfg);
+    if (r->rc != BW_OK) fail_msg("--sharding %s: %s", driver_sharding_name(sh), r->message);
+    assert_int_equal(r->n_steps, 4);
+    return r;
+}
+
+static void test_hybrid_is_priced_on_its_nodes(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    Shared *ddp = run_hybrid(SHARD_NONE, wl, COLL_ANALYTIC, 0);
+    const double M = 4.0 * (double)wl->n_params, g = 2;
+    const struct {
+        CollBackend backend;
+        int priced;
+    } cases[] = {{COLL_ANALYTIC, 0}, {COLL_TRANSFER, 0}, {COLL_ANALYTIC, 64}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        Shared *h = run_hybrid(SHARD_HYBRID, wl, cases[i].backend, cases[i].priced);
+        assert_memory_equal(h->params, ddp->params, sizeof h->params);
+        assert_memory_equal(h->step_loss, ddp->step_loss, sizeof h->step_loss);
+        const double m = (cases[i].priced ? cases[i].priced : 4) / g;
+        const double want = 4 * (3 * (g - 1) / g * M + 2 * (m - 1) / m * M / g);
+        if (fabs(h->bytes - want) > 1e-9 * want)
+            fail_msg("hybrid (case %zu): %.0f bytes, the closed form %.0f", i, h->bytes, want);
+        release(h);
+    }
+    release(ddp);
+    toy_free(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_sim_time_check_prices_sharding),
         cmocka_unit_test(test_activations_closed_form),
         cmocka_unit_test(test_sixteen_bit_collectives),
+        cmocka_unit_test(test_hybrid_is_priced_on_its_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,6 +97,11 @@ static PlanStage *push(StepPlan *p, StageKind kind)
     return s;
 }
 
+PlanStage *plan_push_stage(StepPlan *p, StageKind kind)
+{
+    return push(p, kind);
+}
+
 /* The profile's fixed cost of a collective call, or none (the roofline). */
 static double call_cost(const CostModel *cm)
 {
@@ -149,6 +154,8 @@ static void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
              * backward), not allreduced; compressors are refused with sharding (compat.def) */
             c->shard = PLAN_SHARD_RS;
             c->msg = (CompressMsg){COMPRESS_ALLGATHER, plan_shard_bytes(run, msgs[i].count)};
+            if (run->cfg->sharding == SHARD_HYBRID) /* inside the node, then across (hybrid) */
+                plan_hybrid_bucket(run, p, (int)(c - p->stage), msgs[i].count);
         } else if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
             b->defer = 1;
     }
@@ -183,9 +190,12 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
 {
     const Sharding sh = run->cfg->sharding;
     double opt = cost_opt_seconds(run);
-    if (sh != SHARD_NONE)
+    if (sh == SHARD_HYBRID) /* sharded over the node's GPUs (step_plan_hybrid.c) */
+        opt /= plan_hybrid_gpus(run);
+    else if (sh != SHARD_NONE)
         opt /= run->cfg->price_workers > 0 ? run->cfg->price_workers : run->cfg->cluster.workers;
     push(p, STAGE_OPTIMIZER)->seconds = opt;
+    if (sh == SHARD_HYBRID) plan_hybrid_tail(run, p);
     if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
     if (sh == SHARD_ZERO3) {
         push_gather(run, p); /* the next forward's */

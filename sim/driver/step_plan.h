@@ -43,6 +43,8 @@ typedef enum {
 typedef enum {
     PLAN_COMM_RUN,    /* the run's (all workers; parameter servers, islands' hierarchy) */
     PLAN_COMM_ISLAND, /* the worker's island (--topology islands, periodic mode): its ring */
+    PLAN_COMM_NODE,   /* --sharding hybrid: the worker's node, its g GPUs on the node's fabric */
+    PLAN_COMM_ACROSS, /* --sharding hybrid: the ranks of the worker's local index, one a node */
 } PlanComm;
 
 /* What a sharded step's collective is (--sharding, issue 50): none (DDP's, or a compressor's
@@ -106,5 +108,12 @@ void plan_free(StepPlan *p);
 int plan_outer_waits(const DriverRun *run, long step, int averaged);
 /* The bytes of one rank's shard of `floats` fp32 values over the priced GPUs (--sharding). */
 size_t plan_shard_bytes(const DriverRun *run, size_t floats);
+/* step_plan.c for step_plan_hybrid.c: a new stage at the plan's end. step_plan_hybrid.c: hybrid
+ * sharding's rules (the stage at index rs, a bucket's reduce-scatter, moved onto the node and
+ * followed by the allreduce of its shard across the nodes; the tail's gathers on the node). */
+PlanStage *plan_push_stage(StepPlan *p, StageKind kind);
+void plan_hybrid_bucket(DriverRun *run, StepPlan *p, int rs, size_t floats);
+void plan_hybrid_tail(DriverRun *run, StepPlan *p);
+int plan_hybrid_gpus(const DriverRun *run);
 
 #endif
