@@ -111,6 +111,11 @@ static const BadCase BAD[] = {
     {"platform --gpu B200", 2, "--gpu"},
     {"platform --gpu V100 --precision bf16", 2, "--precision: the V100 has no bf16 rate"},
     {"platform --gpu-flops 10T --gpu H100", 2, "--gpu-flops"},
+    /* fp16: a data type (16-bit sharded collectives) with --gpu-flops; no profile gives its rate */
+    {"platform --gpu V100 --precision fp16", 2,
+     "--precision: the V100 has no fp16 rate in its profile (give the rate with --gpu-flops)"},
+    {"platform --gpu-flops 10T --gpu-efficiency 0.5 --precision fp16", 2,
+     "--gpu-flops: gives the rate directly; drop --gpu and --gpu-efficiency"},
     {"platform --gpu-flops fast", 2, "--gpu-flops"},
     {"platform --gpu-efficiency 1.5", 2, "--gpu-efficiency"},
     {"platform extra", 2, "unexpected argument"},

@@ -226,6 +226,39 @@ static void test_bench_prints_a_throughput_and_writes_nothing(void **state)
                    "bench --workload resnet50 --workers 1024 --batch 32");
 }
 
+/* bench prints the peak memory per GPU (issue 50): Llama-2-7B in ZeRO-3 on 8 H100s at one
+ * sequence a GPU fits, its state the sum of its parts and its activations the closed form of
+ * act_mem.c's estimate, each block's matrices' inputs and outputs, 32 (4 x 2d + 3 (d + ff)) + V +
+ * d values a token, at fp32 (the default --precision): 4 bytes x 4096 tokens. In DDP its state
+ * alone does not fit: refused, saying by how much, as run refuses it. */
+static void test_bench_prints_the_peak_memory(void **state)
+{
+    (void)state;
+    const char *llama = "bench --workload llama-2-7b --gpu H100 --workers 8 --collectives analytic "
+                        "--batch 1 --quiet";
+    char args[256];
+    snprintf(args, sizeof args, "%s --sharding zero3", llama);
+    assert_int_equal(bw(args), 0);
+    char *out = tmp_file("stdout");
+    const char *m = strstr(out, "memory: ");
+    if (!m) fail_msg("no memory line in %s", out);
+    double peak, cap, st, p, g, o, u, act;
+    assert_int_equal(sscanf(m,
+                            "memory: %lf GB per GPU at peak of the H100's %lf GB with --sharding "
+                            "zero3: training state %lf (parameters %lf, gradients %lf, optimizer "
+                            "%lf, gathered units %lf) + activations %lf",
+                            &peak, &cap, &st, &p, &g, &o, &u, &act),
+                     8);
+    const double d = 4096, ff = 11008, V = 32000;
+    const double want_act = (32 * (8 * d + 3 * (d + ff)) + V + d) * 4096 * 4 / 1e9;
+    assert_true(cap == 80 && peak < cap);
+    assert_true(fabs(st - (p + g + o + u)) < 0.02 && fabs(peak - (st + act)) < 0.02);
+    if (fabs(act - want_act) > 0.006)
+        fail_msg("activations %.2f GB, closed form %.3f", act, want_act);
+    free(out);
+    expect_refusal("over the H100's 80 GB by 0.9 GB", llama);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +270,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_replay_keeps_the_trace_cluster_and_says_whose_accuracy),
         cmocka_unit_test(test_a_cluster_job_evaluates_as_compare_and_prints_its_resolution),
         cmocka_unit_test(test_bench_prints_a_throughput_and_writes_nothing),
+        cmocka_unit_test(test_bench_prints_the_peak_memory),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);

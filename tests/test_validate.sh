@@ -5,7 +5,8 @@
 #     anything runs and with nothing written (--csv, --write-summary);
 #   - a planted row outside its tolerance makes it exit 1, and the same row with the figure
 #     bellows predicts passes (exit 0), its CSV holding the prediction;
-#   - a ratio row is the quotient of its two rows' predictions; fitted rows are counted apart.
+#   - a ratio row is the quotient of its two rows' predictions; fitted rows are counted apart;
+#   - a TFLOPS row is a GPU's samples a second times the workload's flops a sample.
 #   tests/test_validate.sh BELLOWS_BINARY
 set -uo pipefail
 bellows=$1
@@ -82,6 +83,28 @@ if [[ $rc -ne 0 ]] || ! grep -q "^u .* - .* - predict none (reported)$" "$tmp/da
   echo "FAIL: an unpublished operand: exit $rc"; cat "$tmp/dash.txt"; fail=1
 else
   echo "ok: an unpublished operand prints -, its ratio is checked"
+fi
+# a TFLOPS row (issue 50): the samples a GPU trains a simulated second x the workload's flops a
+# sample (its profile's forward and backward) / 1e12, against the img/s row of the same setting;
+# without a workload in flops it is refused before anything runs
+refuse "bad.csv:2: field setting: a TFLOPS row needs a --workload in flops" "$header" "t,g,3,TFLOPS,predict,20%,src,$small"
+wl="$small --workload gpt2-small"
+printf '%s\n' "$header" "w,g,1,img/s,predict,none,src,$wl" "t,g,1,TFLOPS,predict,none,src,$wl" > "$tmp/tf.csv"
+"$bellows" validate --rows "$tmp/tf.csv" --csv "$tmp/tf-out.csv" > "$tmp/tf.txt" 2>&1
+rc=$?
+profile="$(dirname "$0")/../sim/workload/profiles/gpt2-small.json"
+if [[ $rc -ne 0 ]] || ! python3 - "$tmp/tf-out.csv" "$profile" << 'PY'
+import csv, json, sys
+rows = {r["id"]: r for r in csv.DictReader(open(sys.argv[1]))}
+flops = sum(l["fwd_flops"] + l["bwd_flops"] for l in json.load(open(sys.argv[2]))["layers"])
+want = float(rows["w"]["bellows"]) / 2 * flops / 1e12  # 2 workers
+got = float(rows["t"]["bellows"])
+assert rows["t"]["unit"] == "TFLOPS" and abs(got - want) <= 1e-5 * want, (got, want)
+PY
+then
+  echo "FAIL: a TFLOPS row: exit $rc"; cat "$tmp/tf.txt" "$tmp/tf-out.csv"; fail=1
+else
+  echo "ok: a TFLOPS row is the img/s row's samples per GPU x the workload's flops"
 fi
 # outside: the same setting, the figure 30% above, tolerance 20%: exit 1, the row marked
 planted=$(python3 -c "print(float('$pred') * 1.3)")

@@ -68,7 +68,7 @@ static void test_every_builtin_loads(void **state)
         check_consistent(w);
         workload_free(w);
     }
-    assert_int_equal(n, 8);
+    assert_int_equal(n, 10);
 }
 
 /* name, parameters, tensors, and the forward flops' range: 2 x the published multiply-adds (the
@@ -97,6 +97,10 @@ static void test_builtins_match_their_models(void **state)
         {"llama-2-7b", 6738415616, 291,
          0.97 * (2 * 6738415616.0 * 4096 + 4 * 32 * 4096.0 * 4096 * 4096),
          1.03 * (2 * 6738415616.0 * 4096 + 4 * 32 * 4096.0 * 4096 * 4096)},
+        /* GPT-2 XL: Hugging Face gpt2-xl's GPT2LMHeadModel count (48 layers, d 1600) */
+        {"gpt2-xl", 1557611200, 580,
+         0.97 * (2 * 1557611200.0 * 1024 + 4 * 48 * 1024.0 * 1024 * 1600),
+         1.03 * (2 * 1557611200.0 * 1024 + 4 * 48 * 1024.0 * 1024 * 1600)},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         Workload *w;
@@ -116,6 +120,27 @@ static void test_builtins_match_their_models(void **state)
         assert_float_equal(workload_flops_per_sample(w), fwd + bwd, 1e-9 * (fwd + bwd));
         workload_free(w);
     }
+}
+
+/* ZeRO++'s 18B GPT-2 (Megatron: L 40, h 6144, vocab 50304, positions 1024, head tied): the
+ * parameters in closed form, 12 L h^2 + 13 L h + (V + P) h + 2 h, and with activation
+ * checkpointing the blocks' backward is 3x their forward, so the whole backward is between 2.5x
+ * and 3x the forward (the head's and embeddings' is 2x or less). */
+static void test_gpt2_18b_recomputes(void **state)
+{
+    (void)state;
+    Workload *w;
+    assert_int_equal(workload_load("gpt2-18b", "--workload", &w, NULL), BW_OK);
+    const double L = 40, h = 6144;
+    assert_int_equal(w->n_params,
+                     (size_t)(12 * L * h * h + 13 * L * h + (50304 + 1024) * h + 2 * h));
+    double fwd = 0, bwd = 0;
+    for (int l = 0; l < w->n_layers; l++) {
+        fwd += workload_fwd_flops(w, l, 1, 1e12, 1);
+        bwd += workload_bwd_flops(w, l, 1, 1e12, 1);
+    }
+    assert_true(bwd > 2.5 * fwd && bwd < 3 * fwd);
+    workload_free(w);
 }
 
 static void test_resnet50_shapes(void **state)
@@ -569,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_every_builtin_loads),
         cmocka_unit_test(test_builtins_match_their_models),
         cmocka_unit_test(test_resnet50_shapes),
+        cmocka_unit_test(test_gpt2_18b_recomputes),
         cmocka_unit_test(test_toy_file_parses),
         cmocka_unit_test(test_map_by_relative_depth),
         cmocka_unit_test(test_map_by_name_and_its_errors),

@@ -36,8 +36,11 @@ const CliOpt cluster_cli_opts[] = {
                 0),
     CLUSTER_OPT("gpu", CLI_CHOICE, gpu, "A100", NULL,
                 "GPU profile (peak rates from the datasheets)", 0, 0, "V100|A100|H100|H200", 0),
-    CLUSTER_OPT("precision", CLI_CHOICE, precision, "fp32", NULL, "which peak rate of the profile",
-                0, 0, "fp32|tf32|bf16", 0),
+    CLUSTER_OPT("precision", CLI_CHOICE, precision, "fp32", NULL,
+                "which peak rate of the profile, and the training's data type (16 bits at bf16 "
+                "and fp16: --sharding's collectives and the activations; fp16 has no profile "
+                "rate yet: with --gpu-flops)",
+                0, 0, "fp32|tf32|bf16|fp16", 0),
     CLUSTER_OPT("gpu-efficiency", CLI_DOUBLE, efficiency, NULL, NULL,
                 "sustained fraction of the peak rate (default: the cost profile's efficiency "
                 "for the GPU and precision, or 0.5 where it has none: assumed, not calibrated)",
@@ -266,9 +269,9 @@ int cluster_from_cli(Cluster *c, ClusterFlags *ca, const int *set, BwError *err)
         return bw_fail(err, BW_EUSAGE, "--hosts: needs --platform");
     if (ca->platform) return user_platform(c, ca, set, err);
     if (given(set, "gpu-flops")) {
-        if (given(set, "gpu") || given(set, "precision") || given(set, "gpu-efficiency"))
+        if (given(set, "gpu") || given(set, "gpu-efficiency")) /* --precision: the data type */
             return bw_fail(err, BW_EUSAGE,
-                           "--gpu-flops: gives the rate directly; drop --gpu, --precision and "
+                           "--gpu-flops: gives the rate directly; drop --gpu and "
                            "--gpu-efficiency");
         c->gpu = NULL;
         c->gpu_flops = ca->gpu_flops;

@@ -89,6 +89,30 @@ static void bench_print(const RunConfig *cfg, const RunResult *res)
            P);
 }
 
+/* The peak memory per GPU of the workload under --sharding (issue 50; ZeRO's model, shard_mem.c)
+ * and the activations' estimate (act_mem.c). The state is what run and bench refuse when it
+ * does not fit (driver_check_shard_memory, exit 2); the activations are an estimate, so when
+ * they alone take the peak over the GPU's memory the line says so and by how much. */
+static void bench_print_memory(const RunConfig *cfg)
+{
+    ShardMemory m;
+    if (!driver_shard_memory(cfg, cfg->sharding, &m)) return;
+    const double act = driver_activation_bytes(cfg), peak = m.total + act;
+    char of[64] = "";
+    if (m.capacity > 0)
+        snprintf(of, sizeof of, " of the %s's %.0f GB", cfg->cluster.gpu->name, m.capacity / 1e9);
+    printf("memory: %.2f GB per GPU at peak%s with --sharding %s: training state %.2f "
+           "(parameters %.2f, gradients %.2f, optimizer %.2f, gathered units %.2f) + "
+           "activations %.2f (an estimate from the workload's layers, at %d samples per GPU)\n",
+           peak / 1e9, of, driver_sharding_name(cfg->sharding), m.total / 1e9, m.params / 1e9,
+           m.grads / 1e9, m.optimizer / 1e9, m.gathered / 1e9, act / 1e9,
+           driver_price_batch(cfg, cfg->tc.batch));
+    if (m.capacity > 0 && peak > m.capacity)
+        printf("# memory: the state fits, but with the activations' estimate the peak exceeds "
+               "the GPU by %.2f GB (a smaller --batch, or activation checkpointing)\n",
+               (peak - m.capacity) / 1e9);
+}
+
 int cmd_bench(int argc, char **argv, BwError *err)
 {
     Flags f;
@@ -129,6 +153,7 @@ int cmd_bench(int argc, char **argv, BwError *err)
     fflush(stdout);
     if ((rc = driver_run(&cfg, &res, err))) goto fail;
     bench_print(&cfg, &res);
+    bench_print_memory(&cfg);
     if (f.run.out) {
         RunMeta meta = {"bench",           ta.model,           f.run.network_model,
                         f.run.collectives, wallclock_s() - t0, 0};

@@ -30,7 +30,8 @@ typedef struct {
     ValRows rows;
     const char *name; /* the rows' file, for messages */
     double *pred;     /* per job, img/s */
-    double *images;   /* per job: workers x images per GPU, a step */
+    double *images;   /* per job: workers x images per GPU, a step (TFLOPS rows: the flops a
+                       * GPU trains a step, in TFLOPs) */
     char (*profile)[64];
     CostSetting *setting; /* per job: what a run's nearest rows are found by */
     char (*error)[512];
@@ -93,6 +94,13 @@ static int check_settings(Validate *v, BwError *err)
                 int j = row->first_job + k;
                 int per_gpu = cfg.price_batch > 0 ? cfg.price_batch : cfg.tc.batch;
                 v->images[j] = (double)cfg.cluster.workers * per_gpu;
+                if (row->unit == VALROW_TFLOPS &&
+                    !(cfg.workload && workload_flops_per_sample(cfg.workload) > 0))
+                    rc = bw_fail(err, BW_EUSAGE,
+                                 "%s:%d: field setting: a TFLOPS row needs a --workload in flops",
+                                 v->name, row->line);
+                else if (row->unit == VALROW_TFLOPS)
+                    v->images[j] = per_gpu * workload_flops_per_sample(cfg.workload) / 1e12;
                 snprintf(v->profile[j], sizeof v->profile[j], "%s",
                          cfg.costs && !cfg.costs->ideal ? cfg.costs->name : "ideal");
                 driver_cost_setting(&cfg, &v->setting[j]);
@@ -110,7 +118,7 @@ static void validate_start(int j, int fd, void *ctx)
 {
     Validate *v = ctx;
     int i = 0;
-    while (i + 1 < v->rows.n && (v->rows.rows[i].unit != VALROW_IMG_S ||
+    while (i + 1 < v->rows.n && (v->rows.rows[i].unit == VALROW_RATIO ||
                                  v->rows.rows[i].first_job + v->rows.rows[i].n_alts <= j))
         i++;
     const ValRow *row = &v->rows.rows[i];
@@ -247,8 +255,11 @@ static int print_table(const Validate *v, const double *pred, const double *err)
         outside += bad;
         const char *fmt = r->unit == VALROW_RATIO ? "%-26s %-19s %-13s %9.2fx %9.2fx %+7.1f%% "
                                                     "%-7s %s\n"
-                                                  : "%-26s %-19s %-13s %10.0f %10.0f %+7.1f%% "
-                                                    "%-7s %s\n";
+                          : r->unit == VALROW_TFLOPS
+                              ? "%-26s %-19s %-13s %6.1f TF %6.1f TF %+7.1f%% "
+                                "%-7s %s\n"
+                              : "%-26s %-19s %-13s %10.0f %10.0f %+7.1f%% "
+                                "%-7s %s\n";
         if (isnan(r->figure)) /* not published: a ratio's operand */
             printf("%-26s %-19s %-13s %10s %10.0f %8s %-7s %s\n", r->id, r->group,
                    row_profile(v, i), "-", pred[i], "-", r->fit ? "fit" : "predict", tol);
@@ -279,8 +290,10 @@ static int write_csv(const char *path, const Validate *v, const double *pred, co
     for (int i = 0; i < v->rows.n; i++) {
         const ValRow *r = &v->rows.rows[i];
         fprintf(of.f, "%s,%s,%s,%s,%.6g,%.6g,%.4f,%s,", r->id, r->group, row_profile(v, i),
-                r->unit == VALROW_RATIO ? "ratio" : "img/s", r->figure, pred[i], err[i],
-                r->fit ? "fit" : "predict");
+                r->unit == VALROW_RATIO    ? "ratio"
+                : r->unit == VALROW_TFLOPS ? "TFLOPS"
+                                           : "img/s",
+                r->figure, pred[i], err[i], r->fit ? "fit" : "predict");
         if (r->tolerance >= 0)
             fprintf(of.f, "%g,%d\n", r->tolerance, fabs(err[i]) <= r->tolerance);
         else
@@ -302,7 +315,7 @@ static void write_rows(FILE *f, const Validate *v, const double *err)
         const ValRow *r = &v->rows.rows[i];
         if (r->fit || !isfinite(err[i])) continue;
         const ValRow *a = r->unit == VALROW_RATIO ? &v->rows.rows[r->ratio_of[0]] : r;
-        if (a->unit != VALROW_IMG_S) continue;
+        if (a->unit == VALROW_RATIO) continue;
         const CostSetting *s = &v->setting[a->first_job];
         fprintf(f,
                 "%s\n    {\"id\": \"%s\", \"error\": %.4f, \"family\": \"%s\", "

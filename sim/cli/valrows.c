@@ -123,9 +123,11 @@ static int parse_row(ValRows *r, char f[][2048], ValRow *row, const char *where,
         row->unit = VALROW_IMG_S;
     else if (strcmp(f[3], "ratio") == 0)
         row->unit = VALROW_RATIO;
+    else if (strcmp(f[3], "TFLOPS") == 0)
+        row->unit = VALROW_TFLOPS;
     else
-        return bw_fail(err, BW_EUSAGE, "%s: field unit: \"%.80s\" must be img/s or ratio", where,
-                       f[3]);
+        return bw_fail(err, BW_EUSAGE, "%s: field unit: \"%.80s\" must be img/s, ratio or TFLOPS",
+                       where, f[3]);
     if (strcmp(f[4], "fit") != 0 && strcmp(f[4], "predict") != 0)
         return bw_fail(err, BW_EUSAGE, "%s: field fit: \"%.80s\" must be fit or predict", where,
                        f[4]);

@@ -5,7 +5,9 @@
  * - group: what the row checks (scaling, compression, ...), for the summary per group;
  * - figure: the measurement, a number > 0, in unit;
  * - unit: img/s (a run's images per simulated second: workers x images per GPU x steps / time)
- *   or ratio (the setting is "A / B", two earlier img/s rows: the quotient of theirs);
+ *   or ratio (the setting is "A / B", two earlier img/s rows: the quotient of theirs) or TFLOPS
+ *   (per GPU: the samples a GPU trains per simulated second x the workload's flops a sample,
+ *   forward and backward as its profile counts them, / 1e12; a setting with --workload);
  * - fit: fit (a constant of the profile, or a flag, was set from this row) or predict;
  * - tolerance: the largest |error| allowed, as "20%", or "none" (the row is reported only);
  * - source: where the figure is published (a URL or paper, its table);
@@ -21,7 +23,7 @@
 #define VALROW_MAX_ALTS 8
 #define VALROW_MAX_ARGS 96
 
-typedef enum { VALROW_IMG_S, VALROW_RATIO } ValUnit;
+typedef enum { VALROW_IMG_S, VALROW_RATIO, VALROW_TFLOPS } ValUnit;
 
 typedef struct {
     char id[64], group[32], source[512], setting[2048];
@@ -31,14 +33,14 @@ typedef struct {
     int fit;         /* 1: fitted from this row */
     int line;        /* in the file */
     int ratio_of[2]; /* VALROW_RATIO: the rows A and B */
-    int n_alts;      /* VALROW_IMG_S: settings averaged */
+    int n_alts;      /* VALROW_IMG_S, VALROW_TFLOPS: settings averaged */
     int first_job;   /* their jobs are first_job .. first_job + n_alts - 1 */
 } ValRow;
 
 typedef struct {
     ValRow *rows;
     int n;
-    int n_jobs; /* the runs: every setting of every img/s row */
+    int n_jobs; /* the runs: every setting of every img/s and TFLOPS row */
 } ValRows;
 
 /* Parses text (the contents of the file named name) into rows. A malformed row, a bad header or

@@ -64,6 +64,7 @@ static double cost_message(Worker *me, const PlanStage *s)
     const int beside = run->cost->ddp; /* the stream's: the backward runs beside it */
     if (beside) cost_comm_begin(me);
     double bytes = (double)m->count;
+    const CollStats before = *coll_stats(comm, rank); /* hybrid's books to fold (shard_comms.c) */
     if (m->op == COMPRESS_ALLGATHER) {
         coll_cost_allgather(comm, rank, m->count);
     } else {
@@ -71,6 +72,7 @@ static double cost_message(Worker *me, const PlanStage *s)
         coll_cost_allreduce(comm, rank, m->count, es);
         bytes *= (double)es;
     }
+    shard_comms_fold(me, s->comm, &before);
     if (beside) cost_comm_end(me);
     return bytes;
 }

@@ -64,6 +64,8 @@ void run_free(DriverRun *run)
     free(run->epoch_norm_mean);
     islands_free(run); /* its rings before run->comm, whose books they share */
     zpp_free(run);     /* so are the nodes' rings (--zeropp) */
+    /* hybrid sharding's rings, as the islands' */
+    shard_comms_free(run);
     coll_comm_free(run->comm);
     coll_comm_free(run->mirror);
     model_free(run->eval_model);
@@ -275,6 +277,7 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
     }
     if (rc == BW_OK) rc = islands_init(run, err);
     if (rc == BW_OK) rc = zpp_init(run, err);
+    if (rc == BW_OK) rc = shard_comms_init(run, err); /* hybrid sharding's groups */
     if (rc == BW_OK) rc = outer_lanes_alloc(run, err);
     if (rc == BW_OK) rc = run_mirror_create(run, err);
     if (rc == BW_OK && !run->fast) rc = run_slots_create(run, run->pool ? threads : 1, err);

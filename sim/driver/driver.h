@@ -412,5 +412,17 @@ int zeropp_parse(const char *spec, ZeroPP *z, BwError *err);
 int zeropp_check(const RunConfig *cfg, BwError *err);
 /* The canonical spelling of z ("qwz:int8,hpz,qgz"), "" when off, into buf. */
 const char *zeropp_name(const ZeroPP *z, char *buf, size_t n);
+/* The activations a GPU keeps for the backward at its batch (--price-batch, else --batch), in
+ * bytes: an estimate from the workload profile's weighted layers (act_mem.c says what it counts
+ * and what not); 0 without a workload or with a measured one. */
+double driver_activation_bytes(const RunConfig *cfg);
+/* shard_estimate.c, for estimate.c: a sharded step's collectives in closed form, n the model's
+ * fp32 bytes and c the cluster at the profile's link shares (driver_cluster_loaded): seconds a
+ * step (0 under --sharding none); and its calls, replacing the dense allreduce estimate.c counts
+ * (left as they are under --sharding none). */
+double estimate_shard_comm_s(const RunConfig *cfg, const Cluster *c, double n);
+void estimate_shard_calls(const RunConfig *cfg, double *allreduces, double *allgathers);
+/* Bytes a value of a sharded step's collectives: 2 at --precision bf16 or fp16, else 4. */
+size_t driver_shard_elem_bytes(const RunConfig *cfg);
 
 #endif

@@ -120,11 +120,10 @@ static int check_config(const RunConfig *cfg, int shard, BwError *err)
                        cfg->tc.batch, P, shard, cfg->train->n);
     if (cfg->slowdown)
         for (int w = 0; w < P; w++) assert(cfg->slowdown[w] > 0);
-    if (cfg->sharding == SHARD_HYBRID && driver_costed(cfg))
+    if (cfg->sharding == SHARD_HYBRID && driver_costed(cfg) && cfg->cluster.platform_file)
         return bw_fail(err, BW_EUSAGE,
-                       "--sharding hybrid: its node and cross-node communicators are not in the "
-                       "step plan yet, so a costed step (--workload, --overlap, a cost profile) "
-                       "cannot price it; use zero3, or hybrid without costs (the same update)");
+                       "--sharding hybrid: its nodes are a generated cluster's (--topology "
+                       "hierarchical --gpus-per-node G), not a --platform file's; use zero3");
     char why[160];
     if (cfg->replay && cfg->replay_engine == REPLAY_FAST &&
         !driver_replay_fast(cfg, why, sizeof why))

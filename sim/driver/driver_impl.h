@@ -301,6 +301,11 @@ struct DriverRun {
         int G, nodes;
         long mean_step;
     } zpp;
+    /* --sharding hybrid on a costed step (shard_comms.c): each node's g GPUs (node_comm[k], its
+     * books in run->comm's) and each local index's ranks across the m nodes (across_comm[l],
+     * books of its own, folded into run->comm's after each call); NULL otherwise */
+    Comm **node_comm, **across_comm;
+    int node_size;
 
     /* results */
     long cap_steps; /* rows res->steps and res->evals hold */
@@ -537,6 +542,15 @@ void record_trace_abort(DriverRun *run);
 /* estimate.c: refuses a run whose simulated time would pass CLUSTER_MAX_SIM_S (usage error
  * naming the flags that price it). shard: samples per worker per epoch (run_shard_of). */
 int estimate_check_sim_time(const RunConfig *cfg, const Model *m, int shard, BwError *err);
+
+/* shard_comms.c: hybrid sharding's communicators (DriverRun.node_comm, across_comm) for a costed
+ * step, created after run->comm and freed before it; the one a plan stage on PLAN_COMM_NODE or
+ * PLAN_COMM_ACROSS runs on, with the worker's rank in it; and a collective on it whose books it
+ * folds into run->comm's (shard_comm_run). */
+int shard_comms_init(DriverRun *run, BwError *err);
+void shard_comms_free(DriverRun *run);
+Comm *shard_plan_comm(const Worker *me, PlanComm which, int *rank);
+void shard_comms_fold(const Worker *me, PlanComm which, const CollStats *before);
 /* driver_check.c: what a policy knows of the run when it starts. cluster: as loaded, or NULL if
  * not known. layers: room for m's n_layers entries, which ctx->layers points at. */
 void run_policy_context(PolicyContext *ctx, const RunConfig *cfg, const Cluster *cluster,

@@ -59,7 +59,8 @@ static double step_compute_s(const RunConfig *cfg, const Model *m)
 }
 
 /* The closed-form time of one dense fp32 allreduce of the parameters charged, on links at the
- * cost profile's share of their rate. */
+ * cost profile's share of their rate; under --sharding, the sharded step's collectives instead
+ * (shard_estimate.c). */
 static double step_comm_s(const RunConfig *cfg, const Model *m)
 {
     Cluster loaded;
@@ -67,6 +68,7 @@ static double step_comm_s(const RunConfig *cfg, const Model *m)
     const Cluster *c = &loaded;
     const double share = cluster_link_share(c), intra_share = cluster_intra_link_share(c);
     double n = 4.0 * (double)(cfg->workload ? cfg->workload->n_params : m->n_params);
+    if (cfg->sharding != SHARD_NONE) return estimate_shard_comm_s(cfg, c, n);
     const int g = coll_algo_group(cfg->algo, c);
     return coll_allreduce_formula_s(cfg->algo, c->workers, g, n, 2 * c->latency_s,
                                     1 / (c->bandwidth_Bps * share), 2 * c->intra_latency_s,
@@ -142,6 +144,7 @@ double driver_wall_estimate_s(const RunConfig *cfg, double *messages)
     if (run_model_create(cfg, &m, &ignore)) return 0;
     double allreduces, allgathers;
     step_calls(cfg, m, &allreduces, &allgathers);
+    estimate_shard_calls(cfg, &allreduces, &allgathers); /* shard_estimate.c */
     const double P = cfg->cluster.workers, steps = run_steps(cfg, run_shard_of(cfg));
     *messages =
         steps * (allreduces * messages_per_call(cfg, 0) + allgathers * messages_per_call(cfg, 1));

@@ -142,6 +142,8 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
         no = "--platform: a platform file's hosts and routes may differ";
     else if (cfg->zeropp.hpz || cfg->zeropp.qgz)
         no = "--zeropp hpz or qgz: the nodes' rings need the actors";
+    else if (cfg->sharding == SHARD_HYBRID)
+        no = "--sharding hybrid: its node and cross-node rings need the actors";
     else if (outer_needs_actors(cfg->policy))
         no = "Streaming DiLoCo's and eager DiLoCo's outer exchanges (their fragments and "
              "overlap) need the actors";

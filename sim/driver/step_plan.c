@@ -98,6 +98,11 @@ static PlanStage *push(StepPlan *p, StageKind kind)
     return s;
 }
 
+PlanStage *plan_push_stage(StepPlan *p, StageKind kind)
+{
+    return push(p, kind);
+}
+
 /* The profile's fixed cost of a collective call, or none (the roofline). */
 static double call_cost(const CostModel *cm)
 {
@@ -162,6 +167,8 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
              * backward), not allreduced; compressors are refused with sharding (compat.def) */
             c->shard = PLAN_SHARD_RS;
             c->msg = (CompressMsg){COMPRESS_ALLGATHER, plan_shard_bytes(run, msgs[i].count)};
+            if (run->cfg->sharding == SHARD_HYBRID) /* inside the node, then across (hybrid) */
+                plan_hybrid_bucket(run, p, (int)(c - p->stage), msgs[i].count);
         } else if (msgs[i].op == COMPRESS_ALLGATHER && cm->prof && !cm->prof->allgather_overlaps)
             b->defer = 1;
     }
@@ -175,7 +182,8 @@ size_t plan_shard_bytes(const DriverRun *run, size_t floats)
 {
     const RunConfig *cfg = run->cfg;
     const size_t n = (size_t)(cfg->price_workers > 0 ? cfg->price_workers : cfg->cluster.workers);
-    return (4 * floats + n - 1) / n;
+    const size_t es = driver_shard_elem_bytes(cfg); /* 2 at bf16 and fp16 (shard_estimate.c) */
+    return (es * floats + n - 1) / n;
 }
 
 static void push_gather(DriverRun *run, StepPlan *p)
@@ -197,9 +205,12 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
 {
     const Sharding sh = run->cfg->sharding;
     double opt = cost_opt_seconds(run);
-    if (sh != SHARD_NONE)
+    if (sh == SHARD_HYBRID) /* sharded over the node's GPUs (step_plan_hybrid.c) */
+        opt /= plan_hybrid_gpus(run);
+    else if (sh != SHARD_NONE)
         opt /= run->cfg->price_workers > 0 ? run->cfg->price_workers : run->cfg->cluster.workers;
     push(p, STAGE_OPTIMIZER)->seconds = opt;
+    if (sh == SHARD_HYBRID) plan_hybrid_tail(run, p);
     if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
     if (sh == SHARD_ZERO3 && zpp_plan_gathers(run, p)) return; /* --zeropp (zeropp_plan.c) */
     if (sh == SHARD_ZERO3) {

@@ -48,7 +48,9 @@ typedef enum {
 typedef enum {
     PLAN_COMM_RUN,    /* the run's (all workers; parameter servers, islands' hierarchy) */
     PLAN_COMM_ISLAND, /* the worker's island (--topology islands, periodic mode): its ring */
-    PLAN_COMM_NODE,   /* the worker's node (--zeropp hpz, qgz: zeropp.c): its GPUs' ring */
+    PLAN_COMM_NODE,   /* the worker's node, its GPUs' ring on the node's fabric: --zeropp hpz,
+                       * qgz (zeropp.c) or --sharding hybrid (shard_comms.c) */
+    PLAN_COMM_ACROSS, /* --sharding hybrid: the ranks of the worker's local index, one a node */
 } PlanComm;
 
 /* What a sharded step's collective is (--sharding, issue 50): none (DDP's, or a compressor's
@@ -149,5 +151,12 @@ void plan_tail(DriverRun *run, StepPlan *p, long step);
 int zpp_plan_bucket_rs(DriverRun *run, StepPlan *p, PlanBucket *b, size_t floats);
 int zpp_plan_gathers(DriverRun *run, StepPlan *p);
 double zpp_cross_node_bytes(const DriverRun *run);
+/* step_plan.c for step_plan_hybrid.c: a new stage at the plan's end. step_plan_hybrid.c: hybrid
+ * sharding's rules (the stage at index rs, a bucket's reduce-scatter, moved onto the node and
+ * followed by the allreduce of its shard across the nodes; the tail's gathers on the node). */
+PlanStage *plan_push_stage(StepPlan *p, StageKind kind);
+void plan_hybrid_bucket(DriverRun *run, StepPlan *p, int rs, size_t floats);
+void plan_hybrid_tail(DriverRun *run, StepPlan *p);
+int plan_hybrid_gpus(const DriverRun *run);
 
 #endif

@@ -170,13 +170,16 @@ int cluster_resolve(Cluster *c, BwError *err)
         double peak = strcmp(c->precision, "fp32") == 0   ? c->gpu->fp32_flops
                       : strcmp(c->precision, "tf32") == 0 ? c->gpu->tf32_flops
                       : strcmp(c->precision, "bf16") == 0 ? c->gpu->bf16_flops
+                      : strcmp(c->precision, "fp16") == 0 ? 0 /* no profile gives it yet */
                                                           : -1;
         if (peak < 0)
-            return bw_fail(err, BW_EUSAGE, "--precision: expected fp32, tf32 or bf16, got '%s'",
+            return bw_fail(err, BW_EUSAGE, "--precision: expected fp32, tf32, bf16 or fp16, got '%s'",
                            c->precision);
         if (peak == 0)
-            return bw_fail(err, BW_EUSAGE, "--precision: the %s has no %s rate", c->gpu->name,
-                           c->precision);
+            return bw_fail(err, BW_EUSAGE,
+                           "--precision: the %s has no %s rate in its profile (give the rate with "
+                           "--gpu-flops)",
+                           c->gpu->name, c->precision);
         c->gpu_flops = peak * c->efficiency;
         c->gpu_peak_flops = peak;
         c->gpu_mem_Bps = c->gpu->mem_Bps * CLUSTER_MEM_EFFICIENCY;

@@ -70,7 +70,7 @@ typedef struct {
     int gpus_per_node; /* G, divides P */
     Topology topology;
     const GpuProfile *gpu; /* NULL when the rate was given directly */
-    const char *precision; /* fp32, tf32 or bf16 */
+    const char *precision; /* fp32, tf32, bf16 or fp16 (fp16: a data type, with --gpu-flops) */
     double efficiency;     /* sustained fraction of the peak */
     /* where efficiency comes from: CLUSTER_EFF_ASSUMED (CLUSTER_DEFAULT_EFFICIENCY, no
      * calibration), _GIVEN (--gpu-efficiency), _PROFILE (the cost profile efficiency_of's

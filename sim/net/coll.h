@@ -215,6 +215,12 @@ Comm *coll_comm_create_sibling(const Cluster *c, Comm *parent);
  * caller's actors call it with their local rank. Free it before its parent. */
 Comm *coll_comm_create_group(const Cluster *sub, Comm *parent, int first);
 
+/* Adds rank `rank`'s books in c since `before` (a copy of coll_stats(c, rank) taken then) to
+ * `into`'s books at `into_rank`: a communicator of its own books whose ranks are not contiguous in
+ * the run's (hybrid sharding's ranks of one local index across the nodes) keeps them in the run's
+ * books, as a group's do. */
+void coll_stats_fold(Comm *into, int into_rank, const Comm *c, int rank, const CollStats *before);
+
 /* buf [count] is replaced by the sum over ranks. */
 void coll_allreduce(Comm *c, int rank, float *buf, size_t count);
 

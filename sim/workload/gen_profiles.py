@@ -396,14 +396,10 @@ def bert_base(T=128):
     return p
 
 
-def gpt2_small(T=1024):
-    # GPT-2 small (Radford et al. 2019): 12 layers, d 768, 12 heads, FFN 4 x 768, vocab 50257,
-    # 1024 positions; Hugging Face gpt2 config.json. GPT2LMHeadModel: the LM head's weight is
-    # tied to wte; Hugging Face names, and its Conv1D weights stored [in, out].
-    L, d, h, V, P = 12, 768, 12, 50257, 1024
-    p = Profile("gpt2-small")
-    p.add("transformer.embed", ADD_FLOPS * T * d,
-          [("transformer.wte.weight", (V, d)), ("transformer.wpe.weight", (P, d))])
+def gpt2_blocks(p, L, d, h, V, P, T, wte="transformer.wte.weight"):
+    """GPT-2's embeddings, L blocks (pre-norm, Conv1D weights stored [in, out]), final norm and an
+    LM head tied to the token embedding, as Hugging Face's GPT2LMHeadModel names them."""
+    p.add("transformer.embed", ADD_FLOPS * T * d, [(wte, (V, d)), ("transformer.wpe.weight", (P, d))])
     p.add("transformer.drop", DROPOUT_FLOPS * T * d)
     for i in range(L):
         pre = "transformer.h.%d." % i
@@ -419,7 +415,15 @@ def gpt2_small(T=1024):
         p.add(pre + "mlp.add", (DROPOUT_FLOPS + ADD_FLOPS) * T * d)
     norm(p, "transformer.ln_f", d, T)
     linear(p, "lm_head", d, V, T, bias=False, tied=True)
-    p.finish()
+    return p.finish()
+
+
+def gpt2_small(T=1024):
+    # GPT-2 small (Radford et al. 2019): 12 layers, d 768, 12 heads, FFN 4 x 768, vocab 50257,
+    # 1024 positions; Hugging Face gpt2 config.json. GPT2LMHeadModel: the LM head's weight is
+    # tied to wte; Hugging Face names, and its Conv1D weights stored [in, out].
+    L, d, h, V, P = 12, 768, 12, 50257, 1024
+    p = gpt2_blocks(Profile("gpt2-small"), L, d, h, V, P, T)
     n = p.n_params()
     assert n == 124439808, n
     assert p.n_tensors() == 148, p.n_tensors()
@@ -429,6 +433,54 @@ def gpt2_small(T=1024):
             "positions), GPT2LMHeadModel with the LM head tied to wte; sequence 1024; forward "
             "%.1f GFLOPs vs 2 x params x tokens + 4 x L x T^2 x d = %.1f; flops by "
             "sim/workload/gen_profiles.py's convention" % (p.fwd() / 1e9, ref / 1e9))
+    return p
+
+
+def gpt2_xl(T=1024):
+    # GPT-2 XL (Radford et al. 2019, Table 2: 48 layers, d_model 1600, "1542M" parameters);
+    # Hugging Face gpt2-xl config.json: n_layer 48, n_embd 1600, n_head 25, vocab 50257,
+    # n_positions 1024. GPT2LMHeadModel counts 1,557,611,200 parameters (the paper's table
+    # rounds its own count differently); the LM head is tied to wte. A model that needs sharding
+    # on the smaller GPUs (issue 50): 16 Psi = 24.9 GB with Adam.
+    L, d, h, V, P = 48, 1600, 25, 50257, 1024
+    p = gpt2_blocks(Profile("gpt2-xl"), L, d, h, V, P, T)
+    n = p.n_params()
+    assert n == 1557611200, n
+    assert p.n_tensors() == 580, p.n_tensors()
+    ref = 2 * n * T + 4 * L * T * T * d
+    check("gpt2-xl", p.fwd(), ref, 0.05)
+    p.write("GPT-2 XL (Radford et al. 2019, Table 2: 48 layers, d 1600), Hugging Face gpt2-xl "
+            "config (25 heads, vocab 50257, 1024 positions), GPT2LMHeadModel, head tied to wte; "
+            "sequence 1024; forward %.2f TFLOPs vs 2 x params x tokens + 4 x L x T^2 x d = %.2f; "
+            "flops by sim/workload/gen_profiles.py's convention" % (p.fwd() / 1e12, ref / 1e12))
+    return p
+
+
+def gpt2_18b(T=1024):
+    # The 18-billion-parameter GPT-2 of DeepSpeed's ZeRO++ tutorial (deepspeed.ai/tutorials/zeropp,
+    # docs/_tutorials/zeropp.md in microsoft/DeepSpeed: Megatron-DeepSpeed, --num-layers 40
+    # --hidden-size 6144 --num-attention-heads 32 --checkpoint-activations), the 18B model of
+    # ZeRO++'s figures (Wang et al. 2023; blogs/zeropp). Megatron's GPT: vocab 50257 padded to
+    # 50304 (make_vocab_size_divisible_by 128), positions = the sequence, the output layer tied
+    # to the word embedding; GPT-2's block shapes, so gpt2_blocks' names. Sequence 1024 (the
+    # figures give 1K or 2K tokens a GPU, not the sequence: assumed). With activation
+    # checkpointing every block's forward is run again in the backward: its layers' backward is
+    # counted 3 x their forward (2 + the recomputation), which is what Megatron's TFLOPs counts
+    # (megatron/utils.py throughput_calculator: checkpoint factor 4 on 24 B s L h^2).
+    L, d, h, V, P = 40, 6144, 32, 50304, T
+    p = gpt2_blocks(Profile("gpt2-18b"), L, d, h, V, P, T)
+    for layer in p.layers:
+        if layer["name"].startswith("transformer.h."):
+            layer["bwd_mult"] += 1
+    n = p.n_params()
+    assert n == 12 * L * d * d + 13 * L * d + (V + P) * d + 2 * d, n
+    ref = 2 * n * T + 4 * L * T * T * d
+    check("gpt2-18b", p.fwd(), ref, 0.05)
+    p.write("GPT-2 18B of DeepSpeed's ZeRO++ tutorial (Megatron-DeepSpeed: 40 layers, hidden 6144, "
+            "32 heads, vocab 50304, head tied), activation checkpointing (blocks' backward = 3 x "
+            "forward); sequence 1024 (assumed); forward %.1f TFLOPs vs 2 x params x tokens + "
+            "4 x L x T^2 x d = %.1f; flops by sim/workload/gen_profiles.py's convention"
+            % (p.fwd() / 1e12, ref / 1e12))
     return p
 
 
@@ -475,10 +527,11 @@ def llama2_7b(T=4096):
 
 
 def main(names):
-    """Every profile, or those named (resnet9-cifar, bert-base, gpt2-small and llama2-7b need no
+    """Every profile, or those named (resnet9-cifar, bert-base and the transformers need no
     torch)."""
     os.makedirs(OUT_DIR, exist_ok=True)
-    makers = (resnet18_cifar, resnet50, vgg16, resnet9_cifar, bert_base, gpt2_small, llama2_7b)
+    makers = (resnet18_cifar, resnet50, vgg16, resnet9_cifar, bert_base, gpt2_small, llama2_7b,
+              gpt2_xl, gpt2_18b)
     for make in makers:
         if names and make.__name__.replace("_", "-") not in names:
             continue
