@@ -172,6 +172,7 @@ static const Value MORE[] = {
     {COMPAT_TOPOLOGY, "star", ""},
     {COMPAT_COLLECTIVES, "analytic", "--collectives analytic"},
     {COMPAT_POLICY, "gradient", "--policy sync"},
+    {COMPAT_SHARDING, "hybrid", "--sharding hybrid"},
 };
 
 /* A value of feature f that values matches: VALUES' first, then MORE's. */

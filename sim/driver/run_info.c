@@ -258,3 +258,9 @@ double driver_straggler_factor(const RunConfig *cfg, long step)
     int n = cfg->price_workers > cfg->cluster.workers ? cfg->price_workers : cfg->cluster.workers;
     return driver_straggler_max(cfg->straggler_cv, n, u);
 }
+
+/* --sharding hybrid: the GPUs a node shards over (step_plan_hybrid.c, shard_comms.c) */
+int plan_hybrid_gpus(const DriverRun *run)
+{
+    return run->cluster.gpus_per_node > 0 ? run->cluster.gpus_per_node : 1;
+}

@@ -86,23 +86,6 @@ void plan_free(StepPlan *p)
     *p = (StepPlan){0};
 }
 
-static PlanStage *push(StepPlan *p, StageKind kind)
-{
-    if (p->n_stages == p->cap_stages) {
-        p->cap_stages = p->cap_stages ? 2 * p->cap_stages : 64;
-        p->stage =
-            bw_xrealloc_n(p->stage, (size_t)p->cap_stages, sizeof *p->stage, "the plan's stages");
-    }
-    PlanStage *s = &p->stage[p->n_stages++];
-    *s = (PlanStage){.kind = kind, .comm = PLAN_COMM_RUN, .call_s = PLAN_NO_CALL};
-    return s;
-}
-
-PlanStage *plan_push_stage(StepPlan *p, StageKind kind)
-{
-    return push(p, kind);
-}
-
 /* The profile's fixed cost of a collective call, or none (the roofline). */
 static double call_cost(const CostModel *cm)
 {
@@ -135,30 +118,30 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
     const int last = cost_phases(run, nm, &cc);
     b->first_stage = p->n_stages;
     b->defer = syncs && nm > cc.first_msg; /* the compressor sends something of its own */
-    push(p, STAGE_ENCODE)->seconds = cc.phase_s[0];
-    push(p, STAGE_RENDEZVOUS);
+    plan_push_stage(p, STAGE_ENCODE)->seconds = cc.phase_s[0];
+    plan_push_stage(p, STAGE_RENDEZVOUS);
     if (p->horovod) { /* its cycle, negotiation and copy in (step_plan_hvd.c) */
         if (b->opens_cycle) {
-            push(p, STAGE_CYCLE)->seconds = cm->prof->horovod.cycle_s;
-            plan_hvd_negotiation(cm, b, &push(p, STAGE_NEGOTIATE)->msg);
+            plan_push_stage(p, STAGE_CYCLE)->seconds = cm->prof->horovod.cycle_s;
+            plan_hvd_negotiation(cm, b, &plan_push_stage(p, STAGE_NEGOTIATE)->msg);
         }
         const double copy = plan_hvd_copy_s(cm, b, msgs, nm);
-        if (copy > 0) push(p, STAGE_FUSE)->seconds = copy;
+        if (copy > 0) plan_push_stage(p, STAGE_FUSE)->seconds = copy;
     } else {
-        PlanStage *r = push(p, STAGE_ROUND);
+        PlanStage *r = plan_push_stage(p, STAGE_ROUND);
         r->seconds = cost_cycle_wait_s(cm->prof, 0);
         r->queueable = 1;
     }
     for (int i = 0; i < nm; i++) {
         const int ph = i - cc.first_msg; /* the compressor's work before its ph-th message */
         if (ph > 0 && cc.phase_s[ph] > 0) {
-            push(p, STAGE_BETWEEN)->seconds = cc.phase_s[ph];
-            push(p, STAGE_ROUND)->seconds = cost_cycle_wait_s(cm->prof, 0);
+            plan_push_stage(p, STAGE_BETWEEN)->seconds = cc.phase_s[ph];
+            plan_push_stage(p, STAGE_ROUND)->seconds = cost_cycle_wait_s(cm->prof, 0);
         }
         if (run->cfg->sharding != SHARD_NONE && msgs[i].op == COMPRESS_ALLREDUCE_F32 &&
             zpp_plan_bucket_rs(run, p, b, msgs[i].count)) /* --zeropp qgz (zeropp_plan.c) */
             continue;
-        PlanStage *c = push(p, STAGE_COLL);
+        PlanStage *c = plan_push_stage(p, STAGE_COLL);
         c->comm = p->grad_comm;
         c->msg = msgs[i];
         c->call_s = call_cost(cm);
@@ -173,8 +156,8 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
             b->defer = 1;
     }
     const double copy_out = p->horovod ? plan_hvd_copy_s(cm, b, msgs, nm) : 0;
-    if (copy_out > 0) push(p, STAGE_FUSE)->seconds = copy_out; /* the fusion buffer's, out */
-    if (last > 0) push(p, STAGE_DECODE)->seconds = cc.phase_s[last];
+    if (copy_out > 0) plan_push_stage(p, STAGE_FUSE)->seconds = copy_out; /* the fusion buffer's, out */
+    if (last > 0) plan_push_stage(p, STAGE_DECODE)->seconds = cc.phase_s[last];
     b->n_stages = p->n_stages - b->first_stage;
 }
 
@@ -188,7 +171,7 @@ size_t plan_shard_bytes(const DriverRun *run, size_t floats)
 
 static void push_gather(DriverRun *run, StepPlan *p)
 {
-    PlanStage *s = push(p, STAGE_COLL);
+    PlanStage *s = plan_push_stage(p, STAGE_COLL);
     s->shard = PLAN_SHARD_AG;
     s->msg = (CompressMsg){COMPRESS_ALLGATHER, plan_shard_bytes(run, run->cost->wl->n_params)};
     s->call_s = call_cost(run->cost);
@@ -209,7 +192,7 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
         opt /= plan_hybrid_gpus(run);
     else if (sh != SHARD_NONE)
         opt /= run->cfg->price_workers > 0 ? run->cfg->price_workers : run->cfg->cluster.workers;
-    push(p, STAGE_OPTIMIZER)->seconds = opt;
+    plan_push_stage(p, STAGE_OPTIMIZER)->seconds = opt;
     if (sh == SHARD_HYBRID) plan_hybrid_tail(run, p);
     if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
     if (sh == SHARD_ZERO3 && zpp_plan_gathers(run, p)) return; /* --zeropp (zeropp_plan.c) */
@@ -228,7 +211,7 @@ void plan_tail(DriverRun *run, StepPlan *p, long step)
     CostModel *cm = run->cost;
     p->tail_first = p->n_stages;
     if (run->island_comm && p->grad_comm != PLAN_COMM_ISLAND) {
-        PlanStage *s = push(p, STAGE_COLL);
+        PlanStage *s = plan_push_stage(p, STAGE_COLL);
         s->comm = PLAN_COMM_ISLAND;
         s->msg = (CompressMsg){COMPRESS_ALLREDUCE_F32, cm->wl->n_params};
     }
@@ -236,14 +219,14 @@ void plan_tail(DriverRun *run, StepPlan *p, long step)
     const CompressMsg avg = {COMPRESS_ALLREDUCE_F32,
                              outer_exchange_floats(run, step, cm->wl->n_params)}; /* outer.c */
     if (run->outer.lanes) {
-        push(p, STAGE_OUTER_WAIT);
-        PlanStage *s = push(p, STAGE_OUTER_POST);
+        plan_push_stage(p, STAGE_OUTER_WAIT);
+        PlanStage *s = plan_push_stage(p, STAGE_OUTER_POST);
         s->if_averaged = 1;
         s->msg = avg;
         s->seconds = cost_cycle_wait_s(cm->prof, 0) + (cm->prof ? cm->prof->collective_s : 0);
         return;
     }
-    PlanStage *s = push(p, STAGE_AVERAGE);
+    PlanStage *s = plan_push_stage(p, STAGE_AVERAGE);
     s->if_averaged = 1;
     s->msg = avg;
     s->seconds = cost_cycle_wait_s(cm->prof, 0);

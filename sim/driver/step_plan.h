@@ -157,6 +157,5 @@ double zpp_cross_node_bytes(const DriverRun *run);
 PlanStage *plan_push_stage(StepPlan *p, StageKind kind);
 void plan_hybrid_bucket(DriverRun *run, StepPlan *p, int rs, size_t floats);
 void plan_hybrid_tail(DriverRun *run, StepPlan *p);
-int plan_hybrid_gpus(const DriverRun *run);
 
 #endif

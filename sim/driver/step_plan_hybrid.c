@@ -10,11 +10,6 @@
  * communicators are shard_comms.c's. */
 #include "exec_impl.h"
 
-int plan_hybrid_gpus(const DriverRun *run)
-{
-    return run->cluster.gpus_per_node > 0 ? run->cluster.gpus_per_node : 1;
-}
-
 /* One rank's shard of `floats` values over the node's g GPUs, in bytes. */
 static size_t node_shard_bytes(const DriverRun *run, size_t floats)
 {

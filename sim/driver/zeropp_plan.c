@@ -40,18 +40,6 @@ static double call_s(const DriverRun *run)
 
 /* A new stage at the end of the plan, as step_plan.c's push (kept apart so that the builder's
  * file and this one do not call each other: scripts/callgraph.py). */
-static PlanStage *zpp_push(StepPlan *p, StageKind kind)
-{
-    if (p->n_stages == p->cap_stages) {
-        p->cap_stages = p->cap_stages ? 2 * p->cap_stages : 64;
-        p->stage =
-            bw_xrealloc_n(p->stage, (size_t)p->cap_stages, sizeof *p->stage, "the plan's stages");
-    }
-    PlanStage *s = &p->stage[p->n_stages++];
-    *s = (PlanStage){.kind = kind, .comm = PLAN_COMM_RUN, .call_s = PLAN_NO_CALL};
-    return s;
-}
-
 /* The fp32 bytes of one rank's shard of `floats` values over the priced GPUs (plan_shard_bytes). */
 static double shard_bytes(const DriverRun *run, double floats)
 {
@@ -62,7 +50,7 @@ static double shard_bytes(const DriverRun *run, double floats)
 static PlanStage *push_coll(DriverRun *run, StepPlan *p, PlanComm comm, PlanShard shard,
                             double bytes)
 {
-    PlanStage *s = zpp_push(p, STAGE_COLL);
+    PlanStage *s = plan_push_stage(p, STAGE_COLL);
     s->comm = comm;
     s->shard = shard;
     s->msg = (CompressMsg){COMPRESS_ALLGATHER, (size_t)ceil(bytes)};
@@ -93,9 +81,9 @@ static void gather_run(DriverRun *run, StepPlan *p)
         push_coll(run, p, PLAN_COMM_RUN, PLAN_SHARD_AG, shard_bytes(run, n));
         return;
     }
-    zpp_push(p, STAGE_ENCODE)->seconds = quant_s(run, n / zpp_N(run));
+    plan_push_stage(p, STAGE_ENCODE)->seconds = quant_s(run, n / zpp_N(run));
     push_coll(run, p, PLAN_COMM_RUN, PLAN_SHARD_AG, qwz_shard_bytes(run));
-    zpp_push(p, STAGE_DECODE)->seconds = quant_s(run, n);
+    plan_push_stage(p, STAGE_DECODE)->seconds = quant_s(run, n);
 }
 
 int zpp_plan_gathers(DriverRun *run, StepPlan *p)
@@ -156,10 +144,10 @@ int zpp_plan_bucket_rs(DriverRun *run, StepPlan *p, PlanBucket *b, size_t floats
     if (!(xq > 0)) return 1;
     p->stage[b->first_stage].seconds += quant_s(run, xq); /* the bucket's STAGE_ENCODE */
     if (G > 1) push_coll(run, p, PLAN_COMM_NODE, PLAN_SHARD_A2A, y1 / G);
-    zpp_push(p, STAGE_BETWEEN)->seconds = quant_s(run, xq) + quant_s(run, xq / G);
-    zpp_push(p, STAGE_ROUND)->seconds = cost_cycle_wait_s(run->cost->prof, 0);
+    plan_push_stage(p, STAGE_BETWEEN)->seconds = quant_s(run, xq) + quant_s(run, xq / G);
+    plan_push_stage(p, STAGE_ROUND)->seconds = cost_cycle_wait_s(run->cost->prof, 0);
     if (m > 1) push_coll(run, p, PLAN_COMM_RUN, PLAN_SHARD_A2A, (m - 1) / m * y2 / (N - 1));
-    zpp_push(p, STAGE_DECODE)->seconds = quant_s(run, xq / G);
+    plan_push_stage(p, STAGE_DECODE)->seconds = quant_s(run, xq / G);
     return 1;
 }
 

@@ -127,6 +127,38 @@ static int islands_check(const Cluster *c, BwError *err)
     return BW_OK;
 }
 
+/* The sustained rate of one GPU: its profile's peak at --precision times its efficiency, or
+ * --gpu-flops as given. */
+static int gpu_rate(Cluster *c, BwError *err)
+{
+    if (c->gpu) {
+        const double most =
+            c->efficiency_from == CLUSTER_EFF_PROFILE ? CLUSTER_MAX_PROFILE_EFFICIENCY : 1;
+        if (!(c->efficiency > 0 && c->efficiency <= most))
+            return bw_fail(err, BW_EUSAGE, "--gpu-efficiency: expected a fraction in (0, 1]");
+        double peak = strcmp(c->precision, "fp32") == 0   ? c->gpu->fp32_flops
+                      : strcmp(c->precision, "tf32") == 0 ? c->gpu->tf32_flops
+                      : strcmp(c->precision, "bf16") == 0 ? c->gpu->bf16_flops
+                      : strcmp(c->precision, "fp16") == 0 ? 0 /* no profile gives it yet */
+                                                          : -1;
+        if (peak < 0)
+            return bw_fail(err, BW_EUSAGE,
+                           "--precision: expected fp32, tf32, bf16 or fp16, got '%s'",
+                           c->precision);
+        if (peak == 0)
+            return bw_fail(err, BW_EUSAGE,
+                           "--precision: the %s has no %s rate in its profile (give the rate with "
+                           "--gpu-flops)",
+                           c->gpu->name, c->precision);
+        c->gpu_flops = peak * c->efficiency;
+        c->gpu_peak_flops = peak;
+        c->gpu_mem_Bps = c->gpu->mem_Bps * CLUSTER_MEM_EFFICIENCY;
+    } else if (!(c->gpu_flops > 0)) {
+        return bw_fail(err, BW_EUSAGE, "--gpu-flops: expected a positive rate");
+    }
+    return BW_OK;
+}
+
 int cluster_resolve(Cluster *c, BwError *err)
 {
     int rc = islands_check(c, err);
@@ -162,30 +194,8 @@ int cluster_resolve(Cluster *c, BwError *err)
         return bw_fail(err, BW_EUSAGE, "bandwidths must be positive and latencies not negative");
     assert(c->link_share >= 0 && c->link_share <= 1 && c->intra_link_share >= 0 &&
            c->intra_link_share <= 1); /* from a checked cost profile */
-    if (c->gpu) {
-        const double most =
-            c->efficiency_from == CLUSTER_EFF_PROFILE ? CLUSTER_MAX_PROFILE_EFFICIENCY : 1;
-        if (!(c->efficiency > 0 && c->efficiency <= most))
-            return bw_fail(err, BW_EUSAGE, "--gpu-efficiency: expected a fraction in (0, 1]");
-        double peak = strcmp(c->precision, "fp32") == 0   ? c->gpu->fp32_flops
-                      : strcmp(c->precision, "tf32") == 0 ? c->gpu->tf32_flops
-                      : strcmp(c->precision, "bf16") == 0 ? c->gpu->bf16_flops
-                      : strcmp(c->precision, "fp16") == 0 ? 0 /* no profile gives it yet */
-                                                          : -1;
-        if (peak < 0)
-            return bw_fail(err, BW_EUSAGE, "--precision: expected fp32, tf32, bf16 or fp16, got '%s'",
-                           c->precision);
-        if (peak == 0)
-            return bw_fail(err, BW_EUSAGE,
-                           "--precision: the %s has no %s rate in its profile (give the rate with "
-                           "--gpu-flops)",
-                           c->gpu->name, c->precision);
-        c->gpu_flops = peak * c->efficiency;
-        c->gpu_peak_flops = peak;
-        c->gpu_mem_Bps = c->gpu->mem_Bps * CLUSTER_MEM_EFFICIENCY;
-    } else if (!(c->gpu_flops > 0)) {
-        return bw_fail(err, BW_EUSAGE, "--gpu-flops: expected a positive rate");
-    }
+    int rate = gpu_rate(c, err);
+    if (rate) return rate;
     if (!c->platform_file && (c->gpu_flops < CLUSTER_MIN_FLOPS || c->gpu_flops > CLUSTER_MAX_FLOPS))
         return bw_fail(err, BW_EUSAGE,
                        "--gpu-efficiency: a GPU of %g flop/s; expected %g to %g (what bellows "
