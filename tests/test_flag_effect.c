@@ -81,6 +81,12 @@ static const char *const CASES[][3] = {
     {"workload", "resnet18-cifar", ""},
     {"overlap", "none", "--workload resnet18-cifar"},
     {"sharding", "zero3", "--workload resnet18-cifar"},
+    {"fsdp-unit", "4", "--workload resnet18-cifar --sharding zero3"},
+    {"backward-prefetch", "none", "--workload resnet18-cifar --sharding zero3"},
+    {"forward-prefetch", "on", "--workload resnet18-cifar --sharding zero3"},
+    {"limit-all-gathers", "1", "--workload resnet18-cifar --sharding zero3"},
+    {"reshard-after-forward", "off", "--workload resnet18-cifar --sharding zero3"},
+    {"rs-comm", "own", "--workload resnet18-cifar --sharding zero3"},
     {"schedule", "p3", "--workload resnet18-cifar"},
     {"price-batch", "64", "--workload resnet18-cifar"},
     {"price-workers", "8", ""},
@@ -222,6 +228,8 @@ static const char *const IDLE[][3] = {
     {"--transport rdma", "--costs ideal", "n"},
     {"--compressor topk", "--policy sync", "n"},
     {"--timeline-steps 0:1", "", "r"},
+    {"--rs-comm own", "--workload resnet18-cifar --sharding zero2", "r"},
+    {"--fsdp-unit 2", "--workload resnet18-cifar --sharding zero3 --overlap none", "r"},
 };
 
 static void test_the_idle_flags_are_noted_or_refused(void **state)

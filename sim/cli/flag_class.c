@@ -85,6 +85,12 @@ static const FlagClassRow CLASSES[] = {
     {"workload", FLAG_PRICE},
     {"overlap", FLAG_PRICE},
     {"sharding", FLAG_PRICE}, /* the same update as DDP (docs/guide/sharded.md) */
+    {"fsdp-unit", FLAG_PRICE}, /* ZeRO-3's schedule: when, not what, is sent */
+    {"backward-prefetch", FLAG_PRICE},
+    {"forward-prefetch", FLAG_PRICE},
+    {"limit-all-gathers", FLAG_PRICE},
+    {"reshard-after-forward", FLAG_PRICE},
+    {"rs-comm", FLAG_PRICE},
     {"bucket-mb", FLAG_PRICE},
     {"price-batch", FLAG_PRICE},
     {"price-workers", FLAG_PRICE},
