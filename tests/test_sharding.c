@@ -42,9 +42,10 @@ static Shared *run_mode(Sharding sh, const Workload *wl, CollBackend backend, in
 
 /* ZeRO-3 on the toy workload under DDP's streams (analytic collectives, ideal costs) with FSDP's
  * schedule s, on NIC links of bw bytes per second. */
-static Shared *run_fsdp(const Workload *wl, FsdpSched s, double bw)
+static Shared *run_fsdp_priced(const Workload *wl, FsdpSched s, double bw, int price_workers)
 {
     RunConfig cfg = base_config(P, 512 / (P * STEPS), 1);
+    cfg.price_workers = price_workers;
     cfg.backend = COLL_ANALYTIC;
     cfg.sharding = SHARD_ZERO3;
     cfg.workload = wl;
@@ -54,6 +55,11 @@ static Shared *run_fsdp(const Workload *wl, FsdpSched s, double bw)
     Shared *r = simulate(cfg);
     if (r->rc != BW_OK) fail_msg("zero3 failed: %s", r->message);
     return r;
+}
+
+static Shared *run_fsdp(const Workload *wl, FsdpSched s, double bw)
+{
+    return run_fsdp_priced(wl, s, bw, 0);
 }
 
 static void assert_same_dynamics(const Shared *a, const Shared *b)
@@ -307,7 +313,8 @@ static void test_fsdp_units(void **state)
 }
 
 /* The same bytes whatever the units (3 (N-1)/N of the model, each unit's shard a rank divides
- * here), 2 (N-1)/N without resharding after the forward; the same update as DDP. */
+ * here) or the reduce-scatters' communicator (at --price-workers 64 too), 2 (N-1)/N without
+ * resharding after the forward; the same update as DDP. */
 static void test_fsdp_units_move_the_same_bytes(void **state)
 {
     (void)state;
@@ -315,10 +322,12 @@ static void test_fsdp_units_move_the_same_bytes(void **state)
     const double M = 4.0 * (double)wl->n_params, n = P;
     Shared *ref = run_mode(SHARD_NONE, NULL, COLL_ANALYTIC, 0);
     const FsdpSched kinds[] = {{0}, {.unit_layers = 2}, {.unit_min_params = 350000},
-                               {.keep_after_forward = 1}};
+                               {.keep_after_forward = 1}, {.rs_own = 1}, {.rs_own = 1}};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
-        Shared *a = run_fsdp(wl, kinds[k], 10e9 / 8);
-        const double want = STEPS * (kinds[k].keep_after_forward ? 2 : 3) * (n - 1) / n * M;
+        const int pw = k == 5 ? 64 : 0;
+        Shared *a = run_fsdp_priced(wl, kinds[k], 10e9 / 8, pw);
+        const double N = pw ? pw : n;
+        const double want = STEPS * (kinds[k].keep_after_forward ? 2 : 3) * (N - 1) / N * M;
         if (fabs(a->bytes - want) > 1e-9 * want)
             fail_msg("schedule %zu: %.0f bytes, the closed form %.0f", k, a->bytes, want);
         assert_same_dynamics(ref, a);

@@ -45,8 +45,9 @@ typedef struct FsdpLanes {
     sg_sem_t *done; /* [cap]: request r is done (released once a step) */
 } FsdpLanes;
 
-/* The reduce-scatters' own communicator (--rs-comm own), at the run's allgather factor and link
- * share curves, as the run's communicator has them (driver.c, sched_run.c's lanes). */
+/* The reduce-scatters' own communicator (--rs-comm own), priced as the run's is (driver.c): at
+ * --price-workers' GPUs, on a cluster job's fabric, at the run's allgather factor and link share
+ * curves. */
 int fsdp_lanes_create(DriverRun *run, BwError *err)
 {
     CostModel *cm = run->cost;
@@ -54,6 +55,14 @@ int fsdp_lanes_create(DriverRun *run, BwError *err)
     if (!cm->plan.n_units || !cfg->fsdp.rs_own) return BW_OK;
     cm->fsdp_rs_comm = coll_comm_create_sibling(&run->cluster, run->comm);
     if (!cm->fsdp_rs_comm) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    if (cfg->price_workers > run->P) { /* the closed forms at N GPUs, as driver.c sets */
+        Cluster priced = run->cluster;
+        priced.workers = cfg->price_workers;
+        coll_comm_set_price(cm->fsdp_rs_comm, &priced);
+    }
+    if (run->job.place && run->job.place->fabric) /* a job of bellows cluster's shared fabric */
+        coll_comm_set_fabric(cm->fsdp_rs_comm, run->job.place->fabric,
+                             run->job.place->fabric_arg);
     const CostProfile *prof = cm->prof;
     if (prof)
         coll_comm_set_allgather_factor(cm->fsdp_rs_comm,
