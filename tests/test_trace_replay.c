@@ -239,19 +239,26 @@ static void test_three_clocks_time_the_same_plan(void **state)
     assert_non_null(a);
     assert_true(strlen(a) > 32 * 40); /* 32 steps */
     free(a);
-    /* --sharding zero3 (issue 50: the tail's all-gathers, the buckets' reduce-scatters) on the
-     * two clocks that walk it; the engine refuses it (compat.def) */
-    for (int k = 0; k < 2; k++) {
-        snprintf(out[k], sizeof out[k], "%s/shard%d", TMP, k);
-        snprintf(cmd, sizeof cmd,
-                 "%s replay --trace %s --collectives analytic --workers 4 "
-                 "--workload resnet18-cifar --costs ideal --overlap ddp --free-compression "
-                 "--sharding zero3 --policies sync %s --no-plots --quiet --out %s >/dev/null",
-                 BELLOWS_BIN, trace, clock[k], out[k]);
-        if (system(cmd) != 0) fail_msg("failed: %s", cmd);
-        snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out[k]);
+    /* --sharding zero3 (issue 50: its FSDP units' all-gathers and reduce-scatters, fsdp_walk)
+     * on the two clocks that walk it, under FSDP's defaults and under the other knobs (the
+     * reduce-scatters' own lane, BACKWARD_POST, forward prefetch, units of three layers); the
+     * engine refuses it (compat.def) */
+    const char *knobs[2] = {"", "--rs-comm own --backward-prefetch post --forward-prefetch on "
+                                "--fsdp-unit 3"};
+    for (int j = 0; j < 2; j++) {
+        for (int k = 0; k < 2; k++) {
+            snprintf(out[k], sizeof out[k], "%s/shard%d-%d", TMP, j, k);
+            snprintf(cmd, sizeof cmd,
+                     "%s replay --trace %s --collectives analytic --workers 4 "
+                     "--workload resnet18-cifar --costs ideal --overlap ddp --free-compression "
+                     "--sharding zero3 %s --policies sync %s --no-plots --quiet --out %s "
+                     ">/dev/null",
+                     BELLOWS_BIN, trace, knobs[j], clock[k], out[k]);
+            if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+            snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out[k]);
+        }
+        check_csv_cols(steps[0], steps[1], 0);
     }
-    check_csv_cols(steps[0], steps[1], 0);
 }
 
 static void test_fast_replay_gives_the_actors_results(void **state)
