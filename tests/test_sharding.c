@@ -292,7 +292,7 @@ static void test_fsdp_walk_closed_forms(void **state)
 }
 
 /* --fsdp-unit: the toy's layers of 300,000, 200,000 and 100,000 parameters grouped as
- * auto_wrap_policy would: one a layer, two layers a unit, or closed at a size. */
+ * auto_wrap_policy would: one a layer, two layers a unit, closed at a size, or one a block. */
 static void test_fsdp_units(void **state)
 {
     (void)state;
@@ -309,6 +309,15 @@ static void test_fsdp_units(void **state)
     assert_int_equal(first[1], 2); /* 300k + 200k closes it; the last 100k its own */
     assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_min_params = 250000}, first), 2);
     assert_int_equal(first[1], 1); /* 300k; then 200k + 100k */
+    /* one a block, as transformer_auto_wrap_policy: layers named PREFIX.K.* share unit K */
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_blocks = 1}, first), 3); /* no blocks */
+    snprintf(wl->layers[0].name, sizeof wl->layers[0].name, "model.layers.0.attn");
+    snprintf(wl->layers[1].name, sizeof wl->layers[1].name, "model.layers.0.mlp");
+    snprintf(wl->layers[2].name, sizeof wl->layers[2].name, "lm_head");
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_blocks = 1}, first), 2);
+    assert_int_equal(first[1], 2);
+    snprintf(wl->layers[1].name, sizeof wl->layers[1].name, "model.layers.1.mlp");
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_blocks = 1}, first), 3);
     toy_free(wl);
 }
 

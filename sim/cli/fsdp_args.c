@@ -14,10 +14,15 @@
 #define FSDP_MAX_UNIT_LAYERS (1 << 20)
 #define FSDP_MAX_UNIT_MB     1e9
 
-/* "layer", N (layers a unit) or "size:MB" (MiB of fp32 parameters, as --bucket-mb counts). */
+/* "layer", "block", N (layers with parameters a unit) or "size:MB" (MiB of fp32 parameters, as
+ * --bucket-mb counts). */
 static int parse_unit(const char *text, FsdpSched *s, BwError *err)
 {
     if (!text || strcmp(text, "layer") == 0) return BW_OK;
+    if (strcmp(text, "block") == 0) {
+        s->unit_blocks = 1;
+        return BW_OK;
+    }
     char *end;
     errno = 0;
     if (strncmp(text, "size:", 5) == 0) {
@@ -33,8 +38,8 @@ static int parse_unit(const char *text, FsdpSched *s, BwError *err)
     const long n = strtol(text, &end, 10);
     if (errno || end == text || *end || n < 1 || n > FSDP_MAX_UNIT_LAYERS)
         return bw_fail(err, BW_EUSAGE,
-                       "--fsdp-unit: expected layer, a number of layers a unit (1 to %d) or "
-                       "size:MB, got '%s'",
+                       "--fsdp-unit: expected layer, block, a number of layers a unit (1 to %d) "
+                       "or size:MB, got '%s'",
                        FSDP_MAX_UNIT_LAYERS, text);
     s->unit_layers = (int)n;
     return BW_OK;

@@ -113,10 +113,12 @@ static const CliOpt run_opts[] = {
             "DDP's in every mode; the step's collectives, optimizer time and memory change",
             0, 0, "none|zero1|zero2|zero3|hybrid", 0),
     /* ZeRO-3's schedule, FSDP's knobs (fsdp_args.c; defaults FSDP's, docs/guide/sharded.md) */
-    RUN_OPT("fsdp-unit", CLI_STRING, fsdp_unit, "layer", "layer|N|size:MB",
+    RUN_OPT("fsdp-unit", CLI_STRING, fsdp_unit, "layer", "layer|block|N|size:MB",
             "--sharding zero3's units, each all-gathered and reduce-scattered as one collective "
-            "(FSDP's auto_wrap_policy): layer, one a layer; N, N layers a unit; size:MB, a unit "
-            "closed once it holds MB MiB of fp32 parameters (size_based_auto_wrap_policy)",
+            "(FSDP's auto_wrap_policy): layer, one a profile's layer; block, one a block (layers "
+            "named PREFIX.K.*, as transformer_auto_wrap_policy wraps blocks); N, N layers with "
+            "parameters a unit; size:MB, a unit closed once it holds MB MiB of fp32 parameters "
+            "(size_based_auto_wrap_policy)",
             0, 0, NULL, 0),
     RUN_OPT("backward-prefetch", CLI_CHOICE, backward_prefetch, "pre", NULL,
             "--sharding zero3: when the backward's next all-gather is issued: pre, before the "

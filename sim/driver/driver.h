@@ -76,7 +76,8 @@ typedef enum {
 #define FSDP_NO_LIMIT      (-1)
 
 typedef struct {
-    int unit_layers;        /* --fsdp-unit N: N layers a unit; 0: one a layer */
+    int unit_layers;        /* --fsdp-unit N: N layers with parameters a unit; 0: one a layer */
+    int unit_blocks;        /* --fsdp-unit block: one a block (layers named PREFIX.K.*) */
     double unit_min_params; /* --fsdp-unit size:MB: fp32 MB a unit at least (as
                              * size_based_auto_wrap_policy's min_num_params), in parameters */
     FsdpPrefetch backward;  /* --backward-prefetch */

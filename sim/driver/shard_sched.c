@@ -27,6 +27,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xalloc.h"
 
@@ -38,9 +39,35 @@ static double layer_params(const Workload *wl, int l)
     return n;
 }
 
+/* The length of a layer's block key: its name up to its first all-digit component
+ * ("model.layers.7" of "model.layers.7.mlp.up_proj", "layer2.1" of "layer2.1.conv1"), 0 when
+ * the name has none (an embedding, a head: a unit alone). */
+static size_t block_key(const char *name)
+{
+    const char *c = name;
+    while (*c) {
+        const char *end = c + strcspn(c, ".");
+        int digits = end > c;
+        for (const char *d = c; d < end; d++) digits &= *d >= '0' && *d <= '9';
+        if (digits) return (size_t)(end - name);
+        if (!*end) break;
+        c = end + 1;
+    }
+    return 0;
+}
+
+static int same_block(const Workload *wl, int a, int b)
+{
+    const char *x = wl->layers[a].name, *y = wl->layers[b].name;
+    const size_t k = block_key(x);
+    return k > 0 && k == block_key(y) && strncmp(x, y, k) == 0;
+}
+
 /* Consecutive layers into units: N layers a unit (one by default), or as
  * size_based_auto_wrap_policy (torch/distributed/fsdp/wrap.py) wraps a module once its
- * parameters reach min_num_params, a unit closed once it holds unit_min_params. A unit holds
+ * parameters reach min_num_params, a unit closed once it holds unit_min_params, or as
+ * transformer_auto_wrap_policy wraps each transformer block (ModuleWrapPolicy of the block's
+ * class), one unit a block: the layers whose names share their block key. A unit holds
  * parameters: a layer without any joins the unit after it (the last ones the unit before), and
  * the layers left over at the end, which FSDP leaves to the root unit, are a unit of their own. */
 int fsdp_units(const Workload *wl, const FsdpSched *s, int *first)
@@ -54,7 +81,9 @@ int fsdp_units(const Workload *wl, const FsdpSched *s, int *first)
         const double p = layer_params(wl, l);
         acc += p;
         layers += p > 0;
-        const int full = s->unit_min_params > 0 ? acc >= s->unit_min_params : layers >= per;
+        const int full = s->unit_blocks        ? l + 1 == wl->n_layers || !same_block(wl, l, l + 1)
+                         : s->unit_min_params > 0 ? acc >= s->unit_min_params
+                                                  : layers >= per;
         if (full && acc > 0) {
             first[++n] = l + 1;
             acc = 0;
