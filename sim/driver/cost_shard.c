@@ -106,7 +106,7 @@ static void lane_run(Worker *me, int lane, int req)
         char name[64], args[64];
         snprintf(name, sizeof name, "%s unit %d", rs ? "reduce-scatter" : "all-gather", u);
         snprintf(args, sizeof args, "\"bytes\":%.0f", bytes);
-        cost_span(me, TL_LANE_COMM, "communication", name, t0, t1, args);
+        cost_span(me, (TimelineLane)(TL_LANE_COMM + lane), "communication", name, t0, t1, args);
     }
 }
 
@@ -123,6 +123,11 @@ static void lane_actor(int argc, char **argv)
         lane_run(L->me, L->lane, req);
         sg_sem_release(all->done[req]);
     }
+}
+
+int fsdp_lanes(const DriverRun *run)
+{
+    return run->cost && run->cost->plan.n_units ? 1 + run->cfg->fsdp.rs_own : 0;
 }
 
 void fsdp_lanes_start(DriverRun *run)

@@ -451,6 +451,7 @@ void sched_record(DriverRun *run);
  * the worker, freed with exec_ddp), the step's forward and backward with its collectives
  * (returns the compute's seconds, the exposed communication into split), and a unit's flops. */
 int fsdp_lanes_create(DriverRun *run, BwError *err);
+int fsdp_lanes(const DriverRun *run); /* the lanes a worker has (its timeline's), 0 without units */
 void fsdp_lanes_start(DriverRun *run);
 void fsdp_lanes_stop(Worker *me);
 void fsdp_lanes_free(DriverRun *run);
