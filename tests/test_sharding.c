@@ -203,7 +203,6 @@ static void test_what_is_not_priced_is_refused(void **state)
     toy_free(wl);
 }
 
-
 /* ---- ZeRO-3's FSDP schedule (shard_sched.c, issue 50 items 1-3) ---- */
 
 /* A max-plus clock of fsdp_walk's requests, as cost_fast.c's: each lane runs its requests in
@@ -220,8 +219,10 @@ static void wc_issue(void *arg, int req, int lane)
     WalkClock *c = arg;
     const double t = fmax(c->now, c->lane[lane]) + c->g;
     c->lane[lane] = c->done[req] = t;
-    if (req < 2 * WU) c->gathers++;
-    else c->scatters++;
+    if (req < 2 * WU)
+        c->gathers++;
+    else
+        c->scatters++;
 }
 
 static void wc_wait(void *arg, int req)
@@ -330,8 +331,9 @@ static void test_fsdp_units_move_the_same_bytes(void **state)
     Workload *wl = toy_workload();
     const double M = 4.0 * (double)wl->n_params, n = P;
     Shared *ref = run_mode(SHARD_NONE, NULL, COLL_ANALYTIC, 0);
-    const FsdpSched kinds[] = {{0}, {.unit_layers = 2}, {.unit_min_params = 350000},
-                               {.keep_after_forward = 1}, {.rs_own = 1}, {.rs_own = 1}};
+    const FsdpSched kinds[] = {
+        {0},           {.unit_layers = 2}, {.unit_min_params = 350000}, {.keep_after_forward = 1},
+        {.rs_own = 1}, {.rs_own = 1}};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         const int pw = k == 5 ? 64 : 0;
         Shared *a = run_fsdp_priced(wl, kinds[k], 10e9 / 8, pw);
@@ -392,8 +394,8 @@ static void test_fsdp_memory_counts_the_units_in_flight(void **state)
     assert_true(one > 0 && fabs(two - 2 * one) < 1e-9 * two);
     assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.backward = FSDP_PREFETCH_POST}) == one);
     assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.limit = 1}) == one);
-    assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.backward = FSDP_PREFETCH_NONE,
-                                                      .forward = 1}) == two);
+    assert_true(
+        fsdp_gathered_bytes(wl, &(FsdpSched){.backward = FSDP_PREFETCH_NONE, .forward = 1}) == two);
     assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.keep_after_forward = 1}) ==
                 2.0 * (double)wl->n_params);
     assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.unit_layers = 4}) > two);

@@ -61,8 +61,7 @@ int fsdp_lanes_create(DriverRun *run, BwError *err)
         coll_comm_set_price(cm->fsdp_rs_comm, &priced);
     }
     if (run->job.place && run->job.place->fabric) /* a job of bellows cluster's shared fabric */
-        coll_comm_set_fabric(cm->fsdp_rs_comm, run->job.place->fabric,
-                             run->job.place->fabric_arg);
+        coll_comm_set_fabric(cm->fsdp_rs_comm, run->job.place->fabric, run->job.place->fabric_arg);
     const CostProfile *prof = cm->prof;
     if (prof)
         coll_comm_set_allgather_factor(cm->fsdp_rs_comm,
@@ -209,8 +208,8 @@ static void walk_wait(void *arg, int req)
     if (!(t1 > t0)) return;
     a->split[COST_COMM] += t1 - t0;
     const int rs = req >= 2 * a->me->run->cost->plan.n_units;
-    cost_span(a->me, TL_LANE_COMPUTE, "wait", rs ? "wait for the reduce-scatters" : "wait for "
-              "the all-gather", t0, t1, NULL);
+    const char *name = rs ? "wait for the reduce-scatters" : "wait for the all-gather";
+    cost_span(a->me, TL_LANE_COMPUTE, "wait", name, t0, t1, NULL);
 }
 
 /* A unit's forward or backward: its layers' flops as one execution. */
@@ -228,7 +227,8 @@ double fsdp_unit_flops(const DriverRun *run, int u, int backward, int b, double 
 static void walk_compute(void *arg, int u, int backward)
 {
     ActorWalk *a = arg;
-    const double f = fsdp_unit_flops(a->me->run, u, backward, a->b, sg_host_get_speed(sg_host_self()));
+    const double f =
+        fsdp_unit_flops(a->me->run, u, backward, a->b, sg_host_get_speed(sg_host_self()));
     const double t0 = simgrid_get_clock();
     const double d = cost_gpu_exec(a->me, f);
     a->compute += d;

@@ -7,8 +7,9 @@
  * also the gradients (2 Psi + 14 Psi / N), ZeRO-3 also the parameters (16 Psi / N), which then
  * gathers units as it goes: the largest FSDP unit's fp16 parameters as many times as the
  * schedule holds units at once (fsdp_gathered_bytes: twice under FSDP's defaults, the one in use
- * and the one prefetched; the whole model without resharding after the forward), an estimate. Activations are not counted: the workload
- * profiles carry no activation sizes yet (docs/guide/sharded.md). */
+ * and the one prefetched; the whole model without resharding after the forward), an estimate.
+ * Activations are not counted: the workload profiles carry no activation sizes yet
+ * (docs/guide/sharded.md). */
 #include "driver_impl.h"
 
 static double optimizer_k(const RunConfig *cfg)

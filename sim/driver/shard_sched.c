@@ -81,7 +81,7 @@ int fsdp_units(const Workload *wl, const FsdpSched *s, int *first)
         const double p = layer_params(wl, l);
         acc += p;
         layers += p > 0;
-        const int full = s->unit_blocks        ? l + 1 == wl->n_layers || !same_block(wl, l, l + 1)
+        const int full = s->unit_blocks ? l + 1 == wl->n_layers || !same_block(wl, l, l + 1)
                          : s->unit_min_params > 0 ? acc >= s->unit_min_params
                                                   : layers >= per;
         if (full && acc > 0) {
@@ -90,8 +90,10 @@ int fsdp_units(const Workload *wl, const FsdpSched *s, int *first)
             layers = 0;
         }
     }
-    if (acc > 0) first[++n] = wl->n_layers; /* the rest, a unit of its own */
-    else first[n] = wl->n_layers; /* parameterless layers at the end join the last unit */
+    if (acc > 0)
+        first[++n] = wl->n_layers; /* the rest, a unit of its own */
+    else
+        first[n] = wl->n_layers; /* parameterless layers at the end join the last unit */
     return n;
 }
 
@@ -197,7 +199,7 @@ const PlanStage *fsdp_req_stages(const StepPlan *p, int req, int *n)
 void fsdp_walk(const StepPlan *p, const FsdpSched *s, const FsdpOps *o)
 {
     const int U = p->n_units, T = 2 * U, rs_lane = s->rs_own ? 1 : 0;
-    int held = 0;     /* all-gathers issued whose turn has not ended */
+    int held = 0;       /* all-gathers issued whose turn has not ended */
     int prefetched = 0; /* this turn's all-gather was issued at the turn before */
     for (int t = 0; t < T; t++) {
         const int bw = t >= U, u = bw ? T - 1 - t : t;
