@@ -82,6 +82,12 @@ static const char *const CASES[][3] = {
     {"overlap", "none", "--workload resnet18-cifar"},
     {"sharding", "zero3", "--workload resnet18-cifar"},
     {"zeropp", "qwz", "--workload resnet18-cifar --sharding zero3"},
+    {"fsdp-unit", "4", "--sharding zero3 --overlap ddp"},
+    {"backward-prefetch", "none", "--sharding zero3 --overlap ddp"},
+    {"forward-prefetch", "on", "--sharding zero3 --overlap ddp"},
+    {"limit-all-gathers", "1", "--sharding zero3 --overlap ddp"},
+    {"reshard-after-forward", "off", "--sharding zero3 --overlap ddp"},
+    {"rs-comm", "own", "--sharding zero3 --overlap ddp"},
     {"schedule", "p3", "--workload resnet18-cifar"},
     {"price-batch", "64", "--workload resnet18-cifar"},
     {"price-workers", "8", ""},
@@ -223,6 +229,8 @@ static const char *const IDLE[][3] = {
     {"--transport rdma", "--costs ideal", "n"},
     {"--compressor topk", "--policy sync", "n"},
     {"--timeline-steps 0:1", "", "r"},
+    {"--rs-comm own", "--workload resnet18-cifar --sharding zero2", "r"},
+    {"--fsdp-unit 2", "--workload resnet18-cifar --sharding zero3 --overlap none", "r"},
 };
 
 static void test_the_idle_flags_are_noted_or_refused(void **state)

@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "costs.h"
+#include "step_plan.h"
 #include "workload.h"
 #include "drivertest.h"
 
@@ -37,6 +38,28 @@ static Shared *run_model(const char *model, Sharding sh, const Workload *wl, Col
 static Shared *run_mode(Sharding sh, const Workload *wl, CollBackend backend, int price_workers)
 {
     return run_model("mlp", sh, wl, backend, price_workers);
+}
+
+/* ZeRO-3 on the toy workload under DDP's streams (analytic collectives, ideal costs) with FSDP's
+ * schedule s, on NIC links of bw bytes per second. */
+static Shared *run_fsdp_priced(const Workload *wl, FsdpSched s, double bw, int price_workers)
+{
+    RunConfig cfg = base_config(P, 512 / (P * STEPS), 1);
+    cfg.price_workers = price_workers;
+    cfg.backend = COLL_ANALYTIC;
+    cfg.sharding = SHARD_ZERO3;
+    cfg.workload = wl;
+    cfg.overlap = OVERLAP_DDP;
+    cfg.fsdp = s;
+    cfg.cluster.bandwidth_Bps = bw;
+    Shared *r = simulate(cfg);
+    if (r->rc != BW_OK) fail_msg("zero3 failed: %s", r->message);
+    return r;
+}
+
+static Shared *run_fsdp(const Workload *wl, FsdpSched s, double bw)
+{
+    return run_fsdp_priced(wl, s, bw, 0);
 }
 
 static void assert_same_dynamics(const Shared *a, const Shared *b)
@@ -179,6 +202,212 @@ static void test_what_is_not_priced_is_refused(void **state)
     toy_free(wl);
 }
 
+/* ---- ZeRO-3's FSDP schedule (shard_sched.c, issue 50 items 1-3) ---- */
+
+/* A max-plus clock of fsdp_walk's requests, as cost_fast.c's: each lane runs its requests in
+ * order, each from max(its issue, the lane's end), every collective g seconds; a unit's forward
+ * F, its backward B. */
+#define WU 3
+typedef struct {
+    double now, lane[2], done[3 * WU], F, B, g;
+    int gathers, scatters;
+} WalkClock;
+
+static void wc_issue(void *arg, int req, int lane)
+{
+    WalkClock *c = arg;
+    const double t = fmax(c->now, c->lane[lane]) + c->g;
+    c->lane[lane] = c->done[req] = t;
+    if (req < 2 * WU)
+        c->gathers++;
+    else
+        c->scatters++;
+}
+
+static void wc_wait(void *arg, int req)
+{
+    WalkClock *c = arg;
+    c->now = fmax(c->now, c->done[req]);
+}
+
+static void wc_compute(void *arg, int unit, int backward)
+{
+    WalkClock *c = arg;
+    (void)unit;
+    c->now += backward ? c->B : c->F;
+}
+
+static WalkClock walk(FsdpSched s, double F, double B, double g)
+{
+    WalkClock c = {.F = F, .B = B, .g = g};
+    StepPlan p = {.n_units = WU};
+    const FsdpOps ops = {&c, wc_issue, wc_wait, wc_compute};
+    fsdp_walk(&p, &s, &ops);
+    return c;
+}
+
+static void assert_end(FsdpSched s, double F, double B, double g, double want)
+{
+    const WalkClock c = walk(s, F, B, g);
+    if (fabs(c.now - want) > 1e-12)
+        fail_msg("F %g B %g g %g (prefetch %d, forward %d, limit %d, own %d): the step ends at %g, "
+                 "the closed form %g",
+                 F, B, g, (int)s.backward, s.forward, s.limit, s.rs_own, c.now, want);
+}
+
+/* The schedule against closed forms on U = 3 units of F = 1, B = 2 (sum F = 3, sum B = 6):
+ * without prefetch every collective waits for the one before and the compute for each: sum F +
+ * sum B + 3 U g; BACKWARD_PRE with 2g <= B hides every collective of the backward but its first
+ * all-gather and its last reduce-scatter: U (g + F) + g + sum B + g, on one communicator or two;
+ * forward prefetch with g <= F hides the forward's too (g + sum F); where the network is the
+ * bottleneck (no compute) one communicator carries all 3 U g, two carry the all-gathers' 2 U g
+ * and the last reduce-scatter after them; a limit of 1 leaves no room for a prefetch; without
+ * resharding the backward gathers nothing. Each unit's all-gather and reduce-scatter are one
+ * request each: 2 U and U. */
+static void test_fsdp_walk_closed_forms(void **state)
+{
+    (void)state;
+    const FsdpSched pre = {0}, none = {.backward = FSDP_PREFETCH_NONE};
+    const FsdpSched own = {.rs_own = 1}, fwd = {.forward = 1}, one = {.limit = 1};
+    const FsdpSched keep = {.keep_after_forward = 1, .backward = FSDP_PREFETCH_NONE};
+    assert_end(none, 1, 2, 1, 3 + 6 + 9 * 1);
+    assert_end(one, 1, 2, 1, 3 + 6 + 9 * 1);
+    assert_end(pre, 1, 2, 0.5, 3 * 1.5 + 0.5 + 6 + 0.5);
+    assert_end(own, 1, 2, 0.5, 3 * 1.5 + 0.5 + 6 + 0.5);
+    assert_end(fwd, 1, 2, 0.5, 0.5 + 3 + 0.5 + 6 + 0.5);
+    assert_end(pre, 0, 0, 1, 9);
+    assert_end(own, 0, 0, 1, 6 + 1);
+    assert_end(keep, 1, 2, 1, 3 * 2 + 6 + 1);
+    WalkClock c = walk(pre, 1, 2, 1);
+    assert_int_equal(c.gathers, 2 * WU);
+    assert_int_equal(c.scatters, WU);
+    c = walk(keep, 1, 2, 1);
+    assert_int_equal(c.gathers, WU);
+    assert_int_equal(c.scatters, WU);
+    /* BACKWARD_POST issues the next all-gather before this unit's reduce-scatter: between none
+     * and pre where the backward's collectives are exposed */
+    const double t_pre = walk(pre, 1, 2, 1).now, t_none = walk(none, 1, 2, 1).now;
+    const double t_post = walk((FsdpSched){.backward = FSDP_PREFETCH_POST}, 1, 2, 1).now;
+    assert_true(t_pre < t_post && t_post < t_none);
+}
+
+/* --fsdp-unit: the toy's layers of 300,000, 200,000 and 100,000 parameters grouped as
+ * auto_wrap_policy would: one a layer, two layers a unit, closed at a size, or one a block. */
+static void test_fsdp_units(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    int first[4];
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){0}, first), 3);
+    assert_int_equal(first[1], 1);
+    assert_int_equal(first[2], 2);
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_layers = 2}, first), 2);
+    assert_int_equal(first[1], 2);
+    assert_int_equal(first[2], 3);
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_layers = 9}, first), 1);
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_min_params = 350000}, first), 2);
+    assert_int_equal(first[1], 2); /* 300k + 200k closes it; the last 100k its own */
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_min_params = 250000}, first), 2);
+    assert_int_equal(first[1], 1); /* 300k; then 200k + 100k */
+    /* one a block, as transformer_auto_wrap_policy: layers named PREFIX.K.* share unit K */
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_blocks = 1}, first), 3); /* no blocks */
+    snprintf(wl->layers[0].name, sizeof wl->layers[0].name, "model.layers.0.attn");
+    snprintf(wl->layers[1].name, sizeof wl->layers[1].name, "model.layers.0.mlp");
+    snprintf(wl->layers[2].name, sizeof wl->layers[2].name, "lm_head");
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_blocks = 1}, first), 2);
+    assert_int_equal(first[1], 2);
+    snprintf(wl->layers[1].name, sizeof wl->layers[1].name, "model.layers.1.mlp");
+    assert_int_equal(fsdp_units(wl, &(FsdpSched){.unit_blocks = 1}, first), 3);
+    toy_free(wl);
+}
+
+/* The same bytes whatever the units (3 (N-1)/N of the model, each unit's shard a rank divides
+ * here) or the reduce-scatters' communicator (at --price-workers 64 too), 2 (N-1)/N without
+ * resharding after the forward; the same update as DDP. */
+static void test_fsdp_units_move_the_same_bytes(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    const double M = 4.0 * (double)wl->n_params, n = P;
+    Shared *ref = run_mode(SHARD_NONE, NULL, COLL_ANALYTIC, 0);
+    const FsdpSched kinds[] = {
+        {0},           {.unit_layers = 2}, {.unit_min_params = 350000}, {.keep_after_forward = 1},
+        {.rs_own = 1}, {.rs_own = 1}};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        const int pw = k == 5 ? 64 : 0;
+        Shared *a = run_fsdp_priced(wl, kinds[k], 10e9 / 8, pw);
+        const double N = pw ? pw : n;
+        const double want = STEPS * (kinds[k].keep_after_forward ? 2 : 3) * (N - 1) / N * M;
+        if (fabs(a->bytes - want) > 1e-9 * want)
+            fail_msg("schedule %zu: %.0f bytes, the closed form %.0f", k, a->bytes, want);
+        assert_same_dynamics(ref, a);
+        release(a);
+    }
+    release(ref);
+    toy_free(wl);
+}
+
+/* The issue's "done when": the reduce-scatters on their own communicator or on the
+ * all-gathers' give different step times where the network is the bottleneck (0.1 Gbps: own
+ * is faster, the all-gathers no longer queue behind them) and the same where it is not
+ * (400 Gbps: every collective hides behind the compute but the first all-gather and the last
+ * reduce-scatter, on an idle communicator either way). And prefetching in the backward is
+ * faster than none where the collectives are exposed (1 Gbps). */
+static void test_fsdp_comm_and_prefetch_step_times(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    const FsdpSched shared = {0}, own = {.rs_own = 1}, none = {.backward = FSDP_PREFETCH_NONE};
+    Shared *a = run_fsdp(wl, shared, 0.1e9 / 8), *b = run_fsdp(wl, own, 0.1e9 / 8);
+    if (!(b->sim_time_s < 0.95 * a->sim_time_s))
+        fail_msg("network-bound: own %g s, shared %g s", b->sim_time_s, a->sim_time_s);
+    release(a);
+    release(b);
+    a = run_fsdp(wl, shared, 400e9 / 8);
+    b = run_fsdp(wl, own, 400e9 / 8);
+    if (fabs(a->sim_time_s - b->sim_time_s) > 1e-9 * a->sim_time_s)
+        fail_msg("compute-bound: own %.12g s, shared %.12g s", b->sim_time_s, a->sim_time_s);
+    release(a);
+    release(b);
+    a = run_fsdp(wl, shared, 1e9 / 8);
+    b = run_fsdp(wl, none, 1e9 / 8);
+    if (!(a->sim_time_s < b->sim_time_s))
+        fail_msg("BACKWARD_PRE %g s, none %g s", a->sim_time_s, b->sim_time_s);
+    release(a);
+    release(b);
+    toy_free(wl);
+}
+
+/* Memory: the gathered units a GPU holds at once (fsdp_gathered_bytes), on Llama-2-7B: two of
+ * its largest unit under FSDP's defaults (the one computing and the one BACKWARD_PRE
+ * prefetched), one without a prefetch (none, post, or a limit of 1), two with forward prefetch,
+ * the whole fp16 model without resharding after the forward; larger units hold more. */
+static void test_fsdp_memory_counts_the_units_in_flight(void **state)
+{
+    (void)state;
+    Workload *wl = NULL;
+    BwError err;
+    assert_int_equal(workload_load("llama-2-7b", "--workload", &wl, &err), BW_OK);
+    const double two = fsdp_gathered_bytes(wl, &(FsdpSched){0});
+    const double one = fsdp_gathered_bytes(wl, &(FsdpSched){.backward = FSDP_PREFETCH_NONE});
+    assert_true(one > 0 && fabs(two - 2 * one) < 1e-9 * two);
+    assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.backward = FSDP_PREFETCH_POST}) == one);
+    assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.limit = 1}) == one);
+    assert_true(
+        fsdp_gathered_bytes(wl, &(FsdpSched){.backward = FSDP_PREFETCH_NONE, .forward = 1}) == two);
+    assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.keep_after_forward = 1}) ==
+                2.0 * (double)wl->n_params);
+    assert_true(fsdp_gathered_bytes(wl, &(FsdpSched){.unit_layers = 4}) > two);
+    RunConfig cfg = base_config(8, 4, 1);
+    cfg.workload = wl;
+    cfg.cluster.gpu = cluster_gpu_find("H100");
+    cfg.fsdp.keep_after_forward = 1;
+    ShardMemory m;
+    assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO3, &m), 1);
+    assert_true(m.gathered == 2.0 * (double)wl->n_params);
+    workload_free(wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +416,11 @@ int main(void)
         cmocka_unit_test(test_sharded_optimizer_is_cheaper),
         cmocka_unit_test(test_memory_per_gpu_and_the_7b_on_8_h100s),
         cmocka_unit_test(test_what_is_not_priced_is_refused),
+        cmocka_unit_test(test_fsdp_walk_closed_forms),
+        cmocka_unit_test(test_fsdp_units),
+        cmocka_unit_test(test_fsdp_units_move_the_same_bytes),
+        cmocka_unit_test(test_fsdp_comm_and_prefetch_step_times),
+        cmocka_unit_test(test_fsdp_memory_counts_the_units_in_flight),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,6 +254,33 @@ static void zeropp_two_clocks(char steps[][320])
     check_csv_cols(steps[0], steps[1], 0);
 }
 
+/* --sharding zero3 (issue 50: its FSDP units' all-gathers and reduce-scatters, fsdp_walk) on the
+ * two clocks that walk it, under FSDP's defaults and under the other knobs (the reduce-scatters'
+ * own lane, BACKWARD_POST, forward prefetch, units of three layers): the same steps */
+static void fsdp_two_clocks(char steps[][320])
+{
+    static const char *clock[2] = {"--replay-engine fast", "--replay-engine actors --schedule fifo"};
+    static const char *knobs[2] = {"", "--rs-comm own --backward-prefetch post --forward-prefetch on "
+                                       "--fsdp-unit 3"};
+    char trace[256], cmd[4096], out[256];
+    snprintf(trace, sizeof trace, "%s/engines.jsonl", TMP);
+    if (!file_exists(trace)) write_engine_trace(trace, 0);
+    for (int j = 0; j < 2; j++) {
+        for (int k = 0; k < 2; k++) {
+            snprintf(out, sizeof out, "%s/shard%d-%d", TMP, j, k);
+            snprintf(cmd, sizeof cmd,
+                     "%s replay --trace %s --collectives analytic --workers 4 "
+                     "--workload resnet18-cifar --costs ideal --overlap ddp --free-compression "
+                     "--sharding zero3 %s --policies sync %s --no-plots --quiet --out %s "
+                     ">/dev/null",
+                     BELLOWS_BIN, trace, knobs[j], clock[k], out);
+            if (system(cmd) != 0) fail_msg("failed: %s", cmd);
+            snprintf(steps[k], sizeof steps[k], "%s/seed-1/1-sync/steps.csv", out);
+        }
+        check_csv_cols(steps[0], steps[1], 0);
+    }
+}
+
 /* The three clocks of a step plan (sim/driver/exec_impl.h, step_plan.h): the closed form (the
  * fast replay), DDP's streams (actors, fifo) and the schedule engine (actors, a plug-in that
  * keeps fifo's decision, timing the plan's buckets: plan_build_units), under --costs ideal on
@@ -271,9 +298,10 @@ static void test_three_clocks_time_the_same_plan(void **state)
     assert_non_null(a);
     assert_true(strlen(a) > 32 * 40); /* 32 steps */
     free(a);
-    /* --sharding zero3 (issue 50: the buckets' reduce-scatters, the tail's all-gathers after
-     * the optimiser's shard) on all three: the engine walks the plan's stages and its tail */
-    replay_clocks("shard", "--free-compression --sharding zero3", "sync", 0, 2, steps);
+    /* --sharding zero2 (issue 50: the buckets' reduce-scatters, the tail's all-gather after the
+     * optimiser's shard) on all three: the engine walks the plan's stages and its tail (zero3's
+     * FSDP units are DDP's streams' and the closed form's: fsdp_two_clocks) */
+    replay_clocks("shard", "--free-compression --sharding zero2", "sync", 0, 2, steps);
     check_csv_cols(steps[0], steps[1], 0);
     check_csv_cols(steps[1], steps[2], 16);
     /* the compressor's stages of each bucket (PowerSGD's encode, its work between its two
@@ -289,6 +317,7 @@ static void test_three_clocks_time_the_same_plan(void **state)
     assert_true(strtod(row + 1, NULL) > 0);
     free(a);
     zeropp_two_clocks(steps);
+    fsdp_two_clocks(steps);
 }
 
 static void test_fast_replay_gives_the_actors_results(void **state)

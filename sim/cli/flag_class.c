@@ -86,6 +86,12 @@ static const FlagClassRow CLASSES[] = {
     {"overlap", FLAG_PRICE},
     {"sharding", FLAG_PRICE}, /* the same update as DDP (docs/guide/sharded.md) */
     {"zeropp", FLAG_DYNAMICS}, /* qwZ and qgZ quantize what the small model uses */
+    {"fsdp-unit", FLAG_PRICE}, /* ZeRO-3's schedule: when, not what, is sent */
+    {"backward-prefetch", FLAG_PRICE},
+    {"forward-prefetch", FLAG_PRICE},
+    {"limit-all-gathers", FLAG_PRICE},
+    {"reshard-after-forward", FLAG_PRICE},
+    {"rs-comm", FLAG_PRICE},
     {"bucket-mb", FLAG_PRICE},
     {"price-batch", FLAG_PRICE},
     {"price-workers", FLAG_PRICE},

@@ -68,7 +68,28 @@ static int single_run(const Flags *f, const RunConfig *cfg, char (*policies)[SPE
     return f->mode == RUN_MODE_RUN;
 }
 
+/* ZeRO-3's schedule (fsdp_args.c) exists only beside the compute: --sharding zero3 under
+ * --overlap ddp on DDP's streams (step_plan.c's units), without --zeropp (whose rules gather the
+ * whole model); elsewhere its flags would change nothing. */
+static int no_fsdp(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    (void)f, (void)policies, (void)n;
+    return cfg->sharding != SHARD_ZERO3 || cfg->overlap != OVERLAP_DDP ||
+           zeropp_on(&cfg->zeropp) || driver_scheduled(cfg);
+}
+
+#define FSDP_WHY                                                                                   \
+    "it schedules ZeRO-3's all-gathers and reduce-scatters beside the compute: add --sharding "    \
+    "zero3 (with --overlap ddp, the default with --workload; not with --zeropp or a --schedule "  \
+    "other than fifo)"
+
 static const IdleFlag IDLE[] = {
+    {"fsdp-unit", 1, no_fsdp, FSDP_WHY},
+    {"backward-prefetch", 1, no_fsdp, FSDP_WHY},
+    {"forward-prefetch", 1, no_fsdp, FSDP_WHY},
+    {"limit-all-gathers", 1, no_fsdp, FSDP_WHY},
+    {"reshard-after-forward", 1, no_fsdp, FSDP_WHY},
+    {"rs-comm", 1, no_fsdp, FSDP_WHY},
     {"cost-band", 1, single_run,
      "the band is a speedup's, over the seeds and draws of the costs: bellows compare's"},
     {"timeline-steps", 1, no_timeline, "the steps a timeline keeps; add --timeline FILE"},

@@ -122,6 +122,37 @@ static const CliOpt run_opts[] = {
             "gradients through a hierarchical all-to-all reduce-scatter; the small model's "
             "gradients pass through it). Needs a costed step (--workload). Default: none",
             0, 0, NULL, 0),
+    /* ZeRO-3's schedule, FSDP's knobs (fsdp_args.c; defaults FSDP's, docs/guide/sharded.md) */
+    RUN_OPT("fsdp-unit", CLI_STRING, fsdp_unit, "layer", "layer|block|N|size:MB",
+            "--sharding zero3's units, each all-gathered and reduce-scattered as one collective "
+            "(FSDP's auto_wrap_policy): layer, one a profile's layer; block, one a block (layers "
+            "named PREFIX.K.*, as transformer_auto_wrap_policy wraps blocks); N, N layers with "
+            "parameters a unit; size:MB, a unit closed once it holds MB MiB of fp32 parameters "
+            "(size_based_auto_wrap_policy)",
+            0, 0, NULL, 0),
+    RUN_OPT("backward-prefetch", CLI_CHOICE, backward_prefetch, "pre", NULL,
+            "--sharding zero3: when the backward's next all-gather is issued: pre, before the "
+            "current unit's gradients (FSDP's BACKWARD_PRE, its default); post, after them and "
+            "before its reduce-scatter (BACKWARD_POST); none, when its unit's backward starts",
+            0, 0, "pre|post|none", 0),
+    RUN_OPT("forward-prefetch", CLI_CHOICE, forward_prefetch, "off", NULL,
+            "--sharding zero3: on issues the next unit's all-gather before the current unit's "
+            "forward (FSDP's forward_prefetch, default False); off, when its forward starts",
+            0, 0, "on|off", 0),
+    RUN_OPT("limit-all-gathers", CLI_INT, limit_all_gathers, "2", "all-gathers",
+            "--sharding zero3: all-gathers issued whose unit has not been computed yet, at most "
+            "(FSDP's limit_all_gathers, 2 in flight); 1 allows no prefetch; 0, no limit",
+            0, 1 << 20, NULL, 0),
+    RUN_OPT("reshard-after-forward", CLI_CHOICE, reshard_after_forward, "on", NULL,
+            "--sharding zero3: on frees each unit's gathered parameters after its forward and "
+            "gathers them again for its backward (FULL_SHARD); off keeps them (SHARD_GRAD_OP's "
+            "2x bytes instead of 3x, the whole fp16 model in memory)",
+            0, 0, "on|off", 0),
+    RUN_OPT("rs-comm", CLI_CHOICE, rs_comm, "shared", NULL,
+            "--sharding zero3: the reduce-scatters' communicator: shared, the all-gathers' (one "
+            "collective at a time, FSDP's default, pytorch#64803); own, a second one beside it "
+            "(FSDP2's set_separate_reduce_scatter_group, pytorch#186335)",
+            0, 0, "shared|own", 0),
     RUN_OPT("schedule", CLI_STRING, schedule, "fifo", NULL,
             "what is sent when: NAME[:key=value,...] (bellows schedules: fifo, bytescheduler, p3, "
             "tictac) or a plugin PATH.so[:key=value,...]: tensor priority, buckets, partition "
@@ -515,7 +546,7 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
                     : strcmp(sh, "hybrid") == 0 ? SHARD_HYBRID
                                                 : SHARD_NONE;
     if ((rc = zeropp_parse(f->run.zeropp, &cfg->zeropp, err))) return rc; /* zeropp.c */
-    if ((rc = run_ps_setup(f, cfg, err))) return rc;
+    if ((rc = run_ps_setup(f, cfg, err)) || (rc = fsdp_args_setup(f, cfg, err))) return rc;
     cfg->bucket_bytes = f->run.bucket_mb * 1024 * 1024;
     if (f->run.price_batch && !cfg->workload)
         return bw_fail(err, BW_EUSAGE,

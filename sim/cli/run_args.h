@@ -62,6 +62,10 @@ typedef struct {
     int average_momentum;
     int record_traces; /* sweep: every run writes DIR/runs/.../trace.jsonl.gz */
     int train_each;    /* sweep: train every run, price none (--train-each) */
+    /* ZeRO-3's schedule (fsdp_args.c) */
+    const char *fsdp_unit, *backward_prefetch, *forward_prefetch, *reshard_after_forward;
+    const char *rs_comm;
+    int limit_all_gathers;
 } RunOpts;
 
 extern const char *const RUN_ABOUT;
@@ -137,6 +141,10 @@ int run_apply_trace(const Flags *f, RunConfig *cfg, const Trace *trace, BwError 
  * trace's), 2 for those of a live run only (--eval-every, --compute-threads), else 0; replay's
  * --help leaves the refused ones out. */
 int run_replay_refuses(const Flags *f, int i);
+
+/* fsdp_args.c: ZeRO-3's schedule flags into cfg->fsdp (--fsdp-unit checked: BW_EUSAGE naming
+ * it). */
+int fsdp_args_setup(const Flags *f, RunConfig *cfg, BwError *err);
 
 /* Flags given that do nothing in this scenario (flag_effect.c: --bucket-mb without an overlap,
  * --transport with --costs ideal, --compressor where every policy of policies[0..n) is sync or

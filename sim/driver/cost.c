@@ -233,13 +233,14 @@ static int ddp_create(DriverRun *run, BwError *err)
     (void)err;
     CostModel *cm = run->cost;
     if (cm->ddp) cm->stream_bar = sg_barrier_init((unsigned)run->P);
-    return BW_OK;
+    return fsdp_lanes_create(run, err); /* ZeRO-3's units (cost_shard.c) */
 }
 
 static void ddp_free(DriverRun *run)
 {
     if (run->cost->stream_bar) sg_barrier_destroy(run->cost->stream_bar);
     run->cost->stream_bar = NULL;
+    fsdp_lanes_free(run);
 }
 
 static void ddp_start(DriverRun *run)
@@ -251,10 +252,12 @@ static void ddp_start(DriverRun *run)
         me->stream.done = sg_sem_init(0);
         run_actor_start(run, w, "stream", stream_actor, me);
     }
+    fsdp_lanes_start(run);
 }
 
 static void ddp_stop(Worker *me)
 {
+    fsdp_lanes_stop(me);
     if (!me->stream.ready) return;
     me->stream.quit = 1;
     sg_sem_release(me->stream.ready);
@@ -407,9 +410,14 @@ static void ddp_step(Worker *me, const StepState *st, int averaged, int last, St
     me->cost_mult = cost_step_multiplier(me);
     me->n_spans = 0;
     const int b = driver_price_batch(run->cfg, st->b);
-    double compute = cost_forward(me, b);
-    compute += cost_backward(me, b);
-    if (p->mode == PLAN_OVERLAP) {
+    double compute;
+    if (p->n_units) { /* ZeRO-3's units: their collectives on the FSDP lanes (cost_shard.c) */
+        compute = fsdp_step(me, b, split);
+    } else {
+        compute = cost_forward(me, b);
+        compute += cost_backward(me, b);
+    }
+    if (p->mode == PLAN_OVERLAP && !p->n_units) {
         double t0 = simgrid_get_clock();
         sg_sem_acquire(me->stream.done);
         double t1 = simgrid_get_clock();

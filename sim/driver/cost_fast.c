@@ -209,6 +209,64 @@ static double fc_ddp(DriverRun *run, FastClock *c, int b, double *split)
     return t - t0;
 }
 
+/* ZeRO-3's units on the clock (fsdp_walk, as cost_shard.c's lanes run it): a lane runs its
+ * requests in order, each from max(its issue, the lane's previous end), its collectives after
+ * their fixed cost; the compute waits for its unit's all-gather and, at the end, for the
+ * reduce-scatters, and books those waits as communication. Max-plus arithmetic on identical
+ * workers, which equals the actors to rounding (their analytic collectives take their closed
+ * form whatever else is in flight). No interference (driver_replay_fast). */
+typedef struct {
+    DriverRun *run;
+    FastClock *c;
+    int b;
+    double lane_end[2], compute;
+    double *done, *split;
+} FastWalk;
+
+static void fw_issue(void *arg, int req, int lane)
+{
+    FastWalk *w = arg;
+    int n;
+    const PlanStage *s = fsdp_req_stages(&w->run->cost->plan, req, &n);
+    double t = fmax(w->c->now, w->lane_end[lane]);
+    for (int i = 0; i < n; i++) {
+        if (s[i].kind == STAGE_COLL) {
+            if (s[i].call_s != PLAN_NO_CALL) t += s[i].call_s;
+            t += cost_charge(w->run->comm, &s[i].msg);
+        } else if (s[i].kind == STAGE_ENCODE || s[i].kind == STAGE_BETWEEN ||
+                   s[i].kind == STAGE_DECODE) {
+            t += s[i].seconds * w->c->mult;
+        }
+    }
+    w->lane_end[lane] = w->done[req] = t;
+}
+
+static void fw_wait(void *arg, int req)
+{
+    FastWalk *w = arg;
+    if (w->done[req] > w->c->now) {
+        w->split[COST_COMM] += w->done[req] - w->c->now;
+        w->c->now = w->done[req];
+    }
+}
+
+static void fw_compute(void *arg, int u, int backward)
+{
+    FastWalk *w = arg;
+    w->compute += fc_exec(w->c, fsdp_unit_flops(w->run, u, backward, w->b, w->c->speed));
+}
+
+static double fc_fsdp(DriverRun *run, FastClock *c, int b, double *split)
+{
+    const StepPlan *p = &run->cost->plan;
+    FastWalk w = {run, c, b, {c->now, c->now}, 0.0, NULL, split};
+    w.done = bw_xcalloc((size_t)(3 * p->n_units), sizeof *w.done, "ZeRO-3's requests");
+    const FsdpOps ops = {&w, fw_issue, fw_wait, fw_compute};
+    fsdp_walk(p, &run->cfg->fsdp, &ops);
+    free(w.done);
+    return w.compute;
+}
+
 /* The plan's tail on the clock: the optimiser, and at an averaging the parameters, dense
  * (nothing to overlap with). The fast replay has no islands and no outer lanes
  * (driver_replay_fast, outer_lane_wanted). Returns the compute's seconds. */
@@ -254,7 +312,9 @@ static double cost_step_fast(DriverRun *run, const StepState *st, int averaged, 
                    NULL, NULL};
     const int b = driver_price_batch(run->cfg, st->b);
     double comp;
-    if (p->mode == PLAN_OVERLAP) {
+    if (p->n_units) {
+        comp = fc_fsdp(run, &c, b, split);
+    } else if (p->mode == PLAN_OVERLAP) {
         comp = fc_ddp(run, &c, b, split);
     } else { /* cost_forward and cost_backward: one execution each */
         double f = 0, total = 0;

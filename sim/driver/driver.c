@@ -265,7 +265,7 @@ int run_create(const RunConfig *cfg, const DriverPlace *place, RunResult *res, D
     if (rc == BW_OK && driver_costed(cfg)) rc = cost_create(run, run->w[0].model, err);
     if (rc == BW_OK && cfg->timeline)
         rc = timeline_open(cfg->timeline, cfg->timeline_lo, cfg->timeline_hi, run->P,
-                           sched_lanes(run), &run->tl, err);
+                           fsdp_lanes(run) > 1 ? fsdp_lanes(run) : sched_lanes(run), &run->tl, err);
     int threads = cfg->compute_threads < run->P ? cfg->compute_threads : run->P;
     if (place && place->pool && !cfg->replay) /* the jobs' threads */
         threads = pool_threads(run->pool = place->pool);

@@ -65,6 +65,34 @@ typedef struct {
     int hpz;      /* hpZ: a secondary shard in each node; the backward's gather inside it */
     int qgz;      /* qgZ: int4 gradients through a hierarchical all-to-all reduce-scatter */
 } ZeroPP;
+/* How ZeRO-3's all-gathers and reduce-scatters are scheduled (issue 50 item 2; shard_sched.c,
+ * docs/guide/sharded.md): FSDP's knobs as schedule parameters over the step plan. Zero is every
+ * default, which is PyTorch FSDP's (torch/distributed/fsdp/fully_sharded_data_parallel.py,
+ * FullyShardedDataParallel.__init__: backward_prefetch=BACKWARD_PRE, forward_prefetch=False,
+ * limit_all_gathers=True with _limiter_utils.py's _max_num_inflight_all_gathers = 2;
+ * ShardingStrategy.FULL_SHARD reshards after the forward; one process group for both
+ * collectives) but for the unit: FSDP wraps nothing without an auto_wrap_policy, bellows wraps
+ * each layer (transformer_auto_wrap_policy's choice for a transformer's blocks). */
+typedef enum {
+    FSDP_PREFETCH_PRE,  /* BACKWARD_PRE: the next unit's all-gather before this one's gradients */
+    FSDP_PREFETCH_POST, /* BACKWARD_POST: after them, before this unit's reduce-scatter */
+    FSDP_PREFETCH_NONE  /* none: each all-gather when its unit's backward starts */
+} FsdpPrefetch;
+
+#define FSDP_DEFAULT_LIMIT 2 /* _limiter_utils.py: _max_num_inflight_all_gathers */
+#define FSDP_NO_LIMIT      (-1)
+
+typedef struct {
+    int unit_layers;        /* --fsdp-unit N: N layers with parameters a unit; 0: one a layer */
+    int unit_blocks;        /* --fsdp-unit block: one a block (layers named PREFIX.K.*) */
+    double unit_min_params; /* --fsdp-unit size:MB: fp32 MB a unit at least (as
+                             * size_based_auto_wrap_policy's min_num_params), in parameters */
+    FsdpPrefetch backward;  /* --backward-prefetch */
+    int forward;            /* --forward-prefetch on */
+    int limit;              /* --limit-all-gathers: 0 the default (2), FSDP_NO_LIMIT none */
+    int keep_after_forward; /* --reshard-after-forward off (SHARD_GRAD_OP-like) */
+    int rs_own;             /* --rs-comm own: the reduce-scatters on a communicator of their own */
+} FsdpSched;
 
 /* Memory per GPU of the workload's training state (shard_mem.c): bytes. */
 typedef struct {
@@ -154,6 +182,7 @@ typedef struct {
     Overlap overlap;
     Sharding sharding;   /* --sharding (default SHARD_NONE) */
     ZeroPP zeropp;       /* --zeropp (zero3 only; default all off) */
+    FsdpSched fsdp;      /* ZeRO-3's schedule (--fsdp-unit, --backward-prefetch, ...) */
     double bucket_bytes; /* DDP bucket cap; 0: DRIVER_BUCKET_BYTES */
     /* What is sent when (schedules/bellows_schedule.h): NAME[:k=v,...] or a plugin's path; NULL
      * or "fifo": DDP's buckets as they fill, priced by cost.c as before schedules existed */
@@ -410,6 +439,8 @@ const char *driver_sharding_name(Sharding sh);
 int zeropp_parse(const char *spec, ZeroPP *z, BwError *err);
 /* --zeropp against the rest of the run (zero3, a costed step): a usage error naming --zeropp. */
 int zeropp_check(const RunConfig *cfg, BwError *err);
+/* Whether any of --zeropp's collectives is on. */
+int zeropp_on(const ZeroPP *z);
 /* The canonical spelling of z ("qwz:int8,hpz,qgz"), "" when off, into buf. */
 const char *zeropp_name(const ZeroPP *z, char *buf, size_t n);
 /* The activations a GPU keeps for the backward at its batch (--price-batch, else --batch), in

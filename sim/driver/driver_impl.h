@@ -78,6 +78,7 @@ typedef struct {
     /* exec_sched's state (a schedule other than fifo, or --overlap layer, in gradient mode:
      * partitions, priorities, credit, layer-wise dependencies; ddp is 0); NULL otherwise */
     SchedEngine *sched;
+    Comm *fsdp_rs_comm; /* ZeRO-3's reduce-scatters' own communicator (--rs-comm own), or NULL */
 } CostModel;
 
 /* A worker's communication stream under DDP's overlap (cost.c's stream actor, exec_ddp). */
@@ -130,6 +131,7 @@ typedef struct {
     CostSpan *spans;       /* what the stream did this step */
     int n_spans, cap_spans;
     float *zpp_w; /* --zeropp qwz: the gathered weights its forward and backward use (zeropp.c) */
+    struct FsdpLanes *fsdp; /* ZeRO-3's collective lanes under exec_ddp (cost_shard.c) */
 } Worker;
 
 /* The scratch of one computing thread (pool.h's index: 0 the actors', 1 .. n-1 the pool's): a
@@ -459,6 +461,18 @@ void cost_decided(DriverRun *run, long step);
  * it, before the files of a run or of a cluster's job are written (its jobs are freed after). */
 void sched_record(DriverRun *run);
 /* exec_ddp (exec_impl.h) is this file's: one stream actor per worker under --overlap ddp */
+
+/* cost_shard.c: ZeRO-3's FSDP step on exec_ddp's clock (a plan with units, step_plan.h): the
+ * workers' collective lanes (created with exec_ddp, started with its actors, told to stop with
+ * the worker, freed with exec_ddp), the step's forward and backward with its collectives
+ * (returns the compute's seconds, the exposed communication into split), and a unit's flops. */
+int fsdp_lanes_create(DriverRun *run, BwError *err);
+int fsdp_lanes(const DriverRun *run); /* the lanes a worker has (its timeline's), 0 without units */
+void fsdp_lanes_start(DriverRun *run);
+void fsdp_lanes_stop(Worker *me);
+void fsdp_lanes_free(DriverRun *run);
+double fsdp_step(Worker *me, int b, double *split);
+double fsdp_unit_flops(const DriverRun *run, int u, int backward, int b, double speed);
 
 /* cost_lane.c (a leaf, as run_info.c): the roofline seconds of flops and bytes on the cluster's
  * GPU. What cost.c and cost_fast.c share: the wait of a round of collectives for the profile's

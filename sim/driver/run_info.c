@@ -155,6 +155,10 @@ int driver_replay_fast(const RunConfig *cfg, char *why, size_t n)
     else if (cfg->priced && driver_costed(cfg) && cfg->overlap == OVERLAP_DDP)
         no = "--overlap ddp: its closed form equals the actors to 1e-9 but not to the bit, and a "
              "priced run must be the live run";
+    else if (cfg->sharding == SHARD_ZERO3 && cfg->overlap == OVERLAP_DDP && cfg->costs &&
+             !cfg->costs->ideal && cfg->costs->interference > 1)
+        no = "--sharding zero3 under a cost profile's interference: the all-gathers and "
+             "reduce-scatters slow the compute beside them, which only the actors simulate";
     else if (cfg->overlap == OVERLAP_DDP && !cfg->free_compression)
         no = "--overlap ddp: encode and decode share the GPU with the backward, which only the "
              "actors simulate (--free-compression or --overlap none allow the fast path)";

@@ -5,28 +5,17 @@
  * buffers: K = 12 with Adam's two moments, 8 with SGD's momentum, 4 with plain SGD). DDP holds
  * all of it, 16 Psi with Adam; ZeRO-1 shards the optimizer state (4 Psi + 12 Psi / N), ZeRO-2
  * also the gradients (2 Psi + 14 Psi / N), ZeRO-3 also the parameters (16 Psi / N), which then
- * gathers units as it goes: this slice counts the largest layer's fp16 parameters twice (the one
- * in use and the one prefetched), an estimate. Activations are not counted: the workload
- * profiles carry no activation sizes yet (docs/guide/sharded.md). */
+ * gathers units as it goes: the largest FSDP unit's fp16 parameters as many times as the
+ * schedule holds units at once (fsdp_gathered_bytes: twice under FSDP's defaults, the one in use
+ * and the one prefetched; the whole model without resharding after the forward), an estimate.
+ * Activations are not counted: the workload profiles carry no activation sizes yet
+ * (docs/guide/sharded.md). */
 #include "driver_impl.h"
 
 static double optimizer_k(const RunConfig *cfg)
 {
     if (cfg->tc.sgd.kind == OPT_ADAMW) return 12.0;
     return cfg->tc.sgd.momentum > 0 ? 8.0 : 4.0;
-}
-
-/* The largest layer's parameters, the unit ZeRO-3 gathers (one layer a unit in this slice). */
-static double largest_layer(const Workload *wl)
-{
-    double best = 0;
-    for (int l = 0; l < wl->n_layers; l++) {
-        double n = 0;
-        for (int t = 0; t < wl->layers[l].n_tensors; t++)
-            n += (double)wl->tensors[wl->layers[l].first_tensor + t].numel;
-        if (n > best) best = n;
-    }
-    return best;
 }
 
 int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m)
@@ -49,7 +38,7 @@ int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m)
             m->grads = 2 * psi / g;
         }
         m->params = 2 * psi / g;
-        m->gathered = 2 * 2 * largest_layer(wl);
+        m->gathered = fsdp_gathered_bytes(wl, &cfg->fsdp); /* the units held (shard_sched.c) */
     }
     if (sh == SHARD_ZERO3 && cfg->zeropp.hpz) /* ZeRO++'s secondary shard, fp16 over the node */
         m->secondary = 2 * psi / (cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node : 1);

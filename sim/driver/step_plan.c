@@ -65,6 +65,10 @@ int plan_create(DriverRun *run, BwError *err)
                                         .layer = cm->bucket_layer[k],
                                         .queued = -1};
         if (cm->prof && cm->prof->horovod.present) plan_hvd_buckets(run); /* step_plan_hvd.c */
+        if (cfg->sharding == SHARD_ZERO3 && !zeropp_on(&cfg->zeropp))
+            fsdp_plan_create(run, p); /* units (shard_sched.c); --zeropp: its own rules */
+        for (int u = 0; u < p->n_units; u++) /* each unit's all-gather: a shard of it a rank */
+            p->unit[u].gather.msg.count = plan_shard_bytes(run, p->unit[u].floats);
     } else if (p->mode == PLAN_AFTER && cfg->overlap == OVERLAP_TENSOR) {
         /* in the model's order, as a loop over them; each queued behind the one before */
         p->n_buckets = n;
@@ -83,6 +87,7 @@ void plan_free(StepPlan *p)
     free(p->bucket);
     free(p->stage);
     free(p->identity);
+    free(p->unit);
     *p = (StepPlan){0};
 }
 
@@ -182,8 +187,10 @@ static void push_gather(DriverRun *run, StepPlan *p)
  * parameters' all-gathers: ZeRO-1 and 2 gather the updated parameters once (with the buckets'
  * reduce-scatters, 2 (N-1)/N of the model's bytes a step and GPU); ZeRO-3 gathers them before
  * the forward and again before the backward (3 (N-1)/N). This slice prices ZeRO-3's two
- * gathers here, after the optimiser and not overlapped with compute (no prefetch yet): the
- * bytes are the closed form's, the time an upper bound of a prefetching FSDP's. */
+ * gathers here, after the optimiser and not overlapped with compute, when the step has no FSDP
+ * units (--overlap none or tensor): the bytes are the closed form's, the time an upper bound of
+ * a prefetching FSDP's. Beside the compute (--overlap ddp) ZeRO-3's gathers are its units'
+ * (fsdp_plan_create), scheduled by fsdp_walk. */
 static void plan_sharded_tail(DriverRun *run, StepPlan *p)
 {
     const Sharding sh = run->cfg->sharding;
@@ -196,7 +203,7 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
     if (sh == SHARD_HYBRID) plan_hybrid_tail(run, p);
     if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
     if (sh == SHARD_ZERO3 && zpp_plan_gathers(run, p)) return; /* --zeropp (zeropp_plan.c) */
-    if (sh == SHARD_ZERO3) {
+    if (sh == SHARD_ZERO3 && !p->n_units) { /* with units, each unit's own (shard_sched.c) */
         push_gather(run, p); /* the next forward's */
         push_gather(run, p); /* the backward's */
     }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "compress.h"
+#include "driver.h"
 
 typedef enum {
     /* a bucket's */
@@ -112,7 +113,20 @@ typedef struct {
     PlanComm grad_comm; /* the buckets' collectives' communicator (fixed for the run) */
     int *identity;      /* [n_tensors]: 0 .. n-1, --overlap tensor's buckets */
     int horovod;        /* PLAN_OVERLAP's buckets are the calls of the profile's Horovod */
+    /* ZeRO-3 beside the compute (shard_sched.c): its FSDP units, in the forward's order; the
+     * buckets are then the units' reduce-scatters, in the backward's order (unit u's is bucket
+     * n_units - 1 - u). 0 units: no FSDP schedule (every other plan). */
+    int n_units;
+    struct PlanUnit *unit;
 } StepPlan;
+
+/* An FSDP unit (--fsdp-unit): consecutive layers whose parameters are gathered by one all-gather
+ * and whose gradients are reduce-scattered by one reduce-scatter (FSDP's FlatParameter). */
+typedef struct PlanUnit {
+    int first_layer, n_layers;
+    size_t floats;
+    PlanStage gather; /* STAGE_COLL, PLAN_SHARD_AG: one shard a rank of the unit's parameters */
+} PlanUnit;
 
 typedef struct DriverRun DriverRun;
 
@@ -157,5 +171,31 @@ double zpp_cross_node_bytes(const DriverRun *run);
 PlanStage *plan_push_stage(StepPlan *p, StageKind kind);
 void plan_hybrid_bucket(DriverRun *run, StepPlan *p, int rs, size_t floats);
 void plan_hybrid_tail(DriverRun *run, StepPlan *p);
+
+/* shard_sched.c: ZeRO-3's FSDP schedule (issue 50 items 1-3). fsdp_units: the layers grouped
+ * into units as --fsdp-unit says (first[u] .. first[u + 1] - 1, first [n_layers + 1]); returns
+ * their number. fsdp_plan_create: the units and their buckets (plan_create, under
+ * --sharding zero3 beside the compute). fsdp_gathered_bytes: the most fp16 bytes of gathered
+ * units a GPU holds at once under the schedule (shard_mem.c). */
+int fsdp_units(const Workload *wl, const FsdpSched *s, int *first);
+void fsdp_plan_create(DriverRun *run, StepPlan *p);
+double fsdp_gathered_bytes(const Workload *wl, const FsdpSched *s);
+
+/* The step of a plan with units as one walk that every clock shares, so that they decide the
+ * same: the turns (each unit's forward in order, then each unit's backward in reverse), at each
+ * turn the all-gathers it issues (its own unless prefetched, the next turn's as the prefetch
+ * knobs and the limit allow), its wait for its own, its compute, and after a backward turn its
+ * reduce-scatter; then the waits for every reduce-scatter. A request is a turn's all-gather
+ * (0 .. 2 n_units - 1) or a unit's reduce-scatter (2 n_units + u); lane: 0, or 1 for a
+ * reduce-scatter on its own communicator (--rs-comm own). */
+typedef struct {
+    void *arg;
+    void (*issue)(void *arg, int req, int lane);
+    void (*wait)(void *arg, int req);
+    void (*compute)(void *arg, int unit, int backward);
+} FsdpOps;
+void fsdp_walk(const StepPlan *p, const FsdpSched *s, const FsdpOps *ops);
+/* A request's collective stages: the unit's gather, or its reduce-scatter's bucket. */
+const PlanStage *fsdp_req_stages(const StepPlan *p, int req, int *n);
 
 #endif

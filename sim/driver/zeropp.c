@@ -70,7 +70,7 @@ int zeropp_parse(const char *spec, ZeroPP *z, BwError *err)
     return rc;
 }
 
-static int zpp_on(const ZeroPP *z)
+int zeropp_on(const ZeroPP *z)
 {
     return z->qwz_bits || z->hpz || z->qgz;
 }
@@ -78,7 +78,7 @@ static int zpp_on(const ZeroPP *z)
 int zeropp_check(const RunConfig *cfg, BwError *err)
 {
     const ZeroPP *z = &cfg->zeropp;
-    if (!zpp_on(z)) return BW_OK;
+    if (!zeropp_on(z)) return BW_OK;
     if (cfg->sharding != SHARD_ZERO3)
         return bw_fail(err, BW_EUSAGE,
                        "--zeropp: ZeRO++'s collectives replace ZeRO-3's; add --sharding zero3 "
