@@ -171,5 +171,10 @@ double zpp_cross_node_bytes(const DriverRun *run)
         else /* a ring allreduce: 2 (N-1)/N of its bytes */
             bytes += 2 * (N - 1) / N * c * (s->msg.op == COMPRESS_ALLREDUCE_F16 ? 2 : 4);
     }
+    /* ZeRO-3's FSDP units (shard_sched.c): each unit's all-gather for the forward, and again
+     * for the backward unless --reshard-after-forward off keeps it */
+    const int gathers = run->cfg->fsdp.keep_after_forward ? 1 : 2;
+    for (int u = 0; u < p->n_units; u++)
+        bytes += gathers * (N - 1) * (double)p->unit[u].gather.msg.count;
     return bytes;
 }
