@@ -24,7 +24,10 @@
  *                     the calls, which sums them and sends the sum back to each worker; the r
  *                     workers whose pushes cross the network share the server's NIC, each way:
  *                     2 (a + r n b), r = p - 1 with servers on the workers' hosts (colocated),
- *                     r = p with servers on hosts of their own. Allgathers stay rings.
+ *                     r = p with servers on hosts of their own (on a star; a call over
+ *                     COLL_PS_PARTITION_BYTES is cut over all servers, coll_ps_parts.c, and
+ *                     on a fat-tree or hierarchical cluster a call is priced link by link,
+ *                     coll_ps_net.c). Allgathers stay rings.
  * where a is the latency of a route and b its seconds per byte. The analytic backend does the
  * reduction in memory (in rank order) and makes every rank wait the formula's time instead. */
 #ifndef BELLOWS_COLL_H
