@@ -269,7 +269,7 @@ void coll_ps_free(Comm *c);
 void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, unsigned char *out,
                        size_t n, Dtype dt, int mean);
 double coll_ps_bytes(const Comm *c, int rank, int server, double n);
-/* coll_ps.c: the mailbox of (server, rank): pushes into the server (pull 0) or pulls out. */
+/* coll_ps_parts.c: the mailbox of (server, rank): pushes into the server (pull 0) or pulls out. */
 sg_mailbox_t coll_ps_mbox(Comm *c, int server, int rank, int pull);
 /* coll_ps.c: on a ps communicator with a partition (coll_comm_set_ps_partition), the analytic
  * seconds of rank's call of count elements of es bytes, its partitions all in flight (the

@@ -62,18 +62,6 @@ double coll_ps_bytes(const Comm *c, int rank, int server, double n)
     return n;
 }
 
-/* The mailbox of (server, rank): pushes into the server (pull 0) or pulls out of it. */
-sg_mailbox_t coll_ps_mbox(Comm *c, int server, int rank, int pull)
-{
-    sg_mailbox_t *m = &c->ps_mb[((size_t)server * (size_t)c->P + (size_t)rank) * 2 + (size_t)pull];
-    if (!*m) {
-        char name[64];
-        snprintf(name, sizeof name, "ps%p:%d:%d:%c", (void *)c, server, rank, pull ? 'l' : 's');
-        *m = sg_mailbox_by_name(name);
-    }
-    return *m;
-}
-
 /* One call as its server sees it. */
 typedef struct {
     Comm *c;

@@ -27,6 +27,19 @@
 #include <simgrid/host.h>
 #include <simgrid/mailbox.h>
 
+/* The mailbox of (server, rank): pushes into the server (pull 0) or pulls out of it (here, so
+ * that coll_ps.c calls this file one way: scripts/callgraph.py). */
+sg_mailbox_t coll_ps_mbox(Comm *c, int server, int rank, int pull)
+{
+    sg_mailbox_t *m = &c->ps_mb[((size_t)server * (size_t)c->P + (size_t)rank) * 2 + (size_t)pull];
+    if (!*m) {
+        char name[64];
+        snprintf(name, sizeof name, "ps%p:%d:%d:%c", (void *)c, server, rank, pull ? 'l' : 's');
+        *m = sg_mailbox_by_name(name);
+    }
+    return *m;
+}
+
 /* One call as a server sees it. */
 typedef struct {
     Comm *c;
