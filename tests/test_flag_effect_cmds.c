@@ -1,15 +1,15 @@
 /* test_flag_effect_cmds.c: no flag is taken and silently ignored, by any command that takes bellows
- * run's flags (issue 47; test_flag_effect.c does run itself): bench, compare, replay, sweep and
- * train. Every flag of each command's table (its --help, as BELLOWS_HELP_FORMAT=tsv prints it)
+ * run's flags (issue 47; test_flag_effect.c does run itself): bench, compare, replay, sweep,
+ * train and cluster. Every flag of each command's table (its --help, as BELLOWS_HELP_FORMAT=tsv prints it)
  * that says what is trained or how it is priced (flag_class.c: not "run") is given a value other
  * than its default, in the context it applies in (flag_cases.h's rows, or the command's own
  * below), on one tiny instance of the command: the CSV files it writes must differ from those of
  * the same command without it, or stderr must note that the flag has no effect there, or the
  * command must be refused naming the flag (exit 2). A flag of a command's table that no row
- * tries fails the test. The commands with flags of their own only (cluster: --alone, --set, a
- * job file; validate: --rows; reproduce: a reproduction of minutes) are not here: their
- * scenario flags are a file's fields, checked by their loaders' tests. About 200 tiny runs:
- * label once. */
+ * tries fails the test. Not here: validate (--rows, --csv: its 85 published rows take a minute,
+ * tests/test_published.sh) and reproduce (a reproduction takes minutes; tests/test_reproduce.c
+ * runs its --smoke size); bellows costs takes no flag. Cluster's
+ * scenario flags are its file's fields (test_cluster_file). About 90 tiny runs: label once. */
 #include "testutil.h"
 
 #include "clitest.h"
@@ -93,8 +93,23 @@ static const Command COMMANDS[] = {
      0,
      {{"--epochs", "1"}, {"--train-samples", "16"}, {"--batch", "4"}, {"--test-samples", "8"}},
      {{"epochs", "2", ""}}},
+    /* two tiny jobs on one fat-tree (CLUSTER_FILE below): --alone none leaves out the runs
+     * alone, --set sweeps a key of the file */
+    {"cluster",
+     "cluster @/two.json",
+     0,
+     {{"--jobs", "1"}},
+     {{"alone", "none", ""}, {"set", "a.policy=cpsgd:period=2", ""}}},
 };
 #define N_COMMANDS ((int)(sizeof COMMANDS / sizeof *COMMANDS))
+
+static const char CLUSTER_FILE[] =
+    "{\"version\": 1, \"topology\": \"fat-tree\", \"leaf_size\": 2, \"oversubscription\": 2,"
+    " \"workers\": 4, \"bandwidth\": \"10Gbps\", \"jobs\": ["
+    "{\"name\": \"a\", \"workers\": 2, \"epochs\": 1, \"train_samples\": 16,"
+    " \"test_samples\": 8, \"batch\": 4, \"policy\": \"sync\"},"
+    "{\"name\": \"b\", \"workers\": 2, \"epochs\": 1, \"train_samples\": 16,"
+    " \"test_samples\": 8, \"batch\": 4, \"policy\": \"sync\"}]}\n";
 
 /* The row for flag name in command c: its own first (value NULL: left out, a file of its own),
  * then flag_cases.h's; NULL when none. */
@@ -314,6 +329,7 @@ static void test_every_commands_flags_change_a_result_or_are_noted_or_refused(vo
 {
     (void)state;
     int ignored = 0;
+    write_tmp("two.json", CLUSTER_FILE);
     for (int k = 0; k < N_COMMANDS; k++) try_command(&COMMANDS[k], &ignored);
     assert_int_equal(ignored, 0);
 }
