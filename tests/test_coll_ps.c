@@ -35,6 +35,7 @@ typedef struct {
                           (coll_comm_set_ps_partition); transfer, `inflight` streams at once,
                           stream i's coll_cost_ps of partition i to server i % servers */
     size_t part;
+    int dataless; /* coll_cost_allreduce calls (no data) instead of coll_allreduce */
 } Scenario;
 
 typedef struct {
@@ -106,8 +107,11 @@ static void worker(int argc, char **argv)
     }
     float *buf = malloc(sizeof(float) * (SC.count + 1));
     for (int k = 0; k < SC.calls; k++) {
-        if (SC.cost_servers) {
-            coll_cost_ps(COMM, rank, k % SC.cost_servers, SC.count, 4);
+        if (SC.cost_servers || SC.dataless) {
+            if (SC.dataless)
+                coll_cost_allreduce(COMM, rank, SC.count, 4);
+            else
+                coll_cost_ps(COMM, rank, k % SC.cost_servers, SC.count, 4);
             continue;
         }
         for (size_t i = 0; i < SC.count; i++) buf[i] = value(rank, i, k);
@@ -324,6 +328,122 @@ static void test_ps_partitions_in_flight_share_the_links(void **state)
     }
 }
 
+/* BytePS's partition (coll.h), in floats */
+#define PART_FLOATS ((size_t)(COLL_PS_PARTITION_BYTES / 4))
+
+static Cluster fat_tree_ps(int P, int leaf, double o, int servers, int own)
+{
+    Cluster c = star_ps(P, servers, own);
+    c.topology = TOPO_FAT_TREE;
+    c.leaf_size = leaf;
+    c.oversubscription = o;
+    return c;
+}
+
+static Cluster hierarchical_ps(int P, int G, double intra_Bps, int servers, int own)
+{
+    Cluster c = star_ps(P, servers, own);
+    c.topology = TOPO_HIERARCHICAL;
+    c.gpus_per_node = G;
+    c.intra_bandwidth_Bps = intra_Bps;
+    c.intra_latency_s = 1e-6;
+    return c;
+}
+
+/* A call larger than a partition is cut over the servers (coll_ps_parts.c): still the exact
+ * sum, in rank order, on a fat-tree and a hierarchical cluster, colocated or on hosts of their
+ * own (2 partitions and a short third). */
+static void test_ps_partitioned_call_is_the_exact_sum(void **state)
+{
+    (void)state;
+    for (int own = 0; own <= 1; own++) {
+        SC = (Scenario){.cl = fat_tree_ps(4, 2, 2, 2, own),
+                        .count = 2 * PART_FLOATS + 1000,
+                        .calls = 1,
+                        .random_values = 1};
+        assert_int_equal(simulate().wrong, 0);
+        SC.cl = hierarchical_ps(4, 2, 5e9, 2, own);
+        SC.mean = 1;
+        assert_int_equal(simulate().wrong, 0);
+    }
+}
+
+/* One call of N bytes cut into partitions spread evenly over m colocated servers (placed one a
+ * leaf or node, coll_ps_net.c), against coll_ps_net.c's closed form written out here:
+ *   fat-tree, leaves of L, uplinks oversubscribed o, one server on each of m leaves:
+ *     T = 2 (4 alpha + N/B max((P - 1)/m, 1, (P - L) o / (m L), (m - 1) o / m, o [m < P/L]))
+ *   hierarchical, one NIC a node of G GPUs, one server a node (m = P / G):
+ *     T = 2 (2 alpha + 2 alpha_i + N max(G (m - 1) / (m B), (P - 1) / (m B_i)))
+ * at the transfer level and on the analytic backend, and every rank's bytes alike at both. */
+static void test_ps_fat_tree_and_hierarchical_match_the_closed_form(void **state)
+{
+    (void)state;
+    const double al = 5e-6, ali = 1e-6, B = 1.25e9, part = COLL_PS_PARTITION_BYTES;
+    struct {
+        Cluster cl;
+        int parts;
+        double T, slack; /* transfer's tolerance, seconds */
+        const char *what;
+    } cases[] = {
+        /* P 8, L 2, o 4, m 2: into a leaf with a server, (P - L) o / (m L) = 6 */
+        {fat_tree_ps(8, 2, 4, 2, 0), 2, 2 * (4 * al + 2 * part / B * 6), 0, "fat-tree, 2 servers"},
+        /* m 4 (one a leaf): max(7/4, 1, 3, 3) = 3 */
+        {fat_tree_ps(8, 2, 4, 4, 0), 4, 2 * (4 * al + 4 * part / B * 3), 0, "fat-tree, 4 servers"},
+        /* o 1: the servers' NICs, (P - 1)/m = 3.5. At the transfer level the push from the
+         * server's own leaf (2 alpha away) starts filling its NIC 2 alpha before the others
+         * arrive: each phase 2 alpha shorter than the form's 4 alpha (measured: 4 alpha in all) */
+        {fat_tree_ps(8, 2, 1, 2, 0), 2, 2 * (4 * al + 2 * part / B * 3.5), 4 * al + 1e-9,
+         "fat-tree, o 1"},
+        /* G 4, m 2, B_i = B: the intra links, (P - 1)/m = 3.5 > G (m - 1)/m = 2; the node's
+         * own pushes (2 alpha_i away) fill the server's intra link 2 alpha early, as above */
+        {hierarchical_ps(8, 4, B, 2, 0), 2, 2 * (2 * al + 2 * ali + 2 * part * 3.5 / B),
+         4 * al + 1e-9, "hierarchical, intra links"},
+        /* B_i = 40 B: the NICs, 2 / B > 3.5 / (40 B). (At 4 B the node's own pushes, 6 times
+         * nearer, take 6 shares of the server's intra link for each far one (SimGrid shares a
+         * link inversely to RTT), slowing the far ones below their NIC share: 6% longer.) */
+        {hierarchical_ps(8, 4, 40 * B, 2, 0), 2, 2 * (2 * al + 2 * ali + 2 * part * 2 / B),
+         0, "hierarchical, NICs"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        SC = (Scenario){.cl = cases[k].cl,
+                        .count = (size_t)cases[k].parts * PART_FLOATS,
+                        .calls = 1,
+                        .dataless = 1};
+        Result tr = simulate();
+        if (fabs(tr.time_s - cases[k].T) > cases[k].slack)
+            expect_close(tr.time_s, cases[k].T, 1e-6, cases[k].what);
+        SC.backend = COLL_ANALYTIC;
+        Result an = simulate();
+        expect_close(an.time_s, cases[k].T, 1e-12, cases[k].what);
+        for (int w = 0; w < SC.cl.workers; w++)
+            expect_close(an.bytes[w], tr.bytes[w], 1e-12, "bytes, analytic and transfer");
+    }
+}
+
+/* --overlap none's fused call (one call of the whole gradient) is spread over every server, not
+ * sent to one: with 4 partitions on a star of 4, each of m servers gets N/m from each worker, so
+ * each host of a server sends 3 N/m of pulls and N - N/m of pushes, the others N, and the call
+ * takes 2 (a + b N max(3/m, 1 [m < 4], 1 - 1/m)) (coll_ps_inflight.c), at both levels. */
+static void test_ps_fused_call_spreads_over_every_server(void **state)
+{
+    (void)state;
+    const double N = 4 * COLL_PS_PARTITION_BYTES, a = 2 * 5e-6, b = 1 / 1.25e9;
+    for (int m = 2; m <= 4; m += 2)
+        for (int backend = 0; backend <= 1; backend++) {
+            SC = (Scenario){.cl = star_ps(4, m, 0),
+                            .count = 4 * PART_FLOATS,
+                            .calls = 1,
+                            .dataless = 1,
+                            .backend = backend ? COLL_ANALYTIC : COLL_TRANSFER};
+            Result r = simulate();
+            for (int w = 0; w < 4; w++)
+                expect_close(r.bytes[w], w < m ? 3 * N / m + N - N / m : N, 1e-12,
+                             "a server's share of the fused call");
+            const double L = N * fmax(3.0 / m, m < 4 ? 1 : 1 - 1.0 / m);
+            expect_close(r.time_s, 2 * (a + L * b), 1e-9, "the fused call's time");
+        }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +453,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ps_calls_go_round_robin),
         cmocka_unit_test(test_ps_spreads_calls_in_flight_over_servers),
         cmocka_unit_test(test_ps_partitions_in_flight_share_the_links),
+        cmocka_unit_test(test_ps_partitioned_call_is_the_exact_sum),
+        cmocka_unit_test(test_ps_fat_tree_and_hierarchical_match_the_closed_form),
+        cmocka_unit_test(test_ps_fused_call_spreads_over_every_server),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     return cmocka_run_group_tests(tests, NULL, NULL);

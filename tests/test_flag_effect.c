@@ -9,15 +9,15 @@
  * --compute-threads, --out, ...) change no result by design and are left out; so are those that
  * need a file of their own (--platform,
  * --hosts, --data-dir, --trace), and the model options of the models other than mlp (test_models
- * covers them). The other simulating commands (compare, replay, sweep, cluster) build their runs
- * with run's own flag table and setup (run_args.c), so run's flags stand for theirs. Where a
+ * covers them). The other commands that take run's flags (bench, compare, replay, sweep, train)
+ * try the same rows in test_flag_effect_cmds.c. Where a
  * value matches the default's results by design in a tiny run (the analytic level equals the
  * transfer level on an uncontended star, tests/test_coll_time.c), its context is one where it
- * must not. (--servers with --overlap none changes nothing: the fused call goes to one server,
- * issue 47's list; its context here has DDP's buckets. --intra-bandwidth with the analytic ring
+ * must not. (--servers with --overlap none tries the fused call, now cut into BytePS's
+ * partitions over every server. --intra-bandwidth with the analytic ring
  * on a hierarchical cluster changes nothing either, where the transfer level slows down: its
  * context here is the hierarchical allreduce; the ring's closed form is for the lead to look at.) A
- * new flag of run's table must be listed here (the test fails on a flag it does not know). */
+ * new flag of run's table must be listed in flag_cases.h (the test fails on a flag it does not know). */
 #include "testutil.h"
 
 #include "clitest.h"
@@ -27,89 +27,7 @@
 
 #define BASE "run --quiet"
 
-/* flag, value, the context it applies in ("" none) */
-static const char *const CASES[][3] = {
-    {"model", "softmax", ""},
-    {"hidden", "32", ""},
-    {"epochs", "2", ""},
-    {"batch", "2", ""},
-    {"lr", "0.05", ""},
-    {"momentum", "0.5", ""},
-    {"optimizer", "adamw", ""},
-    {"nesterov", "", ""},
-    {"weight-decay", "0.01", ""},
-    {"lr-schedule", "cosine", ""},
-    {"lr-decay-epochs", "1", "--epochs 2 --lr-schedule step"},
-    {"lr-decay-factor", "0.5", "--epochs 2 --lr-schedule step --lr-decay-epochs 1"},
-    {"warmup-epochs", "1", ""},
-    {"warmup-shape", "epoch", "--epochs 2 --warmup-epochs 2 --lr-scale workers"},
-    {"lr-scale", "workers", ""},
-    {"seed", "2", ""},
-    {"train-samples", "32", ""},
-    {"test-samples", "16", ""},
-    {"workers", "4", ""},
-    {"gpus-per-node", "2", "--topology hierarchical"},
-    {"topology", "islands", "--workers 4"},
-    {"islands", "1", "--topology islands"},
-    {"wan-bandwidth", "100Mbps", "--topology islands"},
-    {"wan-latency", "10ms", "--topology islands"},
-    {"gpu", "V100", ""},
-    {"precision", "tf32", "--gpu A100"},
-    {"gpu-efficiency", "0.2", ""},
-    {"gpu-flops", "1e12", ""},
-    {"bandwidth", "1Gbps", ""},
-    {"latency", "1ms", ""},
-    {"intra-bandwidth", "1Gbps",
-     "--topology hierarchical --gpus-per-node 2 --workers 4 --allreduce hierarchical"},
-    {"intra-latency", "1ms", "--topology hierarchical --gpus-per-node 2"},
-    {"nic-per-gpu", "", "--topology hierarchical --gpus-per-node 2 --workers 4"},
-    {"nics-per-node", "2", "--topology hierarchical --gpus-per-node 2 --workers 4"},
-    {"leaf-size", "1", "--topology fat-tree"},
-    {"oversubscription", "4", "--topology fat-tree --leaf-size 1"},
-    {"compressor", "topk", "--policy static:level=1"},
-    {"allreduce", "tree", ""},
-    {"servers", "1", "--allreduce ps --workload resnet18-cifar"},
-    {"ps-hosts", "own", "--allreduce ps"},
-    {"collectives", "transfer",
-     "--topology fat-tree --leaf-size 1 --oversubscription 4 --workers 4"},
-    {"network-model", "tcp", "--collectives transfer"},
-    {"target-accuracy", "0.2", "--stop-at-target --epochs 3 --eval-every 1 "},
-    {"stop-at-target", "", "--epochs 3 --eval-every 1 --target-accuracy 0.2 "},
-    {"eval-every", "1", ""},
-    {"compute-jitter", "0.1", ""},
-    {"slowdown", "2", ""},
-    {"workload", "resnet18-cifar", ""},
-    {"overlap", "none", "--workload resnet18-cifar"},
-    {"sharding", "zero3", "--workload resnet18-cifar"},
-    {"zeropp", "qwz", "--workload resnet18-cifar --sharding zero3"},
-    {"fsdp-unit", "4", "--sharding zero3 --overlap ddp"},
-    {"backward-prefetch", "none", "--sharding zero3 --overlap ddp"},
-    {"forward-prefetch", "on", "--sharding zero3 --overlap ddp"},
-    {"limit-all-gathers", "1", "--sharding zero3 --overlap ddp"},
-    {"reshard-after-forward", "off", "--sharding zero3 --overlap ddp"},
-    {"rs-comm", "own", "--sharding zero3 --overlap ddp"},
-    {"schedule", "p3", "--workload resnet18-cifar"},
-    {"price-batch", "64", "--workload resnet18-cifar"},
-    {"price-workers", "8", ""},
-    {"bucket-mb", "1", "--workload resnet18-cifar"},
-    {"free-compression", "", "--policy static:level=1 --compressor topk"},
-    {"costs", "ideal", ""},
-    {"transport", "rdma", ""},
-    {"nccl-sockets", "2x8", ""},
-    {"cloud", "onprem-tcp", ""},
-    {"straggler-cv", "0.2", ""},
-    {"average-momentum", "", "--policy cpsgd:period=2"},
-    {"policy", "static:level=1", ""},
-};
-#define N_CASES ((int)(sizeof CASES / sizeof *CASES))
-
-/* Left out, each for its reason above. */
-static const char *const SKIPPED[] = {
-    "channels", "kernel",   "widths", "blocks",         "platform",
-    "hosts",    "data-dir", "trace",  "timeline-steps", /* noted when given alone: flag_effect.c;
-                                                           its effect needs --timeline */
-    "threads", /* OpenBLAS's threads: the same sums on a model this small */
-};
+#include "flag_cases.h"
 
 static int skipped(const char *name)
 {

@@ -141,7 +141,11 @@ int cmd_bench(int argc, char **argv, BwError *err)
     if (rc == BW_OK) rc = bench_setup(&f, &ta, &cfg, slowdown, err);
     if (rc == BW_OK && f.run.out) rc = run_check_out(f.run.out, f.run.force, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
+    char one[1][SPEC_MAX_TEXT]; /* the policy, for its kind and its idle flags (as run's) */
+    if (rc == BW_OK) snprintf(one[0], sizeof one[0], "%s", cfg.policy);
+    if (rc == BW_OK) rc = run_check_compat("bench", &f, &cfg, one, 1, err);
     if (rc == BW_OK) rc = driver_check(&cfg, err);
+    if (rc == BW_OK) rc = run_note_idle_flags(&f, &cfg, one, 1, err); /* issue 47 */
     if (rc == BW_OK)
         rc = engine_check_options(f.n_simgrid, f.simgrid_args, f.run.network_model, err);
     if (rc == BW_OK) rc = engine_init(f.n_simgrid, f.simgrid_args, f.run.network_model, err);

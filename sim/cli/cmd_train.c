@@ -221,6 +221,9 @@ int cmd_train(int argc, char **argv, BwError *err)
     TrainArgs a;
     if (rc == BW_OK) rc = train_args_resolve(&a, &v.train, set, err);
     if (rc) return rc;
+    if (cli_given(opts, n_opts, set, "lr-scale")) /* issue 47: no flag dropped silently */
+        fprintf(stderr, "bellows: note: --lr-scale has no effect here: train runs one process, "
+                        "whose learning rate is --lr (the scale is by bellows run's --workers)\n");
     if (a.threads > 0) openblas_set_num_threads(a.threads);
     TrainLog *log =
         bw_xmalloc(sizeof *log, "cmd_train.c: log"); /* an epoch's row for up to TRAIN_MAX_EPOCHS */

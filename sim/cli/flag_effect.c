@@ -114,17 +114,33 @@ static int in_table(const Flags *f, const char *name)
     return 0;
 }
 
-int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
-                        int n, BwError *err)
+unsigned run_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                        int n)
+{
+    unsigned idle = 0;
+    for (size_t k = 0; k < sizeof IDLE / sizeof *IDLE; k++) {
+        const IdleFlag *x = &IDLE[k];
+        if (in_table(f, x->flag) && cli_given(f->opts, f->n, f->set, x->flag) &&
+            x->idle(f, cfg, policies, n))
+            idle |= 1u << k;
+    }
+    return idle;
+}
+
+int run_note_idle(unsigned idle, BwError *err)
 {
     for (size_t k = 0; k < sizeof IDLE / sizeof *IDLE; k++) {
         const IdleFlag *x = &IDLE[k];
-        if (!in_table(f, x->flag) || !cli_given(f->opts, f->n, f->set, x->flag) ||
-            !x->idle(f, cfg, policies, n))
-            continue;
+        if (!(idle >> k & 1u)) continue;
         if (x->refuse)
             return bw_fail(err, BW_EUSAGE, "--%s: has no effect alone: %s", x->flag, x->why);
         fprintf(stderr, "bellows: note: --%s has no effect here: %s\n", x->flag, x->why);
     }
     return BW_OK;
+}
+
+int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                        int n, BwError *err)
+{
+    return run_note_idle(run_idle_flags(f, cfg, policies, n), err);
 }

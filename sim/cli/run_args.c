@@ -45,15 +45,16 @@ static const CliOpt run_opts[] = {
             "gradient compressor NAME[:key=value,...] (bellows compressors)", 0, 0, NULL, 0),
     RUN_OPT("allreduce", CLI_CHOICE, algorithm, "ring", NULL,
             "allreduce algorithm; ps: parameter servers (--servers), each call or partition pushed "
-            "to one and pulled back",
+            "to one and pulled back (a call over 4,096,000 bytes cut into partitions over all)",
             0, 0, ALLREDUCE_CHOICES + 1, 0),
     RUN_OPT("servers", CLI_INT, servers, NULL, "servers",
             "--allreduce ps: parameter servers, partitions spread over them round-robin "
             "(default: one a worker)",
             1, 4096, NULL, 0),
     RUN_OPT("ps-hosts", CLI_CHOICE, ps_hosts, "colocated", NULL,
-            "--allreduce ps: colocated, server s on rank s's host and NIC (BytePS's default); "
-            "own, on hosts of their own with NICs like the GPUs'",
+            "--allreduce ps: colocated, server s on rank s's host and NIC (BytePS's default; "
+            "off a star, spread over the leaves or nodes); own, on hosts of their own with NICs "
+            "like the GPUs'",
             0, 0, "colocated|own", 0),
     RUN_OPT("collectives", CLI_CHOICE, collectives, "transfer", NULL,
             "transfer: every message simulated; analytic: the closed-form cost on the bottleneck "

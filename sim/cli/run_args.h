@@ -152,6 +152,12 @@ int fsdp_args_setup(const Flags *f, RunConfig *cfg, BwError *err);
  * error for one that can only be a mistake. Call once the scenario is set up (run_setup). */
 int run_note_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
                         int n, BwError *err);
+/* The same in two halves, for a command of several scenarios (bellows sweep: a flag idle at
+ * every point): the rows of flag_effect.c's table given and idle here, as bits; their notes
+ * (or the usage error). */
+unsigned run_idle_flags(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                        int n);
+int run_note_idle(unsigned idle, BwError *err);
 
 /* The compatibility table (compat.def) against the flags given: the topology, allreduce,
  * collectives level, network model, overlap, schedule, workload, --price-workers, --platform, a

@@ -201,10 +201,9 @@ int cluster_resolve(Cluster *c, BwError *err)
                        "--gpu-efficiency: a GPU of %g flop/s; expected %g to %g (what bellows "
                        "simulates with representable times)",
                        c->gpu_flops, CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS);
-    if (c->ps_servers > 0 && (c->topology != TOPO_STAR || c->platform_file))
-        return bw_fail(err, BW_EUSAGE,
-                       "--allreduce ps: on a generated star only (--topology star, no "
-                       "--platform), where a server's NIC is the bottleneck its formula prices");
+    if (c->ps_servers > 0 && (c->topology == TOPO_ISLANDS || c->platform_file))
+        return bw_fail(err, BW_EUSAGE, "--allreduce ps: on a generated star, fat-tree or "
+                                       "hierarchical cluster only, whose links it prices");
     if (c->ps_servers > 0 && !c->ps_own_hosts && c->ps_servers > c->workers)
         return bw_fail(err, BW_EUSAGE,
                        "--servers: %d colocated servers for %d workers; at most one a worker (or "
@@ -381,9 +380,11 @@ void cluster_write_xml(const Cluster *c, FILE *out)
         break;
     case TOPO_FAT_TREE:
         fat_tree_xml(c, out, R);
+        ps_xml(c, out, R); /* servers of their own off the core switch (coll_ps_net.c) */
         break;
     case TOPO_HIERARCHICAL:
         hierarchical_xml(c, out, R);
+        ps_xml(c, out, R);
         break;
     case TOPO_ISLANDS:
         islands_xml(c, out, R);

@@ -103,7 +103,7 @@ typedef struct {
     /* --allreduce ps (sim/net/coll_ps.c): parameter servers, each partition pushed to one of
      * them and pulled back; 0 without ps. ps_own_hosts: on hosts of their own (ps0 ...
      * ps{N-1}, each with a NIC like a GPU's to the core), else server s shares rank s's host
-     * and NIC (BytePS's default, colocated) */
+     * and NIC (BytePS's default, colocated; off a star rank floor(s P / N)'s, coll_ps_net.c) */
     int ps_servers;
     int ps_own_hosts;
     /* --topology islands: K islands of workers / K consecutive ranks (island k holds ranks

@@ -50,8 +50,11 @@ static void derive_costs(Comm *c, const Cluster *cl)
     }
     if (cl->topology == TOPO_FAT_TREE && cl->workers > cl->leaf_size) {
         a = 4 * cl->latency_s;
-        double share =
-            c->ops->single_flow ? cl->oversubscription / cl->leaf_size : cl->oversubscription;
+        /* parameter servers: their allgathers are rings (their pushes and pulls are priced
+         * link by link, coll_ps_net.c) */
+        double share = c->ops->single_flow || c->ops->servers
+                           ? cl->oversubscription / cl->leaf_size
+                           : cl->oversubscription;
         b *= share > 1 ? share : 1;
     }
     if (cl->topology == TOPO_ISLANDS && cl->islands > 1) {
@@ -66,7 +69,7 @@ static void derive_costs(Comm *c, const Cluster *cl)
     if (cl->topology == TOPO_HIERARCHICAL && cluster_gpus_per_nic(cl) > 1) {
         a += 2 * cl->intra_latency_s;
         /* the GPUs behind a NIC share it when they all talk to other nodes at once */
-        if (!c->ops->single_flow) b *= cluster_gpus_per_nic(cl);
+        if (!c->ops->single_flow && !c->ops->servers) b *= cluster_gpus_per_nic(cl);
     }
     c->a_s = a;
     c->b = b;
@@ -206,7 +209,9 @@ static void analytic_allreduce(Comm *c, int rank, const unsigned char *buf, unsi
     sg_barrier_wait(c->bar);
     double bytes = (double)n * (double)es;
     const double f = coll_curve_factor(c, 0, bytes);
-    if (c->ps_partition > 0) { /* fifo's partitions in flight (coll_ps.c) */
+    size_t per;
+    long k;
+    if (c->ps_partition > 0 || coll_ps_split(c, n, es, &per, &k)) { /* partitions in flight */
         const double t = coll_ps_inflight_call(c, rank, n, es, f);
         if (!c->zero_time) sg_actor_sleep_for(t);
         return;

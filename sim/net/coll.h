@@ -24,7 +24,10 @@
  *                     the calls, which sums them and sends the sum back to each worker; the r
  *                     workers whose pushes cross the network share the server's NIC, each way:
  *                     2 (a + r n b), r = p - 1 with servers on the workers' hosts (colocated),
- *                     r = p with servers on hosts of their own. Allgathers stay rings.
+ *                     r = p with servers on hosts of their own (on a star; a call over
+ *                     COLL_PS_PARTITION_BYTES is cut over all servers, coll_ps_parts.c, and
+ *                     on a fat-tree or hierarchical cluster a call is priced link by link,
+ *                     coll_ps_net.c). Allgathers stay rings.
  * where a is the latency of a route and b its seconds per byte. The analytic backend does the
  * reduction in memory (in rank order) and makes every rank wait the formula's time instead. */
 #ifndef BELLOWS_COLL_H
@@ -196,10 +199,16 @@ void coll_cost_allgather(Comm *c, int rank, size_t bytes);
  * servers - 1) on a ps communicator: the books and times of coll_cost_allreduce, with the server
  * chosen by the caller (a schedule's round robin over partitions) instead of the call count. */
 void coll_cost_ps(Comm *c, int rank, int server, size_t count, size_t elem_bytes);
+/* BytePS's BYTEPS_PARTITION_BYTES (byteps/common/global.cc, 4,096,000 in its scripts;
+ * shared/REFERENCES.md): a ps communicator cuts every allreduce call larger than this into
+ * partitions of this size, spread round-robin over the servers, all in flight at once (at both
+ * levels; coll_comm_set_ps_partition sets another size on the analytic backend). */
+#define COLL_PS_PARTITION_BYTES 4096000.0
 /* A ps communicator on the analytic backend prices each allreduce call as BytePS sends it
  * (fifo): cut into partitions of at most `bytes` bytes (the last one the rest), round-robin over
  * the servers, every partition in flight at once and sharing each host's NIC (coll_ps.c gives
- * the closed form); 0 (the default): a call is one push and pull through one server. */
+ * the closed form); 0 (the default): COLL_PS_PARTITION_BYTES, and a call of one partition on a
+ * star is one push and pull through one server. */
 void coll_comm_set_ps_partition(Comm *c, double bytes);
 /* The parameter servers of a ps communicator (0 for the other algorithms). */
 int coll_ps_servers(const Comm *c);

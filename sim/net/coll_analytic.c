@@ -77,7 +77,9 @@ double coll_charge_allreduce(Comm *c, size_t count, size_t elem_bytes)
     double t = c->P > 1 ? coll_allreduce_time_s(c, f != 1 ? bytes * f : bytes) : 0.0;
     for (int r = 0; r < c->P; r++) {
         CollStats *s = &c->stats[r];
-        if (c->ps_partition > 0) { /* fifo's partitions in flight (coll_ps.c) */
+        size_t per;
+        long k;
+        if (c->ps_partition > 0 || coll_ps_split(c, count, elem_bytes, &per, &k)) {
             t = coll_ps_inflight_call(c, r, count, elem_bytes, f);
         } else {
             if (c->P > 1) s->bytes_sent += coll_allreduce_bytes(c, r, bytes);

@@ -177,6 +177,15 @@ typedef struct {
     size_t n_sizes, cap_sizes;
 } CallLog;
 
+/* What a ps communicator's closed form needs of its cluster's links (coll_ps_net.c): the
+ * topology, a leaf's GPUs (fat-tree), a node's GPUs and those behind one NIC (hierarchical), the
+ * links' rates (bytes/s, at their share) and latencies. */
+typedef struct {
+    Topology topo;
+    int leaf, G, q;
+    double nic_Bps, up_Bps, nvl_Bps, lat_s, intra_lat_s;
+} PsNet;
+
 struct Comm {
     int P, G;
     int price_P; /* the GPUs the closed forms price (coll_comm_set_price); P when not priced */
@@ -216,6 +225,10 @@ struct Comm {
     long ps_spawned;        /* own hosts: calls whose server actor has been started */
     double ps_partition;    /* analytic: > 0, a call's partitions (coll_comm_set_ps_partition) */
     sg_mailbox_t *ps_mb;    /* [ps_servers * P * 2]: (server, rank, push|pull) */
+    int *ps_host;           /* [ps_servers]: the rank whose host a colocated server shares */
+    PsNet ps_net;           /* the links its pushes and pulls load (coll_ps_net.c) */
+    double *ps_scratch;     /* [3 P + servers]: a call's bytes a rank, leaf, node, server */
+    long ps_summed;         /* transfer, data: the last partitioned call whose sum is done */
     int tag;                /* > 0: its mailboxes' names carry it (coll_comm_set_tag) */
     int mb_named;           /* a mailbox was looked up (the tag is fixed from then on) */
     CollWireFn wire;        /* sees every message (coll_comm_set_wire), or NULL */
@@ -256,11 +269,31 @@ void coll_ps_free(Comm *c);
 void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, unsigned char *out,
                        size_t n, Dtype dt, int mean);
 double coll_ps_bytes(const Comm *c, int rank, int server, double n);
+/* coll_ps_parts.c: the mailbox of (server, rank): pushes into the server (pull 0) or pulls out. */
+sg_mailbox_t coll_ps_mbox(Comm *c, int server, int rank, int pull);
 /* coll_ps.c: on a ps communicator with a partition (coll_comm_set_ps_partition), the analytic
  * seconds of rank's call of count elements of es bytes, its partitions all in flight (the
  * closed form in coll_ps.c), the curve's factor f on the bytes; books rank's bytes and moves
  * its round robin past the call's partitions. */
 double coll_ps_inflight_call(Comm *c, int rank, size_t count, size_t es, double f);
+/* coll_ps_inflight.c: whether a call of count elements of es bytes on a ps communicator is
+ * priced and sent partitioned over the servers (BytePS's partitions, COLL_PS_PARTITION_BYTES
+ * unless coll_comm_set_ps_partition set another size): more than one partition, or a
+ * topology other than the star (whose one-call form, 2 (a + r n b), holds only there); the
+ * partition's elements (per) and the call's partitions (*k). */
+int coll_ps_split(const Comm *c, size_t count, size_t es, size_t *per, long *k);
+/* coll_ps_net.c: the cluster's figures and the servers' places (coll_ps_init; 0: out of
+ * memory); the rank a colocated server s shares a
+ * host with; the seconds of a push phase (its busiest link direction's bytes at its rate, and
+ * the longest route's latency in *lat) when server s is sent served[s] bytes by every worker
+ * whose push crosses a link, N bytes a worker in all. */
+int coll_ps_net_init(Comm *c, const Cluster *cl);
+int coll_ps_host(const Comm *c, int server);
+double coll_ps_net_push_s(Comm *c, const double *served, double N, double *lat);
+/* coll_ps_parts.c: a transfer-level call of n elements cut into k partitions of per elements
+ * (the last the rest), partition j to server (first + j) % servers, all in flight at once. */
+void coll_ps_allreduce_parts(Comm *c, int rank, const unsigned char *buf, unsigned char *out,
+                             size_t n, Dtype dt, int mean, size_t per, long k);
 
 /* coll_analytic.c: ceil(log2 p); the bytes one rank sends in an allreduce of n bytes, and the
  * seconds it lasts, as the analytic backend charges them; the seconds of a ring allgather of

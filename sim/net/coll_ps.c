@@ -38,13 +38,15 @@ int coll_ps_init(Comm *c, const Cluster *cl)
     c->ps_calls = bw_xcalloc((size_t)c->P, sizeof *c->ps_calls, "coll_ps.c: c->ps_calls");
     c->ps_mb = bw_xcalloc((size_t)c->ps_servers * (size_t)c->P * 2, sizeof *c->ps_mb,
                           "coll_ps.c: c->ps_mb");
-    return c->ps_calls && c->ps_mb;
+    return c->ps_calls && c->ps_mb && coll_ps_net_init(c, cl);
 }
 
 void coll_ps_free(Comm *c)
 {
     free(c->ps_calls);
     free(c->ps_mb);
+    free(c->ps_host);
+    free(c->ps_scratch);
 }
 
 int coll_ps_servers(const Comm *c)
@@ -55,20 +57,9 @@ int coll_ps_servers(const Comm *c)
 double coll_ps_bytes(const Comm *c, int rank, int server, double n)
 {
     if (c->P <= 1) return 0.0;
-    if (!c->ps_own && rank == server) return (double)(c->P - 1) * n; /* its pulls; its push stays */
+    if (!c->ps_own && rank == c->ps_host[server])
+        return (double)(c->P - 1) * n; /* its pulls; its push stays */
     return n;
-}
-
-/* The mailbox of (server, rank): pushes into the server (pull 0) or pulls out of it. */
-static sg_mailbox_t ps_mbox(Comm *c, int server, int rank, int pull)
-{
-    sg_mailbox_t *m = &c->ps_mb[((size_t)server * (size_t)c->P + (size_t)rank) * 2 + (size_t)pull];
-    if (!*m) {
-        char name[64];
-        snprintf(name, sizeof name, "ps%p:%d:%d:%c", (void *)c, server, rank, pull ? 'l' : 's');
-        *m = sg_mailbox_by_name(name);
-    }
-    return *m;
 }
 
 /* One call as its server sees it. */
@@ -91,14 +82,14 @@ static void ps_serve(const PsCall *k)
     size_t m = 0;
     const double t0 = c->wire ? simgrid_get_clock() : 0;
     for (int w = 0; w < P; w++)
-        if (w != k->self) comms[m++] = sg_mailbox_get_async(ps_mbox(c, k->server, w, 0), &got[w]);
+        if (w != k->self) comms[m++] = sg_mailbox_get_async(coll_ps_mbox(c, k->server, w, 0), &got[w]);
     sg_comm_wait_all(comms, m);
     const double t1 = c->wire ? simgrid_get_clock() : 0;
     if (k->data) coll_sum_into_all(c, k->n, k->dt, k->mean, 0);
     m = 0;
     for (int w = 0; w < P; w++)
         if (w != k->self)
-            comms[m++] = sg_mailbox_put_async(ps_mbox(c, k->server, w, 1), c, (long)bytes);
+            comms[m++] = sg_mailbox_put_async(coll_ps_mbox(c, k->server, w, 1), c, (long)bytes);
     sg_comm_wait_all(comms, m);
     /* the links' books (coll_comm_set_wire): a colocated server's pushes in and pulls out */
     for (int w = 0; c->wire && k->self >= 0 && w < P; w++)
@@ -142,7 +133,7 @@ void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, 
         c->bufs[rank] = buf;
         c->outs[rank] = out;
     }
-    const PsCall k = {c, server, c->ps_own ? -1 : server, n, dt, mean, buf != NULL};
+    const PsCall k = {c, server, c->ps_host[server], n, dt, mean, buf != NULL};
     const long call = ++c->ps_calls[rank];
     if (rank == k.self) { /* colocated: this rank is the server */
         ps_serve(&k);
@@ -154,8 +145,8 @@ void coll_ps_allreduce(Comm *c, int rank, int server, const unsigned char *buf, 
         ps_spawn(&k);
     }
     void *got = NULL;
-    sg_comm_t comms[2] = {sg_mailbox_put_async(ps_mbox(c, server, rank, 0), c, (long)bytes),
-                          sg_mailbox_get_async(ps_mbox(c, server, rank, 1), &got)};
+    sg_comm_t comms[2] = {sg_mailbox_put_async(coll_ps_mbox(c, server, rank, 0), c, (long)bytes),
+                          sg_mailbox_get_async(coll_ps_mbox(c, server, rank, 1), &got)};
     sg_comm_wait_all(comms, 2);
     c->stats[rank].bytes_sent += (double)bytes;
 }
@@ -184,6 +175,12 @@ void coll_cost_ps(Comm *c, int rank, int server, size_t count, size_t elem_bytes
 static int ps_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned char *out, size_t n,
                         Dtype dt, int mean)
 { /* the call's server: the rank's next in the round robin; it sums once, in rank order */
+    size_t per;
+    long k;
+    if (coll_ps_split(c, n, dt_size(dt), &per, &k)) { /* BytePS's partitions (coll_ps_parts.c) */
+        coll_ps_allreduce_parts(c, rank, buf, out, n, dt, mean, per, k);
+        return buf != NULL;
+    }
     coll_ps_allreduce(c, rank, (int)(c->ps_calls[rank] % c->ps_servers), buf, out, n, dt, mean);
     return buf != NULL;
 }

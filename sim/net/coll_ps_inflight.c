@@ -47,28 +47,60 @@ static double rr_count(long first, long m, int S, int s)
     return o < m ? (double)((m - 1 - o) / S + 1) : 0.0;
 }
 
-double coll_ps_inflight_call(Comm *c, int rank, size_t count, size_t es, double f)
+int coll_ps_split(const Comm *c, size_t count, size_t es, size_t *per, long *k)
 {
-    assert(c->ops->servers && c->ps_partition > 0);
-    const int S = c->ps_servers, P = c->P;
-    const double N = (double)count * (double)es, r = c->ps_remote;
-    size_t per = count; /* elements a partition, as the schedules cut them (sched_plan.c) */
-    if (N > c->ps_partition) {
-        per = (size_t)floor(c->ps_partition / (double)es);
-        if (per < 1) per = 1;
+    const double part = c->ps_partition > 0 ? c->ps_partition : COLL_PS_PARTITION_BYTES;
+    const double N = (double)count * (double)es;
+    *per = count; /* elements a partition, as the schedules cut them (sched_plan.c) */
+    if (N > part) {
+        *per = (size_t)floor(part / (double)es);
+        if (*per < 1) *per = 1;
     }
     const size_t whole = count > 0 ? count : 1; /* an empty call is still a partition */
-    const long K = (long)((whole + per - 1) / per), first = c->ps_calls[rank] % S;
+    *k = (long)((whole + *per - 1) / *per);
+    return c->ops->servers && (*k > 1 || c->ps_net.topo != TOPO_STAR);
+}
+
+/* The push phase's seconds (before the curve's factor) on a star: the busiest NIC's bytes, L,
+ * at the NIC's rate (the closed form above). */
+static double star_push_s(const Comm *c, int rank, const double *served, double N, double *mine)
+{
+    const int S = c->ps_servers, P = c->P;
+    const double r = c->ps_remote;
+    double L = c->ps_own || S < P ? N : 0;
+    for (int s = 0; s < S; s++) {
+        L = fmax(L, r * served[s]);
+        if (!c->ps_own) L = fmax(L, N - served[s]);
+        if (!c->ps_own && s == rank) *mine = served[s];
+    }
+    return L;
+}
+
+double coll_ps_inflight_call(Comm *c, int rank, size_t count, size_t es, double f)
+{
+    assert(c->ops->servers);
+    const int S = c->ps_servers, P = c->P;
+    const double N = (double)count * (double)es;
+    size_t per;
+    long K;
+    coll_ps_split(c, count, es, &per, &K);
+    const long first = c->ps_calls[rank] % S;
     const double full = (double)per * (double)es, last = N - (double)(K - 1) * full;
     const int last_server = (int)((first + K - 1) % S);
-    double L = c->ps_own || S < P ? N : 0, mine = 0;
-    for (int s = 0; s < S; s++) {
-        const double served = rr_count(first, K - 1, S, s) * full + (s == last_server ? last : 0);
-        L = fmax(L, r * served);
-        if (!c->ps_own) L = fmax(L, N - served);
-        if (!c->ps_own && s == rank) mine = served;
+    double *served = c->ps_scratch + 3 * P, mine = 0; /* [S]; coll_ps_net.c uses the rest */
+    for (int s = 0; s < S; s++)
+        served[s] = rr_count(first, K - 1, S, s) * full + (s == last_server ? last : 0);
+    double t = 0;
+    if (c->ps_net.topo == TOPO_STAR) {
+        t = 2.0 * (c->a_s + star_push_s(c, rank, served, N, &mine) * f * c->b);
+    } else {
+        double lat;
+        const double push = coll_ps_net_push_s(c, served, N, &lat);
+        for (int s = 0; !c->ps_own && s < S; s++)
+            if (c->ps_host[s] == rank) mine = served[s];
+        t = 2.0 * (lat + push * f);
     }
     if (P > 1) c->stats[rank].bytes_sent += (double)(P - 1) * mine + (N - mine);
     c->ps_calls[rank] += K;
-    return P > 1 ? 2.0 * (c->a_s + L * f * c->b) : 0.0;
+    return P > 1 ? t : 0.0;
 }

@@ -192,6 +192,7 @@ static int check_points(Sweep *s, BwError *err)
 {
     s->fast_points = 0;
     long on_islands = 0; /* points */
+    unsigned idle = ~0u; /* flag_effect.c's rows idle at every point (issue 47: noted) */
     const int seeds = s->own.n ? s->n_seeds : 1;
     for (long p = 0; p < s->n_points; p++)
         for (int j = 0; j < s->n_policies * seeds; j++) {
@@ -204,6 +205,7 @@ static int check_points(Sweep *s, BwError *err)
             snprintf(one[0], sizeof one[0], "%s", cfg.policy ? cfg.policy : "");
             if (!rc && cfg.policy) rc = run_check_compat("sweep", &f, &cfg, one, 1, err);
             if (!rc) rc = driver_check(&cfg, err);
+            if (!rc) idle &= run_idle_flags(&f, &cfg, one, 1);
             if (!rc && first) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (!rc && first) sweep_note_point(s, p, &cfg);
             if (!rc && first) on_islands += cfg.cluster.topology == TOPO_ISLANDS;
@@ -219,7 +221,7 @@ static int check_points(Sweep *s, BwError *err)
     /* one meaning for the bytes columns: the WAN's when every point is on islands (runner.h);
      * a sweep across topologies keeps every run's bytes, the WAN's in each run's summary.json */
     s->islands = on_islands == s->n_points;
-    return BW_OK;
+    return run_note_idle(idle, err);
 }
 
 /* The output folder: new or empty (or --force), or (--resume) this sweep's with its finished
