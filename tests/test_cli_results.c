@@ -379,7 +379,7 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     CostProfile *p = NULL;
     assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &p, NULL), BW_OK);
     double t[1024], sum = 0, mn = INFINITY, mx = -INFINITY;
-    assert_int_equal(cost_band_ttas(dir, 10, p, 1024, t), 0);
+    assert_int_equal(cost_band_ttas(dir, 10, p->uncertainty, 1024, t), 0);
     const double r = p->uncertainty[COST_GROUP_COMPUTE], reach = r * (1 + 2 + 3);
     assert_true(r == p->uncertainty[COST_GROUP_OPS] && r == p->uncertainty[COST_GROUP_NETWORKS]);
     for (int d = 0; d < 1024; d++) {
@@ -391,7 +391,7 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     /* the mean of three uniform draws: sd r sqrt(1 + 4 + 9) / sqrt(3) over sqrt(1024) */
     assert_float_equal(sum / 1024, 10, 4 * r * sqrt(14.0 / 3) / 32);
     assert_true(mx - mn > reach); /* the draws reach out, not one value */
-    assert_int_equal(cost_band_ttas("/nonexistent", 10, p, 4, t), -1);
+    assert_int_equal(cost_band_ttas("/nonexistent", 10, p->uncertainty, 4, t), -1);
     costs_free(p);
 }
 

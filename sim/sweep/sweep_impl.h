@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "costs.h"
 #include "spec.h"
 #include "own_traces.h"
 #include "trace.h"
@@ -74,6 +75,11 @@ typedef struct {
     long n_todo, n_already;
     long fast_points; /* points a --trace replays with the fast engine */
     int islands;      /* every point on --topology islands: the rows' bytes are the WAN's */
+    /* --cost-band (band.c): K draws (0: off); each point's profile's stated ranges, band_on[p]
+     * 0 where its profile states none (ideal, grace-tf): no band there */
+    int band_k;
+    double (*band_r)[COST_GROUP_COUNT]; /* [n_points], or NULL (off, or a merged sweep) */
+    int *band_on;                       /* [n_points] */
 
     const char *out;
     int jobs, shard_k, shard_n, progress, no_plots, resume;
@@ -189,6 +195,15 @@ void sweep_print_table(const Sweep *s);
 int sweep_plots(const Sweep *s);
 /* speedup_grid.dat when bandwidth and latency are both swept (else nothing, BW_OK). */
 int sweep_write_grid(const Sweep *s, BwError *err);
+
+/* band.c: --cost-band */
+/* In check_points, point p's configuration: its profile's ranges (allocating at p = 0). */
+void sweep_band_note(Sweep *s, long p, const RunConfig *cfg);
+/* Policy k's speedup band over seeds and costs at point p against the baseline (cost_band.h),
+ * from the runs' steps.csv; NAN when off, no band at p, or a run is missing. */
+void sweep_band_of(const Sweep *s, long p, int k, double *lo, double *hi);
+/* DIR/sweep_band.csv when the band is on: each point and policy's speedup and band. */
+int sweep_write_band(const Sweep *s, BwError *err);
 
 /* merged.c: a merged run, as merge read it: its run_index, its fields from status on, and the
  * folder it came from. */
