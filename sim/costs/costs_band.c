@@ -67,3 +67,30 @@ void costs_band_range(const double r[COST_GROUP_COUNT], int K, double t,
     *hi = costs_band_quantile(x, K, 0.975);
     free(x);
 }
+
+void costs_band_scaled(const CostProfile *p, const double f[COST_GROUP_COUNT], CostProfile *out)
+{
+    *out = *p;
+    const double fc = f[COST_GROUP_COMPUTE], ff = f[COST_GROUP_FIXED], fo = f[COST_GROUP_OPS],
+                 fn = f[COST_GROUP_NETWORKS];
+    for (int i = 0; i < 3; i++) out->efficiency[i] /= fc;
+    for (int w = 0; w < out->n_workload_eff; w++)
+        for (int i = 0; i < 3; i++) out->workload_eff[w].efficiency[i] /= fc;
+    out->tensor_s *= ff;
+    out->kernel_s *= ff;
+    out->collective_s *= ff;
+    out->cycle_s *= ff;
+    for (int s = 0; s < out->n_sched_cost; s++) out->sched_cost[s].partition_s *= ff;
+    for (int op = 0; op < COST_OP_COUNT; op++)
+        for (int i = 0; i < out->ops[op].n_points; i++) out->ops[op].points[i].rate /= fo;
+    for (int n = 0; n < COST_NET_COUNT; n++) {
+        CostNetShare *x = &out->net[n];
+        x->allreduce /= fn;
+        x->allgather /= fn;
+        x->socket_cap_Bps /= fn;
+        x->cap_Bps /= fn;
+        for (int t = 0; t < 2; t++)
+            for (int k = 0; k < x->n_tables[t]; k++)
+                for (int i = 0; i < x->tables[t][k].n; i++) x->tables[t][k].busbw_Bps[i] /= fn;
+    }
+}

@@ -37,6 +37,16 @@ double costs_band_draw(const double r[COST_GROUP_COUNT], int d, double t,
 void costs_band_range(const double r[COST_GROUP_COUNT], int K, double t,
                       const double books[COSTS_BOOKS], double *lo, double *hi);
 
+/* A true re-pricing's profile (issue 48): *out, p with each group's constants scaled so that
+ * what they price takes f[g] times as long: the compute's efficiencies (every precision's and
+ * every workload's) and the operations' rates divided by f, the networks' shares, caps and
+ * bus-bandwidth tables divided by f, the fixed costs (per tensor, kernel, collective call,
+ * Horovod's cycle, a schedule's partition) times f. A run's flop rate is resolved from the
+ * efficiency at setup (cluster.gpu_flops, sim/net/cluster.c): the caller divides it by f too.
+ * What a replay under *out prices is the run's time under draw f, which the first-order band
+ * (costs_band_draw) estimates from its books. */
+void costs_band_scaled(const CostProfile *p, const double f[COST_GROUP_COUNT], CostProfile *out);
+
 /* The q-th quantile (0..1) of the n sorted values x, linear between order statistics:
  * x[i] + (delta - i) (x[i + 1] - x[i]) at delta = q (n - 1), i = floor(delta) (GSL's
  * gsl_stats_quantile_from_sorted_data, its manual's "Median and Percentiles"). */
