@@ -366,6 +366,21 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     assert_true(field_at(band, "\"static:level=1\"", 22) == 16);
     cut_fields(band, 3); /* the band's columns come last: the rest is off's, byte for byte */
     assert_string_equal(band, off);
+    /* each run's summary.json: off's and its own band's keys (cost_band_*) */
+    char sh[1024];
+    snprintf(sh, sizeof sh,
+             "bash -c 'cd %s && n=0 && for f in band/seed-*/*/summary.json; do "
+             "grep -q cost_band_tta_low_s $f && ! grep -q cost_band_ off/${f#band/} && "
+             "diff <(grep -v -E \"\\\"(cost_band_|wall)\" $f) "
+             "<(grep -v -E \"\\\"wall\" off/${f#band/}) >/dev/null && n=$((n + 1)) || exit 1; "
+             "done; [ $n = 2 ]'",
+             TMP);
+    assert_int_equal(system(sh), 0);
+    if (system("gnuplot --version >/dev/null 2>&1") == 0) { /* its speedup_band plot */
+        assert_int_equal(run("plot %s/band"), 0);
+        snprintf(sh, sizeof sh, "%s/band/speedup_band.svg", TMP);
+        assert_int_equal(access(sh, R_OK), 0);
+    }
     free(table_off);
     free(table);
     free(off);
