@@ -595,7 +595,8 @@ static void test_bench_and_sweep_print_a_band_and_off_writes_as_before(void **st
     char *band = read_tmp("son/sweep_band.csv");
     const char *row = "10Gbps,\"static:level=4\",";
     double sp = field_at(band, row, 2), blo = field_at(band, row, 5), bhi = field_at(band, row, 6);
-    assert_true(blo < sp && sp < bhi && field_at(band, row, 7) == 16);
+    double tta = field_at(band, row, 7), tlo = field_at(band, row, 8), thi = field_at(band, row, 9);
+    assert_true(blo < sp && sp < bhi && tlo < tta && tta < thi && field_at(band, row, 10) == 16);
     free(band);
     char *a = read_tmp("son/sweep.csv"), *c = read_tmp("soff/sweep.csv");
     assert_string_equal(a, c);

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_sort.h>
+
 #include "cost_band.h"
+#include "costs_band.h"
 #include "sweep_impl.h"
 #include "xalloc.h"
 
@@ -36,10 +39,28 @@ static int run_draws(const Sweep *s, long p, long r, double *t)
     return cost_band_ttas(dir, tta, s->band_r[p], s->band_k, t);
 }
 
-void sweep_band_of(const Sweep *s, long p, int k, double *lo, double *hi)
+/* The band of the mean over the seeds of x[i * K + d], over the draws d: NAN if a seed has none. */
+static void mean_band(const double *x, int n, int K, double *lo, double *hi)
 {
+    double *m = bw_xcalloc((size_t)K, sizeof *m, "sweep: the draws' means");
+    int ok = 1;
+    for (int d = 0; d < K; d++) {
+        for (int i = 0; i < n; i++) m[d] += x[(size_t)i * K + d] / n;
+        ok &= isfinite(m[d]);
+    }
     *lo = *hi = NAN;
-    if (!s->band_r || !s->band_on[p] || k == s->baseline) return;
+    if (ok) {
+        gsl_sort(m, 1, (size_t)K);
+        *lo = costs_band_quantile(m, K, 0.025);
+        *hi = costs_band_quantile(m, K, 0.975);
+    }
+    free(m);
+}
+
+void sweep_band_of(const Sweep *s, long p, int k, double band[SWEEP_BAND_FIGURES])
+{
+    for (int i = 0; i < SWEEP_BAND_FIGURES; i++) band[i] = NAN;
+    if (!s->band_r || !s->band_on[p]) return;
     const int K = s->band_k, n = s->n_seeds;
     double *b = bw_xcalloc((size_t)n * (size_t)K, sizeof *b, "sweep: the baseline's draws"),
            *x = bw_xcalloc((size_t)n * (size_t)K, sizeof *x, "sweep: a policy's draws");
@@ -50,7 +71,8 @@ void sweep_band_of(const Sweep *s, long p, int k, double *lo, double *hi)
              run_draws(s, p, first + s->baseline, b + (size_t)i * K) == 0 &&
              run_draws(s, p, first + k, x + (size_t)i * K) == 0;
     }
-    if (ok) cost_band_interval(b, x, n, K, lo, hi);
+    if (ok && k != s->baseline) cost_band_interval(b, x, n, K, &band[0], &band[1]);
+    if (ok) mean_band(x, n, K, &band[2], &band[3]);
     free(b);
     free(x);
 }

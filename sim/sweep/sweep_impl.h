@@ -199,10 +199,13 @@ int sweep_write_grid(const Sweep *s, BwError *err);
 /* band.c: --cost-band */
 /* In check_points, point p's configuration: its profile's ranges (allocating at p = 0). */
 void sweep_band_note(Sweep *s, long p, const RunConfig *cfg);
-/* Policy k's speedup band over seeds and costs at point p against the baseline (cost_band.h),
- * from the runs' steps.csv; NAN when off, no band at p, or a run is missing. */
-void sweep_band_of(const Sweep *s, long p, int k, double *lo, double *hi);
-/* DIR/sweep_band.csv when the band is on: each point and policy's speedup and band. */
+/* Policy k at point p under the band, from the runs' steps.csv: band[0..1] its speedup's band
+ * over seeds and costs against the baseline (cost_band.h; NAN for the baseline), band[2..3] the
+ * band of its mean time to accuracy over the seeds (2.5th and 97.5th percentiles over the
+ * draws); NAN when off, no band at p, a run is missing or a seed did not reach the target. */
+#define SWEEP_BAND_FIGURES 4
+void sweep_band_of(const Sweep *s, long p, int k, double band[SWEEP_BAND_FIGURES]);
+/* DIR/sweep_band.csv when the band is on: each point and policy's speedup and its bands. */
 int sweep_write_band(const Sweep *s, BwError *err);
 
 /* merged.c: a merged run, as merge read it: its run_index, its fields from status on, and the

@@ -96,9 +96,10 @@ static int has_band(const Sweep *s)
 static void band_column(const Sweep *s, long p, int k, double speed, const char *ci, char *out,
                         size_t n)
 {
-    double blo, bhi;
+    double band[SWEEP_BAND_FIGURES];
     char sp[32], both[48] = "";
-    sweep_band_of(s, p, k, &blo, &bhi);
+    sweep_band_of(s, p, k, band);
+    const double blo = band[0], bhi = band[1];
     runner_format_speedup(speed, blo, bhi, sp, sizeof sp, both, sizeof both);
     int ns = isfinite(blo) && blo <= 1 && bhi >= 1;
     snprintf(out, n, "%s%s%s%s", ci, *both ? " " : "", both, ns ? "~" : "");
@@ -345,21 +346,23 @@ int sweep_write_band(const Sweep *s, BwError *err)
     if (rc) return rc;
     for (int a = 0; a < s->n_axes; a++) fprintf(of.f, "%s,", s->axes[a].name);
     fputs("policy,speedup,speedup_ci_low,speedup_ci_high,speedup_band_low,speedup_band_high,"
-          "cost_band_draws\n",
+          "time_to_accuracy_s,tta_band_low_s,tta_band_high_s,cost_band_draws\n",
           of.f);
     for (long p = 0; p < s->n_points; p++) {
         const Cell base = cell_of(s, p, s->baseline);
         for (int k = 0; k < s->n_policies; k++) {
             const Cell c = cell_of(s, p, k);
-            double x[5];
+            double x[8], band[SWEEP_BAND_FIGURES];
             cell_speedup(s, &c, &base, &x[0], &x[1], &x[2]);
-            sweep_band_of(s, p, k, &x[3], &x[4]);
+            sweep_band_of(s, p, k, band);
+            x[3] = band[0], x[4] = band[1], x[5] = cell_mean_tta(s, &c);
+            x[6] = band[2], x[7] = band[3];
             for (int a = 0; a < s->n_axes; a++) {
                 csv_field(of.f, sweep_point_value(s, p, a));
                 fputc(',', of.f);
             }
             csv_field_quoted(of.f, s->policies[k]);
-            for (int m = 0; m < 5; m++) {
+            for (int m = 0; m < 8; m++) {
                 fputc(',', of.f);
                 if (isfinite(x[m])) fprintf(of.f, "%.9g", x[m]);
             }
