@@ -5,7 +5,9 @@
 # Writes, as PNG and SVG: the curves of curves.gp (accuracy_vs_time with the target marked,
 # bytes_vs_time), accuracy_vs_bytes (rank 0's bytes, or on islands the WAN's: common.gp), time_breakdown (compute / compression / communication /
 # waiting per policy up to the target, from time_breakdown.csv; without it, compare.csv's whole
-# runs) and schedule (each step's mean compression level, and the averaging period and the
+# runs), speedup_band (compare --cost-band only: each policy's speedup against the first, its
+# seeds' 95% interval dark and its band over seeds and costs wide and light, as error bars; plots.c
+# passes compare.csv's columns: spcol, cilo, cihi, bandlo, bandhi) and schedule (each step's mean compression level, and the averaging period and the
 # global batch where a run changes them, every policy in its own colour and dash, wider lines
 # first so that equal schedules stay visible, the panels aligned, the key beside them).
 load scriptdir."/curves.gp"   # also defines ev(i), st(i), label(i), lwidth(i), dtype(i) and the key
@@ -64,6 +66,22 @@ do for [t=1:2] {
   unset xtics
   set xtics
   set style data lines
+
+  if (exists("bandlo")) {
+    set output out("speedup_band", t)
+    set title "Speedup against the first policy, 95% intervals over the seeds (dark) and over seeds and costs (light)"
+    set ylabel "speedup (x)"
+    set xrange [0.5:n - 0.5]
+    set xtics rotate by -20
+    set offsets 0, 0, graph 0.1, graph 0.1
+    plot dir."/compare.csv" every ::2 using ($0 + 1):spcol:bandlo:bandhi with yerrorbars lc rgb "#9db8e0" lw 9 pt 0 title "seeds and costs", \
+         "" every ::2 using ($0 + 1):spcol:cilo:cihi:xtic(1) with yerrorbars lc rgb "black" lw 2 pt 7 ps 0.8 title "seeds", \
+         1 with lines dt 2 lc rgb "gray" title "1x: as fast as the first"
+    set offsets 0, 0, 0, 0
+    set autoscale x
+    unset xtics
+    set xtics
+  }
 
   set output out("schedule", t)
   set offsets 0, 0, graph 0.12, graph 0.12   # keep flat lines off the frame

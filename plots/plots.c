@@ -219,9 +219,8 @@ static void ex_accuracy_note(Expr *e, const char *dir, const char *run)
     if (trace == 2) ex_string(e, "accnote", "accuracy: each policy's own recorded run");
 }
 
-/* The 1-based column of wan_bytes in the header of folder/file (a run on islands writes it:
- * the WAN's bytes, sim/driver/results.c), 0 without it. */
-static int wan_column(const char *folder, const char *file)
+/* The 1-based column named name in the header of folder/file, 0 without it. */
+static int header_column(const char *folder, const char *file, const char *name)
 {
     char path[8400], line[1024];
     snprintf(path, sizeof path, "%s/%s", folder, file);
@@ -233,12 +232,33 @@ static int wan_column(const char *folder, const char *file)
         for (char *tok = line; tok && !col; k++) {
             char *comma = strchr(tok, ',');
             if (comma) *comma = '\0';
-            if (strcmp(tok, "wan_bytes") == 0) col = k;
+            if (strcmp(tok, name) == 0) col = k;
             tok = comma ? comma + 1 : NULL;
         }
     }
     if (f) fclose(f);
     return col;
+}
+
+/* The 1-based column of wan_bytes in the header of folder/file (a run on islands writes it:
+ * the WAN's bytes, sim/driver/results.c), 0 without it. */
+static int wan_column(const char *folder, const char *file)
+{
+    return header_column(folder, file, "wan_bytes");
+}
+
+/* compare --cost-band (compare.csv's band columns, sim/cli/compare_table.c): the columns of the
+ * speedup, its seed interval and its band over seeds and costs, for compare.gp's speedup plot;
+ * nothing without the band (its plots as before). */
+static void ex_band_columns(Expr *e, const char *dir)
+{
+    const char *names[] = {"speedup", "speedup_ci_low", "speedup_ci_high", "speedup_band_low",
+                           "speedup_band_high"},
+               *vars[] = {"spcol", "cilo", "cihi", "bandlo", "bandhi"};
+    int col[5];
+    for (int i = 0; i < 5; i++)
+        if (!(col[i] = header_column(dir, "compare.csv", names[i]))) return;
+    for (int i = 0; i < 5; i++) ex_number(e, vars[i], col[i]);
 }
 
 /* The bytes the plots draw: on islands (every run's steps.csv and evals.csv has wan_bytes)
@@ -275,6 +295,7 @@ static int runs_script(const char *script, const char *dir, const char *const *r
         char path[4200];
         snprintf(path, sizeof path, "%.4096s/time_breakdown.csv", dir);
         ex_number(&e, "has_breakdown", access(path, R_OK) == 0);
+        ex_band_columns(&e, dir);
     }
     ex_string(&e, "scenario", scenario ? scenario : "");
     ex_number(&e, "n", n);

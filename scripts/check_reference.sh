@@ -137,8 +137,9 @@ strip_wall() { grep -v -E '"wall[a-z_]*": ' "$1"; }
 # threads x sockets; not under grace-tf, which has no per-socket cap) and validation_near (the
 # published rows near the run). Both binaries' files are compared without them (an OLD binary
 # built after issue 48 writes them too); every other byte must be the old one's, so a changed
-# number still fails.
-strip_new() { grep -v -E '"(costs_software|nccl_sockets|validation_near)": '; }
+# number still fails. Replays under --cost-band (32 draws by default) add the run's band,
+# cost_band_* (sim/driver/results_band.c), to the same files.
+strip_new() { grep -v -E '"(costs_software|nccl_sockets|validation_near|cost_band_[a-z_]*)": '; }
 
 n=0
 while IFS= read -r f; do

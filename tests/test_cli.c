@@ -193,8 +193,10 @@ static const BadCase BAD[] = {
     {"compare --cost-band 1 --out @/o1", 2, "--cost-band: expected off or a number of draws"},
     {"compare --cost-band many --out @/o1", 2, "got \"many\""},
     {"run --cost-band 8 --out @/o1", 2, "--cost-band: has no effect alone"},
-    {"sweep --cost-band 8 --bandwidth 1Gbps,10Gbps --out @/o1", 2, "--cost-band: compare's"},
-    {"bench --workload resnet50 --cost-band 8", 2, "--cost-band: bench times"},
+    {"sweep --cost-band 1 --bandwidth 1Gbps,10Gbps --out @/o1", 2,
+     "--cost-band: expected off or a number of draws"},
+    {"sweep --cost-band 8,16 --bandwidth 1Gbps,10Gbps --out @/o1", 2, "got \"8,16\""},
+    {"bench --workload resnet50 --cost-band 1025", 2, "from 2 to 1024, got \"1025\""},
     {"run --straggler-cv -1 --out @/o1", 2, "--straggler-cv"},
     /* ZeRO-3's schedule (fsdp_args.c, flag_effect.c) */
     {"run --sharding zero3 --fsdp-unit 0 --out @/o1", 2, "--fsdp-unit: expected layer"},

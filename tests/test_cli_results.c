@@ -6,15 +6,22 @@
  * name holds a quote, the accuracy plot with a panel zoomed on the target; the BLAS kernels are
  * pinned, so a run writes the same files whichever kernels the CPU would pick; ADPSGD lengthens
  * its period under a constant lr on the real mlp, on cpsgd's budget. compare's cost band: beside
- * the seed interval, and --cost-band off the files as before. */
+ * the seed interval, and --cost-band off the files as before; the first-order band against true
+ * re-pricings (fast replays under drawn profiles, in process); bench's and sweep's bands. */
 #include "testutil.h"
 
 #include "cost_band.h"
 #include "costs.h"
+#include "costs_band.h"
 #include "csv.h"
+#include "driver.h"
+#include "run_args.h"
+#include "trace.h"
 
+#include <gsl/gsl_statistics_double.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static char TMP[64];
 
@@ -359,6 +366,21 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     assert_true(field_at(band, "\"static:level=1\"", 22) == 16);
     cut_fields(band, 3); /* the band's columns come last: the rest is off's, byte for byte */
     assert_string_equal(band, off);
+    /* each run's summary.json: off's and its own band's keys (cost_band_*) */
+    char sh[1024];
+    snprintf(sh, sizeof sh,
+             "bash -c 'cd %s && n=0 && for f in band/seed-*/*/summary.json; do "
+             "grep -q cost_band_tta_low_s $f && ! grep -q cost_band_ off/${f#band/} && "
+             "diff <(grep -v -E \"\\\"(cost_band_|wall)\" $f) "
+             "<(grep -v -E \"\\\"wall\" off/${f#band/}) >/dev/null && n=$((n + 1)) || exit 1; "
+             "done; [ $n = 2 ]'",
+             TMP);
+    assert_int_equal(system(sh), 0);
+    if (system("gnuplot --version >/dev/null 2>&1") == 0) { /* its speedup_band plot */
+        assert_int_equal(run("plot %s/band"), 0);
+        snprintf(sh, sizeof sh, "%s/band/speedup_band.svg", TMP);
+        assert_int_equal(access(sh, R_OK), 0);
+    }
     free(table_off);
     free(table);
     free(off);
@@ -379,7 +401,7 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     CostProfile *p = NULL;
     assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &p, NULL), BW_OK);
     double t[1024], sum = 0, mn = INFINITY, mx = -INFINITY;
-    assert_int_equal(cost_band_ttas(dir, 10, p, 1024, t), 0);
+    assert_int_equal(cost_band_ttas(dir, 10, p->uncertainty, 1024, t), 0);
     const double r = p->uncertainty[COST_GROUP_COMPUTE], reach = r * (1 + 2 + 3);
     assert_true(r == p->uncertainty[COST_GROUP_OPS] && r == p->uncertainty[COST_GROUP_NETWORKS]);
     for (int d = 0; d < 1024; d++) {
@@ -391,12 +413,205 @@ static void test_a_cost_band_is_beside_the_seeds_and_off_is_as_before(void **sta
     /* the mean of three uniform draws: sd r sqrt(1 + 4 + 9) / sqrt(3) over sqrt(1024) */
     assert_float_equal(sum / 1024, 10, 4 * r * sqrt(14.0 / 3) / 32);
     assert_true(mx - mn > reach); /* the draws reach out, not one value */
-    assert_int_equal(cost_band_ttas("/nonexistent", 10, p, 4, t), -1);
+    assert_int_equal(cost_band_ttas("/nonexistent", 10, p->uncertainty, 4, t), -1);
     costs_free(p);
 }
 
-int main(void)
+/* The first-order band against a true re-pricing: the own sync trace replayed (fast, in this
+ * process: no SimGrid engine) under pytorch-v100 with --overlap OVERLAP, and again under each of
+ * 8 drawn profiles (costs_band_scaled: compute, operations and networks at the draw's factors;
+ * the fixed costs, which the first order does not re-price, at 1), each replay's time to
+ * accuracy against the first order's from the first replay's books (costs_band_draw). The
+ * worst error as a share of the time to accuracy in *worst, and the ratio of the spreads (sd
+ * over the draws, first order over true) in *spread. */
+static void first_order_against_replays(const char *overlap, double *worst, double *spread)
 {
+    char *argv[] = {"--trace",
+                    OWN "mlp-sync-4w.jsonl.gz",
+                    "--workload",
+                    "resnet18-cifar",
+                    "--collectives",
+                    "analytic",
+                    "--target-accuracy",
+                    "0.6",
+                    "--gpu",
+                    "V100",
+                    "--costs",
+                    "pytorch-v100",
+                    "--replay-engine",
+                    "fast",
+                    "--free-compression",
+                    "--overlap",
+                    (char *)overlap,
+                    "--quiet"};
+    Flags f;
+    TrainArgs ta;
+    RunConfig cfg;
+    Trace tr;
+    BwError err;
+    static double slowdown[DRIVER_MAX_WORKERS];
+    assert_int_equal(run_parse_flags("bellows replay", RUN_MODE_COMPARE,
+                                     (int)(sizeof argv / sizeof *argv), argv, &f, &err),
+                     BW_OK);
+    assert_int_equal(trace_read(OWN "mlp-sync-4w.jsonl.gz", &tr, &err), BW_OK);
+    f.trace_workers = tr.h.workers;
+    assert_int_equal(run_setup("replay", &f, &ta, &cfg, slowdown, &err), BW_OK);
+    assert_int_equal(run_apply_trace(&f, &cfg, &tr, &err), BW_OK);
+    cfg.policy = "sync";
+    cfg.progress = 0;
+    char why[256] = "";
+    if (!driver_replay_fast(&cfg, why, sizeof why)) fail_msg("not a fast replay: %s", why);
+    const CostProfile *p = cfg.costs;
+    RunResult res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(driver_run(&cfg, &res, &err), BW_OK);
+    const double tta = res.time_to_accuracy_s;
+    double books[COSTS_BOOKS] = {0}, truth[8], first[8];
+    for (long i = 0; i < res.n_steps && res.steps[i].end_s <= tta; i++) {
+        books[COSTS_BOOK_COMPUTE] += res.steps[i].compute_s;
+        books[COSTS_BOOK_COMPRESSION] += res.steps[i].compress_s;
+        books[COSTS_BOOK_COMMUNICATION] += res.steps[i].comm_s;
+    }
+    driver_result_free(&res);
+    assert_true(isfinite(tta) && books[COSTS_BOOK_COMPUTE] > 0 &&
+                books[COSTS_BOOK_COMMUNICATION] > 0);
+    static CostProfile drawn;
+    const double flops = cfg.cluster.gpu_flops;
+    *worst = 0;
+    for (int d = 0; d < 8; d++) {
+        double fac[COST_GROUP_COUNT];
+        for (int g = 0; g < COST_GROUP_COUNT; g++)
+            fac[g] = g == COST_GROUP_FIXED ? 1 : costs_band_factor(p->uncertainty, d, g);
+        costs_band_scaled(p, fac, &drawn);
+        cfg.costs = &drawn;
+        cfg.cluster.gpu_flops = flops / fac[COST_GROUP_COMPUTE]; /* resolved at setup */
+        memset(&res, 0, sizeof res);
+        assert_int_equal(driver_run(&cfg, &res, &err), BW_OK);
+        truth[d] = res.time_to_accuracy_s;
+        first[d] = costs_band_draw(p->uncertainty, d, tta, books);
+        driver_result_free(&res);
+        *worst = fmax(*worst, fabs(first[d] - truth[d]) / tta);
+    }
+    *spread = gsl_stats_sd(first, 1, 8) / gsl_stats_sd(truth, 1, 8);
+    print_message("--overlap %s: tta %.6f s (books: compute %.4f, communication %.4f); first "
+                  "order against 8 true re-pricings: worst %.2f%% of tta, spread ratio %.3f\n",
+                  overlap, tta, books[COSTS_BOOK_COMPUTE], books[COSTS_BOOK_COMMUNICATION],
+                  100 * *worst, *spread);
+    cfg.costs = p;
+    trace_free(&tr);
+    run_flags_release(&f);
+}
+
+/* The honest check of the first-order band (issue 48): without overlap each book is on the
+ * critical path and the first order is the re-pricing but for what the groups' factors do not
+ * scale (the latency, a collective call's fixed cost): measured worst 0.10% of tta, spread ratio
+ * 1.002. Under DDP's overlap the books are the exposed times, and how much of the compute and
+ * communication is exposed moves with the draw: measured worst 2.48% of tta, spread ratio 0.923
+ * (the first order's band about 8% narrow). Stated tolerances: 0.5% and 4% of tta; spreads
+ * within 2% and 15%. */
+static void test_the_first_order_band_agrees_with_replays_under_the_draws(void **state)
+{
+    (void)state;
+    double worst, spread;
+    first_order_against_replays("none", &worst, &spread);
+    assert_true(worst < 0.005);
+    assert_float_equal(spread, 1, 0.02);
+    first_order_against_replays("ddp", &worst, &spread);
+    assert_true(worst < 0.04);
+    assert_float_equal(spread, 1, 0.15);
+}
+
+/* s without its lines that hold a or b. */
+static void drop_lines(char *s, const char *a, const char *b)
+{
+    char *out = s;
+    for (char *line = s; *line;) {
+        char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+        char keep[4096];
+        snprintf(keep, sizeof keep, "%.*s", (int)n, line);
+        if (!strstr(keep, a) && !strstr(keep, b)) {
+            memmove(out, line, n);
+            out += n;
+        }
+        line += n;
+    }
+    *out = '\0';
+}
+
+#define BENCH "bench --workload resnet50 --gpu V100 --workers 8 "
+#define SWEEP_BAND                                                                                 \
+    "sweep --workload resnet18-cifar --collectives analytic --epochs 2 --train-samples 1024 "      \
+    "--test-samples 100 --workers 4 --policies sync,static:level=4 --seeds 1 --bandwidth "         \
+    "1Gbps,10Gbps --target-accuracy 0.3 --quiet --no-plots "
+
+/* bench and sweep under --cost-band: bench's step time and throughput with their band (within
+ * the profile's stated range), its summary.json the off run's and the cost_band_* keys; a
+ * sweep's speedup band beside each point's in the table and sweep_band.csv, its other files
+ * those of --cost-band off (sweep.csv, the traces' names). */
+static void test_bench_and_sweep_print_a_band_and_off_writes_as_before(void **state)
+{
+    (void)state;
+    assert_int_equal(run(BENCH "--cost-band off --out %s/boff"), 0);
+    char *out = read_tmp("out");
+    assert_null(strstr(out, "cost band"));
+    free(out);
+    assert_int_equal(run(BENCH "--out %s/bon"), 0);
+    out = read_tmp("out");
+    const char *b = strstr(out, "cost band: ");
+    double step, lo, hi, rate, rlo, rhi;
+    assert_non_null(b);
+    assert_int_equal(sscanf(b, "cost band: %lf s a step [%lf,%lf], %lf samples/s per GPU [%lf,%lf]",
+                            &step, &lo, &hi, &rate, &rlo, &rhi),
+                     6);
+    assert_true(lo < step && step < hi && rlo < rate && rate < rhi);
+    assert_true(hi / step - 1 < 0.171 + 1e-3 && 1 - lo / step < 0.171 + 1e-3); /* its range */
+    assert_non_null(strstr(out, "bellows costs pytorch-v100"));
+    free(out);
+    char *son = read_tmp("bon/summary.json"), *soff = read_tmp("boff/summary.json");
+    assert_non_null(strstr(son, "\"cost_band_draws\": 32"));
+    double slo = NAN; /* the printed band's lower end, to its 4 digits */
+    const char *k = strstr(son, "\"cost_band_step_low_s\": ");
+    assert_non_null(k);
+    assert_int_equal(sscanf(k, "\"cost_band_step_low_s\": %lf", &slo), 1);
+    assert_float_equal(slo, lo, 5e-4 * lo);
+    drop_lines(son, "\"cost_band_", "\"wall");
+    drop_lines(soff, "\"cost_band_", "\"wall");
+    assert_string_equal(son, soff);
+    free(son);
+    free(soff);
+    /* sweep */
+    assert_int_equal(run(SWEEP_BAND "--cost-band off --out %s/soff"), 0);
+    out = read_tmp("out");
+    assert_null(strstr(out, "seeds+costs"));
+    free(out);
+    assert_int_equal(run(SWEEP_BAND "--cost-band 16 --out %s/son"), 0);
+    out = read_tmp("out");
+    assert_non_null(strstr(out, "95% CI: seeds; seeds+costs"));
+    free(out);
+    char path[256];
+    snprintf(path, sizeof path, "%s/soff/sweep_band.csv", TMP);
+    assert_int_not_equal(access(path, F_OK), 0); /* off: no file of the band */
+    char *band = read_tmp("son/sweep_band.csv");
+    const char *row = "10Gbps,\"static:level=4\",";
+    double sp = field_at(band, row, 2), blo = field_at(band, row, 5), bhi = field_at(band, row, 6);
+    double tta = field_at(band, row, 7), tlo = field_at(band, row, 8), thi = field_at(band, row, 9);
+    assert_true(blo < sp && sp < bhi && tlo < tta && tta < thi && field_at(band, row, 10) == 16);
+    free(band);
+    char *a = read_tmp("son/sweep.csv"), *c = read_tmp("soff/sweep.csv");
+    assert_string_equal(a, c);
+    free(a);
+    free(c);
+    char cmd[512]; /* the traces' names: --cost-band is not in a run's command line */
+    snprintf(cmd, sizeof cmd, "cd %s && diff <(ls son/traces) <(ls soff/traces) >/dev/null", TMP);
+    char sh[600];
+    snprintf(sh, sizeof sh, "bash -c '%s'", cmd);
+    assert_int_equal(system(sh), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_an_exploding_run_is_diverged_and_exits_1),
         cmocka_unit_test(test_compare_gives_a_diverged_run_no_speedup_and_plots_any_folder),
@@ -406,6 +621,8 @@ int main(void)
         cmocka_unit_test(test_islands_tables_show_the_wan_bytes),
         cmocka_unit_test(test_adpsgd_lengthens_its_period_on_the_real_mlp),
         cmocka_unit_test(test_a_cost_band_is_beside_the_seeds_and_off_is_as_before),
+        cmocka_unit_test(test_the_first_order_band_agrees_with_replays_under_the_draws),
+        cmocka_unit_test(test_bench_and_sweep_print_a_band_and_off_writes_as_before),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "costs_band.h"
 #include "dataset.h"
 #include "driver.h"
 #include "engine.h"
@@ -31,26 +32,36 @@ static const char BENCH_ABOUT[] =
     "12 steps of a slice of Fashion-MNIST (only their dynamics drive the policy), each priced as\n"
     "the workload's step (fewer where 12 global batches exceed the set); all but the first 2\n"
     "are timed. No target, one evaluation at the end; writes nothing unless --out. The flags\n"
-    "are bellows run's.";
+    "are bellows run's. --cost-band K (32 by default; off) adds the step time's and the\n"
+    "throughput's band over K seeded draws of the cost profile's stated uncertainty.";
 
 /* run's flags that bench refuses: it times BENCH_STEPS steps, with no target. */
 static const char *const NOT_HERE[] = {"epochs",          "train-samples",  "test-samples",
-                                       "target-accuracy", "stop-at-target", "eval-every",
-                                       "cost-band"};
+                                       "target-accuracy", "stop-at-target", "eval-every"};
 
 /* run's scenario, cut to BENCH_STEPS steps of one epoch and one evaluation of a batch. */
-static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown, BwError *err)
+static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown, int *band,
+                       BwError *err)
 {
     if (!f->run.workload)
         return bw_fail(err, BW_EUSAGE,
                        "--workload: bench prices a workload's steps; name one (bellows workloads)");
     for (size_t i = 0; i < sizeof NOT_HERE / sizeof *NOT_HERE; i++)
         if (cli_given(f->opts, f->n, f->set, NOT_HERE[i]))
-            return bw_fail(err, BW_EUSAGE,
-                           "--%s: bench times %d steps, with no target and no speedup to band",
+            return bw_fail(err, BW_EUSAGE, "--%s: bench times %d steps, with no target",
                            NOT_HERE[i], BENCH_STEPS);
-    int rc = run_setup("bench", f, ta, cfg, slowdown, err);
+    int rc = costs_band_parse(f->run.cost_band ? f->run.cost_band : COSTS_BAND_DEFAULT, band, err);
+    if (rc == BW_OK) rc = run_setup("bench", f, ta, cfg, slowdown, err);
     if (rc) return rc;
+    const CostProfile *p = cfg->costs;
+    if (*band && (!p || p->ideal || !p->has_uncertainty)) { /* as compare's (cmd_run.c) */
+        if (f->run.cost_band)
+            fprintf(stderr,
+                    "bellows: note: --cost-band: the cost profile %s states no uncertainty "
+                    "(sim/costs/README.md): no band\n",
+                    p ? p->name : "ideal");
+        *band = 0;
+    }
     /* BENCH_STEPS steps, or as many as Fashion-MNIST's training set holds */
     const long step = (long)cfg->cluster.workers * cfg->tc.batch;
     const long steps =
@@ -69,8 +80,33 @@ static int bench_setup(Flags *f, TrainArgs *ta, RunConfig *cfg, double *slowdown
     return BW_OK;
 }
 
-/* The timed steps' throughput, from the steps' ends on rank 0. */
-static void bench_print(const RunConfig *cfg, const RunResult *res)
+/* The timed steps' band (band >= 2 draws): their time re-priced first-order under the cost
+ * profile's draws from rank 0's books (costs_band.h), as a step's time and a throughput. */
+static void bench_print_band(const RunConfig *cfg, const RunResult *res, int band, long per_gpu,
+                             int P)
+{
+    double books[COSTS_BOOKS] = {0}, lo, hi;
+    const long n = res->n_steps, timed = n - BENCH_WARMUP;
+    for (long i = BENCH_WARMUP; i < n; i++) {
+        books[COSTS_BOOK_COMPUTE] += res->steps[i].compute_s;
+        books[COSTS_BOOK_COMPRESSION] += res->steps[i].compress_s;
+        books[COSTS_BOOK_COMMUNICATION] += res->steps[i].comm_s;
+    }
+    const double t = res->steps[n - 1].end_s - res->steps[BENCH_WARMUP - 1].end_s;
+    costs_band_range(cfg->costs->uncertainty, band, t, books, &lo, &hi);
+    lo /= (double)timed;
+    hi /= (double)timed;
+    printf("cost band: %.4g s a step [%.4g,%.4g], %.1f samples/s per GPU [%.1f,%.1f], in all "
+           "[%.1f,%.1f]\n(95%% of %d seeded draws of the cost profile's stated uncertainty, "
+           "bellows costs %s; each\ntimed step's compute, compression and communication re-priced "
+           "first-order, overlap held)\n",
+           t / (double)timed, lo, hi, (double)per_gpu * (double)timed / t, (double)per_gpu / hi,
+           (double)per_gpu / lo, (double)per_gpu * P / hi, (double)per_gpu * P / lo, band,
+           cfg->costs->name);
+}
+
+/* The timed steps' throughput, from the steps' ends on rank 0; their band if band >= 2. */
+static void bench_print(const RunConfig *cfg, const RunResult *res, int band)
 {
     const long n = res->n_steps;
     const int P = cfg->price_workers ? cfg->price_workers : cfg->cluster.workers; /* priced */
@@ -87,6 +123,7 @@ static void bench_print(const RunConfig *cfg, const RunResult *res)
            timed, BENCH_WARMUP, step_s, per_gpu);
     printf("throughput: %.1f samples/s per GPU, %.1f samples/s in all (%d GPUs)\n", rate, rate * P,
            P);
+    if (band >= 2) bench_print_band(cfg, res, band, per_gpu, P);
 }
 
 /* The peak memory per GPU of the workload under --sharding (issue 50; ZeRO's model, shard_mem.c)
@@ -137,8 +174,8 @@ int cmd_bench(int argc, char **argv, BwError *err)
     RunResult res;
     memset(&res, 0, sizeof res);
     double t0 = wallclock_s();
-    int existed = 0;
-    if (rc == BW_OK) rc = bench_setup(&f, &ta, &cfg, slowdown, err);
+    int existed = 0, band = 0;
+    if (rc == BW_OK) rc = bench_setup(&f, &ta, &cfg, slowdown, &band, err);
     if (rc == BW_OK && f.run.out) rc = run_check_out(f.run.out, f.run.force, err);
     if (rc == BW_OK) rc = run_load_data(&ta, &cfg, &train, &test, err);
     char one[1][SPEC_MAX_TEXT]; /* the policy, for its kind and its idle flags (as run's) */
@@ -156,11 +193,12 @@ int cmd_bench(int argc, char **argv, BwError *err)
     run_print_policy(&cfg);
     fflush(stdout);
     if ((rc = driver_run(&cfg, &res, err))) goto fail;
-    bench_print(&cfg, &res);
+    bench_print(&cfg, &res, band);
     bench_print_memory(&cfg);
     if (f.run.out) {
-        RunMeta meta = {"bench",           ta.model,           f.run.network_model,
-                        f.run.collectives, wallclock_s() - t0, 0};
+        RunMeta meta = {
+            "bench", ta.model, f.run.network_model, f.run.collectives, wallclock_s() - t0,
+            0,       band,     BENCH_WARMUP};
         if ((rc = results_write(f.run.out, &cfg, &meta, &res, err))) goto fail;
         printf("# wrote %s/summary.json, evals.csv and steps.csv\n", f.run.out);
     }

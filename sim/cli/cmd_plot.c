@@ -44,9 +44,12 @@ static int plot_compare(const char *dir, BwError *err)
     if (!f) return bw_fail(err, BW_EUSAGE, "plot: cannot read %s", path);
     char labels[MAX_RUNS][512], folders[MAX_RUNS][512];
     const char *lp[MAX_RUNS], *fp[MAX_RUNS];
-    int n = 0, lineno = 0;
+    int n = 0, lineno = 0, band = 0;
     while (fgets(line, sizeof line, f) && n < MAX_RUNS) {
-        if (lineno++ == 0) continue;
+        if (lineno++ == 0) { /* compare --cost-band's columns: compare.gp draws speedup_band */
+            band = strstr(line, ",speedup_band_low,") != NULL;
+            continue;
+        }
         /* "policy",folder,... (the policy is quoted, the folder is not) */
         char *q = line[0] == '"' ? strchr(line + 1, '"') : NULL;
         char *comma = q ? strchr(q, ',') : NULL;
@@ -68,8 +71,8 @@ static int plot_compare(const char *dir, BwError *err)
     int rc = plots_compare(dir, fp, lp, n, target_of(first), err);
     if (!rc)
         printf("# plots in %s: accuracy_vs_time, accuracy_vs_bytes, bytes_vs_time, "
-               "time_breakdown, schedule (.png and .svg)\n",
-               dir);
+               "time_breakdown, %sschedule (.png and .svg)\n",
+               dir, band ? "speedup_band, " : "");
     return rc;
 }
 

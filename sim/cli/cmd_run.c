@@ -92,7 +92,9 @@ int cmd_run(int argc, char **argv, BwError *err)
                         f.run.network_model,
                         f.run.collectives,
                         wallclock_s() - t0,
-                        cfg.target_accuracy};
+                        cfg.target_accuracy,
+                        0,
+                        0};
         if ((rc = results_write(f.run.out, &cfg, &meta, &res, err))) goto fail;
         printf("# wrote %s/summary.json, evals.csv and steps.csv\n", f.run.out);
     }
@@ -145,8 +147,8 @@ static int make_plots(const char *out, const Runs *r, double target, BwError *er
     }
     printf("# plots in %s (the runs of seed %d): accuracy_vs_time, accuracy_vs_bytes, "
            "bytes_vs_time, time_breakdown (to the target, means over seeds: "
-           "time_breakdown.csv), schedule (.png and .svg)\n",
-           out, r->seeds[0]);
+           "time_breakdown.csv), %sschedule (.png and .svg)\n",
+           out, r->seeds[0], r->band_k ? "speedup_band (seeds; seeds and costs), " : "");
     return BW_OK;
 }
 
@@ -336,7 +338,7 @@ static int split_policy_item(Runs *r, int i, BwError *err)
     return compress_spec_resolved(r->compressor[i], "--policies", resolved, sizeof resolved, err);
 }
 
-/* --cost-band (none: COST_BAND_DEFAULT) against the run's cost profile: a band needs its stated
+/* --cost-band (none: COSTS_BAND_DEFAULT) against the run's cost profile: a band needs its stated
  * uncertainty; asked for explicitly without one, a note says there is none. */
 static void band_setup(const Flags *f, const RunConfig *cfg, Runs *r)
 {
@@ -356,7 +358,7 @@ static int compare_setup(int replay, Flags *f, Runs *r, TrainArgs *ta, RunConfig
                          BwError *err)
 {
     int brc =
-        cost_band_parse(f->run.cost_band ? f->run.cost_band : COST_BAND_DEFAULT, &r->band_k, err);
+        costs_band_parse(f->run.cost_band ? f->run.cost_band : COSTS_BAND_DEFAULT, &r->band_k, err);
     if (brc) return brc;
     if (f->run.traces && replay)
         return bw_fail(err, BW_EUSAGE,

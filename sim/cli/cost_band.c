@@ -10,37 +10,13 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "breakdown.h"
+#include "costs_band.h"
 #include "runner.h"
 #include "spec.h"
-#include "splitmix.h"
 #include "xalloc.h"
 
-int cost_band_parse(const char *text, int *k, BwError *err)
-{
-    if (strcmp(text, "off") == 0) {
-        *k = 0;
-        return BW_OK;
-    }
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*text == '\0' || *end != '\0' || v < 2 || v > COST_BAND_MAX)
-        return bw_fail(err, BW_EUSAGE,
-                       "--cost-band: expected off or a number of draws from 2 to %d, got \"%s\"",
-                       COST_BAND_MAX, text);
-    *k = (int)v;
-    return BW_OK;
-}
-
-/* Draw d's factor of group g: uniform on [1 - r, 1 + r], from a stream of its own (the same
- * draws for every policy and seed: their speedups are compared under the same costs). */
-static double factor(const CostProfile *p, int d, CostGroup g)
-{
-    uint64_t z = splitmix64(splitmix64(0x636f737462616e64ULL + (uint64_t)d) + (uint64_t)g);
-    double u = (double)(z >> 11) * 0x1p-53;
-    return 1 + p->uncertainty[g] * (2 * u - 1);
-}
-
-int cost_band_ttas(const char *dir, double tta, const CostProfile *prof, int K, double *out)
+int cost_band_ttas(const char *dir, double tta, const double r[COST_GROUP_COUNT], int K,
+                   double *out)
 {
     double books[4];
     if (!isfinite(tta)) {
@@ -48,10 +24,7 @@ int cost_band_ttas(const char *dir, double tta, const CostProfile *prof, int K, 
         return 0;
     }
     if (breakdown_books(dir, tta, books)) return -1;
-    for (int d = 0; d < K; d++)
-        out[d] = tta + books[0] * (factor(prof, d, COST_GROUP_COMPUTE) - 1) +
-                 books[1] * (factor(prof, d, COST_GROUP_OPS) - 1) +
-                 books[2] * (factor(prof, d, COST_GROUP_NETWORKS) - 1);
+    for (int d = 0; d < K; d++) out[d] = costs_band_draw(r, d, tta, books);
     return 0;
 }
 
@@ -100,7 +73,7 @@ int cost_band_compare(const CostProfile *prof, int K, const char *out, int n_pol
     char dir[4400];
     for (int j = 0; j < n && !rc; j++) {
         run_dir(out, seeds[j / n_pol], j % n_pol, specs[j % n_pol], dir, sizeof dir);
-        rc = cost_band_ttas(dir, tta[j], prof, K, t + (size_t)j * K);
+        rc = cost_band_ttas(dir, tta[j], prof->uncertainty, K, t + (size_t)j * K);
     }
     double *b = bw_xcalloc((size_t)n_seeds * (size_t)K, sizeof *b, "cost band: a policy's"),
            *x = bw_xcalloc((size_t)n_seeds * (size_t)K, sizeof *x, "cost band: a policy's");

@@ -11,15 +11,13 @@
 #include "costs.h"
 #include "status.h"
 
-#define COST_BAND_DEFAULT "32"
-#define COST_BAND_MAX     1024
-
-/* --cost-band: "off" (0) or K draws, 2..COST_BAND_MAX; else a usage error naming the flag. */
-int cost_band_parse(const char *text, int *k, BwError *err);
+#include "costs_band.h" /* costs_band_parse: --cost-band's K */
 
 /* The run in dir (its steps.csv), of time to accuracy tta (NAN: not reached, all NAN), under
- * draws 0..K-1 of prof's uncertainty: out[K]. -1 if its steps cannot be read. */
-int cost_band_ttas(const char *dir, double tta, const CostProfile *prof, int K, double *out);
+ * draws 0..K-1 of a profile's stated ranges r (CostProfile.uncertainty): out[K]. -1 if its steps
+ * cannot be read. */
+int cost_band_ttas(const char *dir, double tta, const double r[COST_GROUP_COUNT], int K,
+                   double *out);
 
 /* The speedup's 95% band over seeds and costs: for each draw d, the Student's t interval over
  * the seeds of base[i*K+d] / tta[i*K+d] (its geometric mean with one seed); lo the 2.5th

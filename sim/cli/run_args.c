@@ -76,9 +76,11 @@ static const CliOpt run_opts[] = {
             "sigma of lognormal per-step compute-time noise per worker (mean 1; 0: none)", 0, 5,
             NULL, 0),
     RUN_OPT("cost-band", CLI_STRING, cost_band, NULL, "draws|off",
-            "compare: price each run's time to accuracy again under K seeded draws (default 32) "
-            "of its cost profile's stated uncertainty and print the speedup's band over seeds "
-            "and costs; off: none (the table and files as without it)",
+            "compare, sweep and bench: price each run again under K seeded draws (default 32) "
+            "of its cost profile's stated uncertainty and print the band beside the figure "
+            "(compare and sweep: the speedup's over seeds and costs; bench: the step time's "
+            "and throughput's); summary.json, compare.csv and sweep_band.csv carry it; off: "
+            "none (the table and files as without it)",
             0, 0, NULL, 0),
     RUN_OPT("straggler-cv", CLI_DOUBLE, straggler_cv, "0", NULL,
             "coefficient of variation of a worker's step compute time; each synchronous step waits "

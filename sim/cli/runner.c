@@ -18,6 +18,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "costs_band.h"
 #include "engine.h"
 #include "outfile.h"
 #include "plugguard.h"
@@ -169,7 +170,14 @@ void runner_child(const RunConfig *cfg, const char *model, const char *command, 
                         f->run.network_model,
                         f->run.collectives,
                         wallclock_s() - t0,
-                        cfg->target_accuracy};
+                        cfg->target_accuracy,
+                        0,
+                        0};
+        /* compare's, replay's and sweep's runs: their band in summary.json, as the command's
+         * --cost-band asks (checked by the parent before any run) */
+        if (strcmp(command, "validate") != 0)
+            costs_band_parse(f->run.cost_band ? f->run.cost_band : COSTS_BAND_DEFAULT,
+                             &meta.cost_band, NULL);
         rc = results_write(dir, cfg, &meta, &res, &err);
     }
     if (!rc && res.output_error[0]) { /* the results are in dir; the trace is not */

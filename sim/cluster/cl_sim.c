@@ -100,7 +100,9 @@ static int sim_finish(Sim *s, const ClPlan *p, const int *which, double wall0, B
                         p->spec->network_model,
                         job->f.run.collectives,
                         wallclock_s() - wall0,
-                        s->cfg[k].target_accuracy};
+                        s->cfg[k].target_accuracy,
+                        0,
+                        0};
         rc = results_write(s->dir[k], &s->cfg[k], &meta, &s->res[k], err);
         if (!rc && s->res[k].output_error[0])
             rc = bw_fail(err, BW_ERUNTIME, "job \"%s\": %.400s", job->spec->name,

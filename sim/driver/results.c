@@ -6,6 +6,7 @@
  * (--topology islands) adds a last column to both, wan_bytes: the running total of
  * summary.json's wan_bytes, every rank's bytes between two islands, which its plots draw. */
 #include "results.h"
+#include "results_impl.h"
 
 #include <math.h>
 #include <string.h>
@@ -247,7 +248,8 @@ static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)
 }
 
 /* summary.json after the scenario: where accuracy comes from and what the run gave. */
-static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
+static void summary_outcome(JsonW *w, const RunConfig *cfg, const RunMeta *meta,
+                            const RunResult *res)
 {
     jsonw_string(w, "accuracy_source",
                  res->accuracy_from_trace == 2 ? "own trace"
@@ -279,6 +281,7 @@ static void summary_outcome(JsonW *w, const RunMeta *meta, const RunResult *res)
     }
     if (res->message[0]) jsonw_string(w, "message", res->message);
     if (res->never_exchanged[0]) jsonw_string(w, "never_exchanged", res->never_exchanged);
+    results_band_keys(w, cfg, meta, res);
     jsonw_double(w, "wall_s", meta->wall_s);
 }
 
@@ -302,7 +305,7 @@ static int write_summary(const char *dir, const RunConfig *cfg, const RunMeta *m
     summary_schedule(&w, cfg);
     summary_costs(&w, cfg, res);
     jsonw_end_object(&w);
-    summary_outcome(&w, meta, res);
+    summary_outcome(&w, cfg, meta, res);
     jsonw_end_object(&w);
     return outfile_commit(&of, err);
 }

@@ -15,6 +15,10 @@ typedef struct {
     const char *collectives;   /* transfer | analytic */
     double wall_s;
     double target_accuracy; /* for the time to accuracy's resolution */
+    /* --cost-band's draws (issue 48): K >= 2 adds the run's band to summary.json, its
+     * cost_band_* keys (results_band.c), when its profile states an uncertainty; 0: none */
+    int cost_band;
+    long band_after_step; /* > 0 (bench): also the mean of the steps after this many */
 } RunMeta;
 
 int results_write(const char *dir, const RunConfig *cfg, const RunMeta *meta, const RunResult *res,

@@ -10,10 +10,13 @@
 #include "xalloc.h"
 #include "sweep_impl.h"
 
-/* Flags of the sweep itself, dropped from the command line of each run. */
-static const char *const SWEEP_ONLY[] = {
-    "policies", "jobs",  "seeds",         "resume", "shard",         "out",        "no-plots",
-    "seed",     "trace", "replay-engine", "force",  "record-traces", "train-each", "traces"};
+/* Flags of the sweep itself, dropped from the command line of each run (--cost-band: how the
+ * sweep reads its runs, passed to them by sweep_start; not in sweep.json's base_args nor in a
+ * trace's name, so that --cost-band off writes the files a sweep without it wrote). */
+static const char *const SWEEP_ONLY[] = {"policies",   "jobs",          "seeds",    "resume",
+                                         "shard",      "out",           "no-plots", "seed",
+                                         "trace",      "replay-engine", "force",    "record-traces",
+                                         "train-each", "traces",        "cost-band"};
 
 static int in_list(const char *name, const char *const *list, size_t n)
 {

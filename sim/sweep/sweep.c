@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "costs_band.h"
 #include "engine.h"
 #include "xalloc.h"
 #include "outfile.h"
@@ -53,6 +54,8 @@ static void sweep_free(Sweep *s)
     sweep_groups_free(s);
     free(s->runs);
     free(s->todo);
+    free(s->band_r);
+    free(s->band_on);
     dataset_free(&s->train);
     dataset_free(&s->test);
     trace_free(&s->trace);
@@ -97,10 +100,8 @@ static int own_flags(Sweep *s, BwError *err)
                      s->shard_n < 1 || s->shard_k < 1 || s->shard_k > s->shard_n))
         return bw_fail(err, BW_EUSAGE, "--shard %s: expected K/N with 1 <= K <= N", o->shard);
     if (o->force && o->resume) return bw_fail(err, BW_EUSAGE, "--force: not with --resume");
-    if (cli_given(s->f.opts, s->f.n, s->f.set, "cost-band")) /* cost_band.c prices compare's */
-        return bw_fail(err, BW_EUSAGE,
-                       "--cost-band: compare's and replay's band of a speedup; a sweep prints "
-                       "none yet (bellows compare at a point of it does)");
+    int brc = costs_band_parse(o->cost_band ? o->cost_band : COSTS_BAND_DEFAULT, &s->band_k, err);
+    if (brc) return brc;
     if (o->traces) return sweep_own_load(s, err); /* the policies and seeds are the traces' */
     int rc = spec_split_list(o->policies, "--policies", s->policies, SWEEP_MAX_POLICIES,
                              &s->n_policies, err);
@@ -208,6 +209,7 @@ static int check_points(Sweep *s, BwError *err)
             if (!rc) idle &= run_idle_flags(&f, &cfg, one, 1);
             if (!rc && first) s->fast_points += driver_replay_fast(&cfg, NULL, 0);
             if (!rc && first) sweep_note_point(s, p, &cfg);
+            if (!rc && first) sweep_band_note(s, p, &cfg);
             if (!rc && first) on_islands += cfg.cluster.topology == TOPO_ISLANDS;
             if (!rc && !s->own.n && !s->overlaps[k]) s->overlaps[k] = !driver_replay_exact(&cfg);
             run_flags_release(&f);
@@ -279,6 +281,7 @@ static void sweep_start(int job, int fd, void *ctx)
         _exit(w == (ssize_t)sizeof row ? 0 : 1);
     }
     cfg.progress = 0;
+    f.run.cost_band = s->f.run.cost_band; /* the run's band in its summary.json, as the sweep's */
     char dir[8192], folder[4096];
     sweep_run_folder(s, r, folder, sizeof folder);
     snprintf(dir, sizeof dir, "%s/%s", s->out, folder);
@@ -429,6 +432,11 @@ static int run_all(Sweep *s, BwError *err)
     if (rc == BW_OK) {
         if (s->progress) fputs("\r\033[K", stderr);
         sweep_print_table(s);
+        BwError berr;
+        if (sweep_write_band(s, &berr) != BW_OK) {
+            fprintf(stderr, "bellows: %s\n", berr.msg);
+            s->failed++;
+        }
         if (s->own.n)
             printf("own traces: each policy's accuracy is that of its own recorded run (its "
                    "trace's evaluations); time and bytes are simulated from its recorded "

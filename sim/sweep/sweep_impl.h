@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "costs.h"
 #include "spec.h"
 #include "own_traces.h"
 #include "trace.h"
@@ -74,6 +75,11 @@ typedef struct {
     long n_todo, n_already;
     long fast_points; /* points a --trace replays with the fast engine */
     int islands;      /* every point on --topology islands: the rows' bytes are the WAN's */
+    /* --cost-band (band.c): K draws (0: off); each point's profile's stated ranges, band_on[p]
+     * 0 where its profile states none (ideal, grace-tf): no band there */
+    int band_k;
+    double (*band_r)[COST_GROUP_COUNT]; /* [n_points], or NULL (off, or a merged sweep) */
+    int *band_on;                       /* [n_points] */
 
     const char *out;
     int jobs, shard_k, shard_n, progress, no_plots, resume;
@@ -189,6 +195,18 @@ void sweep_print_table(const Sweep *s);
 int sweep_plots(const Sweep *s);
 /* speedup_grid.dat when bandwidth and latency are both swept (else nothing, BW_OK). */
 int sweep_write_grid(const Sweep *s, BwError *err);
+
+/* band.c: --cost-band */
+/* In check_points, point p's configuration: its profile's ranges (allocating at p = 0). */
+void sweep_band_note(Sweep *s, long p, const RunConfig *cfg);
+/* Policy k at point p under the band, from the runs' steps.csv: band[0..1] its speedup's band
+ * over seeds and costs against the baseline (cost_band.h; NAN for the baseline), band[2..3] the
+ * band of its mean time to accuracy over the seeds (2.5th and 97.5th percentiles over the
+ * draws); NAN when off, no band at p, a run is missing or a seed did not reach the target. */
+#define SWEEP_BAND_FIGURES 4
+void sweep_band_of(const Sweep *s, long p, int k, double band[SWEEP_BAND_FIGURES]);
+/* DIR/sweep_band.csv when the band is on: each point and policy's speedup and its bands. */
+int sweep_write_band(const Sweep *s, BwError *err);
 
 /* merged.c: a merged run, as merge read it: its run_index, its fields from status on, and the
  * folder it came from. */

@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_statistics_double.h>
 
+#include "csv.h"
 #include "outfile.h"
 #include "plots.h"
 #include "sweep_impl.h"
@@ -81,8 +82,31 @@ static int told_apart(const Sweep *s, const Cell *cells, const double *mean_tta,
     return 1;
 }
 
-static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, double mean_tta,
-                       const Cell *base, double bytes_ratio, const char *fastest)
+/* Whether the table has the band's column: --cost-band on and a point whose profile states an
+ * uncertainty. */
+static int has_band(const Sweep *s)
+{
+    for (long p = 0; s->band_r && p < s->n_points; p++)
+        if (s->band_on[p]) return 1;
+    return 0;
+}
+
+/* The CI column under --cost-band: "[lo,hi] [lo,hi]" (seeds; seeds and costs), "~" when the
+ * second contains 1, as compare's (compare_table.c). */
+static void band_column(const Sweep *s, long p, int k, double speed, const char *ci, char *out,
+                        size_t n)
+{
+    double band[SWEEP_BAND_FIGURES];
+    char sp[32], both[48] = "";
+    sweep_band_of(s, p, k, band);
+    const double blo = band[0], bhi = band[1];
+    runner_format_speedup(speed, blo, bhi, sp, sizeof sp, both, sizeof both);
+    int ns = isfinite(blo) && blo <= 1 && bhi >= 1;
+    snprintf(out, n, "%s%s%s%s", ci, *both ? " " : "", both, ns ? "~" : "");
+}
+
+static void print_cell(const Sweep *s, long p, const Cell *c, int k, const char *label,
+                       double mean_tta, const Cell *base, double bytes_ratio, const char *fastest)
 {
     char t[32] = "-", sd[32] = "", sp[32], ci[48], br[32] = "-", fn[32] = "-";
     if (!c->done)
@@ -105,8 +129,10 @@ static void print_cell(const Sweep *s, const Cell *c, int k, const char *label, 
     /* a spec wider than its column (a plugin's path) goes on a line of its own */
     const char *name = strlen(s->policies[k]) > 30 ? "" : s->policies[k];
     if (!*name) printf("%-40s %s\n", k == 0 ? label : "", s->policies[k]);
-    printf("%-40s %-30s %12s %9s %8s %13s %8s %8s%s\n", k == 0 && *name ? label : "", name, t, sd,
-           sp, ci, br, fn, fastest);
+    char wide[112];
+    if (has_band(s)) band_column(s, p, k, speed, ci, wide, sizeof wide);
+    printf("%-40s %-30s %12s %9s %8s %*s %8s %8s%s\n", k == 0 && *name ? label : "", name, t, sd,
+           sp, has_band(s) ? 29 : 13, has_band(s) ? wide : ci, br, fn, fastest);
 }
 
 /* The rows of one point, one per policy. "fastest" only when this folder holds every run of
@@ -136,7 +162,7 @@ static double print_point(const Sweep *s, long p)
     for (int k = 0; k < s->n_policies; k++) {
         /* with --stop-at-target, bytes to the target: both must have reached it every seed */
         int whole = s->f.run.stop_at_target && (cells[k].n < s->n_seeds || base->n < s->n_seeds);
-        print_cell(s, &cells[k], k, label, mean_tta[k], base,
+        print_cell(s, p, &cells[k], k, label, mean_tta[k], base,
                    whole ? NAN : mean_bytes[k] / mean_bytes[s->baseline],
                    complete && k == best ? fastest : "");
         worst = fmax(worst, cells[k].res / mean_tta[s->baseline]);
@@ -146,8 +172,9 @@ static double print_point(const Sweep *s, long p)
 
 void sweep_print_table(const Sweep *s)
 {
-    printf("\n%-40s %-30s %12s %9s %8s %13s %8s %8s\n", "scenario", "policy", "tta_s", "+-sd",
-           "speedup", "95% CI", "bytes", "final");
+    printf("\n%-40s %-30s %12s %9s %8s %*s %8s %8s\n", "scenario", "policy", "tta_s", "+-sd",
+           "speedup", has_band(s) ? 29 : 13, has_band(s) ? "95% CI: seeds; seeds+costs" : "95% CI",
+           "bytes", "final");
     double worst = NAN;
     int incomplete = 0;
     for (long p = 0; p < s->n_points; p++) worst = fmax(worst, print_point(s, p));
@@ -176,6 +203,13 @@ void sweep_print_table(const Sweep *s)
                              "smaller --eval-every)"
                            : " (above 2%: a smaller --eval-every sharpens it)");
     printf("\n");
+    if (has_band(s))
+        printf("seeds+costs: the speedup's 95%% band over the seeds and %d seeded draws of each "
+               "point's cost\nprofile's constants, each group within the range it states "
+               "(bellows costs NAME), re-priced\nfirst-order from each run's books to the target "
+               "(compute, compression and communication\nscaled, overlap held); ~: it contains 1. "
+               "Also in sweep_band.csv.\n",
+               s->band_k);
     if (incomplete)
         printf("%d of the sweep's %ld runs are not in this folder (another shard's, or failed): "
                "their rows say\n(not run), and no point missing a run is ranked \"fastest\".\n",
@@ -302,6 +336,40 @@ static int point_curves(const Sweep *s)
         "# plots: accuracy_vs_time and bytes_vs_time of each of %d points, in %s/runs/*/seed-%d/\n",
         drawn, s->out, s->seeds[0]);
     return 0;
+}
+
+int sweep_write_band(const Sweep *s, BwError *err)
+{
+    if (!has_band(s)) return BW_OK;
+    OutFile of;
+    int rc = outfile_open(&of, s->out, "sweep_band.csv", err);
+    if (rc) return rc;
+    for (int a = 0; a < s->n_axes; a++) fprintf(of.f, "%s,", s->axes[a].name);
+    fputs("policy,speedup,speedup_ci_low,speedup_ci_high,speedup_band_low,speedup_band_high,"
+          "time_to_accuracy_s,tta_band_low_s,tta_band_high_s,cost_band_draws\n",
+          of.f);
+    for (long p = 0; p < s->n_points; p++) {
+        const Cell base = cell_of(s, p, s->baseline);
+        for (int k = 0; k < s->n_policies; k++) {
+            const Cell c = cell_of(s, p, k);
+            double x[8], band[SWEEP_BAND_FIGURES];
+            cell_speedup(s, &c, &base, &x[0], &x[1], &x[2]);
+            sweep_band_of(s, p, k, band);
+            x[3] = band[0], x[4] = band[1], x[5] = cell_mean_tta(s, &c);
+            x[6] = band[2], x[7] = band[3];
+            for (int a = 0; a < s->n_axes; a++) {
+                csv_field(of.f, sweep_point_value(s, p, a));
+                fputc(',', of.f);
+            }
+            csv_field_quoted(of.f, s->policies[k]);
+            for (int m = 0; m < 8; m++) {
+                fputc(',', of.f);
+                if (isfinite(x[m])) fprintf(of.f, "%.9g", x[m]);
+            }
+            fprintf(of.f, ",%d\n", s->band_on[p] ? s->band_k : 0);
+        }
+    }
+    return outfile_commit(&of, err);
 }
 
 int sweep_write_grid(const Sweep *s, BwError *err)
