@@ -154,6 +154,7 @@ int cmd_bench(int argc, char **argv, BwError *err)
 {
     Flags f;
     int rc = run_parse_flags("bellows bench", RUN_MODE_RUN, argc, argv, &f, err);
+    f.bench = 1;
     if (rc == CLI_HELP) {
         CliOpt own[RUN_MAX_OPTS]; /* the flags bench takes */
         int n_own = 0;

@@ -192,6 +192,8 @@ static const struct {
     {"set", FLAG_FILE_NONE},
     {"data-dir", FLAG_FILE_NONE}, /* a folder only read, never written */
     {"nccl-sockets", FLAG_FILE_NONE},
+    {"zeropp", FLAG_FILE_NONE},
+    {"fsdp-unit", FLAG_FILE_NONE},
     {"cost-band", FLAG_FILE_NONE},
 };
 

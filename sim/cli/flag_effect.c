@@ -68,6 +68,12 @@ static int single_run(const Flags *f, const RunConfig *cfg, char (*policies)[SPE
     return f->mode == RUN_MODE_RUN;
 }
 
+/* A single run that prices no band: bench bands its step time (cmd_bench.c), run has nothing to. */
+static int no_band(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    return single_run(f, cfg, policies, n) && !f->bench;
+}
+
 /* ZeRO-3's schedule (fsdp_args.c) exists only beside the compute: --sharding zero3 under
  * --overlap ddp on DDP's streams (step_plan.c's units), without --zeropp (whose rules gather the
  * whole model); elsewhere its flags would change nothing. */
@@ -90,7 +96,7 @@ static const IdleFlag IDLE[] = {
     {"limit-all-gathers", 1, no_fsdp, FSDP_WHY},
     {"reshard-after-forward", 1, no_fsdp, FSDP_WHY},
     {"rs-comm", 1, no_fsdp, FSDP_WHY},
-    {"cost-band", 1, single_run,
+    {"cost-band", 1, no_band,
      "the band is a speedup's, over the seeds and draws of the costs: bellows compare's"},
     {"timeline-steps", 1, no_timeline, "the steps a timeline keeps; add --timeline FILE"},
     {"bucket-mb", 0, no_buckets,

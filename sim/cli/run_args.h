@@ -84,6 +84,7 @@ typedef struct {
     int n_simgrid;
     char jobs_default[16]; /* a sweep's --jobs default, the cores: the table points here */
     RunMode mode;
+    int bench; /* bellows bench: run's table, and --cost-band's step band (cmd_bench.c) */
     Workload *workload; /* --workload, loaded by run_setup (run_flags_release frees it) */
     CostProfile *costs; /* --costs, loaded by run_setup for the cluster's GPU (freed there too) */
     int costs_noted;    /* the note of a measured profile with --gpu-flops was printed */
