@@ -37,6 +37,9 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks, powerSGD_hook as psgd
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from calibrate import versions  # noqa: E402  (the versions line both measurements record)
+
 
 def noop_hook(state, bucket):
     fut = torch.futures.Future()
@@ -175,13 +178,6 @@ def orth_ops(dev, quick):
             sync(dev)
             out.append({"n": n, "rank": r, "s": float("%.4g" % ((time.perf_counter() - t0) / reps))})
     return out
-
-
-def versions(dev):
-    v = "torch %s, Python %s" % (torch.__version__, platform.python_version())
-    if dev.type == "cuda":
-        v += ", CUDA %s, cuDNN %s" % (torch.version.cuda, torch.backends.cudnn.version())
-    return v
 
 
 def main(argv):
