@@ -177,8 +177,8 @@ static void test_a_run_names_the_validation_rows_near_it(void **state)
     assert_int_equal(bw(cmd), 0);
     sum = tmp_file("near_a100/summary.json");
     assert_non_null(strstr(sum, "\"validation_near\": \"no published row near this setting; the "
-                                "nearest, hooks-h200-r50-psgd1 (+4.8%), at distance 1.33: "
-                                "another GPU, GPUs per NIC"));
+                                "nearest, pt74148-psgd-4v1 (+6.7%), at distance 1.52: another "
+                                "GPU, bandwidth"));
     free(sum);
     snprintf(cmd, sizeof cmd, "%snear_tf --workload resnet50-tf --costs grace-tf", base);
     assert_int_equal(bw(cmd), 0);
