@@ -89,7 +89,11 @@ fi
 # without a workload in flops it is refused before anything runs
 refuse "bad.csv:2: field setting: a TFLOPS row needs a --workload in flops" "$header" "t,g,3,TFLOPS,predict,20%,src,$small"
 wl="$small --workload gpt2-small"
-printf '%s\n' "$header" "w,g,1,img/s,predict,none,src,$wl" "t,g,1,TFLOPS,predict,none,src,$wl" > "$tmp/tf.csv"
+refuse "bad.csv:4: field setting: \"w\" and \"t\" are of different units" "$header" \
+  "w,g,1,img/s,predict,none,src,$wl" "t,g,1,TFLOPS,predict,none,src,$wl" "r,g,1,ratio,predict,none,src,w / t"
+# and a ratio of two TFLOPS rows (ZeRO++'s gain over its baseline) is their quotient
+printf '%s\n' "$header" "w,g,1,img/s,predict,none,src,$wl" "t,g,1,TFLOPS,predict,none,src,$wl" \
+  "t4,g,1,TFLOPS,predict,none,src,$wl --bandwidth 1Gbps" "q,g,1,ratio,predict,none,src,t / t4" > "$tmp/tf.csv"
 "$bellows" validate --rows "$tmp/tf.csv" --csv "$tmp/tf-out.csv" > "$tmp/tf.txt" 2>&1
 rc=$?
 profile="$(dirname "$0")/../sim/workload/profiles/gpt2-small.json"
@@ -100,6 +104,8 @@ flops = sum(l["fwd_flops"] + l["bwd_flops"] for l in json.load(open(sys.argv[2])
 want = float(rows["w"]["bellows"]) / 2 * flops / 1e12  # 2 workers
 got = float(rows["t"]["bellows"])
 assert rows["t"]["unit"] == "TFLOPS" and abs(got - want) <= 1e-5 * want, (got, want)
+q = float(rows["t"]["bellows"]) / float(rows["t4"]["bellows"])
+assert q > 1.01 and abs(float(rows["q"]["bellows"]) - q) <= 1e-3 * q, (rows["q"]["bellows"], q)
 PY
 then
   echo "FAIL: a TFLOPS row: exit $rc"; cat "$tmp/tf.txt" "$tmp/tf-out.csv"; fail=1
