@@ -48,7 +48,7 @@ refuse "bad.csv:2: field source: an unclosed quote" "$header" "a,g,3,img/s,predi
 refuse "bad.csv:3: field setting: --workers" "$header" "$good" "b,g,3,img/s,predict,20%,src,--epochs 1 --workers 0"
 refuse "bad.csv:2: field setting: run: unknown flag '--bogus'" "$header" "a,g,3,img/s,predict,20%,src,--bogus 1"
 refuse "bad.csv:2: field setting: setting 2 is empty" "$header" "a,g,3,img/s,predict,20%,src,$small ; "
-refuse "bad.csv:3: field setting: \"zz\" is not an earlier img/s row's id" "$header" "$good" "r,g,2,ratio,predict,20%,src,a / zz"
+refuse "bad.csv:3: field setting: \"zz\" is not an earlier img/s or TFLOPS row's id" "$header" "$good" "r,g,2,ratio,predict,20%,src,a / zz"
 # a setting writes nothing: any flag that names a file written (or --out), even the rows file
 refuse "bad.csv:2: field setting: --record-trace $tmp/bad.csv: a setting writes nothing" "$header" "a,g,3,img/s,predict,20%,src,$small --record-trace $tmp/bad.csv"
 refuse "bad.csv:2: field setting: --timeline $tmp/t.json: a setting writes nothing" "$header" "a,g,3,img/s,predict,20%,src,$small --timeline $tmp/t.json"
