@@ -48,7 +48,7 @@ refuse "bad.csv:2: field source: an unclosed quote" "$header" "a,g,3,img/s,predi
 refuse "bad.csv:3: field setting: --workers" "$header" "$good" "b,g,3,img/s,predict,20%,src,--epochs 1 --workers 0"
 refuse "bad.csv:2: field setting: run: unknown flag '--bogus'" "$header" "a,g,3,img/s,predict,20%,src,--bogus 1"
 refuse "bad.csv:2: field setting: setting 2 is empty" "$header" "a,g,3,img/s,predict,20%,src,$small ; "
-refuse "bad.csv:3: field setting: \"zz\" is not an earlier img/s row's id" "$header" "$good" "r,g,2,ratio,predict,20%,src,a / zz"
+refuse "bad.csv:3: field setting: \"zz\" is not an earlier img/s or TFLOPS row's id" "$header" "$good" "r,g,2,ratio,predict,20%,src,a / zz"
 # a setting writes nothing: any flag that names a file written (or --out), even the rows file
 refuse "bad.csv:2: field setting: --record-trace $tmp/bad.csv: a setting writes nothing" "$header" "a,g,3,img/s,predict,20%,src,$small --record-trace $tmp/bad.csv"
 refuse "bad.csv:2: field setting: --timeline $tmp/t.json: a setting writes nothing" "$header" "a,g,3,img/s,predict,20%,src,$small --timeline $tmp/t.json"
@@ -89,7 +89,11 @@ fi
 # without a workload in flops it is refused before anything runs
 refuse "bad.csv:2: field setting: a TFLOPS row needs a --workload in flops" "$header" "t,g,3,TFLOPS,predict,20%,src,$small"
 wl="$small --workload gpt2-small"
-printf '%s\n' "$header" "w,g,1,img/s,predict,none,src,$wl" "t,g,1,TFLOPS,predict,none,src,$wl" > "$tmp/tf.csv"
+refuse "bad.csv:4: field setting: \"w\" and \"t\" are of different units" "$header" \
+  "w,g,1,img/s,predict,none,src,$wl" "t,g,1,TFLOPS,predict,none,src,$wl" "r,g,1,ratio,predict,none,src,w / t"
+# and a ratio of two TFLOPS rows (ZeRO++'s gain over its baseline) is their quotient
+printf '%s\n' "$header" "w,g,1,img/s,predict,none,src,$wl" "t,g,1,TFLOPS,predict,none,src,$wl" \
+  "t4,g,1,TFLOPS,predict,none,src,$wl --bandwidth 1Gbps" "q,g,1,ratio,predict,none,src,t / t4" > "$tmp/tf.csv"
 "$bellows" validate --rows "$tmp/tf.csv" --csv "$tmp/tf-out.csv" > "$tmp/tf.txt" 2>&1
 rc=$?
 profile="$(dirname "$0")/../sim/workload/profiles/gpt2-small.json"
@@ -100,6 +104,8 @@ flops = sum(l["fwd_flops"] + l["bwd_flops"] for l in json.load(open(sys.argv[2])
 want = float(rows["w"]["bellows"]) / 2 * flops / 1e12  # 2 workers
 got = float(rows["t"]["bellows"])
 assert rows["t"]["unit"] == "TFLOPS" and abs(got - want) <= 1e-5 * want, (got, want)
+q = float(rows["t"]["bellows"]) / float(rows["t4"]["bellows"])
+assert q > 1.01 and abs(float(rows["q"]["bellows"]) - q) <= 1e-3 * q, (rows["q"]["bellows"], q)
 PY
 then
   echo "FAIL: a TFLOPS row: exit $rc"; cat "$tmp/tf.txt" "$tmp/tf-out.csv"; fail=1

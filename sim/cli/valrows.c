@@ -70,7 +70,8 @@ static int copy_field(char *dst, size_t n, const char *src)
     return 0;
 }
 
-/* "A / B": both earlier img/s rows */
+/* "A / B": two earlier rows of one unit, both img/s or both TFLOPS (a speed-up at one setting,
+ * as ZeRO++'s over its ZeRO-3 baseline) */
 static int parse_ratio(const ValRows *r, ValRow *row, const char *where, BwError *err)
 {
     char a[64], b[64], extra[2];
@@ -82,12 +83,17 @@ static int parse_ratio(const ValRows *r, ValRow *row, const char *where, BwError
     const char *ids[2] = {a, b};
     for (int k = 0; k < 2; k++) {
         int i = find_id(r, ids[k]);
-        if (i < 0 || r->rows[i].unit != VALROW_IMG_S)
+        if (i < 0 || (r->rows[i].unit != VALROW_IMG_S && r->rows[i].unit != VALROW_TFLOPS))
             return bw_fail(err, BW_EUSAGE,
-                           "%s: field setting: \"%s\" is not an earlier img/s row's id", where,
-                           ids[k]);
+                           "%s: field setting: \"%s\" is not an earlier img/s or TFLOPS row's id",
+                           where, ids[k]);
         row->ratio_of[k] = i;
     }
+    if (r->rows[row->ratio_of[0]].unit != r->rows[row->ratio_of[1]].unit)
+        return bw_fail(err, BW_EUSAGE,
+                       "%s: field setting: \"%s\" and \"%s\" are of different units (a ratio "
+                       "divides img/s by img/s or TFLOPS by TFLOPS)",
+                       where, a, b);
     return BW_OK;
 }
 
