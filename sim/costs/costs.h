@@ -38,6 +38,9 @@ typedef enum {
     COST_OP_RANDOM,        /* RandomK's random indices, drawn as the implementations draw them:
                               a permutation of the n (torch.randperm, tf.random.shuffle) cut
                               to k; size: n */
+    COST_OP_BLOCKQ,        /* block quantisation as one fused kernel (ZeRO++'s qwZ and qgZ, as
+                              DeepSpeed's csrc/quantization: a block's absolute maximum, scaled,
+                              rounded and packed), or back; size: values */
     COST_OP_COUNT
 } CostOp;
 

@@ -29,8 +29,10 @@ static double quant_s(const DriverRun *run, double values)
 {
     const CostProfile *p = run->cost->prof;
     if (run->cfg->free_compression) return 0; /* as the compressors' work (cost_phases) */
-    if (!p || p->ideal || !p->ops[COST_OP_QUANTISE].present || !(values > 0)) return 0;
-    return costs_op_seconds(p, COST_OP_QUANTISE, values);
+    /* a fused block quantiser's rate where the profile has one (blockq), else QSGD's eager one */
+    const CostOp op = p && p->ops[COST_OP_BLOCKQ].present ? COST_OP_BLOCKQ : COST_OP_QUANTISE;
+    if (!p || p->ideal || !p->ops[op].present || !(values > 0)) return 0;
+    return costs_op_seconds(p, op, values);
 }
 
 static double call_s(const DriverRun *run)
