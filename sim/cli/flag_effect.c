@@ -85,7 +85,7 @@ static int no_fsdp(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_M
 
 #define FSDP_WHY                                                                                   \
     "it schedules ZeRO-3's all-gathers and reduce-scatters beside the compute: add --sharding "    \
-    "zero3 (with --overlap ddp, the default with --workload; not with a --schedule other than "   \
+    "zero3 (with --overlap ddp, the default with --workload; not with a --schedule other than "    \
     "fifo)"
 
 static const IdleFlag IDLE[] = {

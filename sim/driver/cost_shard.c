@@ -76,10 +76,10 @@ int fsdp_lanes_create(DriverRun *run, BwError *err)
 
 /* A request's stages on the lane's communicator (a stage on the node's ring, --zeropp hpz's
  * backward all-gather or qgz's all-to-all inside the node, on the worker's node's): each
- * collective after its fixed cost of a call, the compressor's work (none: sharding sends dense gradients) on the GPU. A bucket's
- * rendezvous and rounds are not run: FSDP issues its collectives itself, with no background
- * thread's cycle (Horovod's), and a collective waits for every rank in itself; cost_fast.c's
- * fw_issue skips them too. */
+ * collective after its fixed cost of a call, the compressor's work (none: sharding sends dense
+ * gradients) on the GPU. A bucket's rendezvous and rounds are not run: FSDP issues its collectives
+ * itself, with no background thread's cycle (Horovod's), and a collective waits for every rank in
+ * itself; cost_fast.c's fw_issue skips them too. */
 static void lane_run(Worker *me, int lane, int req)
 {
     DriverRun *run = me->run;

@@ -136,12 +136,12 @@ void fsdp_plan_create(DriverRun *run, StepPlan *p)
         un->first_tensor = t0;
         un->n_tensors = (int)nt;
         for (int k = 0; k < 2; k++) {
-            un->gather[k][0] = (PlanStage){.kind = STAGE_COLL,
-                                           .comm = PLAN_COMM_RUN,
-                                           .shard = PLAN_SHARD_AG,
-                                           .msg = {COMPRESS_ALLGATHER, 0}, /* plan_create's */
-                                           .call_s = cm->prof ? cm->prof->collective_s
-                                                              : PLAN_NO_CALL};
+            un->gather[k][0] =
+                (PlanStage){.kind = STAGE_COLL,
+                            .comm = PLAN_COMM_RUN,
+                            .shard = PLAN_SHARD_AG,
+                            .msg = {COMPRESS_ALLGATHER, 0}, /* plan_create's */
+                            .call_s = cm->prof ? cm->prof->collective_s : PLAN_NO_CALL};
             un->n_gather[k] = 1;
         }
         assert(nt > 0 && cm->order[n - 1 - t0] == t0);

@@ -206,9 +206,9 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
     if (sh == SHARD_HYBRID) plan_hybrid_tail(run, p);
     if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
     if (sh != SHARD_ZERO3 || p->n_units) return; /* with units, each unit's (shard_sched.c) */
-    if (zpp_plan_gathers(run, p)) return;          /* --zeropp (zeropp_plan.c) */
-    push_gather(run, p); /* the next forward's */
-    push_gather(run, p); /* the backward's */
+    if (zpp_plan_gathers(run, p)) return;        /* --zeropp (zeropp_plan.c) */
+    push_gather(run, p);                         /* the next forward's */
+    push_gather(run, p);                         /* the backward's */
 }
 
 /* After the gradients: the island's ring (periodic mode on islands, unless the buckets ran on
