@@ -255,17 +255,19 @@ static void zeropp_two_clocks(char steps[][320])
 }
 
 /* --sharding zero3 (issue 50: its FSDP units' all-gathers and reduce-scatters, fsdp_walk) on the
- * two clocks that walk it, under FSDP's defaults and under the other knobs (the reduce-scatters'
- * own lane, BACKWARD_POST, forward prefetch, units of three layers): the same steps */
+ * two clocks that walk it, under FSDP's defaults, under the other knobs (the reduce-scatters'
+ * own lane, BACKWARD_POST, forward prefetch, units of three layers) and with --zeropp qwz (each
+ * unit's gathers quantized: zpp_plan_unit_gathers) under knobs of its own: the same steps */
 static void fsdp_two_clocks(char steps[][320])
 {
     static const char *clock[2] = {"--replay-engine fast", "--replay-engine actors --schedule fifo"};
-    static const char *knobs[2] = {"", "--rs-comm own --backward-prefetch post --forward-prefetch on "
-                                       "--fsdp-unit 3"};
+    static const char *knobs[3] = {"", "--rs-comm own --backward-prefetch post --forward-prefetch on "
+                                       "--fsdp-unit 3",
+                                   "--zeropp qwz:int4 --fsdp-unit 2 --forward-prefetch on"};
     char trace[256], cmd[4096], out[256];
     snprintf(trace, sizeof trace, "%s/engines.jsonl", TMP);
     if (!file_exists(trace)) write_engine_trace(trace, 0);
-    for (int j = 0; j < 2; j++) {
+    for (int j = 0; j < 3; j++) {
         for (int k = 0; k < 2; k++) {
             snprintf(out, sizeof out, "%s/shard%d-%d", TMP, j, k);
             snprintf(cmd, sizeof cmd,

@@ -191,6 +191,53 @@ static void test_qgz_changes_training_and_its_cross_node_bytes(void **state)
     toy_free(wl);
 }
 
+static Shared *run_cfg(RunConfig cfg)
+{
+    Shared *r = simulate(cfg);
+    if (r->rc != BW_OK) fail_msg("--zeropp failed: %s", r->message);
+    assert_int_equal(r->n_steps, STEPS);
+    return r;
+}
+
+/* --zeropp under ZeRO-3's FSDP units (--overlap ddp: each unit's all-gathers quantized and on the
+ * node's ring, its reduce-scatter qgZ's all-to-alls, timed by fsdp_walk) against the whole-model
+ * path (--overlap none: the gathers in the tail after the optimiser) on 2 nodes of 2: the small
+ * model's parameters are the same (the dynamics do not depend on the schedule), and so are the
+ * bytes a node sends across. The FSDP knobs act: with --reshard-after-forward off the backward
+ * gathers nothing, (N-1) qwZ shards a step fewer than the whole model's two gathers. */
+static void test_units_compose_with_zeropp(void **state)
+{
+    (void)state;
+    Workload *wl = toy_workload();
+    const ZeroPP all = {.qwz_bits = 8, .hpz = 1, .qgz = 1};
+    RunConfig cfg = zpp_config(wl, 2, all);
+    Shared *units = run_cfg(cfg);
+    cfg.overlap = OVERLAP_NONE;
+    Shared *whole = run_cfg(cfg);
+    assert_memory_equal(units->params, whole->params, sizeof units->params);
+    /* the same bytes across a node (qwZ's forward gathers and qgZ's all-to-alls; hpZ's on the
+     * node), each qgZ bucket's count rounded up to whole bytes a rank (G (N-1) a bucket) */
+    if (fabs(units->cross_node_bytes - whole->cross_node_bytes) > wl->n_tensors * 2 * (P - 1))
+        fail_msg("%.0f bytes across a node with units, %.0f without", units->cross_node_bytes,
+                 whole->cross_node_bytes);
+    release(units);
+    release(whole);
+    cfg = zpp_config(wl, 1, (ZeroPP){.qwz_bits = 8});
+    cfg.fsdp.keep_after_forward = 1;
+    Shared *keep = run_cfg(cfg);
+    double shard = 0;
+    for (int t = 0; t < wl->n_tensors; t++) {
+        const double s = ceil((double)wl->tensors[t].numel / P);
+        shard += s + 4 * ceil(s / 8000);
+    }
+    const double n = (double)wl->n_params;
+    const double want = STEPS * ((P - 1) * shard + (P - 1.0) / P * 4 * n);
+    if (fabs(keep->bytes - want) > 1e-9 * want)
+        fail_msg("qwZ kept after the forward: %.0f bytes, the closed form %.0f", keep->bytes, want);
+    release(keep);
+    toy_free(wl);
+}
+
 /* The flag: its values, and where it does not apply (a usage error naming --zeropp). */
 static void test_zeropp_refusals(void **state)
 {
@@ -218,6 +265,13 @@ static void test_zeropp_refusals(void **state)
     cfg.overlap = OVERLAP_NONE;
     assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
     assert_non_null(strstr(err.msg, "--zeropp"));
+    /* hpZ's and qgZ's stages would share the node's ring from two lanes */
+    cfg = zpp_config(wl, 2, (ZeroPP){.hpz = 1, .qgz = 1});
+    cfg.fsdp.rs_own = 1;
+    assert_int_equal(driver_check(&cfg, &err), BW_EUSAGE);
+    assert_non_null(strstr(err.msg, "--rs-comm own"));
+    cfg.zeropp.qgz = 0;
+    assert_int_equal(driver_check(&cfg, &err), BW_OK);
     toy_free(wl);
 }
 
@@ -294,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_qwz_changes_training_and_prices_its_bytes),
         cmocka_unit_test(test_hpz_backward_gather_stays_in_the_node),
         cmocka_unit_test(test_qgz_changes_training_and_its_cross_node_bytes),
+        cmocka_unit_test(test_units_compose_with_zeropp),
         cmocka_unit_test(test_zeropp_refusals),
         cmocka_unit_test(test_reproduce_verdicts_follow_the_rows),
     };

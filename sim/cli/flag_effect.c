@@ -75,19 +75,18 @@ static int no_band(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_M
 }
 
 /* ZeRO-3's schedule (fsdp_args.c) exists only beside the compute: --sharding zero3 under
- * --overlap ddp on DDP's streams (step_plan.c's units), without --zeropp (whose rules gather the
- * whole model); elsewhere its flags would change nothing. */
+ * --overlap ddp on DDP's streams (step_plan.c's units, --zeropp's too); elsewhere its flags would
+ * change nothing. */
 static int no_fsdp(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
 {
     (void)f, (void)policies, (void)n;
-    return cfg->sharding != SHARD_ZERO3 || cfg->overlap != OVERLAP_DDP ||
-           zeropp_on(&cfg->zeropp) || driver_scheduled(cfg);
+    return cfg->sharding != SHARD_ZERO3 || cfg->overlap != OVERLAP_DDP || driver_scheduled(cfg);
 }
 
 #define FSDP_WHY                                                                                   \
     "it schedules ZeRO-3's all-gathers and reduce-scatters beside the compute: add --sharding "    \
-    "zero3 (with --overlap ddp, the default with --workload; not with --zeropp or a --schedule "  \
-    "other than fifo)"
+    "zero3 (with --overlap ddp, the default with --workload; not with a --schedule other than "    \
+    "fifo)"
 
 static const IdleFlag IDLE[] = {
     {"fsdp-unit", 1, no_fsdp, FSDP_WHY},

@@ -74,11 +74,12 @@ int fsdp_lanes_create(DriverRun *run, BwError *err)
     return BW_OK;
 }
 
-/* A request's stages on the lane's communicator: each collective after its fixed cost of a
- * call, the compressor's work (none: sharding sends dense gradients) on the GPU. A bucket's
- * rendezvous and rounds are not run: FSDP issues its collectives itself, with no background
- * thread's cycle (Horovod's), and a collective waits for every rank in itself; cost_fast.c's
- * fw_issue skips them too. */
+/* A request's stages on the lane's communicator (a stage on the node's ring, --zeropp hpz's
+ * backward all-gather or qgz's all-to-all inside the node, on the worker's node's): each
+ * collective after its fixed cost of a call, the compressor's work (none: sharding sends dense
+ * gradients) on the GPU. A bucket's rendezvous and rounds are not run: FSDP issues its collectives
+ * itself, with no background thread's cycle (Horovod's), and a collective waits for every rank in
+ * itself; cost_fast.c's fw_issue skips them too. */
 static void lane_run(Worker *me, int lane, int req)
 {
     DriverRun *run = me->run;
@@ -90,9 +91,11 @@ static void lane_run(Worker *me, int lane, int req)
     double bytes = 0;
     for (int i = 0; i < n; i++) {
         if (s[i].kind == STAGE_COLL) {
+            int rank = me->rank; /* --zeropp's stages on the node's ring (hpZ, qgZ): zeropp.c's */
+            Comm *c = s[i].comm == PLAN_COMM_RUN ? comm : islands_plan_comm(me, s[i].comm, &rank);
             if (s[i].call_s != PLAN_NO_CALL) sg_actor_sleep_for(s[i].call_s);
             cost_comm_begin(me);
-            coll_cost_allgather(comm, me->rank, s[i].msg.count);
+            coll_cost_allgather(c, rank, s[i].msg.count);
             cost_comm_end(me);
             bytes += (double)s[i].msg.count;
         } else if ((s[i].kind == STAGE_ENCODE || s[i].kind == STAGE_BETWEEN ||

@@ -133,11 +133,17 @@ void fsdp_plan_create(DriverRun *run, StepPlan *p)
         int t0;
         const size_t nt = unit_tensor_range(wl, first, u, &t0);
         for (size_t i = 0; i < nt; i++) un->floats += wl->tensors[t0 + (int)i].numel;
-        un->gather = (PlanStage){.kind = STAGE_COLL,
-                                 .comm = PLAN_COMM_RUN,
-                                 .shard = PLAN_SHARD_AG,
-                                 .msg = {COMPRESS_ALLGATHER, 0}, /* plan_create's */
-                                 .call_s = cm->prof ? cm->prof->collective_s : PLAN_NO_CALL};
+        un->first_tensor = t0;
+        un->n_tensors = (int)nt;
+        for (int k = 0; k < 2; k++) {
+            un->gather[k][0] =
+                (PlanStage){.kind = STAGE_COLL,
+                            .comm = PLAN_COMM_RUN,
+                            .shard = PLAN_SHARD_AG,
+                            .msg = {COMPRESS_ALLGATHER, 0}, /* plan_create's */
+                            .call_s = cm->prof ? cm->prof->collective_s : PLAN_NO_CALL};
+            un->n_gather[k] = 1;
+        }
         assert(nt > 0 && cm->order[n - 1 - t0] == t0);
         p->bucket[U - 1 - u] = (PlanBucket){.tensors = cm->order + (n - 1 - (t0 + (int)nt - 1)),
                                             .n_tensors = (int)nt,
@@ -187,8 +193,10 @@ const PlanStage *fsdp_req_stages(const StepPlan *p, int req, int *n)
 {
     const int U = p->n_units;
     if (req < 2 * U) {
-        *n = 1;
-        return &p->unit[req < U ? req : 2 * U - 1 - req].gather;
+        const int bw = req >= U;
+        const PlanUnit *un = &p->unit[bw ? 2 * U - 1 - req : req];
+        *n = un->n_gather[bw];
+        return un->gather[bw];
     }
     const PlanBucket *b = &p->bucket[U - 1 - (req - 2 * U)];
     *n = b->n_stages;

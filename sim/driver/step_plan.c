@@ -65,10 +65,13 @@ int plan_create(DriverRun *run, BwError *err)
                                         .layer = cm->bucket_layer[k],
                                         .queued = -1};
         if (cm->prof && cm->prof->horovod.present) plan_hvd_buckets(run); /* step_plan_hvd.c */
-        if (cfg->sharding == SHARD_ZERO3 && !zeropp_on(&cfg->zeropp))
-            fsdp_plan_create(run, p); /* units (shard_sched.c); --zeropp: its own rules */
-        for (int u = 0; u < p->n_units; u++) /* each unit's all-gather: a shard of it a rank */
-            p->unit[u].gather.msg.count = plan_shard_bytes(run, p->unit[u].floats);
+        if (cfg->sharding == SHARD_ZERO3) fsdp_plan_create(run, p); /* units (shard_sched.c) */
+        for (int u = 0; u < p->n_units; u++) { /* each unit's all-gathers: a shard of it a rank */
+            PlanUnit *un = &p->unit[u];
+            if (zpp_plan_unit_gathers(run, un)) continue; /* --zeropp qwz, hpz (zeropp_plan.c) */
+            un->gather[0][0].msg.count = un->gather[1][0].msg.count =
+                plan_shard_bytes(run, un->floats);
+        }
     } else if (p->mode == PLAN_AFTER && cfg->overlap == OVERLAP_TENSOR) {
         /* in the model's order, as a loop over them; each queued behind the one before */
         p->n_buckets = n;
@@ -190,7 +193,7 @@ static void push_gather(DriverRun *run, StepPlan *p)
  * gathers here, after the optimiser and not overlapped with compute, when the step has no FSDP
  * units (--overlap none or tensor): the bytes are the closed form's, the time an upper bound of
  * a prefetching FSDP's. Beside the compute (--overlap ddp) ZeRO-3's gathers are its units'
- * (fsdp_plan_create), scheduled by fsdp_walk. */
+ * (fsdp_plan_create), scheduled by fsdp_walk, under --zeropp too (zpp_plan_unit_gathers). */
 static void plan_sharded_tail(DriverRun *run, StepPlan *p)
 {
     const Sharding sh = run->cfg->sharding;
@@ -202,11 +205,10 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
     plan_push_stage(p, STAGE_OPTIMIZER)->seconds = opt;
     if (sh == SHARD_HYBRID) plan_hybrid_tail(run, p);
     if (sh == SHARD_ZERO1 || sh == SHARD_ZERO2) push_gather(run, p);
-    if (sh == SHARD_ZERO3 && zpp_plan_gathers(run, p)) return; /* --zeropp (zeropp_plan.c) */
-    if (sh == SHARD_ZERO3 && !p->n_units) { /* with units, each unit's own (shard_sched.c) */
-        push_gather(run, p); /* the next forward's */
-        push_gather(run, p); /* the backward's */
-    }
+    if (sh != SHARD_ZERO3 || p->n_units) return; /* with units, each unit's (shard_sched.c) */
+    if (zpp_plan_gathers(run, p)) return;        /* --zeropp (zeropp_plan.c) */
+    push_gather(run, p);                         /* the next forward's */
+    push_gather(run, p);                         /* the backward's */
 }
 
 /* After the gradients: the island's ring (periodic mode on islands, unless the buckets ran on

@@ -124,8 +124,14 @@ typedef struct {
  * and whose gradients are reduce-scattered by one reduce-scatter (FSDP's FlatParameter). */
 typedef struct PlanUnit {
     int first_layer, n_layers;
+    int first_tensor, n_tensors; /* its tensors, consecutive */
     size_t floats;
-    PlanStage gather; /* STAGE_COLL, PLAN_SHARD_AG: one shard a rank of the unit's parameters */
+    /* the all-gather before its forward ([0]) and before its backward ([1]): one STAGE_COLL,
+     * PLAN_SHARD_AG, one shard a rank of the unit's parameters; under --zeropp qwz an encode
+     * before it and a decode after it, under hpz the backward's on PLAN_COMM_NODE
+     * (zpp_plan_unit_gathers) */
+    PlanStage gather[2][3];
+    int n_gather[2];
 } PlanUnit;
 
 typedef struct DriverRun DriverRun;
@@ -165,6 +171,9 @@ void plan_tail(DriverRun *run, StepPlan *p, long step);
 int zpp_plan_bucket_rs(DriverRun *run, StepPlan *p, PlanBucket *b, size_t floats);
 int zpp_plan_gathers(DriverRun *run, StepPlan *p);
 double zpp_cross_node_bytes(const DriverRun *run);
+/* A unit's two all-gathers under --zeropp qwz or hpz (returns 0 when both are off: the caller
+ * sets the plain ones). */
+int zpp_plan_unit_gathers(DriverRun *run, PlanUnit *un);
 /* step_plan.c for step_plan_hybrid.c: a new stage at the plan's end. step_plan_hybrid.c: hybrid
  * sharding's rules (the stage at index rs, a bucket's reduce-scatter, moved onto the node and
  * followed by the allreduce of its shard across the nodes; the tail's gathers on the node). */

@@ -88,6 +88,13 @@ int zeropp_check(const RunConfig *cfg, BwError *err)
         return bw_fail(err, BW_EUSAGE,
                        "--zeropp: its collectives are stages of a costed step's plan; add "
                        "--workload NAME (or --overlap ddp)");
+    /* beside the compute the reduce-scatters' own lane (cost_shard.c) would run qgZ's
+     * all-to-all inside the node beside hpZ's backward all-gather on the same node's ring, whose
+     * messages a communicator matches in one order */
+    if (z->hpz && z->qgz && cfg->fsdp.rs_own && cfg->overlap == OVERLAP_DDP)
+        return bw_fail(err, BW_EUSAGE,
+                       "--rs-comm own: with --zeropp hpz and qgz both would run on the node's "
+                       "ring from two lanes; use --rs-comm shared or drop hpz or qgz");
     return BW_OK;
 }
 

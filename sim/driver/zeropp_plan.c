@@ -62,12 +62,12 @@ static PlanStage *push_coll(DriverRun *run, StepPlan *p, PlanComm comm, PlanShar
 
 /* qwZ's bytes of one rank's shard: each tensor partitioned over the N ranks (ceil(numel / N)
  * each, DeepSpeed's ds_tensor) and quantized in blocks of at most 8000 (blockq_qwz_block). */
-static double qwz_shard_bytes(const DriverRun *run)
+static double qwz_shard_bytes(const DriverRun *run, int t0, int nt)
 {
     const Workload *wl = run->cost->wl;
     const double N = zpp_N(run);
     double bytes = 0;
-    for (int t = 0; t < wl->n_tensors; t++) {
+    for (int t = t0; t < t0 + nt; t++) {
         const size_t s = (size_t)ceil((double)wl->tensors[t].numel / N);
         bytes += blockq_bytes(s, blockq_qwz_block(s), run->cfg->zeropp.qwz_bits);
     }
@@ -84,7 +84,8 @@ static void gather_run(DriverRun *run, StepPlan *p)
         return;
     }
     plan_push_stage(p, STAGE_ENCODE)->seconds = quant_s(run, n / zpp_N(run));
-    push_coll(run, p, PLAN_COMM_RUN, PLAN_SHARD_AG, qwz_shard_bytes(run));
+    push_coll(run, p, PLAN_COMM_RUN, PLAN_SHARD_AG,
+              qwz_shard_bytes(run, 0, run->cost->wl->n_tensors));
     plan_push_stage(p, STAGE_DECODE)->seconds = quant_s(run, n);
 }
 
@@ -103,6 +104,45 @@ int zpp_plan_gathers(DriverRun *run, StepPlan *p)
     if (G > 1)
         push_coll(run, p, PLAN_COMM_NODE, PLAN_SHARD_AG,
                   ceil(4.0 * (double)run->cost->wl->n_params / G));
+    return 1;
+}
+
+/* One all-gather of a unit into its stages s[]: on `comm`, of `bytes` a rank, after an encode of
+ * `enc` values and before a decode of `dec` (none when 0); returns the stages' number. */
+static int unit_gather(const DriverRun *run, PlanStage *s, PlanComm comm, double bytes, double enc,
+                       double dec)
+{
+    int n = 0;
+    if (enc > 0) s[n++] = (PlanStage){.kind = STAGE_ENCODE, .seconds = quant_s(run, enc)};
+    s[n++] = (PlanStage){.kind = STAGE_COLL,
+                         .comm = comm,
+                         .shard = PLAN_SHARD_AG,
+                         .msg = {COMPRESS_ALLGATHER, (size_t)ceil(bytes)},
+                         .call_s = call_s(run)};
+    if (dec > 0) s[n++] = (PlanStage){.kind = STAGE_DECODE, .seconds = quant_s(run, dec)};
+    return n;
+}
+
+/* A unit's all-gathers by the whole model's rules (zpp_plan_gathers) over its tensors: qwZ's
+ * quantized shard (its encode and decode), else fp32; under hpZ the backward's from the node's
+ * secondary shard, none on a node of one GPU. The units' bytes add up to the whole model's. */
+int zpp_plan_unit_gathers(DriverRun *run, PlanUnit *un)
+{
+    const ZeroPP *z = &run->cfg->zeropp;
+    if (!z->qwz_bits && !z->hpz) return 0;
+    const double n = (double)un->floats, N = zpp_N(run);
+    for (int k = 0; k < 2; k++) {
+        PlanStage *s = un->gather[k];
+        if (k == 1 && z->hpz) {
+            const int G = zpp_G(run);
+            un->n_gather[1] = G > 1 ? unit_gather(run, s, PLAN_COMM_NODE, 4.0 * n / G, 0, 0) : 0;
+        } else if (z->qwz_bits) {
+            const double q = qwz_shard_bytes(run, un->first_tensor, un->n_tensors);
+            un->n_gather[k] = unit_gather(run, s, PLAN_COMM_RUN, q, n / N, n);
+        } else {
+            un->n_gather[k] = unit_gather(run, s, PLAN_COMM_RUN, shard_bytes(run, n), 0, 0);
+        }
+    }
     return 1;
 }
 
@@ -174,9 +214,15 @@ double zpp_cross_node_bytes(const DriverRun *run)
             bytes += 2 * (N - 1) / N * c * (s->msg.op == COMPRESS_ALLREDUCE_F16 ? 2 : 4);
     }
     /* ZeRO-3's FSDP units (shard_sched.c): each unit's all-gather for the forward, and again
-     * for the backward unless --reshard-after-forward off keeps it */
+     * for the backward unless --reshard-after-forward off keeps it (on the node's ring under
+     * hpZ: none across) */
     const int gathers = run->cfg->fsdp.keep_after_forward ? 1 : 2;
     for (int u = 0; u < p->n_units; u++)
-        bytes += gathers * (N - 1) * (double)p->unit[u].gather.msg.count;
+        for (int k = 0; k < gathers; k++)
+            for (int i = 0; i < p->unit[u].n_gather[k]; i++) {
+                const PlanStage *s = &p->unit[u].gather[k][i];
+                if (s->kind == STAGE_COLL && s->comm == PLAN_COMM_RUN)
+                    bytes += (N - 1) * (double)s->msg.count;
+            }
     return bytes;
 }
