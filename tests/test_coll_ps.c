@@ -401,8 +401,8 @@ static void test_ps_fat_tree_and_hierarchical_match_the_closed_form(void **state
         /* B_i = 40 B: the NICs, 2 / B > 3.5 / (40 B). (At 4 B the node's own pushes, 6 times
          * nearer, take 6 shares of the server's intra link for each far one (SimGrid shares a
          * link inversely to RTT), slowing the far ones below their NIC share: 6% longer.) */
-        {hierarchical_ps(8, 4, 40 * B, 2, 0), 2, 2 * (2 * al + 2 * ali + 2 * part * 2 / B),
-         0, "hierarchical, NICs"},
+        {hierarchical_ps(8, 4, 40 * B, 2, 0), 2, 2 * (2 * al + 2 * ali + 2 * part * 2 / B), 0,
+         "hierarchical, NICs"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
         SC = (Scenario){.cl = cases[k].cl,

@@ -41,7 +41,7 @@ static void expect_call(const HvdCall *c, int first, int n, double start, int op
 static void test_fusion_follows_the_cycle_clock(void **state)
 {
     (void)state;
-    const HvdTensor t[] = {{1e-3, 30 * MIB}, {2e-3, 30 * MIB}, {3e-3, 10 * MIB},
+    const HvdTensor t[] = {{1e-3, 30 * MIB}, {2e-3, 30 * MIB},   {3e-3, 10 * MIB},
                            {7e-3, 4 * MIB},  {16e-3, 100 * MIB}, {16e-3, 1 * MIB}};
     const CostHorovod h = {.present = 1, .fusion_bytes = 64 * MIB, .cycle_s = 5e-3};
     HvdCall c[6];
@@ -102,20 +102,21 @@ static void write_hvd_profile(const char *file, const char *horovod)
 }
 
 #define HVD(cycle, threshold)                                                                      \
-    "\"version\": \"0.18.0\", \"fusion_threshold_bytes\": " threshold ", \"cycle_ms\": " cycle   \
-    ", \"response_cache\": true, \"batched_memcpy\": false, \"controller\": \"mpi\", "         \
+    "\"version\": \"0.18.0\", \"fusion_threshold_bytes\": " threshold ", \"cycle_ms\": " cycle     \
+    ", \"response_cache\": true, \"batched_memcpy\": false, \"controller\": \"mpi\", "             \
     "\"operations\": \"nccl\""
 
 /* The run's step (seconds), and its first step's calls on worker 0: tensors and bytes each. */
 static double hvd_run(const char *profile, const char *out, int *tensors, double *bytes, int *n)
 {
-    assert_int_equal(bw("run --workload @/hvd-wl.json --costs @/%s --model softmax --workers 4 "
-                        "--batch 8 --gpu-flops 1e12 --bandwidth 10Gbps --latency "
-                        "10us --collectives analytic --overlap ddp --compressor none --policy sync --epochs 1 "
-                        "--train-samples 64 --test-samples 50 --quiet --out @/%s --timeline "
-                        "@/%s.json",
-                        profile, out, out),
-                     0);
+    assert_int_equal(
+        bw("run --workload @/hvd-wl.json --costs @/%s --model softmax --workers 4 "
+           "--batch 8 --gpu-flops 1e12 --bandwidth 10Gbps --latency "
+           "10us --collectives analytic --overlap ddp --compressor none --policy sync --epochs 1 "
+           "--train-samples 64 --test-samples 50 --quiet --out @/%s --timeline "
+           "@/%s.json",
+           profile, out, out),
+        0);
     char name[128];
     snprintf(name, sizeof name, "%s.json", out);
     char *tl = tmp_file(name);
@@ -123,8 +124,7 @@ static double hvd_run(const char *profile, const char *out, int *tensors, double
     *n = 0;
     for (const char *p = strstr(tl, "\"collectives\""); p && *n < 8;
          p = strstr(p + 1, "\"collectives\"")) {
-        if (strncmp(strstr(p, "\"pid\":"), "\"pid\":0,", 8) || !strstr(p, "\"step\":0,"))
-            continue;
+        if (strncmp(strstr(p, "\"pid\":"), "\"pid\":0,", 8) || !strstr(p, "\"step\":0,")) continue;
         if (strstr(p, "\"step\":0,") > strchr(strstr(p, "\"args\""), '}')) continue;
         tensors[*n] = atoi(strstr(p, "\"tensors\":") + 10);
         bytes[(*n)++] = strtod(strstr(p, "\"bytes\":") + 8, NULL);

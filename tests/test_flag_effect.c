@@ -17,7 +17,8 @@
  * partitions over every server. --intra-bandwidth with the analytic ring
  * on a hierarchical cluster changes nothing either, where the transfer level slows down: its
  * context here is the hierarchical allreduce; the ring's closed form is for the lead to look at.) A
- * new flag of run's table must be listed in flag_cases.h (the test fails on a flag it does not know). */
+ * new flag of run's table must be listed in flag_cases.h (the test fails on a flag it does not
+ * know). */
 #include "testutil.h"
 
 #include "clitest.h"

@@ -1,10 +1,10 @@
 /* test_flag_effect_cmds.c: no flag is taken and silently ignored, by any command that takes bellows
  * run's flags (issue 47; test_flag_effect.c does run itself): bench, compare, replay, sweep,
- * train and cluster. Every flag of each command's table (its --help, as BELLOWS_HELP_FORMAT=tsv prints it)
- * that says what is trained or how it is priced (flag_class.c: not "run") is given a value other
- * than its default, in the context it applies in (flag_cases.h's rows, or the command's own
- * below), on one tiny instance of the command: the CSV files it writes must differ from those of
- * the same command without it, or stderr must note that the flag has no effect there, or the
+ * train and cluster. Every flag of each command's table (its --help, as BELLOWS_HELP_FORMAT=tsv
+ * prints it) that says what is trained or how it is priced (flag_class.c: not "run") is given a
+ * value other than its default, in the context it applies in (flag_cases.h's rows, or the command's
+ * own below), on one tiny instance of the command: the CSV files it writes must differ from those
+ * of the same command without it, or stderr must note that the flag has no effect there, or the
  * command must be refused naming the flag (exit 2). A flag of a command's table that no row
  * tries fails the test. Not here: validate (--rows, --csv: its 85 published rows take a minute,
  * tests/test_published.sh) and reproduce (a reproduction takes minutes; tests/test_reproduce.c
@@ -27,7 +27,7 @@ typedef struct {
 typedef struct {
     const char *name; /* the command and what it always takes */
     const char *base;
-    int runs_table; /* 1: its table is run's (run_args.c) and its runs run's driver */
+    int runs_table;          /* 1: its table is run's (run_args.c) and its runs run's driver */
     const char *tiny[10][2]; /* its tiny scenario: each where neither context nor flag gives it */
     Row own[10];             /* rows of its own, before flag_cases.h's */
 } Command;
@@ -152,8 +152,9 @@ static const char *defaults(const Command *c, const char *context, const char *f
 static char *results(const char *dir)
 {
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "cd %s/%s && find . -name '*.csv' | LC_ALL=C sort | xargs cat > %s/r.txt",
-             TMP, dir, TMP);
+    snprintf(cmd, sizeof cmd,
+             "cd %s/%s && find . -name '*.csv' | LC_ALL=C sort | xargs cat > %s/r.txt", TMP, dir,
+             TMP);
     assert_int_equal(system(cmd), 0);
     return tmp_file("r.txt");
 }
@@ -176,8 +177,8 @@ static int run_in(const Command *c, const char *context, const char *flag, const
     snprintf(rm, sizeof rm, "rm -rf %s/%s", TMP, dir);
     assert_int_equal(system(rm), 0);
     context = as_command(c, context, ctx, sizeof ctx);
-    return bw("%s %s %s %s %s --out @/%s", c->base, defaults(c, context, flag ? flag : ""),
-              context, flag ? flag : "", flag ? value : "", dir);
+    return bw("%s %s %s %s %s --out @/%s", c->base, defaults(c, context, flag ? flag : ""), context,
+              flag ? flag : "", flag ? value : "", dir);
 }
 
 /* The results of c in a context, run once per context; NULL when refused. */
@@ -284,8 +285,9 @@ static void try_command(const Command *c, int *ignored)
             continue;
         Row buf;
         const Row *r = row_of(c, names[i], &buf);
-        if (!r) fail_msg("%s --%s: a flag of %s that this test does not try", c->name, names[i],
-                         c->name);
+        if (!r)
+            fail_msg("%s --%s: a flag of %s that this test does not try", c->name, names[i],
+                     c->name);
         if (!r->value) continue; /* a file of its own */
         char e = effect(c, r, before_of(c, seen, &n_seen, r->context));
         counts[e == 'c' ? 0 : e == 'n' ? 1 : 2] += e != 0;

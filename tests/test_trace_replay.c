@@ -237,7 +237,8 @@ static void replay_clocks(const char *name, const char *flags, const char *polic
  * profile's quantise rate, on --overlap none's path: the closed form and DDP's streams agree */
 static void zeropp_two_clocks(char steps[][320])
 {
-    static const char *clock[2] = {"--replay-engine fast", "--replay-engine actors --schedule fifo"};
+    static const char *clock[2] = {"--replay-engine fast",
+                                   "--replay-engine actors --schedule fifo"};
     char trace[256], cmd[4096], out[256];
     snprintf(trace, sizeof trace, "%s/engines.jsonl", TMP);
     if (!file_exists(trace)) write_engine_trace(trace, 0);
@@ -260,9 +261,11 @@ static void zeropp_two_clocks(char steps[][320])
  * unit's gathers quantized: zpp_plan_unit_gathers) under knobs of its own: the same steps */
 static void fsdp_two_clocks(char steps[][320])
 {
-    static const char *clock[2] = {"--replay-engine fast", "--replay-engine actors --schedule fifo"};
-    static const char *knobs[3] = {"", "--rs-comm own --backward-prefetch post --forward-prefetch on "
-                                       "--fsdp-unit 3",
+    static const char *clock[2] = {"--replay-engine fast",
+                                   "--replay-engine actors --schedule fifo"};
+    static const char *knobs[3] = {"",
+                                   "--rs-comm own --backward-prefetch post --forward-prefetch on "
+                                   "--fsdp-unit 3",
                                    "--zeropp qwz:int4 --fsdp-unit 2 --forward-prefetch on"};
     char trace[256], cmd[4096], out[256];
     snprintf(trace, sizeof trace, "%s/engines.jsonl", TMP);

@@ -84,7 +84,7 @@ static const FlagClassRow CLASSES[] = {
     /* the costs of a step, and the GPUs' speeds (a policy that sees them is trained anyway) */
     {"workload", FLAG_PRICE},
     {"overlap", FLAG_PRICE},
-    {"sharding", FLAG_PRICE}, /* the same update as DDP (docs/guide/sharded.md) */
+    {"sharding", FLAG_PRICE},  /* the same update as DDP (docs/guide/sharded.md) */
     {"zeropp", FLAG_DYNAMICS}, /* qwZ and qgZ quantize what the small model uses */
     {"fsdp-unit", FLAG_PRICE}, /* ZeRO-3's schedule: when, not what, is sent */
     {"backward-prefetch", FLAG_PRICE},

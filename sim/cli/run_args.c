@@ -82,12 +82,13 @@ static const CliOpt run_opts[] = {
             "and throughput's); summary.json, compare.csv and sweep_band.csv carry it; off: "
             "none (the table and files as without it)",
             0, 0, NULL, 0),
-    RUN_OPT("straggler-cv", CLI_DOUBLE, straggler_cv, "0", NULL,
-            "coefficient of variation of a worker's step compute time; each synchronous step waits "
-            "for the slowest of the priced workers, the extra booked as waiting (0: none; a "
-            "normal-law approximation; one H200 measured 0.004-0.02 for ResNet-50 and 0.02-0.04 for "
-            "GPT-2 small, a lower bound: sim/costs/measured/h200-hooks-*.json)",
-            0, 2, NULL, 0),
+    RUN_OPT(
+        "straggler-cv", CLI_DOUBLE, straggler_cv, "0", NULL,
+        "coefficient of variation of a worker's step compute time; each synchronous step waits "
+        "for the slowest of the priced workers, the extra booked as waiting (0: none; a "
+        "normal-law approximation; one H200 measured 0.004-0.02 for ResNet-50 and 0.02-0.04 for "
+        "GPT-2 small, a lower bound: sim/costs/measured/h200-hooks-*.json)",
+        0, 2, NULL, 0),
     RUN_OPT("slowdown", CLI_DOUBLE_LIST, slowdown, NULL, "x",
             "compute-time multipliers of GPUs 0,1,2,... (stragglers; GPUs not listed: 1)", 0.01,
             1000, NULL, 16),

@@ -54,7 +54,7 @@ typedef struct {
     const char *workload, *overlap, *sharding, *timeline, *timeline_steps, *costs, *transport;
     const char *schedule, *ps_hosts;
     const char *zeropp; /* --zeropp: NULL when not given */
-    int servers; /* 0: not given (one a worker) */
+    int servers;        /* 0: not given (one a worker) */
     double bucket_mb;
     int price_batch;   /* 0: not given (--batch) */
     int price_workers; /* 0: not given (--workers) */
@@ -84,7 +84,7 @@ typedef struct {
     int n_simgrid;
     char jobs_default[16]; /* a sweep's --jobs default, the cores: the table points here */
     RunMode mode;
-    int bench; /* bellows bench: run's table, and --cost-band's step band (cmd_bench.c) */
+    int bench;          /* bellows bench: run's table, and --cost-band's step band (cmd_bench.c) */
     Workload *workload; /* --workload, loaded by run_setup (run_flags_release frees it) */
     CostProfile *costs; /* --costs, loaded by run_setup for the cluster's GPU (freed there too) */
     int costs_noted;    /* the note of a measured profile with --gpu-flops was printed */

@@ -360,9 +360,11 @@ static void print_profile(FILE *out, const CostProfile *p)
                 p->hooks[i].synchronizes ? " waits for its bucket's collectives (no overlap)" : "",
                 p->hooks[i].orthogonalises_query ? "; orthogonalises Q and P" : "");
     if (p->horovod.present)
-        fprintf(out, "  horovod    %s: a cycle of %g ms, tensors fused up to %g MiB, response cache %s\n",
-                p->horovod.version, 1e3 * p->horovod.cycle_s, p->horovod.fusion_bytes / 1048576.0,
-                p->horovod.response_cache ? "on" : "off");
+        fprintf(
+            out,
+            "  horovod    %s: a cycle of %g ms, tensors fused up to %g MiB, response cache %s\n",
+            p->horovod.version, 1e3 * p->horovod.cycle_s, p->horovod.fusion_bytes / 1048576.0,
+            p->horovod.response_cache ? "on" : "off");
     fprintf(out, "  source     %s\n", p->source);
 }
 

@@ -143,20 +143,20 @@ typedef enum {
  * within HOROVOD_FUSION_THRESHOLD (Controller::FuseResponses), copies a fused call's tensors
  * into the fusion buffer and back out (only when it holds more than one: ops/gpu_operations.cc)
  * and allreduces. */
-#define COSTS_HVD_MAX_THRESHOLD  (1ull << 40) /* bytes: a terabyte, far above any GPU's memory */
-#define COSTS_HVD_MAX_CYCLE_MS   1000.0
-#define COSTS_HVD_MAX_CACHE      (1 << 20)
+#define COSTS_HVD_MAX_THRESHOLD (1ull << 40) /* bytes: a terabyte, far above any GPU's memory */
+#define COSTS_HVD_MAX_CYCLE_MS  1000.0
+#define COSTS_HVD_MAX_CACHE     (1 << 20)
 typedef struct {
     int present;
-    char version[24];      /* the release whose defaults the fields are, "0.21.0" */
-    double fusion_bytes;   /* HOROVOD_FUSION_THRESHOLD; 0: no fusion (each tensor its own call) */
-    double cycle_s;        /* HOROVOD_CYCLE_TIME */
-    int response_cache;    /* HOROVOD_CACHE_CAPACITY > 0 */
-    int cache_capacity;    /* the cache's bits (HOROVOD_CACHE_CAPACITY, 1024 by default) */
-    int batched_memcpy;    /* the fusion copies as one kernel per 160 tensors (HOROVOD_BATCH_D2D_
-                              MEMCOPIES, v0.21.0 on) rather than a cudaMemcpyAsync per tensor */
-    char controller[8];    /* the negotiation's: "mpi" or "gloo" */
-    char operations[8];    /* the allreduce's: "nccl" or "mpi" (HOROVOD_GPU_OPERATIONS) */
+    char version[24];    /* the release whose defaults the fields are, "0.21.0" */
+    double fusion_bytes; /* HOROVOD_FUSION_THRESHOLD; 0: no fusion (each tensor its own call) */
+    double cycle_s;      /* HOROVOD_CYCLE_TIME */
+    int response_cache;  /* HOROVOD_CACHE_CAPACITY > 0 */
+    int cache_capacity;  /* the cache's bits (HOROVOD_CACHE_CAPACITY, 1024 by default) */
+    int batched_memcpy;  /* the fusion copies as one kernel per 160 tensors (HOROVOD_BATCH_D2D_
+                            MEMCOPIES, v0.21.0 on) rather than a cudaMemcpyAsync per tensor */
+    char controller[8];  /* the negotiation's: "mpi" or "gloo" */
+    char operations[8];  /* the allreduce's: "nccl" or "mpi" (HOROVOD_GPU_OPERATIONS) */
 } CostHorovod;
 
 typedef struct {

@@ -8,10 +8,15 @@
 
 #include "costs_impl.h"
 
-static const char *const hvd_keys[] = {
-    "version",        "fusion_threshold_bytes", "cycle_ms",   "response_cache",
-    "cache_capacity", "batched_memcpy",         "controller", "operations",
-    NULL};
+static const char *const hvd_keys[] = {"version",
+                                       "fusion_threshold_bytes",
+                                       "cycle_ms",
+                                       "response_cache",
+                                       "cache_capacity",
+                                       "batched_memcpy",
+                                       "controller",
+                                       "operations",
+                                       NULL};
 
 static int hvd_only_keys(const JsonAt *at, const json_t *o)
 {
@@ -106,8 +111,9 @@ void costs_print_horovod(FILE *out, const CostProfile *p, const json_t *o)
 {
     const CostHorovod *h = &p->horovod;
     if (!h->present) return;
-    fprintf(out, "  framework horovod %s: fusion threshold %.0f bytes (%.4g MiB), cycle %.4g ms, "
-                 "response cache %s",
+    fprintf(out,
+            "  framework horovod %s: fusion threshold %.0f bytes (%.4g MiB), cycle %.4g ms, "
+            "response cache %s",
             h->version, h->fusion_bytes, h->fusion_bytes / 1048576.0, 1e3 * h->cycle_s,
             h->response_cache ? "on" : "off");
     if (h->response_cache) fprintf(out, " (%d tensors)", h->cache_capacity);
@@ -143,8 +149,8 @@ static double hvd_cycle(const CostHorovod *h, const HvdTensor *t, int n, int *i,
     double end = s;
     int first = 1;
     while (*i < n && t[*i].ready_s <= s) {
-        HvdCall c = {.first = *i, .n = 1, .bytes = t[*i].bytes, .start_s = end,
-                     .opens_cycle = first};
+        HvdCall c = {
+            .first = *i, .n = 1, .bytes = t[*i].bytes, .start_s = end, .opens_cycle = first};
         for (++*i; *i < n && t[*i].ready_s <= s && c.bytes + t[*i].bytes <= h->fusion_bytes; ++*i)
             c.n++, c.bytes += t[*i].bytes;
         if (busy_s) end += busy_s(ctx, &c);

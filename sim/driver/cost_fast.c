@@ -26,9 +26,9 @@ typedef struct {
 /* Rank 0's simulated clock, and what turns work into its seconds. */
 typedef struct {
     double now;
-    double speed; /* every generated host's flop rate */
-    double mult;  /* the workers' one slowdown */
-    Busy *busy;   /* where each collective's interval goes, or NULL */
+    double speed;     /* every generated host's flop rate */
+    double mult;      /* the workers' one slowdown */
+    Busy *busy;       /* where each collective's interval goes, or NULL */
     double *hvd_last; /* a Horovod plan's thread's last cycle start (cost.c's DdpStream) */
 } FastClock;
 
@@ -136,8 +136,7 @@ static void fc_reduce(DriverRun *run, FastClock *c, const PlanBucket *b, int que
             fc_message(run, c, s);
             break;
         case STAGE_CYCLE: { /* Horovod's (step_plan_hvd.c), as cost.c's hvd_stage */
-            const double at =
-                costs_horovod_cycle_start(c->now, *c->hvd_last, s->seconds, queued);
+            const double at = costs_horovod_cycle_start(c->now, *c->hvd_last, s->seconds, queued);
             fc_wait(c, at - c->now);
             *c->hvd_last = at;
             break;

@@ -353,7 +353,7 @@ static void run_totals(DriverRun *run)
     res->scheduled = scheduled;
     res->workload = run->cfg->workload ? run->cfg->workload->name : NULL;
     res->workload_params = run->cfg->workload ? run->cfg->workload->n_params : 0;
-    res->buckets = !cm || !cm->ddp  ? 0
+    res->buckets = !cm || !cm->ddp    ? 0
                    : cm->plan.horovod ? cm->plan.n_buckets /* Horovod's calls (step_plan_hvd.c) */
                                       : cm->n_buckets;
     const Model *m = run->w[0].model;

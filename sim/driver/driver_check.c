@@ -387,7 +387,7 @@ int driver_check(const RunConfig *cfg, BwError *err)
     if (rc == BW_OK) rc = estimate_check_sim_time(cfg, m, shard, err); /* at the profile's rates */
     if (rc == BW_OK) rc = sched_check(cfg, m, err);
     if (rc == BW_OK) rc = driver_check_shard_memory(cfg, err); /* shard_mem.c */
-    if (rc == BW_OK) rc = zeropp_check(cfg, err); /* zeropp.c */
+    if (rc == BW_OK) rc = zeropp_check(cfg, err);              /* zeropp.c */
     const Workload *wl = cfg->workload;
     if (rc == BW_OK && wl && wl->measured_gpu[0] && !cluster_gpu_find(wl->measured_gpu))
         rc = bw_fail(err, BW_EUSAGE,

@@ -83,9 +83,9 @@ typedef struct {
 
 /* A worker's communication stream under DDP's overlap (cost.c's stream actor, exec_ddp). */
 typedef struct {
-    sg_sem_t ready; /* a bucket is full (released once per bucket) */
-    sg_sem_t done;  /* the stream has reduced the step's last bucket */
-    int next, quit; /* the next bucket it reduces; told to end */
+    sg_sem_t ready;  /* a bucket is full (released once per bucket) */
+    sg_sem_t done;   /* the stream has reduced the step's last bucket */
+    int next, quit;  /* the next bucket it reduces; told to end */
     double hvd_last; /* a Horovod plan's: its thread's last cycle start (the backward's start) */
 } DdpStream;
 

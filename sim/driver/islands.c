@@ -137,7 +137,7 @@ Comm *islands_plan_comm(const Worker *me, PlanComm which, int *rank)
     *rank = me->rank;
     if (which == PLAN_COMM_RUN) return run->comm;
     if (which == PLAN_COMM_ACROSS || (which == PLAN_COMM_NODE && run->node_comm))
-        return shard_plan_comm(me, which, rank); /* hybrid sharding's */
+        return shard_plan_comm(me, which, rank);                 /* hybrid sharding's */
     if (which == PLAN_COMM_NODE) return zpp_node_comm(me, rank); /* --zeropp (zeropp.c) */
     assert(run->island_comm && "the builder names an island only on islands in periodic mode");
     *rank = me->rank % run->island_size;

@@ -45,7 +45,7 @@ typedef struct {
     int first_part, n_parts, next_part; /* GROUP: its partitions, and how many went out */
     int ranks_done;                     /* ranks that finished it */
     int eligible;                       /* GROUP: every rank finished the stage before */
-    int queued; /* GROUP: became eligible while partitions were in flight (no cycle to wait) */
+    int queued;     /* GROUP: became eligible while partitions were in flight (no cycle to wait) */
     double round_s; /* GROUP: the plan's round before it (STAGE_ROUND: the cycle's wait) */
     double call_s;  /* GROUP: the plan's fixed cost of a call (STAGE_COLL.call_s; 0: none) */
 } SchedStage;

@@ -164,7 +164,8 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
             b->defer = 1;
     }
     const double copy_out = p->horovod ? plan_hvd_copy_s(cm, b, msgs, nm) : 0;
-    if (copy_out > 0) plan_push_stage(p, STAGE_FUSE)->seconds = copy_out; /* the fusion buffer's, out */
+    if (copy_out > 0)
+        plan_push_stage(p, STAGE_FUSE)->seconds = copy_out; /* the fusion buffer's, out */
     if (last > 0) plan_push_stage(p, STAGE_DECODE)->seconds = cc.phase_s[last];
     b->n_stages = p->n_stages - b->first_stage;
 }

@@ -87,9 +87,8 @@ static void hvd_timeline(DriverRun *run, HvdTensor *t)
 static double hvd_copy_bytes_s(const CostProfile *prof, double bytes, int n)
 {
     if (n < 2) return 0;
-    const double kernels = prof->horovod.batched_memcpy
-                               ? ceil(n / (double)HVD_BATCHED_D2D_CAPACITY)
-                               : n;
+    const double kernels =
+        prof->horovod.batched_memcpy ? ceil(n / (double)HVD_BATCHED_D2D_CAPACITY) : n;
     /* the bytes read and written at the streaming rate, and the copies' own kernels */
     return costs_op_seconds(prof, COST_OP_ELEMENTWISE, 2.0 * bytes) +
            (kernels - prof->ops[COST_OP_ELEMENTWISE].kernels) * prof->kernel_s;
@@ -119,8 +118,7 @@ static double hvd_busy(void *ctx, const HvdCall *call)
     const CostModel *cm = run->cost;
     double s = cm->prof->collective_s + hvd_allreduce_s(run, call->bytes) +
                2 * hvd_copy_bytes_s(cm->prof, call->bytes, call->n);
-    if (call->opens_cycle)
-        s += hvd_allreduce_s(run, hvd_negotiate_bytes(cm, call->first, call->n));
+    if (call->opens_cycle) s += hvd_allreduce_s(run, hvd_negotiate_bytes(cm, call->first, call->n));
     return s;
 }
 
@@ -157,7 +155,7 @@ static double hvd_msg_bytes(const CompressMsg *msgs, int nm)
 {
     double bytes = 0;
     for (int i = 0; i < nm; i++)
-        bytes += (double)msgs[i].count * (msgs[i].op == COMPRESS_ALLGATHER        ? 1.0
+        bytes += (double)msgs[i].count * (msgs[i].op == COMPRESS_ALLGATHER       ? 1.0
                                           : msgs[i].op == COMPRESS_ALLREDUCE_F16 ? 2.0
                                                                                  : 4.0);
     return bytes;

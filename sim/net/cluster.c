@@ -202,8 +202,9 @@ int cluster_resolve(Cluster *c, BwError *err)
                        "simulates with representable times)",
                        c->gpu_flops, CLUSTER_MIN_FLOPS, CLUSTER_MAX_FLOPS);
     if (c->ps_servers > 0 && (c->topology == TOPO_ISLANDS || c->platform_file))
-        return bw_fail(err, BW_EUSAGE, "--allreduce ps: on a generated star, fat-tree or "
-                                       "hierarchical cluster only, whose links it prices");
+        return bw_fail(err, BW_EUSAGE,
+                       "--allreduce ps: on a generated star, fat-tree or "
+                       "hierarchical cluster only, whose links it prices");
     if (c->ps_servers > 0 && !c->ps_own_hosts && c->ps_servers > c->workers)
         return bw_fail(err, BW_EUSAGE,
                        "--servers: %d colocated servers for %d workers; at most one a worker (or "

@@ -52,9 +52,8 @@ static void derive_costs(Comm *c, const Cluster *cl)
         a = 4 * cl->latency_s;
         /* parameter servers: their allgathers are rings (their pushes and pulls are priced
          * link by link, coll_ps_net.c) */
-        double share = c->ops->single_flow || c->ops->servers
-                           ? cl->oversubscription / cl->leaf_size
-                           : cl->oversubscription;
+        double share = c->ops->single_flow || c->ops->servers ? cl->oversubscription / cl->leaf_size
+                                                              : cl->oversubscription;
         b *= share > 1 ? share : 1;
     }
     if (cl->topology == TOPO_ISLANDS && cl->islands > 1) {

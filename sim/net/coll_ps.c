@@ -82,7 +82,8 @@ static void ps_serve(const PsCall *k)
     size_t m = 0;
     const double t0 = c->wire ? simgrid_get_clock() : 0;
     for (int w = 0; w < P; w++)
-        if (w != k->self) comms[m++] = sg_mailbox_get_async(coll_ps_mbox(c, k->server, w, 0), &got[w]);
+        if (w != k->self)
+            comms[m++] = sg_mailbox_get_async(coll_ps_mbox(c, k->server, w, 0), &got[w]);
     sg_comm_wait_all(comms, m);
     const double t1 = c->wire ? simgrid_get_clock() : 0;
     if (k->data) coll_sum_into_all(c, k->n, k->dt, k->mean, 0);

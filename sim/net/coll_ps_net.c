@@ -61,8 +61,8 @@ int coll_ps_net_init(Comm *c, const Cluster *cl)
     n->lat_s = cl->latency_s;
     n->intra_lat_s = cl->intra_latency_s;
     c->ps_host = bw_xcalloc((size_t)c->ps_servers, sizeof *c->ps_host, "coll_ps_net.c: ps_host");
-    c->ps_scratch =
-        bw_xcalloc((size_t)c->P * 3 + (size_t)c->ps_servers, sizeof *c->ps_scratch, "coll_ps_net.c: ps_scratch");
+    c->ps_scratch = bw_xcalloc((size_t)c->P * 3 + (size_t)c->ps_servers, sizeof *c->ps_scratch,
+                               "coll_ps_net.c: ps_scratch");
     if (!c->ps_host || !c->ps_scratch) return 0;
     for (int s = 0; s < c->ps_servers; s++)
         c->ps_host[s] = c->ps_own              ? -1

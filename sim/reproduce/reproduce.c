@@ -163,8 +163,8 @@ static int parse_flags(Repro *r, int argc, char **argv, BwError *err)
     int n = split_args(argc, argv, args, 255, jobs_arg, sizeof jobs_arg, &r->what);
     int rc = cli_parse("bellows reproduce", opts, n_opts, NULL, n, args, NULL, err);
     if (rc == CLI_HELP)
-        cli_print_help(stdout, "bellows reproduce accordion|adpsgd|all|diloco|zeropp [flags]", ABOUT, opts,
-                       n_opts);
+        cli_print_help(stdout, "bellows reproduce accordion|adpsgd|all|diloco|zeropp [flags]",
+                       ABOUT, opts, n_opts);
     return rc;
 }
 
