@@ -32,6 +32,14 @@ typedef struct {
     Row own[10];             /* rows of its own, before flag_cases.h's */
 } Command;
 
+/* compare's and sweep's tiny runs: one seed of sync, two workers, one epoch of 16 samples */
+#define TINY_MULTI_RUN                                                                             \
+    {"--epochs", "1"}, {"--collectives", "analytic"}, {"--train-samples", "16"}, {"--batch", "4"}, \
+        {"--test-samples", "8"}, {"--workers", "2"}, {"--eval-every", "2"}, {"--seeds", "1"},      \
+    {                                                                                              \
+        "--policies", "sync"                                                                       \
+    }
+
 static const Command COMMANDS[] = {
     {"bench",
      "bench --quiet",
@@ -49,15 +57,7 @@ static const Command COMMANDS[] = {
     {"compare",
      "compare --quiet --no-plots",
      1,
-     {{"--epochs", "1"},
-      {"--collectives", "analytic"},
-      {"--train-samples", "16"},
-      {"--batch", "4"},
-      {"--test-samples", "8"},
-      {"--workers", "2"},
-      {"--eval-every", "2"},
-      {"--seeds", "1"},
-      {"--policies", "sync"}},
+     {TINY_MULTI_RUN},
      {{"policies", "static:level=1", ""}, {"seeds", "2", ""}, {"traces", NULL, NULL}}},
     {"replay",
      "replay --quiet --no-plots --trace " TRACE,
@@ -78,15 +78,7 @@ static const Command COMMANDS[] = {
     {"sweep",
      "sweep --quiet --no-plots",
      1,
-     {{"--epochs", "1"},
-      {"--collectives", "analytic"},
-      {"--train-samples", "16"},
-      {"--batch", "4"},
-      {"--test-samples", "8"},
-      {"--workers", "2"},
-      {"--eval-every", "2"},
-      {"--seeds", "1"},
-      {"--policies", "sync"}},
+     {TINY_MULTI_RUN},
      {{"policies", "static:level=1", ""}, {"seeds", "2", ""}, {"traces", NULL, NULL}}},
     {"train",
      "train --quiet",

@@ -330,8 +330,8 @@ struct DriverRun {
  * Ctrl-C): the run stops at once (STOP_ERROR) and run_finish returns status with why's message.
  * The first error is kept; every actor that stops a run with an error calls this. */
 void run_fail(DriverRun *run, int status, const BwError *why);
-/* --sharding hybrid: the GPUs a node shards over, its --gpus-per-node (1 when unset) */
-int plan_hybrid_gpus(const DriverRun *run);
+/* The GPUs of a node, its --gpus-per-node (1 when unset): hybrid sharding's and ZeRO++'s nodes */
+int run_node_gpus(const DriverRun *run);
 double run_now(const DriverRun *run); /* simulated seconds since the start */
 /* Parameter servers priced with fifo's partitions in flight on the analytic backend
  * (coll_comm_set_ps_partition): --allreduce ps, --overlap ddp, fifo, --collectives analytic. */

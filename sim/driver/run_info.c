@@ -263,8 +263,8 @@ double driver_straggler_factor(const RunConfig *cfg, long step)
     return driver_straggler_max(cfg->straggler_cv, n, u);
 }
 
-/* --sharding hybrid: the GPUs a node shards over (step_plan_hybrid.c, shard_comms.c) */
-int plan_hybrid_gpus(const DriverRun *run)
+/* The GPUs of a node (step_plan_hybrid.c, shard_comms.c, zeropp_plan.c) */
+int run_node_gpus(const DriverRun *run)
 {
     return run->cluster.gpus_per_node > 0 ? run->cluster.gpus_per_node : 1;
 }

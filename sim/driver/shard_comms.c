@@ -55,7 +55,7 @@ static int make_groups(DriverRun *run, int g, int m, BwError *err)
 int shard_comms_init(DriverRun *run, BwError *err)
 {
     if (run->cfg->sharding != SHARD_HYBRID || !run->cost || run->fast) return BW_OK;
-    const int g = plan_hybrid_gpus(run), m = run->P / g;
+    const int g = run_node_gpus(run), m = run->P / g;
     run->node_size = g;
     run->node_comm = bw_xcalloc((size_t)m, sizeof *run->node_comm, "shard_comms.c: node_comm");
     run->across_comm =

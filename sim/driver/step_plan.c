@@ -200,7 +200,7 @@ static void plan_sharded_tail(DriverRun *run, StepPlan *p)
     const Sharding sh = run->cfg->sharding;
     double opt = cost_opt_seconds(run);
     if (sh == SHARD_HYBRID) /* sharded over the node's GPUs (step_plan_hybrid.c) */
-        opt /= plan_hybrid_gpus(run);
+        opt /= run_node_gpus(run);
     else if (sh != SHARD_NONE)
         opt /= run->cfg->price_workers > 0 ? run->cfg->price_workers : run->cfg->cluster.workers;
     plan_push_stage(p, STAGE_OPTIMIZER)->seconds = opt;

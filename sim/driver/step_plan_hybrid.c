@@ -13,13 +13,13 @@
 /* One rank's shard of `floats` values over the node's g GPUs, in bytes. */
 static size_t node_shard_bytes(const DriverRun *run, size_t floats)
 {
-    const size_t g = (size_t)plan_hybrid_gpus(run), es = driver_shard_elem_bytes(run->cfg);
+    const size_t g = (size_t)run_node_gpus(run), es = driver_shard_elem_bytes(run->cfg);
     return (es * floats + g - 1) / g;
 }
 
 void plan_hybrid_bucket(DriverRun *run, StepPlan *p, int rs, size_t floats)
 {
-    const size_t g = (size_t)plan_hybrid_gpus(run);
+    const size_t g = (size_t)run_node_gpus(run);
     PlanStage *s = &p->stage[rs];
     s->comm = PLAN_COMM_NODE;
     s->msg = (CompressMsg){COMPRESS_ALLGATHER, node_shard_bytes(run, floats)};

@@ -20,10 +20,6 @@ static double zpp_N(const DriverRun *run)
     const RunConfig *cfg = run->cfg;
     return cfg->price_workers > 0 ? cfg->price_workers : cfg->cluster.workers;
 }
-static int zpp_G(const DriverRun *run)
-{
-    return run->cluster.gpus_per_node > 0 ? run->cluster.gpus_per_node : 1;
-}
 
 static double quant_s(const DriverRun *run, double values)
 {
@@ -100,7 +96,7 @@ int zpp_plan_gathers(DriverRun *run, StepPlan *p)
     }
     /* hpZ: the backward's from the node's secondary shard (fp32 here, 1/G of the model a GPU),
      * none to gather on a node of one GPU */
-    const int G = zpp_G(run);
+    const int G = run_node_gpus(run);
     if (G > 1)
         push_coll(run, p, PLAN_COMM_NODE, PLAN_SHARD_AG,
                   ceil(4.0 * (double)run->cost->wl->n_params / G));
@@ -134,7 +130,7 @@ int zpp_plan_unit_gathers(DriverRun *run, PlanUnit *un)
     for (int k = 0; k < 2; k++) {
         PlanStage *s = un->gather[k];
         if (k == 1 && z->hpz) {
-            const int G = zpp_G(run);
+            const int G = run_node_gpus(run);
             un->n_gather[1] = G > 1 ? unit_gather(run, s, PLAN_COMM_NODE, 4.0 * n / G, 0, 0) : 0;
         } else if (z->qwz_bits) {
             const double q = qwz_shard_bytes(run, un->first_tensor, un->n_tensors);
@@ -153,7 +149,7 @@ static void qgz_bucket_bytes(const DriverRun *run, const PlanBucket *b, double *
                              double *xq, double *plain)
 {
     const Workload *wl = run->cost->wl;
-    const size_t N = (size_t)zpp_N(run), G = (size_t)zpp_G(run);
+    const size_t N = (size_t)zpp_N(run), G = (size_t)run_node_gpus(run);
     *y1 = *y2 = *xq = *plain = 0;
     for (int i = 0; i < b->n_tensors; i++) {
         const WorkloadTensor *t = &wl->tensors[b->tensors[i]];
@@ -181,7 +177,7 @@ int zpp_plan_bucket_rs(DriverRun *run, StepPlan *p, PlanBucket *b, size_t floats
     if (!run->cfg->zeropp.qgz) return 0;
     double y1, y2, xq, plain;
     qgz_bucket_bytes(run, b, &y1, &y2, &xq, &plain);
-    const double N = zpp_N(run), G = zpp_G(run), m = N / G;
+    const double N = zpp_N(run), G = run_node_gpus(run), m = N / G;
     if (plain > 0) push_coll(run, p, p->grad_comm, PLAN_SHARD_RS, shard_bytes(run, plain));
     if (!(xq > 0)) return 1;
     p->stage[b->first_stage].seconds += quant_s(run, xq); /* the bucket's STAGE_ENCODE */
@@ -199,7 +195,7 @@ int zpp_plan_bucket_rs(DriverRun *run, StepPlan *p, PlanBucket *b, size_t floats
 double zpp_cross_node_bytes(const DriverRun *run)
 {
     const StepPlan *p = &run->cost->plan;
-    const double N = zpp_N(run), G = zpp_G(run);
+    const double N = zpp_N(run), G = run_node_gpus(run);
     if (N / G <= 1) return 0;
     double bytes = 0;
     for (int i = 0; i < p->n_stages; i++) {
