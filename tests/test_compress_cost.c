@@ -291,9 +291,8 @@ static void test_powersgd_comm_none_plans_no_factors(void **state)
     char buf[SPEC_MAX_TEXT];
     assert_int_equal(compress_spec_resolved("powersgd", "--compressor", buf, sizeof buf, NULL), 0);
     assert_string_equal(buf, "powersgd:ef=1,rank_change=warm");
-    assert_int_equal(compress_spec_resolved("powersgd:comm=none", "--compressor", buf, sizeof buf,
-                                            NULL),
-                     0);
+    assert_int_equal(
+        compress_spec_resolved("powersgd:comm=none", "--compressor", buf, sizeof buf, NULL), 0);
     assert_string_equal(buf, "powersgd:ef=1,rank_change=warm,comm=none");
     assert_null(compress_spec_note("powersgd:comm=allreduce"));
     assert_non_null(strstr(compress_spec_note("powersgd:comm=none"), "pytorch#74148"));

@@ -620,8 +620,8 @@ static void test_a_schedules_partition_cost_is_paid_per_partition(void **state)
 /* The step of a DDP run of PowerSGD rank 1 (spec) on `layers` (a workload's layers, as JSON)
  * under a toy profile without a cycle, whose PowerSGD hook synchronises or not (sync -1: no
  * "hooks"; 2: it synchronises and orthogonalises the query too; 3: --costs ideal instead). */
-static double hooked_step_of(const char *spec, const char *layers, int sync, int i,
-                             double *compute, double *compress)
+static double hooked_step_of(const char *spec, const char *layers, int sync, int i, double *compute,
+                             double *compress)
 {
     char prof[256], wl[256], cmd[2048], text[2048];
     snprintf(wl, sizeof wl, "%s/hooked-%d-workload.json", TMP, i);

@@ -298,8 +298,8 @@ static void psgd_cost(const Compressor *c, const LayerView *v, double level, Com
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + m * r + n * r)); /* P = M Q */
     comp_price(c, cost, 0, COST_OP_MATMUL, n * m, 1);
     comp_cost_add(cost, 2 * n * r * r + n * r,
-                  8 * n * r);                            /* orthogonalise P, after its allreduce */
-    comp_price(c, cost, after_p, COST_OP_ORTHOGONALISE, n, r); /* column by column */
+                  8 * n * r); /* orthogonalise P, after its allreduce */
+    comp_price(c, cost, after_p, COST_OP_ORTHOGONALISE, n, r);       /* column by column */
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + n * r + m * r)); /* Q = M^T P */
     comp_price(c, cost, after_p, COST_OP_MATMUL, n * m, 1);
     if (!local) {

@@ -55,8 +55,8 @@ typedef struct {
     double flops, bytes;
     const CostProfile *prof;
     double phase_s[COMPRESS_MAX_PHASES];
-    int first_msg; /* compress_plan_views: msgs[first_msg] is the compressor's first message
-                      (1 when the dense allreduce comes first) */
+    int first_msg;    /* compress_plan_views: msgs[first_msg] is the compressor's first message
+                         (1 when the dense allreduce comes first) */
     int n_compressed; /* compress_plan_views: the tensors handed to the compressor (it may send
                          nothing of its own for them: powersgd:comm=none) */
 } CompressCost;
