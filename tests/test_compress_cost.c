@@ -250,6 +250,57 @@ static void test_powersgd_plan_on_other_shapes(void **state)
     compress_free(c);
 }
 
+/* powersgd:comm=none on the toy: only the dense vector's message, for the two matrices the
+ * hook still compresses; the same stages less Q's division (m r flops, 8 m r bytes a matrix),
+ * and under a calibrated profile all of them in phase 0, there being no collective between. */
+static void test_powersgd_comm_none_plans_no_factors(void **state)
+{
+    (void)state;
+    int n_own;
+    const LayerView *own = own_layers(&n_own);
+    Compressor *pq = make("powersgd", own, n_own, WORLD);
+    Compressor *none = make("powersgd:comm=none", own, n_own, WORLD);
+    LayerView t[3];
+    toy(t);
+    const double levels[3] = {2, 4, 4};
+    const int all[] = {0, 1, 2};
+    CompressMsg m[COMPRESS_MAX_MSGS];
+    CostProfile *prof = NULL;
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &prof, NULL), BW_OK);
+    CompressCost a = {.prof = prof}, b = {.prof = prof};
+    assert_int_equal(compress_plan_views(pq, t, all, 3, levels, m, &a), 3);
+    assert_int_equal(compress_plan_views(none, t, all, 3, levels, m, &b), 1);
+    assert_int_equal(m[0].op, COMPRESS_ALLREDUCE_F32);
+    assert_int_equal(m[0].count, 64);
+    assert_int_equal(a.n_compressed, 2);
+    assert_int_equal(b.n_compressed, 2);
+    assert_int_equal(b.first_msg, 1);
+    const double mr = 27 * 2 + 64 * 4; /* Q's floats: conv1 at rank 2, fc at rank 4 */
+    assert_float_equal(b.flops, a.flops - mr, 0);
+    assert_float_equal(b.bytes, a.bytes - 8 * mr, 0);
+    double sum = 0;
+    for (int p = 0; p < COMPRESS_MAX_PHASES; p++) sum += a.phase_s[p];
+    assert_true(a.phase_s[1] > 0 && a.phase_s[2] > 0);
+    const double div = costs_op_seconds(prof, COST_OP_ELEMENTWISE, 8 * 27 * 2) +
+                       costs_op_seconds(prof, COST_OP_ELEMENTWISE, 8 * 64 * 4);
+    assert_float_equal(b.phase_s[0], sum - div, 1e-12 * sum);
+    for (int p = 1; p < COMPRESS_MAX_PHASES; p++) assert_true(b.phase_s[p] == 0);
+    /* a bucket of the matrices alone sends nothing at all */
+    assert_int_equal(compress_plan_views(none, t, (int[]){0, 2}, 2, levels, m, NULL), 0);
+    /* the option resolves only when given, so every other spec reads as it did */
+    char buf[SPEC_MAX_TEXT];
+    assert_int_equal(compress_spec_resolved("powersgd", "--compressor", buf, sizeof buf, NULL), 0);
+    assert_string_equal(buf, "powersgd:ef=1,rank_change=warm");
+    assert_int_equal(
+        compress_spec_resolved("powersgd:comm=none", "--compressor", buf, sizeof buf, NULL), 0);
+    assert_string_equal(buf, "powersgd:ef=1,rank_change=warm,comm=none");
+    assert_null(compress_spec_note("powersgd:comm=allreduce"));
+    assert_non_null(strstr(compress_spec_note("powersgd:comm=none"), "pytorch#74148"));
+    costs_free(prof);
+    compress_free(pq);
+    compress_free(none);
+}
+
 /* The other compressors' messages on the toy (conv1 at level a, fc at level b), by hand. */
 static void test_other_plans_on_other_shapes(void **state)
 {
@@ -342,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_views_of_own_layers_equal_plan),
         cmocka_unit_test(test_powersgd_plan_on_other_shapes),
         cmocka_unit_test(test_other_plans_on_other_shapes),
+        cmocka_unit_test(test_powersgd_comm_none_plans_no_factors),
         cmocka_unit_test(test_many_layers_batch_into_few_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

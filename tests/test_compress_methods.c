@@ -96,6 +96,35 @@ static void test_powersgd_wire_size_is_r_n_plus_m_floats_plus_vectors(void **sta
     release(s);
 }
 
+/* comm=none skips the two allreduces, and nothing else: on the analytic ring its collectives
+ * take the time of the dense vectors' alone, which is PowerSGD's less the ring's closed form
+ * (Patarasuk and Yuan, JPDC 2009: 2 (P - 1) a + 2 (P - 1) / P n b) for P's floats and Q's. */
+static void test_powersgd_comm_none_saves_the_ring_time_of_p_and_q(void **state)
+{
+    (void)state;
+    double t[2];
+    for (int k = 0; k < 2; k++) {
+        Run r = base_run(k ? "powersgd:comm=none" : "powersgd", 4, 1);
+        set_levels(&r, 3, 2, 4, 5); /* as the wire size above */
+        r.backend = COLL_ANALYTIC;
+        r.algo = COLL_RING;
+        Shared *s = simulate(&r);
+        t[k] = *BOOK(s, B_TIME, 0, 0);
+        assert_true(*BOOK(s, B_CALLS, 0, 0) == (k ? 1 : 3));
+        check_plan_matches_reduce(&r, s);
+        release(s);
+    }
+    Cluster cl = cluster_default();
+    const double P = 4, a = 2 * cl.latency_s; /* a star: two NIC links a route */
+    const double b = 1 / (cl.bandwidth_Bps * cluster_link_share(&cl));
+    const double p_bytes = 4.0 * (3 * 24 + 2 * 10 + 1 * 1 + 3 * 33);
+    const double q_bytes = 4.0 * (3 * 17 + 2 * 24 + 1 * 30 + 3 * 3);
+    const double ring = 2 * (P - 1) * a + 2 * (P - 1) / P * p_bytes * b + 2 * (P - 1) * a +
+                        2 * (P - 1) / P * q_bytes * b;
+    assert_true(t[1] > 0);
+    assert_float_equal(t[0] - t[1], ring, 1e-12 * ring);
+}
+
 /* PowerSGD for all workers at once, in plain loops with double sums, following the same rules
  * for drawing Q (compress_impl.h: the stream of (seed, layer, step), columns in order). */
 typedef struct {
@@ -126,14 +155,16 @@ static void naive_orthogonalise(double *pt, int r, size_t n)
     }
 }
 
-static void naive_psgd_step(NaivePsgd *st, const Run *r, Shared *s, int t, int ef, int reset,
-                            double *out)
+/* One step of the W workers w0 .. w0 + W - 1 (st->mem[0 .. W)): all of the run's for PowerSGD,
+ * one alone for comm=none, whose workers each run PowerSGD by themselves. */
+static void naive_psgd_step(NaivePsgd *st, const Run *r, Shared *s, int t, int w0, int W,
+                            const int flags[2], double *out)
 {
-    const int W = r->workers;
+    const int ef = flags[0], reset = flags[1];
     const double *lv = levels_at(r, t);
     static double M[MAXW][NP];
     for (int w = 0; w < W; w++)
-        for (size_t i = 0; i < NP; i++) M[w][i] = IN(s, t, w)[i] + (ef ? st->mem[w][i] : 0);
+        for (size_t i = 0; i < NP; i++) M[w][i] = IN(s, t, w0 + w)[i] + (ef ? st->mem[w][i] : 0);
     for (int l = 0; l < NL; l++) {
         const LayerView *v = &LAYERS[l];
         const size_t off = v->offset, n = (size_t)v->rows, m = (size_t)v->cols;
@@ -199,7 +230,38 @@ static void naive_psgd_step(NaivePsgd *st, const Run *r, Shared *s, int t, int e
     }
 }
 
-static void compare_with_naive(const char *spec, int ef, int reset)
+/* The run's workers w0 .. w0 + W - 1 against the plain loops of those workers alone. */
+static void check_naive(const char *spec, const Run *r, Shared *s, int w0, int W,
+                        const int flags[2])
+{
+    NaivePsgd st = {0};
+    for (int w = 0; w < W; w++) st.mem[w] = calloc(NP, sizeof(double));
+    double out[NP];
+    float outf[NP], memf[NP];
+    for (int t = 0; t < r->steps; t++) {
+        naive_psgd_step(&st, r, s, t, w0, W, flags, out);
+        for (int l = 0; l < NL; l++) {
+            const LayerView *v = &LAYERS[l];
+            size_t n = layer_size(v);
+            for (size_t i = 0; i < n; i++) outf[i] = (float)out[v->offset + i];
+            /* dense layers are every worker's mean whatever W: comm=none's checked apart */
+            const int dense = v->ndim == 1 || levels_at(r, t)[l] == 0;
+            double e = W < r->workers && dense ? 0 : rel_err(OUT(s, t, w0) + v->offset, outf, n);
+            if (e > 1e-4)
+                fail_msg("%s step %d layer %s rank %d: relative error %g", spec, t, v->name, w0, e);
+            for (int w = w0; w < w0 + W; w++) {
+                for (size_t i = 0; i < n; i++) memf[i] = (float)st.mem[w - w0][v->offset + i];
+                double scale = layer_max_abs(IN(s, t, w) + v->offset, MEM0(s, t, w) + v->offset, n);
+                if (max_abs_diff(MEM1(s, t, w) + v->offset, memf, n) > 1e-4 * scale)
+                    fail_msg("%s step %d layer %s rank %d: memory differs", spec, t, v->name, w);
+            }
+        }
+    }
+    for (int l = 0; l < MAXL; l++) free(st.qt[l]);
+    for (int w = 0; w < W; w++) free(st.mem[w]);
+}
+
+static Run naive_run(const char *spec)
 {
     Run r = base_run(spec, 3, 5);
     double rows[5][NL] = {{2, 0, 2, 0, 1, 3},
@@ -208,29 +270,14 @@ static void compare_with_naive(const char *spec, int ef, int reset)
                           {3, 0, 2, 0, 1, 2},
                           {1, 0, 1, 0, 1, 1}};
     set_schedule(&r, 5, rows);
+    return r;
+}
+
+static void compare_with_naive(const char *spec, int ef, int reset)
+{
+    Run r = naive_run(spec);
     Shared *s = simulate(&r);
-    NaivePsgd st = {0};
-    for (int w = 0; w < r.workers; w++) st.mem[w] = calloc(NP, sizeof(double));
-    double out[NP];
-    float outf[NP], memf[NP];
-    for (int t = 0; t < r.steps; t++) {
-        naive_psgd_step(&st, &r, s, t, ef, reset, out);
-        for (int l = 0; l < NL; l++) {
-            const LayerView *v = &LAYERS[l];
-            size_t n = layer_size(v);
-            for (size_t i = 0; i < n; i++) outf[i] = (float)out[v->offset + i];
-            double e = rel_err(OUT(s, t, 0) + v->offset, outf, n);
-            if (e > 1e-4) fail_msg("%s step %d layer %s: relative error %g", spec, t, v->name, e);
-            for (int w = 0; w < r.workers; w++) {
-                for (size_t i = 0; i < n; i++) memf[i] = (float)st.mem[w][v->offset + i];
-                double scale = layer_max_abs(IN(s, t, w) + v->offset, MEM0(s, t, w) + v->offset, n);
-                if (max_abs_diff(MEM1(s, t, w) + v->offset, memf, n) > 1e-4 * scale)
-                    fail_msg("%s step %d layer %s rank %d: memory differs", spec, t, v->name, w);
-            }
-        }
-    }
-    for (int l = 0; l < MAXL; l++) free(st.qt[l]);
-    for (int w = 0; w < r.workers; w++) free(st.mem[w]);
+    check_naive(spec, &r, s, 0, r.workers, (int[]){ef, reset});
     release(s);
 }
 
@@ -240,6 +287,33 @@ static void test_powersgd_matches_plain_loops_through_rank_changes(void **state)
     compare_with_naive("powersgd", 1, 0);
     compare_with_naive("powersgd:rank_change=reset", 1, 1);
     compare_with_naive("powersgd:ef=0", 0, 0);
+}
+
+/* comm=none (pytorch#74148's ablation): each worker's matrices are what PowerSGD on that worker
+ * alone gives (its own P, Q and memory, no division of its Q), while the vectors are still the
+ * workers' mean; the workers' matrices differ, and the collectives carry only the vectors. */
+static void test_powersgd_comm_none_leaves_each_worker_its_own_low_rank_gradient(void **state)
+{
+    (void)state;
+    const char *spec = "powersgd:comm=none";
+    Run r = naive_run(spec);
+    Shared *s = simulate(&r);
+    for (int w = 0; w < r.workers; w++) check_naive(spec, &r, s, w, 1, (int[]){1, 0});
+    for (int t = 0; t < r.steps; t++) {
+        double dense = 0; /* floats of the vectors and the level-0 matrices */
+        for (int l = 0; l < NL; l++)
+            if (LAYERS[l].ndim == 1 || levels_at(&r, t)[l] == 0) dense += layer_size(&LAYERS[l]);
+        for (int w = 0; w < r.workers; w++) {
+            assert_true(*BYTES(s, t, w) == 4 * dense && *GROWTH(s, t, w) == 4 * dense);
+            for (size_t i = LAYERS[1].offset; i < LAYERS[1].offset + 24; i++) { /* b1 */
+                double mean = 0;
+                for (int k = 0; k < r.workers; k++) mean += IN(s, t, k)[i];
+                assert_true(fabs(OUT(s, t, w)[i] - mean / r.workers) < 1e-6);
+            }
+        }
+        assert_true(max_abs_diff(OUT(s, t, 0), OUT(s, t, 1), 408) > 0); /* w1 differs */
+    }
+    release(s);
 }
 
 /* ---- TopK ---- */
@@ -572,6 +646,8 @@ int main(void)
         cmocka_unit_test(test_powersgd_survives_a_zero_gradient_and_keeps_tiny_ones_exact),
         cmocka_unit_test(test_powersgd_wire_size_is_r_n_plus_m_floats_plus_vectors),
         cmocka_unit_test(test_powersgd_matches_plain_loops_through_rank_changes),
+        cmocka_unit_test(test_powersgd_comm_none_leaves_each_worker_its_own_low_rank_gradient),
+        cmocka_unit_test(test_powersgd_comm_none_saves_the_ring_time_of_p_and_q),
         cmocka_unit_test(test_topk_keeps_exactly_the_k_largest_ties_to_lower_index),
         cmocka_unit_test(test_topk_accordion_variant_sums_without_memory),
         cmocka_unit_test(test_topk_accordion_code_s_int64_indices_and_truncated_counts),

@@ -617,10 +617,11 @@ static void test_a_schedules_partition_cost_is_paid_per_partition(void **state)
         fail_msg("a step with %g s a partition: %.12g s, expected %.12g", X, got, want);
 }
 
-/* The step of a DDP run of PowerSGD rank 1 on `layers` (a workload's layers, as JSON) under a
- * toy profile without a cycle, whose PowerSGD hook synchronises or not (sync -1: no "hooks"; 2:
- * it synchronises and orthogonalises the query too). */
-static double hooked_step(const char *layers, int sync, int i, double *compute, double *compress)
+/* The step of a DDP run of PowerSGD rank 1 (spec) on `layers` (a workload's layers, as JSON)
+ * under a toy profile without a cycle, whose PowerSGD hook synchronises or not (sync -1: no
+ * "hooks"; 2: it synchronises and orthogonalises the query too; 3: --costs ideal instead). */
+static double hooked_step_of(const char *spec, const char *layers, int sync, int i, double *compute,
+                             double *compress)
 {
     char prof[256], wl[256], cmd[2048], text[2048];
     snprintf(wl, sizeof wl, "%s/hooked-%d-workload.json", TMP, i);
@@ -649,10 +650,10 @@ static double hooked_step(const char *layers, int sync, int i, double *compute, 
     snprintf(cmd, sizeof cmd,
              BELLOWS_BIN " run --workload %s --costs %s --model softmax --workers 4 --batch 8 "
                          "--gpu V100 --bandwidth 10Gbps --latency 10us --collectives analytic "
-                         "--overlap ddp --compressor powersgd --policy static:level=1 --epochs 1 "
+                         "--overlap ddp --compressor %s --policy static:level=1 --epochs 1 "
                          "--train-samples 64 --test-samples 50 --quiet --out %s/hooked-%d "
                          ">/dev/null",
-             wl, prof, TMP, i);
+             wl, sync == 3 ? "ideal" : prof, spec, TMP, i);
     assert_int_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "%s/hooked-%d/summary.json", TMP, i);
     char *s = slurp(cmd, NULL);
@@ -663,6 +664,11 @@ static double hooked_step(const char *layers, int sync, int i, double *compute, 
     double step = json_number(s, "sim_time_s") / steps;
     free(s);
     return step;
+}
+
+static double hooked_step(const char *layers, int sync, int i, double *compute, double *compress)
+{
+    return hooked_step_of("powersgd", layers, sync, i, compute, compress);
 }
 
 /* A PowerSGD hook that synchronises (PyTorch's torch.cuda.synchronize in its last callback)
@@ -702,6 +708,39 @@ static void test_a_synchronising_hook_gets_no_overlap(void **state)
         fail_msg("Q's Gram-Schmidt: %.12g s a step, expected %.12g", compress_q - compress_b, col);
 }
 
+/* powersgd:comm=none (pytorch#74148's ablation, its P and Q allreduces removed) keeps the
+ * hook's chain, so a synchronising hook still holds the backward until the bucket's dense
+ * allreduce is done: with b's bias beside its weight, the step grows by that allreduce alone,
+ * as b alone prices it. Under --costs ideal its roofline is all encode (no decode after a
+ * message of its own), as large as PowerSGD's but for Q's division (m r of 36 n m + ...). */
+static void test_a_hook_sending_nothing_of_its_own_still_synchronises(void **state)
+{
+    (void)state;
+    static const char *const A = "{\"name\": \"a\", \"fwd_flops\": 1e9, \"bwd_flops\": 4e10, "
+                                 "\"tensors\": [{\"name\": \"a.weight\", \"shape\": [1000, "
+                                 "1000]}]}";
+    static const char *const B = "{\"name\": \"b\", \"fwd_flops\": 1e9, \"bwd_flops\": 1e9, "
+                                 "\"tensors\": [{\"name\": \"b.weight\", \"shape\": [600, "
+                                 "1000]}, {\"name\": \"b.bias\", \"shape\": [600]}]}";
+    const char *none = "powersgd:comm=none";
+    char two[1024];
+    snprintf(two, sizeof two, "%s, %s", A, B);
+    const double off = hooked_step_of(none, two, 0, 6, NULL, NULL);
+    const double on = hooked_step_of(none, two, 1, 7, NULL, NULL);
+    double compute_b, compress_b, alone_b = hooked_step_of(none, B, 1, 8, &compute_b, &compress_b);
+    const double comm_b = alone_b - compute_b - compress_b, want = off + comm_b;
+    assert_true(comm_b > 0 && compress_b > 0);
+    if (!(fabs(on - want) <= 1e-9 * want))
+        fail_msg("comm=none under a synchronising hook: %.12g s, expected %.12g (%.12g + the "
+                 "bias's allreduce %.12g)",
+                 on, want, off, comm_b);
+    double ideal_pq, ideal_none;
+    hooked_step_of("powersgd", B, 3, 9, NULL, &ideal_pq);
+    hooked_step_of(none, B, 3, 10, NULL, &ideal_none);
+    if (!(ideal_none < ideal_pq && ideal_none > 0.999 * ideal_pq))
+        fail_msg("comm=none's roofline %.12g s, PowerSGD's %.12g", ideal_none, ideal_pq);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -717,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_interference_lengthens_an_overlapped_step),
         cmocka_unit_test(test_a_schedules_partition_cost_is_paid_per_partition),
         cmocka_unit_test(test_a_synchronising_hook_gets_no_overlap),
+        cmocka_unit_test(test_a_hook_sending_nothing_of_its_own_still_synchronises),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cluster_args.h"
+#include "compress.h"
 #include "run_args.h"
 #include "units.h"
 
@@ -232,9 +233,11 @@ static void print_intra_node(const RunConfig *cfg)
 
 void run_print_policy(const RunConfig *cfg)
 {
-    if (run_policy_uses_compressor(cfg->policy))
+    if (run_policy_uses_compressor(cfg->policy)) {
         printf("# policy %s, compressor %s\n", cfg->policy, cfg->compressor);
-    else
+        const char *note = compress_spec_note(cfg->compressor);
+        if (note) printf("# note: %s\n", note);
+    } else
         printf("# policy %s (dense gradients, no compressor)\n", cfg->policy);
 }
 

@@ -14,7 +14,14 @@
  * memory stays (zero_memory is False in every published run). There every reducer's stream
  * starts from RandomState(42) (powersgd_grad.py:19, sparsify_gradient.py:122), so a reset Q is
  * the layer's very first one again; here it is a new draw of the run's shared stream, which is
- * as independent of the gradient. */
+ * as independent of the gradient.
+ * comm=none is the ablation of pytorch/pytorch#74148 (Haijunlv, 2022: "when i remove the
+ * q_memory_dict and p_memory_dict allreduce op ... speed up ratio is 6.29"): both allreduces are
+ * skipped, so each worker orthogonalises its own P, computes its own Q = M^T P and decodes its
+ * own M' = P Q^T, keeping that Q as its next query; Q is not divided by the workers (it was never
+ * summed: the issue's code may still have divided it, which changes no time but scales the
+ * gradient). Nothing of the matrices reaches the other workers, so this no longer trains as
+ * PowerSGD (the workers' models drift apart): it prices what the two allreduces cost. */
 #include "compress_impl.h"
 #include "xalloc.h"
 
@@ -31,6 +38,7 @@ typedef struct {
 
 typedef struct {
     int reset; /* rank_change=reset: redraw Q when a layer's rank changes (Accordion's code) */
+    int local; /* comm=none: no allreduce of P or Q, each worker decodes its own P Q^T */
     Query *q;  /* [n_layers] */
     float *pbuf, *qbuf; /* every layer's Pt, then every Qt, one allreduce each */
     size_t pcap, qcap;
@@ -44,6 +52,11 @@ static const SpecOpt OPTS[] = {
     {"rank_change", SPEC_CHOICE, "warm", 0, 0, "warm|reset",
      "when a layer's rank changes: warm keeps Q's first columns (new ones drawn N(0,1));"
      " reset redraws all of Q (Accordion's code: reset); both keep the EF memory"},
+    /* no default, so that a spec without it resolves (compress_spec_resolved) as before */
+    {"comm", SPEC_CHOICE, NULL, 0, 0, "allreduce|none",
+     "not given or allreduce: P and Q allreduced (PowerSGD); none: both allreduces skipped,"
+     " each worker decodes its own P Q^T (the ablation of pytorch#74148, to price what those"
+     " two allreduces cost; no longer PowerSGD's training: the workers' gradients differ)"},
 };
 
 static int psgd_init(Compressor *c, const SpecVal *vals, BwError *err)
@@ -53,6 +66,7 @@ static int psgd_init(Compressor *c, const SpecVal *vals, BwError *err)
     c->state = s;
     size_t nl = (size_t)(c->n_layers ? c->n_layers : 1);
     s->reset = vals[1].choice == 1;
+    s->local = vals[2].set && vals[2].choice == 1;
     s->q = bw_xcalloc(nl, sizeof *s->q, "comp_powersgd.c: s->q");
     s->poff = bw_xmalloc(nl * sizeof *s->poff, "comp_powersgd.c: s->poff");
     s->qoff = bw_xmalloc(nl * sizeof *s->qoff, "comp_powersgd.c: s->qoff");
@@ -184,13 +198,14 @@ static void psgd_encode_q(Compressor *c, void *arg)
     }
 }
 
-/* Q /= workers; M' = P Q^T = Pt^T Qt [n x m] into grads; e = M - M'; keep Q for the next step */
+/* Q /= workers (not with comm=none: a Q never summed); M' = P Q^T = Pt^T Qt [n x m] into grads;
+ * e = M - M'; keep Q for the next step */
 static void psgd_decode(Compressor *c, void *arg)
 {
     PowerSgd *s = c->state;
     const CompWork *wk = arg;
     const float w = (float)c->world;
-    for (size_t i = 0; i < wk->size; i++) s->qbuf[i] /= w; /* every Q */
+    for (size_t i = 0; i < wk->size && !s->local; i++) s->qbuf[i] /= w; /* every Q */
     for (int t = 0; t < wk->n; t++) {
         int l = wk->todo[t], r = s->rank[l], n = c->layers[l].rows, m = c->layers[l].cols;
         size_t off = c->layers[l].offset, len = (size_t)n * (size_t)m;
@@ -223,18 +238,19 @@ static double psgd_reduce(Compressor *c, Comm *comm, float *grads, const int *to
     reserve(&s->qbuf, &s->qcap, qtot);
     CompWork wk = {grads, todo, nt, levels, qtot, NULL};
     comp_parallel(c, psgd_encode_p, &wk);
-    comp_allreduce(c, comm, s->pbuf, ptot);
+    if (!s->local) comp_allreduce(c, comm, s->pbuf, ptot);
     comp_parallel(c, psgd_encode_q, &wk);
-    comp_allreduce(c, comm, s->qbuf, qtot);
+    if (!s->local) comp_allreduce(c, comm, s->qbuf, qtot);
     comp_parallel(c, psgd_decode, &wk);
-    return (double)(ptot + qtot) * sizeof(float);
+    return s->local ? 0 : (double)(ptot + qtot) * sizeof(float);
 }
 
-/* Two allreduces: every layer's P (r x n floats), then every Q (r x m). */
+/* Two allreduces: every layer's P (r x n floats), then every Q (r x m); none with comm=none. */
 static int psgd_plan(const Compressor *c, const LayerView *layers, const int *todo, int nt,
                      const double *levels, CompressMsg *msgs)
 {
-    (void)c;
+    const PowerSgd *s = c->state;
+    if (s->local) return 0;
     size_t ptot = 0, qtot = 0;
     for (int t = 0; t < nt; t++) {
         const LayerView *v = &layers[todo[t]];
@@ -258,15 +274,18 @@ static int psgd_plan(const Compressor *c, const LayerView *layers, const int *to
  *                                       8 n r bytes (read and write it once); the rare second
  *                                       projection pass ("twice is enough") is not counted
  *   Q = M^T P:                          2 n m r flops, 4 (n m + n r + m r) bytes
- *   Q /= workers (after its allreduce):     m r flops, 8 m r bytes
+ *   Q /= workers (after its allreduce):     m r flops, 8 m r bytes (not with comm=none)
  *   decode M' = P Q^T into grads:       2 n m r flops, 4 (n r + m r + n m) bytes
  *   new error e = M - M' (ef=1):          n m flops, 12 n m bytes
  * In all, with ef=1: 6 n m r + 2 n m + 2 n r^2 + n r + m r flops, 36 n m + 20 (n + m) r bytes.
  * A cost profile whose PowerSGD hook orthogonalises the query (costs.h CostHook) adds Q's
- * Gram-Schmidt before P = M Q: 2 m r^2 + m r flops, 8 m r bytes, r columns of m. */
+ * Gram-Schmidt before P = M Q: 2 m r^2 + m r flops, 8 m r bytes, r columns of m.
+ * With comm=none there are no collectives to run between: every stage is in phase 0. */
 static void psgd_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     const double n = v->rows, m = v->cols, r = layer_rank(v, level);
+    const int local = ((const PowerSgd *)c->state)->local;
+    const int after_p = local ? 0 : 1, after_q = local ? 0 : 2; /* the phases */
     comp_cost_feedback(c, layer_size(v), cost);
     const CostHook *hook = costs_hook(cost->prof, "powersgd");
     if (hook && hook->orthogonalises_query) {
@@ -279,18 +298,30 @@ static void psgd_cost(const Compressor *c, const LayerView *v, double level, Com
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + m * r + n * r)); /* P = M Q */
     comp_price(c, cost, 0, COST_OP_MATMUL, n * m, 1);
     comp_cost_add(cost, 2 * n * r * r + n * r,
-                  8 * n * r);                            /* orthogonalise P, after its allreduce */
-    comp_price(c, cost, 1, COST_OP_ORTHOGONALISE, n, r); /* column by column */
+                  8 * n * r); /* orthogonalise P, after its allreduce */
+    comp_price(c, cost, after_p, COST_OP_ORTHOGONALISE, n, r);       /* column by column */
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + n * r + m * r)); /* Q = M^T P */
-    comp_price(c, cost, 1, COST_OP_MATMUL, n * m, 1);
-    comp_cost_add(cost, m * r, 8 * m * r); /* Q /= workers, after its allreduce */
-    comp_price(c, cost, 2, COST_OP_ELEMENTWISE, 8 * m * r, 1);
+    comp_price(c, cost, after_p, COST_OP_MATMUL, n * m, 1);
+    if (!local) {
+        comp_cost_add(cost, m * r, 8 * m * r); /* Q /= workers, after its allreduce */
+        comp_price(c, cost, after_q, COST_OP_ELEMENTWISE, 8 * m * r, 1);
+    }
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * r + m * r + n * m)); /* M' = P Q^T */
-    comp_price(c, cost, 2, COST_OP_MATMUL, n * m, 1);
+    comp_price(c, cost, after_q, COST_OP_MATMUL, n * m, 1);
     if (c->memory) {
         comp_cost_add(cost, n * m, 12 * n * m); /* e = M - M' */
-        comp_price(c, cost, 2, COST_OP_ELEMENTWISE, 12 * n * m, 1);
+        comp_price(c, cost, after_q, COST_OP_ELEMENTWISE, 12 * n * m, 1);
     }
+}
+
+static const char *psgd_note(const SpecVal *vals)
+{
+    return vals[2].set && vals[2].choice == 1
+               ? "comm=none skips PowerSGD's P and Q allreduces (pytorch#74148's ablation): each "
+                 "worker decodes only its own low-rank gradient, so what trains is not PowerSGD "
+                 "(the shared model takes the first worker's); the times price the step without "
+                 "those two allreduces"
+               : NULL;
 }
 
 const CompressorOps comp_powersgd_ops = {
@@ -300,7 +331,7 @@ const CompressorOps comp_powersgd_ops = {
               "gradient_reducers.py RankKReducer; Accordion (uw-mad-dash/Accordion) for "
               "rank_change=reset",
     .wire = "two allreduces (every P, then every Q): r (n + m) fp32 per n x m matrix, "
-            "r = min(rank, n, m)",
+            "r = min(rank, n, m); none with comm=none",
     .level_name = "rank",
     .level_default = 2,
     .level_min = 1,
@@ -315,4 +346,5 @@ const CompressorOps comp_powersgd_ops = {
     .cost_ops = COST_OP_BIT(COST_OP_ELEMENTWISE) | COST_OP_BIT(COST_OP_MATMUL) |
                 COST_OP_BIT(COST_OP_ORTHOGONALISE),
     .free_state = psgd_free,
+    .note = psgd_note,
 };

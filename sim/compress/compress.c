@@ -220,7 +220,7 @@ static int ops_plan(const Compressor *c, const LayerView *layers, const int *tod
     assert(ops_compresses(c->ops) && n >= 1);
     CompressMsg own[COMPRESS_MAX_MSGS];
     int got = c->ops->plan(c, layers, todo, n, levels, own);
-    assert(got >= 1 && got <= room);
+    assert(got >= 0 && got <= room); /* 0: nothing of its own (powersgd:comm=none) */
     memcpy(msgs, own, sizeof *own * (size_t)got);
     return got;
 }
@@ -332,14 +332,15 @@ int compress_spec_resolved(const char *spec, const char *flag, char *buf, size_t
         return rc;
     }
     size_t used = (size_t)snprintf(buf, n, "%s", ops->name);
-    for (int i = 0; i < ops->n_opts && used < n; i++) {
+    for (int i = 0, k = 0; i < ops->n_opts && used < n; i++) {
         char v[64];
+        if (!vals[i].set) continue; /* no default and not given (powersgd's comm) */
         if (ops->opts[i].type == SPEC_CHOICE)
             choice_word(ops->opts[i].choices, vals[i].choice, v, sizeof v);
         else
             snprintf(v, sizeof v, "%.17g", vals[i].num);
         used +=
-            (size_t)snprintf(buf + used, n - used, "%c%s=%s", i ? ',' : ':', ops->opts[i].key, v);
+            (size_t)snprintf(buf + used, n - used, "%c%s=%s", k++ ? ',' : ':', ops->opts[i].key, v);
     }
     return BW_OK;
 }
@@ -589,11 +590,15 @@ int compress_plan_views(const Compressor *c, const LayerView *layers, const int 
         }
     }
     total.first_msg = n_dense ? 1 : 0;
+    total.n_compressed = n_sel;
     if (n_dense) msgs[n_msgs++] = (CompressMsg){COMPRESS_ALLREDUCE_F32, n_dense};
     if (n_sel)
         n_msgs +=
             ops_plan(c, layers, sel, n_sel, levels, msgs + n_msgs, COMPRESS_MAX_MSGS - n_msgs);
     assert(n_msgs <= COMPRESS_MAX_MSGS);
+    /* work only in the phases its messages make: none after the last (a decode) */
+    for (int p = n_msgs - total.first_msg + 1; p < COMPRESS_MAX_PHASES; p++)
+        assert(total.phase_s[p] == 0);
     if (sel != on_stack) free(sel);
     if (cost) *cost = total;
     return n_msgs;
@@ -605,6 +610,17 @@ int compress_plan(const Compressor *c, const double *levels, CompressMsg *msgs)
 {
     for (int l = 0; l < c->n_layers; l++) c->todo[l] = l;
     return compress_plan_views(c, c->layers, c->todo, c->n_layers, levels, msgs, NULL);
+}
+
+const char *compress_spec_note(const char *spec)
+{
+    Spec s;
+    BwError ignore;
+    SpecVal vals[SPEC_MAX_KV];
+    const CompressorOps *ops =
+        spec_parse(spec, "--compressor", &s, &ignore) ? NULL : compress_find(s.name);
+    if (!ops || !ops->note || spec_resolve(&s, ops->opts, ops->n_opts, vals, &ignore)) return NULL;
+    return ops->note(vals);
 }
 
 unsigned compress_cost_ops(const char *spec)

@@ -10,7 +10,8 @@
  *   - the other layers go through the compressor, which may batch all layers' messages into
  *     one collective per round (PowerSGD: one allreduce of every P, one of every Q);
  *   - on return grads holds the decoded gradient averaged over the workers (except for the
- *     option that reproduces Accordion's TopK code, topk:divide=0, which leaves the sum).
+ *     option that reproduces Accordion's TopK code, topk:divide=0, which leaves the sum, and
+ *     powersgd:comm=none, an ablation that leaves each worker its own low-rank gradient).
  * It returns the payload bytes this worker handed to the collectives (the encoded sizes, bit
  * packing included), which equals the growth of coll_stats(..)->payload_bytes. */
 #ifndef BELLOWS_COMPRESS_H
@@ -54,8 +55,10 @@ typedef struct {
     double flops, bytes;
     const CostProfile *prof;
     double phase_s[COMPRESS_MAX_PHASES];
-    int first_msg; /* compress_plan_views: msgs[first_msg] is the compressor's first message
-                      (1 when the dense allreduce comes first) */
+    int first_msg;    /* compress_plan_views: msgs[first_msg] is the compressor's first message
+                         (1 when the dense allreduce comes first) */
+    int n_compressed; /* compress_plan_views: the tensors handed to the compressor (it may send
+                         nothing of its own for them: powersgd:comm=none) */
 } CompressCost;
 
 /* A compressor: its description (the listing, the level checks, the option table), then its
@@ -91,7 +94,9 @@ typedef struct {
      * for COMPRESS_MAX_MSGS - 1: the dense allreduce may come first); returns how many, however
      * large n (one collective per round for all the layers). `layers` may be other shapes than
      * c's own (a real model's tensors), so a plan reads only the options and the world size of
-     * c. Given exactly when reduce is, and derived from the same size helpers. */
+     * c. Given exactly when reduce is, and derived from the same size helpers. 0 when reduce
+     * sends nothing of its own (powersgd:comm=none); the cost hook then prices every stage in
+     * phase 0, as it must every stage after its last message in that message's phase. */
     int (*plan)(const Compressor *c, const LayerView *layers, const int *todo, int n,
                 const double *levels, CompressMsg *msgs);
     /* What encoding and decoding one matrix of this shape at this level (nonzero) costs one
@@ -103,6 +108,9 @@ typedef struct {
     /* The operations cost prices (COST_OP_BIT of each): a cost profile must have them all. */
     unsigned cost_ops;
     void (*free_state)(Compressor *c); /* NULL: free(c->state) is enough */
+    /* A caution for the run's header when the resolved options (vals[i] for opts[i]) make it
+     * something other than its method (powersgd:comm=none), else NULL. NULL: never. */
+    const char *(*note)(const SpecVal *vals);
 } CompressorOps;
 
 const CompressorOps *compress_find(const char *name);
@@ -166,9 +174,13 @@ double compress_math_seconds(const Compressor *c);
 const char *compress_spec(const Compressor *c);
 
 /* The spec with every option spelled out in its table's order, defaults included: "topk:ef=0"
- * gives "topk:ef=0,divide=1,index=int32,count=ceil" ("none" stays "none"). Usage errors as
+ * gives "topk:ef=0,divide=1,index=int32,count=ceil" ("none" stays "none"); an option without a
+ * default appears only when given (powersgd's comm). Usage errors as
  * compress_create's (flag names the CLI flag); buf is "" then. */
 int compress_spec_resolved(const char *spec, const char *flag, char *buf, size_t n, BwError *err);
+
+/* The compressor's note (CompressorOps.note) on spec, or NULL: none, or a bad spec. */
+const char *compress_spec_note(const char *spec);
 
 /* The operations the cost hook of the compressor `spec` names prices (COST_OP_BIT of each),
  * for costs_check; 0 for an unknown name. */

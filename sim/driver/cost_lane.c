@@ -106,16 +106,17 @@ double cost_cycle_wait_s(const CostProfile *prof, int queued)
 
 /* What a bucket's compressor work costs, per phase (CompressCost.phase_s): under the ideal
  * profile the roofline of its flops and bytes, half as the encode and half as the decode
- * after the last message; nothing with --free-compression. Returns the last phase. */
+ * after the last message (all of it as the encode when the compressor sends nothing of its
+ * own: powersgd:comm=none); nothing with --free-compression. Returns the last phase. */
 int cost_phases(const DriverRun *run, int nm, CompressCost *cc)
 {
     const int last = nm - cc->first_msg;
     if (run->cfg->free_compression) {
         memset(cc->phase_s, 0, sizeof cc->phase_s);
     } else if (!run->cost->prof) {
-        double half = 0.5 * cost_gpu_seconds(&run->cluster, cc->flops, cc->bytes);
-        cc->phase_s[0] = half;
-        if (last > 0) cc->phase_s[last] = half;
+        double whole = cost_gpu_seconds(&run->cluster, cc->flops, cc->bytes);
+        cc->phase_s[0] = last > 0 ? 0.5 * whole : whole;
+        if (last > 0) cc->phase_s[last] = 0.5 * whole;
     }
     return last;
 }

@@ -125,7 +125,9 @@ void plan_bucket(DriverRun *run, StepPlan *p, PlanBucket *b, int syncs)
                                        cm->levels, msgs, &cc);
     const int last = cost_phases(run, nm, &cc);
     b->first_stage = p->n_stages;
-    b->defer = syncs && nm > cc.first_msg; /* the compressor sends something of its own */
+    /* the hook compresses something (and synchronises then, whether or not it sends anything
+     * of its own: powersgd:comm=none keeps the hook's chain, and so its torch.cuda.synchronize) */
+    b->defer = syncs && cc.n_compressed > 0;
     plan_push_stage(p, STAGE_ENCODE)->seconds = cc.phase_s[0];
     plan_push_stage(p, STAGE_RENDEZVOUS);
     if (p->horovod) { /* its cycle, negotiation and copy in (step_plan_hvd.c) */
