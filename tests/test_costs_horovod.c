@@ -73,6 +73,12 @@ static void test_the_cycle_starts_as_horovods_loop(void **state)
     assert_true(costs_horovod_cycle_start(0, 0, 5e-3, 0) == 0); /* ready at the cycle: taken */
     assert_true(costs_horovod_cycle_start(12e-3, 5e-3, 5e-3, 1) == 12e-3);
     assert_true(costs_horovod_cycle_start(8e-3, 5e-3, 5e-3, 1) == 10e-3);
+    /* ready on the idle thread's cycle but for the clock's rounding (a second step's backward
+     * of 2 ms from 2837.30999 us, 1 ms cycles): that cycle, not one later */
+    const double last = 0.0028373099931790747, now = last + 2e-3;
+    assert_true((now - last) / 1e-3 > 2); /* the rounding this is about */
+    assert_true(costs_horovod_cycle_start(now, last, 1e-3, 0) == now);
+    assert_true(fabs(costs_horovod_cycle_start(now + 1e-7, last, 1e-3, 0) - (last + 3e-3)) < 1e-15);
 }
 
 /* Three layers a, b, c whose backward (c first) takes 2, 4 and 1 ms at 1e12 flop/s and batch 8:
@@ -275,6 +281,154 @@ static void test_a_bad_horovod_is_refused_naming_the_field(void **state)
                    "--train-samples 64 --test-samples 50 --out @/never");
 }
 
+/* ---- --horovod, --horovod-fusion, --horovod-cycle over any profile (sim/cli/hvd_args.c) ---- */
+
+/* A tiny costed run of args (the workload, the profile, the flags) into @/out: its step
+ * (seconds), and steps.csv in *steps (malloc'd, may be NULL). */
+static double flag_run(const char *args, const char *out, char **steps)
+{
+    assert_int_equal(bw("run %s --model softmax --workers 4 --batch 8 --bandwidth 10Gbps "
+                        "--latency 10us --collectives analytic --overlap ddp --compressor none "
+                        "--policy sync --epochs 1 --train-samples 64 --test-samples 50 --quiet "
+                        "--force --out @/%s",
+                        args, out),
+                     0);
+    char name[128];
+    snprintf(name, sizeof name, "%s/steps.csv", out);
+    if (steps) *steps = tmp_file(name);
+    return summary_num(out, "sim_time_s") / summary_num(out, "steps");
+}
+
+static void expect_same_steps(const char *a, const char *b, const char *what)
+{
+    char *x, *y;
+    const double ta = flag_run(a, "fa", &x), tb = flag_run(b, "fb", &y);
+    if (!x || !y || strcmp(x, y) != 0 || ta != tb)
+        fail_msg("%s: '%s' steps %.15g s, '%s' %.15g s (steps.csv %s)", what, a, ta, b, tb,
+                 x && y && strcmp(x, y) == 0 ? "equal" : "differ");
+    free(x);
+    free(y);
+}
+
+/* The release over pytorch-v100 is the built-in horovod-0.21-v100: gen_costs.py makes that one
+ * as pytorch-v100's profile with the release's "horovod" and no hooks, which is what --horovod
+ * does, so every constant that prices a step is the same and the steps are, to the bit; and
+ * off over it is pytorch-v100's DDP (no hook runs without a compressor). */
+static void test_the_flag_over_pytorch_is_the_builtin(void **state)
+{
+    (void)state;
+    CostProfile *a = NULL, *b = NULL;
+    assert_int_equal(costs_load("horovod-0.21-v100", "--costs", "V100", &a, NULL), BW_OK);
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &b, NULL), BW_OK);
+    CostHorovod h;
+    char key[24];
+    assert_true(costs_horovod_release("0.21", &h, key, sizeof key));
+    assert_string_equal(key, "0.21");
+    assert_int_equal(costs_set_horovod(b, &h, key), 1);
+    assert_int_equal(costs_set_horovod(b, &h, key), 0); /* already runs it */
+    assert_string_equal(b->name, "pytorch-v100+horovod-0.21");
+    assert_string_equal(costs_framework(b), "horovod");
+    assert_true(b->validation[0] == '\0' && b->n_hooks == 0 && b->cycle_s == 1e-3);
+    assert_true(a->tensor_s == b->tensor_s && a->kernel_s == b->kernel_s &&
+                a->collective_s == b->collective_s && a->cycle_s == b->cycle_s &&
+                a->interference == b->interference && a->efficiency[0] == b->efficiency[0] &&
+                a->net[COST_NET_TCP].cap_Bps == b->net[COST_NET_TCP].cap_Bps &&
+                a->horovod.fusion_bytes == b->horovod.fusion_bytes &&
+                a->horovod.batched_memcpy == b->horovod.batched_memcpy);
+    assert_int_equal(costs_set_horovod(a, NULL, "off"), 1);
+    assert_string_equal(costs_framework(a), "pytorch"); /* the near rows are DDP's again */
+    assert_true(!a->horovod.present && a->cycle_s == 0);
+    costs_free(a);
+    costs_free(b);
+    expect_same_steps("--workload resnet18-cifar --gpu V100 --costs horovod-0.21-v100",
+                      "--workload resnet18-cifar --gpu V100 --costs pytorch-v100 --horovod 0.21",
+                      "the release over pytorch-v100");
+    expect_same_steps("--workload resnet18-cifar --gpu V100 --costs horovod-0.21-v100 --horovod "
+                      "off",
+                      "--workload resnet18-cifar --gpu V100 --costs pytorch-v100", "off");
+    char *sum = tmp_file("fa/summary.json");
+    assert_non_null(strstr(sum, "\"costs\": \"horovod-0.21-v100+horovod-off\""));
+    assert_non_null(strstr(sum, "\"ddp_buckets\""));
+    free(sum);
+}
+
+/* One tensor, of one layer whose backward takes 2 ms at 1e12 flop/s and batch 8. */
+static const char ONE[] = "{\"name\": \"one\", \"compute\": \"flops\", \"layers\": [{\"name\": "
+                          "\"a\", \"fwd_flops\": 1e6, \"bwd_flops\": 2.5e8, \"tensors\": "
+                          "[{\"name\": \"a.weight\", \"shape\": [256, 256]}]}]}";
+
+/* On pytorch-h100 (measured rates, a GPU no horovod-* profile covers): the one tensor, ready at
+ * T = 2 ms, waits for the thread's first cycle at or after it, ceil(T / c) c; so Horovod's step
+ * is DDP's (whose bucket starts at T) plus ceil(T / c) c - T plus the cycle's negotiation, the
+ * same at every cycle: at 5, 4, 3 and 1 ms (0.21's), 3, 2, 1 and 0 ms of wait. Horovod is the
+ * slower. */
+static void test_the_cycle_over_h100_in_closed_form(void **state)
+{
+    (void)state;
+    write_tmp("one.json", ONE);
+    static const char W[] = "--workload @/one.json --gpu-flops 1e12 --costs pytorch-h100";
+    char args[256];
+    const double ddp = flag_run(W, "ddp", NULL);
+    double neg[3];
+    for (int c = 5; c >= 3; c--) {
+        snprintf(args, sizeof args, "%s --horovod 0.18 --horovod-cycle %d", W, c);
+        char out[16];
+        snprintf(out, sizeof out, "h%d", c);
+        neg[5 - c] = flag_run(args, out, NULL) - ddp - (c - 2) * 1e-3;
+        assert_true(summary_num(out, "horovod_calls") == 1 &&
+                    summary_num(out, "horovod_cycle_ms") == c);
+    }
+    /* 0.21's own 1 ms: T on a cycle, no wait, in the second step too (the clock's rounding) */
+    snprintf(args, sizeof args, "%s --horovod 0.21", W);
+    const double at1 = flag_run(args, "h1", NULL) - ddp;
+    if (!(neg[0] > 0 && neg[0] < 1e-3 && fabs(neg[1] - neg[0]) < 1e-9 &&
+          fabs(neg[2] - neg[0]) < 1e-9 && fabs(at1 - neg[0]) < 1e-9))
+        fail_msg("Horovod's step less DDP's and the cycle's wait: %.12g, %.12g, %.12g s at 5, 4, "
+                 "3 ms, %.12g at 1 ms; expected one negotiation's time, the same at each cycle",
+                 neg[0], neg[1], neg[2], at1);
+    /* the fusion threshold by its flag: the toy's three tensors at a 5 ms cycle, b and a ready
+     * in the same cycle, fused at 2 MiB, apart at 1 MiB (test_a_runs_buckets_...) */
+    write_tmp("hvd-wl.json", WORKLOAD);
+    snprintf(args, sizeof args,
+             "--workload @/hvd-wl.json --gpu-flops 1e12 --costs pytorch-h100 --horovod 0.18 "
+             "--horovod-fusion %d",
+             2097152);
+    flag_run(args, "f2", NULL);
+    assert_true(summary_num("f2", "horovod_calls") == 2 &&
+                summary_num("f2", "horovod_fusion_mb") == 2);
+    snprintf(args, sizeof args,
+             "--workload @/hvd-wl.json --gpu-flops 1e12 --costs pytorch-h100 --horovod 0.18 "
+             "--horovod-fusion %d",
+             1048576);
+    flag_run(args, "f1", NULL);
+    assert_true(summary_num("f1", "horovod_calls") == 3);
+}
+
+/* Bad values and profiles the flags cannot apply to: exit 2 naming the flag, nothing written. */
+static void test_bad_horovod_flags_are_refused(void **state)
+{
+    (void)state;
+    static const char R[] = "run --workers 2 --epochs 1 --train-samples 8 --test-samples 8 "
+                            "--batch 4 --collectives analytic --out @/never";
+    expect_refusal("--horovod: expected a release whose defaults bellows has (0.18, 0.21) or off; "
+                   "got '0.3'",
+                   "%s --horovod 0.3", R);
+    expect_refusal("--horovod-fusion: expected an integer in [0,",
+                   "%s --horovod 0.21 "
+                   "--horovod-fusion -1",
+                   R);
+    expect_refusal("--horovod-cycle", "%s --horovod 0.21 --horovod-cycle 0", R);
+    expect_refusal("--horovod-cycle: costs pytorch-a100 runs DDP's buckets, not Horovod",
+                   "%s --horovod-cycle 2", R);
+    expect_refusal("--horovod-fusion: costs horovod-0.21-v100+horovod-off runs DDP's buckets",
+                   "%s --gpu V100 --costs horovod-0.21-v100 --horovod off --horovod-fusion 0", R);
+    expect_refusal("--horovod: costs ideal is the roofline", "%s --costs ideal --horovod 0.21", R);
+    expect_refusal("--horovod: costs grace-tf prices a background thread's cycle of its own",
+                   "%s --gpu V100 --costs grace-tf --horovod off", R);
+    expect_refusal("--costs horovod-0.18-v100 with --sharding zero2: Horovod allreduces",
+                   "%s --gpu V100 --costs horovod-0.18-v100 --sharding zero2", R);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +438,9 @@ int main(void)
         cmocka_unit_test(test_the_closed_form_times_horovod_as_the_actors),
         cmocka_unit_test(test_the_builtins_carry_each_releases_defaults),
         cmocka_unit_test(test_a_bad_horovod_is_refused_naming_the_field),
+        cmocka_unit_test(test_the_flag_over_pytorch_is_the_builtin),
+        cmocka_unit_test(test_the_cycle_over_h100_in_closed_form),
+        cmocka_unit_test(test_bad_horovod_flags_are_refused),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -43,31 +43,28 @@ static int given(const Flags *f, const char *name)
 static int hvd_release(const Flags *f, CostProfile *p, BwError *err)
 {
     const char *v = f->run.horovod;
-    if (strcmp(v, "off") == 0) {
-        costs_set_horovod(p, NULL, "off");
-        return BW_OK;
-    }
+    const int off = strcmp(v, "off") == 0;
     CostHorovod h;
     char key[24], known[128];
-    if (!costs_horovod_release(v, &h, key, sizeof key)) {
+    if (!off && !costs_horovod_release(v, &h, key, sizeof key)) {
         costs_horovod_releases(known, sizeof known);
         return bw_fail(err, BW_EUSAGE,
                        "--horovod: expected a release whose defaults bellows has (%s) or off; "
                        "got '%s'",
                        known, v);
     }
-    if (!p->horovod.present && p->cycle_s > 0)
+    if (!p->horovod.present && p->cycle_s > 0) /* grace-tf: TensorFlow + Horovod, fitted whole */
         return bw_fail(err, BW_EUSAGE,
                        "--horovod: costs %s prices a background thread's cycle of its own "
-                       "(\"fixed\": \"cycle_s\"), not a \"horovod\" to replace; choose a "
-                       "profile without one (--costs pytorch)",
+                       "(\"fixed\": \"cycle_s\"), not a \"horovod\" to replace or remove; "
+                       "choose a profile without one (--costs pytorch)",
                        p->name);
-    if (!p->ops[COST_OP_ELEMENTWISE].present)
+    if (!off && !p->ops[COST_OP_ELEMENTWISE].present)
         return bw_fail(err, BW_EUSAGE,
                        "--horovod: costs %s gives no \"elementwise\" rate, which prices the "
                        "fusion buffer's copies",
                        p->name);
-    costs_set_horovod(p, &h, key);
+    costs_set_horovod(p, off ? NULL : &h, off ? "off" : key);
     return BW_OK;
 }
 
