@@ -1,8 +1,12 @@
 /* hvd_args.c: --horovod RELEASE|off, --horovod-fusion BYTES, --horovod-cycle MS (issue 48 item
  * 7): a Horovod release's defaults as the "horovod" of whichever cost profile the run takes
- * (--costs), or none (off: DDP's buckets), and Horovod's own two knobs over them, the
- * environment variables its users tune (horovod/horovod docs/tensor-fusion.rst:
- * HOROVOD_FUSION_THRESHOLD in bytes, 0 disabling fusion; HOROVOD_CYCLE_TIME in milliseconds).
+ * (--costs), or none (off: DDP's buckets), and Horovod's own two knobs over them, the ones its
+ * users tune (horovod/horovod docs/tensor-fusion.rst: the fusion buffer's size, horovodrun
+ * --fusion-threshold-mb, 0 disabling Tensor Fusion, is the environment's HOROVOD_FUSION_THRESHOLD
+ * in bytes; the time between cycles, horovodrun --cycle-time-ms, e.g. 3.5, is HOROVOD_CYCLE_TIME
+ * in milliseconds: horovod/runner/common/util/config_parser.py sets them so, the threshold as
+ * the megabytes x 1024 x 1024; docs/mpi.rst: HOROVOD_FUSION_THRESHOLD=33554432,
+ * HOROVOD_CYCLE_TIME=3.5).
  * The releases and their defaults are the built-ins horovod-RELEASE-v100's (gen_costs.py's one
  * table, costs_horovod_release); the step plan is step_plan_hvd.c's. */
 #include <string.h>
@@ -23,12 +27,14 @@ const CliOpt hvd_cli_opts[] = {
             "Default: the profile's own (none but the horovod-* profiles)",
             0, 0, NULL, 0),
     HVD_OPT("horovod-fusion", CLI_LONG, horovod_fusion, NULL, "bytes",
-            "Horovod's HOROVOD_FUSION_THRESHOLD: ready tensors are fused into one allreduce up "
-            "to this many bytes; 0 disables fusion (default: the release's)",
+            "Horovod's HOROVOD_FUSION_THRESHOLD (horovodrun --fusion-threshold-mb x 1048576): "
+            "ready tensors are fused into one allreduce up to this many bytes; 0 disables fusion "
+            "(default: the release's)",
             0, (double)COSTS_HVD_MAX_THRESHOLD, NULL, 0),
     HVD_OPT("horovod-cycle", CLI_DOUBLE, horovod_cycle_ms, NULL, "ms",
-            "Horovod's HOROVOD_CYCLE_TIME: its background thread wakes this often to negotiate "
-            "and fuse the ready tensors (default: the release's)",
+            "Horovod's HOROVOD_CYCLE_TIME (horovodrun --cycle-time-ms): its background thread "
+            "wakes this often to negotiate and fuse the ready tensors, 0.001 to 1000 (default: "
+            "the release's)",
             1e-3, COSTS_HVD_MAX_CYCLE_MS, NULL, 0),
 };
 const int hvd_cli_n_opts = (int)(sizeof hvd_cli_opts / sizeof *hvd_cli_opts);
