@@ -283,29 +283,33 @@ static void test_a_bad_horovod_is_refused_naming_the_field(void **state)
 
 /* ---- --horovod, --horovod-fusion, --horovod-cycle over any profile (sim/cli/hvd_args.c) ---- */
 
-/* A tiny costed run of args (the workload, the profile, the flags) into @/out: its step
- * (seconds), and steps.csv in *steps (malloc'd, may be NULL). */
-static double flag_run(const char *args, const char *out, char **steps)
+/* A tiny costed run of args (the workload, the profile, the flags) into @/out, or a sweep of
+ * them (one training, each point priced from it: cheaper than a run a point). */
+#define TINY_COSTED                                                                                \
+    "--model softmax --workers 2 --batch 8 --bandwidth 10Gbps --latency 10us --collectives "       \
+    "analytic --overlap ddp --compressor none --epochs 1 --train-samples 32 --test-samples 8 "     \
+    "--quiet --force"
+
+/* A point's step (seconds) and steps.csv (malloc'd, may be NULL): TMP/dir's. */
+static double step_of(const char *dir, char **steps)
 {
-    assert_int_equal(bw("run %s --model softmax --workers 4 --batch 8 --bandwidth 10Gbps "
-                        "--latency 10us --collectives analytic --overlap ddp --compressor none "
-                        "--policy sync --epochs 1 --train-samples 64 --test-samples 50 --quiet "
-                        "--force --out @/%s",
-                        args, out),
-                     0);
-    char name[128];
-    snprintf(name, sizeof name, "%s/steps.csv", out);
+    char name[256];
+    snprintf(name, sizeof name, "%s/steps.csv", dir);
     if (steps) *steps = tmp_file(name);
-    return summary_num(out, "sim_time_s") / summary_num(out, "steps");
+    return summary_num(dir, "sim_time_s") / summary_num(dir, "steps");
 }
 
-static void expect_same_steps(const char *a, const char *b, const char *what)
+/* Sweep A's and B's points of --horovod h, whose steps must be the same to the bit. */
+static void expect_same_point(const char *h)
 {
-    char *x, *y;
-    const double ta = flag_run(a, "fa", &x), tb = flag_run(b, "fb", &y);
+    char a[64], b[64], *x, *y;
+    snprintf(a, sizeof a, "swa/runs/horovod-%s/seed-1/1-sync", h);
+    snprintf(b, sizeof b, "swb/runs/horovod-%s/seed-1/1-sync", h);
+    const double ta = step_of(a, &x), tb = step_of(b, &y);
     if (!x || !y || strcmp(x, y) != 0 || ta != tb)
-        fail_msg("%s: '%s' steps %.15g s, '%s' %.15g s (steps.csv %s)", what, a, ta, b, tb,
-                 x && y && strcmp(x, y) == 0 ? "equal" : "differ");
+        fail_msg("--horovod %s: over pytorch-v100 %.15g s a step, over horovod-0.21-v100 %.15g s "
+                 "(steps.csv %s)",
+                 h, ta, tb, x && y && strcmp(x, y) == 0 ? "equal" : "differ");
     free(x);
     free(y);
 }
@@ -313,7 +317,8 @@ static void expect_same_steps(const char *a, const char *b, const char *what)
 /* The release over pytorch-v100 is the built-in horovod-0.21-v100: gen_costs.py makes that one
  * as pytorch-v100's profile with the release's "horovod" and no hooks, which is what --horovod
  * does, so every constant that prices a step is the same and the steps are, to the bit; and
- * off over it is pytorch-v100's DDP (no hook runs without a compressor). */
+ * off over it is pytorch-v100's DDP (no hook runs without a compressor). Swept, --horovod off
+ * and 0.21 over each profile (off over pytorch-v100 and 0.21 over horovod-0.21-v100: unchanged). */
 static void test_the_flag_over_pytorch_is_the_builtin(void **state)
 {
     (void)state;
@@ -340,13 +345,16 @@ static void test_the_flag_over_pytorch_is_the_builtin(void **state)
     assert_true(!a->horovod.present && a->cycle_s == 0);
     costs_free(a);
     costs_free(b);
-    expect_same_steps("--workload resnet18-cifar --gpu V100 --costs horovod-0.21-v100",
-                      "--workload resnet18-cifar --gpu V100 --costs pytorch-v100 --horovod 0.21",
-                      "the release over pytorch-v100");
-    expect_same_steps("--workload resnet18-cifar --gpu V100 --costs horovod-0.21-v100 --horovod "
-                      "off",
-                      "--workload resnet18-cifar --gpu V100 --costs pytorch-v100", "off");
-    char *sum = tmp_file("fa/summary.json");
+    static const char S[] = "sweep --workload resnet18-cifar --gpu V100 --horovod off,0.21 "
+                            "--policies sync --seeds 1 --no-plots --jobs 1 " TINY_COSTED;
+    assert_int_equal(bw("%s --costs pytorch-v100 --out @/swa", S), 0);
+    assert_int_equal(bw("%s --costs horovod-0.21-v100 --out @/swb", S), 0);
+    expect_same_point("0.21");
+    expect_same_point("off");
+    if (step_of("swa/runs/horovod-0.21/seed-1/1-sync", NULL) ==
+        step_of("swa/runs/horovod-off/seed-1/1-sync", NULL))
+        fail_msg("Horovod's step and DDP's are the same: the comparison above proves nothing");
+    char *sum = tmp_file("swb/runs/horovod-off/seed-1/1-sync/summary.json");
     assert_non_null(strstr(sum, "\"costs\": \"horovod-0.21-v100+horovod-off\""));
     assert_non_null(strstr(sum, "\"ddp_buckets\""));
     free(sum);
@@ -360,47 +368,43 @@ static const char ONE[] = "{\"name\": \"one\", \"compute\": \"flops\", \"layers\
 /* On pytorch-h100 (measured rates, a GPU no horovod-* profile covers): the one tensor, ready at
  * T = 2 ms, waits for the thread's first cycle at or after it, ceil(T / c) c; so Horovod's step
  * is DDP's (whose bucket starts at T) plus ceil(T / c) c - T plus the cycle's negotiation, the
- * same at every cycle: at 5, 4, 3 and 1 ms (0.21's), 3, 2, 1 and 0 ms of wait. Horovod is the
- * slower. */
+ * same at every cycle: at 5, 3 and 1 ms, 3, 1 and 0 ms of wait (at 1 ms, T on a cycle in the
+ * second step too, whatever the clock's rounding). Horovod is the slower. */
 static void test_the_cycle_over_h100_in_closed_form(void **state)
 {
     (void)state;
     write_tmp("one.json", ONE);
-    static const char W[] = "--workload @/one.json --gpu-flops 1e12 --costs pytorch-h100";
-    char args[256];
-    const double ddp = flag_run(W, "ddp", NULL);
+    static const char W[] =
+        "--workload @/one.json --gpu-flops 1e12 --costs pytorch-h100 " TINY_COSTED;
+    assert_int_equal(bw("run %s --policy sync --out @/ddp", W), 0);
+    assert_int_equal(
+        bw("sweep %s --policies sync --horovod 0.18 --horovod-cycle 5,3,1 --seeds 1 --no-plots "
+           "--jobs 1 --out @/cyc",
+           W),
+        0);
+    const double ddp = step_of("ddp", NULL);
     double neg[3];
-    for (int c = 5; c >= 3; c--) {
-        snprintf(args, sizeof args, "%s --horovod 0.18 --horovod-cycle %d", W, c);
-        char out[16];
-        snprintf(out, sizeof out, "h%d", c);
-        neg[5 - c] = flag_run(args, out, NULL) - ddp - (c - 2) * 1e-3;
-        assert_true(summary_num(out, "horovod_calls") == 1 &&
-                    summary_num(out, "horovod_cycle_ms") == c);
+    for (int k = 0; k < 3; k++) {
+        const int c = (int[]){5, 3, 1}[k];
+        char dir[64];
+        snprintf(dir, sizeof dir, "cyc/runs/horovod-cycle-%d/seed-1/1-sync", c);
+        neg[k] = step_of(dir, NULL) - ddp - (c * ceil(2.0 / c) - 2) * 1e-3;
+        assert_true(summary_num(dir, "horovod_calls") == 1 &&
+                    summary_num(dir, "horovod_cycle_ms") == c);
     }
-    /* 0.21's own 1 ms: T on a cycle, no wait, in the second step too (the clock's rounding) */
-    snprintf(args, sizeof args, "%s --horovod 0.21", W);
-    const double at1 = flag_run(args, "h1", NULL) - ddp;
     if (!(neg[0] > 0 && neg[0] < 1e-3 && fabs(neg[1] - neg[0]) < 1e-9 &&
-          fabs(neg[2] - neg[0]) < 1e-9 && fabs(at1 - neg[0]) < 1e-9))
-        fail_msg("Horovod's step less DDP's and the cycle's wait: %.12g, %.12g, %.12g s at 5, 4, "
-                 "3 ms, %.12g at 1 ms; expected one negotiation's time, the same at each cycle",
-                 neg[0], neg[1], neg[2], at1);
-    /* the fusion threshold by its flag: the toy's three tensors at a 5 ms cycle, b and a ready
-     * in the same cycle, fused at 2 MiB, apart at 1 MiB (test_a_runs_buckets_...) */
+          fabs(neg[2] - neg[0]) < 1e-9))
+        fail_msg("Horovod's step less DDP's and the cycle's wait: %.12g, %.12g, %.12g s at 5, 3 "
+                 "and 1 ms; expected one negotiation's time, the same at each cycle",
+                 neg[0], neg[1], neg[2]);
+    /* the fusion threshold by its flag: the toy's three tensors at 0.18's 5 ms cycle, b and a
+     * ready in the same cycle, fused under 0.18's 64 MiB, apart at 1 MiB
+     * (test_a_runs_buckets_are_the_threads_calls) */
     write_tmp("hvd-wl.json", WORKLOAD);
-    snprintf(args, sizeof args,
-             "--workload @/hvd-wl.json --gpu-flops 1e12 --costs pytorch-h100 --horovod 0.18 "
-             "--horovod-fusion %d",
-             2097152);
-    flag_run(args, "f2", NULL);
-    assert_true(summary_num("f2", "horovod_calls") == 2 &&
-                summary_num("f2", "horovod_fusion_mb") == 2);
-    snprintf(args, sizeof args,
-             "--workload @/hvd-wl.json --gpu-flops 1e12 --costs pytorch-h100 --horovod 0.18 "
-             "--horovod-fusion %d",
-             1048576);
-    flag_run(args, "f1", NULL);
+    assert_int_equal(bw("run --workload @/hvd-wl.json --gpu-flops 1e12 --costs pytorch-h100 "
+                        "--policy sync --horovod 0.18 --horovod-fusion 1048576 " TINY_COSTED
+                        " --out @/f1"),
+                     0);
     assert_true(summary_num("f1", "horovod_calls") == 3);
 }
 
