@@ -343,6 +343,22 @@ static void test_the_flag_over_pytorch_is_the_builtin(void **state)
     assert_int_equal(costs_set_horovod(a, NULL, "off"), 1);
     assert_string_equal(costs_framework(a), "pytorch"); /* the near rows are DDP's again */
     assert_true(!a->horovod.present && a->cycle_s == 0);
+    /* the near rows of ResNet-50 on 10 Gbps V100s, one a NIC: pytorch#74148's DDP rows for DDP,
+     * none of them for the same setting under Horovod (another framework: distance 1, not near) */
+    CostSetting set = {.family = "resnet50",
+                       .transport = COST_NET_TCP,
+                       .sockets = 1,
+                       .gbps = 10,
+                       .gpus_per_nic = 1,
+                       .gpu = "V100"};
+    char near[1024];
+    snprintf(set.framework, sizeof set.framework, "%s", costs_framework(a));
+    costs_validation_near(&set, near, sizeof near);
+    if (!strstr(near, "near this setting (") || !strstr(near, "pt74148"))
+        fail_msg("DDP's setting: %s", near);
+    snprintf(set.framework, sizeof set.framework, "%s", costs_framework(b));
+    costs_validation_near(&set, near, sizeof near);
+    if (strncmp(near, "no published row near", 21) != 0) fail_msg("Horovod's setting: %s", near);
     costs_free(a);
     costs_free(b);
     static const char S[] = "sweep --workload resnet18-cifar --gpu V100 --horovod off,0.21 "
