@@ -184,8 +184,8 @@ static const CliOpt run_opts[] = {
             ".json): fixed costs per tensor, kernel and collective call, each operation's rate, "
             "the collectives' share of the links, the compute's efficiency. pytorch: PyTorch "
             "DDP + NCCL on --gpu (PyTorch 1.x on a V100 or A100; pytorch2-v100, pytorch2-a100: "
-            "2.x, derived); horovod-0.18-v100, horovod-0.21-v100: PyTorch 1.x + Horovod, its "
-            "tensor fusion and cycle; ideal: the roofline (bellows before cost profiles)",
+            "2.x, derived); horovod-0.18-v100, horovod-0.21-v100: PyTorch 1.x + Horovod (over "
+            "any profile: --horovod); ideal: the roofline (bellows before cost profiles)",
             0, 0, NULL, 0),
     RUN_OPT("transport", CLI_CHOICE, transport, "tcp", NULL,
             "the network's kind, whose share of the links the cost profile gives: tcp (NCCL or "
