@@ -41,6 +41,7 @@ static const Value VALUES[] = {
     {COMPAT_POLICY, "eager-outer", "--policy diloco:H=2,eager=1"},
     {COMPAT_WORKLOAD, "resnet18-cifar", "--workload resnet18-cifar"},
     {COMPAT_PRICE_WORKERS, "*", "--price-workers 8"},
+    {COMPAT_HOROVOD, "0.21.0", "--horovod 0.21"},
 };
 #define N_VALUES ((int)(sizeof VALUES / sizeof *VALUES))
 

@@ -73,6 +73,12 @@ static void test_the_cycle_starts_as_horovods_loop(void **state)
     assert_true(costs_horovod_cycle_start(0, 0, 5e-3, 0) == 0); /* ready at the cycle: taken */
     assert_true(costs_horovod_cycle_start(12e-3, 5e-3, 5e-3, 1) == 12e-3);
     assert_true(costs_horovod_cycle_start(8e-3, 5e-3, 5e-3, 1) == 10e-3);
+    /* ready on the idle thread's cycle but for the clock's rounding (a second step's backward
+     * of 2 ms from 2837.30999 us, 1 ms cycles): that cycle, not one later */
+    const double last = 0.0028373099931790747, now = last + 2e-3;
+    assert_true((now - last) / 1e-3 > 2); /* the rounding this is about */
+    assert_true(costs_horovod_cycle_start(now, last, 1e-3, 0) == now);
+    assert_true(fabs(costs_horovod_cycle_start(now + 1e-7, last, 1e-3, 0) - (last + 3e-3)) < 1e-15);
 }
 
 /* Three layers a, b, c whose backward (c first) takes 2, 4 and 1 ms at 1e12 flop/s and batch 8:
@@ -275,6 +281,174 @@ static void test_a_bad_horovod_is_refused_naming_the_field(void **state)
                    "--train-samples 64 --test-samples 50 --out @/never");
 }
 
+/* ---- --horovod, --horovod-fusion, --horovod-cycle over any profile (sim/cli/hvd_args.c) ---- */
+
+/* A tiny costed run of args (the workload, the profile, the flags) into @/out, or a sweep of
+ * them (one training, each point priced from it: cheaper than a run a point). */
+#define TINY_COSTED                                                                                \
+    "--model softmax --workers 2 --batch 8 --bandwidth 10Gbps --latency 10us --collectives "       \
+    "analytic --overlap ddp --compressor none --epochs 1 --train-samples 32 --test-samples 8 "     \
+    "--quiet --force"
+
+/* A point's step (seconds) and steps.csv (malloc'd, may be NULL): TMP/dir's. */
+static double step_of(const char *dir, char **steps)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s/steps.csv", dir);
+    if (steps) *steps = tmp_file(name);
+    return summary_num(dir, "sim_time_s") / summary_num(dir, "steps");
+}
+
+/* Sweep A's and B's points of --horovod h, whose steps must be the same to the bit. */
+static void expect_same_point(const char *h)
+{
+    char a[64], b[64], *x, *y;
+    snprintf(a, sizeof a, "swa/runs/horovod-%s/seed-1/1-sync", h);
+    snprintf(b, sizeof b, "swb/runs/horovod-%s/seed-1/1-sync", h);
+    const double ta = step_of(a, &x), tb = step_of(b, &y);
+    if (!x || !y || strcmp(x, y) != 0 || ta != tb)
+        fail_msg("--horovod %s: over pytorch-v100 %.15g s a step, over horovod-0.21-v100 %.15g s "
+                 "(steps.csv %s)",
+                 h, ta, tb, x && y && strcmp(x, y) == 0 ? "equal" : "differ");
+    free(x);
+    free(y);
+}
+
+/* The release over pytorch-v100 is the built-in horovod-0.21-v100: gen_costs.py makes that one
+ * as pytorch-v100's profile with the release's "horovod" and no hooks, which is what --horovod
+ * does, so every constant that prices a step is the same and the steps are, to the bit; and
+ * off over it is pytorch-v100's DDP (no hook runs without a compressor). Swept, --horovod off
+ * and 0.21 over each profile (off over pytorch-v100 and 0.21 over horovod-0.21-v100: unchanged). */
+static void test_the_flag_over_pytorch_is_the_builtin(void **state)
+{
+    (void)state;
+    CostProfile *a = NULL, *b = NULL;
+    assert_int_equal(costs_load("horovod-0.21-v100", "--costs", "V100", &a, NULL), BW_OK);
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &b, NULL), BW_OK);
+    CostHorovod h;
+    char key[24];
+    assert_true(costs_horovod_release("0.21", &h, key, sizeof key));
+    assert_string_equal(key, "0.21");
+    assert_int_equal(costs_set_horovod(b, &h, key), 1);
+    assert_int_equal(costs_set_horovod(b, &h, key), 0); /* already runs it */
+    assert_string_equal(b->name, "pytorch-v100+horovod-0.21");
+    assert_string_equal(costs_framework(b), "horovod");
+    assert_true(b->validation[0] == '\0' && b->n_hooks == 0 && b->cycle_s == 1e-3);
+    assert_true(a->tensor_s == b->tensor_s && a->kernel_s == b->kernel_s &&
+                a->collective_s == b->collective_s && a->cycle_s == b->cycle_s &&
+                a->interference == b->interference && a->efficiency[0] == b->efficiency[0] &&
+                a->net[COST_NET_TCP].cap_Bps == b->net[COST_NET_TCP].cap_Bps &&
+                a->horovod.fusion_bytes == b->horovod.fusion_bytes &&
+                a->horovod.batched_memcpy == b->horovod.batched_memcpy);
+    assert_int_equal(costs_set_horovod(a, NULL, "off"), 1);
+    assert_string_equal(costs_framework(a), "pytorch"); /* the near rows are DDP's again */
+    assert_true(!a->horovod.present && a->cycle_s == 0);
+    /* the near rows of ResNet-50 on 10 Gbps V100s, one a NIC: pytorch#74148's DDP rows for DDP,
+     * none of them for the same setting under Horovod (another framework: distance 1, not near) */
+    CostSetting set = {.family = "resnet50",
+                       .transport = COST_NET_TCP,
+                       .sockets = 1,
+                       .gbps = 10,
+                       .gpus_per_nic = 1,
+                       .gpu = "V100"};
+    char near[1024];
+    snprintf(set.framework, sizeof set.framework, "%s", costs_framework(a));
+    costs_validation_near(&set, near, sizeof near);
+    if (!strstr(near, "near this setting (") || !strstr(near, "pt74148"))
+        fail_msg("DDP's setting: %s", near);
+    snprintf(set.framework, sizeof set.framework, "%s", costs_framework(b));
+    costs_validation_near(&set, near, sizeof near);
+    if (strncmp(near, "no published row near", 21) != 0) fail_msg("Horovod's setting: %s", near);
+    costs_free(a);
+    costs_free(b);
+    static const char S[] = "sweep --workload resnet18-cifar --gpu V100 --horovod off,0.21 "
+                            "--policies sync --seeds 1 --no-plots --jobs 1 " TINY_COSTED;
+    assert_int_equal(bw("%s --costs pytorch-v100 --out @/swa", S), 0);
+    assert_int_equal(bw("%s --costs horovod-0.21-v100 --out @/swb", S), 0);
+    expect_same_point("0.21");
+    expect_same_point("off");
+    if (step_of("swa/runs/horovod-0.21/seed-1/1-sync", NULL) ==
+        step_of("swa/runs/horovod-off/seed-1/1-sync", NULL))
+        fail_msg("Horovod's step and DDP's are the same: the comparison above proves nothing");
+    char *sum = tmp_file("swb/runs/horovod-off/seed-1/1-sync/summary.json");
+    assert_non_null(strstr(sum, "\"costs\": \"horovod-0.21-v100+horovod-off\""));
+    assert_non_null(strstr(sum, "\"ddp_buckets\""));
+    free(sum);
+}
+
+/* One tensor, of one layer whose backward takes 2 ms at 1e12 flop/s and batch 8. */
+static const char ONE[] = "{\"name\": \"one\", \"compute\": \"flops\", \"layers\": [{\"name\": "
+                          "\"a\", \"fwd_flops\": 1e6, \"bwd_flops\": 2.5e8, \"tensors\": "
+                          "[{\"name\": \"a.weight\", \"shape\": [256, 256]}]}]}";
+
+/* On pytorch-h100 (measured rates, a GPU no horovod-* profile covers): the one tensor, ready at
+ * T = 2 ms, waits for the thread's first cycle at or after it, ceil(T / c) c; so Horovod's step
+ * is DDP's (whose bucket starts at T) plus ceil(T / c) c - T plus the cycle's negotiation, the
+ * same at every cycle: at 5, 3 and 1 ms, 3, 1 and 0 ms of wait (at 1 ms, T on a cycle in the
+ * second step too, whatever the clock's rounding). Horovod is the slower. */
+static void test_the_cycle_over_h100_in_closed_form(void **state)
+{
+    (void)state;
+    write_tmp("one.json", ONE);
+    static const char W[] =
+        "--workload @/one.json --gpu-flops 1e12 --costs pytorch-h100 " TINY_COSTED;
+    assert_int_equal(bw("run %s --policy sync --out @/ddp", W), 0);
+    assert_int_equal(
+        bw("sweep %s --policies sync --horovod 0.18 --horovod-cycle 5,3,1 --seeds 1 --no-plots "
+           "--jobs 1 --out @/cyc",
+           W),
+        0);
+    const double ddp = step_of("ddp", NULL);
+    double neg[3];
+    for (int k = 0; k < 3; k++) {
+        const int c = (int[]){5, 3, 1}[k];
+        char dir[64];
+        snprintf(dir, sizeof dir, "cyc/runs/horovod-cycle-%d/seed-1/1-sync", c);
+        neg[k] = step_of(dir, NULL) - ddp - (c * ceil(2.0 / c) - 2) * 1e-3;
+        assert_true(summary_num(dir, "horovod_calls") == 1 &&
+                    summary_num(dir, "horovod_cycle_ms") == c);
+    }
+    if (!(neg[0] > 0 && neg[0] < 1e-3 && fabs(neg[1] - neg[0]) < 1e-9 &&
+          fabs(neg[2] - neg[0]) < 1e-9))
+        fail_msg("Horovod's step less DDP's and the cycle's wait: %.12g, %.12g, %.12g s at 5, 3 "
+                 "and 1 ms; expected one negotiation's time, the same at each cycle",
+                 neg[0], neg[1], neg[2]);
+    /* the fusion threshold by its flag: the toy's three tensors at 0.18's 5 ms cycle, b and a
+     * ready in the same cycle, fused under 0.18's 64 MiB, apart at 1 MiB
+     * (test_a_runs_buckets_are_the_threads_calls) */
+    write_tmp("hvd-wl.json", WORKLOAD);
+    assert_int_equal(bw("run --workload @/hvd-wl.json --gpu-flops 1e12 --costs pytorch-h100 "
+                        "--policy sync --horovod 0.18 --horovod-fusion 1048576 " TINY_COSTED
+                        " --out @/f1"),
+                     0);
+    assert_true(summary_num("f1", "horovod_calls") == 3);
+}
+
+/* Bad values and profiles the flags cannot apply to: exit 2 naming the flag, nothing written. */
+static void test_bad_horovod_flags_are_refused(void **state)
+{
+    (void)state;
+    static const char R[] = "run --workers 2 --epochs 1 --train-samples 8 --test-samples 8 "
+                            "--batch 4 --collectives analytic --out @/never";
+    expect_refusal("--horovod: expected a release whose defaults bellows has (0.18, 0.21) or off; "
+                   "got '0.3'",
+                   "%s --horovod 0.3", R);
+    expect_refusal("--horovod-fusion: expected an integer in [0,",
+                   "%s --horovod 0.21 "
+                   "--horovod-fusion -1",
+                   R);
+    expect_refusal("--horovod-cycle", "%s --horovod 0.21 --horovod-cycle 0", R);
+    expect_refusal("--horovod-cycle: costs pytorch-a100 runs DDP's buckets, not Horovod",
+                   "%s --horovod-cycle 2", R);
+    expect_refusal("--horovod-fusion: costs horovod-0.21-v100+horovod-off runs DDP's buckets",
+                   "%s --gpu V100 --costs horovod-0.21-v100 --horovod off --horovod-fusion 0", R);
+    expect_refusal("--horovod: costs ideal is the roofline", "%s --costs ideal --horovod 0.21", R);
+    expect_refusal("--horovod: costs grace-tf prices a background thread's cycle of its own",
+                   "%s --gpu V100 --costs grace-tf --horovod off", R);
+    expect_refusal("--costs horovod-0.18-v100 with --sharding zero2: Horovod allreduces",
+                   "%s --gpu V100 --costs horovod-0.18-v100 --sharding zero2", R);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +458,9 @@ int main(void)
         cmocka_unit_test(test_the_closed_form_times_horovod_as_the_actors),
         cmocka_unit_test(test_the_builtins_carry_each_releases_defaults),
         cmocka_unit_test(test_a_bad_horovod_is_refused_naming_the_field),
+        cmocka_unit_test(test_the_flag_over_pytorch_is_the_builtin),
+        cmocka_unit_test(test_the_cycle_over_h100_in_closed_form),
+        cmocka_unit_test(test_bad_horovod_flags_are_refused),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

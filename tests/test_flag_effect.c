@@ -146,6 +146,8 @@ static const char *const IDLE[][3] = {
     {"--bucket-mb 1", "--overlap none", "n"},
     {"--bucket-mb 1", "--allreduce ps --collectives transfer --overlap ddp", "n"},
     {"--transport rdma", "--costs ideal", "n"},
+    {"--bucket-mb 1", "--workload resnet18-cifar --horovod 0.21", "n"},
+    {"--horovod-fusion 0", "--workload resnet18-cifar --horovod 0.21 --overlap none", "n"},
     {"--compressor topk", "--policy sync", "n"},
     {"--timeline-steps 0:1", "", "r"},
     {"--rs-comm own", "--workload resnet18-cifar --sharding zero2", "r"},

@@ -97,6 +97,9 @@ static const FlagClassRow CLASSES[] = {
     {"price-workers", FLAG_PRICE},
     {"free-compression", FLAG_PRICE},
     {"costs", FLAG_PRICE},
+    {"horovod", FLAG_PRICE}, /* hvd_args.c: the framework that runs the allreduces */
+    {"horovod-fusion", FLAG_PRICE},
+    {"horovod-cycle", FLAG_PRICE},
     {"transport", FLAG_PRICE},
     {"compute-jitter", FLAG_PRICE},
     {"straggler-cv", FLAG_PRICE},
@@ -160,7 +163,7 @@ int flag_scenarios(const CliOpt *o, const char *name, const char *value)
     if (!listy || !sweepable ||
         (o->kind == CLI_STRING && strcmp(name, "compressor") != 0 &&
          strcmp(name, "workload") != 0 && strcmp(name, "schedule") != 0 &&
-         strcmp(name, "costs") != 0))
+         strcmp(name, "costs") != 0 && strcmp(name, "horovod") != 0))
         return 0;
     if (strstr(value, "..") && (o->kind == CLI_INT || o->kind == CLI_LONG)) return 2;
     char items[2][SPEC_MAX_TEXT];
@@ -195,6 +198,7 @@ static const struct {
     {"zeropp", FLAG_FILE_NONE},
     {"fsdp-unit", FLAG_FILE_NONE},
     {"cost-band", FLAG_FILE_NONE},
+    {"horovod", FLAG_FILE_NONE}, /* a release, or off */
 };
 
 FlagFile flag_file(const char *name)

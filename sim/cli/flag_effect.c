@@ -38,6 +38,27 @@ static int ps_partitions(const Flags *f, const RunConfig *cfg, char (*policies)[
            (!cfg->schedule || schedule_spec_is_fifo(cfg->schedule));
 }
 
+/* Horovod's fused calls (step_plan_hvd.c) are the buckets of a costed step beside the backward
+ * (--overlap ddp, no schedule engine); elsewhere its threshold sizes nothing. */
+static int hvd_plan(const RunConfig *cfg)
+{
+    return cfg->workload && cfg->costs && cfg->costs->horovod.present &&
+           cfg->overlap == OVERLAP_DDP && !driver_scheduled(cfg);
+}
+
+static int no_hvd_fusion(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
+                         int n)
+{
+    (void)f, (void)policies, (void)n;
+    return !hvd_plan(cfg);
+}
+
+static int hvd_buckets(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
+{
+    (void)f, (void)policies, (void)n;
+    return hvd_plan(cfg);
+}
+
 static int ideal_costs(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT], int n)
 {
     (void)f, (void)policies, (void)n;
@@ -104,6 +125,11 @@ static const IdleFlag IDLE[] = {
     {"bucket-mb", 0, ps_partitions,
      "on parameter servers fifo sends each tensor as its gradient is ready, in 4,096,000-byte "
      "partitions (BytePS's), not in DDP's buckets"},
+    {"bucket-mb", 0, hvd_buckets,
+     "Horovod's fused calls take the place of DDP's buckets (--horovod-fusion sizes them)"},
+    {"horovod-fusion", 0, no_hvd_fusion,
+     "Horovod fuses the tensors its cycles find ready beside the backward of a --workload, with "
+     "--overlap ddp (the default) and no --schedule; here only its cycle prices the rounds"},
     {"transport", 0, ideal_costs,
      "it picks the cost profile's share of the links, and --costs ideal gives the links whole"},
     {"compressor", 0, no_compressor,

@@ -184,8 +184,8 @@ static const CliOpt run_opts[] = {
             ".json): fixed costs per tensor, kernel and collective call, each operation's rate, "
             "the collectives' share of the links, the compute's efficiency. pytorch: PyTorch "
             "DDP + NCCL on --gpu (PyTorch 1.x on a V100 or A100; pytorch2-v100, pytorch2-a100: "
-            "2.x, derived); horovod-0.18-v100, horovod-0.21-v100: PyTorch 1.x + Horovod, its "
-            "tensor fusion and cycle; ideal: the roofline (bellows before cost profiles)",
+            "2.x, derived); horovod-0.18-v100, horovod-0.21-v100: PyTorch 1.x + Horovod (over "
+            "any profile: --horovod); ideal: the roofline (bellows before cost profiles)",
             0, 0, NULL, 0),
     RUN_OPT("transport", CLI_CHOICE, transport, "tcp", NULL,
             "the network's kind, whose share of the links the cost profile gives: tcp (NCCL or "
@@ -321,13 +321,15 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     f->mode = mode;
     CliOpt train_opts[TRAIN_CLI_MAX_OPTS];
     const int n_train = train_cli_opts(&f->train, train_opts, TRAIN_CLI_MAX_OPTS);
-    const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts,
-                              compare ? compare_opts : policy_opts, sweep_opts};
-    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS,
-                          compare ? N_COMPARE_OPTS : N_POLICY_OPTS, N_SWEEP_OPTS};
-    const size_t bases[] = {offsetof(Flags, train), offsetof(Flags, cluster), offsetof(Flags, run),
-                            offsetof(Flags, run), offsetof(Flags, run)};
-    f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, bases, mode == RUN_MODE_SWEEP ? 5 : 4);
+    const CliOpt *own = compare ? compare_opts : policy_opts;
+    const int n_own = compare ? N_COMPARE_OPTS : N_POLICY_OPTS;
+    const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts, hvd_cli_opts,
+                              own,        sweep_opts};
+    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS, hvd_cli_n_opts,
+                          n_own,   N_SWEEP_OPTS};
+    const size_t run = offsetof(Flags, run),
+                 bases[] = {offsetof(Flags, train), offsetof(Flags, cluster), run, run, run, run};
+    f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, bases, mode == RUN_MODE_SWEEP ? 6 : 5);
     f->train_at = 0;
     f->cluster_at = n_train;
     f->run_at = f->cluster_at + cluster_cli_n_opts;
@@ -478,8 +480,9 @@ static int costs_setup(Flags *f, RunConfig *cfg, BwError *err)
 {
     Cluster *c = &cfg->cluster;
     int rc;
-    if (!f->costs &&
-        (rc = costs_load(f->run.costs, "--costs", c->gpu ? c->gpu->name : NULL, &f->costs, err)))
+    if (!f->costs && /* loaded, and --horovod applied, once */
+        ((rc = costs_load(f->run.costs, "--costs", c->gpu ? c->gpu->name : NULL, &f->costs, err)) ||
+         (rc = hvd_args_apply(f, f->costs, err))))
         return rc;
     cfg->costs = f->costs;
     if (!c->gpu && !f->costs->ideal && !f->costs_noted) { /* --gpu-flops: said once */

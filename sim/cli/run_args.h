@@ -66,6 +66,10 @@ typedef struct {
     const char *fsdp_unit, *backward_prefetch, *forward_prefetch, *reshard_after_forward;
     const char *rs_comm;
     int limit_all_gathers;
+    /* Horovod over the cost profile (hvd_args.c) */
+    const char *horovod;
+    long horovod_fusion;
+    double horovod_cycle_ms;
 } RunOpts;
 
 extern const char *const RUN_ABOUT;
@@ -146,6 +150,14 @@ int run_replay_refuses(const Flags *f, int i);
 /* fsdp_args.c: ZeRO-3's schedule flags into cfg->fsdp (--fsdp-unit checked: BW_EUSAGE naming
  * it). */
 int fsdp_args_setup(const Flags *f, RunConfig *cfg, BwError *err);
+
+/* hvd_args.c: --horovod, --horovod-fusion, --horovod-cycle (their table, RunOpts offsets) on the
+ * cost profile p as loaded (once: the release replaces p's "horovod", the knobs then set its
+ * fusion and cycle). Bad values, or a profile they cannot apply to (ideal, one with a cycle of
+ * its own, knobs without Horovod): BW_EUSAGE naming the flag. */
+extern const CliOpt hvd_cli_opts[];
+extern const int hvd_cli_n_opts;
+int hvd_args_apply(const Flags *f, CostProfile *p, BwError *err);
 
 /* Flags given that do nothing in this scenario (flag_effect.c: --bucket-mb without an overlap,
  * --transport with --costs ideal, --compressor where every policy of policies[0..n) is sync or

@@ -131,10 +131,15 @@ static void print_price(const RunConfig *cfg)
     printf(", %s", ov);
     if (driver_scheduled(cfg))
         printf(", schedule %s", cfg->schedule);
-    else if (cfg->overlap == OVERLAP_DDP && p && p->horovod.present) /* step_plan_hvd.c */
-        printf(" (Horovod %s's fused calls: a cycle of %g ms, up to %g MiB)", p->horovod.version,
-               1e3 * p->horovod.cycle_s, p->horovod.fusion_bytes / 1048576.0);
-    else if (cfg->overlap == OVERLAP_DDP)
+    else if (cfg->overlap == OVERLAP_DDP && p && p->horovod.present) { /* step_plan_hvd.c */
+        if (p->horovod.fusion_bytes > 0)
+            printf(" (Horovod %s's fused calls: a cycle of %g ms, up to %g MiB)",
+                   p->horovod.version, 1e3 * p->horovod.cycle_s,
+                   p->horovod.fusion_bytes / 1048576.0);
+        else /* --horovod-fusion 0 */
+            printf(" (Horovod %s's calls, a tensor each: a cycle of %g ms, no fusion)",
+                   p->horovod.version, 1e3 * p->horovod.cycle_s);
+    } else if (cfg->overlap == OVERLAP_DDP)
         printf(" (buckets of %g MiB)",
                (cfg->bucket_bytes > 0 ? cfg->bucket_bytes : DRIVER_BUCKET_BYTES) / 1048576.0);
     if (!p || p->ideal) {

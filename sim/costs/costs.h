@@ -358,6 +358,19 @@ int costs_horovod_fuse(const CostHorovod *h, const HvdTensor *t, int n,
 /* The thread's next cycle at or after now, its last one started at last: busy (its last work
  * ended at now), max(last + cycle_s, now); idle, the first last + m cycle_s >= now (m >= 0). */
 double costs_horovod_cycle_start(double now, double last, double cycle_s, int busy);
+/* --horovod RELEASE: the releases are the built-ins named horovod-RELEASE-GPU (gen_costs.py's
+ * one table of each release's defaults, HOROVOD): the "horovod" of the one whose RELEASE, or
+ * whose "version", is release ("0.21" or "0.21.0") into *h and its RELEASE into key (n bytes);
+ * 0 when none is. costs_horovod_releases: "0.18, 0.21", those it knows. */
+int costs_horovod_release(const char *release, CostHorovod *h, char *key, size_t n);
+void costs_horovod_releases(char *buf, size_t n);
+/* Runs p's allreduces under h (NULL: none, DDP's buckets) over p's rates and links: its cycle
+ * with it; with Horovod no DDP communication hook (gen_costs.py's profile_horovod drops them
+ * too); its name ("pytorch-h100+horovod-0.21", key the release), implementation and software
+ * say so, and its validation line goes (its rows ran the profile's own framework). Returns 0,
+ * p unchanged, when p already runs h. p must be neither ideal nor have a cycle of its own
+ * ("fixed": "cycle_s") and, for h, must price "elementwise" (the fusion copies). */
+int costs_set_horovod(CostProfile *p, const CostHorovod *h, const char *key);
 
 /* The `bellows costs` listing. */
 void costs_print_list(FILE *out);

@@ -127,6 +127,10 @@ void costs_print_horovod(FILE *out, const CostProfile *p, const json_t *o)
     fprintf(out, "    source: %s\n", json_is_string(src) ? json_string_value(src) : "not stated");
 }
 
+/* How near a cycle a time counts as on it, in cycles: far above a double's rounding of the
+ * clock (1e-16 s a step), far below any time a step prices */
+#define HVD_ON_CYCLE 1e-9
+
 /* The first cycle at or after `now` (RunLoopOnce, horovod/common/operations.cc v0.21.0: a cycle
  * sleeps until last_cycle_start + HOROVOD_CYCLE_TIME, or not at all when the last cycle's work
  * ran past that): busy, the thread's last work ended at now: max(last + cycle, now); idle, the
@@ -136,7 +140,11 @@ double costs_horovod_cycle_start(double now, double last, double cycle_s, int bu
     if (busy) return fmax(last + cycle_s, now);
     if (!(now > last)) return last;
     double s = last + cycle_s * ceil((now - last) / cycle_s);
-    return s < now ? s + cycle_s : s; /* ceil's quotient rounded down */
+    if (s < now) s += cycle_s; /* ceil's quotient rounded down */
+    /* now on a cycle but for the clock's rounding (a backward of whole cycles that starts at
+     * 2837.31 us): that cycle takes it, not the next, in every step alike */
+    if (s - cycle_s >= now - HVD_ON_CYCLE * cycle_s) s -= cycle_s;
+    return fmax(s, now);
 }
 
 /* The tensors a cycle at s takes, t[i ..) ready by s: fused in order while their bytes stay
