@@ -146,6 +146,7 @@ static const char *const IDLE[][3] = {
     {"--bucket-mb 1", "--allreduce ps --collectives transfer --overlap ddp", "n"},
     {"--transport rdma", "--costs ideal", "n"},
     {"--compressor topk", "--policy sync", "n"},
+    {"--compressor topk", "--policy cpsgd", "n"}, /* periodic: dense parameters averaged */
     {"--timeline-steps 0:1", "", "r"},
     {"--rs-comm own", "--workload resnet18-cifar --sharding zero2", "r"},
     {"--fsdp-unit 2", "--workload resnet18-cifar --sharding zero3 --overlap none", "r"},

@@ -237,7 +237,9 @@ void run_print_policy(const RunConfig *cfg)
         printf("# policy %s, compressor %s\n", cfg->policy, cfg->compressor);
         const char *note = compress_spec_note(cfg->compressor);
         if (note) printf("# note: %s\n", note);
-    } else
+    } else if (!strchr(cfg->policy, '@') && strncmp(cfg->policy, "sync", 4) != 0)
+        printf("# policy %s (dense parameters averaged, no compressor)\n", cfg->policy);
+    else
         printf("# policy %s (dense gradients, no compressor)\n", cfg->policy);
 }
 

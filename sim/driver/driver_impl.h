@@ -332,6 +332,9 @@ struct DriverRun {
 void run_fail(DriverRun *run, int status, const BwError *why);
 /* The GPUs of a node, its --gpus-per-node (1 when unset): hybrid sharding's and ZeRO++'s nodes */
 int run_node_gpus(const DriverRun *run);
+/* Whether the gradients pass through --compressor (neither periodic mode nor sync); the policy
+ * is created. */
+int run_uses_compressor(const DriverRun *run);
 double run_now(const DriverRun *run); /* simulated seconds since the start */
 /* Parameter servers priced with fifo's partitions in flight on the analytic backend
  * (coll_comm_set_ps_partition): --allreduce ps, --overlap ddp, fifo, --collectives analytic. */
