@@ -21,7 +21,8 @@ A generated block in docs/guide/*.md (or the FILEs given) is written between two
 
 COMMAND (it may span lines, up to the `-->`) runs under `bash -o pipefail` in the source root,
 `bellows` being BINARY (default build/bellows), with two helpers defined:
-`bench_all ARGS...` prints the samples/s in all of `bellows bench ARGS` as "2,037.7", and
+`bench_all ARGS...` prints the samples/s in all of `bellows bench ARGS` as bench prints it, with
+thousands separated ("2,038", "26.57"), and
 `md_row CELL...` prints "| CELL | CELL | ... |". The plain form writes a fenced block whose
 first line is COMMAND as the reader would type it; the `md` form writes the output as it is.
 Wall-clock figures are not reproducible and are normalised out of every block: "12.3 wall s"
@@ -67,7 +68,7 @@ CLOSE = "<!-- /bellows-table -->"
 PRELUDE = r"""
 bench_all() {
   bellows bench "$@" | sed -n 's/.*, \([0-9.]*\) samples\/s in all.*/\1/p' |
-    awk '{ s = sprintf("%.1f", $1); p = index(s, "."); i = substr(s, 1, p - 1); r = "";
+    awk '{ s = $1; p = index(s, "."); if (p == 0) p = length(s) + 1; i = substr(s, 1, p - 1); r = "";
            while (length(i) > 3) { r = "," substr(i, length(i) - 2) r; i = substr(i, 1, length(i) - 3) }
            print i r substr(s, p) }'
 }

@@ -98,6 +98,12 @@ static void test_an_exploding_run_is_diverged_and_exits_1(void **state)
     assert_int_equal(run("run --lr 10 --epochs 1 --train-samples 2048 --test-samples 500 "
                          "--workers 4 --quiet --record-trace %s/lr10.jsonl"),
                      1);
+    /* its header says what ran: sync (the default policy) compresses nothing, whatever
+     * --compressor's default */
+    char *trace = read_tmp("lr10.jsonl");
+    assert_non_null(
+        strstr(trace, "\"source\":\"bellows run (policy sync, no compressor, seed 1)\""));
+    free(trace);
     assert_int_equal(run("replay --trace %s/lr10.jsonl --policies sync --workers 4 --no-plots "
                          "--quiet --out %s/rep"),
                      0);

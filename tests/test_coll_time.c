@@ -105,6 +105,50 @@ static void test_one_node_ring_takes_the_intra_node_links(void **state)
     expect_close(simulate().time_s, want, 1e-6, "ring on one node, analytic");
 }
 
+/* A ring over two nodes of four GPUs: its intra-node hops (nvl, nvl) and its cross-node ones
+ * (with a NIC per node: nvl, nic, nic, nvl; per GPU: nic, nic) all move at every step, so a step
+ * takes its slowest hop's a + (n/p) b. With intra links at 2 GB/s under a 12.5 GB/s NIC the
+ * analytic level must slow down as the transfer level does (it once priced the NIC alone). */
+static void test_ring_across_nodes_runs_at_its_slowest_hop(void **state)
+{
+    (void)state;
+    const int P = 8, G = 4;
+    const double B = 12.5e9, l = 5e-6, li = 1e-6, n = 60000.0 * 4, c = n / P;
+    const double intra[] = {2e9, 200e9};
+    for (int nic = 0; nic < 2; nic++) {
+        double slow = 0;
+        for (int k = 0; k < 2; k++) {
+            const double Bi = intra[k];
+            SC = (Scenario){.cl = hier(P, G, nic), .algo = COLL_RING, .count = 60000};
+            SC.cl.intra_bandwidth_Bps = Bi;
+            const double across = nic ? 2 * l + c / B : 2 * l + 2 * li + c / (Bi < B ? Bi : B);
+            const double inside = 2 * li + c / Bi;
+            const double want = 2.0 * (P - 1) * (inside > across ? inside : across);
+            const double t = simulate().time_s;
+            expect_close(t, want, 1e-6, "ring across nodes, transfer level");
+            SC.backend = COLL_ANALYTIC;
+            expect_close(simulate().time_s, t, 1e-6, "ring across nodes, analytic");
+            if (k == 0)
+                slow = t;
+            else
+                assert_true(slow > 1.2 * t);
+            /* the ring allgather's steps the same (its blocks differ by at most 7 floats in
+             * 60000: the closed form takes their mean) */
+            SC.op = OP_ALLGATHER;
+            const double ag = simulate().time_s;
+            SC.backend = COLL_TRANSFER;
+            expect_close(ag, simulate().time_s, 1e-3, "ring allgather across nodes");
+        }
+        /* the hierarchical allreduce's cross-node ring reaches a node's NIC over the intra
+         * links: at 2 GB/s they, not the NIC's quarter of 12.5 GB/s, are its bottleneck */
+        SC = (Scenario){.cl = hier(P, G, nic), .algo = COLL_HIERARCHICAL, .count = 60000};
+        SC.cl.intra_bandwidth_Bps = intra[0];
+        const double t = simulate().time_s;
+        SC.backend = COLL_ANALYTIC;
+        expect_close(simulate().time_s, t, 1e-6, "hierarchical allreduce, slow intra links");
+    }
+}
+
 /* ---- bottlenecks ---- */
 
 static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
@@ -157,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_tree_time_equals_formula_on_star),
         cmocka_unit_test(test_hierarchical_time_equals_two_level_formula),
         cmocka_unit_test(test_one_node_ring_takes_the_intra_node_links),
+        cmocka_unit_test(test_ring_across_nodes_runs_at_its_slowest_hop),
         cmocka_unit_test(test_oversubscribed_fat_tree_slows_cross_leaf_steps),
         cmocka_unit_test(test_node_shared_nic_divides_inter_node_bandwidth),
     };

@@ -152,16 +152,44 @@ static void test_costs_name_lists_every_rate_with_its_software(void **state)
 static void test_a_run_names_the_validation_rows_near_it(void **state)
 {
     (void)state;
-    CostSetting run = {"resnet50", "pytorch", COST_NET_TCP, 1, 10, 2, "V100"};
-    CostSetting row = {"resnet9", "pytorch", COST_NET_TCP, 16, 25, 1, "V100"};
+    CostSetting run = {"resnet50", "pytorch", COST_NET_TCP, 1, 10, 2, "V100", "", ""};
+    CostSetting row = {"resnet9", "pytorch", COST_NET_TCP, 16, 25, 1, "V100", "", ""};
     char why[128];
     const double d = costs_setting_distance(&run, &row, why, sizeof why);
     const double want = 1 + log10(25.0 / 10) + log2(2.0) / 3 + log2(16.0) / 6;
     if (fabs(d - want) > 1e-12) fail_msg("distance %.17g, want %.17g", d, want);
     assert_string_equal(why, "model, bandwidth, GPUs per NIC, sockets");
     assert_true(costs_setting_distance(&run, &run, NULL, 0) == 0);
-    CostSetting other = {"resnet50", "tensorflow", COST_NET_RDMA, 1, 100, 2, "A100"};
+    CostSetting other = {"resnet50", "tensorflow", COST_NET_RDMA, 1, 100, 2, "A100", "", ""};
     assert_true(costs_setting_distance(&run, &other, NULL, 0) == 4); /* 3 kinds + a tenfold */
+    /* sharding: the ZeRO stages apart / 3, DDP against ZeRO-3 not near; ZeRO++'s collectives
+     * that differ / 3 each (qwz's bits count) */
+    CostSetting z3 = run, z1 = run, zpp = run;
+    snprintf(z3.sharding, sizeof z3.sharding, "zero3");
+    snprintf(z1.sharding, sizeof z1.sharding, "zero1");
+    assert_true(costs_setting_distance(&run, &z3, why, sizeof why) == 1);
+    assert_string_equal(why, "sharding");
+    if (fabs(costs_setting_distance(&z1, &z3, NULL, 0) - 2.0 / 3) > 1e-12) fail_msg("zero1-zero3");
+    zpp = z3;
+    snprintf(zpp.zeropp, sizeof zpp.zeropp, "qwz:int8,hpz,qgz");
+    assert_true(costs_setting_distance(&zpp, &z3, why, sizeof why) == 1);
+    assert_string_equal(why, "ZeRO++");
+    CostSetting zq = z3;
+    snprintf(zq.zeropp, sizeof zq.zeropp, "qwz:int4,hpz");
+    if (fabs(costs_setting_distance(&zpp, &zq, NULL, 0) - 2.0 / 3) > 1e-12) fail_msg("zeropp");
+    /* the built-in rows: ZeRO++'s 18B GPT on 100 Gbps a node of 16 V100s (summary.json). DDP
+     * there is near none of them, ZeRO-3 nearest its baseline rows, ZeRO++ nearest its own */
+    CostSetting zs = {"gpt2", "pytorch", COST_NET_RDMA, 1, 100, 16, "", "", ""};
+    char line[512];
+    costs_validation_near(&zs, line, sizeof line);
+    assert_non_null(strstr(line, "no published row near this setting; the nearest, zpp-18b-"));
+    snprintf(zs.sharding, sizeof zs.sharding, "zero3");
+    costs_validation_near(&zs, line, sizeof line);
+    assert_non_null(strstr(line, "5 published rows near this setting"));
+    assert_non_null(strstr(line, "nearest: zpp-18b-ib1-1k (-"));
+    snprintf(zs.zeropp, sizeof zs.zeropp, "qwz:int8,hpz,qgz");
+    costs_validation_near(&zs, line, sizeof line);
+    assert_non_null(strstr(line, "nearest: zpp-18b-ib1-1k-gain ("));
     const char *base =
         "run --workers 4 --gpus-per-node 2 --topology hierarchical --bandwidth 10Gbps "
         "--gpu V100 --epochs 1 --train-samples 512 --test-samples 64 --batch 32 "

@@ -166,6 +166,47 @@ static void test_a_runs_buckets_are_the_threads_calls(void **state)
     assert_true(tensors[0] == 1 && tensors[1] == 2 && bytes[1] == 1048576 + 65536);
 }
 
+/* The seconds of the last step of run folder `out` (its steps.csv's last two end_s). */
+static double last_step_s(const char *out)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s/steps.csv", out);
+    char *csv = tmp_file(name);
+    assert_non_null(csv);
+    double end[2] = {0, 0};
+    for (const char *l = strchr(csv, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+        const char *f = l + 1; /* step,epoch,global_batch,lr,loss,end_s */
+        for (int k = 0; k < 5; k++) f = strchr(f, ',') + 1;
+        end[0] = end[1];
+        end[1] = strtod(f, NULL);
+    }
+    free(csv);
+    return end[1] - end[0];
+}
+
+/* The calls follow the batch: Accordion's batch mode (switch=1) trains epoch 0 at 8 images a GPU
+ * and epoch 1 at 64, and its step at 64 is Horovod's at 64 as a run at 64 from the start plans it
+ * (c, b and a each in a cycle of its own, where at 8 b and a were fused in one): not the calls
+ * of the first batch, which they once stayed. */
+static void test_the_calls_follow_a_policys_batch(void **state)
+{
+    (void)state;
+    write_tmp("hvd-wl.json", WORKLOAD);
+    write_hvd_profile("hvd5f.json", HVD("5", "2097152"));
+    const char *base = "run --workload @/hvd-wl.json --costs @/hvd5f.json --model softmax "
+                       "--workers 4 --gpu-flops 1e12 --bandwidth 10Gbps --latency 10us "
+                       "--collectives analytic --overlap ddp --compressor none --train-samples 256 "
+                       "--test-samples 50 --quiet --force";
+    assert_int_equal(bw("%s --batch 8 --epochs 2 --policy accordion:mode=batch,switch=1 --out "
+                        "@/acc",
+                        base),
+                     0);
+    assert_int_equal(bw("%s --batch 64 --epochs 1 --policy sync --out @/at64", base), 0);
+    const double acc = last_step_s("acc"), at64 = last_step_s("at64");
+    if (!(fabs(acc - at64) <= 1e-12 * at64))
+        fail_msg("Accordion's step at 64 a GPU %.15g s, a run at 64 %.15g s", acc, at64);
+}
+
 /* The sim time of the replay of @/hvd-rec.jsonl.gz by engine (fast or actors), free compression
  * (the fast replay's DDP closed form needs it). */
 static double replayed(const char *engine)
@@ -456,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_the_cycle_starts_as_horovods_loop),
         cmocka_unit_test(test_a_runs_buckets_are_the_threads_calls),
         cmocka_unit_test(test_the_closed_form_times_horovod_as_the_actors),
+        cmocka_unit_test(test_the_calls_follow_a_policys_batch),
         cmocka_unit_test(test_the_builtins_carry_each_releases_defaults),
         cmocka_unit_test(test_a_bad_horovod_is_refused_naming_the_field),
         cmocka_unit_test(test_the_flag_over_pytorch_is_the_builtin),

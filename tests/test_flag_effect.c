@@ -14,9 +14,8 @@
  * value matches the default's results by design in a tiny run (the analytic level equals the
  * transfer level on an uncontended star, tests/test_coll_time.c), its context is one where it
  * must not. (--servers with --overlap none tries the fused call, now cut into BytePS's
- * partitions over every server. --intra-bandwidth with the analytic ring
- * on a hierarchical cluster changes nothing either, where the transfer level slows down: its
- * context here is the hierarchical allreduce; the ring's closed form is for the lead to look at.) A
+ * partitions over every server. --intra-bandwidth's context is the analytic ring across two nodes,
+ * whose closed form runs at its slowest hop, the intra-node links at 1Gbps under a 10Gbps NIC.) A
  * new flag of run's table must be listed in flag_cases.h (the test fails on a flag it does not
  * know). */
 #include "testutil.h"
@@ -149,6 +148,7 @@ static const char *const IDLE[][3] = {
     {"--bucket-mb 1", "--workload resnet18-cifar --horovod 0.21", "n"},
     {"--horovod-fusion 0", "--workload resnet18-cifar --horovod 0.21 --overlap none", "n"},
     {"--compressor topk", "--policy sync", "n"},
+    {"--compressor topk", "--policy cpsgd", "n"}, /* periodic: dense parameters averaged */
     {"--timeline-steps 0:1", "", "r"},
     {"--rs-comm own", "--workload resnet18-cifar --sharding zero2", "r"},
     {"--fsdp-unit 2", "--workload resnet18-cifar --sharding zero3 --overlap none", "r"},

@@ -141,10 +141,13 @@ static void test_sharded_optimizer_is_cheaper(void **state)
 }
 
 /* Memory per GPU (shard_mem.c) against the ZeRO paper's closed forms with AdamW in mixed
- * precision (section 3.1, Figure 1): DDP 16 Psi, ZeRO-1 4 Psi + 12 Psi/N, ZeRO-2 2 Psi + 14 Psi/N,
- * ZeRO-3 16 Psi/N (plus two of its largest layer's fp16 parameters in flight); SGD with momentum
- * keeps 8 Psi of optimizer state instead of 12. Llama-2-7B on 8 H100s (80 GB): DDP does not fit
- * (a usage error saying by how much), ZeRO-3 does. */
+ * precision (section 3.1, Figure 1; --precision bf16): DDP 16 Psi, ZeRO-1 4 Psi + 12 Psi/N, ZeRO-2
+ * 2 Psi + 14 Psi/N, ZeRO-3 16 Psi/N (plus two of its largest layer's fp16 parameters in flight);
+ * SGD with momentum keeps 8 Psi of optimizer state instead of 12. At fp32 there is no master
+ * copy: parameters and gradients 4 Psi each, Adam's moments 8 Psi, so ZeRO-1 8 Psi + 8 Psi/N and
+ * ZeRO-2 4 Psi + 12 Psi/N (it once counted the mixed split at fp32: 4 Psi + 12 Psi/N for ZeRO-1),
+ * and the units gathered in fp32, twice the bytes. Llama-2-7B on 8 H100s (80 GB): DDP does not
+ * fit (a usage error saying by how much), ZeRO-3 does. */
 static void test_memory_per_gpu_and_the_7b_on_8_h100s(void **state)
 {
     (void)state;
@@ -155,6 +158,7 @@ static void test_memory_per_gpu_and_the_7b_on_8_h100s(void **state)
     cfg.workload = wl;
     cfg.cluster.gpu = cluster_gpu_find("H100");
     cfg.tc.sgd.kind = OPT_ADAMW;
+    cfg.cluster.precision = "bf16";
     const double psi = (double)wl->n_params, n = 8;
     assert_true(psi == 6738415616.0);
     const double want[] = {16 * psi, 4 * psi + 12 * psi / n, 2 * psi + 14 * psi / n, 16 * psi / n};
@@ -173,9 +177,26 @@ static void test_memory_per_gpu_and_the_7b_on_8_h100s(void **state)
     assert_non_null(strstr(err.msg, "by 27.8 GB"));
     cfg.sharding = SHARD_ZERO3;
     assert_int_equal(driver_check_shard_memory(&cfg, &err), BW_OK);
+    const double gathered16 = m.gathered;
     cfg.tc.sgd.kind = OPT_SGD; /* momentum 0.9: K = 8 */
     assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO2, &m), 1);
     assert_true(fabs(m.total - (2 * psi + 10 * psi / n)) < 1e-12 * m.total);
+    /* fp32 (the default precision) */
+    cfg.cluster.precision = "fp32";
+    cfg.tc.sgd.kind = OPT_ADAMW;
+    const double want32[] = {16 * psi, 8 * psi + 8 * psi / n, 4 * psi + 12 * psi / n,
+                             16 * psi / n};
+    for (Sharding sh = SHARD_NONE; sh <= SHARD_ZERO3; sh++) {
+        assert_int_equal(driver_shard_memory(&cfg, sh, &m), 1);
+        if (fabs(m.total - m.gathered - want32[sh]) > 1e-12 * want32[sh])
+            fail_msg("fp32, --sharding %s: %.0f bytes, the closed form %.0f",
+                     driver_sharding_name(sh), m.total - m.gathered, want32[sh]);
+    }
+    assert_true(m.params == 4 * psi / n && m.optimizer == 8 * psi / n);
+    assert_true(m.gathered == 2 * gathered16);
+    cfg.tc.sgd.kind = OPT_SGD; /* momentum: 4 Psi of state, no master copy */
+    assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO1, &m), 1);
+    assert_true(fabs(m.total - (8 * psi + 4 * psi / n)) < 1e-12 * m.total);
     workload_free(wl);
 }
 
@@ -402,9 +423,13 @@ static void test_fsdp_memory_counts_the_units_in_flight(void **state)
     cfg.workload = wl;
     cfg.cluster.gpu = cluster_gpu_find("H100");
     cfg.fsdp.keep_after_forward = 1;
+    cfg.cluster.precision = "bf16";
     ShardMemory m;
     assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO3, &m), 1);
     assert_true(m.gathered == 2.0 * (double)wl->n_params);
+    cfg.cluster.precision = NULL; /* fp32: the whole fp32 model */
+    assert_int_equal(driver_shard_memory(&cfg, SHARD_ZERO3, &m), 1);
+    assert_true(m.gathered == 4.0 * (double)wl->n_params);
     workload_free(wl);
 }
 

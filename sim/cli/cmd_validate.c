@@ -320,10 +320,14 @@ static void write_rows(FILE *f, const Validate *v, const double *err)
         fprintf(f,
                 "%s\n    {\"id\": \"%s\", \"error\": %.4f, \"family\": \"%s\", "
                 "\"framework\": \"%s\", \"transport\": \"%s\", \"sockets\": %d, \"gbps\": %.6g, "
-                "\"gpus_per_nic\": %.6g, \"gpu\": \"%s\"}",
+                "\"gpus_per_nic\": %.6g, \"gpu\": \"%s\"",
                 first ? "" : ",", r->id, err[i], s->family, s->framework,
                 costs_net_name((CostNet)s->transport), s->sockets, s->gbps, s->gpus_per_nic,
                 s->gpu);
+        /* only where given (costs_validation.c reads a row without them as DDP) */
+        if (s->sharding[0]) fprintf(f, ", \"sharding\": \"%s\"", s->sharding);
+        if (s->zeropp[0]) fprintf(f, ", \"zeropp\": \"%s\"", s->zeropp);
+        fputc('}', f);
         first = 0;
     }
     fputs("\n  ]\n", f);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "policy.h"
 #include "run_args.h"
 #include "schedule.h"
 #include "spec.h"
@@ -67,8 +68,11 @@ static int ideal_costs(const Flags *f, const RunConfig *cfg, char (*policies)[SP
 
 int run_policy_uses_compressor(const char *spec)
 {
-    size_t name = strcspn(spec, ":@");
-    return !strchr(spec, '@') && !(name == 4 && strncmp(spec, "sync", 4) == 0);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":@"), spec);
+    const PolicyOps *ops = policy_find(name); /* a built-in's mode; a plugin's is unknown here */
+    return !strchr(spec, '@') && strcmp(name, "sync") != 0 &&
+           !(ops && ops->mode == POLICY_PERIODIC);
 }
 
 /* No policy uses --compressor: each is sync (dense) or names its own (POLICY@COMPRESSOR). */
@@ -133,8 +137,8 @@ static const IdleFlag IDLE[] = {
     {"transport", 0, ideal_costs,
      "it picks the cost profile's share of the links, and --costs ideal gives the links whole"},
     {"compressor", 0, no_compressor,
-     "no policy here compresses with it (sync sends dense gradients; POLICY@COMPRESSOR names its "
-     "own)"},
+     "no policy here compresses with it (sync sends dense gradients, a periodic policy averages "
+     "dense parameters; POLICY@COMPRESSOR names its own)"},
     {"no-plots", 0, single_run, "a single run draws no plots (bellows plot DIR draws them)"},
 };
 

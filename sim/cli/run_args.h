@@ -181,8 +181,9 @@ int run_note_idle(unsigned idle, BwError *err);
 int run_check_compat(const char *cmd, const Flags *f, const RunConfig *cfg,
                      char (*policies)[SPEC_MAX_TEXT], int n, BwError *err);
 
-/* Whether policy spec POLICY[:k=v]... sends --compressor's output: 0 for sync (dense gradients)
- * and for a POLICY@COMPRESSOR, which names its own (flag_effect.c). */
+/* Whether policy spec POLICY[:k=v]... sends --compressor's output: 0 for sync (dense gradients),
+ * a built-in periodic policy (dense parameters averaged) and a POLICY@COMPRESSOR, which names its
+ * own (flag_effect.c; the driver's run_uses_compressor, for a trace's header). */
 int run_policy_uses_compressor(const char *spec);
 
 void run_print_scenario(const Flags *f, const RunConfig *cfg, const TrainArgs *ta);

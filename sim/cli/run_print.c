@@ -198,10 +198,10 @@ static void print_sharding(const RunConfig *cfg)
         char of[48] = "";
         if (mem.capacity > 0) snprintf(of, sizeof of, " of the GPU's %.0f GB", mem.capacity / 1e9);
         printf("# --sharding %s: %.2f GB per GPU of training state%s (parameters %.2f, gradients "
-               "%.2f, optimizer %.2f, gathered units %.2f; ZeRO's mixed-precision model, "
-               "activations not counted)\n",
+               "%.2f, optimizer %.2f, gathered units %.2f; %s, activations not counted)\n",
                driver_sharding_name(cfg->sharding), mem.total / 1e9, of, mem.params / 1e9,
-               mem.grads / 1e9, mem.optimizer / 1e9, mem.gathered / 1e9);
+               mem.grads / 1e9, mem.optimizer / 1e9, mem.gathered / 1e9,
+               driver_shard_memory_model(cfg));
     }
     char zpp[48];
     if (*zeropp_name(&cfg->zeropp, zpp, sizeof zpp))
@@ -242,7 +242,9 @@ void run_print_policy(const RunConfig *cfg)
         printf("# policy %s, compressor %s\n", cfg->policy, cfg->compressor);
         const char *note = compress_spec_note(cfg->compressor);
         if (note) printf("# note: %s\n", note);
-    } else
+    } else if (!strchr(cfg->policy, '@') && strncmp(cfg->policy, "sync", 4) != 0)
+        printf("# policy %s (dense parameters averaged, no compressor)\n", cfg->policy);
+    else
         printf("# policy %s (dense gradients, no compressor)\n", cfg->policy);
 }
 

@@ -313,12 +313,17 @@ typedef struct {
     double gbps;        /* the NIC's rate, Gbit/s */
     double gpus_per_nic;
     char gpu[16]; /* "" when the GPU is given by its rate */
+    char sharding[8]; /* --sharding: zero1, zero2, zero3, hybrid; "" for none (DDP) */
+    char zeropp[48];  /* --zeropp's canonical list (zeropp_name: "qwz:int8,hpz,qgz"); "" none */
 } CostSetting;
 
 /* The distance between two settings, each term 0 when they agree:
  *   1 for another model family, 1 for another framework, 1 for another transport, 1 for
  *   another GPU, |log10| of the bandwidths' ratio (10x apart: 1), |log2| of the GPUs per NIC's
- *   ratio / 3 (8x apart: 1), |log2| of the socket streams' ratio / 6 (1 against 64: 1).
+ *   ratio / 3 (8x apart: 1), |log2| of the socket streams' ratio / 6 (1 against 64: 1),
+ *   the ZeRO stages apart / 3 (DDP 0, zero1 1, zero2 2, zero3 3: DDP against ZeRO-3 is 1;
+ *   hybrid against any other: 1), and ZeRO++'s collectives (qwz with its bits, hpz, qgz) in
+ *   one setting and not the other, or at other bits, / 3 each (all three against none: 1).
  * A row is near a run below COSTS_NEAR_DISTANCE: one difference of kind, or a tenfold
  * bandwidth, is not near. why (n bytes, may be NULL) names what differs. */
 #define COSTS_NEAR_DISTANCE 1.0

@@ -47,6 +47,49 @@ static void differs(char *why, size_t n, const char *what)
     snprintf(why + k, n - k, "%s%s", k ? ", " : "", what);
 }
 
+/* A --sharding mode's ZeRO stage (Rajbhandari et al., SC20, section 5: P_os, P_os+g,
+ * P_os+g+p), 0 for DDP (""); -1 for hybrid, a kind of its own. */
+static int zero_stage(const char *sharding)
+{
+    static const char *const STAGES[] = {"", "zero1", "zero2", "zero3"};
+    for (int k = 0; k < 4; k++)
+        if (strcmp(sharding, STAGES[k]) == 0) return k;
+    return -1;
+}
+
+/* ZeRO++'s collective `name` in a canonical --zeropp list: its item ("qwz:int8"), or "" */
+static void zeropp_item(const char *list, const char *name, char *out, size_t n)
+{
+    const size_t len = strlen(name);
+    out[0] = '\0';
+    for (const char *p = list; *p; p += strcspn(p, ","), p += *p == ',') {
+        const size_t item = strcspn(p, ",");
+        if (strncmp(p, name, len) == 0 && (item == len || p[len] == ':')) {
+            snprintf(out, n, "%.*s", (int)item, p);
+            return;
+        }
+    }
+}
+
+/* The sharding's and ZeRO++'s terms of the distance (costs.h). */
+static double shard_terms(const CostSetting *run, const CostSetting *row, char *why, size_t n)
+{
+    double d = 0;
+    const int a = zero_stage(run->sharding), b = zero_stage(row->sharding);
+    if (strcmp(run->sharding, row->sharding) != 0)
+        d += a >= 0 && b >= 0 ? abs(a - b) / 3.0 : 1, differs(why, n, "sharding");
+    static const char *const ZPP[] = {"qwz", "hpz", "qgz"};
+    int k = 0;
+    for (int i = 0; i < 3; i++) {
+        char x[16], y[16];
+        zeropp_item(run->zeropp, ZPP[i], x, sizeof x);
+        zeropp_item(row->zeropp, ZPP[i], y, sizeof y);
+        k += strcmp(x, y) != 0;
+    }
+    if (k) d += k / 3.0, differs(why, n, "ZeRO++");
+    return d;
+}
+
 double costs_setting_distance(const CostSetting *run, const CostSetting *row, char *why, size_t n)
 {
     if (why && n) why[0] = '\0';
@@ -63,7 +106,7 @@ double costs_setting_distance(const CostSetting *run, const CostSetting *row, ch
         d += t, differs(why, n, "GPUs per NIC");
     if ((t = LOG_TERM(run->sockets, row->sockets, log2, 6)) > 0) d += t, differs(why, n, "sockets");
 #undef LOG_TERM
-    return d;
+    return d + shard_terms(run, row, why, n);
 }
 
 typedef struct {
@@ -98,6 +141,9 @@ static int row_setting(const json_t *r, CostSetting *s)
     s->sockets = (int)json_integer_value(so);
     s->gbps = json_number_value(g);
     s->gpus_per_nic = json_number_value(k);
+    /* optional: rows of DDP without ZeRO++ leave them out */
+    snprintf(s->sharding, sizeof s->sharding, "%s", jstr(r, "sharding"));
+    snprintf(s->zeropp, sizeof s->zeropp, "%s", jstr(r, "zeropp"));
     return s->gbps > 0 && s->gpus_per_nic > 0 && s->sockets > 0;
 }
 

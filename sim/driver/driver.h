@@ -429,8 +429,10 @@ void driver_job_start(DriverRun *run);               /* its actors; simgrid_run 
 int driver_job_finish(DriverRun *run, BwError *err); /* once simgrid_run has returned */
 void driver_job_free(DriverRun *run);                /* NULL is a no-op */
 
-/* Memory per GPU of cfg's workload under sharding sh (shard_mem.c); 0 without a workload. */
+/* Memory per GPU of cfg's workload under sharding sh (shard_mem.c); 0 without a workload. Its
+ * model in words: ZeRO's mixed precision at --precision bf16 and fp16, fp32 state otherwise. */
 int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m);
+const char *driver_shard_memory_model(const RunConfig *cfg);
 /* A usage error when it does not fit the GPU's memory; the mode's name. */
 int driver_check_shard_memory(const RunConfig *cfg, BwError *err);
 const char *driver_sharding_name(Sharding sh);

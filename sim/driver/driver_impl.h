@@ -332,6 +332,9 @@ struct DriverRun {
 void run_fail(DriverRun *run, int status, const BwError *why);
 /* The GPUs of a node, its --gpus-per-node (1 when unset): hybrid sharding's and ZeRO++'s nodes */
 int run_node_gpus(const DriverRun *run);
+/* Whether the gradients pass through --compressor (neither periodic mode nor sync); the policy
+ * is created. */
+int run_uses_compressor(const DriverRun *run);
 double run_now(const DriverRun *run); /* simulated seconds since the start */
 /* Parameter servers priced with fifo's partitions in flight on the analytic backend
  * (coll_comm_set_ps_partition): --allreduce ps, --overlap ddp, fifo, --collectives analytic. */
@@ -452,10 +455,11 @@ void worker_actor(int argc, char **argv); /* a SimGrid actor whose data is its W
 /* exec.c: the cost model, its plan and its clock, created together */
 int cost_create(DriverRun *run, const Model *m0, BwError *err);
 void cost_free(DriverRun *run); /* also a partial one; NULL cost is a no-op */
-/* The leader, once the policy has decided step `step`: its levels, and the executor's
+/* The leader, once the policy has decided step `step` of b images per worker: its levels (and
+ * under Horovod its calls, at b), and the executor's
  * (exec_decided: a scheduled step's plan; a plugin schedule's bad decision stops the run,
  * run->stop STOP_ERROR). */
-void cost_decided(DriverRun *run, long step);
+void cost_decided(DriverRun *run, long step, int b);
 /* What the run's files say of its schedule (its spec as resolved, its last state, partitions a
  * step) into run->res, for a scheduled run (sched_run.c; nothing otherwise); run_finish calls
  * it, before the files of a run or of a cluster's job are written (its jobs are freed after). */

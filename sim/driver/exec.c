@@ -83,9 +83,9 @@ void cost_free(DriverRun *run)
 
 /* At the rendezvous, once the policy has decided: the step's plan (step_plan.c), then the
  * clock's own (exec_decided: the schedule engine's partitions). */
-void cost_decided(DriverRun *run, long step)
+void cost_decided(DriverRun *run, long step, int b)
 {
-    plan_build(run, step);
+    plan_build(run, step, b);
     exec_decided(run, step);
 }
 

@@ -243,8 +243,13 @@ int record_trace_open(DriverRun *run, const Model *m0, BwError *err)
         free(h.layers);
         return bw_fail(err, BW_ERUNTIME, "--record-trace: out of memory for %d layers", n);
     }
-    snprintf(h.source, sizeof h.source, "bellows run (policy %s, compressor %s, seed %lu)",
-             cfg->policy, cfg->compressor, cfg->tc.seed);
+    /* what ran: a policy that compresses nothing names no compressor */
+    if (run_uses_compressor(run))
+        snprintf(h.source, sizeof h.source, "bellows run (policy %s, compressor %s, seed %lu)",
+                 cfg->policy, cfg->compressor, cfg->tc.seed);
+    else
+        snprintf(h.source, sizeof h.source, "bellows run (policy %s, no compressor, seed %lu)",
+                 cfg->policy, cfg->tc.seed);
     snprintf(h.model, sizeof h.model, "%s", cfg->model_name ? cfg->model_name : "?");
     snprintf(h.dataset, sizeof h.dataset, "fashion-mnist");
     h.workers = run->P;

@@ -104,7 +104,7 @@ static int fast_step_costed(DriverRun *run, const StepState *st)
     Worker *me = &run->w[0];
     rendezvous_leader(run);
     if (stop_now(run->stop)) return 1;
-    cost_decided(run, st->step);
+    cost_decided(run, st->step, st->b);
     const int last = run->stop == STOP_DONE;
     const int averaged = run->periodic && run->dec.average;
     me->step_wait_s = 0;

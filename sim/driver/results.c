@@ -174,6 +174,9 @@ void driver_cost_setting(const RunConfig *cfg, CostSetting *s)
     s->gbps = cfg->cluster.bandwidth_Bps * 8 / 1e9;
     s->gpus_per_nic = cluster_gpus_per_nic(&cfg->cluster);
     if (cfg->cluster.gpu) snprintf(s->gpu, sizeof s->gpu, "%s", cfg->cluster.gpu->name);
+    if (cfg->sharding != SHARD_NONE)
+        snprintf(s->sharding, sizeof s->sharding, "%s", driver_sharding_name(cfg->sharding));
+    zeropp_name(&cfg->zeropp, s->zeropp, sizeof s->zeropp);
 }
 
 static void summary_costs(JsonW *w, const RunConfig *cfg, const RunResult *res)

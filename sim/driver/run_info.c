@@ -268,3 +268,11 @@ int run_node_gpus(const DriverRun *run)
 {
     return run->cluster.gpus_per_node > 0 ? run->cluster.gpus_per_node : 1;
 }
+
+/* Whether the run's gradients pass through --compressor: not in periodic mode (the parameters
+ * are averaged dense) nor under sync, whose levels are 0 (dense) at every step (policies/sync.c;
+ * sim/cli/flag_effect.c's run_policy_uses_compressor, the same rule for the run's header). */
+int run_uses_compressor(const DriverRun *run)
+{
+    return !run->periodic && strcmp(run->pol->ops->name, "sync") != 0;
+}

@@ -8,14 +8,26 @@
  * gathers units as it goes: the largest FSDP unit's fp16 parameters as many times as the
  * schedule holds units at once (fsdp_gathered_bytes: twice under FSDP's defaults, the one in use
  * and the one prefetched; the whole model without resharding after the forward), an estimate.
- * Activations are not counted: the workload profiles carry no activation sizes yet
- * (docs/guide/sharded.md). */
+ * That is --precision bf16 and fp16. At fp32 and tf32 (TF32 is a compute mode on fp32 tensors)
+ * there is no mixed precision: the parameters and gradients are fp32, 4 Psi each, and the
+ * optimizer's state has no master copy, K - 4 (8 Psi with Adam, 4 with momentum, none for plain
+ * SGD): the same total under DDP, but a split that moves 4 Psi out of what ZeRO-1 and ZeRO-2
+ * shard, and fp32 units gathered. Activations are not counted: the workload profiles carry no
+ * activation sizes yet (docs/guide/sharded.md). */
 #include "driver_impl.h"
 
-static double optimizer_k(const RunConfig *cfg)
+/* K: the optimizer's state in bytes a parameter under mixed precision (the fp32 master copy and
+ * the buffers, ZeRO section 3.1); without it (fp32 training), K - 4. */
+static double optimizer_k(const RunConfig *cfg, int mixed)
 {
-    if (cfg->tc.sgd.kind == OPT_ADAMW) return 12.0;
-    return cfg->tc.sgd.momentum > 0 ? 8.0 : 4.0;
+    const double k = cfg->tc.sgd.kind == OPT_ADAMW ? 12.0 : cfg->tc.sgd.momentum > 0 ? 8.0 : 4.0;
+    return mixed ? k : k - 4.0;
+}
+
+const char *driver_shard_memory_model(const RunConfig *cfg)
+{
+    return driver_shard_elem_bytes(cfg) == 2 ? "ZeRO's mixed-precision model"
+                                             : "ZeRO's model in fp32, no master copy";
 }
 
 int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m)
@@ -23,10 +35,11 @@ int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m)
     *m = (ShardMemory){0};
     const Workload *wl = cfg->workload;
     if (!wl) return 0;
-    const double psi = (double)wl->n_params, k = optimizer_k(cfg);
+    const double e = (double)driver_shard_elem_bytes(cfg); /* 2: mixed precision; 4: fp32 */
+    const double psi = (double)wl->n_params, k = optimizer_k(cfg, e == 2);
     const double n = cfg->price_workers > 0 ? cfg->price_workers : cfg->cluster.workers;
-    m->params = 2 * psi;
-    m->grads = 2 * psi;
+    m->params = e * psi;
+    m->grads = e * psi;
     m->optimizer = k * psi;
     if (sh != SHARD_NONE) m->optimizer /= n;
     if (sh == SHARD_ZERO2 || sh == SHARD_ZERO3 || sh == SHARD_HYBRID) m->grads /= n;
@@ -35,10 +48,11 @@ int driver_shard_memory(const RunConfig *cfg, Sharding sh, ShardMemory *m)
         const double g = sh == SHARD_HYBRID ? cfg->cluster.gpus_per_node : n;
         if (sh == SHARD_HYBRID) {
             m->optimizer = k * psi / g;
-            m->grads = 2 * psi / g;
+            m->grads = e * psi / g;
         }
-        m->params = 2 * psi / g;
-        m->gathered = fsdp_gathered_bytes(wl, &cfg->fsdp); /* the units held (shard_sched.c) */
+        m->params = e * psi / g;
+        /* the units held (shard_sched.c: in fp16), in the training's type */
+        m->gathered = fsdp_gathered_bytes(wl, &cfg->fsdp) * e / 2;
     }
     if (sh == SHARD_ZERO3 && cfg->zeropp.hpz) /* ZeRO++'s secondary shard, fp16 over the node */
         m->secondary = 2 * psi / (cfg->cluster.gpus_per_node > 0 ? cfg->cluster.gpus_per_node : 1);
@@ -65,8 +79,8 @@ int driver_check_shard_memory(const RunConfig *cfg, BwError *err)
     const GpuProfile *gpu = cfg->cluster.gpu;
     return bw_fail(err, BW_EUSAGE,
                    "--workload %s: its training state needs %.1f GB per GPU with --sharding %s "
-                   "(ZeRO's mixed-precision model, activations not counted), over the %s's %.0f "
-                   "GB by %.1f GB; --sharding zero3 would need %.1f GB",
+                   "(%s, activations not counted), over the %s's %.0f GB by %.1f GB; --sharding "
+                   "zero3 would need %.1f GB",
                    cfg->workload->spec, m.total / 1e9, driver_sharding_name(cfg->sharding),
-                   gpu->name, m.capacity / 1e9, (m.total - m.capacity) / 1e9, z3.total / 1e9);
+                   driver_shard_memory_model(cfg), gpu->name, m.capacity / 1e9, (m.total - m.capacity) / 1e9, z3.total / 1e9);
 }

@@ -64,7 +64,8 @@ int plan_create(DriverRun *run, BwError *err)
                                         .n_tensors = cm->bucket_start[k + 1] - cm->bucket_start[k],
                                         .layer = cm->bucket_layer[k],
                                         .queued = -1};
-        if (cm->prof && cm->prof->horovod.present) plan_hvd_buckets(run); /* step_plan_hvd.c */
+        if (cm->prof && cm->prof->horovod.present) /* step_plan_hvd.c */
+            plan_hvd_buckets(run, driver_price_batch(cfg, run->b0));
         if (cfg->sharding == SHARD_ZERO3) fsdp_plan_create(run, p); /* units (shard_sched.c) */
         for (int u = 0; u < p->n_units; u++) { /* each unit's all-gathers: a shard of it a rank */
             PlanUnit *un = &p->unit[u];
@@ -247,10 +248,14 @@ void plan_tail(DriverRun *run, StepPlan *p, long step)
 
 /* At the rendezvous, once the policy decided: each real tensor's level (that of the small layer
  * it follows; vectors dense), then every bucket's stages and the tail. */
-void plan_build(DriverRun *run, long step)
+void plan_build(DriverRun *run, long step, int b)
 {
     CostModel *cm = run->cost;
     StepPlan *p = &cm->plan;
+    /* Horovod fuses what its cycles find ready, and the backward's length moves with the batch
+     * (a policy's, Accordion's batch mode): its calls follow the batch priced */
+    if (p->horovod && driver_price_batch(run->cfg, b) != p->hvd_batch)
+        plan_hvd_buckets(run, driver_price_batch(run->cfg, b));
     for (int t = 0; t < cm->wl->n_tensors; t++)
         cm->levels[t] = cm->follows[t] >= 0 ? run->dec.level[cm->follows[t]] : 0.0;
     p->n_stages = 0;

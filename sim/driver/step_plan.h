@@ -113,6 +113,7 @@ typedef struct {
     PlanComm grad_comm; /* the buckets' collectives' communicator (fixed for the run) */
     int *identity;      /* [n_tensors]: 0 .. n-1, --overlap tensor's buckets */
     int horovod;        /* PLAN_OVERLAP's buckets are the calls of the profile's Horovod */
+    int hvd_batch;      /* the images per GPU Horovod's calls were planned at (its backward's) */
     /* ZeRO-3 beside the compute (shard_sched.c): its FSDP units, in the forward's order; the
      * buckets are then the units' reduce-scatters, in the backward's order (unit u's is bucket
      * n_units - 1 - u). 0 units: no FSDP schedule (every other plan). */
@@ -137,17 +138,18 @@ typedef struct PlanUnit {
 typedef struct DriverRun DriverRun;
 
 /* step_plan.c. plan_create, from cost_create: the run's fixed part (DDP's buckets, its arrays);
- * plan_build, from cost_decided: this step's stages at its levels; plan_free undoes create (also a
+ * plan_build, from cost_decided: this step's stages at its levels and its batch b per worker
+ * (Horovod's calls re-planned when the priced batch changed); plan_free undoes create (also a
  * partial one). plan_outer_waits: whether a worker waits at its STAGE_OUTER_WAIT (a fragment is
  * applied at `step`, or eager updates' last round). */
 int plan_create(DriverRun *run, BwError *err);
-void plan_build(DriverRun *run, long step);
+void plan_build(DriverRun *run, long step, int b);
 void plan_free(StepPlan *p);
 int plan_outer_waits(const DriverRun *run, long step, int averaged);
 /* step_plan_hvd.c: under a profile with "horovod" and DDP's overlap, the buckets are the calls
- * Horovod's background thread makes (costs_horovod_fuse) over the workload's backward at the
- * run's batch (its pricing of a bucket's stages: exec_impl.h). */
-void plan_hvd_buckets(DriverRun *run);
+ * Horovod's background thread makes (costs_horovod_fuse) over the workload's backward at b
+ * images per GPU, the step's priced batch (its pricing of a bucket's stages: exec_impl.h). */
+void plan_hvd_buckets(DriverRun *run, int b);
 
 /* The bytes of one rank's shard of `floats` fp32 values over the priced GPUs (--sharding). */
 size_t plan_shard_bytes(const DriverRun *run, size_t floats);

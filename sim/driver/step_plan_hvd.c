@@ -6,11 +6,12 @@
  * buckets are not DDP's 25 MB ones: they are the calls that thread makes over the workload's
  * backward, a tensor ready when its layer's backward ends.
  *
- * The buckets are fixed for the run, from the backward at the run's first batch and the GPU's
- * rate, with a thread that is never late (costs_horovod_fuse with no busy time): when the
- * collectives run longer than a cycle, real Horovod fuses what became ready meanwhile into fewer
- * calls, and here they queue as planned (the clock still starts each cycle as the thread would:
- * at once after a late cycle, costs_horovod_cycle_start). A bucket's stages:
+ * The buckets are planned from the backward at the step's priced batch and the GPU's rate (once,
+ * and again when a policy changes the batch: plan_build), with a thread that is never late
+ * (costs_horovod_fuse with no busy time): when the collectives run longer than a cycle, real
+ * Horovod fuses what became ready meanwhile into fewer calls, and here they queue as planned
+ * (the clock still starts each cycle as the thread would: at once after a late cycle,
+ * costs_horovod_cycle_start). A bucket's stages:
  *   - its cycle (STAGE_CYCLE) and the cycle's negotiation (STAGE_NEGOTIATE), for a cycle's first
  *     call: with the response cache on and every tensor cached, an allreduce of the cache's bit
  *     vector, ceil((tensors + 3) / 64) 64-bit words (CacheCoordinator::sync, response_cache.cc:
@@ -63,13 +64,12 @@ static double hvd_negotiate_bytes(const CostModel *cm, int first, int n)
 }
 
 /* When each tensor, in backward order (CostModel.order), is ready: its layer's backward's end
- * at the run's first batch (priced as the clock prices it, before any slowdown). */
-static void hvd_timeline(DriverRun *run, HvdTensor *t)
+ * at b images per GPU (priced as the clock prices it, before any slowdown). */
+static void hvd_timeline(DriverRun *run, int b, HvdTensor *t)
 {
     CostModel *cm = run->cost;
     const Workload *wl = cm->wl;
     const double speed = run->cluster.gpu_flops;
-    const int b = driver_price_batch(run->cfg, run->b0);
     double *end = bw_xcalloc((size_t)wl->n_layers, sizeof *end, "Horovod's timeline");
     double now = 0;
     for (int l = wl->n_layers - 1; l >= 0; l--) {
@@ -122,14 +122,14 @@ static double hvd_busy(void *ctx, const HvdCall *call)
     return s;
 }
 
-void plan_hvd_buckets(DriverRun *run)
+void plan_hvd_buckets(DriverRun *run, int b)
 {
     CostModel *cm = run->cost;
     StepPlan *p = &cm->plan;
     const int n = cm->wl->n_tensors;
     HvdTensor *t = bw_xcalloc((size_t)n, sizeof *t, "Horovod's timeline");
     HvdCall *calls = bw_xcalloc((size_t)n, sizeof *calls, "Horovod's calls");
-    hvd_timeline(run, t);
+    hvd_timeline(run, b, t);
     const int nc = costs_horovod_fuse(&cm->prof->horovod, t, n, hvd_busy, run, calls);
     for (int k = 0; k < nc; k++) {
         const HvdCall *c = &calls[k];
@@ -146,6 +146,7 @@ void plan_hvd_buckets(DriverRun *run)
     }
     p->n_buckets = nc;
     p->horovod = 1;
+    p->hvd_batch = b;
     free(t);
     free(calls);
 }

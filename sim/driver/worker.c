@@ -217,7 +217,7 @@ static double worker_meet(Worker *me, const StepState *st, double t1)
          * the pool while the actors arrived): the policy needs them all */
         for (int w = 0; w < run->P; w++) worker_gradient_wait(&run->w[w]);
         rendezvous_leader(run);
-        if (run->cost && !stop_now(run->stop)) cost_decided(run, st->step);
+        if (run->cost && !stop_now(run->stop)) cost_decided(run, st->step, st->b);
         if (run->tl && timeline_wants(run->tl, st->step)) decision_event(run, st, t1);
     }
     sg_barrier_wait(run->bar);

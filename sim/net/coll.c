@@ -34,8 +34,9 @@
  * backend: on a star a route crosses two NIC links; on a fat-tree a cross-leaf route crosses
  * two uplinks too, whose share per flow is B / oversubscription when a whole leaf sends out at
  * once (halving-doubling, tree) and B for a ring (one flow per uplink direction); on a
- * hierarchical cluster the inter-node figures are the route through the NIC(s), and a cluster of
- * one node has only its intra-node routes. */
+ * hierarchical cluster the inter-node figures are the route through the NIC(s) (and, with a NIC
+ * shared by a node's GPUs, the intra links that reach it), and a cluster of one node has only
+ * its intra-node routes. A ring's intra-node hops are the closed form's (coll_ring.c). */
 static void derive_costs(Comm *c, const Cluster *cl)
 {
     double a = 2 * cl->latency_s, b = 1 / (cl->bandwidth_Bps * cluster_link_share(cl));
@@ -69,6 +70,9 @@ static void derive_costs(Comm *c, const Cluster *cl)
         a += 2 * cl->intra_latency_s;
         /* the GPUs behind a NIC share it when they all talk to other nodes at once */
         if (!c->ops->single_flow && !c->ops->servers) b *= cluster_gpus_per_nic(cl);
+        /* and the route reaches the NIC over the sender's and the receiver's intra links
+         * (cluster.c hierarchical_xml), one flow each: the slower of the two shares */
+        if (c->b_local > b) b = c->b_local;
     }
     c->a_s = a;
     c->b = b;

@@ -38,7 +38,8 @@ double coll_allreduce_time_s(const Comm *c, double n)
 double coll_allgather_time_s(const Comm *c, double total)
 {
     const int P = c->price_P;
-    return (P - 1) * c->a_s + (double)(P - 1) / P * total * c->b;
+    const CollShape s = {P, c->G, c->a_s, c->b, c->a_local_s, c->b_local};
+    return coll_ring_hops_s(&s, P - 1, (double)(P - 1) / P * total);
 }
 
 double coll_share_curve_at(const CollShareCurve *k, double bytes)

@@ -77,6 +77,11 @@ typedef struct {
     double a, b, a_local, b_local;
 } CollShape;
 
+/* A ring's `steps` steps moving `bytes` over each hop in all: at its slowest hop's pace, across
+ * nodes or inside one (coll_ring.c); the ring allgather's closed form takes it too
+ * (coll_analytic.c). */
+double coll_ring_hops_s(const CollShape *s, double steps, double bytes);
+
 /* How a transfer-level allreduce sums (coll.h: sums_once; coll_sum.c: the orders). */
 typedef enum {
     COLL_SUMS_ARRIVING, /* its messages carry the data, added as they arrive */

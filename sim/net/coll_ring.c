@@ -1,6 +1,7 @@
 /* coll_ring.c: the ring allreduce (Patarasuk and Yuan, "Bandwidth optimal all-reduce algorithms
  * for clusters of workstations", JPDC 69(2), 2009): a reduce-scatter then an allgather around
- * the ring of all ranks, 2(p-1) a + 2 (p-1)/p n b. Its entry in collectives.def's table. */
+ * the ring of all ranks, 2(p-1) a + 2 (p-1)/p n b (a and b: its slowest hop's, on nodes of
+ * several GPUs). Its entry in collectives.def's table. */
 #include "coll_impl.h"
 
 /* The last rank to enter a ring allreduce: every input is in place and none will change before
@@ -46,10 +47,23 @@ static int ring_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned 
     return buf != NULL;
 }
 
+/* On nodes of g > 1 GPUs the ring (ranks in order, a node's GPUs adjacent) has hops inside a
+ * node (a_local, b_local) and hops across nodes (a, b), all in flight at every one of its steps:
+ * a step ends with its slowest hop (a node of slow intra links, PCIe, holds back a fast NIC;
+ * tests/test_coll_time.c checks it against the transfer level), so `steps` steps that move
+ * `bytes` over a hop in all take the slower of steps a + bytes b and steps a_l + bytes b_l. */
+double coll_ring_hops_s(const CollShape *s, double steps, double bytes)
+{
+    const double across = steps * s->a + bytes * s->b;
+    if (s->g <= 1) return across;
+    const double inside = steps * s->a_local + bytes * s->b_local;
+    return inside > across ? inside : across;
+}
+
 static double ring_time_s(const CollShape *s, double n)
 {
     const int p = s->p;
-    return 2.0 * (p - 1) * s->a + 2.0 * (p - 1) / p * n * s->b;
+    return coll_ring_hops_s(s, 2.0 * (p - 1), 2.0 * (p - 1) / p * n);
 }
 
 static double ring_bytes(const Comm *c, int rank, double n)
