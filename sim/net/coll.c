@@ -74,6 +74,12 @@ static void derive_costs(Comm *c, const Cluster *cl)
          * (cluster.c hierarchical_xml), one flow each: the slower of the two shares */
         if (c->b_local > b) b = c->b_local;
     }
+    if (cl->topology == TOPO_HIERARCHICAL && cl->gpus_per_node > 1) {
+        /* several nodes: halving-doubling and the tree price their steps pair by pair
+         * (coll_hier_steps.c), a NIC shared by the flows that cross it at a step */
+        c->hier_q = cluster_gpus_per_nic(cl);
+        c->b_nic = 1 / (cl->bandwidth_Bps * cluster_link_share(cl));
+    }
     c->a_s = a;
     c->b = b;
 }

@@ -20,7 +20,7 @@ double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a,
                                 double al, double bl)
 {
     if (p <= 1) return 0.0;
-    const CollShape s = {p, g, a, b, al, bl};
+    const CollShape s = {p, g, a, b, al, bl, 0, 0};
     return coll_algo_ops(algo)->time_s(&s, n);
 }
 
@@ -31,14 +31,16 @@ double coll_allreduce_bytes(const Comm *c, int rank, double n)
 
 double coll_allreduce_time_s(const Comm *c, double n)
 {
-    return coll_allreduce_formula_s(c->algo, c->price_P, c->group, n, c->a_s, c->b, c->a_local_s,
-                                    c->b_local);
+    if (c->price_P <= 1) return 0.0;
+    const CollShape s = {c->price_P, c->group, c->a_s,   c->b,
+                         c->a_local_s, c->b_local, c->hier_q, c->b_nic};
+    return c->ops->time_s(&s, n);
 }
 
 double coll_allgather_time_s(const Comm *c, double total)
 {
     const int P = c->price_P;
-    const CollShape s = {P, c->G, c->a_s, c->b, c->a_local_s, c->b_local};
+    const CollShape s = {P, c->G, c->a_s, c->b, c->a_local_s, c->b_local, 0, 0};
     return coll_ring_hops_s(&s, P - 1, (double)(P - 1) / P * total);
 }
 

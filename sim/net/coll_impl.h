@@ -71,11 +71,23 @@ typedef struct {
 /* ---- the algorithms' table (collectives.def) ---- */
 
 /* What the closed forms read: p ranks, the algorithm's group g (coll_algo_group), a route's
- * latency a (seconds) and seconds per byte b, and the intra-node pair for per-node ones. */
+ * latency a (seconds) and seconds per byte b, and the intra-node pair for per-node ones; on a
+ * hierarchical cluster of several nodes, q > 0 GPUs behind a NIC and b_nic, the seconds per byte
+ * of one flow through it (the halving-doubling and tree closed forms price each step's pairs
+ * with them: coll_hier_steps.c); q 0: not such a cluster (the one-rate forms). */
 typedef struct {
     int p, g;
     double a, b, a_local, b_local;
+    int q;
+    double b_nic;
 } CollShape;
+
+/* coll_hier_steps.c: whether s prices its steps pair by pair (q > 0, nodes of g > 1 GPUs, more
+ * than one node), and then the halving-doubling's and the tree's seconds for n bytes (flat: the
+ * algorithm's one-rate form, for irregular layouts too large to enumerate). */
+int coll_hier_steps_apply(const CollShape *s);
+double coll_hier_hd_s(const CollShape *s, double n, double (*flat)(const CollShape *, double));
+double coll_hier_tree_s(const CollShape *s, double n, double (*flat)(const CollShape *, double));
 
 /* A ring's `steps` steps moving `bytes` over each hop in all: at its slowest hop's pace, across
  * nodes or inside one (coll_ring.c); the ring allgather's closed form takes it too
@@ -209,6 +221,8 @@ struct Comm {
     void **outs;                       /* [P]: where each rank's sum goes (its buffer, or shared) */
     size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
+    int hier_q;                        /* CollShape.q: 0, or a NIC's GPUs (hierarchical, nodes) */
+    double b_nic;                      /* CollShape.b_nic */
     int zero_time;                     /* coll_comm_create_zero_time */
     int ring_order;                    /* a mirror of a ring: its sums in the ring's order */
     CallLog *log;                      /* [P]: a mirror's calls (coll_comm_create_mirror) */

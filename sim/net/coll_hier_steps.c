@@ -1,0 +1,163 @@
+/* coll_hier_steps.c: the halving-doubling and tree allreduces' closed forms on a hierarchical
+ * cluster of several nodes (CollShape.q > 0), step by step. Each algorithm's transfer level
+ * (coll_halving_doubling.c: Thakur, Rabenseifner, Gropp, IJHPCA 19(1), 2005, section 4.4; the
+ * binomial tree's reduce there and coll_msg.c coll_tree_broadcast) sends its messages in steps;
+ * at a step a pair of GPUs in one node talks over their intra links (a_local + x b_local), a pair
+ * in two nodes over the route nvl, nic, nic, nvl (one NIC a node or --nics-per-node) or nic, nic
+ * (--nic-per-gpu) (cluster.c hierarchical_xml), whose NIC each direction is shared by the flows
+ * that cross it at that step: a + x max(f b_nic, b_local) for f such flows (max-min fair sharing,
+ * SimGrid's CM02 model). A step ends with its slowest pair, and the next one starts then: the sum
+ * of the steps' maxima. It equals the transfer level when every pair of a step costs the same
+ * (nodes of a power of two GPUs, a power of two of them for halving-doubling: then a step is
+ * wholly inside the nodes or wholly across them); otherwise a rank whose step ended early may run
+ * ahead, and the sum is an upper bound. */
+#include "coll_impl.h"
+
+/* Beyond this many ranks an irregular layout (below) is not enumerated pair by pair: the
+ * one-rate form (every step across the shared NIC) prices it, as before this file. */
+#define COLL_HIER_ENUM_MAX 4096
+
+typedef enum { HD_FOLD_IN, HD_CORE, HD_FOLD_OUT, TREE_UP, TREE_DOWN } StepKind;
+
+/* One step's messages among the p ranks (halving-doubling: the p2 = 2^floor(log2 p) ranks of its
+ * core, rem = p - p2 folded in; d the distance in the core's numbering; tree: the level's mask). */
+typedef struct {
+    StepKind kind;
+    int p, d, rem;
+} Step;
+
+static int is_pow2(int x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+/* halving-doubling's numbering of its core (coll_halving_doubling.c): rank of core index i */
+static int hd_rank(const Step *st, int i)
+{
+    return i < st->rem ? 2 * i + 1 : i + st->rem;
+}
+
+static int hd_core(const Step *st, int r)
+{
+    if (r < 2 * st->rem) return r % 2 ? r / 2 : -1;
+    return r - st->rem;
+}
+
+/* The rank r sends to at this step, or -1. */
+static int step_to(const Step *st, int r)
+{
+    const int m = st->d;
+    switch (st->kind) {
+    case HD_FOLD_IN: return r < 2 * st->rem && r % 2 == 0 ? r + 1 : -1;
+    case HD_FOLD_OUT: return r < 2 * st->rem && r % 2 == 1 ? r - 1 : -1;
+    case HD_CORE: {
+        const int i = hd_core(st, r);
+        return i < 0 ? -1 : hd_rank(st, i ^ m);
+    }
+    case TREE_UP: return r % (2 * m) == m ? r - m : -1;
+    case TREE_DOWN: return r % (2 * m) == 0 && r + m < st->p ? r + m : -1;
+    }
+    return -1;
+}
+
+/* The rank r receives from at this step, or -1. */
+static int step_from(const Step *st, int r)
+{
+    const int m = st->d;
+    switch (st->kind) {
+    case HD_FOLD_IN: return r < 2 * st->rem && r % 2 == 1 ? r - 1 : -1;
+    case HD_FOLD_OUT: return r < 2 * st->rem && r % 2 == 0 ? r + 1 : -1;
+    case HD_CORE: return step_to(st, r); /* pairs exchange */
+    case TREE_UP: return r % (2 * m) == 0 && r + m < st->p ? r + m : -1;
+    case TREE_DOWN: return r % (2 * m) == m ? r - m : -1;
+    }
+    return -1;
+}
+
+/* Flows through NIC x at this step: out of it (out) or into it, those of its GPUs' messages
+ * that cross nodes. */
+static int nic_flows(const CollShape *s, const Step *st, int x, int out)
+{
+    int f = 0;
+    for (int r = x * s->q; r < (x + 1) * s->q && r < st->p; r++) {
+        const int peer = out ? step_to(st, r) : step_from(st, r);
+        if (peer >= 0 && peer / s->g != r / s->g) f++;
+    }
+    return f;
+}
+
+static double cross_b(const CollShape *s, int flows)
+{
+    const double b = flows * s->b_nic;
+    return s->q > 1 && s->b_local > b ? s->b_local : b; /* the route reaches the NIC over nvl */
+}
+
+/* One step moving x bytes a message: its slowest pair's time. */
+static double step_s(const CollShape *s, const Step *st, double x)
+{
+    double worst = 0;
+    for (int r = 0; r < st->p; r++) {
+        const int t = step_to(st, r);
+        if (t < 0) continue;
+        double dt;
+        if (t / s->g == r / s->g) {
+            dt = s->a_local + x * s->b_local;
+        } else {
+            const int fo = nic_flows(s, st, r / s->q, 1), fi = nic_flows(s, st, t / s->q, 0);
+            dt = s->a + x * cross_b(s, fo > fi ? fo : fi);
+        }
+        if (dt > worst) worst = dt;
+    }
+    return worst;
+}
+
+int coll_hier_steps_apply(const CollShape *s)
+{
+    return s->q > 0 && s->g > 1 && s->p > s->g;
+}
+
+/* Regular layouts (the file's header): a step at distance d is across nodes iff d >= g, and
+ * then all of a NIC's q GPUs cross it at once (halving-doubling), or one (the tree: its senders
+ * at a level of mask m >= g are m apart). */
+double coll_hier_hd_s(const CollShape *s, double n, double (*flat)(const CollShape *, double))
+{
+    const int p = s->p, g = s->g;
+    int p2 = 1;
+    while (p2 * 2 <= p) p2 *= 2;
+    if (is_pow2(p) && is_pow2(g) && p % g == 0) {
+        double t = 0, x = n;
+        for (int d = p / 2; d >= 1; d /= 2) {
+            x /= 2;
+            t += d >= g ? s->a + x * cross_b(s, s->q) : s->a_local + x * s->b_local;
+        }
+        return 2 * t; /* the reduce-scatter, then the allgather over the same pairs */
+    }
+    if (p > COLL_HIER_ENUM_MAX) return flat(s, n);
+    Step st = {HD_FOLD_IN, p, 0, p - p2};
+    double t = st.rem ? step_s(s, &st, n) : 0, x = n;
+    st.kind = HD_CORE;
+    for (st.d = p2 / 2; st.d >= 1; st.d /= 2) {
+        x /= 2;
+        t += 2 * step_s(s, &st, x);
+    }
+    st.kind = HD_FOLD_OUT;
+    return st.rem ? t + step_s(s, &st, n) : t;
+}
+
+double coll_hier_tree_s(const CollShape *s, double n, double (*flat)(const CollShape *, double))
+{
+    const int p = s->p, g = s->g;
+    if (is_pow2(g) && p % g == 0) {
+        double t = 0;
+        for (int m = 1; m < p; m *= 2)
+            t += m >= g ? s->a + n * cross_b(s, 1) : s->a_local + n * s->b_local;
+        return 2 * t; /* the reduce, then the broadcast down the same levels */
+    }
+    if (p > COLL_HIER_ENUM_MAX) return flat(s, n);
+    double t = 0;
+    for (int m = 1; m < p; m *= 2) {
+        const Step up = {TREE_UP, p, m, 0}, down = {TREE_DOWN, p, m, 0};
+        t += step_s(s, &up, n) + step_s(s, &down, n);
+    }
+    return t;
+}
