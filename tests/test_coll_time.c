@@ -2,7 +2,9 @@
  * scenario in a forked child). Checked: times equal the closed-form costs of REFERENCES.md to
  * 1e-6 on contention-free platforms (ring, halving-doubling and tree on a star, the hierarchical
  * allreduce against its two-level formula, a ring on one node of a hierarchical cluster against
- * the ring's on its intra-node links), for the transfer-level and the analytic backends;
+ * the ring's on its intra-node links; a ring, halving-doubling and the tree across nodes of a
+ * hierarchical cluster, each step at its pairs' slowest hop), for the transfer-level and the
+ * analytic backends;
  * an oversubscribed fat-tree and a node-shared NIC are slower by exactly the bottleneck the test
  * states. What the collectives compute: test_coll.c. */
 #include "testutil.h"
@@ -149,6 +151,84 @@ static void test_ring_across_nodes_runs_at_its_slowest_hop(void **state)
     }
 }
 
+/* Halving-doubling and the tree over 2 and 4 nodes of 4 GPUs, with their closed forms written
+ * from the messages they send (coll_halving_doubling.c, coll_tree.c): a step whose pairs are in
+ * one node costs 2 li + x / Bi; one whose pairs cross nodes a + x / min(B / f, Bi) (NIC per node:
+ * a = 2 l + 2 li over nvl, nic, nic, nvl) or 2 l + x / B (NIC per GPU), f the flows that cross a
+ * NIC at once: halving-doubling's steps at distance d >= 4 send all 4 GPUs of a node across
+ * (f = 4), the tree's levels of mask m >= 4 one sender a node (f = 1). The analytic level once
+ * charged every step at a node's share of its NIC, the steps inside nodes too. Tolerance 1e-9:
+ * both levels are the same sums of the same steps, apart only by rounding (measured: at most
+ * 2.2e-16 relative, a few ulps; 1e-9 leaves room for another libm or SimGrid build), while a
+ * step priced at a wrong rate is off by percents (an intra step's latency alone is 2 us of a
+ * 30-120 us total). */
+static double hier_step_s(int nic_per_gpu, int cross, int f, double x, double Bi)
+{
+    const double B = 12.5e9, l = 5e-6, li = 1e-6;
+    if (!cross) return 2 * li + x / Bi;
+    if (nic_per_gpu) return 2 * l + x / B;
+    return 2 * l + 2 * li + x / (B / f < Bi ? B / f : Bi);
+}
+
+static void test_hd_and_tree_across_nodes_price_each_step_by_its_pairs(void **state)
+{
+    (void)state;
+    const int G = 4;
+    const double n = 4096.0 * 4, intra[] = {2e9, 200e9};
+    for (int nodes = 2; nodes <= 4; nodes += 2)
+        for (int nic = 0; nic < 2; nic++)
+            for (int k = 0; k < 2; k++)
+                for (int tree = 0; tree < 2; tree++) {
+                    const int P = nodes * G;
+                    double want = 0, x = n;
+                    for (int d = P / 2; d >= 1; d /= 2) /* mask, or distance */
+                        if (tree) {
+                            want += 2 * hier_step_s(nic, d >= G, 1, n, intra[k]);
+                        } else {
+                            x /= 2;
+                            want += 2 * hier_step_s(nic, d >= G, G, x, intra[k]);
+                        }
+                    SC = (Scenario){.cl = hier(P, G, nic),
+                                    .algo = tree ? COLL_TREE : COLL_HALVING_DOUBLING,
+                                    .count = 4096};
+                    SC.cl.intra_bandwidth_Bps = intra[k];
+                    char what[128];
+                    snprintf(what, sizeof what, "%s, %d nodes of 4, NIC per %s, intra %g B/s",
+                             tree ? "tree" : "halving-doubling", nodes, nic ? "GPU" : "node",
+                             intra[k]);
+                    const double t = simulate().time_s;
+                    expect_close(t, want, 1e-9, what);
+                    SC.backend = COLL_ANALYTIC;
+                    expect_close(simulate().time_s, t, 1e-9, what);
+                }
+}
+
+/* Layouts whose steps are not wholly inside or across nodes: halving-doubling on 12 GPUs (3
+ * nodes of 4; its 4 extra ranks fold in, and its core's pairs mix the nodes) and the tree on 2
+ * nodes of 6 (its level of mask 4 has pairs inside a node and across). The closed form prices
+ * such a step pair by pair (coll_hier_steps.c), each pair's NIC at the flows that cross it, and
+ * here every pair of a step still ends together: both levels agree (an odd number of GPUs a node
+ * lets a rank run ahead, where the analytic level is an upper bound: not tested here). */
+static void test_hd_and_tree_mixed_steps_priced_pair_by_pair(void **state)
+{
+    (void)state;
+    for (int nic = 0; nic < 2; nic++)
+        for (int k = 0; k < 2; k++)
+            for (int tree = 0; tree < 2; tree++) {
+                SC = (Scenario){.cl = tree ? hier(12, 6, nic) : hier(12, 4, nic),
+                                .algo = tree ? COLL_TREE : COLL_HALVING_DOUBLING,
+                                .count = 4096};
+                SC.cl.intra_bandwidth_Bps = k ? 200e9 : 2e9;
+                char what[96];
+                snprintf(what, sizeof what, "%s, mixed steps, NIC per %s, intra %g B/s",
+                         tree ? "tree" : "halving-doubling", nic ? "GPU" : "node",
+                         SC.cl.intra_bandwidth_Bps);
+                const double t = simulate().time_s;
+                SC.backend = COLL_ANALYTIC;
+                expect_close(simulate().time_s, t, 1e-9, what);
+            }
+}
+
 /* ---- bottlenecks ---- */
 
 static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
@@ -202,6 +282,8 @@ int main(void)
         cmocka_unit_test(test_hierarchical_time_equals_two_level_formula),
         cmocka_unit_test(test_one_node_ring_takes_the_intra_node_links),
         cmocka_unit_test(test_ring_across_nodes_runs_at_its_slowest_hop),
+        cmocka_unit_test(test_hd_and_tree_across_nodes_price_each_step_by_its_pairs),
+        cmocka_unit_test(test_hd_and_tree_mixed_steps_priced_pair_by_pair),
         cmocka_unit_test(test_oversubscribed_fat_tree_slows_cross_leaf_steps),
         cmocka_unit_test(test_node_shared_nic_divides_inter_node_bandwidth),
     };
