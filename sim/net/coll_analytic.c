@@ -32,8 +32,14 @@ double coll_allreduce_bytes(const Comm *c, int rank, double n)
 double coll_allreduce_time_s(const Comm *c, double n)
 {
     if (c->price_P <= 1) return 0.0;
-    const CollShape s = {c->price_P, c->group, c->a_s,   c->b,
-                         c->a_local_s, c->b_local, c->hier_q, c->b_nic};
+    const CollShape s = {.p = c->price_P,
+                         .g = c->group,
+                         .a = c->a_s,
+                         .b = c->b,
+                         .a_local = c->a_local_s,
+                         .b_local = c->b_local,
+                         .q = c->hier_q,
+                         .b_nic = c->b_nic};
     return c->ops->time_s(&s, n);
 }
 

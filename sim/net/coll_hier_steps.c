@@ -48,14 +48,18 @@ static int step_to(const Step *st, int r)
 {
     const int m = st->d;
     switch (st->kind) {
-    case HD_FOLD_IN: return r < 2 * st->rem && r % 2 == 0 ? r + 1 : -1;
-    case HD_FOLD_OUT: return r < 2 * st->rem && r % 2 == 1 ? r - 1 : -1;
+    case HD_FOLD_IN:
+        return r < 2 * st->rem && r % 2 == 0 ? r + 1 : -1;
+    case HD_FOLD_OUT:
+        return r < 2 * st->rem && r % 2 == 1 ? r - 1 : -1;
     case HD_CORE: {
         const int i = hd_core(st, r);
         return i < 0 ? -1 : hd_rank(st, i ^ m);
     }
-    case TREE_UP: return r % (2 * m) == m ? r - m : -1;
-    case TREE_DOWN: return r % (2 * m) == 0 && r + m < st->p ? r + m : -1;
+    case TREE_UP:
+        return r % (2 * m) == m ? r - m : -1;
+    case TREE_DOWN:
+        return r % (2 * m) == 0 && r + m < st->p ? r + m : -1;
     }
     return -1;
 }
@@ -65,11 +69,16 @@ static int step_from(const Step *st, int r)
 {
     const int m = st->d;
     switch (st->kind) {
-    case HD_FOLD_IN: return r < 2 * st->rem && r % 2 == 1 ? r - 1 : -1;
-    case HD_FOLD_OUT: return r < 2 * st->rem && r % 2 == 0 ? r + 1 : -1;
-    case HD_CORE: return step_to(st, r); /* pairs exchange */
-    case TREE_UP: return r % (2 * m) == 0 && r + m < st->p ? r + m : -1;
-    case TREE_DOWN: return r % (2 * m) == m ? r - m : -1;
+    case HD_FOLD_IN:
+        return r < 2 * st->rem && r % 2 == 1 ? r - 1 : -1;
+    case HD_FOLD_OUT:
+        return r < 2 * st->rem && r % 2 == 0 ? r + 1 : -1;
+    case HD_CORE:
+        return step_to(st, r); /* pairs exchange */
+    case TREE_UP:
+        return r % (2 * m) == 0 && r + m < st->p ? r + m : -1;
+    case TREE_DOWN:
+        return r % (2 * m) == m ? r - m : -1;
     }
     return -1;
 }
@@ -92,23 +101,25 @@ static double cross_b(const CollShape *s, int flows)
     return s->q > 1 && s->b_local > b ? s->b_local : b; /* the route reaches the NIC over nvl */
 }
 
-/* One step moving x bytes a message: its slowest pair's time. */
+/* One step moving x bytes a message: its slowest pair's time. A pair across nodes is slowest
+ * where its NIC, out of the sender's node or into the receiver's, carries the most flows, and
+ * every NIC with a flow carries one of a pair across: the most flows any NIC carries either way
+ * prices the step's slowest such pair. O(p) a step. */
 static double step_s(const CollShape *s, const Step *st, double x)
 {
-    double worst = 0;
+    int intra = 0, most = 0;
     for (int r = 0; r < st->p; r++) {
         const int t = step_to(st, r);
-        if (t < 0) continue;
-        double dt;
-        if (t / s->g == r / s->g) {
-            dt = s->a_local + x * s->b_local;
-        } else {
-            const int fo = nic_flows(s, st, r / s->q, 1), fi = nic_flows(s, st, t / s->q, 0);
-            dt = s->a + x * cross_b(s, fo > fi ? fo : fi);
-        }
-        if (dt > worst) worst = dt;
+        if (t >= 0 && t / s->g == r / s->g) intra = 1;
     }
-    return worst;
+    for (int nic = 0; nic * s->q < st->p; nic++) {
+        const int fo = nic_flows(s, st, nic, 1), fi = nic_flows(s, st, nic, 0);
+        if (fo > most) most = fo;
+        if (fi > most) most = fi;
+    }
+    const double inside = intra ? s->a_local + x * s->b_local : 0;
+    const double across = most ? s->a + x * cross_b(s, most) : 0;
+    return inside > across ? inside : across;
 }
 
 int coll_hier_steps_apply(const CollShape *s)
