@@ -1,20 +1,26 @@
 /* coll_hier_steps.c: the halving-doubling and tree allreduces' closed forms on a hierarchical
- * cluster of several nodes (CollShape.q > 0), step by step. Each algorithm's transfer level
- * (coll_halving_doubling.c: Thakur, Rabenseifner, Gropp, IJHPCA 19(1), 2005, section 4.4; the
- * binomial tree's reduce there and coll_msg.c coll_tree_broadcast) sends its messages in steps;
- * at a step a pair of GPUs in one node talks over their intra links (a_local + x b_local), a pair
- * in two nodes over the route nvl, nic, nic, nvl (one NIC a node or --nics-per-node) or nic, nic
- * (--nic-per-gpu) (cluster.c hierarchical_xml), whose NIC each direction is shared by the flows
- * that cross it at that step: a + x max(f b_nic, b_local) for f such flows (max-min fair sharing,
- * SimGrid's CM02 model). A step ends with its slowest pair, and the next one starts then: the sum
- * of the steps' maxima. It equals the transfer level when every pair of a step costs the same
- * (nodes of a power of two GPUs, a power of two of them for halving-doubling: then a step is
- * wholly inside the nodes or wholly across them); otherwise a rank whose step ended early may run
- * ahead, and the sum is an upper bound. */
+ * cluster of several nodes (CollShape.q > 0), step by step. Both algorithms' one-rate forms are
+ * /work/shared/REFERENCES.md's "Collective cost" (Thakur, Rabenseifner, Gropp, "Optimization of
+ * Collective Communication Operations in MPICH", IJHPCA 19(1), 2005): 2 log2(p) a + 2 (p-1)/p n b
+ * for recursive halving-doubling and 2 log2(p) (a + n b) for a binomial tree's reduce and
+ * broadcast (bellows' tree is that binomial tree, coll_tree.c and coll_msg.c
+ * coll_tree_broadcast, not NCCL's double binary tree); each is a sum over steps of a + x b. Here a
+ * step's a and b are those of the pairs that talk in it, as the transfer level sends them
+ * (coll_halving_doubling.c, coll_tree.c): a pair of GPUs in one node talks over their intra links
+ * (a_local + x b_local), a pair in two nodes over the route nvl, nic, nic, nvl (one NIC a node, or
+ * --nics-per-node) or nic, nic (--nic-per-gpu) (cluster.c hierarchical_xml), whose NIC each
+ * direction is shared by the flows that cross it at that step: a + x max(f b_nic, b_local) for f
+ * such flows (SimGrid's CM02 model, --network-model exact, shares a link max-min fairly). A step
+ * ends with its slowest pair, and the next one starts then: the sum of the steps' maxima. It
+ * equals the transfer level when every pair of a step ends together (tests/test_coll_time.c:
+ * nodes of a power of two GPUs, a power of two of them for halving-doubling, and the mixed
+ * layouts tested there); with an odd number of GPUs a node a rank whose
+ * step ended early may run ahead, and the sum is an upper bound. */
 #include "coll_impl.h"
 
-/* Beyond this many ranks an irregular layout (below) is not enumerated pair by pair: the
- * one-rate form (every step across the shared NIC) prices it, as before this file. */
+/* Beyond this many ranks an irregular layout (below) is not enumerated pair by pair (a call
+ * would cost O(p log p) each time it is priced): the one-rate form, every step across the
+ * shared NIC, prices it, as before this file. */
 #define COLL_HIER_ENUM_MAX 4096
 
 typedef enum { HD_FOLD_IN, HD_CORE, HD_FOLD_OUT, TREE_UP, TREE_DOWN } StepKind;
