@@ -196,8 +196,8 @@ static const CliOpt run_opts[] = {
             "of twice the parameters); ignored by gradient-mode policies and with --momentum 0, "
             "whose buffers are equal or absent",
             0, 0, NULL, 0),
-    RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder, new or empty (none: print only)", 0,
-            0, NULL, 0),
+    RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder, new or empty; without it nothing is "
+            "written, the results are printed only (a path: --out none is a folder)", 0, 0, NULL, 0),
     RUN_OPT("force", CLI_FLAG, force, NULL, NULL,
             "write into a non-empty --out: files of the same names are overwritten, nothing is "
             "removed (folders of an earlier, different command stay)",
@@ -288,7 +288,7 @@ static const CliOpt compare_opts[] = {
 /* compare's and sweep's defaults, the same for both (and for the runs of a sweep): long enough
  * for Accordion to check its regimes several times; RUN_EVALS_PER_EPOCH evaluations an epoch
  * (run_default_eval_every) so that time to accuracy is precise; compare writes into
- * runs/compare unless told. */
+ * runs/compare unless told, a sweep needs --out (sweep.c). */
 static void shared_defaults(Flags *f, RunMode mode)
 {
     for (int i = 0; i < f->n; i++) {
@@ -303,7 +303,8 @@ static void shared_defaults(Flags *f, RunMode mode)
         if (mode == RUN_MODE_COMPARE && strcmp(o->name, "out") == 0) {
             o->def = "runs/compare";
             o->help = "output folder, new or empty";
-        }
+        } else if (mode == RUN_MODE_SWEEP && strcmp(o->name, "out") == 0)
+            o->help = "output folder, new or empty (required: a sweep writes its runs there)";
         if (mode == RUN_MODE_SWEEP && strcmp(o->name, "jobs") == 0) {
             /* a sweep runs as many runs at a time as there are cores */
             long n = sysconf(_SC_NPROCESSORS_ONLN);
