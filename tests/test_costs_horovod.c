@@ -385,7 +385,7 @@ static void expect_same_point(const char *h)
 /* The release over pytorch-v100 is the built-in horovod-0.21-v100: gen_costs.py makes that one
  * as pytorch-v100's profile with the release's "horovod" and no hooks, which is what --horovod
  * does, so every constant that prices a step is the same and the steps are, to the bit; and
- * off over it is pytorch-v100's DDP (no hook runs without a compressor). Swept, --horovod off
+ * off over it is pytorch-v100's DDP, its communication hooks given back. Swept, --horovod off
  * and 0.21 over each profile (off over pytorch-v100 and 0.21 over horovod-0.21-v100: unchanged). */
 static void test_the_flag_over_pytorch_is_the_builtin(void **state)
 {
@@ -411,6 +411,15 @@ static void test_the_flag_over_pytorch_is_the_builtin(void **state)
     assert_int_equal(costs_set_horovod(a, NULL, "off"), 1);
     assert_string_equal(costs_framework(a), "pytorch"); /* the near rows are DDP's again */
     assert_true(!a->horovod.present && a->cycle_s == 0);
+    /* and DDP's communication hooks are pytorch-v100's, which profile_horovod dropped: a
+     * compressor's hook (powerSGD_hook's synchronisation, Q's orthogonalisation) as there */
+    CostProfile *c = NULL;
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &c, NULL), BW_OK);
+    assert_true(c->n_hooks > 0 && a->n_hooks == c->n_hooks);
+    assert_memory_equal(a->hooks, c->hooks, sizeof a->hooks);
+    assert_string_equal(a->hook_framework, c->hook_framework);
+    assert_non_null(strstr(a->software, "DDP's communication hooks pytorch-v100's"));
+    costs_free(c);
     /* the near rows of ResNet-50 on 10 Gbps V100s, one a NIC: pytorch#74148's DDP rows for DDP,
      * none of them for the same setting under Horovod (another framework: distance 1, not near) */
     CostSetting set = {.family = "resnet50",
