@@ -288,7 +288,8 @@ static void test_out_says_what_its_absence_does(void **state)
         assert_null(strstr(out, "none: print only"));
         const char *says = k < 3 ? "without it nothing is written, the results are printed only"
                                  : "new or empty (required: a sweep writes its runs there)";
-        if (!strstr(out, says)) fail_msg("bellows %s --help: --out does not say '%s'", cmd[k], says);
+        if (!strstr(out, says))
+            fail_msg("bellows %s --help: --out does not say '%s'", cmd[k], says);
         free(out);
     }
     expect_refusal("--out: a sweep needs an output folder", "sweep --bandwidth 1Gbps,10Gbps");
