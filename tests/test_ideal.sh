@@ -34,7 +34,7 @@ def same(a, b, where):
         if k == "wall_s":
             continue
         if where == "" and k == "compressor" and b.get("policy_mode") == "periodic":
-            # what ran since 329b088: a periodic policy sends no compressor's output
+            # summary.json names what ran: a periodic policy sends no compressor's output
             if b[k] != "none":
                 sys.exit("%s: compressor is %r, expected none (periodic)" % (sys.argv[2], b[k]))
             continue
