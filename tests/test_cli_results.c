@@ -91,6 +91,8 @@ static void test_an_exploding_run_is_diverged_and_exits_1(void **state)
         said += strncmp(l, "bellows:", 8) == 0;
     assert_int_equal(said, 1);
     assert_non_null(strstr(sum, "\"status\": \"diverged\""));
+    /* sync (the default policy) sent no compressor's output: not --compressor's default */
+    assert_non_null(strstr(sum, "\"compressor\": \"none\","));
     free(out);
     free(err);
     free(sum);
@@ -166,6 +168,8 @@ static void test_islands_tables_show_the_wan_bytes(void **state)
         char *sum = read_tmp(file), *at = strstr(sum, "\"wan_bytes\": ");
         assert_non_null(at);
         wan[k] = strtod(at + 13, NULL) / 4;
+        /* neither sync nor diloco (periodic: dense parameters) sent --compressor's output */
+        assert_non_null(strstr(sum, "\"compressor\": \"none\","));
         free(sum);
         const char *at_row = strstr(csv, name[k]);
         assert_non_null(at_row);
@@ -236,7 +240,8 @@ static void test_the_heatmap_grid_marks_cells_without_a_speedup(void **state)
     assert_true(file_exists(path));
 }
 
-/* A platform whose hosts differ: the summary says whose speed it reports, and the spread. */
+/* A platform whose hosts differ: the summary says whose speed it reports, and the spread; a
+ * policy that compresses names its compressor. */
 static void test_a_mixed_platform_says_whose_figures_the_summary_gives(void **state)
 {
     (void)state;
@@ -254,9 +259,11 @@ static void test_a_mixed_platform_says_whose_figures_the_summary_gives(void **st
           f);
     fclose(f);
     assert_int_equal(run("run --platform %s/mixed.xml --train-samples 512 --test-samples 100 "
-                         "--epochs 1 --quiet --out %s/mixed"),
+                         "--epochs 1 --policy accordion --quiet --out %s/mixed"),
                      0);
     char *sum = read_tmp("mixed/summary.json");
+    /* accordion compresses with --compressor: its summary names it (the default) */
+    assert_non_null(strstr(sum, "\"compressor\": \"powersgd\","));
     assert_non_null(strstr(sum, "\"gpu_flops_of\": \"rank 0's host (a)\""));
     assert_non_null(strstr(sum, "\"gpu_flops_min\": 1000000000000"));
     assert_non_null(strstr(sum, "\"gpu_flops_max\": 2000000000000"));

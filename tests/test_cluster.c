@@ -223,6 +223,15 @@ static void test_one_job_is_a_run(void **state)
                         "--compressor powersgd --eval-every 1 --out @/r2"),
                      0);
     same_run("c2/jobs/a", "r2");
+    /* cluster.json names what ran, as each job's summary.json: accordion's topk; sync (the
+     * default policy) sends no compressor's output, whatever the job's "compressor" */
+    const char *want[2] = {"topk", "none"};
+    for (int k = 0; k < 2; k++) {
+        json_t *root = cluster_json(k ? "c2" : "c1");
+        const json_t *job = json_array_get(json_object_get(root, "jobs"), 0);
+        assert_string_equal(json_string_value(json_object_get(job, "compressor")), want[k]);
+        json_decref(root);
+    }
 }
 
 /* Two identical jobs whose rings cross the leaves' uplinks, which carry one GPU's rate: every

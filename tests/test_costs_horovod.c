@@ -3,14 +3,15 @@
  * worked out by hand on a small timeline, with a thread that is never late and with one whose
  * calls outlast a cycle; the cycle's start rule; a run's buckets are those calls (the tensors
  * of each call in the timeline, and a shorter cycle moving the step by exactly the cycles'
- * difference); the built-ins give each release's defaults; a bad "horovod" is refused naming
- * the field, with exit 2. */
+ * difference); the built-ins give each release's defaults; a cost band's drawn profile moves
+ * the cycle with the fixed costs; a bad "horovod" is refused naming the field, with exit 2. */
 #include "testutil.h"
 
 #include <math.h>
 
 #include "clitest.h"
 #include "costs.h"
+#include "costs_band.h"
 
 #define MIB (1024.0 * 1024.0)
 
@@ -261,6 +262,32 @@ static void test_the_builtins_carry_each_releases_defaults(void **state)
     costs_free(p);
 }
 
+/* A cost band's drawn profile (costs_band_scaled) moves Horovod's cycle with the fixed costs,
+ * as the profile's own cycle_s (the two are one cycle): at a fixed factor of 1.5, 0.21's 1 ms
+ * becomes 1.5 ms, and a tensor ready at 1.2 ms, which the thread fuses at its cycle of 2 ms,
+ * is fused at 1.5 ms; the other groups leave it. */
+static void test_a_drawn_profile_moves_horovods_cycle(void **state)
+{
+    (void)state;
+    CostProfile *p = NULL, drawn;
+    assert_int_equal(costs_load("horovod-0.21-v100", "--costs", "V100", &p, NULL), BW_OK);
+    double f[COST_GROUP_COUNT] = {1.3, 1.3, 1.3, 1.3};
+    f[COST_GROUP_FIXED] = 1.5;
+    costs_band_scaled(p, f, &drawn);
+    assert_true(fabs(drawn.horovod.cycle_s - 1.5e-3) < 1e-15);
+    assert_true(drawn.cycle_s == drawn.horovod.cycle_s);
+    const HvdTensor t = {.ready_s = 1.2e-3, .bytes = MIB};
+    HvdCall c;
+    assert_int_equal(costs_horovod_fuse(&p->horovod, &t, 1, NULL, NULL, &c), 1);
+    expect_call(&c, 0, 1, 2e-3, 1);
+    assert_int_equal(costs_horovod_fuse(&drawn.horovod, &t, 1, NULL, NULL, &c), 1);
+    expect_call(&c, 0, 1, 1.5e-3, 1);
+    f[COST_GROUP_FIXED] = 1;
+    costs_band_scaled(p, f, &drawn);
+    assert_true(drawn.horovod.cycle_s == 1e-3);
+    costs_free(p);
+}
+
 /* A bad "horovod": the field named, exit 2, nothing written. */
 static void test_a_bad_horovod_is_refused_naming_the_field(void **state)
 {
@@ -358,7 +385,7 @@ static void expect_same_point(const char *h)
 /* The release over pytorch-v100 is the built-in horovod-0.21-v100: gen_costs.py makes that one
  * as pytorch-v100's profile with the release's "horovod" and no hooks, which is what --horovod
  * does, so every constant that prices a step is the same and the steps are, to the bit; and
- * off over it is pytorch-v100's DDP (no hook runs without a compressor). Swept, --horovod off
+ * off over it is pytorch-v100's DDP, its communication hooks given back. Swept, --horovod off
  * and 0.21 over each profile (off over pytorch-v100 and 0.21 over horovod-0.21-v100: unchanged). */
 static void test_the_flag_over_pytorch_is_the_builtin(void **state)
 {
@@ -384,6 +411,15 @@ static void test_the_flag_over_pytorch_is_the_builtin(void **state)
     assert_int_equal(costs_set_horovod(a, NULL, "off"), 1);
     assert_string_equal(costs_framework(a), "pytorch"); /* the near rows are DDP's again */
     assert_true(!a->horovod.present && a->cycle_s == 0);
+    /* and DDP's communication hooks are pytorch-v100's, which profile_horovod dropped: a
+     * compressor's hook (powerSGD_hook's synchronisation, Q's orthogonalisation) as there */
+    CostProfile *c = NULL;
+    assert_int_equal(costs_load("pytorch-v100", "--costs", "V100", &c, NULL), BW_OK);
+    assert_true(c->n_hooks > 0 && a->n_hooks == c->n_hooks);
+    assert_memory_equal(a->hooks, c->hooks, sizeof a->hooks);
+    assert_string_equal(a->hook_framework, c->hook_framework);
+    assert_non_null(strstr(a->software, "DDP's communication hooks pytorch-v100's"));
+    costs_free(c);
     /* the near rows of ResNet-50 on 10 Gbps V100s, one a NIC: pytorch#74148's DDP rows for DDP,
      * none of them for the same setting under Horovod (another framework: distance 1, not near) */
     CostSetting set = {.family = "resnet50",
@@ -499,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_the_closed_form_times_horovod_as_the_actors),
         cmocka_unit_test(test_the_calls_follow_a_policys_batch),
         cmocka_unit_test(test_the_builtins_carry_each_releases_defaults),
+        cmocka_unit_test(test_a_drawn_profile_moves_horovods_cycle),
         cmocka_unit_test(test_a_bad_horovod_is_refused_naming_the_field),
         cmocka_unit_test(test_the_flag_over_pytorch_is_the_builtin),
         cmocka_unit_test(test_the_cycle_over_h100_in_closed_form),

@@ -3,7 +3,8 @@
  * sustained rate and the links' share are one figure in the platform, the run's header and its
  * summary, which say when the efficiency is assumed; --lr-scale auto's warm-up does not depend
  * on --epochs; a replay keeps the trace's workers and batch, and its plots say whose accuracy
- * they draw; bellows bench prints a workload's throughput and writes nothing. Each test runs
+ * they draw; bellows bench prints a workload's throughput and writes nothing; --out's help says
+ * what its absence does. Each test runs
  * alone: test_says_what [NAME-PATTERN]. */
 #include "testutil.h"
 
@@ -274,6 +275,26 @@ static void test_bench_prints_the_peak_memory(void **state)
     expect_refusal("over the H100's 80 GB by 0.9 GB", llama);
 }
 
+/* --out's help says what its absence does, not "none: print only", which read as a value: --out
+ * none is a folder named none, as any path. run and bench print only without it, a sweep
+ * refuses to run without it, compare writes into runs/compare. */
+static void test_out_says_what_its_absence_does(void **state)
+{
+    (void)state;
+    static const char *const cmd[] = {"run", "bench", "train", "sweep"};
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(bw("%s --help", cmd[k]), 0);
+        char *out = tmp_file("stdout");
+        assert_null(strstr(out, "none: print only"));
+        const char *says = k < 3 ? "without it nothing is written, the results are printed only"
+                                 : "new or empty (required: a sweep writes its runs there)";
+        if (!strstr(out, says))
+            fail_msg("bellows %s --help: --out does not say '%s'", cmd[k], says);
+        free(out);
+    }
+    expect_refusal("--out: a sweep needs an output folder", "sweep --bandwidth 1Gbps,10Gbps");
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -286,6 +307,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_a_cluster_job_evaluates_as_compare_and_prints_its_resolution),
         cmocka_unit_test(test_bench_prints_a_throughput_and_writes_nothing),
         cmocka_unit_test(test_bench_prints_the_peak_memory),
+        cmocka_unit_test(test_out_says_what_its_absence_does),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);

@@ -35,7 +35,9 @@ typedef struct {
     }
 static const CliOpt own_opts[] = {
     OWN_OPT("out", CLI_STRING, out, NULL, NULL,
-            "folder for summary.json and evals.csv (none: print only)", 0, 0, NULL, 0),
+            "folder for summary.json and evals.csv; without it nothing is written, the results are "
+            "printed only (a path: --out none is a folder)",
+            0, 0, NULL, 0),
     OWN_OPT("quiet", CLI_FLAG, quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0),
 };
 #undef OWN_OPT

@@ -196,13 +196,6 @@ static const CliOpt run_opts[] = {
             "of twice the parameters); ignored by gradient-mode policies and with --momentum 0, "
             "whose buffers are equal or absent",
             0, 0, NULL, 0),
-    RUN_OPT("out", CLI_STRING, out, NULL, NULL, "output folder, new or empty (none: print only)", 0,
-            0, NULL, 0),
-    RUN_OPT("force", CLI_FLAG, force, NULL, NULL,
-            "write into a non-empty --out: files of the same names are overwritten, nothing is "
-            "removed (folders of an earlier, different command stay)",
-            0, 0, NULL, 0),
-    RUN_OPT("quiet", CLI_FLAG, quiet, NULL, NULL, "no progress line on stderr", 0, 0, NULL, 0),
 };
 #define N_RUN_OPTS ((int)(sizeof run_opts / sizeof *run_opts))
 
@@ -288,7 +281,7 @@ static const CliOpt compare_opts[] = {
 /* compare's and sweep's defaults, the same for both (and for the runs of a sweep): long enough
  * for Accordion to check its regimes several times; RUN_EVALS_PER_EPOCH evaluations an epoch
  * (run_default_eval_every) so that time to accuracy is precise; compare writes into
- * runs/compare unless told. */
+ * runs/compare unless told, a sweep needs --out (sweep.c). */
 static void shared_defaults(Flags *f, RunMode mode)
 {
     for (int i = 0; i < f->n; i++) {
@@ -303,7 +296,8 @@ static void shared_defaults(Flags *f, RunMode mode)
         if (mode == RUN_MODE_COMPARE && strcmp(o->name, "out") == 0) {
             o->def = "runs/compare";
             o->help = "output folder, new or empty";
-        }
+        } else if (mode == RUN_MODE_SWEEP && strcmp(o->name, "out") == 0)
+            o->help = "output folder, new or empty (required: a sweep writes its runs there)";
         if (mode == RUN_MODE_SWEEP && strcmp(o->name, "jobs") == 0) {
             /* a sweep runs as many runs at a time as there are cores */
             long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -323,13 +317,14 @@ int run_parse_flags(const char *cmd, RunMode mode, int argc, char **argv, Flags 
     const int n_train = train_cli_opts(&f->train, train_opts, TRAIN_CLI_MAX_OPTS);
     const CliOpt *own = compare ? compare_opts : policy_opts;
     const int n_own = compare ? N_COMPARE_OPTS : N_POLICY_OPTS;
-    const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts, hvd_cli_opts,
+    const CliOpt *tables[] = {train_opts, cluster_cli_opts, run_opts, out_cli_opts, hvd_cli_opts,
                               own,        sweep_opts};
-    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS, hvd_cli_n_opts,
+    const int counts[] = {n_train, cluster_cli_n_opts, N_RUN_OPTS, out_cli_n_opts, hvd_cli_n_opts,
                           n_own,   N_SWEEP_OPTS};
     const size_t run = offsetof(Flags, run),
-                 bases[] = {offsetof(Flags, train), offsetof(Flags, cluster), run, run, run, run};
-    f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, bases, mode == RUN_MODE_SWEEP ? 6 : 5);
+                 bases[] = {
+                     offsetof(Flags, train), offsetof(Flags, cluster), run, run, run, run, run};
+    f->n = cli_concat(f->opts, RUN_MAX_OPTS, tables, counts, bases, mode == RUN_MODE_SWEEP ? 7 : 6);
     f->train_at = 0;
     f->cluster_at = n_train;
     f->run_at = f->cluster_at + cluster_cli_n_opts;
@@ -374,55 +369,6 @@ int run_seeds(const Flags *f, int *seeds, int *n, BwError *err)
         for (int j = 0; j < i; j++)
             if (seeds[i] == seeds[j])
                 return bw_fail(err, BW_EUSAGE, "--seeds: %d is listed twice", seeds[i]);
-    return BW_OK;
-}
-
-/* Whether out can be written: the folder itself, or the nearest folder above it that exists
- * (where it will be made); a usage error now, not a failure after the simulation. */
-static int check_writable(const char *out, BwError *err)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", out);
-    struct stat st;
-    while (stat(dir, &st) != 0) { /* up to the nearest folder that exists */
-        char *slash = strrchr(dir, '/');
-        if (!slash) {
-            snprintf(dir, sizeof dir, ".");
-            break;
-        }
-        if (slash == dir) {
-            dir[1] = '\0';
-            break;
-        }
-        *slash = '\0';
-    }
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return BW_OK; /* outdir_create says so */
-    char probe[4200]; /* a file made and removed at once: permissions, a read-only disk */
-    snprintf(probe, sizeof probe, "%.4000s/.bellows-probe.XXXXXX", dir);
-    int fd = mkstemp(probe);
-    if (fd < 0)
-        return bw_fail(err, BW_EUSAGE, "--out %s: cannot write into %s: %s", out, dir,
-                       strerror(errno));
-    close(fd);
-    unlink(probe);
-    return BW_OK;
-}
-
-int run_check_out(const char *out, int force, BwError *err)
-{
-    int rc = check_writable(out, err);
-    if (rc) return rc;
-    DIR *d = opendir(out);
-    if (!d) return BW_OK; /* new (or not a folder: outdir_create says so) */
-    int full = 0;
-    for (struct dirent *e; !full && (e = readdir(d)) != NULL;)
-        full = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    if (full && !force)
-        return bw_fail(err, BW_EUSAGE,
-                       "--out %s: the folder is not empty (earlier results?); choose a new "
-                       "folder, or add --force to write over it",
-                       out);
     return BW_OK;
 }
 
@@ -471,8 +417,6 @@ static int parse_steps(const char *text, long *lo, long *hi, BwError *err)
     *hi = b;
     return BW_OK;
 }
-
-static int check_out_file(const char *flag, const char *path, const char *example, BwError *err);
 
 /* --costs for the cluster's GPU (loaded once and kept by the flags) and --transport; the
  * profile's compute efficiency at the run's precision unless --gpu-efficiency is given. */
@@ -565,7 +509,7 @@ static int cost_setup(Flags *f, RunConfig *cfg, BwError *err)
     cfg->average_momentum = f->run.average_momentum;
     if (f->run.timeline) {
         if ((rc = parse_steps(f->run.timeline_steps, &cfg->timeline_lo, &cfg->timeline_hi, err)) ||
-            (rc = check_out_file("--timeline", f->run.timeline, "timeline.json", err)))
+            (rc = run_check_out_file("--timeline", f->run.timeline, "timeline.json", err)))
             return rc;
         cfg->timeline = f->run.timeline;
     }
@@ -580,38 +524,6 @@ const char *const RUN_ABOUT =
     "SimGrid options --cfg=... (those bellows vouches for: network/TCP-gamma, crosstraffic,\n"
     "latency-factor, bandwidth-factor and weight-S with --network-model tcp; contexts/factory)\n"
     "and --log=... are passed to SimGrid, and the --cfg= ones recorded in summary.json.";
-
-/* --record-trace PATH (or --timeline PATH, flag): the file is written beside its final name,
- * so that folder must take new files, and PATH must not be a folder (found only at the end,
- * when the file is renamed onto it). example: a file name to suggest. */
-static int check_out_file(const char *flag, const char *path, const char *example, BwError *err)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir) /* a file in / */
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    struct stat st;
-    const char *why = NULL;
-    if (!path[0])
-        why = "empty name";
-    else if (stat(dir, &st) != 0)
-        why = strerror(errno);
-    else if (!S_ISDIR(st.st_mode))
-        why = "not a folder";
-    else if (access(dir, W_OK) != 0)
-        why = strerror(errno);
-    if (why)
-        return bw_fail(err, BW_EUSAGE, "%s %s: cannot write into %s: %s", flag, path, dir, why);
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return bw_fail(err, BW_EUSAGE, "%s %s: is a folder; expected a file name such as %s/%s",
-                       flag, path, path, example);
-    return BW_OK;
-}
 
 /* --lr-scale auto (the default): with the default --lr, a global batch above the one the
  * defaults were tuned for gets the linear scaling rule with a warm-up (Goyal et al., "Accurate,
@@ -689,7 +601,7 @@ int run_setup(const char *cmd, Flags *f, TrainArgs *ta, RunConfig *cfg, double *
     cfg->policy = f->run.policy;
     cfg->model_name = ta->model;
     if (f->run.record_trace &&
-        (rc = check_out_file("--record-trace", f->run.record_trace, "trace.jsonl.gz", err)))
+        (rc = run_check_out_file("--record-trace", f->run.record_trace, "trace.jsonl.gz", err)))
         return rc;
     cfg->record_trace = f->run.record_trace;
     if ((rc = check_io(f, err))) return rc;

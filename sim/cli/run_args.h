@@ -20,6 +20,14 @@
  * and sweep's defaults, so that a sweep's runs are what its header says. */
 typedef enum { RUN_MODE_RUN, RUN_MODE_COMPARE, RUN_MODE_SWEEP, RUN_MODE_SWEEP_RUN } RunMode;
 
+/* out_args.c: --out, --force, --quiet (their table, RunOpts offsets, after run_args.c's). */
+extern const CliOpt out_cli_opts[];
+extern const int out_cli_n_opts;
+
+/* --record-trace PATH or --timeline PATH (flag): its folder must take new files and PATH must
+ * not be a folder (out_args.c); example, a file name to suggest. BW_EUSAGE naming the flag. */
+int run_check_out_file(const char *flag, const char *path, const char *example, BwError *err);
+
 /* compare's and sweep's default --eval-every: this many evaluations an epoch */
 #define RUN_EVALS_PER_EPOCH 20
 /* The global batch the defaults (--lr 0.02) were tuned for: 8 workers x 64. Above it,

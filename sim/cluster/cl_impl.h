@@ -137,6 +137,7 @@ typedef struct {
     char status[32];
     double tta_s, sim_time_s, bytes, comm_s, final_acc, tta_res_s;
     long steps;
+    char compressor[256]; /* what ran: "none" under sync or a periodic policy (driver.c) */
 } ClFigures;
 typedef struct {
     ClFigures shared, alone;

@@ -36,6 +36,8 @@ int cl_report_read(const char *path, ClFigures *fig, BwError *err)
     fig->comm_s = num(s, "communication_s");
     fig->final_acc = num(s, "final_test_accuracy");
     fig->steps = (long)num(s, "steps");
+    const char *comp = json_string_value(json_object_get(s, "compressor"));
+    snprintf(fig->compressor, sizeof fig->compressor, "%s", comp ? comp : "");
     fig->ok = 1;
     json_decref(s);
     return BW_OK;
@@ -77,7 +79,9 @@ static void job_json(JsonW *w, const ClJob *job, const ClRow *r, int alone)
     for (int g = 0; g < job->N; g++) jsonw_long(w, NULL, job->gpus[g]);
     jsonw_end_array(w);
     jsonw_string(w, "policy", job->cfg.policy);
-    jsonw_string(w, "compressor", job->cfg.compressor);
+    /* what ran, as the job's summary.json says (none under sync); the flag without one */
+    jsonw_string(w, "compressor",
+                 r->shared.compressor[0] ? r->shared.compressor : job->cfg.compressor);
     jsonw_double(w, "start_s", r->start_s);
     jsonw_double(w, "end_s", r->start_s + r->shared.sim_time_s); /* the engine's clock */
     figures_json(w, &r->shared);

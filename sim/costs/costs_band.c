@@ -79,7 +79,10 @@ void costs_band_scaled(const CostProfile *p, const double f[COST_GROUP_COUNT], C
     out->tensor_s *= ff;
     out->kernel_s *= ff;
     out->collective_s *= ff;
+    /* a background thread's cycle is a fixed cost (README.md: "that thread's cycle"): the
+     * profile's and Horovod's, which costs_horovod.c keeps equal and plans the fused calls by */
     out->cycle_s *= ff;
+    out->horovod.cycle_s *= ff;
     for (int s = 0; s < out->n_sched_cost; s++) out->sched_cost[s].partition_s *= ff;
     for (int op = 0; op < COST_OP_COUNT; op++)
         for (int i = 0; i < out->ops[op].n_points; i++) out->ops[op].points[i].rate /= fo;

@@ -112,12 +112,39 @@ static void hvd_describe(CostProfile *p, const CostHorovod *h, const char *key, 
     hvd_text(p->software, sizeof p->software, p->software, tail);
 }
 
+/* --horovod off over a built-in horovod-RELEASE-GPU: the DDP communication hooks of the PyTorch
+ * built-in it was made from, pytorch-GPU (gen_costs.py's profile_horovod: profile(GPU) with its
+ * "hooks" popped, as Horovod runs none), so that a compressor's hook under DDP is priced as
+ * pytorch-v100 prices it (powerSGD_hook's synchronisation and Q's orthogonalisation). A file's
+ * hooks are its own (base names no built-in): none given, none run. Returns 1 when it gave
+ * them, pytorch-GPU's name in name (64 bytes). */
+static int hvd_ddp_hooks(CostProfile *p, const char *base, char name[64])
+{
+    char key[24];
+    const char *text;
+    size_t len;
+    if (p->n_hooks || !hvd_builtin_key(base, key, sizeof key) ||
+        !costs_builtin_text(base, &text, &len))
+        return 0;
+    snprintf(name, 64, "pytorch-%.40s", base + strlen("horovod-") + strlen(key) + 1);
+    CostProfile *q = NULL;
+    BwError ignore;
+    if (!costs_builtin_text(name, &text, &len) ||
+        costs_parse(NULL, text, len, "--horovod", name, &q, &ignore) != BW_OK)
+        return 0;
+    memcpy(p->hooks, q->hooks, sizeof p->hooks);
+    p->n_hooks = q->n_hooks;
+    snprintf(p->hook_framework, sizeof p->hook_framework, "%s", q->hook_framework);
+    costs_free(q);
+    return p->n_hooks > 0;
+}
+
 int costs_set_horovod(CostProfile *p, const CostHorovod *h, const char *key)
 {
     const CostHorovod off = {0};
     if (!h) h = &off;
     if (hvd_same(&p->horovod, h)) return 0;
-    char base[sizeof p->name], tail[40];
+    char base[sizeof p->name], tail[40], from[64];
     snprintf(base, sizeof base, "%s", p->name);
     snprintf(tail, sizeof tail, "+horovod-%.16s", h->present ? key : "off");
     hvd_text(p->name, sizeof p->name, base, tail);
@@ -126,6 +153,11 @@ int costs_set_horovod(CostProfile *p, const CostHorovod *h, const char *key)
     if (h->present) {        /* Horovod runs no DDP communication hook (as profile_horovod) */
         p->n_hooks = 0;
         p->hook_framework[0] = '\0';
+    } else if (hvd_ddp_hooks(p, base, from)) {
+        char said[160];
+        snprintf(said, sizeof said, "; DDP's communication hooks %.64s's (%.40s)", from,
+                 p->hook_framework);
+        hvd_text(p->software, sizeof p->software, p->software, said);
     }
     p->horovod = *h;
     p->cycle_s = h->cycle_s;

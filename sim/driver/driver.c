@@ -206,6 +206,10 @@ static int run_policy_create(DriverRun *run, BwError *err)
     run->cops = compress_find(ctx.compressor);
     run->periodic = run->pol->ops->mode == POLICY_PERIODIC;
     res->policy_mode = run->pol->ops->mode;
+    /* summary.json says what ran: sync and a periodic policy send no compressor's output, so
+     * --compressor's default (powersgd) is not theirs (the trace's header says the same) */
+    if (!run_uses_compressor(run))
+        snprintf(res->compressor_spec, sizeof res->compressor_spec, "none");
     res->n_params = m0->n_params;
     res->flops_per_sample = model_flops_per_sample(m0);
     /* a replay takes its norms from the trace */
