@@ -75,11 +75,15 @@ int run_policy_uses_compressor(const char *spec)
            !(ops && ops->mode == POLICY_PERIODIC);
 }
 
-/* No policy uses --compressor: each is sync (dense) or names its own (POLICY@COMPRESSOR). */
+/* No policy uses --compressor: each is sync (dense) or names its own (POLICY@COMPRESSOR). An
+ * explicit --compressor none agrees with them and is not noted (reproduce's recipes say it). */
 static int no_compressor(const Flags *f, const RunConfig *cfg, char (*policies)[SPEC_MAX_TEXT],
                          int n)
 {
-    (void)f, (void)cfg;
+    (void)f;
+    if (cfg->compressor && strncmp(cfg->compressor, "none", 4) == 0 &&
+        (cfg->compressor[4] == '\0' || cfg->compressor[4] == ':'))
+        return 0;
     for (int i = 0; i < n; i++)
         if (run_policy_uses_compressor(policies[i])) return 0;
     return 1;
