@@ -14,7 +14,7 @@
 
 #include "run_args.h"
 
-#define PSMALL "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --quiet"
+#define PSMALL "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --quiet " CLITEST_DATA
 #define SMALL  PSMALL " --workers 2"
 
 #define HDR_FMT                                                                                    \
@@ -336,5 +336,5 @@ int main(void)
         cmocka_unit_test(test_a_long_run_says_how_long_before_it_starts),
         cmocka_unit_test(test_a_wide_trace_reads_without_a_large_reservation),
     };
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }

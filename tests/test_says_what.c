@@ -11,7 +11,7 @@
 #include "run_args.h"
 #include "runner.h"
 
-#define TINY "--epochs 1 --train-samples 256 --test-samples 100 --quiet"
+#define TINY "--epochs 1 --train-samples 256 --test-samples 100 --quiet " CLITEST_DATA
 
 /* An arithmetic interval of {0.2, 1, 1.3} reaches below 0 (mean 0.83, half-width 1.98): the
  * log-scale one is the geometric mean's, exp(mean +- t sd / sqrt n) of the logs. */
@@ -40,7 +40,7 @@ static void test_a_speedup_interval_is_on_the_log_of_the_ratio(void **state)
 #define FAST_SWEEP                                                                                 \
     "sweep --epochs 2 --train-samples 1024 --test-samples 200 --batch 32 --quiet --workers 2 "     \
     "--target-accuracy 0.5 --policies sync,static:level=1 --bandwidth 100Mbps,10Gbps --no-plots "  \
-    "-j 2 "
+    "-j 2 " CLITEST_DATA " "
 
 static void test_the_fastest_row_says_when_it_is_not_told_apart(void **state)
 {
@@ -273,5 +273,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bench_prints_the_peak_memory),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }
