@@ -146,7 +146,7 @@ static void test_every_numeric_flag_refuses_or_runs_representably(void **state)
 {
     (void)state;
     char seen[256][64];
-    int n_seen = 0, tried = 0, refused_here = 0, ran = 0, refused_there = 0;
+    int n_seen = 0, tried = 0, refused_here = 0, ran = 0, refused_there = 0, unrun = 0;
     for (size_t c = 0; c < sizeof COMMANDS / sizeof *COMMANDS; c++) {
         Flags *table = calloc(1, sizeof *table), *f = calloc(1, sizeof *f);
         BwError err;
@@ -175,7 +175,12 @@ static void test_every_numeric_flag_refuses_or_runs_representably(void **state)
                     continue;
                 }
                 assert_int_equal(rc, BW_OK);
-                if (try_binary(&COMMANDS[c], o, values[v]))
+                /* valgrind watches this process only: the binary it would start runs natively
+                 * there, as in build/'s ctest pass (and under the sanitizers in build-asan/'s),
+                 * so under valgrind the parse alone is tried (12.7 CPU s of runs, 2026-11-28) */
+                if (getenv("BELLOWS_VALGRIND"))
+                    unrun++;
+                else if (try_binary(&COMMANDS[c], o, values[v]))
                     ran++;
                 else
                     refused_there++;
@@ -185,9 +190,10 @@ static void test_every_numeric_flag_refuses_or_runs_representably(void **state)
         free(table);
         free(f);
     }
-    print_message("%d flags, %d values: %d refused by the parser, %d by the command, %d ran\n",
-                  n_seen, tried, refused_here, refused_there, ran);
-    assert_true(n_seen > 30 && ran > 0);
+    print_message("%d flags, %d values: %d refused by the parser, %d by the command, %d ran, "
+                  "%d not run (valgrind)\n",
+                  n_seen, tried, refused_here, refused_there, ran, unrun);
+    assert_true(n_seen > 30 && (ran > 0 || unrun > 0));
 }
 
 int main(void)
