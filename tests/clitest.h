@@ -51,6 +51,15 @@ static inline int clitest_setup(void **state)
     return 0;
 }
 
+/* For the cases that only start bellows and read what it says: valgrind (scripts/valgrind.sh)
+ * checks the test process alone, and the bellows they start run natively under it, as in
+ * build/'s ctest pass (and under the sanitizers in build-asan/'s, where these cases still run):
+ * skipped under valgrind. */
+#define SKIP_UNDER_VALGRIND()                                                                      \
+    do {                                                                                           \
+        if (getenv("BELLOWS_VALGRIND")) skip();                                                    \
+    } while (0)
+
 /* The packaged Fashion-MNIST's first 4096 training and 1000 test samples in TMP/fmnist
  * (smalldata.h): a run given CLITEST_DATA and at most that many samples is the run on the
  * packaged set, without reading its 60,000 images. A suite that takes it sets up with

@@ -39,14 +39,6 @@ static void write_trace(const char *name, const char *workers, const char *batch
     write_tmp(name, text);
 }
 
-/* The cases that only start bellows and read what it says: valgrind checks this process alone,
- * and the bellows they start run natively under it, as in build/'s ctest pass (and under the
- * sanitizers in build-asan/'s): skipped under valgrind (scripts/valgrind.sh). */
-#define SKIP_UNDER_VALGRIND()                                                                      \
-    do {                                                                                           \
-        if (getenv("BELLOWS_VALGRIND")) skip();                                                    \
-    } while (0)
-
 static void test_numbers_simgrid_cannot_represent_are_refused(void **state)
 {
     (void)state;
