@@ -5,8 +5,8 @@
  * that loads the data. The copy keeps the first n_train training and n_test test samples with
  * their headers' counts rewritten; bellows keeps the first --train-samples and --test-samples of
  * a set and standardises over those it kept (dataset.h), so a run on the copy with at most that
- * many samples is the run on the packaged set, byte for byte (test_dataset's
- * test_a_small_copy_holds_the_first_samples checks the bytes, test_cli_runs a run's files).
+ * many samples is the run on the packaged set, byte for byte (test_dataset checks the copy's
+ * bytes, test_cli_runs' test_simulated_run_is_complete_and_reproducible a run's files).
  * Header-only; include it after testutil.h. */
 #ifndef BELLOWS_SMALLDATA_H
 #define BELLOWS_SMALLDATA_H
