@@ -64,6 +64,10 @@ static void scenario(const Command *c, const char *name, char *buf, size_t n)
         if (strcmp(SHORT[i][0], name) != 0 && !strstr(context, given))
             used += (size_t)snprintf(buf + used, n - used, " --%s %s", SHORT[i][0], SHORT[i][1]);
     }
+    /* smalldata.h's copy of the packaged set's first samples (CLITEST_DATA): the same short
+     * runs; a flag of the sample counts tries its values on the packaged set itself */
+    if (strcmp(name, "train-samples") != 0 && strcmp(name, "test-samples") != 0 && used < n)
+        used += (size_t)snprintf(buf + used, n - used, " " CLITEST_DATA);
     snprintf(buf + used, n - used, " %s", context);
 }
 
@@ -201,5 +205,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_numeric_flag_refuses_or_runs_representably),
     };
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }
