@@ -42,7 +42,15 @@ calls_project() {
 # (cmocka's filter) that goes through their code. Whole, the seven took 179 CPU seconds under
 # valgrind here (compress 42, coll_ps 34, driver 34, sched 26, islands 23, driver_policies 11,
 # diloco 10); on these cases 70 (driver 14, compress 7, islands 8, diloco 7, driver_policies 6,
-# coll_ps 23, sched 6; measured one at a time, user + sys, 2026-11-28). Every
+# coll_ps 23, sched 6; measured one at a time, user + sys, 2026-11-28). coll_ps' cases are two
+# now, run one after the other: the sums in rank order on a star (coll_ps.c's pushes and pulls of a whole call)
+# and the partitioned call (coll_ps_parts.c's cuts, on a fat-tree and a hierarchical cluster,
+# colocated servers and servers of their own); the exact sums and means for 1 to 6 workers, on
+# the same code, took 19 of the 38 CPU seconds the three sum cases took (each alone).
+# cli_results has one too:
+# its three cost-band cases, the ones that call the project's code in the test process (costs,
+# cost_band, the driver's fast replay); its other cases only start bellows, natively under
+# valgrind (17.1 CPU s whole, 7.1 on these). Every
 # case of theirs runs under AddressSanitizer + UBSan (build-asan/) and natively;
 # `scripts/valgrind.sh driver` runs a whole suite under valgrind.
 declare -A fast_case=(
@@ -51,8 +59,9 @@ declare -A fast_case=(
   [compress]="test_contract_error_feedback_*"              # every compressor, encode to decode
   [islands]="test_diloco_wan_bytes_are_the_closed_form"    # islands, the outer step, the WAN
   [diloco]="test_one_outer_step_on_the_replicas_mean"      # DiLoCo's outer optimiser
-  [coll_ps]="test_ps_*sum*"                                # the servers' sums
+  [coll_ps]="test_ps_sums_in_rank_order_bit_for_bit test_ps_p*_exact_sum" # sums: whole, cut
   [sched]="test_bytescheduler_preempts_at_partition_boundaries" # the scheduled engine
+  [cli_results]="test_*band*"                               # its cases that call the project
 )
 fast=0
 if [ "${1:-}" = --fast ]; then
@@ -77,9 +86,9 @@ jobs=${VALGRIND_JOBS:-$(nproc)}
 # first in the list, by their --fast CPU seconds of 2026-11-28, so that two at a time finish
 # together: islands and diloco, 33 s, had been last).
 one() {
-  local s=$1 t0 args=()
+  local s=$1 t0 pats=("") k log=""
   t0=$(date +%s)
-  [ "$fast" = 1 ] && [ -n "${fast_case[$s]:-}" ] && args=("${fast_case[$s]}")
+  [ "$fast" = 1 ] && [ -n "${fast_case[$s]:-}" ] && read -ra pats <<<"${fast_case[$s]}"
   # OpenBLAS: one thread (no pool threads to track) and kernels valgrind runs fast: Sandybridge's
   # (AVX, no FMA). Valgrind emulates each lane of an FMA instruction by a call into its own code,
   # which made the Haswell kernels' sgemm most of test_driver's 156 s. The suites compare runs
@@ -88,17 +97,23 @@ one() {
   # GLIBC_TUNABLES: libm's functions without FMA, for the same reason (a test's reference that
   # calls pow 2 million times took 38 of test_policies_periodic's 39 s).
   # BELLOWS_VALGRIND: tests may shorten what only real threads or speed can check.
-  if (cd build && OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Sandybridge BELLOWS_VALGRIND=1 \
+  # Several patterns (fast_case): the suite once for each, NAME.log and NAME.out, then NAME.2.*
+  for k in "${!pats[@]}"; do
+    log=$s$([ "$k" = 0 ] || echo ".$((k + 1))")
+    (cd build && OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Sandybridge BELLOWS_VALGRIND=1 \
       GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA \
       valgrind --quiet --leak-check=full --error-exitcode=1 --num-callers=30 \
-        --suppressions=../scripts/valgrind.supp --log-file="valgrind/$s.log" \
-        "./test_$s" "${args[@]}" >"valgrind/$s.out" 2>&1); then
-    echo "valgrind: $s${args[0]:+ (${args[0]})} clean ($(( $(date +%s) - t0 )) s)"
+        --suppressions=../scripts/valgrind.supp --log-file="valgrind/$log.log" \
+        "./test_$s" ${pats[$k]:+"${pats[$k]}"} >"valgrind/$log.out" 2>&1) || break
+    log=""
+  done
+  if [ -z "$log" ]; then
+    echo "valgrind: $s${pats[0]:+ (${pats[*]})} clean ($(( $(date +%s) - t0 )) s)"
     echo clean >"build/valgrind/$s.status"
   else
-    echo "valgrind: $s FAILED ($(( $(date +%s) - t0 )) s); build/valgrind/$s.log says:"
-    tail -60 "build/valgrind/$s.log"
-    tail -20 "build/valgrind/$s.out"
+    echo "valgrind: $s FAILED ($(( $(date +%s) - t0 )) s); build/valgrind/$log.log says:"
+    tail -60 "build/valgrind/$log.log"
+    tail -20 "build/valgrind/$log.out"
     echo failed >"build/valgrind/$s.status"
   fi
 }

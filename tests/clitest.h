@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "blas_cpu.h"
+#include "smalldata.h"
 
 static char TMP[64];
 
@@ -47,6 +48,30 @@ static inline int clitest_setup(void **state)
     (void)state;
     make_tmpdir(TMP, sizeof TMP);
     clitest_pin_kernels();
+    return 0;
+}
+
+/* For the cases that only start bellows and read what it says: valgrind (scripts/valgrind.sh)
+ * checks the test process alone, and the bellows they start run natively under it, as in
+ * build/'s ctest pass (and under the sanitizers in build-asan/'s, where these cases still run):
+ * skipped under valgrind. */
+#define SKIP_UNDER_VALGRIND()                                                                      \
+    do {                                                                                           \
+        if (getenv("BELLOWS_VALGRIND")) skip();                                                    \
+    } while (0)
+
+/* The packaged Fashion-MNIST's first 4096 training and 1000 test samples in TMP/fmnist
+ * (smalldata.h): a run given CLITEST_DATA and at most that many samples is the run on the
+ * packaged set, without reading its 60,000 images. A suite that takes it sets up with
+ * clitest_setup_data. */
+#define CLITEST_DATA "--data-dir @/fmnist"
+
+static inline int clitest_setup_data(void **state)
+{
+    clitest_setup(state);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/fmnist", TMP);
+    smalldata_write(dir, 4096, 1000);
     return 0;
 }
 

@@ -309,6 +309,7 @@ static const struct {
 static void test_bad_profiles_name_the_file_and_the_field(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     char path[256];
     for (size_t i = 0; i < sizeof BAD_PROFILES / sizeof *BAD_PROFILES; i++) {
         write_profile("bad", BAD_PROFILES[i].which, BAD_PROFILES[i].with, path, sizeof path);
@@ -326,6 +327,7 @@ static void test_bad_profiles_name_the_file_and_the_field(void **state)
 static void test_bad_hooks_name_the_field(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     static const struct {
         int which;
         const char *with, *what;
@@ -466,6 +468,7 @@ static double json_number(const char *text, const char *key)
 static void test_a_costed_step_is_the_sum_of_its_parts(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     char prof[256], wl[256], cmd[2048];
     write_profile("toy", -1, NULL, prof, sizeof prof);
     snprintf(wl, sizeof wl, "%s/toy-workload.json", TMP);
@@ -510,6 +513,7 @@ static void test_a_costed_step_is_the_sum_of_its_parts(void **state)
 static void test_a_workloads_own_efficiency_prices_its_layers(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     char prof[256], wl[256], cmd[2048];
     snprintf(wl, sizeof wl, "%s/toy-workload.json", TMP);
     write_file(wl, "{\"name\": \"toy\", \"compute\": \"flops\", \"layers\": [{\"name\": \"fc\", "
@@ -588,6 +592,7 @@ static double interfered_step(const char *overlap, double S, int i)
 static void test_interference_lengthens_an_overlapped_step(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     const double P = 4, lat = 10e-6, bw = 10e9 / 8, share = 0.5, S = 1.5;
     const double C = 2 * (P - 1) * 2 * lat + 2 * (P - 1) / P * 4 * 600e3 / (bw * share);
     const double none = interfered_step("ddp", 0, 0), one = interfered_step("ddp", 1, 1);
@@ -638,6 +643,7 @@ static double scheduled_step(const char *name, double X, int i)
 static void test_a_schedules_partition_cost_is_paid_per_partition(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     const double X = 1e-4, none = scheduled_step("bytescheduler", 0, 0);
     assert_true(scheduled_step("p3", X, 1) == none);
     const double got = scheduled_step("bytescheduler", X, 2), want = none + 10 * X;
@@ -708,6 +714,7 @@ static double hooked_step(const char *layers, int sync, int i, double *compute, 
 static void test_a_synchronising_hook_gets_no_overlap(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     static const char *const A = "{\"name\": \"a\", \"fwd_flops\": 1e9, \"bwd_flops\": 4e10, "
                                  "\"tensors\": [{\"name\": \"a.weight\", \"shape\": [1000, "
                                  "1000]}]}";

@@ -45,6 +45,7 @@ static void expect_stderr_lacks(const char *needle)
 static void test_a_rate_below_what_bellows_simulates_is_refused_by_field(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     write_profile("slow", NULL, "[[1, 1e-300]]", NULL, NULL);
     expect_refusal("--costs @/slow.json: ops.optimizer: \"rate\" pair 0: 1e-300 units per second; "
                    "expected 0.01 to 1e+18",
@@ -57,6 +58,7 @@ static void test_a_rate_below_what_bellows_simulates_is_refused_by_field(void **
 static void test_a_link_share_leaves_a_bandwidth_bellows_simulates(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     write_profile("share", NULL, NULL, "1e-300", NULL);
     expect_refusal("--costs @/share.json: networks.tcp.allreduce: a share of 1e-300 of a NIC",
                    "run " SMALL " --costs @/share.json");
@@ -71,6 +73,7 @@ static void test_a_link_share_leaves_a_bandwidth_bellows_simulates(void **state)
 static void test_a_cap_limits_the_run_nics_and_a_bad_one_is_refused(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     write_profile("cap", NULL, NULL, "0.5, \"cap_gbps\": 2.5", NULL);
     assert_int_equal(bw("run " SMALL " --bandwidth 10Gbps --costs @/cap.json --out @/cap"), 0);
     assert_true(summary_num("cap", "link_share") == 0.25); /* 2.5 Gbit/s, not 0.5 x 10 */
@@ -132,6 +135,7 @@ static void test_sockets_multiply_one_stream_cap(void **state)
 static void test_bad_sockets_and_presets_are_refused(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     expect_refusal("--nccl-sockets: expected THREADSxSOCKETS",
                    "run " SMALL " --nccl-sockets 8x9 --out @/b1");
     expect_refusal("--nccl-sockets: costs ideal gives no rate of one socket stream",
@@ -156,6 +160,7 @@ static void test_bad_sockets_and_presets_are_refused(void **state)
 static void test_a_cloud_preset_sweep_moves_with_the_bandwidth(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     double rate[2];
     const char *bws[] = {"10Gbps", "100Gbps"};
     for (int i = 0; i < 2; i++) {
@@ -182,6 +187,7 @@ static void test_a_cloud_preset_sweep_moves_with_the_bandwidth(void **state)
 static void test_an_efficiency_is_refused_by_its_field(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     write_profile("eff", "1e-20", NULL, NULL, NULL);
     expect_refusal("--costs @/eff.json: efficiency: \"fp32\": 1e-20; expected a fraction of 1e-06 "
                    "to 1",
@@ -193,6 +199,7 @@ static void test_an_efficiency_is_refused_by_its_field(void **state)
 static void test_control_characters_in_names_are_refused(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     write_profile("nl", NULL, NULL, NULL, "\"a\\nb\"");
     expect_refusal("@/nl.json: \"name\": a control character (byte 0x0a at offset 1)",
                    "run " SMALL " --costs @/nl.json");
@@ -240,6 +247,7 @@ static void test_a_rate_table_spanning_the_doubles_prices_as_its_constant(void *
 static void test_the_limit_holds_for_the_step_as_priced(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     expect_refusal("at --price-batch", "run " SMALL " --workload resnet50 --gpu-flops 1e6 "
                                        "--price-batch 1048576");
 }
@@ -265,6 +273,7 @@ static void write_platform(const char *name, const char *speed)
 static void test_slow_platform_hosts_run_and_too_slow_ones_fail(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     write_platform("griffon", "286.087kf");
     assert_int_equal(bw("run --platform @/griffon.xml " SMALL " --out @/g"), 0);
     double t = summary_num("g", "sim_time_s");

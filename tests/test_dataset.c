@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "dataset.h"
+#include "smalldata.h"
 
 static char DIR_[64];
 
@@ -216,6 +217,18 @@ static void test_real_fashion_mnist_loads_and_is_standardised(void **state)
     long count[10] = {0};
     for (int i = 0; i < tr.n; i++) count[tr.y[i]]++;
     for (int c = 0; c < 10; c++) assert_int_equal(count[c], 6000); /* balanced classes */
+    /* the suites' small copy (smalldata.h) holds the first samples, byte for byte */
+    char small[128];
+    snprintf(small, sizeof small, "%s/small", DIR_);
+    smalldata_write(small, 64, 16);
+    Dataset str, ste;
+    assert_int_equal(dataset_load_fashion_mnist(small, 0, 0, &str, &ste, &err), BW_OK);
+    assert_true(str.n == 64 && ste.n == 16 && str.dim == tr.dim && ste.dim == te.dim);
+    assert_memory_equal(str.px, tr.px, 64 * (size_t)tr.dim);
+    assert_memory_equal(str.y, tr.y, 64);
+    assert_memory_equal(ste.y, te.y, 16);
+    dataset_free(&str);
+    dataset_free(&ste);
     /* the training images are kept as bytes (a quarter of the floats' memory) */
     assert_null(tr.x);
     assert_non_null(tr.px);

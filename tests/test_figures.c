@@ -9,7 +9,7 @@
 
 #define SMALL                                                                                      \
     "--train-samples 2048 --test-samples 300 --epochs 1 --workers 2 --batch 16 --quiet "           \
-    "--collectives analytic"
+    "--collectives analytic " CLITEST_DATA
 
 /* compare.csv's compression_s is the mean over the seeds like its other books, and compute +
  * compression + communication + waiting is the simulated time, row by row. */
@@ -215,5 +215,5 @@ int main(void)
         cmocka_unit_test(test_tcp_with_analytic_collectives_is_refused),
         cmocka_unit_test(test_plots_and_tables_say_what_they_show),
     };
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }

@@ -13,6 +13,7 @@
 #include "testutil.h"
 
 #include "clitest.h"
+#include "smalldata.h"
 
 #include "flag_cases.h"
 #include "flag_class.h"
@@ -32,13 +33,19 @@ typedef struct {
     Row own[10];             /* rows of its own, before flag_cases.h's */
 } Command;
 
+/* The data of the commands that load it (bench, compare, sweep, train): the packaged
+ * Fashion-MNIST's first samples (smalldata.h, written by setup; flag_cases.h's runs take 32 and
+ * 16 at most): the same runs, without reading the 60,000 images in each. */
+#define SMALL_DATA                                                                                 \
+    {                                                                                              \
+        "--data-dir", "@/fmnist"                                                                   \
+    }
+
 /* compare's and sweep's tiny runs: one seed of sync, two workers, one epoch of 16 samples */
 #define TINY_MULTI_RUN                                                                             \
     {"--epochs", "1"}, {"--collectives", "analytic"}, {"--train-samples", "16"}, {"--batch", "4"}, \
         {"--test-samples", "8"}, {"--workers", "2"}, {"--eval-every", "2"}, {"--seeds", "1"},      \
-    {                                                                                              \
-        "--policies", "sync"                                                                       \
-    }
+        {"--policies", "sync"}, SMALL_DATA
 
 static const Command COMMANDS[] = {
     {"bench",
@@ -47,7 +54,8 @@ static const Command COMMANDS[] = {
      {{"--workload", "resnet18-cifar"},
       {"--workers", "2"},
       {"--batch", "4"},
-      {"--collectives", "analytic"}},
+      {"--collectives", "analytic"},
+      SMALL_DATA},
      /* one epoch of 12 steps: a decay or a warmup within it (--epochs is refused) */
      {{"workload", "vgg16", ""},
       {"overlap", "none", ""},
@@ -83,7 +91,11 @@ static const Command COMMANDS[] = {
     {"train",
      "train --quiet",
      0,
-     {{"--epochs", "1"}, {"--train-samples", "16"}, {"--batch", "4"}, {"--test-samples", "8"}},
+     {{"--epochs", "1"},
+      {"--train-samples", "16"},
+      {"--batch", "4"},
+      {"--test-samples", "8"},
+      SMALL_DATA},
      {{"epochs", "2", ""}}},
     /* two tiny jobs on one fat-tree (CLUSTER_FILE below): --alone none leaves out the runs
      * alone, --set sweeps a key of the file */
@@ -328,11 +340,20 @@ static void test_every_commands_flags_change_a_result_or_are_noted_or_refused(vo
     assert_int_equal(ignored, 0);
 }
 
+static int setup(void **state)
+{
+    clitest_setup(state);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/fmnist", TMP);
+    smalldata_write(dir, 256, 64);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_commands_flags_change_a_result_or_are_noted_or_refused),
         cmocka_unit_test(test_the_idle_flags_are_noted_by_every_command),
     };
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, setup, clitest_teardown);
 }

@@ -14,7 +14,7 @@
 
 #include "run_args.h"
 
-#define PSMALL "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --quiet"
+#define PSMALL "--train-samples 256 --test-samples 64 --batch 8 --epochs 1 --quiet " CLITEST_DATA
 #define SMALL  PSMALL " --workers 2"
 
 #define HDR_FMT                                                                                    \
@@ -42,6 +42,7 @@ static void write_trace(const char *name, const char *workers, const char *batch
 static void test_numbers_simgrid_cannot_represent_are_refused(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND();
     expect_refusal("--latency: expected 0s to 10s", "run " SMALL " --latency 1e308s");
     expect_refusal("--bandwidth: expected 1Kbps to", "run " SMALL " --bandwidth 1e-305bps");
     expect_refusal("--gpu-flops: expected 0.01 to 1e+18", "run " SMALL " --gpu-flops 1e-300");
@@ -68,6 +69,7 @@ static void test_numbers_simgrid_cannot_represent_are_refused(void **state)
 static void test_a_trace_reads_every_integer_with_its_range(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND();
     write_trace("b31.jsonl", "2", "4", "0", "2147483712", "0.1", "0.1", "");
     expect_refusal("b31.jsonl:2: \"batch\": 2147483712 is outside", "replay --trace @/b31.jsonl");
     write_trace("b32.jsonl", "2", "4", "0", "4294967424", "0.1", "0.1", "");
@@ -97,6 +99,7 @@ static void test_a_trace_reads_every_integer_with_its_range(void **state)
 static void test_a_trace_file_is_read_exactly(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND();
     write_trace("t.jsonl", "2", "4", "0", "8", "0.1", "0.1", "");
     char cmd[1024];
     snprintf(
@@ -123,6 +126,7 @@ static void test_a_trace_file_is_read_exactly(void **state)
 static void test_profiles_and_platforms_must_be_regular_files(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND();
     char cmd[512];
     snprintf(cmd, sizeof cmd, "cd %s && mkfifo fifo.json && mkdir dir.json && mkfifo fifo.xml",
              TMP);
@@ -153,6 +157,7 @@ static void write_platform(const char *name, const char *speed, const char *bw, 
 static void test_a_platform_is_checked_after_loading(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND();
     write_platform("bw0.xml", "1Tf", "0Bps", "10us");
     write_platform("bwneg.xml", "1Tf", "-5Bps", "10us");
     write_platform("speed0.xml", "0f", "1GBps", "10us");
@@ -192,6 +197,7 @@ static void test_a_platform_is_checked_after_loading(void **state)
 static void test_only_vouched_cfg_options_pass_and_are_recorded(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND();
     expect_refusal("--cfg=contexts/stack-size:1: not an option bellows vouches for",
                    "run " SMALL " --cfg=contexts/stack-size:1");
     expect_refusal("tunes SimGrid's TCP model", "run " SMALL " --cfg=network/TCP-gamma:100");
@@ -336,5 +342,5 @@ int main(void)
         cmocka_unit_test(test_a_long_run_says_how_long_before_it_starts),
         cmocka_unit_test(test_a_wide_trace_reads_without_a_large_reservation),
     };
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }

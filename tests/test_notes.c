@@ -7,10 +7,11 @@
 
 #include "clitest.h"
 
-#define RUN "run --train-samples 512 --test-samples 64 --batch 8 --epochs 1 --quiet "
+#define RUN                                                                                        \
+    "run --train-samples 512 --test-samples 64 --batch 8 --epochs 1 --quiet " CLITEST_DATA " "
 #define CMP                                                                                        \
     "compare --train-samples 512 --test-samples 64 --batch 8 --epochs 1 --quiet --seeds 1 "        \
-    "--no-plots --collectives analytic "
+    "--no-plots --collectives analytic " CLITEST_DATA " "
 
 /* A literal '@' in a command line (bw() turns '@' into the scratch folder) */
 #define AT "$(printf '\\100')"
@@ -198,5 +199,5 @@ int main(void)
         cmocka_unit_test(test_replay_help_lists_only_its_own_flags),
         cmocka_unit_test(test_cluster_set_takes_several_arguments),
     };
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }

@@ -11,7 +11,7 @@
 
 #define SMALL                                                                                      \
     "--train-samples 2048 --test-samples 300 --epochs 2 --workers 2 --batch 16 --quiet "           \
-    "--collectives analytic --target-accuracy 0.7"
+    "--collectives analytic --target-accuracy 0.7 " CLITEST_DATA
 
 static int no_gnuplot(void)
 {
@@ -260,5 +260,5 @@ int main(void)
         cmocka_unit_test(test_heatmap_draws_the_mean_over_seeds),
         cmocka_unit_test(test_islands_plots_draw_the_wan_bytes),
     };
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }

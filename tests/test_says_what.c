@@ -12,7 +12,7 @@
 #include "run_args.h"
 #include "runner.h"
 
-#define TINY "--epochs 1 --train-samples 256 --test-samples 100 --quiet"
+#define TINY "--epochs 1 --train-samples 256 --test-samples 100 --quiet " CLITEST_DATA
 
 /* An arithmetic interval of {0.2, 1, 1.3} reaches below 0 (mean 0.83, half-width 1.98): the
  * log-scale one is the geometric mean's, exp(mean +- t sd / sqrt n) of the logs. */
@@ -41,11 +41,12 @@ static void test_a_speedup_interval_is_on_the_log_of_the_ratio(void **state)
 #define FAST_SWEEP                                                                                 \
     "sweep --epochs 2 --train-samples 1024 --test-samples 200 --batch 32 --quiet --workers 2 "     \
     "--target-accuracy 0.5 --policies sync,static:level=1 --bandwidth 100Mbps,10Gbps --no-plots "  \
-    "-j 2 "
+    "-j 2 " CLITEST_DATA " "
 
 static void test_the_fastest_row_says_when_it_is_not_told_apart(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     assert_int_equal(bw(FAST_SWEEP "--seeds 1,2,3 --out @/sw3"), 0);
     char *out = tmp_file("stdout");
     assert_non_null(strstr(out, "]   0.012x   0.5650  <- fastest\n"));
@@ -64,6 +65,7 @@ static void test_the_fastest_row_says_when_it_is_not_told_apart(void **state)
 static void test_the_platform_and_the_run_give_one_rate_and_share(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     assert_int_equal(bw("platform --gpu V100 --workers 2"), 0);
     char *xml = tmp_file("stdout");
     assert_non_null(strstr(xml, "speed=\"9027500000000f\""));
@@ -152,6 +154,7 @@ static void test_the_auto_warm_up_does_not_depend_on_the_planned_epochs(void **s
 static void test_a_replay_keeps_the_trace_cluster_and_says_whose_accuracy(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     assert_int_equal(bw("run --workers 4 --batch 32 --epochs 1 --train-samples 512 "
                         "--test-samples 100 --quiet --record-trace @/t.jsonl.gz"),
                      0);
@@ -179,6 +182,7 @@ static void test_a_replay_keeps_the_trace_cluster_and_says_whose_accuracy(void *
 static void test_a_cluster_job_evaluates_as_compare_and_prints_its_resolution(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     write_tmp("one.json", "{\"jobs\": [{\"name\": \"a\", \"workers\": 2, \"epochs\": 2, "
                           "\"train_samples\": 2048, \"test_samples\": 200, "
                           "\"target_accuracy\": 0.5, \"costs\": \"ideal\"}]}");
@@ -211,6 +215,7 @@ static int sig_digits(const char *s)
 static void test_bench_prints_a_throughput_and_writes_nothing(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     char *before = tmp_listing();
     assert_int_equal(bw("bench --workload resnet50 --workers 2 --quiet --gpu-flops 1e11"), 0);
     char *after = tmp_listing(), *out = tmp_file("stdout");
@@ -250,6 +255,7 @@ static void test_bench_prints_a_throughput_and_writes_nothing(void **state)
 static void test_bench_prints_the_peak_memory(void **state)
 {
     (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
     const char *llama = "bench --workload llama-2-7b --gpu H100 --workers 8 --collectives analytic "
                         "--batch 1 --quiet";
     char args[256];
@@ -310,5 +316,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_out_says_what_its_absence_does),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
-    return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
+    return cmocka_run_group_tests(tests, clitest_setup_data, clitest_teardown);
 }

@@ -9,12 +9,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "smalldata.h"
+
 static char TMP[64];
 
+/* The runs' data: smalldata.h's copy of the packaged set's first 2048 and 500 samples in TMP,
+ * the suite's working folder (group_setup): the same runs, without reading the 60,000 images
+ * in each */
+#define DATA "--data-dir fmnist"
 #define SWEEP_ARGS                                                                                 \
     "sweep --bandwidth 1Gbps,10Gbps --latency 1us,20us --policies sync,static:level=1 "            \
     "--train-samples 2048 --test-samples 500 --epochs 2 --workers 4 --batch 32 "                   \
-    "--target-accuracy 0.6 --seeds 1 --no-plots --quiet"
+    "--target-accuracy 0.6 --seeds 1 --no-plots --quiet " DATA
 
 static int sh(const char *fmt, const char *a, const char *b)
 {
@@ -216,8 +222,9 @@ static void test_two_shards_merge_into_the_whole_sweep(void **state)
 static void test_a_sweep_runs_what_compare_runs(void **state)
 {
     (void)state;
-    const char *flags = "--policies sync,static:level=1 --train-samples 1024 --test-samples 200 "
-                        "--workers 4 --batch 32 --target-accuracy 0.6 --seeds 2 --no-plots --quiet";
+    const char *flags =
+        "--policies sync,static:level=1 --train-samples 1024 --test-samples 200 "
+        "--workers 4 --batch 32 --target-accuracy 0.6 --seeds 2 --no-plots --quiet " DATA;
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "%s sweep %s -j 2 --out %s/same-sweep >%s/same-sweep.out",
              BELLOWS_BIN, flags, TMP, TMP);
@@ -248,6 +255,14 @@ static void test_a_sweep_runs_what_compare_runs(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static int group_setup(void **state)
+{
+    (void)state;
+    assert_int_equal(chdir(TMP), 0);
+    smalldata_write("fmnist", 2048, 500);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
@@ -259,7 +274,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_two_shards_merge_into_the_whole_sweep),
         cmocka_unit_test(test_a_sweep_runs_what_compare_runs),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, group_setup, NULL);
     rm_tree(TMP);
     return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "flag_class.h"
 #include "run_args.h"
+#include "smalldata.h"
 
 static char TMP[64];
 
@@ -22,7 +23,11 @@ static char TMP[64];
  * the test of every policy). */
 #define SMALL                                                                                      \
     "--train-samples 1024 --test-samples 200 --workers 3 --batch 32 --seeds 1 "                    \
-    "--target-accuracy 0.6 --no-plots --quiet -j 2"
+    "--target-accuracy 0.6 --no-plots --quiet -j 2 " DATA
+/* The trainings' data: smalldata.h's copy of the packaged set's first 1024 and 200 samples in
+ * TMP, the suite's working folder (group_setup): the same runs, without reading the 60,000
+ * images in each of the suite's trainings */
+#define DATA "--data-dir fmnist"
 
 static void test_every_flag_of_the_simulating_commands_has_a_class(void **state)
 {
@@ -164,22 +169,22 @@ static void test_wan_scenarios_are_priced_on_islands(void **state)
 {
     (void)state;
     SKIP_UNDER_VALGRIND();
-    expect_priced_as_trained("islands",
-                             "--train-samples 1024 --test-samples 100 --workers 4 --batch 16 "
-                             "--epochs 1 --hidden 16 --seeds 1 --no-plots --quiet -j 2 "
-                             "--topology islands --islands 2 --collectives transfer,analytic "
-                             "--wan-bandwidth 1Gbps,50Mbps --wan-latency 30ms,5ms "
-                             "--policies diloco:H=4,streaming-diloco:H=4,bits=4,sync,"
-                             "streaming-diloco:H=4,fragments=2,tau=1,diloco:H=4,eager=1");
+    expect_priced_as_trained(
+        "islands", "--train-samples 1024 --test-samples 100 --workers 4 --batch 16 " DATA " "
+                   "--epochs 1 --hidden 16 --seeds 1 --no-plots --quiet -j 2 "
+                   "--topology islands --islands 2 --collectives transfer,analytic "
+                   "--wan-bandwidth 1Gbps,50Mbps --wan-latency 30ms,5ms "
+                   "--policies diloco:H=4,streaming-diloco:H=4,bits=4,sync,"
+                   "streaming-diloco:H=4,fragments=2,tau=1,diloco:H=4,eager=1");
     /* the 5 policies once per collectives (sum order), the overlapping ones too */
     expect_header("islands", "# 10 trainings, 30 scenarios priced by replaying their training's "
                              "trace (the actors: ");
     /* islands' replicas are their own dynamics: a sweep over the topology trains them apart */
-    expect_priced_as_trained("topologies",
-                             "--train-samples 1024 --test-samples 100 --workers 4 --batch 16 "
-                             "--epochs 1 --hidden 16 --seeds 1 --no-plots --quiet -j 2 "
-                             "--topology star,islands,fat-tree --bandwidth 1Gbps,10Gbps "
-                             "--policies diloco:H=4,sync");
+    expect_priced_as_trained(
+        "topologies", "--train-samples 1024 --test-samples 100 --workers 4 --batch 16 " DATA " "
+                      "--epochs 1 --hidden 16 --seeds 1 --no-plots --quiet -j 2 "
+                      "--topology star,islands,fat-tree --bandwidth 1Gbps,10Gbps "
+                      "--policies diloco:H=4,sync");
     expect_header("topologies", "# 4 trainings, 8 scenarios priced");
     /* bytes: the WAN's when every point is on islands (issue 49 item 33), all of them across
      * topologies */
@@ -407,6 +412,14 @@ static void test_sweep_traces_prices_each_own_trace_as_compare_does(void **state
                    "--policies: sweep --traces takes the policies and seeds from the traces");
 }
 
+static int group_setup(void **state)
+{
+    (void)state;
+    assert_int_equal(chdir(TMP), 0);
+    smalldata_write("fmnist", 1024, 200);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) cmocka_set_test_filter(argv[1]); /* run one test alone */
@@ -423,7 +436,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_compare_refuses_a_list_of_scenarios_and_names_sweep),
         cmocka_unit_test(test_sweep_traces_prices_each_own_trace_as_compare_does),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, group_setup, NULL);
     rm_tree(TMP);
     return rc;
 }
