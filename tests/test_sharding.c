@@ -184,8 +184,7 @@ static void test_memory_per_gpu_and_the_7b_on_8_h100s(void **state)
     /* fp32 (the default precision) */
     cfg.cluster.precision = "fp32";
     cfg.tc.sgd.kind = OPT_ADAMW;
-    const double want32[] = {16 * psi, 8 * psi + 8 * psi / n, 4 * psi + 12 * psi / n,
-                             16 * psi / n};
+    const double want32[] = {16 * psi, 8 * psi + 8 * psi / n, 4 * psi + 12 * psi / n, 16 * psi / n};
     for (Sharding sh = SHARD_NONE; sh <= SHARD_ZERO3; sh++) {
         assert_int_equal(driver_shard_memory(&cfg, sh, &m), 1);
         if (fabs(m.total - m.gathered - want32[sh]) > 1e-12 * want32[sh])

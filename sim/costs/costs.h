@@ -312,7 +312,7 @@ typedef struct {
                            else 1) */
     double gbps;        /* the NIC's rate, Gbit/s */
     double gpus_per_nic;
-    char gpu[16]; /* "" when the GPU is given by its rate */
+    char gpu[16];     /* "" when the GPU is given by its rate */
     char sharding[8]; /* --sharding: zero1, zero2, zero3, hybrid; "" for none (DDP) */
     char zeropp[48];  /* --zeropp's canonical list (zeropp_name: "qwz:int8,hpz,qgz"); "" none */
 } CostSetting;

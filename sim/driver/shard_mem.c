@@ -82,5 +82,6 @@ int driver_check_shard_memory(const RunConfig *cfg, BwError *err)
                    "(%s, activations not counted), over the %s's %.0f GB by %.1f GB; --sharding "
                    "zero3 would need %.1f GB",
                    cfg->workload->spec, m.total / 1e9, driver_sharding_name(cfg->sharding),
-                   driver_shard_memory_model(cfg), gpu->name, m.capacity / 1e9, (m.total - m.capacity) / 1e9, z3.total / 1e9);
+                   driver_shard_memory_model(cfg), gpu->name, m.capacity / 1e9,
+                   (m.total - m.capacity) / 1e9, z3.total / 1e9);
 }

@@ -26,7 +26,6 @@ runs it); DDP's buckets and the hook's futures are not (calibrate_hooks.py has t
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -38,7 +37,7 @@ from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from calibrate import versions  # noqa: E402
-from calibrate_hooks import gpt2, resnet50, sync  # noqa: E402
+from calibrate_hooks import gpt2, resnet50, sync, write_json  # noqa: E402
 
 RANKS = (1, 2, 4)
 
@@ -146,12 +145,7 @@ def main(argv):
             out["models"].append(measure(builders[name], dev, a.quick))
         except ImportError as e:
             print("%s: skipped (%s)" % (name, e), file=sys.stderr)
-    tmp = a.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.out)
-    print("%s: %d models on %s" % (a.out, len(out["models"]), out["device"]))
+    write_json(a.out, out)
     return 0
 
 

@@ -236,13 +236,18 @@ def main(argv):
         finally:
             dist.destroy_process_group()
     out["orthogonalise_calls"] = orth_ops(dev, a.quick)
-    tmp = a.out + ".tmp"
+    write_json(a.out, out)
+    return 0
+
+
+def write_json(path, out):
+    """The measurement as JSON, whole or not at all (a temporary file renamed over it)."""
+    tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
-    os.replace(tmp, a.out)
-    print("%s: %d models on %s" % (a.out, len(out["models"]), out["device"]))
-    return 0
+    os.replace(tmp, path)
+    print("%s: %d models on %s" % (path, len(out["models"]), out["device"]))
 
 
 if __name__ == "__main__":
