@@ -384,6 +384,55 @@ static void test_many_layers_batch_into_few_messages(void **state)
     compress_free(c);
 }
 
+/* PowerSGD's orthogonalisation as a profile's hook runs it: pytorch-h200's hook (PyTorch 2.11)
+ * orthogonalises by one torch.linalg.qr call a factor above rank 2 (ops.qr), so at rank 4 a
+ * [3072 x 768] matrix pays qr(768) in the encode (Q, orthogonalised again before P = M Q) and
+ * qr(3072) after P's allreduce where Gram-Schmidt would pay 4 columns of each; at rank 2 the
+ * hook runs Gram-Schmidt, bit for bit as a profile without QR prices it. */
+static void test_powersgd_orthogonalises_by_qr_above_the_hooks_rank(void **state)
+{
+    (void)state;
+    CostProfile *h200 = NULL;
+    BwError err = {0};
+    if (costs_load("pytorch-h200", "--costs", "H200", &h200, &err)) fail_msg("%s", err.msg);
+    const CostHook *hook = costs_hook(h200, "powersgd");
+    assert_non_null(hook);
+    assert_int_equal(hook->qr_above_rank, 2);
+    CostProfile gs = *h200; /* the same profile, its hook running Gram-Schmidt at every rank */
+    for (int i = 0; i < gs.n_hooks; i++) gs.hooks[i].qr_above_rank = 0;
+    int n_own;
+    const LayerView *own = own_layers(&n_own);
+    Compressor *c = make("powersgd", own, n_own, WORLD);
+    const double n = 3072, m = 768;
+    LayerView v = matrix("mlp.c_proj.weight", 0, (int)n, (int)m);
+    for (double level = 2; level <= 4; level += 2) {
+        CompressMsg msgs[COMPRESS_MAX_MSGS];
+        CompressCost qr = {.prof = h200}, col = {.prof = &gs};
+        compress_plan_views(c, &v, (int[]){0}, 1, &level, msgs, &qr);
+        compress_plan_views(c, &v, (int[]){0}, 1, &level, msgs, &col);
+        double want[2] = {0, 0}; /* QR's price less Gram-Schmidt's, encode and after P */
+        if (level > 2) {
+            want[0] = costs_op_seconds(h200, COST_OP_QR, m) -
+                      level * costs_op_seconds(h200, COST_OP_ORTHOGONALISE, m);
+            want[1] = costs_op_seconds(h200, COST_OP_QR, n) -
+                      level * costs_op_seconds(h200, COST_OP_ORTHOGONALISE, n);
+        }
+        for (int ph = 0; ph < 2; ph++)
+            if (!(fabs(qr.phase_s[ph] - col.phase_s[ph] - want[ph]) <= 1e-12))
+                fail_msg("rank %g, phase %d: QR %.12g s, Gram-Schmidt %.12g s: %.12g apart, "
+                         "expected %.12g",
+                         level, ph, qr.phase_s[ph], col.phase_s[ph],
+                         qr.phase_s[ph] - col.phase_s[ph], want[ph]);
+        assert_true(qr.phase_s[2] == col.phase_s[2]);
+        assert_true(qr.flops == col.flops && qr.bytes == col.bytes); /* the roofline's counts */
+    }
+    /* at rank 4 the QR is the cheaper on the H200, as measured (0.17 against 4 columns) */
+    assert_true(costs_op_seconds(h200, COST_OP_QR, m) <
+                4 * costs_op_seconds(h200, COST_OP_ORTHOGONALISE, m));
+    compress_free(c);
+    costs_free(h200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_other_plans_on_other_shapes),
         cmocka_unit_test(test_powersgd_comm_none_plans_no_factors),
         cmocka_unit_test(test_many_layers_batch_into_few_messages),
+        cmocka_unit_test(test_powersgd_orthogonalises_by_qr_above_the_hooks_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -279,8 +279,22 @@ static int psgd_plan(const Compressor *c, const LayerView *layers, const int *to
  *   new error e = M - M' (ef=1):          n m flops, 12 n m bytes
  * In all, with ef=1: 6 n m r + 2 n m + 2 n r^2 + n r + m r flops, 36 n m + 20 (n + m) r bytes.
  * A cost profile whose PowerSGD hook orthogonalises the query (costs.h CostHook) adds Q's
- * Gram-Schmidt before P = M Q: 2 m r^2 + m r flops, 8 m r bytes, r columns of m.
+ * Gram-Schmidt before P = M Q: 2 m r^2 + m r flops, 8 m r bytes, r columns of m. A hook that runs
+ * torch.linalg.qr above a rank (qr_above_rank) is priced one "qr" call a factor there instead of
+ * r Gram-Schmidt columns; the flops and bytes the roofline counts stay Gram-Schmidt's.
  * With comm=none there are no collectives to run between: every stage is in phase 0. */
+/* Orthogonalising an [rows x r] factor as the profile's hook does: Gram-Schmidt column by column,
+ * or, above the hook's qr_above_rank, one torch.linalg.qr call (PyTorch's _orthogonalize since
+ * pytorch/pytorch PR #72043; costs.h CostHook). */
+static void price_orth(const Compressor *c, CompressCost *cost, int phase, const CostHook *hook,
+                       double rows, double r)
+{
+    if (hook && hook->qr_above_rank > 0 && r > hook->qr_above_rank)
+        comp_price(c, cost, phase, COST_OP_QR, rows, 1);
+    else
+        comp_price(c, cost, phase, COST_OP_ORTHOGONALISE, rows, r); /* column by column */
+}
+
 static void psgd_cost(const Compressor *c, const LayerView *v, double level, CompressCost *cost)
 {
     const double n = v->rows, m = v->cols, r = layer_rank(v, level);
@@ -291,15 +305,15 @@ static void psgd_cost(const Compressor *c, const LayerView *v, double level, Com
     if (hook && hook->orthogonalises_query) {
         /* PyTorch's powerSGD_hook with warm start orthogonalises the kept Q before P = M Q,
          * every step (`for q in qs: _orthogonalize(q)`; torch/distributed/algorithms/
-         * ddp_comm_hooks/powerSGD_hook.py, PyTorch 1.8-1.13): Gram-Schmidt on Q [m x r] */
+         * ddp_comm_hooks/powerSGD_hook.py, PyTorch 1.8 to 2.x): Q [m x r] */
         comp_cost_add(cost, 2 * m * r * r + m * r, 8 * m * r);
-        comp_price(c, cost, 0, COST_OP_ORTHOGONALISE, m, r);
+        price_orth(c, cost, 0, hook, m, r);
     }
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + m * r + n * r)); /* P = M Q */
     comp_price(c, cost, 0, COST_OP_MATMUL, n * m, 1);
     comp_cost_add(cost, 2 * n * r * r + n * r,
                   8 * n * r); /* orthogonalise P, after its allreduce */
-    comp_price(c, cost, after_p, COST_OP_ORTHOGONALISE, n, r);       /* column by column */
+    price_orth(c, cost, after_p, hook, n, r);
     comp_cost_add(cost, 2 * n * m * r, 4 * (n * m + n * r + m * r)); /* Q = M^T P */
     comp_price(c, cost, after_p, COST_OP_MATMUL, n * m, 1);
     if (!local) {

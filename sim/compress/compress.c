@@ -107,7 +107,9 @@ void comp_price(const Compressor *c, CompressCost *cost, int phase, CostOp op, d
                 double times)
 {
     assert(phase >= 0 && phase < COMPRESS_MAX_PHASES && times >= 0);
-    assert(c->ops->cost_ops & COST_OP_BIT(op)); /* every operation a hook prices is declared */
+    /* every operation a hook prices is declared; QR is the orthogonalisation a profile's hook
+     * may run instead of Gram-Schmidt (costs.h CostHook), checked when the profile is read */
+    assert(c->ops->cost_ops & COST_OP_BIT(op == COST_OP_QR ? COST_OP_ORTHOGONALISE : op));
     (void)c;
     if (cost->prof && !cost->prof->ideal && times > 0)
         cost->phase_s[phase] += times * costs_op_seconds(cost->prof, op, size);

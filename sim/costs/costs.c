@@ -354,11 +354,14 @@ static void print_profile(FILE *out, const CostProfile *p)
         else if (p->net[n].present)
             print_shares(out, n, &p->net[n]);
     fprintf(out, "\n  allgathers %s the backward\n", p->allgather_overlaps ? "overlap" : "follow");
-    for (int i = 0; i < p->n_hooks; i++)
-        fprintf(out, "  hook       %s as %s runs it:%s%s\n", p->hooks[i].compressor,
-                p->hook_framework,
-                p->hooks[i].synchronizes ? " waits for its bucket's collectives (no overlap)" : "",
-                p->hooks[i].orthogonalises_query ? "; orthogonalises Q and P" : "");
+    for (int i = 0; i < p->n_hooks; i++) {
+        const CostHook *h = &p->hooks[i];
+        fprintf(out, "  hook       %s as %s runs it:%s%s", h->compressor, p->hook_framework,
+                h->synchronizes ? " waits for its bucket's collectives (no overlap)" : "",
+                h->orthogonalises_query ? "; orthogonalises Q and P" : "");
+        if (h->qr_above_rank) fprintf(out, "; by QR above rank %d", h->qr_above_rank);
+        fputc('\n', out);
+    }
     if (p->horovod.present)
         fprintf(
             out,

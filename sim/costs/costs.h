@@ -41,6 +41,9 @@ typedef enum {
     COST_OP_BLOCKQ,        /* block quantisation as one fused kernel (ZeRO++'s qwZ and qgZ, as
                               DeepSpeed's csrc/quantization: a block's absolute maximum, scaled,
                               rounded and packed), or back; size: values */
+    COST_OP_QR,            /* one torch.linalg.qr of a tall [n x r] matrix (r <= 8), which
+                              PyTorch's powerSGD_hook runs instead of Gram-Schmidt above rank 2
+                              since 2022 (CostHook qr_above_rank); size: its rows n */
     COST_OP_COUNT
 } CostOp;
 
@@ -117,6 +120,13 @@ typedef struct {
      * (PyTorch's powerSGD_hook: `for q in qs: _orthogonalize(q)`), besides P after its
      * allreduce */
     int orthogonalises_query;
+    /* PowerSGD: above this rank a matrix is orthogonalised by one torch.linalg.qr call (the
+     * profile's "qr" operation) instead of Gram-Schmidt column by column; 0: Gram-Schmidt at
+     * every rank. PyTorch's _orthogonalize since pytorch/pytorch PR #72043 (January 2022: after
+     * 1.10, in Debian's 1.13 and in 2.x): `if rank <= 2 or dtype in [torch.float16,
+     * torch.bfloat16]` Gram-Schmidt, else torch.linalg.qr; DDP's gradients stay fp32 under
+     * autocast, so QR above rank 2 */
+    int qr_above_rank;
 } CostHook;
 
 /* The groups of a profile's constants that carry a stated uncertainty ("uncertainty"): the

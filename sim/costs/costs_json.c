@@ -382,26 +382,41 @@ static int parse_schedules(Ctx *c, const json_t *o, CostProfile *p)
     return rc;
 }
 
-/* One compressor's hook: {"synchronizes": bool, "orthogonalises_query": bool}, each optional
- * (false), the second for powersgd only. */
-static int parse_hook(Ctx *c, const char *name, const json_t *v, CostHook *h)
+/* One compressor's hook: {"synchronizes": bool, "orthogonalises_query": bool, "qr_above_rank":
+ * N}, each optional (false, 0), the last two for powersgd only; "qr_above_rank" (1 to 8: the
+ * ranks PowerSGD's hook uses are small) needs the profile's "qr" operation. */
+static int parse_hook(Ctx *c, const char *name, const json_t *v, const CostProfile *p,
+                      CostHook *h)
 {
-    static const char *const known[] = {"synchronizes", "orthogonalises_query", NULL};
+    static const char *const known[] = {"synchronizes", "orthogonalises_query", "qr_above_rank",
+                                        NULL};
     if (!json_is_object(v) || strlen(name) >= sizeof h->compressor || strchr(name, ':'))
         return json_at_fail(&c->loc, "expected {\"synchronizes\": true or false, ...} under a "
                                      "compressor's name");
     int rc = only_keys(c, v, known, "a compressor's hook");
-    for (int i = 0; rc == BW_OK && known[i]; i++) {
+    for (int i = 0; rc == BW_OK && i < 2; i++) {
         json_t *b = json_object_get(v, known[i]);
         if (b && !json_is_boolean(b))
             rc = json_at_fail(&c->loc, "\"%s\" must be true or false", known[i]);
     }
-    if (rc == BW_OK && json_is_true(json_object_get(v, known[1])) && strcmp(name, "powersgd"))
-        rc = json_at_fail(&c->loc, "\"%s\" is PowerSGD's: only under \"powersgd\"", known[1]);
+    for (int i = 1; rc == BW_OK && i < 3; i++)
+        if (json_object_get(v, known[i]) && strcmp(name, "powersgd") &&
+            (i == 2 || json_is_true(json_object_get(v, known[i]))))
+            rc = json_at_fail(&c->loc, "\"%s\" is PowerSGD's: only under \"powersgd\"", known[i]);
+    const json_t *qr = json_object_get(v, known[2]);
+    double above = 0;
+    if (rc == BW_OK && qr) {
+        above = json_is_integer(qr) ? (double)json_integer_value(qr) : NAN;
+        if (!(above >= 1 && above <= 8))
+            rc = json_at_fail(&c->loc, "\"%s\" must be an integer from 1 to 8", known[2]);
+        else if (!p->ops[COST_OP_QR].present)
+            rc = json_at_fail(&c->loc, "\"%s\" needs the operation \"qr\" in \"ops\"", known[2]);
+    }
     if (rc) return rc;
     snprintf(h->compressor, sizeof h->compressor, "%s", name);
     h->synchronizes = json_is_true(json_object_get(v, known[0]));
     h->orthogonalises_query = json_is_true(json_object_get(v, known[1]));
+    h->qr_above_rank = (int)above;
     return BW_OK;
 }
 
@@ -424,7 +439,7 @@ static int parse_hooks(Ctx *c, const json_t *o, CostProfile *p)
         if (p->n_hooks == COSTS_MAX_HOOKS)
             rc = json_at_fail(&c->loc, "at most %d compressors' hooks", COSTS_MAX_HOOKS);
         else
-            rc = parse_hook(c, name, v, &p->hooks[p->n_hooks]);
+            rc = parse_hook(c, name, v, p, &p->hooks[p->n_hooks]);
         if (rc == BW_OK) p->n_hooks++;
         c->loc.where[in] = '\0';
     }

@@ -306,6 +306,8 @@ def hooks(gpu):
     psgd = {"synchronizes": True}
     if orth:
         psgd["orthogonalises_query"] = True
+    if framework.startswith("PyTorch 2"):
+        psgd["qr_above_rank"] = QR_ABOVE_RANK
     measured_note = HOOK_ORTH_MEASURED if framework.startswith("PyTorch 2") else ""
     return {"framework": framework, "powersgd": psgd,
             "source": HOOK_SYNC_SOURCE + HOOK_ORTH_SOURCE + measured_note}
@@ -672,6 +674,57 @@ def import_differs(bellows):
     return bad
 
 
+# PowerSGD's orthogonalisation above rank 2 (ops.qr, hooks.powersgd.qr_above_rank): PyTorch's
+# _orthogonalize runs torch.linalg.qr on a batch of fp32 matrices of rank > 2 and Gram-Schmidt at
+# ranks 1 and 2 (or at 16 bits) since pytorch/pytorch PR #72043 (January 2022: not in the 1.10
+# the V100 and A100 profiles' hooks model; in Debian's 1.13 and in 2.x). One call's time was
+# measured on the H200 at rank 4 by traces/pytorch/calibrate_hooks.py (orth_ops: 50 calls back to
+# back on a [1, n, 4] batch, as the hook loops over its matrices): flat at 0.17 ms to 10^4 rows,
+# then growing. That floor is the call's launches and cuSOLVER's dispatch, host-side: every
+# profile keeps it in seconds (as "kernels" launches of its own kernel_s); the growth above it is
+# carried to the other GPUs as derived_op carries a rate, capped at the H200's fastest times the
+# ratio of memory bandwidths. Ranks 3 to 8 are priced as rank 4: pytorch/pytorch PR #76673's
+# torch.qr timings are within 10% of each other from rank 4 to rank 8 up to 4,096 rows.
+QR_ABOVE_RANK = 2
+QR_MEASURED = "h200-hooks-pytorch2.11-breakdown.json"
+
+
+def qr_op(p):
+    """Profile p's ops.qr, from the H200's measured torch.linalg.qr calls, with its source."""
+    import json
+    import statistics
+    with open(os.path.join(os.path.dirname(OUT_DIR), "measured", QR_MEASURED)) as f:
+        m = json.load(f)
+    calls = sorted((c["n"], c["s"]) for c in m["orthogonalise_calls"] if c["rank"] == 4)
+    floor = statistics.median(s for n, s in calls if n <= 10000)
+    gpu = p["gpu"]
+    ratio = GPUS[gpu]["mem_Bps"] / GPUS["H200"]["mem_Bps"]
+    grown = [(n, n / (s - floor)) for n, s in calls if s - floor >= 0.2 * s]  # calibrate.py's rule
+    cap = max(r for _, r in grown) * ratio
+    pts = [[float(n), float("%.4g" % min(r, cap))] for n, r in grown]
+    where = ("measured on %s (%s, %s) by traces/pytorch/calibrate_hooks.py, sim/costs/measured/%s"
+             % (m["device"], m["versions"], m["date"], QR_MEASURED))
+    what = ("torch.linalg.qr of one [n x 4] fp32 matrix as powerSGD_hook's _orthogonalize runs it "
+            "above rank 2 (size: rows; ranks 3-8 priced as 4, pytorch/pytorch PR #76673), "
+            "%.3g ms a call to 10^4 rows (\"kernels\": that floor in this profile's kernel "
+            "launches)" % (floor * 1e3))
+    source = ("%s, %s" % (what, where) if gpu == "H200" else
+              "derived, not published: %s, %s, the floor as it is (host-side) and each size's "
+              "rate above it capped at the H200's fastest times %.3g, the %s's memory bandwidth "
+              "over the H200's" % (what, where, ratio, gpu))
+    software = (H100_SOFTWARE + " (measured)" if gpu == "H200" else
+                H100_SOFTWARE + ", derived from the H200's measurement (not measured on this GPU)")
+    return {"kernels": float("%.3g" % (floor / p["fixed"]["kernel_s"])), "rate": pts,
+            "source": source, "software": software}
+
+
+def with_qr(p):
+    """p with ops.qr where its PowerSGD hook orthogonalises by QR above a rank."""
+    if p.get("hooks", {}).get("powersgd", {}).get("qr_above_rank"):
+        p["ops"]["qr"] = qr_op(p)
+    return p
+
+
 # A fused block quantiser's rate (ops.blockq: ZeRO++'s qwZ and qgZ as DeepSpeed's CUDA kernels run
 # them), measured on the H200 by traces/pytorch/calibrate_quant.py (torch.compile's fused kernels;
 # int8 codes, one fp32 scale a block of 2048 fp16 values) and carried to the other GPUs by memory
@@ -737,7 +790,7 @@ def main(argv):
         ("horovod-%s-v100.json" % r, profile_horovod, r) for r in HOROVOD]
     for name, make, gpu in jobs:
         path = os.path.join(OUT_DIR, name)
-        prof = with_blockq(make(gpu))
+        prof = with_qr(with_blockq(make(gpu)))
         text = dumps(prof) + "\n"
         for op in unlabelled(prof):
             stale.append("%s: ops.%s has no source naming where its rate comes from" % (path, op))
