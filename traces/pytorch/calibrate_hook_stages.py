@@ -19,7 +19,9 @@ synchronised before and after, the median of several repetitions):
   q_mtp     torch.bmm(M^T, P, out=Q);
   decode    torch.bmm(P, Q^T, out=M);
   feedback  the hook's error feedback over the whole flat gradient, rank-independent: add_ the
-            error, clone, and the new error as the clone minus the decoded gradient.
+            error, clone, and the new error as the clone minus the decoded gradient;
+  top_*     the three products of the largest matrix alone (its shape in top_shape): GPT-2's
+            embedding, whose Q = M^T P reduces over 50,257 rows (sum_s leaves these out).
 Python's own work per tensor is inside each stage's time (a loop over the matrices, as the hook
 runs it); DDP's buckets and the hook's futures are not (calibrate_hooks.py has the whole step).
 """
@@ -76,6 +78,9 @@ def matrices(model, dev, rank):
 
 
 def stages(flat, mats, err):
+    # the three products of the largest matrix alone (GPT-2's embedding, 50,257 x 768: its
+    # Q = M^T P reduces over 50,257 rows), to tell a shape's cost from the count of calls
+    top = [max(mats, key=lambda t: t[0].numel())]
     return {
         "orth_q": lambda: [orthogonalize(q) for _, _, q in mats],
         "p_mq": lambda: [torch.bmm(m, q, out=p) for m, p, q in mats],
@@ -83,6 +88,9 @@ def stages(flat, mats, err):
         "q_mtp": lambda: [torch.bmm(m.transpose(1, 2), p, out=q) for m, p, q in mats],
         "decode": lambda: [torch.bmm(p, q.transpose(1, 2), out=m) for m, p, q in mats],
         "feedback": lambda: err.copy_(flat.add_(err).clone() - flat),
+        "top_p_mq": lambda: [torch.bmm(m, q, out=p) for m, p, q in top],
+        "top_q_mtp": lambda: [torch.bmm(m.transpose(1, 2), p, out=q) for m, p, q in top],
+        "top_decode": lambda: [torch.bmm(p, q.transpose(1, 2), out=m) for m, p, q in top],
     }
 
 
@@ -108,11 +116,13 @@ def measure(build, dev, quick):
         err = torch.zeros_like(flat)
         row = {name: float("%.4g" % time_stage(fn, dev, reps))
                for name, fn in stages(flat, mats, err).items()}
+        row["sum_s"] = float("%.4g" % sum(v for k, v in row.items() if not k.startswith("top")))
         row["matrices"] = len(mats)
-        row["sum_s"] = float("%.4g" % sum(v for k, v in row.items() if k != "matrices"))
+        row["top_shape"] = list(max((m for m, _, _ in mats), key=torch.numel).shape[1:])
         entry["ranks"][str(rank)] = row
         print("%-10s rank %d: %s" % (setting["model"], rank, "  ".join(
-            "%s %.3f ms" % (k, 1e3 * v) for k, v in row.items() if k != "matrices")), flush=True)
+            "%s %.3f ms" % (k, 1e3 * v) for k, v in row.items() if isinstance(v, float))),
+            flush=True)
         del flat, mats, err
     del model
     return entry
