@@ -437,8 +437,10 @@ def profile_horovod(release):
     checked = {"0.18": "bellows validate's horovod group checks its scaling against Horovod's "
                        "TensorFlow figures (the compute set from each one-GPU row; its TCP rows "
                        "are known misses)",
-               "0.21": "no published row validates it (bellows validate's horovod group runs "
-                       "0.18's defaults)"}[release]
+               "0.21": "bellows validate's horovod-0.21 group checks it against NVIDIA "
+                       "DeepLearningExamples' MXNet ResNet-50 inside one DGX-1 and DGX-2 (the "
+                       "compute set from each one-GPU row; the runner overrides the fusion and "
+                       "the cycle, and no published figure found separates 0.21 from 0.18)"}[release]
     p["source"] = ("pytorch-v100's rates, links and fixed costs (sim/costs/gen_costs.py "
                    "profile_horovod), with Horovod %s's fusion threshold, cycle and response "
                    "cache as its code sets them (\"horovod\"); %s" % (h["version"], checked))
