@@ -22,6 +22,18 @@ assert p["gpu"] == "V100" and p["measured"]["device"].startswith("CPU"), p["meas
 assert p["measured"]["versions"].startswith("torch ") and len(p["measured"]["date"]) == 10
 ops = {"elementwise", "matmul", "orthogonalise", "topk", "quantise", "pack", "scatter",
        "optimizer", "random"}
+# the hook as this PyTorch's code runs it (Debian's 1.13: synchronises, orthogonalises Q again,
+# torch.linalg.qr above rank 2, pytorch/pytorch PR #72043), and QR's rate beside it
+import torch
+ps = p["hooks"]["powersgd"]
+assert p["hooks"]["framework"] == "PyTorch " + torch.__version__.split("+")[0], p["hooks"]
+assert ps["synchronizes"] and ps["orthogonalises_query"], ps
+import re
+if tuple(int(x) for x in re.findall(r"\d+", torch.__version__)[:2]) >= (1, 13):
+    assert ps["qr_above_rank"] == 2, ps
+if "qr_above_rank" in ps:
+    ops.add("qr")
+    assert p["ops"]["qr"]["kernels"] > 0, p["ops"]["qr"]
 assert set(p["ops"]) == ops, set(p["ops"])
 for name, op in p["ops"].items():
     sizes = [s for s, _ in op["rate"]]
@@ -29,8 +41,9 @@ for name, op in p["ops"].items():
 assert all(p["fixed"][k] > 0 for k in ("tensor_s", "kernel_s", "collective_s")), p["fixed"]
 PY
 "$bellows" costs > /dev/null
-for c in none fp16 powersgd topk randomk qsgd signsgd; do
-  "$bellows" run --gpu V100 --costs "$tmp/cpu.json" --compressor $c --policy static \
+for c in none fp16 powersgd powersgd4 topk randomk qsgd signsgd; do
+  policy=static; [ $c = powersgd4 ] && policy=static:level=4 # QR above rank 2
+  "$bellows" run --gpu V100 --costs "$tmp/cpu.json" --compressor ${c%4} --policy $policy \
     --workload resnet50 --workers 4 --epochs 1 --train-samples 512 --test-samples 100 --collectives analytic \
     --quiet --out "$tmp/$c" > /dev/null
   grep -q '"costs": "measured-v100"' "$tmp/$c/summary.json"

@@ -16,7 +16,11 @@ What it times, each after a warm-up and with the device synchronised around the 
     orthogonalise  powerSGD_hook's Gram-Schmidt on P (n x 2), per column;
     topk   torch.topk(|x|, 1% of n);                 quantise  QSGD's encode at 64 levels;
     pack   signs packed 8 to a byte;                 scatter   index_add_ of k entries;
-    optimizer  torch.optim.SGD(momentum 0.9).step() over 8 tensors;  random  torch.randperm(n).
+    optimizer  torch.optim.SGD(momentum 0.9).step() over 8 tensors;  random  torch.randperm(n);
+    qr  (where this PyTorch's _orthogonalize runs torch.linalg.qr above a rank) one call on a
+    [1, n, 4] batch, n rows, its floor at 100 rows counted as kernel launches.
+  hooks: how this PyTorch's powerSGD_hook runs, read from its source (synchronises the device in
+    its last callback; orthogonalises the warm-started Q again; QR above rank N).
   efficiency (a GPU only): torchvision's ResNet-50, forward and backward, channels-last, at
     batches 64, 128 and 256, in tf32 (fp32 on a V100) and under bf16 autocast where the GPU has
     bf16, against the GPU's datasheet peak at that precision (bellows' workload profile counts
@@ -201,6 +205,53 @@ def measure_ops(tm, dev, kernel_s, sizes):
     return ops
 
 
+def hook_model():
+    """The "hooks" of the profile: PowerSGD's DDP hook as this PyTorch's code runs it, read from
+    its source (torch/distributed/algorithms/ddp_comm_hooks/powerSGD_hook.py): whether its last
+    callback synchronises the device (the backward waits for the bucket), whether it
+    orthogonalises the warm-started Q again every step, and the rank above which _orthogonalize
+    runs torch.linalg.qr instead of Gram-Schmidt (pytorch/pytorch PR #72043: `rank <= 2`). None
+    where the source cannot be read."""
+    import inspect
+    import re
+    from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
+    try:
+        hook, orth = inspect.getsource(psgd.powerSGD_hook), inspect.getsource(psgd._orthogonalize)
+    except (OSError, TypeError, AttributeError):
+        return None
+    ps = {"synchronizes": "torch.cuda.synchronize" in hook,
+          "orthogonalises_query": "_orthogonalize(q" in hook}
+    if "linalg.qr" in orth:
+        m = re.search(r"rank\s*<=\s*(\d+)", orth)
+        ps["qr_above_rank"] = int(m.group(1)) if m else 2
+    return {"framework": "PyTorch " + torch.__version__.split("+")[0], "powersgd": ps,
+            "source": "read from this PyTorch's powerSGD_hook.py by traces/pytorch/calibrate.py "
+                      "(its last callback's torch.cuda.synchronize, `for q in qs: "
+                      "_orthogonalize(q)`, _orthogonalize's `rank <= N` before torch.linalg.qr)"}
+
+
+def measure_qr(tm, dev, kernel_s, sizes):
+    """ops.qr: one _orthogonalize call on a [1, n, 4] fp32 batch (torch.linalg.qr above rank 2),
+    size in rows; its floor, the call at 100 rows, kept as "kernels" launches of kernel_s (its
+    launches and the solver's dispatch), the rate from what the larger calls take beyond it."""
+    from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
+
+    def call(n):
+        m = torch.randn(1, int(n), 4, device=dev)
+        return tm.each(lambda: psgd._orthogonalize(m))
+
+    floor = call(100)
+    points = []
+    for n in [100] + [s for s in sizes if s > 100]:
+        t = call(n) if n > 100 else floor
+        rest = t - floor
+        if rest >= 0.2 * t or n == sizes[-1]:
+            points.append([float(n), float("%.4g" % (n / max(rest, 0.2 * t)))])
+    return {"kernels": float("%.3g" % (floor / kernel_s)), "rate": points,
+            "source": "measured by calibrate.py: qr, _orthogonalize on [1, n, 4] (torch.linalg.qr),"
+                      " its floor at 100 rows as kernel launches"}
+
+
 def resnet50_rate(tm, dev, batch, bf16):
     """Images a second of torchvision's ResNet-50, forward and backward (no optimizer step),
     channels-last as PyTorch's AMP recipes run it; under bf16 autocast when bf16."""
@@ -295,9 +346,14 @@ def main(argv):
                      "source": "measured by calibrate.py (one process: a collective call's own "
                                "cost, no network)"}
     prof["ops"] = measure_ops(tm, dev, kernel_s, sizes)
+    hooks = hook_model()
+    if hooks and hooks["powersgd"].get("qr_above_rank"):
+        prof["ops"]["qr"] = measure_qr(tm, dev, kernel_s, sizes)
     cited = builtin(a.gpu)
     prof["networks"] = cited["networks"]
     prof["allgather"] = cited["allgather"]
+    if hooks:
+        prof["hooks"] = hooks
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         f.write(dumps(prof) + "\n")
