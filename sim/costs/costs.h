@@ -41,7 +41,8 @@ typedef enum {
     COST_OP_BLOCKQ,        /* block quantisation as one fused kernel (ZeRO++'s qwZ and qgZ, as
                               DeepSpeed's csrc/quantization: a block's absolute maximum, scaled,
                               rounded and packed), or back; size: values */
-    COST_OP_QR,            /* one torch.linalg.qr of a tall [n x r] matrix (r <= 8), which
+    COST_OP_QR,            /* one torch.linalg.qr of a tall [n x r] matrix (measured at r 4,
+                              priced so at every r: within 10% to r 8, unmeasured above), which
                               PyTorch's powerSGD_hook runs instead of Gram-Schmidt above rank 2
                               since 2022 (CostHook qr_above_rank); size: its rows n */
     COST_OP_COUNT
