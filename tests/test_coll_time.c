@@ -256,6 +256,54 @@ static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
     assert_true(fat > 2 * flat);
 }
 
+/* Halving-doubling and the tree on fat-trees of leaves of 4 (ranks fill the leaves in order),
+ * their closed forms written from their messages: a step whose pairs stay in a leaf costs
+ * 2 l + x / B over the two host links; one whose pairs cross 4 l + x max(f os / (L B), 1 / B)
+ * over nic, up, up, nic, f the flows through a leaf's uplink of L B / os at once (4 at
+ * halving-doubling's distances d >= 4, one at the tree's masks m >= 4). The analytic level once
+ * charged every step at the cross-leaf rate of a whole leaf (os / B, 4 l): 19-290% over the
+ * transfer level on these; now both are the same sums (1e-9, as on nodes above). os = 8 > L
+ * slows the tree's single flows too. 12 ranks (halving-doubling folds 4 in) and the tree on
+ * 20 (a last leaf of 4 more) are priced pair by pair and agree as well. */
+static double ft_step_s(int cross, int f, double x, double os)
+{
+    const double B = 1.25e9, l = 5e-6, L = 4;
+    if (!cross) return 2 * l + x / B;
+    return 4 * l + x * (f * os / (L * B) > 1 / B ? f * os / (L * B) : 1 / B);
+}
+
+static void test_hd_and_tree_on_a_fat_tree_price_each_step_by_its_pairs(void **state)
+{
+    (void)state;
+    const double n = 4096.0 * 4, oss[] = {1, 4, 8};
+    const int Ps[] = {16, 12, 20};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++)
+            for (int tree = 0; tree < 2; tree++) {
+                const int P = Ps[i];
+                if ((P == 12 && tree) || (P == 20 && !tree)) continue;
+                SC = (Scenario){.cl = star(P, 1.25e9, 5e-6),
+                                .algo = tree ? COLL_TREE : COLL_HALVING_DOUBLING,
+                                .count = 4096};
+                SC.cl.topology = TOPO_FAT_TREE;
+                SC.cl.leaf_size = 4;
+                SC.cl.oversubscription = oss[k];
+                char what[96];
+                snprintf(what, sizeof what, "%s on a fat-tree, P=%d, leaves of 4, os %g",
+                         tree ? "tree" : "halving-doubling", P, oss[k]);
+                const double t = simulate().time_s;
+                if (P == 16) {
+                    double want = 0, x = n;
+                    for (int d = P / 2; d >= 1; d /= 2) /* mask, or distance */
+                        want += tree ? 2 * ft_step_s(d >= 4, 1, n, oss[k])
+                                     : 2 * ft_step_s(d >= 4, 4, x /= 2, oss[k]);
+                    expect_close(t, want, 1e-9, what);
+                }
+                SC.backend = COLL_ANALYTIC;
+                expect_close(simulate().time_s, t, 1e-9, what);
+            }
+}
+
 static void test_node_shared_nic_divides_inter_node_bandwidth(void **state)
 {
     (void)state;
@@ -285,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_hd_and_tree_across_nodes_price_each_step_by_its_pairs),
         cmocka_unit_test(test_hd_and_tree_mixed_steps_priced_pair_by_pair),
         cmocka_unit_test(test_oversubscribed_fat_tree_slows_cross_leaf_steps),
+        cmocka_unit_test(test_hd_and_tree_on_a_fat_tree_price_each_step_by_its_pairs),
         cmocka_unit_test(test_node_shared_nic_divides_inter_node_bandwidth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

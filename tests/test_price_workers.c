@@ -1,10 +1,10 @@
 /* test_price_workers.c: --price-workers N prices every step's communication as N GPUs would pay
  * it while the small model trains on --workers. The priced times are checked against the
- * collectives' closed forms written out here (coll.h; the fat-tree's cross-leaf routes of
- * cluster.h), at N: the fast replay of the sample trace at 65,536 GPUs (ring), a live run on the
- * actors at 16,384 (halving-doubling, oversubscribed uplinks), and an unpriced replay at its own
- * 8 workers, which checks the formula itself. Bad input: N below --workers, or the transfer
- * level, is refused naming the flag, with nothing written. */
+ * collectives' closed forms written out here (coll.h; the fat-tree's routes in and across leaves
+ * of cluster.h), at N: the fast replay of the sample trace at 65,536 GPUs (ring), a live run on
+ * the actors at 16,384 (halving-doubling step by step, oversubscribed uplinks), and an unpriced
+ * replay at its own 8 workers, which checks the formula itself. Bad input: N below --workers, or
+ * the transfer level, is refused naming the flag, with nothing written. */
 #include "testutil.h"
 
 #include <math.h>
@@ -89,8 +89,10 @@ static void test_a_replay_priced_at_65536_gpus_pays_the_closed_form_there(void *
 }
 
 /* A live run on the actors: 4 workers train, priced at 16,384 on leaves of 8 with 2:1 uplinks.
- * Unpriced, the 4 would share one leaf; priced, the routes cross leaves (4 latencies) and
- * halving-doubling's flows share the uplinks (oversubscription x the seconds per byte). */
+ * Unpriced, the 4 would share one leaf; priced, halving-doubling's steps at distances of 8 and
+ * more cross leaves (4 latencies), a leaf's 8 flows sharing its uplink (oversubscription x the
+ * seconds per byte), and its three steps at distances 4, 2, 1 stay in the leaves (2 latencies,
+ * line rate; coll_hier_steps.c), each step of the reduce-scatter again in the allgather. */
 static void test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there(void **state)
 {
     (void)state;
@@ -101,8 +103,12 @@ static void test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there(voi
                              "halving-doubling --price-workers 16384"),
                      0);
     char *s = read_out("live", "summary.json");
-    const double p = 16384, n = 4 * json_number(s, "n_params"), a = 4 * LAT, b = 2 / BW;
-    const double step = 2 * log2(p) * a + 2 * (p - 1) / p * n * b;
+    const double p = 16384, n = 4 * json_number(s, "n_params");
+    double step = 0, x = n;
+    for (double d = p / 2; d >= 1; d /= 2) {
+        x /= 2;
+        step += d >= 8 ? 2 * (4 * LAT + x * 2 / BW) : 2 * (2 * LAT + x / BW);
+    }
     assert_close(json_number(s, "communication_s"), json_number(s, "steps") * step,
                  "communication_s");
     free(s);

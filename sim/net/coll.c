@@ -33,7 +33,8 @@
 /* Latency and inverse bandwidth of the routes an algorithm's transfers take, for the analytic
  * backend: on a star a route crosses two NIC links; on a fat-tree a cross-leaf route crosses
  * two uplinks too, whose share per flow is B / oversubscription when a whole leaf sends out at
- * once (halving-doubling, tree) and B for a ring (one flow per uplink direction); on a
+ * once (the one-rate form of halving-doubling and the tree, which price their steps pair by
+ * pair instead: coll_hier_steps.c) and B for a ring (one flow per uplink direction); on a
  * hierarchical cluster the inter-node figures are the route through the NIC(s) (and, with a NIC
  * shared by a node's GPUs, the intra links that reach it), and a cluster of one node has only
  * its intra-node routes. A ring's intra-node hops are the closed form's (coll_ring.c). */
@@ -55,6 +56,17 @@ static void derive_costs(Comm *c, const Cluster *cl)
          * link by link, coll_ps_net.c) */
         double share = c->ops->single_flow || c->ops->servers ? cl->oversubscription / cl->leaf_size
                                                               : cl->oversubscription;
+        if (!c->ops->single_flow && !c->ops->servers) {
+            /* halving-doubling and the tree price their steps pair by pair (coll_hier_steps.c):
+             * ranks fill the leaves in order (cluster.c fat_tree_xml), a pair in one leaf talks
+             * over its two host links, a pair across over nic, up, up, nic, a leaf's uplink
+             * each way shared by the flows that cross it at that step */
+            c->hier_g = c->hier_q = cl->leaf_size;
+            c->a_local_s = a / 2;
+            c->b_local = b;
+            const double up = cl->leaf_size * cl->bandwidth_Bps / cl->oversubscription;
+            c->b_nic = 1 / (up * cluster_link_share(cl));
+        }
         b *= share > 1 ? share : 1;
     }
     if (cl->topology == TOPO_ISLANDS && cl->islands > 1) {

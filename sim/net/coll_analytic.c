@@ -33,7 +33,7 @@ double coll_allreduce_time_s(const Comm *c, double n)
 {
     if (c->price_P <= 1) return 0.0;
     const CollShape s = {.p = c->price_P,
-                         .g = c->group,
+                         .g = c->hier_g ? c->hier_g : c->group,
                          .a = c->a_s,
                          .b = c->b,
                          .a_local = c->a_local_s,

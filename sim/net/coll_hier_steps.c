@@ -1,21 +1,29 @@
 /* coll_hier_steps.c: the halving-doubling and tree allreduces' closed forms on a hierarchical
- * cluster of several nodes (CollShape.q > 0), step by step. Both algorithms' one-rate forms are
- * /work/shared/REFERENCES.md's "Collective cost" (Thakur, Rabenseifner, Gropp, "Optimization of
- * Collective Communication Operations in MPICH", IJHPCA 19(1), 2005): 2 log2(p) a + 2 (p-1)/p n b
- * for recursive halving-doubling and 2 log2(p) (a + n b) for a binomial tree's reduce and
- * broadcast (bellows' tree is that binomial tree, coll_tree.c and coll_msg.c
- * coll_tree_broadcast, not NCCL's double binary tree); each is a sum over steps of a + x b. Here a
- * step's a and b are those of the pairs that talk in it, as the transfer level sends them
- * (coll_halving_doubling.c, coll_tree.c): a pair of GPUs in one node talks over their intra links
- * (a_local + x b_local), a pair in two nodes over the route nvl, nic, nic, nvl (one NIC a node, or
- * --nics-per-node) or nic, nic (--nic-per-gpu) (cluster.c hierarchical_xml), whose NIC each
- * direction is shared by the flows that cross it at that step: a + x max(f b_nic, b_local) for f
- * such flows (SimGrid's CM02 model, --network-model exact, shares a link max-min fairly). A step
- * ends with its slowest pair, and the next one starts then: the sum of the steps' maxima. It
- * equals the transfer level when every pair of a step ends together (tests/test_coll_time.c:
- * nodes of a power of two GPUs, a power of two of them for halving-doubling, and the mixed
- * layouts tested there); with an odd number of GPUs a node a rank whose
- * step ended early may run ahead, and the sum is an upper bound. */
+ * cluster of several nodes, or a fat-tree of several leaves (CollShape.q > 0), step by step.
+ * Both algorithms' one-rate forms are /work/shared/REFERENCES.md's "Collective cost" (Thakur,
+ * Rabenseifner, Gropp, "Optimization of Collective Communication Operations in MPICH", IJHPCA
+ * 19(1), 2005): 2 log2(p) a + 2 (p-1)/p n b for recursive halving-doubling and 2 log2(p) (a + n
+ * b) for a binomial tree's reduce and broadcast (bellows' tree is that binomial tree, coll_tree.c
+ * and coll_msg.c coll_tree_broadcast, not NCCL's double binary tree); each is a sum over steps of
+ * a + x b. Here a step's a and b are those of the pairs that talk in it, as the transfer level
+ * sends them (coll_halving_doubling.c, coll_tree.c): a pair of GPUs in one node talks over their
+ * intra links (a_local + x b_local), a pair in two nodes over the route nvl, nic, nic, nvl (one
+ * NIC a node, or --nics-per-node) or nic, nic (--nic-per-gpu) (cluster.c hierarchical_xml),
+ * whose NIC each direction is shared by the flows that cross it at that step: a + x max(f b_nic,
+ * b_local) for f such flows (SimGrid's CM02 model, --network-model exact, shares a link max-min
+ * fairly). On a fat-tree a leaf is such a node (g = q = its GPUs, ranks filling the leaves in
+ * order, cluster.c fat_tree_xml): a pair in one leaf talks over its two host links (a_local = 2
+ * latency, b_local = a host link's), a pair across over nic, up, up, nic (a = 4 latency), the
+ * leaf's uplink each way in the NIC's place (b_nic = oversubscription / (leaf x B)), never
+ * faster than the host links. A step ends with its slowest pair, and the next one starts then:
+ * the sum of the steps' maxima. It equals the transfer level when every pair of a step ends
+ * together (tests/test_coll_time.c: nodes of a power of two GPUs, a power of two of them for
+ * halving-doubling, and the mixed layouts tested there; leaves of 4 GPUs, 16 of them, and 12
+ * for halving-doubling, 20 for the tree); elsewhere (an odd number of GPUs a node, leaves of 6,
+ * halving-doubling folding ranks in on 10, 18 or 24 GPUs in leaves of 4, 20 or 48 in leaves of
+ * 8) a rank whose step ended early may run ahead, and the sum is an upper bound (measured on
+ * fat-trees: up to 11% over the transfer level for halving-doubling, 0.9% for the tree:
+ * docs/guide/clusters.md). */
 #include "coll_impl.h"
 
 /* Beyond this many ranks an irregular layout (below) is not enumerated pair by pair (a call
