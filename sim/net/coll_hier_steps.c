@@ -19,7 +19,7 @@
  * the sum of the steps' maxima. It equals the transfer level when every pair of a step ends
  * together (tests/test_coll_time.c: nodes of a power of two GPUs, a power of two of them for
  * halving-doubling, and the mixed layouts tested there; leaves of 4 GPUs, 16 of them, and 12
- * for halving-doubling, 20 for the tree); elsewhere (an odd number of GPUs a node, leaves of 6,
+ * for halving-doubling, 18 for the tree); elsewhere (an odd number of GPUs a node, leaves of 6,
  * halving-doubling folding ranks in on 10, 18 or 24 GPUs in leaves of 4, 20 or 48 in leaves of
  * 8) a rank whose step ended early may run ahead, and the sum is an upper bound (measured on
  * fat-trees: up to 11% over the transfer level for halving-doubling, 0.9% for the tree:
