@@ -92,6 +92,8 @@ static void derive_costs(Comm *c, const Cluster *cl)
         c->hier_q = cluster_gpus_per_nic(cl);
         c->b_nic = 1 / (cl->bandwidth_Bps * cluster_link_share(cl));
     }
+    if (c->hier_q && !c->steps) /* NULL (out of memory): enumerated at each call instead */
+        c->steps = bw_xcalloc(1, sizeof *c->steps, "coll.c: c->steps");
     c->a_s = a;
     c->b = b;
 }
@@ -188,6 +190,7 @@ void coll_comm_free(Comm *c)
     free(c->sizes);
     free(c->ranks);
     free(c->peers);
+    free(c->steps);
     coll_log_free(c);
     free(c);
 }

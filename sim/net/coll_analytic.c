@@ -20,7 +20,7 @@ double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a,
                                 double al, double bl)
 {
     if (p <= 1) return 0.0;
-    const CollShape s = {p, g, a, b, al, bl, 0, 0};
+    const CollShape s = {p, g, a, b, al, bl, 0, 0, NULL};
     return coll_algo_ops(algo)->time_s(&s, n);
 }
 
@@ -39,7 +39,8 @@ double coll_allreduce_time_s(const Comm *c, double n)
                          .a_local = c->a_local_s,
                          .b_local = c->b_local,
                          .q = c->hier_q,
-                         .b_nic = c->b_nic};
+                         .b_nic = c->b_nic,
+                         .steps = c->steps};
     return c->ops->time_s(&s, n);
 }
 
@@ -50,7 +51,7 @@ double coll_allgather_time_s(const Comm *c, double total)
 {
     const int P = c->price_P;
     const double b = !c->hier_g ? c->b : c->b_nic > c->b_local ? c->b_nic : c->b_local;
-    const CollShape s = {P, c->G, c->a_s, b, c->a_local_s, c->b_local, 0, 0};
+    const CollShape s = {P, c->G, c->a_s, b, c->a_local_s, c->b_local, 0, 0, NULL};
     return coll_ring_hops_s(&s, P - 1, (double)(P - 1) / P * total);
 }
 

@@ -91,7 +91,7 @@ static double hd_flat_s(const CollShape *s, double n)
 /* On nodes (leaves) of several GPUs a step's pairs are inside one or across (coll_hier_steps.c) */
 static double hd_time_s(const CollShape *s, double n)
 {
-    return coll_hier_steps_apply(s) ? coll_hier_hd_s(s, n, hd_flat_s) : hd_flat_s(s, n);
+    return coll_hier_steps_apply(s) ? coll_hier_hd_s(s, n) : hd_flat_s(s, n);
 }
 
 static double hd_bytes(const Comm *c, int rank, double n)

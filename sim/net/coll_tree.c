@@ -36,7 +36,7 @@ static double tree_flat_s(const CollShape *s, double n)
  * cross one NIC (uplink) a sender, not a node's GPUs' share of it */
 static double tree_time_s(const CollShape *s, double n)
 {
-    return coll_hier_steps_apply(s) ? coll_hier_tree_s(s, n, tree_flat_s) : tree_flat_s(s, n);
+    return coll_hier_steps_apply(s) ? coll_hier_tree_s(s, n) : tree_flat_s(s, n);
 }
 
 static double tree_bytes(const Comm *c, int rank, double n)
