@@ -229,6 +229,23 @@ static void test_hd_and_tree_mixed_steps_priced_pair_by_pair(void **state)
             }
 }
 
+/* Every communicator's allgather is a ring (coll_allgather), one flow a NIC each way across
+ * nodes, whatever its allreduce: on 2 nodes of 4 GPUs behind one NIC, halving-doubling's, the
+ * tree's and the hierarchical allreduce's communicators once priced it at a quarter of the NIC
+ * (their allreduces' share when a node's 4 GPUs cross at once): 2.85x the transfer level for
+ * halving-doubling. */
+static void test_allgathers_are_rings_whatever_the_allreduce(void **state)
+{
+    (void)state;
+    const CollAlgo algos[] = {COLL_HALVING_DOUBLING, COLL_TREE, COLL_HIERARCHICAL};
+    for (int i = 0; i < 3; i++) {
+        SC = (Scenario){.cl = hier(8, 4, 0), .algo = algos[i], .op = OP_ALLGATHER, .count = 60000};
+        const double t = simulate().time_s;
+        SC.backend = COLL_ANALYTIC;
+        expect_close(simulate().time_s, t, 1e-3, coll_algo_name(algos[i]));
+    }
+}
+
 /* ---- bottlenecks ---- */
 
 static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
@@ -341,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_ring_across_nodes_runs_at_its_slowest_hop),
         cmocka_unit_test(test_hd_and_tree_across_nodes_price_each_step_by_its_pairs),
         cmocka_unit_test(test_hd_and_tree_mixed_steps_priced_pair_by_pair),
+        cmocka_unit_test(test_allgathers_are_rings_whatever_the_allreduce),
         cmocka_unit_test(test_oversubscribed_fat_tree_slows_cross_leaf_steps),
         cmocka_unit_test(test_hd_and_tree_on_a_fat_tree_price_each_step_by_its_pairs),
         cmocka_unit_test(test_node_shared_nic_divides_inter_node_bandwidth),

@@ -44,14 +44,13 @@ double coll_allreduce_time_s(const Comm *c, double n)
     return c->ops->time_s(&s, n);
 }
 
-/* An allgather is a ring whatever the allreduce (coll.c coll_allgather): on a fat-tree whose
- * halving-doubling or tree prices its steps (hier_g), its slowest hop crosses leaves, one flow
- * an uplink each way, not the leaf's share of it that c->b holds for their one-rate forms. */
+/* An allgather is a ring whatever the allreduce (coll.c coll_allgather): its slowest hop, one
+ * flow a link each way (b_ring), not the share of a NIC or uplink that c->b holds for the
+ * allreduce's one-rate form when all of a node's or leaf's GPUs cross it at once. */
 double coll_allgather_time_s(const Comm *c, double total)
 {
     const int P = c->price_P;
-    const double b = !c->hier_g ? c->b : c->b_nic > c->b_local ? c->b_nic : c->b_local;
-    const CollShape s = {P, c->G, c->a_s, b, c->a_local_s, c->b_local, 0, 0, NULL};
+    const CollShape s = {P, c->G, c->a_s, c->b_ring, c->a_local_s, c->b_local, 0, 0, NULL};
     return coll_ring_hops_s(&s, P - 1, (double)(P - 1) / P * total);
 }
 

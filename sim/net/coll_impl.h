@@ -234,6 +234,7 @@ struct Comm {
     void **outs;                       /* [P]: where each rank's sum goes (its buffer, or shared) */
     size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
+    double b_ring;                     /* b of a ring's hops: the allgathers' (coll.c) */
     int hier_q;                        /* CollShape.q: 0, a NIC's GPUs, a leaf's (fat-tree) */
     int hier_g;                        /* CollShape.g: a fat-tree's leaf, else 0 (group) */
     double b_nic;                      /* CollShape.b_nic */
