@@ -229,6 +229,23 @@ static void test_hd_and_tree_mixed_steps_priced_pair_by_pair(void **state)
             }
 }
 
+/* Every communicator's allgather is a ring (coll_allgather), one flow a NIC each way across
+ * nodes, whatever its allreduce: on 2 nodes of 4 GPUs behind one NIC, halving-doubling's, the
+ * tree's and the hierarchical allreduce's communicators once priced it at a quarter of the NIC
+ * (their allreduces' share when a node's 4 GPUs cross at once): 2.85x the transfer level for
+ * halving-doubling. */
+static void test_allgathers_are_rings_whatever_the_allreduce(void **state)
+{
+    (void)state;
+    const CollAlgo algos[] = {COLL_HALVING_DOUBLING, COLL_TREE, COLL_HIERARCHICAL};
+    for (int i = 0; i < 3; i++) {
+        SC = (Scenario){.cl = hier(8, 4, 0), .algo = algos[i], .op = OP_ALLGATHER, .count = 60000};
+        const double t = simulate().time_s;
+        SC.backend = COLL_ANALYTIC;
+        expect_close(simulate().time_s, t, 1e-3, coll_algo_name(algos[i]));
+    }
+}
+
 /* ---- bottlenecks ---- */
 
 static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
@@ -254,6 +271,63 @@ static void test_oversubscribed_fat_tree_slows_cross_leaf_steps(void **state)
                  2 * (4 * l + (n / 2) / B) + 2 * (2 * l + (n / 4) / B) + 2 * (2 * l + (n / 8) / B),
                  1e-6, "halving-doubling on a non-blocking fat-tree");
     assert_true(fat > 2 * flat);
+}
+
+/* Halving-doubling and the tree on fat-trees of leaves of 4 (ranks fill the leaves in order),
+ * their closed forms written from their messages: a step whose pairs stay in a leaf costs
+ * 2 l + x / B over the two host links; one whose pairs cross 4 l + x max(f os / (L B), 1 / B)
+ * over nic, up, up, nic, f the flows through a leaf's uplink of L B / os at once (4 at
+ * halving-doubling's distances d >= 4, one at the tree's masks m >= 4). The analytic level once
+ * charged every step at the cross-leaf rate of a whole leaf (os / B, 4 l: +19% for
+ * halving-doubling, +288% for the tree on 16 GPUs at 4:1 in bellows run, docs/guide/clusters.md);
+ * now both are the same sums (1e-9, as on nodes above). os = 8 > L slows the tree's single
+ * flows too. Halving-doubling on 12 ranks (it folds 4 in) and the tree on 18 (a last leaf of 2)
+ * are priced pair by pair and agree as well. */
+static double ft_step_s(int cross, int f, double x, double os)
+{
+    const double B = 1.25e9, l = 5e-6, L = 4;
+    if (!cross) return 2 * l + x / B;
+    return 4 * l + x * (f * os / (L * B) > 1 / B ? f * os / (L * B) : 1 / B);
+}
+
+static void test_hd_and_tree_on_a_fat_tree_price_each_step_by_its_pairs(void **state)
+{
+    (void)state;
+    const double n = 4096.0 * 4, oss[] = {1, 4, 8};
+    const int Ps[] = {16, 12, 18};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 3; i++)
+            for (int tree = 0; tree < 2; tree++) {
+                const int P = Ps[i];
+                if ((P == 12 && tree) || (P == 18 && !tree)) continue;
+                SC = (Scenario){.cl = star(P, 1.25e9, 5e-6),
+                                .algo = tree ? COLL_TREE : COLL_HALVING_DOUBLING,
+                                .count = 4096};
+                SC.cl.topology = TOPO_FAT_TREE;
+                SC.cl.leaf_size = 4;
+                SC.cl.oversubscription = oss[k];
+                char what[96];
+                snprintf(what, sizeof what, "%s on a fat-tree, P=%d, leaves of 4, os %g",
+                         tree ? "tree" : "halving-doubling", P, oss[k]);
+                const double t = simulate().time_s;
+                if (P == 16) {
+                    double want = 0, x = n;
+                    for (int d = P / 2; d >= 1; d /= 2) /* mask, or distance */
+                        want += tree ? 2 * ft_step_s(d >= 4, 1, n, oss[k])
+                                     : 2 * ft_step_s(d >= 4, 4, x /= 2, oss[k]);
+                    expect_close(t, want, 1e-9, what);
+                }
+                SC.backend = COLL_ANALYTIC;
+                expect_close(simulate().time_s, t, 1e-9, what);
+                if (P != 16) continue;
+                /* their allgathers are rings (coll_allgather): one flow an uplink each way, not
+                 * a leaf's (the blocks differ by at most 15 ints in 60000: 1e-3) */
+                SC.op = OP_ALLGATHER;
+                SC.count = 60000;
+                const double ag = simulate().time_s;
+                SC.backend = COLL_TRANSFER;
+                expect_close(ag, simulate().time_s, 1e-3, "its allgather");
+            }
 }
 
 static void test_node_shared_nic_divides_inter_node_bandwidth(void **state)
@@ -284,7 +358,9 @@ int main(void)
         cmocka_unit_test(test_ring_across_nodes_runs_at_its_slowest_hop),
         cmocka_unit_test(test_hd_and_tree_across_nodes_price_each_step_by_its_pairs),
         cmocka_unit_test(test_hd_and_tree_mixed_steps_priced_pair_by_pair),
+        cmocka_unit_test(test_allgathers_are_rings_whatever_the_allreduce),
         cmocka_unit_test(test_oversubscribed_fat_tree_slows_cross_leaf_steps),
+        cmocka_unit_test(test_hd_and_tree_on_a_fat_tree_price_each_step_by_its_pairs),
         cmocka_unit_test(test_node_shared_nic_divides_inter_node_bandwidth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,10 @@
 /* test_price_workers.c: --price-workers N prices every step's communication as N GPUs would pay
  * it while the small model trains on --workers. The priced times are checked against the
- * collectives' closed forms written out here (coll.h; the fat-tree's cross-leaf routes of
- * cluster.h), at N: the fast replay of the sample trace at 65,536 GPUs (ring), a live run on the
- * actors at 16,384 (halving-doubling, oversubscribed uplinks), and an unpriced replay at its own
- * 8 workers, which checks the formula itself. Bad input: N below --workers, or the transfer
- * level, is refused naming the flag, with nothing written. */
+ * collectives' closed forms written out here (coll.h; the fat-tree's routes in and across leaves
+ * of cluster.h), at N: the fast replay of the sample trace at 65,536 GPUs (ring), a live run on
+ * the actors at 16,384 (halving-doubling step by step, oversubscribed uplinks), and an unpriced
+ * replay at its own 8 workers, which checks the formula itself. Bad input: N below --workers, or
+ * the transfer level, is refused naming the flag, with nothing written. */
 #include "testutil.h"
 
 #include <math.h>
@@ -89,8 +89,10 @@ static void test_a_replay_priced_at_65536_gpus_pays_the_closed_form_there(void *
 }
 
 /* A live run on the actors: 4 workers train, priced at 16,384 on leaves of 8 with 2:1 uplinks.
- * Unpriced, the 4 would share one leaf; priced, the routes cross leaves (4 latencies) and
- * halving-doubling's flows share the uplinks (oversubscription x the seconds per byte). */
+ * Unpriced, the 4 would share one leaf; priced, halving-doubling's steps at distances of 8 and
+ * more cross leaves (4 latencies), a leaf's 8 flows sharing its uplink (oversubscription x the
+ * seconds per byte), and its three steps at distances 4, 2, 1 stay in the leaves (2 latencies,
+ * line rate; coll_hier_steps.c), each step of the reduce-scatter again in the allgather. */
 static void test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there(void **state)
 {
     (void)state;
@@ -101,8 +103,12 @@ static void test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there(voi
                              "halving-doubling --price-workers 16384"),
                      0);
     char *s = read_out("live", "summary.json");
-    const double p = 16384, n = 4 * json_number(s, "n_params"), a = 4 * LAT, b = 2 / BW;
-    const double step = 2 * log2(p) * a + 2 * (p - 1) / p * n * b;
+    const double p = 16384, n = 4 * json_number(s, "n_params");
+    double step = 0, x = n;
+    for (double d = p / 2; d >= 1; d /= 2) {
+        x /= 2;
+        step += d >= 8 ? 2 * (4 * LAT + x * 2 / BW) : 2 * (2 * LAT + x / BW);
+    }
     assert_close(json_number(s, "communication_s"), json_number(s, "steps") * step,
                  "communication_s");
     free(s);
@@ -192,6 +198,54 @@ static void test_bytes_are_priced_at_the_priced_gpus(void **state)
     }
 }
 
+/* Seconds of one analytic allreduce of n bytes by 4 workers priced at cluster `at` (offline:
+ * the closed form without SimGrid), charged twice: the second from the steps the first kept. */
+static double priced_call_s(CollAlgo algo, const Cluster *at, double n)
+{
+    Cluster cl = *at;
+    cl.workers = 4;
+    Comm *c = coll_comm_create_offline(&cl, algo);
+    coll_comm_set_price(c, at);
+    const double t = coll_charge_allreduce(c, (size_t)(n / 4), 4);
+    assert_true(coll_charge_allreduce(c, (size_t)(n / 4), 4) == t);
+    coll_comm_free(c);
+    return t;
+}
+
+/* Layouts coll_hier_steps.c enumerates pair by pair (not a power of two of GPUs for
+ * halving-doubling, leaves of 6 for the tree) above 4,096 GPUs, where they were once priced by
+ * the one-rate form, every step at a whole leaf's share of the uplink (+59% and +522% here),
+ * against their steps written from the messages. Halving-doubling on 5,120 GPUs in leaves of 8
+ * at 4:1: ranks 0-2047 fold in pairs inside their leaves (2 l + n / B, and again to fold out);
+ * its core is their 1,024 odd ranks (4 a leaf) and ranks 2048-5119 (8 a leaf), whose steps at
+ * distances 2048 to 8 cross leaves, 8 flows an uplink of 8 B / 4 (4 l + x 4 / B), at distance
+ * 4 the odd ranks cross, 4 flows an uplink (4 l + x 2 / B), and at 2 and 1 all stay in their
+ * leaves. The tree on 4,800 GPUs in leaves of 6 at 12:1: the level of mask 1 stays in the leaves,
+ * every other level has a pair across, one flow an uplink of 6 B / 12 (4 l + n 2 / B). */
+static void test_irregular_layouts_above_4096_gpus_are_priced_step_by_step(void **state)
+{
+    (void)state;
+    const double n = 4e6;
+    Cluster at = cluster_default();
+    at.topology = TOPO_FAT_TREE;
+    at.workers = 5120;
+    at.leaf_size = 8;
+    at.oversubscription = 4;
+    double want = 2 * (2 * LAT + n / BW), x = n;
+    for (int d = 2048; d >= 1; d /= 2) {
+        x /= 2;
+        want += d >= 8   ? 2 * (4 * LAT + x * 4 / BW)
+                : d == 4 ? 2 * (4 * LAT + x * 2 / BW)
+                         : 2 * (2 * LAT + x / BW);
+    }
+    assert_close(priced_call_s(COLL_HALVING_DOUBLING, &at, n), want, "halving-doubling at 5120");
+    at.workers = 4800;
+    at.leaf_size = 6;
+    at.oversubscription = 12;
+    want = 2 * (2 * LAT + n / BW) + 2 * 12 * (4 * LAT + n * 2 / BW); /* 13 levels */
+    assert_close(priced_call_s(COLL_TREE, &at, n), want, "tree at 4800");
+}
+
 int main(void)
 {
     make_tmpdir(TMP, sizeof TMP);
@@ -200,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_a_live_run_priced_at_16384_gpus_pays_halving_doubling_there),
         cmocka_unit_test(test_bench_counts_the_priced_gpus),
         cmocka_unit_test(test_bytes_are_priced_at_the_priced_gpus),
+        cmocka_unit_test(test_irregular_layouts_above_4096_gpus_are_priced_step_by_step),
         cmocka_unit_test(test_bad_prices_are_refused_naming_the_flag),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,28 +33,42 @@
 /* Latency and inverse bandwidth of the routes an algorithm's transfers take, for the analytic
  * backend: on a star a route crosses two NIC links; on a fat-tree a cross-leaf route crosses
  * two uplinks too, whose share per flow is B / oversubscription when a whole leaf sends out at
- * once (halving-doubling, tree) and B for a ring (one flow per uplink direction); on a
+ * once (the one-rate form of halving-doubling and the tree, which price their steps pair by
+ * pair instead: coll_hier_steps.c) and B for a ring (one flow per uplink direction); on a
  * hierarchical cluster the inter-node figures are the route through the NIC(s) (and, with a NIC
  * shared by a node's GPUs, the intra links that reach it), and a cluster of one node has only
- * its intra-node routes. A ring's intra-node hops are the closed form's (coll_ring.c). */
+ * its intra-node routes. A ring's intra-node hops are the closed form's (coll_ring.c). br: b
+ * for a ring (one flow a link each way), what every communicator's allgathers pay, rings all. */
 static void derive_costs(Comm *c, const Cluster *cl)
 {
-    double a = 2 * cl->latency_s, b = 1 / (cl->bandwidth_Bps * cluster_link_share(cl));
+    double a = 2 * cl->latency_s, b = 1 / (cl->bandwidth_Bps * cluster_link_share(cl)), br = b;
     c->a_local_s = 2 * cl->intra_latency_s;
     c->b_local = 1 / (cl->intra_bandwidth_Bps * cluster_intra_link_share(cl));
     if (cl->topology == TOPO_HIERARCHICAL && cl->workers <= cl->gpus_per_node) {
         /* one node: every route stays on its intra-node links (NVLink or PCIe), as the
          * transfer level routes them; no NIC, so neither its rate nor its cap applies */
         c->a_s = c->a_local_s;
-        c->b = c->b_local;
+        c->b = c->b_ring = c->b_local;
         return;
     }
     if (cl->topology == TOPO_FAT_TREE && cl->workers > cl->leaf_size) {
         a = 4 * cl->latency_s;
         /* parameter servers: their allgathers are rings (their pushes and pulls are priced
          * link by link, coll_ps_net.c) */
-        double share = c->ops->single_flow || c->ops->servers ? cl->oversubscription / cl->leaf_size
-                                                              : cl->oversubscription;
+        const double ring = cl->oversubscription / cl->leaf_size;
+        double share = c->ops->single_flow || c->ops->servers ? ring : cl->oversubscription;
+        if (!c->ops->single_flow && !c->ops->servers) {
+            /* halving-doubling and the tree price their steps pair by pair (coll_hier_steps.c):
+             * ranks fill the leaves in order (cluster.c fat_tree_xml), a pair in one leaf talks
+             * over its two host links, a pair across over nic, up, up, nic, a leaf's uplink
+             * each way shared by the flows that cross it at that step */
+            c->hier_g = c->hier_q = cl->leaf_size;
+            c->a_local_s = a / 2;
+            c->b_local = b;
+            const double up = cl->leaf_size * cl->bandwidth_Bps / cl->oversubscription;
+            c->b_nic = 1 / (up * cluster_link_share(cl));
+        }
+        br *= ring > 1 ? ring : 1;
         b *= share > 1 ? share : 1;
     }
     if (cl->topology == TOPO_ISLANDS && cl->islands > 1) {
@@ -65,6 +79,7 @@ static void derive_costs(Comm *c, const Cluster *cl)
         a += cl->wan_latency_s;
         double wan = (c->algo == COLL_HIERARCHICAL ? c->G : 1) / cl->wan_bandwidth_Bps;
         b = wan > b ? wan : b;
+        br = 1 / cl->wan_bandwidth_Bps > br ? 1 / cl->wan_bandwidth_Bps : br;
     }
     if (cl->topology == TOPO_HIERARCHICAL && cluster_gpus_per_nic(cl) > 1) {
         a += 2 * cl->intra_latency_s;
@@ -73,6 +88,7 @@ static void derive_costs(Comm *c, const Cluster *cl)
         /* and the route reaches the NIC over the sender's and the receiver's intra links
          * (cluster.c hierarchical_xml), one flow each: the slower of the two shares */
         if (c->b_local > b) b = c->b_local;
+        if (c->b_local > br) br = c->b_local;
     }
     if (cl->topology == TOPO_HIERARCHICAL && cl->gpus_per_node > 1) {
         /* several nodes: halving-doubling and the tree price their steps pair by pair
@@ -80,8 +96,11 @@ static void derive_costs(Comm *c, const Cluster *cl)
         c->hier_q = cluster_gpus_per_nic(cl);
         c->b_nic = 1 / (cl->bandwidth_Bps * cluster_link_share(cl));
     }
+    if (c->hier_q && !c->steps) /* NULL (out of memory): enumerated at each call instead */
+        c->steps = bw_xcalloc(1, sizeof *c->steps, "coll.c: c->steps");
     c->a_s = a;
     c->b = b;
+    c->b_ring = br;
 }
 
 /* The communicator's tables; with_engine: also the mailboxes and the barrier, which need the
@@ -176,6 +195,7 @@ void coll_comm_free(Comm *c)
     free(c->sizes);
     free(c->ranks);
     free(c->peers);
+    free(c->steps);
     coll_log_free(c);
     free(c);
 }

@@ -18,7 +18,9 @@
  *                     2 ceil(log2 p) (a + n b)
  *                     (both, on a hierarchical cluster of several nodes: step by step, each
  *                     step its slowest pair's a_l + x b_l inside a node or a + x max(f b_nic,
- *                     b_l) across, f the flows crossing a NIC at that step; coll_hier_steps.c)
+ *                     b_l) across, f the flows crossing a NIC at that step; on a fat-tree of
+ *                     several leaves the same, a leaf for a node and its uplink for the NIC;
+ *                     coll_hier_steps.c)
  *   hierarchical      ring reduce-scatter inside each node, ring allreduce of each GPU's share
  *                     between nodes, ring allgather inside each node:
  *                     2(g-1) a_l + 2 (g-1)/g n b_l + 2(m-1) a_g + 2 (m-1)/m (n/g) b_g

@@ -20,7 +20,7 @@ double coll_allreduce_formula_s(CollAlgo algo, int p, int g, double n, double a,
                                 double al, double bl)
 {
     if (p <= 1) return 0.0;
-    const CollShape s = {p, g, a, b, al, bl, 0, 0};
+    const CollShape s = {p, g, a, b, al, bl, 0, 0, NULL};
     return coll_algo_ops(algo)->time_s(&s, n);
 }
 
@@ -33,20 +33,24 @@ double coll_allreduce_time_s(const Comm *c, double n)
 {
     if (c->price_P <= 1) return 0.0;
     const CollShape s = {.p = c->price_P,
-                         .g = c->group,
+                         .g = c->hier_g ? c->hier_g : c->group,
                          .a = c->a_s,
                          .b = c->b,
                          .a_local = c->a_local_s,
                          .b_local = c->b_local,
                          .q = c->hier_q,
-                         .b_nic = c->b_nic};
+                         .b_nic = c->b_nic,
+                         .steps = c->steps};
     return c->ops->time_s(&s, n);
 }
 
+/* An allgather is a ring whatever the allreduce (coll.c coll_allgather): its slowest hop, one
+ * flow a link each way (b_ring), not the share of a NIC or uplink that c->b holds for the
+ * allreduce's one-rate form when all of a node's or leaf's GPUs cross it at once. */
 double coll_allgather_time_s(const Comm *c, double total)
 {
     const int P = c->price_P;
-    const CollShape s = {P, c->G, c->a_s, c->b, c->a_local_s, c->b_local, 0, 0};
+    const CollShape s = {P, c->G, c->a_s, c->b_ring, c->a_local_s, c->b_local, 0, 0, NULL};
     return coll_ring_hops_s(&s, P - 1, (double)(P - 1) / P * total);
 }
 

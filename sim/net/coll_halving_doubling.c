@@ -3,8 +3,8 @@
  * Communication Operations in MPICH", IJHPCA 19(1), 2005): 2 log2(p) a + 2 (p-1)/p n b for p a
  * power of two; otherwise the first 2r ranks (r = p - 2^floor(log2 p)) pair up first and the
  * results go back at the end. Its messages carry the data, each rank adding what it receives.
- * On a hierarchical cluster each step is priced by its pairs, inside a node or across
- * (coll_hier_steps.c). Its entry in collectives.def's table. */
+ * On a hierarchical cluster (a fat-tree) each step is priced by its pairs, inside a node (a
+ * leaf) or across (coll_hier_steps.c). Its entry in collectives.def's table. */
 #include "coll_impl.h"
 
 #include <math.h>
@@ -76,7 +76,7 @@ static int hd_allreduce(Comm *c, int rank, const unsigned char *buf, unsigned ch
     return 0;
 }
 
-/* One rate for every step (a star, a fat-tree, islands: the steps' routes alike) */
+/* One rate for every step (a star, islands, a fat-tree of one leaf: the steps' routes alike) */
 static double hd_flat_s(const CollShape *s, double n)
 {
     const int p = s->p;
@@ -88,10 +88,10 @@ static double hd_flat_s(const CollShape *s, double n)
     return p2 == p ? t : t + 2.0 * (a + n * b); /* fold in and out the extra ranks */
 }
 
-/* On nodes of several GPUs a step's pairs are inside a node or across (coll_hier_steps.c) */
+/* On nodes (leaves) of several GPUs a step's pairs are inside one or across (coll_hier_steps.c) */
 static double hd_time_s(const CollShape *s, double n)
 {
-    return coll_hier_steps_apply(s) ? coll_hier_hd_s(s, n, hd_flat_s) : hd_flat_s(s, n);
+    return coll_hier_steps_apply(s) ? coll_hier_hd_s(s, n) : hd_flat_s(s, n);
 }
 
 static double hd_bytes(const Comm *c, int rank, double n)

@@ -70,24 +70,37 @@ typedef struct {
 
 /* ---- the algorithms' table (collectives.def) ---- */
 
+/* coll_hier_steps.c: an irregular layout's steps, in order, enumerated once for the p, g, q they
+ * hold (p 0: none yet): whether a pair of step i stays inside a node, and the most flows a NIC
+ * carries at it. A communicator keeps one (Comm.steps), so that pricing a call costs O(log p). */
+#define COLL_STEPS_MAX 64 /* the tree's 2 ceil(log2 p) steps, halving-doubling's log2 p + 2 */
+typedef struct {
+    int p, g, q, tree;
+    int n;
+    unsigned char intra[COLL_STEPS_MAX];
+    int most[COLL_STEPS_MAX];
+} CollStepTable;
+
 /* What the closed forms read: p ranks, the algorithm's group g (coll_algo_group), a route's
  * latency a (seconds) and seconds per byte b, and the intra-node pair for per-node ones; on a
  * hierarchical cluster of several nodes, q > 0 GPUs behind a NIC and b_nic, the seconds per byte
  * of one flow through it (the halving-doubling and tree closed forms price each step's pairs
- * with them: coll_hier_steps.c); q 0: not such a cluster (the one-rate forms). */
+ * with them: coll_hier_steps.c); on a fat-tree of several leaves, g = q a leaf's GPUs, b_nic its
+ * uplink's and a_local, b_local a route inside a leaf; q 0: neither (the one-rate forms);
+ * steps, where the steps of an irregular layout are kept (NULL: enumerated at each call). */
 typedef struct {
     int p, g;
     double a, b, a_local, b_local;
     int q;
     double b_nic;
+    CollStepTable *steps;
 } CollShape;
 
-/* coll_hier_steps.c: whether s prices its steps pair by pair (q > 0, nodes of g > 1 GPUs, more
- * than one node), and then the halving-doubling's and the tree's seconds for n bytes (flat: the
- * algorithm's one-rate form, for irregular layouts too large to enumerate). */
+/* coll_hier_steps.c: whether s prices its steps pair by pair (q > 0, nodes or leaves of g > 1
+ * GPUs, more than one), and then the halving-doubling's and the tree's seconds for n bytes. */
 int coll_hier_steps_apply(const CollShape *s);
-double coll_hier_hd_s(const CollShape *s, double n, double (*flat)(const CollShape *, double));
-double coll_hier_tree_s(const CollShape *s, double n, double (*flat)(const CollShape *, double));
+double coll_hier_hd_s(const CollShape *s, double n);
+double coll_hier_tree_s(const CollShape *s, double n);
 
 /* A ring's `steps` steps moving `bytes` over each hop in all: at its slowest hop's pace, across
  * nodes or inside one (coll_ring.c); the ring allgather's closed form takes it too
@@ -221,8 +234,11 @@ struct Comm {
     void **outs;                       /* [P]: where each rank's sum goes (its buffer, or shared) */
     size_t *sizes;                     /* [P] */
     double a_s, b, a_local_s, b_local; /* route latency and seconds per byte */
-    int hier_q;                        /* CollShape.q: 0, or a NIC's GPUs (hierarchical, nodes) */
+    double b_ring;                     /* b of a ring's hops: the allgathers' (coll.c) */
+    int hier_q;                        /* CollShape.q: 0, a NIC's GPUs, a leaf's (fat-tree) */
+    int hier_g;                        /* CollShape.g: a fat-tree's leaf, else 0 (group) */
     double b_nic;                      /* CollShape.b_nic */
+    CollStepTable *steps;              /* CollShape.steps: with hier_q, else NULL */
     int zero_time;                     /* coll_comm_create_zero_time */
     int ring_order;                    /* a mirror of a ring: its sums in the ring's order */
     CallLog *log;                      /* [P]: a mirror's calls (coll_comm_create_mirror) */

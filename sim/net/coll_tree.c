@@ -1,6 +1,6 @@
 /* coll_tree.c: the binomial-tree allreduce, a reduce to rank 0 then a broadcast from it (coll_msg.c
- * coll_tree_broadcast): 2 ceil(log2 p) (a + n b), level by level on a hierarchical cluster
- * (coll_hier_steps.c). Its messages carry the data, each parent
+ * coll_tree_broadcast): 2 ceil(log2 p) (a + n b), level by level on a hierarchical cluster or a
+ * fat-tree (coll_hier_steps.c). Its messages carry the data, each parent
  * adding its children's. Its entry in collectives.def's table. */
 #include "coll_impl.h"
 
@@ -31,12 +31,12 @@ static double tree_flat_s(const CollShape *s, double n)
     return 2.0 * coll_ceil_log2(s->p) * (s->a + n * s->b);
 }
 
-/* On nodes of several GPUs a level's pairs are inside a node or across (coll_hier_steps.c):
- * the levels of masks below the node's GPUs stay inside, and those above cross one NIC a
- * sender, not a node's GPUs' share of it */
+/* On nodes (leaves) of several GPUs a level's pairs are inside one or across
+ * (coll_hier_steps.c): the levels of masks below the node's GPUs stay inside, and those above
+ * cross one NIC (uplink) a sender, not a node's GPUs' share of it */
 static double tree_time_s(const CollShape *s, double n)
 {
-    return coll_hier_steps_apply(s) ? coll_hier_tree_s(s, n, tree_flat_s) : tree_flat_s(s, n);
+    return coll_hier_steps_apply(s) ? coll_hier_tree_s(s, n) : tree_flat_s(s, n);
 }
 
 static double tree_bytes(const Comm *c, int rank, double n)
