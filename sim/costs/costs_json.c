@@ -385,8 +385,7 @@ static int parse_schedules(Ctx *c, const json_t *o, CostProfile *p)
 /* One compressor's hook: {"synchronizes": bool, "orthogonalises_query": bool, "qr_above_rank":
  * N}, each optional (false, 0), the last two for powersgd only; "qr_above_rank" (1 to 8: the
  * ranks PowerSGD's hook uses are small) needs the profile's "qr" operation. */
-static int parse_hook(Ctx *c, const char *name, const json_t *v, const CostProfile *p,
-                      CostHook *h)
+static int parse_hook(Ctx *c, const char *name, const json_t *v, const CostProfile *p, CostHook *h)
 {
     static const char *const known[] = {"synchronizes", "orthogonalises_query", "qr_above_rank",
                                         NULL};

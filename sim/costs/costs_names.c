@@ -12,8 +12,8 @@
 #include "costs_impl.h"
 
 static const char *const OP_NAMES[COST_OP_COUNT] = {
-    "elementwise", "matmul",  "orthogonalise", "topk",   "quantise",
-    "pack",        "scatter", "optimizer",     "random", "blockq", "qr"};
+    "elementwise", "matmul",    "orthogonalise", "topk",   "quantise", "pack",
+    "scatter",     "optimizer", "random",        "blockq", "qr"};
 static const char *const NET_NAMES[COST_NET_COUNT] = {"tcp", "rdma", "nvlink"};
 const char *costs_op_name(CostOp op)
 {
