@@ -566,8 +566,9 @@ def unlabelled(p):
 # then growing. That floor is the call's launches and cuSOLVER's dispatch, host-side: every
 # profile keeps it in seconds (as "kernels" launches of its own kernel_s); the growth above it is
 # carried to the other GPUs as derived_op carries a rate, capped at the H200's fastest times the
-# ratio of memory bandwidths. Ranks 3 to 8 are priced as rank 4: pytorch/pytorch PR #76673's
-# torch.qr timings are within 10% of each other from rank 4 to rank 8 up to 4,096 rows.
+# ratio of memory bandwidths. Every rank above 2 is priced as rank 4 (comp_powersgd.c price_orth
+# charges one call whatever r): pytorch/pytorch PR #76673's torch.qr timings are within 10% of
+# each other from rank 4 to rank 8 up to 4,096 rows; above rank 8 nothing is measured.
 QR_ABOVE_RANK = 2
 QR_MEASURED = "h200-hooks-pytorch2.11-breakdown.json"
 
@@ -588,7 +589,8 @@ def qr_op(p):
     where = ("measured on %s (%s, %s) by traces/pytorch/calibrate_hooks.py, sim/costs/measured/%s"
              % (m["device"], m["versions"], m["date"], QR_MEASURED))
     what = ("torch.linalg.qr of one [n x 4] fp32 matrix as powerSGD_hook's _orthogonalize runs it "
-            "above rank 2 (size: rows; ranks 3-8 priced as 4, pytorch/pytorch PR #76673), "
+            "above rank 2 (size: rows; every rank above 2 priced as 4: within 10%% to rank 8 by "
+            "pytorch/pytorch PR #76673, unmeasured above), "
             "%.3g ms a call to 10^4 rows (\"kernels\": that floor in this profile's kernel "
             "launches)" % (floor * 1e3))
     source = ("%s, %s" % (what, where) if gpu == "H200" else
