@@ -195,6 +195,19 @@ static void test_an_efficiency_is_refused_by_its_field(void **state)
     expect_stderr_lacks("--gpu-efficiency");
 }
 
+/* ops.qr without the hook that prices it (hooks.powersgd.qr_above_rank) is a rate nothing reads:
+ * refused, naming the field. */
+static void test_a_qr_rate_without_its_hook_is_refused(void **state)
+{
+    (void)state;
+    SKIP_UNDER_VALGRIND(); /* it only starts bellows (clitest.h) */
+    write_profile("qr", NULL, "[[1, 1e10]]}, \"qr\": {\"kernels\": 1, \"rate\": [[1, 1e9]]", NULL,
+                  NULL);
+    expect_refusal("--costs @/qr.json: ops.qr: priced only as PowerSGD's orthogonalisation above "
+                   "a rank",
+                   "run " SMALL " --costs @/qr.json");
+}
+
 /* Defect 22: a name or implementation with a newline or escape split the "# price:" line. */
 static void test_control_characters_in_names_are_refused(void **state)
 {
@@ -304,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_a_rate_table_spanning_the_doubles_prices_as_its_constant),
         cmocka_unit_test(test_the_limit_holds_for_the_step_as_priced),
         cmocka_unit_test(test_slow_platform_hosts_run_and_too_slow_ones_fail),
+        cmocka_unit_test(test_a_qr_rate_without_its_hook_is_refused),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);
 }

@@ -199,14 +199,28 @@ static void test_bytes_are_priced_at_the_priced_gpus(void **state)
 }
 
 /* Seconds of one analytic allreduce of n bytes by 4 workers priced at cluster `at` (offline:
- * the closed form without SimGrid), charged twice: the second from the steps the first kept. */
+ * the closed form without SimGrid), charged twice: the second from the steps the first kept
+ * (the communicator's table holds them, for `at`'s workers), then again once re-priced at about
+ * half as many GPUs (as a fresh communicator prices them) and back: the table follows the size
+ * it is asked for. */
 static double priced_call_s(CollAlgo algo, const Cluster *at, double n)
 {
-    Cluster cl = *at;
+    Cluster cl = *at, fewer = *at;
     cl.workers = 4;
+    fewer.workers = at->workers / 2 + 8; /* irregular too, a step fewer */
     Comm *c = coll_comm_create_offline(&cl, algo);
     coll_comm_set_price(c, at);
     const double t = coll_charge_allreduce(c, (size_t)(n / 4), 4);
+    assert_non_null(c->steps);
+    assert_int_equal(c->steps->p, at->workers);
+    assert_true(coll_charge_allreduce(c, (size_t)(n / 4), 4) == t);
+    Comm *fresh = coll_comm_create_offline(&cl, algo);
+    coll_comm_set_price(fresh, &fewer);
+    const double t_fewer = coll_charge_allreduce(fresh, (size_t)(n / 4), 4);
+    coll_comm_free(fresh);
+    coll_comm_set_price(c, &fewer);
+    assert_true(coll_charge_allreduce(c, (size_t)(n / 4), 4) == t_fewer && t_fewer != t);
+    coll_comm_set_price(c, at);
     assert_true(coll_charge_allreduce(c, (size_t)(n / 4), 4) == t);
     coll_comm_free(c);
     return t;

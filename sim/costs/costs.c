@@ -311,6 +311,18 @@ static void print_shares(FILE *out, int n, const CostNetShare *s)
     fprintf(out, ")");
 }
 
+void costs_print_hooks(FILE *out, const CostProfile *p)
+{
+    for (int i = 0; i < p->n_hooks; i++) {
+        const CostHook *h = &p->hooks[i];
+        fprintf(out, "  hook       %s as %s runs it:%s%s", h->compressor, p->hook_framework,
+                h->synchronizes ? " waits for its bucket's collectives (no overlap)" : "",
+                h->orthogonalises_query ? "; orthogonalises Q and P" : "");
+        if (h->qr_above_rank) fprintf(out, "; by QR above rank %d", h->qr_above_rank);
+        fputc('\n', out);
+    }
+}
+
 static void print_profile(FILE *out, const CostProfile *p)
 {
     fprintf(out, "\n%-14s %s: %s\n", p->name, p->gpu, p->implementation);
@@ -354,14 +366,7 @@ static void print_profile(FILE *out, const CostProfile *p)
         else if (p->net[n].present)
             print_shares(out, n, &p->net[n]);
     fprintf(out, "\n  allgathers %s the backward\n", p->allgather_overlaps ? "overlap" : "follow");
-    for (int i = 0; i < p->n_hooks; i++) {
-        const CostHook *h = &p->hooks[i];
-        fprintf(out, "  hook       %s as %s runs it:%s%s", h->compressor, p->hook_framework,
-                h->synchronizes ? " waits for its bucket's collectives (no overlap)" : "",
-                h->orthogonalises_query ? "; orthogonalises Q and P" : "");
-        if (h->qr_above_rank) fprintf(out, "; by QR above rank %d", h->qr_above_rank);
-        fputc('\n', out);
-    }
+    costs_print_hooks(out, p);
     if (p->horovod.present)
         fprintf(
             out,

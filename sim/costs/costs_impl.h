@@ -35,6 +35,10 @@ void costs_validation_text(const char *name, char *buf, size_t n);
 int costs_parse_horovod(JsonAt *at, const json_t *o, CostProfile *p);
 void costs_print_horovod(FILE *out, const CostProfile *p, const json_t *o);
 
+/* costs.c: the "  hook ..." lines of p's compressors' hooks (none: nothing), in `bellows costs`
+ * and `bellows costs NAME` alike. */
+void costs_print_hooks(FILE *out, const CostProfile *p);
+
 int costs_op_parse(const char *name);        /* -1 if unknown */
 void costs_op_names(char *buf, size_t size); /* "elementwise, matmul, ..." */
 

@@ -407,7 +407,10 @@ static int parse_hook(Ctx *c, const char *name, const json_t *v, const CostProfi
     if (rc == BW_OK && qr) {
         above = json_is_integer(qr) ? (double)json_integer_value(qr) : NAN;
         if (!(above >= 1 && above <= 8))
-            rc = json_at_fail(&c->loc, "\"%s\" must be an integer from 1 to 8", known[2]);
+            rc = json_at_fail(&c->loc,
+                              "\"%s\" must be an integer from 1 to 8 (leave it out: "
+                              "Gram-Schmidt at every rank)",
+                              known[2]);
         else if (!p->ops[COST_OP_QR].present)
             rc = json_at_fail(&c->loc, "\"%s\" needs the operation \"qr\" in \"ops\"", known[2]);
     }
@@ -442,6 +445,21 @@ static int parse_hooks(Ctx *c, const json_t *o, CostProfile *p)
         if (rc == BW_OK) p->n_hooks++;
         c->loc.where[in] = '\0';
     }
+    c->loc.where[back] = '\0';
+    return rc;
+}
+
+/* ops.qr is read only as PowerSGD's orthogonalisation above its hook's qr_above_rank: a profile
+ * with the operation and no such hook would carry a rate that prices nothing. */
+static int check_qr(Ctx *c, const CostProfile *p)
+{
+    if (!p->ops[COST_OP_QR].present) return BW_OK;
+    for (int i = 0; i < p->n_hooks; i++)
+        if (p->hooks[i].qr_above_rank > 0) return BW_OK;
+    size_t back = enter(c, "ops.qr");
+    int rc = json_at_fail(&c->loc, "priced only as PowerSGD's orthogonalisation above a rank: "
+                                   "add \"qr_above_rank\" to \"hooks\": {\"powersgd\": ...}, or "
+                                   "leave \"qr\" out");
     c->loc.where[back] = '\0';
     return rc;
 }
@@ -502,6 +520,7 @@ static int parse_root(Ctx *c, const json_t *root, CostProfile *p)
     if (rc == BW_OK) rc = parse_interference(c, json_object_get(root, "interference"), p);
     if (rc == BW_OK) rc = parse_schedules(c, json_object_get(root, "schedules"), p);
     if (rc == BW_OK) rc = parse_hooks(c, json_object_get(root, "hooks"), p);
+    if (rc == BW_OK) rc = check_qr(c, p);
     if (rc == BW_OK) rc = parse_uncertainty(c, json_object_get(root, "uncertainty"), p);
     if (rc == BW_OK) rc = costs_parse_horovod(&c->loc, json_object_get(root, "horovod"), p);
     return rc;

@@ -98,6 +98,10 @@ static void print_all(FILE *out, const CostProfile *p, const json_t *root)
     fprintf(out, "\n");
     print_about(out, json_object_get(root, "fixed"), p->software);
     print_ops(out, p, json_object_get(root, "ops"));
+    if (p->n_hooks) { /* how the framework runs a compressor's hook, and its source */
+        costs_print_hooks(out, p);
+        print_about(out, json_object_get(root, "hooks"), p->hook_framework);
+    }
     print_networks(out, p, json_object_get(root, "networks"));
     costs_print_horovod(out, p, json_object_get(root, "horovod"));
     if (p->interference > 1) {

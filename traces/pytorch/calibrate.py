@@ -136,6 +136,16 @@ def orthogonalize(p):
     _orthogonalize_gram_schmidt(p.unsqueeze(0))
 
 
+def rate_point(units, t, fixed, last):
+    """[units, rate] of a call of t seconds whose fixed part is `fixed`: the rate from what is left,
+    where that is a fifth of the time or more (below, the fixed costs hide the rate), or at the
+    largest size (then at least a fifth of the time); None otherwise."""
+    rest = t - fixed
+    if rest >= 0.2 * t or last:
+        return [float(units), float("%.4g" % (units / max(rest, 0.2 * t)))]
+    return None
+
+
 # operation -> (kernels a stage, sizes' unit per call, the call for n elements)
 def op_table(dev):
     def elementwise(n):
@@ -195,9 +205,9 @@ def measure_ops(tm, dev, kernel_s, sizes):
             t = tm.each(fn)
             per_stage = t / 2 if name == "orthogonalise" else t  # a stage is one column
             units = units / 2 if name == "orthogonalise" else units
-            rest = per_stage - kernels * kernel_s
-            if rest >= 0.2 * per_stage or n == sizes[-1]:
-                points.append([float(units), float("%.4g" % (units / max(rest, 0.2 * per_stage)))])
+            point = rate_point(units, per_stage, kernels * kernel_s, n == sizes[-1])
+            if point:
+                points.append(point)
         points.sort()
         dedup = [p for i, p in enumerate(points) if i == 0 or p[0] > points[i - 1][0]]
         ops[name] = {"kernels": kernels, "rate": dedup,
@@ -217,7 +227,11 @@ def hook_model():
     from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
     try:
         hook, orth = inspect.getsource(psgd.powerSGD_hook), inspect.getsource(psgd._orthogonalize)
-    except (OSError, TypeError, AttributeError):
+    except (OSError, TypeError, AttributeError) as e:
+        print("calibrate.py: warning: no \"hooks\" written, this PyTorch's powerSGD_hook source "
+              "cannot be read (%s): bellows will price PowerSGD's hook as overlapping the backward "
+              "and orthogonalising by Gram-Schmidt; add the built-in profile's \"hooks\" by hand"
+              % e, file=sys.stderr)
         return None
     ps = {"synchronizes": "torch.cuda.synchronize" in hook,
           "orthogonalises_query": "_orthogonalize(q" in hook}
@@ -243,10 +257,9 @@ def measure_qr(tm, dev, kernel_s, sizes):
     floor = call(100)
     points = []
     for n in [100] + [s for s in sizes if s > 100]:
-        t = call(n) if n > 100 else floor
-        rest = t - floor
-        if rest >= 0.2 * t or n == sizes[-1]:
-            points.append([float(n), float("%.4g" % (n / max(rest, 0.2 * t)))])
+        point = rate_point(n, call(n) if n > 100 else floor, floor, n == sizes[-1])
+        if point:
+            points.append(point)
     return {"kernels": float("%.3g" % (floor / kernel_s)), "rate": points,
             "source": "measured by calibrate.py: qr, _orthogonalize on [1, n, 4] (torch.linalg.qr),"
                       " its floor at 100 rows as kernel launches"}

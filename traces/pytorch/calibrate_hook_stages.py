@@ -77,21 +77,30 @@ def matrices(model, dev, rank):
     return flat, out
 
 
+def products(mats):
+    """The hook's three products over mats: P = M Q, Q = M^T P, and the decode P Q^T into M."""
+    return {
+        "p_mq": lambda: [torch.bmm(m, q, out=p) for m, p, q in mats],
+        "q_mtp": lambda: [torch.bmm(m.transpose(1, 2), p, out=q) for m, p, q in mats],
+        "decode": lambda: [torch.bmm(p, q.transpose(1, 2), out=m) for m, p, q in mats],
+    }
+
+
 def stages(flat, mats, err):
+    prod = products(mats)
+    out = {
+        "orth_q": lambda: [orthogonalize(q) for _, _, q in mats],
+        "p_mq": prod["p_mq"],
+        "orth_p": lambda: [orthogonalize(p) for _, p, _ in mats],
+        "q_mtp": prod["q_mtp"],
+        "decode": prod["decode"],
+        "feedback": lambda: err.copy_(flat.add_(err).clone() - flat),
+    }
     # the three products of the largest matrix alone (GPT-2's embedding, 50,257 x 768: its
     # Q = M^T P reduces over 50,257 rows), to tell a shape's cost from the count of calls
     top = [max(mats, key=lambda t: t[0].numel())]
-    return {
-        "orth_q": lambda: [orthogonalize(q) for _, _, q in mats],
-        "p_mq": lambda: [torch.bmm(m, q, out=p) for m, p, q in mats],
-        "orth_p": lambda: [orthogonalize(p) for _, p, _ in mats],
-        "q_mtp": lambda: [torch.bmm(m.transpose(1, 2), p, out=q) for m, p, q in mats],
-        "decode": lambda: [torch.bmm(p, q.transpose(1, 2), out=m) for m, p, q in mats],
-        "feedback": lambda: err.copy_(flat.add_(err).clone() - flat),
-        "top_p_mq": lambda: [torch.bmm(m, q, out=p) for m, p, q in top],
-        "top_q_mtp": lambda: [torch.bmm(m.transpose(1, 2), p, out=q) for m, p, q in top],
-        "top_decode": lambda: [torch.bmm(p, q.transpose(1, 2), out=m) for m, p, q in top],
-    }
+    out.update({"top_" + k: f for k, f in products(top).items()})
+    return out
 
 
 def time_stage(fn, dev, reps):
