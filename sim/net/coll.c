@@ -57,7 +57,7 @@ static void derive_costs(Comm *c, const Cluster *cl)
          * link by link, coll_ps_net.c) */
         const double ring = cl->oversubscription / cl->leaf_size;
         double share = c->ops->single_flow || c->ops->servers ? ring : cl->oversubscription;
-        if (!c->ops->single_flow && !c->ops->servers) {
+        if (c->ops->steps_by_pairs) {
             /* halving-doubling and the tree price their steps pair by pair (coll_hier_steps.c):
              * ranks fill the leaves in order (cluster.c fat_tree_xml), a pair in one leaf talks
              * over its two host links, a pair across over nic, up, up, nic, a leaf's uplink
@@ -90,7 +90,7 @@ static void derive_costs(Comm *c, const Cluster *cl)
         if (c->b_local > b) b = c->b_local;
         if (c->b_local > br) br = c->b_local;
     }
-    if (cl->topology == TOPO_HIERARCHICAL && cl->gpus_per_node > 1) {
+    if (cl->topology == TOPO_HIERARCHICAL && cl->gpus_per_node > 1 && c->ops->steps_by_pairs) {
         /* several nodes: halving-doubling and the tree price their steps pair by pair
          * (coll_hier_steps.c), a NIC shared by the flows that cross it at a step */
         c->hier_q = cluster_gpus_per_nic(cl);

@@ -117,4 +117,5 @@ const CollAlgoOps coll_halving_doubling_ops = {.allreduce = hd_allreduce,
                                                .time_s = hd_time_s,
                                                .bytes = hd_bytes,
                                                .messages = hd_messages,
-                                               .sums = COLL_SUMS_ARRIVING};
+                                               .sums = COLL_SUMS_ARRIVING,
+                                               .steps_by_pairs = 1};

@@ -137,6 +137,9 @@ typedef struct CollAlgoOps {
      * uplink carries one flow a direction, and the GPUs behind one NIC do not share it; 0: a
      * leaf's GPUs (a NIC's) cross at once, each at its share (coll.c derive_costs). */
     int single_flow;
+    /* 1: its closed form prices a hierarchical cluster's or a fat-tree's steps pair by pair
+     * (coll_hier_steps.c: CollShape.q, b_nic, steps), which derive_costs then sets up */
+    int steps_by_pairs;
     int per_node; /* coll.h */
     int servers;  /* coll.h; the communicator gets coll_ps.c's tables (coll_ps_init) */
 } CollAlgoOps;

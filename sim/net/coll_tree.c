@@ -57,4 +57,5 @@ const CollAlgoOps coll_tree_ops = {.allreduce = tree_allreduce,
                                    .time_s = tree_time_s,
                                    .bytes = tree_bytes,
                                    .messages = tree_messages,
-                                   .sums = COLL_SUMS_ARRIVING};
+                                   .sums = COLL_SUMS_ARRIVING,
+                                   .steps_by_pairs = 1};
