@@ -4,7 +4,9 @@
  * bandwidth (1e-6) while alone they take it at the full, and jobs packed on leaves of their own
  * keep the full; a job that starts later starts its clock at its start, and its neighbour's steps
  * before that are the neighbour's alone; the links' bytes are the messages'; --set changes the
- * key it names; the same command writes the same files. (Refusals: test_cluster_file.c.) */
+ * key it names; the same command writes the same files; a priced job's closed form prices its
+ * ring's hops as placed (spread over switches it would fit one of, or never under one switch).
+ * (Refusals: test_cluster_file.c.) */
 #include "testutil.h"
 
 #include <jansson.h>
@@ -456,6 +458,51 @@ static void test_priced_jobs_share_their_rings_uplinks(void **state)
     json_decref(root);
 }
 
+/* The ring's hops as the job was placed (sim/net/coll.c coll_comm_set_layout), not as its ranks
+ * in order would sit: a job priced as 4 GPUs, spread one a leaf over leaves of 4 (GPUs 0, 4, 8,
+ * 12), takes the ring's closed form over 4 links of latency a hop (nic, up, up, nic), not a
+ * leaf's 2; on nodes of 2 whose intra links (1 Gbps) are slower than the NICs, spread one a node,
+ * every hop crosses a NIC and none the slow links, so the closed form is the NICs', while packed
+ * (hops of both kinds) it is the intra links'. Both spread jobs were priced as packed before:
+ * measured 548.496 and 4896.96 us a step, the transfer level's rings of 4 so spread 608.5056 and
+ * 548.5056. */
+static void test_priced_job_pays_its_hops_as_placed(void **state)
+{
+    (void)state;
+#define PRICED4 JOB("a", ", \"collectives\": \"analytic\", \"price_workers\": 4")
+#define LINKS   "\"bandwidth\": \"10Gbps\", \"latency\": \"5us\", "
+#define NODES                                                                                      \
+    "{\"topology\": \"hierarchical\", \"gpus_per_node\": 2, \"nic_per_gpu\": true, "               \
+    "\"intra_bandwidth\": \"1Gbps\", \"workers\": 8, " LINKS
+    const char *file[] = {"{\"topology\": \"fat-tree\", \"leaf_size\": 4, \"workers\": 16, " LINKS
+                          "\"placement\": \"spread\", \"jobs\": [" PRICED4 "]}",
+                          NODES "\"placement\": \"spread\", \"jobs\": [" PRICED4 "]}",
+                          NODES "\"jobs\": [" PRICED4 "]}"};
+#undef PRICED4
+#undef LINKS
+#undef NODES
+    const char *hops[] = {"across", "across", "across and inside"};
+    double step_s[3];
+    for (int i = 0; i < 3; i++) {
+        char dir[16], cmd[96];
+        snprintf(dir, sizeof dir, "lay%d", i);
+        write_tmp("lay.json", file[i]);
+        snprintf(cmd, sizeof cmd, "cluster @/lay.json --out @/%s --alone none", dir);
+        assert_int_equal(bw(cmd), 0);
+        json_t *root = cluster_json(dir);
+        const json_t *job = json_array_get(json_object_get(root, "jobs"), 0);
+        assert_string_equal(json_string_value(json_object_get(job, "ring_hops")), hops[i]);
+        json_decref(root);
+        snprintf(dir, sizeof dir, "lay%d/jobs/a", i);
+        const double n = grad_bytes(dir);
+        /* across: 4 links of a fat-tree, 2 NIC links; inside: 2 intra links of 1 us, 1 Gbps */
+        step_s[i] =
+            i < 2 ? ring_s(n, 4, i == 0 ? 4 : 2, BW_BPS) : 2.0 * 3 * (2e-6 + n / 4 / (1e9 / 8));
+        steps_take(dir, step_s[i]);
+    }
+    assert_true(step_s[2] > 5 * step_s[1]);
+}
+
 /* Islands in a cluster (cl_place.c): two DiLoCo jobs of 4 GPUs on 2 islands of 4, each job's
  * ranks 2 per island in order. Each exchange's WAN bytes are the hierarchical closed form,
  * 2 (K-1) n over the job's ranks; the two jobs exchange at the same steps, so each island's WAN
@@ -502,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_a_later_job_starts_at_its_start),
         cmocka_unit_test(test_set_sweeps_a_key),
         cmocka_unit_test(test_priced_jobs_share_their_rings_uplinks),
+        cmocka_unit_test(test_priced_job_pays_its_hops_as_placed),
         cmocka_unit_test(test_jobs_on_islands_share_the_wan),
     };
     return cmocka_run_group_tests(tests, clitest_setup, clitest_teardown);

@@ -2,7 +2,8 @@
  * one line naming the file, the job and the key, and nothing written (clitest.h's
  * expect_refusal compares the scratch folder before and after). A key that is not a flag, a
  * cluster key in a job and a job key at the top, a value of the wrong type or range, two jobs on
- * one GPU, a job that does not fit, jobs that disagree on the hardware, --set's keys; and a run
+ * one GPU, a job that does not fit, jobs that disagree on the hardware, an analytic job out of
+ * the rank order its closed forms take (spread, or its hosts), --set's keys; and a run
  * that fails midway, or is interrupted, leaves a new --out as it found it (absent). */
 #include "testutil.h"
 
@@ -123,6 +124,18 @@ static void test_priced_jobs_are_checked(void **state)
             "{\"jobs\": [{\"name\": \"a\", " PRICED "4, \"allreduce\": \"tree\"}]}");
     refused("c.json: job \"a\": key \"price_workers\" 4 with \"collectives\" transfer",
             "{\"jobs\": [{\"name\": \"a\", " JOB ", \"price_workers\": 4}]}");
+    /* an analytic job unpriced, its ranks out of the order its closed forms take (spread over
+     * leaves, or its hosts on two leaves alternately): priced as packed, so refused */
+#define FAT "\"topology\": \"fat-tree\", \"leaf_size\": 2, \"workers\": 4, "
+    refused("c.json: job \"a\": key \"placement\": spread puts its ranks under the leaf "
+            "switches out of rank order",
+            "{" FAT "\"placement\": \"spread\", \"jobs\": [{\"name\": \"a\", " JOB
+            ", \"collectives\": \"analytic\"}]}");
+    refused("c.json: job \"a\": key \"hosts\": its hosts put its ranks under the leaf switches "
+            "out of rank order",
+            "{" FAT "\"jobs\": [{\"name\": \"a\", " JOB
+            ", \"collectives\": \"analytic\", \"hosts\": [0, 2]}]}");
+#undef FAT
 #undef PRICED
 }
 

@@ -52,6 +52,24 @@ static int switch_of(const ClPlan *p, int g)
     return -1;
 }
 
+int cl_ring_layout(const ClPlan *p, const ClJob *job)
+{
+    int layout = 0;
+    for (int i = 0; job->N > 1 && i < job->N; i++) {
+        const int a = switch_of(p, job->gpus[i]), b = switch_of(p, job->gpus[(i + 1) % job->N]);
+        if (a < 0) return 0; /* no switch (a star, one leaf or node): rank order's routes */
+        layout |= a == b ? COLL_LAYOUT_INSIDE : COLL_LAYOUT_ACROSS;
+    }
+    return layout;
+}
+
+const char *cl_layout_name(int layout)
+{
+    return layout == COLL_LAYOUT_ACROSS   ? "across"
+           : layout == COLL_LAYOUT_INSIDE ? "inside"
+                                          : "across and inside";
+}
+
 ClFabric *cl_fabric_create(const ClPlan *p, const ClJob *job, ClWireJob *wire)
 {
     ClFabric *f = bw_xcalloc(1, sizeof *f, "cl_fabric.c: f");

@@ -76,6 +76,7 @@ typedef struct {
     int P;            /* its workers */
     int N;            /* the GPUs it holds: its price_workers, else P */
     int *gpus;        /* [N]: the cluster's GPUs it holds, its ranks on the first P */
+    int layout;       /* a priced job's ring hops as placed (cl_ring_layout), else 0 */
 } ClJob;
 
 /* What a plan simulates. */
@@ -102,6 +103,10 @@ void cl_plan_free(ClPlan *plan); /* a zeroed one too */
 void cl_timeline_range(const ClPlan *plan, long *lo, long *hi);
 /* cl_place.c: each job's GPUs (hosts, packed or spread), or a usage error naming the job. */
 int cl_place(ClPlan *plan, BwError *err);
+/* Whether job's ranks sit under the switches as on a cluster of its own size (rank r under the
+ * r / size-th, size a leaf's or a node's GPUs), as the analytic closed forms take them; islands
+ * are placed so. */
+int cl_in_rank_order(const ClPlan *plan, const ClJob *job);
 
 /* cl_sim.c: in this (child) process, simulates the jobs `which[0..n)` of plan in one engine and
  * writes each into dir/jobs/NAME/ (the files of bellows run), and with link monitoring the
@@ -130,6 +135,12 @@ ClFabric *cl_fabric_create(const ClPlan *plan, const ClJob *job, ClWireJob *wire
 double cl_fabric_call(void *fabric, double flow_bytes); /* a CollFabricFn */
 int cl_fabric_flows(const ClFabric *f);                 /* its flows (0 for NULL) */
 void cl_fabric_free(ClFabric *f);                       /* NULL is a no-op */
+/* The hops of job's ring over its GPUs in the order they were placed (coll_comm_set_layout):
+ * COLL_LAYOUT_ACROSS if one crosses a switch (a fat-tree leaf, a hierarchical node of the
+ * cluster), COLL_LAYOUT_INSIDE if one stays under one; 0 on a cluster without switches. */
+int cl_ring_layout(const ClPlan *plan, const ClJob *job);
+/* A layout in words: "across" (every hop crosses a switch), "inside", "across and inside". */
+const char *cl_layout_name(int layout);
 
 /* cl_report.c: the jobs' results read back (their summary.json), cluster.json and the table. */
 typedef struct {

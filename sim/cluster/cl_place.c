@@ -122,6 +122,23 @@ static void groups(ClPlan *p)
     p->groups = (p->gpus + p->group_size - 1) / p->group_size;
 }
 
+int cl_in_rank_order(const ClPlan *p, const ClJob *job)
+{
+    if (p->platform.topology == TOPO_ISLANDS || p->group_size <= 1) return 1;
+    const int size = p->group_size;
+    char *seen = bw_xcalloc((size_t)p->groups, 1, "cl_place.c: seen");
+    int ok = 1;
+    for (int r = 0; r < job->N && ok; r++) { /* a switch a block of size ranks, in order */
+        const int k = job->gpus[r] / size;
+        if (r % size == 0)
+            ok = !seen[k], seen[k] = 1;
+        else
+            ok = k == job->gpus[r - 1] / size;
+    }
+    free(seen);
+    return ok;
+}
+
 int cl_place(ClPlan *p, BwError *err)
 {
     groups(p);

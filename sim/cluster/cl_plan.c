@@ -216,7 +216,19 @@ static int plan_job(ClPlan *p, ClJob *job, int threads, BwError *err)
                        "and the exact network model, whose lone flow takes its route's latency "
                        "plus its bytes over the route's bandwidth",
                        where);
+    if (job->cfg.backend == COLL_ANALYTIC && !job->cfg.price_workers && !cl_in_rank_order(p, job))
+        return bw_fail(err, BW_EUSAGE,
+                       "%skey \"%s\": %s its ranks under the %s out of rank order, but the "
+                       "analytic collectives' closed forms take a %s's GPUs as consecutive "
+                       "ranks; give it \"placement\": \"packed\", \"collectives\": "
+                       "\"transfer\", or with \"allreduce\": \"ring\" a \"price_workers\" "
+                       "of %d (its ring then priced and its flows simulated as placed)",
+                       where, job->spec->n_hosts ? "hosts" : "placement",
+                       job->spec->n_hosts ? "its hosts put" : "spread puts",
+                       p->platform.topology == TOPO_FAT_TREE ? "leaf switches" : "nodes",
+                       p->platform.topology == TOPO_FAT_TREE ? "leaf" : "node", job->P);
     if ((rc = driver_check(&job->cfg, err))) return cl_fail_keys(err, rc, where, err->msg);
+    if (job->cfg.price_workers) job->layout = cl_ring_layout(p, job); /* its hops as placed */
     return BW_OK;
 }
 

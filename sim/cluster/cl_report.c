@@ -75,6 +75,8 @@ static void job_json(JsonW *w, const ClJob *job, const ClRow *r, int alone)
     jsonw_long(w, "workers", job->P);
     if (job->cfg.price_workers) /* the GPUs it holds and is priced at; its ranks on the first */
         jsonw_long(w, "price_workers", job->N);
+    if (job->layout) /* how its ring was priced: its hops as placed (coll_comm_set_layout) */
+        jsonw_string(w, "ring_hops", cl_layout_name(job->layout));
     jsonw_array(w, "gpus");
     for (int g = 0; g < job->N; g++) jsonw_long(w, NULL, job->gpus[g]);
     jsonw_end_array(w);

@@ -78,7 +78,8 @@ static int sim_job(Sim *s, const ClPlan *p, int k, int which, int alone, const c
                                 s->links ? cl_links_wire : NULL,
                                 &s->wire[k],
                                 s->fabric[k] ? cl_fabric_call : NULL,
-                                s->fabric[k]};
+                                s->fabric[k],
+                                job->layout};
     rc = driver_job_create(&s->cfg[k], &s->place[k], &s->res[k], &s->run[k], err);
     if (rc) {
         char where[128];

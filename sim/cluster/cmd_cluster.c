@@ -171,9 +171,12 @@ static void point_header(const Point *pt, int jobs)
         const ClJob *job = &p->jobs[j];
         char on[64];
         cl_gpu_text(job, on, sizeof on);
-        char priced[64] = "";
+        char priced[96] = "", hops[48] = "";
         if (job->cfg.price_workers) {
-            snprintf(priced, sizeof priced, " priced as %d GPUs,", job->N);
+            if (job->layout) /* its ring's hops as placed (coll_comm_set_layout) */
+                snprintf(hops, sizeof hops, " (ring hops %s switches)",
+                         cl_layout_name(job->layout));
+            snprintf(priced, sizeof priced, " priced as %d GPUs%s,", job->N, hops);
             n_priced++;
         }
         printf("# job %s: %s%s%s, %d worker%s%s on GPU%s %s, from %g s; policy %s, compressor "
@@ -185,9 +188,10 @@ static void point_header(const Point *pt, int jobs)
                                                            : "none (dense gradients)");
     }
     if (n_priced) /* the model of cl_fabric.c */
-        printf("# %d priced job%s: each step the closed forms at its GPUs, plus the delay other "
-               "jobs add to its ring's flows between switches (simulated on the shared links); "
-               "no other message of theirs is simulated\n",
+        printf("# %d priced job%s: each step the closed forms at its GPUs, its ring's hops as "
+               "placed (across switches or under one), plus the delay other jobs add to its "
+               "ring's flows between switches (simulated on the shared links); no other message "
+               "of theirs is simulated\n",
                n_priced, n_priced > 1 ? "s" : "");
     int sims = 1 + (pt->alone ? p->n_jobs : 0);
     printf("# %d simulation%s (the jobs together%s), %d at a time; results in %s\n", sims,

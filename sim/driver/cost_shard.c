@@ -55,11 +55,13 @@ int fsdp_lanes_create(DriverRun *run, BwError *err)
     if (!cm->plan.n_units || !cfg->fsdp.rs_own) return BW_OK;
     cm->fsdp_rs_comm = coll_comm_create_sibling(&run->cluster, run->comm);
     if (!cm->fsdp_rs_comm) return bw_fail(err, BW_ERUNTIME, "out of memory");
+    Cluster priced = run->cluster;
     if (cfg->price_workers > run->P) { /* the closed forms at N GPUs, as driver.c sets */
-        Cluster priced = run->cluster;
         priced.workers = cfg->price_workers;
         coll_comm_set_price(cm->fsdp_rs_comm, &priced);
     }
+    if (run->job.place && run->job.place->layout) /* its ring's hops as placed, as driver.c */
+        coll_comm_set_layout(cm->fsdp_rs_comm, &priced, run->job.place->layout);
     if (run->job.place && run->job.place->fabric) /* a job of bellows cluster's shared fabric */
         coll_comm_set_fabric(cm->fsdp_rs_comm, run->job.place->fabric, run->job.place->fabric_arg);
     const CostProfile *prof = cm->prof;

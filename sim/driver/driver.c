@@ -92,13 +92,16 @@ static int run_alloc(DriverRun *run, BwError *err)
     run->comm =
         run->fast ? coll_comm_create_offline(&run->cluster, cfg->algo)
                   : islands_comm_create(&run->cluster, cfg->algo, cfg->backend, cfg->islands_flat);
+    /* the cluster the closed forms price */
+    Cluster priced = run->cluster;
     if (run->comm && cfg->price_workers > run->P) { /* --price-workers: the closed forms at N */
-        Cluster priced = run->cluster;
         priced.workers = cfg->price_workers;
         if (priced.topology == TOPO_ISLANDS) /* the hierarchical allreduce's groups (islands.c) */
             priced.gpus_per_node = cluster_island_size(&priced);
         coll_comm_set_price(run->comm, &priced);
     }
+    if (run->comm && run->job.place && run->job.place->layout) /* its ring's hops as placed */
+        coll_comm_set_layout(run->comm, &priced, run->job.place->layout);
     if (run->comm && driver_ps_inflight(cfg)) /* fifo's partitions in flight, as transfer's */
         coll_comm_set_ps_partition(run->comm, SCHEDULE_PS_PARTITION_BYTES);
     if (run->comm && run->job.place) {

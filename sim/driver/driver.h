@@ -419,6 +419,7 @@ typedef struct DriverPlace {
     void *wire_arg;
     CollFabricFn fabric; /* a priced job's flows on the shared links (coll_comm_set_fabric) */
     void *fabric_arg;
+    int layout; /* a priced job's ring as placed (coll_comm_set_layout), or 0: in rank order */
 } DriverPlace;
 typedef struct DriverRun DriverRun;
 /* Checks cfg (driver_check) and creates the job; place must outlive it. On failure *out may

@@ -39,19 +39,37 @@
  * shared by a node's GPUs, the intra links that reach it), and a cluster of one node has only
  * its intra-node routes. A ring's intra-node hops are the closed form's (coll_ring.c). br: b
  * for a ring (one flow a link each way), what every communicator's allgathers pay, rings all. */
+static void derive_costs_as(Comm *c, const Cluster *cl, int spans);
+
+/* Whether a ring over cl's workers in rank order crosses a switch: a fat-tree of several leaves,
+ * a hierarchical cluster of several nodes (the ranks fill them in order). */
+static int spans_switches(const Cluster *cl)
+{
+    if (cl->topology == TOPO_FAT_TREE) return cl->workers > cl->leaf_size;
+    if (cl->topology == TOPO_HIERARCHICAL) return cl->workers > cl->gpus_per_node;
+    return 0;
+}
+
 static void derive_costs(Comm *c, const Cluster *cl)
+{
+    derive_costs_as(c, cl, spans_switches(cl));
+}
+
+/* derive_costs, the routes across switches priced when spans (coll_comm_set_layout: a job's
+ * GPUs as bellows cluster placed them, not in rank order) */
+static void derive_costs_as(Comm *c, const Cluster *cl, int spans)
 {
     double a = 2 * cl->latency_s, b = 1 / (cl->bandwidth_Bps * cluster_link_share(cl)), br = b;
     c->a_local_s = 2 * cl->intra_latency_s;
     c->b_local = 1 / (cl->intra_bandwidth_Bps * cluster_intra_link_share(cl));
-    if (cl->topology == TOPO_HIERARCHICAL && cl->workers <= cl->gpus_per_node) {
+    if (cl->topology == TOPO_HIERARCHICAL && !spans) {
         /* one node: every route stays on its intra-node links (NVLink or PCIe), as the
          * transfer level routes them; no NIC, so neither its rate nor its cap applies */
         c->a_s = c->a_local_s;
         c->b = c->b_ring = c->b_local;
         return;
     }
-    if (cl->topology == TOPO_FAT_TREE && cl->workers > cl->leaf_size) {
+    if (cl->topology == TOPO_FAT_TREE && spans) {
         a = 4 * cl->latency_s;
         /* parameter servers: their allgathers are rings (their pushes and pulls are priced
          * link by link, coll_ps_net.c) */
@@ -370,6 +388,16 @@ void coll_comm_set_price(Comm *c, const Cluster *priced)
     c->G = priced->gpus_per_node;
     c->group = coll_algo_group(c->algo, priced);
     derive_costs(c, priced);
+}
+
+void coll_comm_set_layout(Comm *c, const Cluster *priced, int layout)
+{
+    assert(c->backend == COLL_ANALYTIC && c->algo == COLL_RING);
+    const int across = (layout & COLL_LAYOUT_ACROSS) != 0, inside = (layout & COLL_LAYOUT_INSIDE);
+    if (across != spans_switches(priced)) derive_costs_as(c, priced, across);
+    /* no hop under one switch: the ring's steps are its hops across, every one (coll_ring.c
+     * coll_ring_hops_s with g = 1), its allgathers' too */
+    if (!inside) c->group = c->G = 1;
 }
 
 void coll_comm_set_fabric(Comm *c, CollFabricFn fn, void *arg)

@@ -139,6 +139,18 @@ void coll_replay(Comm *sim, Comm *mirror, int rank);
  * first collective. */
 void coll_comm_set_price(Comm *c, const Cluster *priced);
 
+/* A ring's hops as bellows cluster placed its GPUs (sim/cluster/cl_fabric.c cl_ring_layout), not
+ * necessarily in rank order: COLL_LAYOUT_ACROSS if one crosses a switch (a fat-tree leaf, a
+ * hierarchical node), COLL_LAYOUT_INSIDE if one stays under a switch. The closed forms then price
+ * those hops: the routes across switches when some hop takes one, even if priced's workers would
+ * fit one switch in rank order (4 GPUs spread over 4 leaves pay 4 link latencies a hop and the
+ * uplinks' share, not a leaf's 2 and its host links); only the hops across when none stays under a
+ * switch (a node's slow intra links, coll_ring_hops_s, do not hold back a ring that never takes
+ * them). priced is the cluster the closed forms price (coll_comm_set_price's, or c's own). Analytic
+ * ring only; call after coll_comm_set_price and before the first collective. */
+enum { COLL_LAYOUT_ACROSS = 1, COLL_LAYOUT_INSIDE = 2 };
+void coll_comm_set_layout(Comm *c, const Cluster *priced, int layout);
+
 /* Several communicators in one engine (the jobs of bellows cluster): tag > 0 goes into the
  * names of c's mailboxes, so that two jobs' messages between ranks of the same numbers never
  * meet; 0 (the default) keeps a single run's names. Call before the first collective. */
